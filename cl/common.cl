@@ -1,0 +1,46 @@
+/* Shared by every kernel of clscale. program.c assembles the program as
+ *   common.cl, then scale.cl with REAL=float, then (on cl_khr_fp64 devices)
+ *   scale.cl again with REAL=double,
+ * and builds it with -DVEC=<columns per work-item> -DCLS_FP64=<0|1>.
+ *
+ * The numbers below mirror src/internal.h (CLS_KF_*, CLS_KS_*). */
+
+#define CLS_KF_PARAMS       1u
+#define CLS_KF_FACTORS      2u
+#define CLS_KF_CLIP         4u
+#define CLS_KF_WRITE_PARAMS 8u
+
+#define CLS_KS_MINMAX  1u
+#define CLS_KS_ZSCORE  2u
+#define CLS_KS_DECIMAL 3u
+
+/* Statistics planes: one REAL buffer of 5 planes and one uint buffer of 2,
+ * each plane `sstride` long, entry (group or chunk) * ncols + column.
+ * K is a shift (a value of the column); REL the mean of x - K, so that the
+ * mean K + REL keeps the precision of the spread, not of the offset. */
+#define ST_K   0
+#define ST_REL 1
+#define ST_M2  2
+#define ST_MIN 3
+#define ST_MAX 4
+#define CN_COUNT 0
+#define CN_MISS  1
+
+/* Params planes: y = ((x - SHI) - SLO) * M + O, four planes `pstride` long. */
+#define P_SHI 0
+#define P_SLO 1
+#define P_M   2
+#define P_O   3
+
+#ifndef VEC
+#define VEC 1
+#endif
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+
+#if VEC == 1
+#define ALL_TRUE(c) (c)
+#else
+#define ALL_TRUE(c) all(c)
+#endif

@@ -1,0 +1,423 @@
+/* The scaling kernels, written once for REAL = float or double (program.c
+ * defines REAL and SFX before this text and appends it once per dtype).
+ *
+ * Geometry shared by all kernels: a slice is a block of `ncols` columns and
+ * some rows of a row-major array whose rows are `ld` elements apart. Work-item
+ * (i, j) owns VEC neighbouring columns, c = i * VEC; the last one of a row may
+ * own fewer (`n` lanes), and its other lanes hold NaN and are never stored.
+ * Loops per work-item stay below a few thousand iterations (llvmpipe stops
+ * longer loops silently).
+ *
+ * Missing values (NaN, +-Inf) are skipped by the statistics and pass through
+ * the scaler unchanged; the discount multiplies every value. */
+
+#if VEC == 1
+#define REALV REAL
+#else
+#define REALV CAT(REAL, VEC)
+#endif
+#define F(name) CAT(name, SFX)
+#define RV(x) ((REALV)(x))
+
+/* VEC columns at p, of which only the first n are read (n >= 1). */
+inline REALV F(load_cols)(__global const REAL *p, uint n)
+{
+#if VEC == 1
+    return *p;
+#else
+    if (n >= VEC) return CAT(vload, VEC)(0, p);
+    REALV v = RV(NAN);
+#define LL(k) if (n > 0x##k) v.s##k = p[0x##k];
+    LL(0) LL(1)
+#if VEC > 2
+    LL(2) LL(3)
+#endif
+#if VEC > 4
+    LL(4) LL(5) LL(6) LL(7)
+#endif
+#if VEC > 8
+    LL(8) LL(9) LL(A) LL(B) LL(C) LL(D) LL(E) LL(F)
+#endif
+#undef LL
+    return v;
+#endif
+}
+
+inline void F(store_cols)(REALV v, __global REAL *p, uint n)
+{
+#if VEC == 1
+    *p = v;
+#else
+    if (n >= VEC) { CAT(vstore, VEC)(v, 0, p); return; }
+#define SL(k) if (n > 0x##k) p[0x##k] = v.s##k;
+    SL(0) SL(1)
+#if VEC > 2
+    SL(2) SL(3)
+#endif
+#if VEC > 4
+    SL(4) SL(5) SL(6) SL(7)
+#endif
+#if VEC > 8
+    SL(8) SL(9) SL(A) SL(B) SL(C) SL(D) SL(E) SL(F)
+#endif
+#undef SL
+#endif
+}
+
+/* Counts are small whole numbers kept in REAL lanes; stored as uint. */
+inline void F(store_counts)(REALV v, __global uint *p, uint n)
+{
+#if VEC == 1
+    *p = (uint)v;
+#else
+#define SC(k) if (n > 0x##k) p[0x##k] = (uint)v.s##k;
+    SC(0) SC(1)
+#if VEC > 2
+    SC(2) SC(3)
+#endif
+#if VEC > 4
+    SC(4) SC(5) SC(6) SC(7)
+#endif
+#if VEC > 8
+    SC(8) SC(9) SC(A) SC(B) SC(C) SC(D) SC(E) SC(F)
+#endif
+#undef SC
+#endif
+}
+
+/* Factors of VEC columns: contiguous (fsc = 1) or one broadcast value (0). */
+inline REALV F(load_factors)(__global const REAL *p, ulong fsc, uint n)
+{
+    return fsc ? F(load_cols)(p, n) : RV(*p);
+}
+
+/* The scaler's params from the statistics, for T = REAL or REALV lanes.
+ * decimal: j = floor(log10 a) + 1, corrected once each way so that
+ * a / 10^j < 1 <= a / 10^(j-1) holds with the device's exp10. */
+#define MAKE_PARAMS(T, scaler, n, K, rel, m2, mn, mx, lo, hi, shi, slo, m, o)      \
+    do {                                                                      \
+        if ((scaler) == CLS_KS_MINMAX) {                                      \
+            T range_ = (mx) - (mn);                                           \
+            shi = (mn); slo = (T)(0);                                         \
+            m = range_ > (T)(0) ? ((T)(hi) - (T)(lo)) / range_ : (T)(0);      \
+            o = (T)(lo);                                                      \
+        } else if ((scaler) == CLS_KS_ZSCORE) {                               \
+            T sd_ = sqrt((m2) / fmax((n), (T)(1)));                           \
+            shi = (K); slo = (rel);                                           \
+            m = sd_ > (T)(0) ? (T)(1) / sd_ : (T)(0);                         \
+            o = (T)(0);                                                       \
+        } else {                                                              \
+            T a_ = fmax(fabs(mn), fabs(mx));                                  \
+            T j_ = floor(log10(a_)) + (T)(1);                                 \
+            j_ = a_ / exp10(j_) >= (T)(1) ? j_ + (T)(1) : j_;                 \
+            j_ = a_ / exp10(j_ - (T)(1)) < (T)(1) ? j_ - (T)(1) : j_;         \
+            j_ = a_ > (T)(0) && isfinite(a_) ? j_ : (T)(0);                   \
+            shi = (T)(0); slo = (T)(0);                                       \
+            m = (T)(1) / exp10(j_);                                           \
+            o = (T)(0);                                                       \
+        }                                                                     \
+    } while (0)
+
+inline REALV F(scale)(REALV v, REALV shi, REALV slo, REALV m, REALV o, uint flags,
+                      REAL lo, REAL hi)
+{
+    REALV t = ((v - shi) - slo) * m + o;
+    if (flags & CLS_KF_CLIP) t = clamp(t, lo, hi);
+    return isfinite(v) ? t : v;
+}
+
+/* First finite value of each column, 0 where a column has none: the shift K
+ * that keeps Welford's mean accurate when the mean is far from zero. */
+inline REALV F(first_finite)(__global const REAL *p, ulong ld, uint rows, uint n)
+{
+    REALV K = RV(0), found = RV(0);
+    for (uint r = 0; r < rows; r++) {
+        REALV v = F(load_cols)(p + r * ld, n);
+        K = (found == RV(0) && isfinite(v)) ? v : K;
+        found = isfinite(v) ? RV(1) : found;
+        if (ALL_TRUE(found != RV(0))) break;
+    }
+    return K;
+}
+
+/* Writes one entry of the statistics planes. */
+inline void F(store_stats)(__global REAL *st, __global uint *cn, ulong sstride, ulong idx,
+                           uint n, REALV cnt, REALV miss, REALV K, REALV rel, REALV m2,
+                           REALV mn, REALV mx)
+{
+    F(store_cols)(K, st + ST_K * sstride + idx, n);
+    F(store_cols)(rel, st + ST_REL * sstride + idx, n);
+    F(store_cols)(m2, st + ST_M2 * sstride + idx, n);
+    F(store_cols)(mn, st + ST_MIN * sstride + idx, n);
+    F(store_cols)(mx, st + ST_MAX * sstride + idx, n);
+    F(store_counts)(cnt, cn + CN_COUNT * sstride + idx, n);
+    F(store_counts)(miss, cn + CN_MISS * sstride + idx, n);
+}
+
+/* Welford's update of lane statistics by v (missing lanes unchanged). */
+#define WELFORD(v, K, cnt, rel, m2, mn, mx, miss)                            \
+    do {                                                                     \
+        REALV d_ = (v) - (K);                                                \
+        REALV n1_ = cnt + RV(1);                                             \
+        REALV delta_ = d_ - rel;                                             \
+        REALV rel1_ = rel + delta_ / n1_;                                    \
+        REALV m21_ = m2 + delta_ * (d_ - rel1_);                             \
+        cnt = isfinite(v) ? n1_ : cnt;                                       \
+        rel = isfinite(v) ? rel1_ : rel;                                     \
+        m2 = isfinite(v) ? m21_ : m2;                                        \
+        mn = isfinite(v) ? fmin(mn, (v)) : mn;                               \
+        mx = isfinite(v) ? fmax(mx, (v)) : mx;                               \
+        miss += isfinite(v) ? RV(0) : RV(1);                                 \
+    } while (0)
+
+#define MINMAX(v, cnt, mn, mx, miss)                                         \
+    do {                                                                     \
+        cnt += isfinite(v) ? RV(1) : RV(0);                                  \
+        miss += isfinite(v) ? RV(0) : RV(1);                                 \
+        mn = isfinite(v) ? fmin(mn, (v)) : mn;                               \
+        mx = isfinite(v) ? fmax(mx, (v)) : mx;                               \
+    } while (0)
+
+/* The second pass of a fused kernel: scale, discount, store. Row `r` of
+ * group g is global row frow0 + g * rows + r, which picks its factors. */
+#define APPLY_ROWS()                                                              \
+    do {                                                                          \
+        ulong gr_ = frow0 + g * (ulong)rows;                                      \
+        ulong b_ = gr_ / R, rr_ = gr_ % R;                                        \
+        for (uint r = 0; r < rows; r++) {                                         \
+            REALV v = F(load_cols)(px + r * ld, n);                               \
+            REALV out = F(scale)(v, shi, slo, m, o, flags, lo, hi);               \
+            if (flags & CLS_KF_FACTORS)                                           \
+                out *= F(load_factors)(f + foff + b_ * fsb + rr_ * fsr            \
+                                       + (col0 + c) * fsc, fsc, n);               \
+            F(store_cols)(out, py + r * ld, n);                                   \
+            if (++rr_ == R) { rr_ = 0; b_++; }                                    \
+        }                                                                         \
+    } while (0)
+
+/* Fused min-max or decimal: one work-item reads its columns of a whole
+ * statistics group twice (the second time from cache), computing min/max,
+ * then writing the scaled values. Dimension 1 is the group within the slice.
+ * `st`/`cn` may be NULL (no statistics wanted). */
+__kernel void F(fit_apply_mm)(__global const REAL *x, ulong xoff, __global REAL *y, ulong yoff,
+                              uint ncols, uint rows, ulong ld, ulong gstride,
+                              uint scaler, uint flags, REAL lo, REAL hi,
+                              __global const REAL *f, ulong foff, ulong fsb, ulong fsr,
+                              ulong fsc, ulong frow0, ulong R, ulong col0,
+                              __global REAL *st, __global uint *cn, ulong sstride)
+{
+    uint c = (uint)get_global_id(0) * VEC;
+    if (c >= ncols) return;
+    uint n = min((uint)VEC, ncols - c);
+    ulong g = get_global_id(1);
+    __global const REAL *px = x + xoff + g * gstride + c;
+    __global REAL *py = y + yoff + g * gstride + c;
+
+    REALV cnt = RV(0), miss = RV(0), mn = RV(INFINITY), mx = RV(-INFINITY);
+    for (uint r = 0; r < rows; r++) {
+        REALV v = F(load_cols)(px + r * ld, n);
+        MINMAX(v, cnt, mn, mx, miss);
+    }
+    REALV shi, slo, m, o;
+    MAKE_PARAMS(REALV, scaler, cnt, RV(0), RV(0), RV(0), mn, mx, lo, hi, shi, slo, m, o);
+    if (st)
+        F(store_stats)(st, cn, sstride, g * ncols + c, n, cnt, miss, RV(0), RV(0), RV(0), mn, mx);
+    APPLY_ROWS();
+}
+
+/* Fused z-score: Welford on x - K per lane, then scaling. */
+__kernel void F(fit_apply_mv)(__global const REAL *x, ulong xoff, __global REAL *y, ulong yoff,
+                              uint ncols, uint rows, ulong ld, ulong gstride,
+                              uint scaler, uint flags, REAL lo, REAL hi,
+                              __global const REAL *f, ulong foff, ulong fsb, ulong fsr,
+                              ulong fsc, ulong frow0, ulong R, ulong col0,
+                              __global REAL *st, __global uint *cn, ulong sstride)
+{
+    uint c = (uint)get_global_id(0) * VEC;
+    if (c >= ncols) return;
+    uint n = min((uint)VEC, ncols - c);
+    ulong g = get_global_id(1);
+    __global const REAL *px = x + xoff + g * gstride + c;
+    __global REAL *py = y + yoff + g * gstride + c;
+
+    REALV K = F(first_finite)(px, ld, rows, n);
+    REALV cnt = RV(0), miss = RV(0), rel = RV(0), m2 = RV(0);
+    REALV mn = RV(INFINITY), mx = RV(-INFINITY);
+    for (uint r = 0; r < rows; r++) {
+        REALV v = F(load_cols)(px + r * ld, n);
+        WELFORD(v, K, cnt, rel, m2, mn, mx, miss);
+    }
+    REALV shi, slo, m, o;
+    MAKE_PARAMS(REALV, scaler, cnt, K, rel, m2, mn, mx, lo, hi, shi, slo, m, o);
+    if (st)
+        F(store_stats)(st, cn, sstride, g * ncols + c, n, cnt, miss, K, rel, m2, mn, mx);
+    APPLY_ROWS();
+}
+
+/* Partial statistics of row chunks: work-item (i, j) covers rows
+ * [j * chunk, (j + 1) * chunk) of its columns and writes entry j * ncols + c. */
+__kernel void F(stats_mm)(__global const REAL *x, ulong xoff, uint ncols, ulong nrows,
+                          ulong ld, uint chunk, __global REAL *st, __global uint *cn,
+                          ulong sstride)
+{
+    uint c = (uint)get_global_id(0) * VEC;
+    if (c >= ncols) return;
+    uint n = min((uint)VEC, ncols - c);
+    ulong j = get_global_id(1);
+    ulong r0 = j * chunk;
+    uint rows = (uint)min((ulong)chunk, nrows - r0);
+    __global const REAL *px = x + xoff + r0 * ld + c;
+
+    REALV cnt = RV(0), miss = RV(0), mn = RV(INFINITY), mx = RV(-INFINITY);
+    for (uint r = 0; r < rows; r++) {
+        REALV v = F(load_cols)(px + r * ld, n);
+        MINMAX(v, cnt, mn, mx, miss);
+    }
+    F(store_stats)(st, cn, sstride, j * ncols + c, n, cnt, miss, RV(0), RV(0), RV(0), mn, mx);
+}
+
+__kernel void F(stats_mv)(__global const REAL *x, ulong xoff, uint ncols, ulong nrows,
+                          ulong ld, uint chunk, __global REAL *st, __global uint *cn,
+                          ulong sstride)
+{
+    uint c = (uint)get_global_id(0) * VEC;
+    if (c >= ncols) return;
+    uint n = min((uint)VEC, ncols - c);
+    ulong j = get_global_id(1);
+    ulong r0 = j * chunk;
+    uint rows = (uint)min((ulong)chunk, nrows - r0);
+    __global const REAL *px = x + xoff + r0 * ld + c;
+
+    REALV K = F(first_finite)(px, ld, rows, n);
+    REALV cnt = RV(0), miss = RV(0), rel = RV(0), m2 = RV(0);
+    REALV mn = RV(INFINITY), mx = RV(-INFINITY);
+    for (uint r = 0; r < rows; r++) {
+        REALV v = F(load_cols)(px + r * ld, n);
+        WELFORD(v, K, cnt, rel, m2, mn, mx, miss);
+    }
+    F(store_stats)(st, cn, sstride, j * ncols + c, n, cnt, miss, K, rel, m2, mn, mx);
+}
+
+/* Merges `nchunks` partial entries per column (Chan's formula, moving each
+ * chunk's mean to the first chunk's shift K) into entry `out_base + c` of
+ * the output planes; with CLS_KF_WRITE_PARAMS also writes the scaler's
+ * params for the column. One work-item per column. */
+__kernel void F(stats_reduce)(__global const REAL *st, __global const uint *cn, ulong sstride,
+                              uint nchunks, uint ncols, uint moments,
+                              __global REAL *sto, __global uint *cno, ulong osstride,
+                              ulong out_base, uint flags, uint scaler, REAL lo, REAL hi,
+                              __global REAL *prm, ulong pstride)
+{
+    uint c = (uint)get_global_id(0);
+    if (c >= ncols) return;
+    REAL cnt = 0, K = 0, rel = 0, m2 = 0, mn = INFINITY, mx = -INFINITY;
+    uint miss = 0, total = 0;
+    for (uint k = 0; k < nchunks; k++) {
+        ulong i = (ulong)k * ncols + c;
+        uint nb = cn[CN_COUNT * sstride + i];
+        miss += cn[CN_MISS * sstride + i];
+        if (nb == 0) continue;
+        mn = fmin(mn, st[ST_MIN * sstride + i]);
+        mx = fmax(mx, st[ST_MAX * sstride + i]);
+        if (moments) {
+            REAL Kb = st[ST_K * sstride + i], relb = st[ST_REL * sstride + i];
+            REAL m2b = st[ST_M2 * sstride + i];
+            if (total == 0) {
+                K = Kb; rel = relb; m2 = m2b;
+            } else {
+                REAL na = (REAL)total, nbr = (REAL)nb, N = na + nbr;
+                REAL delta = (relb + (Kb - K)) - rel;
+                rel += delta * (nbr / N);
+                m2 += m2b + delta * delta * (na * nbr / N);
+            }
+        }
+        total += nb;
+    }
+    cnt = (REAL)total;
+    ulong o_i = out_base + c;
+    sto[ST_K * osstride + o_i] = K;
+    sto[ST_REL * osstride + o_i] = rel;
+    sto[ST_M2 * osstride + o_i] = m2;
+    sto[ST_MIN * osstride + o_i] = mn;
+    sto[ST_MAX * osstride + o_i] = mx;
+    cno[CN_COUNT * osstride + o_i] = total;
+    cno[CN_MISS * osstride + o_i] = miss;
+    if (flags & CLS_KF_WRITE_PARAMS) {
+        REAL shi, slo, m, o;
+        MAKE_PARAMS(REAL, scaler, cnt, K, rel, m2, mn, mx, lo, hi, shi, slo, m, o);
+        prm[P_SHI * pstride + c] = shi;
+        prm[P_SLO * pstride + c] = slo;
+        prm[P_M * pstride + c] = m;
+        prm[P_O * pstride + c] = o;
+    }
+}
+
+/* Elementwise pass: scale by per-column params (CLS_KF_PARAMS), then discount
+ * (CLS_KF_FACTORS). Work-item (i, j) covers rows [j * rpi, (j + 1) * rpi).
+ * Slice row r is global row grow0 + r, of statistics group (grow0 + r) / Rg,
+ * whose params are entry (group - g0) * ncols + c; and of matrix
+ * (grow0 + r) / R, row (grow0 + r) % R for the factors. */
+__kernel void F(apply)(__global const REAL *x, ulong xoff, __global REAL *y, ulong yoff,
+                       uint ncols, ulong nrows, ulong ld, uint rpi,
+                       uint flags, REAL lo, REAL hi,
+                       __global const REAL *prm, ulong pstride, ulong grow0, ulong Rg, ulong g0,
+                       __global const REAL *f, ulong foff, ulong fsb, ulong fsr, ulong fsc,
+                       ulong R, ulong col0)
+{
+    uint c = (uint)get_global_id(0) * VEC;
+    if (c >= ncols) return;
+    uint n = min((uint)VEC, ncols - c);
+    ulong r0 = get_global_id(1) * (ulong)rpi;
+    if (r0 >= nrows) return;
+    uint rows = (uint)min((ulong)rpi, nrows - r0);
+    __global const REAL *px = x + xoff + r0 * ld + c;
+    __global REAL *py = y + yoff + r0 * ld + c;
+
+    ulong gr = grow0 + r0;
+    ulong grp = gr / Rg, grp_row = gr % Rg;
+    ulong b = gr / R, rr = gr % R;
+    REALV shi = RV(0), slo = RV(0), m = RV(1), o = RV(0);
+    if (flags & CLS_KF_PARAMS) {
+        ulong pi = (grp - g0) * ncols + c;
+        shi = F(load_cols)(prm + P_SHI * pstride + pi, n);
+        slo = F(load_cols)(prm + P_SLO * pstride + pi, n);
+        m = F(load_cols)(prm + P_M * pstride + pi, n);
+        o = F(load_cols)(prm + P_O * pstride + pi, n);
+    }
+    for (uint r = 0; r < rows; r++) {
+        REALV v = F(load_cols)(px + r * ld, n);
+        REALV out = (flags & CLS_KF_PARAMS) ? F(scale)(v, shi, slo, m, o, flags, lo, hi) : v;
+        if (flags & CLS_KF_FACTORS)
+            out *= F(load_factors)(f + foff + b * fsb + rr * fsr + (col0 + c) * fsc, fsc, n);
+        F(store_cols)(out, py + r * ld, n);
+        if (++rr == R) { rr = 0; b++; }
+        if (++grp_row == Rg && r + 1 < rows) {
+            grp_row = 0;
+            grp++;
+            if (flags & CLS_KF_PARAMS) {
+                ulong pi = (grp - g0) * ncols + c;
+                shi = F(load_cols)(prm + P_SHI * pstride + pi, n);
+                slo = F(load_cols)(prm + P_SLO * pstride + pi, n);
+                m = F(load_cols)(prm + P_M * pstride + pi, n);
+                o = F(load_cols)(prm + P_O * pstride + pi, n);
+            }
+        }
+    }
+}
+
+/* y[i] = x[i] for i < count: the bandwidth probe and build self-test. */
+__kernel void F(copy)(__global const REAL *x, __global REAL *y, ulong count)
+{
+    ulong i = get_global_id(0) * VEC;
+    if (i >= count) return;
+    uint n = (uint)min((ulong)VEC, count - i);
+    F(store_cols)(F(load_cols)(x + i, n), y + i, n);
+}
+
+#undef REALV
+#undef F
+#undef RV
+#undef MAKE_PARAMS
+#undef WELFORD
+#undef MINMAX
+#undef APPLY_ROWS

@@ -1,0 +1,346 @@
+/*
+ * clscale: feature scaling and discounting of large float arrays on every
+ * OpenCL device of a machine at once.
+ *
+ * The API comes in four groups:
+ *
+ *   Context     cls_context_create() finds the OpenCL devices the selector
+ *               names, builds the kernels for them and keeps them ready.
+ *   Pipeline    cls_fit(), cls_transform(), cls_fit_transform() run a
+ *               scaler (min-max, z-score, decimal) and/or a discount product
+ *               over a cls_array, cut into slices that every selected device
+ *               pulls from a shared cursor.
+ *   Statistics  cls_stats holds what a fit learned, per statistics group and
+ *               column; it merges (streaming, MPI), saves and loads.
+ *   Reporting   cls_last_report() says which device did what and how long it
+ *               took; with CLS_PROFILE, every upload, kernel and download is
+ *               timed and can be written as a Chrome trace or an SVG timeline.
+ *
+ * Every function returns a cls_status (or a value that cannot fail). On
+ * failure, cls_last_error(ctx) holds a message that names the device and the
+ * OpenCL call. The library never prints, never aborts and never leaves the
+ * caller's output half-written on bad input.
+ *
+ * Threads: a context may be used by one thread at a time; use one context per
+ * thread for parallel callers. Internally a call runs one worker thread per
+ * device plus a pool of host copy threads.
+ */
+#ifndef CLSCALE_H
+#define CLSCALE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Symbols the shared library exports. */
+#if defined(CLS_BUILD) && defined(__GNUC__)
+#define CLS_API __attribute__((visibility("default")))
+#else
+#define CLS_API
+#endif
+
+#define CLS_VERSION_MAJOR 0
+#define CLS_VERSION_MINOR 1
+#define CLS_VERSION_PATCH 0
+#define CLS_VERSION_STRING "0.1.0"
+
+/* cls_version() : the version of the linked library, "MAJOR.MINOR.PATCH". */
+CLS_API const char *cls_version(void);
+
+/* ------------------------------------------------------------------------ */
+/* Status                                                                    */
+/* ------------------------------------------------------------------------ */
+
+typedef enum cls_status {
+    CLS_OK = 0,
+    CLS_E_ARG,          /* an argument is invalid (NULL, zero or overflowing shape, ...) */
+    CLS_E_NOMEM,        /* host or device memory ran out */
+    CLS_E_NO_DEVICE,    /* no OpenCL platform, or the selector matched nothing */
+    CLS_E_UNSUPPORTED,  /* no selected device can do it (float64 without cl_khr_fp64) */
+    CLS_E_BUILD,        /* the kernels failed to build on every device */
+    CLS_E_DEVICE,       /* an OpenCL call failed on every device able to run it */
+    CLS_E_IO,           /* a file could not be read or written */
+    CLS_E_FORMAT        /* a file is not in the expected format */
+} cls_status;
+
+/* cls_status_str() : "CLS_E_NO_DEVICE: no OpenCL device matched", a static
+ * string; never NULL, also for values outside the enum. */
+CLS_API const char *cls_status_str(cls_status s);
+
+/* ------------------------------------------------------------------------ */
+/* Context and devices                                                       */
+/* ------------------------------------------------------------------------ */
+
+typedef struct cls_context cls_context;
+
+/* cls_config.flags */
+#define CLS_PROFILE        (1u << 0) /* time every slice's commands with OpenCL events */
+#define CLS_FORCE_STAGING  (1u << 1) /* use the discrete (pinned staging) path on every device;
+                                        also set by the environment CLSCALE_FORCE_STAGING=1 */
+
+/* Called after each slice completes, from a library thread, never two at once.
+ * `done` <= `total` are bytes of the call's work. */
+typedef void (*cls_progress_fn)(void *user, uint64_t done, uint64_t total);
+
+typedef struct cls_config {
+    const char *devices;     /* selector, see below; NULL: $CLSCALE_DEVICES, else "all" */
+    unsigned    queues;      /* in-order queues (slices in flight) per device; 0: default (3) */
+    size_t      slice_bytes; /* target slice size; 0: automatic per device */
+    const char *cache_dir;   /* kernel binary cache; NULL: $CLSCALE_CACHE_DIR, else
+                                $XDG_CACHE_HOME/clscale or ~/.cache/clscale; "": none */
+    unsigned    flags;       /* CLS_PROFILE, CLS_FORCE_STAGING */
+    cls_progress_fn progress;      /* NULL: none */
+    void           *progress_user;
+} cls_config;
+
+/* Device selector (cls_config.devices or $CLSCALE_DEVICES): comma-separated
+ * terms, each one of
+ *   all | gpu | cpu | accelerator       by device type
+ *   N                                   the global index `clscale devices` prints
+ *   text                                a case-insensitive substring of the platform's
+ *                                       name, vendor or version, or the device's name
+ *                                       ("pocl", "nvidia", "rusticl", "oclgrind")
+ * A device matched by several terms is taken once. A term that matches nothing
+ * fails with CLS_E_NO_DEVICE and a message listing the devices that exist. */
+
+/* cls_device_info.type bits */
+#define CLS_DEVICE_CPU         (1u << 0)
+#define CLS_DEVICE_GPU         (1u << 1)
+#define CLS_DEVICE_ACCELERATOR (1u << 2)
+
+typedef struct cls_device_info {
+    size_t      index;            /* global index, as `clscale devices` lists it */
+    const char *name;             /* strings live as long as the context */
+    const char *vendor;
+    const char *platform;         /* platform name */
+    const char *platform_vendor;
+    const char *version;          /* CL_DEVICE_VERSION */
+    const char *driver;           /* CL_DRIVER_VERSION */
+    unsigned    type;             /* CLS_DEVICE_* bits; a simulator may set several */
+    unsigned    compute_units;
+    uint64_t    global_mem_bytes;
+    uint64_t    max_alloc_bytes;
+    int         fp64;             /* cl_khr_fp64: runs float64 work */
+    int         host_unified;     /* device reads host memory in place (zero copy) */
+    int         staging;          /* 1: data goes through pinned staging buffers */
+} cls_device_info;
+
+/* cls_context_create() : finds the devices `cfg` selects (cfg may be NULL for
+ * defaults), creates their OpenCL contexts and queues and builds the kernels
+ * (from the binary cache when it holds them). A device whose build fails is
+ * dropped; its build log stays readable through cls_last_error().
+ * @return CLS_OK, or CLS_E_NO_DEVICE, CLS_E_BUILD, CLS_E_NOMEM, CLS_E_DEVICE,
+ *         CLS_E_ARG. In both cases *out is set to a context (destroy it);
+ *         after a failure it only answers cls_last_error(). *out is NULL only
+ *         when even that could not be allocated. */
+CLS_API cls_status cls_context_create(const cls_config *cfg, cls_context **out);
+
+/* cls_context_destroy() : releases everything; NULL is a no-op. */
+CLS_API void cls_context_destroy(cls_context *ctx);
+
+/* cls_last_error() : why the last call on `ctx` failed, or notes it left
+ * (a device dropped at creation). "" when there is nothing to say; never NULL. */
+CLS_API const char *cls_last_error(const cls_context *ctx);
+
+/* cls_device_count() : the number of selected devices (0 for a failed context). */
+CLS_API size_t cls_device_count(const cls_context *ctx);
+
+/* cls_device_get() : describes selected device `i` (0 <= i < count). */
+CLS_API cls_status cls_device_get(const cls_context *ctx, size_t i, cls_device_info *out);
+
+/* ------------------------------------------------------------------------ */
+/* Arrays and pipelines                                                      */
+/* ------------------------------------------------------------------------ */
+
+typedef enum cls_dtype { CLS_F32, CLS_F64 } cls_dtype;
+
+/* C-contiguous data of shape batch x rows x cols (a 2-D array has batch = 1).
+ * Columns are features, rows are samples. An input array is only read. */
+typedef struct cls_array {
+    void     *data;
+    cls_dtype dtype;
+    size_t    batch, rows, cols;
+} cls_array;
+
+typedef enum cls_scaler { CLS_NONE, CLS_MINMAX, CLS_ZSCORE, CLS_DECIMAL } cls_scaler;
+
+/* Statistics groups: CLS_SCOPE_MATRIX, each of the `batch` matrices has its
+ * own per-column statistics; CLS_SCOPE_BATCH, all batch x rows rows share them. */
+typedef enum cls_scope { CLS_SCOPE_MATRIX, CLS_SCOPE_BATCH } cls_scope;
+
+/* A pipeline: an optional scaler, then an optional discount product, fused in
+ * one pass over the data. Non-finite values (NaN, +-Inf) are missing: ignored
+ * by the fit, passed through unchanged by the scaler, counted.
+ *   min-max  y = (x - min) / (max - min) * (hi - lo) + lo; clip clamps into
+ *            [lo, hi]; a constant column maps to lo. lo = hi = 0 means [0, 1].
+ *   z-score  y = (x - mean) / std, population std (ddof 0); std 0 maps to 0.
+ *   decimal  y = x / 10^j, j the smallest integer with max|y| < 1 (j may be
+ *            negative; 0 for an all-zero column).
+ *   discount y *= factors, factors broadcast against batch x rows x cols with
+ *            numpy's rules (shapes cols, rows x cols, batch x rows x cols,
+ *            1 x rows x 1, ...), in the data's dtype.
+ * `inverse` undoes a fitted scaler (then the discount, if any, is applied to
+ * the result). */
+typedef struct cls_pipeline {
+    cls_scaler       scaler;
+    cls_scope        scope;
+    double           lo, hi;
+    int              clip;
+    int              inverse;
+    const cls_array *factors;   /* discount; NULL: none */
+} cls_pipeline;
+
+/* ------------------------------------------------------------------------ */
+/* Statistics                                                                */
+/* ------------------------------------------------------------------------ */
+
+typedef struct cls_stats cls_stats;
+
+/* One column of one statistics group. Moments over the finite values. */
+typedef struct cls_column_stats {
+    uint64_t count;     /* finite values */
+    uint64_t missing;   /* NaN and +-Inf */
+    double   min, max;  /* NaN when count = 0 */
+    double   mean, m2;  /* m2: sum of squared deviations from the mean; NaN when
+                           the fit did not compute moments (see has_moments) */
+    double   absmax;    /* max |x|, NaN when count = 0 */
+} cls_column_stats;
+
+typedef struct cls_stats_info {
+    cls_scaler scaler;      /* the pipeline that fitted the statistics */
+    cls_scope  scope;
+    double     lo, hi;
+    int        clip;
+    cls_dtype  dtype;       /* of the data that was fitted */
+    size_t     groups;      /* batch for CLS_SCOPE_MATRIX, 1 for CLS_SCOPE_BATCH */
+    size_t     cols;
+    uint64_t   rows;        /* rows seen per group (finite or not) */
+    int        has_moments; /* mean and m2 were computed (z-score, or no scaler) */
+} cls_stats_info;
+
+CLS_API cls_status cls_stats_describe(const cls_stats *s, cls_stats_info *out);
+CLS_API cls_status cls_stats_column(const cls_stats *s, size_t group, size_t col, cls_column_stats *out);
+
+/* cls_fit() : computes the statistics the pipeline's scaler needs, on the
+ * devices. CLS_NONE computes all of them (a "describe").
+ * @return CLS_OK and *out (free with cls_stats_destroy()), or a status. */
+CLS_API cls_status cls_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats **out);
+
+/* cls_transform() : applies `p` with statistics `s` to `in`, writing `out`
+ * (which may be `in`: in place). p = NULL means the pipeline recorded in `s`.
+ * The scope and columns of `s` must fit `in`; a scaler other than CLS_NONE
+ * needs `s` (s may be NULL for a discount alone).
+ * If a device fails mid-call its slices are redone on the others; if none is
+ * left the call fails, and an in-place call's report says how many slices
+ * were written (each slice is written whole or not at all). */
+CLS_API cls_status cls_transform(cls_context *ctx, const cls_pipeline *p, const cls_stats *s,
+                         const cls_array *in, cls_array *out);
+
+/* cls_fit_transform() : fits the pipeline's scaler on `in`, then writes the
+ * transformed data to `out` (which may be `in`). When each statistics group
+ * (or a column block of it) fits a slice, stats and scaling run in one pass
+ * on one device with no host round trip; otherwise partial statistics are
+ * merged on the host between two passes. `fitted`, when not NULL, receives
+ * the statistics. */
+CLS_API cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_array *in,
+                             cls_array *out, cls_stats **fitted);
+
+/* cls_stats_merge() : folds `from` into `into` (Chan's parallel formula), as
+ * if `into` had been fitted on both arrays' rows. Both must have the same
+ * scaler, scope, groups and columns. */
+CLS_API cls_status cls_stats_merge(cls_stats *into, const cls_stats *from);
+
+/* cls_stats_save() / cls_stats_load() : a small binary file (docs/FORMAT.md)
+ * that records the fitting pipeline too. A malformed, truncated or corrupted
+ * file is CLS_E_FORMAT; an unreadable one CLS_E_IO. These functions do not
+ * take a context: cls_stats_error() returns the message of the last failure
+ * in this thread. */
+CLS_API cls_status cls_stats_save(const cls_stats *s, const char *path);
+CLS_API cls_status cls_stats_load(const char *path, cls_stats **out);
+CLS_API const char *cls_stats_error(void);
+
+CLS_API void cls_stats_destroy(cls_stats *s);
+
+/* ------------------------------------------------------------------------ */
+/* Reports, traces                                                           */
+/* ------------------------------------------------------------------------ */
+
+typedef enum cls_event_kind {
+    CLS_EV_STAGE_IN,   /* host copy, caller memory -> pinned slot */
+    CLS_EV_UPLOAD,     /* host -> device */
+    CLS_EV_KERNEL,     /* any kernel */
+    CLS_EV_DOWNLOAD,   /* device -> host */
+    CLS_EV_STAGE_OUT,  /* host copy, pinned slot -> caller memory */
+    CLS_EV_KINDS
+} cls_event_kind;
+
+/* One timed command of a CLS_PROFILE call. Times in seconds from the start
+ * of the call, device clocks aligned to the host clock. */
+typedef struct cls_event {
+    unsigned       device;   /* index among the selected devices */
+    unsigned       queue;    /* in-order queue of that device */
+    size_t         slice;
+    cls_event_kind kind;
+    const char    *name;     /* kernel name, or NULL */
+    double         start, end;
+} cls_event;
+
+typedef struct cls_device_report {
+    size_t      device;      /* index among the selected devices */
+    const char *sat_out;     /* NULL, or why it took no part ("no cl_khr_fp64") */
+    const char *failed;      /* NULL, or the error that dropped it mid-call */
+    size_t      slices;      /* slices it completed */
+    uint64_t    bytes;       /* bytes of data it read and wrote (both phases) */
+    double      busy;        /* seconds from its first slice to its last */
+    double      upload, kernel, download, staging;  /* summed event seconds (CLS_PROFILE) */
+} cls_device_report;
+
+typedef struct cls_report {
+    double   wall;           /* seconds the call took */
+    uint64_t bytes;          /* bytes of data read and written, all devices */
+    size_t   slices;         /* slices planned (both phases) */
+    size_t   slices_done;
+    int      phases;         /* 1: self-contained slices; 2: stats, host merge, scaling */
+    size_t   ndevices;
+    const cls_device_report *devices;   /* owned by the context, valid until its next call */
+    size_t   nevents;
+    const cls_event *events;            /* CLS_PROFILE only */
+} cls_report;
+
+/* cls_last_report() : what the last pipeline call did, also after a failure. */
+CLS_API cls_status cls_last_report(const cls_context *ctx, cls_report *out);
+
+/* cls_trace_write_json() : the last CLS_PROFILE call as a Chrome trace (opens in
+ * Perfetto or chrome://tracing), one track per device queue.
+ * cls_trace_write_svg() : the same as an SVG timeline, one lane per queue. */
+CLS_API cls_status cls_trace_write_json(const cls_context *ctx, const char *path);
+CLS_API cls_status cls_trace_write_svg(const cls_context *ctx, const char *path);
+
+/* ------------------------------------------------------------------------ */
+/* Host memory, measurements                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* cls_host_alloc() : page-aligned host memory, pinned where a selected device
+ * is discrete, so that it moves by DMA with no staging copy. Free with
+ * cls_host_free() on the same context, before destroying it. */
+CLS_API cls_status cls_host_alloc(cls_context *ctx, size_t bytes, void **out);
+CLS_API void       cls_host_free(cls_context *ctx, void *p);
+
+/* Bandwidths of one device, measured the way clpeak does (GB/s = 1e9 bytes/s). */
+typedef struct cls_device_limits {
+    double mem_copy;        /* copy kernel, read + write bytes counted */
+    double h2d_pinned, d2h_pinned;
+    double h2d_pageable, d2h_pageable;
+} cls_device_limits;
+
+/* cls_device_measure() : measures selected device `i` with buffers of `bytes`
+ * (0: 64 MiB, bounded by the device), best of a few repeats. */
+CLS_API cls_status cls_device_measure(cls_context *ctx, size_t i, size_t bytes, cls_device_limits *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CLSCALE_H */

@@ -1,0 +1,229 @@
+/* The context: configuration, the selected devices with their OpenCL
+ * contexts (one per platform) and queues, and the kernel builds, done in
+ * parallel per distinct device (identical devices share one build through
+ * the binary cache). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "internal.h"
+#include "pool.h"
+
+static cls_status read_config(cls_context *ctx, const cls_config *cfg)
+{
+    cls_config def = {0};
+    if (!cfg) cfg = &def;
+    ctx->cfg = *cfg;
+    const char *sel = cfg->devices;
+    if (!sel) sel = getenv("CLSCALE_DEVICES");
+    if (!sel || !*sel) sel = "all";
+    ctx->selector = strdup(sel);
+    const char *env_cache = getenv("CLSCALE_CACHE_DIR");
+    if (cfg->cache_dir) {
+        ctx->cache_dir = strdup(cfg->cache_dir);
+    } else if (env_cache) {
+        ctx->cache_dir = strdup(env_cache);
+    } else {
+        char dir[4096];
+        cls_cache_default_dir(dir, sizeof dir);
+        ctx->cache_dir = strdup(dir);
+    }
+    if (!ctx->selector || !ctx->cache_dir) return cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+    ctx->cfg.devices = ctx->selector;
+    ctx->cfg.cache_dir = ctx->cache_dir;
+    if (cfg->queues > CLS_MAX_QUEUES)
+        return cls_fail(ctx, CLS_E_ARG, "cls_config.queues = %u: at most %d queues per device",
+                        cfg->queues, CLS_MAX_QUEUES);
+    ctx->flags = cfg->flags;
+    const char *fs = getenv("CLSCALE_FORCE_STAGING");
+    if (fs && *fs && strcmp(fs, "0") != 0) ctx->flags |= CLS_FORCE_STAGING;
+    return CLS_OK;
+}
+
+/* One OpenCL context per platform, holding that platform's selected devices,
+ * so that pinned host memory of one context serves all its devices. */
+static cls_status make_cl_contexts(cls_context *ctx)
+{
+    ctx->cls = calloc(ctx->ndevs, sizeof *ctx->cls);
+    if (!ctx->cls) return cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+    cl_device_id *ids = calloc(ctx->ndevs, sizeof *ids);
+    if (!ids) return cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+    cls_status st = CLS_OK;
+    for (size_t i = 0; i < ctx->ndevs && st == CLS_OK; i++) {
+        if (ctx->devs[i].cl) continue;
+        cl_platform_id p = ctx->devs[i].platform;
+        size_t n = 0;
+        for (size_t j = i; j < ctx->ndevs; j++)
+            if (ctx->devs[j].platform == p) ids[n++] = ctx->devs[j].id;
+        cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)p, 0};
+        cl_int e;
+        cl_context c = clCreateContext(props, (cl_uint)n, ids, NULL, NULL, &e);
+        if (e != CL_SUCCESS) {
+            st = cls_fail_cl(ctx, &ctx->devs[i], "clCreateContext", e);
+            break;
+        }
+        ctx->cls[ctx->ncls++] = c;
+        for (size_t j = i; j < ctx->ndevs; j++)
+            if (ctx->devs[j].platform == p) ctx->devs[j].cl = c;
+    }
+    free(ids);
+    return st;
+}
+
+static cls_status make_queues(cls_context *ctx, cls_dev *dev)
+{
+    dev->nq = ctx->cfg.queues ? ctx->cfg.queues : CLS_DEFAULT_QUEUES;
+    dev->profiling = (ctx->flags & CLS_PROFILE) != 0;
+    cl_command_queue_properties props = dev->profiling ? CL_QUEUE_PROFILING_ENABLE : 0;
+    for (unsigned i = 0; i < dev->nq; i++) {
+        cl_int e;
+        dev->q[i] = clCreateCommandQueue(dev->cl, dev->id, props, &e);
+        if (e != CL_SUCCESS) return cls_fail_cl(ctx, dev, "clCreateCommandQueue", e);
+    }
+    return CLS_OK;
+}
+
+/* Builds run on one thread per distinct (platform, device name, driver); a
+ * group's devices build one after another, the later ones from the cache. */
+typedef struct build_group {
+    cls_context *ctx;
+    size_t first;
+    pthread_t thread;
+    int started;
+} build_group;
+
+static int same_kind(const cls_dev *a, const cls_dev *b)
+{
+    return a->platform == b->platform && !strcmp(a->info.name, b->info.name)
+           && !strcmp(a->info.driver, b->info.driver);
+}
+
+static void *build_thread(void *arg)
+{
+    build_group *g = arg;
+    cls_context *ctx = g->ctx;
+    for (size_t i = g->first; i < ctx->ndevs; i++) {
+        cls_dev *d = &ctx->devs[i];
+        if (i != g->first && !same_kind(d, &ctx->devs[g->first])) continue;
+        if (cls_program_build(ctx, d) == CLS_OK) {
+            d->alive = 1;
+        } else {
+            char label[512];
+            cls_dev_label(d, label, sizeof label);
+            cls_note(ctx, "%s: dropped: kernel build failed%s%s", label,
+                     d->build_log ? "; build log:\n" : "", d->build_log ? d->build_log : "");
+        }
+    }
+    return NULL;
+}
+
+static cls_status build_all(cls_context *ctx)
+{
+    build_group *groups = calloc(ctx->ndevs, sizeof *groups);
+    if (!groups) return cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+    size_t ng = 0;
+    for (size_t i = 0; i < ctx->ndevs; i++) {
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++) seen = same_kind(&ctx->devs[i], &ctx->devs[j]);
+        if (seen) continue;
+        groups[ng].ctx = ctx;
+        groups[ng].first = i;
+        ng++;
+    }
+    ctx->err[0] = '\0';
+    for (size_t g = 0; g < ng; g++)
+        groups[g].started = ng > 1 && pthread_create(&groups[g].thread, NULL, build_thread, &groups[g]) == 0;
+    for (size_t g = 0; g < ng; g++) {
+        if (groups[g].started) pthread_join(groups[g].thread, NULL);
+        else build_thread(&groups[g]);
+    }
+    free(groups);
+
+    /* Keep the devices that built, in order; release the others. */
+    size_t kept = 0;
+    for (size_t i = 0; i < ctx->ndevs; i++) {
+        cls_dev *d = &ctx->devs[i];
+        if (d->alive) {
+            if (kept != i) ctx->devs[kept] = *d;
+            ctx->devs[kept].index = kept;
+            kept++;
+        } else {
+            for (unsigned q = 0; q < d->nq; q++) clReleaseCommandQueue(d->q[q]);
+            cls_program_release(d);
+            free(d->strings);
+        }
+    }
+    ctx->ndevs = kept;
+    if (kept == 0) {
+        char notes[CLS_ERR_LEN];
+        snprintf(notes, sizeof notes, "%s", ctx->err);
+        return cls_fail(ctx, CLS_E_BUILD, "the kernels failed to build on every selected device:\n%s", notes);
+    }
+    return CLS_OK;
+}
+
+cls_status cls_context_create(const cls_config *cfg, cls_context **out)
+{
+    if (!out) return CLS_E_ARG;
+    cls_context *ctx = calloc(1, sizeof *ctx);
+    *out = ctx;
+    if (!ctx) return CLS_E_NOMEM;
+    pthread_mutex_init(&ctx->err_lock, NULL);
+
+    cls_found *all = NULL;
+    unsigned char *chosen = NULL;
+    size_t n = 0;
+    cls_status st = read_config(ctx, cfg);
+    if (st == CLS_OK) st = cls_devices_find(ctx, &all, &n);
+    if (st == CLS_OK) {
+        chosen = calloc(n, 1);
+        st = chosen ? cls_devices_select(ctx, all, n, ctx->selector, chosen)
+                    : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+    }
+    if (st == CLS_OK) {
+        ctx->devs = calloc(n, sizeof *ctx->devs);
+        if (!ctx->devs) st = cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n && st == CLS_OK; i++) {
+        if (!chosen[i]) continue;
+        cls_dev *d = &ctx->devs[ctx->ndevs];
+        d->index = ctx->ndevs;
+        st = cls_device_describe(ctx, d, &all[i], i);
+        if (st == CLS_OK) ctx->ndevs++;
+    }
+    if (st == CLS_OK) st = make_cl_contexts(ctx);
+    for (size_t i = 0; i < ctx->ndevs && st == CLS_OK; i++) st = make_queues(ctx, &ctx->devs[i]);
+    if (st == CLS_OK) st = build_all(ctx);
+    if (st == CLS_OK) {
+        ctx->pool = cls_pool_create(0);
+        if (!ctx->pool) st = cls_fail(ctx, CLS_E_NOMEM, "cannot start the host copy threads");
+    }
+    free(all);
+    free(chosen);
+    if (st == CLS_OK) ctx->usable = 1;
+    return st;
+}
+
+void cls_context_destroy(cls_context *ctx)
+{
+    if (!ctx) return;
+    cls_hostmem_release_all(ctx);
+    for (size_t i = 0; i < ctx->ndevs; i++) {
+        cls_dev *d = &ctx->devs[i];
+        for (unsigned q = 0; q < d->nq; q++)
+            if (d->q[q]) clReleaseCommandQueue(d->q[q]);
+        cls_program_release(d);
+        free(d->strings);
+    }
+    for (size_t i = 0; i < ctx->ncls; i++) clReleaseContext(ctx->cls[i]);
+    cls_pool_destroy(ctx->pool);
+    free(ctx->cls);
+    free(ctx->devs);
+    free(ctx->selector);
+    free(ctx->cache_dir);
+    free(ctx->rep_devs);
+    free(ctx->events);
+    pthread_mutex_destroy(&ctx->err_lock);
+    free(ctx);
+}

@@ -1,0 +1,278 @@
+/* Platforms and devices: discovery through the ICD loader, the selector, and
+ * what a device is (its info and the tuning the kernels get).
+ * A platform without devices is skipped (Clover always answers
+ * CL_DEVICE_NOT_FOUND). No platform at all names the packages to install. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define NO_PLATFORM_HELP                                                               \
+    "no OpenCL platform found: the ICD loader (ocl-icd) found no driver.\n"            \
+    "Install one: on Debian/Ubuntu `apt-get install pocl-opencl-icd` for the CPU, "    \
+    "`mesa-opencl-icd` (rusticl, set RUSTICL_ENABLE=llvmpipe or a GPU driver), "       \
+    "`nvidia-opencl-icd` for NVIDIA GPUs, `intel-opencl-icd` for Intel GPUs; "         \
+    "drivers are listed in /etc/OpenCL/vendors (or $OCL_ICD_VENDORS)."
+
+static void info_str(cl_platform_id p, cl_platform_info what, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (clGetPlatformInfo(p, what, len, buf, NULL) != CL_SUCCESS) buf[0] = '\0';
+    buf[len - 1] = '\0';
+}
+
+cls_status cls_devices_find(cls_context *ctx, cls_found **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    cl_uint np = 0;
+    cl_int e = clGetPlatformIDs(0, NULL, &np);
+    if (e == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (e == CL_SUCCESS && np == 0))
+        return cls_fail(ctx, CLS_E_NO_DEVICE, NO_PLATFORM_HELP);
+    if (e != CL_SUCCESS) return cls_fail_cl(ctx, NULL, "clGetPlatformIDs", e);
+    cl_platform_id *plats = calloc(np, sizeof *plats);
+    if (!plats) return cls_fail(ctx, CLS_E_NOMEM, "out of memory listing platforms");
+    e = clGetPlatformIDs(np, plats, NULL);
+    if (e != CL_SUCCESS) {
+        free(plats);
+        return cls_fail_cl(ctx, NULL, "clGetPlatformIDs", e);
+    }
+    cls_found *all = NULL;
+    size_t count = 0;
+    cls_status st = CLS_OK;
+    for (cl_uint i = 0; i < np && st == CLS_OK; i++) {
+        cl_uint nd = 0;
+        e = clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_ALL, 0, NULL, &nd);
+        if (e == CL_DEVICE_NOT_FOUND || (e == CL_SUCCESS && nd == 0)) continue;
+        if (e != CL_SUCCESS) continue; /* a broken platform must not hide the others */
+        cl_device_id *ids = calloc(nd, sizeof *ids);
+        cls_found *grown = realloc(all, (count + nd) * sizeof *all);
+        if (!ids || !grown) {
+            free(ids);
+            if (grown) all = grown;
+            st = cls_fail(ctx, CLS_E_NOMEM, "out of memory listing devices");
+            break;
+        }
+        all = grown;
+        if (clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_ALL, nd, ids, NULL) != CL_SUCCESS) {
+            free(ids);
+            continue;
+        }
+        for (cl_uint d = 0; d < nd; d++) {
+            cls_found *f = &all[count++];
+            memset(f, 0, sizeof *f);
+            f->platform = plats[i];
+            f->id = ids[d];
+            info_str(plats[i], CL_PLATFORM_NAME, f->platform_name, sizeof f->platform_name);
+            info_str(plats[i], CL_PLATFORM_VENDOR, f->platform_vendor, sizeof f->platform_vendor);
+            info_str(plats[i], CL_PLATFORM_VERSION, f->platform_version, sizeof f->platform_version);
+            if (clGetDeviceInfo(ids[d], CL_DEVICE_NAME, sizeof f->name, f->name, NULL) != CL_SUCCESS)
+                snprintf(f->name, sizeof f->name, "?");
+            f->name[sizeof f->name - 1] = '\0';
+            if (clGetDeviceInfo(ids[d], CL_DEVICE_TYPE, sizeof f->type, &f->type, NULL) != CL_SUCCESS)
+                f->type = 0;
+        }
+        free(ids);
+    }
+    free(plats);
+    if (st != CLS_OK) {
+        free(all);
+        return st;
+    }
+    if (count == 0) {
+        free(all);
+        return cls_fail(ctx, CLS_E_NO_DEVICE,
+                        "OpenCL platforms were found but none has a device (rusticl needs "
+                        "RUSTICL_ENABLE=llvmpipe or a supported GPU; Clover has none).\n%s",
+                        NO_PLATFORM_HELP);
+    }
+    *out = all;
+    *n = count;
+    return CLS_OK;
+}
+
+static int contains_nocase(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    if (n == 0) return 0;
+    for (; *hay; hay++) {
+        size_t i = 0;
+        while (i < n && hay[i] && tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i])) i++;
+        if (i == n) return 1;
+    }
+    return 0;
+}
+
+static int all_digits(const char *s)
+{
+    if (!*s) return 0;
+    for (; *s; s++)
+        if (!isdigit((unsigned char)*s)) return 0;
+    return 1;
+}
+
+/* Lists the devices that exist, one per line, into buf. */
+static void list_devices(const cls_found *all, size_t n, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && used < len; i++) {
+        int w = snprintf(buf + used, len - used, "\n  %zu: %s (%s)", i, all[i].name, all[i].platform_name);
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+}
+
+/* Trims spaces around a term in place. */
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s)) s++;
+    char *e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1])) *--e = '\0';
+    return s;
+}
+
+cls_status cls_devices_select(cls_context *ctx, const cls_found *all, size_t n,
+                              const char *selector, unsigned char *chosen)
+{
+    memset(chosen, 0, n);
+    char *copy = strdup(selector ? selector : "all");
+    if (!copy) return cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+    cls_status st = CLS_OK;
+    int terms = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *t = trim(tok);
+        if (!*t) continue;
+        terms++;
+        int hit = 0;
+        for (size_t i = 0; i < n; i++) {
+            const cls_found *f = &all[i];
+            int m;
+            if (!strcasecmp(t, "all")) m = 1;
+            else if (!strcasecmp(t, "gpu")) m = (f->type & CL_DEVICE_TYPE_GPU) != 0;
+            else if (!strcasecmp(t, "cpu")) m = (f->type & CL_DEVICE_TYPE_CPU) != 0;
+            else if (!strcasecmp(t, "accelerator")) m = (f->type & CL_DEVICE_TYPE_ACCELERATOR) != 0;
+            else if (all_digits(t)) m = strtoull(t, NULL, 10) == i;
+            else m = contains_nocase(f->platform_name, t) || contains_nocase(f->platform_vendor, t)
+                     || contains_nocase(f->platform_version, t) || contains_nocase(f->name, t);
+            if (m) {
+                chosen[i] = 1;
+                hit = 1;
+            }
+        }
+        if (!hit) {
+            char list[4096];
+            list_devices(all, n, list, sizeof list);
+            st = cls_fail(ctx, CLS_E_NO_DEVICE,
+                          "device selector \"%s\": term \"%s\" matches no device; the devices "
+                          "are:%s\n(a term is all, gpu, cpu, accelerator, an index, or part of "
+                          "a platform or device name)", selector, t, list);
+            break;
+        }
+    }
+    if (st == CLS_OK && terms == 0) memset(chosen, 1, n);
+    free(copy);
+    return st;
+}
+
+/* Appends a device string to the strings block; returns its offset. */
+static size_t add_str(char **block, size_t *used, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *b = realloc(*block, *used + n);
+    if (!b) return (size_t)-1;
+    memcpy(b + *used, s, n);
+    *block = b;
+    *used += n;
+    return *used - n;
+}
+
+static int env_uint(const char *name, unsigned *out)
+{
+    const char *v = getenv(name);
+    if (!v || !*v || !all_digits(v)) return 0;
+    *out = (unsigned)strtoul(v, NULL, 10);
+    return 1;
+}
+
+cls_status cls_device_describe(cls_context *ctx, cls_dev *dev, const cls_found *f, size_t global_index)
+{
+    char name[256], vendor[256], version[256], driver[256];
+    cl_uint cu = 0, align_bits = 0;
+    cl_ulong gmem = 0, maxalloc = 0;
+    cl_device_fp_config fp64 = 0;
+    cl_bool unified = CL_FALSE;
+    cl_device_id id = f->id;
+    CL_TRY(ctx, dev, clGetDeviceInfo(id, CL_DEVICE_NAME, sizeof name, name, NULL));
+    CL_TRY(ctx, dev, clGetDeviceInfo(id, CL_DEVICE_VENDOR, sizeof vendor, vendor, NULL));
+    CL_TRY(ctx, dev, clGetDeviceInfo(id, CL_DEVICE_VERSION, sizeof version, version, NULL));
+    CL_TRY(ctx, dev, clGetDeviceInfo(id, CL_DRIVER_VERSION, sizeof driver, driver, NULL));
+    CL_TRY(ctx, dev, clGetDeviceInfo(id, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu, NULL));
+    CL_TRY(ctx, dev, clGetDeviceInfo(id, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof gmem, &gmem, NULL));
+    CL_TRY(ctx, dev, clGetDeviceInfo(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof maxalloc, &maxalloc, NULL));
+    CL_TRY(ctx, dev, clGetDeviceInfo(id, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL));
+    if (clGetDeviceInfo(id, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp64, &fp64, NULL) != CL_SUCCESS) fp64 = 0;
+    if (clGetDeviceInfo(id, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL) != CL_SUCCESS)
+        unified = CL_FALSE;
+    name[sizeof name - 1] = vendor[sizeof vendor - 1] = '\0';
+    version[sizeof version - 1] = driver[sizeof driver - 1] = '\0';
+
+    size_t used = 0, o[6];
+    char *block = NULL;
+    const char *strs[6] = {name, vendor, f->platform_name, f->platform_vendor, version, driver};
+    for (int i = 0; i < 6; i++) {
+        o[i] = add_str(&block, &used, strs[i]);
+        if (o[i] == (size_t)-1) {
+            free(block);
+            return cls_fail(ctx, CLS_E_NOMEM, "out of memory describing a device");
+        }
+    }
+    dev->strings = block;
+    cls_device_info *in = &dev->info;
+    in->index = global_index;
+    in->name = block + o[0];
+    in->vendor = block + o[1];
+    in->platform = block + o[2];
+    in->platform_vendor = block + o[3];
+    in->version = block + o[4];
+    in->driver = block + o[5];
+    in->type = ((f->type & CL_DEVICE_TYPE_CPU) ? CLS_DEVICE_CPU : 0)
+               | ((f->type & CL_DEVICE_TYPE_GPU) ? CLS_DEVICE_GPU : 0)
+               | ((f->type & CL_DEVICE_TYPE_ACCELERATOR) ? CLS_DEVICE_ACCELERATOR : 0);
+    in->compute_units = cu;
+    in->global_mem_bytes = gmem;
+    in->max_alloc_bytes = maxalloc;
+    in->fp64 = fp64 != 0;
+    in->host_unified = unified == CL_TRUE;
+    dev->platform = f->platform;
+    dev->id = id;
+    dev->base_align = align_bits >= 8 ? align_bits / 8 : 1;
+    dev->zero_copy = in->host_unified && !(ctx->flags & CLS_FORCE_STAGING);
+    in->staging = !dev->zero_copy;
+
+    /* A CPU walks rows of explicit vectors fastest (PoCL's implicit vectoriser
+     * does worse on strided columns); a GPU wants one column per work-item so
+     * that neighbours read neighbouring addresses. */
+    int cpu_like = (in->type & CLS_DEVICE_CPU) && !(in->type & CLS_DEVICE_GPU);
+    dev->vec = cpu_like ? 8 : 1;
+    dev->local = cpu_like ? 16 : 128;
+    unsigned v;
+    if (env_uint("CLSCALE_VEC", &v) && (v == 1 || v == 2 || v == 4 || v == 8 || v == 16)) dev->vec = v;
+    if (env_uint("CLSCALE_LOCAL", &v) && v > 0) dev->local = v;
+    return CLS_OK;
+}
+
+size_t cls_device_count(const cls_context *ctx)
+{
+    return (ctx && ctx->usable) ? ctx->ndevs : 0;
+}
+
+cls_status cls_device_get(const cls_context *ctx, size_t i, cls_device_info *out)
+{
+    if (!ctx || !out || !ctx->usable || i >= ctx->ndevs) return CLS_E_ARG;
+    *out = ctx->devs[i].info;
+    return CLS_OK;
+}

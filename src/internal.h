@@ -1,0 +1,186 @@
+/* What the files of src/ share. Nothing here is public: the tool and the
+ * tests that include it link the static library. */
+#ifndef CLS_INTERNAL_H
+#define CLS_INTERNAL_H
+
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+
+#include "clscale.h"
+
+#define CLS_MAX_QUEUES 8
+#define CLS_DEFAULT_QUEUES 3
+#define CLS_ERR_LEN 8192
+
+#if defined(__GNUC__)
+#define CLS_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define CLS_PRINTF(f, a)
+#endif
+
+/* ---- error.c: statuses, OpenCL error names, the context's message ---- */
+
+const char *cls_cl_error_name(cl_int e);
+struct cls_dev;
+/* Sets the context's message (printf-style) and returns `s`. */
+cls_status cls_fail(cls_context *ctx, cls_status s, const char *fmt, ...) CLS_PRINTF(3, 4);
+/* "device 1 (pthread-..., PoCL 3.1): clEnqueueNDRangeKernel: CL_OUT_OF_RESOURCES" */
+cls_status cls_fail_cl(cls_context *ctx, const struct cls_dev *dev, const char *call, cl_int e);
+/* The status an OpenCL error code stands for (CL_OUT_OF_*: CLS_E_NOMEM, ...). */
+cls_status cls_status_of_cl(cl_int e);
+/* Formats "device N (name, platform)" into buf. */
+void cls_dev_label(const struct cls_dev *dev, char *buf, size_t len);
+
+/* Run `call` (a cl_int expression); on failure return its status from the
+ * enclosing function, with the message naming `dev` and the call. */
+#define CL_TRY(ctx, dev, call)                                                \
+    do {                                                                      \
+        cl_int e_ = (call);                                                   \
+        if (e_ != CL_SUCCESS) return cls_fail_cl((ctx), (dev), #call, e_);    \
+    } while (0)
+
+/* ---- hash.c ---- */
+
+uint32_t cls_crc32(uint32_t crc, const void *data, size_t len);
+uint64_t cls_fnv1a64(uint64_t h, const void *data, size_t len);
+#define CLS_FNV_SEED 0xcbf29ce484222325ull
+
+/* ---- program.c: kernels built per device ---- */
+
+enum cls_kernel_id {
+    CLS_K_FIT_APPLY_MM,   /* fused: min/max stats, then scale (min-max, decimal) */
+    CLS_K_FIT_APPLY_MV,   /* fused: min/max/mean/m2 stats, then scale (z-score) */
+    CLS_K_STATS_MM,       /* partial stats of row chunks */
+    CLS_K_STATS_MV,
+    CLS_K_STATS_REDUCE,   /* merge the chunks of a slice, optionally make params */
+    CLS_K_APPLY,          /* elementwise: scale by params, then discount */
+    CLS_K_COPY,           /* bandwidth probe and self-test */
+    CLS_K_COUNT
+};
+extern const char *const cls_kernel_names[CLS_K_COUNT];
+
+/* Kernel argument flags (cl/common.cl mirrors them). */
+#define CLS_KF_PARAMS   1u  /* apply the scaler's params */
+#define CLS_KF_FACTORS  2u  /* multiply by the discount factors */
+#define CLS_KF_CLIP     4u  /* clamp the scaled value into [lo, hi] */
+#define CLS_KF_WRITE_PARAMS 8u  /* reduce: also write the params */
+
+/* Scaler codes passed to kernels (cl/common.cl mirrors them). */
+#define CLS_KS_MINMAX   1
+#define CLS_KS_ZSCORE   2
+#define CLS_KS_DECIMAL  3
+
+/* Builds the program for `dev` (from the cache when possible), creates its
+ * kernels. On failure the device's build log is in dev->build_log. */
+cls_status cls_program_build(cls_context *ctx, struct cls_dev *dev);
+void cls_program_release(struct cls_dev *dev);
+/* The full OpenCL C source and the build options for a device. */
+const char *cls_program_source(size_t *len);
+void cls_program_options(const struct cls_dev *dev, char *buf, size_t len);
+
+/* ---- cache.c: program binaries on disk ---- */
+
+/* Key of an entry: device name, driver version, source hash and options. */
+uint64_t cls_cache_key(const char *device, const char *driver, const char *source,
+                       size_t source_len, const char *options);
+/* Reads the binary for `key`; returns 0 and a malloc'ed buffer, or -1 when
+ * absent, unreadable or corrupt (a corrupt entry is removed). */
+int cls_cache_get(const char *dir, uint64_t key, unsigned char **bin, size_t *len);
+/* Writes atomically (temp file + rename); returns 0, or -1 (ignored by callers:
+ * a cache that cannot be written only costs time). */
+int cls_cache_put(const char *dir, uint64_t key, const unsigned char *bin, size_t len);
+/* The default cache folder into buf ("" when no home is known). */
+void cls_cache_default_dir(char *buf, size_t len);
+
+/* ---- device.c ---- */
+
+typedef struct cls_dev {
+    size_t          index;      /* among the selected devices */
+    cls_device_info info;       /* its strings point into `strings` */
+    char           *strings;
+    cl_platform_id  platform;
+    cl_device_id    id;
+    cl_context      cl;         /* shared by the selected devices of one platform */
+    cl_command_queue q[CLS_MAX_QUEUES];
+    unsigned        nq;
+    cl_program      program;
+    cl_kernel       k[CLS_K_COUNT][2];   /* [kernel][dtype] */
+    char           *build_log;
+    int             alive;      /* built and usable */
+    int             from_cache; /* the program came from the binary cache */
+    unsigned        vec;        /* columns per work-item in the kernels */
+    size_t          local;      /* work-group size for 1-D launches */
+    uint64_t        base_align; /* CL_DEVICE_MEM_BASE_ADDR_ALIGN, bytes */
+    int             profiling;  /* queues were created with profiling */
+    int             zero_copy;  /* host-unified and not forced to stage */
+    double          rate;       /* measured end-to-end bytes/s, 0: unknown */
+    double          clock_offset; /* host seconds minus device seconds */
+} cls_dev;
+
+/* One entry of the ICD's device list (selection and error messages). */
+typedef struct cls_found {
+    cl_platform_id platform;
+    cl_device_id   id;
+    char platform_name[256], platform_vendor[256], platform_version[256];
+    char name[256];
+    cl_device_type type;
+} cls_found;
+
+/* Lists every device of every platform (platforms without devices skipped).
+ * Returns CLS_OK with a malloc'ed array, CLS_E_NO_DEVICE with a message
+ * naming the packages to install, or another status. */
+cls_status cls_devices_find(cls_context *ctx, cls_found **out, size_t *n);
+/* Applies a selector; `chosen[i]` = 1 for devices taken. */
+cls_status cls_devices_select(cls_context *ctx, const cls_found *all, size_t n,
+                              const char *selector, unsigned char *chosen);
+/* Fills dev->info and tuning from the device's properties. */
+cls_status cls_device_describe(cls_context *ctx, cls_dev *dev, const cls_found *f, size_t global_index);
+
+/* ---- context.c ---- */
+
+struct cls_job;
+struct cls_pool;
+
+struct cls_context {
+    cls_config      cfg;         /* strings below are owned copies */
+    char           *selector;
+    char           *cache_dir;
+    unsigned        flags;
+    cls_dev        *devs;
+    size_t          ndevs;
+    cl_context     *cls;         /* one per platform in use */
+    size_t          ncls;
+    char            err[CLS_ERR_LEN];
+    pthread_mutex_t err_lock;    /* workers may fail at once */
+    int             usable;      /* creation succeeded */
+    struct cls_pool *pool;       /* host copy threads */
+    struct cls_hostmem *hostmem; /* cls_host_alloc list */
+    /* last call's report */
+    cls_device_report *rep_devs;
+    cls_event      *events;
+    size_t          nevents, cap_events;
+    cls_report      report;
+};
+
+/* Appends a note to the context's message without changing a status. */
+void cls_note(cls_context *ctx, const char *fmt, ...) CLS_PRINTF(2, 3);
+
+#endif /* CLS_INTERNAL_H */
+
+/* ---- hostmem.c: cls_host_alloc ---- */
+
+typedef struct cls_hostmem {
+    void              *ptr;
+    size_t             bytes;
+    cl_mem             buf;     /* NULL: plain page-aligned memory */
+    cl_command_queue   q;       /* the queue that mapped it */
+    cl_context         cl;
+    struct cls_hostmem *next;
+} cls_hostmem;
+
+void cls_hostmem_release_all(cls_context *ctx);
+/* 1 when [p, p + len) lies in pinned memory of OpenCL context `cl`. */
+int cls_hostmem_pinned(const cls_context *ctx, const void *p, size_t len, cl_context cl);

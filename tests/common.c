@@ -1,0 +1,191 @@
+/* See common.h. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common.h"
+
+const char *test_suite(void)
+{
+    const char *s = getenv("CLS_TEST_SUITE");
+    return s ? s : "pocl";
+}
+
+int test_suite_is(const char *name) { return strcmp(test_suite(), name) == 0; }
+
+static uint64_t splitmix(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+void rng_seed(rng *r, uint64_t seed)
+{
+    for (int i = 0; i < 4; i++) r->s[i] = splitmix(&seed);
+}
+
+static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+uint64_t rng_next(rng *r)
+{
+    uint64_t *s = r->s;
+    uint64_t result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+double rng_uniform(rng *r) { return (rng_next(r) >> 11) * 0x1.0p-53; }
+double rng_range(rng *r, double lo, double hi) { return lo + (hi - lo) * rng_uniform(r); }
+
+double rng_normal(rng *r)
+{
+    double u = rng_uniform(r), v = rng_uniform(r);
+    if (u < 1e-300) u = 1e-300;
+    return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
+}
+
+void test_assert_close(double a, double e, double tol, const char *what, const char *file, int line)
+{
+    int ok;
+    if (isnan(e)) ok = isnan(a);
+    else if (isinf(e)) ok = a == e;
+    else ok = fabs(a - e) <= tol * fmax(1.0, fabs(e));
+    if (!ok) {
+        print_error("%s = %.17g, expected %.17g (difference %.3g, tolerance %.3g relative)\n", what, a, e,
+                    fabs(a - e), tol);
+        _fail(file, line);
+    }
+}
+
+cls_context *test_context(const char *devices, unsigned flags, size_t slice_bytes)
+{
+    cls_config cfg = {0};
+    cfg.devices = devices;
+    cfg.flags = flags;
+    cfg.slice_bytes = slice_bytes;
+    cls_context *ctx = NULL;
+    cls_status st = cls_context_create(&cfg, &ctx);
+    if (st != CLS_OK) {
+        print_error("cls_context_create: %s\n%s\n", cls_status_str(st), cls_last_error(ctx));
+        cls_context_destroy(ctx);
+        fail();
+    }
+    return ctx;
+}
+
+void test_tmpdir(char *buf, size_t len, const char *name)
+{
+    const char *base = getenv("CLS_TEST_TMP");
+    if (!base) base = "/tmp";
+    snprintf(buf, len, "%s/%s-%s-%ld", base, name, test_suite(), (long)getpid());
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", buf, buf);
+    if (system(cmd) != 0) fail_msg("cannot make %s", buf);
+}
+
+static int oclgrind_log_clean(void)
+{
+    const char *log = getenv("OCLGRIND_LOG");
+    if (!log) return 1;
+    FILE *f = fopen(log, "r");
+    if (!f) return 1;
+    char buf[4096];
+    size_t n, total = 0;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+        if (total == 0) fprintf(stderr, "Oclgrind reported errors (%s):\n", log);
+        fwrite(buf, 1, n, stderr);
+        total += n;
+    }
+    fclose(f);
+    return total == 0;
+}
+
+/* Writes a vendors folder holding one .icd file per library. */
+static void make_vendors(const char *dir, const char *const *libs, size_t n)
+{
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", dir, dir);
+    if (system(cmd) != 0) {
+        fprintf(stderr, "cannot make %s\n", dir);
+        exit(1);
+    }
+    for (size_t i = 0; i < n; i++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%zu.icd", dir, i);
+        FILE *f = fopen(path, "w");
+        if (!f) {
+            perror(path);
+            exit(1);
+        }
+        fprintf(f, "%s\n", libs[i]);
+        fclose(f);
+    }
+    setenv("OCL_ICD_VENDORS", dir, 1);
+}
+
+#define POCL_LIB "libpocl.so.2"
+#define RUSTICL_LIB "libRusticlOpenCL.so.1"
+#define CLOVER_LIB "libMesaOpenCL.so.1"
+#define OCLGRIND_LIB "/usr/lib/oclgrind/liboclgrind-rt-icd.so"
+
+/* The environment of the suite, set before the first OpenCL call (the ICD
+ * loader reads it once). An environment already pinned by the caller (a
+ * sanitizer run) is kept. */
+static void setup_env(void)
+{
+    const char *suite = test_suite();
+    const char *base = getenv("CLS_TEST_TMP");
+    if (!base) base = "/tmp";
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/vendors-%s-%ld", base, suite, (long)getpid());
+    if (getenv("CLS_TEST_KEEP_ICD")) return;
+    if (!strcmp(suite, "pocl") || !strcmp(suite, "pocl1")) {
+        const char *libs[] = {POCL_LIB};
+        make_vendors(dir, libs, 1);
+        setenv("POCL_DEVICES", !strcmp(suite, "pocl") ? "pthread pthread" : "pthread", 0);
+    } else if (!strcmp(suite, "rusticl")) {
+        const char *libs[] = {RUSTICL_LIB};
+        make_vendors(dir, libs, 1);
+        setenv("RUSTICL_ENABLE", "llvmpipe", 1);
+    } else if (!strcmp(suite, "oclgrind")) {
+        const char *libs[] = {OCLGRIND_LIB};
+        make_vendors(dir, libs, 1);
+    } else if (!strcmp(suite, "all")) {
+        /* Clover has no device here: it proves an empty platform is skipped. */
+        const char *libs[] = {OCLGRIND_LIB, POCL_LIB, RUSTICL_LIB, CLOVER_LIB};
+        make_vendors(dir, libs, 4);
+        setenv("POCL_DEVICES", "pthread pthread", 1);
+        setenv("RUSTICL_ENABLE", "llvmpipe", 1);
+    } else if (!strcmp(suite, "noicd")) {
+        make_vendors(dir, NULL, 0);
+    }
+    if (!strcmp(suite, "oclgrind") || !strcmp(suite, "all")) {
+        char log[4200];
+        snprintf(log, sizeof log, "%s/oclgrind-%ld.log", base, (long)getpid());
+        setenv("OCLGRIND_LOG", log, 1);
+        setenv("OCLGRIND_CHECK_API", "1", 1);
+        setenv("OCLGRIND_DATA_RACES", "1", 1);
+        setenv("OCLGRIND_UNINITIALIZED", "1", 1);
+    }
+}
+
+int test_run(const char *name, const struct CMUnitTest *tests, size_t n,
+             CMFixtureFunction setup, CMFixtureFunction teardown)
+{
+    setup_env();
+    const char *log = getenv("OCLGRIND_LOG");
+    if (log) unlink(log);
+    int failed = _cmocka_run_group_tests(name, tests, n, setup, teardown);
+    if (!oclgrind_log_clean()) failed++;
+    return failed;
+}

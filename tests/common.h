@@ -1,0 +1,46 @@
+/* Helpers every test file shares: cmocka, a seeded generator, close-enough
+ * comparisons that print both values, and the context fixture. */
+#ifndef CLS_TEST_COMMON_H
+#define CLS_TEST_COMMON_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "clscale.h"
+
+/* The implementation the test runs on, from $CLS_TEST_SUITE: "pocl" (two
+ * pthread devices), "pocl1", "rusticl", "oclgrind", "all" (three platforms). */
+const char *test_suite(void);
+int test_suite_is(const char *name);
+
+/* xoshiro256** seeded by splitmix64: the same numbers on every machine. */
+typedef struct rng { uint64_t s[4]; } rng;
+void rng_seed(rng *r, uint64_t seed);
+uint64_t rng_next(rng *r);
+double rng_uniform(rng *r);             /* [0, 1) */
+double rng_range(rng *r, double lo, double hi);
+double rng_normal(rng *r);
+
+/* |actual - expected| <= tol * max(1, |expected|); NaN equals NaN, an
+ * infinity equals itself. Prints both and the tolerance on failure. */
+#define assert_close(actual, expected, tol) \
+    test_assert_close((double)(actual), (double)(expected), (tol), #actual, __FILE__, __LINE__)
+void test_assert_close(double a, double e, double tol, const char *what, const char *file, int line);
+
+/* Creates a context for `devices` (NULL: all) with the test cache; fails
+ * the test on error, printing cls_last_error(). */
+cls_context *test_context(const char *devices, unsigned flags, size_t slice_bytes);
+
+/* A scratch folder under the build directory, made fresh. */
+void test_tmpdir(char *buf, size_t len, const char *name);
+
+/* Runs the group; with Oclgrind, also fails when its log holds any report. */
+int test_run(const char *name, const struct CMUnitTest *tests, size_t n,
+             CMFixtureFunction setup, CMFixtureFunction teardown);
+#define TEST_RUN(name, tests, setup, teardown) \
+    test_run(name, tests, sizeof(tests) / sizeof((tests)[0]), setup, teardown)
+
+#endif

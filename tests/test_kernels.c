@@ -1,0 +1,84 @@
+/* The embedded program builds on every device and its copy kernel runs
+ * correctly there, for float and (where cl_khr_fp64 exists) double. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "internal.h"
+
+static void run_copy(cls_dev *d, cls_dtype t, size_t count)
+{
+    size_t es = t == CLS_F64 ? 8 : 4;
+    unsigned char *in = malloc(count * es), *out = malloc(count * es);
+    rng r;
+    rng_seed(&r, 42 + count);
+    for (size_t i = 0; i < count; i++) {
+        double v = rng_range(&r, -1e3, 1e3);
+        if (t == CLS_F64) ((double *)in)[i] = v;
+        else ((float *)in)[i] = (float)v;
+    }
+    memset(out, 0xab, count * es);
+    cl_int e;
+    cl_mem a = clCreateBuffer(d->cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, count * es, in, &e);
+    assert_int_equal(e, CL_SUCCESS);
+    cl_mem b = clCreateBuffer(d->cl, CL_MEM_WRITE_ONLY, count * es, NULL, &e);
+    assert_int_equal(e, CL_SUCCESS);
+    cl_kernel k = d->k[CLS_K_COPY][t];
+    cl_ulong n = count;
+    assert_int_equal(clSetKernelArg(k, 0, sizeof a, &a), CL_SUCCESS);
+    assert_int_equal(clSetKernelArg(k, 1, sizeof b, &b), CL_SUCCESS);
+    assert_int_equal(clSetKernelArg(k, 2, sizeof n, &n), CL_SUCCESS);
+    size_t items = (count + d->vec - 1) / d->vec;
+    size_t local = d->local;
+    size_t global = (items + local - 1) / local * local;
+    assert_int_equal(clEnqueueNDRangeKernel(d->q[0], k, 1, NULL, &global, &local, 0, NULL, NULL), CL_SUCCESS);
+    assert_int_equal(clEnqueueReadBuffer(d->q[0], b, CL_TRUE, 0, count * es, out, 0, NULL, NULL), CL_SUCCESS);
+    assert_memory_equal(in, out, count * es);
+    clReleaseMemObject(a);
+    clReleaseMemObject(b);
+    free(in);
+    free(out);
+}
+
+static void copy_kernel_runs_on_every_device(void **state)
+{
+    (void)state;
+    cls_context *ctx = test_context(NULL, 0, 0);
+    for (size_t i = 0; i < ctx->ndevs; i++) {
+        cls_dev *d = &ctx->devs[i];
+        assert_true(d->alive);
+        assert_non_null(d->k[CLS_K_COPY][CLS_F32]);
+        size_t sizes[] = {1, 7, 1000, 4099};
+        for (size_t s = 0; s < 4; s++) {
+            run_copy(d, CLS_F32, sizes[s]);
+            if (d->info.fp64) run_copy(d, CLS_F64, sizes[s]);
+        }
+        if (d->info.fp64) assert_non_null(d->k[CLS_K_APPLY][CLS_F64]);
+        else assert_null(d->k[CLS_K_APPLY][CLS_F64]);
+    }
+    cls_context_destroy(ctx);
+}
+
+static void build_options_name_the_vector_width(void **state)
+{
+    (void)state;
+    cls_context *ctx = test_context("0", 0, 0);
+    char opts[256];
+    cls_program_options(&ctx->devs[0], opts, sizeof opts);
+    assert_non_null(strstr(opts, "-DVEC="));
+    assert_non_null(strstr(opts, "-DCLS_FP64="));
+    size_t len;
+    const char *src = cls_program_source(&len);
+    assert_true(len > 1000 && strlen(src) == len);
+    assert_non_null(strstr(src, "fit_apply_mm"));
+    cls_context_destroy(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(copy_kernel_runs_on_every_device),
+        cmocka_unit_test(build_options_name_the_vector_width),
+    };
+    return TEST_RUN("kernels", tests, NULL, NULL);
+}

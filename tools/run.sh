@@ -1,0 +1,7 @@
+#!/bin/sh
+# The main job on a fresh Debian 12 machine: set up, build, then run the
+# benchmark on every OpenCL device (arguments go to `clscale bench`).
+set -eu
+cd "$(dirname "$0")/.."
+sh tools/setup.sh >/dev/null
+exec build/tools/clscale devices "$@"
