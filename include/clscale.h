@@ -316,8 +316,8 @@ CLS_API cls_status cls_last_report(const cls_context *ctx, cls_report *out);
 /* cls_trace_write_json() : the last CLS_PROFILE call as a Chrome trace (opens in
  * Perfetto or chrome://tracing), one track per device queue.
  * cls_trace_write_svg() : the same as an SVG timeline, one lane per queue. */
-CLS_API cls_status cls_trace_write_json(const cls_context *ctx, const char *path);
-CLS_API cls_status cls_trace_write_svg(const cls_context *ctx, const char *path);
+CLS_API cls_status cls_trace_write_json(cls_context *ctx, const char *path);
+CLS_API cls_status cls_trace_write_svg(cls_context *ctx, const char *path);
 
 /* ------------------------------------------------------------------------ */
 /* Host memory, measurements                                                 */

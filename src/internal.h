@@ -184,3 +184,28 @@ typedef struct cls_hostmem {
 void cls_hostmem_release_all(cls_context *ctx);
 /* 1 when [p, p + len) lies in pinned memory of OpenCL context `cl`. */
 int cls_hostmem_pinned(const cls_context *ctx, const void *p, size_t len, cl_context cl);
+
+/* ---- stats.c: the statistics object ---- */
+
+struct cls_stats {
+    cls_stats_info    info;
+    cls_column_stats *col;     /* info.groups * info.cols, entry [group * cols + column] */
+};
+
+/* A statistics object with every column empty (count 0, missing 0, every
+ * moment NaN); NULL when out of memory or the shape overflows. */
+cls_stats *cls_stats_new(const cls_stats_info *info);
+/* The empty column (count 0, missing 0, all values NaN). */
+cls_column_stats cls_column_empty(void);
+/* Chan's parallel merge of `from` into `into`: counts and missing add,
+ * min/max/absmax combine, mean/m2 combine when `moments` (else stay NaN).
+ * Merging with an empty column is exact. */
+void cls_column_merge(cls_column_stats *into, const cls_column_stats *from, int moments);
+
+/* Params of the scaler for one column, in double: y = (x - shift) * m + o,
+ * then clamp to [lo, hi] when clipping. Inverse params undo the forward ones.
+ * A column with count 0 gets shift 0, m 1, o 0 (its values are all missing). */
+typedef struct cls_params { double shift, m, o; } cls_params;
+cls_params cls_params_of(const cls_column_stats *s, cls_scaler scaler, double lo, double hi, int inverse);
+/* The decimal exponent j of a column with max |x| = absmax (0 for 0). */
+int cls_decimal_exponent(double absmax);
