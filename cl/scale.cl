@@ -188,8 +188,8 @@ inline void F(store_stats)(__global REAL *st, __global uint *cn, ulong sstride, 
             REALV v = F(load_cols)(px + r * ld, n);                               \
             REALV out = F(scale)(v, shi, slo, m, o, flags, lo, hi);               \
             if (flags & CLS_KF_FACTORS)                                           \
-                out *= F(load_factors)(f + foff + b_ * fsb + rr_ * fsr            \
-                                       + (col0 + c) * fsc, fsc, n);               \
+                out *= F(load_factors)(f + foff + (long)(b_ * fsb + rr_ * fsr     \
+                                       + (col0 + c) * fsc), fsc, n);              \
             F(store_cols)(out, py + r * ld, n);                                   \
             if (++rr_ == R) { rr_ = 0; b_++; }                                    \
         }                                                                         \
@@ -202,7 +202,7 @@ inline void F(store_stats)(__global REAL *st, __global uint *cn, ulong sstride, 
 __kernel void F(fit_apply_mm)(__global const REAL *x, ulong xoff, __global REAL *y, ulong yoff,
                               uint ncols, uint rows, ulong ld, ulong gstride,
                               uint scaler, uint flags, REAL lo, REAL hi,
-                              __global const REAL *f, ulong foff, ulong fsb, ulong fsr,
+                              __global const REAL *f, long foff, ulong fsb, ulong fsr,
                               ulong fsc, ulong frow0, ulong R, ulong col0,
                               __global REAL *st, __global uint *cn, ulong sstride)
 {
@@ -229,7 +229,7 @@ __kernel void F(fit_apply_mm)(__global const REAL *x, ulong xoff, __global REAL 
 __kernel void F(fit_apply_mv)(__global const REAL *x, ulong xoff, __global REAL *y, ulong yoff,
                               uint ncols, uint rows, ulong ld, ulong gstride,
                               uint scaler, uint flags, REAL lo, REAL hi,
-                              __global const REAL *f, ulong foff, ulong fsb, ulong fsr,
+                              __global const REAL *f, long foff, ulong fsb, ulong fsr,
                               ulong fsc, ulong frow0, ulong R, ulong col0,
                               __global REAL *st, __global uint *cn, ulong sstride)
 {
@@ -355,13 +355,15 @@ __kernel void F(stats_reduce)(__global const REAL *st, __global const uint *cn, 
 /* Elementwise pass: scale by per-column params (CLS_KF_PARAMS), then discount
  * (CLS_KF_FACTORS). Work-item (i, j) covers rows [j * rpi, (j + 1) * rpi).
  * Slice row r is global row grow0 + r, of statistics group (grow0 + r) / Rg,
- * whose params are entry (group - g0) * ncols + c; and of matrix
- * (grow0 + r) / R, row (grow0 + r) % R for the factors. */
+ * whose params are entry (group - g0) * pld + pcol0 + c; and of matrix
+ * (grow0 + r) / R, row (grow0 + r) % R for the factors, whose element is
+ * foff + b * fsb + row * fsr + (col0 + c) * fsc (foff < 0 for a window). */
 __kernel void F(apply)(__global const REAL *x, ulong xoff, __global REAL *y, ulong yoff,
                        uint ncols, ulong nrows, ulong ld, uint rpi,
                        uint flags, REAL lo, REAL hi,
-                       __global const REAL *prm, ulong pstride, ulong grow0, ulong Rg, ulong g0,
-                       __global const REAL *f, ulong foff, ulong fsb, ulong fsr, ulong fsc,
+                       __global const REAL *prm, ulong pstride, ulong pld, ulong pcol0,
+                       ulong grow0, ulong Rg, ulong g0,
+                       __global const REAL *f, long foff, ulong fsb, ulong fsr, ulong fsc,
                        ulong R, ulong col0)
 {
     uint c = (uint)get_global_id(0) * VEC;
@@ -378,7 +380,7 @@ __kernel void F(apply)(__global const REAL *x, ulong xoff, __global REAL *y, ulo
     ulong b = gr / R, rr = gr % R;
     REALV shi = RV(0), slo = RV(0), m = RV(1), o = RV(0);
     if (flags & CLS_KF_PARAMS) {
-        ulong pi = (grp - g0) * ncols + c;
+        ulong pi = (grp - g0) * pld + pcol0 + c;
         shi = F(load_cols)(prm + P_SHI * pstride + pi, n);
         slo = F(load_cols)(prm + P_SLO * pstride + pi, n);
         m = F(load_cols)(prm + P_M * pstride + pi, n);
@@ -388,14 +390,14 @@ __kernel void F(apply)(__global const REAL *x, ulong xoff, __global REAL *y, ulo
         REALV v = F(load_cols)(px + r * ld, n);
         REALV out = (flags & CLS_KF_PARAMS) ? F(scale)(v, shi, slo, m, o, flags, lo, hi) : v;
         if (flags & CLS_KF_FACTORS)
-            out *= F(load_factors)(f + foff + b * fsb + rr * fsr + (col0 + c) * fsc, fsc, n);
+            out *= F(load_factors)(f + foff + (long)(b * fsb + rr * fsr + (col0 + c) * fsc), fsc, n);
         F(store_cols)(out, py + r * ld, n);
         if (++rr == R) { rr = 0; b++; }
         if (++grp_row == Rg && r + 1 < rows) {
             grp_row = 0;
             grp++;
             if (flags & CLS_KF_PARAMS) {
-                ulong pi = (grp - g0) * ncols + c;
+                ulong pi = (grp - g0) * pld + pcol0 + c;
                 shi = F(load_cols)(prm + P_SHI * pstride + pi, n);
                 slo = F(load_cols)(prm + P_SLO * pstride + pi, n);
                 m = F(load_cols)(prm + P_M * pstride + pi, n);

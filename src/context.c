@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "job.h"
 #include "pool.h"
 
 static cls_status read_config(cls_context *ctx, const cls_config *cfg)
@@ -211,6 +211,7 @@ void cls_context_destroy(cls_context *ctx)
     cls_hostmem_release_all(ctx);
     for (size_t i = 0; i < ctx->ndevs; i++) {
         cls_dev *d = &ctx->devs[i];
+        cls_stage_release(d);
         for (unsigned q = 0; q < d->nq; q++)
             if (d->q[q]) clReleaseCommandQueue(d->q[q]);
         cls_program_release(d);

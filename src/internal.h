@@ -97,6 +97,26 @@ void cls_cache_default_dir(char *buf, size_t len);
 
 /* ---- device.c ---- */
 
+/* Per-queue buffers of a device, kept across calls and grown on demand
+ * (stage.c). Capacities in bytes. */
+typedef struct cls_slot {
+    cl_mem  data;                 /* a staged slice on the device */
+    size_t  data_cap;
+    cl_mem  pinned;               /* pinned host memory, mapped at `host` */
+    void   *host;
+    size_t  host_cap;
+    cl_mem  st_part, cn_part;     /* partial statistics of row chunks */
+    size_t  part_cap;             /* entries */
+    cl_mem  st_out, cn_out;       /* statistics of the slice */
+    void   *st_host, *cn_host;    /* their host copies */
+    size_t  out_cap;              /* entries */
+    cl_mem  prm;                  /* params */
+    void   *prm_host;
+    size_t  prm_cap;              /* entries */
+    cl_mem  fwin;                 /* a factor window */
+    size_t  fwin_cap;
+} cls_slot;
+
 typedef struct cls_dev {
     size_t          index;      /* among the selected devices */
     cls_device_info info;       /* its strings point into `strings` */
@@ -117,6 +137,9 @@ typedef struct cls_dev {
     int             profiling;  /* queues were created with profiling */
     int             zero_copy;  /* host-unified and not forced to stage */
     double          rate;       /* measured end-to-end bytes/s, 0: unknown */
+    int             zc_checked; /* zero copy was verified (or refuted) */
+    cls_slot        slot[CLS_MAX_QUEUES];
+    size_t          cache_bytes; /* CL_DEVICE_GLOBAL_MEM_CACHE_SIZE */
     double          clock_offset; /* host seconds minus device seconds */
 } cls_dev;
 
@@ -168,7 +191,6 @@ struct cls_context {
 /* Appends a note to the context's message without changing a status. */
 void cls_note(cls_context *ctx, const char *fmt, ...) CLS_PRINTF(2, 3);
 
-#endif /* CLS_INTERNAL_H */
 
 /* ---- hostmem.c: cls_host_alloc ---- */
 
@@ -209,3 +231,5 @@ typedef struct cls_params { double shift, m, o; } cls_params;
 cls_params cls_params_of(const cls_column_stats *s, cls_scaler scaler, double lo, double hi, int inverse);
 /* The decimal exponent j of a column with max |x| = absmax (0 for 0). */
 int cls_decimal_exponent(double absmax);
+
+#endif /* CLS_INTERNAL_H */

@@ -1,0 +1,173 @@
+/* The engine's model of one call: a job, its slices, and per device the
+ * worker's state. Shared by plan.c (cutting), slice.c (running one slice on
+ * one queue), stage.c (device and pinned buffers), run.c (workers, cursor,
+ * failover) and pipeline.c (the public calls).
+ *
+ * The data is always seen as a (B * R) x C row-major matrix; statistics
+ * group g is rows [g * Rg, (g + 1) * Rg). Matrix scope: Rg = R; batch scope:
+ * Rg = B * R. A discount alone may re-view the array (rows merged into
+ * columns) so that rows are long. */
+#ifndef CLS_JOB_H
+#define CLS_JOB_H
+
+#include "internal.h"
+
+#define CLS_FUSED_ROWS 4096  /* group rows up to which one work-item reads its columns twice */
+#define CLS_CHUNK_ROWS 4096  /* rows per work-item in the statistics kernels */
+#define CLS_MAX_EVENTS 12    /* timed commands per slice */
+
+typedef enum cls_op {
+    CLS_OP_FUSED,  /* whole groups, or all rows of a column block of one: stats + scaling */
+    CLS_OP_STATS,  /* statistics of rows of one group (phase 1 of two) */
+    CLS_OP_APPLY   /* scaling with host params and/or discount */
+} cls_op;
+
+typedef enum cls_slice_state { CLS_SL_PENDING, CLS_SL_RUNNING, CLS_SL_DONE } cls_slice_state;
+
+typedef struct cls_slice {
+    cls_op   op;
+    uint64_t row0, nrows;     /* rows of the view */
+    size_t   col0, ncols;
+    uint64_t group0, ngroups; /* groups touched; FUSED: whole groups unless ncols < C */
+    size_t   stats_at;        /* first entry in job->sstats (FUSED, STATS) */
+    uint64_t flo, fhi;        /* factor elements [flo, fhi) the slice reads */
+    cls_slice_state state;
+    int      dev;             /* device running or that ran it, -1 */
+    int      home;            /* device holding it resident, -1 */
+    int      written;         /* caller memory may hold part of its output */
+    cl_mem   resident;        /* the slice's data kept on `home` between phases */
+} cls_slice;
+
+struct cls_devrun;
+
+/* A timed command before its clock is aligned to the host's. */
+typedef struct cls_rawev {
+    cls_event ev;
+    int       device_clock;   /* start/end/queued are device seconds */
+    double    queued, t_enq;
+} cls_rawev;
+
+typedef struct cls_job {
+    cls_context *ctx;
+    cls_dtype    dtype;
+    size_t       es;
+    const char  *x;
+    char        *y;
+    int          inplace;
+    uint64_t     B, R;        /* matrices and rows per matrix of the view */
+    size_t       C;           /* columns of the view (= row stride) */
+    uint64_t     Rg, G;       /* rows per group, groups */
+
+    unsigned     scaler;      /* CLS_KS_*, 0: none */
+    int          moments;     /* statistics need mean and m2 */
+    int          clip;
+    double       lo, hi;
+    void        *params;      /* APPLY with a scaler: 4 planes of G * C in the data's dtype */
+
+    const char  *f;           /* factors (NULL: none) in the data's dtype */
+    uint64_t     fsb, fsr, fsc, felems;
+
+    cls_slice   *sl;
+    size_t       nsl;
+    cls_column_stats *sstats; /* per-slice statistics entries */
+    size_t       nsstats;
+    size_t       max_elems;   /* largest slice, elements of data */
+    size_t       max_part;    /* largest partial-stats table (chunks * ncols) */
+    size_t       max_out;     /* largest stats output (groups * ncols) */
+    size_t       max_prm;     /* largest params table for one slice (entries) */
+    uint64_t     max_span;    /* largest factor window (elements) */
+    int          phase;       /* 1 or 2 */
+    int          phases;
+    size_t       slices_all, done_all;  /* over both phases, for the report */
+
+    pthread_mutex_t lock;
+    pthread_cond_t  cond;
+    size_t       pending, running, done;
+    uint64_t     pending_bytes;
+    int          unrecoverable;   /* a failed slice may have half-written caller memory */
+    uint64_t     bytes_total, bytes_done;
+    double       t0;              /* host seconds at the start of the call */
+
+    struct cls_devrun *runs;      /* one per context device */
+    size_t       nruns;
+    cls_rawev   *raw;             /* CLS_PROFILE */
+    size_t       nraw, capraw;
+} cls_job;
+
+/* One slice in flight on one queue. */
+typedef struct cls_inflight {
+    int         slice;            /* -1: the queue is free */
+    cl_event    done;             /* completes the slice */
+    cl_event    ev[CLS_MAX_EVENTS];
+    cls_event_kind kind[CLS_MAX_EVENTS];
+    const char *name[CLS_MAX_EVENTS];
+    double      t_enq[CLS_MAX_EVENTS];  /* host time just before each enqueue */
+    int         nev;
+    double      stage_in0, stage_in1;    /* host staging copy times */
+    cl_mem      xb, yb, fb;       /* per-slice buffers (zero copy, factor window) */
+    void       *ymap;             /* mapped output, unmapped at finish */
+    int         direct_out;       /* downloaded straight into caller memory */
+    uint64_t    bytes;
+} cls_inflight;
+
+typedef struct cls_devrun {
+    cls_job    *job;
+    cls_dev    *dev;
+    int         participates;
+    const char *sat_out;
+    int         failed;
+    char        fail_msg[1024];
+    cls_inflight inf[CLS_MAX_QUEUES];
+    unsigned    order[CLS_MAX_QUEUES]; /* queues in the order their slices started */
+    unsigned    ninf;
+    cl_mem      factors;          /* whole factor array on the device, or NULL */
+    uint64_t    resident_bytes, resident_budget;
+    size_t      slices;
+    uint64_t    bytes;
+    uint64_t    inflight_bytes;
+    uint64_t    phase_bytes;      /* completed in this phase (rate) */
+    double      phase_t0;         /* its first pull in this phase, host seconds */
+    double      t_first, t_last;  /* seconds from t0 */
+    double      up, kern, down, stage;
+    pthread_t   thread;
+    int         started;
+} cls_devrun;
+
+/* ---- plan.c ---- */
+/* Cuts the job into slices for phase `op` (FUSED, STATS or APPLY), no larger
+ * than `slice_bytes` where the shape allows. */
+cls_status cls_plan(cls_job *job, cls_op op, size_t slice_bytes);
+/* The slice size that suits every participating device. */
+size_t cls_plan_slice_bytes(const cls_job *job);
+/* Turns the finished STATS slices into APPLY slices over the same
+ * rectangles (phase 2), keeping those resident on a device there. */
+void cls_plan_reuse_for_apply(cls_job *job);
+
+/* ---- stage.c ---- */
+/* Makes the device's per-queue buffers big enough for the job. */
+cls_status cls_stage_prepare(cls_job *job, cls_devrun *r);
+/* Checks once per device that host-unified memory is really written in
+ * place; a device that keeps shadow copies falls back to staging. */
+cls_status cls_zero_copy_verify(cls_context *ctx);
+/* Releases a device's per-queue buffers (context destruction). */
+void cls_stage_release(cls_dev *dev);
+/* Host copies between caller memory and a packed slot, on the copy pool. */
+void cls_stage_pack(cls_job *job, const cls_slice *s, const char *src, void *slot);
+void cls_stage_unpack(cls_job *job, const cls_slice *s, const void *slot, char *dst);
+
+/* ---- slice.c ---- */
+cls_status cls_slice_start(cls_devrun *r, unsigned q, size_t si);
+cls_status cls_slice_finish(cls_devrun *r, unsigned q);
+/* Releases what a slice in flight holds after a failure (no waiting on errors). */
+void cls_slice_abandon(cls_devrun *r, unsigned q);
+
+/* ---- run.c ---- */
+/* Runs the current phase's slices on every participating device. */
+cls_status cls_run_phase(cls_job *job);
+/* Fills the context's report (and events) from the job, after the call. */
+cls_status cls_report_finish(cls_job *job, double wall);
+/* Keeps a finished slice's timings (slice.c calls it). */
+void cls_record_events(cls_devrun *r, unsigned q, double stage_out0, double stage_out1);
+double cls_now(void);
+
+#endif

@@ -1,0 +1,83 @@
+/* NumPy .npy files: the clscale tool's input and output, and the tests'
+ * fixtures. Not part of the library's API.
+ *
+ * Reading maps the whole file (an array larger than RAM streams from disk as
+ * the devices read it); writing maps a temporary file beside the destination
+ * that the library fills in place, renamed onto the destination only when the
+ * caller commits, so that a failed run never leaves a half-written file.
+ *
+ * Every function returns CLS_OK or a status and writes one line into `err`
+ * (which may be NULL): what is wrong, in the user's words, after the file's
+ * name. Nothing prints, nothing aborts. */
+#ifndef CLS_NPY_H
+#define CLS_NPY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "clscale.h"
+
+typedef struct cls_npy {
+    cls_dtype dtype;      /* CLS_F32 for '<f4', CLS_F64 for '<f8' */
+    size_t    ndim;       /* 1, 2 or 3 */
+    size_t    shape[3];   /* the file's shape, shape[0..ndim) */
+    size_t    batch, rows, cols;  /* as clscale sees it: (n) -> 1 x 1 x n,
+                                     (r, c) -> 1 x r x c, 3-D as is */
+    void     *data;       /* the array's first element (inside the mapping) */
+    size_t    data_bytes;
+    /* private */
+    void  *map;
+    size_t map_len;
+    int    fd;            /* open while writable, -1 otherwise */
+    int    writable;
+    char  *path;
+    char  *tmp_path;      /* the temporary file a created array lives in */
+} cls_npy;
+
+/* cls_npy_parse_header() : reads the header at the start of `buf` (`len`
+ * bytes, the whole file or at least its header): format 1.0, 2.0 or 3.0, dtype
+ * '<f4' or '<f8', C order, 1 to 3 dimensions, none of them 0, and a shape
+ * whose data (with the header) fits in a ptrdiff_t. The data must start at a
+ * multiple of the element size (numpy aligns it to 16 or 64).
+ * `*data_offset` receives where the data starts; unused shape[] entries are 0.
+ * @return CLS_OK, or CLS_E_FORMAT with a message that starts with the problem
+ *         ("dtype '>f8' is big-endian; ..."). */
+cls_status cls_npy_parse_header(const void *buf, size_t len, cls_dtype *dtype, size_t *ndim,
+                                size_t shape[3], size_t *data_offset, char *err, size_t errlen);
+
+/* cls_npy_check_data() : checks that a file of `file_size` bytes whose header
+ * (parsed by cls_npy_parse_header()) ends at `data_offset` holds exactly the
+ * array's data after it: no less ("truncated: ..."), no more ("N bytes of
+ * trailing data ..."). `*data_bytes` receives the data's size.
+ * @return CLS_OK, or CLS_E_FORMAT with a message that starts with the problem. */
+cls_status cls_npy_check_data(cls_dtype dtype, size_t ndim, const size_t shape[3],
+                              size_t data_offset, uint64_t file_size, size_t *data_bytes,
+                              char *err, size_t errlen);
+
+/* cls_npy_open() : maps `path` read-only after checking its header and size
+ * as above. Close with cls_npy_close(f, 0, ...).
+ * @return CLS_OK, CLS_E_IO (cannot open, stat or map: the message has
+ *         strerror), or CLS_E_FORMAT. On failure *out holds nothing to close. */
+cls_status cls_npy_open(const char *path, cls_npy *out, char *err, size_t errlen);
+
+/* cls_npy_create() : makes a temporary file `.<name>.tmp.<pid>.<n>` in the
+ * folder of `path`, sized for an array of `dtype` and `shape` (ndim 1 to 3,
+ * every dimension >= 1) with a numpy 1.0 header (data 64-aligned), and maps it
+ * read-write: out->data is where the array goes. `path` itself is untouched
+ * until cls_npy_close(f, 1, ...).
+ * @return CLS_OK, CLS_E_ARG (bad dtype or shape), CLS_E_NOMEM, or CLS_E_IO
+ *         (the folder does not exist or is not writable, no space, ...).
+ *         On failure no temporary file is left and *out holds nothing to close. */
+cls_status cls_npy_create(const char *path, cls_dtype dtype, size_t ndim, const size_t *shape,
+                          cls_npy *out, char *err, size_t errlen);
+
+/* cls_npy_close() : releases `f`. For a created file, `commit` = 1 writes the
+ * mapping to disk (msync, fsync) and renames the temporary file onto the
+ * destination in one step; `commit` = 0 removes the temporary file and leaves
+ * the destination as it was. A commit that fails also removes the temporary
+ * file. For an opened file `commit` is ignored. Afterwards *f holds nothing,
+ * whatever the result; closing it again is a no-op.
+ * @return CLS_OK, or CLS_E_IO naming the file and the failed call. */
+cls_status cls_npy_close(cls_npy *f, int commit, char *err, size_t errlen);
+
+#endif /* CLS_NPY_H */

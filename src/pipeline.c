@@ -1,0 +1,465 @@
+/* The public pipeline calls: cls_fit, cls_transform, cls_fit_transform.
+ * Owns: argument checks (nothing is touched before they pass), which devices
+ * take part (float64 needs cl_khr_fp64), the choice between one pass of
+ * self-contained slices and two passes with a host merge between them, the
+ * scaler's params on the host, and the assembly of the statistics. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+#include "pool.h"
+
+/* ---- argument checks ---- */
+
+static cls_status check_array(cls_context *ctx, const cls_array *a, const char *what)
+{
+    if (!a) return cls_fail(ctx, CLS_E_ARG, "%s is NULL", what);
+    if (!a->data) return cls_fail(ctx, CLS_E_ARG, "%s: data is NULL", what);
+    if (a->dtype != CLS_F32 && a->dtype != CLS_F64)
+        return cls_fail(ctx, CLS_E_ARG, "%s: dtype %d is neither CLS_F32 nor CLS_F64", what, (int)a->dtype);
+    if (a->batch == 0 || a->rows == 0 || a->cols == 0)
+        return cls_fail(ctx, CLS_E_ARG, "%s: shape %zu x %zu x %zu has a zero dimension", what, a->batch,
+                        a->rows, a->cols);
+    size_t es = a->dtype == CLS_F64 ? 8 : 4, n = a->batch;
+    if (n > SIZE_MAX / a->rows || (n *= a->rows) > SIZE_MAX / a->cols || (n *= a->cols) > SIZE_MAX / es
+        || n * es > (size_t)INT64_MAX)
+        return cls_fail(ctx, CLS_E_ARG, "%s: shape %zu x %zu x %zu overflows the address space", what,
+                        a->batch, a->rows, a->cols);
+    return CLS_OK;
+}
+
+static size_t bytes_of(const cls_array *a)
+{
+    return a->batch * a->rows * a->cols * (a->dtype == CLS_F64 ? 8 : 4);
+}
+
+static int overlap(const void *a, size_t na, const void *b, size_t nb)
+{
+    const char *x = a, *y = b;
+    return x < y + nb && y < x + na;
+}
+
+static cls_status check_io(cls_context *ctx, const cls_array *in, const cls_array *out)
+{
+    cls_status st = check_array(ctx, in, "input");
+    if (st == CLS_OK) st = check_array(ctx, out, "output");
+    if (st != CLS_OK) return st;
+    if (in->dtype != out->dtype || in->batch != out->batch || in->rows != out->rows || in->cols != out->cols)
+        return cls_fail(ctx, CLS_E_ARG, "output %zu x %zu x %zu %s differs from input %zu x %zu x %zu %s",
+                        out->batch, out->rows, out->cols, out->dtype == CLS_F64 ? "float64" : "float32",
+                        in->batch, in->rows, in->cols, in->dtype == CLS_F64 ? "float64" : "float32");
+    if (in->data != out->data && overlap(in->data, bytes_of(in), out->data, bytes_of(out)))
+        return cls_fail(ctx, CLS_E_ARG, "input and output overlap without being the same array");
+    return CLS_OK;
+}
+
+static cls_status check_pipeline(cls_context *ctx, const cls_pipeline *p, const cls_array *x,
+                                  const cls_array *out)
+{
+    if (!p) return cls_fail(ctx, CLS_E_ARG, "pipeline is NULL");
+    if ((unsigned)p->scaler > CLS_DECIMAL)
+        return cls_fail(ctx, CLS_E_ARG, "pipeline: unknown scaler %d", (int)p->scaler);
+    if ((unsigned)p->scope > CLS_SCOPE_BATCH)
+        return cls_fail(ctx, CLS_E_ARG, "pipeline: unknown scope %d", (int)p->scope);
+    if (p->scaler == CLS_MINMAX && !(p->lo == 0 && p->hi == 0)
+        && (!isfinite(p->lo) || !isfinite(p->hi) || !(p->lo < p->hi)))
+        return cls_fail(ctx, CLS_E_ARG, "pipeline: min-max range [%g, %g] must have lo < hi, both finite",
+                        p->lo, p->hi);
+    if (p->clip && p->scaler != CLS_MINMAX)
+        return cls_fail(ctx, CLS_E_ARG, "pipeline: clip applies to the min-max scaler only");
+    const cls_array *f = p->factors;
+    if (!f) return CLS_OK;
+    cls_status st = check_array(ctx, f, "factors");
+    if (st != CLS_OK) return st;
+    if (f->dtype != x->dtype)
+        return cls_fail(ctx, CLS_E_ARG, "factors are %s but the data is %s",
+                        f->dtype == CLS_F64 ? "float64" : "float32", x->dtype == CLS_F64 ? "float64" : "float32");
+    if ((f->batch != 1 && f->batch != x->batch) || (f->rows != 1 && f->rows != x->rows)
+        || (f->cols != 1 && f->cols != x->cols))
+        return cls_fail(ctx, CLS_E_ARG,
+                        "factors of shape %zu x %zu x %zu do not broadcast against data %zu x %zu x %zu "
+                        "(each dimension must equal the data's or be 1)",
+                        f->batch, f->rows, f->cols, x->batch, x->rows, x->cols);
+    if (out && overlap(f->data, bytes_of(f), out->data, bytes_of(out)))
+        return cls_fail(ctx, CLS_E_ARG, "factors overlap the output");
+    return CLS_OK;
+}
+
+static cls_status check_ctx(cls_context *ctx)
+{
+    if (!ctx) return CLS_E_ARG;
+    if (!ctx->usable) return cls_fail(ctx, CLS_E_ARG, "the context failed to initialise: %s", ctx->err);
+    return CLS_OK;
+}
+
+static unsigned scaler_code(cls_scaler s)
+{
+    return s == CLS_MINMAX ? CLS_KS_MINMAX : s == CLS_ZSCORE ? CLS_KS_ZSCORE : s == CLS_DECIMAL ? CLS_KS_DECIMAL : 0;
+}
+
+static void range_of(const cls_pipeline *p, double *lo, double *hi)
+{
+    *lo = p->lo;
+    *hi = p->hi;
+    if (*lo == 0 && *hi == 0) *hi = 1;
+}
+
+/* ---- jobs ---- */
+
+static cls_status job_init(cls_job *job, cls_context *ctx, const cls_array *in, cls_array *out)
+{
+    memset(job, 0, sizeof *job);
+    job->ctx = ctx;
+    job->dtype = in->dtype;
+    job->es = in->dtype == CLS_F64 ? 8 : 4;
+    job->x = in->data;
+    job->y = out ? out->data : NULL;
+    job->inplace = out && out->data == in->data;
+    job->B = in->batch;
+    job->R = in->rows;
+    job->C = in->cols;
+    job->Rg = in->rows;
+    job->G = in->batch;
+    job->t0 = cls_now();
+    pthread_mutex_init(&job->lock, NULL);
+    pthread_cond_init(&job->cond, NULL);
+    memset(&ctx->report, 0, sizeof ctx->report);
+    ctx->nevents = 0;
+
+    cls_status st = cls_zero_copy_verify(ctx);
+    if (st != CLS_OK) return st;
+    job->runs = calloc(ctx->ndevs, sizeof *job->runs);
+    if (!job->runs) return cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+    job->nruns = ctx->ndevs;
+    size_t n = 0;
+    for (size_t i = 0; i < ctx->ndevs; i++) {
+        cls_devrun *r = &job->runs[i];
+        r->job = job;
+        r->dev = &ctx->devs[i];
+        if (job->dtype == CLS_F64 && !r->dev->info.fp64) {
+            r->sat_out = "no cl_khr_fp64 (float64 data)";
+            continue;
+        }
+        r->participates = 1;
+        n++;
+    }
+    if (n == 0)
+        return cls_fail(ctx, CLS_E_UNSUPPORTED,
+                        "float64 data needs a device with cl_khr_fp64 and none of the %zu selected has it "
+                        "(rusticl on llvmpipe has no float64; convert the data to float32 or select PoCL)",
+                        ctx->ndevs);
+    return CLS_OK;
+}
+
+static void job_free(cls_job *job)
+{
+    for (size_t i = 0; i < job->nsl; i++)
+        if (job->sl[i].resident) clReleaseMemObject(job->sl[i].resident);
+    for (size_t i = 0; i < job->nruns; i++)
+        if (job->runs[i].factors) clReleaseMemObject(job->runs[i].factors);
+    free(job->sl);
+    free(job->sstats);
+    free(job->params);
+    free(job->runs);
+    free(job->raw);
+    pthread_mutex_destroy(&job->lock);
+    pthread_cond_destroy(&job->cond);
+}
+
+static void set_factors(cls_job *job, const cls_array *f)
+{
+    if (!f) return;
+    job->f = f->data;
+    job->fsb = f->batch == 1 ? 0 : f->rows * f->cols;
+    job->fsr = f->rows == 1 ? 0 : f->cols;
+    job->fsc = f->cols == 1 ? 0 : 1;
+    job->felems = f->batch * f->rows * f->cols;
+}
+
+/* A discount alone is elementwise: merge rows into columns (and matrices
+ * into one row) where the factors' strides allow, so that rows are long. */
+static void merge_dims(cls_job *job)
+{
+    if (!job->f) return;
+    if ((job->fsc == 1 && job->fsr == job->C) || (job->fsc == 0 && job->fsr == 0)) {
+        job->C *= (size_t)job->R;
+        job->R = 1;
+        job->fsr = 0;
+    }
+    if (job->R == 1 && ((job->fsc == 1 && job->fsb == job->C) || (job->fsc == 0 && job->fsb == 0))) {
+        job->C *= (size_t)job->B;
+        job->B = 1;
+        job->fsb = 0;
+    }
+    job->Rg = job->R;
+    job->G = job->B;
+}
+
+static cls_status run(cls_job *job, cls_op op, size_t sb)
+{
+    cls_status st = cls_plan(job, op, sb);
+    if (st != CLS_OK) return st;
+    job->phase = 1;
+    st = cls_run_phase(job);
+    job->slices_all += job->nsl;
+    job->done_all += job->done;
+    return st;
+}
+
+static cls_status finish(cls_job *job, cls_status st)
+{
+    cls_status rs = cls_report_finish(job, cls_now() - job->t0);
+    if (st == CLS_OK && rs != CLS_OK) st = cls_fail(job->ctx, rs, "out of memory assembling the report");
+    job_free(job);
+    return st;
+}
+
+/* The job's per-slice statistics merged, in slice order, into a new object. */
+static cls_status collect_stats(cls_job *job, const cls_pipeline *p, cls_stats **out)
+{
+    cls_stats_info info = {0};
+    info.scaler = p->scaler;
+    info.scope = p->scope;
+    range_of(p, &info.lo, &info.hi);
+    if (p->scaler != CLS_MINMAX) info.lo = info.hi = 0;
+    info.clip = p->clip;
+    info.dtype = job->dtype;
+    info.groups = (size_t)job->G;
+    info.cols = job->C;
+    info.rows = job->Rg;
+    info.has_moments = job->moments;
+    cls_stats *s = cls_stats_new(&info);
+    if (!s) return cls_fail(job->ctx, CLS_E_NOMEM, "out of memory for statistics");
+    for (size_t i = 0; i < job->nsl; i++) {
+        const cls_slice *sl = &job->sl[i];
+        uint64_t groups = sl->op == CLS_OP_FUSED ? sl->ngroups : 1;
+        for (uint64_t g = 0; g < groups; g++)
+            for (size_t c = 0; c < sl->ncols; c++)
+                cls_column_merge(&s->col[(sl->group0 + g) * job->C + sl->col0 + c],
+                                 &job->sstats[sl->stats_at + g * sl->ncols + c], job->moments);
+    }
+    *out = s;
+    return CLS_OK;
+}
+
+/* Host params of every group and column, 4 planes in the data's dtype:
+ * shift split into a high and a low part so that float32 keeps the mean's
+ * precision (x - hi - lo is exact where it matters). */
+static cls_status make_params(cls_job *job, const cls_stats *s, cls_scaler scaler, double lo, double hi,
+                              int inverse)
+{
+    size_t n = (size_t)(job->G * job->C);
+    job->params = malloc(4 * n * job->es);
+    if (!job->params) return cls_fail(job->ctx, CLS_E_NOMEM, "out of memory for params");
+    for (size_t i = 0; i < n; i++) {
+        cls_params pr = cls_params_of(&s->col[i], scaler, lo, hi, inverse);
+        if (job->dtype == CLS_F64) {
+            double *p = job->params;
+            p[i] = pr.shift;
+            p[n + i] = 0;
+            p[2 * n + i] = pr.m;
+            p[3 * n + i] = pr.o;
+        } else {
+            float *p = job->params;
+            float shi = (float)pr.shift;
+            p[i] = shi;
+            p[n + i] = (float)(pr.shift - (double)shi);
+            p[2 * n + i] = (float)pr.m;
+            p[3 * n + i] = (float)pr.o;
+        }
+    }
+    return CLS_OK;
+}
+
+/* Whole statistics groups fit a slice (or one work-item's column): one pass. */
+static int one_pass(const cls_job *job, size_t sb)
+{
+    if (job->Rg <= CLS_FUSED_ROWS) return 1;
+    uint64_t block = job->C < 64 ? job->C : 64;
+    return job->Rg * block * job->es <= sb;
+}
+
+static cls_status do_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats **out)
+{
+    cls_job job;
+    cls_status st = job_init(&job, ctx, x, NULL);
+    if (st != CLS_OK) return finish(&job, st);
+    if (p->scope == CLS_SCOPE_BATCH) {
+        job.Rg = job.B * job.R;
+        job.G = 1;
+    }
+    job.moments = p->scaler == CLS_ZSCORE || p->scaler == CLS_NONE;
+    job.phases = 1;
+    job.bytes_total = bytes_of(x);
+    st = run(&job, CLS_OP_STATS, cls_plan_slice_bytes(&job));
+    if (st == CLS_OK) st = collect_stats(&job, p, out);
+    return finish(&job, st);
+}
+
+cls_status cls_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats **out)
+{
+    cls_status st = check_ctx(ctx);
+    if (st != CLS_OK) return st;
+    if (!out) return cls_fail(ctx, CLS_E_ARG, "cls_fit: out is NULL");
+    *out = NULL;
+    st = check_array(ctx, x, "input");
+    if (st == CLS_OK) st = check_pipeline(ctx, p, x, NULL);
+    if (st == CLS_OK && p->inverse) st = cls_fail(ctx, CLS_E_ARG, "cls_fit: an inverse pipeline cannot be fitted");
+    if (st != CLS_OK) return st;
+    return do_fit(ctx, p, x, out);
+}
+
+static void identity_copy(void *arg, size_t i)
+{
+    void **a = arg;
+    size_t n = *(size_t *)a[2], chunk = 1u << 22;
+    size_t off = i * chunk, len = n - off < chunk ? n - off : chunk;
+    memcpy((char *)a[1] + off, (const char *)a[0] + off, len);
+}
+
+static cls_status do_transform(cls_context *ctx, const cls_pipeline *p, const cls_stats *s,
+                               const cls_array *in, cls_array *out)
+{
+    if (p->scaler == CLS_NONE && !p->factors) {
+        size_t n = bytes_of(in);
+        if (out->data != in->data) {
+            void *a[3] = {in->data, out->data, &n};
+            cls_pool_run(ctx->pool, (n + (1u << 22) - 1) >> 22, identity_copy, a);
+        }
+        memset(&ctx->report, 0, sizeof ctx->report);
+        return CLS_OK;
+    }
+    cls_job job;
+    cls_status st = job_init(&job, ctx, in, out);
+    if (st != CLS_OK) return finish(&job, st);
+    set_factors(&job, p->factors);
+    job.phases = 1;
+    job.bytes_total = 2 * (uint64_t)bytes_of(in);
+    if (p->scaler == CLS_NONE) {
+        merge_dims(&job);
+    } else {
+        if (p->scope == CLS_SCOPE_BATCH) {
+            job.Rg = job.B * job.R;
+            job.G = 1;
+        }
+        double lo, hi;
+        range_of(p, &lo, &hi);
+        if (s->info.scaler == CLS_MINMAX && p->scaler == CLS_MINMAX && p->lo == 0 && p->hi == 0) {
+            lo = s->info.lo;
+            hi = s->info.hi;
+        }
+        job.scaler = scaler_code(p->scaler);
+        job.clip = p->clip && !p->inverse;
+        job.lo = lo;
+        job.hi = hi;
+        st = make_params(&job, s, p->scaler, lo, hi, p->inverse);
+    }
+    if (st == CLS_OK) st = run(&job, CLS_OP_APPLY, cls_plan_slice_bytes(&job));
+    return finish(&job, st);
+}
+
+cls_status cls_transform(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const cls_array *in,
+                         cls_array *out)
+{
+    cls_status st = check_ctx(ctx);
+    if (st != CLS_OK) return st;
+    cls_pipeline recorded;
+    if (!p) {
+        if (!s) return cls_fail(ctx, CLS_E_ARG, "cls_transform: no pipeline and no statistics to take it from");
+        memset(&recorded, 0, sizeof recorded);
+        recorded.scaler = s->info.scaler;
+        recorded.scope = s->info.scope;
+        recorded.lo = s->info.lo;
+        recorded.hi = s->info.hi;
+        recorded.clip = s->info.clip;
+        p = &recorded;
+    }
+    st = check_io(ctx, in, out);
+    if (st == CLS_OK) st = check_pipeline(ctx, p, in, out);
+    if (st != CLS_OK) return st;
+    if (p->scaler != CLS_NONE) {
+        if (!s) return cls_fail(ctx, CLS_E_ARG, "cls_transform: the scaler needs fitted statistics (s is NULL)");
+        size_t groups = p->scope == CLS_SCOPE_MATRIX ? in->batch : 1;
+        if (s->info.scope != p->scope)
+            return cls_fail(ctx, CLS_E_ARG, "statistics were fitted with scope %s, the pipeline asks for %s",
+                            s->info.scope == CLS_SCOPE_MATRIX ? "matrix" : "batch",
+                            p->scope == CLS_SCOPE_MATRIX ? "matrix" : "batch");
+        if (s->info.cols != in->cols || s->info.groups != groups)
+            return cls_fail(ctx, CLS_E_ARG,
+                            "statistics of %zu group(s) x %zu columns do not fit data %zu x %zu x %zu (scope %s "
+                            "needs %zu group(s) x %zu columns)",
+                            s->info.groups, s->info.cols, in->batch, in->rows, in->cols,
+                            p->scope == CLS_SCOPE_MATRIX ? "matrix" : "batch", groups, in->cols);
+        if (p->scaler == CLS_ZSCORE && !s->info.has_moments)
+            return cls_fail(ctx, CLS_E_ARG,
+                            "z-score needs means and variances, but these statistics were fitted for %s "
+                            "(min/max only); fit with CLS_ZSCORE or CLS_NONE",
+                            s->info.scaler == CLS_MINMAX ? "min-max" : "decimal scaling");
+    }
+    return do_transform(ctx, p, s, in, out);
+}
+
+cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
+                             cls_stats **fitted)
+{
+    cls_status st = check_ctx(ctx);
+    if (st != CLS_OK) return st;
+    if (fitted) *fitted = NULL;
+    st = check_io(ctx, in, out);
+    if (st == CLS_OK) st = check_pipeline(ctx, p, in, out);
+    if (st == CLS_OK && p->inverse)
+        st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: inverse needs fitted statistics; use cls_transform");
+    if (st != CLS_OK) return st;
+
+    if (p->scaler == CLS_NONE) {
+        /* nothing to fit for the transform; a caller asking for statistics
+         * gets all of them from a pass of its own */
+        cls_stats *s = NULL;
+        if (fitted) {
+            st = do_fit(ctx, p, in, &s);
+            if (st != CLS_OK) return st;
+        }
+        st = do_transform(ctx, p, s, in, out);
+        if (st == CLS_OK && fitted) *fitted = s;
+        else cls_stats_destroy(s);
+        return st;
+    }
+
+    cls_job job;
+    st = job_init(&job, ctx, in, out);
+    if (st != CLS_OK) return finish(&job, st);
+    set_factors(&job, p->factors);
+    if (p->scope == CLS_SCOPE_BATCH) {
+        job.Rg = job.B * job.R;
+        job.G = 1;
+    }
+    job.scaler = scaler_code(p->scaler);
+    job.moments = p->scaler == CLS_ZSCORE;
+    job.clip = p->clip;
+    range_of(p, &job.lo, &job.hi);
+    size_t sb = cls_plan_slice_bytes(&job);
+    cls_stats *s = NULL;
+    if (one_pass(&job, sb)) {
+        job.phases = 1;
+        job.bytes_total = 2 * (uint64_t)bytes_of(in);
+        st = run(&job, CLS_OP_FUSED, sb);
+        if (st == CLS_OK) st = collect_stats(&job, p, &s);
+    } else {
+        job.phases = 2;
+        job.bytes_total = 3 * (uint64_t)bytes_of(in);
+        st = run(&job, CLS_OP_STATS, sb);
+        if (st == CLS_OK) st = collect_stats(&job, p, &s);
+        if (st == CLS_OK) st = make_params(&job, s, p->scaler, job.lo, job.hi, 0);
+        if (st == CLS_OK) {
+            cls_plan_reuse_for_apply(&job);
+            job.phase = 2;
+            st = cls_run_phase(&job);
+            job.slices_all += job.nsl;
+            job.done_all += job.done;
+        }
+    }
+    if (st == CLS_OK && fitted) *fitted = s;
+    else cls_stats_destroy(s);
+    return finish(&job, st);
+}

@@ -1,0 +1,226 @@
+/* Cutting a job into slices.
+ * Owns: the slice size that fits every participating device, and the three
+ * cuts: FUSED (whole groups, or all rows of a column block of one group),
+ * STATS (row ranges of one group) and APPLY (whole matrices, or a rectangle
+ * inside one matrix, so that a slice's factor window never exceeds it). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+
+#define MIB ((size_t)1 << 20)
+
+size_t cls_plan_slice_bytes(const cls_job *job)
+{
+    size_t sb = job->ctx->cfg.slice_bytes;
+    size_t cap = SIZE_MAX;
+    size_t target = SIZE_MAX;
+    for (size_t i = 0; i < job->nruns; i++) {
+        const cls_devrun *r = &job->runs[i];
+        if (!r->participates) continue;
+        const cls_dev *d = r->dev;
+        /* CPUs: large enough to hide the launch (tens of µs), small enough to
+         * balance devices. Discrete: a few ms of bus time per copy. */
+        size_t t = d->zero_copy ? 8 * MIB : 32 * MIB;
+        if (t < target) target = t;
+        uint64_t c = d->info.max_alloc_bytes;
+        if (!d->zero_copy) {
+            /* a slot per queue, plus room for statistics and factors */
+            uint64_t share = d->info.global_mem_bytes / (2 * (uint64_t)d->nq + 4);
+            if (share < c) c = share;
+        }
+        if (c < cap) cap = (size_t)c;
+    }
+    if (sb == 0) sb = target;
+    if (sb > cap) sb = cap;
+    if (sb < 4096) sb = 4096;
+    return sb;
+}
+
+/* A rectangle of h rows x w columns of an rows x cols block that fits sb:
+ * whole rows when a row fits, else narrow column blocks of a few rows. */
+static void tile(uint64_t rows, size_t cols, size_t es, size_t sb, uint64_t *h, size_t *w)
+{
+    if ((uint64_t)cols * es <= sb) {
+        *w = cols;
+        uint64_t n = sb / ((uint64_t)cols * es);
+        *h = n < rows ? n : rows;
+    } else {
+        *h = rows < 16 ? rows : 16;
+        size_t ww = sb / (es * (size_t)*h);
+        if (ww >= 64) ww -= ww % 64;
+        *w = ww ? ww : 1;
+    }
+}
+
+static int participating(const cls_job *job)
+{
+    int n = 0;
+    for (size_t i = 0; i < job->nruns; i++) n += job->runs[i].participates;
+    return n ? n : 1;
+}
+
+typedef struct builder {
+    cls_job *job;
+    size_t cap;
+} builder;
+
+static cls_status add(builder *b, cls_op op, uint64_t row0, uint64_t nrows, size_t col0, size_t ncols)
+{
+    cls_job *job = b->job;
+    if (job->nsl == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 64;
+        cls_slice *n = realloc(job->sl, cap * sizeof *n);
+        if (!n) return cls_fail(job->ctx, CLS_E_NOMEM, "out of memory planning slices");
+        job->sl = n;
+        b->cap = cap;
+    }
+    cls_slice *s = &job->sl[job->nsl++];
+    memset(s, 0, sizeof *s);
+    s->op = op;
+    s->row0 = row0;
+    s->nrows = nrows;
+    s->col0 = col0;
+    s->ncols = ncols;
+    s->group0 = row0 / job->Rg;
+    s->ngroups = (row0 + nrows - 1) / job->Rg - s->group0 + 1;
+    s->dev = -1;
+    s->home = -1;
+    s->state = CLS_SL_PENDING;
+
+    size_t elems = (size_t)nrows * ncols;
+    if (elems > job->max_elems) job->max_elems = elems;
+    if (op == CLS_OP_FUSED || op == CLS_OP_STATS) {
+        size_t out = op == CLS_OP_FUSED ? (size_t)s->ngroups * ncols : ncols;
+        s->stats_at = job->nsstats;
+        job->nsstats += out;
+        if (out > job->max_out) job->max_out = out;
+        uint64_t rows_per_group = op == CLS_OP_FUSED ? job->Rg : nrows;
+        if (op == CLS_OP_STATS || rows_per_group > CLS_FUSED_ROWS) {
+            size_t chunks = (size_t)((rows_per_group + CLS_CHUNK_ROWS - 1) / CLS_CHUNK_ROWS);
+            if (chunks * ncols > job->max_part) job->max_part = chunks * ncols;
+            if (op == CLS_OP_FUSED && ncols > job->max_prm) job->max_prm = ncols;
+        }
+    } else if (job->params) {
+        size_t prm = (size_t)s->ngroups * ncols;
+        if (prm > job->max_prm) job->max_prm = prm;
+    }
+    if (job->f) {
+        uint64_t b0 = row0 / job->R, b1 = (row0 + nrows - 1) / job->R;
+        uint64_t rmin = b1 > b0 ? 0 : row0 % job->R;
+        uint64_t rmax = b1 > b0 ? job->R - 1 : (row0 + nrows - 1) % job->R;
+        s->flo = b0 * job->fsb + rmin * job->fsr + col0 * job->fsc;
+        s->fhi = b1 * job->fsb + rmax * job->fsr + (col0 + ncols - 1) * job->fsc + 1;
+        if (s->fhi - s->flo > job->max_span) job->max_span = s->fhi - s->flo;
+    }
+    return CLS_OK;
+}
+
+/* Whole groups per slice, or column blocks of each group. */
+static cls_status plan_fused(builder *b, size_t sb)
+{
+    cls_job *job = b->job;
+    uint64_t gbytes = job->Rg * job->C * job->es;
+    cls_status st = CLS_OK;
+    if (gbytes <= sb) {
+        uint64_t k = sb / gbytes;
+        uint64_t spread = job->G / (2 * (uint64_t)participating(job));
+        if (spread < 1) spread = 1;
+        if (k > spread) k = spread;
+        for (uint64_t g = 0; g < job->G && st == CLS_OK; g += k) {
+            uint64_t n = job->G - g < k ? job->G - g : k;
+            st = add(b, CLS_OP_FUSED, g * job->Rg, n * job->Rg, 0, job->C);
+        }
+        return st;
+    }
+    size_t w = (size_t)(sb / (job->Rg * job->es));
+    if (w >= 64) w -= w % 64;
+    if (w == 0) w = 1;
+    for (uint64_t g = 0; g < job->G && st == CLS_OK; g++)
+        for (size_t c = 0; c < job->C && st == CLS_OK; c += w)
+            st = add(b, CLS_OP_FUSED, g * job->Rg, job->Rg, c, job->C - c < w ? job->C - c : w);
+    return st;
+}
+
+/* Row ranges (or narrow rectangles) inside each group. */
+static cls_status plan_stats(builder *b, size_t sb)
+{
+    cls_job *job = b->job;
+    uint64_t h;
+    size_t w;
+    tile(job->Rg, job->C, job->es, sb, &h, &w);
+    cls_status st = CLS_OK;
+    for (uint64_t g = 0; g < job->G && st == CLS_OK; g++)
+        for (uint64_t r = 0; r < job->Rg && st == CLS_OK; r += h)
+            for (size_t c = 0; c < job->C && st == CLS_OK; c += w)
+                st = add(b, CLS_OP_STATS, g * job->Rg + r, job->Rg - r < h ? job->Rg - r : h, c,
+                         job->C - c < w ? job->C - c : w);
+    return st;
+}
+
+/* Whole matrices per slice, or rectangles inside one matrix. */
+static cls_status plan_apply(builder *b, size_t sb)
+{
+    cls_job *job = b->job;
+    uint64_t mbytes = job->R * job->C * job->es;
+    cls_status st = CLS_OK;
+    if (mbytes <= sb) {
+        uint64_t k = sb / mbytes;
+        uint64_t spread = job->B / (2 * (uint64_t)participating(job));
+        if (spread < 1) spread = 1;
+        if (k > spread) k = spread;
+        for (uint64_t m = 0; m < job->B && st == CLS_OK; m += k) {
+            uint64_t n = job->B - m < k ? job->B - m : k;
+            st = add(b, CLS_OP_APPLY, m * job->R, n * job->R, 0, job->C);
+        }
+        return st;
+    }
+    uint64_t h;
+    size_t w;
+    tile(job->R, job->C, job->es, sb, &h, &w);
+    for (uint64_t m = 0; m < job->B && st == CLS_OK; m++)
+        for (uint64_t r = 0; r < job->R && st == CLS_OK; r += h)
+            for (size_t c = 0; c < job->C && st == CLS_OK; c += w)
+                st = add(b, CLS_OP_APPLY, m * job->R + r, job->R - r < h ? job->R - r : h, c,
+                         job->C - c < w ? job->C - c : w);
+    return st;
+}
+
+cls_status cls_plan(cls_job *job, cls_op op, size_t sb)
+{
+    free(job->sl);
+    free(job->sstats);
+    job->sl = NULL;
+    job->sstats = NULL;
+    job->nsl = job->nsstats = 0;
+    job->max_elems = job->max_part = job->max_out = job->max_prm = 0;
+    job->max_span = 0;
+    builder b = {.job = job};
+    cls_status st = op == CLS_OP_FUSED ? plan_fused(&b, sb)
+                    : op == CLS_OP_STATS ? plan_stats(&b, sb)
+                                         : plan_apply(&b, sb);
+    if (st != CLS_OK) return st;
+    if (job->nsstats) {
+        job->sstats = malloc(job->nsstats * sizeof *job->sstats);
+        if (!job->sstats) return cls_fail(job->ctx, CLS_E_NOMEM, "out of memory for statistics");
+    }
+    job->pending = job->nsl;
+    job->running = job->done = 0;
+    return CLS_OK;
+}
+
+void cls_plan_reuse_for_apply(cls_job *job)
+{
+    job->max_prm = 0;
+    for (size_t i = 0; i < job->nsl; i++) {
+        cls_slice *s = &job->sl[i];
+        s->op = CLS_OP_APPLY;
+        s->state = CLS_SL_PENDING;
+        s->dev = -1;
+        s->written = 0;
+        size_t prm = (size_t)s->ngroups * s->ncols;
+        if (prm > job->max_prm) job->max_prm = prm;
+    }
+    job->pending = job->nsl;
+    job->running = job->done = 0;
+}

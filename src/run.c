@@ -1,0 +1,408 @@
+/* Device workers, the shared slice cursor, failover and the report.
+ *
+ * Each participating device runs a worker thread that keeps up to one slice
+ * in flight per in-order queue. Workers pull the next slice from the job;
+ * a device takes a slice only if it would finish it no later than the other
+ * devices would finish everything left without it (rates are measured
+ * end to end, transfers included), so a slow device never holds up the
+ * call. A device whose call fails is dropped for the rest of the call and
+ * its unfinished slices go back to the cursor. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "job.h"
+
+double cls_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static uint64_t slice_bytes(const cls_job *job, const cls_slice *s)
+{
+    return (uint64_t)s->nrows * s->ncols * job->es * (s->op == CLS_OP_STATS ? 1 : 2);
+}
+
+/* Bytes per second this device has shown: in this phase, else in earlier
+ * calls; 0 when nothing is known yet. */
+static double rate_of(const cls_devrun *r, double now)
+{
+    if (r->phase_bytes > 0 && now > r->phase_t0) return (double)r->phase_bytes / (now - r->phase_t0);
+    return r->dev->rate;
+}
+
+/* A device declines a slice only when (1) another device would finish that
+ * same slice sooner, counting what each has in flight, and (2) the other
+ * devices together would finish all the remaining work before this device
+ * finished the slice. The device that would finish it soonest never
+ * declines, so some device always takes every slice. */
+static int may_take(const cls_devrun *r, uint64_t bytes, double now)
+{
+    const cls_job *job = r->job;
+    double mine = rate_of(r, now);
+    if (mine <= 0) return r->ninf == 0; /* unknown: one slice at a time until measured */
+    double t_me = (double)(r->inflight_bytes + bytes) / mine;
+    double others = 0;
+    uint64_t others_inflight = 0;
+    int better = 0;
+    for (size_t i = 0; i < job->nruns; i++) {
+        const cls_devrun *o = &job->runs[i];
+        if (o == r || !o->participates || o->failed) continue;
+        double ro = rate_of(o, now);
+        if (ro <= 0) continue;
+        others += ro;
+        others_inflight += o->inflight_bytes;
+        double t_o = (double)(o->inflight_bytes + bytes) / ro;
+        if (t_o < t_me || (t_o == t_me && o->dev->index < r->dev->index)) better = 1;
+    }
+    if (!better) return 1;
+    double their_all = (double)(job->pending_bytes + others_inflight) / others;
+    return t_me <= their_all;
+}
+
+/* The next slice for this device, or -1. Lock held. */
+static int pull(cls_devrun *r)
+{
+    cls_job *job = r->job;
+    if (job->pending == 0 || job->unrecoverable) return -1;
+    int me = (int)r->dev->index, pick = -1, any = -1;
+    for (size_t i = 0; i < job->nsl; i++) {
+        const cls_slice *s = &job->sl[i];
+        if (s->state != CLS_SL_PENDING) continue;
+        if (s->home == me) {
+            pick = (int)i;
+            break;
+        }
+        int home_gone = s->home < 0 || job->runs[s->home].failed;
+        if (home_gone && pick < 0) pick = (int)i;
+        if (any < 0) any = (int)i;
+    }
+    if (pick < 0) pick = any; /* another device's resident slice: upload it again */
+    if (pick < 0) return -1;
+    cls_slice *s = &job->sl[pick];
+    uint64_t b = slice_bytes(job, s);
+    double now = cls_now();
+    if (s->home != me && !may_take(r, b, now)) return -1;
+    s->state = CLS_SL_RUNNING;
+    s->dev = me;
+    job->pending--;
+    job->running++;
+    job->pending_bytes -= b;
+    r->inflight_bytes += b;
+    if (r->phase_t0 == 0) r->phase_t0 = now;
+    if (r->slices == 0 && r->t_first == 0) r->t_first = now - job->t0;
+    return pick;
+}
+
+/* Drops the device: keeps its message, abandons what it has in flight and
+ * puts those slices back (unless one may have written caller memory). */
+static void fail_device(cls_devrun *r)
+{
+    cls_job *job = r->job;
+    cls_context *ctx = job->ctx;
+    char label[512];
+    cls_dev_label(r->dev, label, sizeof label);
+    pthread_mutex_lock(&ctx->err_lock);
+    /* truncation of a long build log is fine here */
+    int w = strstr(ctx->err, label) ? snprintf(r->fail_msg, sizeof r->fail_msg, "%s", ctx->err)
+                                    : snprintf(r->fail_msg, sizeof r->fail_msg, "%s: %s", label, ctx->err);
+    if (w < 0) r->fail_msg[0] = '\0';
+    pthread_mutex_unlock(&ctx->err_lock);
+    for (unsigned i = 0; i < r->ninf; i++) cls_slice_abandon(r, r->order[i]);
+    pthread_mutex_lock(&job->lock);
+    r->failed = 1;
+    for (size_t i = 0; i < job->nsl; i++) {
+        cls_slice *s = &job->sl[i];
+        if (s->home == (int)r->dev->index) s->home = -1;
+        if (s->state != CLS_SL_RUNNING || s->dev != (int)r->dev->index) continue;
+        if (s->written) {
+            job->unrecoverable = 1;
+            continue;
+        }
+        s->state = CLS_SL_PENDING;
+        s->dev = -1;
+        job->pending++;
+        job->running--;
+        job->pending_bytes += slice_bytes(job, s);
+    }
+    r->ninf = 0;
+    r->inflight_bytes = 0;
+    pthread_cond_broadcast(&job->cond);
+    pthread_mutex_unlock(&job->lock);
+}
+
+static void complete(cls_devrun *r, size_t si)
+{
+    cls_job *job = r->job;
+    cls_context *ctx = job->ctx;
+    cls_slice *s = &job->sl[si];
+    uint64_t b = slice_bytes(job, s);
+    pthread_mutex_lock(&job->lock);
+    s->state = CLS_SL_DONE;
+    job->running--;
+    job->done++;
+    r->inflight_bytes -= b;
+    r->slices++;
+    r->bytes += b;
+    r->phase_bytes += b;
+    r->t_last = cls_now() - job->t0;
+    job->bytes_done += b;
+    if (ctx->cfg.progress)
+        ctx->cfg.progress(ctx->cfg.progress_user, job->bytes_done,
+                          job->bytes_total > job->bytes_done ? job->bytes_total : job->bytes_done);
+    pthread_cond_broadcast(&job->cond);
+    pthread_mutex_unlock(&job->lock);
+}
+
+static unsigned free_queue(const cls_devrun *r)
+{
+    for (unsigned q = 0; q < r->dev->nq; q++)
+        if (r->inf[q].slice < 0) return q;
+    return 0;
+}
+
+static void *worker(void *arg)
+{
+    cls_devrun *r = arg;
+    cls_job *job = r->job;
+    for (unsigned q = 0; q < CLS_MAX_QUEUES; q++) r->inf[q].slice = -1;
+    r->ninf = 0;
+    r->phase_bytes = 0;
+    r->phase_t0 = 0;
+    if (cls_stage_prepare(job, r) != CLS_OK) {
+        fail_device(r);
+        return NULL;
+    }
+    for (;;) {
+        while (r->ninf < r->dev->nq) {
+            pthread_mutex_lock(&job->lock);
+            int si = pull(r);
+            pthread_mutex_unlock(&job->lock);
+            if (si < 0) break;
+            unsigned q = free_queue(r);
+            r->order[r->ninf++] = q;
+            if (cls_slice_start(r, q, (size_t)si) != CLS_OK) {
+                fail_device(r);
+                return NULL;
+            }
+        }
+        if (r->ninf == 0) {
+            pthread_mutex_lock(&job->lock);
+            int over = (job->pending == 0 && job->running == 0) || job->unrecoverable;
+            if (!over) {
+                /* wait for a completion, a failure elsewhere, or the end */
+                pthread_cond_wait(&job->cond, &job->lock);
+            }
+            pthread_mutex_unlock(&job->lock);
+            if (over) break;
+            continue;
+        }
+        unsigned q = r->order[0];
+        size_t si = (size_t)r->inf[q].slice;
+        if (cls_slice_finish(r, q) != CLS_OK) {
+            fail_device(r);
+            return NULL;
+        }
+        memmove(r->order, r->order + 1, (r->ninf - 1) * sizeof r->order[0]);
+        r->ninf--;
+        complete(r, si);
+    }
+    return NULL;
+}
+
+cls_status cls_run_phase(cls_job *job)
+{
+    cls_context *ctx = job->ctx;
+    job->pending_bytes = 0;
+    for (size_t i = 0; i < job->nsl; i++) job->pending_bytes += slice_bytes(job, &job->sl[i]);
+    size_t alive = 0, started = 0;
+    cls_devrun *only = NULL;
+    for (size_t i = 0; i < job->nruns; i++)
+        if (job->runs[i].participates && !job->runs[i].failed) {
+            alive++;
+            only = &job->runs[i];
+        }
+    if (alive == 1) {
+        worker(only);
+    } else {
+        for (size_t i = 0; i < job->nruns; i++) {
+            cls_devrun *r = &job->runs[i];
+            r->started = 0;
+            if (!r->participates || r->failed) continue;
+            if (pthread_create(&r->thread, NULL, worker, r) == 0) {
+                r->started = 1;
+                started++;
+            }
+        }
+        if (started == 0 && only) worker(only);
+        for (size_t i = 0; i < job->nruns; i++)
+            if (job->runs[i].started) pthread_join(job->runs[i].thread, NULL);
+    }
+
+    if (job->done == job->nsl) return CLS_OK;
+    char msgs[CLS_ERR_LEN] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < job->nruns && used < sizeof msgs; i++) {
+        if (!job->runs[i].failed) continue;
+        int w = snprintf(msgs + used, sizeof msgs - used, "\n  %s", job->runs[i].fail_msg);
+        if (w > 0) used += (size_t)w;
+    }
+    size_t written = 0;
+    for (size_t i = 0; i < job->nsl; i++) written += job->sl[i].state == CLS_SL_DONE;
+    cls_status st = CLS_E_DEVICE;
+    for (size_t i = 0; i < job->nruns; i++)
+        if (job->runs[i].failed && strstr(job->runs[i].fail_msg, "OUT_OF")) st = CLS_E_NOMEM;
+    if (job->unrecoverable)
+        return cls_fail(ctx, st,
+                        "a device failed while writing a slice in place; %zu of %zu slices were written "
+                        "whole, one may be partly written:%s", written, job->nsl, msgs);
+    return cls_fail(ctx, st, "every device able to run the call failed; %zu of %zu slices were done:%s",
+                    written, job->nsl, msgs);
+}
+
+/* ---- timings ---- */
+
+static void push_raw(cls_job *job, const cls_rawev *ev)
+{
+    if (job->nraw == job->capraw) {
+        size_t cap = job->capraw ? 2 * job->capraw : 256;
+        cls_rawev *n = realloc(job->raw, cap * sizeof *n);
+        if (!n) return; /* timings are best effort; the result is not affected */
+        job->raw = n;
+        job->capraw = cap;
+    }
+    job->raw[job->nraw++] = *ev;
+}
+
+void cls_record_events(cls_devrun *r, unsigned q, double so0, double so1)
+{
+    cls_job *job = r->job;
+    cls_inflight *f = &r->inf[q];
+    double stage = (f->stage_in1 - f->stage_in0) + (so1 - so0);
+    int profile = (job->ctx->flags & CLS_PROFILE) != 0;
+    pthread_mutex_lock(&job->lock);
+    r->stage += stage;
+    if (!profile) {
+        pthread_mutex_unlock(&job->lock);
+        return;
+    }
+    cls_rawev e = {0};
+    e.ev.device = (unsigned)r->dev->index;
+    e.ev.queue = q;
+    e.ev.slice = (size_t)f->slice;
+    if (f->stage_in1 > 0) {
+        e.ev.kind = CLS_EV_STAGE_IN;
+        e.ev.start = f->stage_in0 - job->t0;
+        e.ev.end = f->stage_in1 - job->t0;
+        push_raw(job, &e);
+    }
+    for (int i = 0; i < f->nev; i++) {
+        cl_ulong qd = 0, st = 0, en = 0;
+        if (clGetEventProfilingInfo(f->ev[i], CL_PROFILING_COMMAND_QUEUED, sizeof qd, &qd, NULL) != CL_SUCCESS
+            || clGetEventProfilingInfo(f->ev[i], CL_PROFILING_COMMAND_START, sizeof st, &st, NULL) != CL_SUCCESS
+            || clGetEventProfilingInfo(f->ev[i], CL_PROFILING_COMMAND_END, sizeof en, &en, NULL) != CL_SUCCESS)
+            continue;
+        if (st == 0 || en < st) continue; /* some drivers leave timestamps at 0 */
+        cls_rawev d = e;
+        d.device_clock = 1;
+        d.ev.kind = f->kind[i];
+        d.ev.name = f->name[i];
+        d.ev.start = (double)st * 1e-9;
+        d.ev.end = (double)en * 1e-9;
+        d.queued = (double)qd * 1e-9;
+        d.t_enq = f->t_enq[i];
+        push_raw(job, &d);
+    }
+    if (so1 > 0) {
+        e.ev.kind = CLS_EV_STAGE_OUT;
+        e.ev.start = so0 - job->t0;
+        e.ev.end = so1 - job->t0;
+        push_raw(job, &e);
+    }
+    pthread_mutex_unlock(&job->lock);
+}
+
+cls_status cls_report_finish(cls_job *job, double wall)
+{
+    cls_context *ctx = job->ctx;
+    size_t n = ctx->ndevs;
+    cls_device_report *rd = realloc(ctx->rep_devs, (n ? n : 1) * sizeof *rd);
+    if (!rd) return CLS_E_NOMEM;
+    ctx->rep_devs = rd;
+    memset(rd, 0, n * sizeof *rd);
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < n && i < job->nruns; i++) {
+        const cls_devrun *r = &job->runs[i];
+        rd[i].device = i;
+        rd[i].sat_out = r->sat_out;
+        rd[i].failed = r->failed ? r->fail_msg : NULL;
+        rd[i].slices = r->slices;
+        rd[i].bytes = r->bytes;
+        rd[i].busy = r->slices ? r->t_last - r->t_first : 0;
+        rd[i].staging = r->stage;
+        bytes += r->bytes;
+        if (r->slices && r->t_last > r->t_first && r->bytes)
+            job->runs[i].dev->rate = (double)r->bytes / (r->t_last - r->t_first);
+    }
+
+    /* device clocks onto the host's: host = device + offset, with the offset
+     * the latest lower bound given by enqueue times */
+    double *off = calloc(n ? n : 1, sizeof *off);
+    int *known = calloc(n ? n : 1, sizeof *known);
+    cls_event *ev = job->nraw ? malloc(job->nraw * sizeof *ev) : NULL;
+    if ((!off || !known) || (job->nraw && !ev)) {
+        free(off);
+        free(known);
+        free(ev);
+        return CLS_E_NOMEM;
+    }
+    for (size_t i = 0; i < job->nraw; i++) {
+        const cls_rawev *e = &job->raw[i];
+        if (!e->device_clock || e->ev.device >= n) continue;
+        double o = e->t_enq - e->queued;
+        if (!known[e->ev.device] || o > off[e->ev.device]) off[e->ev.device] = o;
+        known[e->ev.device] = 1;
+    }
+    for (size_t i = 0; i < job->nraw; i++) {
+        cls_event e = job->raw[i].ev;
+        if (job->raw[i].device_clock) {
+            e.start += off[e.device] - job->t0;
+            e.end += off[e.device] - job->t0;
+            double dt = e.end - e.start;
+            if (e.device < n) {
+                if (e.kind == CLS_EV_UPLOAD) rd[e.device].upload += dt;
+                else if (e.kind == CLS_EV_KERNEL) rd[e.device].kernel += dt;
+                else if (e.kind == CLS_EV_DOWNLOAD) rd[e.device].download += dt;
+            }
+        }
+        ev[i] = e;
+    }
+    free(off);
+    free(known);
+    free(ctx->events);
+    ctx->events = ev;
+    ctx->nevents = job->nraw;
+
+    cls_report *rep = &ctx->report;
+    rep->wall = wall;
+    rep->bytes = bytes;
+    rep->slices = job->slices_all;
+    rep->slices_done = job->done_all;
+    rep->phases = job->phases;
+    rep->ndevices = n;
+    rep->devices = rd;
+    rep->nevents = ctx->nevents;
+    rep->events = ctx->events;
+    return CLS_OK;
+}
+
+cls_status cls_last_report(const cls_context *ctx, cls_report *out)
+{
+    if (!ctx || !out) return CLS_E_ARG;
+    *out = ctx->report;
+    return CLS_OK;
+}

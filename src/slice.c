@@ -1,0 +1,532 @@
+/* One slice on one in-order queue: buffers, uploads, kernels, downloads, and
+ * its completion (staging out, statistics, timings).
+ *
+ * Zero copy (host-unified devices): CL_MEM_USE_HOST_PTR buffers over the
+ * slice's span of caller memory, kernels with the caller's row stride, and a
+ * map of the output so that its contents are defined on the host.
+ * Staging (discrete devices): the slice is packed into the queue's pinned
+ * slot by the copy pool (or sent by DMA straight from caller memory that
+ * cls_host_alloc pinned), uploaded, computed in place on the device with a
+ * packed row stride, downloaded and unpacked. Everything is enqueued without
+ * blocking; the slice's last command is its completion event. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+
+static size_t roundup(size_t a, size_t b) { return (a + b - 1) / b * b; }
+
+typedef struct kargs {
+    cls_context *ctx;
+    cls_dev *d;
+    cl_kernel k;
+    cl_uint i;
+    cls_status st;
+} kargs;
+
+static void arg(kargs *a, size_t size, const void *v)
+{
+    if (a->st != CLS_OK) return;
+    cl_int e = clSetKernelArg(a->k, a->i, size, v);
+    if (e != CL_SUCCESS) a->st = cls_fail_cl(a->ctx, a->d, "clSetKernelArg", e);
+    a->i++;
+}
+static void arg_mem(kargs *a, cl_mem m) { arg(a, sizeof m, &m); }
+static void arg_u32(kargs *a, uint64_t v) { cl_uint x = (cl_uint)v; arg(a, sizeof x, &x); }
+static void arg_u64(kargs *a, uint64_t v) { cl_ulong x = v; arg(a, sizeof x, &x); }
+static void arg_i64(kargs *a, int64_t v) { cl_long x = v; arg(a, sizeof x, &x); }
+static void arg_real(kargs *a, cls_dtype t, double v)
+{
+    if (t == CLS_F64) {
+        cl_double x = v;
+        arg(a, sizeof x, &x);
+    } else {
+        cl_float x = (cl_float)v;
+        arg(a, sizeof x, &x);
+    }
+}
+
+static kargs args_for(cls_devrun *r, int kernel)
+{
+    kargs a = {.ctx = r->job->ctx, .d = r->dev, .k = r->dev->k[kernel][r->job->dtype], .st = CLS_OK};
+    return a;
+}
+
+/* Room for the next command's event, with its kind and the host time. */
+static cl_event *next_event(cls_inflight *f, cls_event_kind kind, const char *name)
+{
+    if (f->nev == CLS_MAX_EVENTS) return NULL;
+    f->kind[f->nev] = kind;
+    f->name[f->nev] = name;
+    f->t_enq[f->nev] = cls_now();
+    return &f->ev[f->nev++];
+}
+
+static cls_status launch(cls_devrun *r, unsigned q, kargs *a, cls_inflight *f, const char *name,
+                         size_t gx, size_t gy)
+{
+    if (a->st != CLS_OK) return a->st;
+    cls_dev *d = r->dev;
+    size_t local = d->local;
+    size_t global[2] = {roundup(gx ? gx : 1, local), gy ? gy : 1};
+    size_t lws[2] = {local, 1};
+    CL_TRY(r->job->ctx, d, clEnqueueNDRangeKernel(d->q[q], a->k, 2, NULL, global, lws, 0, NULL,
+                                                  next_event(f, CLS_EV_KERNEL, name)));
+    return CLS_OK;
+}
+
+static size_t items(const cls_devrun *r, size_t ncols)
+{
+    return (ncols + r->dev->vec - 1) / r->dev->vec;
+}
+
+/* The factor arguments: the device's whole array, a window, or none (a
+ * dummy buffer that the kernel never reads). */
+typedef struct fbind { cl_mem m; int64_t off; } fbind;
+
+static cls_status bind_window(cls_devrun *r, unsigned q, const cls_slice *s, cls_inflight *f, fbind *out)
+{
+    cls_job *job = r->job;
+    cls_dev *d = r->dev;
+    out->m = d->slot[q].prm;
+    out->off = 0;
+    if (!job->f) return CLS_OK;
+    if (r->factors) {
+        out->m = r->factors;
+        return CLS_OK;
+    }
+    size_t bytes = (size_t)(s->fhi - s->flo) * job->es;
+    const char *src = job->f + s->flo * job->es;
+    cl_int e;
+    if (d->zero_copy) {
+        f->fb = clCreateBuffer(d->cl, CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, bytes, (void *)src, &e);
+        if (e != CL_SUCCESS) return cls_fail_cl(job->ctx, d, "clCreateBuffer(factor window)", e);
+        out->m = f->fb;
+    } else {
+        CL_TRY(job->ctx, d, clEnqueueWriteBuffer(d->q[q], d->slot[q].fwin, CL_FALSE, 0, bytes, src, 0, NULL,
+                                                  next_event(f, CLS_EV_UPLOAD, "factors")));
+        out->m = d->slot[q].fwin;
+    }
+    out->off = -(int64_t)s->flo;
+    return CLS_OK;
+}
+
+static unsigned flags_of(const cls_job *job)
+{
+    unsigned fl = 0;
+    if (job->scaler) fl |= CLS_KF_PARAMS;
+    if (job->clip) fl |= CLS_KF_CLIP;
+    if (job->f) fl |= CLS_KF_FACTORS;
+    return fl;
+}
+
+/* Statistics of rows [0, nrows) of the slice's columns into st_part, then
+ * merged per column into st_out (with params when `params`). */
+static cls_status enqueue_stats(cls_devrun *r, unsigned q, const cls_slice *s, cl_mem x, uint64_t xoff,
+                                uint64_t ld, uint64_t nrows, int params)
+{
+    cls_job *job = r->job;
+    cls_slot *sl = &r->dev->slot[q];
+    cls_inflight *f = &r->inf[q];
+    size_t chunks = (size_t)((nrows + CLS_CHUNK_ROWS - 1) / CLS_CHUNK_ROWS);
+    uint64_t pstride = (uint64_t)chunks * s->ncols;
+    int kid = job->moments ? CLS_K_STATS_MV : CLS_K_STATS_MM;
+    kargs a = args_for(r, kid);
+    arg_mem(&a, x);
+    arg_u64(&a, xoff);
+    arg_u32(&a, s->ncols);
+    arg_u64(&a, nrows);
+    arg_u64(&a, ld);
+    arg_u32(&a, CLS_CHUNK_ROWS);
+    arg_mem(&a, sl->st_part);
+    arg_mem(&a, sl->cn_part);
+    arg_u64(&a, pstride);
+    cls_status st = launch(r, q, &a, f, cls_kernel_names[kid], items(r, s->ncols), chunks);
+    if (st != CLS_OK) return st;
+
+    kargs b = args_for(r, CLS_K_STATS_REDUCE);
+    arg_mem(&b, sl->st_part);
+    arg_mem(&b, sl->cn_part);
+    arg_u64(&b, pstride);
+    arg_u32(&b, chunks);
+    arg_u32(&b, s->ncols);
+    arg_u32(&b, job->moments);
+    arg_mem(&b, sl->st_out);
+    arg_mem(&b, sl->cn_out);
+    arg_u64(&b, s->ncols);
+    arg_u64(&b, 0);
+    arg_u32(&b, params ? CLS_KF_WRITE_PARAMS : 0);
+    arg_u32(&b, job->scaler);
+    arg_real(&b, job->dtype, job->lo);
+    arg_real(&b, job->dtype, job->hi);
+    arg_mem(&b, sl->prm);
+    arg_u64(&b, s->ncols);
+    if (b.st != CLS_OK) return b.st;
+    cls_dev *d = r->dev;
+    size_t global = roundup(s->ncols, d->local), local = d->local;
+    CL_TRY(job->ctx, d, clEnqueueNDRangeKernel(d->q[q], b.k, 1, NULL, &global, &local, 0, NULL,
+                                               next_event(f, CLS_EV_KERNEL, "stats_reduce")));
+    return CLS_OK;
+}
+
+/* The elementwise kernel over the slice, params from `prm` entry
+ * (group - g0) * pld + pcol0 + c. */
+static cls_status enqueue_apply_kernel(cls_devrun *r, unsigned q, const cls_slice *s, cl_mem x, uint64_t xoff,
+                                       cl_mem y, uint64_t yoff, uint64_t ld, cl_mem prm, uint64_t pstride,
+                                       uint64_t pld, uint64_t pcol0, const fbind *fb, unsigned flags)
+{
+    cls_job *job = r->job;
+    uint64_t rpi = r->dev->vec > 1 ? 64 : 16;
+    kargs a = args_for(r, CLS_K_APPLY);
+    arg_mem(&a, x);
+    arg_u64(&a, xoff);
+    arg_mem(&a, y);
+    arg_u64(&a, yoff);
+    arg_u32(&a, s->ncols);
+    arg_u64(&a, s->nrows);
+    arg_u64(&a, ld);
+    arg_u32(&a, rpi);
+    arg_u32(&a, flags);
+    arg_real(&a, job->dtype, job->lo);
+    arg_real(&a, job->dtype, job->hi);
+    arg_mem(&a, prm);
+    arg_u64(&a, pstride);
+    arg_u64(&a, pld);
+    arg_u64(&a, pcol0);
+    arg_u64(&a, s->row0);
+    arg_u64(&a, job->Rg);
+    arg_u64(&a, s->group0);
+    arg_mem(&a, fb->m);
+    arg_i64(&a, fb->off);
+    arg_u64(&a, job->fsb);
+    arg_u64(&a, job->fsr);
+    arg_u64(&a, job->fsc);
+    arg_u64(&a, job->R);
+    arg_u64(&a, s->col0);
+    return launch(r, q, &a, &r->inf[q], "apply", items(r, s->ncols), (size_t)((s->nrows + rpi - 1) / rpi));
+}
+
+static cls_status enqueue_fused(cls_devrun *r, unsigned q, const cls_slice *s, cl_mem x, uint64_t xoff,
+                                cl_mem y, uint64_t yoff, uint64_t ld, const fbind *fb)
+{
+    cls_job *job = r->job;
+    cls_slot *sl = &r->dev->slot[q];
+    if (job->Rg > CLS_FUSED_ROWS) {
+        /* too many rows for one work-item: chunked statistics, params on the
+         * device, then the elementwise pass; still one queue, no host trip */
+        cls_status st = enqueue_stats(r, q, s, x, xoff, ld, s->nrows, 1);
+        if (st != CLS_OK) return st;
+        return enqueue_apply_kernel(r, q, s, x, xoff, y, yoff, ld, sl->prm, s->ncols, s->ncols, 0, fb,
+                                    flags_of(job));
+    }
+    int kid = job->moments ? CLS_K_FIT_APPLY_MV : CLS_K_FIT_APPLY_MM;
+    kargs a = args_for(r, kid);
+    arg_mem(&a, x);
+    arg_u64(&a, xoff);
+    arg_mem(&a, y);
+    arg_u64(&a, yoff);
+    arg_u32(&a, s->ncols);
+    arg_u32(&a, job->Rg);
+    arg_u64(&a, ld);
+    arg_u64(&a, job->Rg * ld);
+    arg_u32(&a, job->scaler);
+    arg_u32(&a, flags_of(job));
+    arg_real(&a, job->dtype, job->lo);
+    arg_real(&a, job->dtype, job->hi);
+    arg_mem(&a, fb->m);
+    arg_i64(&a, fb->off);
+    arg_u64(&a, job->fsb);
+    arg_u64(&a, job->fsr);
+    arg_u64(&a, job->fsc);
+    arg_u64(&a, s->row0);
+    arg_u64(&a, job->R);
+    arg_u64(&a, s->col0);
+    arg_mem(&a, sl->st_out);
+    arg_mem(&a, sl->cn_out);
+    arg_u64(&a, s->ngroups * s->ncols);
+    return launch(r, q, &a, &r->inf[q], cls_kernel_names[kid], items(r, s->ncols), (size_t)s->ngroups);
+}
+
+/* Params of the groups and columns the slice touches, packed into the slot
+ * and uploaded: plane p, entry (g - group0) * ncols + c. */
+static cls_status upload_params(cls_devrun *r, unsigned q, const cls_slice *s)
+{
+    cls_job *job = r->job;
+    cls_dev *d = r->dev;
+    cls_slot *sl = &d->slot[q];
+    size_t es = job->es, n = (size_t)s->ngroups * s->ncols;
+    size_t table = (size_t)(job->G * job->C);
+    for (int p = 0; p < 4; p++)
+        for (uint64_t g = 0; g < s->ngroups; g++)
+            memcpy((char *)sl->prm_host + (p * n + g * s->ncols) * es,
+                   (const char *)job->params + (p * table + (s->group0 + g) * job->C + s->col0) * es,
+                   s->ncols * es);
+    CL_TRY(job->ctx, d, clEnqueueWriteBuffer(d->q[q], sl->prm, CL_FALSE, 0, 4 * n * es, sl->prm_host, 0, NULL,
+                                              next_event(&r->inf[q], CLS_EV_UPLOAD, "params")));
+    return CLS_OK;
+}
+
+static cls_status enqueue_compute(cls_devrun *r, unsigned q, cls_slice *s, cl_mem x, uint64_t xoff, cl_mem y,
+                                  uint64_t yoff, uint64_t ld)
+{
+    cls_job *job = r->job;
+    fbind fb;
+    cls_status st = CLS_OK;
+    if (s->op != CLS_OP_STATS) st = bind_window(r, q, s, &r->inf[q], &fb);
+    if (st != CLS_OK) return st;
+    switch (s->op) {
+    case CLS_OP_FUSED:
+        return enqueue_fused(r, q, s, x, xoff, y, yoff, ld, &fb);
+    case CLS_OP_STATS:
+        return enqueue_stats(r, q, s, x, xoff, ld, s->nrows, 0);
+    case CLS_OP_APPLY:
+        if (job->params) {
+            st = upload_params(r, q, s);
+            if (st != CLS_OK) return st;
+        }
+        return enqueue_apply_kernel(r, q, s, x, xoff, y, yoff, ld, r->dev->slot[q].prm,
+                                    (uint64_t)s->ngroups * s->ncols, s->ncols, 0, &fb, flags_of(job));
+    }
+    return CLS_OK;
+}
+
+static cls_status enqueue_stats_download(cls_devrun *r, unsigned q, const cls_slice *s)
+{
+    if (s->op == CLS_OP_APPLY) return CLS_OK;
+    cls_job *job = r->job;
+    cls_dev *d = r->dev;
+    cls_slot *sl = &d->slot[q];
+    size_t n = s->op == CLS_OP_FUSED ? (size_t)s->ngroups * s->ncols : s->ncols;
+    CL_TRY(job->ctx, d, clEnqueueReadBuffer(d->q[q], sl->st_out, CL_FALSE, 0, 5 * n * job->es, sl->st_host, 0,
+                                             NULL, next_event(&r->inf[q], CLS_EV_DOWNLOAD, "stats")));
+    CL_TRY(job->ctx, d, clEnqueueReadBuffer(d->q[q], sl->cn_out, CL_FALSE, 0, 2 * n * sizeof(cl_uint),
+                                             sl->cn_host, 0, NULL, next_event(&r->inf[q], CLS_EV_DOWNLOAD,
+                                                                              "counts")));
+    return CLS_OK;
+}
+
+/* First and one-past-last element of the slice in the row-major view. */
+static void span(const cls_job *job, const cls_slice *s, size_t *e0, size_t *e1)
+{
+    *e0 = (size_t)s->row0 * job->C + s->col0;
+    *e1 = (size_t)(s->row0 + s->nrows - 1) * job->C + s->col0 + s->ncols;
+}
+
+static cls_status start_zero_copy(cls_devrun *r, unsigned q, cls_slice *s)
+{
+    cls_job *job = r->job;
+    cls_dev *d = r->dev;
+    cls_inflight *f = &r->inf[q];
+    size_t e0, e1;
+    span(job, s, &e0, &e1);
+    size_t bytes = (e1 - e0) * job->es;
+    int writes = s->op != CLS_OP_STATS;
+    cl_int e;
+    cl_mem_flags xf = CL_MEM_USE_HOST_PTR | (job->inplace && writes ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY);
+    f->xb = clCreateBuffer(d->cl, xf, bytes, (void *)(job->x + e0 * job->es), &e);
+    if (e != CL_SUCCESS) return cls_fail_cl(job->ctx, d, "clCreateBuffer(CL_MEM_USE_HOST_PTR)", e);
+    if (writes) {
+        if (job->inplace) {
+            f->yb = f->xb;
+            clRetainMemObject(f->yb);
+        } else {
+            f->yb = clCreateBuffer(d->cl, CL_MEM_WRITE_ONLY | CL_MEM_USE_HOST_PTR, bytes, job->y + e0 * job->es, &e);
+            if (e != CL_SUCCESS) return cls_fail_cl(job->ctx, d, "clCreateBuffer(CL_MEM_USE_HOST_PTR)", e);
+        }
+    }
+    cls_status st = enqueue_compute(r, q, s, f->xb, 0, f->yb ? f->yb : f->xb, 0, job->C);
+    if (st != CLS_OK) return st;
+    if (job->inplace && writes) s->written = 1;
+    st = enqueue_stats_download(r, q, s);
+    if (st != CLS_OK) return st;
+    if (writes) {
+        f->ymap = clEnqueueMapBuffer(d->q[q], f->yb, CL_FALSE, CL_MAP_READ, 0, bytes, 0, NULL,
+                                     next_event(f, CLS_EV_DOWNLOAD, "map"), &e);
+        if (e != CL_SUCCESS) return cls_fail_cl(job->ctx, d, "clEnqueueMapBuffer", e);
+    }
+    return CLS_OK;
+}
+
+/* Host rectangle of the slice for clEnqueue{Read,Write}BufferRect. */
+static void rect(const cls_job *job, const cls_slice *s, size_t host_origin[3], size_t region[3])
+{
+    host_origin[0] = s->col0 * job->es;
+    host_origin[1] = (size_t)s->row0;
+    host_origin[2] = 0;
+    region[0] = s->ncols * job->es;
+    region[1] = (size_t)s->nrows;
+    region[2] = 1;
+}
+
+static cls_status start_staging(cls_devrun *r, unsigned q, cls_slice *s)
+{
+    cls_job *job = r->job;
+    cls_context *ctx = job->ctx;
+    cls_dev *d = r->dev;
+    cls_slot *sl = &d->slot[q];
+    cls_inflight *f = &r->inf[q];
+    size_t es = job->es;
+    size_t bytes = (size_t)s->nrows * s->ncols * es;
+    size_t e0, e1;
+    span(job, s, &e0, &e1);
+    int contiguous = s->ncols == job->C;
+    size_t zero[3] = {0, 0, 0}, horg[3], region[3];
+    rect(job, s, horg, region);
+    cl_int e;
+
+    cl_mem buf = sl->data;
+    int have_data = 0;
+    if (job->phase == 2 && s->resident && s->home == (int)d->index) {
+        buf = s->resident;
+        have_data = 1;
+    } else if (job->phase == 1 && job->phases == 2 && r->resident_bytes + bytes <= r->resident_budget) {
+        cl_mem m = clCreateBuffer(d->cl, CL_MEM_READ_WRITE, bytes, NULL, &e);
+        if (e == CL_SUCCESS) {
+            buf = f->xb = m; /* becomes the slice's resident copy when it completes */
+        }
+    }
+    if (!have_data) {
+        if (cls_hostmem_pinned(ctx, job->x + e0 * es, (e1 - e0) * es, d->cl)) {
+            if (contiguous)
+                CL_TRY(ctx, d, clEnqueueWriteBuffer(d->q[q], buf, CL_FALSE, 0, bytes, job->x + e0 * es, 0, NULL,
+                                                     next_event(f, CLS_EV_UPLOAD, "upload")));
+            else
+                CL_TRY(ctx, d, clEnqueueWriteBufferRect(d->q[q], buf, CL_FALSE, zero, horg, region,
+                                                         s->ncols * es, 0, job->C * es, 0, job->x, 0, NULL,
+                                                         next_event(f, CLS_EV_UPLOAD, "upload")));
+        } else {
+            f->stage_in0 = cls_now();
+            cls_stage_pack(job, s, job->x, sl->host);
+            f->stage_in1 = cls_now();
+            CL_TRY(ctx, d, clEnqueueWriteBuffer(d->q[q], buf, CL_FALSE, 0, bytes, sl->host, 0, NULL,
+                                                 next_event(f, CLS_EV_UPLOAD, "upload")));
+        }
+    }
+    cls_status st = enqueue_compute(r, q, s, buf, 0, buf, 0, s->ncols);
+    if (st != CLS_OK) return st;
+    st = enqueue_stats_download(r, q, s);
+    if (st != CLS_OK) return st;
+    if (s->op == CLS_OP_STATS) return CLS_OK;
+    if (cls_hostmem_pinned(ctx, job->y + e0 * es, (e1 - e0) * es, d->cl)) {
+        f->direct_out = 1;
+        if (job->inplace) s->written = 1;
+        if (contiguous)
+            CL_TRY(ctx, d, clEnqueueReadBuffer(d->q[q], buf, CL_FALSE, 0, bytes, job->y + e0 * es, 0, NULL,
+                                                next_event(f, CLS_EV_DOWNLOAD, "download")));
+        else
+            CL_TRY(ctx, d, clEnqueueReadBufferRect(d->q[q], buf, CL_FALSE, zero, horg, region, s->ncols * es, 0,
+                                                    job->C * es, 0, job->y, 0, NULL,
+                                                    next_event(f, CLS_EV_DOWNLOAD, "download")));
+    } else {
+        CL_TRY(ctx, d, clEnqueueReadBuffer(d->q[q], buf, CL_FALSE, 0, bytes, sl->host, 0, NULL,
+                                            next_event(f, CLS_EV_DOWNLOAD, "download")));
+    }
+    return CLS_OK;
+}
+
+cls_status cls_slice_start(cls_devrun *r, unsigned q, size_t si)
+{
+    cls_inflight *f = &r->inf[q];
+    cls_slice *s = &r->job->sl[si];
+    memset(f, 0, sizeof *f);
+    f->slice = (int)si;
+    f->bytes = (uint64_t)s->nrows * s->ncols * r->job->es * (s->op == CLS_OP_STATS ? 1 : 2);
+    cls_status st = r->dev->zero_copy ? start_zero_copy(r, q, s) : start_staging(r, q, s);
+    if (st == CLS_OK && f->nev == 0) st = cls_fail(r->job->ctx, CLS_E_DEVICE, "internal: slice with no command");
+    if (st == CLS_OK) {
+        f->done = f->ev[f->nev - 1];
+        cl_int e = clFlush(r->dev->q[q]);
+        if (e != CL_SUCCESS) st = cls_fail_cl(r->job->ctx, r->dev, "clFlush", e);
+    }
+    return st;
+}
+
+/* Device statistics of the slice (planes K, REL, M2, MIN, MAX and counts,
+ * in the data's dtype) into the job's double entries. */
+static void convert_stats(cls_devrun *r, unsigned q, const cls_slice *s)
+{
+    cls_job *job = r->job;
+    cls_slot *sl = &r->dev->slot[q];
+    size_t n = s->op == CLS_OP_FUSED ? (size_t)s->ngroups * s->ncols : s->ncols;
+    const cl_uint *cn = sl->cn_host;
+    for (size_t i = 0; i < n; i++) {
+        double v[5];
+        for (int p = 0; p < 5; p++)
+            v[p] = job->dtype == CLS_F64 ? ((const double *)sl->st_host)[p * n + i]
+                                         : (double)((const float *)sl->st_host)[p * n + i];
+        cls_column_stats *c = &job->sstats[s->stats_at + i];
+        *c = cls_column_empty();
+        c->count = cn[i];
+        c->missing = cn[n + i];
+        if (c->count == 0) continue;
+        c->min = v[3];
+        c->max = v[4];
+        c->absmax = fabs(v[3]) > fabs(v[4]) ? fabs(v[3]) : fabs(v[4]);
+        if (job->moments) {
+            c->mean = v[0] + v[1];
+            c->m2 = v[2];
+        }
+    }
+}
+
+static void release_objects(cls_inflight *f)
+{
+    for (int i = 0; i < f->nev; i++)
+        if (f->ev[i]) clReleaseEvent(f->ev[i]);
+    f->nev = 0;
+    f->done = NULL;
+    if (f->xb) clReleaseMemObject(f->xb);
+    if (f->yb) clReleaseMemObject(f->yb);
+    if (f->fb) clReleaseMemObject(f->fb);
+    f->xb = f->yb = f->fb = NULL;
+    f->slice = -1;
+}
+
+cls_status cls_slice_finish(cls_devrun *r, unsigned q)
+{
+    cls_job *job = r->job;
+    cls_dev *d = r->dev;
+    cls_inflight *f = &r->inf[q];
+    cls_slice *s = &job->sl[f->slice];
+    cl_int e = clWaitForEvents(1, &f->done);
+    if (e != CL_SUCCESS) return cls_fail_cl(job->ctx, d, "clWaitForEvents", e);
+    cl_int status;
+    e = clGetEventInfo(f->done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
+    if (e != CL_SUCCESS) return cls_fail_cl(job->ctx, d, "clGetEventInfo", e);
+    if (status < 0) return cls_fail_cl(job->ctx, d, "slice command", status);
+
+    double so0 = 0, so1 = 0;
+    if (f->ymap) {
+        CL_TRY(job->ctx, d, clEnqueueUnmapMemObject(d->q[q], f->yb, f->ymap, 0, NULL, NULL));
+        f->ymap = NULL;
+    } else if (!d->zero_copy && s->op != CLS_OP_STATS && !f->direct_out) {
+        so0 = cls_now();
+        cls_stage_unpack(job, s, d->slot[q].host, job->y);
+        so1 = cls_now();
+    }
+    if (s->op != CLS_OP_APPLY) convert_stats(r, q, s);
+    if (!d->zero_copy && f->xb && job->phase == 1) {
+        /* the staged copy stays on the device for phase 2 */
+        s->resident = f->xb;
+        s->home = (int)d->index;
+        r->resident_bytes += (uint64_t)s->nrows * s->ncols * job->es;
+        f->xb = NULL;
+    }
+    cls_record_events(r, q, so0, so1);
+    release_objects(f);
+    return CLS_OK;
+}
+
+void cls_slice_abandon(cls_devrun *r, unsigned q)
+{
+    cls_inflight *f = &r->inf[q];
+    if (f->slice < 0) return;
+    clFinish(r->dev->q[q]);
+    if (f->ymap && f->yb) {
+        clEnqueueUnmapMemObject(r->dev->q[q], f->yb, f->ymap, 0, NULL, NULL);
+        clFinish(r->dev->q[q]);
+    }
+    f->ymap = NULL;
+    release_objects(f);
+}

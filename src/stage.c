@@ -1,0 +1,285 @@
+/* Device and pinned buffers of the engine, and host staging copies.
+ * Owns: the per-queue slots of each device (grown on demand and kept across
+ * calls), the factor array's binding per device for one call, the check
+ * that a "host-unified" device really writes host memory in place, and the
+ * parallel copies between caller memory and pinned slots. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+#include "pool.h"
+
+static void release_mem(cl_mem *m)
+{
+    if (*m) clReleaseMemObject(*m);
+    *m = NULL;
+}
+
+static cls_status grow(cls_context *ctx, cls_dev *d, cl_mem *m, size_t *cap, size_t need, cl_mem_flags fl)
+{
+    if (need == 0) need = 64;
+    if (*m && *cap >= need) return CLS_OK;
+    release_mem(m);
+    cl_int e;
+    *m = clCreateBuffer(d->cl, fl, need, NULL, &e);
+    if (e != CL_SUCCESS) {
+        *cap = 0;
+        return cls_fail_cl(ctx, d, "clCreateBuffer", e);
+    }
+    *cap = need;
+    return CLS_OK;
+}
+
+static cls_status grow_host(cls_context *ctx, void **p, size_t need)
+{
+    void *n = realloc(*p, need ? need : 64);
+    if (!n) return cls_fail(ctx, CLS_E_NOMEM, "out of host memory for %zu bytes", need);
+    *p = n;
+    return CLS_OK;
+}
+
+static void unmap_pinned(cls_dev *d, cls_slot *s, unsigned q)
+{
+    if (s->pinned && s->host) {
+        cl_event ev = NULL;
+        if (clEnqueueUnmapMemObject(d->q[q], s->pinned, s->host, 0, NULL, &ev) == CL_SUCCESS && ev) {
+            clWaitForEvents(1, &ev);
+            clReleaseEvent(ev);
+        }
+    }
+    s->host = NULL;
+    release_mem(&s->pinned);
+    s->host_cap = 0;
+}
+
+/* Pinned, persistently mapped host memory: CL_MEM_ALLOC_HOST_PTR + map. */
+static cls_status grow_pinned(cls_context *ctx, cls_dev *d, unsigned q, size_t need)
+{
+    cls_slot *s = &d->slot[q];
+    if (s->pinned && s->host_cap >= need) return CLS_OK;
+    unmap_pinned(d, s, q);
+    cl_int e;
+    s->pinned = clCreateBuffer(d->cl, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, need, NULL, &e);
+    if (e != CL_SUCCESS) return cls_fail_cl(ctx, d, "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)", e);
+    s->host = clEnqueueMapBuffer(d->q[q], s->pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, need, 0,
+                                 NULL, NULL, &e);
+    if (e != CL_SUCCESS) {
+        s->host = NULL;
+        release_mem(&s->pinned);
+        return cls_fail_cl(ctx, d, "clEnqueueMapBuffer", e);
+    }
+    s->host_cap = need;
+    return CLS_OK;
+}
+
+void cls_stage_release(cls_dev *d)
+{
+    for (unsigned q = 0; q < CLS_MAX_QUEUES; q++) {
+        cls_slot *s = &d->slot[q];
+        if (q < d->nq) unmap_pinned(d, s, q);
+        release_mem(&s->data);
+        release_mem(&s->st_part);
+        release_mem(&s->cn_part);
+        release_mem(&s->st_out);
+        release_mem(&s->cn_out);
+        release_mem(&s->prm);
+        release_mem(&s->fwin);
+        free(s->st_host);
+        free(s->cn_host);
+        free(s->prm_host);
+        memset(s, 0, sizeof *s);
+    }
+}
+
+/* A device claiming host-unified memory may still keep a shadow copy that
+ * reaches host memory only when mapped (overlapping slices would then
+ * overwrite each other). Check once: a kernel writes a CL_MEM_USE_HOST_PTR
+ * buffer, and the host reads its memory without mapping. */
+static cls_status check_zero_copy(cls_context *ctx, cls_dev *d)
+{
+    enum { N = 64 };
+    float src[N], dst[N];
+    for (int i = 0; i < N; i++) {
+        src[i] = (float)(i * 3 + 1);
+        dst[i] = -1.0f;
+    }
+    cl_int e;
+    cls_status st = CLS_OK;
+    cl_mem a = clCreateBuffer(d->cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof src, src, &e);
+    if (e != CL_SUCCESS) return cls_fail_cl(ctx, d, "clCreateBuffer", e);
+    cl_mem b = clCreateBuffer(d->cl, CL_MEM_WRITE_ONLY | CL_MEM_USE_HOST_PTR, sizeof dst, dst, &e);
+    if (e != CL_SUCCESS) {
+        clReleaseMemObject(a);
+        return cls_fail_cl(ctx, d, "clCreateBuffer(CL_MEM_USE_HOST_PTR)", e);
+    }
+    cl_kernel k = d->k[CLS_K_COPY][CLS_F32];
+    cl_ulong n = N;
+    size_t global = N, local = 1;
+    e = clSetKernelArg(k, 0, sizeof a, &a);
+    if (e == CL_SUCCESS) e = clSetKernelArg(k, 1, sizeof b, &b);
+    if (e == CL_SUCCESS) e = clSetKernelArg(k, 2, sizeof n, &n);
+    if (e == CL_SUCCESS) e = clEnqueueNDRangeKernel(d->q[0], k, 1, NULL, &global, &local, 0, NULL, NULL);
+    if (e == CL_SUCCESS) e = clFinish(d->q[0]);
+    if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "zero-copy check", e);
+    else if (memcmp(src, dst, sizeof src) != 0) d->zero_copy = 0;
+    /* map and unmap before release, as the specification asks */
+    void *m = clEnqueueMapBuffer(d->q[0], b, CL_TRUE, CL_MAP_READ, 0, sizeof dst, 0, NULL, NULL, &e);
+    if (e == CL_SUCCESS) {
+        clEnqueueUnmapMemObject(d->q[0], b, m, 0, NULL, NULL);
+        clFinish(d->q[0]);
+    }
+    clReleaseMemObject(a);
+    clReleaseMemObject(b);
+    d->info.staging = !d->zero_copy;
+    d->zc_checked = 1;
+    return st;
+}
+
+cls_status cls_zero_copy_verify(cls_context *ctx)
+{
+    for (size_t i = 0; i < ctx->ndevs; i++) {
+        cls_dev *d = &ctx->devs[i];
+        if (d->zero_copy && !d->zc_checked) {
+            cls_status st = check_zero_copy(ctx, d);
+            if (st != CLS_OK) return st;
+        }
+    }
+    return CLS_OK;
+}
+
+/* Binds the factor array for the call: the whole array on the device (staged
+ * once, or in place for zero copy) when it fits, else per-slice windows. */
+static cls_status bind_factors(cls_job *job, cls_devrun *r)
+{
+    cls_dev *d = r->dev;
+    uint64_t bytes = job->felems * job->es;
+    cl_int e;
+    if (d->zero_copy) {
+        if (bytes > d->info.max_alloc_bytes) return CLS_OK;
+        r->factors = clCreateBuffer(d->cl, CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, bytes, (void *)job->f, &e);
+        if (e != CL_SUCCESS) return cls_fail_cl(job->ctx, d, "clCreateBuffer(factors)", e);
+        return CLS_OK;
+    }
+    if (bytes > d->info.max_alloc_bytes || bytes > d->info.global_mem_bytes / 4) return CLS_OK;
+    r->factors = clCreateBuffer(d->cl, CL_MEM_READ_ONLY, bytes, NULL, &e);
+    if (e != CL_SUCCESS) return cls_fail_cl(job->ctx, d, "clCreateBuffer(factors)", e);
+    CL_TRY(job->ctx, d, clEnqueueWriteBuffer(d->q[0], r->factors, CL_TRUE, 0, bytes, job->f, 0, NULL, NULL));
+    r->resident_bytes += bytes;
+    return CLS_OK;
+}
+
+cls_status cls_stage_prepare(cls_job *job, cls_devrun *r)
+{
+    cls_context *ctx = job->ctx;
+    cls_dev *d = r->dev;
+    size_t es = job->es;
+    cls_status st = CLS_OK;
+    r->resident_budget = d->info.global_mem_bytes / 2;
+    if (job->f && !r->factors) {
+        st = bind_factors(job, r);
+        if (st != CLS_OK) return st;
+    }
+    /* Statistics and params tables are sized for doubles whatever the dtype,
+     * so that capacities count entries. */
+    for (unsigned q = 0; q < d->nq && st == CLS_OK; q++) {
+        cls_slot *s = &d->slot[q];
+        size_t cap;
+        if (job->max_part > s->part_cap) {
+            cap = 0;
+            st = grow(ctx, d, &s->st_part, &cap, job->max_part * 5 * 8, CL_MEM_READ_WRITE);
+            cap = 0;
+            if (st == CLS_OK)
+                st = grow(ctx, d, &s->cn_part, &cap, job->max_part * 2 * sizeof(cl_uint), CL_MEM_READ_WRITE);
+            s->part_cap = st == CLS_OK ? job->max_part : 0;
+        }
+        if (st == CLS_OK && job->max_out > s->out_cap) {
+            cap = 0;
+            st = grow(ctx, d, &s->st_out, &cap, job->max_out * 5 * 8, CL_MEM_READ_WRITE);
+            cap = 0;
+            if (st == CLS_OK)
+                st = grow(ctx, d, &s->cn_out, &cap, job->max_out * 2 * sizeof(cl_uint), CL_MEM_READ_WRITE);
+            if (st == CLS_OK) st = grow_host(ctx, &s->st_host, job->max_out * 5 * 8);
+            if (st == CLS_OK) st = grow_host(ctx, &s->cn_host, job->max_out * 2 * sizeof(cl_uint));
+            s->out_cap = st == CLS_OK ? job->max_out : 0;
+        }
+        if (st == CLS_OK && job->max_prm > s->prm_cap) {
+            cap = 0;
+            st = grow(ctx, d, &s->prm, &cap, job->max_prm * 4 * 8, CL_MEM_READ_WRITE);
+            if (st == CLS_OK) st = grow_host(ctx, &s->prm_host, job->max_prm * 4 * 8);
+            s->prm_cap = st == CLS_OK ? job->max_prm : 0;
+        }
+        if (st == CLS_OK && !d->zero_copy) {
+            size_t bytes = job->max_elems * es;
+            st = grow(ctx, d, &s->data, &s->data_cap, bytes, CL_MEM_READ_WRITE);
+            if (st == CLS_OK) st = grow_pinned(ctx, d, q, bytes);
+        }
+        if (st == CLS_OK && job->f && !r->factors && !d->zero_copy)
+            st = grow(ctx, d, &s->fwin, &s->fwin_cap, job->max_span * es, CL_MEM_READ_ONLY);
+    }
+    return st;
+}
+
+/* ---- host copies ---- */
+
+typedef struct copy_task {
+    const cls_job *job;
+    const cls_slice *s;
+    const char *src;
+    char *dst;
+    int pack;           /* caller -> slot */
+    size_t rows_per;    /* rows per item (strided), or bytes per item (contiguous) */
+    size_t items;
+} copy_task;
+
+#define COPY_CHUNK (1u << 20)
+
+static void copy_item(void *arg, size_t i)
+{
+    copy_task *t = arg;
+    const cls_job *job = t->job;
+    const cls_slice *s = t->s;
+    size_t es = job->es;
+    if (s->ncols == job->C) { /* contiguous rows: one block */
+        size_t total = (size_t)s->nrows * job->C * es;
+        size_t off = i * t->rows_per;
+        size_t n = total - off < t->rows_per ? total - off : t->rows_per;
+        size_t base = (size_t)s->row0 * job->C * es;
+        if (t->pack) memcpy(t->dst + off, t->src + base + off, n);
+        else memcpy(t->dst + base + off, t->src + off, n);
+        return;
+    }
+    size_t r0 = i * t->rows_per, r1 = r0 + t->rows_per;
+    if (r1 > s->nrows) r1 = (size_t)s->nrows;
+    size_t w = s->ncols * es;
+    for (size_t r = r0; r < r1; r++) {
+        size_t caller = ((size_t)(s->row0 + r) * job->C + s->col0) * es;
+        if (t->pack) memcpy(t->dst + r * w, t->src + caller, w);
+        else memcpy(t->dst + caller, t->src + r * w, w);
+    }
+}
+
+static void copy_run(cls_job *job, const cls_slice *s, const char *src, char *dst, int pack)
+{
+    copy_task t = {.job = job, .s = s, .src = src, .dst = dst, .pack = pack};
+    size_t es = job->es;
+    if (s->ncols == job->C) {
+        size_t total = (size_t)s->nrows * job->C * es;
+        t.rows_per = COPY_CHUNK;
+        t.items = (total + COPY_CHUNK - 1) / COPY_CHUNK;
+    } else {
+        size_t w = s->ncols * es;
+        t.rows_per = w >= COPY_CHUNK ? 1 : COPY_CHUNK / w;
+        t.items = ((size_t)s->nrows + t.rows_per - 1) / t.rows_per;
+    }
+    cls_pool_run(job->ctx->pool, t.items, copy_item, &t);
+}
+
+void cls_stage_pack(cls_job *job, const cls_slice *s, const char *src, void *slot)
+{
+    copy_run(job, s, src, slot, 1);
+}
+
+void cls_stage_unpack(cls_job *job, const cls_slice *s, const void *slot, char *dst)
+{
+    copy_run(job, s, slot, dst, 0);
+}

@@ -1,0 +1,92 @@
+/* See pipeline_util.h. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline_util.h"
+
+double tol_for(cls_dtype t) { return t == CLS_F64 ? TOL_F64 : TOL_F32; }
+
+int suite_runs(cls_dtype t)
+{
+    return t == CLS_F32 || !test_suite_is("rusticl");
+}
+
+cls_array make_out(const cls_array *x)
+{
+    cls_array y = ref_copy(x);
+    size_t n = x->batch * x->rows * x->cols;
+    for (size_t i = 0; i < n; i++) {
+        if (y.dtype == CLS_F64) ((double *)y.data)[i] = -12345.0;
+        else ((float *)y.data)[i] = -12345.0f;
+    }
+    return y;
+}
+
+void check_stats(const cls_stats *s, const cls_array *x, cls_scope scope, int has_moments, const char *label)
+{
+    cls_stats_info info;
+    assert_int_equal(cls_stats_describe(s, &info), CLS_OK);
+    size_t groups = ref_groups(x, scope);
+    assert_int_equal(info.groups, groups);
+    assert_int_equal(info.cols, x->cols);
+    assert_int_equal(info.has_moments, has_moments);
+    size_t n = groups * x->cols;
+    cls_column_stats *want = calloc(n, sizeof *want), *got = calloc(n, sizeof *got);
+    assert_non_null(want);
+    assert_non_null(got);
+    ref_fit(x, scope, want);
+    for (size_t g = 0; g < groups; g++)
+        for (size_t c = 0; c < x->cols; c++)
+            assert_int_equal(cls_stats_column(s, g, c, &got[g * x->cols + c]), CLS_OK);
+    /* the device's float32 accumulation of m2 is the loosest part */
+    double tol = x->dtype == CLS_F64 ? 1e-9 : 1e-4;
+    size_t bad = ref_compare_stats(got, want, n, has_moments, tol, label);
+    free(want);
+    free(got);
+    assert_int_equal(bad, 0);
+}
+
+cls_stats *check_fit_transform(cls_context *ctx, const cls_array *x, const cls_pipeline *p, const char *label)
+{
+    cls_array y = make_out(x);
+    cls_stats *s = NULL;
+    cls_status st = cls_fit_transform(ctx, p, x, &y, &s);
+    if (st != CLS_OK) print_error("%s: %s: %s\n", label, cls_status_str(st), cls_last_error(ctx));
+    assert_int_equal(st, CLS_OK);
+    assert_non_null(s);
+    size_t n = x->batch * x->rows * x->cols;
+    double *want = malloc(n * sizeof *want);
+    assert_non_null(want);
+    ref_fit_transform(x, p, want, NULL);
+    size_t bad = ref_compare(&y, want, tol_for(x->dtype), label);
+    free(want);
+    ref_free(&y);
+    assert_int_equal(bad, 0);
+    int moments = p->scaler == CLS_ZSCORE || p->scaler == CLS_NONE;
+    check_stats(s, x, p->scope, moments, label);
+    return s;
+}
+
+void check_transform(cls_context *ctx, const cls_array *x, const cls_pipeline *p, const cls_stats *s,
+                     const cls_array *fit_on, const char *label)
+{
+    cls_array y = make_out(x);
+    cls_status st = cls_transform(ctx, p, s, x, &y);
+    if (st != CLS_OK) print_error("%s: %s: %s\n", label, cls_status_str(st), cls_last_error(ctx));
+    assert_int_equal(st, CLS_OK);
+    size_t n = x->batch * x->rows * x->cols;
+    size_t groups = ref_groups(fit_on, p->scope);
+    cls_column_stats *rs = calloc(groups * x->cols, sizeof *rs);
+    double *want = malloc(n * sizeof *want);
+    assert_non_null(rs);
+    assert_non_null(want);
+    ref_fit(fit_on, p->scope, rs);
+    ref_transform(x, p, p->scaler == CLS_NONE ? NULL : rs, want);
+    size_t bad = ref_compare(&y, want, tol_for(x->dtype), label);
+    free(rs);
+    free(want);
+    ref_free(&y);
+    assert_int_equal(bad, 0);
+}

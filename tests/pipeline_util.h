@@ -1,0 +1,33 @@
+/* Helpers shared by the pipeline tests: run a pipeline on the suite's
+ * devices and compare with the float64 reference. */
+#ifndef CLS_TEST_PIPELINE_UTIL_H
+#define CLS_TEST_PIPELINE_UTIL_H
+
+#include "common.h"
+#include "reference.h"
+
+/* Tolerances relative to max(1, |expected|). float32 results must match the
+ * float64 reference to ~1e-5 even for offset data (DESIGN.md). */
+#define TOL_F32 1e-5
+#define TOL_F64 1e-10
+double tol_for(cls_dtype t);
+
+/* The devices of the suite able to run dtype t (rusticl has no float64). */
+int suite_runs(cls_dtype t);
+
+/* Fit-transforms x out of place on ctx, checks the output and the
+ * statistics against the reference; returns the fitted statistics. */
+cls_stats *check_fit_transform(cls_context *ctx, const cls_array *x, const cls_pipeline *p, const char *label);
+
+/* Transforms with stats `s` and checks against the reference using the
+ * reference's statistics of `fit_on`. */
+void check_transform(cls_context *ctx, const cls_array *x, const cls_pipeline *p, const cls_stats *s,
+                     const cls_array *fit_on, const char *label);
+
+/* Checks cls_stats against reference statistics of x. */
+void check_stats(const cls_stats *s, const cls_array *x, cls_scope scope, int has_moments, const char *label);
+
+/* An output array like x, filled with a sentinel. */
+cls_array make_out(const cls_array *x);
+
+#endif

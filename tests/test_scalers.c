@@ -1,0 +1,95 @@
+/* Every scaler x dtype x scope, fitted and applied in one call, against the
+ * float64 reference: values, statistics, missing values, constant and
+ * all-missing columns, and the float32 offset case. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "pipeline_util.h"
+
+static const cls_scaler scalers[] = {CLS_MINMAX, CLS_ZSCORE, CLS_DECIMAL};
+static const char *const scaler_names[] = {"minmax", "zscore", "decimal"};
+
+static void run_all(unsigned features, size_t b, size_t r, size_t c, uint64_t seed)
+{
+    cls_context *ctx = test_context(NULL, 0, 0);
+    for (int t = 0; t < 2; t++) {
+        cls_dtype dt = t ? CLS_F64 : CLS_F32;
+        if (!suite_runs(dt)) continue;
+        for (int sc = 0; sc < 3; sc++) {
+            for (int scope = 0; scope < 2; scope++) {
+                cls_array x = ref_make(dt, b, r, c, seed + (uint64_t)(sc * 7 + scope), features);
+                cls_pipeline p = {0};
+                p.scaler = scalers[sc];
+                p.scope = scope ? CLS_SCOPE_BATCH : CLS_SCOPE_MATRIX;
+                char label[128];
+                snprintf(label, sizeof label, "%s %s %s features %#x", scaler_names[sc],
+                         dt == CLS_F64 ? "f64" : "f32", scope ? "batch" : "matrix", features);
+                cls_stats *s = check_fit_transform(ctx, &x, &p, label);
+                cls_stats_destroy(s);
+                ref_free(&x);
+            }
+        }
+    }
+    cls_context_destroy(ctx);
+}
+
+static void plain_columns(void **state)
+{
+    (void)state;
+    run_all(0, 3, 57, 19, 100);
+}
+
+static void negative_values(void **state)
+{
+    (void)state;
+    run_all(REF_NEGATIVE, 2, 41, 13, 200);
+}
+
+static void missing_values_are_skipped_and_passed_through(void **state)
+{
+    (void)state;
+    run_all(REF_MISSING, 3, 50, 11, 300);
+}
+
+static void constant_and_all_missing_columns(void **state)
+{
+    (void)state;
+    run_all(REF_CONSTANT | REF_ALL_MISSING | REF_MISSING, 2, 33, 9, 400);
+}
+
+static void float32_offset_mean_1e4_times_spread(void **state)
+{
+    (void)state;
+    run_all(REF_OFFSET, 2, 300, 10, 500);
+    run_all(REF_OFFSET | REF_NEGATIVE | REF_MISSING, 2, 300, 10, 510);
+}
+
+static void minmax_custom_range_and_clip(void **state)
+{
+    (void)state;
+    cls_context *ctx = test_context(NULL, 0, 0);
+    for (int t = 0; t < 2; t++) {
+        cls_dtype dt = t ? CLS_F64 : CLS_F32;
+        if (!suite_runs(dt)) continue;
+        cls_array x = ref_make(dt, 2, 40, 7, 600 + t, REF_NEGATIVE | REF_MISSING);
+        cls_pipeline p = {.scaler = CLS_MINMAX, .lo = -3, .hi = 5};
+        cls_stats_destroy(check_fit_transform(ctx, &x, &p, "range -3..5"));
+        p.clip = 1;
+        cls_stats_destroy(check_fit_transform(ctx, &x, &p, "range -3..5 clip"));
+        ref_free(&x);
+    }
+    cls_context_destroy(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(plain_columns),
+        cmocka_unit_test(negative_values),
+        cmocka_unit_test(missing_values_are_skipped_and_passed_through),
+        cmocka_unit_test(constant_and_all_missing_columns),
+        cmocka_unit_test(float32_offset_mean_1e4_times_spread),
+        cmocka_unit_test(minmax_custom_range_and_clip),
+    };
+    return TEST_RUN("scalers", tests, NULL, NULL);
+}
