@@ -86,8 +86,10 @@ int main(int argc, char **argv)
         int (*fn)(int, char **);
     } cmds[] = {
         {"devices", cmd_devices},
-#ifdef CLS_TOOL_FULL
+#ifdef HAVE_CMD_NORMALIZE
         {"normalize", cmd_normalize}, {"apply", cmd_apply}, {"discount", cmd_discount},
+#endif
+#ifdef HAVE_CMD_BENCH
         {"bench", cmd_bench},
 #endif
     };

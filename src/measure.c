@@ -1,0 +1,119 @@
+/* cls_device_measure(): the bandwidths that bound clscale on one device,
+ * measured the way clpeak does: a copy kernel over device buffers (read +
+ * write counted), and host<->device transfers from pinned memory
+ * (CL_MEM_ALLOC_HOST_PTR, mapped) and from pageable malloc'ed memory. Best
+ * of several repeats after a warm-up, timed with the host clock around
+ * blocking commands. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+
+#define REPEATS 5
+
+typedef struct probe {
+    cls_context *ctx;
+    cls_dev *d;
+    cl_command_queue q;
+    size_t bytes;
+    cl_mem a, b, pinned;
+    void *pinned_ptr, *pageable;
+} probe;
+
+static void probe_free(probe *p)
+{
+    if (p->pinned_ptr) {
+        clEnqueueUnmapMemObject(p->q, p->pinned, p->pinned_ptr, 0, NULL, NULL);
+        clFinish(p->q);
+    }
+    if (p->a) clReleaseMemObject(p->a);
+    if (p->b) clReleaseMemObject(p->b);
+    if (p->pinned) clReleaseMemObject(p->pinned);
+    free(p->pageable);
+}
+
+static cls_status copy_kernel(probe *p, double *gbs)
+{
+    cl_kernel k = p->d->k[CLS_K_COPY][CLS_F32];
+    cl_ulong n = p->bytes / 4;
+    size_t local = p->d->local;
+    size_t items = (size_t)((n + p->d->vec - 1) / p->d->vec);
+    size_t global = (items + local - 1) / local * local;
+    CL_TRY(p->ctx, p->d, clSetKernelArg(k, 0, sizeof p->a, &p->a));
+    CL_TRY(p->ctx, p->d, clSetKernelArg(k, 1, sizeof p->b, &p->b));
+    CL_TRY(p->ctx, p->d, clSetKernelArg(k, 2, sizeof n, &n));
+    double best = 0;
+    for (int i = 0; i <= REPEATS; i++) {
+        double t = cls_now();
+        CL_TRY(p->ctx, p->d, clEnqueueNDRangeKernel(p->q, k, 1, NULL, &global, &local, 0, NULL, NULL));
+        CL_TRY(p->ctx, p->d, clFinish(p->q));
+        t = cls_now() - t;
+        double v = 2.0 * (double)p->bytes / t / 1e9;
+        if (i > 0 && v > best) best = v; /* the first run warms up */
+    }
+    *gbs = best;
+    return CLS_OK;
+}
+
+static cls_status transfer(probe *p, void *host, int to_device, double *gbs)
+{
+    double best = 0;
+    for (int i = 0; i <= REPEATS; i++) {
+        double t = cls_now();
+        if (to_device)
+            CL_TRY(p->ctx, p->d, clEnqueueWriteBuffer(p->q, p->a, CL_TRUE, 0, p->bytes, host, 0, NULL, NULL));
+        else
+            CL_TRY(p->ctx, p->d, clEnqueueReadBuffer(p->q, p->a, CL_TRUE, 0, p->bytes, host, 0, NULL, NULL));
+        t = cls_now() - t;
+        double v = (double)p->bytes / t / 1e9;
+        if (i > 0 && v > best) best = v;
+    }
+    *gbs = best;
+    return CLS_OK;
+}
+
+cls_status cls_device_measure(cls_context *ctx, size_t i, size_t bytes, cls_device_limits *out)
+{
+    if (!ctx || !out) return CLS_E_ARG;
+    if (!ctx->usable || i >= ctx->ndevs)
+        return cls_fail(ctx, CLS_E_ARG, "cls_device_measure: no selected device %zu", i);
+    memset(out, 0, sizeof *out);
+    probe p = {.ctx = ctx, .d = &ctx->devs[i]};
+    p.q = p.d->q[0];
+    if (bytes == 0) bytes = (size_t)64 << 20;
+    uint64_t cap = p.d->info.max_alloc_bytes;
+    if (cap > p.d->info.global_mem_bytes / 4) cap = p.d->info.global_mem_bytes / 4;
+    if (bytes > cap) bytes = (size_t)cap;
+    p.bytes = bytes & ~(size_t)63;
+    if (p.bytes == 0) return cls_fail(ctx, CLS_E_ARG, "cls_device_measure: %zu bytes is too small", bytes);
+
+    cl_int e;
+    cls_status st = CLS_OK;
+    p.a = clCreateBuffer(p.d->cl, CL_MEM_READ_WRITE, p.bytes, NULL, &e);
+    if (e == CL_SUCCESS) p.b = clCreateBuffer(p.d->cl, CL_MEM_READ_WRITE, p.bytes, NULL, &e);
+    if (e == CL_SUCCESS) p.pinned = clCreateBuffer(p.d->cl, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, p.bytes, NULL, &e);
+    if (e != CL_SUCCESS) st = cls_fail_cl(ctx, p.d, "clCreateBuffer", e);
+    if (st == CLS_OK) {
+        p.pinned_ptr = clEnqueueMapBuffer(p.q, p.pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, p.bytes, 0, NULL,
+                                          NULL, &e);
+        if (e != CL_SUCCESS) {
+            p.pinned_ptr = NULL;
+            st = cls_fail_cl(ctx, p.d, "clEnqueueMapBuffer", e);
+        }
+    }
+    if (st == CLS_OK) {
+        p.pageable = malloc(p.bytes);
+        if (!p.pageable) st = cls_fail(ctx, CLS_E_NOMEM, "out of memory for %zu bytes", p.bytes);
+        else {
+            memset(p.pageable, 1, p.bytes);
+            memset(p.pinned_ptr, 1, p.bytes);
+        }
+    }
+    if (st == CLS_OK) st = transfer(&p, p.pinned_ptr, 1, &out->h2d_pinned);
+    if (st == CLS_OK) st = transfer(&p, p.pinned_ptr, 0, &out->d2h_pinned);
+    if (st == CLS_OK) st = transfer(&p, p.pageable, 1, &out->h2d_pageable);
+    if (st == CLS_OK) st = transfer(&p, p.pageable, 0, &out->d2h_pageable);
+    if (st == CLS_OK) st = copy_kernel(&p, &out->mem_copy);
+    probe_free(&p);
+    return st;
+}
