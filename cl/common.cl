@@ -1,7 +1,8 @@
 /* Shared by every kernel of clscale. program.c assembles the program as
  *   common.cl, then scale.cl with REAL=float, then (on cl_khr_fp64 devices)
  *   scale.cl again with REAL=double,
- * and builds it with -DVEC=<columns per work-item> -DCLS_FP64=<0|1>.
+ * and builds it with -DVEC=<vector width> -DKV=<vectors per work-item at most>
+ * -DCLS_FP64=<0|1> -DCLS_NT=<0|1> -DCLS_PREFETCH=<0|1>.
  *
  * The numbers below mirror src/internal.h (CLS_KF_*, CLS_KS_*). */
 
@@ -9,6 +10,7 @@
 #define CLS_KF_FACTORS      2u
 #define CLS_KF_CLIP         4u
 #define CLS_KF_WRITE_PARAMS 8u
+#define CLS_KF_NT           16u
 
 #define CLS_KS_MINMAX  1u
 #define CLS_KS_ZSCORE  2u
@@ -35,6 +37,16 @@
 #ifndef VEC
 #define VEC 1
 #endif
+#ifndef KV
+#define KV 1
+#endif
+#ifndef CLS_NT
+#define CLS_NT 0
+#endif
+#ifndef CLS_PREFETCH
+#define CLS_PREFETCH 0
+#endif
+#define CLS_PF_ROWS 4   /* rows prefetched ahead */
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)

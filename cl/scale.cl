@@ -2,11 +2,22 @@
  * defines REAL and SFX before this text and appends it once per dtype).
  *
  * Geometry shared by all kernels: a slice is a block of `ncols` columns and
- * some rows of a row-major array whose rows are `ld` elements apart. Work-item
- * (i, j) owns VEC neighbouring columns, c = i * VEC; the last one of a row may
- * own fewer (`n` lanes), and its other lanes hold NaN and are never stored.
- * Loops per work-item stay below a few thousand iterations (llvmpipe stops
- * longer loops silently).
+ * some rows of a row-major array whose rows are `ld` elements apart.
+ * Work-item i owns a column block of up to kk vectors of VEC columns,
+ * c = i * VEC * kk (kk <= KV, chosen per launch by the host), and walks its
+ * rows with the vectors innermost, so that each row segment it reads is
+ * contiguous (VEC * kk elements). On a GPU VEC = KV = 1: one column per
+ * work-item, neighbours reading neighbouring addresses. The last block of a
+ * row may be short: vector k then holds `lanes` < VEC valid columns, the
+ * other lanes NaN, never stored.
+ *
+ * CLS_PREFETCH (PoCL on a CPU): rows a few ahead are prefetched, because
+ * rows far apart defeat the hardware prefetcher. CLS_NT: large outputs are
+ * written with non-temporal stores (no read for ownership), in 16-byte
+ * pieces because rows are only 16-byte aligned.
+ *
+ * Loops per work-item stay below a few ten thousand iterations in total
+ * (llvmpipe stops longer loops silently; the host bounds rows * kk).
  *
  * Missing values (NaN, +-Inf) are skipped by the statistics and pass through
  * the scaler unchanged; the discount multiplies every value. */
@@ -18,6 +29,12 @@
 #endif
 #define F(name) CAT(name, SFX)
 #define RV(x) ((REALV)(x))
+#if REAL_BYTES == 8               /* elements per 16-byte piece */
+#define NTW 2
+#else
+#define NTW 4
+#endif
+#define NTT CAT(REAL, NTW)
 
 /* VEC columns at p, of which only the first n are read (n >= 1). */
 inline REALV F(load_cols)(__global const REAL *p, uint n)
@@ -64,6 +81,22 @@ inline void F(store_cols)(REALV v, __global REAL *p, uint n)
 #endif
 }
 
+/* A full vector with non-temporal stores when `nt` (p 16-byte aligned). */
+inline void F(store_out)(REALV v, __global REAL *p, uint n, int nt)
+{
+#if CLS_NT && VEC >= 4
+    if (nt && n >= VEC) {
+        REAL tmp[VEC];
+        CAT(vstore, VEC)(v, 0, tmp);
+        for (int j = 0; j < VEC / NTW; j++)
+            __builtin_nontemporal_store(CAT(vload, NTW)(j, tmp), (__global NTT *)p + j);
+        return;
+    }
+#endif
+    (void)nt;
+    F(store_cols)(v, p, n);
+}
+
 /* Counts are small whole numbers kept in REAL lanes; stored as uint. */
 inline void F(store_counts)(REALV v, __global uint *p, uint n)
 {
@@ -82,6 +115,17 @@ inline void F(store_counts)(REALV v, __global uint *p, uint n)
     SC(8) SC(9) SC(A) SC(B) SC(C) SC(D) SC(E) SC(F)
 #endif
 #undef SC
+#endif
+}
+
+/* The row segment at p (nk vectors), a few rows ahead. */
+inline void F(prefetch_row)(__global const REAL *p, uint nk)
+{
+#if CLS_PREFETCH
+    for (uint k = 0; k < nk; k++) __builtin_prefetch(p + k * VEC);
+#else
+    (void)p;
+    (void)nk;
 #endif
 }
 
@@ -125,6 +169,16 @@ inline REALV F(scale)(REALV v, REALV shi, REALV slo, REALV m, REALV o, uint flag
     if (flags & CLS_KF_CLIP) t = clamp(t, lo, hi);
     return isfinite(v) ? t : v;
 }
+
+/* Lanes of vector k of a block starting at column c. */
+#define LANES(k) min((uint)VEC, ncols - c - (k) * VEC)
+
+/* The block of work-item i: first column c, vectors nk; returns early when
+ * the work-item has no columns. */
+#define BLOCK()                                                               \
+    uint c = (uint)get_global_id(0) * VEC * kk;                               \
+    if (c >= ncols) return;                                                   \
+    uint nk = min(kk, (ncols - c + VEC - 1) / VEC)
 
 /* First finite value of each column, 0 where a column has none: the shift K
  * that keeps Welford's mean accurate when the mean is far from zero. */
@@ -178,124 +232,106 @@ inline void F(store_stats)(__global REAL *st, __global uint *cn, ulong sstride, 
         mx = isfinite(v) ? fmax(mx, (v)) : mx;                               \
     } while (0)
 
-/* The second pass of a fused kernel: scale, discount, store. Row `r` of
- * group g is global row frow0 + g * rows + r, which picks its factors. */
-#define APPLY_ROWS()                                                              \
+/* Statistics of `rows` rows of the block at px into the lane arrays; with
+ * `moments` Welford (shifted by the first finite value), else min/max. */
+#define BLOCK_STATS(px, rows, moments)                                            \
     do {                                                                          \
-        ulong gr_ = frow0 + g * (ulong)rows;                                      \
-        ulong b_ = gr_ / R, rr_ = gr_ % R;                                        \
+        for (uint k = 0; k < nk; k++) {                                           \
+            cnt[k] = miss[k] = rel[k] = m2[k] = RV(0);                            \
+            mn[k] = RV(INFINITY);                                                 \
+            mx[k] = RV(-INFINITY);                                                \
+            K[k] = (moments) ? F(first_finite)(px + k * VEC, ld, rows, LANES(k)) : RV(0); \
+        }                                                                         \
         for (uint r = 0; r < rows; r++) {                                         \
-            REALV v = F(load_cols)(px + r * ld, n);                               \
-            REALV out = F(scale)(v, shi, slo, m, o, flags, lo, hi);               \
-            if (flags & CLS_KF_FACTORS)                                           \
-                out *= F(load_factors)(f + foff + (long)(b_ * fsb + rr_ * fsr     \
-                                       + (col0 + c) * fsc), fsc, n);              \
-            F(store_cols)(out, py + r * ld, n);                                   \
-            if (++rr_ == R) { rr_ = 0; b_++; }                                    \
+            if (r + CLS_PF_ROWS < rows) F(prefetch_row)(px + (r + CLS_PF_ROWS) * ld, nk); \
+            for (uint k = 0; k < nk; k++) {                                       \
+                REALV v = F(load_cols)(px + r * ld + k * VEC, LANES(k));          \
+                if (moments) WELFORD(v, K[k], cnt[k], rel[k], m2[k], mn[k], mx[k], miss[k]); \
+                else MINMAX(v, cnt[k], mn[k], mx[k], miss[k]);                     \
+            }                                                                     \
         }                                                                         \
     } while (0)
 
-/* Fused min-max or decimal: one work-item reads its columns of a whole
- * statistics group twice (the second time from cache), computing min/max,
- * then writing the scaled values. Dimension 1 is the group within the slice.
- * `st`/`cn` may be NULL (no statistics wanted). */
-__kernel void F(fit_apply_mm)(__global const REAL *x, ulong xoff, __global REAL *y, ulong yoff,
-                              uint ncols, uint rows, ulong ld, ulong gstride,
-                              uint scaler, uint flags, REAL lo, REAL hi,
-                              __global const REAL *f, long foff, ulong fsb, ulong fsr,
-                              ulong fsc, ulong frow0, ulong R, ulong col0,
-                              __global REAL *st, __global uint *cn, ulong sstride)
-{
-    uint c = (uint)get_global_id(0) * VEC;
-    if (c >= ncols) return;
-    uint n = min((uint)VEC, ncols - c);
-    ulong g = get_global_id(1);
-    __global const REAL *px = x + xoff + g * gstride + c;
-    __global REAL *py = y + yoff + g * gstride + c;
-
-    REALV cnt = RV(0), miss = RV(0), mn = RV(INFINITY), mx = RV(-INFINITY);
-    for (uint r = 0; r < rows; r++) {
-        REALV v = F(load_cols)(px + r * ld, n);
-        MINMAX(v, cnt, mn, mx, miss);
+/* Fused statistics and scaling: one work-item reads its column block of a
+ * whole statistics group twice (the second time from cache), computing the
+ * statistics (Welford when `moments`, else min/max), then writing the
+ * scaled values. Dimension 1 is the group within the slice. Row r of group
+ * g is global row frow0 + g * rows + r, which picks its factors. `st`/`cn`
+ * may be NULL (nobody wants the statistics). */
+#define FIT_APPLY(moments)                                                            \
+    BLOCK();                                                                          \
+    ulong g = get_global_id(1);                                                       \
+    __global const REAL *px = x + xoff + g * gstride + c;                             \
+    __global REAL *py = y + yoff + g * gstride + c;                                   \
+    int nt = (flags & CLS_KF_NT) && ((ulong)py % 16) == 0 && (ld * sizeof(REAL)) % 16 == 0; \
+    REALV cnt[KV], miss[KV], K[KV], rel[KV], m2[KV], mn[KV], mx[KV];                  \
+    BLOCK_STATS(px, rows, moments);                                                   \
+    REALV shi[KV], slo[KV], m[KV], o[KV];                                             \
+    for (uint k = 0; k < nk; k++) {                                                   \
+        MAKE_PARAMS(REALV, scaler, cnt[k], K[k], rel[k], m2[k], mn[k], mx[k], lo, hi, \
+                    shi[k], slo[k], m[k], o[k]);                                      \
+        if (st)                                                                       \
+            F(store_stats)(st, cn, sstride, g * ncols + c + k * VEC, LANES(k), cnt[k], \
+                           miss[k], K[k], rel[k], m2[k], mn[k], mx[k]);               \
+    }                                                                                 \
+    ulong gr_ = frow0 + g * (ulong)rows;                                              \
+    ulong b_ = gr_ / R, rr_ = gr_ % R;                                                \
+    for (uint r = 0; r < rows; r++) {                                                 \
+        __global const REAL *fr = f + foff + (long)(b_ * fsb + rr_ * fsr + (col0 + c) * fsc); \
+        for (uint k = 0; k < nk; k++) {                                               \
+            REALV v = F(load_cols)(px + r * ld + k * VEC, LANES(k));                  \
+            REALV out = F(scale)(v, shi[k], slo[k], m[k], o[k], flags, lo, hi);       \
+            if (flags & CLS_KF_FACTORS)                                               \
+                out *= F(load_factors)(fr + k * VEC * fsc, fsc, LANES(k));            \
+            F(store_out)(out, py + r * ld + k * VEC, LANES(k), nt);                   \
+        }                                                                             \
+        if (++rr_ == R) { rr_ = 0; b_++; }                                            \
     }
-    REALV shi, slo, m, o;
-    MAKE_PARAMS(REALV, scaler, cnt, RV(0), RV(0), RV(0), mn, mx, lo, hi, shi, slo, m, o);
-    if (st)
-        F(store_stats)(st, cn, sstride, g * ncols + c, n, cnt, miss, RV(0), RV(0), RV(0), mn, mx);
-    APPLY_ROWS();
+
+#define FIT_APPLY_ARGS                                                                        \
+    __global const REAL *x, ulong xoff, __global REAL *y, ulong yoff, uint ncols, uint rows, \
+    ulong ld, ulong gstride, uint kk, uint scaler, uint flags, REAL lo, REAL hi,             \
+    __global const REAL *f, long foff, ulong fsb, ulong fsr, ulong fsc, ulong frow0,         \
+    ulong R, ulong col0, __global REAL *st, __global uint *cn, ulong sstride
+
+/* min-max or decimal: min/max statistics */
+__kernel void F(fit_apply_mm)(FIT_APPLY_ARGS)
+{
+    FIT_APPLY(0)
 }
 
-/* Fused z-score: Welford on x - K per lane, then scaling. */
-__kernel void F(fit_apply_mv)(__global const REAL *x, ulong xoff, __global REAL *y, ulong yoff,
-                              uint ncols, uint rows, ulong ld, ulong gstride,
-                              uint scaler, uint flags, REAL lo, REAL hi,
-                              __global const REAL *f, long foff, ulong fsb, ulong fsr,
-                              ulong fsc, ulong frow0, ulong R, ulong col0,
-                              __global REAL *st, __global uint *cn, ulong sstride)
+/* z-score: Welford on x - K per lane */
+__kernel void F(fit_apply_mv)(FIT_APPLY_ARGS)
 {
-    uint c = (uint)get_global_id(0) * VEC;
-    if (c >= ncols) return;
-    uint n = min((uint)VEC, ncols - c);
-    ulong g = get_global_id(1);
-    __global const REAL *px = x + xoff + g * gstride + c;
-    __global REAL *py = y + yoff + g * gstride + c;
-
-    REALV K = F(first_finite)(px, ld, rows, n);
-    REALV cnt = RV(0), miss = RV(0), rel = RV(0), m2 = RV(0);
-    REALV mn = RV(INFINITY), mx = RV(-INFINITY);
-    for (uint r = 0; r < rows; r++) {
-        REALV v = F(load_cols)(px + r * ld, n);
-        WELFORD(v, K, cnt, rel, m2, mn, mx, miss);
-    }
-    REALV shi, slo, m, o;
-    MAKE_PARAMS(REALV, scaler, cnt, K, rel, m2, mn, mx, lo, hi, shi, slo, m, o);
-    if (st)
-        F(store_stats)(st, cn, sstride, g * ncols + c, n, cnt, miss, K, rel, m2, mn, mx);
-    APPLY_ROWS();
+    FIT_APPLY(1)
 }
 
 /* Partial statistics of row chunks: work-item (i, j) covers rows
- * [j * chunk, (j + 1) * chunk) of its columns and writes entry j * ncols + c. */
-__kernel void F(stats_mm)(__global const REAL *x, ulong xoff, uint ncols, ulong nrows,
-                          ulong ld, uint chunk, __global REAL *st, __global uint *cn,
-                          ulong sstride)
-{
-    uint c = (uint)get_global_id(0) * VEC;
-    if (c >= ncols) return;
-    uint n = min((uint)VEC, ncols - c);
-    ulong j = get_global_id(1);
-    ulong r0 = j * chunk;
-    uint rows = (uint)min((ulong)chunk, nrows - r0);
-    __global const REAL *px = x + xoff + r0 * ld + c;
+ * [j * chunk, (j + 1) * chunk) of its block and writes entry j * ncols + c. */
+#define STATS_ARGS                                                                       \
+    __global const REAL *x, ulong xoff, uint ncols, ulong nrows, ulong ld, uint chunk,  \
+    uint kk, __global REAL *st, __global uint *cn, ulong sstride
 
-    REALV cnt = RV(0), miss = RV(0), mn = RV(INFINITY), mx = RV(-INFINITY);
-    for (uint r = 0; r < rows; r++) {
-        REALV v = F(load_cols)(px + r * ld, n);
-        MINMAX(v, cnt, mn, mx, miss);
-    }
-    F(store_stats)(st, cn, sstride, j * ncols + c, n, cnt, miss, RV(0), RV(0), RV(0), mn, mx);
+#define STATS(moments)                                                                   \
+    BLOCK();                                                                             \
+    ulong j = get_global_id(1);                                                          \
+    ulong r0 = j * chunk;                                                                \
+    uint rows = (uint)min((ulong)chunk, nrows - r0);                                     \
+    __global const REAL *px = x + xoff + r0 * ld + c;                                    \
+    REALV cnt[KV], miss[KV], K[KV], rel[KV], m2[KV], mn[KV], mx[KV];                     \
+    BLOCK_STATS(px, rows, moments);                                                      \
+    for (uint k = 0; k < nk; k++)                                                        \
+        F(store_stats)(st, cn, sstride, j * ncols + c + k * VEC, LANES(k), cnt[k], miss[k], \
+                       K[k], rel[k], m2[k], mn[k], mx[k]);
+
+__kernel void F(stats_mm)(STATS_ARGS)
+{
+    STATS(0)
 }
 
-__kernel void F(stats_mv)(__global const REAL *x, ulong xoff, uint ncols, ulong nrows,
-                          ulong ld, uint chunk, __global REAL *st, __global uint *cn,
-                          ulong sstride)
+__kernel void F(stats_mv)(STATS_ARGS)
 {
-    uint c = (uint)get_global_id(0) * VEC;
-    if (c >= ncols) return;
-    uint n = min((uint)VEC, ncols - c);
-    ulong j = get_global_id(1);
-    ulong r0 = j * chunk;
-    uint rows = (uint)min((ulong)chunk, nrows - r0);
-    __global const REAL *px = x + xoff + r0 * ld + c;
-
-    REALV K = F(first_finite)(px, ld, rows, n);
-    REALV cnt = RV(0), miss = RV(0), rel = RV(0), m2 = RV(0);
-    REALV mn = RV(INFINITY), mx = RV(-INFINITY);
-    for (uint r = 0; r < rows; r++) {
-        REALV v = F(load_cols)(px + r * ld, n);
-        WELFORD(v, K, cnt, rel, m2, mn, mx, miss);
-    }
-    F(store_stats)(st, cn, sstride, j * ncols + c, n, cnt, miss, K, rel, m2, mn, mx);
+    STATS(1)
 }
 
 /* Merges `nchunks` partial entries per column (Chan's formula, moving each
@@ -352,57 +388,60 @@ __kernel void F(stats_reduce)(__global const REAL *st, __global const uint *cn, 
     }
 }
 
+/* Params of the block's vectors for statistics group `grp`. */
+#define LOAD_PARAMS()                                                                 \
+    do {                                                                              \
+        ulong pi = (grp - g0) * pld + pcol0 + c;                                      \
+        for (uint k = 0; k < nk; k++) {                                               \
+            shi[k] = F(load_cols)(prm + P_SHI * pstride + pi + k * VEC, LANES(k));    \
+            slo[k] = F(load_cols)(prm + P_SLO * pstride + pi + k * VEC, LANES(k));    \
+            m[k] = F(load_cols)(prm + P_M * pstride + pi + k * VEC, LANES(k));        \
+            o[k] = F(load_cols)(prm + P_O * pstride + pi + k * VEC, LANES(k));        \
+        }                                                                             \
+    } while (0)
+
 /* Elementwise pass: scale by per-column params (CLS_KF_PARAMS), then discount
- * (CLS_KF_FACTORS). Work-item (i, j) covers rows [j * rpi, (j + 1) * rpi).
- * Slice row r is global row grow0 + r, of statistics group (grow0 + r) / Rg,
- * whose params are entry (group - g0) * pld + pcol0 + c; and of matrix
- * (grow0 + r) / R, row (grow0 + r) % R for the factors, whose element is
- * foff + b * fsb + row * fsr + (col0 + c) * fsc (foff < 0 for a window). */
+ * (CLS_KF_FACTORS). Work-item (i, j) covers rows [j * rpi, (j + 1) * rpi)
+ * of its block. Slice row r is global row grow0 + r, of statistics group
+ * (grow0 + r) / Rg, whose params are entry (group - g0) * pld + pcol0 + c;
+ * and of matrix (grow0 + r) / R, row (grow0 + r) % R for the factors, whose
+ * element is foff + b * fsb + row * fsr + (col0 + c) * fsc (foff < 0 for a
+ * window). */
 __kernel void F(apply)(__global const REAL *x, ulong xoff, __global REAL *y, ulong yoff,
-                       uint ncols, ulong nrows, ulong ld, uint rpi,
+                       uint ncols, ulong nrows, ulong ld, uint rpi, uint kk,
                        uint flags, REAL lo, REAL hi,
                        __global const REAL *prm, ulong pstride, ulong pld, ulong pcol0,
                        ulong grow0, ulong Rg, ulong g0,
                        __global const REAL *f, long foff, ulong fsb, ulong fsr, ulong fsc,
                        ulong R, ulong col0)
 {
-    uint c = (uint)get_global_id(0) * VEC;
-    if (c >= ncols) return;
-    uint n = min((uint)VEC, ncols - c);
+    BLOCK();
     ulong r0 = get_global_id(1) * (ulong)rpi;
     if (r0 >= nrows) return;
     uint rows = (uint)min((ulong)rpi, nrows - r0);
     __global const REAL *px = x + xoff + r0 * ld + c;
     __global REAL *py = y + yoff + r0 * ld + c;
+    int nt = (flags & CLS_KF_NT) && ((ulong)py % 16) == 0 && (ld * sizeof(REAL)) % 16 == 0;
 
     ulong gr = grow0 + r0;
     ulong grp = gr / Rg, grp_row = gr % Rg;
     ulong b = gr / R, rr = gr % R;
-    REALV shi = RV(0), slo = RV(0), m = RV(1), o = RV(0);
-    if (flags & CLS_KF_PARAMS) {
-        ulong pi = (grp - g0) * pld + pcol0 + c;
-        shi = F(load_cols)(prm + P_SHI * pstride + pi, n);
-        slo = F(load_cols)(prm + P_SLO * pstride + pi, n);
-        m = F(load_cols)(prm + P_M * pstride + pi, n);
-        o = F(load_cols)(prm + P_O * pstride + pi, n);
-    }
+    REALV shi[KV], slo[KV], m[KV], o[KV];
+    if (flags & CLS_KF_PARAMS) LOAD_PARAMS();
     for (uint r = 0; r < rows; r++) {
-        REALV v = F(load_cols)(px + r * ld, n);
-        REALV out = (flags & CLS_KF_PARAMS) ? F(scale)(v, shi, slo, m, o, flags, lo, hi) : v;
-        if (flags & CLS_KF_FACTORS)
-            out *= F(load_factors)(f + foff + (long)(b * fsb + rr * fsr + (col0 + c) * fsc), fsc, n);
-        F(store_cols)(out, py + r * ld, n);
+        if (r + CLS_PF_ROWS < rows) F(prefetch_row)(px + (r + CLS_PF_ROWS) * ld, nk);
+        __global const REAL *fr = f + foff + (long)(b * fsb + rr * fsr + (col0 + c) * fsc);
+        for (uint k = 0; k < nk; k++) {
+            REALV v = F(load_cols)(px + r * ld + k * VEC, LANES(k));
+            REALV out = (flags & CLS_KF_PARAMS) ? F(scale)(v, shi[k], slo[k], m[k], o[k], flags, lo, hi) : v;
+            if (flags & CLS_KF_FACTORS) out *= F(load_factors)(fr + k * VEC * fsc, fsc, LANES(k));
+            F(store_out)(out, py + r * ld + k * VEC, LANES(k), nt);
+        }
         if (++rr == R) { rr = 0; b++; }
         if (++grp_row == Rg && r + 1 < rows) {
             grp_row = 0;
             grp++;
-            if (flags & CLS_KF_PARAMS) {
-                ulong pi = (grp - g0) * pld + pcol0 + c;
-                shi = F(load_cols)(prm + P_SHI * pstride + pi, n);
-                slo = F(load_cols)(prm + P_SLO * pstride + pi, n);
-                m = F(load_cols)(prm + P_M * pstride + pi, n);
-                o = F(load_cols)(prm + P_O * pstride + pi, n);
-            }
+            if (flags & CLS_KF_PARAMS) LOAD_PARAMS();
         }
     }
 }
@@ -419,7 +458,16 @@ __kernel void F(copy)(__global const REAL *x, __global REAL *y, ulong count)
 #undef REALV
 #undef F
 #undef RV
+#undef NTW
+#undef NTT
 #undef MAKE_PARAMS
 #undef WELFORD
 #undef MINMAX
-#undef APPLY_ROWS
+#undef LANES
+#undef BLOCK
+#undef BLOCK_STATS
+#undef FIT_APPLY
+#undef FIT_APPLY_ARGS
+#undef STATS
+#undef STATS_ARGS
+#undef LOAD_PARAMS

@@ -253,14 +253,23 @@ cls_status cls_device_describe(cls_context *ctx, cls_dev *dev, const cls_found *
     dev->zero_copy = in->host_unified && !(ctx->flags & CLS_FORCE_STAGING);
     in->staging = !dev->zero_copy;
 
-    /* A CPU walks rows of explicit vectors fastest (PoCL's implicit vectoriser
-     * does worse on strided columns); a GPU wants one column per work-item so
-     * that neighbours read neighbouring addresses. */
+    /* A CPU walks contiguous row segments of explicit vectors fastest: a
+     * work-item owns 16 vectors of 8 columns (PoCL's implicit vectoriser does
+     * far worse on strided columns). A GPU wants one column per work-item so
+     * that neighbours read neighbouring addresses. PoCL compiles with clang
+     * for the host CPU, so its kernels may prefetch and stream stores past
+     * the cache. llvmpipe (rusticl) silently stops loops after ~65535
+     * iterations (PITFALLS.md): the launches there bound rows x vectors. */
     int cpu_like = (in->type & CLS_DEVICE_CPU) && !(in->type & CLS_DEVICE_GPU);
+    int pocl = strstr(f->platform_name, "Portable Computing Language") != NULL;
     dev->vec = cpu_like ? 8 : 1;
-    dev->local = cpu_like ? 16 : 128;
+    dev->kv = cpu_like ? 16 : 1;
+    dev->local = cpu_like ? 4 : 128;
+    dev->nt = pocl && cpu_like;
+    dev->loop_limit = strstr(f->platform_name, "rusticl") ? 16384 : 0;
     unsigned v;
     if (env_uint("CLSCALE_VEC", &v) && (v == 1 || v == 2 || v == 4 || v == 8 || v == 16)) dev->vec = v;
+    if (env_uint("CLSCALE_KV", &v) && v >= 1 && v <= 64) dev->kv = v;
     if (env_uint("CLSCALE_LOCAL", &v) && v > 0) dev->local = v;
     return CLS_OK;
 }

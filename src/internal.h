@@ -67,6 +67,7 @@ extern const char *const cls_kernel_names[CLS_K_COUNT];
 #define CLS_KF_FACTORS  2u  /* multiply by the discount factors */
 #define CLS_KF_CLIP     4u  /* clamp the scaled value into [lo, hi] */
 #define CLS_KF_WRITE_PARAMS 8u  /* reduce: also write the params */
+#define CLS_KF_NT       16u  /* non-temporal stores for large outputs */
 
 /* Scaler codes passed to kernels (cl/common.cl mirrors them). */
 #define CLS_KS_MINMAX   1
@@ -131,8 +132,11 @@ typedef struct cls_dev {
     char           *build_log;
     int             alive;      /* built and usable */
     int             from_cache; /* the program came from the binary cache */
-    unsigned        vec;        /* columns per work-item in the kernels */
-    size_t          local;      /* work-group size for 1-D launches */
+    unsigned        vec;        /* vector width of the kernels */
+    unsigned        kv;         /* vectors per work-item at most (a column block) */
+    int             nt;         /* compiler takes non-temporal stores and prefetches */
+    unsigned        loop_limit; /* iterations per work-item the driver runs (0: any) */
+    size_t          local;      /* work-group size */
     uint64_t        base_align; /* CL_DEVICE_MEM_BASE_ADDR_ALIGN, bytes */
     int             profiling;  /* queues were created with profiling */
     int             zero_copy;  /* host-unified and not forced to stage */

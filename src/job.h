@@ -60,6 +60,7 @@ typedef struct cls_job {
 
     unsigned     scaler;      /* CLS_KS_*, 0: none */
     int          moments;     /* statistics need mean and m2 */
+    int          no_stats;    /* FUSED: nobody wants the statistics; skip them */
     int          clip;
     double       lo, hi;
     void        *params;      /* APPLY with a scaler: 4 planes of G * C in the data's dtype */

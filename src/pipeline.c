@@ -443,8 +443,9 @@ cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_
     if (one_pass(&job, sb)) {
         job.phases = 1;
         job.bytes_total = 2 * (uint64_t)bytes_of(in);
+        job.no_stats = fitted == NULL;
         st = run(&job, CLS_OP_FUSED, sb);
-        if (st == CLS_OK) st = collect_stats(&job, p, &s);
+        if (st == CLS_OK && fitted) st = collect_stats(&job, p, &s);
     } else {
         job.phases = 2;
         job.bytes_total = 3 * (uint64_t)bytes_of(in);

@@ -90,16 +90,19 @@ static cls_status add(builder *b, cls_op op, uint64_t row0, uint64_t nrows, size
 
     size_t elems = (size_t)nrows * ncols;
     if (elems > job->max_elems) job->max_elems = elems;
-    if (op == CLS_OP_FUSED || op == CLS_OP_STATS) {
+    if (op == CLS_OP_STATS || (op == CLS_OP_FUSED && !job->no_stats)) {
         size_t out = op == CLS_OP_FUSED ? (size_t)s->ngroups * ncols : ncols;
         s->stats_at = job->nsstats;
         job->nsstats += out;
         if (out > job->max_out) job->max_out = out;
+    }
+    if (op == CLS_OP_STATS || op == CLS_OP_FUSED) {
         uint64_t rows_per_group = op == CLS_OP_FUSED ? job->Rg : nrows;
         if (op == CLS_OP_STATS || rows_per_group > CLS_FUSED_ROWS) {
             size_t chunks = (size_t)((rows_per_group + CLS_CHUNK_ROWS - 1) / CLS_CHUNK_ROWS);
             if (chunks * ncols > job->max_part) job->max_part = chunks * ncols;
             if (op == CLS_OP_FUSED && ncols > job->max_prm) job->max_prm = ncols;
+            if (ncols > job->max_out) job->max_out = ncols; /* the reduce writes them */
         }
     } else if (job->params) {
         size_t prm = (size_t)s->ngroups * ncols;

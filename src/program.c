@@ -24,10 +24,10 @@ static pthread_once_t source_once = PTHREAD_ONCE_INIT;
 
 static void assemble(void)
 {
-    static const char f32[] = "\n#define REAL float\n#define SFX _f32\n";
-    static const char f64[] = "\n#undef REAL\n#undef SFX\n#if CLS_FP64\n"
+    static const char f32[] = "\n#define REAL float\n#define REAL_BYTES 4\n#define SFX _f32\n";
+    static const char f64[] = "\n#undef REAL\n#undef REAL_BYTES\n#undef SFX\n#if CLS_FP64\n"
                               "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
-                              "#define REAL double\n#define SFX _f64\n";
+                              "#define REAL double\n#define REAL_BYTES 8\n#define SFX _f64\n";
     static const char end[] = "\n#endif\n";
     size_t n = strlen(cls_src_common) + strlen(f32) + 2 * strlen(cls_src_scale) + strlen(f64)
                + strlen(end) + 1;
@@ -46,7 +46,8 @@ const char *cls_program_source(size_t *len)
 
 void cls_program_options(const cls_dev *dev, char *buf, size_t len)
 {
-    snprintf(buf, len, "-cl-std=CL1.2 -DVEC=%u -DCLS_FP64=%d", dev->vec, dev->info.fp64 ? 1 : 0);
+    snprintf(buf, len, "-cl-std=CL1.2 -DVEC=%u -DKV=%u -DCLS_FP64=%d -DCLS_NT=%d -DCLS_PREFETCH=%d", dev->vec,
+             dev->kv, dev->info.fp64 ? 1 : 0, dev->nt, dev->nt);
 }
 
 /* Keeps the build log of `prog` for `dev` (NUL-terminated, trimmed). */

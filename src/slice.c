@@ -76,9 +76,28 @@ static cls_status launch(cls_devrun *r, unsigned q, kargs *a, cls_inflight *f, c
     return CLS_OK;
 }
 
-static size_t items(const cls_devrun *r, size_t ncols)
+/* Vectors per work-item for a launch whose work-items each walk `rows`
+ * rows (times `passes`), within the driver's loop limit. */
+static unsigned kk_for(const cls_devrun *r, uint64_t rows, unsigned passes)
 {
-    return (ncols + r->dev->vec - 1) / r->dev->vec;
+    unsigned kk = r->dev->kv;
+    if (r->dev->loop_limit) {
+        uint64_t fit = r->dev->loop_limit / (rows * passes + 1);
+        if (fit < kk) kk = fit ? (unsigned)fit : 1;
+    }
+    return kk;
+}
+
+static size_t items(const cls_devrun *r, size_t ncols, unsigned kk)
+{
+    size_t per = (size_t)r->dev->vec * kk;
+    return (ncols + per - 1) / per;
+}
+
+/* Non-temporal stores for outputs larger than caches are worth keeping. */
+static unsigned nt_flag(const cls_devrun *r, const cls_slice *s)
+{
+    return r->dev->nt && (uint64_t)s->nrows * s->ncols * r->job->es >= ((uint64_t)1 << 20) ? CLS_KF_NT : 0;
 }
 
 /* The factor arguments: the device's whole array, a window, or none (a
@@ -132,6 +151,7 @@ static cls_status enqueue_stats(cls_devrun *r, unsigned q, const cls_slice *s, c
     size_t chunks = (size_t)((nrows + CLS_CHUNK_ROWS - 1) / CLS_CHUNK_ROWS);
     uint64_t pstride = (uint64_t)chunks * s->ncols;
     int kid = job->moments ? CLS_K_STATS_MV : CLS_K_STATS_MM;
+    unsigned kk = kk_for(r, CLS_CHUNK_ROWS, 2);
     kargs a = args_for(r, kid);
     arg_mem(&a, x);
     arg_u64(&a, xoff);
@@ -139,10 +159,11 @@ static cls_status enqueue_stats(cls_devrun *r, unsigned q, const cls_slice *s, c
     arg_u64(&a, nrows);
     arg_u64(&a, ld);
     arg_u32(&a, CLS_CHUNK_ROWS);
+    arg_u32(&a, kk);
     arg_mem(&a, sl->st_part);
     arg_mem(&a, sl->cn_part);
     arg_u64(&a, pstride);
-    cls_status st = launch(r, q, &a, f, cls_kernel_names[kid], items(r, s->ncols), chunks);
+    cls_status st = launch(r, q, &a, f, cls_kernel_names[kid], items(r, s->ncols, kk), chunks);
     if (st != CLS_OK) return st;
 
     kargs b = args_for(r, CLS_K_STATS_REDUCE);
@@ -178,6 +199,7 @@ static cls_status enqueue_apply_kernel(cls_devrun *r, unsigned q, const cls_slic
 {
     cls_job *job = r->job;
     uint64_t rpi = r->dev->vec > 1 ? 64 : 16;
+    unsigned kk = kk_for(r, rpi, 1);
     kargs a = args_for(r, CLS_K_APPLY);
     arg_mem(&a, x);
     arg_u64(&a, xoff);
@@ -187,7 +209,8 @@ static cls_status enqueue_apply_kernel(cls_devrun *r, unsigned q, const cls_slic
     arg_u64(&a, s->nrows);
     arg_u64(&a, ld);
     arg_u32(&a, rpi);
-    arg_u32(&a, flags);
+    arg_u32(&a, kk);
+    arg_u32(&a, flags | nt_flag(r, s));
     arg_real(&a, job->dtype, job->lo);
     arg_real(&a, job->dtype, job->hi);
     arg_mem(&a, prm);
@@ -204,7 +227,7 @@ static cls_status enqueue_apply_kernel(cls_devrun *r, unsigned q, const cls_slic
     arg_u64(&a, job->fsc);
     arg_u64(&a, job->R);
     arg_u64(&a, s->col0);
-    return launch(r, q, &a, &r->inf[q], "apply", items(r, s->ncols), (size_t)((s->nrows + rpi - 1) / rpi));
+    return launch(r, q, &a, &r->inf[q], "apply", items(r, s->ncols, kk), (size_t)((s->nrows + rpi - 1) / rpi));
 }
 
 static cls_status enqueue_fused(cls_devrun *r, unsigned q, const cls_slice *s, cl_mem x, uint64_t xoff,
@@ -221,6 +244,7 @@ static cls_status enqueue_fused(cls_devrun *r, unsigned q, const cls_slice *s, c
                                     flags_of(job));
     }
     int kid = job->moments ? CLS_K_FIT_APPLY_MV : CLS_K_FIT_APPLY_MM;
+    unsigned kk = kk_for(r, job->Rg, 3);
     kargs a = args_for(r, kid);
     arg_mem(&a, x);
     arg_u64(&a, xoff);
@@ -230,8 +254,9 @@ static cls_status enqueue_fused(cls_devrun *r, unsigned q, const cls_slice *s, c
     arg_u32(&a, job->Rg);
     arg_u64(&a, ld);
     arg_u64(&a, job->Rg * ld);
+    arg_u32(&a, kk);
     arg_u32(&a, job->scaler);
-    arg_u32(&a, flags_of(job));
+    arg_u32(&a, flags_of(job) | nt_flag(r, s));
     arg_real(&a, job->dtype, job->lo);
     arg_real(&a, job->dtype, job->hi);
     arg_mem(&a, fb->m);
@@ -242,10 +267,10 @@ static cls_status enqueue_fused(cls_devrun *r, unsigned q, const cls_slice *s, c
     arg_u64(&a, s->row0);
     arg_u64(&a, job->R);
     arg_u64(&a, s->col0);
-    arg_mem(&a, sl->st_out);
-    arg_mem(&a, sl->cn_out);
+    arg_mem(&a, job->no_stats ? NULL : sl->st_out); /* NULL: the kernel skips them */
+    arg_mem(&a, job->no_stats ? NULL : sl->cn_out);
     arg_u64(&a, s->ngroups * s->ncols);
-    return launch(r, q, &a, &r->inf[q], cls_kernel_names[kid], items(r, s->ncols), (size_t)s->ngroups);
+    return launch(r, q, &a, &r->inf[q], cls_kernel_names[kid], items(r, s->ncols, kk), (size_t)s->ngroups);
 }
 
 /* Params of the groups and columns the slice touches, packed into the slot
@@ -293,7 +318,7 @@ static cls_status enqueue_compute(cls_devrun *r, unsigned q, cls_slice *s, cl_me
 
 static cls_status enqueue_stats_download(cls_devrun *r, unsigned q, const cls_slice *s)
 {
-    if (s->op == CLS_OP_APPLY) return CLS_OK;
+    if (s->op == CLS_OP_APPLY || (s->op == CLS_OP_FUSED && r->job->no_stats)) return CLS_OK;
     cls_job *job = r->job;
     cls_dev *d = r->dev;
     cls_slot *sl = &d->slot[q];
@@ -505,7 +530,7 @@ cls_status cls_slice_finish(cls_devrun *r, unsigned q)
         cls_stage_unpack(job, s, d->slot[q].host, job->y);
         so1 = cls_now();
     }
-    if (s->op != CLS_OP_APPLY) convert_stats(r, q, s);
+    if (s->op == CLS_OP_STATS || (s->op == CLS_OP_FUSED && !job->no_stats)) convert_stats(r, q, s);
     if (!d->zero_copy && f->xb && job->phase == 1) {
         /* the staged copy stays on the device for phase 2 */
         s->resident = f->xb;

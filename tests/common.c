@@ -160,6 +160,10 @@ static void setup_env(void)
     } else if (!strcmp(suite, "oclgrind")) {
         const char *libs[] = {OCLGRIND_LIB};
         make_vendors(dir, libs, 1);
+        /* the CPU kernels' column blocks under Oclgrind's bounds checks (the
+         * "all" suite runs Oclgrind with its own GPU-style defaults) */
+        setenv("CLSCALE_VEC", "8", 0);
+        setenv("CLSCALE_KV", "4", 0);
     } else if (!strcmp(suite, "all")) {
         /* Clover has no device here: it proves an empty platform is skipped. */
         const char *libs[] = {OCLGRIND_LIB, POCL_LIB, RUSTICL_LIB, CLOVER_LIB};
