@@ -1,0 +1,447 @@
+/* clscale normalize | apply | discount: one .npy file in, one out.
+ *
+ * The input is mapped read-only (cls_npy_open), the output is a temporary
+ * file beside OUT, mapped writable, that the library fills in place; it is
+ * renamed onto OUT only after everything else succeeded, and removed on any
+ * failure (or SIGINT/SIGTERM/SIGHUP), so OUT is either the whole new result
+ * or exactly what it was before (SIGKILL leaves a hidden `.OUT.tmp.*`).
+ *
+ * Exit status: 0 success, 1 bad file or runtime failure (one line naming the
+ * file, or the library's status and message), 2 usage error (one line plus a
+ * hint to use --help). */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "npy.h"
+#include "progress.h"
+
+enum { CMD_NORMALIZE = 1u, CMD_APPLY = 2u, CMD_DISCOUNT = 4u };
+
+static const char usage_normalize[] =
+    "usage: clscale normalize --method minmax|zscore|decimal [--range LO,HI] [--clip]\n"
+    "                         [--scope matrix|batch] [--stats-out S] [--devices SEL]\n"
+    "                         [--verbose] IN.npy OUT.npy\n"
+    "\n"
+    "Fits a scaler to the columns of IN (2-D rows x cols or 3-D batch x rows x cols,\n"
+    "float32 or float64) and writes the scaled array to OUT.\n"
+    "\n"
+    "  --method M       minmax: (x - min) / (max - min) into [LO, HI] (default 0,1)\n"
+    "                   zscore: (x - mean) / std; decimal: x / 10^j\n"
+    "  --range LO,HI    min-max output range, LO < HI\n"
+    "  --clip           min-max: clamp the output into [LO, HI]\n"
+    "  --scope S        matrix: statistics per matrix of a 3-D IN (default);\n"
+    "                   batch: over all its matrices\n"
+    "  --stats-out S    save the fitted statistics for `clscale apply`\n"
+    "  --devices SEL    OpenCL devices (see `clscale --help`)\n"
+    "  --verbose        print a summary line to stderr\n"
+    "\n"
+    "NaN and +-Inf are missing values: ignored by the fit, written unchanged.\n";
+
+static const char usage_apply[] =
+    "usage: clscale apply --stats S [--inverse] [--devices SEL] [--verbose] IN.npy OUT.npy\n"
+    "\n"
+    "Scales IN with statistics saved by `clscale normalize --stats-out S`, with the\n"
+    "method, range, clip and scope recorded in S.\n"
+    "\n"
+    "  --stats S        the statistics file\n"
+    "  --inverse        undo the scaling instead\n"
+    "  --devices SEL    OpenCL devices (see `clscale --help`)\n"
+    "  --verbose        print a summary line to stderr\n";
+
+static const char usage_discount[] =
+    "usage: clscale discount --factors F.npy [--devices SEL] [--verbose] IN.npy OUT.npy\n"
+    "\n"
+    "Multiplies IN by factors F that broadcast against it with numpy's rules\n"
+    "(shape cols, rows x cols, batch x rows x cols, ...), in IN's dtype.\n"
+    "\n"
+    "  --factors F.npy  the factors, 1-D to 3-D\n"
+    "  --devices SEL    OpenCL devices (see `clscale --help`)\n"
+    "  --verbose        print a summary line to stderr\n";
+
+typedef struct args {
+    unsigned    cmd;
+    const char *name;  /* argv[0] */
+    const char *in, *out;
+    const char *devices;
+    int         verbose;
+    cls_pipeline p;    /* normalize */
+    int         has_method, has_range;
+    const char *stats_out;
+    const char *stats; /* apply */
+    int         inverse;
+    const char *factors; /* discount */
+} args;
+
+typedef struct option {
+    const char *name;
+    int         value;  /* takes an argument */
+    unsigned    cmds;
+} option;
+
+static const option options[] = {
+    {"method", 1, CMD_NORMALIZE},   {"range", 1, CMD_NORMALIZE},
+    {"clip", 0, CMD_NORMALIZE},     {"scope", 1, CMD_NORMALIZE},
+    {"stats-out", 1, CMD_NORMALIZE}, {"stats", 1, CMD_APPLY},
+    {"inverse", 0, CMD_APPLY},      {"factors", 1, CMD_DISCOUNT},
+    {"devices", 1, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT},
+    {"verbose", 0, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT},
+};
+
+static int usage_error(const args *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int usage_error(const args *a, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    cli_error(EXIT_USAGE, "%s: %s", a->name, msg);
+    fprintf(stderr, "Try 'clscale %s --help'.\n", a->name);
+    return EXIT_USAGE;
+}
+
+/* "LO,HI": two finite numbers, LO < HI. */
+static int parse_range(const char *s, double *lo, double *hi)
+{
+    char *end;
+    errno = 0;
+    *lo = strtod(s, &end);
+    if (end == s || *end != ',' || errno) return -1;
+    const char *t = end + 1;
+    *hi = strtod(t, &end);
+    if (end == t || *end != '\0' || errno) return -1;
+    return isfinite(*lo) && isfinite(*hi) && *lo < *hi ? 0 : -1;
+}
+
+/* Sets one option of `a`; returns 0 or a usage error's exit status. */
+static int set_option(args *a, const char *name, const char *v)
+{
+    if (!strcmp(name, "method")) {
+        if (!strcmp(v, "minmax")) a->p.scaler = CLS_MINMAX;
+        else if (!strcmp(v, "zscore")) a->p.scaler = CLS_ZSCORE;
+        else if (!strcmp(v, "decimal")) a->p.scaler = CLS_DECIMAL;
+        else return usage_error(a, "unknown method \"%s\" (minmax, zscore or decimal)", v);
+        a->has_method = 1;
+    } else if (!strcmp(name, "range")) {
+        if (parse_range(v, &a->p.lo, &a->p.hi) != 0)
+            return usage_error(a, "--range \"%s\": expected LO,HI, two numbers with LO < HI", v);
+        a->has_range = 1;
+    } else if (!strcmp(name, "clip")) a->p.clip = 1;
+    else if (!strcmp(name, "scope")) {
+        if (!strcmp(v, "matrix")) a->p.scope = CLS_SCOPE_MATRIX;
+        else if (!strcmp(v, "batch")) a->p.scope = CLS_SCOPE_BATCH;
+        else return usage_error(a, "unknown scope \"%s\" (matrix or batch)", v);
+    } else if (!strcmp(name, "stats-out")) a->stats_out = v;
+    else if (!strcmp(name, "stats")) a->stats = v;
+    else if (!strcmp(name, "inverse")) a->inverse = 1;
+    else if (!strcmp(name, "factors")) a->factors = v;
+    else if (!strcmp(name, "devices")) a->devices = v;
+    else if (!strcmp(name, "verbose")) a->verbose = 1;
+    return 0;
+}
+
+static int is_help(const char *s) { return !strcmp(s, "--help") || !strcmp(s, "-h"); }
+
+/* Same file: the same path, or (when both exist) the same inode. */
+static int same_file(const char *x, const char *y)
+{
+    if (!strcmp(x, y)) return 1;
+    struct stat sx, sy;
+    return stat(x, &sx) == 0 && stat(y, &sy) == 0 && sx.st_dev == sy.st_dev && sx.st_ino == sy.st_ino;
+}
+
+/* Fills `a` from argv; returns -1 to go on, or an exit status. */
+static int parse(args *a, int argc, char **argv, const char *usage)
+{
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+        if (is_help(argv[i])) {
+            fputs(usage, stdout);
+            return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAIL;
+        }
+    const char *files[3];
+    int nfiles = 0, only_files = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        if (only_files || s[0] != '-' || s[1] == '\0') {
+            if (nfiles < 3) files[nfiles] = s;
+            nfiles++;
+            continue;
+        }
+        if (!strcmp(s, "--")) {
+            only_files = 1;
+            continue;
+        }
+        if (s[1] != '-') return usage_error(a, "unknown option \"%s\"", s);
+        const char *name = s + 2, *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        const option *o = NULL;
+        for (size_t k = 0; k < sizeof options / sizeof options[0]; k++)
+            if ((options[k].cmds & a->cmd) && strlen(options[k].name) == len &&
+                !strncmp(options[k].name, name, len))
+                o = &options[k];
+        if (!o) return usage_error(a, "unknown option \"%.*s\"", (int)(len + 2), s);
+        const char *v = NULL;
+        if (o->value) {
+            if (eq) v = eq + 1;
+            else if (i + 1 < argc) v = argv[++i];
+            else return usage_error(a, "--%s needs a value", o->name);
+        } else if (eq) return usage_error(a, "--%s takes no value", o->name);
+        int rc = set_option(a, o->name, v);
+        if (rc) return rc;
+    }
+    if (nfiles != 2) return usage_error(a, "expected IN.npy OUT.npy, got %d file%s", nfiles, nfiles == 1 ? "" : "s");
+    a->in = files[0];
+    a->out = files[1];
+    if (a->cmd == CMD_NORMALIZE) {
+        if (!a->has_method) return usage_error(a, "--method is required");
+        if (a->p.scaler != CLS_MINMAX && (a->has_range || a->p.clip))
+            return usage_error(a, "--range and --clip apply to --method minmax only");
+        if (!a->has_range) {
+            a->p.lo = 0;
+            a->p.hi = 1;
+        }
+    }
+    if (a->cmd == CMD_APPLY && !a->stats) return usage_error(a, "--stats S is required");
+    if (a->cmd == CMD_DISCOUNT && !a->factors) return usage_error(a, "--factors F.npy is required");
+    if (same_file(a->in, a->out)) return usage_error(a, "IN and OUT are the same file (%s)", a->out);
+    if (a->stats_out && (same_file(a->stats_out, a->in) || same_file(a->stats_out, a->out)))
+        return usage_error(a, "--stats-out %s is the same file as IN or OUT", a->stats_out);
+    return -1;
+}
+
+/* SIGINT, SIGTERM and SIGHUP during a run remove the temporary OUT before
+ * the process dies of them. They are blocked in every thread (the library's
+ * threads inherit the mask, so it is set before the context exists) and taken
+ * by one thread with sigwaitinfo(). A signal handler would not do: LLVM,
+ * inside some OpenCL drivers, installs its own handlers for these signals
+ * whenever it compiles a kernel. */
+static struct {
+    pthread_mutex_t lock;  /* held while `tmp` is removed or committed */
+    const char     *tmp;   /* the temporary OUT, or NULL */
+    sigset_t        set, old;
+    pthread_t       thread;
+    int             running;
+    atomic_int      stopping;
+    int             tty;   /* a progress bar may be on the screen */
+} guard = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void *guard_main(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        siginfo_t si;
+        int sig = sigwaitinfo(&guard.set, &si);
+        if (sig < 0) continue;
+        /* guard_stop()'s pthread_kill() (SI_USER or SI_TKILL, by glibc version) */
+        if (atomic_load(&guard.stopping) && si.si_pid == getpid()) return NULL;
+        pthread_mutex_lock(&guard.lock);  /* kept: OUT is not committed after this */
+        if (guard.tmp) unlink(guard.tmp);
+        if (guard.tty) fputs("\r\033[K", stderr);
+        signal(sig, SIG_DFL);
+        sigset_t one;
+        sigemptyset(&one);
+        sigaddset(&one, sig);
+        pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+        raise(sig);
+        _exit(128 + sig);
+    }
+}
+
+static void guard_start(int tty)
+{
+    sigemptyset(&guard.set);
+    sigaddset(&guard.set, SIGINT);
+    sigaddset(&guard.set, SIGTERM);
+    sigaddset(&guard.set, SIGHUP);
+    guard.tty = tty;
+    if (pthread_sigmask(SIG_BLOCK, &guard.set, &guard.old) != 0) return;
+    if (pthread_create(&guard.thread, NULL, guard_main, NULL) != 0) {
+        pthread_sigmask(SIG_SETMASK, &guard.old, NULL);
+        return;  /* no guard: a signal may leave the temporary file */
+    }
+    guard.running = 1;
+}
+
+static void guard_set(const char *tmp)
+{
+    pthread_mutex_lock(&guard.lock);
+    guard.tmp = tmp;
+    pthread_mutex_unlock(&guard.lock);
+}
+
+/* Stops the thread and unblocks the signals; one that came meanwhile is
+ * delivered then. */
+static void guard_stop(void)
+{
+    if (!guard.running) return;
+    guard_set(NULL);
+    atomic_store(&guard.stopping, 1);
+    pthread_kill(guard.thread, SIGTERM);
+    pthread_join(guard.thread, NULL);
+    guard.running = 0;
+    pthread_sigmask(SIG_SETMASK, &guard.old, NULL);
+}
+
+static void shape_text(char *buf, size_t len, const cls_npy *f)
+{
+    if (f->ndim == 3) snprintf(buf, len, "%zux%zux%zu", f->shape[0], f->shape[1], f->shape[2]);
+    else snprintf(buf, len, "%zux%zu", f->shape[0], f->shape[1]);
+}
+
+/* One line: shape, dtype, each device's slices, seconds, GB/s. */
+static void summary(const args *a, cls_context *ctx, const cls_npy *in)
+{
+    cls_report r;
+    if (cls_last_report(ctx, &r) != CLS_OK) return;
+    char sh[96], devs[1024] = "";
+    shape_text(sh, sizeof sh, in);
+    size_t n = 0;
+    for (size_t i = 0; i < r.ndevices; i++) {
+        const cls_device_report *d = &r.devices[i];
+        cls_device_info info;
+        if (cls_device_get(ctx, d->device, &info) != CLS_OK) continue;
+        char one[256];
+        if (d->sat_out) snprintf(one, sizeof one, "%zu %s: sat out (%s)", info.index, info.name, d->sat_out);
+        else snprintf(one, sizeof one, "%zu %s: %zu slice%s%s%s", info.index, info.name, d->slices,
+                      d->slices == 1 ? "" : "s", d->failed ? ", failed: " : "", d->failed ? d->failed : "");
+        size_t used = strlen(devs);
+        snprintf(devs + used, sizeof devs - used, "%s%s", i ? "; " : "", one);
+        n++;
+    }
+    fprintf(stderr, "clscale: %s %s %s: %zu device%s [%s], %.3g s, %.3g GB/s\n", a->name, sh,
+            in->dtype == CLS_F64 ? "float64" : "float32", n, n == 1 ? "" : "s", devs, r.wall,
+            r.wall > 0 ? (double)r.bytes / r.wall / 1e9 : 0.0);
+    const char *notes = cls_last_error(ctx);
+    if (*notes) fprintf(stderr, "clscale: note: %s\n", notes);
+}
+
+/* Opens an input; data arrays (need2d) must be 2-D or 3-D. 0 or exit status. */
+static int open_input(const char *path, cls_npy *f, int need2d)
+{
+    char err[1024];
+    if (cls_npy_open(path, f, err, sizeof err) != CLS_OK) return cli_error(EXIT_FAIL, "%s", err);
+    if (need2d && f->ndim < 2) {
+        size_t n = f->shape[0];
+        cls_npy_close(f, 0, NULL, 0);
+        return cli_error(EXIT_FAIL, "%s: 1 dimension (shape (%zu,)); clscale takes 2-D rows x cols "
+                         "or 3-D batch x rows x cols", path, n);
+    }
+    return 0;
+}
+
+static cls_array array_of(const cls_npy *f)
+{
+    cls_array x = {f->data, f->dtype, f->batch, f->rows, f->cols};
+    return x;
+}
+
+static int run(args *a)
+{
+    cls_npy in = {0}, fac = {0}, out = {0};
+    cls_stats *stats = NULL;
+    cls_context *ctx = NULL;
+    cls_array factors;
+    cli_progress bar = {0};  /* draws nothing until cli_progress_start() */
+    char err[1024];
+    int rc = open_input(a->in, &in, 1);
+    if (rc) goto done;
+    if (a->cmd == CMD_DISCOUNT) {
+        if ((rc = open_input(a->factors, &fac, 0))) goto done;
+        factors = array_of(&fac);
+        a->p.factors = &factors;
+    }
+    if (a->cmd == CMD_APPLY) {
+        if (cls_stats_load(a->stats, &stats) != CLS_OK) {
+            rc = cli_error(EXIT_FAIL, "%s", cls_stats_error());
+            goto done;
+        }
+        if (a->inverse) {
+            cls_stats_info si;
+            if (cls_stats_describe(stats, &si) != CLS_OK) {
+                rc = cli_error(EXIT_FAIL, "%s: cannot describe the statistics", a->stats);
+                goto done;
+            }
+            a->p.scaler = si.scaler;
+            a->p.scope = si.scope;
+            a->p.lo = si.lo;
+            a->p.hi = si.hi;
+            a->p.clip = si.clip;
+            a->p.inverse = 1;
+        }
+    }
+
+    guard_start(isatty(STDERR_FILENO) == 1);
+    /* before the devices start: an OUT that cannot be written fails fast */
+    if (cls_npy_create(a->out, in.dtype, in.ndim, in.shape, &out, err, sizeof err) != CLS_OK) {
+        rc = cli_error(EXIT_FAIL, "%s", err);
+        goto done;
+    }
+    guard_set(out.tmp_path);
+
+    cls_config cfg = {0};
+    cfg.devices = a->devices;
+    cfg.progress = cli_progress_update;
+    cfg.progress_user = &bar;
+    cls_status st = cls_context_create(&cfg, &ctx);
+    if (st != CLS_OK) {
+        rc = cli_error(EXIT_FAIL, "%s: %s", cls_status_str(st), ctx ? cls_last_error(ctx) : "");
+        goto done;
+    }
+
+    cls_array x = array_of(&in), y = array_of(&out);
+    cli_progress_start(&bar);
+    if (a->cmd == CMD_NORMALIZE) st = cls_fit_transform(ctx, &a->p, &x, &y, a->stats_out ? &stats : NULL);
+    else st = cls_transform(ctx, a->cmd == CMD_APPLY && !a->inverse ? NULL : &a->p, stats, &x, &y);
+    cli_progress_end(&bar);
+    if (st != CLS_OK) {
+        rc = cli_error(EXIT_FAIL, "%s: %s", cls_status_str(st), cls_last_error(ctx));
+        goto done;
+    }
+    if (a->stats_out && cls_stats_save(stats, a->stats_out) != CLS_OK) {
+        rc = cli_error(EXIT_FAIL, "%s", cls_stats_error());
+        goto done;
+    }
+    pthread_mutex_lock(&guard.lock);
+    guard.tmp = NULL;
+    st = cls_npy_close(&out, 1, err, sizeof err);
+    pthread_mutex_unlock(&guard.lock);
+    if (st != CLS_OK) {
+        rc = cli_error(EXIT_FAIL, "%s", err);
+        goto done;
+    }
+    if (a->verbose) summary(a, ctx, &in);
+    rc = EXIT_OK;
+
+done:
+    guard_set(NULL);
+    cls_npy_close(&out, 0, NULL, 0);
+    cls_context_destroy(ctx);
+    guard_stop();
+    cls_stats_destroy(stats);
+    cls_npy_close(&fac, 0, NULL, 0);
+    cls_npy_close(&in, 0, NULL, 0);
+    return rc;
+}
+
+static int command(unsigned cmd, const char *usage, int argc, char **argv)
+{
+    args a;
+    memset(&a, 0, sizeof a);
+    a.cmd = cmd;
+    a.name = argv[0];
+    int rc = parse(&a, argc, argv, usage);
+    return rc >= 0 ? rc : run(&a);
+}
+
+int cmd_normalize(int argc, char **argv) { return command(CMD_NORMALIZE, usage_normalize, argc, argv); }
+int cmd_apply(int argc, char **argv) { return command(CMD_APPLY, usage_apply, argc, argv); }
+int cmd_discount(int argc, char **argv) { return command(CMD_DISCOUNT, usage_discount, argc, argv); }

@@ -1,0 +1,54 @@
+/* See progress.h. The callback runs while the library holds its job lock,
+ * so it does no more than a clock read unless a redraw is due. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "progress.h"
+
+#define BAR_WIDTH 30
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void cli_progress_start(cli_progress *p)
+{
+    memset(p, 0, sizeof *p);
+    p->enabled = isatty(STDERR_FILENO) == 1;
+    p->t0 = now();
+}
+
+void cli_progress_update(void *user, uint64_t done, uint64_t total)
+{
+    cli_progress *p = user;
+    if (!p || !p->enabled || total == 0) return;
+    double t = now(), elapsed = t - p->t0;
+    if (elapsed < CLI_PROGRESS_DELAY || (p->drawn && t - p->last < CLI_PROGRESS_INTERVAL)) return;
+    p->last = t;
+    if (done > total) done = total;
+    double frac = (double)done / (double)total;
+    int fill = (int)(frac * BAR_WIDTH);
+    char bar[BAR_WIDTH + 1];
+    memset(bar, '#', (size_t)fill);
+    memset(bar + fill, ' ', (size_t)(BAR_WIDTH - fill));
+    bar[BAR_WIDTH] = '\0';
+    double rate = (double)done / elapsed;
+    /* \r and erase-to-end-of-line: each redraw replaces the last. */
+    fprintf(stderr, "\r[%s] %3d%%  %.1f %s\033[K", bar, (int)(frac * 100.0),
+            rate >= 1e9 ? rate / 1e9 : rate / 1e6, rate >= 1e9 ? "GB/s" : "MB/s");
+    fflush(stderr);
+    p->drawn = 1;
+}
+
+void cli_progress_end(cli_progress *p)
+{
+    if (!p->drawn) return;
+    fputs("\r\033[K", stderr);
+    fflush(stderr);
+    p->drawn = 0;
+}
