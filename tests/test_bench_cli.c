@@ -1,0 +1,560 @@
+/* `clscale bench` run as a subprocess ($CLS_TOOL) at a tiny --size: exit
+ * statuses, the JSON file (jansson) with every workload, limit and run, the
+ * trace (one track per queue used) and the SVG timeline (expat, one lane per
+ * queue used), --workload, a single device, a wrong result reported as a
+ * failure ($CLSCALE_BENCH_CORRUPT), usage errors and unwritable outputs. The full run happens once, in the group setup;
+ * the tests read what it left. */
+#include <errno.h>
+#include <expat.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common.h"
+
+extern char **environ;
+
+#define SIZE "0.02"
+
+static char dir[4096];
+
+/* ---- running the tool --------------------------------------------------- */
+
+typedef struct result {
+    int  status;        /* exit status; -signal if killed */
+    char out[65536];    /* stdout */
+    char err[16384];    /* stderr */
+} result;
+
+static void slurp(const char *path, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    FILE *f = fopen(path, "rb");
+    if (!f) return;
+    size_t n = fread(buf, 1, cap - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+}
+
+/* Runs `clscale ARGS...` (NULL-terminated) into *r; returns 0, or -1 when it
+ * could not be started. Usable from the setup, so it does not assert. */
+static int tool_argv(result *r, const char *const *args)
+{
+    const char *exe = getenv("CLS_TOOL");
+    if (!exe) return -1;
+    const char *argv[64];
+    size_t n = 0;
+    argv[n++] = exe;
+    for (; args[n - 1] && n < 63; n++) argv[n] = args[n - 1];
+    argv[n] = NULL;
+    char outp[4200], errp[4200];
+    snprintf(outp, sizeof outp, "%s/.stdout", dir);
+    snprintf(errp, sizeof errp, "%s/.stderr", dir);
+    posix_spawn_file_actions_t fa;
+    if (posix_spawn_file_actions_init(&fa)) return -1;
+    posix_spawn_file_actions_addopen(&fa, 1, outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid;
+    int e = posix_spawn(&pid, exe, &fa, NULL, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (e) return -1;
+    int ws;
+    while (waitpid(pid, &ws, 0) < 0)
+        if (errno != EINTR) return -1;
+    r->status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -WTERMSIG(ws);
+    slurp(outp, r->out, sizeof r->out);
+    slurp(errp, r->err, sizeof r->err);
+    return 0;
+}
+
+#define tool(r, ...) tool_argv((r), (const char *const[]){__VA_ARGS__, NULL})
+
+static void expect_status(const result *r, int want)
+{
+    if (r->status != want)
+        fail_msg("exit status %d, expected %d\nstdout:\n%s\nstderr:\n%s", r->status, want, r->out, r->err);
+}
+
+static json_t *load_json(const char *path)
+{
+    json_error_t e;
+    json_t *j = json_load_file(path, 0, &e);
+    if (!j) fail_msg("%s: not JSON: %s at line %d", path, e.text, e.line);
+    return j;
+}
+
+/* ---- the full run, shared ---------------------------------------------- */
+
+static result full;      /* bench at SIZE with --json, --trace, --timeline */
+static char json_path[4200], trace_path[4200], svg_path[4200];
+
+static int group_setup(void **state)
+{
+    (void)state;
+    test_tmpdir(dir, sizeof dir, "bench_cli");
+    snprintf(json_path, sizeof json_path, "%s/bench.json", dir);
+    snprintf(trace_path, sizeof trace_path, "%s/trace.json", dir);
+    snprintf(svg_path, sizeof svg_path, "%s/timeline.svg", dir);
+    if (tool(&full, "bench", "--size", SIZE, "--repeats", "2", "--json", json_path, "--trace", trace_path,
+             "--timeline", svg_path) != 0) {
+        fprintf(stderr, "cannot run $CLS_TOOL\n");
+        return -1;
+    }
+    return 0;
+}
+
+static const char *const workload_names[] = {"seed-a", "seed-b", "seed-b-large", "table"};
+
+static void full_run_exits_0_with_a_block_per_workload(void **state)
+{
+    (void)state;
+    expect_status(&full, 0);
+    for (size_t i = 0; i < 4; i++) {
+        char head[64];
+        snprintf(head, sizeof head, "\n%s: ", workload_names[i]);
+        if (!strstr(full.out, head)) fail_msg("no block for %s in:\n%s", workload_names[i], full.out);
+    }
+    const char *rows[] = {"\nhost single ", "\nhost threads ", "\ndevice 0 alone ", "\nlimits ",
+                          "\nmachine ",
+                          "every result correct", "total "};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        if (!strstr(full.out, rows[i])) fail_msg("no \"%s\" in:\n%s", rows[i], full.out);
+    if (test_suite_is("pocl")) assert_non_null(strstr(full.out, "\nall together "));   /* two devices */
+    assert_null(strstr(full.out, "FAILED"));
+    /* stderr is not a terminal: no progress line */
+    assert_null(strstr(full.err, "repeat"));
+}
+
+static double num(const json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    if (!json_is_number(v)) fail_msg("\"%s\" is not a number", key);
+    return json_number_value(v);
+}
+
+static const char *str(const json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    if (!s) fail_msg("\"%s\" is not a string", key);
+    return s;
+}
+
+static void json_has_the_machine_and_every_limit(void **state)
+{
+    (void)state;
+    json_t *j = load_json(json_path);
+    assert_string_equal(str(j, "clscale_version"), cls_version());
+    assert_true(strlen(str(j, "date")) >= 10);
+    json_t *m = json_object_get(j, "machine");
+    assert_true(strlen(str(m, "cpu_model")) > 0);
+    assert_true(num(m, "cores") >= 1);
+    json_t *devs = json_object_get(m, "devices");
+    assert_true(json_array_size(devs) == (test_suite_is("pocl") ? 2 : json_array_size(devs)));
+    assert_true(json_array_size(devs) >= 1);
+    for (size_t i = 0; i < json_array_size(devs); i++) {
+        json_t *d = json_array_get(devs, i);
+        assert_true(strlen(str(d, "name")) > 0);
+        assert_true(strlen(str(d, "driver")) > 0);
+        assert_true(strlen(str(d, "platform")) > 0);
+        assert_true(json_is_boolean(json_object_get(d, "fp64")));
+        assert_true(json_is_boolean(json_object_get(d, "staging")));
+    }
+    json_t *lim = json_object_get(j, "limits"), *host = json_object_get(lim, "host");
+    assert_true(num(host, "copy_gbs") > 0);
+    assert_true(num(host, "triad_gbs") > 0);
+    assert_true(num(host, "array_bytes") >= 256.0 * 1024 * 1024);
+    json_t *ld = json_object_get(lim, "devices");
+    assert_int_equal(json_array_size(ld), json_array_size(devs));
+    const char *keys[] = {"mem_copy_gbs", "h2d_pinned_gbs", "d2h_pinned_gbs", "h2d_pageable_gbs",
+                          "d2h_pageable_gbs"};
+    for (size_t i = 0; i < json_array_size(ld); i++) {
+        json_t *d = json_array_get(ld, i);
+        assert_true(num(d, "index") == num(json_array_get(devs, i), "index"));
+        assert_true(json_is_true(json_object_get(d, "measured")));
+        for (size_t k = 0; k < 5; k++)
+            if (!(num(d, keys[k]) > 0)) fail_msg("device %zu: %s is not positive", i, keys[k]);
+    }
+    json_decref(j);
+}
+
+/* The figures of one clscale or host run that succeeded. */
+static void check_ok_run(const json_t *run, uint64_t bytes, double single, double threads, int repeats)
+{
+    const char *name = str(run, "name");
+    if (!json_is_true(json_object_get(run, "correct")))
+        fail_msg("%s: correct is not true: %s", name, json_dumps(run, 0));
+    assert_string_equal(str(run, "status"), "ok");
+    assert_true(num(run, "max_error") <= num(run, "tolerance"));
+    assert_true((uint64_t)num(run, "bytes") == bytes);
+    json_t *t = json_object_get(run, "times");
+    json_t *reps = json_object_get(t, "repeats");
+    assert_int_equal(json_array_size(reps), repeats);
+    double med = num(t, "median"), lo = num(t, "min"), hi = num(t, "max");
+    assert_true(lo > 0 && lo <= med && med <= hi);
+    for (size_t i = 0; i < json_array_size(reps); i++) {
+        double v = json_number_value(json_array_get(reps, i));
+        assert_true(v >= lo && v <= hi);
+    }
+    assert_true(num(t, "warmup") > 0);
+    assert_close(num(run, "gbs"), (double)bytes / med / 1e9, 1e-6);
+    json_t *lim = json_object_get(run, "limit");
+    assert_true(strlen(str(lim, "name")) > 0);
+    assert_close(num(run, "fraction_of_limit"), num(run, "gbs") / num(lim, "gbs"), 1e-6);
+    json_t *sp = json_object_get(run, "speedup");
+    assert_close(num(sp, "vs_single"), single / med, 1e-6);
+    assert_close(num(sp, "vs_threads"), threads / med, 1e-6);
+}
+
+static void json_has_every_workload_and_run_with_figures(void **state)
+{
+    (void)state;
+    json_t *j = load_json(json_path);
+    json_t *devs = json_object_get(json_object_get(j, "machine"), "devices");
+    size_t ndev = json_array_size(devs);
+    json_t *ws = json_object_get(j, "workloads");
+    assert_int_equal(json_array_size(ws), 4);
+    for (size_t i = 0; i < 4; i++) {
+        json_t *w = json_array_get(ws, i);
+        assert_string_equal(str(w, "name"), workload_names[i]);
+        uint64_t bytes = (uint64_t)num(w, "bytes");
+        assert_true(bytes > 0);
+        json_t *runs = json_object_get(w, "runs");
+        assert_int_equal(json_array_size(runs), 2 + ndev + (ndev > 1));
+        assert_string_equal(str(json_array_get(runs, 0), "name"), "host single");
+        assert_string_equal(str(json_array_get(runs, 1), "name"), "host threads");
+        double single = num(json_object_get(json_array_get(runs, 0), "times"), "median");
+        double threads = num(json_object_get(json_array_get(runs, 1), "times"), "median");
+        for (size_t k = 0; k < json_array_size(runs); k++) {
+            json_t *run = json_array_get(runs, k);
+            check_ok_run(run, bytes, single, threads, 2);
+            const char *kind = str(run, "kind");
+            json_t *rd = json_object_get(run, "devices");
+            if (k >= 2 && k < 2 + ndev) {
+                char want[64];
+                snprintf(want, sizeof want, "device %lld alone",
+                         (long long)num(json_array_get(devs, k - 2), "index"));
+                assert_string_equal(str(run, "name"), want);
+                assert_string_equal(kind, "device");
+                assert_int_equal(json_array_size(rd), 1);
+            }
+            if (k == 2 + ndev) {
+                assert_string_equal(str(run, "name"), "all together");
+                assert_int_equal(json_array_size(rd), ndev);
+            }
+            if (k < 2) continue;
+            /* clscale runs: the per-device report of the median call */
+            json_t *rep = json_object_get(run, "report");
+            assert_true(num(rep, "slices") >= 1);
+            json_t *parts = json_object_get(rep, "devices");
+            assert_int_equal(json_array_size(parts), json_array_size(rd));
+            double moved = 0, slices = 0;
+            for (size_t p = 0; p < json_array_size(parts); p++) {
+                json_t *part = json_array_get(parts, p);
+                assert_true(json_is_null(json_object_get(part, "failed")));
+                moved += num(part, "bytes");
+                slices += num(part, "slices");
+                const char *ph[] = {"busy_s", "upload_s", "kernel_s", "download_s", "staging_s"};
+                for (size_t q = 0; q < 5; q++) assert_true(num(part, ph[q]) >= 0);
+            }
+            assert_true(slices >= 1);
+            assert_true(moved > 0);
+            assert_true(num(json_object_get(rep, "summed_event_s"), "kernel") > 0);
+        }
+    }
+    assert_true(json_is_true(json_object_get(j, "all_correct")));
+    assert_true(num(j, "total_wall_s") > 0);
+    json_decref(j);
+}
+
+/* ---- trace and timeline ------------------------------------------------- */
+
+typedef struct track { long long pid, tid; } track;
+
+/* The (pid, tid) tracks of the trace that name a thread, each checked to be
+ * named once and to hold events, and every event to be on a named track. */
+static size_t trace_tracks(track *out, size_t cap)
+{
+    json_t *t = load_json(trace_path);
+    json_t *ev = json_object_get(t, "traceEvents");
+    assert_true(json_is_array(ev));
+    size_t n = 0, nx = 0;
+    for (size_t i = 0; i < json_array_size(ev); i++) {
+        json_t *e = json_array_get(ev, i);
+        const char *ph = json_string_value(json_object_get(e, "ph"));
+        const char *name = json_string_value(json_object_get(e, "name"));
+        if (!ph || strcmp(ph, "M") || !name || strcmp(name, "thread_name")) continue;
+        track k = {json_integer_value(json_object_get(e, "pid")), json_integer_value(json_object_get(e, "tid"))};
+        for (size_t j = 0; j < n; j++)
+            if (out[j].pid == k.pid && out[j].tid == k.tid) fail_msg("track %lld/%lld named twice", k.pid, k.tid);
+        assert_true(n < cap);
+        out[n++] = k;
+    }
+    for (size_t i = 0; i < json_array_size(ev); i++) {
+        json_t *e = json_array_get(ev, i);
+        const char *ph = json_string_value(json_object_get(e, "ph"));
+        if (!ph || strcmp(ph, "X")) continue;
+        nx++;
+        long long pid = json_integer_value(json_object_get(e, "pid")), tid = json_integer_value(json_object_get(e, "tid"));
+        size_t j = 0;
+        while (j < n && !(out[j].pid == pid && out[j].tid == tid)) j++;
+        if (j == n) fail_msg("event on track %lld/%lld that has no thread_name", pid, tid);
+    }
+    assert_true(nx > 0);
+    for (size_t j = 0; j < n; j++) {
+        int used = 0;
+        for (size_t i = 0; i < json_array_size(ev) && !used; i++) {
+            json_t *e = json_array_get(ev, i);
+            const char *ph = json_string_value(json_object_get(e, "ph"));
+            used = ph && !strcmp(ph, "X") && json_integer_value(json_object_get(e, "pid")) == out[j].pid &&
+                   json_integer_value(json_object_get(e, "tid")) == out[j].tid;
+        }
+        if (!used) fail_msg("track %lld/%lld has no event", out[j].pid, out[j].tid);
+    }
+    json_decref(t);
+    return n;
+}
+
+static void trace_has_one_track_per_queue_used(void **state)
+{
+    (void)state;
+    track tr[256];
+    size_t n = trace_tracks(tr, 256);
+    /* the bench's JSON says which call was traced and which queues it used */
+    json_t *j = load_json(json_path);
+    json_t *devs = json_object_get(json_object_get(j, "machine"), "devices");
+    json_t *t = json_object_get(j, "trace");
+    assert_string_equal(str(t, "workload"), "table");
+    assert_string_equal(str(t, "run"), json_array_size(devs) > 1 ? "all together" : "device 0 alone");
+    assert_int_equal((int)num(t, "repeat"), 2);
+    json_t *qs = json_object_get(t, "queues");
+    assert_int_equal(json_array_size(qs), n);
+    for (size_t i = 0; i < n; i++) {
+        /* the trace numbers devices among the selected ones, from 1 */
+        assert_true(tr[i].pid >= 1 && (size_t)tr[i].pid <= json_array_size(devs));
+        long long dev = (long long)num(json_array_get(devs, (size_t)tr[i].pid - 1), "index");
+        int found = 0;
+        for (size_t k = 0; k < json_array_size(qs); k++) {
+            json_t *q = json_array_get(qs, k);
+            found |= (long long)num(q, "device") == dev && (long long)num(q, "queue") == tr[i].tid - 1;
+        }
+        if (!found) fail_msg("track %lld/%lld is not a queue the traced call used", tr[i].pid, tr[i].tid);
+    }
+    json_decref(j);
+}
+
+typedef struct svg_state { size_t lanes; long long dq[256][2]; } svg_state;
+
+static void XMLCALL svg_start(void *user, const XML_Char *el, const XML_Char **attr)
+{
+    svg_state *s = user;
+    if (strcmp(el, "g")) return;
+    const char *cls = NULL, *dev = NULL, *q = NULL;
+    for (size_t i = 0; attr[i]; i += 2) {
+        if (!strcmp(attr[i], "class")) cls = attr[i + 1];
+        if (!strcmp(attr[i], "data-device")) dev = attr[i + 1];
+        if (!strcmp(attr[i], "data-queue")) q = attr[i + 1];
+    }
+    if (!cls || strcmp(cls, "lane")) return;
+    if (s->lanes < 256) {
+        s->dq[s->lanes][0] = dev ? atoll(dev) : -1;
+        s->dq[s->lanes][1] = q ? atoll(q) : -1;
+    }
+    s->lanes++;
+}
+
+static void XMLCALL svg_end(void *user, const XML_Char *el)
+{
+    (void)user;
+    (void)el;
+}
+
+static void timeline_is_xml_with_one_lane_per_queue_used(void **state)
+{
+    (void)state;
+    FILE *f = fopen(svg_path, "rb");
+    assert_non_null(f);
+    XML_Parser p = XML_ParserCreate(NULL);
+    assert_non_null(p);
+    svg_state s = {0};
+    XML_SetUserData(p, &s);
+    XML_SetElementHandler(p, svg_start, svg_end);
+    char buf[65536];
+    int done = 0;
+    while (!done) {
+        size_t n = fread(buf, 1, sizeof buf, f);
+        done = n < sizeof buf;
+        if (XML_Parse(p, buf, (int)n, done) == XML_STATUS_ERROR) {
+            fclose(f);
+            fail_msg("%s: line %lu: %s", svg_path, (unsigned long)XML_GetCurrentLineNumber(p),
+                     XML_ErrorString(XML_GetErrorCode(p)));
+        }
+    }
+    fclose(f);
+    XML_ParserFree(p);
+    track tr[256];
+    size_t n = trace_tracks(tr, 256);
+    assert_int_equal(s.lanes, n);
+    for (size_t i = 0; i < s.lanes && i < 256; i++) {
+        int found = 0;
+        for (size_t k = 0; k < n; k++) found |= tr[k].pid - 1 == s.dq[i][0] && tr[k].tid - 1 == s.dq[i][1];
+        if (!found) fail_msg("lane %lld/%lld is not a track of the trace", s.dq[i][0], s.dq[i][1]);
+    }
+}
+
+/* ---- options ------------------------------------------------------------ */
+
+static void workload_option_runs_only_that_one(void **state)
+{
+    (void)state;
+    static result r;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/seed-b.json", dir);
+    assert_int_equal(tool(&r, "bench", "--workload", "seed-b", "--size", SIZE, "--repeats", "1", "--json", path), 0);
+    expect_status(&r, 0);
+    assert_non_null(strstr(r.out, "\nseed-b: "));
+    assert_null(strstr(r.out, "\nseed-a: "));
+    assert_null(strstr(r.out, "\ntable: "));
+    json_t *j = load_json(path);
+    json_t *ws = json_object_get(j, "workloads");
+    assert_int_equal(json_array_size(ws), 1);
+    assert_string_equal(str(json_array_get(ws, 0), "name"), "seed-b");
+    json_decref(j);
+}
+
+static void one_device_has_no_together_run_and_traces_itself(void **state)
+{
+    (void)state;
+    static result r;
+    char path[4200], tpath[4200];
+    snprintf(path, sizeof path, "%s/one.json", dir);
+    snprintf(tpath, sizeof tpath, "%s/one.trace.json", dir);
+    assert_int_equal(tool(&r, "bench", "--devices", "0", "--workload", "table,seed-b", "--size", SIZE,
+                          "--repeats", "1", "--json", path, "--trace", tpath),
+                     0);
+    expect_status(&r, 0);
+    assert_null(strstr(r.out, "\nall together "));
+    json_t *j = load_json(path);
+    json_t *ws = json_object_get(j, "workloads");
+    assert_int_equal(json_array_size(ws), 2);   /* run in the canonical order */
+    assert_string_equal(str(json_array_get(ws, 0), "name"), "seed-b");
+    assert_int_equal(json_array_size(json_object_get(json_array_get(ws, 0), "runs")), 3);
+    json_t *t = json_object_get(j, "trace");
+    assert_string_equal(str(t, "workload"), "table");
+    assert_string_equal(str(t, "run"), "device 0 alone");
+    json_decref(j);
+    json_decref(load_json(tpath));
+}
+
+static void wrong_result_is_a_failure_not_a_time(void **state)
+{
+    (void)state;
+    static result r;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/wrong.json", dir);
+    setenv("CLSCALE_BENCH_CORRUPT", "0", 1);
+    int e = tool(&r, "bench", "--workload", "seed-b", "--size", SIZE, "--repeats", "1", "--json", path);
+    unsetenv("CLSCALE_BENCH_CORRUPT");
+    assert_int_equal(e, 0);
+    expect_status(&r, 1);
+    assert_non_null(strstr(r.out, "FAILED"));
+    json_t *j = load_json(path);
+    json_t *runs = json_object_get(json_array_get(json_object_get(j, "workloads"), 0), "runs");
+    int seen = 0;
+    for (size_t k = 0; k < json_array_size(runs); k++) {
+        json_t *run = json_array_get(runs, k);
+        if (strcmp(str(run, "name"), "device 0 alone")) {
+            assert_true(json_is_true(json_object_get(run, "correct")));
+            continue;
+        }
+        seen = 1;
+        assert_true(json_is_false(json_object_get(run, "correct")));
+        assert_string_equal(str(run, "status"), "failed");
+        assert_true(json_is_null(json_object_get(run, "times")));
+        assert_true(json_is_null(json_object_get(run, "gbs")));
+        assert_non_null(strstr(str(run, "error"), "wrong result"));
+    }
+    assert_true(seen);
+    assert_true(json_is_false(json_object_get(j, "all_correct")));
+    json_decref(j);
+}
+
+static void bad_options_exit_2_before_any_work(void **state)
+{
+    (void)state;
+    static const char *const bad[][4] = {
+        {"--nosuch"},           {"--size"},          {"--size", "0"},          {"--size", "-1"},
+        {"--size", "abc"},      {"--size", "nan"},   {"--repeats", "0"},       {"--repeats", "1.5"},
+        {"--repeats", "101"},   {"--workload", "nosuch"}, {"--workload", "seed-a,"}, {"--json"},
+        {"extra"},              {"--workload", ""},
+    };
+    static result r;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *args[6] = {"bench"};
+        size_t n = 1;
+        for (size_t k = 0; k < 4 && bad[i][k]; k++) args[n++] = bad[i][k];
+        args[n] = NULL;
+        assert_int_equal(tool_argv(&r, args), 0);
+        if (r.status != 2) fail_msg("bench %s %s: exit %d, expected 2\n%s", bad[i][0], bad[i][1] ? bad[i][1] : "",
+                                    r.status, r.err);
+        assert_string_equal(r.out, "");
+        assert_non_null(strstr(r.err, "clscale: bench: "));
+    }
+}
+
+static void unknown_device_exits_1(void **state)
+{
+    (void)state;
+    static result r;
+    assert_int_equal(tool(&r, "bench", "--devices", "nosuch", "--size", SIZE), 0);
+    expect_status(&r, 1);
+    assert_string_equal(r.out, "");
+    assert_non_null(strstr(r.err, "CLS_E_NO_DEVICE"));
+}
+
+static void unwritable_output_fails_before_the_run(void **state)
+{
+    (void)state;
+    static result r;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/no/such/folder/t.svg", dir);
+    assert_int_equal(tool(&r, "bench", "--size", SIZE, "--timeline", path), 0);
+    expect_status(&r, 1);
+    assert_string_equal(r.out, "");
+    assert_non_null(strstr(r.err, "--timeline"));
+}
+
+static void help_exits_0_and_says_what_is_traced(void **state)
+{
+    (void)state;
+    static result r;
+    assert_int_equal(tool(&r, "bench", "--help"), 0);
+    expect_status(&r, 0);
+    assert_non_null(strstr(r.out, "--trace"));
+    assert_non_null(strstr(r.out, "last timed call"));
+    assert_non_null(strstr(r.out, "--repeats"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(full_run_exits_0_with_a_block_per_workload),
+        cmocka_unit_test(json_has_the_machine_and_every_limit),
+        cmocka_unit_test(json_has_every_workload_and_run_with_figures),
+        cmocka_unit_test(trace_has_one_track_per_queue_used),
+        cmocka_unit_test(timeline_is_xml_with_one_lane_per_queue_used),
+        cmocka_unit_test(workload_option_runs_only_that_one),
+        cmocka_unit_test(one_device_has_no_together_run_and_traces_itself),
+        cmocka_unit_test(wrong_result_is_a_failure_not_a_time),
+        cmocka_unit_test(bad_options_exit_2_before_any_work),
+        cmocka_unit_test(unknown_device_exits_1),
+        cmocka_unit_test(unwritable_output_fails_before_the_run),
+        cmocka_unit_test(help_exits_0_and_says_what_is_traced),
+    };
+    return TEST_RUN("bench_cli", tests, group_setup, NULL);
+}

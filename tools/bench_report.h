@@ -1,0 +1,111 @@
+/* The results of `clscale bench` as cmd_bench.c gathers them, and their two
+ * renderings, owned by bench_report.c: the table on the terminal and the
+ * JSON file. bench_report.c only formats; it runs nothing and calls no
+ * OpenCL. */
+#ifndef CLS_BENCH_REPORT_H
+#define CLS_BENCH_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "bench.h"
+#include "clscale.h"
+
+enum { BENCH_MAX_DEVICES = 32, BENCH_MAX_REPEATS = 100, BENCH_MAX_WORKLOADS = 8 };
+
+/* A selected device and what it allows. */
+typedef struct bench_device {
+    cls_device_info   info;      /* strings owned by the context that listed it */
+    cls_device_limits lim;       /* valid when lim_ok */
+    int               lim_ok;
+    char              lim_error[256];
+} bench_device;
+
+/* The machine, the options and the limits measured at the start. */
+typedef struct bench_machine {
+    char          cpu[256];
+    unsigned      cores;
+    char          date[32];        /* ISO 8601, UTC */
+    const char   *version;         /* cls_version() */
+    double        size;
+    int           repeats;
+    const char   *selector;        /* NULL: default */
+    uint64_t      seed;
+    double        host_copy, host_triad;   /* GB/s, 0 when unmeasured */
+    size_t        stream_bytes;    /* per array */
+    unsigned      stream_threads;
+    size_t        ndev;
+    bench_device  dev[BENCH_MAX_DEVICES];
+} bench_machine;
+
+typedef enum bench_run_kind { RUN_HOST_SINGLE, RUN_HOST_THREADS, RUN_DEVICE, RUN_TOGETHER } bench_run_kind;
+typedef enum bench_run_status { RUN_OK, RUN_SAT_OUT, RUN_FAILED } bench_run_status;
+
+/* One device's part of a clscale call (cls_device_report, strings copied). */
+typedef struct bench_part {
+    size_t   index;                /* global index */
+    char     sat_out[128];         /* "" when it took part */
+    char     failed[256];          /* "" unless it was dropped mid-call */
+    size_t   slices;
+    uint64_t bytes;
+    double   busy, upload, kernel, download, staging;
+} bench_part;
+
+typedef struct bench_run {
+    bench_run_kind   kind;
+    char             name[48];     /* "host single", "device 1 alone", "all together" */
+    size_t           ndev;         /* devices asked to take part (global indices) */
+    size_t           dev[BENCH_MAX_DEVICES];
+    bench_run_status status;
+    char             why[768];     /* sat out: why; failed: what went wrong */
+    int              nrep;         /* timed repeats done (all of them when RUN_OK) */
+    double           warmup;       /* seconds */
+    double           t[BENCH_MAX_REPEATS];
+    double           median, min, max;
+    double           max_error;    /* worst over the checked calls (vs host single) */
+    double           gbs;          /* bytes / median */
+    const char      *limit_name;   /* NULL when the limit is unknown */
+    double           limit_gbs, frac;
+    double           vs_single, vs_threads;   /* 0 when unknown */
+    /* clscale runs: the report of the timed repeat whose time is the median */
+    int              has_report;
+    int              report_repeat;   /* 0-based among the timed repeats */
+    int              phases;
+    size_t           slices;
+    double           upload, kernel, download, staging;   /* summed over devices */
+    size_t           nparts;
+    bench_part       parts[BENCH_MAX_DEVICES];
+} bench_run;
+
+typedef struct bench_result {
+    bench_workload w;
+    uint64_t       bytes;          /* bench_bytes() */
+    double         tolerance;
+    char           error[256];     /* "" unless the workload could not run at all */
+    size_t         nruns;
+    bench_run      runs[3 + BENCH_MAX_DEVICES];
+} bench_result;
+
+/* What --trace and --timeline show: the last timed call of one run. */
+typedef struct bench_trace {
+    int         written;
+    char        workload[32];
+    char        run[48];
+    int         repeat, repeats;
+    size_t      nlanes;
+    size_t      lane[256][2];     /* (global device index, queue) with events */
+    const char *json_path, *svg_path;   /* NULL: not asked for, or failed */
+} bench_trace;
+
+/* The header: machine, devices, limits, and how the figures are taken. */
+void bench_print_header(FILE *f, const bench_machine *m);
+/* One workload's block. */
+void bench_print_result(FILE *f, const bench_machine *m, const bench_result *r);
+/* The closing lines: what was traced, the total wall time, the verdict. */
+void bench_print_footer(FILE *f, const bench_trace *t, double total_s, int failures, int unwritten);
+
+/* Writes everything as JSON to `path`; returns 0, or -1 with errno set. */
+int bench_write_json(const char *path, const bench_machine *m, const bench_result *r, size_t nr,
+                     const bench_trace *t, double total_s);
+
+#endif
