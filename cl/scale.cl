@@ -81,15 +81,34 @@ inline void F(store_cols)(REALV v, __global REAL *p, uint n)
 #endif
 }
 
-/* A full vector with non-temporal stores when `nt` (p 16-byte aligned). */
+/* A full vector with non-temporal stores when `nt` (p 16-byte aligned),
+ * 16-byte pieces taken straight from the register. */
 inline void F(store_out)(REALV v, __global REAL *p, uint n, int nt)
 {
 #if CLS_NT && VEC >= 4
     if (nt && n >= VEC) {
-        REAL tmp[VEC];
-        CAT(vstore, VEC)(v, 0, tmp);
-        for (int j = 0; j < VEC / NTW; j++)
-            __builtin_nontemporal_store(CAT(vload, NTW)(j, tmp), (__global NTT *)p + j);
+#if REAL_BYTES == 8
+#define NTP(a, b) __builtin_nontemporal_store(v.s##a##b, (__global NTT *)(p + 0x##a));
+        NTP(0, 1) NTP(2, 3)
+#if VEC >= 8
+        NTP(4, 5) NTP(6, 7)
+#endif
+#if VEC >= 16
+        NTP(8, 9) NTP(A, B) NTP(C, D) NTP(E, F)
+#endif
+#undef NTP
+#else
+#if VEC == 4
+        __builtin_nontemporal_store(v, (__global NTT *)p);
+#else
+#define NTP(a, b, c, d) __builtin_nontemporal_store(v.s##a##b##c##d, (__global NTT *)(p + 0x##a));
+        NTP(0, 1, 2, 3) NTP(4, 5, 6, 7)
+#if VEC >= 16
+        NTP(8, 9, A, B) NTP(C, D, E, F)
+#endif
+#undef NTP
+#endif
+#endif
         return;
     }
 #endif
@@ -224,33 +243,43 @@ inline void F(store_stats)(__global REAL *st, __global uint *cn, ulong sstride, 
         miss += isfinite(v) ? RV(0) : RV(1);                                 \
     } while (0)
 
-#define MINMAX(v, cnt, mn, mx, miss)                                         \
+/* min/max only: the count of finite values is rows - missing, later */
+#define MINMAX(v, mn, mx, miss)                                              \
     do {                                                                     \
-        cnt += isfinite(v) ? RV(1) : RV(0);                                  \
         miss += isfinite(v) ? RV(0) : RV(1);                                 \
         mn = isfinite(v) ? fmin(mn, (v)) : mn;                               \
         mx = isfinite(v) ? fmax(mx, (v)) : mx;                               \
     } while (0)
 
 /* Statistics of `rows` rows of the block at px into the lane arrays; with
- * `moments` Welford (shifted by the first finite value), else min/max. */
-#define BLOCK_STATS(px, rows, moments)                                            \
+ * `moments` Welford (shifted by the first finite value), else min/max.
+ * NK vectors, vector k with LN(k) lanes: a full block passes compile-time
+ * constants (KV, VEC) so that the compiler unrolls the vector loop and keeps
+ * the lane arrays in registers. */
+#define BLOCK_STATS(px, rows, moments, NK, LN)                                    \
     do {                                                                          \
-        for (uint k = 0; k < nk; k++) {                                           \
+        for (uint k = 0; k < (NK); k++) {                                         \
             cnt[k] = miss[k] = rel[k] = m2[k] = RV(0);                            \
             mn[k] = RV(INFINITY);                                                 \
             mx[k] = RV(-INFINITY);                                                \
-            K[k] = (moments) ? F(first_finite)(px + k * VEC, ld, rows, LANES(k)) : RV(0); \
+            K[k] = (moments) ? F(first_finite)(px + k * VEC, ld, rows, LN(k)) : RV(0); \
         }                                                                         \
         for (uint r = 0; r < rows; r++) {                                         \
-            if (r + CLS_PF_ROWS < rows) F(prefetch_row)(px + (r + CLS_PF_ROWS) * ld, nk); \
-            for (uint k = 0; k < nk; k++) {                                       \
-                REALV v = F(load_cols)(px + r * ld + k * VEC, LANES(k));          \
+            if (r + CLS_PF_ROWS < rows) F(prefetch_row)(px + (r + CLS_PF_ROWS) * ld, (NK)); \
+            for (uint k = 0; k < (NK); k++) {                                     \
+                REALV v = F(load_cols)(px + r * ld + k * VEC, LN(k));             \
                 if (moments) WELFORD(v, K[k], cnt[k], rel[k], m2[k], mn[k], mx[k], miss[k]); \
-                else MINMAX(v, cnt[k], mn[k], mx[k], miss[k]);                     \
+                else MINMAX(v, mn[k], mx[k], miss[k]);                             \
             }                                                                     \
         }                                                                         \
+        if (!(moments))                                                           \
+            for (uint k = 0; k < (NK); k++) cnt[k] = RV((REAL)rows) - miss[k];    \
     } while (0)
+
+#define FULL_LANES(k) ((uint)VEC)
+
+/* Whether the block is full: kk == KV vectors, all of VEC lanes. */
+#define FULL_BLOCK() (kk == KV && ncols - c >= VEC * KV)
 
 /* Fused statistics and scaling: one work-item reads its column block of a
  * whole statistics group twice (the second time from cache), computing the
@@ -258,35 +287,41 @@ inline void F(store_stats)(__global REAL *st, __global uint *cn, ulong sstride, 
  * scaled values. Dimension 1 is the group within the slice. Row r of group
  * g is global row frow0 + g * rows + r, which picks its factors. `st`/`cn`
  * may be NULL (nobody wants the statistics). */
+#define FIT_APPLY_BODY(moments, NK, LN)                                               \
+    do {                                                                              \
+        REALV cnt[KV], miss[KV], K[KV], rel[KV], m2[KV], mn[KV], mx[KV];              \
+        BLOCK_STATS(px, rows, moments, NK, LN);                                       \
+        REALV shi[KV], slo[KV], m[KV], o[KV];                                         \
+        for (uint k = 0; k < (NK); k++) {                                             \
+            MAKE_PARAMS(REALV, scaler, cnt[k], K[k], rel[k], m2[k], mn[k], mx[k], lo, hi, \
+                        shi[k], slo[k], m[k], o[k]);                                  \
+            if (st)                                                                   \
+                F(store_stats)(st, cn, sstride, g * ncols + c + k * VEC, LN(k), cnt[k], \
+                               miss[k], K[k], rel[k], m2[k], mn[k], mx[k]);           \
+        }                                                                             \
+        ulong gr_ = frow0 + g * (ulong)rows;                                          \
+        ulong b_ = gr_ / R, rr_ = gr_ % R;                                            \
+        for (uint r = 0; r < rows; r++) {                                             \
+            __global const REAL *fr = f + foff + (long)(b_ * fsb + rr_ * fsr + (col0 + c) * fsc); \
+            for (uint k = 0; k < (NK); k++) {                                         \
+                REALV v = F(load_cols)(px + r * ld + k * VEC, LN(k));                 \
+                REALV out = F(scale)(v, shi[k], slo[k], m[k], o[k], flags, lo, hi);   \
+                if (flags & CLS_KF_FACTORS)                                           \
+                    out *= F(load_factors)(fr + k * VEC * fsc, fsc, LN(k));           \
+                F(store_out)(out, py + r * ld + k * VEC, LN(k), nt);                  \
+            }                                                                         \
+            if (++rr_ == R) { rr_ = 0; b_++; }                                        \
+        }                                                                             \
+    } while (0)
+
 #define FIT_APPLY(moments)                                                            \
     BLOCK();                                                                          \
     ulong g = get_global_id(1);                                                       \
     __global const REAL *px = x + xoff + g * gstride + c;                             \
     __global REAL *py = y + yoff + g * gstride + c;                                   \
     int nt = (flags & CLS_KF_NT) && ((ulong)py % 16) == 0 && (ld * sizeof(REAL)) % 16 == 0; \
-    REALV cnt[KV], miss[KV], K[KV], rel[KV], m2[KV], mn[KV], mx[KV];                  \
-    BLOCK_STATS(px, rows, moments);                                                   \
-    REALV shi[KV], slo[KV], m[KV], o[KV];                                             \
-    for (uint k = 0; k < nk; k++) {                                                   \
-        MAKE_PARAMS(REALV, scaler, cnt[k], K[k], rel[k], m2[k], mn[k], mx[k], lo, hi, \
-                    shi[k], slo[k], m[k], o[k]);                                      \
-        if (st)                                                                       \
-            F(store_stats)(st, cn, sstride, g * ncols + c + k * VEC, LANES(k), cnt[k], \
-                           miss[k], K[k], rel[k], m2[k], mn[k], mx[k]);               \
-    }                                                                                 \
-    ulong gr_ = frow0 + g * (ulong)rows;                                              \
-    ulong b_ = gr_ / R, rr_ = gr_ % R;                                                \
-    for (uint r = 0; r < rows; r++) {                                                 \
-        __global const REAL *fr = f + foff + (long)(b_ * fsb + rr_ * fsr + (col0 + c) * fsc); \
-        for (uint k = 0; k < nk; k++) {                                               \
-            REALV v = F(load_cols)(px + r * ld + k * VEC, LANES(k));                  \
-            REALV out = F(scale)(v, shi[k], slo[k], m[k], o[k], flags, lo, hi);       \
-            if (flags & CLS_KF_FACTORS)                                               \
-                out *= F(load_factors)(fr + k * VEC * fsc, fsc, LANES(k));            \
-            F(store_out)(out, py + r * ld + k * VEC, LANES(k), nt);                   \
-        }                                                                             \
-        if (++rr_ == R) { rr_ = 0; b_++; }                                            \
-    }
+    if (FULL_BLOCK()) FIT_APPLY_BODY(moments, KV, FULL_LANES);                        \
+    else FIT_APPLY_BODY(moments, nk, LANES);
 
 #define FIT_APPLY_ARGS                                                                        \
     __global const REAL *x, ulong xoff, __global REAL *y, ulong yoff, uint ncols, uint rows, \
@@ -319,7 +354,8 @@ __kernel void F(fit_apply_mv)(FIT_APPLY_ARGS)
     uint rows = (uint)min((ulong)chunk, nrows - r0);                                     \
     __global const REAL *px = x + xoff + r0 * ld + c;                                    \
     REALV cnt[KV], miss[KV], K[KV], rel[KV], m2[KV], mn[KV], mx[KV];                     \
-    BLOCK_STATS(px, rows, moments);                                                      \
+    if (FULL_BLOCK()) BLOCK_STATS(px, rows, moments, KV, FULL_LANES);                   \
+    else BLOCK_STATS(px, rows, moments, nk, LANES);                                      \
     for (uint k = 0; k < nk; k++)                                                        \
         F(store_stats)(st, cn, sstride, j * ncols + c + k * VEC, LANES(k), cnt[k], miss[k], \
                        K[k], rel[k], m2[k], mn[k], mx[k]);
@@ -389,14 +425,41 @@ __kernel void F(stats_reduce)(__global const REAL *st, __global const uint *cn, 
 }
 
 /* Params of the block's vectors for statistics group `grp`. */
-#define LOAD_PARAMS()                                                                 \
+#define LOAD_PARAMS(NK, LN)                                                           \
     do {                                                                              \
         ulong pi = (grp - g0) * pld + pcol0 + c;                                      \
-        for (uint k = 0; k < nk; k++) {                                               \
-            shi[k] = F(load_cols)(prm + P_SHI * pstride + pi + k * VEC, LANES(k));    \
-            slo[k] = F(load_cols)(prm + P_SLO * pstride + pi + k * VEC, LANES(k));    \
-            m[k] = F(load_cols)(prm + P_M * pstride + pi + k * VEC, LANES(k));        \
-            o[k] = F(load_cols)(prm + P_O * pstride + pi + k * VEC, LANES(k));        \
+        for (uint k = 0; k < (NK); k++) {                                             \
+            shi[k] = F(load_cols)(prm + P_SHI * pstride + pi + k * VEC, LN(k));       \
+            slo[k] = F(load_cols)(prm + P_SLO * pstride + pi + k * VEC, LN(k));       \
+            m[k] = F(load_cols)(prm + P_M * pstride + pi + k * VEC, LN(k));           \
+            o[k] = F(load_cols)(prm + P_O * pstride + pi + k * VEC, LN(k));           \
+        }                                                                             \
+    } while (0)
+
+#define APPLY_BODY(NK, LN)                                                            \
+    do {                                                                              \
+        ulong gr = grow0 + r0;                                                        \
+        ulong grp = gr / Rg, grp_row = gr % Rg;                                       \
+        ulong b = gr / R, rr = gr % R;                                                \
+        REALV shi[KV], slo[KV], m[KV], o[KV];                                         \
+        if (flags & CLS_KF_PARAMS) LOAD_PARAMS(NK, LN);                               \
+        for (uint r = 0; r < rows; r++) {                                             \
+            if (r + CLS_PF_ROWS < rows) F(prefetch_row)(px + (r + CLS_PF_ROWS) * ld, (NK)); \
+            __global const REAL *fr = f + foff + (long)(b * fsb + rr * fsr + (col0 + c) * fsc); \
+            for (uint k = 0; k < (NK); k++) {                                         \
+                REALV v = F(load_cols)(px + r * ld + k * VEC, LN(k));                 \
+                REALV out = (flags & CLS_KF_PARAMS)                                   \
+                                ? F(scale)(v, shi[k], slo[k], m[k], o[k], flags, lo, hi) : v; \
+                if (flags & CLS_KF_FACTORS)                                           \
+                    out *= F(load_factors)(fr + k * VEC * fsc, fsc, LN(k));           \
+                F(store_out)(out, py + r * ld + k * VEC, LN(k), nt);                  \
+            }                                                                         \
+            if (++rr == R) { rr = 0; b++; }                                           \
+            if (++grp_row == Rg && r + 1 < rows) {                                    \
+                grp_row = 0;                                                          \
+                grp++;                                                                \
+                if (flags & CLS_KF_PARAMS) LOAD_PARAMS(NK, LN);                       \
+            }                                                                         \
         }                                                                             \
     } while (0)
 
@@ -422,28 +485,8 @@ __kernel void F(apply)(__global const REAL *x, ulong xoff, __global REAL *y, ulo
     __global const REAL *px = x + xoff + r0 * ld + c;
     __global REAL *py = y + yoff + r0 * ld + c;
     int nt = (flags & CLS_KF_NT) && ((ulong)py % 16) == 0 && (ld * sizeof(REAL)) % 16 == 0;
-
-    ulong gr = grow0 + r0;
-    ulong grp = gr / Rg, grp_row = gr % Rg;
-    ulong b = gr / R, rr = gr % R;
-    REALV shi[KV], slo[KV], m[KV], o[KV];
-    if (flags & CLS_KF_PARAMS) LOAD_PARAMS();
-    for (uint r = 0; r < rows; r++) {
-        if (r + CLS_PF_ROWS < rows) F(prefetch_row)(px + (r + CLS_PF_ROWS) * ld, nk);
-        __global const REAL *fr = f + foff + (long)(b * fsb + rr * fsr + (col0 + c) * fsc);
-        for (uint k = 0; k < nk; k++) {
-            REALV v = F(load_cols)(px + r * ld + k * VEC, LANES(k));
-            REALV out = (flags & CLS_KF_PARAMS) ? F(scale)(v, shi[k], slo[k], m[k], o[k], flags, lo, hi) : v;
-            if (flags & CLS_KF_FACTORS) out *= F(load_factors)(fr + k * VEC * fsc, fsc, LANES(k));
-            F(store_out)(out, py + r * ld + k * VEC, LANES(k), nt);
-        }
-        if (++rr == R) { rr = 0; b++; }
-        if (++grp_row == Rg && r + 1 < rows) {
-            grp_row = 0;
-            grp++;
-            if (flags & CLS_KF_PARAMS) LOAD_PARAMS();
-        }
-    }
+    if (FULL_BLOCK()) APPLY_BODY(KV, FULL_LANES);
+    else APPLY_BODY(nk, LANES);
 }
 
 /* y[i] = x[i] for i < count: the bandwidth probe and build self-test. */
@@ -471,3 +514,7 @@ __kernel void F(copy)(__global const REAL *x, __global REAL *y, ulong count)
 #undef STATS
 #undef STATS_ARGS
 #undef LOAD_PARAMS
+#undef FIT_APPLY_BODY
+#undef APPLY_BODY
+#undef FULL_LANES
+#undef FULL_BLOCK
