@@ -224,6 +224,7 @@ void cls_context_destroy(cls_context *ctx)
     free(ctx->selector);
     free(ctx->cache_dir);
     free(ctx->rep_devs);
+    free(ctx->rep_msgs);
     free(ctx->events);
     pthread_mutex_destroy(&ctx->err_lock);
     free(ctx);

@@ -14,6 +14,7 @@
 #define CLS_MAX_QUEUES 8
 #define CLS_DEFAULT_QUEUES 3
 #define CLS_ERR_LEN 8192
+#define CLS_REPORT_MSG 1024   /* a device's failure message in the report */
 
 #if defined(__GNUC__)
 #define CLS_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -187,6 +188,7 @@ struct cls_context {
     struct cls_hostmem *hostmem; /* cls_host_alloc list */
     /* last call's report */
     cls_device_report *rep_devs;
+    char           *rep_msgs;    /* rep_devs[i].failed, CLS_REPORT_MSG each */
     cls_event      *events;
     size_t          nevents, cap_events;
     cls_report      report;

@@ -117,7 +117,8 @@ typedef struct cls_devrun {
     int         participates;
     const char *sat_out;
     int         failed;
-    char        fail_msg[1024];
+    cls_status  fail_status;
+    char        fail_msg[CLS_REPORT_MSG];
     cls_inflight inf[CLS_MAX_QUEUES];
     unsigned    order[CLS_MAX_QUEUES]; /* queues in the order their slices started */
     unsigned    ninf;

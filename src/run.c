@@ -98,43 +98,6 @@ static int pull(cls_devrun *r)
     return pick;
 }
 
-/* Drops the device: keeps its message, abandons what it has in flight and
- * puts those slices back (unless one may have written caller memory). */
-static void fail_device(cls_devrun *r)
-{
-    cls_job *job = r->job;
-    cls_context *ctx = job->ctx;
-    char label[512];
-    cls_dev_label(r->dev, label, sizeof label);
-    pthread_mutex_lock(&ctx->err_lock);
-    /* truncation of a long build log is fine here */
-    int w = strstr(ctx->err, label) ? snprintf(r->fail_msg, sizeof r->fail_msg, "%s", ctx->err)
-                                    : snprintf(r->fail_msg, sizeof r->fail_msg, "%s: %s", label, ctx->err);
-    if (w < 0) r->fail_msg[0] = '\0';
-    pthread_mutex_unlock(&ctx->err_lock);
-    for (unsigned i = 0; i < r->ninf; i++) cls_slice_abandon(r, r->order[i]);
-    pthread_mutex_lock(&job->lock);
-    r->failed = 1;
-    for (size_t i = 0; i < job->nsl; i++) {
-        cls_slice *s = &job->sl[i];
-        if (s->home == (int)r->dev->index) s->home = -1;
-        if (s->state != CLS_SL_RUNNING || s->dev != (int)r->dev->index) continue;
-        if (s->written) {
-            job->unrecoverable = 1;
-            continue;
-        }
-        s->state = CLS_SL_PENDING;
-        s->dev = -1;
-        job->pending++;
-        job->running--;
-        job->pending_bytes += slice_bytes(job, s);
-    }
-    r->ninf = 0;
-    r->inflight_bytes = 0;
-    pthread_cond_broadcast(&job->cond);
-    pthread_mutex_unlock(&job->lock);
-}
-
 static void complete(cls_devrun *r, size_t si)
 {
     cls_job *job = r->job;
@@ -158,6 +121,54 @@ static void complete(cls_devrun *r, size_t si)
     pthread_mutex_unlock(&job->lock);
 }
 
+/* Drops the device after a call on queue `failed_q` returned `st` (-1: no
+ * particular queue). Its other slices in flight were fully enqueued before
+ * the failure: they are finished normally where their commands completed.
+ * What cannot finish is abandoned and goes back to the cursor, unless it may
+ * have written caller memory (then the call cannot be completed safely). */
+static void fail_device(cls_devrun *r, cls_status st, int failed_q)
+{
+    cls_job *job = r->job;
+    cls_context *ctx = job->ctx;
+    char label[512];
+    cls_dev_label(r->dev, label, sizeof label);
+    pthread_mutex_lock(&ctx->err_lock);
+    /* truncation of a long build log is fine here */
+    int w = strstr(ctx->err, label) ? snprintf(r->fail_msg, sizeof r->fail_msg, "%s", ctx->err)
+                                    : snprintf(r->fail_msg, sizeof r->fail_msg, "%s: %s", label, ctx->err);
+    if (w < 0) r->fail_msg[0] = '\0';
+    pthread_mutex_unlock(&ctx->err_lock);
+    r->fail_status = st;
+    for (unsigned i = 0; i < r->ninf; i++) {
+        unsigned q = r->order[i];
+        cls_inflight *f = &r->inf[q];
+        if (f->slice < 0) continue;
+        size_t si = (size_t)f->slice;
+        if ((int)q != failed_q && f->done && cls_slice_finish(r, q) == CLS_OK) complete(r, si);
+        else cls_slice_abandon(r, q);
+    }
+    pthread_mutex_lock(&job->lock);
+    r->failed = 1;
+    for (size_t i = 0; i < job->nsl; i++) {
+        cls_slice *s = &job->sl[i];
+        if (s->home == (int)r->dev->index) s->home = -1;
+        if (s->state != CLS_SL_RUNNING || s->dev != (int)r->dev->index) continue;
+        if (s->written) {
+            job->unrecoverable = 1;
+            continue;
+        }
+        s->state = CLS_SL_PENDING;
+        s->dev = -1;
+        job->pending++;
+        job->running--;
+        job->pending_bytes += slice_bytes(job, s);
+    }
+    r->ninf = 0;
+    r->inflight_bytes = 0;
+    pthread_cond_broadcast(&job->cond);
+    pthread_mutex_unlock(&job->lock);
+}
+
 static unsigned free_queue(const cls_devrun *r)
 {
     for (unsigned q = 0; q < r->dev->nq; q++)
@@ -173,8 +184,9 @@ static void *worker(void *arg)
     r->ninf = 0;
     r->phase_bytes = 0;
     r->phase_t0 = 0;
-    if (cls_stage_prepare(job, r) != CLS_OK) {
-        fail_device(r);
+    cls_status st = cls_stage_prepare(job, r);
+    if (st != CLS_OK) {
+        fail_device(r, st, -1);
         return NULL;
     }
     for (;;) {
@@ -185,8 +197,9 @@ static void *worker(void *arg)
             if (si < 0) break;
             unsigned q = free_queue(r);
             r->order[r->ninf++] = q;
-            if (cls_slice_start(r, q, (size_t)si) != CLS_OK) {
-                fail_device(r);
+            st = cls_slice_start(r, q, (size_t)si);
+            if (st != CLS_OK) {
+                fail_device(r, st, (int)q);
                 return NULL;
             }
         }
@@ -203,8 +216,9 @@ static void *worker(void *arg)
         }
         unsigned q = r->order[0];
         size_t si = (size_t)r->inf[q].slice;
-        if (cls_slice_finish(r, q) != CLS_OK) {
-            fail_device(r);
+        st = cls_slice_finish(r, q);
+        if (st != CLS_OK) {
+            fail_device(r, st, (int)q);
             return NULL;
         }
         memmove(r->order, r->order + 1, (r->ninf - 1) * sizeof r->order[0]);
@@ -253,9 +267,15 @@ cls_status cls_run_phase(cls_job *job)
     }
     size_t written = 0;
     for (size_t i = 0; i < job->nsl; i++) written += job->sl[i].state == CLS_SL_DONE;
-    cls_status st = CLS_E_DEVICE;
+    /* out of memory only when that is what stopped every device */
+    cls_status st = CLS_E_NOMEM;
+    int any = 0;
     for (size_t i = 0; i < job->nruns; i++)
-        if (job->runs[i].failed && strstr(job->runs[i].fail_msg, "OUT_OF")) st = CLS_E_NOMEM;
+        if (job->runs[i].failed) {
+            any = 1;
+            if (job->runs[i].fail_status != CLS_E_NOMEM) st = CLS_E_DEVICE;
+        }
+    if (!any) st = CLS_E_DEVICE;
     if (job->unrecoverable)
         return cls_fail(ctx, st,
                         "a device failed while writing a slice in place; %zu of %zu slices were written "
@@ -333,13 +353,21 @@ cls_status cls_report_finish(cls_job *job, double wall)
     cls_device_report *rd = realloc(ctx->rep_devs, (n ? n : 1) * sizeof *rd);
     if (!rd) return CLS_E_NOMEM;
     ctx->rep_devs = rd;
+    char *msgs = realloc(ctx->rep_msgs, (n ? n : 1) * CLS_REPORT_MSG);
+    if (!msgs) return CLS_E_NOMEM;
+    ctx->rep_msgs = msgs;
     memset(rd, 0, n * sizeof *rd);
     uint64_t bytes = 0;
     for (size_t i = 0; i < n && i < job->nruns; i++) {
         const cls_devrun *r = &job->runs[i];
         rd[i].device = i;
         rd[i].sat_out = r->sat_out;
-        rd[i].failed = r->failed ? r->fail_msg : NULL;
+        if (r->failed) {
+            snprintf(msgs + i * CLS_REPORT_MSG, CLS_REPORT_MSG, "%s", r->fail_msg);
+            rd[i].failed = msgs + i * CLS_REPORT_MSG;
+        } else {
+            rd[i].failed = NULL;
+        }
         rd[i].slices = r->slices;
         rd[i].bytes = r->bytes;
         rd[i].busy = r->slices ? r->t_last - r->t_first : 0;
