@@ -69,6 +69,12 @@ static double ev_end(const cls_event *e) { return fmax(t_of(e->end), ev_start(e)
 static double finite_or_0(double x) { return isfinite(x) ? x : 0; }
 
 static const char *or_q(const char *s) { return s ? s : "?"; }
+/* The index `clscale devices` prints for selected device d. */
+static unsigned dev_global(const cls_context *ctx, unsigned d)
+{
+    return d < ctx->ndevs ? (unsigned)ctx->devs[d].info.index : d;
+}
+
 static const char *dev_name(const cls_context *ctx, unsigned d)
 {
     return d < ctx->ndevs ? or_q(ctx->devs[d].info.name) : "?";
@@ -291,7 +297,7 @@ static cls_status write_trace(cls_context *ctx, const char *path, emit_fn emit)
 static void json_device_label(FILE *f, const cls_context *ctx, unsigned d)
 {
     char head[64];
-    snprintf(head, sizeof head, "device %u: ", d);
+    snprintf(head, sizeof head, "device %u: ", dev_global(ctx, d));
     size_t len = strlen(head) + strlen(dev_name(ctx, d)) + strlen(dev_platform(ctx, d)) + 4;
     char *s = malloc(len);
     if (!s) { json_str(f, head); return; }
@@ -401,7 +407,8 @@ static void svg_lane(FILE *f, const trace *t, size_t l, double px_per_s)
     /* The device's name beside its first lane, its platform beside the second. */
     if (ln->rank < 2) {
         fprintf(f, "<text x=\"14\" y=\"%.1f\" font-size=\"12\" %s><title>device %u: ", cy + 4,
-                ln->rank ? "fill=\"#666\" font-style=\"italic\"" : "fill=\"#222\" font-weight=\"bold\"", d);
+                ln->rank ? "fill=\"#666\" font-style=\"italic\"" : "fill=\"#222\" font-weight=\"bold\"",
+                dev_global(t->ctx, d));
         xml_str(f, dev_name(t->ctx, d), 0);
         fputs(" (", f);
         xml_str(f, dev_platform(t->ctx, d), 0);
@@ -410,7 +417,7 @@ static void svg_lane(FILE *f, const trace *t, size_t l, double px_per_s)
         fputs("</text>\n", f);
     }
     fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" fill=\"#555\" text-anchor=\"end\">"
-               "dev %u q %u</text>\n", PLOT_X0 - 10, cy + 4, d, ln->queue);
+               "dev %u q %u</text>\n", PLOT_X0 - 10, cy + 4, dev_global(t->ctx, d), ln->queue);
     for (size_t j = t->first[l]; j < t->first[l + 1]; j++) {
         const cls_event *e = &t->ev[t->order[j]];
         double x = PLOT_X0 + ev_start(e) * px_per_s, w = (ev_end(e) - ev_start(e)) * px_per_s;
