@@ -5,8 +5,6 @@
  * in the host's byte order (a cache never leaves its machine). Anything that
  * does not match, truncated or corrupted, is removed and rebuilt, never used. */
 #include <errno.h>
-#include <stdatomic.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,30 +89,11 @@ static int make_dirs(const char *dir)
     return (mkdir(tmp, 0755) == 0 || errno == EEXIST) ? 0 : -1;
 }
 
-static int write_all(int fd, const void *p, size_t n)
-{
-    const char *c = p;
-    while (n) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return -1;
-        }
-        c += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 int cls_cache_put(const char *dir, uint64_t key, const unsigned char *bin, size_t len)
 {
     if (make_dirs(dir) != 0) return -1;
-    char path[4096], tmp[4200];
+    char path[4096];
     entry_path(path, sizeof path, dir, key);
-    static atomic_uint seq;
-    snprintf(tmp, sizeof tmp, "%s.%ld.%u.tmp", path, (long)getpid(), atomic_fetch_add(&seq, 1));
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) return -1;
     unsigned char hdr[HEADER_LEN];
     uint64_t n = len;
     uint32_t crc = cls_crc32(0, bin, len);
@@ -122,11 +101,7 @@ int cls_cache_put(const char *dir, uint64_t key, const unsigned char *bin, size_
     memcpy(hdr + 8, &key, 8);
     memcpy(hdr + 16, &n, 8);
     memcpy(hdr + 24, &crc, 4);
-    int bad = write_all(fd, hdr, sizeof hdr) || write_all(fd, bin, len);
-    bad |= close(fd) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
+    const void *parts[2] = {hdr, bin};
+    size_t lens[2] = {sizeof hdr, len};
+    return cls_write_atomic(path, parts, lens, 2) == 0 ? 0 : -1;
 }

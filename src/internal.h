@@ -43,6 +43,12 @@ void cls_dev_label(const struct cls_dev *dev, char *buf, size_t len);
         if (e_ != CL_SUCCESS) return cls_fail_cl((ctx), (dev), #call, e_);    \
     } while (0)
 
+/* ---- atomic_file.c ---- */
+
+/* Writes the parts to `path` through a synced temporary file renamed into
+ * place (nothing half-written is ever visible); returns 0 or an errno. */
+int cls_write_atomic(const char *path, const void *const *parts, const size_t *lens, size_t nparts);
+
 /* ---- hash.c ---- */
 
 uint32_t cls_crc32(uint32_t crc, const void *data, size_t len);

@@ -4,8 +4,6 @@
  * and the checks a load makes before it trusts anything the file says.
  * Calls: stats.c for the object, hash.c for the CRC-32. */
 #include <errno.h>
-#include <fcntl.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,20 +76,6 @@ static double get_f64(const unsigned char *p)
 
 /* ---- save ---- */
 
-static int write_all(int fd, const unsigned char *p, size_t len)
-{
-    while (len) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return -1;
-        }
-        p += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
 cls_status cls_stats_save(const cls_stats *s, const char *path)
 {
     if (!s || !path || !*path || !s->col)
@@ -130,43 +114,13 @@ cls_status cls_stats_save(const cls_stats *s, const char *path)
     for (size_t i = 0; i < n; i++) p = put_f64(p, s->col[i].absmax);
     put_u32(p, cls_crc32(0, buf, len - CRC_LEN));
 
-    /* A temp file beside the target, renamed into place: a reader sees the
-     * old file or the new one, and a failed save leaves nothing behind. */
-    static atomic_uint seq;
-    size_t tlen = strlen(path) + 64;
-    char *tmp = malloc(tlen);
-    if (!tmp) {
-        free(buf);
-        return io_fail(CLS_E_NOMEM, "cannot save %s: out of memory", path);
-    }
-    int fd = -1;
-    for (int tries = 0; fd < 0 && tries < 16; tries++) {
-        snprintf(tmp, tlen, "%s.%ld.%u.tmp", path, (long)getpid(), atomic_fetch_add(&seq, 1));
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd < 0 && errno != EEXIST) break;
-    }
-    cls_status st = CLS_OK;
-    if (fd < 0) {
-        st = io_fail(CLS_E_IO, "cannot save %s: %s", path, strerror(errno));
-    } else {
-        int bad = write_all(fd, buf, len) != 0 || fsync(fd) != 0;
-        int e = errno;
-        if (close(fd) != 0 && !bad) {
-            bad = 1;
-            e = errno;
-        }
-        if (!bad && rename(tmp, path) != 0) {
-            bad = 1;
-            e = errno;
-        }
-        if (bad) {
-            unlink(tmp);
-            st = io_fail(CLS_E_IO, "cannot save %s: %s", path, strerror(e));
-        }
-    }
-    free(tmp);
+    /* a reader sees the old file or the new one; a failed save leaves nothing */
+    const void *parts[1] = {buf};
+    size_t lens[1] = {len};
+    int e = cls_write_atomic(path, parts, lens, 1);
     free(buf);
-    return st;
+    if (e) return io_fail(e == ENOMEM ? CLS_E_NOMEM : CLS_E_IO, "cannot save %s: %s", path, strerror(e));
+    return CLS_OK;
 }
 
 /* ---- load ---- */

@@ -7,14 +7,11 @@
  * write leaves nothing half-written. Numbers are printed in the "C" locale
  * whatever the caller's locale is. */
 #include <errno.h>
-#include <fcntl.h>
 #include <locale.h>
 #include <math.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "internal.h"
 
@@ -245,37 +242,30 @@ static void xml_str(FILE *f, const char *s, size_t max)
 
 typedef void (*emit_fn)(FILE *f, const trace *t);
 
+/* Renders into memory with the C locale's decimal point, then writes the
+ * file atomically. */
 static cls_status write_file(cls_context *ctx, const char *path, emit_fn emit, const trace *t)
 {
-    static atomic_uint seq;
-    size_t len = strlen(path) + 64;
-    char *tmp = malloc(len);
-    if (!tmp) return cls_fail(ctx, CLS_E_NOMEM, "out of memory writing %s", path);
-    snprintf(tmp, len, "%s.%ld.%u.tmp", path, (long)getpid(), atomic_fetch_add(&seq, 1));
-    int err = 0;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
-    if (!f) {
-        err = errno;
-        if (fd >= 0) {
-            close(fd);
-            unlink(tmp);
-        }
-    } else {
-        locale_t c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-        locale_t old = c ? uselocale(c) : (locale_t)0;
-        errno = 0;
-        emit(f, t);
-        if (fflush(f) != 0 || ferror(f)) err = errno ? errno : EIO;
-        if (c) {
-            uselocale(old);
-            freelocale(c);
-        }
-        if (fclose(f) != 0 && !err) err = errno;
-        if (!err && rename(tmp, path) != 0) err = errno;
-        if (err) unlink(tmp);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return cls_fail(ctx, CLS_E_NOMEM, "out of memory writing %s", path);
+    locale_t c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    locale_t old = c ? uselocale(c) : (locale_t)0;
+    emit(f, t);
+    int bad = ferror(f);
+    if (c) {
+        uselocale(old);
+        freelocale(c);
     }
-    free(tmp);
+    if (fclose(f) != 0 || bad) {
+        free(buf);
+        return cls_fail(ctx, CLS_E_NOMEM, "out of memory writing %s", path);
+    }
+    const void *parts[1] = {buf};
+    size_t lens[1] = {len};
+    int err = cls_write_atomic(path, parts, lens, 1);
+    free(buf);
     if (err) return cls_fail(ctx, CLS_E_IO, "cannot write %s: %s", path, strerror(err));
     return CLS_OK;
 }
