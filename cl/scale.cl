@@ -154,10 +154,68 @@ inline REALV F(load_factors)(__global const REAL *p, ulong fsc, uint n)
     return fsc ? F(load_cols)(p, n) : RV(*p);
 }
 
-/* The scaler's params from the statistics, for T = REAL or REALV lanes.
- * decimal: j = floor(log10 a) + 1, corrected once each way so that
- * a / 10^j < 1 <= a / 10^(j-1) holds with the device's exp10. */
-#define MAKE_PARAMS(T, scaler, n, K, rel, m2, mn, mx, lo, hi, shi, slo, m, o)      \
+/* 10^|j| as an unevaluated sum *hi + *lo, |lo| <= ulp(hi) / 2, built with
+ * error-free products (fma), so that comparisons with powers of ten are
+ * exact in the data's own precision (float32 devices have no fp64). The
+ * loop walks towards j instead of taking |j|: Oclgrind cannot run the
+ * llvm.abs intrinsic that an absolute value compiles to. */
+inline void F(pow10_exact)(int j, REAL *hi, REAL *lo)
+{
+    REAL h = 1, l = 0;
+    int step = j > 0 ? 1 : -1;
+    for (int i = 0; i != j; i += step) {
+        REAL p = h * (REAL)10;
+        REAL e = fma(h, (REAL)10, -p) + l * (REAL)10;
+        h = p + e;
+        l = e - (h - p);
+    }
+    *hi = h;
+    *lo = l;
+}
+
+/* a / 10^j rounded once to REAL: the value decimal scaling stores for a. */
+inline REAL F(div_pow10)(REAL a, int j)
+{
+    REAL hi, lo;
+    F(pow10_exact)(j, &hi, &lo);
+    if (j < 0) {
+        REAL p = a * hi;
+        return p + (fma(a, hi, -p) + a * lo);
+    }
+    REAL d = a / hi;
+    return d - d * (lo / hi); /* lo = 0 while 10^j is exact */
+}
+
+/* Decimal scaling's factor 10^-j for a column with max |x| = a: j is the
+ * smallest integer with a / 10^j, as stored, below 1 (0.01f gives -1:
+ * 0.01f * 100 rounds to 1.0f). The host's cls_decimal_exponent_in agrees. */
+inline REAL F(decimal_m)(REAL a)
+{
+    if (!(a > (REAL)0) || !isfinite(a)) return (REAL)1;
+    int j = (int)floor(log10(a)) + 1;
+    if (F(div_pow10)(a, j) >= (REAL)1) j++;
+    else if (F(div_pow10)(a, j - 1) < (REAL)1) j--;
+    REAL hi, lo;
+    F(pow10_exact)(j, &hi, &lo);
+    return j >= 0 ? (REAL)1 / hi : hi;
+}
+
+/* The same for each lane of a vector. */
+inline REALV F(decimal_mv)(REALV a)
+{
+#if VEC == 1
+    return F(decimal_m)(a);
+#else
+    REAL la[VEC];
+    CAT(vstore, VEC)(a, 0, la);
+    for (int i = 0; i < VEC; i++) la[i] = F(decimal_m)(la[i]);
+    return CAT(vload, VEC)(0, la);
+#endif
+}
+
+/* The scaler's params from the statistics, for T = REAL or REALV lanes
+ * (DECM: decimal_m or decimal_mv to match). */
+#define MAKE_PARAMS(T, DECM, scaler, n, K, rel, m2, mn, mx, lo, hi, shi, slo, m, o) \
     do {                                                                      \
         if ((scaler) == CLS_KS_MINMAX) {                                      \
             T range_ = (mx) - (mn);                                           \
@@ -170,13 +228,8 @@ inline REALV F(load_factors)(__global const REAL *p, ulong fsc, uint n)
             m = sd_ > (T)(0) ? (T)(1) / sd_ : (T)(0);                         \
             o = (T)(0);                                                       \
         } else {                                                              \
-            T a_ = fmax(fabs(mn), fabs(mx));                                  \
-            T j_ = floor(log10(a_)) + (T)(1);                                 \
-            j_ = a_ / exp10(j_) >= (T)(1) ? j_ + (T)(1) : j_;                 \
-            j_ = a_ / exp10(j_ - (T)(1)) < (T)(1) ? j_ - (T)(1) : j_;         \
-            j_ = a_ > (T)(0) && isfinite(a_) ? j_ : (T)(0);                   \
             shi = (T)(0); slo = (T)(0);                                       \
-            m = (T)(1) / exp10(j_);                                           \
+            m = DECM(fmax(fabs(mn), fabs(mx)));                               \
             o = (T)(0);                                                       \
         }                                                                     \
     } while (0)
@@ -293,8 +346,8 @@ inline void F(store_stats)(__global REAL *st, __global uint *cn, ulong sstride, 
         BLOCK_STATS(px, rows, moments, NK, LN);                                       \
         REALV shi[KV], slo[KV], m[KV], o[KV];                                         \
         for (uint k = 0; k < (NK); k++) {                                             \
-            MAKE_PARAMS(REALV, scaler, cnt[k], K[k], rel[k], m2[k], mn[k], mx[k], lo, hi, \
-                        shi[k], slo[k], m[k], o[k]);                                  \
+            MAKE_PARAMS(REALV, F(decimal_mv), scaler, cnt[k], K[k], rel[k], m2[k], mn[k], mx[k], \
+                    lo, hi, shi[k], slo[k], m[k], o[k]);                              \
             if (st)                                                                   \
                 F(store_stats)(st, cn, sstride, g * ncols + c + k * VEC, LN(k), cnt[k], \
                                miss[k], K[k], rel[k], m2[k], mn[k], mx[k]);           \
@@ -416,7 +469,7 @@ __kernel void F(stats_reduce)(__global const REAL *st, __global const uint *cn, 
     cno[CN_MISS * osstride + o_i] = miss;
     if (flags & CLS_KF_WRITE_PARAMS) {
         REAL shi, slo, m, o;
-        MAKE_PARAMS(REAL, scaler, cnt, K, rel, m2, mn, mx, lo, hi, shi, slo, m, o);
+        MAKE_PARAMS(REAL, F(decimal_m), scaler, cnt, K, rel, m2, mn, mx, lo, hi, shi, slo, m, o);
         prm[P_SHI * pstride + c] = shi;
         prm[P_SLO * pstride + c] = slo;
         prm[P_M * pstride + c] = m;

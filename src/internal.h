@@ -240,8 +240,12 @@ void cls_column_merge(cls_column_stats *into, const cls_column_stats *from, int 
  * then clamp to [lo, hi] when clipping. Inverse params undo the forward ones.
  * A column with count 0 gets shift 0, m 1, o 0 (its values are all missing). */
 typedef struct cls_params { double shift, m, o; } cls_params;
-cls_params cls_params_of(const cls_column_stats *s, cls_scaler scaler, double lo, double hi, int inverse);
-/* The decimal exponent j of a column with max |x| = absmax (0 for 0). */
+cls_params cls_params_of(const cls_column_stats *s, cls_scaler scaler, double lo, double hi, int inverse,
+                         cls_dtype dtype);
+/* The decimal exponent j of a column with max |x| = absmax (0 for 0): the
+ * smallest integer with absmax / 10^j, stored in `dtype`, below 1 (0.01f
+ * gives -1: 0.01f * 100 rounds to 1.0f). cls_decimal_exponent: float64. */
+int cls_decimal_exponent_in(double absmax, cls_dtype dtype);
 int cls_decimal_exponent(double absmax);
 
 #endif /* CLS_INTERNAL_H */

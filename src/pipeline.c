@@ -21,11 +21,16 @@ static cls_status check_array(cls_context *ctx, const cls_array *a, const char *
     if (a->batch == 0 || a->rows == 0 || a->cols == 0)
         return cls_fail(ctx, CLS_E_ARG, "%s: shape %zu x %zu x %zu has a zero dimension", what, a->batch,
                         a->rows, a->cols);
+    /* no machine addresses more than 2^48 bytes; a larger shape is a bug in
+     * the caller, not data */
+    const size_t limit = (size_t)1 << 48;
     size_t es = a->dtype == CLS_F64 ? 8 : 4, n = a->batch;
-    if (n > SIZE_MAX / a->rows || (n *= a->rows) > SIZE_MAX / a->cols || (n *= a->cols) > SIZE_MAX / es
-        || n * es > (size_t)INT64_MAX)
-        return cls_fail(ctx, CLS_E_ARG, "%s: shape %zu x %zu x %zu overflows the address space", what,
-                        a->batch, a->rows, a->cols);
+    if (n > SIZE_MAX / a->rows || (n *= a->rows) > SIZE_MAX / a->cols || (n *= a->cols) > SIZE_MAX / es)
+        return cls_fail(ctx, CLS_E_ARG, "%s: shape %zu x %zu x %zu overflows size_t", what, a->batch, a->rows,
+                        a->cols);
+    if (n > limit / es)
+        return cls_fail(ctx, CLS_E_ARG, "%s: shape %zu x %zu x %zu is larger than any address space (2^48 bytes)",
+                        what, a->batch, a->rows, a->cols);
     return CLS_OK;
 }
 
@@ -253,7 +258,7 @@ static cls_status make_params(cls_job *job, const cls_stats *s, cls_scaler scale
     job->params = malloc(4 * n * job->es);
     if (!job->params) return cls_fail(job->ctx, CLS_E_NOMEM, "out of memory for params");
     for (size_t i = 0; i < n; i++) {
-        cls_params pr = cls_params_of(&s->col[i], scaler, lo, hi, inverse);
+        cls_params pr = cls_params_of(&s->col[i], scaler, lo, hi, inverse, job->dtype);
         if (job->dtype == CLS_F64) {
             double *p = job->params;
             p[i] = pr.shift;

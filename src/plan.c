@@ -130,6 +130,9 @@ static cls_status plan_fused(builder *b, size_t sb)
         uint64_t spread = job->G / (2 * (uint64_t)participating(job));
         if (spread < 1) spread = 1;
         if (k > spread) k = spread;
+        /* groups too tall for one work-item go through the chunked
+         * statistics, which take one group per slice */
+        if (job->Rg > CLS_FUSED_ROWS) k = 1;
         for (uint64_t g = 0; g < job->G && st == CLS_OK; g += k) {
             uint64_t n = job->G - g < k ? job->G - g : k;
             st = add(b, CLS_OP_FUSED, g * job->Rg, n * job->Rg, 0, job->C);

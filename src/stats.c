@@ -68,18 +68,30 @@ void cls_column_merge(cls_column_stats *into, const cls_column_stats *from, int 
     if (!moments) into->mean = into->m2 = NAN;
 }
 
-int cls_decimal_exponent(double a)
+/* a / 10^j rounded once where 10^|j| is exact in double (up to 10^22),
+ * then to the data's dtype: the value decimal scaling stores for a. (Below
+ * 10^-22 a multiplication could overflow, so a division stands in.) */
+static int stored_below_one(double a, int j, cls_dtype t)
+{
+    double q = j < 0 && j >= -22 ? a * pow(10.0, -j) : a / pow(10.0, j);
+    return t == CLS_F32 ? (float)q < 1.0f : q < 1.0;
+}
+
+int cls_decimal_exponent_in(double a, cls_dtype t)
 {
     if (!(a > 0) || !isfinite(a)) return 0;
     int j = (int)floor(log10(a)) + 1;
-    /* log10 may be off by one ulp around exact powers of ten: settle j by
-     * the defining comparison, a / 10^j < 1 <= a / 10^(j-1). */
-    if (a / pow(10.0, j) >= 1.0) j++;
-    if (a / pow(10.0, j - 1) < 1.0) j--;
+    /* log10 may be off by one around powers of ten, and a value just below
+     * one may round up to it when stored: settle j by the stored value. */
+    if (!stored_below_one(a, j, t)) j++;
+    else if (stored_below_one(a, j - 1, t)) j--;
     return j;
 }
 
-cls_params cls_params_of(const cls_column_stats *s, cls_scaler scaler, double lo, double hi, int inverse)
+int cls_decimal_exponent(double a) { return cls_decimal_exponent_in(a, CLS_F64); }
+
+cls_params cls_params_of(const cls_column_stats *s, cls_scaler scaler, double lo, double hi, int inverse,
+                         cls_dtype dtype)
 {
     cls_params p = {0.0, 1.0, 0.0};
     if (!s || s->count == 0) return p;
@@ -107,7 +119,7 @@ cls_params cls_params_of(const cls_column_stats *s, cls_scaler scaler, double lo
         break;
     }
     case CLS_DECIMAL: {
-        int j = cls_decimal_exponent(s->absmax);
+        int j = cls_decimal_exponent_in(s->absmax, dtype);
         p.m = pow(10.0, inverse ? j : -j);
         break;
     }

@@ -90,3 +90,29 @@ void check_transform(cls_context *ctx, const cls_array *x, const cls_pipeline *p
     ref_free(&y);
     assert_int_equal(bad, 0);
 }
+
+/* An inverse returns values on the data's scale, computed from float32
+ * parameters (mean, sd, min, range) that carry ~1e-7 of that scale: near
+ * zero this exceeds 1e-5 of the value itself. Element i may differ by
+ * tol * max(1, |want|, max |x| of its column). */
+size_t compare_on_column_scale(const cls_array *y, const double *want, const cls_array *x, double tol,
+                                      const char *label)
+{
+    double *scale = calloc(x->cols, sizeof *scale);
+    assert_non_null(scale);
+    size_t n = x->batch * x->rows * x->cols, wrong = 0;
+    for (size_t i = 0; i < n; i++) {
+        double v = fabs(ref_get(x, i));
+        if (isfinite(v) && v > scale[i % x->cols]) scale[i % x->cols] = v;
+    }
+    for (size_t i = 0; i < n; i++) {
+        double got = ref_get(y, i), w = want[i];
+        int ok = isnan(w) ? isnan(got)
+                 : isinf(w) ? got == w
+                            : fabs(got - w) <= tol * fmax(fmax(1.0, fabs(w)), scale[i % x->cols]);
+        if (ok) continue;
+        if (wrong++ < 5) print_message("# %s: element %zu got %.9g want %.17g\n", label, i, got, w);
+    }
+    free(scale);
+    return wrong;
+}

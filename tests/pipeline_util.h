@@ -27,6 +27,12 @@ void check_transform(cls_context *ctx, const cls_array *x, const cls_pipeline *p
 /* Checks cls_stats against reference statistics of x. */
 void check_stats(const cls_stats *s, const cls_array *x, cls_scope scope, int has_moments, const char *label);
 
+/* Compares an inverse transform's output on its column's scale: element i
+ * may differ by tol * max(1, |want|, max |x| of its column), since float32
+ * parameters carry ~1e-7 of the data's scale. Returns the wrong count. */
+size_t compare_on_column_scale(const cls_array *y, const double *want, const cls_array *x, double tol,
+                               const char *label);
+
 /* An output array like x, filled with a sentinel. */
 cls_array make_out(const cls_array *x);
 

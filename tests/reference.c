@@ -120,15 +120,23 @@ int ref_broadcast(const cls_array *x, const cls_array *factors, size_t strides[3
     return 1;
 }
 
-/* 10^j with j the smallest integer such that absmax / 10^j < 1, as the
- * kernels compute it: pow(10, j) in double, then a division. 1 for an
- * all-zero column. */
-static double decimal_unit(double absmax)
+/* absmax / 10^j in long double, rounded to the data's dtype: what decimal
+ * scaling stores for the column's largest value. */
+static int stored_below_one(double absmax, int j, cls_dtype dtype)
+{
+    long double q = (long double)absmax / powl(10.0L, j);
+    return dtype == CLS_F32 ? (float)q < 1.0f : (double)q < 1.0;
+}
+
+/* 10^j with j the smallest integer such that absmax / 10^j, stored in the
+ * data's dtype, is below 1 (so every stored |y| < 1). 1 for an all-zero
+ * column. */
+static double decimal_unit(double absmax, cls_dtype dtype)
 {
     if (!(absmax > 0)) return 1.0;
     int j = (int)floor(log10(absmax)) + 1;
-    while (absmax / pow(10.0, j) >= 1.0) j++;
-    while (absmax / pow(10.0, j - 1) < 1.0) j--;
+    while (!stored_below_one(absmax, j, dtype)) j++;
+    while (stored_below_one(absmax, j - 1, dtype)) j--;
     return pow(10.0, j);
 }
 
@@ -176,7 +184,7 @@ void ref_transform(const cls_array *x, const cls_pipeline *p, const cls_column_s
     double *unit = xcalloc(n, sizeof *unit);
     for (size_t k = 0; k < n && stats; k++) {
         if (p->scaler == CLS_ZSCORE) unit[k] = sqrt(stats[k].m2 / (double)stats[k].count);
-        if (p->scaler == CLS_DECIMAL) unit[k] = decimal_unit(stats[k].absmax);
+        if (p->scaler == CLS_DECIMAL) unit[k] = decimal_unit(stats[k].absmax, x->dtype);
     }
 
     for (size_t b = 0; b < x->batch; b++)

@@ -393,7 +393,7 @@ static void minmax_maps_min_to_lo_and_max_to_hi(void **state)
     (void)state;
     double x[] = {3, -2, 8, 0.5};
     cls_column_stats c = column_of(x, 4);
-    cls_params p = cls_params_of(&c, CLS_MINMAX, -1, 3, 0);
+    cls_params p = cls_params_of(&c, CLS_MINMAX, -1, 3, 0, CLS_F64);
     assert_close(apply(p, -2), -1, 1e-15);
     assert_close(apply(p, 8), 3, 1e-15);
     assert_close(apply(p, 3), 1, 1e-15);
@@ -404,7 +404,7 @@ static void minmax_constant_column_maps_to_lo(void **state)
     (void)state;
     double x[] = {4, 4, 4};
     cls_column_stats c = column_of(x, 3);
-    cls_params p = cls_params_of(&c, CLS_MINMAX, 0.25, 1, 0);
+    cls_params p = cls_params_of(&c, CLS_MINMAX, 0.25, 1, 0, CLS_F64);
     assert_close(p.m, 0, 0.0);
     assert_close(apply(p, 4), 0.25, 0.0);
 }
@@ -414,7 +414,7 @@ static void zscore_uses_population_std(void **state)
     (void)state;
     double x[] = {2, 4, 4, 4, 5, 5, 7, 9};  /* mean 5, population std 2 */
     cls_column_stats c = column_of(x, 8);
-    cls_params p = cls_params_of(&c, CLS_ZSCORE, 0, 1, 0);
+    cls_params p = cls_params_of(&c, CLS_ZSCORE, 0, 1, 0, CLS_F64);
     assert_close(apply(p, 9), 2, 1e-15);
     assert_close(apply(p, 5), 0, 1e-15);
     assert_close(apply(p, 2), -1.5, 1e-15);
@@ -425,7 +425,7 @@ static void zscore_std_0_maps_to_0(void **state)
     (void)state;
     double x[] = {-7, -7};
     cls_column_stats c = column_of(x, 2);
-    cls_params p = cls_params_of(&c, CLS_ZSCORE, 0, 1, 0);
+    cls_params p = cls_params_of(&c, CLS_ZSCORE, 0, 1, 0, CLS_F64);
     assert_close(p.m, 0, 0.0);
     assert_close(apply(p, -7), 0, 0.0);
 }
@@ -435,10 +435,10 @@ static void decimal_divides_by_power_of_ten_above_absmax(void **state)
     (void)state;
     double x[] = {-345, 12, 99.5};
     cls_column_stats c = column_of(x, 3);
-    cls_params p = cls_params_of(&c, CLS_DECIMAL, 0, 1, 0);
+    cls_params p = cls_params_of(&c, CLS_DECIMAL, 0, 1, 0, CLS_F64);
     assert_close(p.m, 1e-3, 1e-15);
     assert_close(apply(p, -345), -0.345, 1e-15);
-    cls_params q = cls_params_of(&c, CLS_DECIMAL, 0, 1, 1);
+    cls_params q = cls_params_of(&c, CLS_DECIMAL, 0, 1, 1, CLS_F64);
     assert_close(q.m, 1e3, 1e-15);
 }
 
@@ -452,7 +452,7 @@ static void inverse_undoes_forward_for_every_scaler(void **state)
     cls_column_stats c = column_of(x, 50);
     cls_scaler all[] = {CLS_NONE, CLS_MINMAX, CLS_ZSCORE, CLS_DECIMAL};
     for (size_t k = 0; k < 4; k++) {
-        cls_params f = cls_params_of(&c, all[k], -2, 5, 0), b = cls_params_of(&c, all[k], -2, 5, 1);
+        cls_params f = cls_params_of(&c, all[k], -2, 5, 0, CLS_F64), b = cls_params_of(&c, all[k], -2, 5, 1, CLS_F64);
         for (size_t i = 0; i < 50; i++) assert_close(apply(b, apply(f, x[i])), x[i], 1e-12);
     }
 }
@@ -465,10 +465,10 @@ static void none_and_empty_columns_get_identity_params(void **state)
     empty.missing = 5;
     cls_scaler all[] = {CLS_MINMAX, CLS_ZSCORE, CLS_DECIMAL};
     for (int inv = 0; inv < 2; inv++) {
-        cls_params p = cls_params_of(&full, CLS_NONE, -1, 1, inv);
+        cls_params p = cls_params_of(&full, CLS_NONE, -1, 1, inv, CLS_F64);
         assert_true(p.shift == 0 && p.m == 1 && p.o == 0);
         for (size_t k = 0; k < 3; k++) {
-            p = cls_params_of(&empty, all[k], -1, 1, inv);
+            p = cls_params_of(&empty, all[k], -1, 1, inv, CLS_F64);
             assert_true(p.shift == 0 && p.m == 1 && p.o == 0);
         }
     }
@@ -490,14 +490,30 @@ static void decimal_exponent_table(void **state)
     }
     assert_int_equal(cls_decimal_exponent(NAN), 0);
     assert_int_equal(cls_decimal_exponent(INFINITY), 0);
-    /* every power of ten 10^k (the double nearest) gives k + 1 */
+    /* float32 data: j is chosen by the value stored in float. 0.01f lies just
+     * below 1/100, but 0.01f * 100 rounds to 1.0f, so j = -1 (y = 0.1f);
+     * the float just below 0.01f stays below one at j = -2. */
+    assert_int_equal(cls_decimal_exponent_in(0.01f, CLS_F32), -1);
+    assert_int_equal(cls_decimal_exponent_in(nextafterf(0.01f, 0), CLS_F32), -2);
+    assert_int_equal(cls_decimal_exponent_in(0.01f, CLS_F64), -2); /* as a double it stays below */
+    assert_int_equal(cls_decimal_exponent_in(100.0f, CLS_F32), 3);
+    assert_int_equal(cls_decimal_exponent_in(99.99999f, CLS_F32), 2);
+    /* around every power of ten (the double nearest 10^k, and its
+     * neighbours), j is the smallest integer whose stored quotient, computed
+     * here in long double and rounded to double, is below one */
     for (int k = -20; k <= 20; k++) {
         char buf[32];
         snprintf(buf, sizeof buf, "1e%d", k);
         double p = strtod(buf, NULL);
-        assert_int_equal(cls_decimal_exponent(p), k + 1);
-        /* and the double just below it k, though log10 rounds it up to k */
-        assert_int_equal(cls_decimal_exponent(nextafter(p, 0)), k);
+        double around[3] = {nextafter(p, 0), p, nextafter(p, INFINITY)};
+        for (int i = 0; i < 3; i++) {
+            double a = around[i];
+            int j = cls_decimal_exponent(a);
+            double at = (double)((long double)a / powl(10.0L, j));
+            double below = (double)((long double)a / powl(10.0L, j - 1));
+            if (!(at < 1.0 && below >= 1.0))
+                fail_msg("cls_decimal_exponent(%.17g) = %d: stored %.17g at j, %.17g at j - 1", a, j, at, below);
+        }
     }
 }
 
