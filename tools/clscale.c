@@ -85,13 +85,8 @@ int main(int argc, char **argv)
         const char *name;
         int (*fn)(int, char **);
     } cmds[] = {
-        {"devices", cmd_devices},
-#ifdef HAVE_CMD_NORMALIZE
-        {"normalize", cmd_normalize}, {"apply", cmd_apply}, {"discount", cmd_discount},
-#endif
-#ifdef HAVE_CMD_BENCH
-        {"bench", cmd_bench},
-#endif
+        {"devices", cmd_devices},     {"normalize", cmd_normalize}, {"apply", cmd_apply},
+        {"discount", cmd_discount},   {"bench", cmd_bench},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(cmd, cmds[i].name)) return cmds[i].fn(argc - 1, argv + 1);
