@@ -82,11 +82,42 @@ inline void F(store_cols)(REALV v, __global REAL *p, uint n)
 }
 
 /* A full vector with non-temporal stores when `nt` (p 16-byte aligned),
- * 16-byte pieces taken straight from the register. */
+ * in the widest pieces the address allows (rows of odd lengths are only
+ * 16-byte aligned), taken straight from the register. */
 inline void F(store_out)(REALV v, __global REAL *p, uint n, int nt)
 {
 #if CLS_NT && VEC >= 4
     if (nt && n >= VEC) {
+        ulong a = (ulong)p;
+#if VEC * REAL_BYTES >= 64
+        if (a % 64 == 0) {
+            __builtin_nontemporal_store(v, (__global REALV *)p);
+            return;
+        }
+#endif
+#if VEC * REAL_BYTES >= 32
+        if (a % 32 == 0) {
+#if REAL_BYTES == 8
+#define NT32(a_, b_, c_, d_) __builtin_nontemporal_store(v.s##a_##b_##c_##d_, (__global double4 *)(p + 0x##a_));
+            NT32(0, 1, 2, 3)
+#if VEC >= 8
+            NT32(4, 5, 6, 7)
+#endif
+#if VEC >= 16
+            NT32(8, 9, A, B) NT32(C, D, E, F)
+#endif
+#undef NT32
+#else
+#if VEC == 8
+            __builtin_nontemporal_store(v, (__global float8 *)p);
+#else
+            __builtin_nontemporal_store(v.lo, (__global float8 *)p);
+            __builtin_nontemporal_store(v.hi, (__global float8 *)(p + 8));
+#endif
+#endif
+            return;
+        }
+#endif
 #if REAL_BYTES == 8
 #define NTP(a, b) __builtin_nontemporal_store(v.s##a##b, (__global NTT *)(p + 0x##a));
         NTP(0, 1) NTP(2, 3)
@@ -234,6 +265,14 @@ inline REALV F(decimal_mv)(REALV a)
         }                                                                     \
     } while (0)
 
+/* The scaler on values known to be finite. */
+inline REALV F(scale_finite)(REALV v, REALV shi, REALV slo, REALV m, REALV o, uint flags,
+                             REAL lo, REAL hi)
+{
+    REALV t = ((v - shi) - slo) * m + o;
+    return (flags & CLS_KF_CLIP) ? clamp(t, lo, hi) : t;
+}
+
 inline REALV F(scale)(REALV v, REALV shi, REALV slo, REALV m, REALV o, uint flags,
                       REAL lo, REAL hi)
 {
@@ -280,23 +319,6 @@ inline void F(store_stats)(__global REAL *st, __global uint *cn, ulong sstride, 
     F(store_counts)(miss, cn + CN_MISS * sstride + idx, n);
 }
 
-/* Welford's update of lane statistics by v (missing lanes unchanged). */
-#define WELFORD(v, K, cnt, rel, m2, mn, mx, miss)                            \
-    do {                                                                     \
-        REALV d_ = (v) - (K);                                                \
-        REALV n1_ = cnt + RV(1);                                             \
-        REALV delta_ = d_ - rel;                                             \
-        REALV rel1_ = rel + delta_ / n1_;                                    \
-        REALV m21_ = m2 + delta_ * (d_ - rel1_);                             \
-        cnt = isfinite(v) ? n1_ : cnt;                                       \
-        rel = isfinite(v) ? rel1_ : rel;                                     \
-        m2 = isfinite(v) ? m21_ : m2;                                        \
-        mn = isfinite(v) ? fmin(mn, (v)) : mn;                               \
-        mx = isfinite(v) ? fmax(mx, (v)) : mx;                               \
-        miss += isfinite(v) ? RV(0) : RV(1);                                 \
-    } while (0)
-
-/* min/max only: the count of finite values is rows - missing, later */
 #define MINMAX(v, mn, mx, miss)                                              \
     do {                                                                     \
         miss += isfinite(v) ? RV(0) : RV(1);                                 \
@@ -304,12 +326,19 @@ inline void F(store_stats)(__global REAL *st, __global uint *cn, ulong sstride, 
         mx = isfinite(v) ? fmax(mx, (v)) : mx;                               \
     } while (0)
 
-/* Statistics of `rows` rows of the block at px into the lane arrays; with
- * `moments` Welford (shifted by the first finite value), else min/max.
+#define CLS_MOMENT_BLOCK 16  /* rows whose mean and m2 are taken two-pass */
+
+/* Statistics of `rows` rows of the block at px into the lane arrays.
+ * Min/max (and the missing count) always; with `moments` also the count,
+ * mean and m2 of x - K (K, the first finite value, keeps the mean's
+ * precision when it is far from zero): Chan's method over blocks of
+ * CLS_MOMENT_BLOCK rows, each block's mean and m2 computed two-pass while it
+ * is in L1. A block costs two divisions per lane, not one per value, and
+ * its sums carry no long dependency chain.
  * NK vectors, vector k with LN(k) lanes: a full block passes compile-time
- * constants (KV, VEC) so that the compiler unrolls the vector loop and keeps
- * the lane arrays in registers. */
-#define BLOCK_STATS(px, rows, moments, NK, LN)                                    \
+ * constants (KV, VEC, UNROLL) so that the compiler unrolls the vector loop
+ * and keeps the lane arrays in registers. */
+#define BLOCK_STATS(px, rows, moments, NK, LN, UNR)                               \
     do {                                                                          \
         for (uint k = 0; k < (NK); k++) {                                         \
             cnt[k] = miss[k] = rel[k] = m2[k] = RV(0);                            \
@@ -317,19 +346,46 @@ inline void F(store_stats)(__global REAL *st, __global uint *cn, ulong sstride, 
             mx[k] = RV(-INFINITY);                                                \
             K[k] = (moments) ? F(first_finite)(px + k * VEC, ld, rows, LN(k)) : RV(0); \
         }                                                                         \
-        for (uint r = 0; r < rows; r++) {                                         \
-            if (r + CLS_PF_ROWS < rows) F(prefetch_row)(px + (r + CLS_PF_ROWS) * ld, (NK)); \
-            for (uint k = 0; k < (NK); k++) {                                     \
-                REALV v = F(load_cols)(px + r * ld + k * VEC, LN(k));             \
-                if (moments) WELFORD(v, K[k], cnt[k], rel[k], m2[k], mn[k], mx[k], miss[k]); \
-                else MINMAX(v, mn[k], mx[k], miss[k]);                             \
+        if (!(moments)) {                                                         \
+            for (uint r = 0; r < rows; r++) {                                     \
+                if (r + CLS_PF_ROWS < rows) F(prefetch_row)(px + (r + CLS_PF_ROWS) * ld, (NK)); \
+                UNR for (uint k = 0; k < (NK); k++) {                             \
+                    REALV v = F(load_cols)(px + r * ld + k * VEC, LN(k));         \
+                    MINMAX(v, mn[k], mx[k], miss[k]);                             \
+                }                                                                 \
+            }                                                                     \
+            for (uint k = 0; k < (NK); k++) cnt[k] = RV((REAL)rows) - miss[k];    \
+        } else {                                                                  \
+            for (uint r0 = 0; r0 < rows; r0 += CLS_MOMENT_BLOCK) {                \
+                uint r1 = min(rows, r0 + CLS_MOMENT_BLOCK);                       \
+                for (uint k = 0; k < (NK); k++) {                                 \
+                    REALV cb = RV(0), sum = RV(0), q = RV(0);                     \
+                    for (uint r = r0; r < r1; r++) {                              \
+                        REALV v = F(load_cols)(px + r * ld + k * VEC, LN(k));     \
+                        cb += isfinite(v) ? RV(1) : RV(0);                        \
+                        sum += isfinite(v) ? v - K[k] : RV(0);                    \
+                        MINMAX(v, mn[k], mx[k], miss[k]);                         \
+                    }                                                             \
+                    REALV mb = sum / fmax(cb, RV(1));                             \
+                    for (uint r = r0; r < r1; r++) {                              \
+                        REALV v = F(load_cols)(px + r * ld + k * VEC, LN(k));     \
+                        REALV d = (v - K[k]) - mb;                                \
+                        q += isfinite(v) ? d * d : RV(0);                         \
+                    }                                                             \
+                    REALV N = cnt[k] + cb;                                        \
+                    REALV delta = mb - rel[k];                                    \
+                    REALV w = cb / fmax(N, RV(1));                                \
+                    rel[k] += delta * w;                                          \
+                    m2[k] += q + delta * delta * cnt[k] * w;                      \
+                    cnt[k] = N;                                                   \
+                }                                                                 \
             }                                                                     \
         }                                                                         \
-        if (!(moments))                                                           \
-            for (uint k = 0; k < (NK); k++) cnt[k] = RV((REAL)rows) - miss[k];    \
     } while (0)
 
 #define FULL_LANES(k) ((uint)VEC)
+#define UNROLL _Pragma("unroll")
+#define NO_UNROLL
 
 /* Whether the block is full: kk == KV vectors, all of VEC lanes. */
 #define FULL_BLOCK() (kk == KV && ncols - c >= VEC * KV)
@@ -340,10 +396,10 @@ inline void F(store_stats)(__global REAL *st, __global uint *cn, ulong sstride, 
  * scaled values. Dimension 1 is the group within the slice. Row r of group
  * g is global row frow0 + g * rows + r, which picks its factors. `st`/`cn`
  * may be NULL (nobody wants the statistics). */
-#define FIT_APPLY_BODY(moments, NK, LN)                                               \
+#define FIT_APPLY_BODY(moments, NK, LN, UNR)                                          \
     do {                                                                              \
         REALV cnt[KV], miss[KV], K[KV], rel[KV], m2[KV], mn[KV], mx[KV];              \
-        BLOCK_STATS(px, rows, moments, NK, LN);                                       \
+        BLOCK_STATS(px, rows, moments, NK, LN, UNR);                                  \
         REALV shi[KV], slo[KV], m[KV], o[KV];                                         \
         for (uint k = 0; k < (NK); k++) {                                             \
             MAKE_PARAMS(REALV, F(decimal_mv), scaler, cnt[k], K[k], rel[k], m2[k], mn[k], mx[k], \
@@ -352,13 +408,19 @@ inline void F(store_stats)(__global REAL *st, __global uint *cn, ulong sstride, 
                 F(store_stats)(st, cn, sstride, g * ncols + c + k * VEC, LN(k), cnt[k], \
                                miss[k], K[k], rel[k], m2[k], mn[k], mx[k]);           \
         }                                                                             \
+        /* without missing values the scaling needs no per-value test */          \
+        int clean = 1;                                                                \
+        for (uint k = 0; k < (NK); k++) clean &= ALL_TRUE(miss[k] == RV(0));          \
         ulong gr_ = frow0 + g * (ulong)rows;                                          \
         ulong b_ = gr_ / R, rr_ = gr_ % R;                                            \
         for (uint r = 0; r < rows; r++) {                                             \
+            /* this block is in cache now: fetch the next work-item's rows */         \
+            F(prefetch_row)(px + r * ld + VEC * (NK), (NK));                          \
             __global const REAL *fr = f + foff + (long)(b_ * fsb + rr_ * fsr + (col0 + c) * fsc); \
-            for (uint k = 0; k < (NK); k++) {                                         \
+            UNR for (uint k = 0; k < (NK); k++) {                                     \
                 REALV v = F(load_cols)(px + r * ld + k * VEC, LN(k));                 \
-                REALV out = F(scale)(v, shi[k], slo[k], m[k], o[k], flags, lo, hi);   \
+                REALV out = clean ? F(scale_finite)(v, shi[k], slo[k], m[k], o[k], flags, lo, hi) \
+                                  : F(scale)(v, shi[k], slo[k], m[k], o[k], flags, lo, hi); \
                 if (flags & CLS_KF_FACTORS)                                           \
                     out *= F(load_factors)(fr + k * VEC * fsc, fsc, LN(k));           \
                 F(store_out)(out, py + r * ld + k * VEC, LN(k), nt);                  \
@@ -373,8 +435,8 @@ inline void F(store_stats)(__global REAL *st, __global uint *cn, ulong sstride, 
     __global const REAL *px = x + xoff + g * gstride + c;                             \
     __global REAL *py = y + yoff + g * gstride + c;                                   \
     int nt = (flags & CLS_KF_NT) && ((ulong)py % 16) == 0 && (ld * sizeof(REAL)) % 16 == 0; \
-    if (FULL_BLOCK()) FIT_APPLY_BODY(moments, KV, FULL_LANES);                        \
-    else FIT_APPLY_BODY(moments, nk, LANES);
+    if (FULL_BLOCK()) FIT_APPLY_BODY(moments, KV, FULL_LANES, UNROLL);                \
+    else FIT_APPLY_BODY(moments, nk, LANES, NO_UNROLL);
 
 #define FIT_APPLY_ARGS                                                                        \
     __global const REAL *x, ulong xoff, __global REAL *y, ulong yoff, uint ncols, uint rows, \
@@ -407,8 +469,8 @@ __kernel void F(fit_apply_mv)(FIT_APPLY_ARGS)
     uint rows = (uint)min((ulong)chunk, nrows - r0);                                     \
     __global const REAL *px = x + xoff + r0 * ld + c;                                    \
     REALV cnt[KV], miss[KV], K[KV], rel[KV], m2[KV], mn[KV], mx[KV];                     \
-    if (FULL_BLOCK()) BLOCK_STATS(px, rows, moments, KV, FULL_LANES);                   \
-    else BLOCK_STATS(px, rows, moments, nk, LANES);                                      \
+    if (FULL_BLOCK()) BLOCK_STATS(px, rows, moments, KV, FULL_LANES, UNROLL);           \
+    else BLOCK_STATS(px, rows, moments, nk, LANES, NO_UNROLL);                           \
     for (uint k = 0; k < nk; k++)                                                        \
         F(store_stats)(st, cn, sstride, j * ncols + c + k * VEC, LANES(k), cnt[k], miss[k], \
                        K[k], rel[k], m2[k], mn[k], mx[k]);
@@ -557,7 +619,6 @@ __kernel void F(copy)(__global const REAL *x, __global REAL *y, ulong count)
 #undef NTW
 #undef NTT
 #undef MAKE_PARAMS
-#undef WELFORD
 #undef MINMAX
 #undef LANES
 #undef BLOCK
@@ -570,4 +631,6 @@ __kernel void F(copy)(__global const REAL *x, __global REAL *y, ulong count)
 #undef FIT_APPLY_BODY
 #undef APPLY_BODY
 #undef FULL_LANES
+#undef UNROLL
+#undef NO_UNROLL
 #undef FULL_BLOCK

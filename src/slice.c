@@ -198,8 +198,19 @@ static cls_status enqueue_apply_kernel(cls_devrun *r, unsigned q, const cls_slic
                                        uint64_t pld, uint64_t pcol0, const fbind *fb, unsigned flags)
 {
     cls_job *job = r->job;
-    uint64_t rpi = r->dev->vec > 1 ? 64 : 16;
-    unsigned kk = kk_for(r, rpi, 1);
+    /* A CPU work-item takes about 2048 vectors (launch overhead per item is
+     * that of a function call); a narrow block gets more rows. A GPU wants
+     * many short work-items. */
+    unsigned kk = kk_for(r, 64, 1);
+    uint64_t width = (s->ncols + r->dev->vec - 1) / r->dev->vec;
+    uint64_t per = width < kk ? width : kk;
+    uint64_t rpi = 16;
+    if (r->dev->vec > 1) {
+        rpi = 2048 / (per ? per : 1);
+        if (rpi < 64) rpi = 64;
+        if (rpi > 4096) rpi = 4096;
+        if (r->dev->loop_limit && rpi * kk > r->dev->loop_limit) rpi = r->dev->loop_limit / kk;
+    }
     kargs a = args_for(r, CLS_K_APPLY);
     arg_mem(&a, x);
     arg_u64(&a, xoff);
