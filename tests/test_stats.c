@@ -85,7 +85,7 @@ static void write_bytes(const char *path, const unsigned char *p, size_t len)
 {
     FILE *f = fopen(path, "wb");
     assert_non_null(f);
-    assert_int_equal(fwrite(p, 1, len, f), len);
+    if (len) assert_int_equal(fwrite(p, 1, len, f), len); /* an empty file may come with p = NULL */
     assert_int_equal(fclose(f), 0);
 }
 

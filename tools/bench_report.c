@@ -101,7 +101,8 @@ void bench_print_header(FILE *f, const bench_machine *m)
             "          GB/s: every input byte read once, every output byte written once, over the median.\n"
             "          of limit: of the bandwidth that binds the row: host copy (host and zero-copy devices),\n"
             "          bus, pinned (staging devices, unless host copy is lower), devices' sum (all\n"
-            "          together, capped by host copy).\n"
+            "          together, capped by host copy). \"2 passes\": a statistics group larger than the\n"
+            "          caches is read twice (statistics, then scaling), so that limit counts 2 in + out.\n"
             "          vs single, vs threads: the host reference's median over the row's median.\n"
             "          upload .. staging: OpenCL event ms of the median call, summed over devices and\n"
             "          queues; they overlap, so they may add up to more than the wall time.\n",
@@ -135,7 +136,7 @@ static void print_row(FILE *f, const bench_run *run)
     else snprintf(pct, sizeof pct, "   - %s", run->limit_name ? run->limit_name : "unknown");
     fmt_x(vs1, sizeof vs1, run->vs_single);
     fmt_x(vs2, sizeof vs2, run->vs_threads);
-    fprintf(f, "%10s %17s %7s  %-16s %9s %10s", med, range, gbs, pct, vs1, vs2);
+    fprintf(f, "%10s %17s %7s  %-23s %9s %10s", med, range, gbs, pct, vs1, vs2);
     if (run->has_report) {
         char u[16], k[16], d[16], s[16];
         fmt_ms(u, sizeof u, run->upload);
@@ -184,7 +185,7 @@ void bench_print_result(FILE *f, const bench_machine *m, const bench_result *r)
         fprintf(f, "  FAILED: %s\n", r->error);
         return;
     }
-    fprintf(f, "%-*s%10s %17s %7s  %-16s %9s %10s %8s %8s %8s %8s\n", NAME_W, "", "median ms", "min-max ms",
+    fprintf(f, "%-*s%10s %17s %7s  %-23s %9s %10s %8s %8s %8s %8s\n", NAME_W, "", "median ms", "min-max ms",
             "GB/s", "of limit", "vs single", "vs threads", "upload", "kernel", "download", "staging");
     int above = 0;
     for (size_t i = 0; i < r->nruns; i++) {
