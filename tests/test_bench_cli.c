@@ -169,6 +169,15 @@ static void json_has_the_machine_and_every_limit(void **state)
     assert_true(num(host, "copy_gbs") > 0);
     assert_true(num(host, "triad_gbs") > 0);
     assert_true(num(host, "array_bytes") >= 256.0 * 1024 * 1024);
+    /* start-up of a fresh process, cold then warm kernel caches */
+    json_t *su = json_object_get(lim, "startup");
+    assert_non_null(su);
+    json_t *cold = json_object_get(su, "cold"), *warm = json_object_get(su, "warm");
+    assert_true(num(cold, "create_s") > 0 && num(cold, "first_call_s") > 0 && num(cold, "run_s") > 0);
+    assert_true(num(warm, "create_s") > 0 && num(warm, "first_call_s") > 0 && num(warm, "run_s") > 0);
+    assert_true(num(warm, "create_s") < num(cold, "create_s")); /* the caches were used */
+    assert_close(num(warm, "beyond_run_s"),
+                 num(warm, "create_s") + num(warm, "first_call_s") - num(warm, "run_s"), 1e-6);
     json_t *ld = json_object_get(lim, "devices");
     assert_int_equal(json_array_size(ld), json_array_size(devs));
     const char *keys[] = {"mem_copy_gbs", "h2d_pinned_gbs", "d2h_pinned_gbs", "h2d_pageable_gbs",

@@ -94,6 +94,14 @@ void bench_print_header(FILE *f, const bench_machine *m)
                    "device->host pinned %s, pageable %s GB/s\n",
                 d->info.index, mc, hp, hq, dp, dq);
     }
+    if (m->startup.ok) {
+        const bench_startup_run *c = &m->startup.cold, *w = &m->startup.warm;
+        fprintf(f, "start-up  a fresh process: context, first seed-A call, then a second call (the run itself)\n"
+                   "          cold caches: context %.0f ms, first call %.0f ms, run %.0f ms: %.0f ms beyond the run\n"
+                   "          warm caches: context %.0f ms, first call %.0f ms, run %.0f ms: %.0f ms beyond the run\n",
+                c->create * 1e3, c->first * 1e3, c->steady * 1e3, (c->create + c->first - c->steady) * 1e3,
+                w->create * 1e3, w->first * 1e3, w->steady * 1e3, (w->create + w->first - w->steady) * 1e3);
+    }
     fprintf(f,
             "how       wall clock around each call (what the caller waits for), out of place on pageable\n"
             "          caller memory (malloc); median of %d calls after a warm-up, and their range. Every\n"
@@ -281,7 +289,18 @@ static void json_limits(FILE *f, const bench_machine *m)
     jpos(f, m->host_copy);
     fputs(", \"triad_gbs\": ", f);
     jpos(f, m->host_triad);
-    fputs("},\n    \"devices\": [", f);
+    fputs("},\n", f);
+    if (m->startup.ok) {
+        const bench_startup_run *r[2] = {&m->startup.cold, &m->startup.warm};
+        fputs("    \"startup\": {\"what\": \"fresh process: context creation, first seed-A call, second call\"", f);
+        for (int i = 0; i < 2; i++)
+            fprintf(f, ", \"%s\": {\"create_s\": %.6f, \"first_call_s\": %.6f, \"run_s\": %.6f, "
+                       "\"beyond_run_s\": %.6f}",
+                    i ? "warm" : "cold", r[i]->create, r[i]->first, r[i]->steady,
+                    r[i]->create + r[i]->first - r[i]->steady);
+        fputs("},\n", f);
+    }
+    fputs("    \"devices\": [", f);
     for (size_t i = 0; i < m->ndev; i++) {
         const bench_device *d = &m->dev[i];
         fprintf(f, "%s\n      {\"index\": %zu, \"measured\": %s, \"error\": ", i ? "," : "", d->info.index,

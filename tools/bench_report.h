@@ -22,6 +22,18 @@ typedef struct bench_device {
 } bench_device;
 
 /* The machine, the options and the limits measured at the start. */
+/* One fresh process: context creation, the first seed-A call, a second one
+ * (the run itself); seconds. */
+typedef struct bench_startup_run { double create, first, steady; } bench_startup_run;
+typedef struct bench_startup_result {
+    int               ok;
+    bench_startup_run cold;   /* empty kernel caches */
+    bench_startup_run warm;
+} bench_startup_result;
+
+/* bench_startup.c: runs `clscale __startup` twice (empty caches, then warm). */
+int bench_startup(double size, const char *devices, bench_startup_result *out);
+
 typedef struct bench_machine {
     char          cpu[256];
     unsigned      cores;
@@ -36,6 +48,7 @@ typedef struct bench_machine {
     unsigned      stream_threads;
     size_t        ndev;
     bench_device  dev[BENCH_MAX_DEVICES];
+    bench_startup_result startup;  /* ok = 0: not measured */
 } bench_machine;
 
 typedef enum bench_run_kind { RUN_HOST_SINGLE, RUN_HOST_THREADS, RUN_DEVICE, RUN_TOGETHER } bench_run_kind;

@@ -15,6 +15,7 @@ int cmd_normalize(int argc, char **argv);
 int cmd_apply(int argc, char **argv);
 int cmd_discount(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_startup_child(int argc, char **argv); /* hidden: clscale __startup, for bench */
 
 /* Prints "clscale: " + message to stderr; returns `code`. */
 int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -86,7 +86,7 @@ int main(int argc, char **argv)
         int (*fn)(int, char **);
     } cmds[] = {
         {"devices", cmd_devices},     {"normalize", cmd_normalize}, {"apply", cmd_apply},
-        {"discount", cmd_discount},   {"bench", cmd_bench},
+        {"discount", cmd_discount},   {"bench", cmd_bench},         {"__startup", cmd_startup_child},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(cmd, cmds[i].name)) return cmds[i].fn(argc - 1, argv + 1);

@@ -863,6 +863,10 @@ int cmd_bench(int argc, char **argv)
         fprintf(stderr, "clscale: note: %s\n", notes);
     }
     if (describe_machine(&s) != EXIT_OK) goto out;
+    if (s.o.want & 1u) { /* seed-a */
+        progress("start-up: a fresh process, with empty and then warm kernel caches");
+        bench_startup(s.o.size, s.o.devices, &s.m->startup);
+    }
     open_alone(&s);
     measure_limits(s.m, s.all);
     progress_clear();
