@@ -36,7 +36,7 @@
 #define STREAM_REPEATS 10
 
 static const char help[] =
-    "usage: clscale bench [--workload NAME] [--size X] [--devices SEL] [--repeats N]\n"
+    "usage: clscale bench [--workload NAME] [--size X] [--devices SEL] [--repeats N] [--alone LIST]\n"
     "                     [--json F] [--trace F.json] [--timeline F.svg]\n"
     "\n"
     "Times clscale on seeded workloads against plain C on the host, on each selected\n"
@@ -50,6 +50,8 @@ static const char help[] =
     "                    the limits are measured at full size whatever X is\n"
     "  --devices SEL     the devices to benchmark (default: all; see clscale --help)\n"
     "  --repeats N       timed calls after one warm-up, 1 to 100 (default 5)\n"
+    "  --alone LIST      the devices (indices, or none) that also run alone (default: all);\n"
+    "                    e.g. leave out a simulator that would take hours alone\n"
     "  --json F          every figure, the machine and the limits, as JSON\n"
     "  --trace F.json    Chrome trace (opens in Perfetto) of the last timed call of\n"
     "                    the all-devices run of the last workload run, or of the\n"
@@ -71,7 +73,22 @@ typedef struct options {
     double      size;
     int         repeats;
     const char *devices, *json, *trace, *timeline;
+    const char *alone;       /* global indices that get an "alone" row; NULL: all */
 } options;
+
+/* Whether device `index` gets a run of its own (--alone). */
+static int wants_alone(const options *o, size_t index)
+{
+    if (!o->alone) return 1;
+    const char *p = o->alone;
+    while (*p) {
+        char *end;
+        unsigned long v = strtoul(p, &end, 10);
+        if (end != p && v == index) return 1;
+        p = *end ? end + 1 : end;
+    }
+    return 0;
+}
 
 static int select_workloads(options *o, const char *list)
 {
@@ -107,7 +124,7 @@ static int parse_options(int argc, char **argv, options *o)
             return 1;
         }
         static const char *const valued[] = {"--workload", "--size", "--devices", "--repeats",
-                                             "--json", "--trace", "--timeline"};
+                                             "--json", "--trace", "--timeline", "--alone"};
         const char *name = NULL, *v = NULL;
         for (size_t k = 0; k < sizeof valued / sizeof valued[0] && !name; k++) {
             size_t l = strlen(valued[k]);
@@ -144,6 +161,14 @@ static int parse_options(int argc, char **argv, options *o)
                 return -1;
             }
             o->repeats = (int)r;
+        } else if (!strcmp(name, "--alone")) {
+            if (!strcmp(v, "none")) v = "";
+            for (const char *c = v; *c; c++)
+                if (!(*c >= '0' && *c <= '9') && *c != ',') {
+                    cli_error(EXIT_USAGE, "bench: --alone wants device indices such as 0,2, not \"%s\"", v);
+                    return -1;
+                }
+            o->alone = v;
         } else if (!strcmp(name, "--devices")) o->devices = v;
         else if (!strcmp(name, "--json")) o->json = v;
         else if (!strcmp(name, "--trace")) o->trace = v;
@@ -728,6 +753,7 @@ static void run_workload(bench_state *s, const bench_workload *w, bench_result *
     int ok_ref = r->runs[0].status == RUN_OK;
     for (size_t i = 0; i < m->ndev; i++) {
         const cls_device_info *info = &m->dev[i].info;
+        if (m->ndev > 1 && !wants_alone(&s->o, info->index)) continue;
         run = &r->runs[r->nruns++];
         run->kind = RUN_DEVICE;
         run->ndev = 1;
@@ -797,6 +823,7 @@ static void open_alone(bench_state *s)
         return;
     }
     for (size_t i = 0; i < m->ndev; i++) {
+        if (!wants_alone(&s->o, m->dev[i].info.index)) continue;
         char sel[32];
         snprintf(sel, sizeof sel, "%zu", m->dev[i].info.index);
         cls_config cfg = {.devices = sel, .flags = CLS_PROFILE};
