@@ -202,7 +202,9 @@ void bench_print_result(FILE *f, const bench_machine *m, const bench_result *r)
         above |= r->runs[i].status == RUN_OK && r->runs[i].frac > 1;
     }
     if (above)
-        fprintf(f, "* above the limit: the limits are for data in memory, and %.1f MB stays partly in the caches\n",
+        fprintf(f, "* above the limit: STREAM counts the bytes it reads and writes, but its stores first read\n"
+                   "  each line they write (write-allocate); clscale's streaming stores do not, so it can move\n"
+                   "  more useful bytes per second. A small workload (%.1f MB here) may also stay in the caches.\n",
                 (double)r->bytes / 1e6);
 }
 
