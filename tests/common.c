@@ -1,9 +1,13 @@
 /* See common.h. */
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -194,4 +198,45 @@ int test_run(const char *name, const struct CMUnitTest *tests, size_t n,
     int failed = _cmocka_run_group_tests(name, tests, n, setup, teardown);
     if (!oclgrind_log_clean()) failed++;
     return failed;
+}
+
+extern char **environ;
+
+static void slurp(const char *path, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    FILE *f = fopen(path, "rb");
+    if (!f) return;
+    size_t n = fread(buf, 1, cap - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+}
+
+int test_run_tool(const char *dir, tool_result *r, const char *const *args)
+{
+    const char *exe = getenv("CLS_TOOL");
+    if (!exe) return -1;
+    const char *argv[64];
+    size_t n = 0;
+    argv[n++] = exe;
+    for (; args[n - 1] && n < 63; n++) argv[n] = args[n - 1];
+    argv[n] = NULL;
+    char outp[4200], errp[4200];
+    snprintf(outp, sizeof outp, "%s/.stdout", dir);
+    snprintf(errp, sizeof errp, "%s/.stderr", dir);
+    posix_spawn_file_actions_t fa;
+    if (posix_spawn_file_actions_init(&fa)) return -1;
+    int bad = posix_spawn_file_actions_addopen(&fa, 1, outp, O_WRONLY | O_CREAT | O_TRUNC, 0644)
+              || posix_spawn_file_actions_addopen(&fa, 2, errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid;
+    int e = bad ? -1 : posix_spawn(&pid, exe, &fa, NULL, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (e) return -1;
+    int ws;
+    while (waitpid(pid, &ws, 0) < 0)
+        if (errno != EINTR) return -1;
+    r->status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -WTERMSIG(ws);
+    slurp(outp, r->out, sizeof r->out);
+    slurp(errp, r->err, sizeof r->err);
+    return 0;
 }

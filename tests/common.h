@@ -37,6 +37,16 @@ cls_context *test_context(const char *devices, unsigned flags, size_t slice_byte
 /* A scratch folder under the build directory, made fresh. */
 void test_tmpdir(char *buf, size_t len, const char *name);
 
+/* Runs $CLS_TOOL (the built clscale) with `args` (NULL-terminated), its
+ * stdout and stderr captured through files in `dir`. Returns 0, or -1 when
+ * it could not be started (no assertion: usable from a group setup). */
+typedef struct tool_result {
+    int  status;        /* exit status; -signal if killed */
+    char out[65536];    /* stdout */
+    char err[16384];    /* stderr */
+} tool_result;
+int test_run_tool(const char *dir, tool_result *r, const char *const *args);
+
 /* Runs the group; with Oclgrind, also fails when its log holds any report. */
 int test_run(const char *name, const struct CMUnitTest *tests, size_t n,
              CMFixtureFunction setup, CMFixtureFunction teardown);

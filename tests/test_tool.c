@@ -6,18 +6,15 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "npy.h"
 #include "pipeline_util.h"
 
-extern char **environ;
 
 static char dir[4096];
 
@@ -25,50 +22,12 @@ static char dir[4096];
 /* Running the tool                                                          */
 /* ------------------------------------------------------------------------ */
 
-typedef struct result {
-    int  status;      /* exit status; -signal if killed */
-    char out[16384];  /* stdout */
-    char err[16384];  /* stderr */
-} result;
+static tool_result R;
 
-static result R;
-
-static void slurp(const char *path, char *buf, size_t cap)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    size_t n = fread(buf, 1, cap - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-}
-
-/* Runs `clscale ARGS...` (NULL-terminated) into R, stdout and stderr captured. */
+/* Runs `clscale ARGS...` (NULL-terminated) into R. */
 static int tool_argv(const char *const *args)
 {
-    const char *exe = getenv("CLS_TOOL");
-    if (!exe) fail_msg("CLS_TOOL is not set");
-    const char *argv[64];
-    size_t n = 0;
-    argv[n++] = exe;
-    for (; args[n - 1] && n < 63; n++) argv[n] = args[n - 1];
-    argv[n] = NULL;
-    char outp[4200], errp[4200];
-    snprintf(outp, sizeof outp, "%s/.stdout", dir);
-    snprintf(errp, sizeof errp, "%s/.stderr", dir);
-    posix_spawn_file_actions_t fa;
-    assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
-    assert_int_equal(posix_spawn_file_actions_addopen(&fa, 1, outp, O_WRONLY | O_CREAT | O_TRUNC, 0644), 0);
-    assert_int_equal(posix_spawn_file_actions_addopen(&fa, 2, errp, O_WRONLY | O_CREAT | O_TRUNC, 0644), 0);
-    pid_t pid;
-    int e = posix_spawn(&pid, exe, &fa, NULL, (char *const *)argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (e) fail_msg("posix_spawn %s: %s", exe, strerror(e));
-    int ws;
-    while (waitpid(pid, &ws, 0) < 0)
-        if (errno != EINTR) fail_msg("waitpid: %s", strerror(errno));
-    R.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -WTERMSIG(ws);
-    slurp(outp, R.out, sizeof R.out);
-    slurp(errp, R.err, sizeof R.err);
+    if (test_run_tool(dir, &R, args) != 0) fail_msg("cannot run $CLS_TOOL (%s)", getenv("CLS_TOOL"));
     return R.status;
 }
 
