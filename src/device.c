@@ -217,6 +217,9 @@ cls_status cls_device_describe(cls_context *ctx, cls_dev *dev, const cls_found *
     if (clGetDeviceInfo(id, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp64, &fp64, NULL) != CL_SUCCESS) fp64 = 0;
     if (clGetDeviceInfo(id, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL) != CL_SUCCESS)
         unified = CL_FALSE;
+    cl_ulong cache = 0;
+    if (clGetDeviceInfo(id, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, sizeof cache, &cache, NULL) != CL_SUCCESS) cache = 0;
+    dev->cache_bytes = (size_t)cache;
     name[sizeof name - 1] = vendor[sizeof vendor - 1] = '\0';
     version[sizeof version - 1] = driver[sizeof driver - 1] = '\0';
 

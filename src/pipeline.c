@@ -277,6 +277,20 @@ static cls_status make_params(cls_job *job, const cls_stats *s, cls_scaler scale
     return CLS_OK;
 }
 
+/* The largest slice that stays in the cache of every participating
+ * zero-copy device with all its queues busy; 0 when none says. */
+static size_t cache_slice_bytes(const cls_job *job)
+{
+    size_t cap = 0;
+    for (size_t i = 0; i < job->nruns; i++) {
+        const cls_devrun *r = &job->runs[i];
+        if (!r->participates || !r->dev->zero_copy || !r->dev->cache_bytes) continue;
+        size_t c = r->dev->cache_bytes / (2 * (size_t)r->dev->nq);
+        if (!cap || c < cap) cap = c;
+    }
+    return cap;
+}
+
 /* Whole statistics groups fit a slice (or one work-item's column): one pass. */
 static int one_pass(const cls_job *job, size_t sb)
 {
@@ -446,6 +460,14 @@ cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_
     size_t sb = cls_plan_slice_bytes(&job);
     cls_stats *s = NULL;
     if (one_pass(&job, sb)) {
+        /* Groups too tall for one work-item are read twice in one slice
+         * (statistics, then scaling): on a CPU the slice must stay in its
+         * cache for the second read not to go to memory again. */
+        if (job.Rg > CLS_FUSED_ROWS) {
+            size_t cap = cache_slice_bytes(&job);
+            uint64_t min_block = job.Rg * (job.C < 64 ? job.C : 64) * job.es;
+            if (cap && cap < sb && cap >= min_block) sb = cap;
+        }
         job.phases = 1;
         job.bytes_total = 2 * (uint64_t)bytes_of(in);
         job.no_stats = fitted == NULL;
