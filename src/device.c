@@ -201,7 +201,7 @@ static int env_uint(const char *name, unsigned *out)
 cls_status cls_device_describe(cls_context *ctx, cls_dev *dev, const cls_found *f, size_t global_index)
 {
     char name[256], vendor[256], version[256], driver[256];
-    cl_uint cu = 0, align_bits = 0;
+    cl_uint cu = 0;
     cl_ulong gmem = 0, maxalloc = 0;
     cl_device_fp_config fp64 = 0;
     cl_bool unified = CL_FALSE;
@@ -213,7 +213,6 @@ cls_status cls_device_describe(cls_context *ctx, cls_dev *dev, const cls_found *
     CL_TRY(ctx, dev, clGetDeviceInfo(id, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu, NULL));
     CL_TRY(ctx, dev, clGetDeviceInfo(id, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof gmem, &gmem, NULL));
     CL_TRY(ctx, dev, clGetDeviceInfo(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof maxalloc, &maxalloc, NULL));
-    CL_TRY(ctx, dev, clGetDeviceInfo(id, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL));
     if (clGetDeviceInfo(id, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp64, &fp64, NULL) != CL_SUCCESS) fp64 = 0;
     if (clGetDeviceInfo(id, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL) != CL_SUCCESS)
         unified = CL_FALSE;
@@ -252,7 +251,6 @@ cls_status cls_device_describe(cls_context *ctx, cls_dev *dev, const cls_found *
     in->host_unified = unified == CL_TRUE;
     dev->platform = f->platform;
     dev->id = id;
-    dev->base_align = align_bits >= 8 ? align_bits / 8 : 1;
     dev->zero_copy = in->host_unified && !(ctx->flags & CLS_FORCE_STAGING);
     in->staging = !dev->zero_copy;
 

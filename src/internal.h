@@ -144,14 +144,12 @@ typedef struct cls_dev {
     int             nt;         /* compiler takes non-temporal stores and prefetches */
     unsigned        loop_limit; /* iterations per work-item the driver runs (0: any) */
     size_t          local;      /* work-group size */
-    uint64_t        base_align; /* CL_DEVICE_MEM_BASE_ADDR_ALIGN, bytes */
     int             profiling;  /* queues were created with profiling */
     int             zero_copy;  /* host-unified and not forced to stage */
     double          rate;       /* measured end-to-end bytes/s, 0: unknown */
     int             zc_checked; /* zero copy was verified (or refuted) */
     cls_slot        slot[CLS_MAX_QUEUES];
     size_t          cache_bytes; /* CL_DEVICE_GLOBAL_MEM_CACHE_SIZE */
-    double          clock_offset; /* host seconds minus device seconds */
 } cls_dev;
 
 /* One entry of the ICD's device list (selection and error messages). */
