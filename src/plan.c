@@ -119,26 +119,29 @@ static cls_status add(builder *b, cls_op op, uint64_t row0, uint64_t nrows, size
     return CLS_OK;
 }
 
+/* Up to k whole units (groups or matrices of `rows` rows, all columns) per
+ * slice, but spread so that every device gets a couple of slices. */
+static cls_status whole_units(builder *b, cls_op op, uint64_t units, uint64_t rows, uint64_t k)
+{
+    uint64_t spread = units / (2 * (uint64_t)participating(b->job));
+    if (k > spread) k = spread;
+    if (k < 1) k = 1;
+    cls_status st = CLS_OK;
+    for (uint64_t u = 0; u < units && st == CLS_OK; u += k)
+        st = add(b, op, u * rows, (units - u < k ? units - u : k) * rows, 0, b->job->C);
+    return st;
+}
+
 /* Whole groups per slice, or column blocks of each group. */
 static cls_status plan_fused(builder *b, size_t sb)
 {
     cls_job *job = b->job;
     uint64_t gbytes = job->Rg * job->C * job->es;
     cls_status st = CLS_OK;
-    if (gbytes <= sb) {
-        uint64_t k = sb / gbytes;
-        uint64_t spread = job->G / (2 * (uint64_t)participating(job));
-        if (spread < 1) spread = 1;
-        if (k > spread) k = spread;
+    if (gbytes <= sb)
         /* groups too tall for one work-item go through the chunked
          * statistics, which take one group per slice */
-        if (job->Rg > CLS_FUSED_ROWS) k = 1;
-        for (uint64_t g = 0; g < job->G && st == CLS_OK; g += k) {
-            uint64_t n = job->G - g < k ? job->G - g : k;
-            st = add(b, CLS_OP_FUSED, g * job->Rg, n * job->Rg, 0, job->C);
-        }
-        return st;
-    }
+        return whole_units(b, CLS_OP_FUSED, job->G, job->Rg, job->Rg > CLS_FUSED_ROWS ? 1 : sb / gbytes);
     size_t w = (size_t)(sb / (job->Rg * job->es));
     if (w >= 64) w -= w % 64;
     if (w == 0) w = 1;
@@ -170,17 +173,7 @@ static cls_status plan_apply(builder *b, size_t sb)
     cls_job *job = b->job;
     uint64_t mbytes = job->R * job->C * job->es;
     cls_status st = CLS_OK;
-    if (mbytes <= sb) {
-        uint64_t k = sb / mbytes;
-        uint64_t spread = job->B / (2 * (uint64_t)participating(job));
-        if (spread < 1) spread = 1;
-        if (k > spread) k = spread;
-        for (uint64_t m = 0; m < job->B && st == CLS_OK; m += k) {
-            uint64_t n = job->B - m < k ? job->B - m : k;
-            st = add(b, CLS_OP_APPLY, m * job->R, n * job->R, 0, job->C);
-        }
-        return st;
-    }
+    if (mbytes <= sb) return whole_units(b, CLS_OP_APPLY, job->B, job->R, sb / mbytes);
     uint64_t h;
     size_t w;
     tile(job->R, job->C, job->es, sb, &h, &w);
