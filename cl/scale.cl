@@ -328,6 +328,74 @@ inline void F(store_stats)(__global REAL *st, __global uint *cn, ulong sstride, 
 
 #define CLS_MOMENT_BLOCK 16  /* rows whose mean and m2 are taken two-pass */
 
+/* One vector's rows [r0, r1) merged into its running statistics, assuming
+ * every value is finite, and checking it afterwards: a NaN or an infinity
+ * makes the block's sum non-finite (so does an overflow, rarely), and then
+ * nothing is merged and 0 is returned, for the careful path to redo the
+ * block. Without the per-value tests, and with two accumulators per
+ * quantity, the loops are short dependency chains: a narrow column block
+ * (one vector per row) runs at memory speed instead of on the latency of
+ * its min/max/sum chains. */
+inline int F(clean_block)(__global const REAL *p, ulong ld, uint r0, uint r1, uint n, REALV K,
+                          REALV *cnt, REALV *rel, REALV *m2, REALV *mn, REALV *mx)
+{
+    REALV s0 = RV(0), s1 = RV(0);
+    REALV lo0 = RV(INFINITY), lo1 = RV(INFINITY), hi0 = RV(-INFINITY), hi1 = RV(-INFINITY);
+    uint r = r0;
+    for (; r + 1 < r1; r += 2) {
+        REALV a = F(load_cols)(p + r * ld, n), b = F(load_cols)(p + (r + 1) * ld, n);
+        s0 += a - K;
+        s1 += b - K;
+        lo0 = a < lo0 ? a : lo0;
+        lo1 = b < lo1 ? b : lo1;
+        hi0 = a > hi0 ? a : hi0;
+        hi1 = b > hi1 ? b : hi1;
+    }
+    if (r < r1) {
+        REALV a = F(load_cols)(p + r * ld, n);
+        s0 += a - K;
+        lo0 = a < lo0 ? a : lo0;
+        hi0 = a > hi0 ? a : hi0;
+    }
+    REALV sum = s0 + s1;
+#if VEC == 1
+    if (!isfinite(sum)) return 0;
+#else
+    if (n >= VEC) {
+        if (!ALL_TRUE(isfinite(sum))) return 0;
+    } else {
+        /* lanes past n hold NaN, and are never stored */
+        REAL ls[VEC];
+        CAT(vstore, VEC)(sum, 0, ls);
+        for (uint i = 0; i < n; i++)
+            if (!isfinite(ls[i])) return 0;
+    }
+#endif
+    REAL nb = (REAL)(r1 - r0);
+    REALV mb = sum / nb;
+    REALV q0 = RV(0), q1 = RV(0);
+    for (r = r0; r + 1 < r1; r += 2) {
+        REALV a = (F(load_cols)(p + r * ld, n) - K) - mb;
+        REALV b = (F(load_cols)(p + (r + 1) * ld, n) - K) - mb;
+        q0 += a * a;
+        q1 += b * b;
+    }
+    if (r < r1) {
+        REALV a = (F(load_cols)(p + r * ld, n) - K) - mb;
+        q0 += a * a;
+    }
+    REALV N = *cnt + nb;
+    REALV delta = mb - *rel;
+    REALV w = nb / N;
+    *rel += delta * w;
+    *m2 += (q0 + q1) + delta * delta * *cnt * w;
+    *cnt = N;
+    REALV lo = lo0 < lo1 ? lo0 : lo1, hi = hi0 > hi1 ? hi0 : hi1;
+    *mn = lo < *mn ? lo : *mn;
+    *mx = hi > *mx ? hi : *mx;
+    return 1;
+}
+
 /* Statistics of `rows` rows of the block at px into the lane arrays.
  * Min/max (and the missing count) always; with `moments` also the count,
  * mean and m2 of x - K (K, the first finite value, keeps the mean's
@@ -359,6 +427,9 @@ inline void F(store_stats)(__global REAL *st, __global uint *cn, ulong sstride, 
             for (uint r0 = 0; r0 < rows; r0 += CLS_MOMENT_BLOCK) {                \
                 uint r1 = min(rows, r0 + CLS_MOMENT_BLOCK);                       \
                 for (uint k = 0; k < (NK); k++) {                                 \
+                    if (F(clean_block)(px + k * VEC, ld, r0, r1, LN(k), K[k], &cnt[k], \
+                                       &rel[k], &m2[k], &mn[k], &mx[k]))          \
+                        continue;                                                 \
                     REALV cb = RV(0), sum = RV(0), q = RV(0);                     \
                     for (uint r = r0; r < r1; r++) {                              \
                         REALV v = F(load_cols)(px + r * ld + k * VEC, LN(k));     \
@@ -578,13 +649,80 @@ __kernel void F(stats_reduce)(__global const REAL *st, __global const uint *cn, 
         }                                                                             \
     } while (0)
 
+/* The elementwise loop over `run` rows of one vector (xr, yr, fr at its
+ * first row), out = EXPR(v, fr). */
+#define APPLY_RUN(LN, EXPR)                                                           \
+    for (uint i = 0; i < run; i++) {                                                  \
+        if (pf) F(prefetch_row)(xr + (i + CLS_PF_ROWS) * ld, 1);                      \
+        REALV v = F(load_cols)(xr + i * ld, LN);                                      \
+        F(store_out)(EXPR, yr + i * ld, LN, nt);                                      \
+        fr += fsr;                                                                    \
+    }
+
+#define SCALED(v) (((v) - shi) - slo) * m + o
+#define FACTOR(fr) F(load_factors)(fr, fsc, VEC)
+
+/* Vector k of a block that is not full: its rows in runs that share one
+ * statistics group (params) and one matrix (factor rows), each run a tight
+ * loop with the params in registers. Full vectors without clipping, whose
+ * multipliers are all positive, need no per-value test: a NaN or an
+ * infinity stays what it is through ((v - shi) - slo) * m + o. */
+#define APPLY_VECTOR(k)                                                               \
+    do {                                                                              \
+        uint n = LANES(k);                                                            \
+        ulong gr = grow0 + r0;                                                        \
+        ulong grp = gr / Rg, grp_row = gr % Rg;                                       \
+        ulong b = gr / R, rr = gr % R;                                                \
+        for (uint r = 0; r < rows;) {                                                 \
+            uint run = rows - r;                                                      \
+            if (Rg - grp_row < run) run = (uint)(Rg - grp_row);                       \
+            if ((flags & CLS_KF_FACTORS) && R - rr < run) run = (uint)(R - rr);       \
+            REALV shi = RV(0), slo = RV(0), m = RV(1), o = RV(0);                     \
+            if (flags & CLS_KF_PARAMS) {                                              \
+                ulong pi = (grp - g0) * pld + pcol0 + c + (k) * VEC;                  \
+                shi = F(load_cols)(prm + P_SHI * pstride + pi, n);                    \
+                slo = F(load_cols)(prm + P_SLO * pstride + pi, n);                    \
+                m = F(load_cols)(prm + P_M * pstride + pi, n);                        \
+                o = F(load_cols)(prm + P_O * pstride + pi, n);                        \
+            }                                                                         \
+            __global const REAL *xr = px + r * ld + (k) * VEC;                        \
+            __global REAL *yr = py + r * ld + (k) * VEC;                              \
+            __global const REAL *fr = f + foff + (long)(b * fsb + rr * fsr + (col0 + c + (k) * VEC) * fsc); \
+            int plain = n >= VEC && !(flags & CLS_KF_CLIP) && ALL_TRUE(m > RV(0));   \
+            if (plain && !(flags & CLS_KF_FACTORS)) {                                 \
+                if (flags & CLS_KF_PARAMS) { APPLY_RUN(VEC, SCALED(v)) }              \
+                else { APPLY_RUN(VEC, v) }                                            \
+            } else if (plain && (flags & CLS_KF_PARAMS)) {                            \
+                APPLY_RUN(VEC, (SCALED(v)) * FACTOR(fr))                              \
+            } else if (plain) {                                                       \
+                APPLY_RUN(VEC, v * FACTOR(fr))                                        \
+            } else {                                                                  \
+                APPLY_RUN(n, F(apply_one)(v, fr, shi, slo, m, o, flags, lo, hi, fsc, n)) \
+            }                                                                         \
+            r += run;                                                                 \
+            if ((grp_row += run) == Rg) { grp_row = 0; grp++; }                       \
+            rr += run;                                                                \
+            if (rr >= R) { b += rr / R; rr %= R; }                                    \
+        }                                                                             \
+    } while (0)
+
+/* One value of the general elementwise path. */
+inline REALV F(apply_one)(REALV v, __global const REAL *fr, REALV shi, REALV slo, REALV m, REALV o,
+                          uint flags, REAL lo, REAL hi, ulong fsc, uint n)
+{
+    REALV out = (flags & CLS_KF_PARAMS) ? F(scale)(v, shi, slo, m, o, flags, lo, hi) : v;
+    if (flags & CLS_KF_FACTORS) out *= F(load_factors)(fr, fsc, n);
+    return out;
+}
+
 /* Elementwise pass: scale by per-column params (CLS_KF_PARAMS), then discount
  * (CLS_KF_FACTORS). Work-item (i, j) covers rows [j * rpi, (j + 1) * rpi)
  * of its block. Slice row r is global row grow0 + r, of statistics group
  * (grow0 + r) / Rg, whose params are entry (group - g0) * pld + pcol0 + c;
  * and of matrix (grow0 + r) / R, row (grow0 + r) % R for the factors, whose
  * element is foff + b * fsb + row * fsr + (col0 + c) * fsc (foff < 0 for a
- * window). */
+ * window). A full block walks its rows once with every vector in registers;
+ * any other block takes its vectors one at a time (APPLY_VECTOR). */
 __kernel void F(apply)(__global const REAL *x, ulong xoff, __global REAL *y, ulong yoff,
                        uint ncols, ulong nrows, ulong ld, uint rpi, uint kk,
                        uint flags, REAL lo, REAL hi,
@@ -600,8 +738,13 @@ __kernel void F(apply)(__global const REAL *x, ulong xoff, __global REAL *y, ulo
     __global const REAL *px = x + xoff + r0 * ld + c;
     __global REAL *py = y + yoff + r0 * ld + c;
     int nt = (flags & CLS_KF_NT) && ((ulong)py % 16) == 0 && (ld * sizeof(REAL)) % 16 == 0;
-    if (FULL_BLOCK()) APPLY_BODY(KV, FULL_LANES);
-    else APPLY_BODY(nk, LANES);
+    if (FULL_BLOCK()) {
+        APPLY_BODY(KV, FULL_LANES);
+    } else {
+        /* rows far apart defeat the hardware prefetcher */
+        int pf = CLS_PREFETCH && ld * sizeof(REAL) > 256;
+        for (uint k = 0; k < nk; k++) APPLY_VECTOR(k);
+    }
 }
 
 /* y[i] = x[i] for i < count: the bandwidth probe and build self-test. */
@@ -630,6 +773,10 @@ __kernel void F(copy)(__global const REAL *x, __global REAL *y, ulong count)
 #undef LOAD_PARAMS
 #undef FIT_APPLY_BODY
 #undef APPLY_BODY
+#undef APPLY_RUN
+#undef APPLY_VECTOR
+#undef SCALED
+#undef FACTOR
 #undef FULL_LANES
 #undef UNROLL
 #undef NO_UNROLL
