@@ -38,6 +38,8 @@ static cls_status read_config(cls_context *ctx, const cls_config *cfg)
     ctx->flags = cfg->flags;
     const char *fs = getenv("CLSCALE_FORCE_STAGING");
     if (fs && *fs && strcmp(fs, "0") != 0) ctx->flags |= CLS_FORCE_STAGING;
+    const char *pr = getenv("CLSCALE_PRIOR");
+    ctx->no_prior = pr && strcmp(pr, "0") == 0;
     return CLS_OK;
 }
 

@@ -147,6 +147,8 @@ typedef struct cls_dev {
     int             profiling;  /* queues were created with profiling */
     int             zero_copy;  /* host-unified and not forced to stage */
     double          rate;       /* measured end-to-end bytes/s, 0: unknown */
+    double          prior;      /* cls_device_prior(), 0: not taken or unknown */
+    unsigned        probe_every, probe_wait; /* phases between priors while unmeasured */
     int             zc_checked; /* zero copy was verified (or refuted) */
     cls_slot        slot[CLS_MAX_QUEUES];
     size_t          cache_bytes; /* CL_DEVICE_GLOBAL_MEM_CACHE_SIZE */
@@ -181,6 +183,7 @@ struct cls_context {
     char           *selector;
     char           *cache_dir;
     unsigned        flags;
+    int             no_prior;    /* CLSCALE_PRIOR=0: no speed probes */
     cls_dev        *devs;
     size_t          ndevs;
     cl_context     *cls;         /* one per platform in use */

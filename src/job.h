@@ -163,6 +163,11 @@ cls_status cls_slice_finish(cls_devrun *r, unsigned q);
 /* Releases what a slice in flight holds after a failure (no waiting on errors). */
 void cls_slice_abandon(cls_devrun *r, unsigned q);
 
+/* ---- measure.c ---- */
+/* A quick estimate of the device's speed (bytes/s) on queue q, for the
+ * scheduler's first call; 0 when it could not be taken. */
+double cls_device_prior(cls_dev *d, unsigned q);
+
 /* ---- run.c ---- */
 /* Runs the current phase's slices on every participating device. */
 cls_status cls_run_phase(cls_job *job);

@@ -72,6 +72,77 @@ static cls_status transfer(probe *p, void *host, int to_device, double *gbs)
     return CLS_OK;
 }
 
+/* ---- a quick estimate of a device's speed ---- */
+
+/* One copy-kernel run of `bytes` (and, for a staging device, the upload
+ * and download it would need), in seconds; < 0 on any error. */
+static double prior_round(cls_dev *d, cl_command_queue q, cl_mem a, cl_mem b, void *host, size_t bytes)
+{
+    cl_kernel k = d->k[CLS_K_COPY][CLS_F32];
+    cl_ulong n = bytes / 4;
+    size_t local = d->local;
+    size_t items = (size_t)((n + d->vec - 1) / d->vec);
+    size_t global = (items + local - 1) / local * local;
+    double t = cls_now();
+    cl_int e = CL_SUCCESS;
+    if (host) e = clEnqueueWriteBuffer(q, a, CL_FALSE, 0, bytes, host, 0, NULL, NULL);
+    if (e == CL_SUCCESS) e = clSetKernelArg(k, 0, sizeof a, &a);
+    if (e == CL_SUCCESS) e = clSetKernelArg(k, 1, sizeof b, &b);
+    if (e == CL_SUCCESS) e = clSetKernelArg(k, 2, sizeof n, &n);
+    if (e == CL_SUCCESS) e = clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, NULL);
+    if (e == CL_SUCCESS && host) e = clEnqueueReadBuffer(q, b, CL_FALSE, 0, bytes, host, 0, NULL, NULL);
+    if (e == CL_SUCCESS) e = clFinish(q);
+    return e == CL_SUCCESS ? cls_now() - t : -1.0;
+}
+
+/* The copy kernel on 4 KiB, then on twice as much while a run stays under
+ * a quarter of a millisecond (up to 4 MiB), best of two runs per size:
+ * bytes read and written per second, transfers included for a staging
+ * device. A simulator stops after the first size, having spent a few
+ * milliseconds; a CPU or GPU reaches sizes where launch costs fade. The
+ * figure only has to tell devices hundreds of times slower apart, so a
+ * failure is not an error: the device then stays unknown (0). */
+double cls_device_prior(cls_dev *d, unsigned qi)
+{
+    enum { START = 4096, LIMIT = 4 << 20 };
+    const double enough = 250e-6;
+    cl_command_queue q = d->q[qi];
+    size_t cap = LIMIT;
+    if (cap > d->info.max_alloc_bytes) cap = (size_t)d->info.max_alloc_bytes & ~(size_t)63;
+    if (cap < START) return 0;
+    cl_int e;
+    cl_mem a = clCreateBuffer(d->cl, CL_MEM_READ_WRITE, cap, NULL, &e);
+    if (e != CL_SUCCESS) return 0;
+    cl_mem b = clCreateBuffer(d->cl, CL_MEM_READ_WRITE, cap, NULL, &e);
+    if (e != CL_SUCCESS) {
+        clReleaseMemObject(a);
+        return 0;
+    }
+    void *host = NULL;
+    if (!d->zero_copy) {
+        host = malloc(cap);
+        if (host) memset(host, 0x3f, cap);
+    }
+    double rate = 0;
+    if (d->zero_copy || host) {
+        for (size_t bytes = START; bytes <= cap; bytes *= 2) {
+            double t0 = prior_round(d, q, a, b, host, bytes);
+            double t1 = t0 < 0 ? -1.0 : prior_round(d, q, a, b, host, bytes);
+            if (t0 < 0 || t1 < 0) {
+                rate = 0;
+                break;
+            }
+            double t = t0 < t1 ? t0 : t1;
+            if (t > 0) rate = 2.0 * (double)bytes / t;
+            if (t >= enough) break;
+        }
+    }
+    free(host);
+    clReleaseMemObject(a);
+    clReleaseMemObject(b);
+    return rate;
+}
+
 cls_status cls_device_measure(cls_context *ctx, size_t i, size_t bytes, cls_device_limits *out)
 {
     if (!ctx || !out) return CLS_E_ARG;
@@ -80,7 +151,12 @@ cls_status cls_device_measure(cls_context *ctx, size_t i, size_t bytes, cls_devi
     memset(out, 0, sizeof *out);
     probe p = {.ctx = ctx, .d = &ctx->devs[i]};
     p.q = p.d->q[0];
-    if (bytes == 0) bytes = (size_t)64 << 20;
+    if (bytes == 0) {
+        /* 64 MiB, or what a slow device (a simulator) copies in ~0.1 s */
+        bytes = (size_t)64 << 20;
+        double r = cls_device_prior(p.d, 0);
+        if (r > 0 && r * 0.05 < (double)bytes) bytes = r * 0.05 < 65536.0 ? 65536 : (size_t)(r * 0.05);
+    }
     uint64_t cap = p.d->info.max_alloc_bytes;
     if (cap > p.d->info.global_mem_bytes / 4) cap = p.d->info.global_mem_bytes / 4;
     if (bytes > cap) bytes = (size_t)cap;

@@ -35,16 +35,50 @@ static double rate_of(const cls_devrun *r, double now)
     return r->dev->rate;
 }
 
+/* What another device is worth while deciding: its measured rate, else its
+ * prior (cls_device_prior), else 0 (not counted). */
+static double rate_or_prior(const cls_devrun *r, double now)
+{
+    double v = rate_of(r, now);
+    return v > 0 ? v : r->dev->prior;
+}
+
+/* A device not measured yet whose prior is this many times below the
+ * fastest other device's takes a slice only with this margin: the prior
+ * times a copy kernel, and the scaling kernels cost more instructions per
+ * byte (several times more on a simulator). The margin never applies to
+ * the soonest device, which always takes: otherwise devices could all
+ * decline. */
+#define PRIOR_MARGIN 8.0
+
 /* A device declines a slice only when (1) another device would finish that
  * same slice sooner, counting what each has in flight, and (2) the other
  * devices together would finish all the remaining work before this device
  * finished the slice. The device that would finish it soonest never
- * declines, so some device always takes every slice. */
+ * declines, so some device always takes every slice. A device not yet
+ * measured takes one slice at a time, and none when its prior says that it
+ * is far slower than another and that the others would finish everything
+ * long before it finished one. */
 static int may_take(const cls_devrun *r, uint64_t bytes, double now)
 {
     const cls_job *job = r->job;
-    double mine = rate_of(r, now);
-    if (mine <= 0) return r->ninf == 0; /* unknown: one slice at a time until measured */
+    double mine = rate_of(r, now), margin = 1.0;
+    if (mine <= 0) {
+        if (r->ninf) return 0;
+        mine = r->dev->prior;
+        if (mine <= 0) return 1;
+        /* within PRIOR_MARGIN of the fastest other device: take one slice
+         * to be measured; far slower: only with the margin below */
+        double fastest = 0;
+        for (size_t i = 0; i < job->nruns; i++) {
+            const cls_devrun *o = &job->runs[i];
+            if (o == r || !o->participates || o->failed) continue;
+            double ro = rate_or_prior(o, now);
+            if (ro > fastest) fastest = ro;
+        }
+        if (mine * PRIOR_MARGIN >= fastest) return 1;
+        margin = PRIOR_MARGIN;
+    }
     double t_me = (double)(r->inflight_bytes + bytes) / mine;
     double others = 0;
     uint64_t others_inflight = 0;
@@ -52,7 +86,7 @@ static int may_take(const cls_devrun *r, uint64_t bytes, double now)
     for (size_t i = 0; i < job->nruns; i++) {
         const cls_devrun *o = &job->runs[i];
         if (o == r || !o->participates || o->failed) continue;
-        double ro = rate_of(o, now);
+        double ro = rate_or_prior(o, now);
         if (ro <= 0) continue;
         others += ro;
         others_inflight += o->inflight_bytes;
@@ -61,7 +95,7 @@ static int may_take(const cls_devrun *r, uint64_t bytes, double now)
     }
     if (!better) return 1;
     double their_all = (double)(job->pending_bytes + others_inflight) / others;
-    return t_me <= their_all;
+    return margin * t_me <= their_all;
 }
 
 /* The next slice for this device, or -1. Lock held. */
@@ -169,6 +203,30 @@ static void fail_device(cls_devrun *r, cls_status st, int failed_q)
     pthread_mutex_unlock(&job->lock);
 }
 
+/* Priors for the devices that have not finished a slice yet, one device
+ * at a time before any worker starts, so that no probe waits behind
+ * another device's work (PoCL's devices share one thread pool). A device
+ * still unmeasured later is probed again after 1, 2, 4, ... 64 phases: a
+ * prior spoilt by a busy moment does not keep a device out for good, and a
+ * simulator costs its few milliseconds of probing ever more rarely. */
+static void take_priors(cls_job *job)
+{
+    if (job->ctx->no_prior) return;
+    for (size_t i = 0; i < job->nruns; i++) {
+        cls_devrun *r = &job->runs[i];
+        cls_dev *d = r->dev;
+        if (!r->participates || r->failed || d->rate > 0) continue;
+        if (d->probe_wait > 0) {
+            d->probe_wait--;
+            continue;
+        }
+        d->prior = cls_device_prior(d, 0);
+        d->probe_every = d->probe_every ? 2 * d->probe_every : 1;
+        if (d->probe_every > 64) d->probe_every = 64;
+        d->probe_wait = d->probe_every;
+    }
+}
+
 static unsigned free_queue(const cls_devrun *r)
 {
     for (unsigned q = 0; q < r->dev->nq; q++)
@@ -240,6 +298,7 @@ cls_status cls_run_phase(cls_job *job)
             alive++;
             only = &job->runs[i];
         }
+    if (alive > 1) take_priors(job);
     if (alive == 1) {
         worker(only);
     } else {

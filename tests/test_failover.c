@@ -15,62 +15,21 @@
  *
  * Suite pocl: two PoCL pthread devices (zero copy), the second one fails.
  * Suite all: Oclgrind fails (the staging path), PoCL and rusticl carry on;
- * each test has a fresh context, in which the simulator's rate is unknown,
- * so that it takes a slice before it is measured as slow. */
-#include <dlfcn.h>
+ * each test has a fresh context, in which the simulator's rate is unknown
+ * and, with CLSCALE_PRIOR=0, not estimated by a probe, so that it takes a
+ * slice before it is measured as slow (test_scheduler.c tests the probe). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fault_ctl.h"
 #include "pipeline_util.h"
 
 #define SLICE_BYTES 65536
 #define SENTINEL (-12345.0) /* make_out() fills outputs with it */
 
 /* ---- the fault layer (see tests/fault_layer.c) ---- */
-
-enum { FAULT_KERNEL = 1, FAULT_BUFFER = 2, FAULT_WAIT = 3, FAULT_STATUS = 4, FAULT_DELAY = 5, FAULT_HOLD = 6 };
-
-static struct {
-    int (*loaded)(void);
-    int (*add)(int kind, const char *device, int nth, const char *kernel, long after, long times, int error);
-    void (*clear)(void);
-    long (*injected)(int rule);
-    long (*seen)(int rule);
-} fault;
-
-static int find_layer(void)
-{
-    const char *path = getenv("CLS_FAULT_LAYER");
-    if (!path) {
-        fprintf(stderr, "CLS_FAULT_LAYER is not set: run through meson test\n");
-        return -1;
-    }
-    void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
-    if (!h) {
-        fprintf(stderr, "the ICD loader did not load the fault layer %s (OPENCL_LAYERS): %s\n", path, dlerror());
-        return -1;
-    }
-    void *sym[5] = {dlsym(h, "clsfault_loaded"), dlsym(h, "clsfault_add"), dlsym(h, "clsfault_clear"),
-                    dlsym(h, "clsfault_injected"), dlsym(h, "clsfault_seen")};
-    for (int i = 0; i < 5; i++)
-        if (!sym[i]) {
-            fprintf(stderr, "fault layer %s lacks a control function: %s\n", path, dlerror());
-            return -1;
-        }
-    /* POSIX lets a data pointer from dlsym hold a function's address */
-    memcpy(&fault.loaded, &sym[0], sizeof sym[0]);
-    memcpy(&fault.add, &sym[1], sizeof sym[1]);
-    memcpy(&fault.clear, &sym[2], sizeof sym[2]);
-    memcpy(&fault.injected, &sym[3], sizeof sym[3]);
-    memcpy(&fault.seen, &sym[4], sizeof sym[4]);
-    if (!fault.loaded()) {
-        fprintf(stderr, "the fault layer is mapped but the loader never initialised it\n");
-        return -1;
-    }
-    return 0;
-}
 
 /* ---- the suite's devices ---- */
 
@@ -740,6 +699,9 @@ int main(void)
     /* before the first OpenCL call: the ICD loader reads it once */
     const char *layer = getenv("CLS_FAULT_LAYER");
     if (layer) setenv("OPENCL_LAYERS", layer, 1);
+    /* suite all: no speed probes, so that the simulator, unmeasured in a
+     * fresh context, takes a slice (its probe would keep it out) */
+    if (test_suite_is("all")) setenv("CLSCALE_PRIOR", "0", 1);
 
     const struct CMUnitTest pocl_tests[] = {
         cmocka_unit_test_teardown(kernel_enqueue_failure_is_redone_on_the_other_device, disarm),

@@ -1,0 +1,127 @@
+/* The scheduler's first call (DESIGN.md, "Running a pipeline"): before a
+ * device has finished a slice its speed is unknown, so the first
+ * multi-device call of a context takes a prior of each device (a copy
+ * kernel on growing sizes, src/measure.c). A device far slower by its prior
+ * than another takes no slice unless it would still finish before the
+ * others; devices of comparable priors each take a slice to be measured; a
+ * prior spoilt by a busy moment is taken again a few calls later.
+ *
+ * Suite pocl: two PoCL pthread devices; the fault layer (fault_layer.c)
+ * makes the second one slow by delaying its kernel launches. The checks
+ * are on the report (which device did how many slices) and the result,
+ * never on times. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fault_ctl.h"
+#include "pipeline_util.h"
+
+/* 64 matrices of 500 x 64 float32 (8 MB), min-max per matrix: one phase per
+ * call, slices of 1 MB. */
+enum { B = 64, R = 500, C = 64 };
+#define SLICE_BYTES ((size_t)1 << 20)
+#define DELAY_US 20000 /* per kernel launch on the slow device */
+
+static cls_array x;
+
+static int setup(void **state)
+{
+    (void)state;
+    /* the loader loads the layer with the first OpenCL call */
+    cls_context_destroy(test_context(NULL, 0, 0));
+    if (find_layer() != 0) return -1;
+    x = ref_make(CLS_F32, B, R, C, 7100, REF_NEGATIVE);
+    return x.data ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    if (fault.clear) fault.clear();
+    ref_free(&x);
+    return 0;
+}
+
+/* One min-max call on a context; returns the slices device `i` did, after
+ * checking the result against the reference. */
+static size_t call(cls_context *ctx, size_t i, const char *label)
+{
+    cls_pipeline p = {.scaler = CLS_MINMAX};
+    cls_stats_destroy(check_fit_transform(ctx, &x, &p, label));
+    cls_report rep;
+    assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
+    assert_int_equal(rep.phases, 1);
+    assert_true(rep.ndevices > i);
+    print_message("# %s: device %zu did %zu of %zu slices\n", label, i, rep.devices[i].slices, rep.slices);
+    return rep.devices[i].slices;
+}
+
+static cls_context *two_devices(void)
+{
+    cls_context *ctx = test_context(NULL, 0, SLICE_BYTES);
+    assert_int_equal(cls_device_count(ctx), 2);
+    return ctx;
+}
+
+static void far_slower_device_takes_no_slice_in_its_first_calls(void **state)
+{
+    (void)state;
+    cls_context *ctx = two_devices();
+    assert_true(fault.add(FAULT_DELAY, "pthread", 1, NULL, 0, -1, DELAY_US) >= 0);
+    assert_int_equal(call(ctx, 1, "first call, device 1 slow"), 0);
+    assert_int_equal(call(ctx, 1, "second call, device 1 slow"), 0);
+    fault.clear();
+    cls_context_destroy(ctx);
+}
+
+static void comparable_devices_both_take_part_in_the_first_call(void **state)
+{
+    (void)state;
+    cls_context *ctx = two_devices();
+    assert_true(call(ctx, 1, "first call, equal devices") > 0);
+    cls_report rep;
+    assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
+    assert_true(rep.devices[0].slices > 0);
+    cls_context_destroy(ctx);
+}
+
+static void a_prior_spoilt_by_a_busy_moment_is_taken_again(void **state)
+{
+    (void)state;
+    cls_context *ctx = two_devices();
+    assert_true(fault.add(FAULT_DELAY, "pthread", 1, NULL, 0, -1, DELAY_US) >= 0);
+    assert_int_equal(call(ctx, 1, "call 1, device 1 slow while probed"), 0);
+    fault.clear();
+    /* the prior is kept for one call, then taken again */
+    assert_int_equal(call(ctx, 1, "call 2, the old prior"), 0);
+    assert_true(call(ctx, 1, "call 3, probed again") > 0);
+    cls_context_destroy(ctx);
+}
+
+static void no_probe_with_cls_prior_0(void **state)
+{
+    (void)state;
+    /* CLSCALE_PRIOR=0: an unmeasured device takes a slice whatever its speed */
+    setenv("CLSCALE_PRIOR", "0", 1);
+    cls_context *ctx = two_devices();
+    unsetenv("CLSCALE_PRIOR");
+    assert_true(fault.add(FAULT_DELAY, "pthread", 1, NULL, 0, -1, DELAY_US) >= 0);
+    assert_true(call(ctx, 1, "CLSCALE_PRIOR=0, device 1 slow") > 0);
+    fault.clear();
+    cls_context_destroy(ctx);
+}
+
+int main(void)
+{
+    /* before the first OpenCL call: the ICD loader reads it once */
+    const char *layer = getenv("CLS_FAULT_LAYER");
+    if (layer) setenv("OPENCL_LAYERS", layer, 1);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(far_slower_device_takes_no_slice_in_its_first_calls),
+        cmocka_unit_test(comparable_devices_both_take_part_in_the_first_call),
+        cmocka_unit_test(a_prior_spoilt_by_a_busy_moment_is_taken_again),
+        cmocka_unit_test(no_probe_with_cls_prior_0),
+    };
+    return TEST_RUN("scheduler", tests, setup, teardown);
+}
