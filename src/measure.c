@@ -95,51 +95,70 @@ static double prior_round(cls_dev *d, cl_command_queue q, cl_mem a, cl_mem b, vo
     return e == CL_SUCCESS ? cls_now() - t : -1.0;
 }
 
-/* The copy kernel on 4 KiB, then on twice as much while a run stays under
- * a quarter of a millisecond (up to 4 MiB), best of two runs per size:
- * bytes read and written per second, transfers included for a staging
- * device. A simulator stops after the first size, having spent a few
- * milliseconds; a CPU or GPU reaches sizes where launch costs fade. The
- * figure only has to tell devices hundreds of times slower apart, so a
- * failure is not an error: the device then stays unknown (0). */
+/* Two buffers (and a host copy for a staging device) of `bytes`. */
+typedef struct prior_bufs { cl_mem a, b; void *host; size_t bytes; } prior_bufs;
+
+static void prior_free(prior_bufs *p)
+{
+    if (p->a) clReleaseMemObject(p->a);
+    if (p->b) clReleaseMemObject(p->b);
+    free(p->host);
+    memset(p, 0, sizeof *p);
+}
+
+static int prior_alloc(cls_dev *d, prior_bufs *p, size_t bytes)
+{
+    prior_free(p);
+    cl_int e;
+    p->bytes = bytes;
+    p->a = clCreateBuffer(d->cl, CL_MEM_READ_WRITE, bytes, NULL, &e);
+    if (e == CL_SUCCESS) p->b = clCreateBuffer(d->cl, CL_MEM_READ_WRITE, bytes, NULL, &e);
+    if (e != CL_SUCCESS) return -1;
+    if (!d->zero_copy) {
+        p->host = malloc(bytes);
+        if (!p->host) return -1;
+        memset(p->host, 0x3f, bytes);
+    }
+    return 0;
+}
+
+/* The copy kernel on 4 KiB (best of two runs: the first may warm up), then
+ * once on each size twice as large while a run stays under a quarter of a
+ * millisecond, up to 1 MiB: bytes read and written per second, transfers
+ * included for a staging device. A simulator stops after the first size,
+ * having spent a few milliseconds; a CPU or GPU reaches sizes where launch
+ * costs fade. The figure only has to tell devices many times slower apart,
+ * so a failure is not an error: the device then stays unknown (0). */
 double cls_device_prior(cls_dev *d, unsigned qi)
 {
-    enum { START = 4096, LIMIT = 4 << 20 };
+    enum { START = 4096, LIMIT = 1 << 20 };
     const double enough = 250e-6;
     cl_command_queue q = d->q[qi];
     size_t cap = LIMIT;
     if (cap > d->info.max_alloc_bytes) cap = (size_t)d->info.max_alloc_bytes & ~(size_t)63;
     if (cap < START) return 0;
-    cl_int e;
-    cl_mem a = clCreateBuffer(d->cl, CL_MEM_READ_WRITE, cap, NULL, &e);
-    if (e != CL_SUCCESS) return 0;
-    cl_mem b = clCreateBuffer(d->cl, CL_MEM_READ_WRITE, cap, NULL, &e);
-    if (e != CL_SUCCESS) {
-        clReleaseMemObject(a);
-        return 0;
-    }
-    void *host = NULL;
-    if (!d->zero_copy) {
-        host = malloc(cap);
-        if (host) memset(host, 0x3f, cap);
-    }
+    prior_bufs p = {0};
     double rate = 0;
-    if (d->zero_copy || host) {
+    if (prior_alloc(d, &p, START) == 0) {
         for (size_t bytes = START; bytes <= cap; bytes *= 2) {
-            double t0 = prior_round(d, q, a, b, host, bytes);
-            double t1 = t0 < 0 ? -1.0 : prior_round(d, q, a, b, host, bytes);
-            if (t0 < 0 || t1 < 0) {
+            if (bytes > p.bytes && prior_alloc(d, &p, cap) != 0) {
                 rate = 0;
                 break;
             }
-            double t = t0 < t1 ? t0 : t1;
+            double t = prior_round(d, q, p.a, p.b, p.host, bytes);
+            if (bytes == START && t >= 0) {
+                double t1 = prior_round(d, q, p.a, p.b, p.host, bytes);
+                t = t1 < 0 ? t1 : t1 < t ? t1 : t;
+            }
+            if (t < 0) {
+                rate = 0;
+                break;
+            }
             if (t > 0) rate = 2.0 * (double)bytes / t;
             if (t >= enough) break;
         }
     }
-    free(host);
-    clReleaseMemObject(a);
-    clReleaseMemObject(b);
+    prior_free(&p);
     return rate;
 }
 

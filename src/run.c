@@ -242,17 +242,25 @@ static void *worker(void *arg)
     r->ninf = 0;
     r->phase_bytes = 0;
     r->phase_t0 = 0;
-    cls_status st = cls_stage_prepare(job, r);
-    if (st != CLS_OK) {
-        fail_device(r, st, -1);
-        return NULL;
-    }
+    cls_status st = CLS_OK;
+    int prepared = 0;
     for (;;) {
         while (r->ninf < r->dev->nq) {
             pthread_mutex_lock(&job->lock);
             int si = pull(r);
             pthread_mutex_unlock(&job->lock);
             if (si < 0) break;
+            if (!prepared) {
+                /* buffers only for a device that takes work (a slow one
+                 * declining everything costs no allocation); on failure
+                 * the slice just pulled goes back with the device */
+                st = cls_stage_prepare(job, r);
+                if (st != CLS_OK) {
+                    fail_device(r, st, -1);
+                    return NULL;
+                }
+                prepared = 1;
+            }
             unsigned q = free_queue(r);
             r->order[r->ninf++] = q;
             st = cls_slice_start(r, q, (size_t)si);
