@@ -148,7 +148,8 @@ typedef struct cls_dev {
     int             zero_copy;  /* host-unified and not forced to stage */
     double          rate;       /* measured end-to-end bytes/s, 0: unknown */
     double          prior;      /* cls_device_prior(), 0: not taken or unknown */
-    unsigned        probe_every, probe_wait; /* phases between priors while unmeasured */
+    double          probe_cost; /* seconds the last prior took, 0: none taken */
+    double          since_probe; /* seconds of phases since, while unmeasured */
     int             zc_checked; /* zero copy was verified (or refuted) */
     cls_slot        slot[CLS_MAX_QUEUES];
     size_t          cache_bytes; /* CL_DEVICE_GLOBAL_MEM_CACHE_SIZE */

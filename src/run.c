@@ -206,9 +206,12 @@ static void fail_device(cls_devrun *r, cls_status st, int failed_q)
 /* Priors for the devices that have not finished a slice yet, one device
  * at a time before any worker starts, so that no probe waits behind
  * another device's work (PoCL's devices share one thread pool). A device
- * still unmeasured later is probed again after 1, 2, 4, ... 64 phases: a
- * prior spoilt by a busy moment does not keep a device out for good, and a
- * simulator costs its few milliseconds of probing ever more rarely. */
+ * still unmeasured is probed again once the phases run since its last
+ * probe add up to REPROBE times what that probe cost: a prior spoilt by a
+ * busy moment does not keep a device out for good, and probing a
+ * simulator never costs more than 1/REPROBE of the time spent in calls. */
+#define REPROBE 20.0
+
 static void take_priors(cls_job *job)
 {
     if (job->ctx->no_prior) return;
@@ -216,14 +219,11 @@ static void take_priors(cls_job *job)
         cls_devrun *r = &job->runs[i];
         cls_dev *d = r->dev;
         if (!r->participates || r->failed || d->rate > 0) continue;
-        if (d->probe_wait > 0) {
-            d->probe_wait--;
-            continue;
-        }
+        if (d->probe_cost > 0 && d->since_probe < REPROBE * d->probe_cost) continue;
+        double t = cls_now();
         d->prior = cls_device_prior(d, 0);
-        d->probe_every = d->probe_every ? 2 * d->probe_every : 1;
-        if (d->probe_every > 64) d->probe_every = 64;
-        d->probe_wait = d->probe_every;
+        d->probe_cost = fmax(cls_now() - t, 1e-6);
+        d->since_probe = 0;
     }
 }
 
@@ -307,6 +307,7 @@ cls_status cls_run_phase(cls_job *job)
             only = &job->runs[i];
         }
     if (alive > 1) take_priors(job);
+    double t_phase = cls_now();
     if (alive == 1) {
         worker(only);
     } else {
@@ -323,6 +324,9 @@ cls_status cls_run_phase(cls_job *job)
         for (size_t i = 0; i < job->nruns; i++)
             if (job->runs[i].started) pthread_join(job->runs[i].thread, NULL);
     }
+    t_phase = cls_now() - t_phase;
+    for (size_t i = 0; i < job->nruns; i++)
+        if (job->runs[i].participates && job->runs[i].dev->probe_cost > 0) job->runs[i].dev->since_probe += t_phase;
 
     if (job->done == job->nsl) return CLS_OK;
     char msgs[CLS_ERR_LEN] = "";
