@@ -150,6 +150,7 @@ typedef struct cls_dev {
     double          prior;      /* cls_device_prior(), 0: not taken or unknown */
     double          probe_cost; /* seconds the last prior took, 0: none taken */
     double          since_probe; /* seconds of phases since, while unmeasured */
+    double          probe_backoff; /* the interval's factor, doubling per probe */
     int             zc_checked; /* zero copy was verified (or refuted) */
     cls_slot        slot[CLS_MAX_QUEUES];
     size_t          cache_bytes; /* CL_DEVICE_GLOBAL_MEM_CACHE_SIZE */

@@ -207,9 +207,10 @@ static void fail_device(cls_devrun *r, cls_status st, int failed_q)
  * at a time before any worker starts, so that no probe waits behind
  * another device's work (PoCL's devices share one thread pool). A device
  * still unmeasured is probed again once the phases run since its last
- * probe add up to REPROBE times what that probe cost: a prior spoilt by a
- * busy moment does not keep a device out for good, and probing a
- * simulator never costs more than 1/REPROBE of the time spent in calls. */
+ * probe add up to REPROBE times what that probe cost, an interval that
+ * doubles with each probe: a prior spoilt by a busy moment does not keep a
+ * device out for good, and probing a simulator costs at most 1/REPROBE of
+ * the time spent in calls at first, and ever less. */
 #define REPROBE 20.0
 
 static void take_priors(cls_job *job)
@@ -219,11 +220,12 @@ static void take_priors(cls_job *job)
         cls_devrun *r = &job->runs[i];
         cls_dev *d = r->dev;
         if (!r->participates || r->failed || d->rate > 0) continue;
-        if (d->probe_cost > 0 && d->since_probe < REPROBE * d->probe_cost) continue;
+        if (d->probe_cost > 0 && d->since_probe < REPROBE * d->probe_cost * d->probe_backoff) continue;
         double t = cls_now();
         d->prior = cls_device_prior(d, 0);
         d->probe_cost = fmax(cls_now() - t, 1e-6);
         d->since_probe = 0;
+        d->probe_backoff = d->probe_backoff ? fmin(2 * d->probe_backoff, 1024) : 1;
     }
 }
 
