@@ -58,12 +58,17 @@ static size_t call(cls_context *ctx, size_t i, const char *label)
     return rep.devices[i].slices;
 }
 
-static cls_context *two_devices(void)
+/* Small slices (`many`) leave the second worker time to start before the
+ * first has taken everything, even under the sanitizers. */
+static cls_context *two_devices_sliced(size_t slice_bytes)
 {
-    cls_context *ctx = test_context(NULL, 0, SLICE_BYTES);
+    cls_context *ctx = test_context(NULL, 0, slice_bytes);
     assert_int_equal(cls_device_count(ctx), 2);
     return ctx;
 }
+
+static cls_context *two_devices(void) { return two_devices_sliced(SLICE_BYTES); }
+static cls_context *two_devices_many(void) { return two_devices_sliced(65536); }
 
 static void far_slower_device_takes_no_slice_in_its_first_calls(void **state)
 {
@@ -79,7 +84,7 @@ static void far_slower_device_takes_no_slice_in_its_first_calls(void **state)
 static void comparable_devices_both_take_part_in_the_first_call(void **state)
 {
     (void)state;
-    cls_context *ctx = two_devices();
+    cls_context *ctx = two_devices_many();
     assert_true(call(ctx, 1, "first call, equal devices") > 0);
     cls_report rep;
     assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
@@ -120,7 +125,7 @@ static void no_probe_with_cls_prior_0(void **state)
     (void)state;
     /* CLSCALE_PRIOR=0: an unmeasured device takes a slice whatever its speed */
     setenv("CLSCALE_PRIOR", "0", 1);
-    cls_context *ctx = two_devices();
+    cls_context *ctx = two_devices_many();
     unsetenv("CLSCALE_PRIOR");
     assert_true(fault.add(FAULT_DELAY, "pthread", 1, NULL, 0, -1, DELAY_US) >= 0);
     assert_true(call(ctx, 1, "CLSCALE_PRIOR=0, device 1 slow") > 0);
