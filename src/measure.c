@@ -32,16 +32,25 @@ static void probe_free(probe *p)
     free(p->pageable);
 }
 
+/* The copy kernel's arguments for b = a over `bytes`, and its global size. */
+static cl_int copy_args(cls_dev *d, cl_mem a, cl_mem b, size_t bytes, size_t *global)
+{
+    cl_kernel k = d->k[CLS_K_COPY][CLS_F32];
+    cl_ulong n = bytes / 4;
+    size_t items = (size_t)((n + d->vec - 1) / d->vec);
+    *global = (items + d->local - 1) / d->local * d->local;
+    cl_int e = clSetKernelArg(k, 0, sizeof a, &a);
+    if (e == CL_SUCCESS) e = clSetKernelArg(k, 1, sizeof b, &b);
+    if (e == CL_SUCCESS) e = clSetKernelArg(k, 2, sizeof n, &n);
+    return e;
+}
+
 static cls_status copy_kernel(probe *p, double *gbs)
 {
     cl_kernel k = p->d->k[CLS_K_COPY][CLS_F32];
-    cl_ulong n = p->bytes / 4;
-    size_t local = p->d->local;
-    size_t items = (size_t)((n + p->d->vec - 1) / p->d->vec);
-    size_t global = (items + local - 1) / local * local;
-    CL_TRY(p->ctx, p->d, clSetKernelArg(k, 0, sizeof p->a, &p->a));
-    CL_TRY(p->ctx, p->d, clSetKernelArg(k, 1, sizeof p->b, &p->b));
-    CL_TRY(p->ctx, p->d, clSetKernelArg(k, 2, sizeof n, &n));
+    size_t local = p->d->local, global;
+    cl_int e = copy_args(p->d, p->a, p->b, p->bytes, &global);
+    if (e != CL_SUCCESS) return cls_fail_cl(p->ctx, p->d, "clSetKernelArg(copy)", e);
     double best = 0;
     for (int i = 0; i <= REPEATS; i++) {
         double t = cls_now();
@@ -79,16 +88,11 @@ static cls_status transfer(probe *p, void *host, int to_device, double *gbs)
 static double prior_round(cls_dev *d, cl_command_queue q, cl_mem a, cl_mem b, void *host, size_t bytes)
 {
     cl_kernel k = d->k[CLS_K_COPY][CLS_F32];
-    cl_ulong n = bytes / 4;
-    size_t local = d->local;
-    size_t items = (size_t)((n + d->vec - 1) / d->vec);
-    size_t global = (items + local - 1) / local * local;
+    size_t local = d->local, global;
     double t = cls_now();
     cl_int e = CL_SUCCESS;
     if (host) e = clEnqueueWriteBuffer(q, a, CL_FALSE, 0, bytes, host, 0, NULL, NULL);
-    if (e == CL_SUCCESS) e = clSetKernelArg(k, 0, sizeof a, &a);
-    if (e == CL_SUCCESS) e = clSetKernelArg(k, 1, sizeof b, &b);
-    if (e == CL_SUCCESS) e = clSetKernelArg(k, 2, sizeof n, &n);
+    if (e == CL_SUCCESS) e = copy_args(d, a, b, bytes, &global);
     if (e == CL_SUCCESS) e = clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, NULL);
     if (e == CL_SUCCESS && host) e = clEnqueueReadBuffer(q, b, CL_FALSE, 0, bytes, host, 0, NULL, NULL);
     if (e == CL_SUCCESS) e = clFinish(q);

@@ -62,25 +62,15 @@ static double rate_or_prior(const cls_devrun *r, double now)
 static int may_take(const cls_devrun *r, uint64_t bytes, double now)
 {
     const cls_job *job = r->job;
-    double mine = rate_of(r, now), margin = 1.0;
-    if (mine <= 0) {
-        if (r->ninf) return 0;
+    double mine = rate_of(r, now);
+    int measured = mine > 0;
+    if (!measured) {
+        if (r->ninf) return 0; /* one slice at a time until measured */
         mine = r->dev->prior;
         if (mine <= 0) return 1;
-        /* within PRIOR_MARGIN of the fastest other device: take one slice
-         * to be measured; far slower: only with the margin below */
-        double fastest = 0;
-        for (size_t i = 0; i < job->nruns; i++) {
-            const cls_devrun *o = &job->runs[i];
-            if (o == r || !o->participates || o->failed) continue;
-            double ro = rate_or_prior(o, now);
-            if (ro > fastest) fastest = ro;
-        }
-        if (mine * PRIOR_MARGIN >= fastest) return 1;
-        margin = PRIOR_MARGIN;
     }
     double t_me = (double)(r->inflight_bytes + bytes) / mine;
-    double others = 0;
+    double others = 0, fastest = 0;
     uint64_t others_inflight = 0;
     int better = 0;
     for (size_t i = 0; i < job->nruns; i++) {
@@ -88,10 +78,18 @@ static int may_take(const cls_devrun *r, uint64_t bytes, double now)
         if (o == r || !o->participates || o->failed) continue;
         double ro = rate_or_prior(o, now);
         if (ro <= 0) continue;
+        if (ro > fastest) fastest = ro;
         others += ro;
         others_inflight += o->inflight_bytes;
         double t_o = (double)(o->inflight_bytes + bytes) / ro;
         if (t_o < t_me || (t_o == t_me && o->dev->index < r->dev->index)) better = 1;
+    }
+    /* unmeasured: within PRIOR_MARGIN of the fastest other device, take a
+     * slice to be measured; far slower, only with the margin below */
+    double margin = 1.0;
+    if (!measured) {
+        if (mine * PRIOR_MARGIN >= fastest) return 1;
+        margin = PRIOR_MARGIN;
     }
     if (!better) return 1;
     double their_all = (double)(job->pending_bytes + others_inflight) / others;

@@ -58,7 +58,7 @@ static size_t call(cls_context *ctx, size_t i, const char *label)
     return rep.devices[i].slices;
 }
 
-/* Small slices (`many`) leave the second worker time to start before the
+/* Small slices (two_devices_many) leave the second worker time to start before the
  * first has taken everything, even under the sanitizers. */
 static cls_context *two_devices_sliced(size_t slice_bytes)
 {
