@@ -126,40 +126,35 @@ static int prior_alloc(cls_dev *d, prior_bufs *p, size_t bytes)
     return 0;
 }
 
-/* The copy kernel on 4 KiB (best of two runs: the first may warm up), then
- * once on each size twice as large while a run stays under a quarter of a
- * millisecond, up to 1 MiB: bytes read and written per second, transfers
- * included for a staging device. A simulator stops after the first size,
- * having spent a few milliseconds; a CPU or GPU reaches sizes where launch
- * costs fade. The figure only has to tell devices many times slower apart,
- * so a failure is not an error: the device then stays unknown (0). */
+/* The copy kernel once on 4 KiB, then on sizes twice as large while the
+ * runs so far took under 2 ms in all, up to 1 MiB: the best rate seen, in
+ * bytes read and written per second, transfers included for a staging
+ * device. A simulator stops after a size or two; a CPU or GPU reaches
+ * sizes where launch costs fade, even when a first launch is slow (a cold
+ * start, a busy moment), since no single run ends the probe. The figure
+ * only has to tell devices many times slower apart, so a failure is not an
+ * error: the device then stays unknown (0). */
 double cls_device_prior(cls_dev *d, unsigned qi)
 {
     enum { START = 4096, LIMIT = 1 << 20 };
-    const double enough = 250e-6;
+    const double budget = 2e-3;
     cl_command_queue q = d->q[qi];
     size_t cap = LIMIT;
     if (cap > d->info.max_alloc_bytes) cap = (size_t)d->info.max_alloc_bytes & ~(size_t)63;
     if (cap < START) return 0;
     prior_bufs p = {0};
-    double rate = 0;
+    double rate = 0, spent = 0;
     if (prior_alloc(d, &p, START) == 0) {
-        for (size_t bytes = START; bytes <= cap; bytes *= 2) {
-            if (bytes > p.bytes && prior_alloc(d, &p, cap) != 0) {
-                rate = 0;
-                break;
-            }
-            double t = prior_round(d, q, p.a, p.b, p.host, bytes);
-            if (bytes == START && t >= 0) {
-                double t1 = prior_round(d, q, p.a, p.b, p.host, bytes);
-                t = t1 < 0 ? t1 : t1 < t ? t1 : t;
-            }
+        for (size_t bytes = START; bytes <= cap && spent < budget; bytes *= 2) {
+            double t = bytes > p.bytes && prior_alloc(d, &p, cap) != 0
+                           ? -1.0
+                           : prior_round(d, q, p.a, p.b, p.host, bytes);
             if (t < 0) {
                 rate = 0;
                 break;
             }
-            if (t > 0) rate = 2.0 * (double)bytes / t;
-            if (t >= enough) break;
+            spent += t;
+            if (t > 0 && 2.0 * (double)bytes / t > rate) rate = 2.0 * (double)bytes / t;
         }
     }
     prior_free(&p);
