@@ -95,7 +95,7 @@ static void comparable_devices_both_take_part_in_the_first_call(void **state)
 static void a_prior_spoilt_by_a_busy_moment_is_taken_again(void **state)
 {
     (void)state;
-    cls_context *ctx = two_devices();
+    cls_context *ctx = two_devices_many();
     /* a short delay: the probe costs a few ms, so it is taken again after
      * a few tens of ms of calls */
     assert_true(fault.add(FAULT_DELAY, "pthread", 1, NULL, 0, -1, 2000) >= 0);
