@@ -86,6 +86,8 @@ typedef struct cls_job {
     size_t       pending, running, done;
     uint64_t     pending_bytes;
     int          unrecoverable;   /* a failed slice may have half-written caller memory */
+    int          workers;         /* workers of this phase not dropped */
+    int          idle;            /* of those, waiting with nothing in flight */
     uint64_t     bytes_total, bytes_done;
     double       t0;              /* host seconds at the start of the call */
 

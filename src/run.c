@@ -118,7 +118,11 @@ static int pull(cls_devrun *r)
     cls_slice *s = &job->sl[pick];
     uint64_t b = slice_bytes(job, s);
     double now = cls_now();
-    if (s->home != me && !may_take(r, b, now)) return -1;
+    /* Rates move while devices wait (a phase rate falls as time passes),
+     * so two devices deciding at different moments could each find the
+     * other better and both wait: the last worker not waiting takes the
+     * slice when nothing is running, so some completion always comes. */
+    if (s->home != me && !may_take(r, b, now) && (job->running > 0 || job->idle + 1 < job->workers)) return -1;
     s->state = CLS_SL_RUNNING;
     s->dev = me;
     job->pending--;
@@ -181,6 +185,7 @@ static void fail_device(cls_devrun *r, cls_status st, int failed_q)
     }
     pthread_mutex_lock(&job->lock);
     r->failed = 1;
+    job->workers--;
     for (size_t i = 0; i < job->nsl; i++) {
         cls_slice *s = &job->sl[i];
         if (s->home == (int)r->dev->index) s->home = -1;
@@ -274,7 +279,9 @@ static void *worker(void *arg)
             int over = (job->pending == 0 && job->running == 0) || job->unrecoverable;
             if (!over) {
                 /* wait for a completion, a failure elsewhere, or the end */
+                job->idle++;
                 pthread_cond_wait(&job->cond, &job->lock);
+                job->idle--;
             }
             pthread_mutex_unlock(&job->lock);
             if (over) break;
@@ -308,6 +315,8 @@ cls_status cls_run_phase(cls_job *job)
         }
     if (alive > 1) take_priors(job);
     double t_phase = cls_now();
+    job->idle = 0;
+    job->workers = (int)alive;
     if (alive == 1) {
         worker(only);
     } else {
@@ -319,6 +328,13 @@ cls_status cls_run_phase(cls_job *job)
                 r->started = 1;
                 started++;
             }
+        }
+        if (started < alive) {
+            /* devices without a thread take no part: count only those running */
+            pthread_mutex_lock(&job->lock);
+            job->workers -= (int)(alive - (started ? started : 1));
+            pthread_cond_broadcast(&job->cond);
+            pthread_mutex_unlock(&job->lock);
         }
         if (started == 0 && only) worker(only);
         for (size_t i = 0; i < job->nruns; i++)

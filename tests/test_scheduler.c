@@ -96,9 +96,10 @@ static void a_prior_spoilt_by_a_busy_moment_is_taken_again(void **state)
 {
     (void)state;
     cls_context *ctx = two_devices_many();
-    /* a short delay: the probe costs a few ms, so it is taken again after
-     * a few tens of ms of calls */
-    assert_true(fault.add(FAULT_DELAY, "pthread", 1, NULL, 0, -1, 2000) >= 0);
+    /* the probe costs one delayed launch, so it is taken again after
+     * 20 times that of calls; a shorter delay would leave the slowed device
+     * within 8x of a device whose own probe a loaded machine spoilt */
+    assert_true(fault.add(FAULT_DELAY, "pthread", 1, NULL, 0, -1, DELAY_US) >= 0);
     assert_int_equal(call(ctx, 1, "call 1, device 1 slow while probed"), 0);
     fault.clear();
     cls_pipeline p = {.scaler = CLS_MINMAX};
