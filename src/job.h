@@ -88,6 +88,7 @@ typedef struct cls_job {
     int          unrecoverable;   /* a failed slice may have half-written caller memory */
     int          workers;         /* workers of this phase not dropped */
     int          idle;            /* of those, waiting with nothing in flight */
+    int          dormant;         /* devices of this phase with no worker yet */
     uint64_t     bytes_total, bytes_done;
     double       t0;              /* host seconds at the start of the call */
 
@@ -134,7 +135,8 @@ typedef struct cls_devrun {
     double      t_first, t_last;  /* seconds from t0 */
     double      up, kern, down, stage;
     pthread_t   thread;
-    int         started;
+    int         started;          /* a thread runs its worker, not joined yet */
+    int         dormant;          /* declined the phase's first slice: no thread until it might take one */
 } cls_devrun;
 
 /* ---- plan.c ---- */
@@ -171,6 +173,9 @@ void cls_slice_abandon(cls_devrun *r, unsigned q);
 double cls_device_prior(cls_dev *d, unsigned q);
 
 /* ---- run.c ---- */
+/* Takes the speed priors of the devices not measured yet, when several
+ * devices take part (before planning: the plan spreads by speed). */
+void cls_run_priors(cls_job *job);
 /* Runs the current phase's slices on every participating device. */
 cls_status cls_run_phase(cls_job *job);
 /* Fills the context's report (and events) from the job, after the call. */

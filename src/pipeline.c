@@ -203,6 +203,7 @@ static void merge_dims(cls_job *job)
 
 static cls_status run(cls_job *job, cls_op op, size_t sb)
 {
+    cls_run_priors(job);
     cls_status st = cls_plan(job, op, sb);
     if (st != CLS_OK) return st;
     job->phase = 1;

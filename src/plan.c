@@ -53,11 +53,30 @@ static void tile(uint64_t rows, size_t cols, size_t es, size_t sb, uint64_t *h, 
     }
 }
 
-static int participating(const cls_job *job)
+/* How many devices' worth of work the participants can take: the sum of
+ * their speeds over the fastest's (a measured rate, else the prior; a device
+ * with neither counts as fast as the fastest). Two devices alike count 2; a
+ * simulator next to a CPU counts about nothing, so it does not make every
+ * slice smaller for work that it will not take. */
+static double participating(const cls_job *job)
 {
-    int n = 0;
-    for (size_t i = 0; i < job->nruns; i++) n += job->runs[i].participates;
-    return n ? n : 1;
+    double fastest = 0, sum = 0;
+    size_t unknown = 0, n = 0;
+    for (size_t i = 0; i < job->nruns; i++) {
+        const cls_devrun *r = &job->runs[i];
+        if (!r->participates || r->failed) continue;
+        n++;
+        double v = r->dev->rate > 0 ? r->dev->rate : r->dev->prior;
+        if (!(v > 0)) {
+            unknown++;
+            continue;
+        }
+        sum += v;
+        if (v > fastest) fastest = v;
+    }
+    if (n == 0) return 1;
+    if (fastest <= 0) return (double)n;
+    return (double)unknown + sum / fastest;
 }
 
 typedef struct builder {
@@ -120,10 +139,14 @@ static cls_status add(builder *b, cls_op op, uint64_t row0, uint64_t nrows, size
 }
 
 /* Up to k whole units (groups or matrices of `rows` rows, all columns) per
- * slice, but spread so that every device gets a couple of slices. */
+ * slice, but spread so that every device gets a couple of slices, in
+ * slices of equal size. */
 static cls_status whole_units(builder *b, cls_op op, uint64_t units, uint64_t rows, uint64_t k)
 {
-    uint64_t spread = units / (2 * (uint64_t)participating(b->job));
+    double want = 2 * participating(b->job) + 0.5; /* slices, rounded */
+    uint64_t nsl = want < (double)units ? (uint64_t)want : units;
+    if (nsl < 1) nsl = 1;
+    uint64_t spread = (units + nsl - 1) / nsl;
     if (k > spread) k = spread;
     if (k < 1) k = 1;
     cls_status st = CLS_OK;

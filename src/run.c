@@ -134,6 +134,43 @@ static int pull(cls_devrun *r)
     return pick;
 }
 
+static void *worker(void *arg);
+
+/* The bytes of the first pending slice, 0 when none is. Lock held. */
+static uint64_t next_bytes(const cls_job *job)
+{
+    for (size_t i = 0; i < job->nsl; i++)
+        if (job->sl[i].state == CLS_SL_PENDING) return slice_bytes(job, &job->sl[i]);
+    return 0;
+}
+
+/* Would this device take the next slice now (its worker's own test)? */
+static int would_take(const cls_devrun *r)
+{
+    uint64_t b = next_bytes(r->job);
+    return b > 0 && may_take(r, b, cls_now());
+}
+
+/* Starts the worker of each dormant device that would now take a slice, or
+ * of every dormant device when `all` (a device failed: the others may be
+ * needed to finish). A dormant device is one that declined the phase's
+ * first slice: it gets no thread until it might work, so that a simulator
+ * beside a CPU costs no thread and no wake-ups in every call. Lock held. */
+static void wake_dormant(cls_job *job, int all)
+{
+    if (!job->dormant || job->unrecoverable) return;
+    for (size_t i = 0; i < job->nruns; i++) {
+        cls_devrun *r = &job->runs[i];
+        if (!r->dormant || (!all && !would_take(r))) continue;
+        r->dormant = 0;
+        job->dormant--;
+        if (pthread_create(&r->thread, NULL, worker, r) == 0) {
+            r->started = 1;
+            job->workers++;
+        }
+    }
+}
+
 static void complete(cls_devrun *r, size_t si)
 {
     cls_job *job = r->job;
@@ -153,6 +190,7 @@ static void complete(cls_devrun *r, size_t si)
     if (ctx->cfg.progress)
         ctx->cfg.progress(ctx->cfg.progress_user, job->bytes_done,
                           job->bytes_total > job->bytes_done ? job->bytes_total : job->bytes_done);
+    wake_dormant(job, 0);
     pthread_cond_broadcast(&job->cond);
     pthread_mutex_unlock(&job->lock);
 }
@@ -202,6 +240,7 @@ static void fail_device(cls_devrun *r, cls_status st, int failed_q)
     }
     r->ninf = 0;
     r->inflight_bytes = 0;
+    wake_dormant(job, 1);
     pthread_cond_broadcast(&job->cond);
     pthread_mutex_unlock(&job->lock);
 }
@@ -213,12 +252,16 @@ static void fail_device(cls_devrun *r, cls_status st, int failed_q)
  * probe add up to REPROBE times what that probe cost, an interval that
  * doubles with each probe: a prior spoilt by a busy moment does not keep a
  * device out for good, and probing a simulator costs at most 1/REPROBE of
- * the time spent in calls at first, and ever less. */
+ * the time spent in calls at first, and ever less. Only calls with several
+ * devices need priors. */
 #define REPROBE 20.0
 
-static void take_priors(cls_job *job)
+void cls_run_priors(cls_job *job)
 {
     if (job->ctx->no_prior) return;
+    size_t alive = 0;
+    for (size_t i = 0; i < job->nruns; i++) alive += job->runs[i].participates && !job->runs[i].failed;
+    if (alive < 2) return;
     for (size_t i = 0; i < job->nruns; i++) {
         cls_devrun *r = &job->runs[i];
         cls_dev *d = r->dev;
@@ -243,10 +286,6 @@ static void *worker(void *arg)
 {
     cls_devrun *r = arg;
     cls_job *job = r->job;
-    for (unsigned q = 0; q < CLS_MAX_QUEUES; q++) r->inf[q].slice = -1;
-    r->ninf = 0;
-    r->phase_bytes = 0;
-    r->phase_t0 = 0;
     cls_status st = CLS_OK;
     int prepared = 0;
     for (;;) {
@@ -301,44 +340,72 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/* Is this device's run resident data of the phase (phase 2 after 1)? */
+static int has_home(const cls_job *job, const cls_devrun *r)
+{
+    for (size_t i = 0; i < job->nsl; i++)
+        if (job->sl[i].home == (int)r->dev->index) return 1;
+    return 0;
+}
+
 cls_status cls_run_phase(cls_job *job)
 {
     cls_context *ctx = job->ctx;
     job->pending_bytes = 0;
     for (size_t i = 0; i < job->nsl; i++) job->pending_bytes += slice_bytes(job, &job->sl[i]);
-    size_t alive = 0, started = 0;
-    cls_devrun *only = NULL;
-    for (size_t i = 0; i < job->nruns; i++)
-        if (job->runs[i].participates && !job->runs[i].failed) {
-            alive++;
-            only = &job->runs[i];
+    size_t alive = 0;
+    cls_devrun *mine = NULL;
+    double best = -1;
+    for (size_t i = 0; i < job->nruns; i++) {
+        cls_devrun *r = &job->runs[i];
+        r->started = 0;
+        r->dormant = 0;
+        if (!r->participates || r->failed) continue;
+        for (unsigned q = 0; q < CLS_MAX_QUEUES; q++) r->inf[q].slice = -1;
+        r->ninf = 0;
+        r->phase_bytes = 0;
+        r->phase_t0 = 0;
+        alive++;
+        /* the calling thread works for the fastest device known, the one
+         * likely to do most of the work */
+        double v = r->dev->rate > 0 ? r->dev->rate : r->dev->prior;
+        if (!mine || v > best) {
+            best = v;
+            mine = r;
         }
-    if (alive > 1) take_priors(job);
+    }
     double t_phase = cls_now();
     job->idle = 0;
-    job->workers = (int)alive;
-    if (alive == 1) {
-        worker(only);
-    } else {
+    job->dormant = 0;
+    job->workers = 1;
+    if (alive > 1) {
+        pthread_mutex_lock(&job->lock);
         for (size_t i = 0; i < job->nruns; i++) {
             cls_devrun *r = &job->runs[i];
-            r->started = 0;
-            if (!r->participates || r->failed) continue;
-            if (pthread_create(&r->thread, NULL, worker, r) == 0) {
+            if (!r->participates || r->failed || r == mine) continue;
+            if (!has_home(job, r) && !would_take(r)) {
+                r->dormant = 1;
+                job->dormant++;
+            } else if (pthread_create(&r->thread, NULL, worker, r) == 0) {
                 r->started = 1;
-                started++;
+                job->workers++;
             }
+            /* a device without a thread takes no part */
         }
-        if (started < alive) {
-            /* devices without a thread take no part: count only those running */
-            pthread_mutex_lock(&job->lock);
-            job->workers -= (int)(alive - (started ? started : 1));
-            pthread_cond_broadcast(&job->cond);
-            pthread_mutex_unlock(&job->lock);
-        }
-        if (started == 0 && only) worker(only);
-        for (size_t i = 0; i < job->nruns; i++)
-            if (job->runs[i].started) pthread_join(job->runs[i].thread, NULL);
+        pthread_mutex_unlock(&job->lock);
+    }
+    if (mine) worker(mine);
+    /* a worker may start a dormant device's thread until its own end:
+     * join until none is left */
+    for (;;) {
+        cls_devrun *j = NULL;
+        pthread_mutex_lock(&job->lock);
+        for (size_t i = 0; i < job->nruns && !j; i++)
+            if (job->runs[i].started) j = &job->runs[i];
+        if (j) j->started = 0;
+        pthread_mutex_unlock(&job->lock);
+        if (!j) break;
+        pthread_join(j->thread, NULL);
     }
     t_phase = cls_now() - t_phase;
     for (size_t i = 0; i < job->nruns; i++)

@@ -5,7 +5,9 @@
  * than another takes no slice unless it would still finish before the
  * others; devices of comparable priors each take a slice to be measured; a
  * prior spoilt by a busy moment is taken again once the calls since have
- * taken 20 times as long as that probe.
+ * taken 20 times as long as that probe. A device that declines a phase's
+ * first slice gets no worker thread until it might take one, or until
+ * another device fails.
  *
  * Suite pocl: two PoCL pthread devices; the fault layer (fault_layer.c)
  * makes the second one slow by delaying its kernel launches. The checks
@@ -121,6 +123,24 @@ static void a_prior_spoilt_by_a_busy_moment_is_taken_again(void **state)
     cls_context_destroy(ctx);
 }
 
+static void a_device_left_out_takes_over_when_the_other_fails(void **state)
+{
+    (void)state;
+    cls_context *ctx = two_devices();
+    /* device 1 is far slower: it declines the first slice and gets no
+     * worker thread; device 0 then fails after two slices, and device 1
+     * must be woken to finish the call */
+    assert_true(fault.add(FAULT_DELAY, "pthread", 1, NULL, 0, -1, DELAY_US) >= 0);
+    assert_true(fault.add(FAULT_KERNEL, "pthread", 0, "fit_apply", 2, -1, 0) >= 0);
+    assert_true(call(ctx, 1, "device 1 slow, device 0 failing after 2 slices") > 0);
+    cls_report rep;
+    assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
+    assert_non_null(rep.devices[0].failed);
+    assert_int_equal(rep.devices[0].slices, 2);
+    fault.clear();
+    cls_context_destroy(ctx);
+}
+
 static void no_probe_with_cls_prior_0(void **state)
 {
     (void)state;
@@ -143,6 +163,7 @@ int main(void)
         cmocka_unit_test(far_slower_device_takes_no_slice_in_its_first_calls),
         cmocka_unit_test(comparable_devices_both_take_part_in_the_first_call),
         cmocka_unit_test(a_prior_spoilt_by_a_busy_moment_is_taken_again),
+        cmocka_unit_test(a_device_left_out_takes_over_when_the_other_fails),
         cmocka_unit_test(no_probe_with_cls_prior_0),
     };
     return TEST_RUN("scheduler", tests, setup, teardown);
