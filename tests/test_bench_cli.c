@@ -136,6 +136,12 @@ static void json_has_the_machine_and_every_limit(void **state)
     /* three values printed with 6 decimals: rounding alone may reach 1.5e-6 */
     assert_close(num(warm, "beyond_run_s"),
                  num(warm, "create_s") + num(warm, "first_call_s") - num(warm, "run_s"), 2e-6);
+    /* the warm figure is the median of several fresh processes */
+    assert_true(num(su, "warm_runs") >= 3);
+    assert_true(num(su, "warm_beyond_run_min_s") <= num(warm, "beyond_run_s") + 1e-6);
+    assert_true(num(warm, "beyond_run_s") <= num(su, "warm_beyond_run_max_s") + 1e-6);
+    json_t *drv = json_object_get(su, "drivers_s");
+    assert_true(num(drv, "min") > 0 && num(drv, "min") <= num(drv, "median") && num(drv, "median") <= num(drv, "max"));
     json_t *ld = json_object_get(lim, "devices");
     assert_int_equal(json_array_size(ld), json_array_size(devs));
     const char *keys[] = {"mem_copy_gbs", "h2d_pinned_gbs", "d2h_pinned_gbs", "h2d_pageable_gbs",

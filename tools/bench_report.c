@@ -98,14 +98,23 @@ void bench_print_header(FILE *f, const bench_machine *m)
         const bench_startup_run *c = &m->startup.cold, *w = &m->startup.warm;
         fprintf(f, "start-up  a fresh process: context, first seed-A call, then a second call (the run itself)\n"
                    "          cold caches: context %.0f ms, first call %.0f ms, run %.0f ms: %.0f ms beyond the run\n"
-                   "          warm caches: context %.0f ms, first call %.0f ms, run %.0f ms: %.0f ms beyond the run\n",
+                   "          warm caches: context %.0f ms, first call %.0f ms, run %.0f ms: %.0f ms beyond the run\n"
+                   "                       (median of %d fresh processes, %.0f-%.0f ms)\n",
                 c->create * 1e3, c->first * 1e3, c->steady * 1e3, (c->create + c->first - c->steady) * 1e3,
-                w->create * 1e3, w->first * 1e3, w->steady * 1e3, (w->create + w->first - w->steady) * 1e3);
+                w->create * 1e3, w->first * 1e3, w->steady * 1e3, (w->create + w->first - w->steady) * 1e3,
+                m->startup.nwarm, m->startup.warm_min * 1e3, m->startup.warm_max * 1e3);
+        if (m->startup.drivers > 0)
+            fprintf(f, "          of which the OpenCL drivers' own start (any OpenCL program pays it: the ICD loader,\n"
+                       "          every platform's devices): %.0f ms (median of %d, %.0f-%.0f ms)\n",
+                    m->startup.drivers * 1e3, m->startup.ndrivers, m->startup.drivers_min * 1e3,
+                    m->startup.drivers_max * 1e3);
     }
     fprintf(f,
             "how       wall clock around each call (what the caller waits for), out of place on pageable\n"
-            "          caller memory (malloc); median of %d calls after a warm-up, and their range. Every\n"
-            "          result is checked against the single-threaded reference before its time counts.\n"
+            "          caller memory (malloc); median of %d calls after a warm-up, and their range. The\n"
+            "          rows' calls alternate (one call of each row per round), so a drift in the machine's\n"
+            "          speed falls on all rows alike. Every result is checked against the single-threaded\n"
+            "          reference before its time counts.\n"
             "          GB/s: every input byte read once, every output byte written once, over the median.\n"
             "          of limit: of the bandwidth that binds the row: host copy (host and zero-copy devices),\n"
             "          bus, pinned (staging devices, unless host copy is lower), devices' sum (all\n"
@@ -300,6 +309,14 @@ static void json_limits(FILE *f, const bench_machine *m)
                        "\"beyond_run_s\": %.6f}",
                     i ? "warm" : "cold", r[i]->create, r[i]->first, r[i]->steady,
                     r[i]->create + r[i]->first - r[i]->steady);
+        fprintf(f, ", \"warm_runs\": %d, \"warm_beyond_run_min_s\": %.6f, \"warm_beyond_run_max_s\": %.6f",
+                m->startup.nwarm, m->startup.warm_min, m->startup.warm_max);
+        fputs(", \"drivers_s\": ", f);
+        if (m->startup.drivers > 0)
+            fprintf(f, "{\"median\": %.6f, \"min\": %.6f, \"max\": %.6f}", m->startup.drivers,
+                    m->startup.drivers_min, m->startup.drivers_max);
+        else
+            fputs("null", f);
         fputs("},\n", f);
     }
     fputs("    \"devices\": [", f);
@@ -485,7 +502,7 @@ int bench_write_json(const char *path, const bench_machine *m, const bench_resul
     jstr_or_null(f, m->selector);
     fprintf(f, ", \"seed\": %llu},\n", (unsigned long long)m->seed);
     fputs("  \"method\": {\"time\": \"wall clock around each call, out of place; median of the repeats after one "
-          "warm-up\", \"memory\": \"pageable caller memory (malloc)\", \"bytes\": \"every input byte read once, "
+          "warm-up, the rows' calls alternating round by round\", \"memory\": \"pageable caller memory (malloc)\", \"bytes\": \"every input byte read once, "
           "every output byte written once\", \"gbs\": \"1e9 bytes per second over the median time\", "
           "\"reference\": \"host single (plain C, one thread); every result checked against it\", "
           "\"phases\": \"OpenCL event seconds of the median repeat, summed over devices and queues\"},\n",

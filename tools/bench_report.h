@@ -25,13 +25,21 @@ typedef struct bench_device {
 /* One fresh process: context creation, the first seed-A call, a second one
  * (the run itself); seconds. */
 typedef struct bench_startup_run { double create, first, steady; } bench_startup_run;
+enum { BENCH_WARM_STARTS = 5 };
 typedef struct bench_startup_result {
     int               ok;
     bench_startup_run cold;   /* empty kernel caches */
-    bench_startup_run warm;
+    bench_startup_run warm;   /* warm caches: the run of median start-up */
+    int               nwarm;
+    double            warm_min, warm_max;   /* start-up (create + first - steady) over the warm runs */
+    /* the drivers' own start in a fresh process (the ICD loader, every
+     * platform's devices): median, min, max seconds; 0 when not measured */
+    double            drivers, drivers_min, drivers_max;
+    int               ndrivers;
 } bench_startup_result;
 
-/* bench_startup.c: runs `clscale __startup` twice (empty caches, then warm). */
+/* bench_startup.c: runs `clscale __startup` with empty caches, then
+ * BENCH_WARM_STARTS times warm, and the drivers' start as many times. */
 int bench_startup(double size, const char *devices, bench_startup_result *out);
 
 typedef struct bench_machine {

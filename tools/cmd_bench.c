@@ -61,10 +61,12 @@ static const char help[] =
     "\n"
     "Times are wall clock around each call (what the caller waits for), out of\n"
     "place on pageable caller memory (malloc): the median of N calls after a\n"
-    "warm-up, with their range. GB/s counts every input byte read once and every\n"
-    "output byte written once. Every result is checked against the single-threaded\n"
-    "reference before its time counts. Exit status: 0 all correct, 1 a run failed\n"
-    "or was wrong, 2 usage error.\n";
+    "warm-up, with their range. The rows' calls alternate (one call of each row\n"
+    "per round), so that a drift in the machine's speed falls on all rows alike.\n"
+    "GB/s counts every input byte read once and every output byte written once.\n"
+    "Every result is checked against the single-threaded reference before its\n"
+    "time counts. Exit status: 0 all correct, 1 a run failed or was wrong, 2 usage\n"
+    "error.\n";
 
 /* ---- options ------------------------------------------------------------ */
 
@@ -339,35 +341,6 @@ static void repeat_label(char *buf, size_t len, int r, int repeats)
     else snprintf(buf, len, "repeat %d/%d", r, repeats);
 }
 
-static void run_host(bench_run *run, wl_data *d, int repeats)
-{
-    int threads = run->kind == RUN_HOST_THREADS;
-    void *out = threads ? d->yt : d->ys;
-    double tol = bench_tolerance(&d->w);
-    for (int r = 0; r <= repeats; r++) {
-        char rl[32];
-        repeat_label(rl, sizeof rl, r, repeats);
-        progress("%s: %s, %s", d->w.name, run->name, rl);
-        par_pass(&d->w, out, NULL);
-        double t0 = now_s();
-        if (threads) bench_ref_threads(&d->w, d->x, d->f, out, 0);
-        else bench_ref_single(&d->w, d->x, d->f, out);
-        double dt = now_s() - t0;
-        /* the single-threaded output is the reference itself */
-        double err = threads ? par_pass(&d->w, out, d->ys) : 0.0;
-        if (!(err <= run->max_error)) run->max_error = err;
-        if (!(err <= tol)) {
-            run->status = RUN_FAILED;
-            snprintf(run->why, sizeof run->why, "wrong result in the %s: max error %.3g > tolerance %.3g", rl, err,
-                     tol);
-            return;
-        }
-        if (r == 0) run->warmup = dt;
-        else run->t[run->nrep++] = dt;
-    }
-    summarise(run);
-}
-
 /* One call's report, its strings copied (the report lives until the next call). */
 typedef struct snapshot {
     int        phases;
@@ -415,65 +388,116 @@ static void take_snapshot(bench_run *run, const snapshot *s)
     }
 }
 
-/* Returns the timed repeat (1-based) of the context's last call when that
- * call ran to completion, else 0. */
-static int run_clscale(bench_run *run, cls_context *ctx, wl_data *d, int repeats, int corrupt)
+/* One configuration being timed. The configurations of a workload run in
+ * rounds, each round one call of each (round 0 the warm-up), so that a drift
+ * in the machine's speed (another tenant, the clock, the page cache) falls
+ * on all of them alike and their ratios stay fair. */
+typedef struct runner {
+    bench_run   *run;
+    cls_context *ctx;       /* NULL: a host reference */
+    int          corrupt;   /* the tests' proof that a wrong result is caught */
+    snapshot    *snaps;     /* the report of each timed call */
+    snapshot     last;      /* the warm-up's, or the failed call's */
+    int          timed;     /* the timed repeat (1-based) of ctx's last call when it completed, else 0 */
+    int          live;      /* still running: not failed, not sat out */
+} runner;
+
+static void run_failed(runner *u, const char *rl, double err, double tol)
 {
+    u->run->status = RUN_FAILED;
+    snprintf(u->run->why, sizeof u->run->why, "wrong result in the %s: max error %.3g > tolerance %.3g", rl, err,
+             tol);
+    u->live = 0;
+}
+
+static void host_call(runner *u, wl_data *d, int r, const char *rl)
+{
+    bench_run *run = u->run;
+    int threads = run->kind == RUN_HOST_THREADS;
+    void *out = threads ? d->yt : d->ys;
     double tol = bench_tolerance(&d->w);
-    snapshot *snaps = malloc((size_t)repeats * sizeof *snaps);
-    snapshot last;
-    if (!snaps) {
-        run->status = RUN_FAILED;
-        snprintf(run->why, sizeof run->why, "out of memory for the run's reports");
-        return 0;
+    par_pass(&d->w, out, NULL);
+    double t0 = now_s();
+    if (threads) bench_ref_threads(&d->w, d->x, d->f, out, 0);
+    else bench_ref_single(&d->w, d->x, d->f, out);
+    double dt = now_s() - t0;
+    /* the single-threaded output is the reference itself */
+    double err = threads ? par_pass(&d->w, out, d->ys) : 0.0;
+    if (!(err <= run->max_error)) run->max_error = err;
+    if (!(err <= tol)) {
+        run_failed(u, rl, err, tol);
+        return;
     }
-    int timed = 0;
+    if (r == 0) run->warmup = dt;
+    else run->t[run->nrep++] = dt;
+}
+
+static void clscale_call(runner *u, wl_data *d, int r, const char *rl)
+{
+    bench_run *run = u->run;
+    double tol = bench_tolerance(&d->w);
+    snapshot *sn = r ? &u->snaps[r - 1] : &u->last;
+    par_pass(&d->w, d->y, NULL);
+    double t0 = now_s();
+    cls_status st = d->p.scaler != CLS_NONE ? cls_fit_transform(u->ctx, &d->p, &d->ax, &d->ay, NULL)
+                                            : cls_transform(u->ctx, &d->p, NULL, &d->ax, &d->ay);
+    double dt = now_s() - t0;
+    snap(u->ctx, sn);
+    u->timed = st == CLS_OK ? r : 0;
+    if (st == CLS_E_UNSUPPORTED) {
+        run->status = RUN_SAT_OUT;
+        snprintf(run->why, sizeof run->why, "%s", cls_last_error(u->ctx));
+        take_snapshot(run, sn);
+        u->live = 0;
+        return;
+    }
+    if (st != CLS_OK) {
+        run->status = RUN_FAILED;
+        snprintf(run->why, sizeof run->why, "%s in the %s: %s", cls_status_str(st), rl, cls_last_error(u->ctx));
+        take_snapshot(run, sn);
+        u->live = 0;
+        return;
+    }
+    if (u->corrupt) {
+        size_t mid = bench_elements(&d->w) / 2;
+        if (d->w.dtype == CLS_F64) ((double *)d->y)[mid] += 1.0;
+        else ((float *)d->y)[mid] += 1.0f;
+    }
+    double err = par_pass(&d->w, d->y, d->ys);
+    if (!(err <= run->max_error)) run->max_error = err;
+    if (!(err <= tol)) {
+        run_failed(u, rl, err, tol);
+        take_snapshot(run, sn);
+        return;
+    }
+    if (r == 0) run->warmup = dt;
+    else run->t[run->nrep++] = dt;
+}
+
+/* Runs the configurations' calls in rounds. The host single reference runs
+ * first in each round: its output is what every other call is checked
+ * against. */
+static void run_rounds(runner *u, size_t n, wl_data *d, int repeats)
+{
     for (int r = 0; r <= repeats; r++) {
         char rl[32];
         repeat_label(rl, sizeof rl, r, repeats);
-        progress("%s: %s, %s", d->w.name, run->name, rl);
-        par_pass(&d->w, d->y, NULL);
-        double t0 = now_s();
-        cls_status st = d->p.scaler != CLS_NONE ? cls_fit_transform(ctx, &d->p, &d->ax, &d->ay, NULL)
-                                                : cls_transform(ctx, &d->p, NULL, &d->ax, &d->ay);
-        double dt = now_s() - t0;
-        snap(ctx, r ? &snaps[r - 1] : &last);
-        timed = st == CLS_OK ? r : 0;
-        if (st == CLS_E_UNSUPPORTED) {
-            run->status = RUN_SAT_OUT;
-            snprintf(run->why, sizeof run->why, "%s", cls_last_error(ctx));
-            take_snapshot(run, r ? &snaps[r - 1] : &last);
-            break;
+        for (size_t i = 0; i < n; i++) {
+            if (!u[i].live) continue;
+            progress("%s: %s, %s", d->w.name, u[i].run->name, rl);
+            if (u[i].ctx) clscale_call(&u[i], d, r, rl);
+            else host_call(&u[i], d, r, rl);
         }
-        if (st != CLS_OK) {
-            run->status = RUN_FAILED;
-            snprintf(run->why, sizeof run->why, "%s in the %s: %s", cls_status_str(st), rl, cls_last_error(ctx));
-            take_snapshot(run, r ? &snaps[r - 1] : &last);
-            break;
-        }
-        if (corrupt) {   /* the tests' proof that a wrong result is caught */
-            size_t mid = bench_elements(&d->w) / 2;
-            if (d->w.dtype == CLS_F64) ((double *)d->y)[mid] += 1.0;
-            else ((float *)d->y)[mid] += 1.0f;
-        }
-        double err = par_pass(&d->w, d->y, d->ys);
-        if (!(err <= run->max_error)) run->max_error = err;
-        if (!(err <= tol)) {
-            run->status = RUN_FAILED;
-            snprintf(run->why, sizeof run->why, "wrong result in the %s: max error %.3g > tolerance %.3g", rl, err,
-                     tol);
-            take_snapshot(run, r ? &snaps[r - 1] : &last);
-            break;
-        }
-        if (r == 0) run->warmup = dt;
-        else run->t[run->nrep++] = dt;
     }
-    if (run->status == RUN_OK) {
-        run->report_repeat = summarise(run);
-        take_snapshot(run, &snaps[run->report_repeat]);
+    for (size_t i = 0; i < n; i++) {
+        bench_run *run = u[i].run;
+        if (run->status != RUN_OK) continue;
+        int rep = summarise(run);
+        if (u[i].ctx) {
+            run->report_repeat = rep;
+            take_snapshot(run, &u[i].snaps[rep]);
+        }
     }
-    free(snaps);
-    return timed;
 }
 
 /* ---- limits ------------------------------------------------------------- */
@@ -726,6 +750,7 @@ static void write_traces(bench_state *s, cls_context *ctx, const bench_workload 
 static void run_workload(bench_state *s, const bench_workload *w, bench_result *r)
 {
     bench_machine *m = s->m;
+    int repeats = s->o.repeats;
     memset(r, 0, sizeof *r);
     r->w = *w;
     r->bytes = bench_bytes(w);
@@ -736,21 +761,19 @@ static void run_workload(bench_state *s, const bench_workload *w, bench_result *
         s->failures++;
         return;
     }
+    runner u[3 + BENCH_MAX_DEVICES];
+    size_t nu = 0;
+    memset(u, 0, sizeof u);
+
     bench_run *run = &r->runs[r->nruns++];
     run->kind = RUN_HOST_SINGLE;
     snprintf(run->name, sizeof run->name, "host single");
-    run_host(run, &d, s->o.repeats);
-
+    u[nu++] = (runner){.run = run, .live = 1};
     run = &r->runs[r->nruns++];
     run->kind = RUN_HOST_THREADS;
     snprintf(run->name, sizeof run->name, "host threads");
-    if (r->runs[0].status == RUN_OK) run_host(run, &d, s->o.repeats);
-    else {
-        run->status = RUN_FAILED;
-        snprintf(run->why, sizeof run->why, "no reference to check against");
-    }
+    u[nu++] = (runner){.run = run, .live = 1};
 
-    int ok_ref = r->runs[0].status == RUN_OK;
     for (size_t i = 0; i < m->ndev; i++) {
         const cls_device_info *info = &m->dev[i].info;
         if (m->ndev > 1 && !wants_alone(&s->o, info->index)) continue;
@@ -762,15 +785,11 @@ static void run_workload(bench_state *s, const bench_workload *w, bench_result *
         if (w->dtype == CLS_F64 && !info->fp64) {
             run->status = RUN_SAT_OUT;
             snprintf(run->why, sizeof run->why, "no cl_khr_fp64 (float64 data)");
-        } else if (!ok_ref) {
-            run->status = RUN_FAILED;
-            snprintf(run->why, sizeof run->why, "no reference to check against");
         } else if (!s->alone[i]) {
             run->status = RUN_FAILED;
             snprintf(run->why, sizeof run->why, "%s", s->alone_error[i]);
         } else {
-            int last = run_clscale(run, s->alone[i], &d, s->o.repeats, (long)info->index == s->corrupt);
-            if (last && m->ndev == 1) write_traces(s, s->alone[i], w, run, last);
+            u[nu++] = (runner){.run = run, .ctx = s->alone[i], .corrupt = (long)info->index == s->corrupt, .live = 1};
         }
     }
     if (m->ndev > 1) {
@@ -779,14 +798,25 @@ static void run_workload(bench_state *s, const bench_workload *w, bench_result *
         run->ndev = m->ndev;
         for (size_t i = 0; i < m->ndev; i++) run->dev[i] = m->dev[i].info.index;
         snprintf(run->name, sizeof run->name, "all together");
-        if (!ok_ref) {
-            run->status = RUN_FAILED;
-            snprintf(run->why, sizeof run->why, "no reference to check against");
-        } else {
-            int last = run_clscale(run, s->all, &d, s->o.repeats, 0);
-            if (last) write_traces(s, s->all, w, run, last);
+        u[nu++] = (runner){.run = run, .ctx = s->all, .live = 1};
+    }
+    for (size_t i = 0; i < nu; i++) {
+        if (!u[i].ctx) continue;
+        u[i].snaps = malloc((size_t)repeats * sizeof *u[i].snaps);
+        if (!u[i].snaps) {
+            u[i].run->status = RUN_FAILED;
+            snprintf(u[i].run->why, sizeof u[i].run->why, "out of memory for the run's reports");
+            u[i].live = 0;
         }
     }
+    run_rounds(u, nu, &d, repeats);
+
+    /* the traces: the device's run when only one is selected, else all
+     * together, which is the last call of the last round */
+    const runner *traced = &u[nu - 1];
+    if (traced->ctx && traced->timed && (m->ndev == 1 || traced->run->kind == RUN_TOGETHER))
+        write_traces(s, traced->ctx, w, traced->run, traced->timed);
+    for (size_t i = 0; i < nu; i++) free(u[i].snaps);
     wl_free(&d);
     for (size_t i = 0; i < r->nruns; i++) s->failures += r->runs[i].status == RUN_FAILED;
     derive(m, r);
