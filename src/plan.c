@@ -138,20 +138,38 @@ static cls_status add(builder *b, cls_op op, uint64_t row0, uint64_t nrows, size
     return CLS_OK;
 }
 
-/* Up to k whole units (groups or matrices of `rows` rows, all columns) per
- * slice, but spread so that every device gets a couple of slices, in
- * slices of equal size. */
+/* Every participating device reads and writes the caller's memory in place
+ * (no transfers to overlap with kernels)? */
+static int all_zero_copy(const cls_job *job)
+{
+    for (size_t i = 0; i < job->nruns; i++) {
+        const cls_devrun *r = &job->runs[i];
+        if (r->participates && !r->failed && !r->dev->zero_copy) return 0;
+    }
+    return 1;
+}
+
+/* Whole units (groups or matrices of `rows` rows, all columns), at most k
+ * per slice, spread so that every device gets a couple of slices (to
+ * balance devices, and on a staging device to overlap one slice's copies
+ * with another's kernel), in slices whose sizes differ by one unit at most.
+ * One zero-copy device's worth of work is not cut: a second launch only
+ * costs. */
 static cls_status whole_units(builder *b, cls_op op, uint64_t units, uint64_t rows, uint64_t k)
 {
-    double want = 2 * participating(b->job) + 0.5; /* slices, rounded */
+    double devs = participating(b->job);
+    double want = (devs < 1.5 && all_zero_copy(b->job) ? 1 : 2 * devs) + 0.5; /* slices, rounded */
     uint64_t nsl = want < (double)units ? (uint64_t)want : units;
     if (nsl < 1) nsl = 1;
-    uint64_t spread = (units + nsl - 1) / nsl;
-    if (k > spread) k = spread;
     if (k < 1) k = 1;
+    uint64_t need = units / k + (units % k != 0); /* no slice above k units */
+    if (nsl < need) nsl = need;
+    uint64_t q = units / nsl, extra = units % nsl; /* the first `extra` slices get q + 1 */
     cls_status st = CLS_OK;
-    for (uint64_t u = 0; u < units && st == CLS_OK; u += k)
-        st = add(b, op, u * rows, (units - u < k ? units - u : k) * rows, 0, b->job->C);
+    for (uint64_t i = 0; i < nsl && st == CLS_OK; i++) {
+        uint64_t u0 = i * q + (i < extra ? i : extra);
+        st = add(b, op, u0 * rows, (q + (i < extra)) * rows, 0, b->job->C);
+    }
     return st;
 }
 

@@ -1,0 +1,159 @@
+/* How a call is cut into slices (src/plan.c), on devices made up in memory:
+ * no OpenCL call is made. Small jobs of whole matrices are spread so that
+ * each device that will take work gets a couple of slices; one zero-copy
+ * device's worth of work is not cut (a second launch only costs); a device
+ * far slower than another (a simulator beside a CPU) does not make the
+ * slices smaller; every row of every matrix is in exactly one slice. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "job.h"
+
+#define MIB ((uint64_t)1 << 20)
+
+typedef struct fake {
+    cls_context ctx;
+    cls_dev     dev[4];
+    cls_devrun  run[4];
+    cls_job     job;
+} fake;
+
+/* kind: 'z' a zero-copy CPU, 's' a staging (discrete) device; rate and
+ * prior in bytes/s (0: unknown) */
+typedef struct fake_dev { char kind; double rate, prior; } fake_dev;
+
+/* A discount-like job of `b` matrices of r x c float64 (APPLY slices). */
+static fake *make(const fake_dev *d, size_t n, uint64_t b, uint64_t r, size_t c)
+{
+    fake *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    for (size_t i = 0; i < n; i++) {
+        cls_dev *v = &f->dev[i];
+        v->index = i;
+        v->zero_copy = d[i].kind == 'z';
+        v->nq = 3;
+        v->rate = d[i].rate;
+        v->prior = d[i].prior;
+        v->info.max_alloc_bytes = 4096 * MIB;
+        v->info.global_mem_bytes = 16384 * MIB;
+        f->run[i].dev = v;
+        f->run[i].job = &f->job;
+        f->run[i].participates = 1;
+    }
+    cls_job *j = &f->job;
+    j->ctx = &f->ctx;
+    j->runs = f->run;
+    j->nruns = n;
+    j->B = b;
+    j->R = r;
+    j->C = c;
+    j->es = sizeof(double);
+    j->Rg = r;
+    j->G = b;
+    return f;
+}
+
+static void release(fake *f)
+{
+    free(f->job.sl);
+    free(f->job.sstats);
+    free(f);
+}
+
+/* Plans APPLY slices and checks that they cover every row once. */
+static size_t plan(fake *f)
+{
+    cls_job *j = &f->job;
+    assert_int_equal(cls_plan(j, CLS_OP_APPLY, cls_plan_slice_bytes(j)), CLS_OK);
+    uint64_t next = 0;
+    for (size_t i = 0; i < j->nsl; i++) {
+        const cls_slice *s = &j->sl[i];
+        assert_int_equal(s->col0, 0);
+        assert_int_equal(s->ncols, j->C);
+        assert_true(s->row0 == next);
+        next += s->nrows;
+    }
+    assert_true(next == j->B * j->R);
+    return j->nsl;
+}
+
+static void one_cpu_does_not_cut_a_small_job(void **state)
+{
+    (void)state;
+    /* 25 matrices of 4000 x 5 float64: 4 MB, under one 8 MiB slice */
+    fake_dev d[] = {{'z', 0, 0}};
+    fake *f = make(d, 1, 25, 4000, 5);
+    assert_int_equal(plan(f), 1);
+    release(f);
+}
+
+static void one_staging_device_gets_two_slices_to_overlap(void **state)
+{
+    (void)state;
+    fake_dev d[] = {{'s', 0, 0}};
+    fake *f = make(d, 1, 25, 4000, 5);
+    assert_int_equal(plan(f), 2);
+    release(f);
+}
+
+static void two_comparable_devices_get_two_slices_each(void **state)
+{
+    (void)state;
+    fake_dev d[] = {{'z', 10e9, 0}, {'z', 0, 8e9}};
+    fake *f = make(d, 2, 25, 4000, 5);
+    assert_int_equal(plan(f), 4);
+    release(f);
+    /* unknown speeds count as fast */
+    fake_dev u[] = {{'z', 0, 0}, {'z', 0, 0}};
+    f = make(u, 2, 25, 4000, 5);
+    assert_int_equal(plan(f), 4);
+    release(f);
+}
+
+static void a_far_slower_device_does_not_shrink_the_slices(void **state)
+{
+    (void)state;
+    /* a CPU at 30 GB/s and a simulator at 6 MB/s: one device's worth */
+    fake_dev d[] = {{'z', 30e9, 0}, {'z', 0, 6e6}};
+    fake *f = make(d, 2, 25, 4000, 5);
+    assert_int_equal(plan(f), 1);
+    release(f);
+}
+
+static void large_jobs_are_cut_by_the_slice_size(void **state)
+{
+    (void)state;
+    /* 100 matrices of 4000 x 5 float64 (16 MB): 8 MiB slices at most */
+    fake_dev d[] = {{'z', 0, 0}};
+    fake *f = make(d, 1, 100, 4000, 5);
+    size_t n = plan(f);
+    assert_int_equal(n, 2);
+    for (size_t i = 0; i < n; i++) assert_true(f->job.sl[i].nrows * 5 * sizeof(double) <= 8 * MIB);
+    release(f);
+    /* odd counts: slices differ by one matrix at most */
+    fake_dev three[] = {{'z', 0, 0}, {'z', 0, 0}, {'z', 0, 0}};
+    f = make(three, 3, 7, 3, 5);
+    n = plan(f);
+    assert_int_equal(n, 6);
+    for (size_t i = 0; i < n; i++) assert_true(f->job.sl[i].nrows == (i == 0 ? 6u : 3u));
+    release(f);
+    fake_dev two[] = {{'z', 0, 0}, {'z', 0, 0}};
+    f = make(two, 2, 25, 4000, 5);
+    n = plan(f);
+    assert_int_equal(n, 4);
+    for (size_t i = 0; i < n; i++) assert_true(f->job.sl[i].nrows == (i == 0 ? 7u : 6u) * 4000);
+    release(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(one_cpu_does_not_cut_a_small_job),
+        cmocka_unit_test(one_staging_device_gets_two_slices_to_overlap),
+        cmocka_unit_test(two_comparable_devices_get_two_slices_each),
+        cmocka_unit_test(a_far_slower_device_does_not_shrink_the_slices),
+        cmocka_unit_test(large_jobs_are_cut_by_the_slice_size),
+    };
+    return TEST_RUN("plan", tests, NULL, NULL);
+}
