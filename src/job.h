@@ -130,8 +130,11 @@ typedef struct cls_devrun {
     size_t      slices;
     uint64_t    bytes;
     uint64_t    inflight_bytes;
-    uint64_t    phase_bytes;      /* completed in this phase (rate) */
-    double      phase_t0;         /* its first pull in this phase, host seconds */
+    unsigned    phase_done;       /* slices completed in this phase */
+    double      phase_t1;         /* its first completion in this phase, host seconds */
+    uint64_t    phase_bytes1;     /* completed in this phase after that one (rate) */
+    double      t_done1;          /* its first completion in the call, seconds from t0 */
+    uint64_t    bytes1;           /* that slice's bytes */
     double      t_first, t_last;  /* seconds from t0 */
     double      up, kern, down, stage;
     pthread_t   thread;

@@ -126,12 +126,12 @@ static int prior_alloc(cls_dev *d, prior_bufs *p, size_t bytes)
     return 0;
 }
 
-/* The copy kernel once on 4 KiB, then on sizes twice as large while the
- * runs so far took under 2 ms in all, up to 1 MiB: the best rate seen, in
- * bytes read and written per second, transfers included for a staging
- * device. A simulator stops after a size or two; a CPU or GPU reaches
- * sizes where launch costs fade, even when a first launch is slow (a cold
- * start, a busy moment), since no single run ends the probe. The figure
+/* The copy kernel once untimed on 4 KiB (a first launch may compile), then
+ * timed on 4 KiB and on sizes twice as large while the timed runs took
+ * under 2 ms in all, up to 1 MiB: the best rate seen, in bytes read and
+ * written per second, transfers included for a staging device. A simulator
+ * stops after a size or two; a CPU or GPU reaches sizes where launch costs
+ * fade. The figure
  * only has to tell devices many times slower apart, so a failure is not an
  * error: the device then stays unknown (0). */
 double cls_device_prior(cls_dev *d, unsigned qi)
@@ -144,7 +144,10 @@ double cls_device_prior(cls_dev *d, unsigned qi)
     if (cap < START) return 0;
     prior_bufs p = {0};
     double rate = 0, spent = 0;
-    if (prior_alloc(d, &p, START) == 0) {
+    /* an untimed launch first: a driver may compile the kernel for its
+     * work-group size at the first launch (PoCL: hundreds of ms with a cold
+     * cache), which would make a fast device look slower than a simulator */
+    if (prior_alloc(d, &p, START) == 0 && prior_round(d, q, p.a, p.b, p.host, START) >= 0) {
         for (size_t bytes = START; bytes <= cap && spent < budget; bytes *= 2) {
             double t = bytes > p.bytes && prior_alloc(d, &p, cap) != 0
                            ? -1.0

@@ -28,10 +28,14 @@ static uint64_t slice_bytes(const cls_job *job, const cls_slice *s)
 }
 
 /* Bytes per second this device has shown: in this phase, else in earlier
- * calls; 0 when nothing is known yet. */
+ * calls; 0 when nothing is known yet. The phase's figure counts from the
+ * device's first completion on: a first slice carries one-time costs (a
+ * driver compiling the kernel at its first launch, PoCL: up to seconds
+ * with a cold cache) that would make a fast device look slower than a
+ * simulator. */
 static double rate_of(const cls_devrun *r, double now)
 {
-    if (r->phase_bytes > 0 && now > r->phase_t0) return (double)r->phase_bytes / (now - r->phase_t0);
+    if (r->phase_done >= 2 && now > r->phase_t1) return (double)r->phase_bytes1 / (now - r->phase_t1);
     return r->dev->rate;
 }
 
@@ -129,7 +133,6 @@ static int pull(cls_devrun *r)
     job->running++;
     job->pending_bytes -= b;
     r->inflight_bytes += b;
-    if (r->phase_t0 == 0) r->phase_t0 = now;
     if (r->slices == 0 && r->t_first == 0) r->t_first = now - job->t0;
     return pick;
 }
@@ -178,14 +181,20 @@ static void complete(cls_devrun *r, size_t si)
     cls_slice *s = &job->sl[si];
     uint64_t b = slice_bytes(job, s);
     pthread_mutex_lock(&job->lock);
+    double now = cls_now();
     s->state = CLS_SL_DONE;
     job->running--;
     job->done++;
     r->inflight_bytes -= b;
     r->slices++;
     r->bytes += b;
-    r->phase_bytes += b;
-    r->t_last = cls_now() - job->t0;
+    if (r->phase_done++ == 0) r->phase_t1 = now;
+    else r->phase_bytes1 += b;
+    r->t_last = now - job->t0;
+    if (r->slices == 1) {
+        r->t_done1 = r->t_last;
+        r->bytes1 = b;
+    }
     job->bytes_done += b;
     if (ctx->cfg.progress)
         ctx->cfg.progress(ctx->cfg.progress_user, job->bytes_done,
@@ -363,8 +372,9 @@ cls_status cls_run_phase(cls_job *job)
         if (!r->participates || r->failed) continue;
         for (unsigned q = 0; q < CLS_MAX_QUEUES; q++) r->inf[q].slice = -1;
         r->ninf = 0;
-        r->phase_bytes = 0;
-        r->phase_t0 = 0;
+        r->phase_done = 0;
+        r->phase_t1 = 0;
+        r->phase_bytes1 = 0;
         alive++;
         /* the calling thread works for the fastest device known, the one
          * likely to do most of the work */
@@ -527,7 +537,10 @@ cls_status cls_report_finish(cls_job *job, double wall)
         rd[i].busy = r->slices ? r->t_last - r->t_first : 0;
         rd[i].staging = r->stage;
         bytes += r->bytes;
-        if (r->slices && r->t_last > r->t_first && r->bytes)
+        /* from the first completion on, as in rate_of() */
+        if (r->slices >= 2 && r->t_last > r->t_done1)
+            job->runs[i].dev->rate = (double)(r->bytes - r->bytes1) / (r->t_last - r->t_done1);
+        else if (r->slices && r->t_last > r->t_first && r->bytes)
             job->runs[i].dev->rate = (double)r->bytes / (r->t_last - r->t_first);
     }
 

@@ -13,7 +13,7 @@
  *   CLSFAULT_STATUS  clGetEventInfo(CL_EVENT_COMMAND_EXECUTION_STATUS) of a
  *                    complete command reports the error (default
  *                    CL_DEVICE_NOT_AVAILABLE) as the command's status;
- *   CLSFAULT_DELAY   clEnqueueNDRangeKernel sleeps `error` microseconds (default
+ *   CLSFAULT_DELAY   clEnqueueNDRangeKernel (of the rule's kernels) sleeps `error` microseconds (default
  *                    1000) first: a slow device, so that the scheduler gives
  *                    the device under test its share of slices;
  *   CLSFAULT_HOLD    the rule names the device that goes first: kernel
@@ -251,7 +251,7 @@ static cl_int CL_API_CALL hook_clEnqueueNDRangeKernel(cl_command_queue q, cl_ker
 {
     note_queue(q);
     hold(last_device);
-    cl_int us = decide(CLSFAULT_DELAY, last_device, NULL);
+    cl_int us = decide(CLSFAULT_DELAY, last_device, k);
     if (us > 0) {
         struct timespec t = {us / 1000000, (long)(us % 1000000) * 1000};
         nanosleep(&t, NULL);

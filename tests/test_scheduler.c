@@ -5,7 +5,9 @@
  * than another takes no slice unless it would still finish before the
  * others; devices of comparable priors each take a slice to be measured; a
  * prior spoilt by a busy moment is taken again once the calls since have
- * taken 20 times as long as that probe. A device that declines a phase's
+ * taken 20 times as long as that probe. A device's first launch of a
+ * kernel (which a driver may spend compiling it) counts neither in its
+ * prior nor in its rate. A device that declines a phase's
  * first slice gets no worker thread until it might take one, or until
  * another device fails.
  *
@@ -79,6 +81,37 @@ static void far_slower_device_takes_no_slice_in_its_first_calls(void **state)
     assert_true(fault.add(FAULT_DELAY, "pthread", 1, NULL, 0, -1, DELAY_US) >= 0);
     assert_int_equal(call(ctx, 1, "first call, device 1 slow"), 0);
     assert_int_equal(call(ctx, 1, "second call, device 1 slow"), 0);
+    fault.clear();
+    cls_context_destroy(ctx);
+}
+
+static void a_slow_first_launch_does_not_let_a_far_slower_device_in(void **state)
+{
+    (void)state;
+    cls_context *ctx = two_devices_many();
+    /* device 0's first launch of the scaling kernel takes 200 ms, as a
+     * driver compiling it with a cold cache would; measured from the phase's
+     * start it would look slow enough for device 1 (20 ms per launch, far
+     * slower by its prior) to take slices */
+    assert_true(fault.add(FAULT_DELAY, "pthread", 1, NULL, 0, -1, DELAY_US) >= 0);
+    assert_true(fault.add(FAULT_DELAY, "pthread", 0, "fit_apply", 0, 1, 200000) >= 0);
+    assert_int_equal(call(ctx, 1, "device 0's first launch slow, device 1 slow"), 0);
+    fault.clear();
+    cls_context_destroy(ctx);
+}
+
+static void a_slow_first_probe_launch_does_not_spoil_the_prior(void **state)
+{
+    (void)state;
+    /* the same for the speed probe's copy kernel: its first launch is not
+     * timed. Staging devices (as discrete GPUs): on a zero-copy device the
+     * check that memory is shared launches the copy kernel first. */
+    setenv("CLSCALE_FORCE_STAGING", "1", 1);
+    cls_context *ctx = two_devices_many();
+    unsetenv("CLSCALE_FORCE_STAGING");
+    assert_true(fault.add(FAULT_DELAY, "pthread", 1, NULL, 0, -1, DELAY_US) >= 0);
+    assert_true(fault.add(FAULT_DELAY, "pthread", 0, "copy", 0, 1, 200000) >= 0);
+    assert_int_equal(call(ctx, 1, "device 0's first probe launch slow, device 1 slow"), 0);
     fault.clear();
     cls_context_destroy(ctx);
 }
@@ -161,6 +194,8 @@ int main(void)
     if (layer) setenv("OPENCL_LAYERS", layer, 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(far_slower_device_takes_no_slice_in_its_first_calls),
+        cmocka_unit_test(a_slow_first_launch_does_not_let_a_far_slower_device_in),
+        cmocka_unit_test(a_slow_first_probe_launch_does_not_spoil_the_prior),
         cmocka_unit_test(comparable_devices_both_take_part_in_the_first_call),
         cmocka_unit_test(a_prior_spoilt_by_a_busy_moment_is_taken_again),
         cmocka_unit_test(a_device_left_out_takes_over_when_the_other_fails),
