@@ -263,7 +263,7 @@ static void fail_device(cls_devrun *r, cls_status st, int failed_q)
  * device out for good, and probing a simulator costs at most 1/REPROBE of
  * the time spent in calls at first, and ever less. Only calls with several
  * devices need priors. */
-#define REPROBE 20.0
+#define REPROBE 100.0
 
 void cls_run_priors(cls_job *job)
 {

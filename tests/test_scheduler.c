@@ -5,7 +5,7 @@
  * than another takes no slice unless it would still finish before the
  * others; devices of comparable priors each take a slice to be measured; a
  * prior spoilt by a busy moment is taken again once the calls since have
- * taken 20 times as long as that probe. A device's first launch of a
+ * taken 100 times as long as that probe. A device's first launch of a
  * kernel (which a driver may spend compiling it) counts neither in its
  * prior nor in its rate. A device that declines a phase's
  * first slice gets no worker thread until it might take one, or until
@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fault_ctl.h"
 #include "pipeline_util.h"
@@ -29,6 +30,13 @@ enum { B = 64, R = 500, C = 64 };
 #define DELAY_US 20000 /* per kernel launch on the slow device */
 
 static cls_array x;
+
+static double test_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
 
 static int setup(void **state)
 {
@@ -131,9 +139,10 @@ static void a_prior_spoilt_by_a_busy_moment_is_taken_again(void **state)
 {
     (void)state;
     cls_context *ctx = two_devices_many();
-    /* the probe costs one delayed launch, so it is taken again after
-     * 20 times that of calls; a shorter delay would leave the slowed device
-     * within 8x of a device whose own probe a loaded machine spoilt */
+    /* the probe costs two delayed launches (one untimed), so it is taken
+     * again after 100 times that of calls (~4 s); a shorter delay would
+     * leave the slowed device within 8x of a device whose own probe a
+     * loaded machine spoilt */
     assert_true(fault.add(FAULT_DELAY, "pthread", 1, NULL, 0, -1, DELAY_US) >= 0);
     assert_int_equal(call(ctx, 1, "call 1, device 1 slow while probed"), 0);
     fault.clear();
@@ -143,7 +152,8 @@ static void a_prior_spoilt_by_a_busy_moment_is_taken_again(void **state)
     assert_non_null(y.data);
     size_t calls = 1, slices = 0;
     cls_report rep;
-    while (slices == 0 && calls < 2000) {
+    double t0 = test_now();
+    while (slices == 0 && test_now() - t0 < 60) {
         assert_int_equal(cls_fit_transform(ctx, &p, &x, &y, NULL), CLS_OK);
         assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
         slices = rep.devices[1].slices;
