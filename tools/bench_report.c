@@ -113,8 +113,9 @@ void bench_print_header(FILE *f, const bench_machine *m)
             "how       wall clock around each call (what the caller waits for), out of place on pageable\n"
             "          caller memory (malloc); median of %d calls after a warm-up, and their range. The\n"
             "          rows' calls alternate (one call of each row per round), so a drift in the machine's\n"
-            "          speed falls on all rows alike. Every result is checked against the single-threaded\n"
-            "          reference before its time counts.\n"
+            "          speed falls on all rows alike; each call starts with its data out of the caches (a\n"
+            "          read of twice the last-level cache first), as STREAM does. Every result is checked\n"
+            "          against the single-threaded reference before its time counts.\n"
             "          GB/s: every input byte read once, every output byte written once, over the median.\n"
             "          of limit: of the bandwidth that binds the row: host copy (host and zero-copy devices),\n"
             "          bus, pinned (staging devices, unless host copy is lower), devices' sum (all\n"
@@ -502,7 +503,7 @@ int bench_write_json(const char *path, const bench_machine *m, const bench_resul
     jstr_or_null(f, m->selector);
     fprintf(f, ", \"seed\": %llu},\n", (unsigned long long)m->seed);
     fputs("  \"method\": {\"time\": \"wall clock around each call, out of place; median of the repeats after one "
-          "warm-up, the rows' calls alternating round by round\", \"memory\": \"pageable caller memory (malloc)\", \"bytes\": \"every input byte read once, "
+          "warm-up, the rows' calls alternating round by round, each call's data out of the caches first\", \"memory\": \"pageable caller memory (malloc)\", \"bytes\": \"every input byte read once, "
           "every output byte written once\", \"gbs\": \"1e9 bytes per second over the median time\", "
           "\"reference\": \"host single (plain C, one thread); every result checked against it\", "
           "\"phases\": \"OpenCL event seconds of the median repeat, summed over devices and queues\"},\n",

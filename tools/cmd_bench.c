@@ -62,7 +62,8 @@ static const char help[] =
     "Times are wall clock around each call (what the caller waits for), out of\n"
     "place on pageable caller memory (malloc): the median of N calls after a\n"
     "warm-up, with their range. The rows' calls alternate (one call of each row\n"
-    "per round), so that a drift in the machine's speed falls on all rows alike.\n"
+    "per round), so that a drift in the machine's speed falls on all rows alike,\n"
+    "and each call starts with its data out of the caches, as STREAM does.\n"
     "GB/s counts every input byte read once and every output byte written once.\n"
     "Every result is checked against the single-threaded reference before its\n"
     "time counts. Exit status: 0 all correct, 1 a run failed or was wrong, 2 usage\n"
@@ -388,6 +389,22 @@ static void take_snapshot(bench_run *run, const snapshot *s)
     }
 }
 
+/* Before each timed call every row's data leaves the caches: the call
+ * then starts from memory, as STREAM (the limit) does, whatever the row
+ * before it left in the caches (a workload the size of the last-level
+ * cache would otherwise run faster after a row that read its input). */
+static unsigned char *evict_buf;
+static size_t evict_len;
+
+static void evict(void)
+{
+    volatile unsigned char sink = 0;
+    unsigned char acc = 0;
+    for (size_t i = 0; i < evict_len; i += 64) acc ^= evict_buf[i];
+    sink = acc;
+    (void)sink;
+}
+
 /* One configuration being timed. The configurations of a workload run in
  * rounds, each round one call of each (round 0 the warm-up), so that a drift
  * in the machine's speed (another tenant, the clock, the page cache) falls
@@ -417,6 +434,7 @@ static void host_call(runner *u, wl_data *d, int r, const char *rl)
     void *out = threads ? d->yt : d->ys;
     double tol = bench_tolerance(&d->w);
     par_pass(&d->w, out, NULL);
+    evict();
     double t0 = now_s();
     if (threads) bench_ref_threads(&d->w, d->x, d->f, out, 0);
     else bench_ref_single(&d->w, d->x, d->f, out);
@@ -438,6 +456,7 @@ static void clscale_call(runner *u, wl_data *d, int r, const char *rl)
     double tol = bench_tolerance(&d->w);
     snapshot *sn = r ? &u->snaps[r - 1] : &u->last;
     par_pass(&d->w, d->y, NULL);
+    evict();
     double t0 = now_s();
     cls_status st = d->p.scaler != CLS_NONE ? cls_fit_transform(u->ctx, &d->p, &d->ax, &d->ay, NULL)
                                             : cls_transform(u->ctx, &d->p, NULL, &d->ax, &d->ay);
@@ -926,6 +945,12 @@ int cmd_bench(int argc, char **argv)
     }
     open_alone(&s);
     measure_limits(s.m, s.all);
+    /* twice the last-level caches, written once so that its pages exist */
+    evict_len = 2 * llc_bytes();
+    if (evict_len < ((size_t)64 << 20)) evict_len = (size_t)64 << 20;
+    evict_buf = malloc(evict_len);
+    if (evict_buf) memset(evict_buf, 1, evict_len);
+    else evict_len = 0;
     progress_clear();
     bench_print_header(stdout, s.m);
     fflush(stdout);
@@ -962,6 +987,9 @@ out:
             if (s.alone[i] && s.alone[i] != s.all) cls_context_destroy(s.alone[i]);
     }
     cls_context_destroy(s.all);
+    free(evict_buf);
+    evict_buf = NULL;
+    evict_len = 0;
     free(results);
     free(s.m);
     return rc;
