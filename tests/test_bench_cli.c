@@ -203,6 +203,11 @@ static void json_has_every_workload_and_run_with_figures(void **state)
         assert_string_equal(str(json_array_get(runs, 1), "name"), "host threads");
         double single = num(json_object_get(json_array_get(runs, 0), "times"), "median");
         double threads = num(json_object_get(json_array_get(runs, 1), "times"), "median");
+        /* the host-copy limit is STREAM copy measured in the workload's rounds */
+        json_t *hc = json_object_get(w, "host_copy_gbs");
+        assert_true(num(hc, "min") > 0 && num(hc, "min") <= num(hc, "median") && num(hc, "median") <= num(hc, "max"));
+        json_t *hl = json_object_get(json_array_get(runs, 1), "limit");
+        assert_close(num(hl, "gbs"), num(hc, "median") * (i == 3 ? (double)bytes / (1.5 * (double)bytes) : 1.0), 1e-4);
         for (size_t k = 0; k < json_array_size(runs); k++) {
             json_t *run = json_array_get(runs, k);
             check_ok_run(run, bytes, single, threads, 2);

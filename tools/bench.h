@@ -58,6 +58,9 @@ double bench_tolerance(const bench_workload *w);
  * copy counts read + write bytes; triad (a = b + s * c) counts 3 arrays. */
 double bench_stream_copy(size_t bytes, unsigned threads, int repeats);
 double bench_stream_triad(size_t bytes, unsigned threads, int repeats);
+/* One timed STREAM copy pass a -> c over n doubles whose pages exist (the
+ * caller touched them), on `threads` (0: every CPU): GB/s, 0 on failure. */
+double bench_stream_copy_pass(double *c, const double *a, size_t n, unsigned threads);
 
 /* The CPU model string ("AMD EPYC ...") and online CPUs. */
 void bench_cpu_model(char *buf, size_t len);

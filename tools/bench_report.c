@@ -203,6 +203,9 @@ void bench_print_result(FILE *f, const bench_machine *m, const bench_result *r)
         fprintf(f, "  FAILED: %s\n", r->error);
         return;
     }
+    if (r->host_copy > 0)
+        fprintf(f, "host copy limit: STREAM copy in these rounds, %.1f GB/s (%.1f-%.1f)\n", r->host_copy,
+                r->host_copy_min, r->host_copy_max);
     fprintf(f, "%-*s%10s %17s %7s  %-23s %9s %10s %8s %8s %8s %8s\n", NAME_W, "", "median ms", "min-max ms",
             "GB/s", "of limit", "vs single", "vs threads", "upload", "kernel", "download", "staging");
     int above = 0;
@@ -214,8 +217,7 @@ void bench_print_result(FILE *f, const bench_machine *m, const bench_result *r)
     if (above)
         fprintf(f, "* above the limit: STREAM counts the bytes it reads and writes, but its stores first read\n"
                    "  each line they write (write-allocate); clscale's streaming stores do not, so it can move\n"
-                   "  more useful bytes per second. A small workload (%.1f MB here) may also stay in the caches.\n",
-                (double)r->bytes / 1e6);
+                   "  more useful bytes per second.\n");
 }
 
 void bench_print_footer(FILE *f, const bench_trace *t, double total_s, int failures, int unwritten)
@@ -444,6 +446,12 @@ static void json_result(FILE *f, const bench_result *r)
     else fputs("null", f);
     fprintf(f, ", \"bytes\": %llu, \"tolerance\": ", (unsigned long long)r->bytes);
     jnum(f, r->tolerance);
+    fputs(", \"host_copy_gbs\": ", f);
+    if (r->host_copy > 0)
+        fprintf(f, "{\"median\": %.6g, \"min\": %.6g, \"max\": %.6g}", r->host_copy, r->host_copy_min,
+                r->host_copy_max);
+    else
+        fputs("null", f);
     fputs(", \"error\": ", f);
     jstr_or_null(f, r->error);
     fputs(",\n      \"runs\": [", f);

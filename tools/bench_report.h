@@ -103,6 +103,9 @@ typedef struct bench_result {
     uint64_t       bytes;          /* bench_bytes() */
     double         tolerance;
     char           error[256];     /* "" unless the workload could not run at all */
+    /* STREAM copy measured in the workload's own rounds (the limit of its
+     * host-copy rows): median, min, max GB/s; 0 when not measured */
+    double         host_copy, host_copy_min, host_copy_max;
     size_t         nruns;
     bench_run      runs[3 + BENCH_MAX_DEVICES];
 } bench_result;

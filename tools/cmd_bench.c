@@ -396,6 +396,12 @@ static void take_snapshot(bench_run *run, const snapshot *s)
 static unsigned char *evict_buf;
 static size_t evict_len;
 
+/* STREAM copy's arrays, kept for a pass in every round: the host-copy
+ * limit is measured beside the calls it bounds (this VM's memory speed
+ * drifts by 2x over minutes). */
+static double *stream_a, *stream_c;
+static size_t stream_n;
+
 static void evict(void)
 {
     volatile unsigned char sink = 0;
@@ -496,17 +502,30 @@ static void clscale_call(runner *u, wl_data *d, int r, const char *rl)
 /* Runs the configurations' calls in rounds. The host single reference runs
  * first in each round: its output is what every other call is checked
  * against. */
-static void run_rounds(runner *u, size_t n, wl_data *d, int repeats)
+static void run_rounds(runner *u, size_t n, wl_data *d, int repeats, bench_result *res)
 {
+    double copy[BENCH_MAX_REPEATS];
+    int ncopy = 0;
     for (int r = 0; r <= repeats; r++) {
         char rl[32];
         repeat_label(rl, sizeof rl, r, repeats);
+        if (r > 0 && stream_n) {
+            progress("%s: STREAM copy, %s", d->w.name, rl);
+            double g = bench_stream_copy_pass(stream_c, stream_a, stream_n, 0);
+            if (g > 0) copy[ncopy++] = g;
+        }
         for (size_t i = 0; i < n; i++) {
             if (!u[i].live) continue;
             progress("%s: %s, %s", d->w.name, u[i].run->name, rl);
             if (u[i].ctx) clscale_call(&u[i], d, r, rl);
             else host_call(&u[i], d, r, rl);
         }
+    }
+    if (ncopy > 0) {
+        qsort(copy, (size_t)ncopy, sizeof *copy, cmp_double);
+        res->host_copy = ncopy % 2 ? copy[ncopy / 2] : (copy[ncopy / 2 - 1] + copy[ncopy / 2]) / 2;
+        res->host_copy_min = copy[0];
+        res->host_copy_max = copy[ncopy - 1];
     }
     for (size_t i = 0; i < n; i++) {
         bench_run *run = u[i].run;
@@ -599,14 +618,13 @@ static void measure_limits(bench_machine *m, cls_context *ctx)
 }
 
 /* The bandwidth one device alone can reach on workload `w`, or 0 when unknown. */
-static double device_limit(const bench_machine *m, const bench_device *d, const bench_workload *w,
-                           const char **name)
+static double device_limit(double host_copy, const bench_device *d, const bench_workload *w, const char **name)
 {
     if (!d->info.staging) {
         /* zero copy: the device reads the input and writes the output in host
          * memory, once each, as STREAM copy does */
         *name = "host copy";
-        return m->host_copy;
+        return host_copy;
     }
     /* Staging: every input byte crosses host->device, every output byte comes
      * back. The bus is full duplex and clscale keeps uploads and downloads of
@@ -623,9 +641,9 @@ static double device_limit(const bench_machine *m, const bench_device *d, const 
     double t = fmax(in / (d->lim.h2d_pinned * 1e9), out / (d->lim.d2h_pinned * 1e9));
     double bus = t > 0 ? (double)bench_bytes(w) / t / 1e9 : 0;
     /* the caller's pageable data is still read and written in host memory */
-    if (bus > 0 && m->host_copy > 0 && m->host_copy < bus) {
+    if (bus > 0 && host_copy > 0 && host_copy < bus) {
         *name = "host copy";
-        return m->host_copy;
+        return host_copy;
     }
     return bus;
 }
@@ -640,11 +658,11 @@ static const bench_device *device_by_index(const bench_machine *m, size_t index)
 static void set_limit(const bench_machine *m, const bench_result *r, bench_run *run)
 {
     const char *name = "host copy";
-    double lim = 0;
+    double lim = 0, host_copy = r->host_copy > 0 ? r->host_copy : m->host_copy;
     if (run->kind == RUN_HOST_SINGLE || run->kind == RUN_HOST_THREADS) {
-        lim = m->host_copy;
+        lim = host_copy;
     } else if (run->kind == RUN_DEVICE) {
-        lim = device_limit(m, device_by_index(m, run->dev[0]), &r->w, &name);
+        lim = device_limit(host_copy, device_by_index(m, run->dev[0]), &r->w, &name);
     } else {
         /* together: the devices that can take part add up, but they all read
          * and write the same host memory, which caps the sum */
@@ -652,15 +670,15 @@ static void set_limit(const bench_machine *m, const bench_result *r, bench_run *
         for (size_t i = 0; i < run->ndev; i++) {
             const bench_device *d = device_by_index(m, run->dev[i]);
             if (r->w.dtype == CLS_F64 && !d->info.fp64) continue;
-            double l = device_limit(m, d, &r->w, &name);
+            double l = device_limit(host_copy, d, &r->w, &name);
             if (!(l > 0)) known = 0;
             lim += l;
             n++;
         }
         if (!known) lim = 0;
         if (n > 1) name = "devices' sum";
-        if (lim > 0 && m->host_copy > 0 && m->host_copy <= lim) {
-            lim = m->host_copy;
+        if (lim > 0 && host_copy > 0 && host_copy <= lim) {
+            lim = host_copy;
             name = "host copy";
         }
     }
@@ -828,7 +846,7 @@ static void run_workload(bench_state *s, const bench_workload *w, bench_result *
             u[i].live = 0;
         }
     }
-    run_rounds(u, nu, &d, repeats);
+    run_rounds(u, nu, &d, repeats, r);
 
     /* the traces: the device's run when only one is selected, else all
      * together, which is the last call of the last round */
@@ -951,6 +969,15 @@ int cmd_bench(int argc, char **argv)
     evict_buf = malloc(evict_len);
     if (evict_buf) memset(evict_buf, 1, evict_len);
     else evict_len = 0;
+    stream_n = s.m->stream_bytes / sizeof(double);
+    stream_a = malloc(stream_n * sizeof(double));
+    stream_c = malloc(stream_n * sizeof(double));
+    if (stream_a && stream_c) {
+        for (size_t i = 0; i < stream_n; i++) stream_a[i] = 1.0;
+        memset(stream_c, 0, stream_n * sizeof(double));
+    } else {
+        stream_n = 0;
+    }
     progress_clear();
     bench_print_header(stdout, s.m);
     fflush(stdout);
@@ -990,6 +1017,10 @@ out:
     free(evict_buf);
     evict_buf = NULL;
     evict_len = 0;
+    free(stream_a);
+    free(stream_c);
+    stream_a = stream_c = NULL;
+    stream_n = 0;
     free(results);
     free(s.m);
     return rc;
