@@ -131,9 +131,8 @@ static int prior_alloc(cls_dev *d, prior_bufs *p, size_t bytes)
  * under 2 ms in all, up to 1 MiB: the best rate seen, in bytes read and
  * written per second, transfers included for a staging device. A simulator
  * stops after a size or two; a CPU or GPU reaches sizes where launch costs
- * fade. The figure
- * only has to tell devices many times slower apart, so a failure is not an
- * error: the device then stays unknown (0). */
+ * fade. The figure only has to tell devices many times slower apart, so a
+ * failure is not an error: the device then stays unknown (0). */
 double cls_device_prior(cls_dev *d, unsigned qi)
 {
     enum { START = 4096, LIMIT = 1 << 20 };
@@ -144,9 +143,12 @@ double cls_device_prior(cls_dev *d, unsigned qi)
     if (cap < START) return 0;
     prior_bufs p = {0};
     double rate = 0, spent = 0;
-    /* an untimed launch first: a driver may compile the kernel for its
-     * work-group size at the first launch (PoCL: hundreds of ms with a cold
-     * cache), which would make a fast device look slower than a simulator */
+    /* an untimed launch first, of the first timed size: a driver may
+     * compile the kernel at its first launch (PoCL: hundreds of ms with a
+     * cold cache), which would make a fast device look slower than a
+     * simulator. A launch of one work-group instead was tried: the 4 KiB
+     * one after it was still slow on PoCL (one of two equal devices then
+     * looked over 8x slower than the other and took no slice) */
     if (prior_alloc(d, &p, START) == 0 && prior_round(d, q, p.a, p.b, p.host, START) >= 0) {
         for (size_t bytes = START; bytes <= cap && spent < budget; bytes *= 2) {
             double t = bytes > p.bytes && prior_alloc(d, &p, cap) != 0
