@@ -78,47 +78,46 @@ static size_t plan(fake *f)
     return j->nsl;
 }
 
+/* The slices of 25 matrices of 4000 x 5 float64 (4 MB, under one 8 MiB
+ * slice) on devices d[0..n). */
+static size_t small_job(const fake_dev *d, size_t n)
+{
+    fake *f = make(d, n, 25, 4000, 5);
+    size_t k = plan(f);
+    release(f);
+    return k;
+}
+
 static void one_cpu_does_not_cut_a_small_job(void **state)
 {
     (void)state;
-    /* 25 matrices of 4000 x 5 float64: 4 MB, under one 8 MiB slice */
-    fake_dev d[] = {{'z', 0, 0}};
-    fake *f = make(d, 1, 25, 4000, 5);
-    assert_int_equal(plan(f), 1);
-    release(f);
+    const fake_dev d[] = {{'z', 0, 0}};
+    assert_int_equal(small_job(d, 1), 1);
 }
 
 static void one_staging_device_gets_two_slices_to_overlap(void **state)
 {
     (void)state;
-    fake_dev d[] = {{'s', 0, 0}};
-    fake *f = make(d, 1, 25, 4000, 5);
-    assert_int_equal(plan(f), 2);
-    release(f);
+    const fake_dev d[] = {{'s', 0, 0}};
+    assert_int_equal(small_job(d, 1), 2);
 }
 
 static void two_comparable_devices_get_two_slices_each(void **state)
 {
     (void)state;
-    fake_dev d[] = {{'z', 10e9, 0}, {'z', 0, 8e9}};
-    fake *f = make(d, 2, 25, 4000, 5);
-    assert_int_equal(plan(f), 4);
-    release(f);
+    const fake_dev d[] = {{'z', 10e9, 0}, {'z', 0, 8e9}};
+    assert_int_equal(small_job(d, 2), 4);
     /* unknown speeds count as fast */
-    fake_dev u[] = {{'z', 0, 0}, {'z', 0, 0}};
-    f = make(u, 2, 25, 4000, 5);
-    assert_int_equal(plan(f), 4);
-    release(f);
+    const fake_dev u[] = {{'z', 0, 0}, {'z', 0, 0}};
+    assert_int_equal(small_job(u, 2), 4);
 }
 
 static void a_far_slower_device_does_not_shrink_the_slices(void **state)
 {
     (void)state;
     /* a CPU at 30 GB/s and a simulator at 6 MB/s: one device's worth */
-    fake_dev d[] = {{'z', 30e9, 0}, {'z', 0, 6e6}};
-    fake *f = make(d, 2, 25, 4000, 5);
-    assert_int_equal(plan(f), 1);
-    release(f);
+    const fake_dev d[] = {{'z', 30e9, 0}, {'z', 0, 6e6}};
+    assert_int_equal(small_job(d, 2), 1);
 }
 
 static void large_jobs_are_cut_by_the_slice_size(void **state)

@@ -82,11 +82,26 @@ static cls_context *two_devices_sliced(size_t slice_bytes)
 static cls_context *two_devices(void) { return two_devices_sliced(SLICE_BYTES); }
 static cls_context *two_devices_many(void) { return two_devices_sliced(65536); }
 
+/* two_devices_many() created with `name`=`value` in the environment */
+static cls_context *two_devices_many_with(const char *name, const char *value)
+{
+    setenv(name, value, 1);
+    cls_context *ctx = two_devices_many();
+    unsetenv(name);
+    return ctx;
+}
+
+/* Device 1 slow: each of its kernel launches waits DELAY_US first. */
+static void slow_device_1(void)
+{
+    assert_true(fault.add(FAULT_DELAY, "pthread", 1, NULL, 0, -1, DELAY_US) >= 0);
+}
+
 static void far_slower_device_takes_no_slice_in_its_first_calls(void **state)
 {
     (void)state;
     cls_context *ctx = two_devices();
-    assert_true(fault.add(FAULT_DELAY, "pthread", 1, NULL, 0, -1, DELAY_US) >= 0);
+    slow_device_1();
     assert_int_equal(call(ctx, 1, "first call, device 1 slow"), 0);
     assert_int_equal(call(ctx, 1, "second call, device 1 slow"), 0);
     fault.clear();
@@ -101,7 +116,7 @@ static void a_slow_first_launch_does_not_let_a_far_slower_device_in(void **state
      * driver compiling it with a cold cache would; measured from the phase's
      * start it would look slow enough for device 1 (20 ms per launch, far
      * slower by its prior) to take slices */
-    assert_true(fault.add(FAULT_DELAY, "pthread", 1, NULL, 0, -1, DELAY_US) >= 0);
+    slow_device_1();
     assert_true(fault.add(FAULT_DELAY, "pthread", 0, "fit_apply", 0, 1, 200000) >= 0);
     assert_int_equal(call(ctx, 1, "device 0's first launch slow, device 1 slow"), 0);
     fault.clear();
@@ -114,10 +129,8 @@ static void a_slow_first_probe_launch_does_not_spoil_the_prior(void **state)
     /* the same for the speed probe's copy kernel: its first launch is not
      * timed. Staging devices (as discrete GPUs): on a zero-copy device the
      * check that memory is shared launches the copy kernel first. */
-    setenv("CLSCALE_FORCE_STAGING", "1", 1);
-    cls_context *ctx = two_devices_many();
-    unsetenv("CLSCALE_FORCE_STAGING");
-    assert_true(fault.add(FAULT_DELAY, "pthread", 1, NULL, 0, -1, DELAY_US) >= 0);
+    cls_context *ctx = two_devices_many_with("CLSCALE_FORCE_STAGING", "1");
+    slow_device_1();
     assert_true(fault.add(FAULT_DELAY, "pthread", 0, "copy", 0, 1, 200000) >= 0);
     assert_int_equal(call(ctx, 1, "device 0's first probe launch slow, device 1 slow"), 0);
     fault.clear();
@@ -143,7 +156,7 @@ static void a_prior_spoilt_by_a_busy_moment_is_taken_again(void **state)
      * again after 100 times that of calls (~4 s); a shorter delay would
      * leave the slowed device within 8x of a device whose own probe a
      * loaded machine spoilt */
-    assert_true(fault.add(FAULT_DELAY, "pthread", 1, NULL, 0, -1, DELAY_US) >= 0);
+    slow_device_1();
     assert_int_equal(call(ctx, 1, "call 1, device 1 slow while probed"), 0);
     fault.clear();
     cls_pipeline p = {.scaler = CLS_MINMAX};
@@ -173,7 +186,7 @@ static void a_device_left_out_takes_over_when_the_other_fails(void **state)
     /* device 1 is far slower: it declines the first slice and gets no
      * worker thread; device 0 then fails after two slices, and device 1
      * must be woken to finish the call */
-    assert_true(fault.add(FAULT_DELAY, "pthread", 1, NULL, 0, -1, DELAY_US) >= 0);
+    slow_device_1();
     assert_true(fault.add(FAULT_KERNEL, "pthread", 0, "fit_apply", 2, -1, 0) >= 0);
     assert_true(call(ctx, 1, "device 1 slow, device 0 failing after 2 slices") > 0);
     cls_report rep;
@@ -188,10 +201,8 @@ static void no_probe_with_cls_prior_0(void **state)
 {
     (void)state;
     /* CLSCALE_PRIOR=0: an unmeasured device takes a slice whatever its speed */
-    setenv("CLSCALE_PRIOR", "0", 1);
-    cls_context *ctx = two_devices_many();
-    unsetenv("CLSCALE_PRIOR");
-    assert_true(fault.add(FAULT_DELAY, "pthread", 1, NULL, 0, -1, DELAY_US) >= 0);
+    cls_context *ctx = two_devices_many_with("CLSCALE_PRIOR", "0");
+    slow_device_1();
     assert_true(call(ctx, 1, "CLSCALE_PRIOR=0, device 1 slow") > 0);
     fault.clear();
     cls_context_destroy(ctx);
