@@ -170,6 +170,10 @@ cls_status cls_slice_finish(cls_devrun *r, unsigned q);
 /* Releases what a slice in flight holds after a failure (no waiting on errors). */
 void cls_slice_abandon(cls_devrun *r, unsigned q);
 
+/* The speed a device is known by before this call: its measured rate,
+ * else its prior; 0 when neither is known. */
+static inline double cls_known_speed(const cls_dev *d) { return d->rate > 0 ? d->rate : d->prior; }
+
 /* ---- measure.c ---- */
 /* A quick estimate of the device's speed (bytes/s) on queue q, for the
  * scheduler's first call; 0 when it could not be taken. */

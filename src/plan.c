@@ -66,7 +66,7 @@ static double participating(const cls_job *job)
         const cls_devrun *r = &job->runs[i];
         if (!r->participates || r->failed) continue;
         n++;
-        double v = r->dev->rate > 0 ? r->dev->rate : r->dev->prior;
+        double v = cls_known_speed(r->dev);
         if (!(v > 0)) {
             unknown++;
             continue;

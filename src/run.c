@@ -378,7 +378,7 @@ cls_status cls_run_phase(cls_job *job)
         alive++;
         /* the calling thread works for the fastest device known, the one
          * likely to do most of the work */
-        double v = r->dev->rate > 0 ? r->dev->rate : r->dev->prior;
+        double v = cls_known_speed(r->dev);
         if (!mine || v > best) {
             best = v;
             mine = r;

@@ -322,15 +322,21 @@ static int cmp_double(const void *a, const void *b)
 
 /* Median, min and max of the timed repeats; returns the repeat whose time
  * is the (lower) median, whose report stands for the run. */
+/* Sorts v[0..n) and returns its median (n > 0). */
+static double sorted_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 static int summarise(bench_run *run)
 {
     double s[BENCH_MAX_REPEATS];
     int n = run->nrep;
     memcpy(s, run->t, (size_t)n * sizeof *s);
-    qsort(s, (size_t)n, sizeof *s, cmp_double);
+    run->median = sorted_median(s, n);
     run->min = s[0];
     run->max = s[n - 1];
-    run->median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
     for (int i = 0; i < n; i++)
         if (run->t[i] == s[(n - 1) / 2]) return i;
     return 0;
@@ -389,24 +395,54 @@ static void take_snapshot(bench_run *run, const snapshot *s)
     }
 }
 
-/* Before each timed call every row's data leaves the caches: the call
- * then starts from memory, as STREAM (the limit) does, whatever the row
- * before it left in the caches (a workload the size of the last-level
- * cache would otherwise run faster after a row that read its input). */
-static unsigned char *evict_buf;
-static size_t evict_len;
+/* Memory the rounds use besides the workload's:
+ * - a buffer read before each timed call, so that every row's data has left
+ *   the caches and the call starts from memory, as STREAM (the limit) does,
+ *   whatever the row before it left there (a workload the size of the
+ *   last-level cache would otherwise run faster after a row that read its
+ *   input);
+ * - STREAM copy's arrays, for a pass in every round: the host-copy limit is
+ *   measured beside the calls it bounds (this VM's memory speed drifts by
+ *   2x over minutes).
+ * A part that could not be allocated is left out (length 0). */
+typedef struct round_mem {
+    unsigned char *evict;
+    size_t         evict_len;
+    double        *stream_a, *stream_c;
+    size_t         stream_n;
+} round_mem;
 
-/* STREAM copy's arrays, kept for a pass in every round: the host-copy
- * limit is measured beside the calls it bounds (this VM's memory speed
- * drifts by 2x over minutes). */
-static double *stream_a, *stream_c;
-static size_t stream_n;
+static void round_mem_open(round_mem *m, size_t evict_bytes, size_t stream_bytes)
+{
+    memset(m, 0, sizeof *m);
+    m->evict = malloc(evict_bytes);
+    if (m->evict) {
+        memset(m->evict, 1, evict_bytes); /* its pages must exist */
+        m->evict_len = evict_bytes;
+    }
+    size_t n = stream_bytes / sizeof(double);
+    m->stream_a = malloc(n * sizeof(double));
+    m->stream_c = malloc(n * sizeof(double));
+    if (m->stream_a && m->stream_c) {
+        for (size_t i = 0; i < n; i++) m->stream_a[i] = 1.0;
+        memset(m->stream_c, 0, n * sizeof(double));
+        m->stream_n = n;
+    }
+}
 
-static void evict(void)
+static void round_mem_close(round_mem *m)
+{
+    free(m->evict);
+    free(m->stream_a);
+    free(m->stream_c);
+    memset(m, 0, sizeof *m);
+}
+
+static void evict(const round_mem *m)
 {
     volatile unsigned char sink = 0;
     unsigned char acc = 0;
-    for (size_t i = 0; i < evict_len; i += 64) acc ^= evict_buf[i];
+    for (size_t i = 0; i < m->evict_len; i += 64) acc ^= m->evict[i];
     sink = acc;
     (void)sink;
 }
@@ -433,14 +469,14 @@ static void run_failed(runner *u, const char *rl, double err, double tol)
     u->live = 0;
 }
 
-static void host_call(runner *u, wl_data *d, int r, const char *rl)
+static void host_call(runner *u, wl_data *d, const round_mem *mem, int r, const char *rl)
 {
     bench_run *run = u->run;
     int threads = run->kind == RUN_HOST_THREADS;
     void *out = threads ? d->yt : d->ys;
     double tol = bench_tolerance(&d->w);
     par_pass(&d->w, out, NULL);
-    evict();
+    evict(mem);
     double t0 = now_s();
     if (threads) bench_ref_threads(&d->w, d->x, d->f, out, 0);
     else bench_ref_single(&d->w, d->x, d->f, out);
@@ -456,13 +492,13 @@ static void host_call(runner *u, wl_data *d, int r, const char *rl)
     else run->t[run->nrep++] = dt;
 }
 
-static void clscale_call(runner *u, wl_data *d, int r, const char *rl)
+static void clscale_call(runner *u, wl_data *d, const round_mem *mem, int r, const char *rl)
 {
     bench_run *run = u->run;
     double tol = bench_tolerance(&d->w);
     snapshot *sn = r ? &u->snaps[r - 1] : &u->last;
     par_pass(&d->w, d->y, NULL);
-    evict();
+    evict(mem);
     double t0 = now_s();
     cls_status st = d->p.scaler != CLS_NONE ? cls_fit_transform(u->ctx, &d->p, &d->ax, &d->ay, NULL)
                                             : cls_transform(u->ctx, &d->p, NULL, &d->ax, &d->ay);
@@ -502,28 +538,27 @@ static void clscale_call(runner *u, wl_data *d, int r, const char *rl)
 /* Runs the configurations' calls in rounds. The host single reference runs
  * first in each round: its output is what every other call is checked
  * against. */
-static void run_rounds(runner *u, size_t n, wl_data *d, int repeats, bench_result *res)
+static void run_rounds(runner *u, size_t n, wl_data *d, const round_mem *mem, int repeats, bench_result *res)
 {
     double copy[BENCH_MAX_REPEATS];
     int ncopy = 0;
     for (int r = 0; r <= repeats; r++) {
         char rl[32];
         repeat_label(rl, sizeof rl, r, repeats);
-        if (r > 0 && stream_n) {
+        if (r > 0 && mem->stream_n) {
             progress("%s: STREAM copy, %s", d->w.name, rl);
-            double g = bench_stream_copy_pass(stream_c, stream_a, stream_n, 0);
+            double g = bench_stream_copy_pass(mem->stream_c, mem->stream_a, mem->stream_n, 0);
             if (g > 0) copy[ncopy++] = g;
         }
         for (size_t i = 0; i < n; i++) {
             if (!u[i].live) continue;
             progress("%s: %s, %s", d->w.name, u[i].run->name, rl);
-            if (u[i].ctx) clscale_call(&u[i], d, r, rl);
-            else host_call(&u[i], d, r, rl);
+            if (u[i].ctx) clscale_call(&u[i], d, mem, r, rl);
+            else host_call(&u[i], d, mem, r, rl);
         }
     }
     if (ncopy > 0) {
-        qsort(copy, (size_t)ncopy, sizeof *copy, cmp_double);
-        res->host_copy = ncopy % 2 ? copy[ncopy / 2] : (copy[ncopy / 2 - 1] + copy[ncopy / 2]) / 2;
+        res->host_copy = sorted_median(copy, ncopy);
         res->host_copy_min = copy[0];
         res->host_copy_max = copy[ncopy - 1];
     }
@@ -738,6 +773,7 @@ typedef struct bench_state {
                                                  are spoiled after each call, for the tests; -1 */
     int            failures;                  /* runs that failed or were wrong, workloads that could not run */
     int            unwritten;                 /* output files not written */
+    round_mem      mem;                       /* eviction buffer, STREAM arrays */
 } bench_state;
 
 /* Writes --trace and --timeline from `ctx`, whose last call is the last timed
@@ -846,7 +882,7 @@ static void run_workload(bench_state *s, const bench_workload *w, bench_result *
             u[i].live = 0;
         }
     }
-    run_rounds(u, nu, &d, repeats, r);
+    run_rounds(u, nu, &d, &s->mem, repeats, r);
 
     /* the traces: the device's run when only one is selected, else all
      * together, which is the last call of the last round */
@@ -963,21 +999,10 @@ int cmd_bench(int argc, char **argv)
     }
     open_alone(&s);
     measure_limits(s.m, s.all);
-    /* twice the last-level caches, written once so that its pages exist */
-    evict_len = 2 * llc_bytes();
-    if (evict_len < ((size_t)64 << 20)) evict_len = (size_t)64 << 20;
-    evict_buf = malloc(evict_len);
-    if (evict_buf) memset(evict_buf, 1, evict_len);
-    else evict_len = 0;
-    stream_n = s.m->stream_bytes / sizeof(double);
-    stream_a = malloc(stream_n * sizeof(double));
-    stream_c = malloc(stream_n * sizeof(double));
-    if (stream_a && stream_c) {
-        for (size_t i = 0; i < stream_n; i++) stream_a[i] = 1.0;
-        memset(stream_c, 0, stream_n * sizeof(double));
-    } else {
-        stream_n = 0;
-    }
+    /* eviction: twice the last-level caches, 64 MiB at least */
+    size_t evict_bytes = 2 * llc_bytes();
+    if (evict_bytes < ((size_t)64 << 20)) evict_bytes = (size_t)64 << 20;
+    round_mem_open(&s.mem, evict_bytes, s.m->stream_bytes);
     progress_clear();
     bench_print_header(stdout, s.m);
     fflush(stdout);
@@ -1014,13 +1039,7 @@ out:
             if (s.alone[i] && s.alone[i] != s.all) cls_context_destroy(s.alone[i]);
     }
     cls_context_destroy(s.all);
-    free(evict_buf);
-    evict_buf = NULL;
-    evict_len = 0;
-    free(stream_a);
-    free(stream_c);
-    stream_a = stream_c = NULL;
-    stream_n = 0;
+    round_mem_close(&s.mem);
     free(results);
     free(s.m);
     return rc;
