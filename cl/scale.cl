@@ -327,6 +327,8 @@ inline void F(store_stats)(__global REAL *st, __global uint *cn, ulong sstride, 
     } while (0)
 
 #define CLS_MOMENT_BLOCK 16  /* rows whose mean and m2 are taken two-pass */
+#define UNROLL _Pragma("unroll")
+#define NO_UNROLL
 
 /* One vector's rows [r0, r1) merged into its running statistics, assuming
  * every value is finite, and checking it afterwards: a NaN or an infinity
@@ -335,65 +337,97 @@ inline void F(store_stats)(__global REAL *st, __global uint *cn, ulong sstride, 
  * block. Without the per-value tests, and with two accumulators per
  * quantity, the loops are short dependency chains: a narrow column block
  * (one vector per row) runs at memory speed instead of on the latency of
- * its min/max/sum chains. */
-inline int F(clean_block)(__global const REAL *p, ulong ld, uint r0, uint r1, uint n, REALV K,
-                          REALV *cnt, REALV *rel, REALV *m2, REALV *mn, REALV *mx)
+ * its min/max/sum chains. A whole block of full vectors takes a copy of the
+ * loops with constant trip counts and loads, unrolled, that walks a pointer:
+ * the general loops spend more instructions on the row address and the lane
+ * count than on the statistics. */
+#define CLEAN_BLOCK_BODY(LOAD, NR, UNR)                                             \
+    do {                                                                            \
+        REALV s0 = RV(0), s1 = RV(0);                                               \
+        REALV lo0 = RV(INFINITY), lo1 = RV(INFINITY);                               \
+        REALV hi0 = RV(-INFINITY), hi1 = RV(-INFINITY);                             \
+        __global const REAL *q = p;                                                 \
+        uint i = 0;                                                                 \
+        UNR for (; i + 1 < (NR); i += 2, q += 2 * ld) {                            \
+            REALV a = LOAD(q), b = LOAD(q + ld);                                    \
+            PREFETCH_AHEAD(q);                                                      \
+            s0 += a - K;                                                            \
+            s1 += b - K;                                                            \
+            lo0 = a < lo0 ? a : lo0;                                                \
+            lo1 = b < lo1 ? b : lo1;                                                \
+            hi0 = a > hi0 ? a : hi0;                                                \
+            hi1 = b > hi1 ? b : hi1;                                                \
+        }                                                                           \
+        if (i < (NR)) {                                                             \
+            REALV a = LOAD(q);                                                      \
+            s0 += a - K;                                                            \
+            lo0 = a < lo0 ? a : lo0;                                                \
+            hi0 = a > hi0 ? a : hi0;                                                \
+        }                                                                           \
+        REALV sum = s0 + s1;                                                        \
+        if (!F(all_finite)(sum, n)) return 0;                                       \
+        REAL nb = (REAL)(NR);                                                       \
+        REALV mb = sum / nb;                                                        \
+        REALV q0 = RV(0), q1 = RV(0);                                               \
+        q = p;                                                                      \
+        i = 0;                                                                      \
+        UNR for (; i + 1 < (NR); i += 2, q += 2 * ld) {                            \
+            REALV a = (LOAD(q) - K) - mb, b = (LOAD(q + ld) - K) - mb;              \
+            q0 += a * a;                                                            \
+            q1 += b * b;                                                            \
+        }                                                                           \
+        if (i < (NR)) {                                                             \
+            REALV a = (LOAD(q) - K) - mb;                                           \
+            q0 += a * a;                                                            \
+        }                                                                           \
+        REALV N = *cnt + nb;                                                        \
+        REALV delta = mb - *rel;                                                    \
+        REALV w = nb / N;                                                           \
+        *rel += delta * w;                                                          \
+        *m2 += (q0 + q1) + delta * delta * *cnt * w;                                \
+        *cnt = N;                                                                   \
+        REALV lo = lo0 < lo1 ? lo0 : lo1, hi = hi0 > hi1 ? hi0 : hi1;              \
+        *mn = lo < *mn ? lo : *mn;                                                  \
+        *mx = hi > *mx ? hi : *mx;                                                  \
+        return 1;                                                                   \
+    } while (0)
+
+/* Whether the first n lanes of v are finite (lanes past n hold NaN). */
+inline int F(all_finite)(REALV v, uint n)
 {
-    REALV s0 = RV(0), s1 = RV(0);
-    REALV lo0 = RV(INFINITY), lo1 = RV(INFINITY), hi0 = RV(-INFINITY), hi1 = RV(-INFINITY);
-    uint r = r0;
-    for (; r + 1 < r1; r += 2) {
-        REALV a = F(load_cols)(p + r * ld, n), b = F(load_cols)(p + (r + 1) * ld, n);
-        s0 += a - K;
-        s1 += b - K;
-        lo0 = a < lo0 ? a : lo0;
-        lo1 = b < lo1 ? b : lo1;
-        hi0 = a > hi0 ? a : hi0;
-        hi1 = b > hi1 ? b : hi1;
-    }
-    if (r < r1) {
-        REALV a = F(load_cols)(p + r * ld, n);
-        s0 += a - K;
-        lo0 = a < lo0 ? a : lo0;
-        hi0 = a > hi0 ? a : hi0;
-    }
-    REALV sum = s0 + s1;
 #if VEC == 1
-    if (!isfinite(sum)) return 0;
+    (void)n;
+    return isfinite(v);
 #else
-    if (n >= VEC) {
-        if (!ALL_TRUE(isfinite(sum))) return 0;
-    } else {
-        /* lanes past n hold NaN, and are never stored */
-        REAL ls[VEC];
-        CAT(vstore, VEC)(sum, 0, ls);
-        for (uint i = 0; i < n; i++)
-            if (!isfinite(ls[i])) return 0;
-    }
-#endif
-    REAL nb = (REAL)(r1 - r0);
-    REALV mb = sum / nb;
-    REALV q0 = RV(0), q1 = RV(0);
-    for (r = r0; r + 1 < r1; r += 2) {
-        REALV a = (F(load_cols)(p + r * ld, n) - K) - mb;
-        REALV b = (F(load_cols)(p + (r + 1) * ld, n) - K) - mb;
-        q0 += a * a;
-        q1 += b * b;
-    }
-    if (r < r1) {
-        REALV a = (F(load_cols)(p + r * ld, n) - K) - mb;
-        q0 += a * a;
-    }
-    REALV N = *cnt + nb;
-    REALV delta = mb - *rel;
-    REALV w = nb / N;
-    *rel += delta * w;
-    *m2 += (q0 + q1) + delta * delta * *cnt * w;
-    *cnt = N;
-    REALV lo = lo0 < lo1 ? lo0 : lo1, hi = hi0 > hi1 ? hi0 : hi1;
-    *mn = lo < *mn ? lo : *mn;
-    *mx = hi > *mx ? hi : *mx;
+    if (n >= VEC) return ALL_TRUE(isfinite(v));
+    REAL ls[VEC];
+    CAT(vstore, VEC)(v, 0, ls);
+    for (uint i = 0; i < n; i++)
+        if (!isfinite(ls[i])) return 0;
     return 1;
+#endif
+}
+
+#define LOAD_N(q) F(load_cols)(q, n)
+#if CLS_PREFETCH
+#define PREFETCH_AHEAD(q)                                                           \
+    do {                                                                            \
+        __builtin_prefetch((q) + pfd * ld);                                         \
+        __builtin_prefetch((q) + (pfd + 1) * ld);                                   \
+    } while (0)
+#else
+#define PREFETCH_AHEAD(q) (void)pfd
+#endif
+#define LOAD_FULL(q) F(load_cols)(q, VEC)
+
+/* pfd: rows to prefetch ahead (PoCL on a CPU; see CLS_PF_BYTES). */
+inline int F(clean_block)(__global const REAL *p, ulong ld, ulong pfd, uint r0, uint r1, uint n,
+                          REALV K, REALV *cnt, REALV *rel, REALV *m2, REALV *mn, REALV *mx)
+{
+    p += r0 * ld;
+    if (n >= VEC && r1 - r0 == CLS_MOMENT_BLOCK)
+        CLEAN_BLOCK_BODY(LOAD_FULL, CLS_MOMENT_BLOCK, UNROLL);
+    CLEAN_BLOCK_BODY(LOAD_N, r1 - r0, NO_UNROLL);
 }
 
 /* Statistics of `rows` rows of the block at px into the lane arrays.
@@ -424,10 +458,11 @@ inline int F(clean_block)(__global const REAL *p, ulong ld, uint r0, uint r1, ui
             }                                                                     \
             for (uint k = 0; k < (NK); k++) cnt[k] = RV((REAL)rows) - miss[k];    \
         } else {                                                                  \
+            ulong pfd = max((ulong)CLS_PF_ROWS, CLS_PF_BYTES / (ld * sizeof(REAL)));     \
             for (uint r0 = 0; r0 < rows; r0 += CLS_MOMENT_BLOCK) {                \
                 uint r1 = min(rows, r0 + CLS_MOMENT_BLOCK);                       \
                 for (uint k = 0; k < (NK); k++) {                                 \
-                    if (F(clean_block)(px + k * VEC, ld, r0, r1, LN(k), K[k], &cnt[k], \
+                    if (F(clean_block)(px + k * VEC, ld, pfd, r0, r1, LN(k), K[k], &cnt[k], \
                                        &rel[k], &m2[k], &mn[k], &mx[k]))          \
                         continue;                                                 \
                     REALV cb = RV(0), sum = RV(0), q = RV(0);                     \
@@ -455,8 +490,6 @@ inline int F(clean_block)(__global const REAL *p, ulong ld, uint r0, uint r1, ui
     } while (0)
 
 #define FULL_LANES(k) ((uint)VEC)
-#define UNROLL _Pragma("unroll")
-#define NO_UNROLL
 
 /* Whether the block is full: kk == KV vectors, all of VEC lanes. */
 #define FULL_BLOCK() (kk == KV && ncols - c >= VEC * KV)
@@ -779,5 +812,9 @@ __kernel void F(copy)(__global const REAL *x, __global REAL *y, ulong count)
 #undef FACTOR
 #undef FULL_LANES
 #undef UNROLL
+#undef CLEAN_BLOCK_BODY
+#undef LOAD_N
+#undef LOAD_FULL
+#undef PREFETCH_AHEAD
 #undef NO_UNROLL
 #undef FULL_BLOCK
