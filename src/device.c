@@ -28,6 +28,7 @@ cls_status cls_devices_find(cls_context *ctx, cls_found **out, size_t *n)
     *out = NULL;
     *n = 0;
     cl_uint np = 0;
+    cls_pocl_affinity_default();
     cl_int e = clGetPlatformIDs(0, NULL, &np);
     if (e == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (e == CL_SUCCESS && np == 0))
         return cls_fail(ctx, CLS_E_NO_DEVICE, NO_PLATFORM_HELP);

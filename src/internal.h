@@ -169,6 +169,13 @@ typedef struct cls_found {
  * Returns CLS_OK with a malloc'ed array, CLS_E_NO_DEVICE with a message
  * naming the packages to install, or another status. */
 cls_status cls_devices_find(cls_context *ctx, cls_found **out, size_t *n);
+
+/* ---- affinity.c ---- */
+
+/* Sets POCL_AFFINITY=1 once, before the first platform query, unless the
+ * caller set it or the process may not run on every core (see the file). */
+void cls_pocl_affinity_default(void);
+
 /* Applies a selector; `chosen[i]` = 1 for devices taken. */
 cls_status cls_devices_select(cls_context *ctx, const cls_found *all, size_t n,
                               const char *selector, unsigned char *chosen);

@@ -1,0 +1,44 @@
+/* PoCL's worker threads, one per core, pinned by default.
+ * Owns: the one environment variable that clscale sets, POCL_AFFINITY.
+ *
+ * Unpinned, Linux may wake both of PoCL's pthread workers onto one core
+ * (the other still looks idle while the first wakes) and then keep them
+ * there, because tasks that have just run are too cache-hot to migrate. A
+ * caller whose own thread was busy just before a call triggers it most:
+ * on the 2-core development VM the table workload took 6.2-8.2 ms instead
+ * of 4.7-4.9 ms after 20 ms of work on the calling thread, and every
+ * workload of `clscale bench` was 10-30% slower (docs/PERFORMANCE.md, 14).
+ * POCL_AFFINITY=1 pins worker i to core i.
+ *
+ * The variable is read when PoCL starts, at the process's first platform
+ * query, so it is set before clscale's first one, once, and only where
+ * pinning cannot go against the caller:
+ *   - the caller did not set POCL_AFFINITY (POCL_AFFINITY=0 opts out);
+ *   - the process may run on every online core: PoCL pins by core number,
+ *     which would move its threads out of a `taskset` mask.
+ * Drivers other than PoCL's pthread device ignore it. */
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static void set_default(void)
+{
+    if (getenv("POCL_AFFINITY")) return;
+#ifdef CPU_COUNT
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    if (sched_getaffinity(0, sizeof mask, &mask) != 0) return;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (online < 1 || CPU_COUNT(&mask) != online) return;
+    setenv("POCL_AFFINITY", "1", 0);
+#endif
+}
+
+void cls_pocl_affinity_default(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, set_default);
+}
