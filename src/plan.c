@@ -10,33 +10,6 @@
 
 #define MIB ((size_t)1 << 20)
 
-size_t cls_plan_slice_bytes(const cls_job *job)
-{
-    size_t sb = job->ctx->cfg.slice_bytes;
-    size_t cap = SIZE_MAX;
-    size_t target = SIZE_MAX;
-    for (size_t i = 0; i < job->nruns; i++) {
-        const cls_devrun *r = &job->runs[i];
-        if (!r->participates) continue;
-        const cls_dev *d = r->dev;
-        /* CPUs: large enough to hide the launch (tens of µs), small enough to
-         * balance devices. Discrete: a few ms of bus time per copy. */
-        size_t t = d->zero_copy ? 8 * MIB : 32 * MIB;
-        if (t < target) target = t;
-        uint64_t c = d->info.max_alloc_bytes;
-        if (!d->zero_copy) {
-            /* a slot per queue, plus room for statistics and factors */
-            uint64_t share = d->info.global_mem_bytes / (2 * (uint64_t)d->nq + 4);
-            if (share < c) c = share;
-        }
-        if (c < cap) cap = (size_t)c;
-    }
-    if (sb == 0) sb = target;
-    if (sb > cap) sb = cap;
-    if (sb < 4096) sb = 4096;
-    return sb;
-}
-
 /* A rectangle of h rows x w columns of an rows x cols block that fits sb:
  * whole rows when a row fits, else narrow column blocks of a few rows. */
 static void tile(uint64_t rows, size_t cols, size_t es, size_t sb, uint64_t *h, size_t *w)
@@ -147,6 +120,36 @@ static int all_zero_copy(const cls_job *job)
         if (r->participates && !r->failed && !r->dev->zero_copy) return 0;
     }
     return 1;
+}
+
+size_t cls_plan_slice_bytes(const cls_job *job)
+{
+    size_t sb = job->ctx->cfg.slice_bytes;
+    size_t cap = SIZE_MAX;
+    size_t target = SIZE_MAX;
+    int alone = all_zero_copy(job) && participating(job) < 1.5;
+    for (size_t i = 0; i < job->nruns; i++) {
+        const cls_devrun *r = &job->runs[i];
+        if (!r->participates) continue;
+        const cls_dev *d = r->dev;
+        /* CPUs: large enough to hide the launch (tens of µs), small enough to
+         * balance devices; one CPU's worth of work has nothing to balance,
+         * and fewer launches (docs/PERFORMANCE.md, 15). Discrete: a few ms
+         * of bus time per copy. */
+        size_t t = !d->zero_copy || alone ? 32 * MIB : 8 * MIB;
+        if (t < target) target = t;
+        uint64_t c = d->info.max_alloc_bytes;
+        if (!d->zero_copy) {
+            /* a slot per queue, plus room for statistics and factors */
+            uint64_t share = d->info.global_mem_bytes / (2 * (uint64_t)d->nq + 4);
+            if (share < c) c = share;
+        }
+        if (c < cap) cap = (size_t)c;
+    }
+    if (sb == 0) sb = target;
+    if (sb > cap) sb = cap;
+    if (sb < 4096) sb = 4096;
+    return sb;
 }
 
 /* Whole units (groups or matrices of `rows` rows, all columns), at most k

@@ -123,12 +123,24 @@ static void a_far_slower_device_does_not_shrink_the_slices(void **state)
 static void large_jobs_are_cut_by_the_slice_size(void **state)
 {
     (void)state;
-    /* 100 matrices of 4000 x 5 float64 (16 MB): 8 MiB slices at most */
-    fake_dev d[] = {{'z', 0, 0}};
-    fake *f = make(d, 1, 100, 4000, 5);
+    /* 100 matrices of 4000 x 5 float64 (16 MB) on two CPUs: 8 MiB slices at
+     * most, so that they balance */
+    fake_dev d2[] = {{'z', 0, 0}, {'z', 0, 0}};
+    fake *f = make(d2, 2, 100, 4000, 5);
     size_t n = plan(f);
-    assert_int_equal(n, 2);
+    assert_int_equal(n, 4);
     for (size_t i = 0; i < n; i++) assert_true(f->job.sl[i].nrows * 5 * sizeof(double) <= 8 * MIB);
+    release(f);
+    /* one CPU has nothing to balance: 32 MiB slices, so 16 MB is one slice
+     * and 51 MB two */
+    fake_dev d[] = {{'z', 0, 0}};
+    f = make(d, 1, 100, 4000, 5);
+    assert_int_equal(plan(f), 1);
+    release(f);
+    f = make(d, 1, 320, 4000, 5);
+    n = plan(f);
+    assert_int_equal(n, 2);
+    for (size_t i = 0; i < n; i++) assert_true(f->job.sl[i].nrows * 5 * sizeof(double) <= 32 * MIB);
     release(f);
     /* odd counts: slices differ by one matrix at most */
     fake_dev three[] = {{'z', 0, 0}, {'z', 0, 0}, {'z', 0, 0}};
