@@ -132,6 +132,9 @@ typedef struct cls_device_info {
  * defaults), creates their OpenCL contexts and queues and builds the kernels
  * (from the binary cache when it holds them). A device whose build fails is
  * dropped; its build log stays readable through cls_last_error().
+ * Before the process's first platform query it sets POCL_AFFINITY=1 (PoCL's
+ * CPU workers pinned one per core), once, unless POCL_AFFINITY is set or
+ * the process may not run on every online core; see the README.
  * @return CLS_OK, or CLS_E_NO_DEVICE, CLS_E_BUILD, CLS_E_NOMEM, CLS_E_DEVICE,
  *         CLS_E_ARG. In both cases *out is set to a context (destroy it);
  *         after a failure it only answers cls_last_error(). *out is NULL only

@@ -7,7 +7,7 @@
  * caller whose own thread was busy just before a call triggers it most:
  * on the 2-core development VM the table workload took 6.2-8.2 ms instead
  * of 4.7-4.9 ms after 20 ms of work on the calling thread, and every
- * workload of `clscale bench` was 10-30% slower (docs/PERFORMANCE.md, 14).
+ * workload of `clscale bench` was 10-30% slower (docs/PERFORMANCE.md, 16).
  * POCL_AFFINITY=1 pins worker i to core i.
  *
  * The variable is read when PoCL starts, at the process's first platform
