@@ -215,13 +215,7 @@ static void zscore_table_2000000x8_f32_over_batch_cut_across_devices(void **stat
 {
     (void)state;
     prepared P = prepare("table", 6200);
-    /* Without speed probes each unmeasured device takes a slice, so the cut
-     * across devices is tested whatever a probe measured: in one of three
-     * ASan runs a probe judged one of two identical devices 8x slower, and
-     * it sat the call out (test_scheduler covers spoilt priors). */
-    setenv("CLSCALE_PRIOR", "0", 1);
     size_t used = each_device_and_all(&P);
-    unsetenv("CLSCALE_PRIOR");
     /* two identical devices: the table's slices go to both */
     if (test_suite_is("pocl")) assert_int_equal(used, 2);
     release(&P);
