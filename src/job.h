@@ -183,6 +183,9 @@ double cls_device_prior(cls_dev *d, unsigned q);
 /* Takes the speed priors of the devices not measured yet, when several
  * devices take part (before planning: the plan spreads by speed). */
 void cls_run_priors(cls_job *job);
+/* Whether device run r would take a slice of `bytes` now (lock held; the
+ * rule is at its definition). */
+int cls_may_take(const cls_devrun *r, uint64_t bytes, double now);
 /* Runs the current phase's slices on every participating device. */
 cls_status cls_run_phase(cls_job *job);
 /* Fills the context's report (and events) from the job, after the call. */

@@ -63,7 +63,7 @@ static double rate_or_prior(const cls_devrun *r, double now)
  * measured takes one slice at a time, and none when its prior says that it
  * is far slower than another and that the others would finish everything
  * long before it finished one. */
-static int may_take(const cls_devrun *r, uint64_t bytes, double now)
+int cls_may_take(const cls_devrun *r, uint64_t bytes, double now)
 {
     const cls_job *job = r->job;
     double mine = rate_of(r, now);
@@ -74,12 +74,13 @@ static int may_take(const cls_devrun *r, uint64_t bytes, double now)
         if (mine <= 0) return 1;
     }
     double t_me = (double)(r->inflight_bytes + bytes) / mine;
-    double others = 0, fastest = 0;
+    double others = 0, fastest = 0, fastest_prior = 0;
     uint64_t others_inflight = 0;
     int better = 0;
     for (size_t i = 0; i < job->nruns; i++) {
         const cls_devrun *o = &job->runs[i];
         if (o == r || !o->participates || o->failed) continue;
+        if (o->dev->prior > fastest_prior) fastest_prior = o->dev->prior;
         double ro = rate_or_prior(o, now);
         if (ro <= 0) continue;
         if (ro > fastest) fastest = ro;
@@ -89,10 +90,15 @@ static int may_take(const cls_devrun *r, uint64_t bytes, double now)
         if (t_o < t_me || (t_o == t_me && o->dev->index < r->dev->index)) better = 1;
     }
     /* unmeasured: within PRIOR_MARGIN of the fastest other device, take a
-     * slice to be measured; far slower, only with the margin below */
+     * slice to be measured; far slower, only with the margin below. A prior
+     * is compared with the others' priors where they have one: a probe's
+     * small copies read far below a rate measured on whole slices, so a
+     * prior taken on a busy host could fall 8x below an identical device's
+     * rate and keep it out of every call (seen under ASan with two tests
+     * running at once). */
     double margin = 1.0;
     if (!measured) {
-        if (mine * PRIOR_MARGIN >= fastest) return 1;
+        if (mine * PRIOR_MARGIN >= (fastest_prior > 0 ? fastest_prior : fastest)) return 1;
         margin = PRIOR_MARGIN;
     }
     if (!better) return 1;
@@ -126,7 +132,7 @@ static int pull(cls_devrun *r)
      * so two devices deciding at different moments could each find the
      * other better and both wait: the last worker not waiting takes the
      * slice when nothing is running, so some completion always comes. */
-    if (s->home != me && !may_take(r, b, now) && (job->running > 0 || job->idle + 1 < job->workers)) return -1;
+    if (s->home != me && !cls_may_take(r, b, now) && (job->running > 0 || job->idle + 1 < job->workers)) return -1;
     s->state = CLS_SL_RUNNING;
     s->dev = me;
     job->pending--;
@@ -151,7 +157,7 @@ static uint64_t next_bytes(const cls_job *job)
 static int would_take(const cls_devrun *r)
 {
     uint64_t b = next_bytes(r->job);
-    return b > 0 && may_take(r, b, cls_now());
+    return b > 0 && cls_may_take(r, b, cls_now());
 }
 
 /* Starts the worker of each dormant device that would now take a slice, or

@@ -1,5 +1,6 @@
-/* How a call is cut into slices (src/plan.c), on devices made up in memory:
- * no OpenCL call is made. Small jobs of whole matrices are spread so that
+/* How a call is cut into slices (src/plan.c), and whether a device not yet
+ * measured takes one (src/run.c, cls_may_take), on devices made up in
+ * memory: no OpenCL call is made. Small jobs of whole matrices are spread so that
  * each device that will take work gets a couple of slices; one zero-copy
  * device's worth of work is not cut (a second launch only costs); a device
  * far slower than another (a simulator beside a CPU) does not make the
@@ -157,6 +158,35 @@ static void large_jobs_are_cut_by_the_slice_size(void **state)
     release(f);
 }
 
+
+/* A device not measured yet, deciding on its first slice of a 1.6 GB job
+ * while the other has taken nothing yet. */
+static int unmeasured_takes(const fake_dev *d)
+{
+    fake *f = make(d, 2, 10000, 4000, 5);
+    plan(f);
+    f->job.pending_bytes = 2 * f->job.B * f->job.R * f->job.C * f->job.es;
+    int take = cls_may_take(&f->run[1], 2 * f->job.sl[0].nrows * f->job.C * f->job.es, 1.0);
+    release(f);
+    return take;
+}
+
+static void a_prior_is_compared_with_the_others_priors(void **state)
+{
+    (void)state;
+    /* identical CPUs: device 0 measured at 30 GB/s on whole slices, its
+     * probe read 5 GB/s; device 1's probe, on a busy host, 2 GB/s: 15x
+     * below the rate but within 8x of the other probe, so it takes part */
+    const fake_dev busy[] = {{'z', 30e9, 5e9}, {'z', 0, 2e9}};
+    assert_true(unmeasured_takes(busy));
+    /* a simulator's probe, 800x below: it declines */
+    const fake_dev sim[] = {{'z', 30e9, 5e9}, {'z', 0, 6e6}};
+    assert_false(unmeasured_takes(sim));
+    /* no prior to compare with: the rate is the reference */
+    const fake_dev norate[] = {{'z', 30e9, 0}, {'z', 0, 2e9}};
+    assert_false(unmeasured_takes(norate));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -165,6 +195,7 @@ int main(void)
         cmocka_unit_test(two_comparable_devices_get_two_slices_each),
         cmocka_unit_test(a_far_slower_device_does_not_shrink_the_slices),
         cmocka_unit_test(large_jobs_are_cut_by_the_slice_size),
+        cmocka_unit_test(a_prior_is_compared_with_the_others_priors),
     };
     return TEST_RUN("plan", tests, NULL, NULL);
 }
