@@ -174,6 +174,10 @@ void cls_slice_abandon(cls_devrun *r, unsigned q);
  * else its prior; 0 when neither is known. */
 static inline double cls_known_speed(const cls_dev *d) { return d->rate > 0 ? d->rate : d->prior; }
 
+/* A device whose prior is this many times below another's declines slices
+ * it would not finish in time (run.c); the plan leaves it out. */
+#define CLS_PRIOR_MARGIN 8.0
+
 /* ---- measure.c ---- */
 /* A quick estimate of the device's speed (bytes/s) on queue q, for the
  * scheduler's first call; 0 when it could not be taken. */

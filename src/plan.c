@@ -26,26 +26,60 @@ static void tile(uint64_t rows, size_t cols, size_t es, size_t sb, uint64_t *h, 
     }
 }
 
+/* A device's speed for planning: its prior when every device taking part
+ * has one (probes are alike; a rate measured on whole slices reads several
+ * times higher than a probe's small copies), else its rate, else its prior;
+ * 0 when unknown. */
+static double plan_speed(const cls_job *job, const cls_devrun *r)
+{
+    int all_priors = 1;
+    for (size_t i = 0; i < job->nruns; i++) {
+        const cls_devrun *o = &job->runs[i];
+        if (o->participates && !o->failed && !(o->dev->prior > 0)) all_priors = 0;
+    }
+    return all_priors ? r->dev->prior : cls_known_speed(r->dev);
+}
+
+static double fastest_speed(const cls_job *job)
+{
+    double fastest = 0;
+    for (size_t i = 0; i < job->nruns; i++) {
+        const cls_devrun *r = &job->runs[i];
+        if (!r->participates || r->failed) continue;
+        double v = plan_speed(job, r);
+        if (v > fastest) fastest = v;
+    }
+    return fastest;
+}
+
+/* A participant that will decline work: known to be far slower than the
+ * fastest (a simulator beside a CPU). Its slice size and its transfers do
+ * not shape the plan. */
+static int negligible(const cls_job *job, const cls_devrun *r, double fastest)
+{
+    double v = plan_speed(job, r);
+    return v > 0 && v * CLS_PRIOR_MARGIN < fastest;
+}
+
 /* How many devices' worth of work the participants can take: the sum of
- * their speeds over the fastest's (a measured rate, else the prior; a device
- * with neither counts as fast as the fastest). Two devices alike count 2; a
- * simulator next to a CPU counts about nothing, so it does not make every
- * slice smaller for work that it will not take. */
+ * their speeds over the fastest's (a device with no speed known counts as
+ * fast as the fastest). Two devices alike count 2; a simulator next to a
+ * CPU counts about nothing, so it does not make every slice smaller for
+ * work that it will not take. */
 static double participating(const cls_job *job)
 {
-    double fastest = 0, sum = 0;
+    double fastest = fastest_speed(job), sum = 0;
     size_t unknown = 0, n = 0;
     for (size_t i = 0; i < job->nruns; i++) {
         const cls_devrun *r = &job->runs[i];
         if (!r->participates || r->failed) continue;
         n++;
-        double v = cls_known_speed(r->dev);
+        double v = plan_speed(job, r);
         if (!(v > 0)) {
             unknown++;
             continue;
         }
         sum += v;
-        if (v > fastest) fastest = v;
     }
     if (n == 0) return 1;
     if (fastest <= 0) return (double)n;
@@ -111,13 +145,14 @@ static cls_status add(builder *b, cls_op op, uint64_t row0, uint64_t nrows, size
     return CLS_OK;
 }
 
-/* Every participating device reads and writes the caller's memory in place
- * (no transfers to overlap with kernels)? */
+/* Every participating device that will take work reads and writes the
+ * caller's memory in place (no transfers to overlap with kernels)? */
 static int all_zero_copy(const cls_job *job)
 {
+    double fastest = fastest_speed(job);
     for (size_t i = 0; i < job->nruns; i++) {
         const cls_devrun *r = &job->runs[i];
-        if (r->participates && !r->failed && !r->dev->zero_copy) return 0;
+        if (r->participates && !r->failed && !r->dev->zero_copy && !negligible(job, r, fastest)) return 0;
     }
     return 1;
 }
@@ -128,6 +163,7 @@ size_t cls_plan_slice_bytes(const cls_job *job)
     size_t cap = SIZE_MAX;
     size_t target = SIZE_MAX;
     int alone = all_zero_copy(job) && participating(job) < 1.5;
+    double fastest = fastest_speed(job);
     for (size_t i = 0; i < job->nruns; i++) {
         const cls_devrun *r = &job->runs[i];
         if (!r->participates) continue;
@@ -137,7 +173,7 @@ size_t cls_plan_slice_bytes(const cls_job *job)
          * and fewer launches (docs/PERFORMANCE.md, 15). Discrete: a few ms
          * of bus time per copy. */
         size_t t = !d->zero_copy || alone ? 32 * MIB : 8 * MIB;
-        if (t < target) target = t;
+        if (t < target && !negligible(job, r, fastest)) target = t;
         uint64_t c = d->info.max_alloc_bytes;
         if (!d->zero_copy) {
             /* a slot per queue, plus room for statistics and factors */

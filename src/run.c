@@ -47,13 +47,13 @@ static double rate_or_prior(const cls_devrun *r, double now)
     return v > 0 ? v : r->dev->prior;
 }
 
-/* A device not measured yet whose prior is this many times below the
- * fastest other device's takes a slice only with this margin: the prior
- * times a copy kernel, and the scaling kernels cost more instructions per
- * byte (several times more on a simulator). The margin never applies to
- * the soonest device, which always takes: otherwise devices could all
- * decline. */
-#define PRIOR_MARGIN 8.0
+/* PRIOR_MARGIN (job.h): a device not measured yet whose prior is this many
+ * times below the fastest other device's takes a slice only with this
+ * margin: the prior times a copy kernel, and the scaling kernels cost more
+ * instructions per byte (several times more on a simulator). The margin
+ * never applies to the soonest device, which always takes: otherwise
+ * devices could all decline. */
+#define PRIOR_MARGIN CLS_PRIOR_MARGIN
 
 /* A device declines a slice only when (1) another device would finish that
  * same slice sooner, counting what each has in flight, and (2) the other
@@ -271,6 +271,16 @@ static void fail_device(cls_devrun *r, cls_status st, int failed_q)
  * devices need priors. */
 #define REPROBE 100.0
 
+static int same_str(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
+
+/* The same device model on the same driver. */
+static int same_kind(const cls_dev *a, const cls_dev *b)
+{
+    return same_str(a->info.name, b->info.name) && same_str(a->info.platform, b->info.platform)
+           && same_str(a->info.driver, b->info.driver) && a->info.compute_units == b->info.compute_units
+           && a->zero_copy == b->zero_copy;
+}
+
 void cls_run_priors(cls_job *job)
 {
     if (job->ctx->no_prior) return;
@@ -287,6 +297,25 @@ void cls_run_priors(cls_job *job)
         d->probe_cost = fmax(cls_now() - t, 1e-6);
         d->since_probe = 0;
         d->probe_backoff = d->probe_backoff ? fmin(2 * d->probe_backoff, 1024) : 1;
+    }
+    /* A device probed just now far below an identical one (two PoCL devices
+     * on one CPU) is probed once more: a 2 ms probe on a busy host can read
+     * several times low, and that alone could keep one of two equal devices
+     * out of its calls. A device that is slow stays slow on the second
+     * probe. */
+    for (size_t i = 0; i < job->nruns; i++) {
+        cls_devrun *r = &job->runs[i];
+        cls_dev *d = r->dev;
+        if (!r->participates || r->failed || d->rate > 0 || d->since_probe != 0) continue;
+        for (size_t j = 0; j < job->nruns; j++) {
+            const cls_devrun *o = &job->runs[j];
+            if (j == i || !o->participates || o->failed || !same_kind(d, o->dev)) continue;
+            if (d->prior * PRIOR_MARGIN < o->dev->prior) {
+                double again = cls_device_prior(d, 0);
+                if (again > d->prior) d->prior = again;
+                break;
+            }
+        }
     }
 }
 

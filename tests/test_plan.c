@@ -119,6 +119,14 @@ static void a_far_slower_device_does_not_shrink_the_slices(void **state)
     /* a CPU at 30 GB/s and a simulator at 6 MB/s: one device's worth */
     const fake_dev d[] = {{'z', 30e9, 0}, {'z', 0, 6e6}};
     assert_int_equal(small_job(d, 2), 1);
+    /* the same simulator as a staging device (Oclgrind): it takes no
+     * work, so the CPU keeps its one slice and its 32 MiB slices */
+    const fake_dev s[] = {{'z', 30e9, 5e9}, {'s', 0, 6e6}};
+    assert_int_equal(small_job(s, 2), 1);
+    fake *f = make(s, 2, 100, 4000, 5);
+    assert_int_equal(plan(f), 1);
+    assert_int_equal(cls_plan_slice_bytes(&f->job), 32 * MIB);
+    release(f);
 }
 
 static void large_jobs_are_cut_by_the_slice_size(void **state)
