@@ -174,8 +174,12 @@ void cls_slice_abandon(cls_devrun *r, unsigned q);
  * else its prior; 0 when neither is known. */
 static inline double cls_known_speed(const cls_dev *d) { return d->rate > 0 ? d->rate : d->prior; }
 
-/* A device whose prior is this many times below another's declines slices
- * it would not finish in time (run.c); the plan leaves it out. */
+/* A device not measured yet whose prior is this many times below the
+ * fastest other device's takes a slice only with this margin (run.c): the
+ * prior times a copy kernel, and the scaling kernels cost more instructions
+ * per byte (several times more on a simulator). The margin never applies to
+ * the soonest device, which always takes: otherwise devices could all
+ * decline. The plan leaves such a device out of the slice size (plan.c). */
 #define CLS_PRIOR_MARGIN 8.0
 
 /* ---- measure.c ---- */

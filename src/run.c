@@ -47,14 +47,6 @@ static double rate_or_prior(const cls_devrun *r, double now)
     return v > 0 ? v : r->dev->prior;
 }
 
-/* PRIOR_MARGIN (job.h): a device not measured yet whose prior is this many
- * times below the fastest other device's takes a slice only with this
- * margin: the prior times a copy kernel, and the scaling kernels cost more
- * instructions per byte (several times more on a simulator). The margin
- * never applies to the soonest device, which always takes: otherwise
- * devices could all decline. */
-#define PRIOR_MARGIN CLS_PRIOR_MARGIN
-
 /* A device declines a slice only when (1) another device would finish that
  * same slice sooner, counting what each has in flight, and (2) the other
  * devices together would finish all the remaining work before this device
@@ -89,7 +81,7 @@ int cls_may_take(const cls_devrun *r, uint64_t bytes, double now)
         double t_o = (double)(o->inflight_bytes + bytes) / ro;
         if (t_o < t_me || (t_o == t_me && o->dev->index < r->dev->index)) better = 1;
     }
-    /* unmeasured: within PRIOR_MARGIN of the fastest other device, take a
+    /* unmeasured: within CLS_PRIOR_MARGIN of the fastest other device, take a
      * slice to be measured; far slower, only with the margin below. A prior
      * is compared with the others' priors where they have one: a probe's
      * small copies read far below a rate measured on whole slices, so a
@@ -98,8 +90,8 @@ int cls_may_take(const cls_devrun *r, uint64_t bytes, double now)
      * running at once). */
     double margin = 1.0;
     if (!measured) {
-        if (mine * PRIOR_MARGIN >= (fastest_prior > 0 ? fastest_prior : fastest)) return 1;
-        margin = PRIOR_MARGIN;
+        if (mine * CLS_PRIOR_MARGIN >= (fastest_prior > 0 ? fastest_prior : fastest)) return 1;
+        margin = CLS_PRIOR_MARGIN;
     }
     if (!better) return 1;
     double their_all = (double)(job->pending_bytes + others_inflight) / others;
@@ -310,7 +302,7 @@ void cls_run_priors(cls_job *job)
         for (size_t j = 0; j < job->nruns; j++) {
             const cls_devrun *o = &job->runs[j];
             if (j == i || !o->participates || o->failed || !same_kind(d, o->dev)) continue;
-            if (d->prior * PRIOR_MARGIN < o->dev->prior) {
+            if (d->prior * CLS_PRIOR_MARGIN < o->dev->prior) {
                 double again = cls_device_prior(d, 0);
                 if (again > d->prior) d->prior = again;
                 break;
