@@ -780,6 +780,39 @@ __kernel void F(apply)(__global const REAL *x, ulong xoff, __global REAL *y, ulo
     }
 }
 
+/* Discount alone over rows long enough to stream: work-item (i, j) takes
+ * vectors [i * kk, (i + 1) * kk) of slice row j, one contiguous run, so
+ * that each core reads and writes whole pages in order (walking a column
+ * block down the rows, as `apply` does to keep params in registers, left
+ * seed-b's kernel 15-20% slower even with prefetching; docs/PERFORMANCE.md,
+ * 17). Slice row r is global row grow0 + r: matrix (grow0 + r) / R, row
+ * (grow0 + r) % R, whose factors start at foff + b * fsb + row * fsr + col0
+ * * fsc. A GPU (VEC = 1, kk = 1) gets one value per work-item, neighbours
+ * on neighbouring addresses. */
+__kernel void F(discount)(__global const REAL *x, ulong xoff, __global REAL *y, ulong yoff,
+                          uint ncols, ulong ld, uint kk, uint flags,
+                          __global const REAL *f, long foff, ulong fsb, ulong fsr, ulong fsc,
+                          ulong grow0, ulong R, ulong col0)
+{
+    uint c = (uint)get_global_id(0) * VEC * kk;
+    if (c >= ncols) return;
+    ulong r = get_global_id(1), gr = grow0 + r;
+    __global const REAL *px = x + xoff + r * ld + c;
+    __global REAL *py = y + yoff + r * ld + c;
+    __global const REAL *fr = f + foff + (long)((gr / R) * fsb + (gr % R) * fsr + (col0 + c) * fsc);
+    int nt = (flags & CLS_KF_NT) && ((ulong)py % 16) == 0;
+    uint left = ncols - c;
+    uint full = min(kk, left / VEC);
+    for (uint k = 0; k < full; k++)
+        F(store_out)(F(load_cols)(px + k * VEC, VEC) * F(load_factors)(fr + k * VEC * fsc, fsc, VEC),
+                     py + k * VEC, VEC, nt);
+    if (full < kk && full * VEC < left) {
+        uint n = left - full * VEC;
+        REALV v = F(load_cols)(px + full * VEC, n) * F(load_factors)(fr + full * VEC * fsc, fsc, n);
+        F(store_cols)(v, py + full * VEC, n);
+    }
+}
+
 /* y[i] = x[i] for i < count: the bandwidth probe and build self-test. */
 __kernel void F(copy)(__global const REAL *x, __global REAL *y, ulong count)
 {

@@ -64,6 +64,7 @@ enum cls_kernel_id {
     CLS_K_STATS_MV,
     CLS_K_STATS_REDUCE,   /* merge the chunks of a slice, optionally make params */
     CLS_K_APPLY,          /* elementwise: scale by params, then discount */
+    CLS_K_DISCOUNT,       /* discount alone, a contiguous run of a long row per work-item */
     CLS_K_COPY,           /* bandwidth probe and self-test */
     CLS_K_COUNT
 };
@@ -146,6 +147,7 @@ typedef struct cls_dev {
     size_t          local;      /* work-group size */
     int             profiling;  /* queues were created with profiling */
     int             zero_copy;  /* host-unified and not forced to stage */
+    int             host_cpu;   /* a CPU device: its memory is the host's, coherent */
     double          rate;       /* measured end-to-end bytes/s, 0: unknown */
     double          prior;      /* cls_device_prior(), 0: not taken or unknown */
     double          probe_cost; /* seconds the last prior took, 0: none taken */

@@ -15,6 +15,7 @@ const char *const cls_kernel_names[CLS_K_COUNT] = {
     [CLS_K_STATS_MV] = "stats_mv",
     [CLS_K_STATS_REDUCE] = "stats_reduce",
     [CLS_K_APPLY] = "apply",
+    [CLS_K_DISCOUNT] = "discount",
     [CLS_K_COPY] = "copy",
 };
 

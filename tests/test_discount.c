@@ -336,6 +336,82 @@ static void scaler_and_discount_with_small_slices(void **state)
     cls_context_destroy(ctx);
 }
 
+/* How many of the last call's kernels had this name (CLS_PROFILE). */
+static size_t kernels_named(cls_context *ctx, const char *name)
+{
+    cls_report rep;
+    assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
+    size_t n = 0;
+    for (size_t i = 0; i < rep.nevents; i++)
+        if (rep.events[i].kind == CLS_EV_KERNEL && rep.events[i].name && strcmp(rep.events[i].name, name) == 0)
+            n++;
+    return n;
+}
+
+/* Rows of thousands of values take the streaming discount kernel (a run of
+ * one row per work-item), whatever the factors' shape: per column (fsc 1),
+ * one per row or matrix (fsc 0), merged or not. Odd widths leave partial
+ * vectors at the ends of runs; slices of 16 KiB cut rows into column blocks
+ * that read factor windows; and a view one element into its buffer, in
+ * place, is neither 16-byte aligned (no non-temporal stores) nor out of
+ * place. */
+static void long_rows_stream_through_the_discount_kernel(void **state)
+{
+    (void)state;
+    int tiny = test_suite_is("oclgrind");
+    size_t b = 2, r = 3, c = tiny ? 1100 : 3001;
+    for (int small = 0; small < 2; small++) {
+        cls_context *ctx = test_context(NULL, CLS_PROFILE, small ? 16384 : 0);
+        for (int t = 0; t < 2; t++) {
+            cls_dtype dt = t ? CLS_F64 : CLS_F32;
+            if (!suite_runs(dt)) continue;
+            cls_array x = ref_make(dt, b, r, c, 5300 + (uint64_t)(t * 2 + small), REF_MISSING | REF_NEGATIVE);
+            fshape fs[NFSHAPES];
+            factor_shapes(b, r, c, fs);
+            for (size_t i = 0; i < NFSHAPES; i++) {
+                if (tiny && small && i % 2) continue;
+                cls_array f = ref_make_factors(dt, fs[i].b, fs[i].r, fs[i].c, 5400 + i);
+                char label[160];
+                snprintf(label, sizeof label, "long rows %zux%zux%zu factors %s %s%s", b, r, c, fs[i].name,
+                         dtype_name(dt), small ? " 16 KiB slices" : "");
+                cls_pipeline p = {.factors = &f};
+                check_transform(ctx, &x, &p, NULL, &x, label);
+                /* a narrow remainder of a row may go to the apply kernel */
+                if (kernels_named(ctx, "discount") == 0 || (!small && kernels_named(ctx, "apply") != 0))
+                    fail_msg("%s: the discount kernel did not take the slices", label);
+                if (small && report_slices(ctx) < 2) fail_msg("%s: one slice", label);
+                ref_free(&f);
+            }
+            ref_free(&x);
+            /* in place, on a view one element into its buffer, large enough
+             * (over 1 MiB) for PoCL's non-temporal stores */
+            size_t wide = tiny ? c : 30001;
+            x = ref_make(dt, b, r, wide, 5350 + (uint64_t)(t * 2 + small), REF_MISSING | REF_NEGATIVE);
+            cls_array f = ref_make_factors(dt, 1, r, wide, 5500 + (uint64_t)t);
+            size_t n = b * r * wide, es = dt == CLS_F64 ? 8 : 4;
+            char *buf = malloc((n + 1) * es);
+            assert_non_null(buf);
+            memcpy(buf + es, x.data, n * es);
+            cls_array v = x;
+            v.data = buf + es;
+            cls_pipeline p = {.factors = &f};
+            cls_status st = cls_transform(ctx, &p, NULL, &v, &v);
+            if (st != CLS_OK) print_error("%s\n", cls_last_error(ctx));
+            assert_int_equal(st, CLS_OK);
+            assert_true(kernels_named(ctx, "discount") > 0);
+            double *want = malloc(n * sizeof *want);
+            assert_non_null(want);
+            ref_transform(&x, &p, NULL, want);
+            assert_int_equal(ref_compare(&v, want, tol_for(dt), "long rows, in place, misaligned"), 0);
+            free(want);
+            free(buf);
+            ref_free(&f);
+            ref_free(&x);
+        }
+        cls_context_destroy(ctx);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -347,6 +423,7 @@ int main(void)
         cmocka_unit_test(every_factor_shape_with_small_slices),
         cmocka_unit_test(discount_100x400x5_by_400x5_with_small_slices),
         cmocka_unit_test(scaler_and_discount_with_small_slices),
+        cmocka_unit_test(long_rows_stream_through_the_discount_kernel),
     };
     return TEST_RUN("discount", tests, NULL, NULL);
 }
