@@ -1,7 +1,8 @@
 /* Writing a file so that it is either absent, its old self, or complete:
  * the bytes go to a temporary file next to `path` (same file system), are
- * synced, and the temporary is renamed onto `path`; on any failure it is
- * removed. Used for the kernel cache, statistics files and traces. */
+ * synced, and the temporary is renamed onto `path`, whose directory is
+ * then synced; on a failure before the rename the temporary is removed.
+ * Used for the kernel cache, statistics files and traces. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "sync_dir.h"
 
 static int write_all(int fd, const void *p, size_t n)
 {
@@ -50,6 +52,7 @@ int cls_write_atomic(const char *path, const void *const *parts, const size_t *l
     if (close(fd) != 0 && !err) err = errno;
     if (!err && rename(tmp, path) != 0) err = errno;
     if (err) unlink(tmp);
+    else err = cls_sync_dir_of(path);
     free(tmp);
     return err;
 }

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "npy.h"
+#include "sync_dir.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "'<f4' and '<f8' data is used in place: little-endian hosts only"
@@ -656,10 +657,17 @@ cls_status cls_npy_close(cls_npy *f, int commit, char *err, size_t errlen)
             st = fail(err, errlen, CLS_E_IO, "%s: writing the data failed (fsync): %s", name, strerror(errno));
         if (close(f->fd) != 0 && st == CLS_OK)
             st = fail(err, errlen, CLS_E_IO, "%s: close: %s", name, strerror(errno));
-        if (commit && st == CLS_OK && rename(f->tmp_path, f->path) != 0)
-            st = fail(err, errlen, CLS_E_IO, "%s: cannot rename %s onto it: %s", name, f->tmp_path,
-                      strerror(errno));
-        if ((!commit || st != CLS_OK) && unlink(f->tmp_path) != 0 && st == CLS_OK)
+        int renamed = 0;
+        if (commit && st == CLS_OK) {
+            if (rename(f->tmp_path, f->path) != 0)
+                st = fail(err, errlen, CLS_E_IO, "%s: cannot rename %s onto it: %s", name, f->tmp_path,
+                          strerror(errno));
+            else renamed = 1;
+        }
+        int e = renamed ? cls_sync_dir_of(f->path) : 0;
+        if (e != 0)
+            st = fail(err, errlen, CLS_E_IO, "%s: written, but syncing its directory failed: %s", name, strerror(e));
+        if (!renamed && unlink(f->tmp_path) != 0 && st == CLS_OK)
             st = fail(err, errlen, CLS_E_IO, "%s: cannot remove %s: %s", name, f->tmp_path, strerror(errno));
     }
     free(f->path);

@@ -3,6 +3,7 @@
  * message naming the file and the problem), and the temporary-file protocol
  * of written files. Needs no OpenCL device. */
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 
 #include "common.h"
 #include "npy.h"
+#include "sync_dir.h"
 
 #define ERR_LEN 1024
 
@@ -619,9 +621,34 @@ static void closing_twice_is_harmless(void **state)
     assert_int_equal(cls_npy_close(&zero, 0, err, sizeof err), CLS_OK);
 }
 
+/* The directory of a committed file is synced after the rename: its own
+ * directory, the current one for a bare name, the root for "/name"; a
+ * directory that does not exist is an error, not a silent success. */
+static void the_directory_of_a_path_is_synced(void **state)
+{
+    (void)state;
+    char dir[400], path[512];
+    test_tmpdir(dir, sizeof dir, "npy-sync");
+    snprintf(path, sizeof path, "%s/sync-me.npy", dir);
+    assert_int_equal(cls_sync_dir_of(path), 0);
+    assert_int_equal(cls_sync_dir_of("bare-name.npy"), 0);
+    assert_int_equal(cls_sync_dir_of("/top-level.npy"), 0);
+    snprintf(path, sizeof path, "%s/no-such-dir/x.npy", dir);
+    assert_int_equal(cls_sync_dir_of(path), ENOENT);
+    snprintf(path, sizeof path, "%s/sync-file", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fclose(f);
+    char inside[600];
+    snprintf(inside, sizeof inside, "%s/x.npy", path);
+    assert_int_equal(cls_sync_dir_of(inside), ENOTDIR);
+    remove(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(the_directory_of_a_path_is_synced),
         cmocka_unit_test(round_trip_1d_float32),
         cmocka_unit_test(round_trip_2d_float32),
         cmocka_unit_test(round_trip_3d_float32),
