@@ -51,6 +51,10 @@
  * prefetcher alone left the z-score statistics of an 8-column float32 table
  * 10% slower (docs/PERFORMANCE.md, 14). */
 #define CLS_PF_BYTES 8192
+/* A column block this narrow (bytes of its row segment) takes its min/max
+ * in blocks of 16 rows, vector by vector, all of them in L1; a wider one
+ * walks its rows once, its vectors' chains independent of each other. */
+#define CLS_NARROW_BYTES 256
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
