@@ -63,7 +63,10 @@ typedef struct cls_job {
     int          no_stats;    /* FUSED: nobody wants the statistics; skip them */
     int          clip;
     double       lo, hi;
-    void        *params;      /* APPLY with a scaler: 4 planes of G * C in the data's dtype */
+    const cls_column_stats *pcol; /* APPLY with a scaler: the G * C columns' statistics */
+    cls_scaler   pscaler;     /* the scaler their params are for (params.c) */
+    int          pinverse;
+    void        *ptab;        /* all params, made once when slices share them; NULL */
 
     const char  *f;           /* factors (NULL: none) in the data's dtype */
     uint64_t     fsb, fsr, fsc, felems;
@@ -151,6 +154,14 @@ size_t cls_plan_slice_bytes(const cls_job *job);
 /* Turns the finished STATS slices into APPLY slices over the same
  * rectangles (phase 2), keeping those resident on a device there. */
 void cls_plan_reuse_for_apply(cls_job *job);
+
+/* ---- params.c ---- */
+/* After the APPLY slices are planned: makes the table of every group's
+ * params when slices share entries; otherwise slices make their own. */
+cls_status cls_params_prepare(cls_job *job);
+/* Slice s's params, four planes of ngroups * ncols entries, into dst. */
+void cls_params_pack(const cls_job *job, const cls_slice *s, void *dst);
+void cls_params_free(cls_job *job);
 
 /* ---- stage.c ---- */
 /* Makes the device's per-queue buffers big enough for the job. */

@@ -165,9 +165,9 @@ static void job_free(cls_job *job)
         if (job->runs[i].factors) clReleaseMemObject(job->runs[i].factors);
     free(job->sl);
     free(job->sstats);
-    free(job->params);
     free(job->runs);
     free(job->raw);
+    cls_params_free(job);
     pthread_mutex_destroy(&job->lock);
     pthread_cond_destroy(&job->cond);
 }
@@ -205,6 +205,7 @@ static cls_status run(cls_job *job, cls_op op, size_t sb)
 {
     cls_run_priors(job);
     cls_status st = cls_plan(job, op, sb);
+    if (st == CLS_OK && op == CLS_OP_APPLY) st = cls_params_prepare(job);
     if (st != CLS_OK) return st;
     job->phase = 1;
     st = cls_run_phase(job);
@@ -249,33 +250,15 @@ static cls_status collect_stats(cls_job *job, const cls_pipeline *p, cls_stats *
     return CLS_OK;
 }
 
-/* Host params of every group and column, 4 planes in the data's dtype:
- * shift split into a high and a low part so that float32 keeps the mean's
- * precision (x - hi - lo is exact where it matters). */
-static cls_status make_params(cls_job *job, const cls_stats *s, cls_scaler scaler, double lo, double hi,
-                              int inverse)
+/* The scaler's params come from these statistics, computed per slice as
+ * it is enqueued (slice.c): no table of every group and column is built
+ * before the run (for seed-A's shape, 57 MB and 28 ms, serial, on a fresh
+ * allocation; docs/PERFORMANCE.md, 19). */
+static void use_params(cls_job *job, const cls_stats *s, cls_scaler scaler, int inverse)
 {
-    size_t n = (size_t)(job->G * job->C);
-    job->params = malloc(4 * n * job->es);
-    if (!job->params) return cls_fail(job->ctx, CLS_E_NOMEM, "out of memory for params");
-    for (size_t i = 0; i < n; i++) {
-        cls_params pr = cls_params_of(&s->col[i], scaler, lo, hi, inverse, job->dtype);
-        if (job->dtype == CLS_F64) {
-            double *p = job->params;
-            p[i] = pr.shift;
-            p[n + i] = 0;
-            p[2 * n + i] = pr.m;
-            p[3 * n + i] = pr.o;
-        } else {
-            float *p = job->params;
-            float shi = (float)pr.shift;
-            p[i] = shi;
-            p[n + i] = (float)(pr.shift - (double)shi);
-            p[2 * n + i] = (float)pr.m;
-            p[3 * n + i] = (float)pr.o;
-        }
-    }
-    return CLS_OK;
+    job->pcol = s->col;
+    job->pscaler = scaler;
+    job->pinverse = inverse;
 }
 
 /* The largest slice that stays in the cache of every participating
@@ -373,7 +356,7 @@ static cls_status do_transform(cls_context *ctx, const cls_pipeline *p, const cl
         job.clip = p->clip && !p->inverse;
         job.lo = lo;
         job.hi = hi;
-        st = make_params(&job, s, p->scaler, lo, hi, p->inverse);
+        use_params(&job, s, p->scaler, p->inverse);
     }
     if (st == CLS_OK) st = run(&job, CLS_OP_APPLY, cls_plan_slice_bytes(&job));
     return finish(&job, st);
@@ -479,9 +462,12 @@ cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_
         job.bytes_total = 3 * (uint64_t)bytes_of(in);
         st = run(&job, CLS_OP_STATS, sb);
         if (st == CLS_OK) st = collect_stats(&job, p, &s);
-        if (st == CLS_OK) st = make_params(&job, s, p->scaler, job.lo, job.hi, 0);
         if (st == CLS_OK) {
+            use_params(&job, s, p->scaler, 0);
             cls_plan_reuse_for_apply(&job);
+            st = cls_params_prepare(&job);
+        }
+        if (st == CLS_OK) {
             job.phase = 2;
             st = cls_run_phase(&job);
             job.slices_all += job.nsl;

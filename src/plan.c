@@ -130,7 +130,7 @@ static cls_status add(builder *b, cls_op op, uint64_t row0, uint64_t nrows, size
             if (op == CLS_OP_FUSED && ncols > job->max_prm) job->max_prm = ncols;
             if (ncols > job->max_out) job->max_out = ncols; /* the reduce writes them */
         }
-    } else if (job->params) {
+    } else if (job->pcol) {
         size_t prm = (size_t)s->ngroups * ncols;
         if (prm > job->max_prm) job->max_prm = prm;
     }

@@ -322,21 +322,17 @@ static cls_status enqueue_fused(cls_devrun *r, unsigned q, const cls_slice *s, c
     return launch(r, q, &a, &r->inf[q], cls_kernel_names[kid], items(r, s->ncols, kk), (size_t)s->ngroups);
 }
 
-/* Params of the groups and columns the slice touches, packed into the slot
- * and uploaded: plane p, entry (g - group0) * ncols + c. */
+/* Params of the groups and columns the slice touches (params.c), uploaded
+ * unless the kernel reads them where they were made. */
 static cls_status upload_params(cls_devrun *r, unsigned q, const cls_slice *s)
 {
     cls_job *job = r->job;
     cls_dev *d = r->dev;
     cls_slot *sl = &d->slot[q];
-    size_t es = job->es, n = (size_t)s->ngroups * s->ncols;
-    size_t table = (size_t)(job->G * job->C);
-    for (int p = 0; p < 4; p++)
-        for (uint64_t g = 0; g < s->ngroups; g++)
-            memcpy((char *)sl->prm_host + (p * n + g * s->ncols) * es,
-                   (const char *)job->params + (p * table + (s->group0 + g) * job->C + s->col0) * es,
-                   s->ncols * es);
-    CL_TRY(job->ctx, d, clEnqueueWriteBuffer(d->q[q], sl->prm, CL_FALSE, 0, 4 * n * es, sl->prm_host, 0, NULL,
+    size_t n = (size_t)s->ngroups * s->ncols;
+    cls_params_pack(job, s, sl->prm_host);
+    if (sl->prm_shared) return CLS_OK; /* the kernel reads prm_host itself */
+    CL_TRY(job->ctx, d, clEnqueueWriteBuffer(d->q[q], sl->prm, CL_FALSE, 0, 4 * n * job->es, sl->prm_host, 0, NULL,
                                               next_event(&r->inf[q], CLS_EV_UPLOAD, "params")));
     return CLS_OK;
 }
@@ -356,7 +352,7 @@ static cls_status enqueue_compute(cls_devrun *r, unsigned q, cls_slice *s, cl_me
         return enqueue_stats(r, q, s, x, xoff, ld, s->nrows, 0);
     case CLS_OP_APPLY:
         if (use_discount(r, s)) return enqueue_discount(r, q, s, x, xoff, y, yoff, ld, &fb);
-        if (job->params) {
+        if (job->pcol) {
             st = upload_params(r, q, s);
             if (st != CLS_OK) return st;
         }

@@ -1,0 +1,77 @@
+/* The scaler's params for the elementwise pass (APPLY slices): y = ((x -
+ * shi) - slo) * m + o per group and column, four planes in the data's
+ * dtype, made from the fitted statistics.
+ * Owns: when they are made. A slice's params are computed as the slice is
+ * enqueued when slices share few entries (matrix scope: a slice of rows
+ * spans one or two groups), so that no table of all of them is written and
+ * read again (57 MB for seed-A's shape, 28 ms serial before the run). When
+ * slices share many (batch scope: every slice needs the same row of
+ * params), the table is made once, before the run, and slices copy their
+ * part (docs/PERFORMANCE.md, 19). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+
+/* Slices that would compute more than this many times the table's entries
+ * between them take the table instead. */
+#define CLS_PARAMS_SHARED 4
+
+/* Entry i of the four planes `n` long at dst: the params of column stats c.
+ * float32 splits the shift into a high and a low part, so that x - hi - lo
+ * keeps the mean's precision where it matters. */
+static void put(const cls_job *job, const cls_column_stats *c, void *dst, size_t n, size_t i)
+{
+    cls_params pr = cls_params_of(c, job->pscaler, job->lo, job->hi, job->pinverse, job->dtype);
+    if (job->dtype == CLS_F64) {
+        double *p = dst;
+        p[i] = pr.shift;
+        p[n + i] = 0;
+        p[2 * n + i] = pr.m;
+        p[3 * n + i] = pr.o;
+    } else {
+        float *p = dst;
+        float shi = (float)pr.shift;
+        p[i] = shi;
+        p[n + i] = (float)(pr.shift - (double)shi);
+        p[2 * n + i] = (float)pr.m;
+        p[3 * n + i] = (float)pr.o;
+    }
+}
+
+cls_status cls_params_prepare(cls_job *job)
+{
+    free(job->ptab);
+    job->ptab = NULL;
+    if (!job->pcol) return CLS_OK;
+    uint64_t table = job->G * job->C, used = 0;
+    for (size_t i = 0; i < job->nsl; i++) used += job->sl[i].ngroups * job->sl[i].ncols;
+    if (used <= CLS_PARAMS_SHARED * table) return CLS_OK;
+    job->ptab = malloc(4 * (size_t)table * job->es);
+    if (!job->ptab) return cls_fail(job->ctx, CLS_E_NOMEM, "out of memory for params (%zu bytes)",
+                                    4 * (size_t)table * job->es);
+    for (size_t i = 0; i < table; i++) put(job, &job->pcol[i], job->ptab, (size_t)table, i);
+    return CLS_OK;
+}
+
+void cls_params_pack(const cls_job *job, const cls_slice *s, void *dst)
+{
+    size_t n = (size_t)s->ngroups * s->ncols, es = job->es;
+    size_t table = (size_t)(job->G * job->C);
+    for (uint64_t g = 0; g < s->ngroups; g++) {
+        size_t from = (size_t)(s->group0 + g) * job->C + s->col0, at = (size_t)g * s->ncols;
+        if (job->ptab) {
+            for (int p = 0; p < 4; p++)
+                memcpy((char *)dst + (p * n + at) * es, (const char *)job->ptab + (p * table + from) * es,
+                       s->ncols * es);
+        } else {
+            for (size_t c = 0; c < s->ncols; c++) put(job, &job->pcol[from + c], dst, n, at + c);
+        }
+    }
+}
+
+void cls_params_free(cls_job *job)
+{
+    free(job->ptab);
+    job->ptab = NULL;
+}
