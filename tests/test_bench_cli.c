@@ -206,6 +206,18 @@ static void json_has_every_workload_and_run_with_figures(void **state)
         /* the host-copy limit is STREAM copy measured in the workload's rounds */
         json_t *hc = json_object_get(w, "host_copy_gbs");
         assert_true(num(hc, "min") > 0 && num(hc, "min") <= num(hc, "median") && num(hc, "median") <= num(hc, "max"));
+        /* beside it, a copy of the row's own input from cold caches (seed-b's
+         * input fits STREAM's 256 MiB arrays at any size this test runs) */
+        json_t *oc = json_object_get(w, "own_size_copy_gbs");
+        if (i == 1) assert_true(json_is_object(oc));
+        if (!json_is_null(oc)) {
+            json_t *shape = json_object_get(w, "shape");
+            double in = json_number_value(json_array_get(shape, 0)) * json_number_value(json_array_get(shape, 1)) *
+                        json_number_value(json_array_get(shape, 2)) * (strcmp(str(w, "dtype"), "float64") ? 4 : 8);
+            assert_true(num(oc, "bytes") > in - 8 && num(oc, "bytes") <= in);
+            assert_true(num(oc, "min") > 0 && num(oc, "min") <= num(oc, "median") &&
+                        num(oc, "median") <= num(oc, "max"));
+        }
         json_t *hl = json_object_get(json_array_get(runs, 1), "limit");
         assert_close(num(hl, "gbs"), num(hc, "median") * (i == 3 ? (double)bytes / (1.5 * (double)bytes) : 1.0), 1e-4);
         for (size_t k = 0; k < json_array_size(runs); k++) {

@@ -206,6 +206,9 @@ void bench_print_result(FILE *f, const bench_machine *m, const bench_result *r)
     if (r->host_copy > 0)
         fprintf(f, "host copy limit: STREAM copy in these rounds, %.1f GB/s (%.1f-%.1f)\n", r->host_copy,
                 r->host_copy_min, r->host_copy_max);
+    if (r->own_copy > 0)
+        fprintf(f, "                 a copy of its own %.0f MB from cold caches: %.1f GB/s (%.1f-%.1f)\n",
+                (double)r->own_copy_bytes / 1e6, r->own_copy, r->own_copy_min, r->own_copy_max);
     fprintf(f, "%-*s%10s %17s %7s  %-23s %9s %10s %8s %8s %8s %8s\n", NAME_W, "", "median ms", "min-max ms",
             "GB/s", "of limit", "vs single", "vs threads", "upload", "kernel", "download", "staging");
     int above = 0;
@@ -450,6 +453,12 @@ static void json_result(FILE *f, const bench_result *r)
     if (r->host_copy > 0)
         fprintf(f, "{\"median\": %.6g, \"min\": %.6g, \"max\": %.6g}", r->host_copy, r->host_copy_min,
                 r->host_copy_max);
+    else
+        fputs("null", f);
+    fputs(", \"own_size_copy_gbs\": ", f);
+    if (r->own_copy > 0)
+        fprintf(f, "{\"bytes\": %llu, \"median\": %.6g, \"min\": %.6g, \"max\": %.6g}",
+                (unsigned long long)r->own_copy_bytes, r->own_copy, r->own_copy_min, r->own_copy_max);
     else
         fputs("null", f);
     fputs(", \"error\": ", f);

@@ -106,6 +106,11 @@ typedef struct bench_result {
     /* STREAM copy measured in the workload's own rounds (the limit of its
      * host-copy rows): median, min, max GB/s; 0 when not measured */
     double         host_copy, host_copy_min, host_copy_max;
+    /* A host copy of the row's input size (own_copy_bytes into as many)
+     * from cold caches, in the same rounds; 0 when the input is larger than
+     * STREAM's arrays */
+    double         own_copy, own_copy_min, own_copy_max;
+    uint64_t       own_copy_bytes;
     size_t         nruns;
     bench_run      runs[3 + BENCH_MAX_DEVICES];
 } bench_result;
