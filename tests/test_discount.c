@@ -352,16 +352,19 @@ static size_t kernels_named(cls_context *ctx, const char *name)
  * one row per work-item), whatever the factors' shape: per column (fsc 1),
  * one per row or matrix (fsc 0), merged or not. Odd widths leave partial
  * vectors at the ends of runs; slices of 16 KiB cut rows into column blocks
- * that read factor windows; and a view one element into its buffer, in
- * place, is neither 16-byte aligned (no non-temporal stores) nor out of
- * place. */
+ * that read factor windows, also through the staging path; and a view one
+ * element into its buffer, in place, is neither 16-byte aligned (no
+ * non-temporal stores) nor out of place. */
 static void long_rows_stream_through_the_discount_kernel(void **state)
 {
     (void)state;
     int tiny = test_suite_is("oclgrind");
     size_t b = 2, r = 3, c = tiny ? 1100 : 3001;
-    for (int small = 0; small < 2; small++) {
-        cls_context *ctx = test_context(NULL, CLS_PROFILE, small ? 16384 : 0);
+    /* mode 0: default slices; 1: 16 KiB slices; 2: 16 KiB slices through
+     * the discrete-GPU (staging) path, packed slices on device buffers */
+    for (int mode = 0; mode < 3; mode++) {
+        int small = mode > 0;
+        cls_context *ctx = test_context(NULL, CLS_PROFILE | (mode == 2 ? CLS_FORCE_STAGING : 0), small ? 16384 : 0);
         for (int t = 0; t < 2; t++) {
             cls_dtype dt = t ? CLS_F64 : CLS_F32;
             if (!suite_runs(dt)) continue;
@@ -372,8 +375,8 @@ static void long_rows_stream_through_the_discount_kernel(void **state)
                 if (tiny && small && i % 2) continue;
                 cls_array f = ref_make_factors(dt, fs[i].b, fs[i].r, fs[i].c, 5400 + i);
                 char label[160];
-                snprintf(label, sizeof label, "long rows %zux%zux%zu factors %s %s%s", b, r, c, fs[i].name,
-                         dtype_name(dt), small ? " 16 KiB slices" : "");
+                snprintf(label, sizeof label, "long rows %zux%zux%zu factors %s %s%s%s", b, r, c, fs[i].name,
+                         dtype_name(dt), small ? " 16 KiB slices" : "", mode == 2 ? " staging" : "");
                 cls_pipeline p = {.factors = &f};
                 check_transform(ctx, &x, &p, NULL, &x, label);
                 /* a narrow remainder of a row may go to the apply kernel */
