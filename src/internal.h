@@ -148,7 +148,8 @@ typedef struct cls_dev {
     size_t          local;      /* work-group size */
     int             profiling;  /* queues were created with profiling */
     int             zero_copy;  /* host-unified and not forced to stage */
-    int             host_cpu;   /* a CPU device: its memory is the host's, coherent */
+    int             in_place;   /* a CL_MEM_USE_HOST_PTR buffer is its host memory, always
+                                   (PoCL's CPU drivers; device.c) */
     double          rate;       /* measured end-to-end bytes/s, 0: unknown */
     double          prior;      /* cls_device_prior(), 0: not taken or unknown */
     double          probe_cost; /* seconds the last prior took, 0: none taken */

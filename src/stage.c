@@ -39,15 +39,16 @@ static cls_status grow_host(cls_context *ctx, void **p, size_t need)
 }
 
 /* The params slot: host memory the worker writes, and a buffer the
- * kernels read. On a CPU device in zero copy the buffer is that memory
- * (CL_MEM_USE_HOST_PTR), so params need no upload: a clEnqueueWriteBuffer
- * of them was 5% of a seed-A-shaped transform's CPU time. */
+ * kernels read. On PoCL's CPU drivers in zero copy the buffer is that
+ * memory (CL_MEM_USE_HOST_PTR, device.c), so params need no upload: a
+ * clEnqueueWriteBuffer of them was 5% of a seed-A-shaped transform's CPU
+ * time. */
 static cls_status grow_params(cls_context *ctx, cls_dev *d, cls_slot *s, size_t need)
 {
     release_mem(&s->prm);
     free(s->prm_host);
     s->prm_host = NULL;
-    s->prm_shared = d->host_cpu && d->zero_copy;
+    s->prm_shared = d->in_place && d->zero_copy;
     if (s->prm_shared) {
         if (posix_memalign(&s->prm_host, 4096, need) != 0) {
             s->prm_host = NULL;
