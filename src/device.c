@@ -256,8 +256,9 @@ cls_status cls_device_describe(cls_context *ctx, cls_dev *dev, const cls_found *
     in->staging = !dev->zero_copy;
 
     /* A CPU walks contiguous row segments of explicit vectors fastest: a
-     * work-item owns 16 vectors of 8 columns (PoCL's implicit vectoriser does
-     * far worse on strided columns). A GPU wants one column per work-item so
+     * work-item owns 24 vectors of 8 columns (PoCL's implicit vectoriser does
+     * far worse on strided columns; 20-28 vectors ran seed-A 5-6% faster
+     * than 16, docs/PERFORMANCE.md, 20). A GPU wants one column per work-item so
      * that neighbours read neighbouring addresses. PoCL compiles with clang
      * for the host CPU, so its kernels may prefetch and stream stores past
      * the cache. llvmpipe (rusticl) silently stops loops after ~65535
@@ -265,7 +266,7 @@ cls_status cls_device_describe(cls_context *ctx, cls_dev *dev, const cls_found *
     int cpu_like = (in->type & CLS_DEVICE_CPU) && !(in->type & CLS_DEVICE_GPU);
     int pocl = strstr(f->platform_name, "Portable Computing Language") != NULL;
     dev->vec = cpu_like ? 8 : 1;
-    dev->kv = cpu_like ? 16 : 1;
+    dev->kv = cpu_like ? 24 : 1;
     dev->local = cpu_like ? 4 : 128;
     dev->nt = pocl && cpu_like;
     /* PoCL's CPU drivers run kernels on a CL_MEM_USE_HOST_PTR buffer's own
