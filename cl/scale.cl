@@ -341,29 +341,38 @@ inline void F(store_stats)(__global REAL *st, __global uint *cn, ulong sstride, 
  * loops with constant trip counts and loads, unrolled, that walks a pointer:
  * the general loops spend more instructions on the row address and the lane
  * count than on the statistics. */
+/* The first pass over rows [0, NR) of one vector, shared by the clean
+ * blocks: min and max, and the sum of v - SHIFT(v) (the moments' shift K,
+ * or v itself: 0 for a finite value, NaN otherwise), each in two
+ * accumulators. Declares q, i, s0/s1, lo0/lo1, hi0/hi1. */
+#define CLEAN_PASS1(LOAD, NR, UNR, SHIFT)                                           \
+    REALV s0 = RV(0), s1 = RV(0);                                                   \
+    REALV lo0 = RV(INFINITY), lo1 = RV(INFINITY);                                   \
+    REALV hi0 = RV(-INFINITY), hi1 = RV(-INFINITY);                                 \
+    __global const REAL *q = p;                                                     \
+    uint i = 0;                                                                     \
+    UNR for (; i + 1 < (NR); i += 2, q += 2 * ld) {                                \
+        REALV a = LOAD(q), b = LOAD(q + ld);                                        \
+        PREFETCH_AHEAD(q);                                                          \
+        s0 += a - SHIFT(a);                                                         \
+        s1 += b - SHIFT(b);                                                         \
+        lo0 = a < lo0 ? a : lo0;                                                    \
+        lo1 = b < lo1 ? b : lo1;                                                    \
+        hi0 = a > hi0 ? a : hi0;                                                    \
+        hi1 = b > hi1 ? b : hi1;                                                    \
+    }                                                                               \
+    if (i < (NR)) {                                                                 \
+        REALV a = LOAD(q);                                                          \
+        s0 += a - SHIFT(a);                                                         \
+        lo0 = a < lo0 ? a : lo0;                                                    \
+        hi0 = a > hi0 ? a : hi0;                                                    \
+    }
+#define SHIFT_K(v) K
+#define SHIFT_SELF(v) (v)
+
 #define CLEAN_BLOCK_BODY(LOAD, NR, UNR)                                             \
     do {                                                                            \
-        REALV s0 = RV(0), s1 = RV(0);                                               \
-        REALV lo0 = RV(INFINITY), lo1 = RV(INFINITY);                               \
-        REALV hi0 = RV(-INFINITY), hi1 = RV(-INFINITY);                             \
-        __global const REAL *q = p;                                                 \
-        uint i = 0;                                                                 \
-        UNR for (; i + 1 < (NR); i += 2, q += 2 * ld) {                            \
-            REALV a = LOAD(q), b = LOAD(q + ld);                                    \
-            PREFETCH_AHEAD(q);                                                      \
-            s0 += a - K;                                                            \
-            s1 += b - K;                                                            \
-            lo0 = a < lo0 ? a : lo0;                                                \
-            lo1 = b < lo1 ? b : lo1;                                                \
-            hi0 = a > hi0 ? a : hi0;                                                \
-            hi1 = b > hi1 ? b : hi1;                                                \
-        }                                                                           \
-        if (i < (NR)) {                                                             \
-            REALV a = LOAD(q);                                                      \
-            s0 += a - K;                                                            \
-            lo0 = a < lo0 ? a : lo0;                                                \
-            hi0 = a > hi0 ? a : hi0;                                                \
-        }                                                                           \
+        CLEAN_PASS1(LOAD, NR, UNR, SHIFT_K)                                         \
         REALV sum = s0 + s1;                                                        \
         if (!F(all_finite)(sum, n)) return 0;                                       \
         REAL nb = (REAL)(NR);                                                       \
@@ -431,36 +440,16 @@ inline int F(clean_block)(__global const REAL *p, ulong ld, ulong pfd, uint r0, 
 }
 
 /* The min/max-only counterpart of CLEAN_BLOCK_BODY: rows [0, NR) of one
- * vector, two accumulators each, no per-value test; a - a is 0 for a
- * finite value and NaN otherwise, so a block holding a NaN or an infinity
- * returns 0 (nothing merged) for the careful path to redo. Without it, a
+ * vector, two accumulators each, no per-value test; the sum of a - a is 0
+ * for finite values and NaN otherwise, so a block holding a NaN or an
+ * infinity returns 0 (nothing merged) for the careful path to redo. Without it, a
  * narrow block ran on the latency of its min/max chain: a min-max fit of an
  * 8-column float32 table took 1.7x the z-score's time (docs/PERFORMANCE.md,
  * 18). */
 #define CLEAN_MINMAX_BODY(LOAD, NR, UNR)                                            \
     do {                                                                            \
-        REALV z0 = RV(0), z1 = RV(0);                                               \
-        REALV lo0 = RV(INFINITY), lo1 = RV(INFINITY);                               \
-        REALV hi0 = RV(-INFINITY), hi1 = RV(-INFINITY);                             \
-        __global const REAL *q = p;                                                 \
-        uint i = 0;                                                                 \
-        UNR for (; i + 1 < (NR); i += 2, q += 2 * ld) {                            \
-            REALV a = LOAD(q), b = LOAD(q + ld);                                    \
-            PREFETCH_AHEAD(q);                                                      \
-            z0 += a - a;                                                            \
-            z1 += b - b;                                                            \
-            lo0 = a < lo0 ? a : lo0;                                                \
-            lo1 = b < lo1 ? b : lo1;                                                \
-            hi0 = a > hi0 ? a : hi0;                                                \
-            hi1 = b > hi1 ? b : hi1;                                                \
-        }                                                                           \
-        if (i < (NR)) {                                                             \
-            REALV a = LOAD(q);                                                      \
-            z0 += a - a;                                                            \
-            lo0 = a < lo0 ? a : lo0;                                                \
-            hi0 = a > hi0 ? a : hi0;                                                \
-        }                                                                           \
-        if (!F(all_finite)(z0 + z1, n)) return 0;                                   \
+        CLEAN_PASS1(LOAD, NR, UNR, SHIFT_SELF)                                      \
+        if (!F(all_finite)(s0 + s1, n)) return 0;                                   \
         REALV lo = lo0 < lo1 ? lo0 : lo1, hi = hi0 > hi1 ? hi0 : hi1;              \
         *mn = lo < *mn ? lo : *mn;                                                  \
         *mx = hi > *mx ? hi : *mx;                                                  \
@@ -905,6 +894,9 @@ __kernel void F(copy)(__global const REAL *x, __global REAL *y, ulong count)
 #undef UNROLL
 #undef CLEAN_BLOCK_BODY
 #undef CLEAN_MINMAX_BODY
+#undef CLEAN_PASS1
+#undef SHIFT_K
+#undef SHIFT_SELF
 #undef LOAD_N
 #undef LOAD_FULL
 #undef PREFETCH_AHEAD

@@ -241,6 +241,20 @@ static cls_status enqueue_apply_kernel(cls_devrun *r, unsigned q, const cls_slic
     return launch(r, q, &a, &r->inf[q], "apply", items(r, s->ncols, kk), (size_t)((s->nrows + rpi - 1) / rpi));
 }
 
+/* The factor arguments of the discount and fused kernels, in their order:
+ * f, foff, fsb, fsr, fsc, then the slice's first row, R and first column. */
+static void arg_factors(kargs *a, const cls_job *job, const cls_slice *s, const fbind *fb)
+{
+    arg_mem(a, fb->m);
+    arg_i64(a, fb->off);
+    arg_u64(a, job->fsb);
+    arg_u64(a, job->fsr);
+    arg_u64(a, job->fsc);
+    arg_u64(a, s->row0);
+    arg_u64(a, job->R);
+    arg_u64(a, s->col0);
+}
+
 /* Rows at least this many vectors wide take the discount kernel when the
  * discount is all there is: one contiguous run per work-item. */
 #define CLS_DISCOUNT_MIN_VECTORS 64
@@ -268,14 +282,7 @@ static cls_status enqueue_discount(cls_devrun *r, unsigned q, const cls_slice *s
     arg_u64(&a, ld);
     arg_u32(&a, kk);
     arg_u32(&a, nt_flag(r, s));
-    arg_mem(&a, fb->m);
-    arg_i64(&a, fb->off);
-    arg_u64(&a, job->fsb);
-    arg_u64(&a, job->fsr);
-    arg_u64(&a, job->fsc);
-    arg_u64(&a, s->row0);
-    arg_u64(&a, job->R);
-    arg_u64(&a, s->col0);
+    arg_factors(&a, job, s, fb);
     return launch(r, q, &a, &r->inf[q], "discount", items(r, s->ncols, kk), (size_t)s->nrows);
 }
 
@@ -308,14 +315,7 @@ static cls_status enqueue_fused(cls_devrun *r, unsigned q, const cls_slice *s, c
     arg_u32(&a, flags_of(job) | nt_flag(r, s));
     arg_real(&a, job->dtype, job->lo);
     arg_real(&a, job->dtype, job->hi);
-    arg_mem(&a, fb->m);
-    arg_i64(&a, fb->off);
-    arg_u64(&a, job->fsb);
-    arg_u64(&a, job->fsr);
-    arg_u64(&a, job->fsc);
-    arg_u64(&a, s->row0);
-    arg_u64(&a, job->R);
-    arg_u64(&a, s->col0);
+    arg_factors(&a, job, s, fb);
     arg_mem(&a, job->no_stats ? NULL : sl->st_out); /* NULL: the kernel skips them */
     arg_mem(&a, job->no_stats ? NULL : sl->cn_out);
     arg_u64(&a, s->ngroups * s->ncols);
