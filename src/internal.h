@@ -120,8 +120,7 @@ typedef struct cls_slot {
     void   *st_host, *cn_host;    /* their host copies */
     size_t  out_cap;              /* entries */
     cl_mem  prm;                  /* params */
-    void   *prm_host;             /* made here; on a CPU device, prm is this memory */
-    int     prm_shared;
+    void   *prm_host;
     size_t  prm_cap;              /* entries */
     cl_mem  fwin;                 /* a factor window */
     size_t  fwin_cap;

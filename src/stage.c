@@ -38,33 +38,6 @@ static cls_status grow_host(cls_context *ctx, void **p, size_t need)
     return CLS_OK;
 }
 
-/* The params slot: host memory the worker writes, and a buffer the
- * kernels read. On PoCL's CPU drivers in zero copy the buffer is that
- * memory (CL_MEM_USE_HOST_PTR, device.c), so params need no upload: a
- * clEnqueueWriteBuffer of them was 5% of a seed-A-shaped transform's CPU
- * time. */
-static cls_status grow_params(cls_context *ctx, cls_dev *d, cls_slot *s, size_t need)
-{
-    release_mem(&s->prm);
-    free(s->prm_host);
-    s->prm_host = NULL;
-    s->prm_shared = d->in_place && d->zero_copy;
-    if (s->prm_shared) {
-        if (posix_memalign(&s->prm_host, 4096, need) != 0) {
-            s->prm_host = NULL;
-            return cls_fail(ctx, CLS_E_NOMEM, "out of host memory for %zu bytes", need);
-        }
-        cl_int e;
-        s->prm = clCreateBuffer(d->cl, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, need, s->prm_host, &e);
-        if (e != CL_SUCCESS) return cls_fail_cl(ctx, d, "clCreateBuffer(params, CL_MEM_USE_HOST_PTR)", e);
-        return CLS_OK;
-    }
-    size_t cap = 0;
-    cls_status st = grow(ctx, d, &s->prm, &cap, need, CL_MEM_READ_WRITE);
-    if (st == CLS_OK) st = grow_host(ctx, &s->prm_host, need);
-    return st;
-}
-
 static void unmap_pinned(cls_dev *d, cls_slot *s, unsigned q)
 {
     if (s->pinned && s->host) {
@@ -230,7 +203,9 @@ cls_status cls_stage_prepare(cls_job *job, cls_devrun *r)
             s->out_cap = st == CLS_OK ? job->max_out : 0;
         }
         if (st == CLS_OK && job->max_prm > s->prm_cap) {
-            st = grow_params(ctx, d, s, job->max_prm * 4 * 8);
+            cap = 0;
+            st = grow(ctx, d, &s->prm, &cap, job->max_prm * 4 * 8, CL_MEM_READ_WRITE);
+            if (st == CLS_OK) st = grow_host(ctx, &s->prm_host, job->max_prm * 4 * 8);
             s->prm_cap = st == CLS_OK ? job->max_prm : 0;
         }
         if (st == CLS_OK && !d->zero_copy) {
