@@ -456,11 +456,13 @@ inline int F(clean_block)(__global const REAL *p, ulong ld, ulong pfd, uint r0, 
         return 1;                                                                   \
     } while (0)
 
-inline int F(clean_minmax)(__global const REAL *p, ulong ld, ulong pfd, uint nr, uint n, REALV *mn, REALV *mx)
+inline int F(clean_minmax)(__global const REAL *p, ulong ld, ulong pfd, uint r0, uint r1, uint n, REALV *mn,
+                           REALV *mx)
 {
-    if (n >= VEC && nr == CLS_MOMENT_BLOCK)
+    p += r0 * ld;
+    if (n >= VEC && r1 - r0 == CLS_MOMENT_BLOCK)
         CLEAN_MINMAX_BODY(LOAD_FULL, CLS_MOMENT_BLOCK, UNROLL);
-    CLEAN_MINMAX_BODY(LOAD_N, nr, NO_UNROLL);
+    CLEAN_MINMAX_BODY(LOAD_N, r1 - r0, NO_UNROLL);
 }
 
 /* Statistics of `rows` rows of the block at px into the lane arrays.
@@ -482,26 +484,26 @@ inline int F(clean_minmax)(__global const REAL *p, ulong ld, ulong pfd, uint nr,
             K[k] = (moments) ? F(first_finite)(px + k * VEC, ld, rows, LN(k)) : RV(0); \
         }                                                                         \
         ulong pfd = max((ulong)CLS_PF_ROWS, CLS_PF_BYTES / (ld * sizeof(REAL)));         \
-        if (!(moments) && (NK) * VEC * sizeof(REAL) <= CLS_NARROW_BYTES) {        \
-            for (uint r0 = 0; r0 < rows; r0 += CLS_MOMENT_BLOCK) {                \
-                uint r1 = min(rows, r0 + CLS_MOMENT_BLOCK);                       \
-                for (uint k = 0; k < (NK); k++) {                                 \
-                    if (F(clean_minmax)(px + r0 * ld + k * VEC, ld, pfd, r1 - r0, LN(k), \
-                                        &mn[k], &mx[k]))                          \
-                        continue;                                                 \
-                    for (uint r = r0; r < r1; r++) {                              \
+        if (!(moments)) {                                                         \
+            if ((NK) * VEC * sizeof(REAL) <= CLS_NARROW_BYTES) {                  \
+                for (uint r0 = 0; r0 < rows; r0 += CLS_MOMENT_BLOCK) {            \
+                    uint r1 = min(rows, r0 + CLS_MOMENT_BLOCK);                   \
+                    for (uint k = 0; k < (NK); k++) {                             \
+                        if (F(clean_minmax)(px + k * VEC, ld, pfd, r0, r1, LN(k), &mn[k], &mx[k])) \
+                            continue;                                             \
+                        for (uint r = r0; r < r1; r++) {                          \
+                            REALV v = F(load_cols)(px + r * ld + k * VEC, LN(k)); \
+                            MINMAX(v, mn[k], mx[k], miss[k]);                     \
+                        }                                                         \
+                    }                                                             \
+                }                                                                 \
+            } else {                                                              \
+                for (uint r = 0; r < rows; r++) {                                 \
+                    if (r + CLS_PF_ROWS < rows) F(prefetch_row)(px + (r + CLS_PF_ROWS) * ld, (NK)); \
+                    UNR for (uint k = 0; k < (NK); k++) {                         \
                         REALV v = F(load_cols)(px + r * ld + k * VEC, LN(k));     \
                         MINMAX(v, mn[k], mx[k], miss[k]);                         \
                     }                                                             \
-                }                                                                 \
-            }                                                                     \
-            for (uint k = 0; k < (NK); k++) cnt[k] = RV((REAL)rows) - miss[k];    \
-        } else if (!(moments)) {                                                  \
-            for (uint r = 0; r < rows; r++) {                                     \
-                if (r + CLS_PF_ROWS < rows) F(prefetch_row)(px + (r + CLS_PF_ROWS) * ld, (NK)); \
-                UNR for (uint k = 0; k < (NK); k++) {                             \
-                    REALV v = F(load_cols)(px + r * ld + k * VEC, LN(k));         \
-                    MINMAX(v, mn[k], mx[k], miss[k]);                             \
                 }                                                                 \
             }                                                                     \
             for (uint k = 0; k < (NK); k++) cnt[k] = RV((REAL)rows) - miss[k];    \
