@@ -548,10 +548,10 @@ cls_status cls_report_finish(cls_job *job, double wall)
     if (!msgs) return CLS_E_NOMEM;
     ctx->rep_msgs = msgs;
     memset(rd, 0, n * sizeof *rd);
+    for (size_t i = 0; i < n; i++) rd[i].device = i;
     uint64_t bytes = 0;
     for (size_t i = 0; i < n && i < job->nruns; i++) {
         const cls_devrun *r = &job->runs[i];
-        rd[i].device = i;
         rd[i].sat_out = r->sat_out;
         if (r->failed) {
             snprintf(msgs + i * CLS_REPORT_MSG, CLS_REPORT_MSG, "%s", r->fail_msg);

@@ -591,6 +591,34 @@ static void one_device_and_two_devices_agree(void **state)
     cls_context_destroy(c2);
 }
 
+/* The identity (no scaler, no discount) is a host copy: the output equals
+ * the input bit for bit, and the report of that call lists every device of
+ * the context with no slice, not the previous call's work nor no device. */
+static void identity_copies_and_reports_every_device_idle(void **state)
+{
+    (void)state;
+    cls_context *ctx = test_context(NULL, 0, 0);
+    cls_array x = ref_make(CLS_F32, 2, 31, 7, 8800, REF_MISSING | REF_NEGATIVE);
+    cls_array y = make_out(&x);
+    cls_pipeline scale = {.scaler = CLS_MINMAX}, none = {0};
+    assert_int_equal(cls_fit_transform(ctx, &scale, &x, &y, NULL), CLS_OK); /* a report with slices */
+    assert_int_equal(cls_transform(ctx, &none, NULL, &x, &y), CLS_OK);
+    assert_memory_equal(y.data, x.data, 2 * 31 * 7 * sizeof(float));
+    cls_report rep;
+    assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
+    assert_int_equal(rep.ndevices, cls_device_count(ctx));
+    assert_non_null(rep.devices);
+    for (size_t i = 0; i < rep.ndevices; i++) {
+        assert_int_equal(rep.devices[i].device, i);
+        assert_int_equal(rep.devices[i].slices, 0);
+        assert_null(rep.devices[i].failed);
+    }
+    assert_int_equal(rep.slices, 0);
+    ref_free(&x);
+    ref_free(&y);
+    cls_context_destroy(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -604,6 +632,7 @@ int main(void)
         cmocka_unit_test(in_place_equals_out_of_place_with_small_slices),
         cmocka_unit_test(in_place_equals_out_of_place_through_staging),
         cmocka_unit_test(one_device_and_two_devices_agree),
+        cmocka_unit_test(identity_copies_and_reports_every_device_idle),
     };
     return TEST_RUN("transform", tests, NULL, NULL);
 }
