@@ -1,7 +1,7 @@
 /* The context: configuration, the selected devices with their OpenCL
  * contexts (one per platform) and queues, and the kernel builds, done in
  * parallel per distinct device (identical devices share one build through
- * the binary cache). */
+ * the binary cache, unless build_slot.c keeps their programs apart). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,6 +153,7 @@ static cls_status build_all(cls_context *ctx)
         } else {
             for (unsigned q = 0; q < d->nq; q++) clReleaseCommandQueue(d->q[q]);
             cls_program_release(d);
+            cls_build_slot_give(d);
             free(d->strings);
         }
     }
@@ -192,7 +193,10 @@ cls_status cls_context_create(const cls_config *cfg, cls_context **out)
         cls_dev *d = &ctx->devs[ctx->ndevs];
         d->index = ctx->ndevs;
         st = cls_device_describe(ctx, d, &all[i], i);
-        if (st == CLS_OK) ctx->ndevs++;
+        if (st == CLS_OK) {
+            ctx->ndevs++;
+            st = cls_build_slot_take(ctx, d);
+        }
     }
     if (st == CLS_OK) st = make_cl_contexts(ctx);
     for (size_t i = 0; i < ctx->ndevs && st == CLS_OK; i++) st = make_queues(ctx, &ctx->devs[i]);
@@ -217,6 +221,7 @@ void cls_context_destroy(cls_context *ctx)
         for (unsigned q = 0; q < d->nq; q++)
             if (d->q[q]) clReleaseCommandQueue(d->q[q]);
         cls_program_release(d);
+        cls_build_slot_give(d);
         free(d->strings);
     }
     for (size_t i = 0; i < ctx->ncls; i++) clReleaseContext(ctx->cls[i]);

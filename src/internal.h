@@ -157,6 +157,7 @@ typedef struct cls_dev {
     int             zc_checked; /* zero copy was verified (or refuted) */
     cls_slot        slot[CLS_MAX_QUEUES];
     size_t          cache_bytes; /* CL_DEVICE_GLOBAL_MEM_CACHE_SIZE */
+    int             build_slot; /* build_slot.c: held slot (> 0 changes the options), -1 none */
 } cls_dev;
 
 /* One entry of the ICD's device list (selection and error messages). */
@@ -172,6 +173,13 @@ typedef struct cls_found {
  * Returns CLS_OK with a malloc'ed array, CLS_E_NO_DEVICE with a message
  * naming the packages to install, or another status. */
 cls_status cls_devices_find(cls_context *ctx, cls_found **out, size_t *n);
+
+/* ---- build_slot.c: PoCL 3.x basic devices never share a live program ---- */
+
+/* Gives `dev` (described) the smallest build slot no other live device of
+ * its kind holds, when its driver needs one; else sets build_slot to -1. */
+cls_status cls_build_slot_take(cls_context *ctx, cls_dev *dev);
+void cls_build_slot_give(cls_dev *dev);
 
 /* ---- affinity.c ---- */
 

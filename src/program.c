@@ -47,8 +47,10 @@ const char *cls_program_source(size_t *len)
 
 void cls_program_options(const cls_dev *dev, char *buf, size_t len)
 {
-    snprintf(buf, len, "-cl-std=CL1.2 -DVEC=%u -DKV=%u -DCLS_FP64=%d -DCLS_NT=%d -DCLS_PREFETCH=%d", dev->vec,
-             dev->kv, dev->info.fp64 ? 1 : 0, dev->nt, dev->nt);
+    int n = snprintf(buf, len, "-cl-std=CL1.2 -DVEC=%u -DKV=%u -DCLS_FP64=%d -DCLS_NT=%d -DCLS_PREFETCH=%d",
+                     dev->vec, dev->kv, dev->info.fp64 ? 1 : 0, dev->nt, dev->nt);
+    if (dev->build_slot > 0 && n > 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, " -DCLS_BUILD_SLOT=%d", dev->build_slot);
 }
 
 /* Keeps the build log of `prog` for `dev` (NUL-terminated, trimmed). */

@@ -153,10 +153,11 @@ static void setup_env(void)
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/vendors-%s-%ld", base, suite, (long)getpid());
     if (getenv("CLS_TEST_KEEP_ICD")) return;
-    if (!strcmp(suite, "pocl") || !strcmp(suite, "pocl1")) {
+    if (!strcmp(suite, "pocl") || !strcmp(suite, "pocl1") || !strcmp(suite, "basic")) {
         const char *libs[] = {POCL_LIB};
         make_vendors(dir, libs, 1);
-        setenv("POCL_DEVICES", !strcmp(suite, "pocl") ? "pthread pthread" : "pthread", 0);
+        setenv("POCL_DEVICES",
+               !strcmp(suite, "pocl") ? "pthread pthread" : !strcmp(suite, "basic") ? "basic basic" : "pthread", 0);
     } else if (!strcmp(suite, "rusticl")) {
         const char *libs[] = {RUSTICL_LIB};
         make_vendors(dir, libs, 1);

@@ -12,7 +12,8 @@
 #include "clscale.h"
 
 /* The implementation the test runs on, from $CLS_TEST_SUITE: "pocl" (two
- * pthread devices), "pocl1", "rusticl", "oclgrind", "all" (three platforms). */
+ * pthread devices), "pocl1", "basic" (two PoCL basic devices, one thread
+ * each), "rusticl", "oclgrind", "all" (three platforms). */
 const char *test_suite(void);
 int test_suite_is(const char *name);
 
