@@ -187,15 +187,21 @@ inline REALV F(load_factors)(__global const REAL *p, ulong fsc, uint n)
 
 /* 10^|j| as an unevaluated sum *hi + *lo, |lo| <= ulp(hi) / 2, built with
  * error-free products (fma), so that comparisons with powers of ten are
- * exact in the data's own precision (float32 devices have no fp64). The
- * loop walks towards j instead of taking |j|: Oclgrind cannot run the
- * llvm.abs intrinsic that an absolute value compiles to. */
+ * exact in the data's own precision (float32 devices have no fp64); +Inf
+ * (lo 0) past the largest REAL. The loop walks towards j instead of taking
+ * |j|: Oclgrind cannot run the llvm.abs intrinsic that an absolute value
+ * compiles to. */
 inline void F(pow10_exact)(int j, REAL *hi, REAL *lo)
 {
     REAL h = 1, l = 0;
     int step = j > 0 ? 1 : -1;
     for (int i = 0; i != j; i += step) {
         REAL p = h * (REAL)10;
+        if (isinf(p)) { /* the error term would be Inf - Inf */
+            h = p;
+            l = 0;
+            break;
+        }
         REAL e = fma(h, (REAL)10, -p) + l * (REAL)10;
         h = p + e;
         l = e - (h - p);
@@ -217,18 +223,32 @@ inline REAL F(div_pow10)(REAL a, int j)
     return d - d * (lo / hi); /* lo = 0 while 10^j is exact */
 }
 
+#if REAL_BYTES == 8
+#define MAX_10_EXP DBL_MAX_10_EXP
+#else
+#define MAX_10_EXP FLT_MAX_10_EXP
+#endif
+
 /* Decimal scaling's factor 10^-j for a column with max |x| = a: j is the
  * smallest integer with a / 10^j, as stored, below 1 (0.01f gives -1:
- * 0.01f * 100 rounds to 1.0f). The host's cls_decimal_exponent_in agrees. */
+ * 0.01f * 100 rounds to 1.0f), and at least -MAX_10_EXP, so that 10^-j
+ * is finite (a column of subnormal values only is scaled by 10^38 in
+ * float, 10^308 in double). Past the largest REAL (a float column above
+ * 1e38) 10^-j is subnormal: 1 / 10^(j - 1), then divided by 10. The
+ * host's cls_decimal_exponent_in and cls_params_of agree. */
 inline REAL F(decimal_m)(REAL a)
 {
     if (!(a > (REAL)0) || !isfinite(a)) return (REAL)1;
     int j = (int)floor(log10(a)) + 1;
     if (F(div_pow10)(a, j) >= (REAL)1) j++;
     else if (F(div_pow10)(a, j - 1) < (REAL)1) j--;
+    j = max(j, -MAX_10_EXP);
     REAL hi, lo;
     F(pow10_exact)(j, &hi, &lo);
-    return j >= 0 ? (REAL)1 / hi : hi;
+    if (j < 0) return hi;
+    if (!isinf(hi)) return (REAL)1 / hi;
+    F(pow10_exact)(j - 1, &hi, &lo);
+    return (REAL)1 / hi / (REAL)10;
 }
 
 /* The same for each lane of a vector. */
@@ -871,6 +891,7 @@ __kernel void F(copy)(__global const REAL *x, __global REAL *y, ulong count)
     F(store_cols)(F(load_cols)(x + i, n), y + i, n);
 }
 
+#undef MAX_10_EXP
 #undef REALV
 #undef F
 #undef RV

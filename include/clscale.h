@@ -181,7 +181,8 @@ typedef enum cls_scope { CLS_SCOPE_MATRIX, CLS_SCOPE_BATCH } cls_scope;
  *            [lo, hi]; a constant column maps to lo. lo = hi = 0 means [0, 1].
  *   z-score  y = (x - mean) / std, population std (ddof 0); std 0 maps to 0.
  *   decimal  y = x / 10^j, j the smallest integer with max|y| < 1 (j may be
- *            negative; 0 for an all-zero column).
+ *            negative; 0 for an all-zero column; at least -38 in float32,
+ *            -308 in float64, so that 10^-j is finite).
  *   discount y *= factors, factors broadcast against batch x rows x cols with
  *            numpy's rules (shapes cols, rows x cols, batch x rows x cols,
  *            1 x rows x 1, ...), in the data's dtype.

@@ -265,7 +265,9 @@ cls_params cls_params_of(const cls_column_stats *s, cls_scaler scaler, double lo
                          cls_dtype dtype);
 /* The decimal exponent j of a column with max |x| = absmax (0 for 0): the
  * smallest integer with absmax / 10^j, stored in `dtype`, below 1 (0.01f
- * gives -1: 0.01f * 100 rounds to 1.0f). cls_decimal_exponent: float64. */
+ * gives -1: 0.01f * 100 rounds to 1.0f), and no less than -38 (float32)
+ * or -308 (float64), so that 10^-j is finite in `dtype`.
+ * cls_decimal_exponent: float64. */
 int cls_decimal_exponent_in(double absmax, cls_dtype dtype);
 int cls_decimal_exponent(double absmax);
 

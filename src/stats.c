@@ -4,6 +4,7 @@
  * (cls_params_of), which the host passes to the apply kernel and which
  * cl/scale.cl's MAKE_PARAMS mirrors on the device. Pure C: no OpenCL call.
  * Files are stats_io.c's. */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -85,7 +86,10 @@ int cls_decimal_exponent_in(double a, cls_dtype t)
      * one may round up to it when stored: settle j by the stored value. */
     if (!stored_below_one(a, j, t)) j++;
     else if (stored_below_one(a, j - 1, t)) j--;
-    return j;
+    /* 10^-j must be finite in the data's dtype: a column of subnormal
+     * values only gets 10^38 (float) or 10^308 (double) at most */
+    int jmin = t == CLS_F32 ? -FLT_MAX_10_EXP : -DBL_MAX_10_EXP;
+    return j < jmin ? jmin : j;
 }
 
 int cls_decimal_exponent(double a) { return cls_decimal_exponent_in(a, CLS_F64); }

@@ -128,20 +128,25 @@ static int stored_below_one(double absmax, int j, cls_dtype dtype)
     return dtype == CLS_F32 ? (float)q < 1.0f : (double)q < 1.0;
 }
 
-/* 10^j with j the smallest integer such that absmax / 10^j, stored in the
- * data's dtype, is below 1 (so every stored |y| < 1). 1 for an all-zero
- * column. */
-static double decimal_unit(double absmax, cls_dtype dtype)
+/* 10^j in long double (10^309 included) with j the smallest integer such
+ * that absmax / 10^j, stored in the data's dtype, is below 1 (so every
+ * stored |y| < 1), but no less than -38 (float32) or -308 (float64): the
+ * multiplier 10^-j must be finite in the dtype (a column of subnormal
+ * values only). 1 for an all-zero column. */
+static long double decimal_unit(double absmax, cls_dtype dtype)
 {
-    if (!(absmax > 0)) return 1.0;
+    if (!(absmax > 0)) return 1.0L;
     int j = (int)floor(log10(absmax)) + 1;
     while (!stored_below_one(absmax, j, dtype)) j++;
     while (stored_below_one(absmax, j - 1, dtype)) j--;
-    return pow(10.0, j);
+    int jmin = dtype == CLS_F32 ? -38 : -308;
+    if (j < jmin) j = jmin;
+    return powl(10.0L, j);
 }
 
 /* One value through the scaler; lo and hi already defaulted. */
-static double scale(double x, const cls_pipeline *p, const cls_column_stats *s, double unit, double lo, double hi)
+static double scale(double x, const cls_pipeline *p, const cls_column_stats *s, long double unit, double lo,
+                    double hi)
 {
     if (!isfinite(x) || p->scaler == CLS_NONE || s->count == 0) return x;
     switch (p->scaler) {
@@ -159,10 +164,10 @@ static double scale(double x, const cls_pipeline *p, const cls_column_stats *s, 
             return y;
         }
     case CLS_ZSCORE: /* unit = population standard deviation */
-        if (p->inverse) return x * unit + s->mean;
-        return unit == 0 ? 0.0 : (x - s->mean) / unit;
-    case CLS_DECIMAL: /* unit = 10^j */
-        return p->inverse ? x * unit : x / unit;
+        if (p->inverse) return x * (double)unit + s->mean;
+        return unit == 0 ? 0.0 : (x - s->mean) / (double)unit;
+    case CLS_DECIMAL: /* unit = 10^j, which overflows double for j = 309 */
+        return (double)(p->inverse ? x * unit : x / unit);
     case CLS_NONE:
         break;
     }
@@ -181,7 +186,7 @@ void ref_transform(const cls_array *x, const cls_pipeline *p, const cls_column_s
     if (lo == 0 && hi == 0) hi = 1;
 
     /* Per group and column: the standard deviation (z-score) or 10^j (decimal). */
-    double *unit = xcalloc(n, sizeof *unit);
+    long double *unit = xcalloc(n, sizeof *unit);
     for (size_t k = 0; k < n && stats; k++) {
         if (p->scaler == CLS_ZSCORE) unit[k] = sqrt(stats[k].m2 / (double)stats[k].count);
         if (p->scaler == CLS_DECIMAL) unit[k] = decimal_unit(stats[k].absmax, x->dtype);

@@ -1,6 +1,7 @@
 /* Every scaler x dtype x scope, fitted and applied in one call, against the
  * float64 reference: values, statistics, missing values, constant and
  * all-missing columns, and the float32 offset case. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,6 +132,47 @@ static void sparse_missing_values_in_clean_blocks(void **state)
     cls_context_destroy(ctx);
 }
 
+/* Decimal scaling at the ends of each dtype's range, fitted on the device
+ * (its own 10^-j) and applied with host params (cls_transform): a float32
+ * column above 1e38 (10^-39 is subnormal in float), one at FLT_MAX beside
+ * -FLT_MAX, a column of subnormal values only (j stops at -38), and the
+ * float64 equivalents (above 1e308; subnormal only, j stops at -308). */
+static void decimal_at_the_ends_of_the_range(void **state)
+{
+    (void)state;
+    cls_context *ctx = test_context(NULL, 0, 0);
+    enum { R = 37, C = 6 };
+    for (int t = 0; t < 2; t++) {
+        cls_dtype dt = t ? CLS_F64 : CLS_F32;
+        if (!suite_runs(dt)) continue;
+        double top = t ? DBL_MAX : FLT_MAX, tiny = t ? 4.9e-322 : 1.4e-43;
+        double big = t ? 1.2e308 : 1.2e38;
+        rng g;
+        rng_seed(&g, 9100 + (uint64_t)t);
+        cls_array x = ref_make(dt, 1, R, C, 9100 + (uint64_t)t, 0);
+        for (size_t r = 0; r < R; r++) {
+            double u = rng_range(&g, -1, 1);
+            put(&x, r * C + 0, big * (0.5 + 0.5 * fabs(u)));  /* above 1e38 / 1e308 */
+            put(&x, r * C + 1, r == 3 ? top : r == 5 ? -top : u * 1e30);
+            put(&x, r * C + 2, tiny * (1 + 50 * fabs(u)));      /* subnormal only */
+            put(&x, r * C + 3, u * 1e-30);                      /* an ordinary small column */
+        }
+        put(&x, 7 * C + 0, NAN);
+        cls_pipeline p = {.scaler = CLS_DECIMAL};
+        for (int scope = 0; scope < 2; scope++) {
+            p.scope = scope ? CLS_SCOPE_BATCH : CLS_SCOPE_MATRIX;
+            char label[96];
+            snprintf(label, sizeof label, "decimal at the range's ends, %s, %s", t ? "f64" : "f32",
+                     scope ? "batch" : "matrix");
+            cls_stats *s = check_fit_transform(ctx, &x, &p, label);
+            check_transform(ctx, &x, &p, s, &x, label);
+            cls_stats_destroy(s);
+        }
+        ref_free(&x);
+    }
+    cls_context_destroy(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -141,6 +183,7 @@ int main(void)
         cmocka_unit_test(float32_offset_mean_1e4_times_spread),
         cmocka_unit_test(minmax_custom_range_and_clip),
         cmocka_unit_test(sparse_missing_values_in_clean_blocks),
+        cmocka_unit_test(decimal_at_the_ends_of_the_range),
     };
     return TEST_RUN("scalers", tests, NULL, NULL);
 }

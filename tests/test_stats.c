@@ -4,6 +4,7 @@
  * file can be malformed). No OpenCL: everything here is host code. */
 #include <dirent.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -480,8 +481,10 @@ static void decimal_exponent_table(void **state)
     static const struct { double a; int j; } t[] = {
         {0, 0},      {1, 1},       {9.99, 1},    {10, 2},      {99, 2},    {100, 3},
         {0.1, 0},    {0.05, -1},   {0.0999, -1}, {0.01, -1},   {1e-300, -299},
-        {1e300, 301}, {0.5, 0},    {1000, 4},    {999.9999, 3}, {4.9e-324, -323},
-        {1.7976931348623157e308, 309},
+        {1e300, 301}, {0.5, 0},    {1000, 4},    {999.9999, 3}, {1e-308, -307},
+        {1.7976931348623157e308, 309}, {1.5e308, 309}, {9.9e307, 308},
+        /* subnormal only: 10^-j must stay finite, so j stops at -308 */
+        {9.9e-309, -308}, {4.9e-324, -308},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         int j = cls_decimal_exponent(t[i].a);
@@ -498,6 +501,19 @@ static void decimal_exponent_table(void **state)
     assert_int_equal(cls_decimal_exponent_in(0.01f, CLS_F64), -2); /* as a double it stays below */
     assert_int_equal(cls_decimal_exponent_in(100.0f, CLS_F32), 3);
     assert_int_equal(cls_decimal_exponent_in(99.99999f, CLS_F32), 2);
+    /* float32 at its limits: above 1e38 the multiplier 1e-39 is subnormal
+     * but finite; a subnormal-only column stops at j = -38 (10^38) */
+    assert_int_equal(cls_decimal_exponent_in(FLT_MAX, CLS_F32), 39);
+    assert_int_equal(cls_decimal_exponent_in(1.5e38f, CLS_F32), 39);
+    assert_int_equal(cls_decimal_exponent_in(9.9e37f, CLS_F32), 38);
+    assert_int_equal(cls_decimal_exponent_in(1.2e-38f, CLS_F32), -37);
+    assert_int_equal(cls_decimal_exponent_in(1e-40f, CLS_F32), -38);
+    assert_int_equal(cls_decimal_exponent_in(1.4e-45f, CLS_F32), -38);
+    double big[] = {FLT_MAX, -2e38};
+    cls_column_stats cb = column_of(big, 2);
+    cls_params pb = cls_params_of(&cb, CLS_DECIMAL, 0, 1, 0, CLS_F32);
+    assert_true((float)pb.m > 0);
+    assert_close((float)pb.m * (float)FLT_MAX, FLT_MAX / 1e39, 1e-5);
     /* around every power of ten (the double nearest 10^k, and its
      * neighbours), j is the smallest integer whose stored quotient, computed
      * here in long double and rounded to double, is below one */
