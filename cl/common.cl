@@ -1,10 +1,25 @@
-/* Shared by every kernel of clscale. program.c assembles the program as
- *   common.cl, then scale.cl with REAL=float, then (on cl_khr_fp64 devices)
- *   scale.cl again with REAL=double,
- * and builds it with -DVEC=<vector width> -DKV=<vectors per work-item at most>
- * -DCLS_FP64=<0|1> -DCLS_NT=<0|1> -DCLS_PREFETCH=<0|1>.
+/* Shared by every kernel of clscale. program.c assembles the source as
+ *   common.cl, then scale.cl with REAL=float, then scale.cl with REAL=double,
+ * and builds one program per kernel and dtype, the first time a call needs
+ * it, with -DCLS_KERNEL=<CLS_KID_*> -DCLS_REAL_BYTES=<4|8> -DVEC=<vector
+ * width> -DKV=<vectors per work-item at most> -DCLS_FP64=<0|1> -DCLS_NT=<0|1>
+ * -DCLS_PREFETCH=<0|1>: a program holds the one kernel, so that a device
+ * loads (and, with a cold cache, compiles) only what its calls use.
  *
- * The numbers below mirror src/internal.h (CLS_KF_*, CLS_KS_*). */
+ * The numbers below mirror src/internal.h (enum cls_kernel_id, CLS_KF_*,
+ * CLS_KS_*). */
+
+#define CLS_KID_FIT_APPLY_MM 0
+#define CLS_KID_FIT_APPLY_MV 1
+#define CLS_KID_STATS_MM     2
+#define CLS_KID_STATS_MV     3
+#define CLS_KID_STATS_REDUCE 4
+#define CLS_KID_APPLY        5
+#define CLS_KID_DISCOUNT     6
+#define CLS_KID_COPY         7
+#ifndef CLS_KERNEL
+#define CLS_KERNEL (-1)
+#endif
 
 #define CLS_KF_PARAMS       1u
 #define CLS_KF_FACTORS      2u

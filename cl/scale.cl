@@ -618,16 +618,22 @@ inline int F(clean_minmax)(__global const REAL *p, ulong ld, ulong pfd, uint r0,
     ulong R, ulong col0, __global REAL *st, __global uint *cn, ulong sstride
 
 /* min-max or decimal: min/max statistics */
+#if CLS_KERNEL == CLS_KID_FIT_APPLY_MM
 __kernel void F(fit_apply_mm)(FIT_APPLY_ARGS)
 {
     FIT_APPLY(0)
 }
+#endif
+
 
 /* z-score: Welford on x - K per lane */
+#if CLS_KERNEL == CLS_KID_FIT_APPLY_MV
 __kernel void F(fit_apply_mv)(FIT_APPLY_ARGS)
 {
     FIT_APPLY(1)
 }
+#endif
+
 
 /* Partial statistics of row chunks: work-item (i, j) covers rows
  * [j * chunk, (j + 1) * chunk) of its block and writes entry j * ncols + c. */
@@ -648,20 +654,27 @@ __kernel void F(fit_apply_mv)(FIT_APPLY_ARGS)
         F(store_stats)(st, cn, sstride, j * ncols + c + k * VEC, LANES(k), cnt[k], miss[k], \
                        K[k], rel[k], m2[k], mn[k], mx[k]);
 
+#if CLS_KERNEL == CLS_KID_STATS_MM
 __kernel void F(stats_mm)(STATS_ARGS)
 {
     STATS(0)
 }
+#endif
 
+
+#if CLS_KERNEL == CLS_KID_STATS_MV
 __kernel void F(stats_mv)(STATS_ARGS)
 {
     STATS(1)
 }
+#endif
+
 
 /* Merges `nchunks` partial entries per column (Chan's formula, moving each
  * chunk's mean to the first chunk's shift K) into entry `out_base + c` of
  * the output planes; with CLS_KF_WRITE_PARAMS also writes the scaler's
  * params for the column. One work-item per column. */
+#if CLS_KERNEL == CLS_KID_STATS_REDUCE
 __kernel void F(stats_reduce)(__global const REAL *st, __global const uint *cn, ulong sstride,
                               uint nchunks, uint ncols, uint moments,
                               __global REAL *sto, __global uint *cno, ulong osstride,
@@ -711,6 +724,8 @@ __kernel void F(stats_reduce)(__global const REAL *st, __global const uint *cn, 
         prm[P_O * pstride + c] = o;
     }
 }
+#endif
+
 
 /* Params of the block's vectors for statistics group `grp`. */
 #define LOAD_PARAMS(NK, LN)                                                           \
@@ -825,6 +840,7 @@ inline REALV F(apply_one)(REALV v, __global const REAL *fr, REALV shi, REALV slo
  * element is foff + b * fsb + row * fsr + (col0 + c) * fsc (foff < 0 for a
  * window). A full block walks its rows once with every vector in registers;
  * any other block takes its vectors one at a time (APPLY_VECTOR). */
+#if CLS_KERNEL == CLS_KID_APPLY
 __kernel void F(apply)(__global const REAL *x, ulong xoff, __global REAL *y, ulong yoff,
                        uint ncols, ulong nrows, ulong ld, uint rpi, uint kk,
                        uint flags, REAL lo, REAL hi,
@@ -848,6 +864,8 @@ __kernel void F(apply)(__global const REAL *x, ulong xoff, __global REAL *y, ulo
         for (uint k = 0; k < nk; k++) APPLY_VECTOR(k);
     }
 }
+#endif
+
 
 /* Discount alone over rows long enough to stream: work-item (i, j) takes
  * vectors [i * kk, (i + 1) * kk) of slice row j, one contiguous run, so
@@ -858,6 +876,7 @@ __kernel void F(apply)(__global const REAL *x, ulong xoff, __global REAL *y, ulo
  * (grow0 + r) % R, whose factors start at foff + b * fsb + row * fsr + col0
  * * fsc. A GPU (VEC = 1, kk = 1) gets one value per work-item, neighbours
  * on neighbouring addresses. */
+#if CLS_KERNEL == CLS_KID_DISCOUNT
 __kernel void F(discount)(__global const REAL *x, ulong xoff, __global REAL *y, ulong yoff,
                           uint ncols, ulong ld, uint kk, uint flags,
                           __global const REAL *f, long foff, ulong fsb, ulong fsr, ulong fsc,
@@ -881,8 +900,11 @@ __kernel void F(discount)(__global const REAL *x, ulong xoff, __global REAL *y, 
         F(store_cols)(v, py + full * VEC, n);
     }
 }
+#endif
+
 
 /* y[i] = x[i] for i < count: the bandwidth probe and build self-test. */
+#if CLS_KERNEL == CLS_KID_COPY
 __kernel void F(copy)(__global const REAL *x, __global REAL *y, ulong count)
 {
     ulong i = get_global_id(0) * VEC;
@@ -890,6 +912,8 @@ __kernel void F(copy)(__global const REAL *x, __global REAL *y, ulong count)
     uint n = (uint)min((ulong)VEC, count - i);
     F(store_cols)(F(load_cols)(x + i, n), y + i, n);
 }
+#endif
+
 
 #undef MAX_10_EXP
 #undef REALV

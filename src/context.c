@@ -1,5 +1,6 @@
 /* The context: configuration, the selected devices with their OpenCL
- * contexts (one per platform) and queues, and the kernel builds, done in
+ * contexts (one per platform) and queues, and the first kernel build of
+ * each (program.c builds the others when calls need them), done in
  * parallel per distinct device (identical devices share one build through
  * the binary cache, unless build_slot.c keeps their programs apart). */
 #include <stdio.h>
@@ -158,6 +159,9 @@ static cls_status build_all(cls_context *ctx)
         }
     }
     ctx->ndevs = kept;
+    ctx->klock = calloc(kept ? kept : 1, sizeof *ctx->klock);
+    if (!ctx->klock) return cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < kept; i++) pthread_mutex_init(&ctx->klock[i], NULL);
     if (kept == 0) {
         char notes[CLS_ERR_LEN];
         snprintf(notes, sizeof notes, "%s", ctx->err);
@@ -225,6 +229,10 @@ void cls_context_destroy(cls_context *ctx)
         free(d->strings);
     }
     for (size_t i = 0; i < ctx->ncls; i++) clReleaseContext(ctx->cls[i]);
+    if (ctx->klock) {
+        for (size_t i = 0; i < ctx->ndevs; i++) pthread_mutex_destroy(&ctx->klock[i]);
+        free(ctx->klock);
+    }
     cls_pool_destroy(ctx->pool);
     free(ctx->cls);
     free(ctx->devs);

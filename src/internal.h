@@ -82,13 +82,21 @@ extern const char *const cls_kernel_names[CLS_K_COUNT];
 #define CLS_KS_ZSCORE   2
 #define CLS_KS_DECIMAL  3
 
-/* Builds the program for `dev` (from the cache when possible), creates its
- * kernels. On failure the device's build log is in dev->build_log. */
+/* Builds what a context needs of `dev` (from the cache when possible): the
+ * float32 copy kernel, which also proves that the device compiles. On
+ * failure the device's build log is in dev->build_log. */
 cls_status cls_program_build(cls_context *ctx, struct cls_dev *dev);
+/* Kernel k of dtype t for dev, built the first time it is asked for (on
+ * the caller's thread; one lock per device), with the work-group size to
+ * launch it with; *built = 1 when this call built it (`local` and `built`
+ * may be NULL). A failed build is not tried again in this context:
+ * CLS_E_BUILD, with the log in the message. */
+cls_status cls_kernel_get(cls_context *ctx, struct cls_dev *dev, int k, cls_dtype t, cl_kernel *out,
+                          size_t *local, int *built);
 void cls_program_release(struct cls_dev *dev);
-/* The full OpenCL C source and the build options for a device. */
+/* The full OpenCL C source and the build options of one kernel's program. */
 const char *cls_program_source(size_t *len);
-void cls_program_options(const struct cls_dev *dev, char *buf, size_t len);
+void cls_program_options(const struct cls_dev *dev, int kernel, cls_dtype t, char *buf, size_t len);
 
 /* ---- cache.c: program binaries on disk ---- */
 
@@ -135,16 +143,18 @@ typedef struct cls_dev {
     cl_context      cl;         /* shared by the selected devices of one platform */
     cl_command_queue q[CLS_MAX_QUEUES];
     unsigned        nq;
-    cl_program      program;
-    cl_kernel       k[CLS_K_COUNT][2];   /* [kernel][dtype] */
-    char           *build_log;
+    cl_program      prog[CLS_K_COUNT][2];  /* [kernel][dtype], NULL until built (program.c) */
+    cl_kernel       k[CLS_K_COUNT][2];
+    size_t          klocal[CLS_K_COUNT][2]; /* work-group size of each kernel */
+    cl_int          kfail[CLS_K_COUNT][2];  /* clBuildProgram's error: failed, not tried again */
+    char           *build_log;  /* of the last build that failed */
     int             alive;      /* built and usable */
-    int             from_cache; /* the program came from the binary cache */
+    int             from_cache; /* the copy kernel's program came from the binary cache */
     unsigned        vec;        /* vector width of the kernels */
     unsigned        kv;         /* vectors per work-item at most (a column block) */
     int             nt;         /* compiler takes non-temporal stores and prefetches */
     unsigned        loop_limit; /* iterations per work-item the driver runs (0: any) */
-    size_t          local;      /* work-group size */
+    size_t          local;      /* work-group size wanted (kernels may need less: klocal) */
     int             profiling;  /* queues were created with profiling */
     int             zero_copy;  /* host-unified and not forced to stage */
     int             in_place;   /* a CL_MEM_USE_HOST_PTR buffer is its host memory, always
@@ -206,6 +216,7 @@ struct cls_context {
     int             no_prior;    /* CLSCALE_PRIOR=0: no speed probes */
     cls_dev        *devs;
     size_t          ndevs;
+    pthread_mutex_t *klock;      /* per device: its kernels' lazy builds */
     cl_context     *cls;         /* one per platform in use */
     size_t          ncls;
     char            err[CLS_ERR_LEN];

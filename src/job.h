@@ -114,6 +114,7 @@ typedef struct cls_inflight {
     cl_mem      xb, yb, fb;       /* per-slice buffers (zero copy, factor window) */
     void       *ymap;             /* mapped output, unmapped at finish */
     int         direct_out;       /* downloaded straight into caller memory */
+    int         fresh;            /* its start built a kernel: a one-time cost, not the device's speed */
     uint64_t    bytes;
 } cls_inflight;
 
@@ -136,8 +137,10 @@ typedef struct cls_devrun {
     unsigned    phase_done;       /* slices completed in this phase */
     double      phase_t1;         /* its first completion in this phase, host seconds */
     uint64_t    phase_bytes1;     /* completed in this phase after that one (rate) */
-    double      t_done1;          /* its first completion in the call, seconds from t0 */
-    uint64_t    bytes1;           /* that slice's bytes */
+    double      t_done1;          /* its first completion in the call (or the last one of a slice
+                                     that built a kernel), seconds from t0 */
+    uint64_t    bytes1;           /* its bytes completed by then */
+    int         fresh_last;       /* its last completion was such a slice: no rate from this call */
     double      t_first, t_last;  /* seconds from t0 */
     double      up, kern, down, stage;
     pthread_t   thread;

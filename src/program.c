@@ -1,6 +1,18 @@
-/* Runtime build of the embedded OpenCL sources, one program per device.
- * Owns: the assembled source text, the -D options per device, the build from
- * the binary cache or from source, and the kernel objects. Calls cache.c. */
+/* Runtime build of the embedded OpenCL sources: one program per device,
+ * kernel and dtype, each built the first time it is needed.
+ * Owns: the assembled source text, the -D options per program, the build
+ * from the binary cache or from source, and the kernel objects. Calls
+ * cache.c.
+ *
+ * Why a program per kernel: PoCL parses a cached program's whole LLVM
+ * bitcode when it loads it (18 ms for all sixteen kernels, 2-5 ms for
+ * one), and compiles every kernel of a program to machine code when its
+ * binary is asked for (most of a cold context's 11-12 s). A context now
+ * builds the float32 copy kernel only (the zero-copy check, speed probes
+ * and cls_device_measure use it, and it proves the device compiles); a
+ * call builds the kernels it launches, on the worker of their device.
+ * A build that fails is remembered: the device drops out of calls that
+ * need that kernel (the others carry them, run.c) without compiling again. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +37,9 @@ static pthread_once_t source_once = PTHREAD_ONCE_INIT;
 
 static void assemble(void)
 {
-    static const char f32[] = "\n#define REAL float\n#define REAL_BYTES 4\n#define SFX _f32\n";
-    static const char f64[] = "\n#undef REAL\n#undef REAL_BYTES\n#undef SFX\n#if CLS_FP64\n"
+    static const char f32[] = "\n#if CLS_REAL_BYTES == 4\n#define REAL float\n#define REAL_BYTES 4\n"
+                              "#define SFX _f32\n";
+    static const char f64[] = "\n#elif CLS_REAL_BYTES == 8 && CLS_FP64\n"
                               "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
                               "#define REAL double\n#define REAL_BYTES 8\n#define SFX _f64\n";
     static const char end[] = "\n#endif\n";
@@ -45,30 +58,31 @@ const char *cls_program_source(size_t *len)
     return source;
 }
 
-void cls_program_options(const cls_dev *dev, char *buf, size_t len)
+void cls_program_options(const cls_dev *dev, int kernel, cls_dtype t, char *buf, size_t len)
 {
-    int n = snprintf(buf, len, "-cl-std=CL1.2 -DVEC=%u -DKV=%u -DCLS_FP64=%d -DCLS_NT=%d -DCLS_PREFETCH=%d",
-                     dev->vec, dev->kv, dev->info.fp64 ? 1 : 0, dev->nt, dev->nt);
+    int n = snprintf(buf, len,
+                     "-cl-std=CL1.2 -DCLS_KERNEL=%d -DCLS_REAL_BYTES=%d -DVEC=%u -DKV=%u -DCLS_FP64=%d "
+                     "-DCLS_NT=%d -DCLS_PREFETCH=%d",
+                     kernel, t == CLS_F64 ? 8 : 4, dev->vec, dev->kv, dev->info.fp64 ? 1 : 0, dev->nt, dev->nt);
     if (dev->build_slot > 0 && n > 0 && (size_t)n < len)
         snprintf(buf + n, len - (size_t)n, " -DCLS_BUILD_SLOT=%d", dev->build_slot);
 }
 
-/* Keeps the build log of `prog` for `dev` (NUL-terminated, trimmed). */
-static void keep_log(cls_dev *dev, cl_program prog)
+/* The build log of `prog` for `dev` (malloc'ed, trimmed), or NULL. */
+static char *log_of(const cls_dev *dev, cl_program prog)
 {
     size_t n = 0;
     if (clGetProgramBuildInfo(prog, dev->id, CL_PROGRAM_BUILD_LOG, 0, NULL, &n) != CL_SUCCESS || n == 0)
-        return;
+        return NULL;
     char *log = malloc(n + 1);
-    if (!log) return;
+    if (!log) return NULL;
     if (clGetProgramBuildInfo(prog, dev->id, CL_PROGRAM_BUILD_LOG, n, log, NULL) != CL_SUCCESS) {
         free(log);
-        return;
+        return NULL;
     }
     log[n] = '\0';
     while (n > 0 && (log[n - 1] == '\n' || log[n - 1] == '\0' || log[n - 1] == ' ')) log[--n] = '\0';
-    free(dev->build_log);
-    dev->build_log = log;
+    return log;
 }
 
 static cl_program from_binary(cls_dev *dev, const unsigned char *bin, size_t len, const char *opts)
@@ -86,7 +100,7 @@ static cl_program from_binary(cls_dev *dev, const unsigned char *bin, size_t len
     return p;
 }
 
-static void save_binary(cls_dev *dev, cl_program p, const char *dir, uint64_t key)
+static void save_binary(cl_program p, const char *dir, uint64_t key)
 {
     size_t len = 0;
     if (clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof len, &len, NULL) != CL_SUCCESS || !len)
@@ -96,39 +110,24 @@ static void save_binary(cls_dev *dev, cl_program p, const char *dir, uint64_t ke
     if (clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) == CL_SUCCESS)
         cls_cache_put(dir, key, bin, len);
     free(bin);
-    (void)dev;
 }
 
-static cls_status make_kernels(cls_context *ctx, cls_dev *dev)
-{
-    for (int k = 0; k < CLS_K_COUNT; k++) {
-        for (int t = 0; t < 2; t++) {
-            if (t == CLS_F64 && !dev->info.fp64) continue;
-            char name[64];
-            snprintf(name, sizeof name, "%s_%s", cls_kernel_names[k], t == CLS_F64 ? "f64" : "f32");
-            cl_int e;
-            dev->k[k][t] = clCreateKernel(dev->program, name, &e);
-            if (e != CL_SUCCESS) return cls_fail_cl(ctx, dev, "clCreateKernel", e);
-            size_t wg = 0;
-            CL_TRY(ctx, dev, clGetKernelWorkGroupInfo(dev->k[k][t], dev->id, CL_KERNEL_WORK_GROUP_SIZE,
-                                                      sizeof wg, &wg, NULL));
-            while (wg && dev->local > wg) dev->local /= 2;
-        }
-    }
-    if (dev->local == 0) dev->local = 1;
-    return CLS_OK;
-}
-
-cls_status cls_program_build(cls_context *ctx, cls_dev *dev)
+/* Builds (or loads from the binary cache) kernel k of dtype t for dev and
+ * creates its kernel object and work-group size. */
+static cls_status build(cls_context *ctx, cls_dev *dev, int k, cls_dtype t, cl_int *build_error)
 {
     size_t len;
     const char *src = cls_program_source(&len);
     if (!src) return cls_fail(ctx, CLS_E_NOMEM, "out of memory assembling the kernel source");
-    char opts[256];
-    cls_program_options(dev, opts, sizeof opts);
+    char opts[320], label[512], name[64];
+    cls_program_options(dev, k, t, opts, sizeof opts);
+    snprintf(name, sizeof name, "%s_%s", cls_kernel_names[k], t == CLS_F64 ? "f64" : "f32");
+    cls_dev_label(dev, label, sizeof label);
 
+    cl_program prog = NULL;
     const char *dir = ctx->cache_dir;
     uint64_t key = 0;
+    int cached = 0;
     if (dir && *dir) {
         char drv[512];
         snprintf(drv, sizeof drv, "%s|%s|%s", dev->info.platform, dev->info.version, dev->info.driver);
@@ -136,38 +135,97 @@ cls_status cls_program_build(cls_context *ctx, cls_dev *dev)
         unsigned char *bin;
         size_t blen;
         if (cls_cache_get(dir, key, &bin, &blen) == 0) {
-            dev->program = from_binary(dev, bin, blen, opts);
-            dev->from_cache = dev->program != NULL;
+            prog = from_binary(dev, bin, blen, opts);
+            cached = prog != NULL;
             free(bin);
         }
     }
-    if (!dev->program) {
+    if (!prog) {
         cl_int e;
-        dev->program = clCreateProgramWithSource(dev->cl, 1, &src, &len, &e);
+        prog = clCreateProgramWithSource(dev->cl, 1, &src, &len, &e);
         if (e != CL_SUCCESS) return cls_fail_cl(ctx, dev, "clCreateProgramWithSource", e);
-        e = clBuildProgram(dev->program, 1, &dev->id, opts, NULL, NULL);
+        e = clBuildProgram(prog, 1, &dev->id, opts, NULL, NULL);
         if (e != CL_SUCCESS) {
-            keep_log(dev, dev->program);
-            char label[512];
-            cls_dev_label(dev, label, sizeof label);
-            return cls_fail(ctx, CLS_E_BUILD, "%s: clBuildProgram: %s (%d); build log:\n%s", label,
-                            cls_cl_error_name(e), (int)e, dev->build_log ? dev->build_log : "(empty)");
+            *build_error = e;
+            char *log = log_of(dev, prog);
+            clReleaseProgram(prog);
+            cls_status st = cls_fail(ctx, CLS_E_BUILD, "%s: clBuildProgram(%s): %s (%d); build log:\n%s", label,
+                                     name, cls_cl_error_name(e), (int)e, log ? log : "(empty)");
+            free(dev->build_log);
+            dev->build_log = log;
+            return st;
         }
-        if (dir && *dir) save_binary(dev, dev->program, dir, key);
+        if (dir && *dir) save_binary(prog, dir, key);
     }
-    return make_kernels(ctx, dev);
+    cl_int e;
+    cl_kernel kern = clCreateKernel(prog, name, &e);
+    if (e != CL_SUCCESS) {
+        clReleaseProgram(prog);
+        return cls_fail_cl(ctx, dev, "clCreateKernel", e);
+    }
+    size_t wg = 0, local = dev->local;
+    e = clGetKernelWorkGroupInfo(kern, dev->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
+    if (e != CL_SUCCESS) {
+        clReleaseKernel(kern);
+        clReleaseProgram(prog);
+        return cls_fail_cl(ctx, dev, "clGetKernelWorkGroupInfo", e);
+    }
+    while (wg && local > wg) local /= 2;
+    dev->prog[k][t] = prog;
+    dev->k[k][t] = kern;
+    dev->klocal[k][t] = local ? local : 1;
+    if (k == CLS_K_COPY && t == CLS_F32) dev->from_cache = cached;
+    return CLS_OK;
+}
+
+cls_status cls_program_build(cls_context *ctx, cls_dev *dev)
+{
+    cl_int e = CL_SUCCESS;
+    cls_status st = build(ctx, dev, CLS_K_COPY, CLS_F32, &e);
+    if (st == CLS_OK) dev->local = dev->klocal[CLS_K_COPY][CLS_F32];
+    return st;
+}
+
+cls_status cls_kernel_get(cls_context *ctx, cls_dev *dev, int k, cls_dtype t, cl_kernel *out, size_t *local,
+                          int *built)
+{
+    if (built) *built = 0;
+    if (t == CLS_F64 && !dev->info.fp64) {
+        char label[512];
+        cls_dev_label(dev, label, sizeof label);
+        return cls_fail(ctx, CLS_E_UNSUPPORTED, "%s: no cl_khr_fp64 for %s_f64", label, cls_kernel_names[k]);
+    }
+    pthread_mutex_lock(&ctx->klock[dev->index]);
+    cls_status st = CLS_OK;
+    if (dev->kfail[k][t] != CL_SUCCESS) {
+        char label[512];
+        cls_dev_label(dev, label, sizeof label);
+        st = cls_fail(ctx, CLS_E_BUILD, "%s: clBuildProgram(%s_%s): %s (%d) in an earlier call, not tried again",
+                      label, cls_kernel_names[k], t == CLS_F64 ? "f64" : "f32",
+                      cls_cl_error_name(dev->kfail[k][t]), (int)dev->kfail[k][t]);
+    } else if (!dev->k[k][t]) {
+        cl_int e = CL_SUCCESS;
+        st = build(ctx, dev, k, t, &e);
+        if (st == CLS_E_BUILD) dev->kfail[k][t] = e; /* memory may come back; a compiler will not */
+        if (built) *built = st == CLS_OK;
+    }
+    if (st == CLS_OK) {
+        *out = dev->k[k][t];
+        if (local) *local = dev->klocal[k][t];
+    }
+    pthread_mutex_unlock(&ctx->klock[dev->index]);
+    return st;
 }
 
 void cls_program_release(cls_dev *dev)
 {
     for (int k = 0; k < CLS_K_COUNT; k++)
-        for (int t = 0; t < 2; t++)
-            if (dev->k[k][t]) {
-                clReleaseKernel(dev->k[k][t]);
-                dev->k[k][t] = NULL;
-            }
-    if (dev->program) clReleaseProgram(dev->program);
-    dev->program = NULL;
+        for (int t = 0; t < 2; t++) {
+            if (dev->k[k][t]) clReleaseKernel(dev->k[k][t]);
+            if (dev->prog[k][t]) clReleaseProgram(dev->prog[k][t]);
+            dev->k[k][t] = NULL;
+            dev->prog[k][t] = NULL;
+        }
     free(dev->build_log);
     dev->build_log = NULL;
 }

@@ -172,7 +172,7 @@ static void wake_dormant(cls_job *job, int all)
     }
 }
 
-static void complete(cls_devrun *r, size_t si)
+static void complete(cls_devrun *r, size_t si, int fresh)
 {
     cls_job *job = r->job;
     cls_context *ctx = job->ctx;
@@ -186,13 +186,21 @@ static void complete(cls_devrun *r, size_t si)
     r->inflight_bytes -= b;
     r->slices++;
     r->bytes += b;
-    if (r->phase_done++ == 0) r->phase_t1 = now;
-    else r->phase_bytes1 += b;
-    r->t_last = now - job->t0;
-    if (r->slices == 1) {
-        r->t_done1 = r->t_last;
-        r->bytes1 = b;
+    /* rates count from the first completion, or from the last slice that
+     * built a kernel (program.c): both carry one-time costs */
+    if (r->phase_done++ == 0 || fresh) {
+        r->phase_t1 = now;
+        r->phase_bytes1 = 0;
+        r->phase_done = 1;
+    } else {
+        r->phase_bytes1 += b;
     }
+    r->t_last = now - job->t0;
+    if (r->slices == 1 || fresh) {
+        r->t_done1 = r->t_last;
+        r->bytes1 = r->bytes;
+    }
+    r->fresh_last = fresh;
     job->bytes_done += b;
     if (ctx->cfg.progress)
         ctx->cfg.progress(ctx->cfg.progress_user, job->bytes_done,
@@ -225,7 +233,8 @@ static void fail_device(cls_devrun *r, cls_status st, int failed_q)
         cls_inflight *f = &r->inf[q];
         if (f->slice < 0) continue;
         size_t si = (size_t)f->slice;
-        if ((int)q != failed_q && f->done && cls_slice_finish(r, q) == CLS_OK) complete(r, si);
+        int fresh = f->fresh;
+        if ((int)q != failed_q && f->done && cls_slice_finish(r, q) == CLS_OK) complete(r, si, fresh);
         else cls_slice_abandon(r, q);
     }
     pthread_mutex_lock(&job->lock);
@@ -364,6 +373,7 @@ static void *worker(void *arg)
         }
         unsigned q = r->order[0];
         size_t si = (size_t)r->inf[q].slice;
+        int fresh = r->inf[q].fresh;
         st = cls_slice_finish(r, q);
         if (st != CLS_OK) {
             fail_device(r, st, (int)q);
@@ -371,7 +381,7 @@ static void *worker(void *arg)
         }
         memmove(r->order, r->order + 1, (r->ninf - 1) * sizeof r->order[0]);
         r->ninf--;
-        complete(r, si);
+        complete(r, si, fresh);
     }
     return NULL;
 }
@@ -458,15 +468,17 @@ cls_status cls_run_phase(cls_job *job)
     }
     size_t written = 0;
     for (size_t i = 0; i < job->nsl; i++) written += job->sl[i].state == CLS_SL_DONE;
-    /* out of memory only when that is what stopped every device */
-    cls_status st = CLS_E_NOMEM;
+    /* out of memory, or a kernel build, only when that is what stopped
+     * every device */
+    cls_status st = CLS_E_DEVICE;
     int any = 0;
     for (size_t i = 0; i < job->nruns; i++)
         if (job->runs[i].failed) {
+            cls_status f = job->runs[i].fail_status;
+            int shared = f == CLS_E_NOMEM || f == CLS_E_BUILD;
+            st = !any ? (shared ? f : CLS_E_DEVICE) : (st == f ? st : CLS_E_DEVICE);
             any = 1;
-            if (job->runs[i].fail_status != CLS_E_NOMEM) st = CLS_E_DEVICE;
         }
-    if (!any) st = CLS_E_DEVICE;
     if (job->unrecoverable)
         return cls_fail(ctx, st,
                         "a device failed while writing a slice in place; %zu of %zu slices were written "
@@ -564,8 +576,10 @@ cls_status cls_report_finish(cls_job *job, double wall)
         rd[i].busy = r->slices ? r->t_last - r->t_first : 0;
         rd[i].staging = r->stage;
         bytes += r->bytes;
-        /* from the first completion on, as in rate_of() */
-        if (r->slices >= 2 && r->t_last > r->t_done1)
+        /* from the first completion on, as in rate_of(); a call whose last
+         * slice on the device built a kernel says nothing of its speed */
+        if (r->fresh_last && r->dev->rate > 0) continue;
+        if (r->bytes > r->bytes1 && r->t_last > r->t_done1)
             job->runs[i].dev->rate = (double)(r->bytes - r->bytes1) / (r->t_last - r->t_done1);
         else if (r->slices && r->t_last > r->t_first && r->bytes)
             job->runs[i].dev->rate = (double)r->bytes / (r->t_last - r->t_first);

@@ -21,6 +21,7 @@ typedef struct kargs {
     cls_context *ctx;
     cls_dev *d;
     cl_kernel k;
+    size_t local;   /* the kernel's work-group size */
     cl_uint i;
     cls_status st;
 } kargs;
@@ -47,9 +48,14 @@ static void arg_real(kargs *a, cls_dtype t, double v)
     }
 }
 
-static kargs args_for(cls_devrun *r, int kernel)
+static kargs args_for(cls_devrun *r, unsigned q, int kernel)
 {
-    kargs a = {.ctx = r->job->ctx, .d = r->dev, .k = r->dev->k[kernel][r->job->dtype], .st = CLS_OK};
+    kargs a = {.ctx = r->job->ctx, .d = r->dev, .st = CLS_OK};
+    /* built here the first time (program.c); a failed build fails the
+     * slice like any OpenCL call, and the device drops out of the call */
+    int built = 0;
+    a.st = cls_kernel_get(a.ctx, a.d, kernel, r->job->dtype, &a.k, &a.local, &built);
+    if (built) r->inf[q].fresh = 1;
     return a;
 }
 
@@ -68,7 +74,7 @@ static cls_status launch(cls_devrun *r, unsigned q, kargs *a, cls_inflight *f, c
 {
     if (a->st != CLS_OK) return a->st;
     cls_dev *d = r->dev;
-    size_t local = d->local;
+    size_t local = a->local;
     size_t global[2] = {roundup(gx ? gx : 1, local), gy ? gy : 1};
     size_t lws[2] = {local, 1};
     CL_TRY(r->job->ctx, d, clEnqueueNDRangeKernel(d->q[q], a->k, 2, NULL, global, lws, 0, NULL,
@@ -152,7 +158,7 @@ static cls_status enqueue_stats(cls_devrun *r, unsigned q, const cls_slice *s, c
     uint64_t pstride = (uint64_t)chunks * s->ncols;
     int kid = job->moments ? CLS_K_STATS_MV : CLS_K_STATS_MM;
     unsigned kk = kk_for(r, CLS_CHUNK_ROWS, 2);
-    kargs a = args_for(r, kid);
+    kargs a = args_for(r, q, kid);
     arg_mem(&a, x);
     arg_u64(&a, xoff);
     arg_u32(&a, s->ncols);
@@ -166,7 +172,7 @@ static cls_status enqueue_stats(cls_devrun *r, unsigned q, const cls_slice *s, c
     cls_status st = launch(r, q, &a, f, cls_kernel_names[kid], items(r, s->ncols, kk), chunks);
     if (st != CLS_OK) return st;
 
-    kargs b = args_for(r, CLS_K_STATS_REDUCE);
+    kargs b = args_for(r, q, CLS_K_STATS_REDUCE);
     arg_mem(&b, sl->st_part);
     arg_mem(&b, sl->cn_part);
     arg_u64(&b, pstride);
@@ -185,7 +191,7 @@ static cls_status enqueue_stats(cls_devrun *r, unsigned q, const cls_slice *s, c
     arg_u64(&b, s->ncols);
     if (b.st != CLS_OK) return b.st;
     cls_dev *d = r->dev;
-    size_t global = roundup(s->ncols, d->local), local = d->local;
+    size_t global = roundup(s->ncols, b.local), local = b.local;
     CL_TRY(job->ctx, d, clEnqueueNDRangeKernel(d->q[q], b.k, 1, NULL, &global, &local, 0, NULL,
                                                next_event(f, CLS_EV_KERNEL, "stats_reduce")));
     return CLS_OK;
@@ -211,7 +217,7 @@ static cls_status enqueue_apply_kernel(cls_devrun *r, unsigned q, const cls_slic
         if (rpi > 4096) rpi = 4096;
         if (r->dev->loop_limit && rpi * kk > r->dev->loop_limit) rpi = r->dev->loop_limit / kk;
     }
-    kargs a = args_for(r, CLS_K_APPLY);
+    kargs a = args_for(r, q, CLS_K_APPLY);
     arg_mem(&a, x);
     arg_u64(&a, xoff);
     arg_mem(&a, y);
@@ -273,7 +279,7 @@ static cls_status enqueue_discount(cls_devrun *r, unsigned q, const cls_slice *s
     cls_job *job = r->job;
     unsigned kk = r->dev->vec > 1 ? CLS_DISCOUNT_RUN : 1;
     if (r->dev->loop_limit && kk > r->dev->loop_limit) kk = r->dev->loop_limit;
-    kargs a = args_for(r, CLS_K_DISCOUNT);
+    kargs a = args_for(r, q, CLS_K_DISCOUNT);
     arg_mem(&a, x);
     arg_u64(&a, xoff);
     arg_mem(&a, y);
@@ -301,7 +307,7 @@ static cls_status enqueue_fused(cls_devrun *r, unsigned q, const cls_slice *s, c
     }
     int kid = job->moments ? CLS_K_FIT_APPLY_MV : CLS_K_FIT_APPLY_MM;
     unsigned kk = kk_for(r, job->Rg, 3);
-    kargs a = args_for(r, kid);
+    kargs a = args_for(r, q, kid);
     arg_mem(&a, x);
     arg_u64(&a, xoff);
     arg_mem(&a, y);

@@ -5,7 +5,8 @@
 #ifndef CLS_TEST_FAULT_CTL_H
 #define CLS_TEST_FAULT_CTL_H
 
-enum { FAULT_KERNEL = 1, FAULT_BUFFER = 2, FAULT_WAIT = 3, FAULT_STATUS = 4, FAULT_DELAY = 5, FAULT_HOLD = 6 };
+enum { FAULT_KERNEL = 1, FAULT_BUFFER = 2, FAULT_WAIT = 3, FAULT_STATUS = 4, FAULT_DELAY = 5, FAULT_HOLD = 6,
+       FAULT_BUILD = 7 /* `kernel` matches the build options */ };
 
 typedef struct fault_ctl {
     int (*loaded)(void);

@@ -16,6 +16,10 @@
  *   CLSFAULT_DELAY   clEnqueueNDRangeKernel (of the rule's kernels) sleeps `error` microseconds (default
  *                    1000) first: a slow device, so that the scheduler gives
  *                    the device under test its share of slices;
+ *   CLSFAULT_BUILD   clBuildProgram of a program for the device returns the
+ *                    error (default CL_BUILD_PROGRAM_FAILURE); the rule's
+ *                    kernel field matches a substring of the build options
+ *                    (clscale builds one kernel per program: "-DCLS_KERNEL=5 ");
  *   CLSFAULT_HOLD    the rule names the device that goes first: kernel
  *                    launches on every other device wait until it has
  *                    launched a kernel, or `error` milliseconds (default 5000)
@@ -63,7 +67,8 @@ enum {
     CLSFAULT_WAIT = 3,
     CLSFAULT_STATUS = 4,
     CLSFAULT_DELAY = 5,
-    CLSFAULT_HOLD = 6
+    CLSFAULT_HOLD = 6,
+    CLSFAULT_BUILD = 7
 };
 
 #define MAX_RULES 8
@@ -72,7 +77,7 @@ typedef struct rule {
     int kind;
     char device[128];
     int nth;            /* -1: every matching device */
-    char kernel[64];    /* CLSFAULT_KERNEL: only kernels whose name contains it ("" all) */
+    char kernel[64];    /* only kernels whose name (CLSFAULT_BUILD: build options) contains it ("" all) */
     long after, times;
     cl_int error;       /* CLSFAULT_DELAY: microseconds; CLSFAULT_HOLD: milliseconds */
     long seen;          /* matching calls */
@@ -181,10 +186,10 @@ static int kernel_matches(const rule *r, cl_kernel k)
     return strstr(name, r->kernel) != NULL;
 }
 
-/* The error to inject for a call of `kind` on device d (kernel k for
- * CLSFAULT_KERNEL), or CL_SUCCESS to let it through; for CLSFAULT_DELAY the
- * microseconds to wait. Counts the call. */
-static cl_int decide(int kind, cl_device_id d, cl_kernel k)
+/* The error to inject for a call of `kind` on device d (kernel k, or build
+ * options `opts`, to match the rule's kernel field), or CL_SUCCESS to let
+ * it through; for CLSFAULT_DELAY the microseconds to wait. Counts the call. */
+static cl_int decide(int kind, cl_device_id d, cl_kernel k, const char *opts)
 {
     if (!(atomic_load(&armed) & (1u << kind)) || !d) return CL_SUCCESS;
     cl_int err = CL_SUCCESS;
@@ -192,6 +197,7 @@ static cl_int decide(int kind, cl_device_id d, cl_kernel k)
     for (int i = 0; i < nrules && err == CL_SUCCESS; i++) {
         rule *r = &rules[i];
         if (r->kind != kind || !device_matches(r, d) || (k && !kernel_matches(r, k))) continue;
+        if (kind == CLSFAULT_BUILD && r->kernel[0] && (!opts || !strstr(opts, r->kernel))) continue;
         long n = r->seen++;
         if (n >= r->after && (r->times < 0 || n < r->after + r->times)) {
             r->injected++;
@@ -251,12 +257,12 @@ static cl_int CL_API_CALL hook_clEnqueueNDRangeKernel(cl_command_queue q, cl_ker
 {
     note_queue(q);
     hold(last_device);
-    cl_int us = decide(CLSFAULT_DELAY, last_device, k);
+    cl_int us = decide(CLSFAULT_DELAY, last_device, k, NULL);
     if (us > 0) {
         struct timespec t = {us / 1000000, (long)(us % 1000000) * 1000};
         nanosleep(&t, NULL);
     }
-    cl_int e = decide(CLSFAULT_KERNEL, last_device, k);
+    cl_int e = decide(CLSFAULT_KERNEL, last_device, k, NULL);
     if (e != CL_SUCCESS) return e;
     return next->clEnqueueNDRangeKernel(q, k, dim, off, global, local, nwait, wait, ev);
 }
@@ -265,7 +271,7 @@ static cl_mem CL_API_CALL hook_clCreateBuffer(cl_context c, cl_mem_flags flags, 
                                               cl_int *errcode)
 {
     if (atomic_load(&armed) & (1u << CLSFAULT_BUFFER)) {
-        cl_int e = decide(CLSFAULT_BUFFER, device_of_context(c), NULL);
+        cl_int e = decide(CLSFAULT_BUFFER, device_of_context(c), NULL, NULL);
         if (e != CL_SUCCESS) {
             if (errcode) *errcode = e;
             return NULL;
@@ -279,7 +285,7 @@ static cl_int CL_API_CALL hook_clWaitForEvents(cl_uint n, const cl_event *list)
     cl_int e = next->clWaitForEvents(n, list);
     if (e != CL_SUCCESS || !(atomic_load(&armed) & (1u << CLSFAULT_WAIT))) return e;
     for (cl_uint i = 0; i < n; i++) {
-        cl_int f = decide(CLSFAULT_WAIT, device_of_event(list[i]), NULL);
+        cl_int f = decide(CLSFAULT_WAIT, device_of_event(list[i]), NULL, NULL);
         if (f != CL_SUCCESS) return f;
     }
     return CL_SUCCESS;
@@ -292,9 +298,20 @@ static cl_int CL_API_CALL hook_clGetEventInfo(cl_event ev, cl_event_info what, s
     if (e != CL_SUCCESS || what != CL_EVENT_COMMAND_EXECUTION_STATUS || !value || size < sizeof(cl_int)
         || *(cl_int *)value != CL_COMPLETE || !(atomic_load(&armed) & (1u << CLSFAULT_STATUS)))
         return e;
-    cl_int f = decide(CLSFAULT_STATUS, device_of_event(ev), NULL);
+    cl_int f = decide(CLSFAULT_STATUS, device_of_event(ev), NULL, NULL);
     if (f != CL_SUCCESS) *(cl_int *)value = f;
     return CL_SUCCESS;
+}
+
+static cl_int CL_API_CALL hook_clBuildProgram(cl_program p, cl_uint ndev, const cl_device_id *devs,
+                                              const char *opts, void(CL_CALLBACK *notify)(cl_program, void *),
+                                              void *user)
+{
+    if ((atomic_load(&armed) & (1u << CLSFAULT_BUILD)) && ndev >= 1 && devs) {
+        cl_int e = decide(CLSFAULT_BUILD, devs[0], NULL, opts);
+        if (e != CL_SUCCESS) return e;
+    }
+    return next->clBuildProgram(p, ndev, devs, opts, notify, user);
 }
 
 /* Calls that only tell which device this thread works for. */
@@ -375,7 +392,7 @@ EXPORT CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint num_entries, const st
     NEED(clEnqueueNDRangeKernel); NEED(clCreateBuffer); NEED(clWaitForEvents); NEED(clGetEventInfo);
     NEED(clFlush); NEED(clFinish); NEED(clEnqueueWriteBuffer); NEED(clEnqueueReadBuffer);
     NEED(clEnqueueMapBuffer); NEED(clGetDeviceInfo); NEED(clGetDeviceIDs); NEED(clGetContextInfo);
-    NEED(clGetCommandQueueInfo); NEED(clGetKernelInfo);
+    NEED(clGetCommandQueueInfo); NEED(clGetKernelInfo); NEED(clBuildProgram);
 #undef NEED
     if ((size_t)num_entries * sizeof(void (*)(void)) <= need) return CL_INVALID_VALUE;
     memset(&layer, 0, sizeof layer);
@@ -390,6 +407,7 @@ EXPORT CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint num_entries, const st
     layer.clEnqueueWriteBuffer = hook_clEnqueueWriteBuffer;
     layer.clEnqueueReadBuffer = hook_clEnqueueReadBuffer;
     layer.clEnqueueMapBuffer = hook_clEnqueueMapBuffer;
+    layer.clBuildProgram = hook_clBuildProgram;
     *num_entries_ret = (cl_uint)mine;
     *layer_dispatch = &layer;
     return CL_SUCCESS;
@@ -405,6 +423,7 @@ static cl_int default_error(int kind)
     case CLSFAULT_WAIT: return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
     case CLSFAULT_DELAY: return 1000;
     case CLSFAULT_HOLD: return 5000;
+    case CLSFAULT_BUILD: return CL_BUILD_PROGRAM_FAILURE;
     default: return CL_DEVICE_NOT_AVAILABLE;
     }
 }
@@ -422,7 +441,7 @@ EXPORT int clsfault_loaded(void) { return next != NULL; }
 EXPORT int clsfault_add(int kind, const char *device, int nth, const char *kernel, long after, long times,
                         int error)
 {
-    if (kind < CLSFAULT_KERNEL || kind > CLSFAULT_HOLD || !device) return -1;
+    if (kind < CLSFAULT_KERNEL || kind > CLSFAULT_BUILD || !device) return -1;
     pthread_mutex_lock(&lock);
     int i = nrules < MAX_RULES ? nrules++ : -1;
     if (i >= 0) {
@@ -467,7 +486,8 @@ EXPORT long clsfault_injected(int i)
     long n = 0;
     pthread_mutex_lock(&lock);
     for (int j = 0; j < nrules; j++)
-        if (i == j || (i < 0 && rules[j].kind < CLSFAULT_DELAY)) n += rules[j].injected;
+        if (i == j || (i < 0 && (rules[j].kind < CLSFAULT_DELAY || rules[j].kind == CLSFAULT_BUILD)))
+            n += rules[j].injected;
     pthread_mutex_unlock(&lock);
     return n;
 }

@@ -138,7 +138,7 @@ static void two_contexts_on_all_devices_from_two_threads(void **state)
 }
 
 /* Device d of the context launches its own copy kernel (the program
- * cls_program_build made for it) on its own queue for `seconds`, at a fresh
+ * the context built for it) on its own queue for `seconds`, at a fresh
  * global size each time: what two devices' slices of different widths do,
  * thousands of times more often. */
 typedef struct launcher {
@@ -213,9 +213,9 @@ static void two_devices_run_one_kernel_at_random_widths(void **state)
 }
 
 /* Build options of the devices of a context, [i] for device i. */
-static void options_of(cls_context *ctx, char opts[][256])
+static void options_of(cls_context *ctx, char opts[][320])
 {
-    for (size_t i = 0; i < ctx->ndevs; i++) cls_program_options(&ctx->devs[i], opts[i], 256);
+    for (size_t i = 0; i < ctx->ndevs; i++) cls_program_options(&ctx->devs[i], CLS_K_COPY, CLS_F32, opts[i], 320);
 }
 
 /* Two live basic devices never share a build (PoCL's kernel cache is keyed
@@ -227,7 +227,7 @@ static void live_programs_of_basic_devices_differ(void **state)
 {
     (void)state;
     int basic = test_suite_is("basic");
-    char o[2][256], o_a[1][256], o_b[1][256], o_c[1][256];
+    char o[2][320], o_a[1][320], o_b[1][320], o_c[1][320];
     cls_context *ctx = test_context(NULL, 0, 0);
     options_of(ctx, o);
     if (basic) assert_string_not_equal(o[0], o[1]);

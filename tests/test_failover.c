@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "fault_ctl.h"
+#include "internal.h" /* CLS_K_APPLY */
 #include "pipeline_util.h"
 
 #define SLICE_BYTES 65536
@@ -530,6 +531,88 @@ static void both_devices_failing_allocation_fails_the_call(void **state)
     both_devices_failing(FAULT_BUFFER, "clCreateBuffer");
 }
 
+/* ---- a kernel that fails to build ---- */
+
+/* Kernels are built the first time a call needs them (program.c), so a
+ * build can fail mid-call. A context of the test's own has built only its
+ * copy kernels; the target's build of the apply kernel fails (from its
+ * binary cache and from source): it drops out, the other device carries
+ * the call, and the next call does not compile it there again. */
+static void build_failure_mid_call_is_carried_by_the_other_device(void **state)
+{
+    (void)state;
+    cls_array x = ref_make(CLS_F32, 1, ROWS, COLS, 18, REF_MISSING | REF_NEGATIVE);
+    cls_pipeline p = zscore(CLS_SCOPE_MATRIX);
+    cls_stats *s = fit(&x, &p);
+    double *want = reference_of(&x, &p);
+    group_ctx = ctx;
+    ctx = test_context(NULL, 0, SLICE_BYTES);
+    char apply[32];
+    snprintf(apply, sizeof apply, "-DCLS_KERNEL=%d ", (int)CLS_K_APPLY);
+    /* the other device waits up to 300 ms for the target's first launch,
+     * which never comes: the target surely tries its build */
+    assert_true(fault.add(FAULT_HOLD, target_match, target_nth, NULL, 0, -1, 300) >= 0);
+    int r = fault.add(FAULT_BUILD, target_match, target_nth, apply, 0, -1, 0);
+    assert_true(r >= 0);
+    for (int call = 0; call < 2; call++) {
+        cls_array y = make_out(&x);
+        long seen = fault.seen(r);
+        expect_ok(cls_transform(ctx, &p, s, &x, &y), "transform, build fault");
+        expect_equal(&y, want, "transform, build fault");
+        if (call == 0) {
+            assert_true(fault.injected(r) >= 1);
+            expect_failover_report(target, "clBuildProgram", "CL_BUILD_PROGRAM_FAILURE", 0);
+        } else {
+            assert_int_equal(fault.seen(r), seen); /* not compiled again */
+            cls_report rep;
+            assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
+            assert_int_equal(rep.devices[target].slices, 0);
+            if (rep.devices[target].failed) assert_contains(rep.devices[target].failed, "not tried again");
+        }
+        ref_free(&y);
+    }
+    cls_context_destroy(ctx);
+    ctx = group_ctx;
+    group_ctx = NULL;
+    cls_stats_destroy(s);
+    free(want);
+    ref_free(&x);
+}
+
+/* Every device's build of the kernel fails: CLS_E_BUILD, both devices
+ * named with the call, the output untouched. */
+static void build_failure_on_every_device_fails_the_call(void **state)
+{
+    (void)state;
+    cls_array x = ref_make(CLS_F32, 1, ROWS, COLS, 19, REF_MISSING);
+    cls_pipeline p = zscore(CLS_SCOPE_MATRIX);
+    cls_stats *s = fit(&x, &p);
+    group_ctx = ctx;
+    ctx = test_context(NULL, 0, SLICE_BYTES);
+    char apply[32];
+    snprintf(apply, sizeof apply, "-DCLS_KERNEL=%d ", (int)CLS_K_APPLY);
+    assert_true(fault.add(FAULT_BUILD, "pthread", -1, apply, 0, -1, 0) >= 0);
+    cls_array y = make_out(&x);
+    cls_status st = cls_transform(ctx, &p, s, &x, &y);
+    const char *msg = cls_last_error(ctx);
+    note("cls_last_error", msg);
+    assert_int_equal(st, CLS_E_BUILD);
+    for (int k = 0; k < 2; k++) {
+        char label[512];
+        device_label(pocl[k], label, sizeof label);
+        assert_contains(msg, label);
+    }
+    assert_contains(msg, "clBuildProgram");
+    size_t n = x.batch * x.rows * x.cols;
+    for (size_t i = 0; i < n; i++) assert_true(ref_get(&y, i) == SENTINEL);
+    ref_free(&y);
+    cls_context_destroy(ctx);
+    ctx = group_ctx;
+    group_ctx = NULL;
+    cls_stats_destroy(s);
+    ref_free(&x);
+}
+
 /* ---- in place ---- */
 
 /* In place, `kind` failing on the target (on both PoCL devices when
@@ -716,6 +799,8 @@ int main(void)
         cmocka_unit_test_teardown(failure_is_per_call_and_the_next_call_uses_both_devices, disarm),
         cmocka_unit_test_teardown(both_devices_failing_at_kernel_enqueue_fails_the_call, disarm),
         cmocka_unit_test_teardown(both_devices_failing_allocation_fails_the_call, disarm),
+        cmocka_unit_test_teardown(build_failure_mid_call_is_carried_by_the_other_device, disarm),
+        cmocka_unit_test_teardown(build_failure_on_every_device_fails_the_call, disarm),
         cmocka_unit_test_teardown(in_place_kernel_failure_on_one_device, disarm),
         cmocka_unit_test_teardown(in_place_allocation_failure_on_one_device, disarm),
         cmocka_unit_test_teardown(in_place_kernel_failure_on_both_devices, disarm),

@@ -1,12 +1,14 @@
-/* The embedded program builds on every device and its copy kernel runs
- * correctly there, for float and (where cl_khr_fp64 exists) double. */
+/* The embedded kernels build on every device, each in a program of its own
+ * when first asked for, and the copy kernel runs correctly there, for
+ * float and (where cl_khr_fp64 exists) double. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common.h"
 #include "internal.h"
 
-static void run_copy(cls_dev *d, cls_dtype t, size_t count)
+static void run_copy(cls_context *ctx, cls_dev *d, cls_dtype t, size_t count)
 {
     size_t es = t == CLS_F64 ? 8 : 4;
     unsigned char *in = malloc(count * es), *out = malloc(count * es);
@@ -23,13 +25,14 @@ static void run_copy(cls_dev *d, cls_dtype t, size_t count)
     assert_int_equal(e, CL_SUCCESS);
     cl_mem b = clCreateBuffer(d->cl, CL_MEM_WRITE_ONLY, count * es, NULL, &e);
     assert_int_equal(e, CL_SUCCESS);
-    cl_kernel k = d->k[CLS_K_COPY][t];
+    cl_kernel k = NULL;
+    size_t local = 0;
+    assert_int_equal(cls_kernel_get(ctx, d, CLS_K_COPY, t, &k, &local, NULL), CLS_OK);
     cl_ulong n = count;
     assert_int_equal(clSetKernelArg(k, 0, sizeof a, &a), CL_SUCCESS);
     assert_int_equal(clSetKernelArg(k, 1, sizeof b, &b), CL_SUCCESS);
     assert_int_equal(clSetKernelArg(k, 2, sizeof n, &n), CL_SUCCESS);
     size_t items = (count + d->vec - 1) / d->vec;
-    size_t local = d->local;
     size_t global = (items + local - 1) / local * local;
     assert_int_equal(clEnqueueNDRangeKernel(d->q[0], k, 1, NULL, &global, &local, 0, NULL, NULL), CL_SUCCESS);
     assert_int_equal(clEnqueueReadBuffer(d->q[0], b, CL_TRUE, 0, count * es, out, 0, NULL, NULL), CL_SUCCESS);
@@ -47,14 +50,51 @@ static void copy_kernel_runs_on_every_device(void **state)
     for (size_t i = 0; i < ctx->ndevs; i++) {
         cls_dev *d = &ctx->devs[i];
         assert_true(d->alive);
-        assert_non_null(d->k[CLS_K_COPY][CLS_F32]);
+        assert_non_null(d->k[CLS_K_COPY][CLS_F32]); /* built with the context */
         size_t sizes[] = {1, 7, 1000, 4099};
         for (size_t s = 0; s < 4; s++) {
-            run_copy(d, CLS_F32, sizes[s]);
-            if (d->info.fp64) run_copy(d, CLS_F64, sizes[s]);
+            run_copy(ctx, d, CLS_F32, sizes[s]);
+            if (d->info.fp64) run_copy(ctx, d, CLS_F64, sizes[s]);
         }
-        if (d->info.fp64) assert_non_null(d->k[CLS_K_APPLY][CLS_F64]);
-        else assert_null(d->k[CLS_K_APPLY][CLS_F64]);
+    }
+    cls_context_destroy(ctx);
+}
+
+/* A context builds the copy kernel only; every other kernel builds when
+ * first asked for, once, and float64 ones only where cl_khr_fp64 is. */
+static void every_kernel_builds_when_first_needed(void **state)
+{
+    (void)state;
+    cls_context *ctx = test_context(NULL, 0, 0);
+    for (size_t i = 0; i < ctx->ndevs; i++) {
+        cls_dev *d = &ctx->devs[i];
+        for (int k = 0; k < CLS_K_COUNT; k++)
+            for (int t = 0; t < 2; t++)
+                if (k != CLS_K_COPY || t != CLS_F32) assert_null(d->k[k][t]);
+        for (int k = 0; k < CLS_K_COUNT; k++)
+            for (int t = 0; t < 2; t++) {
+                cl_kernel a = NULL, b = NULL;
+                size_t local = 0;
+                int built = -1;
+                cls_status st = cls_kernel_get(ctx, d, k, (cls_dtype)t, &a, &local, &built);
+                if (t == CLS_F64 && !d->info.fp64) {
+                    assert_int_equal(st, CLS_E_UNSUPPORTED);
+                    assert_null(d->k[k][t]);
+                    continue;
+                }
+                if (st != CLS_OK) print_error("%s_%d: %s\n", cls_kernel_names[k], t, cls_last_error(ctx));
+                assert_int_equal(st, CLS_OK);
+                assert_non_null(a);
+                assert_true(local >= 1 && local <= d->local);
+                assert_int_equal(built, k != CLS_K_COPY || t != CLS_F32);
+                assert_int_equal(cls_kernel_get(ctx, d, k, (cls_dtype)t, &b, NULL, &built), CLS_OK);
+                assert_ptr_equal(a, b); /* built once */
+                assert_int_equal(built, 0);
+                char name[64] = "";
+                assert_int_equal(clGetKernelInfo(a, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL), CL_SUCCESS);
+                assert_non_null(strstr(name, cls_kernel_names[k]));
+                assert_non_null(strstr(name, t == CLS_F64 ? "_f64" : "_f32"));
+            }
     }
     cls_context_destroy(ctx);
 }
@@ -63,10 +103,14 @@ static void build_options_name_the_vector_width(void **state)
 {
     (void)state;
     cls_context *ctx = test_context("0", 0, 0);
-    char opts[256];
-    cls_program_options(&ctx->devs[0], opts, sizeof opts);
+    char opts[320];
+    cls_program_options(&ctx->devs[0], CLS_K_APPLY, CLS_F64, opts, sizeof opts);
     assert_non_null(strstr(opts, "-DVEC="));
     assert_non_null(strstr(opts, "-DCLS_FP64="));
+    assert_non_null(strstr(opts, "-DCLS_REAL_BYTES=8"));
+    char want[32];
+    snprintf(want, sizeof want, "-DCLS_KERNEL=%d ", (int)CLS_K_APPLY);
+    assert_non_null(strstr(opts, want));
     size_t len;
     const char *src = cls_program_source(&len);
     assert_true(len > 1000 && strlen(src) == len);
@@ -78,6 +122,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(copy_kernel_runs_on_every_device),
+        cmocka_unit_test(every_kernel_builds_when_first_needed),
         cmocka_unit_test(build_options_name_the_vector_width),
     };
     return TEST_RUN("kernels", tests, NULL, NULL);
