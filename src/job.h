@@ -202,8 +202,17 @@ static inline double cls_known_speed(const cls_dev *d) { return d->rate > 0 ? d-
 double cls_device_prior(cls_dev *d, unsigned q);
 
 /* ---- run.c ---- */
-/* Takes the speed priors of the devices not measured yet, when several
- * devices take part (before planning: the plan spreads by speed). */
+/* Forgets a measured rate more than CLS_PRIOR_MARGIN below an identical
+ * device's (same model, platform, driver): it says more about one-time
+ * costs in the calls that measured it (a driver compiling a kernel variant
+ * at its first launch, as PoCL does per local size and grid shape: up to
+ * seconds with a cold cache) than about the device. The device is then
+ * measured again like a new one; otherwise a device that declines slices
+ * for its low rate would never be measured again. */
+void cls_run_forget(cls_job *job);
+/* Forgets as above, then takes the speed priors of the devices not measured
+ * yet, when several devices take part (before planning: the plan spreads
+ * by speed). */
 void cls_run_priors(cls_job *job);
 /* Whether device run r would take a slice of `bytes` now (lock held; the
  * rule is at its definition). */

@@ -282,8 +282,26 @@ static int same_kind(const cls_dev *a, const cls_dev *b)
            && a->zero_copy == b->zero_copy;
 }
 
+void cls_run_forget(cls_job *job)
+{
+    for (size_t i = 0; i < job->nruns; i++) {
+        cls_devrun *r = &job->runs[i];
+        cls_dev *d = r->dev;
+        if (!r->participates || r->failed || d->rate <= 0) continue;
+        for (size_t j = 0; j < job->nruns; j++) {
+            const cls_devrun *o = &job->runs[j];
+            if (j == i || !o->participates || o->failed || !same_kind(d, o->dev)) continue;
+            if (d->rate * CLS_PRIOR_MARGIN < o->dev->rate) {
+                d->rate = 0;
+                break;
+            }
+        }
+    }
+}
+
 void cls_run_priors(cls_job *job)
 {
+    cls_run_forget(job);
     if (job->ctx->no_prior) return;
     size_t alive = 0;
     for (size_t i = 0; i < job->nruns; i++) alive += job->runs[i].participates && !job->runs[i].failed;

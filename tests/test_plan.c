@@ -195,6 +195,29 @@ static void a_prior_is_compared_with_the_others_priors(void **state)
     assert_false(unmeasured_takes(norate));
 }
 
+/* A rate far below an identical device's is forgotten (measured again);
+ * within the margin, or beside a different device, it stays. */
+static void a_rate_far_below_an_identical_device_is_forgotten(void **state)
+{
+    (void)state;
+    const fake_dev d[] = {{'z', 1e9, 5e9}, {'z', 1e7, 5e9}, {'z', 2e8, 5e9}, {'z', 1e6, 5e9}};
+    fake *f = make(d, 4, 1, 100, 10);
+    const char *names[] = {"cpu-a", "cpu-a", "cpu-a", "gpu-b"};
+    for (int i = 0; i < 4; i++) {
+        f->dev[i].info.name = names[i];
+        f->dev[i].info.platform = "p";
+        f->dev[i].info.driver = "1";
+        f->dev[i].info.compute_units = 2;
+    }
+    cls_run_forget(&f->job);
+    assert_true(f->dev[0].rate == 1e9);
+    assert_true(f->dev[1].rate == 0);   /* 100x below device 0, the same kind */
+    assert_true(f->dev[2].rate == 2e8); /* 5x: within the margin */
+    assert_true(f->dev[3].rate == 1e6); /* 1000x below, but another kind */
+    assert_true(f->dev[1].prior == 5e9); /* its prior stays: compared with the others' */
+    release(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -204,6 +227,7 @@ int main(void)
         cmocka_unit_test(a_far_slower_device_does_not_shrink_the_slices),
         cmocka_unit_test(large_jobs_are_cut_by_the_slice_size),
         cmocka_unit_test(a_prior_is_compared_with_the_others_priors),
+        cmocka_unit_test(a_rate_far_below_an_identical_device_is_forgotten),
     };
     return TEST_RUN("plan", tests, NULL, NULL);
 }
