@@ -128,7 +128,8 @@ typedef struct cls_slot {
     void   *st_host, *cn_host;    /* their host copies */
     size_t  out_cap;              /* entries */
     cl_mem  prm;                  /* params */
-    void   *prm_host;
+    void   *prm_host;             /* their host copy, or prm mapped (prm_mapped) */
+    int     prm_mapped;           /* written in place: no upload (cls_dev.mapped_params) */
     size_t  prm_cap;              /* entries */
     cl_mem  fwin;                 /* a factor window */
     size_t  fwin_cap;
@@ -159,6 +160,8 @@ typedef struct cls_dev {
     int             zero_copy;  /* host-unified and not forced to stage */
     int             in_place;   /* a CL_MEM_USE_HOST_PTR buffer is its host memory, always
                                    (PoCL's CPU drivers; device.c) */
+    int             mapped_params; /* in_place, and a mapped CL_MEM_ALLOC_HOST_PTR buffer is what
+                                      its kernels read (checked with zero copy, stage.c) */
     double          rate;       /* measured end-to-end bytes/s, 0: unknown */
     double          prior;      /* cls_device_prior(), 0: not taken or unknown */
     double          probe_cost; /* seconds the last prior took, 0: none taken */

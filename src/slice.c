@@ -328,7 +328,8 @@ static cls_status enqueue_fused(cls_devrun *r, unsigned q, const cls_slice *s, c
     return launch(r, q, &a, &r->inf[q], cls_kernel_names[kid], items(r, s->ncols, kk), (size_t)s->ngroups);
 }
 
-/* Params of the groups and columns the slice touches (params.c), uploaded. */
+/* Params of the groups and columns the slice touches (params.c), packed
+ * where the kernel reads them (a mapped buffer, stage.c), else uploaded. */
 static cls_status upload_params(cls_devrun *r, unsigned q, const cls_slice *s)
 {
     cls_job *job = r->job;
@@ -336,6 +337,7 @@ static cls_status upload_params(cls_devrun *r, unsigned q, const cls_slice *s)
     cls_slot *sl = &d->slot[q];
     size_t n = (size_t)s->ngroups * s->ncols;
     cls_params_pack(job, s, sl->prm_host);
+    if (sl->prm_mapped) return CLS_OK;
     CL_TRY(job->ctx, d, clEnqueueWriteBuffer(d->q[q], sl->prm, CL_FALSE, 0, 4 * n * job->es, sl->prm_host, 0, NULL,
                                               next_event(&r->inf[q], CLS_EV_UPLOAD, "params")));
     return CLS_OK;

@@ -72,11 +72,57 @@ static cls_status grow_pinned(cls_context *ctx, cls_dev *d, unsigned q, size_t n
     return CLS_OK;
 }
 
+/* Unmaps and releases a params buffer mapped by grow_mapped_params. */
+static void unmap_params(cls_dev *d, cls_slot *s, unsigned q)
+{
+    if (s->prm_mapped && s->prm && s->prm_host) {
+        cl_event ev = NULL;
+        if (clEnqueueUnmapMemObject(d->q[q], s->prm, s->prm_host, 0, NULL, &ev) == CL_SUCCESS && ev) {
+            clWaitForEvents(1, &ev);
+            clReleaseEvent(ev);
+        }
+        s->prm_host = NULL;
+    }
+    s->prm_mapped = 0;
+    release_mem(&s->prm);
+    s->prm_cap = 0;
+}
+
+/* Params that a device whose mapped buffers are its own memory reads where
+ * the host packed them: CL_MEM_ALLOC_HOST_PTR, mapped once, no upload (on
+ * seed-A's shape a transform packed 57 MB of params, then copied them
+ * again; docs/PERFORMANCE.md, 22). The buffer owns the memory, so no
+ * released buffer can outlive it. */
+static cls_status grow_mapped_params(cls_context *ctx, cls_dev *d, unsigned q, size_t bytes)
+{
+    cls_slot *s = &d->slot[q];
+    if (s->prm_mapped) unmap_params(d, s, q);
+    else {
+        release_mem(&s->prm);
+        free(s->prm_host);
+        s->prm_host = NULL;
+    }
+    cl_int e;
+    s->prm = clCreateBuffer(d->cl, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, bytes, NULL, &e);
+    if (e != CL_SUCCESS) return cls_fail_cl(ctx, d, "clCreateBuffer(params)", e);
+    s->prm_host = clEnqueueMapBuffer(d->q[q], s->prm, CL_TRUE, CL_MAP_WRITE, 0, bytes, 0, NULL, NULL, &e);
+    if (e != CL_SUCCESS) {
+        s->prm_host = NULL;
+        release_mem(&s->prm);
+        return cls_fail_cl(ctx, d, "clEnqueueMapBuffer(params)", e);
+    }
+    s->prm_mapped = 1;
+    return CLS_OK;
+}
+
 void cls_stage_release(cls_dev *d)
 {
     for (unsigned q = 0; q < CLS_MAX_QUEUES; q++) {
         cls_slot *s = &d->slot[q];
-        if (q < d->nq) unmap_pinned(d, s, q);
+        if (q < d->nq) {
+            unmap_pinned(d, s, q);
+            unmap_params(d, s, q);
+        }
         release_mem(&s->data);
         release_mem(&s->st_part);
         release_mem(&s->cn_part);
@@ -86,9 +132,49 @@ void cls_stage_release(cls_dev *d)
         release_mem(&s->fwin);
         free(s->st_host);
         free(s->cn_host);
-        free(s->prm_host);
+        if (!s->prm_mapped) free(s->prm_host);
         memset(s, 0, sizeof *s);
     }
+}
+
+/* Whether what the host writes into a mapped CL_MEM_ALLOC_HOST_PTR buffer
+ * is what a kernel then reads, with the buffer still mapped: a copy kernel
+ * reads one, twice, with new values written between the launches. */
+static cls_status check_mapped_params(cls_context *ctx, cls_dev *d)
+{
+    enum { N = 64 };
+    float out[N];
+    cl_int e;
+    cl_mem a = clCreateBuffer(d->cl, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, sizeof out, NULL, &e);
+    if (e != CL_SUCCESS) return cls_fail_cl(ctx, d, "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)", e);
+    cl_mem b = clCreateBuffer(d->cl, CL_MEM_WRITE_ONLY, sizeof out, NULL, &e);
+    if (e != CL_SUCCESS) {
+        clReleaseMemObject(a);
+        return cls_fail_cl(ctx, d, "clCreateBuffer", e);
+    }
+    float *m = clEnqueueMapBuffer(d->q[0], a, CL_TRUE, CL_MAP_WRITE, 0, sizeof out, 0, NULL, NULL, &e);
+    cl_kernel k = d->k[CLS_K_COPY][CLS_F32];
+    cl_ulong n = N;
+    size_t global = N, local = 1;
+    int same = e == CL_SUCCESS;
+    for (int round = 0; round < 2 && same && e == CL_SUCCESS; round++) {
+        for (int i = 0; i < N; i++) m[i] = (float)(i * 7 + round * 1000 + 3);
+        e = clSetKernelArg(k, 0, sizeof a, &a);
+        if (e == CL_SUCCESS) e = clSetKernelArg(k, 1, sizeof b, &b);
+        if (e == CL_SUCCESS) e = clSetKernelArg(k, 2, sizeof n, &n);
+        if (e == CL_SUCCESS) e = clEnqueueNDRangeKernel(d->q[0], k, 1, NULL, &global, &local, 0, NULL, NULL);
+        if (e == CL_SUCCESS) e = clEnqueueReadBuffer(d->q[0], b, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL);
+        if (e == CL_SUCCESS) same = memcmp(m, out, sizeof out) == 0;
+    }
+    cls_status st = e == CL_SUCCESS ? CLS_OK : cls_fail_cl(ctx, d, "mapped params check", e);
+    if (m) {
+        clEnqueueUnmapMemObject(d->q[0], a, m, 0, NULL, NULL);
+        clFinish(d->q[0]);
+    }
+    clReleaseMemObject(a);
+    clReleaseMemObject(b);
+    d->mapped_params = st == CLS_OK && same;
+    return st;
 }
 
 /* A device claiming host-unified memory may still keep a shadow copy that
@@ -130,6 +216,7 @@ static cls_status check_zero_copy(cls_context *ctx, cls_dev *d)
     }
     clReleaseMemObject(a);
     clReleaseMemObject(b);
+    if (st == CLS_OK && d->zero_copy && d->in_place) st = check_mapped_params(ctx, d);
     d->info.staging = !d->zero_copy;
     d->zc_checked = 1;
     return st;
@@ -204,8 +291,12 @@ cls_status cls_stage_prepare(cls_job *job, cls_devrun *r)
         }
         if (st == CLS_OK && job->max_prm > s->prm_cap) {
             cap = 0;
-            st = grow(ctx, d, &s->prm, &cap, job->max_prm * 4 * 8, CL_MEM_READ_WRITE);
-            if (st == CLS_OK) st = grow_host(ctx, &s->prm_host, job->max_prm * 4 * 8);
+            if (d->mapped_params && d->zero_copy) {
+                st = grow_mapped_params(ctx, d, q, job->max_prm * 4 * 8);
+            } else {
+                st = grow(ctx, d, &s->prm, &cap, job->max_prm * 4 * 8, CL_MEM_READ_WRITE);
+                if (st == CLS_OK) st = grow_host(ctx, &s->prm_host, job->max_prm * 4 * 8);
+            }
             s->prm_cap = st == CLS_OK ? job->max_prm : 0;
         }
         if (st == CLS_OK && !d->zero_copy) {
