@@ -126,6 +126,14 @@ static void a_far_slower_device_does_not_shrink_the_slices(void **state)
     fake *f = make(s, 2, 100, 4000, 5);
     assert_int_equal(plan(f), 1);
     assert_int_equal(cls_plan_slice_bytes(&f->job), 32 * MIB);
+    /* nor does its small memory cap them (Oclgrind: 128 MiB, whose share
+     * per slot would be 12.8 MiB) */
+    f->dev[1].info.global_mem_bytes = f->dev[1].info.max_alloc_bytes = 128 * MIB;
+    assert_int_equal(cls_plan_slice_bytes(&f->job), 32 * MIB);
+    /* a device of that memory whose speed is not known to be far below
+     * does cap them: it may take any slice */
+    f->dev[1].prior = 0;
+    assert_true(cls_plan_slice_bytes(&f->job) <= 128 * MIB / 10);
     release(f);
 }
 
