@@ -10,8 +10,9 @@
  * (`pocl_release_dlhandle_cache: Assertion 'found->ref_count > 0'`). Two
  * basic devices of one context do exactly that (their programs are alike,
  * so their hashes are), and so do two contexts on one basic device used
- * from two threads. PoCL's pthread devices and PoCL 5's renamed CPU
- * drivers were not seen to do it (tests/test_concurrency.c).
+ * from two threads. PoCL 3.1's pthread devices were not seen to do it
+ * (tests/test_concurrency.c). Newer PoCL names its basic driver
+ * cpu-minimal; it was not available here to check, and is not covered.
  *
  * The hash covers the build options: every live basic device of a kind
  * holds a slot, the smallest free one, and a slot above 0 adds
