@@ -325,7 +325,8 @@ static int disarm(void **state)
     return 0;
 }
 
-/* Suite all: a context of the test's own (same devices, same indices). */
+/* A context of the test's own (same devices, same indices): suite all, and
+ * the build tests (a fresh context has built no kernel but the copy). */
 
 static int fresh_context(void **state)
 {
@@ -533,11 +534,20 @@ static void both_devices_failing_allocation_fails_the_call(void **state)
 
 /* ---- a kernel that fails to build ---- */
 
+/* The build options that name the apply kernel's program (program.c). */
+static const char *apply_program(void)
+{
+    static char opt[32];
+    snprintf(opt, sizeof opt, "-DCLS_KERNEL=%d ", (int)CLS_K_APPLY);
+    return opt;
+}
+
 /* Kernels are built the first time a call needs them (program.c), so a
- * build can fail mid-call. A context of the test's own has built only its
- * copy kernels; the target's build of the apply kernel fails (from its
- * binary cache and from source): it drops out, the other device carries
- * the call, and the next call does not compile it there again. */
+ * build can fail mid-call. The test's own context (fresh_context) has
+ * built only its copy kernels; the target's build of the apply kernel
+ * fails (from its binary cache and from source): it drops out, the other
+ * device carries the call, and the next call does not compile it there
+ * again. */
 static void build_failure_mid_call_is_carried_by_the_other_device(void **state)
 {
     (void)state;
@@ -545,14 +555,10 @@ static void build_failure_mid_call_is_carried_by_the_other_device(void **state)
     cls_pipeline p = zscore(CLS_SCOPE_MATRIX);
     cls_stats *s = fit(&x, &p);
     double *want = reference_of(&x, &p);
-    group_ctx = ctx;
-    ctx = test_context(NULL, 0, SLICE_BYTES);
-    char apply[32];
-    snprintf(apply, sizeof apply, "-DCLS_KERNEL=%d ", (int)CLS_K_APPLY);
     /* the other device waits up to 300 ms for the target's first launch,
      * which never comes: the target surely tries its build */
     assert_true(fault.add(FAULT_HOLD, target_match, target_nth, NULL, 0, -1, 300) >= 0);
-    int r = fault.add(FAULT_BUILD, target_match, target_nth, apply, 0, -1, 0);
+    int r = fault.add(FAULT_BUILD, target_match, target_nth, apply_program(), 0, -1, 0);
     assert_true(r >= 0);
     for (int call = 0; call < 2; call++) {
         cls_array y = make_out(&x);
@@ -571,9 +577,6 @@ static void build_failure_mid_call_is_carried_by_the_other_device(void **state)
         }
         ref_free(&y);
     }
-    cls_context_destroy(ctx);
-    ctx = group_ctx;
-    group_ctx = NULL;
     cls_stats_destroy(s);
     free(want);
     ref_free(&x);
@@ -587,11 +590,7 @@ static void build_failure_on_every_device_fails_the_call(void **state)
     cls_array x = ref_make(CLS_F32, 1, ROWS, COLS, 19, REF_MISSING);
     cls_pipeline p = zscore(CLS_SCOPE_MATRIX);
     cls_stats *s = fit(&x, &p);
-    group_ctx = ctx;
-    ctx = test_context(NULL, 0, SLICE_BYTES);
-    char apply[32];
-    snprintf(apply, sizeof apply, "-DCLS_KERNEL=%d ", (int)CLS_K_APPLY);
-    assert_true(fault.add(FAULT_BUILD, "pthread", -1, apply, 0, -1, 0) >= 0);
+    assert_true(fault.add(FAULT_BUILD, "pthread", -1, apply_program(), 0, -1, 0) >= 0);
     cls_array y = make_out(&x);
     cls_status st = cls_transform(ctx, &p, s, &x, &y);
     const char *msg = cls_last_error(ctx);
@@ -606,9 +605,6 @@ static void build_failure_on_every_device_fails_the_call(void **state)
     size_t n = x.batch * x.rows * x.cols;
     for (size_t i = 0; i < n; i++) assert_true(ref_get(&y, i) == SENTINEL);
     ref_free(&y);
-    cls_context_destroy(ctx);
-    ctx = group_ctx;
-    group_ctx = NULL;
     cls_stats_destroy(s);
     ref_free(&x);
 }
@@ -799,8 +795,9 @@ int main(void)
         cmocka_unit_test_teardown(failure_is_per_call_and_the_next_call_uses_both_devices, disarm),
         cmocka_unit_test_teardown(both_devices_failing_at_kernel_enqueue_fails_the_call, disarm),
         cmocka_unit_test_teardown(both_devices_failing_allocation_fails_the_call, disarm),
-        cmocka_unit_test_teardown(build_failure_mid_call_is_carried_by_the_other_device, disarm),
-        cmocka_unit_test_teardown(build_failure_on_every_device_fails_the_call, disarm),
+        cmocka_unit_test_setup_teardown(build_failure_mid_call_is_carried_by_the_other_device, fresh_context,
+                                        drop_context),
+        cmocka_unit_test_setup_teardown(build_failure_on_every_device_fails_the_call, fresh_context, drop_context),
         cmocka_unit_test_teardown(in_place_kernel_failure_on_one_device, disarm),
         cmocka_unit_test_teardown(in_place_allocation_failure_on_one_device, disarm),
         cmocka_unit_test_teardown(in_place_kernel_failure_on_both_devices, disarm),
