@@ -98,7 +98,8 @@ typedef struct cls_config {
 
 /* Device selector (cls_config.devices or $CLSCALE_DEVICES): comma-separated
  * terms, each one of
- *   all | gpu | cpu | accelerator       by device type
+ *   all | gpu | cpu | accelerator       by device type (a device claiming several
+ *                                       types, a simulator, matches none of them)
  *   N                                   the global index `clscale devices` prints
  *   text                                a case-insensitive substring of the platform's
  *                                       name, vendor or version, or the device's name

@@ -135,6 +135,16 @@ static char *trim(char *s)
     return s;
 }
 
+/* A device of that one kind. A device claiming several (Oclgrind says it
+ * is a CPU, a GPU and an accelerator at once) is a simulator: `gpu` on a
+ * machine with an NVIDIA card and Oclgrind installed means the card; the
+ * simulator is chosen by `all`, its index or its name. */
+static int of_kind(const cls_found *f, cl_device_type kind)
+{
+    cl_device_type kinds = f->type & (CL_DEVICE_TYPE_CPU | CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR);
+    return kinds == kind;
+}
+
 cls_status cls_devices_select(cls_context *ctx, const cls_found *all, size_t n,
                               const char *selector, unsigned char *chosen)
 {
@@ -153,9 +163,9 @@ cls_status cls_devices_select(cls_context *ctx, const cls_found *all, size_t n,
             const cls_found *f = &all[i];
             int m;
             if (!strcasecmp(t, "all")) m = 1;
-            else if (!strcasecmp(t, "gpu")) m = (f->type & CL_DEVICE_TYPE_GPU) != 0;
-            else if (!strcasecmp(t, "cpu")) m = (f->type & CL_DEVICE_TYPE_CPU) != 0;
-            else if (!strcasecmp(t, "accelerator")) m = (f->type & CL_DEVICE_TYPE_ACCELERATOR) != 0;
+            else if (!strcasecmp(t, "gpu")) m = of_kind(f, CL_DEVICE_TYPE_GPU);
+            else if (!strcasecmp(t, "cpu")) m = of_kind(f, CL_DEVICE_TYPE_CPU);
+            else if (!strcasecmp(t, "accelerator")) m = of_kind(f, CL_DEVICE_TYPE_ACCELERATOR);
             else if (all_digits(t)) m = strtoull(t, NULL, 10) == i;
             else m = contains_nocase(f->platform_name, t) || contains_nocase(f->platform_vendor, t)
                      || contains_nocase(f->platform_version, t) || contains_nocase(f->name, t);
