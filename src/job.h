@@ -130,6 +130,8 @@ typedef struct cls_devrun {
     unsigned    order[CLS_MAX_QUEUES]; /* queues in the order their slices started */
     unsigned    ninf;
     cl_mem      factors;          /* whole factor array on the device, or NULL */
+    cl_mem      ptab;             /* the job's shared params table on the device, or NULL */
+    const void *ptab_of;          /* the job->ptab it holds */
     uint64_t    resident_bytes, resident_budget;
     size_t      slices;
     uint64_t    bytes;

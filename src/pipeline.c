@@ -163,6 +163,8 @@ static void job_free(cls_job *job)
         if (job->sl[i].resident) clReleaseMemObject(job->sl[i].resident);
     for (size_t i = 0; i < job->nruns; i++)
         if (job->runs[i].factors) clReleaseMemObject(job->runs[i].factors);
+    for (size_t i = 0; i < job->nruns; i++)
+        if (job->runs[i].ptab) clReleaseMemObject(job->runs[i].ptab); /* before the table it may use */
     free(job->sl);
     free(job->sstats);
     free(job->runs);

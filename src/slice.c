@@ -198,10 +198,11 @@ static cls_status enqueue_stats(cls_devrun *r, unsigned q, const cls_slice *s, c
 }
 
 /* The elementwise kernel over the slice, params from `prm` entry
- * (group - g0) * pld + pcol0 + c. */
+ * (group - g0) * pld + pcol0 + c, planes `pstride` apart. */
 static cls_status enqueue_apply_kernel(cls_devrun *r, unsigned q, const cls_slice *s, cl_mem x, uint64_t xoff,
                                        cl_mem y, uint64_t yoff, uint64_t ld, cl_mem prm, uint64_t pstride,
-                                       uint64_t pld, uint64_t pcol0, const fbind *fb, unsigned flags)
+                                       uint64_t pld, uint64_t pcol0, uint64_t g0, const fbind *fb,
+                                       unsigned flags)
 {
     cls_job *job = r->job;
     /* A CPU work-item takes about 2048 vectors (launch overhead per item is
@@ -236,7 +237,7 @@ static cls_status enqueue_apply_kernel(cls_devrun *r, unsigned q, const cls_slic
     arg_u64(&a, pcol0);
     arg_u64(&a, s->row0);
     arg_u64(&a, job->Rg);
-    arg_u64(&a, s->group0);
+    arg_u64(&a, g0);
     arg_mem(&a, fb->m);
     arg_i64(&a, fb->off);
     arg_u64(&a, job->fsb);
@@ -302,8 +303,8 @@ static cls_status enqueue_fused(cls_devrun *r, unsigned q, const cls_slice *s, c
          * device, then the elementwise pass; still one queue, no host trip */
         cls_status st = enqueue_stats(r, q, s, x, xoff, ld, s->nrows, 1);
         if (st != CLS_OK) return st;
-        return enqueue_apply_kernel(r, q, s, x, xoff, y, yoff, ld, sl->prm, s->ncols, s->ncols, 0, fb,
-                                    flags_of(job));
+        return enqueue_apply_kernel(r, q, s, x, xoff, y, yoff, ld, sl->prm, s->ncols, s->ncols, 0, s->group0,
+                                    fb, flags_of(job));
     }
     int kid = job->moments ? CLS_K_FIT_APPLY_MV : CLS_K_FIT_APPLY_MM;
     unsigned kk = kk_for(r, job->Rg, 3);
@@ -358,12 +359,15 @@ static cls_status enqueue_compute(cls_devrun *r, unsigned q, cls_slice *s, cl_me
         return enqueue_stats(r, q, s, x, xoff, ld, s->nrows, 0);
     case CLS_OP_APPLY:
         if (use_discount(r, s)) return enqueue_discount(r, q, s, x, xoff, y, yoff, ld, &fb);
+        if (job->pcol && r->ptab) /* the call's table, bound once (stage.c) */
+            return enqueue_apply_kernel(r, q, s, x, xoff, y, yoff, ld, r->ptab, job->G * job->C, job->C, s->col0,
+                                        0, &fb, flags_of(job));
         if (job->pcol) {
             st = upload_params(r, q, s);
             if (st != CLS_OK) return st;
         }
         return enqueue_apply_kernel(r, q, s, x, xoff, y, yoff, ld, r->dev->slot[q].prm,
-                                    (uint64_t)s->ngroups * s->ncols, s->ncols, 0, &fb, flags_of(job));
+                                    (uint64_t)s->ngroups * s->ncols, s->ncols, 0, s->group0, &fb, flags_of(job));
     }
     return CLS_OK;
 }

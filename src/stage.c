@@ -255,6 +255,38 @@ static cls_status bind_factors(cls_job *job, cls_devrun *r)
     return CLS_OK;
 }
 
+/* Binds the job's shared params table (params.c makes one when slices
+ * share entries: batch scope) on the device for the call, so that slices
+ * index it instead of packing and uploading their part each (seed-A's
+ * batch transform packed half the table 36 times, 57 MB; a GPU would
+ * have taken it over the bus as often). A zero-copy device reads the host
+ * table in place (read-only, so even a runtime that shadows host memory
+ * reads it right); another gets one upload. A table the device cannot
+ * hold stays per slice (r->ptab NULL). */
+static cls_status bind_params(cls_job *job, cls_devrun *r)
+{
+    cls_dev *d = r->dev;
+    if (r->ptab && r->ptab_of == job->ptab) return CLS_OK;
+    if (r->ptab) clReleaseMemObject(r->ptab);
+    r->ptab = NULL;
+    r->ptab_of = NULL;
+    uint64_t bytes = 4 * job->G * job->C * job->es;
+    if (bytes > d->info.max_alloc_bytes || (!d->zero_copy && bytes > d->info.global_mem_bytes / 8)) return CLS_OK;
+    cl_int e;
+    if (d->zero_copy) {
+        r->ptab = clCreateBuffer(d->cl, CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, (size_t)bytes, job->ptab, &e);
+        if (e != CL_SUCCESS) return cls_fail_cl(job->ctx, d, "clCreateBuffer(params table)", e);
+    } else {
+        r->ptab = clCreateBuffer(d->cl, CL_MEM_READ_ONLY, (size_t)bytes, NULL, &e);
+        if (e != CL_SUCCESS) return cls_fail_cl(job->ctx, d, "clCreateBuffer(params table)", e);
+        CL_TRY(job->ctx, d,
+               clEnqueueWriteBuffer(d->q[0], r->ptab, CL_TRUE, 0, (size_t)bytes, job->ptab, 0, NULL, NULL));
+        r->resident_bytes += bytes;
+    }
+    r->ptab_of = job->ptab;
+    return CLS_OK;
+}
+
 cls_status cls_stage_prepare(cls_job *job, cls_devrun *r)
 {
     cls_context *ctx = job->ctx;
@@ -264,6 +296,10 @@ cls_status cls_stage_prepare(cls_job *job, cls_devrun *r)
     r->resident_budget = d->info.global_mem_bytes / 2;
     if (job->f && !r->factors) {
         st = bind_factors(job, r);
+        if (st != CLS_OK) return st;
+    }
+    if (job->ptab) {
+        st = bind_params(job, r);
         if (st != CLS_OK) return st;
     }
     /* Statistics and params tables are sized for doubles whatever the dtype,
