@@ -1,5 +1,6 @@
 /* The benchmark's host side: workloads, host references and host limits.
- * bench_host.c owns everything declared here; cmd_bench.c drives it. */
+ * bench_host.c owns everything declared here; the run of `clscale bench`
+ * (bench_run.h) drives it. */
 #ifndef CLS_BENCH_H
 #define CLS_BENCH_H
 

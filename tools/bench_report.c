@@ -1,6 +1,7 @@
 /* The renderings of `clscale bench` (bench_report.h): the table on the
- * terminal and the JSON file. Formats what cmd_bench.c measured and derived;
- * computes nothing but unit conversions. */
+ * terminal and the JSON file. Formats what the run measured and derived
+ * (cmd_bench.c, bench_rounds.c, bench_limits.c); computes nothing but unit
+ * conversions. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
-/* The results of `clscale bench` as cmd_bench.c gathers them, and their two
- * renderings, owned by bench_report.c: the table on the terminal and the
- * JSON file. bench_report.c only formats; it runs nothing and calls no
- * OpenCL. */
+/* The results of `clscale bench` as its run gathers them (cmd_bench.c,
+ * bench_rounds.c, bench_limits.c), and their two renderings, owned by
+ * bench_report.c: the table on the terminal and the JSON file.
+ * bench_report.c only formats; it runs nothing and calls no OpenCL. */
 #ifndef CLS_BENCH_REPORT_H
 #define CLS_BENCH_REPORT_H
 

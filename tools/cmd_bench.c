@@ -2,8 +2,11 @@
  * the host references, on each selected device alone and on all of them
  * together, next to the limits measured in the same run.
  *
- * Owns the options and the order of the run; bench_host.c supplies the
- * workloads, references and STREAM, bench_report.c prints and writes JSON.
+ * Owns the options, the order of the run and the progress line;
+ * bench_limits.c measures the limits and sets each row against them,
+ * bench_rounds.c times and checks the rows (bench_run.h), bench_host.c
+ * supplies the workloads, references and STREAM, bench_report.c prints and
+ * writes JSON.
  * How a figure is taken (STREAM and clpeak are the models):
  *   - a warm-up call, then --repeats timed calls; median and min-max of the
  *     wall clock around each call (what the caller waits for);
@@ -18,8 +21,6 @@
  * For the tests only: $CLSCALE_BENCH_CORRUPT=N spoils one element of device
  * N's output after each of its calls alone, to prove the check catches it. */
 #include <errno.h>
-#include <math.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,13 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench.h"
-#include "bench_report.h"
+#include "bench_run.h"
 #include "cli.h"
-
-#define BENCH_SEED 20261122u
-#define STREAM_MIN_BYTES ((size_t)256 << 20)
-#define STREAM_REPEATS 10
 
 static const char help[] =
     "usage: clscale bench [--workload NAME] [--size X] [--devices SEL] [--repeats N] [--alone LIST]\n"
@@ -185,8 +181,7 @@ static int parse_options(int argc, char **argv, options *o)
 
 static int progress_on;   /* stderr is a terminal */
 
-static void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void progress(const char *fmt, ...)
+void bench_progress(const char *fmt, ...)
 {
     if (!progress_on) return;
     va_list ap;
@@ -197,584 +192,9 @@ static void progress(const char *fmt, ...)
     fflush(stderr);
 }
 
-static void progress_clear(void)
+void bench_progress_clear(void)
 {
     if (progress_on) fputs("\r\033[K", stderr);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* ---- poisoning and checking, over all cores ------------------------------ */
-
-/* Both passes read or write every byte of an output: on one core they would
- * take longer than the calls they check. */
-enum { PAR_MAX = 64 };
-
-typedef struct par_task {
-    const bench_workload *w;
-    char                 *y;
-    const char           *ref;   /* NULL: poison y */
-    size_t                lo, hi, es;
-    double                err;
-} par_task;
-
-static void *par_main(void *arg)
-{
-    par_task *t = arg;
-    if (!t->ref) {
-        memset(t->y + t->lo * t->es, 0xff, (t->hi - t->lo) * t->es);   /* NaN in float and double */
-    } else if (t->hi > t->lo) {
-        /* bench_max_error() compares elements; a flat view of this range */
-        bench_workload part = *t->w;
-        part.batch = 1;
-        part.rows = t->hi - t->lo;
-        part.cols = 1;
-        t->err = bench_max_error(&part, t->y + t->lo * t->es, t->ref + t->lo * t->es);
-    }
-    return NULL;
-}
-
-/* Poisons y (ref NULL) or returns the largest error of y against ref. */
-static double par_pass(const bench_workload *w, void *y, const void *ref)
-{
-    size_t n = bench_elements(w), es = w->dtype == CLS_F64 ? sizeof(double) : sizeof(float);
-    unsigned k = bench_cpus();
-    if (k < 1) k = 1;
-    if (k > PAR_MAX) k = PAR_MAX;
-    if (n < ((size_t)1 << 16)) k = 1;
-    par_task t[PAR_MAX];
-    pthread_t th[PAR_MAX];
-    int started[PAR_MAX] = {0};
-    for (unsigned i = 0; i < k; i++)
-        t[i] = (par_task){.w = w, .y = y, .ref = ref, .es = es, .lo = n / k * i, .hi = i + 1 == k ? n : n / k * (i + 1)};
-    for (unsigned i = 1; i < k; i++) started[i] = pthread_create(&th[i], NULL, par_main, &t[i]) == 0;
-    par_main(&t[0]);
-    double err = t[0].err;
-    for (unsigned i = 1; i < k; i++) {
-        if (started[i]) pthread_join(th[i], NULL);
-        else par_main(&t[i]);   /* no thread: this one does it */
-        if (!(t[i].err <= err)) err = t[i].err;
-    }
-    return err;
-}
-
-/* ---- one workload's data ------------------------------------------------ */
-
-typedef struct wl_data {
-    bench_workload w;
-    void          *x, *f, *y, *ys, *yt;   /* input, factors, clscale out, references' outs */
-    cls_array      ax, af, ay;
-    cls_pipeline   p;
-} wl_data;
-
-static void wl_free(wl_data *d)
-{
-    free(d->x);
-    free(d->f);
-    free(d->y);
-    free(d->ys);
-    free(d->yt);
-    memset(d, 0, sizeof *d);
-}
-
-static int wl_alloc(wl_data *d, const bench_workload *w, char *err, size_t errlen)
-{
-    memset(d, 0, sizeof *d);
-    d->w = *w;
-    size_t es = w->dtype == CLS_F64 ? sizeof(double) : sizeof(float);
-    size_t n = bench_elements(w), nf = w->frows * w->fcols;
-    if (n == 0 || n > SIZE_MAX / es / 4) {
-        snprintf(err, errlen, "%zu elements are too many for this machine's address space", n);
-        return -1;
-    }
-    d->x = malloc(n * es);
-    d->y = malloc(n * es);
-    d->ys = malloc(n * es);
-    d->yt = malloc(n * es);
-    if (nf) d->f = malloc(nf * es);
-    if (!d->x || !d->y || !d->ys || !d->yt || (nf && !d->f)) {
-        snprintf(err, errlen, "out of memory for 4 arrays of %.0f MB%s", (double)(n * es) / 1e6,
-                 nf ? " and the factors" : "");
-        wl_free(d);
-        return -1;
-    }
-    bench_fill(w, d->x, d->f, BENCH_SEED);
-    d->ax = (cls_array){.data = d->x, .dtype = w->dtype, .batch = w->batch, .rows = w->rows, .cols = w->cols};
-    d->ay = d->ax;
-    d->ay.data = d->y;
-    d->af = (cls_array){.data = d->f, .dtype = w->dtype, .batch = 1, .rows = w->frows, .cols = w->fcols};
-    d->p = bench_pipeline(w, nf ? &d->af : NULL);
-    return 0;
-}
-
-/* ---- timing ------------------------------------------------------------- */
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median, min and max of the timed repeats; returns the repeat whose time
- * is the (lower) median, whose report stands for the run. */
-/* Sorts v[0..n) and returns its median (n > 0). */
-static double sorted_median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static int summarise(bench_run *run)
-{
-    double s[BENCH_MAX_REPEATS];
-    int n = run->nrep;
-    memcpy(s, run->t, (size_t)n * sizeof *s);
-    run->median = sorted_median(s, n);
-    run->min = s[0];
-    run->max = s[n - 1];
-    for (int i = 0; i < n; i++)
-        if (run->t[i] == s[(n - 1) / 2]) return i;
-    return 0;
-}
-
-static void repeat_label(char *buf, size_t len, int r, int repeats)
-{
-    if (r == 0) snprintf(buf, len, "warm-up");
-    else snprintf(buf, len, "repeat %d/%d", r, repeats);
-}
-
-/* One call's report, its strings copied (the report lives until the next call). */
-typedef struct snapshot {
-    int        phases;
-    size_t     slices, nparts;
-    bench_part parts[BENCH_MAX_DEVICES];
-} snapshot;
-
-static void snap(cls_context *ctx, snapshot *s)
-{
-    memset(s, 0, sizeof *s);
-    cls_report rep;
-    if (cls_last_report(ctx, &rep) != CLS_OK) return;
-    s->phases = rep.phases;
-    s->slices = rep.slices;
-    for (size_t i = 0; i < rep.ndevices && s->nparts < BENCH_MAX_DEVICES; i++) {
-        const cls_device_report *dr = &rep.devices[i];
-        bench_part *p = &s->parts[s->nparts++];
-        cls_device_info info;
-        p->index = cls_device_get(ctx, dr->device, &info) == CLS_OK ? info.index : dr->device;
-        if (dr->sat_out) snprintf(p->sat_out, sizeof p->sat_out, "%s", dr->sat_out);
-        if (dr->failed) snprintf(p->failed, sizeof p->failed, "%s", dr->failed);
-        p->slices = dr->slices;
-        p->bytes = dr->bytes;
-        p->busy = dr->busy;
-        p->upload = dr->upload;
-        p->kernel = dr->kernel;
-        p->download = dr->download;
-        p->staging = dr->staging;
-    }
-}
-
-static void take_snapshot(bench_run *run, const snapshot *s)
-{
-    run->has_report = 1;
-    run->phases = s->phases;
-    run->slices = s->slices;
-    run->nparts = s->nparts;
-    memcpy(run->parts, s->parts, s->nparts * sizeof *s->parts);
-    run->upload = run->kernel = run->download = run->staging = 0;
-    for (size_t i = 0; i < s->nparts; i++) {
-        run->upload += s->parts[i].upload;
-        run->kernel += s->parts[i].kernel;
-        run->download += s->parts[i].download;
-        run->staging += s->parts[i].staging;
-    }
-}
-
-/* Memory the rounds use besides the workload's:
- * - a buffer read before each timed call, so that every row's data has left
- *   the caches and the call starts from memory, as STREAM (the limit) does,
- *   whatever the row before it left there (a workload the size of the
- *   last-level cache would otherwise run faster after a row that read its
- *   input);
- * - STREAM copy's arrays, for a pass in every round: the host-copy limit is
- *   measured beside the calls it bounds (this VM's memory speed drifts by
- *   2x over minutes).
- * A part that could not be allocated is left out (length 0). */
-typedef struct round_mem {
-    unsigned char *evict;
-    size_t         evict_len;
-    double        *stream_a, *stream_c;
-    size_t         stream_n;
-} round_mem;
-
-static void round_mem_open(round_mem *m, size_t evict_bytes, size_t stream_bytes)
-{
-    memset(m, 0, sizeof *m);
-    m->evict = malloc(evict_bytes);
-    if (m->evict) {
-        memset(m->evict, 1, evict_bytes); /* its pages must exist */
-        m->evict_len = evict_bytes;
-    }
-    size_t n = stream_bytes / sizeof(double);
-    m->stream_a = malloc(n * sizeof(double));
-    m->stream_c = malloc(n * sizeof(double));
-    if (m->stream_a && m->stream_c) {
-        for (size_t i = 0; i < n; i++) m->stream_a[i] = 1.0;
-        memset(m->stream_c, 0, n * sizeof(double));
-        m->stream_n = n;
-    }
-}
-
-static void round_mem_close(round_mem *m)
-{
-    free(m->evict);
-    free(m->stream_a);
-    free(m->stream_c);
-    memset(m, 0, sizeof *m);
-}
-
-static void evict(const round_mem *m)
-{
-    volatile unsigned char sink = 0;
-    unsigned char acc = 0;
-    for (size_t i = 0; i < m->evict_len; i += 64) acc ^= m->evict[i];
-    sink = acc;
-    (void)sink;
-}
-
-/* One configuration being timed. The configurations of a workload run in
- * rounds, each round one call of each (round 0 the warm-up), so that a drift
- * in the machine's speed (another tenant, the clock, the page cache) falls
- * on all of them alike and their ratios stay fair. */
-typedef struct runner {
-    bench_run   *run;
-    cls_context *ctx;       /* NULL: a host reference */
-    int          corrupt;   /* the tests' proof that a wrong result is caught */
-    snapshot    *snaps;     /* the report of each timed call */
-    snapshot     last;      /* the warm-up's, or the failed call's */
-    int          timed;     /* the timed repeat (1-based) of ctx's last call when it completed, else 0 */
-    int          live;      /* still running: not failed, not sat out */
-} runner;
-
-static void run_failed(runner *u, const char *rl, double err, double tol)
-{
-    u->run->status = RUN_FAILED;
-    snprintf(u->run->why, sizeof u->run->why, "wrong result in the %s: max error %.3g > tolerance %.3g", rl, err,
-             tol);
-    u->live = 0;
-}
-
-static void host_call(runner *u, wl_data *d, const round_mem *mem, int r, const char *rl)
-{
-    bench_run *run = u->run;
-    int threads = run->kind == RUN_HOST_THREADS;
-    void *out = threads ? d->yt : d->ys;
-    double tol = bench_tolerance(&d->w);
-    par_pass(&d->w, out, NULL);
-    evict(mem);
-    double t0 = now_s();
-    if (threads) bench_ref_threads(&d->w, d->x, d->f, out, 0);
-    else bench_ref_single(&d->w, d->x, d->f, out);
-    double dt = now_s() - t0;
-    /* the single-threaded output is the reference itself */
-    double err = threads ? par_pass(&d->w, out, d->ys) : 0.0;
-    if (!(err <= run->max_error)) run->max_error = err;
-    if (!(err <= tol)) {
-        run_failed(u, rl, err, tol);
-        return;
-    }
-    if (r == 0) run->warmup = dt;
-    else run->t[run->nrep++] = dt;
-}
-
-static void clscale_call(runner *u, wl_data *d, const round_mem *mem, int r, const char *rl)
-{
-    bench_run *run = u->run;
-    double tol = bench_tolerance(&d->w);
-    snapshot *sn = r ? &u->snaps[r - 1] : &u->last;
-    par_pass(&d->w, d->y, NULL);
-    evict(mem);
-    double t0 = now_s();
-    cls_status st = d->p.scaler != CLS_NONE ? cls_fit_transform(u->ctx, &d->p, &d->ax, &d->ay, NULL)
-                                            : cls_transform(u->ctx, &d->p, NULL, &d->ax, &d->ay);
-    double dt = now_s() - t0;
-    snap(u->ctx, sn);
-    u->timed = st == CLS_OK ? r : 0;
-    if (st == CLS_E_UNSUPPORTED) {
-        run->status = RUN_SAT_OUT;
-        snprintf(run->why, sizeof run->why, "%s", cls_last_error(u->ctx));
-        take_snapshot(run, sn);
-        u->live = 0;
-        return;
-    }
-    if (st != CLS_OK) {
-        run->status = RUN_FAILED;
-        snprintf(run->why, sizeof run->why, "%s in the %s: %s", cls_status_str(st), rl, cls_last_error(u->ctx));
-        take_snapshot(run, sn);
-        u->live = 0;
-        return;
-    }
-    if (u->corrupt) {
-        size_t mid = bench_elements(&d->w) / 2;
-        if (d->w.dtype == CLS_F64) ((double *)d->y)[mid] += 1.0;
-        else ((float *)d->y)[mid] += 1.0f;
-    }
-    double err = par_pass(&d->w, d->y, d->ys);
-    if (!(err <= run->max_error)) run->max_error = err;
-    if (!(err <= tol)) {
-        run_failed(u, rl, err, tol);
-        take_snapshot(run, sn);
-        return;
-    }
-    if (r == 0) run->warmup = dt;
-    else run->t[run->nrep++] = dt;
-}
-
-/* Runs the configurations' calls in rounds. The host single reference runs
- * first in each round: its output is what every other call is checked
- * against. */
-static void run_rounds(runner *u, size_t n, wl_data *d, const round_mem *mem, int repeats, bench_result *res)
-{
-    double copy[BENCH_MAX_REPEATS], own[BENCH_MAX_REPEATS];
-    int ncopy = 0, nown = 0;
-    /* A copy of the row's own input size, from cold caches, where STREAM's
-     * arrays hold it: a call of a millisecond does not get the bandwidth a
-     * 256 MiB STREAM pass measures when this VM's memory is in its fast
-     * state. Shown beside the limit, not as the limit. */
-    size_t own_n = (size_t)(bench_elements(&d->w) * (d->w.dtype == CLS_F64 ? 8 : 4) / sizeof(double));
-    if (own_n >= mem->stream_n) own_n = 0;
-    for (int r = 0; r <= repeats; r++) {
-        char rl[32];
-        repeat_label(rl, sizeof rl, r, repeats);
-        if (r > 0 && mem->stream_n) {
-            progress("%s: STREAM copy, %s", d->w.name, rl);
-            double g = bench_stream_copy_pass(mem->stream_c, mem->stream_a, mem->stream_n, 0);
-            if (g > 0) copy[ncopy++] = g;
-            if (own_n) {
-                evict(mem);
-                g = bench_stream_copy_pass(mem->stream_c, mem->stream_a, own_n, 0);
-                if (g > 0) own[nown++] = g;
-            }
-        }
-        for (size_t i = 0; i < n; i++) {
-            if (!u[i].live) continue;
-            progress("%s: %s, %s", d->w.name, u[i].run->name, rl);
-            if (u[i].ctx) clscale_call(&u[i], d, mem, r, rl);
-            else host_call(&u[i], d, mem, r, rl);
-        }
-    }
-    if (ncopy > 0) {
-        res->host_copy = sorted_median(copy, ncopy);
-        res->host_copy_min = copy[0];
-        res->host_copy_max = copy[ncopy - 1];
-    }
-    if (nown > 0) {
-        res->own_copy = sorted_median(own, nown);
-        res->own_copy_min = own[0];
-        res->own_copy_max = own[nown - 1];
-        res->own_copy_bytes = (uint64_t)own_n * sizeof(double);
-    }
-    for (size_t i = 0; i < n; i++) {
-        bench_run *run = u[i].run;
-        if (run->status != RUN_OK) continue;
-        int rep = summarise(run);
-        if (u[i].ctx) {
-            run->report_repeat = rep;
-            take_snapshot(run, &u[i].snaps[rep]);
-        }
-    }
-}
-
-/* ---- limits ------------------------------------------------------------- */
-
-/* The last-level caches of the machine, summed over their instances (a
- * cache shared by several CPUs counted once), from sysfs; sysconf's figure
- * as a fallback (in virtual machines it may be the whole socket's). */
-static size_t llc_bytes(void)
-{
-    char seen[64][128];
-    size_t nseen = 0, total = 0;
-    int best_level = 0;
-    for (int cpu = 0, missing = 0; cpu < 4096 && missing < 64; cpu++) {
-        int found = 0;
-        for (int idx = 0; idx < 16; idx++) {
-            char path[128], buf[128], shared[128];
-            int level = 0;
-            unsigned long kb = 0;
-            snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index%d/level", cpu, idx);
-            FILE *f = fopen(path, "r");
-            if (!f) break;
-            found = 1;
-            if (fscanf(f, "%d", &level) != 1) level = 0;
-            fclose(f);
-            snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index%d/size", cpu, idx);
-            if (!(f = fopen(path, "r"))) continue;
-            if (!fgets(buf, sizeof buf, f) || sscanf(buf, "%luK", &kb) != 1) kb = 0;
-            fclose(f);
-            snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index%d/shared_cpu_list", cpu, idx);
-            if (!(f = fopen(path, "r"))) continue;
-            if (!fgets(shared, sizeof shared, f)) shared[0] = 0;
-            fclose(f);
-            if (level < best_level || kb == 0) continue;
-            if (level > best_level) {
-                best_level = level;
-                nseen = 0;
-                total = 0;
-            }
-            size_t k = 0;
-            while (k < nseen && strcmp(seen[k], shared)) k++;
-            if (k < nseen) continue;
-            if (nseen < 64) memcpy(seen[nseen++], shared, sizeof shared);
-            total += (size_t)kb << 10;
-        }
-        missing = found ? 0 : missing + 1;
-    }
-#ifdef _SC_LEVEL3_CACHE_SIZE
-    if (total == 0) {
-        long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-        if (l3 > 0) total = (size_t)l3;
-    }
-#endif
-    return total;
-}
-
-/* STREAM's rule: each array at least 4 times the last-level caches. */
-static size_t stream_bytes(void)
-{
-    size_t b = STREAM_MIN_BYTES, llc = llc_bytes();
-    if (llc <= SIZE_MAX / 4 && 4 * llc > b) b = 4 * llc;
-    return b;
-}
-
-static void measure_limits(bench_machine *m, cls_context *ctx)
-{
-    m->stream_bytes = stream_bytes();
-    m->stream_threads = bench_cpus();
-    progress("limits: host memory, STREAM copy");
-    m->host_copy = bench_stream_copy(m->stream_bytes, 0, STREAM_REPEATS);
-    progress("limits: host memory, STREAM triad");
-    m->host_triad = bench_stream_triad(m->stream_bytes, 0, STREAM_REPEATS);
-    for (size_t i = 0; i < m->ndev; i++) {
-        bench_device *d = &m->dev[i];
-        progress("limits: device %zu", d->info.index);
-        cls_status st = cls_device_measure(ctx, i, 0, &d->lim);
-        d->lim_ok = st == CLS_OK;
-        if (!d->lim_ok)
-            snprintf(d->lim_error, sizeof d->lim_error, "%s: %s", cls_status_str(st), cls_last_error(ctx));
-    }
-}
-
-/* The bandwidth one device alone can reach on workload `w`, or 0 when unknown. */
-static double device_limit(double host_copy, const bench_device *d, const bench_workload *w, const char **name)
-{
-    if (!d->info.staging) {
-        /* zero copy: the device reads the input and writes the output in host
-         * memory, once each, as STREAM copy does */
-        *name = "host copy";
-        return host_copy;
-    }
-    /* Staging: every input byte crosses host->device, every output byte comes
-     * back. The bus is full duplex and clscale keeps uploads and downloads of
-     * different slices in flight at once, so the floor is the slower
-     * direction alone: max(in / h2d, out / d2h). min(h2d, d2h) would be beaten
-     * by any run that overlaps both directions (a limit must not be beaten);
-     * the sum of the directions would be beaten by no one. Each direction is
-     * measured alone, so where both at once run slower (GPU.md: 71-85 GB/s
-     * both ways against 55 each on PCIe 5) a run at ~75% of this is at the bus. */
-    *name = "bus, pinned";
-    if (!d->lim_ok || !(d->lim.h2d_pinned > 0) || !(d->lim.d2h_pinned > 0)) return 0;
-    double out = (double)bench_elements(w) * (w->dtype == CLS_F64 ? 8.0 : 4.0);
-    double in = (double)bench_bytes(w) - out;
-    double t = fmax(in / (d->lim.h2d_pinned * 1e9), out / (d->lim.d2h_pinned * 1e9));
-    double bus = t > 0 ? (double)bench_bytes(w) / t / 1e9 : 0;
-    /* the caller's pageable data is still read and written in host memory */
-    if (bus > 0 && host_copy > 0 && host_copy < bus) {
-        *name = "host copy";
-        return host_copy;
-    }
-    return bus;
-}
-
-static const bench_device *device_by_index(const bench_machine *m, size_t index)
-{
-    for (size_t i = 0; i < m->ndev; i++)
-        if (m->dev[i].info.index == index) return &m->dev[i];
-    return NULL;
-}
-
-static void set_limit(const bench_machine *m, const bench_result *r, bench_run *run)
-{
-    const char *name = "host copy";
-    double lim = 0, host_copy = r->host_copy > 0 ? r->host_copy : m->host_copy;
-    if (run->kind == RUN_HOST_SINGLE || run->kind == RUN_HOST_THREADS) {
-        lim = host_copy;
-    } else if (run->kind == RUN_DEVICE) {
-        lim = device_limit(host_copy, device_by_index(m, run->dev[0]), &r->w, &name);
-    } else {
-        /* together: the devices that can take part add up, but they all read
-         * and write the same host memory, which caps the sum */
-        int known = 1, n = 0;
-        for (size_t i = 0; i < run->ndev; i++) {
-            const bench_device *d = device_by_index(m, run->dev[i]);
-            if (r->w.dtype == CLS_F64 && !d->info.fp64) continue;
-            double l = device_limit(host_copy, d, &r->w, &name);
-            if (!(l > 0)) known = 0;
-            lim += l;
-            n++;
-        }
-        if (!known) lim = 0;
-        if (n > 1) name = "devices' sum";
-        if (lim > 0 && host_copy > 0 && host_copy <= lim) {
-            lim = host_copy;
-            name = "host copy";
-        }
-    }
-    /* A statistics group larger than the caches takes two passes (the
-     * statistics, then the scaling): the input is read twice, so the floor
-     * is (2 in + out) / bandwidth. Device runs report their passes; the host
-     * references make two on the table (whole-batch z-score). */
-    int passes = run->kind == RUN_HOST_SINGLE || run->kind == RUN_HOST_THREADS
-                     ? (r->w.kind == BENCH_ZSCORE_BATCH ? 2 : 1)
-                     : (run->phases == 2 ? 2 : 1);
-    if (lim > 0 && passes == 2) {
-        double out = (double)bench_elements(&r->w) * (r->w.dtype == CLS_F64 ? 8.0 : 4.0);
-        double in = (double)r->bytes - out;
-        lim *= (double)r->bytes / ((double)r->bytes + in);
-        static const char *const two[][2] = {{"host copy", "host copy, 2 passes"},
-                                             {"bus, pinned", "bus, pinned, 2 passes"},
-                                             {"devices' sum", "devices' sum, 2 passes"}};
-        for (size_t i = 0; i < sizeof two / sizeof two[0]; i++)
-            if (!strcmp(name, two[i][0])) name = two[i][1];
-    }
-    if (lim > 0) {
-        run->limit_name = name;
-        run->limit_gbs = lim;
-    }
-}
-
-static void derive(const bench_machine *m, bench_result *r)
-{
-    double ts = 0, tt = 0;
-    for (size_t i = 0; i < r->nruns; i++) {
-        const bench_run *run = &r->runs[i];
-        if (run->status != RUN_OK) continue;
-        if (run->kind == RUN_HOST_SINGLE) ts = run->median;
-        if (run->kind == RUN_HOST_THREADS) tt = run->median;
-    }
-    for (size_t i = 0; i < r->nruns; i++) {
-        bench_run *run = &r->runs[i];
-        set_limit(m, r, run);
-        if (run->status != RUN_OK || !(run->median > 0)) continue;
-        run->gbs = (double)r->bytes / run->median / 1e9;
-        if (run->limit_gbs > 0) run->frac = run->gbs / run->limit_gbs;
-        if (ts > 0) run->vs_single = ts / run->median;
-        if (tt > 0) run->vs_threads = tt / run->median;
-    }
 }
 
 /* ---- the run ------------------------------------------------------------ */
@@ -802,13 +222,13 @@ static void write_traces(bench_state *s, cls_context *ctx, const bench_workload 
     bench_trace *t = &s->trace;
     cls_status st;
     if (s->o.trace && (st = cls_trace_write_json(ctx, s->o.trace)) != CLS_OK) {
-        progress_clear();
+        bench_progress_clear();
         cli_error(EXIT_FAIL, "bench: --trace %s: %s: %s", s->o.trace, cls_status_str(st), cls_last_error(ctx));
         s->unwritten++;
         s->o.trace = NULL;
     }
     if (s->o.timeline && (st = cls_trace_write_svg(ctx, s->o.timeline)) != CLS_OK) {
-        progress_clear();
+        bench_progress_clear();
         cli_error(EXIT_FAIL, "bench: --timeline %s: %s: %s", s->o.timeline, cls_status_str(st),
                   cls_last_error(ctx));
         s->unwritten++;
@@ -845,9 +265,9 @@ static void run_workload(bench_state *s, const bench_workload *w, bench_result *
     r->w = *w;
     r->bytes = bench_bytes(w);
     r->tolerance = bench_tolerance(w);
-    progress("%s: generating %.0f MB of seeded data", w->name, (double)r->bytes / 1e6);
+    bench_progress("%s: generating %.0f MB of seeded data", w->name, (double)r->bytes / 1e6);
     wl_data d;
-    if (wl_alloc(&d, w, r->error, sizeof r->error) != 0) {
+    if (bench_wl_alloc(&d, w, r->error, sizeof r->error) != 0) {
         s->failures++;
         return;
     }
@@ -899,7 +319,7 @@ static void run_workload(bench_state *s, const bench_workload *w, bench_result *
             u[i].live = 0;
         }
     }
-    run_rounds(u, nu, &d, &s->mem, repeats, r);
+    bench_run_rounds(u, nu, &d, &s->mem, repeats, r);
 
     /* the traces: the device's run when only one is selected, else all
      * together, which is the last call of the last round */
@@ -907,9 +327,9 @@ static void run_workload(bench_state *s, const bench_workload *w, bench_result *
     if (traced->ctx && traced->timed && (m->ndev == 1 || traced->run->kind == RUN_TOGETHER))
         write_traces(s, traced->ctx, w, traced->run, traced->timed);
     for (size_t i = 0; i < nu; i++) free(u[i].snaps);
-    wl_free(&d);
+    bench_wl_free(&d);
     for (size_t i = 0; i < r->nruns; i++) s->failures += r->runs[i].status == RUN_FAILED;
-    derive(m, r);
+    bench_derive(m, r);
 }
 
 static int describe_machine(bench_state *s)
@@ -947,7 +367,7 @@ static void open_alone(bench_state *s)
         char sel[32];
         snprintf(sel, sizeof sel, "%zu", m->dev[i].info.index);
         cls_config cfg = {.devices = sel, .flags = CLS_PROFILE};
-        progress("opening device %zu", m->dev[i].info.index);
+        bench_progress("opening device %zu", m->dev[i].info.index);
         cls_status st = cls_context_create(&cfg, &s->alone[i]);
         if (st != CLS_OK) {
             snprintf(s->alone_error[i], sizeof s->alone_error[i], "no context for device %s alone: %s: %s", sel,
@@ -978,7 +398,7 @@ static int check_outputs(const options *o)
 
 int cmd_bench(int argc, char **argv)
 {
-    double t_start = now_s();
+    double t_start = bench_now_s();
     bench_state s;
     memset(&s, 0, sizeof s);
     int pr = parse_options(argc, argv, &s.o);
@@ -1001,26 +421,26 @@ int cmd_bench(int argc, char **argv)
     }
     int rc = EXIT_FAIL;
     if (check_outputs(&s.o) != 0) goto out;
-    progress("opening the devices");
+    bench_progress("opening the devices");
     s.all = cli_context(s.o.devices, CLS_PROFILE);
     if (!s.all) goto out;
     const char *notes = cls_last_error(s.all);
     if (*notes) {
-        progress_clear();
+        bench_progress_clear();
         fprintf(stderr, "clscale: note: %s\n", notes);
     }
     if (describe_machine(&s) != EXIT_OK) goto out;
     if (s.o.want & 1u) { /* seed-a */
-        progress("start-up: a fresh process, with empty and then warm kernel caches");
+        bench_progress("start-up: a fresh process, with empty and then warm kernel caches");
         bench_startup(s.o.size, s.o.devices, &s.m->startup);
     }
     open_alone(&s);
-    measure_limits(s.m, s.all);
+    bench_measure_limits(s.m, s.all);
     /* eviction: twice the last-level caches, 64 MiB at least */
-    size_t evict_bytes = 2 * llc_bytes();
+    size_t evict_bytes = 2 * bench_llc_bytes();
     if (evict_bytes < ((size_t)64 << 20)) evict_bytes = (size_t)64 << 20;
-    round_mem_open(&s.mem, evict_bytes, s.m->stream_bytes);
-    progress_clear();
+    bench_round_mem_open(&s.mem, evict_bytes, s.m->stream_bytes);
+    bench_progress_clear();
     bench_print_header(stdout, s.m);
     fflush(stdout);
 
@@ -1028,7 +448,7 @@ int cmd_bench(int argc, char **argv)
     for (size_t i = 0; i < nw; i++) {
         if (!((s.o.want >> i) & 1u)) continue;
         run_workload(&s, &ws[i], &results[nr]);
-        progress_clear();
+        bench_progress_clear();
         bench_print_result(stdout, s.m, &results[nr]);
         fflush(stdout);
         nr++;
@@ -1038,7 +458,7 @@ int cmd_bench(int argc, char **argv)
                   s.m->ndev > 1 ? "all-devices" : "device");
         s.unwritten += (s.o.trace != NULL) + (s.o.timeline != NULL);
     }
-    double total = now_s() - t_start;
+    double total = bench_now_s() - t_start;
     if (s.o.json && bench_write_json(s.o.json, s.m, results, nr, &s.trace, total) != 0) {
         cli_error(EXIT_FAIL, "bench: --json %s: %s", s.o.json, strerror(errno));
         s.unwritten++;
@@ -1050,13 +470,13 @@ int cmd_bench(int argc, char **argv)
     }
     rc = s.failures || s.unwritten ? EXIT_FAIL : EXIT_OK;
 out:
-    progress_clear();
+    bench_progress_clear();
     if (s.m) {
         for (size_t i = 0; i < s.m->ndev && i < BENCH_MAX_DEVICES; i++)
             if (s.alone[i] && s.alone[i] != s.all) cls_context_destroy(s.alone[i]);
     }
     cls_context_destroy(s.all);
-    round_mem_close(&s.mem);
+    bench_round_mem_close(&s.mem);
     free(results);
     free(s.m);
     return rc;

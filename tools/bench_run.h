@@ -1,0 +1,100 @@
+/* What the files of `clscale bench` share, private to them: cmd_bench.c
+ * owns the options, the order of the run and the progress line;
+ * bench_rounds.c times and checks the rows, round by round; bench_limits.c
+ * measures the limits and sets each row against them. What they gather is
+ * in bench_report.h, whose file prints it. */
+#ifndef CLS_BENCH_RUN_H
+#define CLS_BENCH_RUN_H
+
+#include <stddef.h>
+
+#include "bench.h"
+#include "bench_report.h"
+#include "clscale.h"
+
+/* Fixed, so that every run and every machine times the same numbers. */
+#define BENCH_SEED 20261122u
+
+/* ---- cmd_bench.c -------------------------------------------------------- */
+
+/* Redraws the one progress line on stderr (only when it is a terminal). */
+void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Wipes the progress line, before anything else is printed. */
+void bench_progress_clear(void);
+
+/* ---- bench_rounds.c ----------------------------------------------------- */
+
+/* Monotonic seconds. */
+double bench_now_s(void);
+
+/* One workload's data. */
+typedef struct wl_data {
+    bench_workload w;
+    void          *x, *f, *y, *ys, *yt;   /* input, factors, clscale out, references' outs */
+    cls_array      ax, af, ay;
+    cls_pipeline   p;
+} wl_data;
+
+/* Allocates d's arrays for w and fills them with seeded data; -1 with the
+ * reason in err when they cannot be had. */
+int bench_wl_alloc(wl_data *d, const bench_workload *w, char *err, size_t errlen);
+/* Frees d's arrays. */
+void bench_wl_free(wl_data *d);
+
+/* One call's report, its strings copied (the report lives until the next call). */
+typedef struct snapshot {
+    int        phases;
+    size_t     slices, nparts;
+    bench_part parts[BENCH_MAX_DEVICES];
+} snapshot;
+
+/* Memory the rounds use besides the workload's:
+ * - a buffer read before each timed call, so that every row's data has left
+ *   the caches and the call starts from memory, as STREAM (the limit) does,
+ *   whatever the row before it left there (a workload the size of the
+ *   last-level cache would otherwise run faster after a row that read its
+ *   input);
+ * - STREAM copy's arrays, for a pass in every round: the host-copy limit is
+ *   measured beside the calls it bounds (this VM's memory speed drifts by
+ *   2x over minutes).
+ * A part that could not be allocated is left out (length 0). */
+typedef struct round_mem {
+    unsigned char *evict;
+    size_t         evict_len;
+    double        *stream_a, *stream_c;
+    size_t         stream_n;
+} round_mem;
+
+/* Allocates and touches the eviction buffer and STREAM copy's arrays. */
+void bench_round_mem_open(round_mem *m, size_t evict_bytes, size_t stream_bytes);
+/* Frees what bench_round_mem_open() allocated. */
+void bench_round_mem_close(round_mem *m);
+
+/* One configuration being timed. The configurations of a workload run in
+ * rounds, each round one call of each (round 0 the warm-up), so that a drift
+ * in the machine's speed (another tenant, the clock, the page cache) falls
+ * on all of them alike and their ratios stay fair. */
+typedef struct runner {
+    bench_run   *run;
+    cls_context *ctx;       /* NULL: a host reference */
+    int          corrupt;   /* the tests' proof that a wrong result is caught */
+    snapshot    *snaps;     /* the report of each timed call */
+    snapshot     last;      /* the warm-up's, or the failed call's */
+    int          timed;     /* the timed repeat (1-based) of ctx's last call when it completed, else 0 */
+    int          live;      /* still running: not failed, not sat out */
+} runner;
+
+/* Times and checks the n runners' calls over a warm-up and `repeats` rounds,
+ * with STREAM copy in each round; fills their runs and res's copy figures. */
+void bench_run_rounds(runner *u, size_t n, wl_data *d, const round_mem *mem, int repeats, bench_result *res);
+
+/* ---- bench_limits.c ----------------------------------------------------- */
+
+/* The machine's last-level caches in bytes, 0 when unknown. */
+size_t bench_llc_bytes(void);
+/* Measures the host's STREAM bandwidth and each device's limits into m. */
+void bench_measure_limits(bench_machine *m, cls_context *ctx);
+/* Sets each of r's runs against its limit and the host references. */
+void bench_derive(const bench_machine *m, bench_result *r);
+
+#endif
