@@ -131,7 +131,6 @@ typedef struct cls_devrun {
     unsigned    ninf;
     cl_mem      factors;          /* whole factor array on the device, or NULL */
     cl_mem      ptab;             /* the job's shared params table on the device, or NULL */
-    const void *ptab_of;          /* the job->ptab it holds */
     uint64_t    resident_bytes, resident_budget;
     size_t      slices;
     uint64_t    bytes;
@@ -199,6 +198,9 @@ static inline double cls_known_speed(const cls_dev *d) { return d->rate > 0 ? d-
 #define CLS_PRIOR_MARGIN 8.0
 
 /* ---- measure.c ---- */
+/* Sets the float32 copy kernel's arguments for b = a over `bytes`; its
+ * global size (for a launch with dev->local) into *global. */
+cl_int cls_copy_args(cls_dev *d, cl_mem a, cl_mem b, size_t bytes, size_t *global);
 /* A quick estimate of the device's speed (bytes/s) on queue q, for the
  * scheduler's first call; 0 when it could not be taken. */
 double cls_device_prior(cls_dev *d, unsigned q);

@@ -32,8 +32,7 @@ static void probe_free(probe *p)
     free(p->pageable);
 }
 
-/* The copy kernel's arguments for b = a over `bytes`, and its global size. */
-static cl_int copy_args(cls_dev *d, cl_mem a, cl_mem b, size_t bytes, size_t *global)
+cl_int cls_copy_args(cls_dev *d, cl_mem a, cl_mem b, size_t bytes, size_t *global)
 {
     cl_kernel k = d->k[CLS_K_COPY][CLS_F32];
     cl_ulong n = bytes / 4;
@@ -49,7 +48,7 @@ static cls_status copy_kernel(probe *p, double *gbs)
 {
     cl_kernel k = p->d->k[CLS_K_COPY][CLS_F32];
     size_t local = p->d->local, global;
-    cl_int e = copy_args(p->d, p->a, p->b, p->bytes, &global);
+    cl_int e = cls_copy_args(p->d, p->a, p->b, p->bytes, &global);
     if (e != CL_SUCCESS) return cls_fail_cl(p->ctx, p->d, "clSetKernelArg(copy)", e);
     double best = 0;
     for (int i = 0; i <= REPEATS; i++) {
@@ -92,7 +91,7 @@ static double prior_round(cls_dev *d, cl_command_queue q, cl_mem a, cl_mem b, vo
     double t = cls_now();
     cl_int e = CL_SUCCESS;
     if (host) e = clEnqueueWriteBuffer(q, a, CL_FALSE, 0, bytes, host, 0, NULL, NULL);
-    if (e == CL_SUCCESS) e = copy_args(d, a, b, bytes, &global);
+    if (e == CL_SUCCESS) e = cls_copy_args(d, a, b, bytes, &global);
     if (e == CL_SUCCESS) e = clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, NULL);
     if (e == CL_SUCCESS && host) e = clEnqueueReadBuffer(q, b, CL_FALSE, 0, bytes, host, 0, NULL, NULL);
     if (e == CL_SUCCESS) e = clFinish(q);

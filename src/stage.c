@@ -153,16 +153,14 @@ static cls_status check_mapped_params(cls_context *ctx, cls_dev *d)
         return cls_fail_cl(ctx, d, "clCreateBuffer", e);
     }
     float *m = clEnqueueMapBuffer(d->q[0], a, CL_TRUE, CL_MAP_WRITE, 0, sizeof out, 0, NULL, NULL, &e);
-    cl_kernel k = d->k[CLS_K_COPY][CLS_F32];
-    cl_ulong n = N;
-    size_t global = N, local = 1;
+    size_t global, local = d->local;
     int same = e == CL_SUCCESS;
     for (int round = 0; round < 2 && same && e == CL_SUCCESS; round++) {
         for (int i = 0; i < N; i++) m[i] = (float)(i * 7 + round * 1000 + 3);
-        e = clSetKernelArg(k, 0, sizeof a, &a);
-        if (e == CL_SUCCESS) e = clSetKernelArg(k, 1, sizeof b, &b);
-        if (e == CL_SUCCESS) e = clSetKernelArg(k, 2, sizeof n, &n);
-        if (e == CL_SUCCESS) e = clEnqueueNDRangeKernel(d->q[0], k, 1, NULL, &global, &local, 0, NULL, NULL);
+        e = cls_copy_args(d, a, b, sizeof out, &global);
+        if (e == CL_SUCCESS)
+            e = clEnqueueNDRangeKernel(d->q[0], d->k[CLS_K_COPY][CLS_F32], 1, NULL, &global, &local, 0, NULL,
+                                       NULL);
         if (e == CL_SUCCESS) e = clEnqueueReadBuffer(d->q[0], b, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL);
         if (e == CL_SUCCESS) same = memcmp(m, out, sizeof out) == 0;
     }
@@ -198,13 +196,10 @@ static cls_status check_zero_copy(cls_context *ctx, cls_dev *d)
         clReleaseMemObject(a);
         return cls_fail_cl(ctx, d, "clCreateBuffer(CL_MEM_USE_HOST_PTR)", e);
     }
-    cl_kernel k = d->k[CLS_K_COPY][CLS_F32];
-    cl_ulong n = N;
-    size_t global = N, local = 1;
-    e = clSetKernelArg(k, 0, sizeof a, &a);
-    if (e == CL_SUCCESS) e = clSetKernelArg(k, 1, sizeof b, &b);
-    if (e == CL_SUCCESS) e = clSetKernelArg(k, 2, sizeof n, &n);
-    if (e == CL_SUCCESS) e = clEnqueueNDRangeKernel(d->q[0], k, 1, NULL, &global, &local, 0, NULL, NULL);
+    size_t global, local = d->local;
+    e = cls_copy_args(d, a, b, sizeof src, &global);
+    if (e == CL_SUCCESS)
+        e = clEnqueueNDRangeKernel(d->q[0], d->k[CLS_K_COPY][CLS_F32], 1, NULL, &global, &local, 0, NULL, NULL);
     if (e == CL_SUCCESS) e = clFinish(d->q[0]);
     if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "zero-copy check", e);
     else if (memcmp(src, dst, sizeof src) != 0) d->zero_copy = 0;
@@ -266,10 +261,7 @@ static cls_status bind_factors(cls_job *job, cls_devrun *r)
 static cls_status bind_params(cls_job *job, cls_devrun *r)
 {
     cls_dev *d = r->dev;
-    if (r->ptab && r->ptab_of == job->ptab) return CLS_OK;
-    if (r->ptab) clReleaseMemObject(r->ptab);
-    r->ptab = NULL;
-    r->ptab_of = NULL;
+    if (r->ptab) return CLS_OK; /* a job makes its table once (pipeline.c) */
     uint64_t bytes = 4 * job->G * job->C * job->es;
     if (bytes > d->info.max_alloc_bytes || (!d->zero_copy && bytes > d->info.global_mem_bytes / 8)) return CLS_OK;
     cl_int e;
@@ -283,7 +275,6 @@ static cls_status bind_params(cls_job *job, cls_devrun *r)
                clEnqueueWriteBuffer(d->q[0], r->ptab, CL_TRUE, 0, (size_t)bytes, job->ptab, 0, NULL, NULL));
         r->resident_bytes += bytes;
     }
-    r->ptab_of = job->ptab;
     return CLS_OK;
 }
 
