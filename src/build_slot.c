@@ -1,25 +1,32 @@
-/* Build slots: keeping PoCL 3.x's `basic` CPU devices from sharing kernels.
+/* Build slots: keeping PoCL's CPU devices from running one program's
+ * kernel twice at once.
  *
- * A basic device runs a kernel on the thread that flushes its queue, and
  * PoCL keeps the work-group functions it has loaded in one cache for the
  * whole process, keyed by the program's hash and the local size. An entry
  * is found for a launch by those and the grid's width, but released by
- * the first entry with the same hash and local size: when two threads run
- * the same program's kernel at once at different grid widths, each can
+ * the first entry with the same hash and local size: when two launches of
+ * the same program's kernel run at once at different grid widths, each can
  * release the other's entry, and PoCL stops the process
- * (`pocl_release_dlhandle_cache: Assertion 'found->ref_count > 0'`). Two
- * basic devices of one context do exactly that (their programs are alike,
- * so their hashes are), and so do two contexts on one basic device used
- * from two threads. PoCL 3.1's pthread devices were not seen to do it
- * (tests/test_concurrency.c). Newer PoCL names its basic driver
- * cpu-minimal; it was not available here to check, and is not covered.
+ * (`pocl_release_dlhandle_cache: Assertion 'found->ref_count > 0'`).
  *
- * The hash covers the build options: every live basic device of a kind
- * holds a slot, the smallest free one, and a slot above 0 adds
- * -DCLS_BUILD_SLOT=n to the options (program.c), so that no two programs
- * that may run at once are alike. A slot is given back when its context
- * goes; one context at a time always builds slot 0's program, so its
- * binary cache entry stays warm. Owns the process-wide table of slots. */
+ * - PoCL 3's `basic` devices run a kernel on the thread that flushes its
+ *   queue: two basic devices of one context do it (their programs are
+ *   alike, so their hashes are), and so do two contexts on one basic
+ *   device used from two threads. PoCL 3.1's pthread devices were not seen
+ *   to do it (tests/test_concurrency.c).
+ * - PoCL 4 and later (devices named cpu-..., cpu-minimal-...) look grid
+ *   widths up the same way in their threaded driver too, which runs the
+ *   commands of several queues at once: one device's three queues stopped
+ *   a process on PoCL 5.0 (a 16-core host beside an H100, 2026-11-24).
+ *
+ * The hash covers the build options: every live device of such a kind
+ * holds a slot, the smallest free one, and on PoCL 4 and later each queue
+ * launches programs of its own (per_queue). Program copy c of slot s
+ * builds with -DCLS_BUILD_SLOT=s * CLS_MAX_QUEUES + c when that is above 0
+ * (program.c), so that no two programs that may run at once are alike. A
+ * slot is given back when its context goes; one context at a time always
+ * builds slot 0's programs, so their binary cache entries stay warm.
+ * Owns the process-wide table of slots. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,11 +39,21 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static held *table;
 static size_t nheld, cap;
 
+static int pocl(const cls_dev *dev)
+{
+    return strstr(dev->info.platform, "Portable Computing Language") != NULL;
+}
+
+/* PoCL 3's basic devices, and every CPU device of PoCL 4 and later (all
+ * named cpu-...); PoCL 3's pthread devices are named pthread-... */
 static int needs_slot(const cls_dev *dev)
 {
-    return strstr(dev->info.platform, "Portable Computing Language") != NULL
-           && strncmp(dev->info.name, "basic", 5) == 0;
+    return pocl(dev) && (strncmp(dev->info.name, "basic", 5) == 0 || strncmp(dev->info.name, "cpu", 3) == 0);
 }
+
+static int needs_per_queue(const cls_dev *dev) { return pocl(dev) && strncmp(dev->info.name, "cpu", 3) == 0; }
+
+unsigned cls_build_copy(const cls_dev *dev, unsigned q) { return dev->per_queue ? q : 0; }
 
 static uint64_t kind_of(const cls_dev *dev)
 {
@@ -56,6 +73,7 @@ static int taken(uint64_t kind, unsigned slot)
 cls_status cls_build_slot_take(cls_context *ctx, cls_dev *dev)
 {
     dev->build_slot = -1;
+    dev->per_queue = needs_per_queue(dev);
     if (!needs_slot(dev)) return CLS_OK;
     uint64_t kind = kind_of(dev);
     pthread_mutex_lock(&lock);

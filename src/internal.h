@@ -86,17 +86,18 @@ extern const char *const cls_kernel_names[CLS_K_COUNT];
  * float32 copy kernel, which also proves that the device compiles. On
  * failure the device's build log is in dev->build_log. */
 cls_status cls_program_build(cls_context *ctx, struct cls_dev *dev);
-/* Kernel k of dtype t for dev, built the first time it is asked for (on
+/* Kernel k of dtype t for dev, as queue q launches it (cls_build_copy),
+ * built the first time it is asked for (on
  * the caller's thread; one lock per device), with the work-group size to
  * launch it with; *built = 1 when this call built it (`local` and `built`
  * may be NULL). A failed build is not tried again in this context:
  * CLS_E_BUILD, with the log in the message. */
-cls_status cls_kernel_get(cls_context *ctx, struct cls_dev *dev, int k, cls_dtype t, cl_kernel *out,
+cls_status cls_kernel_get(cls_context *ctx, struct cls_dev *dev, int k, cls_dtype t, unsigned q, cl_kernel *out,
                           size_t *local, int *built);
 void cls_program_release(struct cls_dev *dev);
 /* The full OpenCL C source and the build options of one kernel's program. */
 const char *cls_program_source(size_t *len);
-void cls_program_options(const struct cls_dev *dev, int kernel, cls_dtype t, char *buf, size_t len);
+void cls_program_options(const struct cls_dev *dev, int kernel, cls_dtype t, unsigned copy, char *buf, size_t len);
 
 /* ---- cache.c: program binaries on disk ---- */
 
@@ -144,8 +145,10 @@ typedef struct cls_dev {
     cl_context      cl;         /* shared by the selected devices of one platform */
     cl_command_queue q[CLS_MAX_QUEUES];
     unsigned        nq;
-    cl_program      prog[CLS_K_COUNT][2];  /* [kernel][dtype], NULL until built (program.c) */
-    cl_kernel       k[CLS_K_COUNT][2];
+    /* [copy][kernel][dtype], NULL until built (program.c); one copy, or one
+     * per queue where the driver needs it (build_slot.c: per_queue) */
+    cl_program      prog[CLS_MAX_QUEUES][CLS_K_COUNT][2];
+    cl_kernel       k[CLS_MAX_QUEUES][CLS_K_COUNT][2];
     size_t          klocal[CLS_K_COUNT][2]; /* work-group size of each kernel */
     cl_int          kfail[CLS_K_COUNT][2];  /* clBuildProgram's error: failed, not tried again */
     char           *build_log;  /* of the last build that failed */
@@ -171,6 +174,7 @@ typedef struct cls_dev {
     cls_slot        slot[CLS_MAX_QUEUES];
     size_t          cache_bytes; /* CL_DEVICE_GLOBAL_MEM_CACHE_SIZE */
     int             build_slot; /* build_slot.c: held slot (> 0 changes the options), -1 none */
+    int             per_queue;  /* build_slot.c: each queue launches programs of its own */
 } cls_dev;
 
 /* One entry of the ICD's device list (selection and error messages). */
@@ -187,11 +191,16 @@ typedef struct cls_found {
  * naming the packages to install, or another status. */
 cls_status cls_devices_find(cls_context *ctx, cls_found **out, size_t *n);
 
-/* ---- build_slot.c: PoCL 3.x basic devices never share a live program ---- */
+/* ---- build_slot.c: PoCL's CPU devices never run one program's kernel twice at once ---- */
 
 /* Gives `dev` (described) the smallest build slot no other live device of
- * its kind holds, when its driver needs one; else sets build_slot to -1. */
+ * its kind holds, when its driver needs one; else sets build_slot to -1.
+ * Sets per_queue where the driver runs the commands of several queues at
+ * once (PoCL 4 and later). */
 cls_status cls_build_slot_take(cls_context *ctx, cls_dev *dev);
+
+/* The program copy that queue `q` of `dev` launches (0 unless per_queue). */
+unsigned cls_build_copy(const cls_dev *dev, unsigned q);
 void cls_build_slot_give(cls_dev *dev);
 
 /* ---- affinity.c ---- */

@@ -34,7 +34,7 @@ static void probe_free(probe *p)
 
 cl_int cls_copy_args(cls_dev *d, cl_mem a, cl_mem b, size_t bytes, size_t *global)
 {
-    cl_kernel k = d->k[CLS_K_COPY][CLS_F32];
+    cl_kernel k = d->k[0][CLS_K_COPY][CLS_F32];
     cl_ulong n = bytes / 4;
     size_t items = (size_t)((n + d->vec - 1) / d->vec);
     *global = (items + d->local - 1) / d->local * d->local;
@@ -46,7 +46,7 @@ cl_int cls_copy_args(cls_dev *d, cl_mem a, cl_mem b, size_t bytes, size_t *globa
 
 static cls_status copy_kernel(probe *p, double *gbs)
 {
-    cl_kernel k = p->d->k[CLS_K_COPY][CLS_F32];
+    cl_kernel k = p->d->k[0][CLS_K_COPY][CLS_F32];
     size_t local = p->d->local, global;
     cl_int e = cls_copy_args(p->d, p->a, p->b, p->bytes, &global);
     if (e != CL_SUCCESS) return cls_fail_cl(p->ctx, p->d, "clSetKernelArg(copy)", e);
@@ -86,7 +86,7 @@ static cls_status transfer(probe *p, void *host, int to_device, double *gbs)
  * and download it would need), in seconds; < 0 on any error. */
 static double prior_round(cls_dev *d, cl_command_queue q, cl_mem a, cl_mem b, void *host, size_t bytes)
 {
-    cl_kernel k = d->k[CLS_K_COPY][CLS_F32];
+    cl_kernel k = d->k[0][CLS_K_COPY][CLS_F32];
     size_t local = d->local, global;
     double t = cls_now();
     cl_int e = CL_SUCCESS;

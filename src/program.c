@@ -58,14 +58,15 @@ const char *cls_program_source(size_t *len)
     return source;
 }
 
-void cls_program_options(const cls_dev *dev, int kernel, cls_dtype t, char *buf, size_t len)
+void cls_program_options(const cls_dev *dev, int kernel, cls_dtype t, unsigned copy, char *buf, size_t len)
 {
+    /* a slot's copies are numbered after the slots below it (build_slot.c) */
+    long slot = (long)(dev->build_slot > 0 ? dev->build_slot : 0) * CLS_MAX_QUEUES + copy;
     int n = snprintf(buf, len,
                      "-cl-std=CL1.2 -DCLS_KERNEL=%d -DCLS_REAL_BYTES=%d -DVEC=%u -DKV=%u -DCLS_FP64=%d "
                      "-DCLS_NT=%d -DCLS_PREFETCH=%d",
                      kernel, t == CLS_F64 ? 8 : 4, dev->vec, dev->kv, dev->info.fp64 ? 1 : 0, dev->nt, dev->nt);
-    if (dev->build_slot > 0 && n > 0 && (size_t)n < len)
-        snprintf(buf + n, len - (size_t)n, " -DCLS_BUILD_SLOT=%d", dev->build_slot);
+    if (slot > 0 && n > 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, " -DCLS_BUILD_SLOT=%ld", slot);
 }
 
 /* The build log of `prog` for `dev` (malloc'ed, trimmed), or NULL. */
@@ -112,15 +113,15 @@ static void save_binary(cl_program p, const char *dir, uint64_t key)
     free(bin);
 }
 
-/* Builds (or loads from the binary cache) kernel k of dtype t for dev and
- * creates its kernel object and work-group size. */
-static cls_status build(cls_context *ctx, cls_dev *dev, int k, cls_dtype t, cl_int *build_error)
+/* Builds (or loads from the binary cache) copy `c` of kernel k of dtype t
+ * for dev and creates its kernel object and work-group size. */
+static cls_status build(cls_context *ctx, cls_dev *dev, unsigned c, int k, cls_dtype t, cl_int *build_error)
 {
     size_t len;
     const char *src = cls_program_source(&len);
     if (!src) return cls_fail(ctx, CLS_E_NOMEM, "out of memory assembling the kernel source");
     char opts[320], label[512], name[64];
-    cls_program_options(dev, k, t, opts, sizeof opts);
+    cls_program_options(dev, k, t, c, opts, sizeof opts);
     snprintf(name, sizeof name, "%s_%s", cls_kernel_names[k], t == CLS_F64 ? "f64" : "f32");
     cls_dev_label(dev, label, sizeof label);
 
@@ -171,8 +172,8 @@ static cls_status build(cls_context *ctx, cls_dev *dev, int k, cls_dtype t, cl_i
         return cls_fail_cl(ctx, dev, "clGetKernelWorkGroupInfo", e);
     }
     while (wg && local > wg) local /= 2;
-    dev->prog[k][t] = prog;
-    dev->k[k][t] = kern;
+    dev->prog[c][k][t] = prog;
+    dev->k[c][k][t] = kern;
     dev->klocal[k][t] = local ? local : 1;
     if (k == CLS_K_COPY && t == CLS_F32) dev->from_cache = cached;
     return CLS_OK;
@@ -181,14 +182,15 @@ static cls_status build(cls_context *ctx, cls_dev *dev, int k, cls_dtype t, cl_i
 cls_status cls_program_build(cls_context *ctx, cls_dev *dev)
 {
     cl_int e = CL_SUCCESS;
-    cls_status st = build(ctx, dev, CLS_K_COPY, CLS_F32, &e);
+    cls_status st = build(ctx, dev, 0, CLS_K_COPY, CLS_F32, &e);
     if (st == CLS_OK) dev->local = dev->klocal[CLS_K_COPY][CLS_F32];
     return st;
 }
 
-cls_status cls_kernel_get(cls_context *ctx, cls_dev *dev, int k, cls_dtype t, cl_kernel *out, size_t *local,
-                          int *built)
+cls_status cls_kernel_get(cls_context *ctx, cls_dev *dev, int k, cls_dtype t, unsigned q, cl_kernel *out,
+                          size_t *local, int *built)
 {
+    unsigned c = cls_build_copy(dev, q);
     if (built) *built = 0;
     if (t == CLS_F64 && !dev->info.fp64) {
         char label[512];
@@ -203,14 +205,14 @@ cls_status cls_kernel_get(cls_context *ctx, cls_dev *dev, int k, cls_dtype t, cl
         st = cls_fail(ctx, CLS_E_BUILD, "%s: clBuildProgram(%s_%s): %s (%d) in an earlier call, not tried again",
                       label, cls_kernel_names[k], t == CLS_F64 ? "f64" : "f32",
                       cls_cl_error_name(dev->kfail[k][t]), (int)dev->kfail[k][t]);
-    } else if (!dev->k[k][t]) {
+    } else if (!dev->k[c][k][t]) {
         cl_int e = CL_SUCCESS;
-        st = build(ctx, dev, k, t, &e);
+        st = build(ctx, dev, c, k, t, &e);
         if (st == CLS_E_BUILD) dev->kfail[k][t] = e; /* memory may come back; a compiler will not */
         if (built) *built = st == CLS_OK;
     }
     if (st == CLS_OK) {
-        *out = dev->k[k][t];
+        *out = dev->k[c][k][t];
         if (local) *local = dev->klocal[k][t];
     }
     pthread_mutex_unlock(&ctx->klock[dev->index]);
@@ -219,13 +221,14 @@ cls_status cls_kernel_get(cls_context *ctx, cls_dev *dev, int k, cls_dtype t, cl
 
 void cls_program_release(cls_dev *dev)
 {
-    for (int k = 0; k < CLS_K_COUNT; k++)
-        for (int t = 0; t < 2; t++) {
-            if (dev->k[k][t]) clReleaseKernel(dev->k[k][t]);
-            if (dev->prog[k][t]) clReleaseProgram(dev->prog[k][t]);
-            dev->k[k][t] = NULL;
-            dev->prog[k][t] = NULL;
-        }
+    for (unsigned c = 0; c < CLS_MAX_QUEUES; c++)
+        for (int k = 0; k < CLS_K_COUNT; k++)
+            for (int t = 0; t < 2; t++) {
+                if (dev->k[c][k][t]) clReleaseKernel(dev->k[c][k][t]);
+                if (dev->prog[c][k][t]) clReleaseProgram(dev->prog[c][k][t]);
+                dev->k[c][k][t] = NULL;
+                dev->prog[c][k][t] = NULL;
+            }
     free(dev->build_log);
     dev->build_log = NULL;
 }

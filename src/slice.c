@@ -54,7 +54,7 @@ static kargs args_for(cls_devrun *r, unsigned q, int kernel)
     /* built here the first time (program.c); a failed build fails the
      * slice like any OpenCL call, and the device drops out of the call */
     int built = 0;
-    a.st = cls_kernel_get(a.ctx, a.d, kernel, r->job->dtype, &a.k, &a.local, &built);
+    a.st = cls_kernel_get(a.ctx, a.d, kernel, r->job->dtype, q, &a.k, &a.local, &built);
     if (built) r->inf[q].fresh = 1;
     return a;
 }

@@ -159,7 +159,7 @@ static cls_status check_mapped_params(cls_context *ctx, cls_dev *d)
         for (int i = 0; i < N; i++) m[i] = (float)(i * 7 + round * 1000 + 3);
         e = cls_copy_args(d, a, b, sizeof out, &global);
         if (e == CL_SUCCESS)
-            e = clEnqueueNDRangeKernel(d->q[0], d->k[CLS_K_COPY][CLS_F32], 1, NULL, &global, &local, 0, NULL,
+            e = clEnqueueNDRangeKernel(d->q[0], d->k[0][CLS_K_COPY][CLS_F32], 1, NULL, &global, &local, 0, NULL,
                                        NULL);
         if (e == CL_SUCCESS) e = clEnqueueReadBuffer(d->q[0], b, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL);
         if (e == CL_SUCCESS) same = memcmp(m, out, sizeof out) == 0;
@@ -199,7 +199,7 @@ static cls_status check_zero_copy(cls_context *ctx, cls_dev *d)
     size_t global, local = d->local;
     e = cls_copy_args(d, a, b, sizeof src, &global);
     if (e == CL_SUCCESS)
-        e = clEnqueueNDRangeKernel(d->q[0], d->k[CLS_K_COPY][CLS_F32], 1, NULL, &global, &local, 0, NULL, NULL);
+        e = clEnqueueNDRangeKernel(d->q[0], d->k[0][CLS_K_COPY][CLS_F32], 1, NULL, &global, &local, 0, NULL, NULL);
     if (e == CL_SUCCESS) e = clFinish(d->q[0]);
     if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "zero-copy check", e);
     else if (memcmp(src, dst, sizeof src) != 0) d->zero_copy = 0;

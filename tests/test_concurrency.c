@@ -142,7 +142,9 @@ static void two_contexts_on_all_devices_from_two_threads(void **state)
  * global size each time: what two devices' slices of different widths do,
  * thousands of times more often. */
 typedef struct launcher {
+    cls_context *ctx;
     cls_dev *d;
+    unsigned q; /* the queue it launches on, and the program copy of that queue */
     double seconds;
     long launches;
     cl_int err;
@@ -154,18 +156,29 @@ static void *launch_loop(void *arg)
 {
     launcher *l = arg;
     cls_dev *d = l->d;
-    cl_kernel k = d->k[CLS_K_COPY][CLS_F32];
     const size_t n = 1 << 18;
-    cl_int e;
-    cl_mem a = clCreateBuffer(d->cl, CL_MEM_READ_WRITE, n * 4, NULL, &e), b = NULL;
+    cl_int e = CL_SUCCESS;
+    cl_mem a = NULL, b = NULL;
+    /* a kernel object of this thread's own (kernel arguments are not
+     * thread-safe), from the program that the library launches on queue q */
+    cl_kernel shared = NULL, k = NULL;
+    if (cls_kernel_get(l->ctx, d, CLS_K_COPY, CLS_F32, l->q, &shared, NULL, NULL) != CLS_OK) {
+        l->err = CL_INVALID_PROGRAM;
+        l->call = "cls_kernel_get";
+        return NULL;
+    }
+    cl_program prog = NULL;
+    e = clGetKernelInfo(shared, CL_KERNEL_PROGRAM, sizeof prog, &prog, NULL);
+    if (e == CL_SUCCESS) k = clCreateKernel(prog, "copy_f32", &e);
+    if (e == CL_SUCCESS) a = clCreateBuffer(d->cl, CL_MEM_READ_WRITE, n * 4, NULL, &e);
     if (e == CL_SUCCESS) b = clCreateBuffer(d->cl, CL_MEM_READ_WRITE, n * 4, NULL, &e);
     if (e != CL_SUCCESS) {
         l->err = e;
-        l->call = "clCreateBuffer";
+        l->call = "clCreateKernel or clCreateBuffer";
         goto out;
     }
     rng g;
-    rng_seed(&g, 7500 + d->index);
+    rng_seed(&g, 7500 + 16 * d->index + l->q);
     double t0 = cls_now();
     while (cls_now() - t0 < l->seconds) {
         cl_ulong count = 1 + rng_next(&g) % n;
@@ -173,8 +186,8 @@ static void *launch_loop(void *arg)
         e = clSetKernelArg(k, 0, sizeof a, &a);
         if (e == CL_SUCCESS) e = clSetKernelArg(k, 1, sizeof b, &b);
         if (e == CL_SUCCESS) e = clSetKernelArg(k, 2, sizeof count, &count);
-        if (e == CL_SUCCESS) e = clEnqueueNDRangeKernel(d->q[0], k, 1, NULL, &global, &local, 0, NULL, NULL);
-        if (e == CL_SUCCESS) e = clFinish(d->q[0]);
+        if (e == CL_SUCCESS) e = clEnqueueNDRangeKernel(d->q[l->q], k, 1, NULL, &global, &local, 0, NULL, NULL);
+        if (e == CL_SUCCESS) e = clFinish(d->q[l->q]);
         if (e != CL_SUCCESS) {
             l->err = e;
             l->call = "launch";
@@ -185,6 +198,7 @@ static void *launch_loop(void *arg)
 out:
     if (a) clReleaseMemObject(a);
     if (b) clReleaseMemObject(b);
+    if (k) clReleaseKernel(k);
     return NULL;
 }
 
@@ -198,6 +212,7 @@ static void two_devices_run_one_kernel_at_random_widths(void **state)
     launcher l[2];
     memset(l, 0, sizeof l);
     for (int i = 0; i < 2; i++) {
+        l[i].ctx = ctx;
         l[i].d = &ctx->devs[i];
         l[i].seconds = 3.0;
         assert_int_equal(pthread_create(&l[i].thread, NULL, launch_loop, &l[i]), 0);
@@ -212,10 +227,41 @@ static void two_devices_run_one_kernel_at_random_widths(void **state)
     cls_context_destroy(ctx);
 }
 
+/* Every queue of every device launches the same kernel at random widths at
+ * once, as a device's slices do on its queues: PoCL 5.0's threaded CPU
+ * driver runs several queues' commands at once and stopped the process on
+ * its assertion (the bench on a 16-core host, 2026-11-24) before each
+ * queue got a program of its own there (build_slot.c). */
+static void every_queue_runs_one_kernel_at_random_widths(void **state)
+{
+    (void)state;
+    cls_context *ctx = test_context(NULL, 0, 0);
+    size_t n = 0;
+    launcher l[2 * CLS_MAX_QUEUES];
+    memset(l, 0, sizeof l);
+    for (size_t i = 0; i < ctx->ndevs && i < 2; i++)
+        for (unsigned q = 0; q < ctx->devs[i].nq; q++) {
+            l[n].ctx = ctx;
+            l[n].d = &ctx->devs[i];
+            l[n].q = q;
+            l[n].seconds = 2.0;
+            assert_int_equal(pthread_create(&l[n].thread, NULL, launch_loop, &l[n]), 0);
+            n++;
+        }
+    for (size_t i = 0; i < n; i++) pthread_join(l[i].thread, NULL);
+    for (size_t i = 0; i < n; i++) {
+        if (l[i].err) print_error("device %zu, queue %u: %s: %s\n", l[i].d->index, l[i].q, l[i].call,
+                                  cls_cl_error_name(l[i].err));
+        assert_int_equal(l[i].err, CL_SUCCESS);
+        assert_true(l[i].launches > 10);
+    }
+    cls_context_destroy(ctx);
+}
+
 /* Build options of the devices of a context, [i] for device i. */
 static void options_of(cls_context *ctx, char opts[][320])
 {
-    for (size_t i = 0; i < ctx->ndevs; i++) cls_program_options(&ctx->devs[i], CLS_K_COPY, CLS_F32, opts[i], 320);
+    for (size_t i = 0; i < ctx->ndevs; i++) cls_program_options(&ctx->devs[i], CLS_K_COPY, CLS_F32, 0, opts[i], 320);
 }
 
 /* Two live basic devices never share a build (PoCL's kernel cache is keyed
@@ -252,6 +298,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(live_programs_of_basic_devices_differ),
         cmocka_unit_test(two_devices_run_one_kernel_at_random_widths),
+        cmocka_unit_test(every_queue_runs_one_kernel_at_random_widths),
         cmocka_unit_test(two_devices_launch_at_once_on_fresh_shapes),
         cmocka_unit_test(two_contexts_on_one_device_from_two_threads),
         cmocka_unit_test(two_contexts_on_all_devices_from_two_threads),

@@ -16,7 +16,7 @@ static size_t count_for(const char *sel)
 {
     cls_context *ctx = NULL;
     cls_status st = try_select(sel, &ctx);
-    if (st != CLS_OK) print_error("%s: %s\n", sel, cls_last_error(ctx));
+    if (st != CLS_OK) print_error("%s: %s\n", sel ? sel : "(default)", cls_last_error(ctx));
     assert_int_equal(st, CLS_OK);
     size_t n = cls_device_count(ctx);
     cls_context_destroy(ctx);

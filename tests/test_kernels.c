@@ -27,7 +27,7 @@ static void run_copy(cls_context *ctx, cls_dev *d, cls_dtype t, size_t count)
     assert_int_equal(e, CL_SUCCESS);
     cl_kernel k = NULL;
     size_t local = 0;
-    assert_int_equal(cls_kernel_get(ctx, d, CLS_K_COPY, t, &k, &local, NULL), CLS_OK);
+    assert_int_equal(cls_kernel_get(ctx, d, CLS_K_COPY, t, 0, &k, &local, NULL), CLS_OK);
     cl_ulong n = count;
     assert_int_equal(clSetKernelArg(k, 0, sizeof a, &a), CL_SUCCESS);
     assert_int_equal(clSetKernelArg(k, 1, sizeof b, &b), CL_SUCCESS);
@@ -50,7 +50,7 @@ static void copy_kernel_runs_on_every_device(void **state)
     for (size_t i = 0; i < ctx->ndevs; i++) {
         cls_dev *d = &ctx->devs[i];
         assert_true(d->alive);
-        assert_non_null(d->k[CLS_K_COPY][CLS_F32]); /* built with the context */
+        assert_non_null(d->k[0][CLS_K_COPY][CLS_F32]); /* built with the context */
         size_t sizes[] = {1, 7, 1000, 4099};
         for (size_t s = 0; s < 4; s++) {
             run_copy(ctx, d, CLS_F32, sizes[s]);
@@ -70,16 +70,16 @@ static void every_kernel_builds_when_first_needed(void **state)
         cls_dev *d = &ctx->devs[i];
         for (int k = 0; k < CLS_K_COUNT; k++)
             for (int t = 0; t < 2; t++)
-                if (k != CLS_K_COPY || t != CLS_F32) assert_null(d->k[k][t]);
+                if (k != CLS_K_COPY || t != CLS_F32) assert_null(d->k[0][k][t]);
         for (int k = 0; k < CLS_K_COUNT; k++)
             for (int t = 0; t < 2; t++) {
                 cl_kernel a = NULL, b = NULL;
                 size_t local = 0;
                 int built = -1;
-                cls_status st = cls_kernel_get(ctx, d, k, (cls_dtype)t, &a, &local, &built);
+                cls_status st = cls_kernel_get(ctx, d, k, (cls_dtype)t, 0, &a, &local, &built);
                 if (t == CLS_F64 && !d->info.fp64) {
                     assert_int_equal(st, CLS_E_UNSUPPORTED);
-                    assert_null(d->k[k][t]);
+                    assert_null(d->k[0][k][t]);
                     continue;
                 }
                 if (st != CLS_OK) print_error("%s_%d: %s\n", cls_kernel_names[k], t, cls_last_error(ctx));
@@ -87,7 +87,7 @@ static void every_kernel_builds_when_first_needed(void **state)
                 assert_non_null(a);
                 assert_true(local >= 1 && local <= d->local);
                 assert_int_equal(built, k != CLS_K_COPY || t != CLS_F32);
-                assert_int_equal(cls_kernel_get(ctx, d, k, (cls_dtype)t, &b, NULL, &built), CLS_OK);
+                assert_int_equal(cls_kernel_get(ctx, d, k, (cls_dtype)t, 0, &b, NULL, &built), CLS_OK);
                 assert_ptr_equal(a, b); /* built once */
                 assert_int_equal(built, 0);
                 char name[64] = "";
@@ -104,7 +104,7 @@ static void build_options_name_the_vector_width(void **state)
     (void)state;
     cls_context *ctx = test_context("0", 0, 0);
     char opts[320];
-    cls_program_options(&ctx->devs[0], CLS_K_APPLY, CLS_F64, opts, sizeof opts);
+    cls_program_options(&ctx->devs[0], CLS_K_APPLY, CLS_F64, 0, opts, sizeof opts);
     assert_non_null(strstr(opts, "-DVEC="));
     assert_non_null(strstr(opts, "-DCLS_FP64="));
     assert_non_null(strstr(opts, "-DCLS_REAL_BYTES=8"));
