@@ -236,6 +236,8 @@ struct cls_context {
     int             usable;      /* creation succeeded */
     struct cls_pool *pool;       /* host copy threads */
     struct cls_hostmem *hostmem; /* cls_host_alloc list */
+    double          host_copy_bw; /* host memory traffic (read + written bytes/s) that the copy
+                                     threads have shown staging slices, 0: not seen (run.c) */
     /* last call's report */
     cls_device_report *rep_devs;
     char           *rep_msgs;    /* rep_devs[i].failed, CLS_REPORT_MSG each */

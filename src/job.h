@@ -94,6 +94,7 @@ typedef struct cls_job {
     int          dormant;         /* devices of this phase with no worker yet */
     uint64_t     bytes_total, bytes_done;
     double       t0;              /* host seconds at the start of the call */
+    double       host_copy_bw;    /* the context's, raised by this call's staging copies */
 
     struct cls_devrun *runs;      /* one per context device */
     size_t       nruns;
@@ -147,6 +148,7 @@ typedef struct cls_devrun {
     pthread_t   thread;
     int         started;          /* a thread runs its worker, not joined yet */
     int         dormant;          /* declined the phase's first slice: no thread until it might take one */
+    int         staged;           /* staging device, caller memory not pinned: host threads copy */
 } cls_devrun;
 
 /* ---- plan.c ---- */
@@ -227,6 +229,9 @@ cls_status cls_run_phase(cls_job *job);
 cls_status cls_report_finish(cls_job *job, double wall);
 /* Keeps a finished slice's timings (slice.c calls it). */
 void cls_record_events(cls_devrun *r, unsigned q, double stage_out0, double stage_out1);
+/* A staging copy of `bytes` between caller and pinned memory took
+ * `seconds`: raises the job's figure of host memory traffic. */
+void cls_run_note_copy(cls_job *job, uint64_t bytes, double seconds);
 double cls_now(void);
 
 #endif

@@ -147,8 +147,14 @@ static cls_status job_init(cls_job *job, cls_context *ctx, const cls_array *in, 
             continue;
         }
         r->participates = 1;
+        /* host threads copy its slices unless the caller's memory is pinned
+         * in its context (cls_host_alloc) */
+        if (!r->dev->zero_copy)
+            r->staged = !cls_hostmem_pinned(ctx, in->data, bytes_of(in), r->dev->cl)
+                        || (out && !cls_hostmem_pinned(ctx, out->data, bytes_of(out), r->dev->cl));
         n++;
     }
+    job->host_copy_bw = ctx->host_copy_bw;
     if (n == 0)
         return cls_fail(ctx, CLS_E_UNSUPPORTED,
                         "float64 data needs a device with cl_khr_fp64 and none of the %zu selected has it "

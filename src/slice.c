@@ -486,6 +486,7 @@ static cls_status start_staging(cls_devrun *r, unsigned q, cls_slice *s)
             f->stage_in0 = cls_now();
             cls_stage_pack(job, s, job->x, sl->host);
             f->stage_in1 = cls_now();
+            cls_run_note_copy(job, bytes, f->stage_in1 - f->stage_in0);
             CL_TRY(ctx, d, clEnqueueWriteBuffer(d->q[q], buf, CL_FALSE, 0, bytes, sl->host, 0, NULL,
                                                  next_event(f, CLS_EV_UPLOAD, "upload")));
         }
@@ -591,6 +592,7 @@ cls_status cls_slice_finish(cls_devrun *r, unsigned q)
         so0 = cls_now();
         cls_stage_unpack(job, s, d->slot[q].host, job->y);
         so1 = cls_now();
+        cls_run_note_copy(job, (uint64_t)s->nrows * s->ncols * job->es, so1 - so0);
     }
     if (s->op == CLS_OP_STATS || (s->op == CLS_OP_FUSED && !job->no_stats)) convert_stats(r, q, s);
     if (!d->zero_copy && f->xb && job->phase == 1) {

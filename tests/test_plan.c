@@ -226,6 +226,36 @@ static void a_rate_far_below_an_identical_device_is_forgotten(void **state)
     release(f);
 }
 
+/* A staging device working from pageable memory beside a zero-copy CPU:
+ * device 1 (the GPU, 48 GB/s end to end) would finish its share sooner
+ * than the CPU (113 GB/s) finishes everything, so the finish-time rule
+ * alone gives it slices. Once its copy threads have shown M bytes/s of
+ * host memory traffic, it stays out while the CPU moves M / 2 or more
+ * (each of its bytes costs the host three), and takes part below that,
+ * or when the caller's memory is pinned (no copies). */
+static int gpu_takes(double cpu_rate, double host_copy_bw, int staged)
+{
+    const fake_dev d[] = {{'z', cpu_rate, 0}, {'s', 48e9, 0}};
+    fake *f = make(d, 2, 10000, 4000, 5);
+    plan(f);
+    f->job.pending_bytes = 2 * f->job.B * f->job.R * f->job.C * f->job.es;
+    f->job.host_copy_bw = host_copy_bw;
+    f->run[1].staged = staged;
+    int take = cls_may_take(&f->run[1], 2 * f->job.sl[0].nrows * f->job.C * f->job.es, 1.0);
+    release(f);
+    return take;
+}
+
+static void a_staging_device_stays_out_while_host_memory_binds(void **state)
+{
+    (void)state;
+    assert_true(gpu_takes(113e9, 0, 1));      /* no copy timed yet */
+    assert_false(gpu_takes(113e9, 134e9, 1)); /* the H100 host: the CPU moves 84% of M */
+    assert_false(gpu_takes(67e9, 134e9, 1));  /* exactly half */
+    assert_true(gpu_takes(20e9, 134e9, 1));   /* a CPU device of a few cores */
+    assert_true(gpu_takes(113e9, 134e9, 0));  /* pinned caller memory: DMA only */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -236,6 +266,7 @@ int main(void)
         cmocka_unit_test(large_jobs_are_cut_by_the_slice_size),
         cmocka_unit_test(a_prior_is_compared_with_the_others_priors),
         cmocka_unit_test(a_rate_far_below_an_identical_device_is_forgotten),
+        cmocka_unit_test(a_staging_device_stays_out_while_host_memory_binds),
     };
     return TEST_RUN("plan", tests, NULL, NULL);
 }
