@@ -16,16 +16,16 @@ typedef struct probe {
     cls_dev *d;
     cl_command_queue q;
     size_t bytes;
-    cl_mem a, b, pinned;
-    void *pinned_ptr, *pageable;
+    cl_mem a, b, pinned, pinned2;
+    void *pinned_ptr, *pinned2_ptr, *pageable;
 } probe;
 
 static void probe_free(probe *p)
 {
-    if (p->pinned_ptr) {
-        clEnqueueUnmapMemObject(p->q, p->pinned, p->pinned_ptr, 0, NULL, NULL);
-        clFinish(p->q);
-    }
+    if (p->pinned_ptr) clEnqueueUnmapMemObject(p->q, p->pinned, p->pinned_ptr, 0, NULL, NULL);
+    if (p->pinned2_ptr) clEnqueueUnmapMemObject(p->q, p->pinned2, p->pinned2_ptr, 0, NULL, NULL);
+    if (p->pinned_ptr || p->pinned2_ptr) clFinish(p->q);
+    if (p->pinned2) clReleaseMemObject(p->pinned2);
     if (p->a) clReleaseMemObject(p->a);
     if (p->b) clReleaseMemObject(p->b);
     if (p->pinned) clReleaseMemObject(p->pinned);
@@ -58,6 +58,30 @@ static cls_status copy_kernel(probe *p, double *gbs)
         t = cls_now() - t;
         double v = 2.0 * (double)p->bytes / t / 1e9;
         if (i > 0 && v > best) best = v; /* the first run warms up */
+    }
+    *gbs = best;
+    return CLS_OK;
+}
+
+/* An upload into a from pinned memory on one queue while a download from b
+ * into other pinned memory runs on another: what the bus carries both ways
+ * at once (a PCIe link is full duplex, but a driver or the host's memory
+ * may not keep both directions at full speed). */
+static cls_status duplex(probe *p, double *gbs)
+{
+    cl_command_queue q2 = p->d->nq > 1 ? p->d->q[1] : p->q;
+    double best = 0;
+    for (int i = 0; i <= REPEATS; i++) {
+        double t = cls_now();
+        CL_TRY(p->ctx, p->d, clEnqueueWriteBuffer(p->q, p->a, CL_FALSE, 0, p->bytes, p->pinned_ptr, 0, NULL, NULL));
+        CL_TRY(p->ctx, p->d, clEnqueueReadBuffer(q2, p->b, CL_FALSE, 0, p->bytes, p->pinned2_ptr, 0, NULL, NULL));
+        CL_TRY(p->ctx, p->d, clFlush(p->q));
+        CL_TRY(p->ctx, p->d, clFlush(q2));
+        CL_TRY(p->ctx, p->d, clFinish(p->q));
+        CL_TRY(p->ctx, p->d, clFinish(q2));
+        t = cls_now() - t;
+        double v = 2.0 * (double)p->bytes / t / 1e9;
+        if (i > 0 && v > best) best = v;
     }
     *gbs = best;
     return CLS_OK;
@@ -190,14 +214,16 @@ cls_status cls_device_measure(cls_context *ctx, size_t i, size_t bytes, cls_devi
     p.a = clCreateBuffer(p.d->cl, CL_MEM_READ_WRITE, p.bytes, NULL, &e);
     if (e == CL_SUCCESS) p.b = clCreateBuffer(p.d->cl, CL_MEM_READ_WRITE, p.bytes, NULL, &e);
     if (e == CL_SUCCESS) p.pinned = clCreateBuffer(p.d->cl, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, p.bytes, NULL, &e);
+    if (e == CL_SUCCESS)
+        p.pinned2 = clCreateBuffer(p.d->cl, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, p.bytes, NULL, &e);
     if (e != CL_SUCCESS) st = cls_fail_cl(ctx, p.d, "clCreateBuffer", e);
     if (st == CLS_OK) {
         p.pinned_ptr = clEnqueueMapBuffer(p.q, p.pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, p.bytes, 0, NULL,
                                           NULL, &e);
-        if (e != CL_SUCCESS) {
-            p.pinned_ptr = NULL;
-            st = cls_fail_cl(ctx, p.d, "clEnqueueMapBuffer", e);
-        }
+        if (e == CL_SUCCESS)
+            p.pinned2_ptr = clEnqueueMapBuffer(p.q, p.pinned2, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, p.bytes, 0,
+                                               NULL, NULL, &e);
+        if (e != CL_SUCCESS) st = cls_fail_cl(ctx, p.d, "clEnqueueMapBuffer", e);
     }
     if (st == CLS_OK) {
         p.pageable = malloc(p.bytes);
@@ -205,12 +231,14 @@ cls_status cls_device_measure(cls_context *ctx, size_t i, size_t bytes, cls_devi
         else {
             memset(p.pageable, 1, p.bytes);
             memset(p.pinned_ptr, 1, p.bytes);
+            memset(p.pinned2_ptr, 1, p.bytes);
         }
     }
     if (st == CLS_OK) st = transfer(&p, p.pinned_ptr, 1, &out->h2d_pinned);
     if (st == CLS_OK) st = transfer(&p, p.pinned_ptr, 0, &out->d2h_pinned);
     if (st == CLS_OK) st = transfer(&p, p.pageable, 1, &out->h2d_pageable);
     if (st == CLS_OK) st = transfer(&p, p.pageable, 0, &out->d2h_pageable);
+    if (st == CLS_OK) st = duplex(&p, &out->both_pinned);
     if (st == CLS_OK) st = copy_kernel(&p, &out->mem_copy);
     probe_free(&p);
     return st;

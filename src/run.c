@@ -631,8 +631,14 @@ cls_status cls_report_finish(cls_job *job, double wall)
         rd[i].staging = r->stage;
         bytes += r->bytes;
         /* from the first completion on, as in rate_of(); a call whose last
-         * slice on the device built a kernel says nothing of its speed */
-        if (r->fresh_last && r->dev->rate > 0) continue;
+         * slice on the device built a kernel says nothing of its speed, not
+         * even when nothing else is known: a rate taken over a compile (PoCL:
+         * seconds with a cold cache) would keep the device out of later
+         * calls for good (seen: a 16-core CPU device beside an H100 took no
+         * slice in any call of a context whose first call compiled its
+         * kernel, 73 ms against 18 ms alone); unmeasured, it takes a slice
+         * in the next call and is measured there */
+        if (r->fresh_last) continue;
         if (r->bytes > r->bytes1 && r->t_last > r->t_done1)
             job->runs[i].dev->rate = (double)(r->bytes - r->bytes1) / (r->t_last - r->t_done1);
         else if (r->slices && r->t_last > r->t_first && r->bytes)
