@@ -95,8 +95,10 @@ void bench_measure_limits(bench_machine *m, cls_context *ctx)
 
 /* ---- each row against them ---------------------------------------------- */
 
-/* The bandwidth one device alone can reach on workload `w`, or 0 when unknown. */
-static double device_limit(double host_copy, const bench_device *d, const bench_workload *w, const char **name)
+/* The bandwidth one device alone can reach on workload `w`, or 0 when unknown;
+ * `pinned`: the caller's memory comes from cls_host_alloc(). */
+static double device_limit(double host_copy, const bench_device *d, const bench_workload *w, int pinned,
+                           const char **name)
 {
     if (!d->info.staging) {
         /* zero copy: the device reads the input and writes the output in host
@@ -106,22 +108,24 @@ static double device_limit(double host_copy, const bench_device *d, const bench_
     }
     /* Staging: every input byte crosses host->device, every output byte comes
      * back. The bus is full duplex and clscale keeps uploads and downloads of
-     * different slices in flight at once, so the floor is the slower
-     * direction alone: max(in / h2d, out / d2h). min(h2d, d2h) would be beaten
-     * by any run that overlaps both directions (a limit must not be beaten);
-     * the sum of the directions would be beaten by no one. Each direction is
-     * measured alone, so where both at once run slower (GPU.md: 71-85 GB/s
-     * both ways against 55 each on PCIe 5) a run at ~75% of this is at the bus. */
+     * different slices in flight at once, so the floor is the slowest of
+     * each direction alone and both at once (measured: GPU.md saw 71-85 GB/s
+     * both ways against 55 each on PCIe 5): max(in / h2d, out / d2h,
+     * (in + out) / both). */
     *name = "bus, pinned";
     if (!d->lim_ok || !(d->lim.h2d_pinned > 0) || !(d->lim.d2h_pinned > 0)) return 0;
     double out = (double)bench_elements(w) * (w->dtype == CLS_F64 ? 8.0 : 4.0);
     double in = (double)bench_bytes(w) - out;
     double t = fmax(in / (d->lim.h2d_pinned * 1e9), out / (d->lim.d2h_pinned * 1e9));
+    if (d->lim.both_pinned > 0) t = fmax(t, (in + out) / (d->lim.both_pinned * 1e9));
     double bus = t > 0 ? (double)bench_bytes(w) / t / 1e9 : 0;
-    /* the caller's pageable data is still read and written in host memory */
-    if (bus > 0 && host_copy > 0 && host_copy < bus) {
-        *name = "host copy";
-        return host_copy;
+    /* Caller memory is read and written in host memory once more by the DMA
+     * engine; pageable memory also goes through the copy threads, which read
+     * and write every byte: twice the traffic of a zero-copy device. */
+    double host = pinned ? host_copy : host_copy / 2;
+    if (bus > 0 && host > 0 && host < bus) {
+        *name = pinned ? "host copy" : "host copy, staged";
+        return host;
     }
     return bus;
 }
@@ -140,7 +144,7 @@ static void set_limit(const bench_machine *m, const bench_result *r, bench_run *
     if (run->kind == RUN_HOST_SINGLE || run->kind == RUN_HOST_THREADS) {
         lim = host_copy;
     } else if (run->kind == RUN_DEVICE) {
-        lim = device_limit(host_copy, device_by_index(m, run->dev[0]), &r->w, &name);
+        lim = device_limit(host_copy, device_by_index(m, run->dev[0]), &r->w, run->pinned, &name);
     } else {
         /* together: the devices that can take part add up, but they all read
          * and write the same host memory, which caps the sum */
@@ -148,7 +152,7 @@ static void set_limit(const bench_machine *m, const bench_result *r, bench_run *
         for (size_t i = 0; i < run->ndev; i++) {
             const bench_device *d = device_by_index(m, run->dev[i]);
             if (r->w.dtype == CLS_F64 && !d->info.fp64) continue;
-            double l = device_limit(host_copy, d, &r->w, &name);
+            double l = device_limit(host_copy, d, &r->w, run->pinned, &name);
             if (!(l > 0)) known = 0;
             lim += l;
             n++;
@@ -172,6 +176,7 @@ static void set_limit(const bench_machine *m, const bench_result *r, bench_run *
         double in = (double)r->bytes - out;
         lim *= (double)r->bytes / ((double)r->bytes + in);
         static const char *const two[][2] = {{"host copy", "host copy, 2 passes"},
+                                             {"host copy, staged", "host copy, staged, 2 passes"},
                                              {"bus, pinned", "bus, pinned, 2 passes"},
                                              {"devices' sum", "devices' sum, 2 passes"}};
         for (size_t i = 0; i < sizeof two / sizeof two[0]; i++)

@@ -14,7 +14,7 @@
 
 /* ---- the table ---------------------------------------------------------- */
 
-enum { NAME_W = 16, INDENT = NAME_W + 2 };
+enum { NAME_W = 23, INDENT = NAME_W + 2 };
 
 static const char *type_name(unsigned t)
 {
@@ -85,15 +85,16 @@ void bench_print_header(FILE *f, const bench_machine *m)
             print_indented(f, d->lim_error, 10);
             continue;
         }
-        char mc[16], hp[16], hq[16], dp[16], dq[16];
+        char mc[16], hp[16], hq[16], dp[16], dq[16], bp[16];
         fmt_gbs(mc, sizeof mc, d->lim.mem_copy);
         fmt_gbs(hp, sizeof hp, d->lim.h2d_pinned);
         fmt_gbs(hq, sizeof hq, d->lim.h2d_pageable);
         fmt_gbs(dp, sizeof dp, d->lim.d2h_pinned);
         fmt_gbs(dq, sizeof dq, d->lim.d2h_pageable);
+        fmt_gbs(bp, sizeof bp, d->lim.both_pinned);
         fprintf(f, "          device %zu: memory copy %s | host->device pinned %s, pageable %s | "
-                   "device->host pinned %s, pageable %s GB/s\n",
-                d->info.index, mc, hp, hq, dp, dq);
+                   "device->host pinned %s, pageable %s | both ways at once, pinned %s GB/s\n",
+                d->info.index, mc, hp, hq, dp, dq, bp);
     }
     if (m->startup.ok) {
         const bench_startup_run *c = &m->startup.cold, *w = &m->startup.warm;
@@ -106,21 +107,25 @@ void bench_print_header(FILE *f, const bench_machine *m)
                 m->startup.nwarm, m->startup.warm_min * 1e3, m->startup.warm_max * 1e3);
         if (m->startup.drivers > 0)
             fprintf(f, "          of which the OpenCL drivers' own start (any OpenCL program pays it: the ICD loader,\n"
-                       "          every platform's devices): %.0f ms (median of %d, %.0f-%.0f ms)\n",
+                       "          every platform's devices, a context and a queue on each): %.0f ms (median of %d,\n"
+                       "          %.0f-%.0f ms)\n",
                     m->startup.drivers * 1e3, m->startup.ndrivers, m->startup.drivers_min * 1e3,
                     m->startup.drivers_max * 1e3);
     }
     fprintf(f,
             "how       wall clock around each call (what the caller waits for), out of place on pageable\n"
-            "          caller memory (malloc); median of %d calls after a warm-up, and their range. The\n"
+            "          caller memory (malloc), or on memory from cls_host_alloc() in the \"pinned\" rows\n"
+            "          (staging devices); median of %d calls after a warm-up, and their range. The\n"
             "          rows' calls alternate (one call of each row per round), so a drift in the machine's\n"
             "          speed falls on all rows alike; each call starts with its data out of the caches (a\n"
             "          read of twice the last-level cache first), as STREAM does. Every result is checked\n"
             "          against the single-threaded reference before its time counts.\n"
             "          GB/s: every input byte read once, every output byte written once, over the median.\n"
             "          of limit: of the bandwidth that binds the row: host copy (host and zero-copy devices),\n"
-            "          bus, pinned (staging devices, unless host copy is lower), devices' sum (all\n"
-            "          together, capped by host copy). \"2 passes\": a statistics group larger than the\n"
+            "          bus, pinned (staging devices: each direction alone and both at once, unless host\n"
+            "          copy is lower), host copy, staged (staging devices on pageable memory: host threads\n"
+            "          copy every byte, so half the host copy bandwidth), devices' sum (all together,\n"
+            "          capped by host copy). \"2 passes\": a statistics group larger than the\n"
             "          caches is read twice (statistics, then scaling), so that limit counts 2 in + out.\n"
             "          vs single, vs threads: the host reference's median over the row's median.\n"
             "          upload .. staging: OpenCL event ms of the median call, summed over devices and\n"
@@ -332,11 +337,11 @@ static void json_limits(FILE *f, const bench_machine *m)
         fprintf(f, "%s\n      {\"index\": %zu, \"measured\": %s, \"error\": ", i ? "," : "", d->info.index,
                 d->lim_ok ? "true" : "false");
         jstr_or_null(f, d->lim_ok ? NULL : d->lim_error);
-        const double v[] = {d->lim.mem_copy, d->lim.h2d_pinned, d->lim.d2h_pinned, d->lim.h2d_pageable,
-                            d->lim.d2h_pageable};
-        const char *k[] = {"mem_copy_gbs", "h2d_pinned_gbs", "d2h_pinned_gbs", "h2d_pageable_gbs",
-                           "d2h_pageable_gbs"};
-        for (size_t j = 0; j < 5; j++) {
+        const double v[] = {d->lim.mem_copy,     d->lim.h2d_pinned,   d->lim.d2h_pinned,
+                            d->lim.h2d_pageable, d->lim.d2h_pageable, d->lim.both_pinned};
+        const char *k[] = {"mem_copy_gbs",     "h2d_pinned_gbs",   "d2h_pinned_gbs",
+                           "h2d_pageable_gbs", "d2h_pageable_gbs", "both_pinned_gbs"};
+        for (size_t j = 0; j < 6; j++) {
             fprintf(f, ", \"%s\": ", k[j]);
             if (d->lim_ok) jpos(f, v[j]);
             else fputs("null", f);
@@ -350,7 +355,8 @@ static void json_run(FILE *f, const bench_result *r, const bench_run *run)
 {
     fputs("        {\"name\": ", f);
     json_string(f, run->name);
-    fprintf(f, ", \"kind\": \"%s\", \"devices\": [", kind_name(run->kind));
+    fprintf(f, ", \"kind\": \"%s\", \"pinned\": %s, \"devices\": [", kind_name(run->kind),
+            run->pinned ? "true" : "false");
     for (size_t i = 0; i < run->ndev; i++) fprintf(f, "%s%zu", i ? ", " : "", run->dev[i]);
     fprintf(f, "], \"status\": \"%s\", \"correct\": ", status_name(run->status));
     if (run->status == RUN_SAT_OUT) fputs("null", f);

@@ -74,7 +74,8 @@ typedef struct bench_part {
 
 typedef struct bench_run {
     bench_run_kind   kind;
-    char             name[48];     /* "host single", "device 1 alone", "all together" */
+    int              pinned;       /* caller memory from cls_host_alloc() (staging devices' rows) */
+    char             name[48];     /* "host single", "device 1 alone", "all together, pinned" */
     size_t           ndev;         /* devices asked to take part (global indices) */
     size_t           dev[BENCH_MAX_DEVICES];
     bench_run_status status;
@@ -112,7 +113,7 @@ typedef struct bench_result {
     double         own_copy, own_copy_min, own_copy_max;
     uint64_t       own_copy_bytes;
     size_t         nruns;
-    bench_run      runs[3 + BENCH_MAX_DEVICES];
+    bench_run      runs[4 + 2 * BENCH_MAX_DEVICES];
 } bench_result;
 
 /* What --trace and --timeline show: the last timed call of one run. */

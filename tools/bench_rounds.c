@@ -109,6 +109,29 @@ int bench_wl_alloc(wl_data *d, const bench_workload *w, char *err, size_t errlen
     return 0;
 }
 
+void bench_runner_pin(runner *u, const wl_data *d)
+{
+    size_t bytes = bench_elements(&d->w) * (d->w.dtype == CLS_F64 ? sizeof(double) : sizeof(float));
+    cls_status st = cls_host_alloc(u->ctx, bytes, &u->px);
+    if (st == CLS_OK) st = cls_host_alloc(u->ctx, bytes, &u->py);
+    if (st != CLS_OK) {
+        u->run->status = RUN_FAILED;
+        snprintf(u->run->why, sizeof u->run->why, "cls_host_alloc: %s: %s", cls_status_str(st),
+                 cls_last_error(u->ctx));
+        u->live = 0;
+        bench_runner_unpin(u);
+        return;
+    }
+    memcpy(u->px, d->x, bytes);
+}
+
+void bench_runner_unpin(runner *u)
+{
+    if (u->px) cls_host_free(u->ctx, u->px);
+    if (u->py) cls_host_free(u->ctx, u->py);
+    u->px = u->py = NULL;
+}
+
 /* ---- timing ------------------------------------------------------------- */
 
 double bench_now_s(void)
@@ -267,11 +290,17 @@ static void clscale_call(runner *u, wl_data *d, const round_mem *mem, int r, con
     bench_run *run = u->run;
     double tol = bench_tolerance(&d->w);
     snapshot *sn = r ? &u->snaps[r - 1] : &u->last;
-    par_pass(&d->w, d->y, NULL);
+    cls_array ax = d->ax, ay = d->ay;
+    if (u->px) {
+        ax.data = u->px;
+        ay.data = u->py;
+    }
+    void *y = ay.data;
+    par_pass(&d->w, y, NULL);
     evict(mem);
     double t0 = bench_now_s();
-    cls_status st = d->p.scaler != CLS_NONE ? cls_fit_transform(u->ctx, &d->p, &d->ax, &d->ay, NULL)
-                                            : cls_transform(u->ctx, &d->p, NULL, &d->ax, &d->ay);
+    cls_status st = d->p.scaler != CLS_NONE ? cls_fit_transform(u->ctx, &d->p, &ax, &ay, NULL)
+                                            : cls_transform(u->ctx, &d->p, NULL, &ax, &ay);
     double dt = bench_now_s() - t0;
     snap(u->ctx, sn);
     u->timed = st == CLS_OK ? r : 0;
@@ -291,10 +320,10 @@ static void clscale_call(runner *u, wl_data *d, const round_mem *mem, int r, con
     }
     if (u->corrupt) {
         size_t mid = bench_elements(&d->w) / 2;
-        if (d->w.dtype == CLS_F64) ((double *)d->y)[mid] += 1.0;
-        else ((float *)d->y)[mid] += 1.0f;
+        if (d->w.dtype == CLS_F64) ((double *)y)[mid] += 1.0;
+        else ((float *)y)[mid] += 1.0f;
     }
-    double err = par_pass(&d->w, d->y, d->ys);
+    double err = par_pass(&d->w, y, d->ys);
     if (!(err <= run->max_error)) run->max_error = err;
     if (!(err <= tol)) {
         run_failed(u, rl, err, tol);

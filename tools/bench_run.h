@@ -82,7 +82,14 @@ typedef struct runner {
     snapshot     last;      /* the warm-up's, or the failed call's */
     int          timed;     /* the timed repeat (1-based) of ctx's last call when it completed, else 0 */
     int          live;      /* still running: not failed, not sat out */
+    void        *px, *py;   /* pinned rows: input and output from cls_host_alloc(ctx) */
 } runner;
+
+/* Gives a pinned row its input (a copy of the workload's) and output in
+ * memory from cls_host_alloc(); marks the row failed when that fails. */
+void bench_runner_pin(runner *u, const wl_data *d);
+/* Frees what bench_runner_pin() allocated. */
+void bench_runner_unpin(runner *u);
 
 /* Times and checks the n runners' calls over a warm-up and `repeats` rounds,
  * with STREAM copy in each round; fills their runs and res's copy figures. */

@@ -7,7 +7,8 @@
  * and times a second call as "the run itself": start-up is create + first
  * call - second call. `clscale __startup drivers` times what any OpenCL
  * program pays before clscale does anything (the ICD loader and every
- * installed driver: clGetPlatformIDs, each platform's clGetDeviceIDs). */
+ * installed driver: clGetPlatformIDs, each platform's clGetDeviceIDs, a
+ * context of its devices and a queue on each). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,8 +39,22 @@ static int drivers_child(void)
     cl_uint np = 0;
     if (clGetPlatformIDs(16, p, &np) != CL_SUCCESS) np = 0;
     for (cl_uint i = 0; i < np && i < 16; i++) {
+        cl_device_id d[16];
         cl_uint nd = 0;
-        (void)clGetDeviceIDs(p[i], CL_DEVICE_TYPE_ALL, 0, NULL, &nd);
+        if (clGetDeviceIDs(p[i], CL_DEVICE_TYPE_ALL, 16, d, &nd) != CL_SUCCESS || nd == 0) continue;
+        if (nd > 16) nd = 16;
+        /* a context of the platform's devices and a queue on each: what a
+         * driver does to make a device usable (a GPU driver's context is
+         * most of its start) */
+        cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)p[i], 0};
+        cl_int e;
+        cl_context c = clCreateContext(props, nd, d, NULL, NULL, &e);
+        if (e != CL_SUCCESS) continue;
+        for (cl_uint j = 0; j < nd; j++) {
+            cl_command_queue q = clCreateCommandQueueWithProperties(c, d[j], NULL, &e);
+            if (e == CL_SUCCESS) clReleaseCommandQueue(q);
+        }
+        clReleaseContext(c);
     }
     printf("%.9f 0 0\n", now_s() - t0);
     return EXIT_OK;

@@ -33,7 +33,7 @@
 
 static const char help[] =
     "usage: clscale bench [--workload NAME] [--size X] [--devices SEL] [--repeats N] [--alone LIST]\n"
-    "                     [--json F] [--trace F.json] [--timeline F.svg]\n"
+    "                     [--memory both|pageable] [--json F] [--trace F.json] [--timeline F.svg]\n"
     "\n"
     "Times clscale on seeded workloads against plain C on the host, on each selected\n"
     "device alone and on all of them together, next to the limits measured in the\n"
@@ -48,10 +48,14 @@ static const char help[] =
     "  --repeats N       timed calls after one warm-up, 1 to 100 (default 5)\n"
     "  --alone LIST      the devices (indices, or none) that also run alone (default: all);\n"
     "                    e.g. leave out a simulator that would take hours alone\n"
+    "  --memory M        both (default): a staging device (a discrete GPU) alone and all\n"
+    "                    devices together also run on pinned memory from cls_host_alloc();\n"
+    "                    pageable: only on malloc'ed memory\n"
     "  --json F          every figure, the machine and the limits, as JSON\n"
     "  --trace F.json    Chrome trace (opens in Perfetto) of the last timed call of\n"
     "                    the all-devices run of the last workload run, or of the\n"
-    "                    device's run when only one device is selected\n"
+    "                    device's run when only one device is selected (its pinned\n"
+    "                    run when it has one)\n"
     "  --timeline F.svg  the same call as an SVG timeline, one lane per queue\n"
     "  --help            this text\n"
     "\n"
@@ -73,6 +77,7 @@ typedef struct options {
     int         repeats;
     const char *devices, *json, *trace, *timeline;
     const char *alone;       /* global indices that get an "alone" row; NULL: all */
+    int         pageable_only; /* --memory pageable: no pinned rows */
 } options;
 
 /* Whether device `index` gets a run of its own (--alone). */
@@ -123,7 +128,8 @@ static int parse_options(int argc, char **argv, options *o)
             return 1;
         }
         static const char *const valued[] = {"--workload", "--size", "--devices", "--repeats",
-                                             "--json", "--trace", "--timeline", "--alone"};
+                                             "--json", "--trace", "--timeline", "--alone",
+                                             "--memory"};
         const char *name = NULL, *v = NULL;
         for (size_t k = 0; k < sizeof valued / sizeof valued[0] && !name; k++) {
             size_t l = strlen(valued[k]);
@@ -168,6 +174,12 @@ static int parse_options(int argc, char **argv, options *o)
                     return -1;
                 }
             o->alone = v;
+        } else if (!strcmp(name, "--memory")) {
+            if (strcmp(v, "both") && strcmp(v, "pageable")) {
+                cli_error(EXIT_USAGE, "bench: --memory wants both or pageable, not \"%s\"", v);
+                return -1;
+            }
+            o->pageable_only = !strcmp(v, "pageable");
         } else if (!strcmp(name, "--devices")) o->devices = v;
         else if (!strcmp(name, "--json")) o->json = v;
         else if (!strcmp(name, "--trace")) o->trace = v;
@@ -257,6 +269,19 @@ static void write_traces(bench_state *s, cls_context *ctx, const bench_workload 
     }
 }
 
+/* A copy of row `like` (a staging device alone, or all together) whose
+ * caller memory comes from cls_host_alloc() of the same context. */
+static void add_pinned_row(bench_result *r, runner *u, size_t *nu, const bench_run *like, cls_context *ctx)
+{
+    char name[sizeof like->name];
+    memcpy(name, like->name, sizeof name);
+    bench_run *run = &r->runs[r->nruns++];
+    *run = *like;
+    run->pinned = 1;
+    snprintf(run->name, sizeof run->name, "%.36s, pinned", name);
+    u[(*nu)++] = (runner){.run = run, .ctx = ctx, .live = 1};
+}
+
 static void run_workload(bench_state *s, const bench_workload *w, bench_result *r)
 {
     bench_machine *m = s->m;
@@ -271,7 +296,7 @@ static void run_workload(bench_state *s, const bench_workload *w, bench_result *
         s->failures++;
         return;
     }
-    runner u[3 + BENCH_MAX_DEVICES];
+    runner u[4 + 2 * BENCH_MAX_DEVICES];
     size_t nu = 0;
     memset(u, 0, sizeof u);
 
@@ -300,6 +325,9 @@ static void run_workload(bench_state *s, const bench_workload *w, bench_result *
             snprintf(run->why, sizeof run->why, "%s", s->alone_error[i]);
         } else {
             u[nu++] = (runner){.run = run, .ctx = s->alone[i], .corrupt = (long)info->index == s->corrupt, .live = 1};
+            /* a staging device again, on the pinned memory cls_host_alloc()
+             * gives: DMA, no copy threads (what the bus allows) */
+            if (info->staging && !s->o.pageable_only) add_pinned_row(r, u, &nu, run, s->alone[i]);
         }
     }
     if (m->ndev > 1) {
@@ -309,7 +337,12 @@ static void run_workload(bench_state *s, const bench_workload *w, bench_result *
         for (size_t i = 0; i < m->ndev; i++) run->dev[i] = m->dev[i].info.index;
         snprintf(run->name, sizeof run->name, "all together");
         u[nu++] = (runner){.run = run, .ctx = s->all, .live = 1};
+        int staging = 0;
+        for (size_t i = 0; i < m->ndev; i++) staging |= m->dev[i].info.staging;
+        if (staging && !s->o.pageable_only) add_pinned_row(r, u, &nu, run, s->all);
     }
+    for (size_t i = 0; i < nu; i++)
+        if (u[i].run->pinned) bench_runner_pin(&u[i], &d);
     for (size_t i = 0; i < nu; i++) {
         if (!u[i].ctx) continue;
         u[i].snaps = malloc((size_t)repeats * sizeof *u[i].snaps);
@@ -326,7 +359,10 @@ static void run_workload(bench_state *s, const bench_workload *w, bench_result *
     const runner *traced = &u[nu - 1];
     if (traced->ctx && traced->timed && (m->ndev == 1 || traced->run->kind == RUN_TOGETHER))
         write_traces(s, traced->ctx, w, traced->run, traced->timed);
-    for (size_t i = 0; i < nu; i++) free(u[i].snaps);
+    for (size_t i = 0; i < nu; i++) {
+        free(u[i].snaps);
+        bench_runner_unpin(&u[i]);
+    }
     bench_wl_free(&d);
     for (size_t i = 0; i < r->nruns; i++) s->failures += r->runs[i].status == RUN_FAILED;
     bench_derive(m, r);
