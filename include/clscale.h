@@ -339,6 +339,8 @@ typedef struct cls_device_limits {
     double mem_copy;        /* copy kernel, read + write bytes counted */
     double h2d_pinned, d2h_pinned;
     double h2d_pageable, d2h_pageable;
+    double both_pinned;     /* an upload and a download at once on two queues,
+                               pinned: bytes of both directions per second */
 } cls_device_limits;
 
 /* cls_device_measure() : measures selected device `i` with buffers of `bytes`

@@ -206,15 +206,9 @@ cls_status cls_kernel_get(cls_context *ctx, cls_dev *dev, int k, cls_dtype t, un
                       label, cls_kernel_names[k], t == CLS_F64 ? "f64" : "f32",
                       cls_cl_error_name(dev->kfail[k][t]), (int)dev->kfail[k][t]);
     } else if (!dev->k[c][k][t]) {
-        /* every queue's copy at once: one call pays the builds (a cold
-         * compile each), not one call per queue that first needs it */
-        unsigned copies = dev->per_queue ? dev->nq : 1;
-        for (unsigned i = 0; i < copies && st == CLS_OK; i++) {
-            if (dev->k[i][k][t]) continue;
-            cl_int e = CL_SUCCESS;
-            st = build(ctx, dev, i, k, t, &e);
-            if (st == CLS_E_BUILD) dev->kfail[k][t] = e; /* memory may come back; a compiler will not */
-        }
+        cl_int e = CL_SUCCESS;
+        st = build(ctx, dev, c, k, t, &e);
+        if (st == CLS_E_BUILD) dev->kfail[k][t] = e; /* memory may come back; a compiler will not */
         if (built) *built = st == CLS_OK;
     }
     if (st == CLS_OK) {
