@@ -47,14 +47,6 @@ static double rate_or_prior(const cls_devrun *r, double now)
     return v > 0 ? v : r->dev->prior;
 }
 
-/* A device declines a slice only when (1) another device would finish that
- * same slice sooner, counting what each has in flight, and (2) the other
- * devices together would finish all the remaining work before this device
- * finished the slice. The device that would finish it soonest never
- * declines, so some device always takes every slice. A device not yet
- * measured takes one slice at a time, and none when its prior says that it
- * is far slower than another and that the others would finish everything
- * long before it finished one. */
 void cls_run_note_copy(cls_job *job, uint64_t bytes, double seconds)
 {
     if (!(seconds > 0) || bytes < (1u << 20)) return; /* too short to say anything */
@@ -89,6 +81,14 @@ static int host_bound(const cls_devrun *r, double now)
     return z >= job->host_copy_bw / 2;
 }
 
+/* A device declines a slice only when (1) another device would finish that
+ * same slice sooner, counting what each has in flight, and (2) the other
+ * devices together would finish all the remaining work before this device
+ * finished the slice. The device that would finish it soonest never
+ * declines, so some device always takes every slice. A device not yet
+ * measured takes one slice at a time, and none when its prior says that it
+ * is far slower than another and that the others would finish everything
+ * long before it finished one. */
 int cls_may_take(const cls_devrun *r, uint64_t bytes, double now)
 {
     const cls_job *job = r->job;
