@@ -79,7 +79,9 @@ typedef struct cls_context cls_context;
 /* cls_config.flags */
 #define CLS_PROFILE        (1u << 0) /* time every slice's commands with OpenCL events */
 #define CLS_FORCE_STAGING  (1u << 1) /* use the discrete (pinned staging) path on every device;
-                                        also set by the environment CLSCALE_FORCE_STAGING=1 */
+                                        also set by the environment CLSCALE_FORCE_STAGING=1;
+                                        CLSCALE_FORCE_STAGING=SELECTOR (as cls_config.devices,
+                                        "basic", "gpu", "0,2") forces it on those devices only */
 
 /* Called after each slice completes, from a library thread, never two at once.
  * `done` <= `total` are bytes of the call's work. */

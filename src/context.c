@@ -37,8 +37,12 @@ static cls_status read_config(cls_context *ctx, const cls_config *cfg)
         return cls_fail(ctx, CLS_E_ARG, "cls_config.queues = %u: at most %d queues per device",
                         cfg->queues, CLS_MAX_QUEUES);
     ctx->flags = cfg->flags;
+    /* "1": every device; another value: a selector of the devices that
+     * stage (cls_context_create) */
     const char *fs = getenv("CLSCALE_FORCE_STAGING");
-    if (fs && *fs && strcmp(fs, "0") != 0) ctx->flags |= CLS_FORCE_STAGING;
+    if (fs && strcmp(fs, "1") == 0) ctx->flags |= CLS_FORCE_STAGING;
+    else if (fs && *fs && strcmp(fs, "0") != 0 && !(ctx->force_staging = strdup(fs)))
+        return cls_fail(ctx, CLS_E_NOMEM, "out of memory");
     const char *pr = getenv("CLSCALE_PRIOR");
     ctx->no_prior = pr && strcmp(pr, "0") == 0;
     return CLS_OK;
@@ -179,7 +183,7 @@ cls_status cls_context_create(const cls_config *cfg, cls_context **out)
     pthread_mutex_init(&ctx->err_lock, NULL);
 
     cls_found *all = NULL;
-    unsigned char *chosen = NULL;
+    unsigned char *chosen = NULL, *staged = NULL;
     size_t n = 0;
     cls_status st = read_config(ctx, cfg);
     if (st == CLS_OK) st = cls_devices_find(ctx, &all, &n);
@@ -192,11 +196,21 @@ cls_status cls_context_create(const cls_config *cfg, cls_context **out)
         ctx->devs = calloc(n, sizeof *ctx->devs);
         if (!ctx->devs) st = cls_fail(ctx, CLS_E_NOMEM, "out of memory");
     }
+    if (st == CLS_OK && ctx->force_staging) {
+        staged = calloc(n, 1);
+        st = staged ? cls_devices_select(ctx, all, n, ctx->force_staging, staged)
+                    : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+        if (st != CLS_OK) cls_note(ctx, " (in CLSCALE_FORCE_STAGING)");
+    }
     for (size_t i = 0; i < n && st == CLS_OK; i++) {
         if (!chosen[i]) continue;
         cls_dev *d = &ctx->devs[ctx->ndevs];
         d->index = ctx->ndevs;
         st = cls_device_describe(ctx, d, &all[i], i);
+        if (st == CLS_OK && staged && staged[i]) {
+            d->zero_copy = 0;
+            d->info.staging = 1;
+        }
         if (st == CLS_OK) {
             ctx->ndevs++;
             st = cls_build_slot_take(ctx, d);
@@ -211,6 +225,7 @@ cls_status cls_context_create(const cls_config *cfg, cls_context **out)
     }
     free(all);
     free(chosen);
+    free(staged);
     if (st == CLS_OK) ctx->usable = 1;
     return st;
 }
@@ -237,6 +252,7 @@ void cls_context_destroy(cls_context *ctx)
     free(ctx->cls);
     free(ctx->devs);
     free(ctx->selector);
+    free(ctx->force_staging);
     free(ctx->cache_dir);
     free(ctx->rep_devs);
     free(ctx->rep_msgs);

@@ -224,6 +224,7 @@ struct cls_context {
     cls_config      cfg;         /* strings below are owned copies */
     char           *selector;
     char           *cache_dir;
+    char           *force_staging; /* CLSCALE_FORCE_STAGING as a selector, or NULL */
     unsigned        flags;
     int             no_prior;    /* CLSCALE_PRIOR=0: no speed probes */
     cls_dev        *devs;

@@ -1,5 +1,6 @@
 /* Device discovery and the selector, on whichever implementation the suite
  * enables (see common.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -199,6 +200,49 @@ static void forced_staging_is_reported(void **state)
     cls_context_destroy(ctx);
 }
 
+/* CLSCALE_FORCE_STAGING=SELECTOR stages the devices it picks, and only
+ * those; a selector that matches nothing fails the context and names the
+ * variable. */
+static void forced_staging_by_selector(void **state)
+{
+    (void)state;
+    cls_context *ctx = NULL;
+    assert_int_equal(try_select(NULL, &ctx), CLS_OK);
+    size_t n = cls_device_count(ctx);
+    cls_context_destroy(ctx);
+    setenv("CLSCALE_FORCE_STAGING", "0", 1); /* by index: the first device only */
+    ctx = NULL;
+    assert_int_equal(try_select(NULL, &ctx), CLS_OK);
+    for (size_t i = 0; i < n; i++) {
+        cls_device_info d;
+        assert_int_equal(cls_device_get(ctx, i, &d), CLS_OK);
+        if (d.host_unified) assert_false(d.staging); /* "0" turns forcing off */
+    }
+    cls_context_destroy(ctx);
+    for (size_t pick = 0; pick < n; pick++) {
+        char sel[32];
+        snprintf(sel, sizeof sel, " %zu ", pick);
+        setenv("CLSCALE_FORCE_STAGING", sel, 1);
+        ctx = NULL;
+        cls_status st = try_select(NULL, &ctx);
+        if (st != CLS_OK) print_error("%s\n", cls_last_error(ctx));
+        assert_int_equal(st, CLS_OK);
+        for (size_t i = 0; i < n; i++) {
+            cls_device_info d;
+            assert_int_equal(cls_device_get(ctx, i, &d), CLS_OK);
+            if (i == pick) assert_true(d.staging);
+            else if (d.host_unified) assert_false(d.staging);
+        }
+        cls_context_destroy(ctx);
+    }
+    setenv("CLSCALE_FORCE_STAGING", "no-such-device", 1);
+    ctx = NULL;
+    assert_int_equal(try_select(NULL, &ctx), CLS_E_NO_DEVICE);
+    assert_non_null(strstr(cls_last_error(ctx), "CLSCALE_FORCE_STAGING"));
+    cls_context_destroy(ctx);
+    unsetenv("CLSCALE_FORCE_STAGING");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -211,6 +255,7 @@ int main(void)
         cmocka_unit_test(selector_from_environment),
         cmocka_unit_test(statuses_have_names),
         cmocka_unit_test(forced_staging_is_reported),
+        cmocka_unit_test(forced_staging_by_selector),
     };
     return TEST_RUN("devices", tests, NULL, NULL);
 }
