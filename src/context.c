@@ -45,6 +45,8 @@ static cls_status read_config(cls_context *ctx, const cls_config *cfg)
         return cls_fail(ctx, CLS_E_NOMEM, "out of memory");
     const char *pr = getenv("CLSCALE_PRIOR");
     ctx->no_prior = pr && strcmp(pr, "0") == 0;
+    const char *tm = getenv("CLSCALE_TEAM");
+    ctx->no_team = tm && strcmp(tm, "0") == 0;
     return CLS_OK;
 }
 

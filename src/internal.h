@@ -220,6 +220,20 @@ cls_status cls_device_describe(cls_context *ctx, cls_dev *dev, const cls_found *
 struct cls_job;
 struct cls_pool;
 
+/* team.c: per kind of call, recent throughputs with every device and with
+ * the lead device alone */
+#define CLS_TEAM_KINDS 16
+#define CLS_TEAM_KEEP 4
+typedef struct cls_team {
+    uint64_t key;                 /* the kind of call, 0: unused */
+    uint64_t used;                /* cls_context.team_clock at its last call */
+    int      lead;                /* the device a solo call runs on, -1: none yet */
+    double   solo[CLS_TEAM_KEEP], team[CLS_TEAM_KEEP]; /* bytes/s of recent calls */
+    unsigned nsolo, nteam;        /* calls kept so far (ring position) */
+    unsigned since;               /* calls the winning way since the other was tried */
+    unsigned interval;            /* calls between tries of the losing way */
+} cls_team;
+
 struct cls_context {
     cls_config      cfg;         /* strings below are owned copies */
     char           *selector;
@@ -227,6 +241,9 @@ struct cls_context {
     char           *force_staging; /* CLSCALE_FORCE_STAGING as a selector, or NULL */
     unsigned        flags;
     int             no_prior;    /* CLSCALE_PRIOR=0: no speed probes */
+    int             no_team;     /* CLSCALE_TEAM=0: every call runs on every device (team.c) */
+    cls_team        team[CLS_TEAM_KINDS];
+    uint64_t        team_clock;
     cls_dev        *devs;
     size_t          ndevs;
     pthread_mutex_t *klock;      /* per device: its kernels' lazy builds */

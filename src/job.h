@@ -95,6 +95,12 @@ typedef struct cls_job {
     uint64_t     bytes_total, bytes_done;
     double       t0;              /* host seconds at the start of the call */
     double       host_copy_bw;    /* the context's, raised by this call's staging copies */
+    cls_team    *team;            /* the kind of call (team.c), NULL: nothing to choose */
+    int          solo;            /* the device that runs the call alone, -1: every device */
+    int          trial;           /* this call tries the way that lost lately */
+    int          built;           /* a slice built a kernel (one-time cost) */
+    int          probed;          /* devices' priors were taken (one-time cost) */
+    int          called_in;       /* reserves were called in (the lead failed) */
 
     struct cls_devrun *runs;      /* one per context device */
     size_t       nruns;
@@ -149,7 +155,11 @@ typedef struct cls_devrun {
     int         started;          /* a thread runs its worker, not joined yet */
     int         dormant;          /* declined the phase's first slice: no thread until it might take one */
     int         staged;           /* staging device, caller memory not pinned: host threads copy */
+    int         reserve;          /* takes no slice unless the devices at work fail (team.c) */
 } cls_devrun;
+
+/* Takes part in the call now: not failed, not in reserve. */
+static inline int cls_run_active(const cls_devrun *r) { return r->participates && !r->failed && !r->reserve; }
 
 /* ---- plan.c ---- */
 /* Cuts the job into slices for phase `op` (FUSED, STATS or APPLY), no larger
@@ -198,6 +208,16 @@ static inline double cls_known_speed(const cls_dev *d) { return d->rate > 0 ? d-
  * the soonest device, which always takes: otherwise devices could all
  * decline. The plan leaves such a device out of the slice size (plan.c). */
 #define CLS_PRIOR_MARGIN 8.0
+
+/* ---- team.c ---- */
+/* Before planning a call with several devices: runs it on the lead device
+ * alone, the others in reserve, when recent calls of its kind were faster
+ * so (or to find out whether they are). CLSCALE_TEAM=0: never. */
+void cls_team_choose(cls_job *job);
+/* After a call that succeeded: keeps its throughput for the way it ran. */
+void cls_team_record(cls_job *job, double wall);
+/* The lead failed: the reserves take part (lock held). */
+void cls_team_call_in(cls_job *job);
 
 /* ---- measure.c ---- */
 /* Sets the float32 copy kernel's arguments for b = a over `bytes`; its

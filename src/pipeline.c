@@ -224,7 +224,9 @@ static cls_status run(cls_job *job, cls_op op, size_t sb)
 
 static cls_status finish(cls_job *job, cls_status st)
 {
-    cls_status rs = cls_report_finish(job, cls_now() - job->t0);
+    double wall = cls_now() - job->t0;
+    if (st == CLS_OK) cls_team_record(job, wall);
+    cls_status rs = cls_report_finish(job, wall);
     if (st == CLS_OK && rs != CLS_OK) st = cls_fail(job->ctx, rs, "out of memory assembling the report");
     job_free(job);
     return st;
@@ -276,7 +278,7 @@ static size_t cache_slice_bytes(const cls_job *job)
     size_t cap = 0;
     for (size_t i = 0; i < job->nruns; i++) {
         const cls_devrun *r = &job->runs[i];
-        if (!r->participates || !r->dev->zero_copy || !r->dev->cache_bytes) continue;
+        if (!cls_run_active(r) || !r->dev->zero_copy || !r->dev->cache_bytes) continue;
         size_t c = r->dev->cache_bytes / (2 * (size_t)r->dev->nq);
         if (!cap || c < cap) cap = c;
     }
@@ -303,6 +305,7 @@ static cls_status do_fit(cls_context *ctx, const cls_pipeline *p, const cls_arra
     job.moments = p->scaler == CLS_ZSCORE || p->scaler == CLS_NONE;
     job.phases = 1;
     job.bytes_total = bytes_of(x);
+    cls_team_choose(&job);
     st = run(&job, CLS_OP_STATS, cls_plan_slice_bytes(&job));
     if (st == CLS_OK) st = collect_stats(&job, p, out);
     return finish(&job, st);
@@ -371,6 +374,7 @@ static cls_status do_transform(cls_context *ctx, const cls_pipeline *p, const cl
         job.hi = hi;
         use_params(&job, s, p->scaler, p->inverse);
     }
+    cls_team_choose(&job);
     if (st == CLS_OK) st = run(&job, CLS_OP_APPLY, cls_plan_slice_bytes(&job));
     return finish(&job, st);
 }
@@ -454,6 +458,7 @@ cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_
     job.moments = p->scaler == CLS_ZSCORE;
     job.clip = p->clip;
     range_of(p, &job.lo, &job.hi);
+    cls_team_choose(&job);
     size_t sb = cls_plan_slice_bytes(&job);
     cls_stats *s = NULL;
     if (one_pass(&job, sb)) {

@@ -35,7 +35,7 @@ static double plan_speed(const cls_job *job, const cls_devrun *r)
     int all_priors = 1;
     for (size_t i = 0; i < job->nruns; i++) {
         const cls_devrun *o = &job->runs[i];
-        if (o->participates && !o->failed && !(o->dev->prior > 0)) all_priors = 0;
+        if (cls_run_active(o) && !(o->dev->prior > 0)) all_priors = 0;
     }
     return all_priors ? r->dev->prior : cls_known_speed(r->dev);
 }
@@ -45,7 +45,7 @@ static double fastest_speed(const cls_job *job)
     double fastest = 0;
     for (size_t i = 0; i < job->nruns; i++) {
         const cls_devrun *r = &job->runs[i];
-        if (!r->participates || r->failed) continue;
+        if (!cls_run_active(r)) continue;
         double v = plan_speed(job, r);
         if (v > fastest) fastest = v;
     }
@@ -57,6 +57,7 @@ static double fastest_speed(const cls_job *job)
  * not shape the plan. */
 static int negligible(const cls_job *job, const cls_devrun *r, double fastest)
 {
+    if (r->reserve) return 1;
     double v = plan_speed(job, r);
     return v > 0 && v * CLS_PRIOR_MARGIN < fastest;
 }
@@ -72,7 +73,7 @@ static double participating(const cls_job *job)
     size_t unknown = 0, n = 0;
     for (size_t i = 0; i < job->nruns; i++) {
         const cls_devrun *r = &job->runs[i];
-        if (!r->participates || r->failed) continue;
+        if (!cls_run_active(r)) continue;
         n++;
         double v = plan_speed(job, r);
         if (!(v > 0)) {
@@ -152,7 +153,7 @@ static int all_zero_copy(const cls_job *job)
     double fastest = fastest_speed(job);
     for (size_t i = 0; i < job->nruns; i++) {
         const cls_devrun *r = &job->runs[i];
-        if (r->participates && !r->failed && !r->dev->zero_copy && !negligible(job, r, fastest)) return 0;
+        if (cls_run_active(r) && !r->dev->zero_copy && !negligible(job, r, fastest)) return 0;
     }
     return 1;
 }

@@ -74,7 +74,7 @@ static int host_bound(const cls_devrun *r, double now)
     double z = 0;
     for (size_t i = 0; i < job->nruns; i++) {
         const cls_devrun *o = &job->runs[i];
-        if (o == r || !o->participates || o->failed || !o->dev->zero_copy) continue;
+        if (o == r || !cls_run_active(o) || !o->dev->zero_copy) continue;
         double ro = rate_of(o, now);
         if (ro > 0) z += ro;
     }
@@ -92,7 +92,7 @@ static int host_bound(const cls_devrun *r, double now)
 int cls_may_take(const cls_devrun *r, uint64_t bytes, double now)
 {
     const cls_job *job = r->job;
-    if (host_bound(r, now)) return 0;
+    if (r->reserve || host_bound(r, now)) return 0;
     double mine = rate_of(r, now);
     int measured = mine > 0;
     if (!measured) {
@@ -106,7 +106,7 @@ int cls_may_take(const cls_devrun *r, uint64_t bytes, double now)
     int better = 0;
     for (size_t i = 0; i < job->nruns; i++) {
         const cls_devrun *o = &job->runs[i];
-        if (o == r || !o->participates || o->failed) continue;
+        if (o == r || !cls_run_active(o)) continue;
         if (o->dev->prior > fastest_prior) fastest_prior = o->dev->prior;
         double ro = rate_or_prior(o, now);
         if (ro <= 0) continue;
@@ -236,6 +236,7 @@ static void complete(cls_devrun *r, size_t si, int fresh)
         r->bytes1 = r->bytes;
     }
     r->fresh_last = fresh;
+    if (fresh) job->built = 1;
     job->bytes_done += b;
     if (ctx->cfg.progress)
         ctx->cfg.progress(ctx->cfg.progress_user, job->bytes_done,
@@ -291,6 +292,9 @@ static void fail_device(cls_devrun *r, cls_status st, int failed_q)
     }
     r->ninf = 0;
     r->inflight_bytes = 0;
+    int left = 0;
+    for (size_t i = 0; i < job->nruns; i++) left |= cls_run_active(&job->runs[i]);
+    if (!left) cls_team_call_in(job);
     wake_dormant(job, 1);
     pthread_cond_broadcast(&job->cond);
     pthread_mutex_unlock(&job->lock);
@@ -339,13 +343,14 @@ void cls_run_priors(cls_job *job)
     cls_run_forget(job);
     if (job->ctx->no_prior) return;
     size_t alive = 0;
-    for (size_t i = 0; i < job->nruns; i++) alive += job->runs[i].participates && !job->runs[i].failed;
+    for (size_t i = 0; i < job->nruns; i++) alive += cls_run_active(&job->runs[i]);
     if (alive < 2) return;
     for (size_t i = 0; i < job->nruns; i++) {
         cls_devrun *r = &job->runs[i];
         cls_dev *d = r->dev;
-        if (!r->participates || r->failed || d->rate > 0) continue;
+        if (!cls_run_active(r) || d->rate > 0) continue;
         if (d->probe_cost > 0 && d->since_probe < REPROBE * d->probe_cost * d->probe_backoff) continue;
+        job->probed = 1;
         double t = cls_now();
         d->prior = cls_device_prior(d, 0);
         d->probe_cost = fmax(cls_now() - t, 1e-6);
@@ -360,10 +365,10 @@ void cls_run_priors(cls_job *job)
     for (size_t i = 0; i < job->nruns; i++) {
         cls_devrun *r = &job->runs[i];
         cls_dev *d = r->dev;
-        if (!r->participates || r->failed || d->rate > 0 || d->since_probe != 0) continue;
+        if (!cls_run_active(r) || d->rate > 0 || d->since_probe != 0) continue;
         for (size_t j = 0; j < job->nruns; j++) {
             const cls_devrun *o = &job->runs[j];
-            if (j == i || !o->participates || o->failed || !same_kind(d, o->dev)) continue;
+            if (j == i || !cls_run_active(o) || !same_kind(d, o->dev)) continue;
             if (d->prior * CLS_PRIOR_MARGIN < o->dev->prior) {
                 double again = cls_device_prior(d, 0);
                 if (again > d->prior) d->prior = again;
@@ -467,9 +472,9 @@ cls_status cls_run_phase(cls_job *job)
         r->phase_bytes1 = 0;
         alive++;
         /* the calling thread works for the fastest device known, the one
-         * likely to do most of the work */
+         * likely to do most of the work (never one in reserve) */
         double v = cls_known_speed(r->dev);
-        if (!mine || v > best) {
+        if (!r->reserve && (!mine || v > best)) {
             best = v;
             mine = r;
         }
