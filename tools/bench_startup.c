@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CL_TARGET_OPENCL_VERSION 300
+#define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 
 #include "bench.h"
@@ -51,7 +51,10 @@ static int drivers_child(void)
         cl_context c = clCreateContext(props, nd, d, NULL, NULL, &e);
         if (e != CL_SUCCESS) continue;
         for (cl_uint j = 0; j < nd; j++) {
-            cl_command_queue q = clCreateCommandQueueWithProperties(c, d[j], NULL, &e);
+            /* the OpenCL 1.2 call, as the library makes: ocl-icd spins
+             * for ever in clCreateCommandQueueWithProperties on a 1.2
+             * platform (Oclgrind) */
+            cl_command_queue q = clCreateCommandQueue(c, d[j], 0, &e);
             if (e == CL_SUCCESS) clReleaseCommandQueue(q);
         }
         clReleaseContext(c);
