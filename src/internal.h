@@ -228,6 +228,7 @@ typedef struct cls_team {
     uint64_t key;                 /* the kind of call, 0: unused */
     uint64_t used;                /* cls_context.team_clock at its last call */
     int      lead;                /* the device a solo call runs on, -1: none yet */
+    double   lead_share;          /* its share of the bytes of the last team call kept */
     double   solo[CLS_TEAM_KEEP], team[CLS_TEAM_KEEP]; /* bytes/s of recent calls */
     unsigned nsolo, nteam;        /* calls kept so far (ring position) */
     unsigned since;               /* calls the winning way since the other was tried */

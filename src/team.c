@@ -25,6 +25,10 @@
  * of the time in the long run. A device in reserve takes no slice and
  * gets no thread unless the lead fails (run.c: failover).
  *
+ * A lead that did less than 60% of a team call is not tried alone: it
+ * would have to run 1.75 times faster without the others to win, and two
+ * equal devices would pay a slow call at every try for nothing.
+ *
  * A call's throughput is its bytes over its wall time, kept only for calls
  * that built no kernel, probed no device and lost no device: those carry
  * one-time costs. Each way's figure is the best of its last KEEP calls
@@ -37,6 +41,7 @@
 #define BASE_INTERVAL 4
 #define MAX_INTERVAL 64
 #define SOLO_MARGIN 1.05 /* helpers get the benefit of the doubt */
+#define TRY_SHARE 0.6    /* the lead's share of a team call below which it is not tried alone */
 
 /* Alone is the better way only when clearly faster: a team whose helpers
  * take little costs little, and it is where they can show that they have
@@ -115,18 +120,24 @@ void cls_team_choose(cls_job *job)
     cls_team *t = find(ctx, kind_of(job));
     t->used = ++ctx->team_clock;
     job->team = t;
+    /* a lead that did under TRY_SHARE of a team call would have to run
+     * more than 1.05 / TRY_SHARE = 1.75 times faster alone than beside
+     * the others to win: not worth a slow call to find out (two equal
+     * devices would otherwise pay a try every few calls) */
     int lead_ok = t->lead >= 0 && (size_t)t->lead < job->nruns && job->runs[t->lead].participates;
+    int worth_a_try = t->lead_share >= TRY_SHARE;
     int solo;
     job->trial = 0;
     if (t->nteam == 0 || !lead_ok) {
         solo = 0;
     } else if (t->nsolo == 0) {
-        solo = 1;
+        solo = worth_a_try;
     } else {
         int winner = solo_wins(best_of(t->solo, t->nsolo), best_of(t->team, t->nteam));
         if (t->since >= t->interval) {
             solo = !winner;
-            job->trial = 1;
+            job->trial = winner || worth_a_try;
+            if (!job->trial) solo = 0;
             t->since = 0;
         } else {
             solo = winner;
@@ -177,6 +188,7 @@ void cls_team_record(cls_job *job, double wall)
             t->nsolo = 0;
             memset(t->solo, 0, sizeof t->solo);
         }
+        t->lead_share = job->bytes_total ? (double)most / (double)job->bytes_total : 0;
         t->team[t->nteam++ % CLS_TEAM_KEEP] = bps;
     }
     int now_solo = solo_wins(best_of(t->solo, t->nsolo), best_of(t->team, t->nteam));

@@ -5,12 +5,14 @@
  *
  * On jobs made up in memory (no OpenCL call; every suite, alone in noicd): the choice after
  * calls of given throughputs, the tries of the losing way at a growing
- * interval, the 5% margin that favours the team, calls with one-time costs
+ * interval, the 5% margin that favours the team, no try alone for a lead
+ * that did under 60% of a team call, calls with one-time costs
  * left out, kinds kept apart, a reserve that shapes no slice and takes none
  * until it is called in. On the suite's devices (pocl, basic, all): the call
  * that tries the lead alone is right and names the devices in reserve; and
- * (pocl, through the fault layer) when the lead fails in such a call, a
- * device in reserve finishes it. */
+ * (pocl) when the lead fails in such a call, a device in reserve finishes
+ * it. The fault layer slows the second PoCL device there, so that the
+ * first does most of a team call and is tried alone. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,6 +177,25 @@ static void a_team_within_five_percent_of_the_lead_alone_stays_a_team(void **sta
     release(f);
 }
 
+/* A lead that did under 60% of a team call is not tried alone: two equal
+ * devices pay no slow call for nothing. One that did more is. */
+static void an_even_team_is_not_tried_alone(void **state)
+{
+    (void)state;
+    fake *f = make(2);
+    for (int c = 0; c < 200; c++) {
+        assert_int_equal(new_call(f, CLS_F64, 18)->solo, -1);
+        end_call(f, 0.010, 0.52);
+    }
+    /* the other device slows down (another process on it): the lead now
+     * does 80%, and is tried alone in the next call */
+    new_call(f, CLS_F64, 18);
+    end_call(f, 0.012, 0.8);
+    assert_int_equal(new_call(f, CLS_F64, 18)->solo, 0);
+    end_call(f, 0.009, 0);
+    release(f);
+}
+
 /* A team that was faster becomes slower (another process took the GPU):
  * the lead alone takes over within one try's interval, and back. */
 static void a_change_of_the_machine_is_found_again(void **state)
@@ -203,14 +224,14 @@ static void calls_with_one_time_costs_are_not_kept(void **state)
         f->run[1].failed = cost == 2;
         j->called_in = cost == 3;
         if (cost == 4) {
-            end_call(f, 0, 0.5); /* no time measured */
+            end_call(f, 0, 0.7); /* no time measured */
             continue;
         }
-        end_call(f, 0.01, 0.5);
+        end_call(f, 0.01, 0.7);
     }
     cls_job *j = new_call(f, CLS_F64, 18);
     assert_int_equal(j->solo, -1);
-    end_call(f, 0.01, 0.5);
+    end_call(f, 0.01, 0.7);
     assert_int_equal(new_call(f, CLS_F64, 18)->solo, 0); /* kept: now the lead alone is tried */
     release(f);
 }
@@ -220,20 +241,20 @@ static void kinds_are_kept_apart(void **state)
     (void)state;
     fake *f = make(2);
     new_call(f, CLS_F64, 18);
-    end_call(f, 0.01, 0.6);
+    end_call(f, 0.01, 0.7);
     assert_int_equal(new_call(f, CLS_F32, 18)->solo, -1); /* float32: a kind of its own */
-    end_call(f, 0.01, 0.6);
+    end_call(f, 0.01, 0.7);
     assert_int_equal(new_call(f, CLS_F64, 2)->solo, -1); /* 9x smaller */
-    end_call(f, 0.01, 0.6);
+    end_call(f, 0.01, 0.7);
     assert_int_equal(new_call(f, CLS_F64, 18)->solo, 0); /* the first kind's try */
     end_call(f, 0.01, 0);
     /* more kinds than the table holds: the least recently used goes */
     for (uint64_t b = 1; b <= CLS_TEAM_KINDS; b++) {
         new_call(f, CLS_F64, (uint64_t)1 << (b + 5));
-        end_call(f, 0.01, 0.6);
+        end_call(f, 0.01, 0.7);
     }
     assert_int_equal(new_call(f, CLS_F64, 18)->solo, -1); /* forgotten: a team first */
-    end_call(f, 0.01, 0.6);
+    end_call(f, 0.01, 0.7);
     release(f);
 }
 
@@ -357,11 +378,22 @@ static size_t until_alone(cls_context *ctx, const cls_array *x, const cls_pipeli
     return 0;
 }
 
+/* The suite's second PoCL device, slowed (the fault layer delays its
+ * launches), so that the first one does most of a team call and is tried
+ * alone; two equal devices never are (an_even_team_is_not_tried_alone). */
+static void slow_the_second_pocl_device(void)
+{
+    assert_int_equal(find_layer(), 0);
+    const char *name = test_suite_is("basic") ? "basic" : "pthread";
+    assert_true(fault.add(FAULT_DELAY, name, 1, NULL, 0, -1, 2000) >= 0);
+}
+
 static void a_call_on_the_lead_alone_is_right_and_names_the_reserves(void **state)
 {
     (void)state;
     cls_context *ctx = test_context(NULL, 0, 65536);
     assert_true(cls_device_count(ctx) >= 2);
+    slow_the_second_pocl_device();
     cls_dtype t = suite_runs(CLS_F64) ? CLS_F64 : CLS_F32;
     cls_array x = ref_make(CLS_F32, 24, 300, 37, 41, REF_MISSING | REF_CONSTANT | REF_NEGATIVE);
     if (t == CLS_F64) {
@@ -370,6 +402,7 @@ static void a_call_on_the_lead_alone_is_right_and_names_the_reserves(void **stat
     }
     cls_pipeline p = {.scaler = CLS_ZSCORE};
     until_alone(ctx, &x, &p);
+    fault.clear();
     ref_free(&x);
     cls_context_destroy(ctx);
 }
@@ -381,9 +414,9 @@ static void a_call_on_the_lead_alone_is_right_and_names_the_reserves(void **stat
 static void the_reserve_finishes_a_call_whose_lead_fails(void **state)
 {
     (void)state;
-    assert_int_equal(find_layer(), 0);
     cls_context *ctx = test_context(NULL, 0, 65536);
     assert_int_equal(cls_device_count(ctx), 2);
+    slow_the_second_pocl_device();
     cls_array x = ref_make(CLS_F32, 64, 500, 64, 43, REF_MISSING | REF_NEGATIVE);
     cls_pipeline p = {.scaler = CLS_MINMAX};
     for (int c = 0;; c++) {
@@ -393,18 +426,20 @@ static void the_reserve_finishes_a_call_whose_lead_fails(void **state)
         const cls_team *next = NULL;
         for (size_t i = 0; i < CLS_TEAM_KINDS; i++) {
             const cls_team *t = &ctx->team[i];
-            if (t->key && t->used == ctx->team_clock && t->nteam > 0 && t->nsolo == 0 && t->lead >= 0) next = t;
+            if (t->key && t->used == ctx->team_clock && t->nteam > 0 && t->nsolo == 0 && t->lead >= 0
+                && t->lead_share >= 0.6)
+                next = t;
         }
         if (!next) {
             cls_stats_destroy(check_fit_transform(ctx, &x, &p, "until a call alone"));
             continue;
         }
         int lead = next->lead;
+        assert_int_equal(lead, 0); /* device 1 is the slow one */
         int rule = fault.add(FAULT_KERNEL, "pthread", lead, NULL, 1, -1, 0);
         assert_true(rule >= 0);
         cls_stats_destroy(check_fit_transform(ctx, &x, &p, "the lead fails"));
         assert_true(fault.injected(rule) >= 1);
-        fault.clear();
         cls_report rep;
         assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
         size_t other = lead == 0 ? 1 : 0;
@@ -416,6 +451,7 @@ static void the_reserve_finishes_a_call_whose_lead_fails(void **state)
         assert_int_equal(rep.slices_done, rep.slices);
         break;
     }
+    fault.clear();
     ref_free(&x);
     cls_context_destroy(ctx);
 }
@@ -424,11 +460,12 @@ int main(void)
 {
     /* before the first OpenCL call: the ICD loader reads it once */
     const char *layer = getenv("CLS_FAULT_LAYER");
-    if (layer && test_suite_is("pocl")) setenv("OPENCL_LAYERS", layer, 1);
+    if (layer && !test_suite_is("noicd")) setenv("OPENCL_LAYERS", layer, 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_team_slower_than_its_lead_alone_hands_the_calls_to_the_lead),
         cmocka_unit_test(a_team_faster_than_its_lead_alone_keeps_every_device),
         cmocka_unit_test(a_team_within_five_percent_of_the_lead_alone_stays_a_team),
+        cmocka_unit_test(an_even_team_is_not_tried_alone),
         cmocka_unit_test(a_change_of_the_machine_is_found_again),
         cmocka_unit_test(calls_with_one_time_costs_are_not_kept),
         cmocka_unit_test(kinds_are_kept_apart),
@@ -440,6 +477,6 @@ int main(void)
     };
     /* made-up jobs everywhere; the suite's devices where it has several;
      * the fault layer on the two pthread devices */
-    size_t n = test_suite_is("noicd") ? 9 : test_suite_is("pocl") ? 11 : 10;
+    size_t n = test_suite_is("noicd") ? 10 : test_suite_is("pocl") ? 12 : 11;
     return test_run("team", tests, n, NULL, NULL);
 }
