@@ -16,17 +16,17 @@
  * with every device ("team") and with the lead device alone ("solo": the
  * device that moved the most bytes in the last team call, the others in
  * reserve), and runs each call the way that was faster (alone only when
- * more than 5% faster). The first call
- * that can be compared runs as a team; the next, solo; then the winner,
- * trying the other way again after `interval` calls, an interval that
- * doubles each time the other way loses again (up to MAX_INTERVAL), so a
- * wrong choice, or a machine that changes (another process on the GPU),
- * is found again. When a team is twice as fast, the tries cost under 1%
- * of the time in the long run. A device in reserve takes no slice and
- * gets no thread unless the lead fails (run.c: failover).
+ * more than 2% faster). The first call that can be compared runs as a
+ * team; the next, alone; then the winner, trying the other way again
+ * after `interval` calls, an interval that doubles each time the other way
+ * loses again (up to MAX_INTERVAL) and starts over when the winner
+ * changes, so a wrong choice, or a machine that changes (another process
+ * on the GPU), is found again. When a team is twice as fast, the tries
+ * cost under 1% of the time in the long run. A device in reserve takes no
+ * slice and gets no thread unless the lead fails (run.c: failover).
  *
  * A lead that did less than 60% of a team call is not tried alone: it
- * would have to run 1.75 times faster without the others to win, and two
+ * would have to run 1.7 times faster without the others to win, and two
  * equal devices would pay a slow call at every try for nothing.
  *
  * A call's throughput is its bytes over its wall time, kept only for calls
@@ -40,7 +40,7 @@
 
 #define BASE_INTERVAL 4
 #define MAX_INTERVAL 64
-#define SOLO_MARGIN 1.05 /* helpers get the benefit of the doubt */
+#define SOLO_MARGIN 1.02 /* helpers get the benefit of the doubt */
 #define TRY_SHARE 0.6    /* the lead's share of a team call below which it is not tried alone */
 
 /* Alone is the better way only when clearly faster: a team whose helpers
@@ -120,11 +120,11 @@ void cls_team_choose(cls_job *job)
     cls_team *t = find(ctx, kind_of(job));
     t->used = ++ctx->team_clock;
     job->team = t;
+    int lead_ok = t->lead >= 0 && (size_t)t->lead < job->nruns && job->runs[t->lead].participates;
     /* a lead that did under TRY_SHARE of a team call would have to run
-     * more than 1.05 / TRY_SHARE = 1.75 times faster alone than beside
+     * more than 1.02 / TRY_SHARE = 1.7 times faster alone than beside
      * the others to win: not worth a slow call to find out (two equal
      * devices would otherwise pay a try every few calls) */
-    int lead_ok = t->lead >= 0 && (size_t)t->lead < job->nruns && job->runs[t->lead].participates;
     int worth_a_try = t->lead_share >= TRY_SHARE;
     int solo;
     job->trial = 0;
@@ -177,18 +177,20 @@ void cls_team_record(cls_job *job, double wall)
         t->solo[t->nsolo++ % CLS_TEAM_KEEP] = bps;
     } else {
         int top = -1;
-        uint64_t most = 0;
-        for (size_t i = 0; i < job->nruns; i++)
+        uint64_t most = 0, all = 0;
+        for (size_t i = 0; i < job->nruns; i++) {
+            all += job->runs[i].bytes;
             if (job->runs[i].bytes > most) {
                 most = job->runs[i].bytes;
                 top = (int)i;
             }
+        }
         if (top != t->lead) { /* another device leads now: its solo figures are to be taken */
             t->lead = top;
             t->nsolo = 0;
             memset(t->solo, 0, sizeof t->solo);
         }
-        t->lead_share = job->bytes_total ? (double)most / (double)job->bytes_total : 0;
+        t->lead_share = all ? (double)most / (double)all : 0;
         t->team[t->nteam++ % CLS_TEAM_KEEP] = bps;
     }
     int now_solo = solo_wins(best_of(t->solo, t->nsolo), best_of(t->team, t->nteam));
