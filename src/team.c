@@ -134,10 +134,9 @@ void cls_team_choose(cls_job *job)
         solo = worth_a_try;
     } else {
         int winner = solo_wins(best_of(t->solo, t->nsolo), best_of(t->team, t->nteam));
-        if (t->since >= t->interval) {
+        if (t->since >= t->interval && (winner || worth_a_try)) {
             solo = !winner;
-            job->trial = winner || worth_a_try;
-            if (!job->trial) solo = 0;
+            job->trial = 1;
             t->since = 0;
         } else {
             solo = winner;
@@ -193,16 +192,14 @@ void cls_team_record(cls_job *job, double wall)
         t->lead_share = all ? (double)most / (double)all : 0;
         t->team[t->nteam++ % CLS_TEAM_KEEP] = bps;
     }
+    /* the winner changed (a try won, or the winner's own calls slowed
+     * down): the machine may be changing, look again soon; a try that
+     * lost: look again later */
     int now_solo = solo_wins(best_of(t->solo, t->nsolo), best_of(t->team, t->nteam));
-    if (t->nsolo && t->nteam && before_solo > 0 && before_team > 0 && now_solo != solo_wins(before_solo, before_team)) {
-        /* the winner changed: the machine may be changing, look again soon */
+    if (t->nsolo && before_solo > 0 && before_team > 0 && now_solo != solo_wins(before_solo, before_team)) {
         t->interval = BASE_INTERVAL;
         t->since = 0;
-        return;
-    }
-    if (job->trial) {
-        /* the way tried against the winner: did it win now? */
-        int won = job->solo >= 0 ? solo_wins(bps, before_team) : !solo_wins(before_solo, bps);
-        t->interval = won ? BASE_INTERVAL : (t->interval * 2 > MAX_INTERVAL ? MAX_INTERVAL : t->interval * 2);
+    } else if (job->trial) {
+        t->interval = t->interval * 2 > MAX_INTERVAL ? MAX_INTERVAL : t->interval * 2;
     }
 }
