@@ -125,6 +125,22 @@ typedef struct cls_inflight {
     uint64_t    bytes;
 } cls_inflight;
 
+/* Why a device last declined a slice (run.c), for the report of a call in
+ * which it took none. */
+typedef enum cls_decline_why {
+    CLS_DECLINE_NONE,
+    CLS_DECLINE_HOST_BOUND,   /* staging from pageable memory while host memory binds */
+    CLS_DECLINE_PRIOR,        /* unmeasured, its probe far below another device's speed */
+    CLS_DECLINE_SLOWER        /* the others would finish everything before its slice */
+} cls_decline_why;
+
+typedef struct cls_decline {
+    cls_decline_why why;
+    double mine, other;      /* bytes/s: its speed, and the figure it lost to */
+    size_t other_dev;        /* for PRIOR: the device whose speed that was */
+    double t_me, t_all;      /* for SLOWER: seconds for its slice, for all the others' work */
+} cls_decline;
+
 typedef struct cls_devrun {
     cls_job    *job;
     cls_dev    *dev;
@@ -156,6 +172,7 @@ typedef struct cls_devrun {
     int         dormant;          /* declined the phase's first slice: no thread until it might take one */
     int         staged;           /* staging device, caller memory not pinned: host threads copy */
     int         reserve;          /* takes no slice unless the devices at work fail (team.c) */
+    cls_decline declined;         /* its last decline in this call (report) */
 } cls_devrun;
 
 /* Takes part in the call now: not failed, not in reserve. */
@@ -241,8 +258,9 @@ void cls_run_forget(cls_job *job);
  * by speed). */
 void cls_run_priors(cls_job *job);
 /* Whether device run r would take a slice of `bytes` now (lock held; the
- * rule is at its definition). */
-int cls_may_take(const cls_devrun *r, uint64_t bytes, double now);
+ * rule is at its definition). When it would not and `why` is not NULL,
+ * *why says why. */
+int cls_may_take(const cls_devrun *r, uint64_t bytes, double now, cls_decline *why);
 /* Runs the current phase's slices on every participating device. */
 cls_status cls_run_phase(cls_job *job);
 /* Fills the context's report (and events) from the job, after the call. */

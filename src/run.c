@@ -67,7 +67,7 @@ void cls_run_note_copy(cls_job *job, uint64_t bytes, double seconds)
  * H100 (seed-A, pageable): the CPU device alone 15.0 ms, both 19.8 ms with
  * the GPU taking 5% of the slices. Until a copy has been timed (M = 0) a
  * staging device takes its slices as any other, which times one. */
-static int host_bound(const cls_devrun *r, double now)
+static int host_bound(const cls_devrun *r, double now, cls_decline *why)
 {
     const cls_job *job = r->job;
     if (!r->staged || !(job->host_copy_bw > 0)) return 0;
@@ -78,7 +78,9 @@ static int host_bound(const cls_devrun *r, double now)
         double ro = rate_of(o, now);
         if (ro > 0) z += ro;
     }
-    return z >= job->host_copy_bw / 2;
+    if (z < job->host_copy_bw / 2) return 0;
+    if (why) *why = (cls_decline){.why = CLS_DECLINE_HOST_BOUND, .mine = job->host_copy_bw, .other = z};
+    return 1;
 }
 
 /* A device declines a slice only when (1) another device would finish that
@@ -89,10 +91,10 @@ static int host_bound(const cls_devrun *r, double now)
  * measured takes one slice at a time, and none when its prior says that it
  * is far slower than another and that the others would finish everything
  * long before it finished one. */
-int cls_may_take(const cls_devrun *r, uint64_t bytes, double now)
+int cls_may_take(const cls_devrun *r, uint64_t bytes, double now, cls_decline *why)
 {
     const cls_job *job = r->job;
-    if (r->reserve || host_bound(r, now)) return 0;
+    if (r->reserve || host_bound(r, now, why)) return 0;
     double mine = rate_of(r, now);
     int measured = mine > 0;
     if (!measured) {
@@ -102,15 +104,22 @@ int cls_may_take(const cls_devrun *r, uint64_t bytes, double now)
     }
     double t_me = (double)(r->inflight_bytes + bytes) / mine;
     double others = 0, fastest = 0, fastest_prior = 0;
+    size_t fastest_dev = 0, fastest_prior_dev = 0;
     uint64_t others_inflight = 0;
     int better = 0;
     for (size_t i = 0; i < job->nruns; i++) {
         const cls_devrun *o = &job->runs[i];
         if (o == r || !cls_run_active(o)) continue;
-        if (o->dev->prior > fastest_prior) fastest_prior = o->dev->prior;
+        if (o->dev->prior > fastest_prior) {
+            fastest_prior = o->dev->prior;
+            fastest_prior_dev = o->dev->index;
+        }
         double ro = rate_or_prior(o, now);
         if (ro <= 0) continue;
-        if (ro > fastest) fastest = ro;
+        if (ro > fastest) {
+            fastest = ro;
+            fastest_dev = o->dev->index;
+        }
         others += ro;
         others_inflight += o->inflight_bytes;
         double t_o = (double)(o->inflight_bytes + bytes) / ro;
@@ -130,7 +139,17 @@ int cls_may_take(const cls_devrun *r, uint64_t bytes, double now)
     }
     if (!better) return 1;
     double their_all = (double)(job->pending_bytes + others_inflight) / others;
-    return margin * t_me <= their_all;
+    if (margin * t_me <= their_all) return 1;
+    if (why) {
+        if (!measured)
+            *why = (cls_decline){.why = CLS_DECLINE_PRIOR, .mine = mine,
+                                 .other = fastest_prior > 0 ? fastest_prior : fastest,
+                                 .other_dev = fastest_prior > 0 ? fastest_prior_dev : fastest_dev};
+        else
+            *why = (cls_decline){.why = CLS_DECLINE_SLOWER, .mine = mine, .other = others,
+                                 .t_me = t_me, .t_all = their_all};
+    }
+    return 0;
 }
 
 /* The next slice for this device, or -1. Lock held. */
@@ -159,7 +178,11 @@ static int pull(cls_devrun *r)
      * so two devices deciding at different moments could each find the
      * other better and both wait: the last worker not waiting takes the
      * slice when nothing is running, so some completion always comes. */
-    if (s->home != me && !cls_may_take(r, b, now) && (job->running > 0 || job->idle + 1 < job->workers)) return -1;
+    cls_decline why = {0};
+    if (s->home != me && !cls_may_take(r, b, now, &why) && (job->running > 0 || job->idle + 1 < job->workers)) {
+        if (why.why != CLS_DECLINE_NONE) r->declined = why;
+        return -1;
+    }
     s->state = CLS_SL_RUNNING;
     s->dev = me;
     job->pending--;
@@ -181,10 +204,14 @@ static uint64_t next_bytes(const cls_job *job)
 }
 
 /* Would this device take the next slice now (its worker's own test)? */
-static int would_take(const cls_devrun *r)
+static int would_take(cls_devrun *r)
 {
     uint64_t b = next_bytes(r->job);
-    return b > 0 && cls_may_take(r, b, cls_now());
+    if (b == 0) return 0;
+    cls_decline why = {0};
+    if (cls_may_take(r, b, cls_now(), &why)) return 1;
+    if (why.why != CLS_DECLINE_NONE) r->declined = why;
+    return 0;
 }
 
 /* Starts the worker of each dormant device that would now take a slice, or
@@ -607,6 +634,32 @@ void cls_record_events(cls_devrun *r, unsigned q, double so0, double so1)
     pthread_mutex_unlock(&job->lock);
 }
 
+/* Why a device that took no slice declined them, into buf. */
+static void decline_note(const cls_decline *d, char *buf, size_t len)
+{
+    switch (d->why) {
+    case CLS_DECLINE_HOST_BOUND:
+        snprintf(buf, len,
+                 "declined: it stages pageable memory and host memory binds (zero-copy devices move %.3g GB/s,"
+                 " its copies have shown %.3g GB/s of host traffic)",
+                 d->other / 1e9, d->mine / 1e9);
+        break;
+    case CLS_DECLINE_PRIOR:
+        snprintf(buf, len,
+                 "declined: not measured yet; its probe read %.3g GB/s, over %.0fx below device %zu's %.3g GB/s",
+                 d->mine / 1e9, CLS_PRIOR_MARGIN, d->other_dev, d->other / 1e9);
+        break;
+    case CLS_DECLINE_SLOWER:
+        snprintf(buf, len,
+                 "declined: at %.3g GB/s a slice would take it %.3g ms; the others (%.3g GB/s) would finish"
+                 " everything in %.3g ms",
+                 d->mine / 1e9, d->t_me * 1e3, d->other / 1e9, d->t_all * 1e3);
+        break;
+    default:
+        buf[0] = 0;
+    }
+}
+
 cls_status cls_report_finish(cls_job *job, double wall)
 {
     cls_context *ctx = job->ctx;
@@ -614,7 +667,8 @@ cls_status cls_report_finish(cls_job *job, double wall)
     cls_device_report *rd = realloc(ctx->rep_devs, (n ? n : 1) * sizeof *rd);
     if (!rd) return CLS_E_NOMEM;
     ctx->rep_devs = rd;
-    char *msgs = realloc(ctx->rep_msgs, (n ? n : 1) * CLS_REPORT_MSG);
+    /* a failure message per device, then a decline note per device */
+    char *msgs = realloc(ctx->rep_msgs, 2 * (n ? n : 1) * CLS_REPORT_MSG);
     if (!msgs) return CLS_E_NOMEM;
     ctx->rep_msgs = msgs;
     memset(rd, 0, n * sizeof *rd);
@@ -624,6 +678,11 @@ cls_status cls_report_finish(cls_job *job, double wall)
     for (size_t i = 0; i < n && i < job->nruns; i++) {
         const cls_devrun *r = &job->runs[i];
         rd[i].sat_out = r->sat_out;
+        if (!r->sat_out && !r->failed && r->participates && r->slices == 0 && r->declined.why != CLS_DECLINE_NONE) {
+            char *note = msgs + (n + i) * CLS_REPORT_MSG;
+            decline_note(&r->declined, note, CLS_REPORT_MSG);
+            rd[i].sat_out = note;
+        }
         if (r->failed) {
             snprintf(msgs + i * CLS_REPORT_MSG, CLS_REPORT_MSG, "%s", r->fail_msg);
             rd[i].failed = msgs + i * CLS_REPORT_MSG;

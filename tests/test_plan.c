@@ -177,15 +177,17 @@ static void large_jobs_are_cut_by_the_slice_size(void **state)
 
 /* A device not measured yet, deciding on its first slice of a 1.6 GB job
  * while the other has taken nothing yet. */
-static int unmeasured_takes(const fake_dev *d)
+static int second_takes(const fake_dev *d, cls_decline *why)
 {
     fake *f = make(d, 2, 10000, 4000, 5);
     plan(f);
     f->job.pending_bytes = 2 * f->job.B * f->job.R * f->job.C * f->job.es;
-    int take = cls_may_take(&f->run[1], 2 * f->job.sl[0].nrows * f->job.C * f->job.es, 1.0);
+    int take = cls_may_take(&f->run[1], 2 * f->job.sl[0].nrows * f->job.C * f->job.es, 1.0, why);
     release(f);
     return take;
 }
+
+static int unmeasured_takes(const fake_dev *d) { return second_takes(d, NULL); }
 
 static void a_prior_is_compared_with_the_others_priors(void **state)
 {
@@ -233,7 +235,7 @@ static void a_rate_far_below_an_identical_device_is_forgotten(void **state)
  * host memory traffic, it stays out while the CPU moves M / 2 or more
  * (each of its bytes costs the host three), and takes part below that,
  * or when the caller's memory is pinned (no copies). */
-static int gpu_takes(double cpu_rate, double host_copy_bw, int staged)
+static int gpu_takes_why(double cpu_rate, double host_copy_bw, int staged, cls_decline *why)
 {
     const fake_dev d[] = {{'z', cpu_rate, 0}, {'s', 48e9, 0}};
     fake *f = make(d, 2, 10000, 4000, 5);
@@ -241,9 +243,14 @@ static int gpu_takes(double cpu_rate, double host_copy_bw, int staged)
     f->job.pending_bytes = 2 * f->job.B * f->job.R * f->job.C * f->job.es;
     f->job.host_copy_bw = host_copy_bw;
     f->run[1].staged = staged;
-    int take = cls_may_take(&f->run[1], 2 * f->job.sl[0].nrows * f->job.C * f->job.es, 1.0);
+    int take = cls_may_take(&f->run[1], 2 * f->job.sl[0].nrows * f->job.C * f->job.es, 1.0, why);
     release(f);
     return take;
+}
+
+static int gpu_takes(double cpu_rate, double host_copy_bw, int staged)
+{
+    return gpu_takes_why(cpu_rate, host_copy_bw, staged, NULL);
 }
 
 static void a_staging_device_stays_out_while_host_memory_binds(void **state)
@@ -254,6 +261,37 @@ static void a_staging_device_stays_out_while_host_memory_binds(void **state)
     assert_false(gpu_takes(67e9, 134e9, 1));  /* exactly half */
     assert_true(gpu_takes(20e9, 134e9, 1));   /* a CPU device of a few cores */
     assert_true(gpu_takes(113e9, 134e9, 0));  /* pinned caller memory: DMA only */
+}
+
+/* A decline says which rule kept the device out and the figures it
+ * compared (the report's sat_out for a device that took no slice); a slice
+ * taken leaves `why` alone. */
+static void a_decline_says_why(void **state)
+{
+    (void)state;
+    cls_decline why = {.why = CLS_DECLINE_NONE};
+    const fake_dev sim[] = {{'z', 30e9, 5e9}, {'z', 0, 6e6}};
+    assert_false(second_takes(sim, &why));
+    assert_int_equal(why.why, CLS_DECLINE_PRIOR);
+    assert_true(why.mine == 6e6 && why.other == 5e9);
+    assert_int_equal(why.other_dev, 0);
+
+    why = (cls_decline){.why = CLS_DECLINE_NONE};
+    const fake_dev slow[] = {{'z', 30e9, 0}, {'z', 1e8, 0}}; /* measured, 300x slower */
+    assert_false(second_takes(slow, &why));
+    assert_int_equal(why.why, CLS_DECLINE_SLOWER);
+    assert_true(why.mine == 1e8 && why.other == 30e9);
+    assert_true(why.t_me > why.t_all && why.t_all > 0);
+
+    why = (cls_decline){.why = CLS_DECLINE_NONE};
+    assert_false(gpu_takes_why(113e9, 134e9, 1, &why));
+    assert_int_equal(why.why, CLS_DECLINE_HOST_BOUND);
+    assert_true(why.mine == 134e9 && why.other == 113e9);
+
+    why = (cls_decline){.why = CLS_DECLINE_NONE};
+    const fake_dev alike[] = {{'z', 30e9, 0}, {'z', 25e9, 0}};
+    assert_true(second_takes(alike, &why));
+    assert_int_equal(why.why, CLS_DECLINE_NONE);
 }
 
 int main(void)
@@ -267,6 +305,7 @@ int main(void)
         cmocka_unit_test(a_prior_is_compared_with_the_others_priors),
         cmocka_unit_test(a_rate_far_below_an_identical_device_is_forgotten),
         cmocka_unit_test(a_staging_device_stays_out_while_host_memory_binds),
+        cmocka_unit_test(a_decline_says_why),
     };
     return TEST_RUN("plan", tests, NULL, NULL);
 }

@@ -101,13 +101,27 @@ static void slow_device_1(void)
     assert_true(fault.add(FAULT_DELAY, "pthread", 1, NULL, 0, -1, DELAY_US) >= 0);
 }
 
+/* The last call's report says why device i took no slice. */
+static void assert_declined_for_its_prior(cls_context *ctx, size_t i)
+{
+    cls_report rep;
+    assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
+    const char *why = rep.devices[i].sat_out;
+    assert_non_null(why);
+    print_message("# device %zu sat out: %s\n", i, why);
+    assert_non_null(strstr(why, "declined: not measured yet; its probe read"));
+    assert_null(rep.devices[i == 0].sat_out); /* the other did the work */
+}
+
 static void far_slower_device_takes_no_slice_in_its_first_calls(void **state)
 {
     (void)state;
     cls_context *ctx = two_devices();
     slow_device_1();
     assert_int_equal(call(ctx, 1, "first call, device 1 slow"), 0);
+    assert_declined_for_its_prior(ctx, 1);
     assert_int_equal(call(ctx, 1, "second call, device 1 slow"), 0);
+    assert_declined_for_its_prior(ctx, 1);
     fault.clear();
     cls_context_destroy(ctx);
 }

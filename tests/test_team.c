@@ -141,7 +141,7 @@ static void a_team_slower_than_its_lead_alone_hands_the_calls_to_the_lead(void *
     assert_false(f->run[1].reserve);
     assert_non_null(strstr(f->run[0].sat_out, "in reserve"));
     assert_null(f->run[1].sat_out);
-    assert_false(cls_may_take(&f->run[0], MIB, 1.0)); /* a reserve takes nothing */
+    assert_false(cls_may_take(&f->run[0], MIB, 1.0, NULL)); /* a reserve takes nothing */
     end_call(f, 0.0164, 0);
     /* from then on alone, the team tried again ever more rarely */
     size_t gap = 0;
@@ -326,9 +326,9 @@ static void a_reserve_shapes_no_slice_and_takes_none_until_called_in(void **stat
     assert_int_equal(cls_plan(j, CLS_OP_FUSED, cls_plan_slice_bytes(j)), CLS_OK);
     j->pending_bytes = j->bytes_total;
     uint64_t b = 2 * j->sl[0].nrows * j->sl[0].ncols * j->es;
-    assert_false(cls_may_take(&f->run[1], b, 1.0));
-    assert_false(cls_may_take(&f->run[2], b, 1.0));
-    assert_true(cls_may_take(&f->run[0], b, 1.0));
+    assert_false(cls_may_take(&f->run[1], b, 1.0, NULL));
+    assert_false(cls_may_take(&f->run[2], b, 1.0, NULL));
+    assert_true(cls_may_take(&f->run[0], b, 1.0, NULL));
     /* the lead fails: the reserves take part, and the call is not kept */
     f->run[0].failed = 1;
     cls_team_call_in(j);
@@ -336,7 +336,7 @@ static void a_reserve_shapes_no_slice_and_takes_none_until_called_in(void **stat
         assert_false(f->run[i].reserve);
         assert_null(f->run[i].sat_out);
     }
-    assert_true(cls_may_take(&f->run[1], b, 1.0) || cls_may_take(&f->run[2], b, 1.0));
+    assert_true(cls_may_take(&f->run[1], b, 1.0, NULL) || cls_may_take(&f->run[2], b, 1.0, NULL));
     unsigned kept = j->team->nsolo;
     f->run[0].failed = 0; /* only called_in keeps it out now */
     cls_team_record(j, 0.01);

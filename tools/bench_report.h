@@ -65,7 +65,7 @@ typedef enum bench_run_status { RUN_OK, RUN_SAT_OUT, RUN_FAILED } bench_run_stat
 /* One device's part of a clscale call (cls_device_report, strings copied). */
 typedef struct bench_part {
     size_t   index;                /* global index */
-    char     sat_out[128];         /* "" when it took part */
+    char     sat_out[256];         /* "" when it took part */
     char     failed[256];          /* "" unless it was dropped mid-call */
     size_t   slices;
     uint64_t bytes;
