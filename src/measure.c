@@ -4,6 +4,7 @@
  * (CL_MEM_ALLOC_HOST_PTR, mapped) and from pageable malloc'ed memory. Best
  * of several repeats after a warm-up, timed with the host clock around
  * blocking commands. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,17 +156,24 @@ static int prior_alloc(cls_dev *d, prior_bufs *p, size_t bytes)
  * written per second, transfers included for a staging device. A simulator
  * stops after a size or two; a CPU or GPU reaches sizes where launch costs
  * fade. The figure only has to tell devices many times slower apart, so a
- * failure is not an error: the device then stays unknown (0). */
+ * failure is not an error: the device then stays unknown (0).
+ *
+ * A busy host can stretch one round: a PoCL worker thread preempted for a
+ * 4 ms scheduler tick makes a 4 KiB copy look 100x slow, spends the whole
+ * budget at once and, alone, would stand for the device. So the first
+ * timed size runs twice, and a later round that took over 2.5x the round
+ * before it (twice the bytes) runs again while all rounds took under 10x
+ * the budget; the faster of the two counts, against the budget too. */
 double cls_device_prior(cls_dev *d, unsigned qi)
 {
     enum { START = 4096, LIMIT = 1 << 20 };
-    const double budget = 2e-3;
+    const double budget = 2e-3, wall_cap = 10 * budget;
     cl_command_queue q = d->q[qi];
     size_t cap = LIMIT;
     if (cap > d->info.max_alloc_bytes) cap = (size_t)d->info.max_alloc_bytes & ~(size_t)63;
     if (cap < START) return 0;
     prior_bufs p = {0};
-    double rate = 0, spent = 0;
+    double rate = 0, spent = 0, wall = 0, prev = 0;
     /* an untimed launch first, of the first timed size: a driver may
      * compile the kernel at its first launch (PoCL: hundreds of ms with a
      * cold cache), which would make a fast device look slower than a
@@ -173,14 +181,21 @@ double cls_device_prior(cls_dev *d, unsigned qi)
      * one after it was still slow on PoCL (one of two equal devices then
      * looked over 8x slower than the other and took no slice) */
     if (prior_alloc(d, &p, START) == 0 && prior_round(d, q, p.a, p.b, p.host, START) >= 0) {
-        for (size_t bytes = START; bytes <= cap && spent < budget; bytes *= 2) {
+        for (size_t bytes = START; bytes <= cap && spent < budget && wall < wall_cap; bytes *= 2) {
             double t = bytes > p.bytes && prior_alloc(d, &p, cap) != 0
                            ? -1.0
                            : prior_round(d, q, p.a, p.b, p.host, bytes);
+            if (t >= 0) wall += t;
+            if (t >= 0 && (prev == 0 || (t > 2.5 * prev && wall < wall_cap))) {
+                double again = prior_round(d, q, p.a, p.b, p.host, bytes);
+                if (again >= 0) wall += again;
+                t = again < 0 ? again : fmin(t, again);
+            }
             if (t < 0) {
                 rate = 0;
                 break;
             }
+            prev = t;
             spent += t;
             if (t > 0 && 2.0 * (double)bytes / t > rate) rate = 2.0 * (double)bytes / t;
         }
