@@ -138,6 +138,7 @@ typedef struct cls_decline {
     cls_decline_why why;
     double mine, other;      /* bytes/s: its speed, and the figure it lost to */
     size_t other_dev;        /* for PRIOR: the device whose speed that was */
+    int    other_probed;     /* for PRIOR: that speed is its probe (else its measured rate) */
     double t_me, t_all;      /* for SLOWER: seconds for its slice, for all the others' work */
 } cls_decline;
 

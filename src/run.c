@@ -144,7 +144,8 @@ int cls_may_take(const cls_devrun *r, uint64_t bytes, double now, cls_decline *w
         if (!measured)
             *why = (cls_decline){.why = CLS_DECLINE_PRIOR, .mine = mine,
                                  .other = fastest_prior > 0 ? fastest_prior : fastest,
-                                 .other_dev = fastest_prior > 0 ? fastest_prior_dev : fastest_dev};
+                                 .other_dev = fastest_prior > 0 ? fastest_prior_dev : fastest_dev,
+                                 .other_probed = fastest_prior > 0};
         else
             *why = (cls_decline){.why = CLS_DECLINE_SLOWER, .mine = mine, .other = others,
                                  .t_me = t_me, .t_all = their_all};
@@ -646,8 +647,9 @@ static void decline_note(const cls_decline *d, char *buf, size_t len)
         break;
     case CLS_DECLINE_PRIOR:
         snprintf(buf, len,
-                 "declined: not measured yet; its probe read %.3g GB/s, over %.0fx below device %zu's %.3g GB/s",
-                 d->mine / 1e9, CLS_PRIOR_MARGIN, d->other_dev, d->other / 1e9);
+                 "declined: not measured yet; its probe read %.3g GB/s, over %.0fx below device %zu's %s %.3g GB/s",
+                 d->mine / 1e9, CLS_PRIOR_MARGIN, d->other_dev, d->other_probed ? "probe," : "measured",
+                 d->other / 1e9);
         break;
     case CLS_DECLINE_SLOWER:
         snprintf(buf, len,

@@ -275,6 +275,7 @@ static void a_decline_says_why(void **state)
     assert_int_equal(why.why, CLS_DECLINE_PRIOR);
     assert_true(why.mine == 6e6 && why.other == 5e9);
     assert_int_equal(why.other_dev, 0);
+    assert_true(why.other_probed);
 
     why = (cls_decline){.why = CLS_DECLINE_NONE};
     const fake_dev slow[] = {{'z', 30e9, 0}, {'z', 1e8, 0}}; /* measured, 300x slower */
