@@ -173,7 +173,7 @@ typedef struct cls_devrun {
     int         dormant;          /* declined the phase's first slice: no thread until it might take one */
     int         staged;           /* staging device, caller memory not pinned: host threads copy */
     int         reserve;          /* takes no slice unless the devices at work fail (team.c) */
-    cls_decline declined;         /* its last decline in this call (report) */
+    cls_decline declined;         /* its last decline in this call (report: read only if it took no slice) */
 } cls_devrun;
 
 /* Takes part in the call now: not failed, not in reserve. */

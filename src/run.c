@@ -179,11 +179,8 @@ static int pull(cls_devrun *r)
      * so two devices deciding at different moments could each find the
      * other better and both wait: the last worker not waiting takes the
      * slice when nothing is running, so some completion always comes. */
-    cls_decline why = {0};
-    if (s->home != me && !cls_may_take(r, b, now, &why) && (job->running > 0 || job->idle + 1 < job->workers)) {
-        if (why.why != CLS_DECLINE_NONE) r->declined = why;
+    if (s->home != me && !cls_may_take(r, b, now, &r->declined) && (job->running > 0 || job->idle + 1 < job->workers))
         return -1;
-    }
     s->state = CLS_SL_RUNNING;
     s->dev = me;
     job->pending--;
@@ -208,11 +205,7 @@ static uint64_t next_bytes(const cls_job *job)
 static int would_take(cls_devrun *r)
 {
     uint64_t b = next_bytes(r->job);
-    if (b == 0) return 0;
-    cls_decline why = {0};
-    if (cls_may_take(r, b, cls_now(), &why)) return 1;
-    if (why.why != CLS_DECLINE_NONE) r->declined = why;
-    return 0;
+    return b > 0 && cls_may_take(r, b, cls_now(), &r->declined);
 }
 
 /* Starts the worker of each dormant device that would now take a slice, or
