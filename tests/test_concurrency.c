@@ -69,9 +69,15 @@ static void two_devices_launch_at_once_on_fresh_shapes(void **state)
         assert_int_equal(rep.ndevices, 2);
         both += rep.devices[0].slices > 0 && rep.devices[1].slices > 0;
     }
-    /* the point is two devices at once: most calls must have had both */
+    /* The point is two devices at once, so many calls must have had both.
+     * Not most: a quarter of the calls (no scaler) copy on the host, and a
+     * worker thread that gets no core until the calling thread's device has
+     * taken every slice is the host's doing, not a decline. On the 2-core
+     * VM: both in 104-108 of 150 calls when quiet, 49-62 with a busy loop
+     * on one core (the load a parallel `meson test` puts beside it; the
+     * old bound of 50 failed 1 run in 12 so). */
     print_message("# both devices took slices in %zu of 150 calls\n", both);
-    assert_true(both >= 50);
+    assert_true(both >= 25);
     cls_context_destroy(ctx);
 }
 
