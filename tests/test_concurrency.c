@@ -74,8 +74,8 @@ static void two_devices_launch_at_once_on_fresh_shapes(void **state)
      * worker thread that gets no core until the calling thread's device has
      * taken every slice is the host's doing, not a decline. On the 2-core
      * VM: both in 104-108 of 150 calls when quiet, 49-62 with a busy loop
-     * on one core (the load a parallel `meson test` puts beside it; the
-     * old bound of 50 failed 1 run in 12 so). */
+     * on one core (any other process at work beside the test; the old
+     * bound of 50 failed 1 run in 12 so). */
     print_message("# both devices took slices in %zu of 150 calls\n", both);
     assert_true(both >= 25);
     cls_context_destroy(ctx);
