@@ -298,8 +298,9 @@ typedef struct cls_event {
 typedef struct cls_device_report {
     size_t      device;      /* index among the selected devices */
     const char *sat_out;     /* NULL, or why it took no slice: a capability it lacks
-                                ("no cl_khr_fp64"), in reserve, or "declined: ..." with
-                                the speeds the scheduler compared */
+                                ("no cl_khr_fp64"), in reserve, "declined: ..." with
+                                the speeds the scheduler compared, or "took no slice:"
+                                the others had taken them all when its worker asked */
     const char *failed;      /* NULL, or the error that dropped it mid-call */
     size_t      slices;      /* slices it completed */
     uint64_t    bytes;       /* bytes of data it read and wrote (both phases) */

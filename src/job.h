@@ -174,6 +174,7 @@ typedef struct cls_devrun {
     int         staged;           /* staging device, caller memory not pinned: host threads copy */
     int         reserve;          /* takes no slice unless the devices at work fail (team.c) */
     cls_decline declined;         /* its last decline in this call (report: read only if it took no slice) */
+    int         found_none;       /* its worker asked for a slice when none was left */
 } cls_devrun;
 
 /* Takes part in the call now: not failed, not in reserve. */

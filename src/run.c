@@ -157,7 +157,11 @@ int cls_may_take(const cls_devrun *r, uint64_t bytes, double now, cls_decline *w
 static int pull(cls_devrun *r)
 {
     cls_job *job = r->job;
-    if (job->pending == 0 || job->unrecoverable) return -1;
+    if (job->unrecoverable) return -1;
+    if (job->pending == 0) {
+        r->found_none = 1;
+        return -1;
+    }
     int me = (int)r->dev->index, pick = -1, any = -1;
     for (size_t i = 0; i < job->nsl; i++) {
         const cls_slice *s = &job->sl[i];
@@ -628,6 +632,12 @@ void cls_record_events(cls_devrun *r, unsigned q, double so0, double so1)
     pthread_mutex_unlock(&job->lock);
 }
 
+/* A device that declined nothing and took no slice: its worker found none
+ * left, as in a call of fewer slices than devices, or when its thread got
+ * no core until the others had taken everything (a busy host). */
+static const char none_left_note[] =
+    "took no slice: the other devices had taken every one before its worker asked for one";
+
 /* Why a device that took no slice declined them, into buf. */
 static void decline_note(const cls_decline *d, char *buf, size_t len)
 {
@@ -673,10 +683,14 @@ cls_status cls_report_finish(cls_job *job, double wall)
     for (size_t i = 0; i < n && i < job->nruns; i++) {
         const cls_devrun *r = &job->runs[i];
         rd[i].sat_out = r->sat_out;
-        if (!r->sat_out && !r->failed && r->participates && r->slices == 0 && r->declined.why != CLS_DECLINE_NONE) {
-            char *note = msgs + (n + i) * CLS_REPORT_MSG;
-            decline_note(&r->declined, note, CLS_REPORT_MSG);
-            rd[i].sat_out = note;
+        if (!r->sat_out && !r->failed && r->participates && r->slices == 0) {
+            if (r->declined.why != CLS_DECLINE_NONE) {
+                char *note = msgs + (n + i) * CLS_REPORT_MSG;
+                decline_note(&r->declined, note, CLS_REPORT_MSG);
+                rd[i].sat_out = note;
+            } else if (r->found_none) {
+                rd[i].sat_out = none_left_note;
+            }
         }
         if (r->failed) {
             snprintf(msgs + i * CLS_REPORT_MSG, CLS_REPORT_MSG, "%s", r->fail_msg);

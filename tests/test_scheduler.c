@@ -10,7 +10,7 @@
  * compiling it) counts neither in its prior nor in its rate. A device that
  * declines a phase's first slice gets no worker thread until it might take
  * one, or until another device fails, and the report says why it took no
- * slice.
+ * slice: the rule that declined, or that the others had taken every slice.
  *
  * Suite pocl: two PoCL pthread devices; the fault layer (fault_layer.c)
  * makes the second one slow by delaying its kernel launches. The checks
@@ -256,6 +256,34 @@ static void no_probe_with_cls_prior_0(void **state)
     cls_context_destroy(ctx);
 }
 
+static void a_device_that_finds_every_slice_taken_says_so(void **state)
+{
+    (void)state;
+    /* one slice for two devices, both unmeasured and unprobed (so both
+     * would take it): one does, the other's worker finds none left, and
+     * the report says that rather than nothing */
+    setenv("CLSCALE_PRIOR", "0", 1);
+    cls_context *ctx = two_devices_sliced((size_t)64 << 20);
+    unsetenv("CLSCALE_PRIOR");
+    cls_array small = ref_make(CLS_F32, 1, 97, 5, 7300, REF_NEGATIVE);
+    assert_non_null(small.data);
+    cls_pipeline p = {.scaler = CLS_MINMAX};
+    cls_stats_destroy(check_fit_transform(ctx, &small, &p, "one slice, two devices"));
+    ref_free(&small);
+    cls_report rep;
+    assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
+    assert_int_equal(rep.slices, 1);
+    size_t idle = rep.devices[0].slices == 0 ? 0 : 1;
+    assert_int_equal(rep.devices[idle].slices, 0);
+    assert_int_equal(rep.devices[!idle].slices, 1);
+    const char *why = rep.devices[idle].sat_out;
+    assert_non_null(why);
+    print_message("# device %zu sat out: %s\n", idle, why);
+    assert_non_null(strstr(why, "took no slice: the other devices had taken every one"));
+    assert_null(rep.devices[!idle].sat_out);
+    cls_context_destroy(ctx);
+}
+
 int main(void)
 {
     /* before the first OpenCL call: the ICD loader reads it once */
@@ -270,6 +298,7 @@ int main(void)
         cmocka_unit_test_teardown(a_prior_spoilt_by_a_busy_moment_is_taken_again, clear_faults),
         cmocka_unit_test_teardown(a_device_left_out_takes_over_when_the_other_fails, clear_faults),
         cmocka_unit_test_teardown(no_probe_with_cls_prior_0, clear_faults),
+        cmocka_unit_test_teardown(a_device_that_finds_every_slice_taken_says_so, clear_faults),
     };
     return TEST_RUN("scheduler", tests, setup, teardown);
 }
