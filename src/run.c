@@ -132,9 +132,11 @@ int cls_may_take(const cls_devrun *r, uint64_t bytes, double now, cls_decline *w
      * prior taken on a busy host could fall 8x below an identical device's
      * rate and keep it out of every call (seen under ASan with two tests
      * running at once). */
+    int by_prior = fastest_prior > 0;
+    double ref = by_prior ? fastest_prior : fastest;
     double margin = 1.0;
     if (!measured) {
-        if (mine * CLS_PRIOR_MARGIN >= (fastest_prior > 0 ? fastest_prior : fastest)) return 1;
+        if (mine * CLS_PRIOR_MARGIN >= ref) return 1;
         margin = CLS_PRIOR_MARGIN;
     }
     if (!better) return 1;
@@ -142,10 +144,9 @@ int cls_may_take(const cls_devrun *r, uint64_t bytes, double now, cls_decline *w
     if (margin * t_me <= their_all) return 1;
     if (why) {
         if (!measured)
-            *why = (cls_decline){.why = CLS_DECLINE_PRIOR, .mine = mine,
-                                 .other = fastest_prior > 0 ? fastest_prior : fastest,
-                                 .other_dev = fastest_prior > 0 ? fastest_prior_dev : fastest_dev,
-                                 .other_probed = fastest_prior > 0};
+            *why = (cls_decline){.why = CLS_DECLINE_PRIOR, .mine = mine, .other = ref,
+                                 .other_dev = by_prior ? fastest_prior_dev : fastest_dev,
+                                 .other_probed = by_prior};
         else
             *why = (cls_decline){.why = CLS_DECLINE_SLOWER, .mine = mine, .other = others,
                                  .t_me = t_me, .t_all = their_all};

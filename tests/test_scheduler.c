@@ -29,6 +29,7 @@
 enum { B = 64, R = 500, C = 64 };
 #define SLICE_BYTES ((size_t)1 << 20)
 #define DELAY_US 20000 /* per kernel launch on the slow device */
+#define MANY_SLICE_BYTES 65536 /* two_devices_many(): 128 slices per call */
 
 static cls_array x;
 
@@ -93,15 +94,20 @@ static cls_context *two_devices_sliced(size_t slice_bytes)
 }
 
 static cls_context *two_devices(void) { return two_devices_sliced(SLICE_BYTES); }
-static cls_context *two_devices_many(void) { return two_devices_sliced(65536); }
+static cls_context *two_devices_many(void) { return two_devices_sliced(MANY_SLICE_BYTES); }
 
-/* two_devices_many() created with `name`=`value` in the environment */
-static cls_context *two_devices_many_with(const char *name, const char *value)
+/* two_devices_sliced() created with `name`=`value` in the environment */
+static cls_context *two_devices_sliced_with(size_t slice_bytes, const char *name, const char *value)
 {
     setenv(name, value, 1);
-    cls_context *ctx = two_devices_many();
+    cls_context *ctx = two_devices_sliced(slice_bytes);
     unsetenv(name);
     return ctx;
+}
+
+static cls_context *two_devices_many_with(const char *name, const char *value)
+{
+    return two_devices_sliced_with(MANY_SLICE_BYTES, name, value);
 }
 
 /* Device 1 slow: each of its kernel launches waits DELAY_US first. */
@@ -262,9 +268,7 @@ static void a_device_that_finds_every_slice_taken_says_so(void **state)
     /* one slice for two devices, both unmeasured and unprobed (so both
      * would take it): one does, the other's worker finds none left, and
      * the report says that rather than nothing */
-    setenv("CLSCALE_PRIOR", "0", 1);
-    cls_context *ctx = two_devices_sliced((size_t)64 << 20);
-    unsetenv("CLSCALE_PRIOR");
+    cls_context *ctx = two_devices_sliced_with((size_t)64 << 20, "CLSCALE_PRIOR", "0");
     cls_array small = ref_make(CLS_F32, 1, 97, 5, 7300, REF_NEGATIVE);
     assert_non_null(small.data);
     cls_pipeline p = {.scaler = CLS_MINMAX};
