@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "npy.h"
+#include "io/npy.h"
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
 

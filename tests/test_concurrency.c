@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "job.h" /* cls_now, the devices' kernels */
+#include "engine/job.h" /* cls_now, the devices' kernels */
 #include "pipeline_util.h"
 
 /* One call on a fresh random shape, checked without cmocka's assertions (a

@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 
 #include "common.h"
-#include "npy.h"
-#include "sync_dir.h"
+#include "io/npy.h"
+#include "io/sync_dir.h"
 
 #define ERR_LEN 1024
 

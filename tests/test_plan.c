@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "common.h"
-#include "job.h"
+#include "engine/job.h"
 
 #define MIB ((uint64_t)1 << 20)
 

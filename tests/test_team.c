@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "fault_ctl.h"
-#include "job.h"
+#include "engine/job.h"
 #include "pipeline_util.h"
 
 #define MIB ((uint64_t)1 << 20)

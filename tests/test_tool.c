@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "npy.h"
+#include "io/npy.h"
 #include "pipeline_util.h"
 
 

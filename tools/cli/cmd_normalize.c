@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "npy.h"
+#include "io/npy.h"
 #include "progress.h"
 
 enum { CMD_NORMALIZE = 1u, CMD_APPLY = 2u, CMD_DISCOUNT = 4u };

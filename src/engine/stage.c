@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "job.h"
-#include "pool.h"
+#include "util/pool.h"
 
 static void release_mem(cl_mem *m)
 {

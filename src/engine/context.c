@@ -9,7 +9,7 @@
 #include <strings.h>
 
 #include "job.h"
-#include "pool.h"
+#include "util/pool.h"
 
 static cls_status read_config(cls_context *ctx, const cls_config *cfg)
 {

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "job.h"
-#include "pool.h"
+#include "util/pool.h"
 
 /* ---- argument checks ---- */
 
