@@ -49,6 +49,11 @@ void cls_dev_label(const struct cls_dev *dev, char *buf, size_t len);
  * place (nothing half-written is ever visible); returns 0 or an errno. */
 int cls_write_atomic(const char *path, const void *const *parts, const size_t *lens, size_t nparts);
 
+/* ---- util/clock.c ---- */
+
+/* Monotonic seconds: every timing of the library. */
+double cls_now(void);
+
 /* ---- hash.c ---- */
 
 uint32_t cls_crc32(uint32_t crc, const void *data, size_t len);

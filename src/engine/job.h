@@ -238,10 +238,13 @@ void cls_team_record(cls_job *job, double wall);
 /* The lead failed: the reserves take part (lock held). */
 void cls_team_call_in(cls_job *job);
 
-/* ---- measure.c ---- */
+/* ---- program.c (beside the kernels it launches) ---- */
 /* Sets the float32 copy kernel's arguments for b = a over `bytes`; its
- * global size (for a launch with dev->local) into *global. */
+ * global size (for a launch with dev->local) into *global. Used by the
+ * probes (measure.c) and the zero-copy checks (stage.c). */
 cl_int cls_copy_args(cls_dev *d, cl_mem a, cl_mem b, size_t bytes, size_t *global);
+
+/* ---- measure.c ---- */
 /* A quick estimate of the device's speed (bytes/s) on queue q, for the
  * scheduler's first call; 0 when it could not be taken. */
 double cls_device_prior(cls_dev *d, unsigned q);
@@ -265,13 +268,16 @@ void cls_run_priors(cls_job *job);
 int cls_may_take(const cls_devrun *r, uint64_t bytes, double now, cls_decline *why);
 /* Runs the current phase's slices on every participating device. */
 cls_status cls_run_phase(cls_job *job);
+
+/* ---- report.c ---- */
 /* Fills the context's report (and events) from the job, after the call. */
 cls_status cls_report_finish(cls_job *job, double wall);
+
+/* ---- record.c: what a finished slice leaves for the scheduler and report ---- */
 /* Keeps a finished slice's timings (slice.c calls it). */
 void cls_record_events(cls_devrun *r, unsigned q, double stage_out0, double stage_out1);
 /* A staging copy of `bytes` between caller and pinned memory took
  * `seconds`: raises the job's figure of host memory traffic. */
 void cls_run_note_copy(cls_job *job, uint64_t bytes, double seconds);
-double cls_now(void);
 
 #endif

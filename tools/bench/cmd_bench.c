@@ -189,26 +189,6 @@ static int parse_options(int argc, char **argv, options *o)
     return 0;
 }
 
-/* ---- progress ----------------------------------------------------------- */
-
-static int progress_on;   /* stderr is a terminal */
-
-void bench_progress(const char *fmt, ...)
-{
-    if (!progress_on) return;
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("\r\033[K", stderr);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fflush(stderr);
-}
-
-void bench_progress_clear(void)
-{
-    if (progress_on) fputs("\r\033[K", stderr);
-}
-
 /* ---- the run ------------------------------------------------------------ */
 
 typedef struct bench_state {
@@ -439,7 +419,7 @@ int cmd_bench(int argc, char **argv)
     memset(&s, 0, sizeof s);
     int pr = parse_options(argc, argv, &s.o);
     if (pr != 0) return pr > 0 ? EXIT_OK : EXIT_USAGE;
-    progress_on = isatty(STDERR_FILENO) == 1;
+    bench_progress_start();
     const char *corrupt = getenv("CLSCALE_BENCH_CORRUPT");
     s.corrupt = corrupt && *corrupt ? strtol(corrupt, NULL, 10) : -1;
 
