@@ -23,7 +23,20 @@
  *
  * Threads: a context may be used by one thread at a time; use one context per
  * thread for parallel callers. Internally a call runs one worker thread per
- * device plus a pool of host copy threads.
+ * device plus a pool of host copy threads. Functions without a context
+ * (cls_version, cls_status_str, the cls_stats_* functions on distinct
+ * objects) may be called from any thread.
+ *
+ * Ownership: what a function creates (a context, statistics, host memory) the
+ * caller destroys with the matching function (cls_context_destroy,
+ * cls_stats_destroy, cls_host_free). Pointers the library returns into its
+ * own objects (device strings, reports, error messages) stay valid until the
+ * object is destroyed or, for reports and messages, until the next call on
+ * the same context. Arrays passed in are only read, except `out`; the library
+ * keeps no pointer to them after a call returns.
+ *
+ * Build against it with pkg-config (`pkg-config --cflags --libs clscale`) or,
+ * from a meson project, `dependency('clscale')`.
  */
 #ifndef CLSCALE_H
 #define CLSCALE_H
@@ -46,9 +59,15 @@ extern "C" {
 #define CLS_VERSION_MINOR 1
 #define CLS_VERSION_PATCH 0
 #define CLS_VERSION_STRING "0.1.0"
+#define CLS_VERSION_NUMBER (CLS_VERSION_MAJOR * 10000 + CLS_VERSION_MINOR * 100 + CLS_VERSION_PATCH)
 
-/* cls_version() : the version of the linked library, "MAJOR.MINOR.PATCH". */
+/* cls_version() : the version of the linked library, "MAJOR.MINOR.PATCH", a
+ * static string. cls_version_number() : the same as a number,
+ * MAJOR * 10000 + MINOR * 100 + PATCH (0.1.0 is 100), to compare with
+ * CLS_VERSION_NUMBER, the version of the header a program was compiled with.
+ * Both can be called at any time from any thread. */
 CLS_API const char *cls_version(void);
+CLS_API unsigned    cls_version_number(void);
 
 /* ------------------------------------------------------------------------ */
 /* Status                                                                    */
@@ -144,17 +163,22 @@ typedef struct cls_device_info {
  *         when even that could not be allocated. */
 CLS_API cls_status cls_context_create(const cls_config *cfg, cls_context **out);
 
-/* cls_context_destroy() : releases everything; NULL is a no-op. */
+/* cls_context_destroy() : releases everything the context created (OpenCL
+ * objects, threads, memory from cls_host_alloc not yet freed); NULL is a
+ * no-op. No call on `ctx` may be running. */
 CLS_API void cls_context_destroy(cls_context *ctx);
 
 /* cls_last_error() : why the last call on `ctx` failed, or notes it left
  * (a device dropped at creation). "" when there is nothing to say; never NULL. */
 CLS_API const char *cls_last_error(const cls_context *ctx);
 
-/* cls_device_count() : the number of selected devices (0 for a failed context). */
+/* cls_device_count() : the number of selected devices (0 for a failed context
+ * or NULL). */
 CLS_API size_t cls_device_count(const cls_context *ctx);
 
-/* cls_device_get() : describes selected device `i` (0 <= i < count). */
+/* cls_device_get() : describes selected device `i` (0 <= i < count). The
+ * strings in *out belong to the context and live as long as it does.
+ * @return CLS_OK, or CLS_E_ARG (NULL, i out of range). */
 CLS_API cls_status cls_device_get(const cls_context *ctx, size_t i, cls_device_info *out);
 
 /* ------------------------------------------------------------------------ */
@@ -228,12 +252,18 @@ typedef struct cls_stats_info {
     int        has_moments; /* mean and m2 were computed (z-score, or no scaler) */
 } cls_stats_info;
 
+/* cls_stats_describe() : the shape of `s` and the pipeline that fitted it.
+ * cls_stats_column() : the statistics of column `col` of group `group`.
+ * @return CLS_OK, or CLS_E_ARG (NULL, group or column out of range). */
 CLS_API cls_status cls_stats_describe(const cls_stats *s, cls_stats_info *out);
 CLS_API cls_status cls_stats_column(const cls_stats *s, size_t group, size_t col, cls_column_stats *out);
 
 /* cls_fit() : computes the statistics the pipeline's scaler needs, on the
- * devices. CLS_NONE computes all of them (a "describe").
- * @return CLS_OK and *out (free with cls_stats_destroy()), or a status. */
+ * devices. CLS_NONE computes all of them (a "describe"). `x` is only read.
+ * @return CLS_OK and *out (free with cls_stats_destroy()); or CLS_E_ARG (NULL,
+ *         zero or overflowing shape, bad pipeline), CLS_E_UNSUPPORTED (float64
+ *         with no fp64 device), CLS_E_NOMEM, CLS_E_DEVICE (every device able
+ *         to run it failed); *out is then NULL. */
 CLS_API cls_status cls_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats **out);
 
 /* cls_transform() : applies `p` with statistics `s` to `in`, writing `out`
@@ -242,7 +272,11 @@ CLS_API cls_status cls_fit(cls_context *ctx, const cls_pipeline *p, const cls_ar
  * needs `s` (s may be NULL for a discount alone).
  * If a device fails mid-call its slices are redone on the others; if none is
  * left the call fails, and an in-place call's report says how many slices
- * were written (each slice is written whole or not at all). */
+ * were written (each slice is written whole or not at all).
+ * @return CLS_OK; CLS_E_ARG (shapes, dtypes or columns that do not match `s`,
+ *         factors that do not broadcast, an `out` that overlaps `in` without
+ *         being it), CLS_E_UNSUPPORTED, CLS_E_NOMEM or CLS_E_DEVICE. On a
+ *         failure other than CLS_E_DEVICE mid-call, `out` is untouched. */
 CLS_API cls_status cls_transform(cls_context *ctx, const cls_pipeline *p, const cls_stats *s,
                          const cls_array *in, cls_array *out);
 
@@ -251,13 +285,16 @@ CLS_API cls_status cls_transform(cls_context *ctx, const cls_pipeline *p, const 
  * (or a column block of it) fits a slice, stats and scaling run in one pass
  * on one device with no host round trip; otherwise partial statistics are
  * merged on the host between two passes. `fitted`, when not NULL, receives
- * the statistics. */
+ * the statistics (free with cls_stats_destroy()).
+ * @return as cls_fit() and cls_transform(); on failure *fitted is NULL. */
 CLS_API cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_array *in,
                              cls_array *out, cls_stats **fitted);
 
 /* cls_stats_merge() : folds `from` into `into` (Chan's parallel formula), as
  * if `into` had been fitted on both arrays' rows. Both must have the same
- * scaler, scope, groups and columns. */
+ * scaler, scope, groups and columns. Exact when either is empty.
+ * @return CLS_OK, or CLS_E_ARG (NULL, shapes or pipelines that differ:
+ *         `into` is then unchanged). */
 CLS_API cls_status cls_stats_merge(cls_stats *into, const cls_stats *from);
 
 /* cls_stats_save() / cls_stats_load() : a small binary file (docs/FORMAT.md)
@@ -269,6 +306,7 @@ CLS_API cls_status cls_stats_save(const cls_stats *s, const char *path);
 CLS_API cls_status cls_stats_load(const char *path, cls_stats **out);
 CLS_API const char *cls_stats_error(void);
 
+/* cls_stats_destroy() : frees `s`; NULL is a no-op. */
 CLS_API void cls_stats_destroy(cls_stats *s);
 
 /* ------------------------------------------------------------------------ */
@@ -320,12 +358,17 @@ typedef struct cls_report {
     const cls_event *events;            /* CLS_PROFILE only */
 } cls_report;
 
-/* cls_last_report() : what the last pipeline call did, also after a failure. */
+/* cls_last_report() : what the last pipeline call did, also after a failure.
+ * The arrays in *out belong to the context and stay valid until its next
+ * pipeline call. @return CLS_OK (an empty report before the first call), or
+ *         CLS_E_ARG (NULL). */
 CLS_API cls_status cls_last_report(const cls_context *ctx, cls_report *out);
 
 /* cls_trace_write_json() : the last CLS_PROFILE call as a Chrome trace (opens in
  * Perfetto or chrome://tracing), one track per device queue.
- * cls_trace_write_svg() : the same as an SVG timeline, one lane per queue. */
+ * cls_trace_write_svg() : the same as an SVG timeline, one lane per queue.
+ * Both write atomically (a temporary renamed into place).
+ * @return CLS_OK, CLS_E_ARG (no profiled call), CLS_E_IO (cannot write). */
 CLS_API cls_status cls_trace_write_json(cls_context *ctx, const char *path);
 CLS_API cls_status cls_trace_write_svg(cls_context *ctx, const char *path);
 
@@ -335,7 +378,9 @@ CLS_API cls_status cls_trace_write_svg(cls_context *ctx, const char *path);
 
 /* cls_host_alloc() : page-aligned host memory, pinned where a selected device
  * is discrete, so that it moves by DMA with no staging copy. Free with
- * cls_host_free() on the same context, before destroying it. */
+ * cls_host_free() on the same context, before destroying it (a context
+ * frees what is left when destroyed). cls_host_free(ctx, NULL) is a no-op.
+ * @return CLS_OK and *out, or CLS_E_ARG (bytes 0), CLS_E_NOMEM. */
 CLS_API cls_status cls_host_alloc(cls_context *ctx, size_t bytes, void **out);
 CLS_API void       cls_host_free(cls_context *ctx, void *p);
 
@@ -349,7 +394,9 @@ typedef struct cls_device_limits {
 } cls_device_limits;
 
 /* cls_device_measure() : measures selected device `i` with buffers of `bytes`
- * (0: 64 MiB, bounded by the device), best of a few repeats. */
+ * (0: 64 MiB, bounded by the device), best of a few repeats. Takes a
+ * second or so; meant for benchmarks, not needed before a pipeline call.
+ * @return CLS_OK, CLS_E_ARG, CLS_E_NOMEM or CLS_E_DEVICE. */
 CLS_API cls_status cls_device_measure(cls_context *ctx, size_t i, size_t bytes, cls_device_limits *out);
 
 #ifdef __cplusplus

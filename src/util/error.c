@@ -1,5 +1,5 @@
 /* Statuses, OpenCL error names and the context's human message.
- * Owns: cls_version, cls_status_str, cls_last_error and the helpers that every
+ * Owns: cls_version, cls_version_number, cls_status_str, cls_last_error and the helpers that every
  * other file uses to fail with a message naming the device and the call. */
 #include <stdio.h>
 #include <string.h>
@@ -7,6 +7,7 @@
 #include "internal.h"
 
 const char *cls_version(void) { return CLS_VERSION_STRING; }
+unsigned cls_version_number(void) { return CLS_VERSION_NUMBER; }
 
 const char *cls_status_str(cls_status s)
 {
