@@ -39,8 +39,8 @@ static int pocl_cache_unwritable(char *why, size_t len)
     for (;;) {
         if (access(probe, F_OK) == 0) {
             if (access(probe, W_OK | X_OK) == 0) return 0;
-            if (strcmp(probe, dir)) snprintf(why, len, "folder %s (%s cannot be written: %s)", dir, probe, strerror(errno));
-            else snprintf(why, len, "folder %s (it cannot be written: %s)", dir, strerror(errno));
+            if (strcmp(probe, dir)) snprintf(why, len, "folder %.1500s (%.1500s cannot be written: %s)", dir, probe, strerror(errno));
+            else snprintf(why, len, "folder %.1500s (it cannot be written: %s)", dir, strerror(errno));
             return 1;
         }
         char *slash = strrchr(probe, '/');
