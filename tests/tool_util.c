@@ -74,7 +74,9 @@ pid_t tu_spawn(const tu_opts *o, const char *const *args)
         dup2(out, 1);
         dup2(err, 2);
         if (o->close_fd >= 0) close(o->close_fd);
-        for (const char *const *e = o->env; e && *e; e++) putenv((char *)*e);
+        for (const char *const *e = o->env; e && *e; e++) /* NAME=VALUE, or NAME: unset */
+            if (strchr(*e, '=')) putenv((char *)*e);
+            else unsetenv(*e);
         /* the test process may block signals; the tool starts clean */
         sigset_t none_set;
         sigemptyset(&none_set);

@@ -20,7 +20,7 @@ int tu_setup(void **state);
 const char *tu_file(const char *name);
 
 typedef struct tu_opts {
-    const char *const *env;   /* extra NAME=VALUE entries, NULL-terminated */
+    const char *const *env;   /* NAME=VALUE to set, NAME to unset; NULL-terminated */
     int   as_nobody;          /* run as the user nobody (needs root) */
     int   stdout_fd;          /* the child's stdout; -1: the file tu_dir/.out */
     int   close_fd;           /* closed in the child (a pipe's other end); -1 */

@@ -121,7 +121,7 @@ static cls_status plan_file(const char *path, cls_dtype dtype, size_t ndim, cons
     if (dtype != CLS_F32 && dtype != CLS_F64)
         return cls_npy_fail(err, errlen, CLS_E_ARG, "%s: dtype must be float32 or float64", path);
     if (ndim < 1 || ndim > 3 || !shape)
-        return cls_npy_fail(err, errlen, CLS_E_ARG, "%s: %zu dimensions; clscale writes 1 to 3", path, ndim);
+        return cls_npy_fail(err, errlen, CLS_E_ARG, "%s: %zu dimensions; clscale takes 1 to 3", path, ndim);
     char sh[128];
     cls_npy_shape_text(sh, sizeof sh, ndim, shape);
     for (size_t i = 0; i < ndim; i++)

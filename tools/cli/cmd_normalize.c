@@ -12,6 +12,7 @@
  * file, or the library's status and message), 2 usage error (one line plus a
  * hint to use --help). */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -275,6 +276,11 @@ static int run(args *a)
     if (!rc && a->stats_out) rc = cli_output_prepare(&so, a->name, "--stats-out", a->stats_out, inputs, 3, &o);
     if (rc) goto done;
     if ((rc = open_input(a->in, &in, 1))) goto done;
+    if (a->has_range && in.dtype == CLS_F32 && !(a->p.hi - a->p.lo <= FLT_MAX)) {
+        rc = usage_error(a, "--range %g,%g: its width does not fit in float32, the dtype of %s", a->p.lo, a->p.hi,
+                         a->in);
+        goto done;
+    }
     if (a->cmd == CMD_DISCOUNT) {
         if ((rc = open_input(a->factors, &fac, 0))) goto done;
         if ((rc = cli_factors_as(&fac, in.dtype, a->factors))) goto done;
