@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "internal.h" /* cls_write_atomic: statistics, traces, the kernel cache */
 #include "tool_util.h"
 
 static unsigned char *want;  /* normalize --method minmax of in.npy, as a file */
@@ -310,6 +311,59 @@ static void temporaries_of_dead_runs_are_removed_of_live_ones_kept(void **state)
     unlink(other);
 }
 
+/* The library's own atomic writer (cls_stats_save, the traces bench
+ * writes, the kernel cache) follows the same rules: as root it would have
+ * renamed a temporary over /dev/null. */
+static void the_librarys_atomic_writer_never_renames_over_a_device(void **state)
+{
+    (void)state;
+    static const char text[] = "twelve bytes";
+    const void *parts[] = {text};
+    size_t lens[] = {sizeof text - 1};
+    struct stat before, after;
+    assert_int_equal(stat("/dev/null", &before), 0);
+    assert_int_equal(cls_write_atomic("/dev/null", parts, lens, 1), 0);
+    assert_int_equal(stat("/dev/null", &after), 0);
+    assert_true(S_ISCHR(after.st_mode));
+    assert_int_equal(after.st_ino, before.st_ino);
+    /* a symlink: its file is written, the link stays */
+    const char *link = tu_file("w-link"), *target = tu_file("w-target");
+    unlink(link);
+    unlink(target);
+    assert_int_equal(symlink("w-target", link), 0);
+    assert_int_equal(cls_write_atomic(link, parts, lens, 1), 0);
+    assert_int_equal(lstat(link, &after), 0);
+    assert_true(S_ISLNK(after.st_mode));
+    assert_true(tu_same_bytes(target, text, sizeof text - 1));
+    /* a FIFO: written through */
+    const char *fifo = tu_file("w-fifo");
+    unlink(fifo);
+    assert_int_equal(mkfifo(fifo, 0666), 0);
+    int fd = open(fifo, O_RDONLY | O_NONBLOCK); /* a reader, so that the writer's open does not block */
+    assert_true(fd >= 0);
+    assert_int_equal(cls_write_atomic(fifo, parts, lens, 1), 0);
+    char got[32] = {0};
+    assert_int_equal(read(fd, got, sizeof got), (ssize_t)(sizeof text - 1));
+    assert_string_equal(got, text);
+    close(fd);
+    assert_int_equal(lstat(fifo, &after), 0);
+    assert_true(S_ISFIFO(after.st_mode));
+    /* a folder and a socket: refused */
+    mkdir(tu_file("w-dir"), 0777);
+    assert_int_equal(cls_write_atomic(tu_file("w-dir"), parts, lens, 1), EISDIR);
+    const char *sock = tu_file("w-sock");
+    unlink(sock);
+    int sfd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    if (strlen(sock) < sizeof a.sun_path) {
+        strcpy(a.sun_path, sock);
+        assert_int_equal(bind(sfd, (struct sockaddr *)&a, sizeof a), 0);
+        assert_int_equal(cls_write_atomic(sock, parts, lens, 1), ENOTSUP);
+    }
+    close(sfd);
+    assert_int_equal(tu_temp_files(NULL), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -325,6 +379,7 @@ int main(void)
         cmocka_unit_test(stats_out_through_a_symlink_and_into_dev_null),
         cmocka_unit_test(an_existing_out_keeps_its_permissions),
         cmocka_unit_test(temporaries_of_dead_runs_are_removed_of_live_ones_kept),
+        cmocka_unit_test(the_librarys_atomic_writer_never_renames_over_a_device),
     };
     return TEST_RUN("tool_targets", tests, group_setup, group_teardown);
 }
