@@ -216,7 +216,10 @@ static void dimension_errors_use_one_wording(void **state)
 static void an_unwritable_pocl_cache_is_named_as_the_cause(void **state)
 {
     (void)state;
-    if (geteuid() != 0) skip(); /* runs as nobody: needs root to switch */
+    if (geteuid() != 0) { /* runs as nobody: needs root to switch */
+        print_message("# not root: cannot run as nobody, skipped\n");
+        skip();
+    }
     static const char *env[] = {"HOME=/nonexistent", "POCL_CACHE_DIR", "XDG_CACHE_HOME", NULL};
     tu_opts o = {env, 1, -1, -1};
     int st = tu_run(&o, (const char *const[]){"devices", NULL});
@@ -240,5 +243,5 @@ int main(void)
         cmocka_unit_test(dimension_errors_use_one_wording),
         cmocka_unit_test(an_unwritable_pocl_cache_is_named_as_the_cause),
     };
-    return TEST_RUN("tool_cli", tests, group_setup, NULL);
+    return TEST_RUN("tool_cli", tests, group_setup, tu_teardown);
 }

@@ -35,9 +35,9 @@ static int group_setup(void **state)
 
 static int group_teardown(void **state)
 {
-    (void)state;
     if (mounted) umount(mnt);
-    return 0;
+    mounted = 0;
+    return tu_teardown(state);
 }
 
 /* An 8 MiB tmpfs at tu_dir/small-disk (root only; else the test skips). */
@@ -128,7 +128,10 @@ static void a_read_only_folder_is_an_error_before_any_work(void **state)
 static void an_unwritable_folder_is_an_error_for_a_user(void **state)
 {
     (void)state;
-    if (geteuid() != 0) skip(); /* runs as nobody: needs root to switch */
+    if (geteuid() != 0) { /* runs as nobody: needs root to switch */
+        print_message("# not root: cannot run as nobody, skipped\n");
+        skip();
+    }
     const char *locked = tu_file("locked");
     mkdir(locked, 0755); /* root's: nobody may not write in it */
     chmod(locked, 0755);

@@ -211,5 +211,5 @@ int main(void)
         cmocka_unit_test(a_closed_stdout_is_an_exit_not_sigpipe),
         cmocka_unit_test(an_input_truncated_while_mapped_is_an_error_naming_it),
     };
-    return TEST_RUN("tool_signals", tests, group_setup, NULL);
+    return TEST_RUN("tool_signals", tests, group_setup, tu_teardown);
 }

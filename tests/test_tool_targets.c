@@ -36,9 +36,8 @@ static int group_setup(void **state)
 
 static int group_teardown(void **state)
 {
-    (void)state;
     free(want);
-    return 0;
+    return tu_teardown(state);
 }
 
 #define NORMALIZE(out) "normalize", "--method", "minmax", tu_file("in.npy"), (out)
@@ -67,7 +66,10 @@ static void dev_null_is_written_into_not_replaced(void **state)
 static void dev_null_works_for_an_unprivileged_user(void **state)
 {
     (void)state;
-    if (geteuid() != 0) skip(); /* runs as nobody: needs root to switch */
+    if (geteuid() != 0) { /* runs as nobody: needs root to switch */
+        print_message("# not root: cannot run as nobody, skipped\n");
+        skip();
+    }
     dev_null_as(1);
 }
 

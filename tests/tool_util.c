@@ -18,11 +18,17 @@ char tu_dir[4096];
 int tu_setup(void **state)
 {
     (void)state;
-    char name[64];
-    snprintf(name, sizeof name, "safety-%ld", (long)getpid());
-    test_tmpdir(tu_dir, sizeof tu_dir, name);
+    test_tmpdir(tu_dir, sizeof tu_dir, program_invocation_short_name);
     chmod(tu_dir, 0777); /* the runs as nobody write here too */
     return 0;
+}
+
+int tu_teardown(void **state)
+{
+    (void)state;
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tu_dir); /* megabytes of inputs, per process */
+    return system(cmd) == 0 ? 0 : -1;
 }
 
 const char *tu_file(const char *name)

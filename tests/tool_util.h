@@ -13,8 +13,10 @@
 
 extern char tu_dir[4096];   /* the test's scratch folder (tu_setup) */
 
-/* Makes tu_dir fresh under $CLS_TEST_TMP; for a group setup. */
+/* Makes tu_dir fresh under $CLS_TEST_TMP; for a group setup. tu_teardown()
+ * removes it. */
 int tu_setup(void **state);
+int tu_teardown(void **state);
 
 /* tu_dir/NAME; a ring of buffers, so several may be alive at once. */
 const char *tu_file(const char *name);

@@ -37,6 +37,7 @@ static struct {
     pthread_t       thread;
     int             running;
     atomic_int      stopping;
+    int             committed; /* OUT is in place: a signal now is too late to undo it */
     int             tty;   /* a progress bar may be on the screen */
 } guard = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -57,6 +58,10 @@ static void *guard_main(void *arg)
         /* cli_guard_stop()'s pthread_kill() (SI_USER or SI_TKILL, by glibc version) */
         if (atomic_load(&guard.stopping) && si.si_pid == getpid()) return NULL;
         pthread_mutex_lock(&guard.lock);  /* kept: nothing is committed after this */
+        if (guard.committed) { /* the run is done: its exit status says so */
+            pthread_mutex_unlock(&guard.lock);
+            continue;
+        }
         remove_temps();
         if (guard.tty) fputs("\r\033[K", stderr);
         signal(sig, SIG_DFL);
@@ -136,8 +141,12 @@ void cli_guard_stop(void)
     pthread_kill(guard.thread, SIGTERM);
     pthread_join(guard.thread, NULL);
     guard.running = 0;
-    pthread_sigmask(SIG_SETMASK, &guard.old, NULL);
+    /* after a commit the signals stay blocked until the process exits: one
+     * that came late must not turn a written OUT into an exit 130 */
+    if (!guard.committed) pthread_sigmask(SIG_SETMASK, &guard.old, NULL);
 }
+
+void cli_guard_committed(void) { guard.committed = 1; }
 
 void cli_guard_lock(void) { pthread_mutex_lock(&guard.lock); }
 void cli_guard_unlock(void) { pthread_mutex_unlock(&guard.lock); }

@@ -26,8 +26,14 @@
 void cli_guard_start(int tty);
 
 /* Stops the thread and unblocks the signals; one that came meanwhile is
- * delivered then (after the temporaries were removed or committed). */
+ * delivered then (the temporaries are gone by then). After
+ * cli_guard_committed() the signals stay blocked to the end. */
 void cli_guard_stop(void);
+
+/* Called with the lock held once OUT is in place: from then on SIGINT,
+ * SIGTERM and SIGHUP are too late and are ignored, so that an exit by a
+ * signal always means that nothing was written, and exit 0 that all was. */
+void cli_guard_committed(void);
 
 /* Creates `path` with open(path, flags | O_CREAT | O_EXCL, mode) after
  * registering it for removal, both under the guard's lock, so that a signal

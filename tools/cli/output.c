@@ -315,14 +315,20 @@ int cli_output_commit(cli_output *o, cls_npy *y, cli_output *side)
 {
     char err[1024];
     int rc = 0;
-    cli_guard_lock();
     cli_guard_unwatch(y->map);
     if (o->stream) {
+        /* Not under the lock: a reader that stalls must not make the run
+         * deaf to Ctrl-C. A signal mid-stream ends the run (exit 130/143) and
+         * the reader sees a truncated array; its exit status says so. */
         if (write_all(o->sink, y->map, y->map_len) != 0)
             rc = cli_error(EXIT_FAIL, "%s: cannot write: %s", o->arg, strerror(errno));
         cls_npy_close(y, 0, NULL, 0);
+        cli_guard_lock();
+        if (rc == 0) cli_guard_committed();
     } else {
+        cli_guard_lock();
         if (cls_npy_close(y, 1, err, sizeof err) != CLS_OK) rc = cli_error(EXIT_FAIL, "%s", err);
+        else cli_guard_committed();
         cli_guard_forget(o->slot);
         o->slot = -1;
         free(o->tmp);
