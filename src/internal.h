@@ -46,7 +46,9 @@ void cls_dev_label(const struct cls_dev *dev, char *buf, size_t len);
 /* ---- atomic_file.c ---- */
 
 /* Writes the parts to `path` through a synced temporary file renamed into
- * place (nothing half-written is ever visible); returns 0 or an errno. */
+ * place (nothing half-written is ever visible); a symlink is written through
+ * to its file, a character device or FIFO straight into (io/out_target.h);
+ * returns 0 or an errno (EISDIR for a folder, ENOTSUP for a socket). */
 int cls_write_atomic(const char *path, const void *const *parts, const size_t *lens, size_t nparts);
 
 /* ---- util/clock.c ---- */

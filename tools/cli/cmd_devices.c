@@ -13,7 +13,7 @@ static const char *type_name(unsigned t)
 int cmd_devices(int argc, char **argv)
 {
     int json = 0;
-    const char *sel = "all";
+    const char *sel = NULL; /* $CLSCALE_DEVICES, else all, as every command */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json")) json = 1;
         else if (!strcmp(argv[i], "--devices") && i + 1 < argc) sel = argv[++i];
@@ -22,8 +22,10 @@ int cmd_devices(int argc, char **argv)
             return EXIT_OK;
         } else return cli_error(EXIT_USAGE, "devices: unknown option \"%s\"", argv[i]);
     }
-    cls_context *ctx = cli_context(sel, 0);
-    if (!ctx) return EXIT_FAIL;
+    int rc = cli_selector_check("devices", sel);
+    if (rc) return rc;
+    cls_context *ctx = cli_context("devices", sel, 0, &rc);
+    if (!ctx) return rc;
     size_t n = cls_device_count(ctx);
     if (json) puts("[");
     for (size_t i = 0; i < n; i++) {
