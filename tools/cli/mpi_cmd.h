@@ -26,7 +26,7 @@ typedef struct cli_mpi_job {
 
 /* Initialises MPI, runs the command on this rank's part of IN, finalises
  * MPI. Every rank returns the same exit status: 0, or 1 when any rank
- * failed (rank 0 and the failing rank print the failing rank's message). */
+ * failed (rank 0 prints the failing rank's message). */
 int cli_mpi_run(const cli_mpi_job *job);
 
 #ifdef CLS_CLI_MPI_INTERNAL

@@ -12,8 +12,7 @@
  * All or nothing: after each step (inputs opened and alike on every rank,
  * output created, data computed, data on disk, renamed) the ranks combine
  * their statuses (cls_mpi_agree); on any failure every rank exits 1, rank 0
- * removes the temporary, and rank 0 and the failing rank print the failing
- * rank's message. OUT appears, by one rename on rank 0, only after every
+ * removes the temporary, and rank 0 prints the failing rank's message. OUT appears, by one rename on rank 0, only after every
  * rank's range is on disk. A rank killed by a signal ends the job through
  * mpirun; OUT does not appear, though the hidden temporary may stay.
  *
@@ -43,13 +42,11 @@ typedef struct rank_state {
     char         err[1536];
 } rank_state;
 
-/* Prints the combined failure on rank 0 and on the rank that failed. */
+/* Prints the combined failure once, on rank 0: the message names the
+ * failing rank (mpirun forwards every rank's stderr, so one line is enough). */
 static void report_failure(const rank_state *r)
 {
-    const char *msg = cls_mpi_error();
-    int bad = -1;
-    if (sscanf(msg, "rank %d ", &bad) != 1) bad = -1;
-    if (r->rank == 0 || r->rank == bad) cli_error(EXIT_FAIL, "%s --mpi: %s", r->j->name, msg);
+    if (r->rank == 0) cli_error(EXIT_FAIL, "%s --mpi: %s", r->j->name, cls_mpi_error());
 }
 
 /* Combines this rank's outcome of a step with the others': 0 when every
