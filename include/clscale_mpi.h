@@ -100,6 +100,17 @@ CLS_API cls_status cls_mpi_fit_transform(cls_context *ctx, MPI_Comm comm, const 
  *         an MPI call fails. */
 CLS_API cls_status cls_mpi_agree(MPI_Comm comm, cls_status local, const char *why);
 
+/* cls_mpi_stats_allreduce() : every rank's *out receives the statistics of
+ * all ranks' `local` merged group by group with Chan's formulas, as if each
+ * group had seen every rank's rows of it (info.rows: their total): the
+ * combination step of cls_mpi_fit(), for statistics a rank accumulated
+ * itself (cls_fit() over chunks merged with cls_stats_merge(), a file).
+ * Every rank's `local` must describe the same pipeline, groups and cols.
+ * One small allreduce checks that, one MPI_Allreduce merges.
+ * @return as cls_mpi_agree(); *out (free with cls_stats_destroy()) only
+ *         with CLS_OK. */
+CLS_API cls_status cls_mpi_stats_allreduce(MPI_Comm comm, const cls_stats *local, cls_stats **out);
+
 /* cls_mpi_stats_gather() : on rank `root`, *out receives the matrices of
  * every rank's CLS_SCOPE_MATRIX statistics `local` in rank order (groups =
  * the sum of the ranks' groups); other ranks get *out = NULL. Statistics of
@@ -109,8 +120,9 @@ CLS_API cls_status cls_mpi_agree(MPI_Comm comm, cls_status local, const char *wh
  * @return as cls_mpi_agree(). */
 CLS_API cls_status cls_mpi_stats_gather(MPI_Comm comm, int root, const cls_stats *local, cls_stats **out);
 
-/* What the last cls_mpi_fit() or cls_mpi_fit_transform() of this thread did
- * on this rank, in seconds (MPI_Wtime). */
+/* What the last cls_mpi_fit(), cls_mpi_fit_transform() or
+ * cls_mpi_stats_allreduce() of this thread did on this rank, in seconds
+ * (MPI_Wtime); fields a call does not have stay 0. */
 typedef struct cls_mpi_report {
     double   fit;             /* the local fit (or fused fit + transform) */
     double   check;           /* the small allreduce that checks statuses and arguments */

@@ -217,6 +217,43 @@ static void batch_wide_table_same_bits(void **state)
     batch_case(CLS_F64, CLS_NONE, 1, 6, 30001, 1e-12);
 }
 
+/* Statistics a rank fitted itself (in two chunks, merged), combined by
+ * cls_mpi_stats_allreduce: what cls_mpi_fit gives, bit for bit in the exact
+ * fields. */
+static void stats_allreduce_of_own_fits(void **state)
+{
+    (void)state;
+    size_t B = 2, R = 31, C = 9;
+    void *x = make(CLS_F64, B, R, C, 11);
+    cls_pipeline p = {CLS_ZSCORE, CLS_SCOPE_BATCH, 0, 0, 0, 0, NULL};
+    cls_array whole = {x, CLS_F64, B, R, C};
+    cls_stats *single = NULL, *a = NULL, *b = NULL, *merged = NULL;
+    cls_status sst = cls_fit(ctx, &p, &whole, &single);
+    size_t first, count;
+    split_of(EVEN, B * R, &first, &count);
+    /* every rank has rows here (62 rows, at most 4 ranks): two chunks */
+    size_t h = count / 2;
+    cls_array c1 = view(x, CLS_F64, first, h ? h : count, C, 1, h ? h : count, C);
+    cls_array c2 = view(x, CLS_F64, first + h, count - h, C, 1, count - h, C);
+    cls_status s1 = cls_fit(ctx, &p, &c1, &a);
+    cls_status s2 = h ? cls_fit(ctx, &p, &c2, &b) : CLS_OK;
+    cls_status s3 = s1 == CLS_OK && s2 == CLS_OK && b ? cls_stats_merge(a, b) : s1;
+    cls_status st = cls_mpi_stats_allreduce(MPI_COMM_WORLD, a, &merged);
+    int same = same_on_every_rank(merged);
+    assert_int_equal(sst, CLS_OK);
+    assert_int_equal(s1, CLS_OK);
+    assert_int_equal(s2, CLS_OK);
+    assert_int_equal(s3, CLS_OK);
+    if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_mpi_error());
+    assert_stats(merged, single, 0, 1e-12);
+    assert_true(same);
+    cls_stats_destroy(single);
+    cls_stats_destroy(a);
+    cls_stats_destroy(b);
+    cls_stats_destroy(merged);
+    free(x);
+}
+
 /* Matrix scope: whole matrices per rank, fitted alone, gathered on root. */
 static void matrix_fit_local_and_gathered(void **state)
 {
@@ -440,6 +477,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(batch_f64_zscore_single_matrix),
         cmocka_unit_test(batch_f32_minmax),
         cmocka_unit_test(batch_wide_table_same_bits),
+        cmocka_unit_test(stats_allreduce_of_own_fits),
         cmocka_unit_test(matrix_fit_local_and_gathered),
         cmocka_unit_test(fit_transform_minmax_batch),
         cmocka_unit_test(fit_transform_zscore_batch),

@@ -124,19 +124,7 @@ static cls_status combine(MPI_Comm comm, call *k, cls_stats **out)
 {
     cls_stats_info info;
     cls_stats_describe(k->local, &info);
-    size_t n = info.groups * info.cols;
-    cls_column_stats *col = cls_stats_columns(k->local);
-    cls_mpi_report *r = mpi_report();
-    double t = MPI_Wtime();
-    int e = mpi_allreduce_columns(comm, col, n);
-    r->reduce = MPI_Wtime() - t;
-    r->reduce_bytes = (uint64_t)n * sizeof *col;
-    if (e != MPI_SUCCESS) return mpi_fail_call("MPI_Allreduce (statistics)", e);
-    /* every value is finite or missing: one column's counts are the rows */
-    info.rows = col[0].count + col[0].missing;
-    cls_status st = cls_stats_create(&info, out);
-    if (st == CLS_OK) memcpy(cls_stats_columns(*out), col, n * sizeof *col);
-    return st;
+    return mpi_combine(comm, cls_stats_columns(k->local), &info, out);
 }
 
 static cls_status run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, const cls_array *in, cls_array *out,

@@ -49,4 +49,9 @@ cls_status mpi_fail_call(const char *call, int err);
  * commutative user operation. Returns MPI_SUCCESS or the MPI error. */
 int mpi_allreduce_columns(MPI_Comm comm, cls_column_stats *col, size_t n);
 
+/* Merges every rank's `table` (info->groups x info->cols, overwritten) with
+ * mpi_allreduce_columns() into a new *out described by `info`, its rows the
+ * ranks' total; records the allreduce's time and bytes in the report. */
+cls_status mpi_combine(MPI_Comm comm, cls_column_stats *table, const cls_stats_info *info, cls_stats **out);
+
 #endif

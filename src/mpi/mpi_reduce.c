@@ -80,6 +80,66 @@ int mpi_allreduce_columns(MPI_Comm comm, cls_column_stats *col, size_t n)
     return e;
 }
 
+cls_status mpi_combine(MPI_Comm comm, cls_column_stats *table, const cls_stats_info *info, cls_stats **out)
+{
+    size_t n = info->groups * info->cols;
+    cls_mpi_report *r = mpi_report();
+    double t = MPI_Wtime();
+    int e = mpi_allreduce_columns(comm, table, n);
+    r->reduce = MPI_Wtime() - t;
+    r->reduce_bytes = (uint64_t)n * sizeof *table;
+    if (e != MPI_SUCCESS) return mpi_fail_call("MPI_Allreduce (statistics)", e);
+    cls_stats_info all = *info;
+    /* every value is finite or missing: a column's counts are its rows */
+    all.rows = n ? table[0].count + table[0].missing : 0;
+    cls_status st = cls_stats_create(&all, out);
+    if (st == CLS_OK) memcpy(cls_stats_columns(*out), table, n * sizeof *table);
+    else mpi_set_error("out of memory for the combined statistics");
+    return st;
+}
+
+cls_status cls_mpi_stats_allreduce(MPI_Comm comm, const cls_stats *local, cls_stats **out)
+{
+    mpi_clear_error();
+    if (out) *out = NULL;
+    cls_stats_info info;
+    memset(&info, 0, sizeof info);
+    mpi_check c;
+    memset(&c, 0, sizeof c);
+    c.has_data = 1;
+    cls_column_stats *table = NULL;
+    if (!out) {
+        c.status = CLS_E_ARG;
+        c.why = "cls_mpi_stats_allreduce: out is NULL";
+    } else if (cls_stats_describe(local, &info) != CLS_OK) {
+        c.status = CLS_E_ARG;
+        c.why = "cls_mpi_stats_allreduce: local is NULL";
+    } else if (!(table = malloc((info.groups ? info.groups * info.cols : 1) * sizeof *table))) {
+        c.status = CLS_E_NOMEM;
+        c.why = "out of memory for a copy of the statistics";
+    }
+    const char *names[] = {"scalers", "scopes", "dtypes", "columns", "groups", "moments"};
+    int64_t keys[] = {info.scaler, info.scope, info.dtype, (int64_t)info.cols, (int64_t)info.groups,
+                      info.has_moments};
+    c.nkeys = 6;
+    for (int k = 0; k < c.nkeys; k++) {
+        c.key[k] = keys[k];
+        c.key_name[k] = names[k];
+    }
+    cls_status st = mpi_check_all(comm, &c);
+    if (st == CLS_OK) {
+        memcpy(table, cls_stats_columns((cls_stats *)local), info.groups * info.cols * sizeof *table);
+        st = mpi_combine(comm, table, &info, out);
+        st = cls_mpi_agree(comm, st, cls_mpi_error());
+        if (st != CLS_OK) {
+            cls_stats_destroy(*out);
+            *out = NULL;
+        }
+    }
+    free(table);
+    return st;
+}
+
 cls_status cls_mpi_stats_gather(MPI_Comm comm, int root, const cls_stats *local, cls_stats **out)
 {
     mpi_clear_error();
