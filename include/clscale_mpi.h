@@ -84,7 +84,9 @@ CLS_API cls_status cls_mpi_fit(cls_context *ctx, MPI_Comm comm, const cls_pipeli
  * statistics. In CLS_SCOPE_MATRIX the fit and the transform run as one
  * cls_fit_transform() per rank (one pass over the data where it fits). A
  * rank with no data transforms nothing. `fitted`, when not NULL, receives
- * the statistics as cls_mpi_fit() gives them.
+ * the statistics as cls_mpi_fit() gives them; pass it on every rank or on
+ * none (CLS_E_ARG otherwise). Without it, CLS_SCOPE_MATRIX collects no
+ * statistics at all (for seed-A's 18 x 98450 columns they are 99 MB).
  * @return as cls_mpi_fit(): CLS_OK on every rank, or the lowest failing
  *         rank's status on every rank. After a failure in the transform,
  *         other ranks' `out` may hold their results: the caller discards

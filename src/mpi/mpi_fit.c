@@ -32,6 +32,8 @@ static int chan_mergeable(cls_scaler s)
     }
 }
 
+static int matrix_scope(const cls_pipeline *p) { return p && p->scope == CLS_SCOPE_MATRIX; }
+
 static void key_add(mpi_check *c, const char *name, int64_t v, int only_with_data)
 {
     c->key[c->nkeys] = v;
@@ -59,6 +61,7 @@ typedef struct call {
     const cls_array   *in;
     cls_array         *out;    /* FIT_TRANSFORM */
     mode               mode;
+    int                wants_stats; /* FIT, or FIT_TRANSFORM with `fitted` */
     int                has_data;
     cls_status         st;
     const char        *why;
@@ -101,6 +104,9 @@ static void fill_keys(mpi_check *c, const call *k)
     key_double(c, "range hi", minmax ? p->hi : 0);
     /* one info.rows describes every matrix */
     key_add(c, "rows per matrix", p && p->scope == CLS_SCOPE_MATRIX && x ? (int64_t)x->rows : 0, 1);
+    /* every rank asks for the statistics or none does: a rank without data
+     * takes their description from a rank with data */
+    key_add(c, "requests for the fitted statistics (fitted NULL or not)", k->wants_stats, 0);
 }
 
 /* The statistics of a rank without data: the description that the lowest
@@ -141,6 +147,7 @@ static cls_status run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, co
     k.in = in;
     k.out = out;
     k.mode = m;
+    k.wants_stats = m == FIT || result || !matrix_scope(p);
     check_local(&k);
     if (arg_error && k.st == CLS_OK) {
         k.st = CLS_E_ARG;
@@ -151,7 +158,9 @@ static cls_status run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, co
 
     double t = MPI_Wtime();
     if (k.has_data) {
-        if (m == FIT_TRANSFORM && matrix) k.st = cls_fit_transform(ctx, p, in, out, &k.local);
+        /* per matrix: one pass; its statistics only when asked (collecting
+         * them costs groups x cols x 56 bytes: 99 MB for seed-A) */
+        if (m == FIT_TRANSFORM && matrix) k.st = cls_fit_transform(ctx, p, in, out, k.wants_stats ? &k.local : NULL);
         else k.st = cls_fit(ctx, p, in, &k.local);
         if (k.st != CLS_OK) k.why = cls_last_error(ctx);
     }
@@ -170,8 +179,9 @@ static cls_status run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, co
         mpi_set_error("no rank holds data (every rank passed 0 rows)");
         st = CLS_E_ARG;
     }
-    /* every rank knows first_without_data: all take part in the broadcast */
-    if (st == CLS_OK && c.first_without_data >= 0) {
+    /* every rank knows first_without_data and wants_stats: all or none take
+     * part in the broadcast */
+    if (st == CLS_OK && c.first_without_data >= 0 && k.wants_stats) {
         st = empty_stats(comm, c.first_with_data, &k);
         st = cls_mpi_agree(comm, st, st == CLS_E_NOMEM ? "out of memory for empty statistics" : cls_mpi_error());
     }
