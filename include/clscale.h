@@ -309,6 +309,31 @@ CLS_API const char *cls_stats_error(void);
 /* cls_stats_destroy() : frees `s`; NULL is a no-op. */
 CLS_API void cls_stats_destroy(cls_stats *s);
 
+/* Assembling statistics that were combined elsewhere (MPI ranks, chunks of a
+ * Dask array): the optional MPI part (clscale_mpi.h) is built on these three.
+ *
+ * cls_stats_create() : statistics described by `info` (info->rows kept as
+ * given) with every column empty: count 0, missing 0, the rest NaN.
+ * info->groups may be 0 (a process that holds no matrix); cols may not.
+ * @return CLS_OK and *out (free with cls_stats_destroy()), CLS_E_ARG (NULL,
+ *         an unknown scaler, scope or dtype, cols 0, a shape that overflows),
+ *         or CLS_E_NOMEM. */
+CLS_API cls_status cls_stats_create(const cls_stats_info *info, cls_stats **out);
+
+/* cls_stats_columns() : the columns of `s`, groups x cols, entry
+ * [group * cols + col], owned by `s` and valid until cls_stats_destroy().
+ * Writing through the pointer changes the statistics: the caller keeps them
+ * what a fit would have computed. NULL when s is NULL. */
+CLS_API cls_column_stats *cls_stats_columns(cls_stats *s);
+
+/* cls_column_stats_merge() : folds column `from` into `into` with Chan's
+ * parallel formulas, as if `into` had seen both sets of values: counts and
+ * missing add, min, max and absmax combine, mean and m2 combine when
+ * `moments` is non-zero (else they become NaN). Merging with an empty column
+ * is exact; otherwise the result may differ from a merge in the other order
+ * in the last bit of mean and m2. `from` may alias `into`. Thread-safe. */
+CLS_API void cls_column_stats_merge(cls_column_stats *into, const cls_column_stats *from, int moments);
+
 /* ------------------------------------------------------------------------ */
 /* Reports, traces                                                           */
 /* ------------------------------------------------------------------------ */

@@ -31,6 +31,9 @@
  * The test controls it at run time through the functions exported below
  * (clsfault_*), which it finds with dlopen(path, RTLD_NOLOAD) + dlsym on the
  * copy the loader already mapped; environment variables would be read once.
+ * A test that cannot call into the process (a rank of `mpirun clscale ...`)
+ * arms one rule at load instead: CLSFAULT_RULE="KIND,DEVICE,NTH,KERNEL,AFTER,TIMES"
+ * (as for clsfault_add(); KERNEL "*" for all; the kind's default error).
  *
  * A rule matches a device by a case-insensitive substring of its name and
  * its ordinal among the devices of its platform whose names contain that
@@ -55,6 +58,8 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -380,6 +385,20 @@ EXPORT CL_API_ENTRY cl_int CL_API_CALL clGetLayerInfo(cl_layer_info name, size_t
     return CL_SUCCESS;
 }
 
+EXPORT int clsfault_add(int kind, const char *device, int nth, const char *kernel, long after, long times,
+                        int error);
+
+/* CLSFAULT_RULE, for processes the test does not control (see the top). */
+static void arm_from_env(void)
+{
+    const char *e = getenv("CLSFAULT_RULE");
+    int kind, nth;
+    long after, times;
+    char device[128], kernel[64];
+    if (e && sscanf(e, "%d,%127[^,],%d,%63[^,],%ld,%ld", &kind, device, &nth, kernel, &after, &times) == 6)
+        clsfault_add(kind, device, nth, strcmp(kernel, "*") ? kernel : NULL, after, times, 0);
+}
+
 EXPORT CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint num_entries, const struct _cl_icd_dispatch *target,
                                                     cl_uint *num_entries_ret,
                                                     const struct _cl_icd_dispatch **layer_dispatch)
@@ -408,6 +427,7 @@ EXPORT CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint num_entries, const st
     layer.clEnqueueReadBuffer = hook_clEnqueueReadBuffer;
     layer.clEnqueueMapBuffer = hook_clEnqueueMapBuffer;
     layer.clBuildProgram = hook_clBuildProgram;
+    arm_from_env();
     *num_entries_ret = (cl_uint)mine;
     *layer_dispatch = &layer;
     return CL_SUCCESS;

@@ -25,6 +25,9 @@
 #include "input.h"
 #include "io/npy.h"
 #include "output.h"
+#ifdef CLS_HAVE_MPI
+#include "mpi_cmd.h"
+#endif
 #include "progress.h"
 
 enum { CMD_NORMALIZE = 1u, CMD_APPLY = 2u, CMD_DISCOUNT = 4u };
@@ -46,6 +49,7 @@ static const char usage_normalize[] =
     "  --stats-out S    save the fitted statistics for `clscale apply`\n"
     "  --devices SEL    OpenCL devices (see `clscale --help`)\n"
     "  --verbose        print a summary line to stderr\n"
+    "  --mpi            under mpirun: each rank does its part (docs/readme/mpi.md)\n"
     "\n"
     "NaN and +-Inf are missing values: ignored by the fit, written unchanged.\n";
 
@@ -58,7 +62,8 @@ static const char usage_apply[] =
     "  --stats S        the statistics file\n"
     "  --inverse        undo the scaling instead\n"
     "  --devices SEL    OpenCL devices (see `clscale --help`)\n"
-    "  --verbose        print a summary line to stderr\n";
+    "  --verbose        print a summary line to stderr\n"
+    "  --mpi            under mpirun: each rank does its part (docs/readme/mpi.md)\n";
 
 static const char usage_discount[] =
     "usage: clscale discount --factors F.npy [--devices SEL] [--verbose] IN.npy OUT.npy\n"
@@ -69,7 +74,8 @@ static const char usage_discount[] =
     "\n"
     "  --factors F.npy  the factors, 1-D to 3-D\n"
     "  --devices SEL    OpenCL devices (see `clscale --help`)\n"
-    "  --verbose        print a summary line to stderr\n";
+    "  --verbose        print a summary line to stderr\n"
+    "  --mpi            under mpirun: each rank does its part (docs/readme/mpi.md)\n";
 
 typedef struct args {
     unsigned    cmd;
@@ -83,6 +89,7 @@ typedef struct args {
     const char *stats; /* apply */
     int         inverse;
     const char *factors; /* discount */
+    int         mpi;     /* --mpi: tools/cli/mpi_run.c runs it */
 } args;
 
 typedef struct option {
@@ -98,6 +105,7 @@ static const option options[] = {
     {"inverse", 0, CMD_APPLY},      {"factors", 1, CMD_DISCOUNT},
     {"devices", 1, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT},
     {"verbose", 0, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT},
+    {"mpi", 0, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT},
 };
 
 static int usage_error(const args *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -155,6 +163,7 @@ static int set_option(args *a, const char *name, const char *v)
         a->devices = v;
     }
     else if (!strcmp(name, "verbose")) a->verbose = 1;
+    else if (!strcmp(name, "mpi")) a->mpi = 1;
     return 0;
 }
 
@@ -347,6 +356,28 @@ done:
     return rc;
 }
 
+/* --mpi: every rank of mpirun runs its part (tools/cli/mpi_run.c). */
+static int run_mpi(const args *a)
+{
+#ifdef CLS_HAVE_MPI
+    cli_mpi_job j = {0};
+    j.cmd = a->cmd == CMD_NORMALIZE ? CLI_MPI_NORMALIZE : a->cmd == CMD_APPLY ? CLI_MPI_APPLY : CLI_MPI_DISCOUNT;
+    j.name = a->name;
+    j.in = a->in;
+    j.out = a->out;
+    j.devices = a->devices;
+    j.verbose = a->verbose;
+    j.p = a->p;
+    j.stats_out = a->stats_out;
+    j.stats = a->stats;
+    j.inverse = a->inverse;
+    j.factors = a->factors;
+    return cli_mpi_run(&j);
+#else
+    return usage_error(a, "--mpi: this clscale was built without MPI (meson setup -Dmpi=enabled)");
+#endif
+}
+
 static int command(unsigned cmd, const char *usage, int argc, char **argv)
 {
     args a;
@@ -354,7 +385,7 @@ static int command(unsigned cmd, const char *usage, int argc, char **argv)
     a.cmd = cmd;
     a.name = argv[0];
     int rc = parse(&a, argc, argv, usage);
-    return rc >= 0 ? rc : run(&a);
+    return rc >= 0 ? rc : a.mpi ? run_mpi(&a) : run(&a);
 }
 
 int cmd_normalize(int argc, char **argv) { return command(CMD_NORMALIZE, usage_normalize, argc, argv); }
