@@ -19,6 +19,7 @@ static const char usage[] =
     "            IN.npy OUT.npy\n"
     "  apply     --stats S [--inverse] [--devices SEL] [--verbose] IN.npy OUT.npy\n"
     "  discount  --factors F.npy [--devices SEL] [--verbose] IN.npy OUT.npy\n"
+    "            (normalize, apply, discount: --mpi under mpirun, one output from all ranks)\n"
     "  bench     [--workload NAME] [--size X] [--devices SEL] [--repeats N]\n"
     "            [--alone LIST] [--memory both|pageable] [--json F] [--trace F.json]\n"
     "            [--timeline F.svg]\n"
