@@ -179,7 +179,7 @@ static cls_status check_mapped_params(cls_context *ctx, cls_dev *d)
  * reaches host memory only when mapped (overlapping slices would then
  * overwrite each other). Check once: a kernel writes a CL_MEM_USE_HOST_PTR
  * buffer, and the host reads its memory without mapping. */
-static cls_status check_zero_copy(cls_context *ctx, cls_dev *d)
+cls_status cls_zero_copy_check(cls_context *ctx, cls_dev *d)
 {
     enum { N = 64 };
     float src[N], dst[N];
@@ -222,7 +222,7 @@ cls_status cls_zero_copy_verify(cls_context *ctx)
     for (size_t i = 0; i < ctx->ndevs; i++) {
         cls_dev *d = &ctx->devs[i];
         if (d->zero_copy && !d->zc_checked) {
-            cls_status st = check_zero_copy(ctx, d);
+            cls_status st = cls_zero_copy_check(ctx, d);
             if (st != CLS_OK) return st;
         }
     }
