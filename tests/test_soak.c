@@ -9,8 +9,8 @@
  *     releases; back to the count before the first context after each
  *     context is destroyed (one is made afresh every CLS_SOAK_CONTEXT_EVERY
  *     calls), and no more inside a context at the end than after warm-up;
- *   - call times: one fixed call, timed in each twentieth of the run; the
- *     median of the last twentieth over the first after warm-up is printed
+ *   - call times: one fixed call, timed every tenth call; its median in
+ *     the last quarter of the run over the second quarter is printed
  *     (asserted within CLS_SOAK_MAX_DRIFT only where set: tools/soak.sh;
  *     a shared machine's noise is no defect of the library).
  * CLS_SOAK_CALLS sets the number of calls: meson's short run makes 400
@@ -245,7 +245,13 @@ static void mixed_calls_hold_memory_descriptors_and_objects_flat(void **state)
     size_t nsamples = 0;
     long window = calls / WINDOWS > 0 ? calls / WINDOWS : 1;
     double *times = malloc((size_t)(window + NCASES) * sizeof *times);
+    /* every timed call: its time, for the quarters compared at the end */
+    size_t nall = (size_t)(calls / (long)NCASES + 2), nt = 0;
+    double *all = malloc(nall * sizeof *all);
+    long *at = malloc(nall * sizeof *at);
     assert_non_null(times);
+    assert_non_null(all);
+    assert_non_null(at);
     size_t ntimes = 0;
 
     long base_live = live_objects();
@@ -274,7 +280,13 @@ static void mixed_calls_hold_memory_descriptors_and_objects_flat(void **state)
         }
         double t = now();
         case_run(ctx, &cases[k]);
-        if (k == TIMED) times[ntimes++] = 1e3 * (now() - t);
+        if (k == TIMED) {
+            times[ntimes++] = 1e3 * (now() - t);
+            if (nt < nall) {
+                all[nt] = times[ntimes - 1];
+                at[nt++] = i;
+            }
+        }
         if ((i + 1) % window == 0 || i + 1 == calls) {
             sample *sm = &samples[nsamples < WINDOWS + 1 ? nsamples++ : WINDOWS + 1];
             sm->call = i + 1;
@@ -298,15 +310,24 @@ static void mixed_calls_hold_memory_descriptors_and_objects_flat(void **state)
     for (size_t i = 0; i < nsamples; i++)
         print_message("#   %6ld %8ld %4ld %5ld %8.3f\n", samples[i].call, samples[i].rss, samples[i].fds,
                       samples[i].live, samples[i].timed_ms);
-    /* the first window after warm-up against the last */
-    double first = 0;
-    for (size_t i = 0; i < nsamples && !first; i++)
-        if (samples[i].call >= calls / 4) first = samples[i].timed_ms;
-    double drift = first > 0 ? last->timed_ms / first : 0;
+    /* the timed call's median in the second quarter against the last */
+    double *q2 = malloc((nt + 1) * sizeof *q2), *q4 = malloc((nt + 1) * sizeof *q4);
+    assert_non_null(q2);
+    assert_non_null(q4);
+    size_t n2 = 0, n4 = 0;
+    for (size_t i = 0; i < nt; i++) {
+        if (at[i] >= calls / 4 && at[i] < calls / 2) q2[n2++] = all[i];
+        if (at[i] >= calls - calls / 4) q4[n4++] = all[i];
+    }
+    double m2 = median(q2, n2), m4 = median(q4, n4), drift = m2 > 0 ? m4 / m2 : 0;
     print_message("# RSS end/warm %.4f (%ld / %ld KiB), fds %ld -> %ld, live objects after warm-up at most %ld "
-                  "(warm %ld), timed call last/first-after-warm-up %.3f\n",
+                  "(warm %ld), timed call median %.3f ms in the 2nd quarter, %.3f ms in the 4th (ratio %.3f)\n",
                   (double)last->rss / (double)warm_rss, last->rss, warm_rss, warm_fds, last->fds,
-                  max_live_after_warm, warm_live, drift);
+                  max_live_after_warm, warm_live, m2, m4, drift);
+    free(q2);
+    free(q4);
+    free(all);
+    free(at);
 
     cls_context_destroy(ctx);
     for (size_t i = 0; i < NCASES; i++) case_free(&cases[i]);
