@@ -3,7 +3,9 @@
  * and what the process holds over time:
  *   - resident memory (RSS) at the end within 5% of the RSS after warm-up
  *     (the first quarter of the calls: every kernel built, every buffer
- *     grown, PoCL's caches filled);
+ *     grown, PoCL's caches filled), measured after malloc_trim(0) so that
+ *     free pages glibc keeps do not count (the RSS as it is is printed
+ *     too), and the bytes malloc'ed and not freed within 1%;
  *   - open file descriptors the same at the end as after warm-up;
  *   - OpenCL objects: the fault layer counts what the library creates and
  *     releases; back to the count before the first context after each
@@ -18,6 +20,7 @@
  * docs/RELIABILITY.md, and a short run under valgrind memcheck
  * (CLS_SOAK_CHECK_RSS=0: the RSS is then valgrind's). */
 #include <dirent.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,7 +209,8 @@ static void case_run(cls_context *ctx, soak_case *c)
 /* ---- the soak ---- */
 
 typedef struct sample {
-    long call, rss, fds, live;
+    long call, rss_raw, rss, heap, fds, live; /* RSS as it is, and after malloc_trim(0); heap: KiB
+                                                 malloc'ed and not freed (all arenas) */
     double timed_ms;   /* median of the timed case in this window */
 } sample;
 
@@ -255,7 +259,7 @@ static void mixed_calls_hold_memory_descriptors_and_objects_flat(void **state)
     size_t ntimes = 0;
 
     long base_live = live_objects();
-    long warm_rss = 0, warm_fds = 0, warm_live = 0, max_live_after_warm = 0;
+    long warm_rss = 0, warm_heap = 0, warm_fds = 0, warm_live = 0, max_live_after_warm = 0;
     rng g;
     rng_seed(&g, 4242);
     cls_context *ctx = new_context();
@@ -290,6 +294,10 @@ static void mixed_calls_hold_memory_descriptors_and_objects_flat(void **state)
         if ((i + 1) % window == 0 || i + 1 == calls) {
             sample *sm = &samples[nsamples < WINDOWS + 1 ? nsamples++ : WINDOWS + 1];
             sm->call = i + 1;
+            struct mallinfo2 mi = mallinfo2();
+            sm->heap = (long)((mi.uordblks + mi.hblkhd) / 1024);
+            sm->rss_raw = rss_kib();
+            malloc_trim(0); /* free pages back to the system: what is left is held */
             sm->rss = rss_kib();
             sm->fds = open_fds();
             sm->live = live_objects() - base_live;
@@ -297,6 +305,7 @@ static void mixed_calls_hold_memory_descriptors_and_objects_flat(void **state)
             ntimes = 0;
             if (i + 1 >= calls / 4 && !warm_rss) {
                 warm_rss = sm->rss;
+                warm_heap = sm->heap;
                 warm_fds = sm->fds;
                 warm_live = sm->live;
             }
@@ -305,11 +314,11 @@ static void mixed_calls_hold_memory_descriptors_and_objects_flat(void **state)
     }
     double wall = now() - t_start;
     sample *last = &samples[nsamples - 1];
-    print_message("# %ld calls in %.1f s; per twentieth: call, RSS KiB, fds, live OpenCL objects, timed call ms\n",
-                  calls, wall);
+    print_message("# %ld calls in %.1f s; per twentieth: call, RSS KiB (as is, after malloc_trim), heap in use KiB, "
+                  "fds, live OpenCL objects, timed call ms\n", calls, wall);
     for (size_t i = 0; i < nsamples; i++)
-        print_message("#   %6ld %8ld %4ld %5ld %8.3f\n", samples[i].call, samples[i].rss, samples[i].fds,
-                      samples[i].live, samples[i].timed_ms);
+        print_message("#   %6ld %8ld %8ld %8ld %4ld %5ld %8.3f\n", samples[i].call, samples[i].rss_raw, samples[i].rss,
+                      samples[i].heap, samples[i].fds, samples[i].live, samples[i].timed_ms);
     /* the timed call's median in the second quarter against the last */
     double *q2 = malloc((nt + 1) * sizeof *q2), *q4 = malloc((nt + 1) * sizeof *q4);
     assert_non_null(q2);
@@ -320,10 +329,11 @@ static void mixed_calls_hold_memory_descriptors_and_objects_flat(void **state)
         if (at[i] >= calls - calls / 4) q4[n4++] = all[i];
     }
     double m2 = median(q2, n2), m4 = median(q4, n4), drift = m2 > 0 ? m4 / m2 : 0;
-    print_message("# RSS end/warm %.4f (%ld / %ld KiB), fds %ld -> %ld, live objects after warm-up at most %ld "
-                  "(warm %ld), timed call median %.3f ms in the 2nd quarter, %.3f ms in the 4th (ratio %.3f)\n",
-                  (double)last->rss / (double)warm_rss, last->rss, warm_rss, warm_fds, last->fds,
-                  max_live_after_warm, warm_live, m2, m4, drift);
+    print_message("# RSS after malloc_trim end/warm %.4f (%ld / %ld KiB), heap in use end/warm %.5f (%ld / %ld KiB), "
+                  "fds %ld -> %ld, live objects after warm-up at most %ld (warm %ld), timed call median %.3f ms in "
+                  "the 2nd quarter, %.3f ms in the 4th (ratio %.3f)\n",
+                  (double)last->rss / (double)warm_rss, last->rss, warm_rss, (double)last->heap / (double)warm_heap,
+                  last->heap, warm_heap, warm_fds, last->fds, max_live_after_warm, warm_live, m2, m4, drift);
     free(q2);
     free(q4);
     free(all);
@@ -335,7 +345,11 @@ static void mixed_calls_hold_memory_descriptors_and_objects_flat(void **state)
     assert_int_equal(live_objects(), base_live);
     /* a short run has no warm-up to speak of; under valgrind RSS is valgrind's */
     const char *check_rss = getenv("CLS_SOAK_CHECK_RSS");
-    if (calls >= 200 && !(check_rss && !strcmp(check_rss, "0"))) assert_true(last->rss <= warm_rss + warm_rss / 20);
+    if (calls >= 200 && !(check_rss && !strcmp(check_rss, "0"))) {
+        assert_true(last->rss <= warm_rss + warm_rss / 20);
+        assert_true(last->heap <= warm_heap + warm_heap / 100);
+    }
+    assert_true(max_live_after_warm <= warm_live);
     assert_int_equal(last->fds, warm_fds);
     if (max_drift > 0) assert_true(drift <= max_drift);
 }
