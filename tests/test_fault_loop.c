@@ -10,8 +10,9 @@
  *   - a clean failure: a status and a message naming a device; out of
  *     place, every output element either right or untouched; in place,
  *     every slice fully transformed or untouched.
- * Either way every OpenCL object the run created is released once its
- * context is destroyed (the layer's create/release counts balance).
+ * Either way the input is unchanged (out of place) and every OpenCL
+ * object the run created is released once its context is destroyed (the
+ * layer's create/release counts balance).
  *
  * Suite pocl: two PoCL pthread devices; small shapes so that a run takes
  * tens of milliseconds (a few hundred runs in all). The number of calls a
@@ -388,6 +389,11 @@ static void call_survives_a_failure_at_every_call(const call_case *c)
                 assert_non_null(strstr(msg, "device "));
                 if (c->in_place) whole_or_untouched(&e.y, &e.x, &good, label);
                 else right_or_untouched(&e.y, &good, label);
+            }
+            /* the input is only read, whatever happened */
+            if (!c->in_place) {
+                size_t bytes = e.x.batch * e.x.rows * e.x.cols * (c->dtype == CLS_F64 ? 8 : 4);
+                assert_memory_equal(e.x.data, d.x.data, bytes);
             }
             cls_context_destroy(ctx);
             data_free(&e);

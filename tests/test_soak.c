@@ -7,6 +7,8 @@
  *     free pages glibc keeps do not count (the RSS as it is is printed
  *     too), and the bytes malloc'ed and not freed within 1%;
  *   - open file descriptors the same at the end as after warm-up;
+ *   - inputs: every case's input array, read by thousands of calls, is
+ *     unchanged at the end;
  *   - OpenCL objects: the fault layer counts what the library creates and
  *     releases; back to the count before the first context after each
  *     context is destroyed (one is made afresh every CLS_SOAK_CONTEXT_EVERY
@@ -86,6 +88,7 @@ typedef struct soak_case {
     int factors;        /* 1: factors of shape cols; 2: rows x cols */
     /* made once: */
     cls_array x, y, f;
+    cls_array x0;       /* a copy of x: the library only reads its input */
     double *want;       /* the reference output */
     cls_stats *fitted;  /* for transforms */
 } soak_case;
@@ -117,6 +120,7 @@ static void case_prepare(soak_case *c, uint64_t seed)
 {
     c->x = ref_make(c->dtype, c->batch, c->rows, c->cols, seed, c->features);
     c->y = make_out(&c->x);
+    c->x0 = ref_copy(&c->x);
     if (c->factors == 1) c->f = ref_make_factors(c->dtype, 1, 1, c->cols, seed + 1);
     if (c->factors == 2) c->f = ref_make_factors(c->dtype, 1, c->rows, c->cols, seed + 1);
     if (c->factors) c->p.factors = &c->f;
@@ -133,6 +137,10 @@ static void case_prepare(soak_case *c, uint64_t seed)
 
 static void case_free(soak_case *c)
 {
+    size_t bytes = c->batch * c->rows * c->cols * (c->dtype == CLS_F64 ? 8 : 4);
+    if (memcmp(c->x.data, c->x0.data, bytes) != 0) print_message("# %s: the input changed\n", c->name);
+    assert_memory_equal(c->x.data, c->x0.data, bytes);
+    ref_free(&c->x0);
     ref_free(&c->x);
     ref_free(&c->y);
     if (c->f.data) ref_free(&c->f);
