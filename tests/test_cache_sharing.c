@@ -55,9 +55,18 @@ static int child(const char *dir, const char *mode)
     int own_pocl_dir = 0;
     if (strstr(mode, "nobody") && geteuid() == 0) {
         /* the folder's mode binds only a process that is not root; PoCL
-         * compiles in a folder of its own (the parent's is root's) */
-        if (!mkdtemp(pocl_dir) || chown(pocl_dir, 65534, 65534) != 0) {
+         * compiles in a folder of its own (the parent's is root's), a copy
+         * of the parent's so that its machine code stays warm */
+        if (!mkdtemp(pocl_dir)) {
             perror("mkdtemp");
+            return 3;
+        }
+        const char *src = getenv("POCL_CACHE_DIR");
+        char cmd[8300];
+        snprintf(cmd, sizeof cmd, "cp -r '%s'/. '%s' 2>/dev/null; chown -R 65534:65534 '%s'",
+                 src ? src : "/nonexistent", pocl_dir, pocl_dir);
+        if (system(cmd) != 0) {
+            fprintf(stderr, "child: cannot prepare %s\n", pocl_dir);
             return 3;
         }
         own_pocl_dir = 1;
