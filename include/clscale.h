@@ -151,9 +151,13 @@ typedef struct cls_device_info {
 } cls_device_info;
 
 /* cls_context_create() : finds the devices `cfg` selects (cfg may be NULL for
- * defaults), creates their OpenCL contexts and queues and builds the kernels
- * (from the binary cache when it holds them). A device whose build fails is
- * dropped; its build log stays readable through cls_last_error().
+ * defaults), creates their OpenCL contexts and queues, builds the kernels
+ * (from the binary cache when it holds them) and checks once that a device
+ * claiming host-unified memory really is zero copy. A device that fails at
+ * any of these steps is dropped, not fatal: cls_dropped_get() and
+ * cls_last_error() say which and why (a build log included), and the
+ * context runs on the others. Creation fails only when no selected device
+ * remains; the message then names each device and its failure.
  * Before the process's first platform query it sets POCL_AFFINITY=1 (PoCL's
  * CPU workers pinned one per core), once, unless POCL_AFFINITY is set or
  * the process may not run on every online core; see the README.
@@ -180,6 +184,24 @@ CLS_API size_t cls_device_count(const cls_context *ctx);
  * strings in *out belong to the context and live as long as it does.
  * @return CLS_OK, or CLS_E_ARG (NULL, i out of range). */
 CLS_API cls_status cls_device_get(const cls_context *ctx, size_t i, cls_device_info *out);
+
+/* A device the selector chose but context creation dropped. */
+typedef struct cls_dropped_device {
+    size_t      index;            /* global index, as `clscale devices` lists it */
+    const char *name;             /* strings live as long as the context */
+    const char *platform;
+    const char *why;              /* the failure: "device 1 (...): clCreateCommandQueue:
+                                     CL_OUT_OF_RESOURCES (-5)", or the build's error */
+    cls_status  status;           /* the failure as a status */
+} cls_dropped_device;
+
+/* cls_dropped_count() : how many selected devices creation dropped (also
+ * on a context whose creation failed: then every selected device that got
+ * as far as being described). cls_dropped_get() : describes dropped device
+ * `i` (0 <= i < count); CLS_E_ARG out of range. Read-only: safe from any
+ * thread while no call runs on the context. */
+CLS_API size_t cls_dropped_count(const cls_context *ctx);
+CLS_API cls_status cls_dropped_get(const cls_context *ctx, size_t i, cls_dropped_device *out);
 
 /* ------------------------------------------------------------------------ */
 /* Arrays and pipelines                                                      */
@@ -381,6 +403,8 @@ typedef struct cls_report {
     const cls_device_report *devices;   /* owned by the context, valid until its next call */
     size_t   nevents;
     const cls_event *events;            /* CLS_PROFILE only */
+    size_t   ndropped;       /* devices dropped when the context was created (they
+                                took no part; cls_dropped_get() says why) */
 } cls_report;
 
 /* cls_last_report() : what the last pipeline call did, also after a failure.

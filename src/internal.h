@@ -182,7 +182,16 @@ typedef struct cls_dev {
     size_t          cache_bytes; /* CL_DEVICE_GLOBAL_MEM_CACHE_SIZE */
     int             build_slot; /* build_slot.c: held slot (> 0 changes the options), -1 none */
     int             per_queue;  /* build_slot.c: each queue launches programs of its own */
+    char           *drop_why;   /* context.c: why creation drops it (malloc'ed), NULL: kept */
+    cls_status      drop_st;
 } cls_dev;
+
+/* A device that context creation dropped (cls_dropped_get). */
+typedef struct cls_drop {
+    size_t     index;           /* global index */
+    char      *name, *platform, *why;
+    cls_status status;
+} cls_drop;
 
 /* One entry of the ICD's device list (selection and error messages). */
 typedef struct cls_found {
@@ -254,6 +263,8 @@ struct cls_context {
     uint64_t        team_clock;
     cls_dev        *devs;
     size_t          ndevs;
+    cls_drop       *drops;       /* selected devices creation dropped */
+    size_t          ndrops;
     pthread_mutex_t *klock;      /* per device: its kernels' lazy builds */
     cl_context     *cls;         /* one per platform in use */
     size_t          ncls;
@@ -272,6 +283,9 @@ struct cls_context {
     cls_report      report;
 };
 
+/* The message the calling thread's last cls_fail() set, "" if none: what one of several threads failing at once
+ * failed with. */
+const char *cls_thread_error(void);
 /* Appends a note to the context's message without changing a status. */
 void cls_note(cls_context *ctx, const char *fmt, ...) CLS_PRINTF(2, 3);
 

@@ -45,7 +45,11 @@
  * a thread that has used no queue of that context yet is never failed.
  *
  * A rule lets `after` matching calls through, then fails the next `times`
- * (-1: all of them): a dropped device stays broken, as real ones do. */
+ * (-1: all of them): a dropped device stays broken, as real ones do.
+ *
+ * tests/fault_count.c, built into the same module, counts every OpenCL
+ * call per device and the objects created and released, and fails call k
+ * of a chosen device (clsfault_count_*). */
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_0_APIS
 #define CL_USE_DEPRECATED_OPENCL_1_1_APIS
@@ -63,6 +67,8 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
+
+#include "fault_count.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -428,6 +434,8 @@ EXPORT CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint num_entries, const st
     layer.clEnqueueMapBuffer = hook_clEnqueueMapBuffer;
     layer.clBuildProgram = hook_clBuildProgram;
     arm_from_env();
+    /* call counting and injection at call k (fault_count.c), around all of the above */
+    clsfault_count_install(&layer, sizeof layer);
     *num_entries_ret = (cl_uint)mine;
     *layer_dispatch = &layer;
     return CL_SUCCESS;

@@ -261,6 +261,11 @@ cls_status cls_device_describe(cls_context *ctx, cls_dev *dev, const cls_found *
     cl_device_fp_config fp64 = 0;
     cl_bool unified = CL_FALSE;
     cl_device_id id = f->id;
+    /* what messages name it by until it is described (f outlives them) */
+    dev->info.index = global_index;
+    dev->info.name = f->name;
+    dev->info.platform = f->platform_name;
+    dev->info.driver = "";
     CL_TRY(ctx, dev, clGetDeviceInfo(id, CL_DEVICE_NAME, sizeof name, name, NULL));
     CL_TRY(ctx, dev, clGetDeviceInfo(id, CL_DEVICE_VENDOR, sizeof vendor, vendor, NULL));
     CL_TRY(ctx, dev, clGetDeviceInfo(id, CL_DEVICE_VERSION, sizeof version, version, NULL));
