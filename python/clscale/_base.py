@@ -81,6 +81,11 @@ class Estimator(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     def _more_tags(self):
         return {"allow_nan": True, "preserves_dtype": [np.float64, np.float32]}
 
+    def get_feature_names_out(self, input_features=None):
+        """Output feature names: the input's (one output per input)."""
+        check_is_fitted(self, "n_features_in_")
+        return super().get_feature_names_out(input_features)
+
     def _validate(self, X, reset):
         self._check_feature_names(X, reset=reset)
         X = as_data(X, self)
@@ -100,6 +105,9 @@ class Scaler(Estimator):
     _code = None       # the library's scaler (clscale._clscale.MINMAX, ...)
     _registry = {}     # library scaler -> class, for load()
     _fitted_attrs = ()  # the attributes _set_attributes sets
+    # scikit-learn's statistics of a column with no finite value are NaN, so
+    # its transform writes NaN; the library leaves such a column as it is
+    _nan_for_empty = True
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -146,13 +154,15 @@ class Scaler(Estimator):
         return SCOPES[self.scope] if X.ndim == 3 else _clscale.SCOPE_BATCH
 
     def _reset(self):
-        for a in ("_fitted", "_stats", "n_features_in_", "feature_names_in_", *self._fitted_attrs):
+        for a in ("_fitted", "_stats", "_empty", "n_features_in_", "feature_names_in_", *self._fitted_attrs):
             if a in self.__dict__:
                 delattr(self, a)
 
     def _install(self, fitted):
         self._fitted = fitted
         self._stats = self._apply_stats(fitted)
+        empty = fitted.columns()["count"] == 0
+        self._empty = empty if self._nan_for_empty and empty.any() else None
         self._set_attributes(fitted)
 
     def fit(self, X, y=None):
@@ -220,7 +230,7 @@ class Scaler(Estimator):
         if not redo.any():
             return
         lo, hi = self._range()
-        Y3 = Y.reshape(-1, Y.shape[-2], Y.shape[-1]) if redo.shape[0] > 1 else Y.reshape(1, -1, Y.shape[-1])
+        Y3 = _by_group(Y, redo.shape[0])
         for g, cols in ((g, np.nonzero(redo[g])[0]) for g in range(redo.shape[0])):
             if cols.size == 0:
                 continue
@@ -246,6 +256,10 @@ class Scaler(Estimator):
         with context(self.devices) as ctx:
             ctx.transform(X, Y, s, scaler=self._code, scope=info["scope"], lo=info["lo"],
                           hi=info["hi"], clip=self._clip() and not inverse, inverse=inverse)
+        if self._empty is not None:
+            Y3 = _by_group(Y, self._empty.shape[0])
+            for g in range(self._empty.shape[0]):
+                Y3[g][:, self._empty[g]] = np.nan
 
     def transform(self, X, copy=None, out=None):
         """Scales X with the fitted statistics on the devices. NaN and +-Inf
@@ -284,6 +298,11 @@ class Scaler(Estimator):
         est.n_features_in_ = info["cols"]
         est._install(stats)
         return est
+
+
+def _by_group(Y, groups):
+    """A view of Y as groups x rows x cols (one group: all rows)."""
+    return Y.reshape(groups, -1, Y.shape[-1])
 
 
 def _scope_name(info):

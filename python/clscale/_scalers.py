@@ -14,11 +14,11 @@ def _columns(fitted):
     return info, {k: group_shape(v, info) for k, v in fitted.columns().items()}
 
 
-def _samples_seen(info, count):
-    """scikit-learn's n_samples_seen_: an int when no value was missing,
-    else the per-feature counts."""
-    rows = int(info["rows"])
-    return rows if np.all(count == rows) else count.astype(np.int64)
+def _samples_seen(count):
+    """scikit-learn's n_samples_seen_: an int when every feature saw the
+    same number of values, else the per-feature counts."""
+    count = count.astype(np.int64)
+    return int(count.flat[0]) if np.all(count == count.flat[0]) else count
 
 
 class MinMaxScaler(Scaler):
@@ -144,10 +144,11 @@ class StandardScaler(Scaler):
 
     def _set_attributes(self, fitted):
         info, c, var, scale = self._moments(fitted)
-        self.mean_ = c["mean"] if self.with_mean else None
+        # as scikit-learn: mean_ unless both are off, var_ and scale_ with_std
+        self.mean_ = c["mean"] if self.with_mean or self.with_std else None
         self.var_ = var if self.with_std else None
         self.scale_ = scale if self.with_std else None
-        self.n_samples_seen_ = _samples_seen(info, c["count"])
+        self.n_samples_seen_ = _samples_seen(c["count"])
 
     def _apply_stats(self, fitted):
         # the library divides by std (0 maps to 0) and always centres: give
@@ -186,6 +187,7 @@ class DecimalScaler(Scaler):
     """
 
     _code = _clscale.DECIMAL
+    _nan_for_empty = False  # no scikit-learn counterpart: an empty column stays as it is
     _fitted_attrs = ("exponent_", "scale_", "max_abs_", "n_samples_seen_")
 
     def __init__(self, *, copy=True, scope="matrix", devices=None):
@@ -200,4 +202,4 @@ class DecimalScaler(Scaler):
         self.exponent_ = j
         self.scale_ = 10.0 ** j.astype(np.float64)
         self.max_abs_ = c["absmax"]
-        self.n_samples_seen_ = _samples_seen(info, c["count"])
+        self.n_samples_seen_ = _samples_seen(c["count"])
