@@ -3,13 +3,15 @@ and the scaler base class that fits, merges, transforms and saves through
 the library.
 
 A scaler is a subclass of `Scaler` that names the library's scaler
-(`_code`) and says four things: the range and clip it fits with
-(`_range`, `_clip`), the scikit-learn attributes its statistics give
-(`_set_attributes`), and, where scikit-learn's formulas differ from the
-library's for some columns, the statistics that make the library apply
-scikit-learn's map (`_apply_stats`). Fitting, merging (partial_fit),
-transforming both ways, the fused fit_transform, pickling, save/load and
-the stats file's registry are here, once.
+(`_code`) and its fitted attributes (`_fitted_attrs`), and says: the range
+and clip it fits with (`_range`, `_clip`), the attributes its statistics
+give (`_attributes`), and, where scikit-learn's formulas differ from the
+library's for some columns (constant ones), the statistics that make the
+library apply scikit-learn's map (`_apply_stats`, `_refit_count`).
+Fitting, merging (partial_fit), transforming both ways, the fused
+fit_transform, pickling, save/load and the stats file's registry are here,
+once. Nothing on the path of a call touches the per-column statistics in
+Python unless a column needs it (Stats.summary() counts them in C).
 """
 import inspect
 
@@ -98,13 +100,38 @@ class Estimator(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         return X
 
 
+class _FittedAttribute:
+    """A scikit-learn fitted attribute (data_min_, mean_, ...), made from
+    the fitted statistics when first read: a fit of seed-A's shape has 1.8
+    million columns, and making every attribute at fit time would cost a
+    tenth of the fit. Unfitted, reading it raises AttributeError (hasattr
+    is False, as scikit-learn expects)."""
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        if "_fitted" not in obj.__dict__:
+            raise AttributeError(f"{type(obj).__name__} is not fitted: no attribute {self.name}")
+        attrs = obj._cached("attributes", lambda: obj._attributes(obj._fitted))
+        return attrs[self.name]
+
+
 class Scaler(Estimator):
     """Base of the scalers: statistics fitted by the library, kept in a
-    Stats, shown as scikit-learn's attributes."""
+    Stats, shown as scikit-learn's attributes.
 
-    _code = None       # the library's scaler (clscale._clscale.MINMAX, ...)
-    _registry = {}     # library scaler -> class, for load()
-    _fitted_attrs = ()  # the attributes _set_attributes sets
+    State after a fit: `_fitted` (the Stats the library fitted, merged by
+    partial_fit) and `_cache` (what is derived from it when first needed:
+    the attributes, the statistics a transform applies). A transform
+    changes no attribute of the estimator (scikit-learn's check_dict_unchanged);
+    it may fill `_cache`."""
+
+    _code = None        # the library's scaler (clscale._clscale.MINMAX, ...)
+    _registry = {}      # library scaler -> class, for load()
+    _fitted_attrs = ()  # the names _attributes returns, made class attributes below
     # scikit-learn's statistics of a column with no finite value are NaN, so
     # its transform writes NaN; the library leaves such a column as it is
     _nan_for_empty = True
@@ -113,6 +140,10 @@ class Scaler(Estimator):
         super().__init_subclass__(**kwargs)
         if cls._code is not None:
             Scaler._registry[cls._code] = cls
+        for name in cls._fitted_attrs:
+            attr = _FittedAttribute()
+            attr.__set_name__(cls, name)
+            setattr(cls, name, attr)
 
     # ---- what a subclass says ----
 
@@ -126,13 +157,24 @@ class Scaler(Estimator):
     def _check_params(self):
         pass
 
-    def _set_attributes(self, fitted):
+    def _fusable(self):
+        """Whether the library's fused fit_transform computes this
+        estimator's transform (up to the columns _refit_count names)."""
+        return True
+
+    def _attributes(self, fitted):
+        """{name: value} of the scikit-learn attributes (_fitted_attrs)."""
         raise NotImplementedError
 
     def _apply_stats(self, fitted):
         """The statistics whose library map is scikit-learn's (`fitted`
         itself when they agree on every column)."""
         return fitted
+
+    def _refit_count(self, summary):
+        """How many columns a fused fit_transform maps otherwise than
+        scikit-learn (these are redone)."""
+        return 0
 
     def _file_stats(self):
         """The statistics save() writes (raises when the file's pipeline
@@ -144,6 +186,30 @@ class Scaler(Estimator):
         """Constructor parameters recorded in a statistics file."""
         return {}
 
+    # ---- state ----
+
+    def _cached(self, key, make):
+        cache = self.__dict__.setdefault("_cache", {})
+        if key not in cache:
+            cache[key] = make()
+        return cache[key]
+
+    def _transform_stats(self):
+        return self._cached("stats", lambda: self._apply_stats(self._fitted))
+
+    def _empty_columns(self):
+        """groups x cols mask of columns with no finite value, or None."""
+        def make():
+            if not self._nan_for_empty or self._fitted.summary()["empty"] == 0:
+                return None
+            return self._fitted.columns()["count"] == 0
+        return self._cached("empty", make)
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_cache", None)  # derived: made again when needed
+        return state
+
     # ---- fitting ----
 
     def _scope_of(self, X):
@@ -154,16 +220,13 @@ class Scaler(Estimator):
         return SCOPES[self.scope] if X.ndim == 3 else _clscale.SCOPE_BATCH
 
     def _reset(self):
-        for a in ("_fitted", "_stats", "_empty", "n_features_in_", "feature_names_in_", *self._fitted_attrs):
+        for a in ("_fitted", "_cache", "n_features_in_", "feature_names_in_"):
             if a in self.__dict__:
                 delattr(self, a)
 
     def _install(self, fitted):
         self._fitted = fitted
-        self._stats = self._apply_stats(fitted)
-        empty = fitted.columns()["count"] == 0
-        self._empty = empty if self._nan_for_empty and empty.any() else None
-        self._set_attributes(fitted)
+        self._cache = {}
 
     def fit(self, X, y=None):
         """Fits the statistics on X (NaN and +-Inf ignored) on the devices."""
@@ -174,7 +237,7 @@ class Scaler(Estimator):
         """Adds X's rows to the statistics (Chan's merge, as if fitted on all
         the rows seen). 3-D data with scope="matrix" needs the same number of
         matrices every time."""
-        first = not hasattr(self, "_fitted")
+        first = "_fitted" not in self.__dict__
         self._check_params()
         check_selector(self.devices)
         X = self._validate(X, reset=first)
@@ -199,6 +262,9 @@ class Scaler(Estimator):
     def fit_transform(self, X, y=None, out=None):
         """fit(X) then transform(X), in one pass over X where the library
         can (stats and scaling fused on the devices)."""
+        if not self._fusable():
+            X = self.fit(X)._validate(X, reset=False)
+            return self._transform_checked(X, self.copy, out, inverse=False)
         self._reset()
         self._check_params()
         check_selector(self.devices)
@@ -209,7 +275,7 @@ class Scaler(Estimator):
             fitted = ctx.fit_transform(X, Y, scaler=self._code, scope=self._scope_of(X),
                                        lo=lo, hi=hi, clip=self._clip())
         self._install(fitted)
-        if self._stats is not fitted:
+        if self._refit_count(fitted.summary()):
             self._refit_columns(X, Y, fitted)
         return Y
 
@@ -222,7 +288,7 @@ class Scaler(Estimator):
             self._run(X, Y, inverse=False)
             return
         s1, m1, o1 = fitted.params()
-        s2, m2, o2 = self._stats.params()
+        s2, m2, o2 = self._transform_stats().params()
         # constant columns (m1 == 0) hold shift1 everywhere: they keep their
         # output when the new map sends shift1 to the same value
         same_const = (m1 == 0) & ((s1 - s2) * m2 + o2 == o1)
@@ -245,7 +311,7 @@ class Scaler(Estimator):
     # ---- transforming ----
 
     def _run(self, X, Y, inverse):
-        s = self._stats
+        s = self._transform_stats()
         info = s.info
         if info["scope"] == _clscale.SCOPE_MATRIX:
             batch = X.shape[0] if X.ndim == 3 else 1
@@ -256,10 +322,16 @@ class Scaler(Estimator):
         with context(self.devices) as ctx:
             ctx.transform(X, Y, s, scaler=self._code, scope=info["scope"], lo=info["lo"],
                           hi=info["hi"], clip=self._clip() and not inverse, inverse=inverse)
-        if self._empty is not None:
-            Y3 = _by_group(Y, self._empty.shape[0])
-            for g in range(self._empty.shape[0]):
-                Y3[g][:, self._empty[g]] = np.nan
+        empty = self._empty_columns()
+        if empty is not None:
+            Y3 = _by_group(Y, empty.shape[0])
+            for g in range(empty.shape[0]):
+                Y3[g][:, empty[g]] = np.nan
+
+    def _transform_checked(self, X, copy, out, inverse):
+        Y = output_for(X, copy, out)
+        self._run(X, Y, inverse=inverse)
+        return Y
 
     def transform(self, X, copy=None, out=None):
         """Scales X with the fitted statistics on the devices. NaN and +-Inf
@@ -268,17 +340,13 @@ class Scaler(Estimator):
         writes into `out`."""
         check_is_fitted(self)
         X = self._validate(X, reset=False)
-        Y = output_for(X, self.copy if copy is None else copy, out)
-        self._run(X, Y, inverse=False)
-        return Y
+        return self._transform_checked(X, self.copy if copy is None else copy, out, inverse=False)
 
     def inverse_transform(self, X, copy=None, out=None):
         """Undoes transform (no clipping)."""
         check_is_fitted(self)
         X = self._validate(X, reset=False)
-        Y = output_for(X, self.copy if copy is None else copy, out)
-        self._run(X, Y, inverse=True)
-        return Y
+        return self._transform_checked(X, self.copy if copy is None else copy, out, inverse=True)
 
     # ---- files ----
 

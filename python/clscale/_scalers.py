@@ -6,7 +6,7 @@ import numbers
 import numpy as np
 
 from . import _clscale
-from ._base import Scaler, group_shape
+from ._base import Scaler, group_shape, restate
 
 
 def _columns(fitted):
@@ -62,22 +62,28 @@ class MinMaxScaler(Scaler):
     def _clip(self):
         return bool(self.clip)
 
-    def _set_attributes(self, fitted):
+    def _attributes(self, fitted):
         info, c = _columns(fitted)
         dt = np.dtype(info["dtype"])
         lo, hi = info["lo"], info["hi"]
-        self.data_min_ = c["min"].astype(dt)
-        self.data_max_ = c["max"].astype(dt)
-        self.data_range_ = self.data_max_ - self.data_min_
-        rng = np.where(self.data_range_ < 10 * np.finfo(dt).eps, 1, self.data_range_)
-        self.scale_ = ((hi - lo) / rng).astype(dt)
-        self.min_ = (lo - self.data_min_ * self.scale_).astype(dt)
-        self.n_samples_seen_ = int(info["rows"])
+        a = {"data_min_": c["min"].astype(dt), "data_max_": c["max"].astype(dt)}
+        a["data_range_"] = a["data_max_"] - a["data_min_"]
+        rng = np.where(a["data_range_"] < 10 * np.finfo(dt).eps, 1, a["data_range_"])
+        a["scale_"] = ((hi - lo) / rng).astype(dt)
+        a["min_"] = (lo - a["data_min_"] * a["scale_"]).astype(dt)
+        a["n_samples_seen_"] = int(info["rows"])
+        return a
+
+    def _refit_count(self, summary):
+        return summary["tiny_range"]
 
     def _apply_stats(self, fitted):
         # scikit-learn divides by 1 where the range is below 10 eps (zero
         # included), so that new values x map to lo + (x - min) * (hi - lo);
         # the library maps a zero range to lo: restate max as min + 1 there
+        m = fitted.summary()
+        if m["zero_range"] + m["tiny_range"] == 0:
+            return fitted
         info = fitted.info
         c = fitted.columns()
         dt = np.dtype(info["dtype"])
@@ -90,7 +96,6 @@ class MinMaxScaler(Scaler):
         return _clscale.Stats.from_state(info, c)
 
     def _file_stats(self):
-        from ._base import restate
         return restate(self._fitted, clip=bool(self.clip))
 
     @classmethod
@@ -142,28 +147,36 @@ class StandardScaler(Scaler):
         scale = np.where(_is_constant(var, c["mean"], n), 1.0, scale)
         return info, c, var, scale
 
-    def _set_attributes(self, fitted):
+    def _attributes(self, fitted):
         info, c, var, scale = self._moments(fitted)
         # as scikit-learn: mean_ unless both are off, var_ and scale_ with_std
-        self.mean_ = c["mean"] if self.with_mean or self.with_std else None
-        self.var_ = var if self.with_std else None
-        self.scale_ = scale if self.with_std else None
-        self.n_samples_seen_ = _samples_seen(c["count"])
+        return {"mean_": c["mean"] if self.with_mean or self.with_std else None,
+                "var_": var if self.with_std else None,
+                "scale_": scale if self.with_std else None,
+                "n_samples_seen_": _samples_seen(c["count"])}
+
+    def _fusable(self):
+        return self.with_mean and self.with_std
+
+    def _refit_count(self, summary):
+        return summary["const_var_nonzero"]
 
     def _apply_stats(self, fitted):
         # the library divides by std (0 maps to 0) and always centres: give
         # it scikit-learn's scale_ (1 for constant features) and mean_, or 1
         # and 0 where with_std / with_mean are off, as the moments
+        if self.with_mean and self.with_std and fitted.summary()["const_var"] == 0:
+            return fitted
         info, c = fitted.info, fitted.columns()
         n = c["count"].astype(np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
             var = c["m2"] / n
         const = (c["count"] > 0) & _is_constant(var, c["mean"], n)
-        if self.with_mean and self.with_std and not const.any():
-            return fitted
-        std = np.where(const, 1.0, np.sqrt(var)) if self.with_std else np.ones_like(var)
-        c["mean"] = c["mean"] if self.with_mean else np.zeros_like(var)
-        c["m2"] = np.where(c["count"] > 0, std * std * n, 0.0)
+        # std 1 is m2 = n; other columns keep their m2 bit for bit
+        unit = const | (not self.with_std)
+        c["m2"] = np.where(unit & (c["count"] > 0), n, c["m2"])
+        if not self.with_mean:
+            c["mean"] = np.zeros_like(var)
         return _clscale.Stats.from_state(info, c)
 
     def _file_stats(self):
@@ -195,11 +208,9 @@ class DecimalScaler(Scaler):
         self.scope = scope
         self.devices = devices
 
-    def _set_attributes(self, fitted):
+    def _attributes(self, fitted):
         info, c = _columns(fitted)
         _, m, _ = fitted.params()
         j = -np.rint(np.log10(group_shape(m, info))).astype(np.int64)
-        self.exponent_ = j
-        self.scale_ = 10.0 ** j.astype(np.float64)
-        self.max_abs_ = c["absmax"]
-        self.n_samples_seen_ = _samples_seen(c["count"])
+        return {"exponent_": j, "scale_": 10.0 ** j.astype(np.float64), "max_abs_": c["absmax"],
+                "n_samples_seen_": _samples_seen(c["count"])}

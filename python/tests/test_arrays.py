@@ -34,7 +34,8 @@ def test_out_receives_the_result_and_input_stays():
     assert np.array_equal(x, keep, equal_nan=True)
     out2 = np.empty_like(x)
     assert est.transform(x, out=out2) is out2
-    assert_close(out2, out, 0.0, "transform into out")
+    # the fused pass makes its float32 params on the device: within an ulp
+    assert_close(out2, out, 1e-6, "transform into out")
     back = np.empty_like(x)
     assert est.inverse_transform(out2, out=back) is back
     assert_close(back, x, tol(np.float32), "inverse into out")

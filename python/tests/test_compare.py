@@ -153,3 +153,24 @@ def test_infinities_are_missing_values(dtype):
         want = sk_call(ref.transform, as_nan)
         ok = np.isfinite(x)
         assert_close(y[ok], want[ok], tol(dtype), cls.__name__)
+
+
+@pytest.mark.fp64
+@pytest.mark.parametrize("copy", [True, False], ids=["out-of-place", "in-place"])
+@pytest.mark.parametrize("cls,skcls", [(clscale.MinMaxScaler, skp.MinMaxScaler),
+                                       (clscale.StandardScaler, skp.StandardScaler)], ids=["minmax", "standard"])
+def test_near_constant_columns_follow_sklearn(copy, cls, skcls):
+    # columns constant up to rounding: scikit-learn divides by 1 there, the
+    # library by the tiny range or std; the fused fit_transform redoes them
+    x = make_data((3, 50, 5), seed=10, nan=0.02)
+    x[1, :, 3] = 1.0 + (np.arange(50) % 2) * 2.0 ** -52  # range 1 ulp: below 10 eps
+    x[2, :, 0] = 1e4 + (np.arange(50) % 2) * 1.8e-12  # 1 ulp at 1e4: near-constant variance
+    ref = [sk_ref(skcls, x[b]) for b in range(3)]
+    want = np.stack([sk_call(ref[b].transform, x[b]) for b in range(3)])
+    est = cls(copy=copy)
+    given = x.copy()
+    y = est.fit_transform(given)
+    assert (y is given) == (not copy)
+    assert_close(y, want, 1e-9, "fit_transform")
+    assert_close(est.transform(x, copy=True), want, 1e-9, "transform")
+    assert_close(est.inverse_transform(want, copy=True), x, 1e-12, "inverse")

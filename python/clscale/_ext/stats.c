@@ -9,6 +9,7 @@
  * Stats.from_state(info, columns) (cls_stats_create, which checks every
  * column again: a pickle is not trusted). */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +23,7 @@ PyObject *clsext_stats_wrap(cls_stats *s)
         return NULL;
     }
     o->s = s;
+    o->have_summary = 0;
     return (PyObject *)o;
 }
 
@@ -74,10 +76,10 @@ static PyObject *stats_columns(clsext_stats *self, PyObject *unused)
         arr[f] = PyArray_SimpleNew(2, dims, f < 2 ? NPY_UINT64 : NPY_FLOAT64);
         if (!arr[f] || PyDict_SetItemString(d, field_names[f], arr[f]) < 0) goto fail;
     }
-    size_t n = in.groups * in.cols;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t g = 0, i = 0; g < in.groups; g++)
+    for (size_t k = 0; k < in.cols; k++, i++) {
         cls_column_stats c;
-        cls_stats_column(self->s, i / in.cols, i % in.cols, &c);
+        cls_stats_column(self->s, g, k, &c);
         ((npy_uint64 *)PyArray_DATA((PyArrayObject *)arr[0]))[i] = c.count;
         ((npy_uint64 *)PyArray_DATA((PyArrayObject *)arr[1]))[i] = c.missing;
         double v[5] = {c.min, c.max, c.mean, c.m2, c.absmax};
@@ -101,10 +103,10 @@ static PyObject *stats_params(clsext_stats *self, PyObject *args, PyObject *kwds
     PyObject *a[3] = {NULL};
     for (int k = 0; k < 3; k++)
         if (!(a[k] = PyArray_SimpleNew(2, dims, NPY_FLOAT64))) goto fail;
-    size_t n = in.groups * in.cols;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t g = 0, i = 0; g < in.groups; g++)
+    for (size_t k = 0; k < in.cols; k++, i++) {
         cls_affine m;
-        cls_stats_params(self->s, i / in.cols, i % in.cols, inverse, &m);
+        cls_stats_params(self->s, g, k, inverse, &m);
         ((double *)PyArray_DATA((PyArrayObject *)a[0]))[i] = m.shift;
         ((double *)PyArray_DATA((PyArrayObject *)a[1]))[i] = m.scale;
         ((double *)PyArray_DATA((PyArrayObject *)a[2]))[i] = m.offset;
@@ -244,6 +246,63 @@ static PyObject *stats_reduce(clsext_stats *self, PyObject *unused)
     return Py_BuildValue("(N(NN))", from_state, info, cols);
 }
 
+/* ---- summary ---- */
+
+static void summarize(const cls_stats *s, clsext_summary *out)
+{
+    cls_stats_info in;
+    cls_stats_describe(s, &in);
+    size_t n = in.groups * in.cols;
+    const double eps64 = 2.220446049250313e-16;
+    const float eps32 = 1.1920929e-07f;
+    memset(out, 0, sizeof *out);
+    out->columns = (Py_ssize_t)n;
+    out->count_min = UINT64_MAX;
+    for (size_t g = 0; g < in.groups; g++)
+    for (size_t k = 0; k < in.cols; k++) {
+        cls_column_stats c;
+        cls_stats_column(s, g, k, &c);
+        if (c.count < out->count_min) out->count_min = c.count;
+        if (c.count > out->count_max) out->count_max = c.count;
+        if (c.count == 0) {
+            out->empty++;
+            continue;
+        }
+        if (c.max == c.min) out->zero_range++;
+        /* scikit-learn's MinMaxScaler: data_range_ in the data's dtype
+         * below 10 eps is taken as 1 */
+        else if (in.dtype == CLS_F32 ? (float)c.max - (float)c.min < 10 * eps32 : c.max - c.min < 10 * eps64)
+            out->tiny_range++;
+        if (in.has_moments) {
+            /* scikit-learn's StandardScaler: _is_constant_feature */
+            double nn = (double)c.count, var = c.m2 / nn, b = nn * c.mean * eps64;
+            if (var <= nn * eps64 * var + b * b) {
+                out->const_var++;
+                if (c.m2 > 0) out->const_var_nonzero++;
+            }
+        }
+    }
+    if (n == 0) out->count_min = 0;
+}
+
+static PyObject *stats_summary(clsext_stats *self, PyObject *unused)
+{
+    (void)unused;
+    if (!self->have_summary) {
+        clsext_summary sum;
+        Py_BEGIN_ALLOW_THREADS
+        summarize(self->s, &sum);
+        Py_END_ALLOW_THREADS
+        self->sum = sum;
+        self->have_summary = 1;
+    }
+    const clsext_summary *m = &self->sum;
+    return Py_BuildValue("{s:n,s:n,s:K,s:K,s:n,s:n,s:n,s:n}", "columns", m->columns, "empty", m->empty,
+                         "count_min", (unsigned long long)m->count_min, "count_max",
+                         (unsigned long long)m->count_max, "zero_range", m->zero_range, "tiny_range",
+                         m->tiny_range, "const_var", m->const_var, "const_var_nonzero", m->const_var_nonzero);
+}
+
 /* ---- merge, files ---- */
 
 static PyObject *stats_merged(clsext_stats *self, PyObject *other)
@@ -254,7 +313,8 @@ static PyObject *stats_merged(clsext_stats *self, PyObject *other)
     size_t n = in.groups * in.cols;
     cls_column_stats *cols = PyMem_Malloc(n * sizeof *cols);
     if (!cols) return PyErr_NoMemory();
-    for (size_t i = 0; i < n; i++) cls_stats_column(self->s, i / in.cols, i % in.cols, &cols[i]);
+    for (size_t g = 0, i = 0; g < in.groups; g++)
+        for (size_t k = 0; k < in.cols; k++, i++) cls_stats_column(self->s, g, k, &cols[i]);
     cls_stats *s = NULL;
     cls_status st = cls_stats_create(&in, cols, &s);
     PyMem_Free(cols);
@@ -315,6 +375,10 @@ static PyMethodDef stats_methods[] = {
      "columns() -> dict of arrays (groups x cols): count, missing (uint64), min, max, mean, m2, absmax."},
     {"params", (PyCFunction)(void (*)(void))stats_params, METH_VARARGS | METH_KEYWORDS,
      "params(inverse=False) -> (shift, scale, offset): y = (x - shift) * scale + offset per group and column."},
+    {"summary", (PyCFunction)stats_summary, METH_NOARGS,
+     "summary() -> dict: counts over the columns (columns, empty, count_min, count_max, zero_range,\n"
+     "tiny_range: 0 < max - min < 10 eps of the dtype, const_var: scikit-learn's near-constant variance,\n"
+     "const_var_nonzero), computed once."},
     {"merged", (PyCFunction)stats_merged, METH_O, "merged(other) -> Stats: both fits' rows together (Chan)."},
     {"save", (PyCFunction)stats_save, METH_VARARGS, "save(path): writes the statistics file (atomic)."},
     {"from_state", (PyCFunction)stats_from_state, METH_VARARGS | METH_CLASS,
