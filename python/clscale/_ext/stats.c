@@ -9,6 +9,7 @@
  * Stats.from_state(info, columns) (cls_stats_create, which checks every
  * column again: a pickle is not trusted). */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,20 +249,26 @@ static PyObject *stats_reduce(clsext_stats *self, PyObject *unused)
 
 /* ---- summary ---- */
 
-static void summarize(const cls_stats *s, clsext_summary *out)
-{
+/* Counts over columns [from, to) of the flat order (group-major). */
+typedef struct {
+    const cls_stats *s;
     cls_stats_info in;
-    cls_stats_describe(s, &in);
-    size_t n = in.groups * in.cols;
+    size_t from, to;
+    clsext_summary out;
+} summary_part;
+
+static void *summarize_part(void *arg)
+{
+    summary_part *p = arg;
     const double eps64 = 2.220446049250313e-16;
     const float eps32 = 1.1920929e-07f;
+    clsext_summary *out = &p->out;
     memset(out, 0, sizeof *out);
-    out->columns = (Py_ssize_t)n;
     out->count_min = UINT64_MAX;
-    for (size_t g = 0; g < in.groups; g++)
-    for (size_t k = 0; k < in.cols; k++) {
+    size_t cols = p->in.cols, g = p->from / cols, k = p->from % cols;
+    for (size_t i = p->from; i < p->to; i++, k = k + 1 < cols ? k + 1 : (g++, 0)) {
         cls_column_stats c;
-        cls_stats_column(s, g, k, &c);
+        cls_stats_column(p->s, g, k, &c);
         if (c.count < out->count_min) out->count_min = c.count;
         if (c.count > out->count_max) out->count_max = c.count;
         if (c.count == 0) {
@@ -271,9 +278,9 @@ static void summarize(const cls_stats *s, clsext_summary *out)
         if (c.max == c.min) out->zero_range++;
         /* scikit-learn's MinMaxScaler: data_range_ in the data's dtype
          * below 10 eps is taken as 1 */
-        else if (in.dtype == CLS_F32 ? (float)c.max - (float)c.min < 10 * eps32 : c.max - c.min < 10 * eps64)
+        else if (p->in.dtype == CLS_F32 ? (float)c.max - (float)c.min < 10 * eps32 : c.max - c.min < 10 * eps64)
             out->tiny_range++;
-        if (in.has_moments) {
+        if (p->in.has_moments) {
             /* scikit-learn's StandardScaler: _is_constant_feature */
             double nn = (double)c.count, var = c.m2 / nn, b = nn * c.mean * eps64;
             if (var <= nn * eps64 * var + b * b) {
@@ -282,6 +289,43 @@ static void summarize(const cls_stats *s, clsext_summary *out)
             }
         }
     }
+    return NULL;
+}
+
+/* One pass over the statistics; a large object (seed-A's shape: 1.8
+ * million columns, 99 MB, read at memory speed) is split over two threads. */
+static void summarize(const cls_stats *s, clsext_summary *out)
+{
+    summary_part part[2];
+    cls_stats_describe(s, &part[0].in);
+    size_t n = part[0].in.groups * part[0].in.cols;
+    part[0].s = s;
+    part[0].from = 0;
+    part[0].to = n;
+    part[1] = part[0];
+    pthread_t t;
+    int split = n >= ((size_t)1 << 18);
+    if (split) {
+        part[0].to = part[1].from = n / 2;
+        if (pthread_create(&t, NULL, summarize_part, &part[1]) != 0) {
+            split = 0;
+            part[0].to = n;
+        }
+    }
+    summarize_part(&part[0]);
+    *out = part[0].out;
+    if (split) {
+        pthread_join(t, NULL);
+        const clsext_summary *b = &part[1].out;
+        if (b->count_min < out->count_min) out->count_min = b->count_min;
+        if (b->count_max > out->count_max) out->count_max = b->count_max;
+        out->empty += b->empty;
+        out->zero_range += b->zero_range;
+        out->tiny_range += b->tiny_range;
+        out->const_var += b->const_var;
+        out->const_var_nonzero += b->const_var_nonzero;
+    }
+    out->columns = (Py_ssize_t)n;
     if (n == 0) out->count_min = 0;
 }
 
