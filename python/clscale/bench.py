@@ -9,8 +9,9 @@ scikit-learn on the benchmark's workloads, in one run, as JSON (like
           timed span), numpy per matrix, scikit-learn per matrix.
   seed-b  discount of 100 x 4000 x 5 float64 by factors 4000 x 5: Discount,
           the same call timed in C, numpy's multiply into `out`.
-  memory  a fresh process transforms seed-A in place (copy=False): its peak
-          RSS against the array's size and against the RSS it had before.
+  memory  a fresh process transforms seed-A in place (copy=False; and
+          another the library call itself): the peak RSS during the call
+          against the RSS with the array and the array's size.
 
 Every row of a workload runs once per round, rows alternating, after one
 warm-up round; times are medians of the rounds. Each result is checked
@@ -196,41 +197,65 @@ def _run_seed_b(args, results):
         "runs": [_result(r[0], r[1], times[r[0]], nbytes, c_med, peers, errors[r[0]]) for r in rows]})
 
 
-def _rss_now():
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+def _status_kb(field):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    raise OSError(f"no {field} in /proc/self/status")
 
 
-def _memory_child(devices, size):
-    """In a fresh process: RSS before the array, with it, and the peak of
-    an in-place seed-A MinMaxScaler (the context made first, so that the
-    drivers' memory counts as before)."""
-    with context(devices) as ctx:
-        ctx.devices()
+def _reset_peak():
+    """Starts the peak RSS (VmHWM) over from the current RSS (Linux 4.0+)."""
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+
+
+def _memory_child(devices, size, via):
+    """In a fresh process: seed-A transformed in place through `via`
+    ("python": MinMaxScaler(copy=False); "c": the library call itself),
+    after a warm-up call on one matrix of the same shape (kernels built for
+    it, pools made) that is freed again. Reports the RSS before the array,
+    with it, and the peak during the call alone."""
+    x1 = _seed_a(1 / 18)
     est = MinMaxScaler(copy=False, scope="matrix", devices=devices)
-    est.fit_transform(np.ones((2, 60, 128)))  # kernels built, pools warm
-    before = _rss_now()
-    x = _seed_a(size)
-    with_array = _rss_now()
-    y = est.fit_transform(x)
-    assert y is x
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(json.dumps({"array_bytes": x.nbytes, "rss_before_array": before, "rss_with_array": with_array,
-                      "peak_rss": peak}))
+    with context(devices) as ctx:
+        if via == "python":
+            est.fit_transform(x1)
+        else:
+            ctx.fit_transform(x1, x1, scaler=_clscale.MINMAX, scope=_clscale.SCOPE_MATRIX)
+        del x1
+        before = _status_kb("VmRSS")
+        x = _seed_a(size)
+        with_array = _status_kb("VmRSS")
+        _reset_peak()
+        if via == "python":
+            assert est.fit_transform(x) is x
+            stats = est._fitted
+        else:
+            stats = ctx.fit_transform(x, x, scaler=_clscale.MINMAX, scope=_clscale.SCOPE_MATRIX)
+        peak = _status_kb("VmHWM")
+    print(json.dumps({"via": via, "array_bytes": x.nbytes, "stats_bytes": 56 * stats.summary()["columns"],
+                      "rss_before_array": before, "rss_with_array": with_array, "peak_rss_during_call": peak}))
 
 
 def _run_memory(args):
-    cmd = [sys.executable, "-m", "clscale.bench", "--memory-child", "--size", str(args.size)]
-    if args.devices is not None:
-        cmd += ["--devices", args.devices]
-    r = subprocess.run(cmd, capture_output=True, text=True, check=True)
-    m = json.loads(r.stdout.strip().splitlines()[-1])
-    m["what"] = ("peak RSS (ru_maxrss) of a fresh process that transforms seed-A in place with "
-                 "MinMaxScaler(copy=False), against the array's bytes")
-    m["peak_over_array"] = m["peak_rss"] / m["array_bytes"]
-    m["growth_over_array"] = (m["peak_rss"] - m["rss_before_array"]) / m["array_bytes"]
-    m["extra_during_call_bytes"] = m["peak_rss"] - m["rss_with_array"]
-    return m
+    out = {"what": "a fresh process per row transforms seed-A in place (MinMaxScaler(copy=False), or the "
+                   "library call on the same array); peak RSS (VmHWM, reset just before the call) against the "
+                   "RSS with the array and against the array's bytes; stats_bytes: the fitted statistics "
+                   "the call returns (56 bytes per column per matrix)", "runs": []}
+    for via in ("python", "c"):
+        cmd = [sys.executable, "-m", "clscale.bench", "--memory-child", via, "--size", str(args.size)]
+        if args.devices is not None:
+            cmd += ["--devices", args.devices]
+        r = subprocess.run(cmd, capture_output=True, text=True, check=True)
+        m = json.loads(r.stdout.strip().splitlines()[-1])
+        m["extra_during_call_bytes"] = m["peak_rss_during_call"] - m["rss_with_array"]
+        m["extra_over_array"] = m["extra_during_call_bytes"] / m["array_bytes"]
+        m["peak_over_array_and_process"] = ((m["peak_rss_during_call"] - m["rss_before_array"])
+                                            / m["array_bytes"])
+        out["runs"].append(m)
+    return out
 
 
 def _cpu_model():
@@ -252,10 +277,10 @@ def main(argv=None):
     p.add_argument("--workload", default="seed-a,seed-b")
     p.add_argument("--size", type=float, default=1.0, help="scales the batch of each workload")
     p.add_argument("--no-memory", action="store_true", help="skip the peak-RSS measurement")
-    p.add_argument("--memory-child", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--memory-child", choices=("python", "c"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.memory_child:
-        _memory_child(args.devices, args.size)
+        _memory_child(args.devices, args.size, args.memory_child)
         return 0
     if args.repeats < 1 or not args.size > 0:
         p.error("--repeats must be >= 1 and --size > 0")
