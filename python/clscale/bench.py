@@ -13,8 +13,8 @@ scikit-learn on the benchmark's workloads, in one run, as JSON (like
           another the library call itself): the peak RSS during the call
           against the RSS with the array and the array's size.
 
-Every row of a workload runs once per round, rows alternating, after one
-warm-up round; times are medians of the rounds. Each result is checked
+Every row of a workload runs once per round, in order on even rounds and
+in reverse order on odd ones, after one warm-up round; times are medians of the rounds. Each result is checked
 against numpy in float64. Options: --json FILE (default: stdout),
 --repeats N, --devices SEL, --workload seed-a,seed-b, --size F (scales the
 batch, as `clscale bench --size`), --no-memory.
@@ -105,11 +105,12 @@ def _rows_seed_a(x, y, devices, method):
 
 
 def _time_rows(rows, repeats, flush=None):
-    """Runs every row once per round (one warm-up round first), alternating;
+    """Runs every row once per round (one warm-up round first), in turn;
     returns {name: [seconds]}; a row with its own C timings reports those."""
     times = {r[0]: [] for r in rows}
     for rnd in range(repeats + 1):
-        for r in rows:
+        # forward, then backward: no row always follows the same one
+        for r in (rows if rnd % 2 == 0 else rows[::-1]):
             if flush is not None:
                 _flush(flush)
             t0 = time.perf_counter()
@@ -302,7 +303,7 @@ def main(argv=None):
         "method": {
             "time": "wall clock around each Python call (the C row: clock_gettime around the library call "
                     "inside the extension, GIL released); median of the rounds after one warm-up round, rows "
-                    "alternating round by round; seed-b's calls after a 64 MiB cache-evicting write",
+                    "taking turns, in order and in reverse order on alternate rounds; seed-b's calls after a 64 MiB cache-evicting write",
             "memory": "numpy arrays (pageable); 'out=y' rows reuse one output array, as the C row does",
             "bytes": "every input byte read once, every output byte written once",
             "ratio_to_c": "median of the Python row over the median of the C row of the same run",
