@@ -42,7 +42,7 @@ if [ ! -x .venv/bin/python ]; then
     /usr/bin/python3 -m venv --system-site-packages .venv
 fi
 stamp=.venv/.clscale-installed
-if [ ! -f "$stamp" ] || [ -n "$(find pyproject.toml meson.build meson_options.txt include src cl python/clscale \
+if [ ! -f "$stamp" ] || [ -n "$(find pyproject.toml meson.build meson_options.txt include src cl python/meson.build python/clscale \
         -type f \( -name '*.[ch]' -o -name '*.py' -o -name '*.cl' -o -name '*.build' -o -name '*.txt' \
         -o -name '*.toml' \) -newer "$stamp" -print | head -n 1)" ]; then
     echo "clscale setup: installing the Python package into .venv"
