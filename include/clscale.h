@@ -334,13 +334,13 @@ CLS_API void cls_stats_destroy(cls_stats *s);
 /* Assembling statistics that were combined elsewhere (MPI ranks, chunks of a
  * Dask array): the optional MPI part (clscale_mpi.h) is built on these three.
  *
- * cls_stats_create() : statistics described by `info` (info->rows kept as
+ * cls_stats_create_empty() : statistics described by `info` (info->rows kept as
  * given) with every column empty: count 0, missing 0, the rest NaN.
  * info->groups may be 0 (a process that holds no matrix); cols may not.
  * @return CLS_OK and *out (free with cls_stats_destroy()), CLS_E_ARG (NULL,
  *         an unknown scaler, scope or dtype, cols 0, a shape that overflows),
  *         or CLS_E_NOMEM. */
-CLS_API cls_status cls_stats_create(const cls_stats_info *info, cls_stats **out);
+CLS_API cls_status cls_stats_create_empty(const cls_stats_info *info, cls_stats **out);
 
 /* cls_stats_columns() : the columns of `s`, groups x cols, entry
  * [group * cols + col], owned by `s` and valid until cls_stats_destroy().
@@ -355,6 +355,50 @@ CLS_API cls_column_stats *cls_stats_columns(cls_stats *s);
  * is exact; otherwise the result may differ from a merge in the other order
  * in the last bit of mean and m2. `from` may alias `into`. Thread-safe. */
 CLS_API void cls_column_stats_merge(cls_column_stats *into, const cls_column_stats *from, int moments);
+
+/* ---- Statistics from values, and the affine map they give ----------------
+ * For bindings (the Python package) and applications that keep fitted
+ * statistics themselves: rebuild a cls_stats from its description and
+ * columns (after unpickling, or to restate statistics under another
+ * pipeline before a merge), and read the exact map a transform applies.
+ * Both are pure host code: no context, no OpenCL call, safe from any thread
+ * on distinct objects (and on one object when only reading it). */
+
+/* cls_stats_create() : a new statistics object with the description `info`
+ * and the `info->groups * info->cols` columns `cols`, entry
+ * [group * cols + column] (the order cls_stats_column() reads).
+ * Columns are checked, not trusted: a column with count 0 is stored empty
+ * (every value NaN, its missing count kept); a column with count > 0 needs
+ * finite min <= max and a finite absmax >= max(|min|, |max|), and, when
+ * info->has_moments, a finite mean and a finite m2 >= 0. Without
+ * has_moments, mean and m2 are stored NaN.
+ * @return CLS_OK and *out (free with cls_stats_destroy()); CLS_E_ARG when an
+ *         argument is NULL, info has an unknown scaler, scope or dtype,
+ *         groups or cols is 0, scope batch has groups != 1, lo or hi is not
+ *         finite, a z-score without moments, or a column fails the checks
+ *         above; CLS_E_NOMEM. *out is
+ *         NULL on failure. No message is kept (cls_stats_error() is the
+ *         stats files' own). */
+CLS_API cls_status cls_stats_create(const cls_stats_info *info, const cls_column_stats *cols,
+                                    cls_stats **out);
+
+/* The map y = (x - shift) * scale + offset of one column; a transform then
+ * clamps y into [lo, hi] when the pipeline clips (forward min-max only). */
+typedef struct cls_affine {
+    double shift, scale, offset;
+} cls_affine;
+
+/* cls_stats_params() : the map that cls_transform() applies to column `col`
+ * of statistics group `group` with `s`'s recorded scaler and range, in
+ * float64 (a float32 transform rounds these values; decimal scaling picks
+ * its exponent for s's recorded dtype). `inverse` gives the map that undoes
+ * it. An empty column (count 0), and every column of CLS_NONE, give the
+ * identity (0, 1, 0). min-max: shift min, scale (hi - lo) / (max - min), 0
+ * for a constant column, offset lo. z-score: shift mean, scale 1 / std
+ * (population std; 0 when std is 0), offset 0. decimal: shift 0, scale
+ * 10^-j, offset 0.
+ * @return CLS_OK, or CLS_E_ARG for a NULL argument or an index out of range. */
+CLS_API cls_status cls_stats_params(const cls_stats *s, size_t group, size_t col, int inverse, cls_affine *out);
 
 /* ------------------------------------------------------------------------ */
 /* Reports, traces                                                           */

@@ -166,7 +166,7 @@ cls_status cls_stats_merge(cls_stats *into, const cls_stats *from)
     return CLS_OK;
 }
 
-cls_status cls_stats_create(const cls_stats_info *info, cls_stats **out)
+cls_status cls_stats_create_empty(const cls_stats_info *info, cls_stats **out)
 {
     if (!out) return CLS_E_ARG;
     *out = NULL;

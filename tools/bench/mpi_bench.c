@@ -147,7 +147,7 @@ int main(int argc, char **argv)
             }
             cls_stats_info si = {CLS_MINMAX, CLS_SCOPE_BATCH, 0, 1, 0, CLS_F64, 1, C, 60, 1};
             cls_stats *s = NULL, *merged = NULL;
-            cls_stats_create(&si, &s);
+            cls_stats_create_empty(&si, &s);
             memcpy(cls_stats_columns(s), buf, C * sizeof *buf);
             MPI_Barrier(MPI_COMM_WORLD);
             double a0 = MPI_Wtime();

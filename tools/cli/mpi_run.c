@@ -176,7 +176,7 @@ static int do_normalize(rank_state *r, cls_array *x, cls_array *y)
         cls_stats_describe(all, &si);
         si.scope = CLS_SCOPE_MATRIX;
         cls_stats *m = NULL;
-        if (cls_stats_create(&si, &m) == CLS_OK)
+        if (cls_stats_create_empty(&si, &m) == CLS_OK)
             memcpy(cls_stats_columns(m), cls_stats_columns(all), si.groups * si.cols * sizeof(cls_column_stats));
         cls_stats_destroy(all);
         all = m;  /* NULL when out of memory: saving fails below */
@@ -208,7 +208,7 @@ static cls_status do_apply(rank_state *r, cls_array *x, cls_array *y)
                      "columns, scope matrix)", si.groups, si.cols, r->j->in, r->in.batch, r->in.cols);
     si.groups = r->count;
     cls_stats *mine = NULL;
-    cls_status st = cls_stats_create(&si, &mine);
+    cls_status st = cls_stats_create_empty(&si, &mine);
     if (st != CLS_OK) return failf(r, st, "out of memory for statistics");
     memcpy(cls_stats_columns(mine), cls_stats_columns(r->stats) + r->first * si.cols,
            r->count * si.cols * sizeof(cls_column_stats));
