@@ -48,6 +48,8 @@ if [ ! -f "$stamp" ] || [ -n "$(find pyproject.toml meson.build meson_options.tx
         -type f \( -name '*.[ch]' -o -name '*.py' -o -name '*.cl' -o -name '*.build' -o -name '*.txt' \
         -o -name '*.toml' \) -newer "$stamp" -print | head -n 1)" ]; then
     echo "clscale setup: installing the Python package into .venv"
+    # a configure that failed half-way leaves a folder meson-python will not reuse
+    [ -f build-py/build.ninja ] || rm -rf build-py .mesonpy-native-file.ini
     .venv/bin/python -m pip install --quiet --no-build-isolation --no-deps \
         --config-settings builddir="$PWD/build-py" .
     touch "$stamp"
