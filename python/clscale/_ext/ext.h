@@ -28,7 +28,10 @@
 
 #include "clscale.h"
 
-/* ---- module.c ---- */
+/* ---- errors.c ---- */
+
+/* Imports numpy's C API; -1 with an exception set on failure. */
+int clsext_numpy_init(void);
 
 extern PyObject *clsext_error;   /* clscale.ClscaleError (RuntimeError) */
 

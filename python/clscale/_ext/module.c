@@ -1,35 +1,7 @@
-/* The module clscale._clscale: its init, the ClscaleError exception and the
- * mapping of a cls_status to a Python exception. The types live in
- * context.c and stats.c, array checks in arrays.c (ext.h is the map). */
-#define CLSCALE_EXT_MAIN
+/* The module clscale._clscale: its init and functions. The types live in
+ * context.c and stats.c, array checks in arrays.c, the exception and numpy's
+ * API table in errors.c (ext.h is the map). */
 #include "ext.h"
-
-PyObject *clsext_error;
-
-PyObject *clsext_raise(cls_status st, const char *msg)
-{
-    const char *name = cls_status_str(st);
-    /* "CLS_E_IO: ..." : the name is the part before the colon */
-    size_t n = 0;
-    while (name[n] && name[n] != ':') n++;
-    PyObject *type = st == CLS_E_ARG ? PyExc_ValueError : clsext_error;
-    PyObject *exc = PyObject_CallFunction(type, "s", msg && *msg ? msg : name);
-    if (!exc) return NULL;
-    PyObject *sname = PyUnicode_FromStringAndSize(name, (Py_ssize_t)n);
-    PyObject *code = PyLong_FromLong((long)st);
-    if (!sname || !code || PyObject_SetAttrString(exc, "status", sname) < 0 ||
-        PyObject_SetAttrString(exc, "code", code) < 0) {
-        Py_XDECREF(sname);
-        Py_XDECREF(code);
-        Py_DECREF(exc);
-        return NULL;
-    }
-    Py_DECREF(sname);
-    Py_DECREF(code);
-    PyErr_SetObject(type, exc);
-    Py_DECREF(exc);
-    return NULL;
-}
 
 static PyObject *version(PyObject *self, PyObject *args)
 {
@@ -55,7 +27,7 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__clscale(void)
 {
-    import_array();
+    if (clsext_numpy_init() < 0) return NULL;
     if (PyType_Ready(&clsext_context_type) < 0 || PyType_Ready(&clsext_stats_type) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
