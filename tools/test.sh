@@ -8,5 +8,5 @@ set -eu
 cd "$(dirname "$0")/.."
 sh tools/setup.sh
 meson test -C build --print-errorlogs "$@"
-awk '/^```python$/ {on = 1; next} /^```$/ {on = 0} on' docs/readme/python.md > build/readme-example.py
+awk '/^```python$/ {on = 1; next} /^```$/ {on = 0} on' README.md > build/readme-example.py
 OCL_ICD_VENDORS=/etc/OpenCL/vendors/pocl.icd .venv/bin/python build/readme-example.py

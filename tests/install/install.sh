@@ -1,5 +1,5 @@
 #!/bin/sh
-# The install story (docs/readme/tool-safety.md), as a user would follow it:
+# The install story (docs/guide/tool-safety.md), as a user would follow it:
 #   install  meson install --destdir into a scratch root, then a program
 #            built with `pkg-config --cflags --libs clscale` against that copy
 #            (and the tool installed beside it) runs

@@ -49,7 +49,7 @@ static const char usage_normalize[] =
     "  --stats-out S    save the fitted statistics for `clscale apply`\n"
     "  --devices SEL    OpenCL devices (see `clscale --help`)\n"
     "  --verbose        print a summary line to stderr\n"
-    "  --mpi            under mpirun: each rank does its part (docs/readme/mpi.md)\n"
+    "  --mpi            under mpirun: each rank does its part (docs/guide/mpi.md)\n"
     "\n"
     "NaN and +-Inf are missing values: ignored by the fit, written unchanged.\n";
 
@@ -63,7 +63,7 @@ static const char usage_apply[] =
     "  --inverse        undo the scaling instead\n"
     "  --devices SEL    OpenCL devices (see `clscale --help`)\n"
     "  --verbose        print a summary line to stderr\n"
-    "  --mpi            under mpirun: each rank does its part (docs/readme/mpi.md)\n";
+    "  --mpi            under mpirun: each rank does its part (docs/guide/mpi.md)\n";
 
 static const char usage_discount[] =
     "usage: clscale discount --factors F.npy [--devices SEL] [--verbose] IN.npy OUT.npy\n"
@@ -75,7 +75,7 @@ static const char usage_discount[] =
     "  --factors F.npy  the factors, 1-D to 3-D\n"
     "  --devices SEL    OpenCL devices (see `clscale --help`)\n"
     "  --verbose        print a summary line to stderr\n"
-    "  --mpi            under mpirun: each rank does its part (docs/readme/mpi.md)\n";
+    "  --mpi            under mpirun: each rank does its part (docs/guide/mpi.md)\n";
 
 typedef struct args {
     unsigned    cmd;

@@ -1,6 +1,6 @@
 /* The tool's outputs (OUT, and side files such as --stats-out): where they
  * go, checked before any work, and written all or nothing. See
- * docs/readme/tool-safety.md for what a user sees.
+ * docs/guide/tool-safety.md for what a user sees.
  *
  *   cli_output_prepare()  before any work: resolve the name (a symlink is
  *                         written through to its file; a character device,
