@@ -23,13 +23,14 @@
 #include "cli.h"
 #include "io/npy.h"
 #include "progress.h"
+#include "stream_run.h"
 
 enum { CMD_NORMALIZE = 1u, CMD_APPLY = 2u, CMD_DISCOUNT = 4u };
 
 static const char usage_normalize[] =
     "usage: clscale normalize --method minmax|zscore|decimal [--range LO,HI] [--clip]\n"
     "                         [--scope matrix|batch] [--stats-out S] [--devices SEL]\n"
-    "                         [--verbose] IN.npy OUT.npy\n"
+    "                         [--verbose] [--quiet] IN.npy OUT.npy\n"
     "\n"
     "Fits a scaler to the columns of IN (2-D rows x cols or 3-D batch x rows x cols,\n"
     "float32 or float64) and writes the scaled array to OUT.\n"
@@ -43,11 +44,12 @@ static const char usage_normalize[] =
     "  --stats-out S    save the fitted statistics for `clscale apply`\n"
     "  --devices SEL    OpenCL devices (see `clscale --help`)\n"
     "  --verbose        print a summary line to stderr\n"
+    "  --quiet          no progress bar (one is drawn on a terminal for long runs)\n"
     "\n"
     "NaN and +-Inf are missing values: ignored by the fit, written unchanged.\n";
 
 static const char usage_apply[] =
-    "usage: clscale apply --stats S [--inverse] [--devices SEL] [--verbose] IN.npy OUT.npy\n"
+    "usage: clscale apply --stats S [--inverse] [--devices SEL] [--verbose] [--quiet] IN.npy OUT.npy\n"
     "\n"
     "Scales IN with statistics saved by `clscale normalize --stats-out S`, with the\n"
     "method, range, clip and scope recorded in S.\n"
@@ -55,17 +57,19 @@ static const char usage_apply[] =
     "  --stats S        the statistics file\n"
     "  --inverse        undo the scaling instead\n"
     "  --devices SEL    OpenCL devices (see `clscale --help`)\n"
-    "  --verbose        print a summary line to stderr\n";
+    "  --verbose        print a summary line to stderr\n"
+    "  --quiet          no progress bar (one is drawn on a terminal for long runs)\n";
 
 static const char usage_discount[] =
-    "usage: clscale discount --factors F.npy [--devices SEL] [--verbose] IN.npy OUT.npy\n"
+    "usage: clscale discount --factors F.npy [--devices SEL] [--verbose] [--quiet] IN.npy OUT.npy\n"
     "\n"
     "Multiplies IN by factors F that broadcast against it with numpy's rules\n"
     "(shape cols, rows x cols, batch x rows x cols, ...), in IN's dtype.\n"
     "\n"
     "  --factors F.npy  the factors, 1-D to 3-D\n"
     "  --devices SEL    OpenCL devices (see `clscale --help`)\n"
-    "  --verbose        print a summary line to stderr\n";
+    "  --verbose        print a summary line to stderr\n"
+    "  --quiet          no progress bar (one is drawn on a terminal for long runs)\n";
 
 typedef struct args {
     unsigned    cmd;
@@ -73,6 +77,7 @@ typedef struct args {
     const char *in, *out;
     const char *devices;
     int         verbose;
+    int         quiet;   /* no progress bar */
     cls_pipeline p;    /* normalize */
     int         has_method, has_range;
     const char *stats_out;
@@ -94,6 +99,7 @@ static const option options[] = {
     {"inverse", 0, CMD_APPLY},      {"factors", 1, CMD_DISCOUNT},
     {"devices", 1, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT},
     {"verbose", 0, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT},
+    {"quiet", 0, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT},
 };
 
 static int usage_error(const args *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -146,6 +152,7 @@ static int set_option(args *a, const char *name, const char *v)
     else if (!strcmp(name, "factors")) a->factors = v;
     else if (!strcmp(name, "devices")) a->devices = v;
     else if (!strcmp(name, "verbose")) a->verbose = 1;
+    else if (!strcmp(name, "quiet")) a->quiet = 1;
     return 0;
 }
 
@@ -399,11 +406,19 @@ static int run(args *a)
 
     cls_array x = array_of(&in), y = array_of(&out);
     cli_progress_start(&bar);
-    if (a->cmd == CMD_NORMALIZE) st = cls_fit_transform(ctx, &a->p, &x, &y, a->stats_out ? &stats : NULL);
-    else st = cls_transform(ctx, a->cmd == CMD_APPLY && !a->inverse ? NULL : &a->p, stats, &x, &y);
+    if (a->quiet) bar.enabled = 0;
+    const cls_pipeline *pp = a->cmd == CMD_APPLY && !a->inverse ? NULL : &a->p;
+    cls_stats **fit = a->cmd == CMD_NORMALIZE && a->stats_out ? &stats : NULL;
+    err[0] = '\0';
+    /* streaming (stream_run.c) or the mapped arrays */
+    if (cli_stream_wanted(&in))
+        st = cli_stream_run(ctx, pp, a->cmd == CMD_NORMALIZE ? NULL : stats, fit, a->in, &in, &out, err, sizeof err);
+    else if (a->cmd == CMD_NORMALIZE) st = cls_fit_transform(ctx, &a->p, &x, &y, fit);
+    else st = cls_transform(ctx, pp, stats, &x, &y);
     cli_progress_end(&bar);
     if (st != CLS_OK) {
-        rc = cli_error(EXIT_FAIL, "%s: %s", cls_status_str(st), cls_last_error(ctx));
+        rc = err[0] ? cli_error(EXIT_FAIL, "%s", err)
+                    : cli_error(EXIT_FAIL, "%s: %s", cls_status_str(st), cls_last_error(ctx));
         goto done;
     }
     if (a->stats_out && cls_stats_save(stats, a->stats_out) != CLS_OK) {

@@ -38,9 +38,17 @@ void cli_progress_update(void *user, uint64_t done, uint64_t total)
     memset(bar + fill, ' ', (size_t)(BAR_WIDTH - fill));
     bar[BAR_WIDTH] = '\0';
     double rate = (double)done / elapsed;
+    char left[32] = "";
+    if (rate > 0 && done < total) {
+        double secs = (double)(total - done) / rate;
+        if (secs < 3600) snprintf(left, sizeof left, "  %d:%02d left", (int)secs / 60, (int)secs % 60);
+        else snprintf(left, sizeof left, "  %dh%02d left", (int)(secs / 3600), (int)secs % 3600 / 60);
+    }
+    char amount[48];
+    if (total >= 1000000000ull) snprintf(amount, sizeof amount, "%.1f/%.1f GB", done / 1e9, total / 1e9);
+    else snprintf(amount, sizeof amount, "%.0f/%.0f MB", done / 1e6, total / 1e6);
     /* \r and erase-to-end-of-line: each redraw replaces the last. */
-    fprintf(stderr, "\r[%s] %3d%%  %.1f %s\033[K", bar, (int)(frac * 100.0),
-            rate >= 1e9 ? rate / 1e9 : rate / 1e6, rate >= 1e9 ? "GB/s" : "MB/s");
+    fprintf(stderr, "\r[%s] %3d%%  %s  %.2f GB/s%s\033[K", bar, (int)(frac * 100.0), amount, rate / 1e9, left);
     fflush(stderr);
     p->drawn = 1;
 }
