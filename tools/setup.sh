@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 
 PACKAGES="build-essential pkg-config meson ninja-build python3
 ocl-icd-opencl-dev opencl-headers pocl-opencl-icd mesa-opencl-icd oclgrind clinfo
-libcmocka-dev libjansson-dev libexpat1-dev clang libclang-rt-14-dev"
+libcmocka-dev libjansson-dev libexpat1-dev clang libclang-rt-14-dev
+liburing-dev"
 
 missing=""
 for p in $PACKAGES; do
