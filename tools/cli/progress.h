@@ -20,6 +20,7 @@ typedef struct cli_progress {
     int    enabled;    /* stderr is a terminal */
     int    drawn;      /* a bar is on the screen */
     double t0, last;   /* monotonic seconds: start, last redraw */
+    double delay;      /* CLI_PROGRESS_DELAY, or $CLSCALE_PROGRESS_DELAY (tests) */
 } cli_progress;
 
 /* cli_progress_start() : starts the clock and decides whether to draw. */
