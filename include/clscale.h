@@ -373,6 +373,14 @@ CLS_API cls_status cls_device_measure(cls_context *ctx, size_t i, size_t bytes, 
  * more read of the file. A transform with given statistics, and a discount,
  * is always one pass.
  *
+ * Progress: the context's cls_config.progress is called after each chunk,
+ * from the calling thread, with the bytes read and written so far over the
+ * call's total (a two-pass call counts both passes). The report
+ * (cls_last_report()) sums the chunks' calls; it keeps no events.
+ *
+ * Threads: like every call, one thread per context; the call starts a few
+ * I/O threads of its own and joins them before it returns.
+ *
  * Results equal the in-memory calls': byte for byte when the statistics are
  * found in one pass, and up to the rounding of the merged means and
  * variances (Chan's formula over the chunks) when they take two. */
