@@ -492,6 +492,106 @@ typedef struct cls_device_limits {
  * @return CLS_OK, CLS_E_ARG, CLS_E_NOMEM or CLS_E_DEVICE. */
 CLS_API cls_status cls_device_measure(cls_context *ctx, size_t i, size_t bytes, cls_device_limits *out);
 
+/* ------------------------------------------------------------------------ */
+/* Streaming: arrays in files, larger than memory                            */
+/* ------------------------------------------------------------------------ */
+
+/* The same pipelines over arrays that live in files, read and written in
+ * chunks through a fixed pool of buffers (from cls_host_alloc(): pinned
+ * where a selected device is discrete): reading ahead, computing on every
+ * device and writing behind overlap, several I/O requests in flight, and
+ * memory stays bounded by the pool whatever the file's size. With files
+ * larger than a fraction of memory, pages of finished chunks are dropped
+ * from the page cache so that the file does not push everything else out.
+ * docs/STREAMING.md says how, and what was measured.
+ *
+ * Passes: min-max, z-score and decimal need a group's statistics before
+ * scaling it. When each statistics group (a matrix for CLS_SCOPE_MATRIX, the
+ * whole array for CLS_SCOPE_BATCH) fits one buffer, fitting and scaling take
+ * one pass: the file is read once and written once. Otherwise a statistics
+ * pass reads the group first, then a second pass reads and writes it: one
+ * more read of the file. A transform with given statistics, and a discount,
+ * is always one pass.
+ *
+ * Progress: the context's cls_config.progress is called after each chunk,
+ * from the calling thread, with the bytes read and written so far over the
+ * call's total (a two-pass call counts both passes). The report
+ * (cls_last_report()) sums the chunks' calls; it keeps no events.
+ *
+ * Threads: like every call, one thread per context; the call starts a few
+ * I/O threads of its own and joins them before it returns.
+ *
+ * Results equal the in-memory calls': byte for byte when the statistics are
+ * found in one pass, and up to the rounding of the merged means and
+ * variances (Chan's formula over the chunks) when they take two. */
+
+/* An array stored in a file: C-contiguous, dtype, shape batch x rows x cols,
+ * starting `offset` bytes into the file `fd`. The input's descriptor must
+ * allow pread(), the output's pwrite(); neither is closed, moved or synced.
+ * An input must be at least offset + its bytes long; growing, shrinking or
+ * being written while the call reads it is an error. */
+typedef struct cls_file_array {
+    int         fd;
+    uint64_t    offset;
+    cls_dtype   dtype;
+    size_t      batch, rows, cols;
+    const char *name;     /* for messages ("in.npy"); NULL: "file descriptor N" */
+} cls_file_array;
+
+/* cls_stream_opts.flags */
+#define CLS_STREAM_KEEP_CACHE (1u << 0) /* never drop pages from the page cache */
+#define CLS_STREAM_DROP_CACHE (1u << 1) /* always drop them (default: for files larger
+                                           than 1/8 of physical memory) */
+
+/* Tuning; NULL or zeros give the defaults, which measured best here. */
+typedef struct cls_stream_opts {
+    size_t   buffer_bytes;  /* bytes per buffer; 0: $CLSCALE_STREAM_BUFFER or 64 MiB
+                               (raised to one row when a row is larger) */
+    unsigned buffers;       /* buffers in the pool; 0: 4 (at least 2) */
+    unsigned io_threads;    /* I/O requests in flight; 0: 4 */
+    unsigned flags;         /* CLS_STREAM_* */
+} cls_stream_opts;
+
+/* cls_stream_fit() : the statistics of the pipeline's scaler over the array
+ * in file `in`, as cls_fit() would compute them in memory; one read pass.
+ * @return CLS_OK and *out (free with cls_stats_destroy()), or a status:
+ *         CLS_E_IO with cls_last_error() naming the file and the byte offset
+ *         of a failed or short read, or a file changed while read. */
+CLS_API cls_status cls_stream_fit(cls_context *ctx, const cls_pipeline *p, const cls_file_array *in,
+                                  const cls_stream_opts *opts, cls_stats **out);
+
+/* cls_stream_transform() : cls_transform() from file `in` to file `out`
+ * (p = NULL: the pipeline recorded in `s`). One pass. `out`'s byte range
+ * must not overlap `in`'s when both are the same file.
+ * @return CLS_OK, or a status; CLS_E_IO names the file and byte offset
+ *         (a full disk is "write error at byte N: No space left on device").
+ *         On failure `out` holds part of the result: write to a temporary
+ *         and rename it only on success (cls_stream_file() does). */
+CLS_API cls_status cls_stream_transform(cls_context *ctx, const cls_pipeline *p, const cls_stats *s,
+                                        const cls_file_array *in, const cls_file_array *out,
+                                        const cls_stream_opts *opts);
+
+/* cls_stream_fit_transform() : cls_fit_transform() from file `in` to file
+ * `out`, in one pass or two (see above). `fitted`, when not NULL, receives
+ * the statistics. Failures as cls_stream_transform(). */
+CLS_API cls_status cls_stream_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_file_array *in,
+                                            const cls_file_array *out, const cls_stream_opts *opts,
+                                            cls_stats **fitted);
+
+/* cls_stream_file() : one .npy file to another (little-endian float32 or
+ * float64, C order, 1 to 3 dimensions; a 1-D file is one row). With `s` =
+ * NULL it fits and transforms (cls_stream_fit_transform()), else it
+ * transforms with `s` (p = NULL: the pipeline recorded in `s`).
+ * The output is written to a temporary file beside `out_path`, synced and
+ * renamed onto it only when everything succeeded; on any failure the
+ * temporary is removed and `out_path` is left as it was. `in_path` is only
+ * read. `out_path` must not name `in_path`.
+ * @return CLS_OK, CLS_E_FORMAT (not such a .npy file), CLS_E_IO (names the
+ *         file and the offset), or any status of the pipeline calls. */
+CLS_API cls_status cls_stream_file(cls_context *ctx, const cls_pipeline *p, const cls_stats *s,
+                                   const char *in_path, const char *out_path, const cls_stream_opts *opts,
+                                   cls_stats **fitted);
+
 #ifdef __cplusplus
 }
 #endif

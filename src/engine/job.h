@@ -180,6 +180,13 @@ typedef struct cls_devrun {
 /* Takes part in the call now: not failed, not in reserve. */
 static inline int cls_run_active(const cls_devrun *r) { return r->participates && !r->failed && !r->reserve; }
 
+/* ---- pipeline.c: the checks the streaming calls share (stream.c) ---- */
+/* The pipeline is valid for data shaped like `x` (its data unused); its
+ * factors do not overlap `out` (may be NULL). */
+cls_status cls_check_pipeline(cls_context *ctx, const cls_pipeline *p, const cls_array *x, const cls_array *out);
+/* The statistics `s` suit `p` (not NULL) and data shaped like `in`. */
+cls_status cls_check_stats(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const cls_array *in);
+
 /* ---- plan.c ---- */
 /* Cuts the job into slices for phase `op` (FUSED, STATS or APPLY), no larger
  * than `slice_bytes` where the shape allows. */

@@ -59,8 +59,8 @@ static cls_status check_io(cls_context *ctx, const cls_array *in, const cls_arra
     return CLS_OK;
 }
 
-static cls_status check_pipeline(cls_context *ctx, const cls_pipeline *p, const cls_array *x,
-                                  const cls_array *out)
+cls_status cls_check_pipeline(cls_context *ctx, const cls_pipeline *p, const cls_array *x,
+                              const cls_array *out)
 {
     if (!p) return cls_fail(ctx, CLS_E_ARG, "pipeline is NULL");
     if ((unsigned)p->scaler > CLS_DECIMAL)
@@ -318,7 +318,7 @@ cls_status cls_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, 
     if (!out) return cls_fail(ctx, CLS_E_ARG, "cls_fit: out is NULL");
     *out = NULL;
     st = check_array(ctx, x, "input");
-    if (st == CLS_OK) st = check_pipeline(ctx, p, x, NULL);
+    if (st == CLS_OK) st = cls_check_pipeline(ctx, p, x, NULL);
     if (st == CLS_OK && p->inverse) st = cls_fail(ctx, CLS_E_ARG, "cls_fit: an inverse pipeline cannot be fitted");
     if (st != CLS_OK) return st;
     return do_fit(ctx, p, x, out);
@@ -379,6 +379,30 @@ static cls_status do_transform(cls_context *ctx, const cls_pipeline *p, const cl
     return finish(&job, st);
 }
 
+/* The statistics fit the pipeline and the data (cls_transform's checks). */
+cls_status cls_check_stats(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const cls_array *in)
+{
+    if (p->scaler == CLS_NONE) return CLS_OK;
+    if (!s) return cls_fail(ctx, CLS_E_ARG, "cls_transform: the scaler needs fitted statistics (s is NULL)");
+    size_t groups = p->scope == CLS_SCOPE_MATRIX ? in->batch : 1;
+    if (s->info.scope != p->scope)
+        return cls_fail(ctx, CLS_E_ARG, "statistics were fitted with scope %s, the pipeline asks for %s",
+                        s->info.scope == CLS_SCOPE_MATRIX ? "matrix" : "batch",
+                        p->scope == CLS_SCOPE_MATRIX ? "matrix" : "batch");
+    if (s->info.cols != in->cols || s->info.groups != groups)
+        return cls_fail(ctx, CLS_E_ARG,
+                        "statistics of %zu group(s) x %zu columns do not fit data %zu x %zu x %zu (scope %s "
+                        "needs %zu group(s) x %zu columns)",
+                        s->info.groups, s->info.cols, in->batch, in->rows, in->cols,
+                        p->scope == CLS_SCOPE_MATRIX ? "matrix" : "batch", groups, in->cols);
+    if (p->scaler == CLS_ZSCORE && !s->info.has_moments)
+        return cls_fail(ctx, CLS_E_ARG,
+                        "z-score needs means and variances, but these statistics were fitted for %s "
+                        "(min/max only); fit with CLS_ZSCORE or CLS_NONE",
+                        s->info.scaler == CLS_MINMAX ? "min-max" : "decimal scaling");
+    return CLS_OK;
+}
+
 cls_status cls_transform(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const cls_array *in,
                          cls_array *out)
 {
@@ -396,27 +420,10 @@ cls_status cls_transform(cls_context *ctx, const cls_pipeline *p, const cls_stat
         p = &recorded;
     }
     st = check_io(ctx, in, out);
-    if (st == CLS_OK) st = check_pipeline(ctx, p, in, out);
+    if (st == CLS_OK) st = cls_check_pipeline(ctx, p, in, out);
     if (st != CLS_OK) return st;
-    if (p->scaler != CLS_NONE) {
-        if (!s) return cls_fail(ctx, CLS_E_ARG, "cls_transform: the scaler needs fitted statistics (s is NULL)");
-        size_t groups = p->scope == CLS_SCOPE_MATRIX ? in->batch : 1;
-        if (s->info.scope != p->scope)
-            return cls_fail(ctx, CLS_E_ARG, "statistics were fitted with scope %s, the pipeline asks for %s",
-                            s->info.scope == CLS_SCOPE_MATRIX ? "matrix" : "batch",
-                            p->scope == CLS_SCOPE_MATRIX ? "matrix" : "batch");
-        if (s->info.cols != in->cols || s->info.groups != groups)
-            return cls_fail(ctx, CLS_E_ARG,
-                            "statistics of %zu group(s) x %zu columns do not fit data %zu x %zu x %zu (scope %s "
-                            "needs %zu group(s) x %zu columns)",
-                            s->info.groups, s->info.cols, in->batch, in->rows, in->cols,
-                            p->scope == CLS_SCOPE_MATRIX ? "matrix" : "batch", groups, in->cols);
-        if (p->scaler == CLS_ZSCORE && !s->info.has_moments)
-            return cls_fail(ctx, CLS_E_ARG,
-                            "z-score needs means and variances, but these statistics were fitted for %s "
-                            "(min/max only); fit with CLS_ZSCORE or CLS_NONE",
-                            s->info.scaler == CLS_MINMAX ? "min-max" : "decimal scaling");
-    }
+    st = cls_check_stats(ctx, p, s, in);
+    if (st != CLS_OK) return st;
     return do_transform(ctx, p, s, in, out);
 }
 
@@ -427,7 +434,7 @@ cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_
     if (st != CLS_OK) return st;
     if (fitted) *fitted = NULL;
     st = check_io(ctx, in, out);
-    if (st == CLS_OK) st = check_pipeline(ctx, p, in, out);
+    if (st == CLS_OK) st = cls_check_pipeline(ctx, p, in, out);
     if (st == CLS_OK && p->inverse)
         st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: inverse needs fitted statistics; use cls_transform");
     if (st != CLS_OK) return st;

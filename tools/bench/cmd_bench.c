@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_files.h"
 #include "bench_run.h"
 #include "cli.h"
 #include "io/out_target.h"
@@ -58,6 +59,10 @@ static const char help[] =
     "                    device's run when only one device is selected (its pinned\n"
     "                    run when it has one)\n"
     "  --timeline F.svg  the same call as an SVG timeline, one lane per queue\n"
+    "  --file PATH       only the files row: a .npy file scaled file to file (min-max per\n"
+    "                    matrix) by cp + sync, clscale and a numpy memmap loop, alternating,\n"
+    "                    --repeats rounds (default 1), each from a cold input; the output\n"
+    "                    goes beside PATH, so its disk needs room for one more copy\n"
     "  --help            this text\n"
     "\n"
     "Times are wall clock around each call (what the caller waits for), out of\n"
@@ -79,6 +84,8 @@ typedef struct options {
     const char *devices, *json, *trace, *timeline;
     const char *alone;       /* global indices that get an "alone" row; NULL: all */
     int         pageable_only; /* --memory pageable: no pinned rows */
+    const char *file;        /* --file: only the files row */
+    int         repeats_set;
 } options;
 
 /* Whether device `index` gets a run of its own (--alone). */
@@ -130,7 +137,7 @@ static int parse_options(int argc, char **argv, options *o)
         }
         static const char *const valued[] = {"--workload", "--size", "--devices", "--repeats",
                                              "--json", "--trace", "--timeline", "--alone",
-                                             "--memory"};
+                                             "--memory", "--file"};
         const char *name = NULL, *v = NULL;
         for (size_t k = 0; k < sizeof valued / sizeof valued[0] && !name; k++) {
             size_t l = strlen(valued[k]);
@@ -167,6 +174,7 @@ static int parse_options(int argc, char **argv, options *o)
                 return -1;
             }
             o->repeats = (int)r;
+            o->repeats_set = 1;
         } else if (!strcmp(name, "--alone")) {
             if (!strcmp(v, "none")) v = "";
             for (const char *c = v; *c; c++)
@@ -185,6 +193,7 @@ static int parse_options(int argc, char **argv, options *o)
             if (cli_selector_check("bench", v)) return -1;
             o->devices = v;
         }
+        else if (!strcmp(name, "--file")) o->file = v;
         else if (!strcmp(name, "--json")) o->json = v;
         else if (!strcmp(name, "--trace")) o->trace = v;
         else o->timeline = v;
@@ -457,6 +466,7 @@ int cmd_bench(int argc, char **argv)
     memset(&s, 0, sizeof s);
     int pr = parse_options(argc, argv, &s.o);
     if (pr != 0) return pr > 0 ? EXIT_OK : EXIT_USAGE;
+    if (s.o.file) return bench_files(s.o.file, s.o.repeats_set ? s.o.repeats : 1);
     bench_progress_start();
     const char *corrupt = getenv("CLSCALE_BENCH_CORRUPT");
     s.corrupt = corrupt && *corrupt ? strtol(corrupt, NULL, 10) : -1;

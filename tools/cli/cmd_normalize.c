@@ -29,13 +29,14 @@
 #include "mpi_cmd.h"
 #endif
 #include "progress.h"
+#include "stream_run.h"
 
 enum { CMD_NORMALIZE = 1u, CMD_APPLY = 2u, CMD_DISCOUNT = 4u };
 
 static const char usage_normalize[] =
     "usage: clscale normalize --method minmax|zscore|decimal [--range LO,HI] [--clip]\n"
     "                         [--scope matrix|batch] [--stats-out S] [--devices SEL]\n"
-    "                         [--verbose] IN.npy OUT.npy\n"
+    "                         [--verbose] [--quiet] IN.npy OUT.npy\n"
     "\n"
     "Fits a scaler to the columns of IN (2-D rows x cols or 3-D batch x rows x cols,\n"
     "float32 or float64) and writes the scaled array to OUT.\n"
@@ -50,11 +51,12 @@ static const char usage_normalize[] =
     "  --devices SEL    OpenCL devices (see `clscale --help`)\n"
     "  --verbose        print a summary line to stderr\n"
     "  --mpi            under mpirun: each rank does its part (docs/guide/mpi.md)\n"
+    "  --quiet          no progress bar (one is drawn on a terminal for long runs)\n"
     "\n"
     "NaN and +-Inf are missing values: ignored by the fit, written unchanged.\n";
 
 static const char usage_apply[] =
-    "usage: clscale apply --stats S [--inverse] [--devices SEL] [--verbose] IN.npy OUT.npy\n"
+    "usage: clscale apply --stats S [--inverse] [--devices SEL] [--verbose] [--quiet] IN.npy OUT.npy\n"
     "\n"
     "Scales IN with statistics saved by `clscale normalize --stats-out S`, with the\n"
     "method, range, clip and scope recorded in S.\n"
@@ -63,10 +65,11 @@ static const char usage_apply[] =
     "  --inverse        undo the scaling instead\n"
     "  --devices SEL    OpenCL devices (see `clscale --help`)\n"
     "  --verbose        print a summary line to stderr\n"
-    "  --mpi            under mpirun: each rank does its part (docs/guide/mpi.md)\n";
+    "  --mpi            under mpirun: each rank does its part (docs/guide/mpi.md)\n"
+    "  --quiet          no progress bar (one is drawn on a terminal for long runs)\n";
 
 static const char usage_discount[] =
-    "usage: clscale discount --factors F.npy [--devices SEL] [--verbose] IN.npy OUT.npy\n"
+    "usage: clscale discount --factors F.npy [--devices SEL] [--verbose] [--quiet] IN.npy OUT.npy\n"
     "\n"
     "Multiplies IN by factors F that broadcast against it with numpy's rules\n"
     "(shape cols, rows x cols, batch x rows x cols, ...), in IN's dtype: factors\n"
@@ -75,7 +78,8 @@ static const char usage_discount[] =
     "  --factors F.npy  the factors, 1-D to 3-D\n"
     "  --devices SEL    OpenCL devices (see `clscale --help`)\n"
     "  --verbose        print a summary line to stderr\n"
-    "  --mpi            under mpirun: each rank does its part (docs/guide/mpi.md)\n";
+    "  --mpi            under mpirun: each rank does its part (docs/guide/mpi.md)\n"
+    "  --quiet          no progress bar (one is drawn on a terminal for long runs)\n";
 
 typedef struct args {
     unsigned    cmd;
@@ -83,6 +87,7 @@ typedef struct args {
     const char *in, *out;
     const char *devices;
     int         verbose;
+    int         quiet;   /* no progress bar */
     cls_pipeline p;    /* normalize */
     int         has_method, has_range;
     const char *stats_out;
@@ -106,6 +111,7 @@ static const option options[] = {
     {"devices", 1, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT},
     {"verbose", 0, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT},
     {"mpi", 0, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT},
+    {"quiet", 0, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT},
 };
 
 static int usage_error(const args *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -164,6 +170,7 @@ static int set_option(args *a, const char *name, const char *v)
     }
     else if (!strcmp(name, "verbose")) a->verbose = 1;
     else if (!strcmp(name, "mpi")) a->mpi = 1;
+    else if (!strcmp(name, "quiet")) a->quiet = 1;
     return 0;
 }
 
@@ -278,6 +285,7 @@ static int run(args *a)
     cls_array factors;
     cli_output o = {0}, so = {0};
     cli_progress bar = {0};  /* draws nothing until cli_progress_start() */
+    char err[1024];
     /* before any work: where OUT and --stats-out go, and that they are
      * none of the inputs */
     const char *const inputs[] = {a->in, a->stats, a->factors};
@@ -333,11 +341,19 @@ static int run(args *a)
 
     cls_array x = array_of(&in), y = array_of(&out);
     cli_progress_start(&bar);
-    if (a->cmd == CMD_NORMALIZE) st = cls_fit_transform(ctx, &a->p, &x, &y, a->stats_out ? &stats : NULL);
-    else st = cls_transform(ctx, a->cmd == CMD_APPLY && !a->inverse ? NULL : &a->p, stats, &x, &y);
+    if (a->quiet) bar.enabled = 0;
+    const cls_pipeline *pp = a->cmd == CMD_APPLY && !a->inverse ? NULL : &a->p;
+    cls_stats **fit = a->cmd == CMD_NORMALIZE && a->stats_out ? &stats : NULL;
+    err[0] = '\0';
+    /* streaming (stream_run.c) or the mapped arrays */
+    if (cli_stream_wanted(&in))
+        st = cli_stream_run(ctx, pp, a->cmd == CMD_NORMALIZE ? NULL : stats, fit, a->in, &in, &out, err, sizeof err);
+    else if (a->cmd == CMD_NORMALIZE) st = cls_fit_transform(ctx, &a->p, &x, &y, fit);
+    else st = cls_transform(ctx, pp, stats, &x, &y);
     cli_progress_end(&bar);
     if (st != CLS_OK) {
-        rc = cli_error(EXIT_FAIL, "%s: %s", cls_status_str(st), cls_last_error(ctx));
+        rc = err[0] ? cli_error(EXIT_FAIL, "%s", err)
+                    : cli_error(EXIT_FAIL, "%s: %s", cls_status_str(st), cls_last_error(ctx));
         goto done;
     }
     if (a->stats_out && (rc = cli_output_save_stats(&so, stats))) goto done;

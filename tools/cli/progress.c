@@ -1,6 +1,7 @@
 /* See progress.h. The callback runs while the library holds its job lock,
  * so it does no more than a clock read unless a redraw is due. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,6 +22,9 @@ void cli_progress_start(cli_progress *p)
     memset(p, 0, sizeof *p);
     p->enabled = isatty(STDERR_FILENO) == 1;
     p->t0 = now();
+    /* for the tests: a bar from the first update ("0") */
+    const char *d = getenv("CLSCALE_PROGRESS_DELAY");
+    p->delay = d && *d ? atof(d) : CLI_PROGRESS_DELAY;
 }
 
 void cli_progress_update(void *user, uint64_t done, uint64_t total)
@@ -28,7 +32,7 @@ void cli_progress_update(void *user, uint64_t done, uint64_t total)
     cli_progress *p = user;
     if (!p || !p->enabled || total == 0) return;
     double t = now(), elapsed = t - p->t0;
-    if (elapsed < CLI_PROGRESS_DELAY || (p->drawn && t - p->last < CLI_PROGRESS_INTERVAL)) return;
+    if (elapsed < p->delay || (p->drawn && t - p->last < CLI_PROGRESS_INTERVAL)) return;
     p->last = t;
     if (done > total) done = total;
     double frac = (double)done / (double)total;
@@ -38,9 +42,17 @@ void cli_progress_update(void *user, uint64_t done, uint64_t total)
     memset(bar + fill, ' ', (size_t)(BAR_WIDTH - fill));
     bar[BAR_WIDTH] = '\0';
     double rate = (double)done / elapsed;
+    char left[32] = "";
+    if (rate > 0 && done < total) {
+        double secs = (double)(total - done) / rate;
+        if (secs < 3600) snprintf(left, sizeof left, "  %d:%02d left", (int)secs / 60, (int)secs % 60);
+        else snprintf(left, sizeof left, "  %dh%02d left", (int)(secs / 3600), (int)secs % 3600 / 60);
+    }
+    char amount[48];
+    if (total >= 1000000000ull) snprintf(amount, sizeof amount, "%.1f/%.1f GB", done / 1e9, total / 1e9);
+    else snprintf(amount, sizeof amount, "%.0f/%.0f MB", done / 1e6, total / 1e6);
     /* \r and erase-to-end-of-line: each redraw replaces the last. */
-    fprintf(stderr, "\r[%s] %3d%%  %.1f %s\033[K", bar, (int)(frac * 100.0),
-            rate >= 1e9 ? rate / 1e9 : rate / 1e6, rate >= 1e9 ? "GB/s" : "MB/s");
+    fprintf(stderr, "\r[%s] %3d%%  %s  %.2f GB/s%s\033[K", bar, (int)(frac * 100.0), amount, rate / 1e9, left);
     fflush(stderr);
     p->drawn = 1;
 }

@@ -1,7 +1,9 @@
 /* A progress bar for long runs of the clscale tool:
  *
- *     [##############                ] 45%  1.2 GB/s
+ *     [##############                ] 45%  12.3/27.2 GB  1.21 GB/s  0:12 left
  *
+ * (bytes read and written so far of the run's total, the rate since the
+ * start, and the time left at that rate),
  * drawn on stderr only when stderr is a terminal and the run has lasted more
  * than CLI_PROGRESS_DELAY seconds, redrawn at most every
  * CLI_PROGRESS_INTERVAL seconds, and wiped when the run ends, so that a
@@ -18,6 +20,7 @@ typedef struct cli_progress {
     int    enabled;    /* stderr is a terminal */
     int    drawn;      /* a bar is on the screen */
     double t0, last;   /* monotonic seconds: start, last redraw */
+    double delay;      /* CLI_PROGRESS_DELAY, or $CLSCALE_PROGRESS_DELAY (tests) */
 } cli_progress;
 
 /* cli_progress_start() : starts the clock and decides whether to draw. */

@@ -1,0 +1,503 @@
+/* The streaming calls over arrays in files: cls_stream_fit,
+ * cls_stream_transform, cls_stream_fit_transform (cls_stream_file is
+ * stream_file.c). Owns: cutting the array into chunks that a buffer holds
+ * (whole matrices where they fit, else row blocks of one matrix), the
+ * choice of one pass or two, running the in-memory pipeline on each chunk
+ * in its buffer (in place, every device taking part as in any call),
+ * assembling the statistics, progress, the report, and the check that the
+ * input did not change while it was read. The reads and writes are
+ * io/stream_io.c's; this file only hands it buffers and chunk offsets. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io/stream_io.h"
+#include "job.h"
+
+#define DEFAULT_BUFFER ((size_t)64 << 20)
+#define DEFAULT_BUFFERS 4
+#define DEFAULT_THREADS 4
+#define IO_PART ((size_t)8 << 20)
+
+/* Rows [r0, r0 + nr) of matrices [b0, b0 + nb): either whole matrices
+ * (r0 = 0, nr = R) or a row block of one (nb = 1). */
+typedef struct chunk {
+    size_t b0, nb, r0, nr;
+} chunk;
+
+typedef enum pass_kind {
+    PASS_FIT,    /* statistics only; nothing written */
+    PASS_FUSED,  /* fit and transform each chunk (whole groups), or a discount */
+    PASS_APPLY   /* transform with known statistics */
+} pass_kind;
+
+typedef struct sjob {
+    cls_context *ctx;
+    cls_pipeline p;             /* resolved (never NULL); factors whole */
+    const cls_file_array *in, *out;
+    size_t es, B, R, C;
+    uint64_t bytes;             /* of the array */
+    chunk *ch;
+    cls_sio_chunk *io;
+    size_t n;
+    size_t cap;                 /* the largest chunk, bytes: each buffer's size */
+    void **bufs;
+    unsigned nbufs, threads;
+    int drop;
+    char in_name[64], out_name[64];
+    const char *iname, *oname;
+    cls_progress_fn progress;   /* the caller's, called by this file only */
+    void *progress_user;
+    uint64_t total, done;       /* bytes of all passes; of finished ones */
+    struct stat st0;            /* the input at the start */
+    cls_stats *acc;             /* the statistics being assembled */
+    const cls_stats *use;       /* APPLY: the statistics to scale with */
+    int want_stats;             /* FUSED: keep the chunks' statistics */
+    /* the report, summed over the chunks' calls */
+    size_t *slices;
+    uint64_t *dbytes, rbytes;
+    double *busy;
+    size_t nslices, ndone;
+    double t0;
+    int passes;
+    int saved;                  /* the caller's progress callback is set aside */
+} sjob;
+
+static const char *fa_name(const cls_file_array *a, char *buf, size_t len)
+{
+    if (a->name) return a->name;
+    snprintf(buf, len, "file descriptor %d", a->fd);
+    return buf;
+}
+
+static cls_status check_file_array(cls_context *ctx, const cls_file_array *a, const char *what)
+{
+    if (!a) return cls_fail(ctx, CLS_E_ARG, "%s is NULL", what);
+    if (a->fd < 0) return cls_fail(ctx, CLS_E_ARG, "%s: file descriptor %d", what, a->fd);
+    if (a->dtype != CLS_F32 && a->dtype != CLS_F64)
+        return cls_fail(ctx, CLS_E_ARG, "%s: dtype %d is neither CLS_F32 nor CLS_F64", what, (int)a->dtype);
+    if (a->batch == 0 || a->rows == 0 || a->cols == 0)
+        return cls_fail(ctx, CLS_E_ARG, "%s: shape %zu x %zu x %zu has a zero dimension", what, a->batch, a->rows,
+                        a->cols);
+    const uint64_t limit = (uint64_t)1 << 62;
+    uint64_t n = a->batch, es = a->dtype == CLS_F64 ? 8 : 4;
+    if (n > limit / a->rows || (n *= a->rows) > limit / a->cols || (n *= a->cols) > limit / es ||
+        a->offset > limit - n * es)
+        return cls_fail(ctx, CLS_E_ARG, "%s: shape %zu x %zu x %zu at offset %llu is too large", what, a->batch,
+                        a->rows, a->cols, (unsigned long long)a->offset);
+    return CLS_OK;
+}
+
+/* ---- chunks ---- */
+
+static size_t buffer_default(void)
+{
+    const char *e = getenv("CLSCALE_STREAM_BUFFER");
+    if (e && *e) {
+        char *end;
+        unsigned long long v = strtoull(e, &end, 10);
+        if (*end == 'k' || *end == 'K') v <<= 10;
+        else if (*end == 'm' || *end == 'M') v <<= 20;
+        if (v >= 4096) return (size_t)v;
+    }
+    return DEFAULT_BUFFER;
+}
+
+static cls_status plan(sjob *j, const cls_stream_opts *o)
+{
+    size_t want = o && o->buffer_bytes ? o->buffer_bytes : buffer_default();
+    size_t row = j->C * j->es, mat = j->R * row;
+    if (want < row) want = row;  /* a row is the smallest chunk */
+    size_t n;
+    if (mat <= want) {
+        size_t k = want / mat;
+        n = (j->B + k - 1) / k;
+        j->ch = calloc(n, sizeof *j->ch);
+        if (!j->ch) return cls_fail(j->ctx, CLS_E_NOMEM, "out of memory");
+        for (size_t i = 0; i < n; i++) {
+            j->ch[i].b0 = i * k;
+            j->ch[i].nb = j->B - i * k < k ? j->B - i * k : k;
+            j->ch[i].nr = j->R;
+        }
+    } else {
+        size_t k = want / row, per = (j->R + k - 1) / k;
+        if (per > SIZE_MAX / j->B) return cls_fail(j->ctx, CLS_E_ARG, "too many chunks");
+        n = per * j->B;
+        j->ch = calloc(n, sizeof *j->ch);
+        if (!j->ch) return cls_fail(j->ctx, CLS_E_NOMEM, "out of memory");
+        for (size_t i = 0; i < n; i++) {
+            chunk *c = &j->ch[i];
+            c->b0 = i / per;
+            c->nb = 1;
+            c->r0 = (i % per) * k;
+            c->nr = j->R - c->r0 < k ? j->R - c->r0 : k;
+        }
+    }
+    j->n = n;
+    j->io = calloc(n, sizeof *j->io);
+    if (!j->io) return cls_fail(j->ctx, CLS_E_NOMEM, "out of memory");
+    j->cap = 0;
+    for (size_t i = 0; i < n; i++) {
+        const chunk *c = &j->ch[i];
+        uint64_t at = ((uint64_t)c->b0 * j->R + c->r0) * row;
+        j->io[i].in_off = j->in->offset + at;
+        j->io[i].out_off = j->out ? j->out->offset + at : 0;
+        j->io[i].len = c->nb * c->nr * row;
+        if (j->io[i].len > j->cap) j->cap = j->io[i].len;
+    }
+    j->nbufs = o && o->buffers ? o->buffers : DEFAULT_BUFFERS;
+    if (j->nbufs < 2) j->nbufs = 2;
+    if (j->nbufs > n) j->nbufs = (unsigned)n;
+    j->threads = o && o->io_threads ? o->io_threads : DEFAULT_THREADS;
+    if (j->threads > 64) j->threads = 64;
+    unsigned flags = o ? o->flags : 0;
+    if (flags & CLS_STREAM_KEEP_CACHE) j->drop = 0;
+    else if (flags & CLS_STREAM_DROP_CACHE) j->drop = 1;
+    else {
+        long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+        j->drop = pages > 0 && psize > 0 && j->bytes > (uint64_t)pages * (uint64_t)psize / 8;
+    }
+    j->bufs = calloc(j->nbufs, sizeof *j->bufs);
+    if (!j->bufs) return cls_fail(j->ctx, CLS_E_NOMEM, "out of memory");
+    for (unsigned i = 0; i < j->nbufs; i++) {
+        cls_status st = cls_host_alloc(j->ctx, j->cap, &j->bufs[i]);
+        if (st != CLS_OK) return st;
+    }
+    return CLS_OK;
+}
+
+/* ---- one chunk ---- */
+
+/* The factors that broadcast against chunk c, as an array of their own. */
+static cls_array factor_window(const sjob *j, const chunk *c)
+{
+    const cls_array *f = j->p.factors;
+    cls_array w = *f;
+    size_t at = (f->batch == 1 ? 0 : c->b0) * f->rows * f->cols + (f->rows == 1 ? 0 : c->r0) * f->cols;
+    w.data = (char *)f->data + at * j->es;
+    w.batch = f->batch == 1 ? 1 : c->nb;
+    w.rows = f->rows == 1 ? 1 : c->nr;
+    return w;
+}
+
+/* Folds a chunk's statistics into the result (merging into an empty column
+ * is exact, so whole groups come out as the in-memory call makes them). */
+static cls_status accumulate(sjob *j, const chunk *c, const cls_stats *cs)
+{
+    if (!j->acc) {
+        cls_stats_info info = cs->info;
+        info.groups = j->p.scope == CLS_SCOPE_MATRIX ? j->B : 1;
+        info.rows = j->p.scope == CLS_SCOPE_MATRIX ? j->R : (uint64_t)j->B * j->R;
+        if (!(j->acc = cls_stats_new(&info))) return cls_fail(j->ctx, CLS_E_NOMEM, "out of memory for statistics");
+    }
+    int moments = j->acc->info.has_moments;
+    size_t g0 = j->p.scope == CLS_SCOPE_MATRIX ? c->b0 : 0;
+    for (size_t g = 0; g < cs->info.groups; g++)
+        for (size_t k = 0; k < j->C; k++)
+            cls_column_merge(&j->acc->col[(g0 + g) * j->C + k], &cs->col[g * j->C + k], moments);
+    return CLS_OK;
+}
+
+/* The statistics of chunk c's groups, as cls_transform wants them. */
+static cls_stats *sub_stats(const sjob *j, const chunk *c)
+{
+    cls_stats_info info = j->use->info;
+    info.groups = c->nb;
+    cls_stats *s = cls_stats_new(&info);
+    if (s) memcpy(s->col, j->use->col + c->b0 * j->C, c->nb * j->C * sizeof *s->col);
+    return s;
+}
+
+static void note_report(sjob *j)
+{
+    cls_report r;
+    if (cls_last_report(j->ctx, &r) != CLS_OK) return;
+    for (size_t i = 0; i < r.ndevices && i < j->ctx->ndevs; i++) {
+        j->slices[i] += r.devices[i].slices;
+        j->dbytes[i] += r.devices[i].bytes;
+        j->busy[i] += r.devices[i].busy;
+    }
+    j->rbytes += r.bytes;
+    j->nslices += r.slices;
+    j->ndone += r.slices_done;
+}
+
+static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
+{
+    cls_context *ctx = j->ctx;
+    cls_array x = {buf, j->in->dtype, c->nb, c->nr, j->C}, f;
+    cls_pipeline p = j->p;
+    if (p.factors) {
+        f = factor_window(j, c);
+        p.factors = &f;
+    }
+    cls_stats *cs = NULL, *sub = NULL;
+    cls_status st = CLS_OK;
+    if (k == PASS_FIT || (k == PASS_FUSED && p.scaler == CLS_NONE)) {
+        if (k == PASS_FIT || j->want_stats) {
+            cls_pipeline q = p;
+            q.factors = NULL;
+            st = cls_fit(ctx, &q, &x, &cs);
+            if (st == CLS_OK) note_report(j);
+            if (st == CLS_OK) st = accumulate(j, c, cs);
+        }
+        if (st == CLS_OK && k == PASS_FUSED && p.factors) {
+            st = cls_transform(ctx, &p, NULL, &x, &x);
+            if (st == CLS_OK) note_report(j);
+        }
+    } else if (k == PASS_FUSED) {
+        st = cls_fit_transform(ctx, &p, &x, &x, j->want_stats ? &cs : NULL);
+        if (st == CLS_OK) note_report(j);
+        if (st == CLS_OK && cs) st = accumulate(j, c, cs);
+    } else {
+        const cls_stats *s = j->use;
+        if (s && p.scope == CLS_SCOPE_MATRIX && !(s = sub = sub_stats(j, c)))
+            st = cls_fail(ctx, CLS_E_NOMEM, "out of memory for statistics");
+        if (st == CLS_OK) st = cls_transform(ctx, &p, s, &x, &x);
+        if (st == CLS_OK) note_report(j);
+    }
+    cls_stats_destroy(cs);
+    cls_stats_destroy(sub);
+    return st;
+}
+
+/* ---- passes ---- */
+
+static void tell_progress(sjob *j, uint64_t done)
+{
+    if (j->progress) j->progress(j->progress_user, done < j->total ? done : j->total, j->total);
+}
+
+static cls_status run_pass(sjob *j, pass_kind k)
+{
+    cls_context *ctx = j->ctx;
+    cls_sio_cfg cfg = {
+        .in_fd = j->in->fd,
+        .out_fd = k == PASS_FIT ? -1 : j->out->fd,
+        .in_name = j->iname,
+        .out_name = j->oname,
+        .bufs = j->bufs,
+        .nbufs = j->nbufs,
+        .chunks = j->io,
+        .nchunks = j->n,
+        .threads = j->threads,
+        .part = IO_PART,
+        .drop_cache = j->drop,
+    };
+    char err[512];
+    cls_sio *s = cls_sio_start(&cfg, err, sizeof err);
+    if (!s) return cls_fail(ctx, CLS_E_NOMEM, "streaming %s: %s", j->iname, err);
+    cls_status st = CLS_OK;
+    for (size_t i = 0; i < j->n && st == CLS_OK; i++) {
+        void *buf;
+        if (cls_sio_next(s, i, &buf, err, sizeof err) != 0) {
+            st = cls_fail(ctx, CLS_E_IO, "%s", err);
+            break;
+        }
+        st = compute(j, k, &j->ch[i], buf);
+        if (st != CLS_OK) break;
+        cls_sio_done(s, i);
+        tell_progress(j, j->done + cls_sio_bytes(s));
+    }
+    if (cls_sio_finish(s, st == CLS_OK, err, sizeof err) != 0 && st == CLS_OK) st = cls_fail(ctx, CLS_E_IO, "%s", err);
+    j->done += k == PASS_FIT ? j->bytes : 2 * j->bytes;
+    j->passes++;
+    if (st == CLS_OK) tell_progress(j, j->done);
+    return st;
+}
+
+/* The input must be what it was when the call began: same size, not
+ * modified (its data was read in pieces over the whole call). */
+static cls_status check_unchanged(sjob *j)
+{
+    struct stat sb;
+    if (fstat(j->in->fd, &sb) != 0 || !S_ISREG(sb.st_mode)) return CLS_OK;
+    if (sb.st_size != j->st0.st_size)
+        return cls_fail(j->ctx, CLS_E_IO, "%s: changed size while being read (%lld bytes, then %lld)", j->iname,
+                        (long long)j->st0.st_size, (long long)sb.st_size);
+    if (sb.st_mtim.tv_sec != j->st0.st_mtim.tv_sec || sb.st_mtim.tv_nsec != j->st0.st_mtim.tv_nsec)
+        return cls_fail(j->ctx, CLS_E_IO, "%s: was written to while being read", j->iname);
+    return CLS_OK;
+}
+
+static cls_status sjob_init(sjob *j, cls_context *ctx, const cls_pipeline *p, const cls_stats *s,
+                            const cls_file_array *in, const cls_file_array *out, int fit_only)
+{
+    memset(j, 0, sizeof *j);
+    j->ctx = ctx;
+    j->in = in;
+    j->out = out;
+    j->t0 = cls_now();
+    if (!ctx) return CLS_E_ARG;
+    if (!ctx->usable) return cls_fail(ctx, CLS_E_ARG, "the context failed to initialise: %s", ctx->err);
+    cls_status st = check_file_array(ctx, in, "input");
+    if (st == CLS_OK && !fit_only) st = check_file_array(ctx, out, "output");
+    if (st != CLS_OK) return st;
+    if (!fit_only && (in->dtype != out->dtype || in->batch != out->batch || in->rows != out->rows ||
+                      in->cols != out->cols))
+        return cls_fail(ctx, CLS_E_ARG, "output %zu x %zu x %zu %s differs from input %zu x %zu x %zu %s",
+                        out->batch, out->rows, out->cols, out->dtype == CLS_F64 ? "float64" : "float32",
+                        in->batch, in->rows, in->cols, in->dtype == CLS_F64 ? "float64" : "float32");
+    j->iname = fa_name(in, j->in_name, sizeof j->in_name);
+    j->oname = out ? fa_name(out, j->out_name, sizeof j->out_name) : "";
+    if (!p) {
+        if (!s) return cls_fail(ctx, CLS_E_ARG, "no pipeline and no statistics to take it from");
+        j->p.scaler = s->info.scaler;
+        j->p.scope = s->info.scope;
+        j->p.lo = s->info.lo;
+        j->p.hi = s->info.hi;
+        j->p.clip = s->info.clip;
+    } else {
+        j->p = *p;
+    }
+    j->es = in->dtype == CLS_F64 ? 8 : 4;
+    j->B = in->batch;
+    j->R = in->rows;
+    j->C = in->cols;
+    j->bytes = (uint64_t)j->B * j->R * j->C * j->es;
+    cls_array shape = {(void *)in, in->dtype, in->batch, in->rows, in->cols};
+    st = cls_check_pipeline(ctx, &j->p, &shape, NULL);
+    if (st != CLS_OK) return st;
+    if (fstat(in->fd, &j->st0) != 0) return cls_fail(ctx, CLS_E_IO, "%s: cannot stat: %m", j->iname);
+    if (S_ISREG(j->st0.st_mode) && (uint64_t)j->st0.st_size < in->offset + j->bytes)
+        return cls_fail(ctx, CLS_E_IO, "%s: %lld bytes, but the array ends at byte %llu (truncated?)", j->iname,
+                        (long long)j->st0.st_size, (unsigned long long)(in->offset + j->bytes));
+    if (out && !fit_only) {
+        struct stat so;
+        if (fstat(out->fd, &so) == 0 && so.st_dev == j->st0.st_dev && so.st_ino == j->st0.st_ino &&
+            out->offset < in->offset + j->bytes && in->offset < out->offset + j->bytes)
+            return cls_fail(ctx, CLS_E_ARG, "%s: the output overlaps the input in the same file", j->oname);
+    }
+    size_t nd = ctx->ndevs ? ctx->ndevs : 1;
+    j->slices = calloc(nd, sizeof *j->slices);
+    j->dbytes = calloc(nd, sizeof *j->dbytes);
+    j->busy = calloc(nd, sizeof *j->busy);
+    if (!j->slices || !j->dbytes || !j->busy) return cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+    /* the chunks' calls must not report progress of their own */
+    j->progress = ctx->cfg.progress;
+    j->progress_user = ctx->cfg.progress_user;
+    ctx->cfg.progress = NULL;
+    j->saved = 1;
+    return CLS_OK;
+}
+
+/* The report of the whole stream: the chunks' calls summed. */
+static void report_stream(sjob *j)
+{
+    cls_context *ctx = j->ctx;
+    cls_report *r = &ctx->report;
+    for (size_t i = 0; i < r->ndevices && i < ctx->ndevs; i++) {
+        cls_device_report *d = &ctx->rep_devs[i];
+        if (j->slices[i]) d->sat_out = NULL;
+        d->slices = j->slices[i];
+        d->bytes = j->dbytes[i];
+        d->busy = j->busy[i];
+    }
+    r->wall = cls_now() - j->t0;
+    r->bytes = j->rbytes;
+    r->slices = j->nslices;
+    r->slices_done = j->ndone;
+    r->phases = j->passes;
+    r->nevents = 0;   /* the events of one chunk's call would mislead */
+    ctx->nevents = 0;
+}
+
+static cls_status sjob_finish(sjob *j, cls_status st)
+{
+    cls_context *ctx = j->ctx;
+    if (!ctx) return st;
+    if (j->saved) {
+        ctx->cfg.progress = j->progress;
+        ctx->cfg.progress_user = j->progress_user;
+    }
+    if (j->passes && ctx->rep_devs) report_stream(j);
+    for (unsigned i = 0; j->bufs && i < j->nbufs; i++)
+        if (j->bufs[i]) cls_host_free(ctx, j->bufs[i]);
+    free(j->bufs);
+    free(j->ch);
+    free(j->io);
+    free(j->slices);
+    free(j->dbytes);
+    free(j->busy);
+    return st;
+}
+
+/* ---- the public calls ---- */
+
+cls_status cls_stream_fit(cls_context *ctx, const cls_pipeline *p, const cls_file_array *in,
+                          const cls_stream_opts *opts, cls_stats **out)
+{
+    if (out) *out = NULL;
+    sjob j;
+    cls_status st = sjob_init(&j, ctx, p, NULL, in, NULL, 1);
+    if (st == CLS_OK && !p) st = cls_fail(ctx, CLS_E_ARG, "cls_stream_fit: pipeline is NULL");
+    if (st == CLS_OK && !out) st = cls_fail(ctx, CLS_E_ARG, "cls_stream_fit: out is NULL");
+    if (st == CLS_OK && j.p.inverse) st = cls_fail(ctx, CLS_E_ARG, "cls_stream_fit: an inverse pipeline cannot be fitted");
+    if (st == CLS_OK) st = plan(&j, opts);
+    if (st == CLS_OK) {
+        j.total = j.bytes;
+        st = run_pass(&j, PASS_FIT);
+    }
+    if (st == CLS_OK) st = check_unchanged(&j);
+    if (st == CLS_OK) {
+        *out = j.acc;
+        j.acc = NULL;
+    }
+    cls_stats_destroy(j.acc);
+    return sjob_finish(&j, st);
+}
+
+cls_status cls_stream_transform(cls_context *ctx, const cls_pipeline *p, const cls_stats *s,
+                                const cls_file_array *in, const cls_file_array *out, const cls_stream_opts *opts)
+{
+    sjob j;
+    cls_status st = sjob_init(&j, ctx, p, s, in, out, 0);
+    cls_array shape = {(void *)in, in ? in->dtype : CLS_F32, in ? in->batch : 0, in ? in->rows : 0, in ? in->cols : 0};
+    if (st == CLS_OK) st = cls_check_stats(ctx, &j.p, s, &shape);
+    if (st == CLS_OK) st = plan(&j, opts);
+    if (st == CLS_OK) {
+        j.total = 2 * j.bytes;
+        j.use = s;
+        st = run_pass(&j, PASS_APPLY);
+    }
+    if (st == CLS_OK) st = check_unchanged(&j);
+    return sjob_finish(&j, st);
+}
+
+cls_status cls_stream_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_file_array *in,
+                                    const cls_file_array *out, const cls_stream_opts *opts, cls_stats **fitted)
+{
+    if (fitted) *fitted = NULL;
+    sjob j;
+    cls_status st = sjob_init(&j, ctx, p, NULL, in, out, 0);
+    if (st == CLS_OK && !p) st = cls_fail(ctx, CLS_E_ARG, "cls_stream_fit_transform: pipeline is NULL");
+    if (st == CLS_OK && j.p.inverse)
+        st = cls_fail(ctx, CLS_E_ARG, "cls_stream_fit_transform: inverse needs fitted statistics; use "
+                      "cls_stream_transform");
+    if (st == CLS_OK) st = plan(&j, opts);
+    if (st == CLS_OK) {
+        /* one pass when every chunk holds whole statistics groups */
+        int whole = j.p.scope == CLS_SCOPE_MATRIX ? j.ch[0].nr == j.R : j.n == 1;
+        j.want_stats = fitted != NULL;
+        if (j.p.scaler == CLS_NONE || whole) {
+            j.total = 2 * j.bytes;
+            st = run_pass(&j, PASS_FUSED);
+        } else {
+            j.total = 3 * j.bytes;
+            st = run_pass(&j, PASS_FIT);
+            if (st == CLS_OK) {
+                j.use = j.acc;
+                st = run_pass(&j, PASS_APPLY);
+            }
+        }
+    }
+    if (st == CLS_OK) st = check_unchanged(&j);
+    if (st == CLS_OK && fitted) {
+        *fitted = j.acc;
+        j.acc = NULL;
+    }
+    cls_stats_destroy(j.acc);
+    return sjob_finish(&j, st);
+}

@@ -1,0 +1,516 @@
+/* The streaming calls (cls_stream_*) against the in-memory calls on the
+ * same data: byte for byte when the statistics take one pass, within the
+ * rounding of merged moments when they take two; and their failures on bad
+ * input: a file shorter than its array, truncated, grown or written while
+ * read, a read error (a pipe), a full disk (/dev/full), each naming the
+ * file and the byte offset, with cls_stream_file() leaving no output.
+ * Small buffers (a few KiB) make many chunks out of small arrays. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pipeline_util.h"
+
+static cls_context *ctx;
+static char dir[4096];
+
+static const char *path(const char *name)
+{
+    static char ring[8][4400];
+    static unsigned next;
+    char *b = ring[next++ % 8];
+    snprintf(b, sizeof ring[0], "%s/%s", dir, name);
+    return b;
+}
+
+static size_t es_of(cls_dtype t) { return t == CLS_F64 ? 8 : 4; }
+static size_t bytes_of(const cls_array *x) { return x->batch * x->rows * x->cols * es_of(x->dtype); }
+
+/* Seeded data with NaN, +-Inf, a constant column and an all-missing column. */
+static cls_array make_data(cls_dtype t, size_t b, size_t r, size_t c, uint64_t seed)
+{
+    cls_array x = {NULL, t, b, r, c};
+    size_t n = b * r * c;
+    x.data = malloc(n * es_of(t));
+    assert_non_null(x.data);
+    rng g;
+    rng_seed(&g, seed);
+    for (size_t i = 0; i < n; i++) {
+        size_t col = i % c;
+        double v = rng_normal(&g) * 3.0 + 100.0 * (double)col;
+        if (col == 1) v = 2.5;                         /* constant */
+        if (c > 3 && col == 3) v = NAN;                 /* all missing */
+        if (i % 97 == 5) v = NAN;
+        if (i % 131 == 7) v = i % 2 ? INFINITY : -INFINITY;
+        if (t == CLS_F64) ((double *)x.data)[i] = v;
+        else ((float *)x.data)[i] = (float)v;
+    }
+    return x;
+}
+
+/* Writes x at byte `offset` of a new file (junk before it); returns the fd
+ * opened read-only. */
+static int write_at(const char *p, const cls_array *x, uint64_t offset)
+{
+    int fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    assert_true(fd >= 0);
+    char junk[256];
+    memset(junk, 0x5a, sizeof junk);
+    assert_true(offset <= sizeof junk);
+    assert_int_equal(pwrite(fd, junk, offset, 0), (ssize_t)offset);
+    assert_int_equal(pwrite(fd, x->data, bytes_of(x), (off_t)offset), (ssize_t)bytes_of(x));
+    close(fd);
+    fd = open(p, O_RDONLY);
+    assert_true(fd >= 0);
+    return fd;
+}
+
+static void *read_back(int fd, uint64_t offset, size_t n)
+{
+    void *b = malloc(n);
+    assert_non_null(b);
+    assert_int_equal(pread(fd, b, n, (off_t)offset), (ssize_t)n);
+    return b;
+}
+
+static cls_file_array fa(int fd, uint64_t off, const cls_array *x, const char *name)
+{
+    cls_file_array a = {fd, off, x->dtype, x->batch, x->rows, x->cols, name};
+    return a;
+}
+
+static void assert_same_stats(const cls_stats *a, const cls_stats *b, double tol)
+{
+    cls_stats_info ia, ib;
+    assert_int_equal(cls_stats_describe(a, &ia), CLS_OK);
+    assert_int_equal(cls_stats_describe(b, &ib), CLS_OK);
+    assert_int_equal(ia.groups, ib.groups);
+    assert_int_equal(ia.cols, ib.cols);
+    assert_int_equal(ia.rows, ib.rows);
+    assert_int_equal(ia.has_moments, ib.has_moments);
+    for (size_t g = 0; g < ia.groups; g++)
+        for (size_t c = 0; c < ia.cols; c++) {
+            cls_column_stats x, y;
+            cls_stats_column(a, g, c, &x);
+            cls_stats_column(b, g, c, &y);
+            assert_int_equal(x.count, y.count);
+            assert_int_equal(x.missing, y.missing);
+            assert_close(x.min, y.min, 0);
+            assert_close(x.max, y.max, 0);
+            assert_close(x.absmax, y.absmax, 0);
+            assert_close(x.mean, y.mean, tol);
+            assert_close(x.m2, y.m2, tol);
+        }
+}
+
+/* Elementwise: equal bits when tol = 0, else within tol of the column's
+ * scale (as compare_on_column_scale: outputs in [0, 1] or a few units). */
+static void assert_same_data(const void *got, const void *want, cls_dtype t, size_t n, double tol, const char *label)
+{
+    if (tol == 0) {
+        if (memcmp(got, want, n * es_of(t)) == 0) return;
+        for (size_t i = 0; i < n; i++)
+            if (memcmp((const char *)got + i * es_of(t), (const char *)want + i * es_of(t), es_of(t))) {
+                double a = t == CLS_F64 ? ((const double *)got)[i] : ((const float *)got)[i];
+                double b = t == CLS_F64 ? ((const double *)want)[i] : ((const float *)want)[i];
+                fail_msg("%s: element %zu is %.17g, in memory %.17g (not byte-identical)", label, i, a, b);
+            }
+    }
+    for (size_t i = 0; i < n; i++) {
+        double a = t == CLS_F64 ? ((const double *)got)[i] : ((const float *)got)[i];
+        double b = t == CLS_F64 ? ((const double *)want)[i] : ((const float *)want)[i];
+        assert_close(a, b, tol);
+    }
+}
+
+/* ---- streaming equals in memory ---- */
+
+/* fit_transform streamed (buffer of `buf` bytes) against in memory. */
+static void fit_transform_case(cls_dtype t, cls_scaler sc, cls_scope scope, size_t b, size_t r, size_t c,
+                               size_t buf, const cls_array *factors, double tol, const char *label)
+{
+    if (!suite_runs(t)) skip();
+    cls_array x = make_data(t, b, r, c, 42 + sc);
+    cls_pipeline p = {sc, scope, 0, 0, 0, 0, factors};
+    cls_array y = make_out(&x);
+    cls_stats *sm = NULL, *ss = NULL;
+    assert_int_equal(cls_fit_transform(ctx, &p, &x, &y, sc == CLS_NONE && factors ? NULL : &sm), CLS_OK);
+
+    const uint64_t off = 100;  /* not aligned to anything */
+    int in = write_at(path("in.bin"), &x, off);
+    int out = open(path("out.bin"), O_RDWR | O_CREAT | O_TRUNC, 0644);
+    assert_true(out >= 0);
+    cls_file_array a = fa(in, off, &x, "in.bin"), o = fa(out, 36, &x, "out.bin");
+    cls_stream_opts opts = {buf, 3, 2, 0};
+    cls_status st = cls_stream_fit_transform(ctx, &p, &a, &o, &opts, sc == CLS_NONE && factors ? NULL : &ss);
+    if (st != CLS_OK) fail_msg("%s: %s: %s", label, cls_status_str(st), cls_last_error(ctx));
+    void *got = read_back(out, 36, bytes_of(&x));
+    assert_same_data(got, y.data, t, x.batch * x.rows * x.cols, tol, label);
+    if (sm) assert_same_stats(ss, sm, tol);
+    cls_report rep;
+    assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
+    assert_true(rep.slices_done > 0);
+    free(got);
+    close(in);
+    close(out);
+    cls_stats_destroy(sm);
+    cls_stats_destroy(ss);
+    free(x.data);
+    free(y.data);
+}
+
+/* Whole matrices per chunk: one pass, the same bits as in memory. */
+static void one_pass_minmax_f64_is_byte_identical(void **s)
+{
+    (void)s;
+    fit_transform_case(CLS_F64, CLS_MINMAX, CLS_SCOPE_MATRIX, 9, 40, 7, 2 * 40 * 7 * 8 + 100, NULL, 0, "minmax f64");
+}
+
+static void one_pass_zscore_f32_is_byte_identical(void **s)
+{
+    (void)s;
+    fit_transform_case(CLS_F32, CLS_ZSCORE, CLS_SCOPE_MATRIX, 9, 40, 7, 3 * 40 * 7 * 4, NULL, 0, "zscore f32");
+}
+
+static void one_pass_decimal_f64_is_byte_identical(void **s)
+{
+    (void)s;
+    fit_transform_case(CLS_F64, CLS_DECIMAL, CLS_SCOPE_MATRIX, 5, 33, 5, 33 * 5 * 8, NULL, 0, "decimal f64");
+}
+
+/* A matrix larger than a buffer: statistics pass, then scaling pass. */
+static void two_pass_matrix_scope_matches(void **s)
+{
+    (void)s;
+    fit_transform_case(CLS_F64, CLS_ZSCORE, CLS_SCOPE_MATRIX, 3, 500, 6, 4096, NULL, 1e-12, "zscore f64 2 passes");
+    fit_transform_case(CLS_F32, CLS_MINMAX, CLS_SCOPE_MATRIX, 3, 500, 6, 4096, NULL, 1e-6, "minmax f32 2 passes");
+}
+
+static void two_pass_batch_scope_matches(void **s)
+{
+    (void)s;
+    fit_transform_case(CLS_F64, CLS_ZSCORE, CLS_SCOPE_BATCH, 6, 70, 5, 8192, NULL, 1e-12, "zscore batch f64");
+    fit_transform_case(CLS_F32, CLS_MINMAX, CLS_SCOPE_BATCH, 6, 70, 5, 8192, NULL, 1e-6, "minmax batch f32");
+}
+
+/* Discount alone, factors rows x cols, and fused with a scaler, factors
+ * batch x rows x cols; row blocks of one matrix per chunk. */
+static void discount_in_row_blocks_is_byte_identical(void **s)
+{
+    (void)s;
+    cls_array f2 = make_data(CLS_F64, 1, 300, 4, 7), f3 = make_data(CLS_F64, 2, 300, 4, 8);
+    fit_transform_case(CLS_F64, CLS_NONE, CLS_SCOPE_MATRIX, 2, 300, 4, 1024, &f2, 0, "discount 2-D factors");
+    fit_transform_case(CLS_F64, CLS_MINMAX, CLS_SCOPE_MATRIX, 2, 300, 4, 300 * 4 * 8, &f3, 0, "minmax x 3-D factors");
+    free(f2.data);
+    free(f3.data);
+}
+
+/* Transform (and inverse) with given statistics, and the statistics pass. */
+static void transform_and_fit_are_byte_identical(void **s)
+{
+    (void)s;
+    cls_array x = make_data(CLS_F64, 4, 64, 6, 5);
+    cls_pipeline p = {CLS_ZSCORE, CLS_SCOPE_MATRIX, 0, 0, 0, 0, NULL};
+    cls_stats *sm = NULL, *ss = NULL;
+    assert_int_equal(cls_fit(ctx, &p, &x, &sm), CLS_OK);
+    int in = write_at(path("t.bin"), &x, 64);
+    cls_file_array a = fa(in, 64, &x, "t.bin");
+    cls_stream_opts opts = {64 * 6 * 8, 2, 1, 0};
+    assert_int_equal(cls_stream_fit(ctx, &p, &a, &opts, &ss), CLS_OK);
+    assert_same_stats(ss, sm, 0);
+    for (int inv = 0; inv < 2; inv++) {
+        p.inverse = inv;
+        cls_array y = make_out(&x);
+        assert_int_equal(cls_transform(ctx, &p, sm, &x, &y), CLS_OK);
+        int out = open(path("t-out.bin"), O_RDWR | O_CREAT | O_TRUNC, 0644);
+        cls_file_array o = fa(out, 0, &x, "t-out.bin");
+        cls_status st = cls_stream_transform(ctx, &p, ss, &a, &o, &opts);
+        if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
+        void *got = read_back(out, 0, bytes_of(&x));
+        assert_same_data(got, y.data, CLS_F64, 4 * 64 * 6, 0, inv ? "inverse" : "transform");
+        free(got);
+        free(y.data);
+        close(out);
+    }
+    close(in);
+    cls_stats_destroy(sm);
+    cls_stats_destroy(ss);
+    free(x.data);
+}
+
+/* ---- .npy file to file ---- */
+
+static void write_npy(const char *p, const cls_array *x)
+{
+    char dict[256];
+    int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (%zu, %zu, %zu), }",
+                     x->dtype == CLS_F64 ? "<f8" : "<f4", x->batch, x->rows, x->cols);
+    size_t hl = 10 + (size_t)n + 1, pad = (64 - hl % 64) % 64;
+    unsigned char hdr[512] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
+    uint16_t len = (uint16_t)(n + 1 + pad);
+    hdr[8] = (unsigned char)(len & 0xff);
+    hdr[9] = (unsigned char)(len >> 8);
+    memcpy(hdr + 10, dict, (size_t)n);
+    memset(hdr + 10 + n, ' ', pad);
+    hdr[hl + pad - 1] = '\n';
+    FILE *f = fopen(p, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(hdr, 1, hl + pad, f), hl + pad);
+    assert_int_equal(fwrite(x->data, 1, bytes_of(x), f), bytes_of(x));
+    assert_int_equal(fclose(f), 0);
+}
+
+static size_t temps_in_dir(void)
+{
+    char cmd[4600];
+    snprintf(cmd, sizeof cmd, "ls -a '%s' | grep -c '\\.tmp\\.' || true", dir);
+    FILE *f = popen(cmd, "r");
+    size_t n = 0;
+    if (f) {
+        if (fscanf(f, "%zu", &n) != 1) n = 0;
+        pclose(f);
+    }
+    return n;
+}
+
+static void stream_file_matches_in_memory(void **s)
+{
+    (void)s;
+    cls_array x = make_data(CLS_F64, 5, 30, 4, 11);
+    write_npy(path("x.npy"), &x);
+    cls_pipeline p = {CLS_MINMAX, CLS_SCOPE_MATRIX, -1, 1, 1, 0, NULL};
+    cls_array y = make_out(&x);
+    assert_int_equal(cls_fit_transform(ctx, &p, &x, &y, NULL), CLS_OK);
+    cls_stats *fitted = NULL;
+    cls_stream_opts opts = {2 * 30 * 4 * 8, 2, 2, 0};
+    cls_status st = cls_stream_file(ctx, &p, NULL, path("x.npy"), path("y.npy"), &opts, &fitted);
+    if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
+    assert_non_null(fitted);
+    struct stat sb;
+    assert_int_equal(stat(path("y.npy"), &sb), 0);
+    int fd = open(path("y.npy"), O_RDONLY);
+    void *got = read_back(fd, (uint64_t)sb.st_size - bytes_of(&x), bytes_of(&x));
+    assert_same_data(got, y.data, CLS_F64, 5 * 30 * 4, 0, "stream_file");
+    close(fd);
+    free(got);
+    /* apply with the fitted statistics, the recorded pipeline */
+    st = cls_stream_file(ctx, NULL, fitted, path("x.npy"), path("y2.npy"), NULL, NULL);
+    if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
+    assert_int_equal(temps_in_dir(), 0);
+    cls_stats_destroy(fitted);
+    free(x.data);
+    free(y.data);
+}
+
+/* ---- bad input ---- */
+
+static void expect_error(cls_status st, cls_status want, const char *needle1, const char *needle2)
+{
+    if (st != want) fail_msg("status %s, expected %s: %s", cls_status_str(st), cls_status_str(want), cls_last_error(ctx));
+    const char *m = cls_last_error(ctx);
+    if (!strstr(m, needle1) || (needle2 && !strstr(m, needle2)))
+        fail_msg("message \"%s\" lacks \"%s\"%s%s", m, needle1, needle2 ? " or " : "", needle2 ? needle2 : "");
+}
+
+static void shorter_than_its_array_fails_before_work(void **s)
+{
+    (void)s;
+    cls_array x = make_data(CLS_F32, 2, 10, 3, 1);
+    int in = write_at(path("short.bin"), &x, 0);
+    cls_array big = x;
+    big.batch = 3;
+    cls_file_array a = fa(in, 0, &big, "short.bin");
+    cls_stats *st_out = NULL;
+    cls_pipeline p = {CLS_MINMAX, CLS_SCOPE_MATRIX, 0, 0, 0, 0, NULL};
+    expect_error(cls_stream_fit(ctx, &p, &a, NULL, &st_out), CLS_E_IO, "short.bin", "ends at byte 360");
+    assert_null(st_out);
+    close(in);
+    free(x.data);
+}
+
+/* The progress callback runs on the computing thread after each chunk:
+ * the tests change the input there, as another process could. */
+typedef struct meddle {
+    const char *path;
+    int         what;   /* 0 truncate, 1 append, 2 overwrite a byte */
+    uint64_t    at;
+    int         done;
+} meddle;
+
+static void meddle_fn(void *user, uint64_t done, uint64_t total)
+{
+    meddle *m = user;
+    (void)done;
+    (void)total;
+    if (m->done++) return;
+    if (m->what == 0) assert_int_equal(truncate(m->path, (off_t)m->at), 0);
+    else {
+        int fd = open(m->path, O_WRONLY);
+        assert_true(fd >= 0);
+        char c = 1;
+        struct stat sb;
+        fstat(fd, &sb);
+        usleep(20000); /* a visible mtime step on coarse clocks */
+        assert_int_equal(pwrite(fd, &c, 1, m->what == 1 ? sb.st_size : (off_t)m->at), 1);
+        close(fd);
+    }
+}
+
+static void changed_while_read(int what, const char *needle1, const char *needle2)
+{
+    /* 16 chunks of one matrix, 2 buffers: when chunk 0 is done, chunk 3's
+     * read has not started (it waits for chunk 1's write) */
+    cls_array x = make_data(CLS_F64, 16, 8, 4, 3);
+    const size_t mb = 8 * 4 * 8;
+    write_npy(path("m.npy"), &x);
+    struct stat sb;
+    assert_int_equal(stat(path("m.npy"), &sb), 0);
+    uint64_t hdr = (uint64_t)sb.st_size - bytes_of(&x);
+    assert_int_equal(unlink(path("out.npy")) == 0 || errno == ENOENT, 1);
+    FILE *f = fopen(path("out.npy"), "w");
+    fputs("old", f);
+    fclose(f);
+
+    cls_config cfg = {0};
+    meddle m = {path("m.npy"), what, hdr + 3 * mb, 0};
+    cfg.progress = meddle_fn;
+    cfg.progress_user = &m;
+    cls_context *c2 = NULL;
+    assert_int_equal(cls_context_create(&cfg, &c2), CLS_OK);
+    cls_context *keep = ctx;
+    ctx = c2;
+    cls_pipeline p = {CLS_MINMAX, CLS_SCOPE_MATRIX, 0, 0, 0, 0, NULL};
+    cls_stream_opts opts = {mb, 2, 1, 0};
+    char want[64];
+    snprintf(want, sizeof want, "%s", needle2 ? needle2 : "");
+    if (what == 0) snprintf(want, sizeof want, "ends at byte %llu", (unsigned long long)(hdr + 3 * mb));
+    expect_error(cls_stream_file(ctx, &p, NULL, path("m.npy"), path("out.npy"), &opts, NULL), CLS_E_IO, needle1,
+                 want[0] ? want : NULL);
+    ctx = keep;
+    cls_context_destroy(c2);
+    assert_int_equal(stat(path("out.npy"), &sb), 0);
+    assert_int_equal(sb.st_size, 3);  /* as it was */
+    assert_int_equal(temps_in_dir(), 0);
+    free(x.data);
+}
+
+static void input_truncated_while_read_names_the_offset(void **s)
+{
+    (void)s;
+    changed_while_read(0, "m.npy", NULL);
+}
+
+static void input_growing_while_read_fails(void **s)
+{
+    (void)s;
+    changed_while_read(1, "m.npy", "changed size while being read");
+}
+
+static void input_written_while_read_fails(void **s)
+{
+    (void)s;
+    changed_while_read(2, "m.npy", "written to while being read");
+}
+
+/* A descriptor pread() cannot read: the error names it and the offset. */
+static void read_error_names_the_offset(void **s)
+{
+    (void)s;
+    int pfd[2];
+    assert_int_equal(pipe(pfd), 0);
+    cls_array x = {NULL, CLS_F32, 1, 4, 4};
+    cls_file_array a = {pfd[0], 4096, CLS_F32, 1, 4, 4, "the pipe"};
+    cls_stats *out = NULL;
+    cls_pipeline p = {CLS_MINMAX, CLS_SCOPE_MATRIX, 0, 0, 0, 0, NULL};
+    (void)x;
+    expect_error(cls_stream_fit(ctx, &p, &a, NULL, &out), CLS_E_IO, "the pipe: read error at byte 4096", NULL);
+    close(pfd[0]);
+    close(pfd[1]);
+}
+
+/* A disk that is full: /dev/full answers every write with ENOSPC. */
+static void full_disk_names_the_offset(void **s)
+{
+    (void)s;
+    int full = open("/dev/full", O_WRONLY);
+    if (full < 0) skip();
+    cls_array x = make_data(CLS_F32, 3, 16, 4, 9);
+    int in = write_at(path("f.bin"), &x, 0);
+    cls_file_array a = fa(in, 0, &x, "f.bin"), o = fa(full, 128, &x, "/dev/full");
+    cls_pipeline p = {CLS_MINMAX, CLS_SCOPE_MATRIX, 0, 0, 0, 0, NULL};
+    cls_stream_opts opts = {16 * 4 * 4, 2, 1, 0};
+    expect_error(cls_stream_fit_transform(ctx, &p, &a, &o, &opts, NULL), CLS_E_IO,
+                 "/dev/full: write error at byte 128", strerror(ENOSPC));
+    close(in);
+    close(full);
+    free(x.data);
+}
+
+static void bad_arguments_fail_before_any_io(void **s)
+{
+    (void)s;
+    cls_array x = {NULL, CLS_F32, 2, 3, 4};
+    cls_file_array a = fa(-1, 0, &x, "a"), b = fa(0, 0, &x, "b");
+    cls_pipeline p = {CLS_MINMAX, CLS_SCOPE_MATRIX, 0, 0, 0, 0, NULL};
+    cls_stats *out = NULL;
+    assert_int_equal(cls_stream_fit(ctx, &p, &a, NULL, &out), CLS_E_ARG);
+    assert_int_equal(cls_stream_fit(ctx, &p, NULL, NULL, &out), CLS_E_ARG);
+    assert_int_equal(cls_stream_fit(NULL, &p, &b, NULL, &out), CLS_E_ARG);
+    b.cols = 0;
+    assert_int_equal(cls_stream_fit(ctx, &p, &b, NULL, &out), CLS_E_ARG);
+    /* a scaler without statistics to transform with */
+    cls_array y = make_data(CLS_F32, 2, 3, 4, 2);
+    int in = write_at(path("arg.bin"), &y, 0);
+    cls_file_array c = fa(in, 0, &y, "arg.bin"), d = fa(in, bytes_of(&y), &y, "arg.bin");
+    assert_int_equal(cls_stream_transform(ctx, &p, NULL, &c, &d, NULL), CLS_E_ARG);
+    /* an npy file that is not one */
+    expect_error(cls_stream_file(ctx, &p, NULL, path("arg.bin"), path("never.npy"), NULL, NULL), CLS_E_FORMAT,
+                 "arg.bin", NULL);
+    struct stat sb;
+    assert_int_equal(stat(path("never.npy"), &sb), -1);
+    assert_int_equal(temps_in_dir(), 0);
+    close(in);
+    free(y.data);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    test_tmpdir(dir, sizeof dir, "stream");
+    ctx = test_context(NULL, 0, 0);
+    return ctx ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    cls_context_destroy(ctx);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(one_pass_minmax_f64_is_byte_identical),
+        cmocka_unit_test(one_pass_zscore_f32_is_byte_identical),
+        cmocka_unit_test(one_pass_decimal_f64_is_byte_identical),
+        cmocka_unit_test(two_pass_matrix_scope_matches),
+        cmocka_unit_test(two_pass_batch_scope_matches),
+        cmocka_unit_test(discount_in_row_blocks_is_byte_identical),
+        cmocka_unit_test(transform_and_fit_are_byte_identical),
+        cmocka_unit_test(stream_file_matches_in_memory),
+        cmocka_unit_test(shorter_than_its_array_fails_before_work),
+        cmocka_unit_test(input_truncated_while_read_names_the_offset),
+        cmocka_unit_test(input_growing_while_read_fails),
+        cmocka_unit_test(input_written_while_read_fails),
+        cmocka_unit_test(read_error_names_the_offset),
+        cmocka_unit_test(full_disk_names_the_offset),
+        cmocka_unit_test(bad_arguments_fail_before_any_io),
+    };
+    return TEST_RUN("stream", tests, setup, teardown);
+}

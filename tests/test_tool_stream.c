@@ -1,0 +1,307 @@
+/* The tool's streaming path (tools/cli/stream_run.c), run as a subprocess:
+ * its output equals the mapped path's byte for byte (normalize, apply,
+ * discount, chunks of a few KiB), the progress bar on a terminal shows
+ * bytes, rate and time left and --quiet turns it off, and bad input (an
+ * input truncated while read, a full disk) fails with exit 1 and a message
+ * naming the file, leaving no output and the input untouched. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <pty.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common.h"
+
+static char dir[4096];
+static tool_result R;
+
+static const char *file(const char *name)
+{
+    static char ring[16][4400];
+    static unsigned next;
+    char *b = ring[next++ % 16];
+    snprintf(b, sizeof ring[0], "%s/%s", dir, name);
+    return b;
+}
+
+static int tool_argv(const char *const *args)
+{
+    if (test_run_tool(dir, &R, args) != 0) fail_msg("cannot run $CLS_TOOL (%s)", getenv("CLS_TOOL"));
+    return R.status;
+}
+#define tool(...) tool_argv((const char *const[]){__VA_ARGS__, NULL})
+#define expect_status(want)                                                                    \
+    do {                                                                                       \
+        if (R.status != (want)) {                                                              \
+            print_error("exit status %d, expected %d; stderr:\n%s\n", R.status, (want), R.err); \
+            fail();                                                                            \
+        }                                                                                      \
+    } while (0)
+
+/* A float64 .npy of shape b x r x c, seeded, with NaN and Inf. */
+static void write_npy(const char *path, size_t b, size_t r, size_t c, uint64_t seed)
+{
+    char dict[200];
+    int n = snprintf(dict, sizeof dict, "{'descr': '<f8', 'fortran_order': False, 'shape': (%zu, %zu, %zu), }", b,
+                     r, c);
+    size_t hl = 10 + (size_t)n + 1, pad = (64 - hl % 64) % 64;
+    unsigned char hdr[512] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
+    hdr[8] = (unsigned char)((n + 1 + pad) & 0xff);
+    hdr[9] = (unsigned char)((n + 1 + pad) >> 8);
+    memcpy(hdr + 10, dict, (size_t)n);
+    memset(hdr + 10 + n, ' ', pad);
+    hdr[hl + pad - 1] = '\n';
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(hdr, 1, hl + pad, f), hl + pad);
+    rng g;
+    rng_seed(&g, seed);
+    for (size_t i = 0; i < b * r * c; i++) {
+        double v = rng_normal(&g) * 4.0 + (double)(i % c);
+        if (i % 89 == 3) v = NAN;
+        if (i % 211 == 9) v = INFINITY;
+        assert_int_equal(fwrite(&v, sizeof v, 1, f), 1);
+    }
+    assert_int_equal(fclose(f), 0);
+}
+
+/* The whole file in a malloc'ed buffer. */
+static char *slurp_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    assert_non_null(b);
+    assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *len = (size_t)n;
+    return b;
+}
+
+static void assert_same_files(const char *a, const char *b)
+{
+    size_t na, nb;
+    char *x = slurp_file(a, &na), *y = slurp_file(b, &nb);
+    assert_non_null(x);
+    assert_non_null(y);
+    if (na != nb || memcmp(x, y, na)) fail_msg("%s and %s differ", a, b);
+    free(x);
+    free(y);
+}
+
+static size_t temps_in(const char *d)
+{
+    char cmd[4600];
+    snprintf(cmd, sizeof cmd, "ls -a '%s' | grep -c '\\.tmp\\.' || true", d);
+    FILE *f = popen(cmd, "r");
+    size_t n = 0;
+    if (f) {
+        if (fscanf(f, "%zu", &n) != 1) n = 0;
+        pclose(f);
+    }
+    return n;
+}
+
+/* Runs ARGS with streaming on (small chunks) and off; the outputs match. */
+static void same_both_ways(const char *const *args_stream, const char *const *args_map, const char *out_s,
+                           const char *out_m)
+{
+    setenv("CLSCALE_STREAM", "0", 1);
+    tool_argv(args_map);
+    expect_status(0);
+    setenv("CLSCALE_STREAM", "1", 1);
+    setenv("CLSCALE_STREAM_BUFFER", "4k", 1);
+    tool_argv(args_stream);
+    unsetenv("CLSCALE_STREAM_BUFFER");
+    unsetenv("CLSCALE_STREAM");
+    expect_status(0);
+    assert_same_files(out_s, out_m);
+}
+
+static void normalize_apply_discount_stream_like_mapped(void **s)
+{
+    (void)s;
+    write_npy(file("x.npy"), 6, 40, 5, 1);
+    write_npy(file("f.npy"), 1, 40, 5, 2);
+    /* whole matrices per chunk (1600 B a matrix), then row blocks, 2 passes */
+    const char *m1[] = {"normalize", "--method", "zscore", "--stats-out", file("s.bin"), file("x.npy"),
+                        file("m.npy"), NULL};
+    const char *s1[] = {"normalize", "--method", "zscore", "--stats-out", file("s2.bin"), file("x.npy"),
+                        file("n.npy"), NULL};
+    same_both_ways(s1, m1, file("n.npy"), file("m.npy"));
+    assert_same_files(file("s.bin"), file("s2.bin"));
+    const char *m2[] = {"apply", "--stats", file("s.bin"), "--inverse", file("m.npy"), file("am.npy"), NULL};
+    const char *s2[] = {"apply", "--stats", file("s.bin"), "--inverse", file("m.npy"), file("an.npy"), NULL};
+    same_both_ways(s2, m2, file("an.npy"), file("am.npy"));
+    const char *m3[] = {"discount", "--factors", file("f.npy"), file("x.npy"), file("dm.npy"), NULL};
+    const char *s3[] = {"discount", "--factors", file("f.npy"), file("x.npy"), file("dn.npy"), NULL};
+    same_both_ways(s3, m3, file("dn.npy"), file("dm.npy"));
+    assert_int_equal(temps_in(dir), 0);
+}
+
+/* ---- progress ---- */
+
+/* Runs the tool on a pseudo-terminal; its screen output into buf. */
+static int run_on_tty(const char *const *args, char *buf, size_t len)
+{
+    int master;
+    pid_t pid = forkpty(&master, NULL, NULL, NULL);
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        const char *argv[32];
+        size_t n = 0;
+        argv[n++] = getenv("CLS_TOOL");
+        for (; args[n - 1] && n < 31; n++) argv[n] = args[n - 1];
+        argv[n] = NULL;
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    size_t got = 0;
+    for (;;) {
+        ssize_t r = read(master, buf + got, len - 1 - got);
+        if (r <= 0) break;  /* EIO once the child has closed the terminal */
+        got += (size_t)r;
+        if (got == len - 1) got = 0;
+    }
+    buf[got] = '\0';
+    close(master);
+    int ws;
+    waitpid(pid, &ws, 0);
+    return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+}
+
+static void progress_on_a_terminal_shows_bytes_rate_and_time_left(void **s)
+{
+    (void)s;
+    write_npy(file("p.npy"), 64, 32, 16, 3);  /* 1 MiB, 64 chunks of 16 KiB */
+    setenv("CLSCALE_PROGRESS_DELAY", "0", 1);
+    setenv("CLSCALE_STREAM_BUFFER", "16k", 1);
+    static char screen[65536];
+    const char *args[] = {"normalize", "--method", "minmax", file("p.npy"), file("po.npy"), NULL};
+    assert_int_equal(run_on_tty(args, screen, sizeof screen), 0);
+    if (!strstr(screen, "MB") || !strstr(screen, "GB/s") || !strstr(screen, "%"))
+        fail_msg("no progress bar with bytes and rate on the terminal: \"%s\"", screen);
+    if (!strstr(screen, "left") && !strstr(screen, "100%"))
+        fail_msg("no time left on the terminal: \"%s\"", screen);
+    const char *quiet[] = {"normalize", "--quiet", "--method", "minmax", file("p.npy"), file("po.npy"), NULL};
+    assert_int_equal(run_on_tty(quiet, screen, sizeof screen), 0);
+    if (strstr(screen, "GB/s")) fail_msg("--quiet drew a bar: \"%s\"", screen);
+    /* not a terminal: nothing */
+    tool("normalize", "--method", "minmax", file("p.npy"), file("po.npy"));
+    expect_status(0);
+    assert_string_equal(R.err, "");
+    unsetenv("CLSCALE_PROGRESS_DELAY");
+    unsetenv("CLSCALE_STREAM_BUFFER");
+}
+
+/* ---- bad input ---- */
+
+typedef struct truncator {
+    const char *in, *dir;
+    off_t       to;
+    int         done;
+} truncator;
+
+/* Truncates the input as soon as the tool's temporary output exists. */
+static void *truncate_when_started(void *arg)
+{
+    truncator *t = arg;
+    for (int i = 0; i < 20000 && !t->done; i++) {
+        if (temps_in(t->dir)) {
+            if (truncate(t->in, t->to) == 0) t->done = 1;
+            break;
+        }
+        usleep(500);
+    }
+    return NULL;
+}
+
+static void input_truncated_while_read_fails_leaving_nothing(void **s)
+{
+    (void)s;
+    write_npy(file("t.npy"), 256, 64, 16, 4);  /* 2 MiB */
+    struct stat sb;
+    assert_int_equal(stat(file("t.npy"), &sb), 0);
+    FILE *f = fopen(file("t-out.npy"), "w");
+    fputs("old", f);
+    fclose(f);
+    truncator t = {file("t.npy"), dir, sb.st_size / 2, 0};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, truncate_when_started, &t), 0);
+    setenv("CLSCALE_STREAM_BUFFER", "16k", 1);
+    tool("normalize", "--method", "minmax", file("t.npy"), file("t-out.npy"));
+    unsetenv("CLSCALE_STREAM_BUFFER");
+    pthread_join(th, NULL);
+    if (!t.done) skip();  /* never saw the temporary: nothing proven either way */
+    expect_status(1);
+    if (!strstr(R.err, "t.npy") || (!strstr(R.err, "at byte") && !strstr(R.err, "changed size")))
+        fail_msg("message does not name the file and where: %s", R.err);
+    size_t n;
+    char *old = slurp_file(file("t-out.npy"), &n);
+    assert_int_equal(n, 3);
+    free(old);
+    assert_int_equal(temps_in(dir), 0);
+}
+
+/* A small tmpfs (root only; skipped elsewhere) as the output's disk. */
+static void full_disk_fails_leaving_nothing(void **s)
+{
+    (void)s;
+    const char *mnt = file("small");
+    mkdir(mnt, 0755);
+    if (mount("tmpfs", mnt, "tmpfs", 0, "size=1m") != 0) skip();
+    write_npy(file("big.npy"), 32, 64, 64, 5);  /* 1 MiB + header: does not fit */
+    size_t n0, n1;
+    char *before = slurp_file(file("big.npy"), &n0);
+    char out[4400];
+    snprintf(out, sizeof out, "%s/out.npy", mnt);
+    FILE *f = fopen(out, "w");
+    fputs("old", f);
+    fclose(f);
+    tool("normalize", "--method", "minmax", file("big.npy"), out);
+    int status = R.status;
+    char err[16384];
+    snprintf(err, sizeof err, "%s", R.err);
+    char *old = slurp_file(out, &n1);
+    size_t temps = temps_in(mnt);
+    umount(mnt);
+    assert_int_equal(status, 1);
+    if (!strstr(err, "out.npy") || !strstr(err, strerror(ENOSPC))) fail_msg("message: %s", err);
+    assert_int_equal(n1, 3);
+    assert_memory_equal(old, "old", 3);
+    assert_int_equal(temps, 0);
+    char *after = slurp_file(file("big.npy"), &n1);
+    assert_int_equal(n0, n1);
+    assert_memory_equal(before, after, n0);
+    free(before);
+    free(after);
+    free(old);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    test_tmpdir(dir, sizeof dir, "tool-stream");
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(normalize_apply_discount_stream_like_mapped),
+        cmocka_unit_test(progress_on_a_terminal_shows_bytes_rate_and_time_left),
+        cmocka_unit_test(input_truncated_while_read_fails_leaving_nothing),
+        cmocka_unit_test(full_disk_fails_leaving_nothing),
+    };
+    return TEST_RUN("tool_stream", tests, setup, NULL);
+}
