@@ -21,6 +21,7 @@ from sklearn.utils.validation import check_array, check_is_fitted
 
 from . import _clscale
 from ._context import check_selector, context
+from ._files import ScalerFiles
 
 _DTYPES = [np.float64, np.float32]
 # scikit-learn renamed force_all_finite to ensure_all_finite in 1.6
@@ -119,7 +120,7 @@ class _FittedAttribute:
         return attrs[self.name]
 
 
-class Scaler(Estimator):
+class Scaler(ScalerFiles, Estimator):
     """Base of the scalers: statistics fitted by the library, kept in a
     Stats, shown as scikit-learn's attributes.
 
@@ -277,6 +278,7 @@ class Scaler(Estimator):
         self._install(fitted)
         if self._refit_count(fitted.summary()):
             self._refit_columns(X, Y, fitted)
+        self._nan_empty(Y)
         return Y
 
     def _refit_columns(self, X, Y, fitted):
@@ -322,11 +324,17 @@ class Scaler(Estimator):
         with context(self.devices) as ctx:
             ctx.transform(X, Y, s, scaler=self._code, scope=info["scope"], lo=info["lo"],
                           hi=info["hi"], clip=self._clip() and not inverse, inverse=inverse)
+        self._nan_empty(Y)
+
+    def _nan_empty(self, Y):
+        """NaN in the columns with no finite value, as scikit-learn writes
+        (its statistics there are NaN); the library leaves their +-Inf."""
         empty = self._empty_columns()
         if empty is not None:
             Y3 = _by_group(Y, empty.shape[0])
             for g in range(empty.shape[0]):
-                Y3[g][:, empty[g]] = np.nan
+                if empty[g].any():
+                    Y3[g][:, empty[g]] = np.nan
 
     def _transform_checked(self, X, copy, out, inverse):
         Y = output_for(X, copy, out)

@@ -4,9 +4,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import Estimator, output_for
 from ._context import check_selector, context
+from ._files import DiscountFiles
 
 
-class Discount(Estimator):
+class Discount(DiscountFiles, Estimator):
     """Multiplies X by `factors`, broadcast against X with numpy's rules
     (shapes (cols,), (rows, cols), (batch, rows, cols), (1, rows, 1), ...,
     or a scalar), on every OpenCL device `devices` names: the discount

@@ -32,7 +32,7 @@ static double now(void)
 }
 
 /* The message of a failed call, copied while the context is still ours. */
-#define MSG_LEN 4096
+#define MSG_LEN CLSEXT_MSG_LEN
 static void copy_error(const cls_context *ctx, char *buf)
 {
     const char *e = cls_last_error(ctx);
@@ -391,6 +391,39 @@ static PyObject *context_timed(clsext_context *self, PyObject *args, PyObject *k
     }
     PyMem_Free(times);
     return list;
+}
+
+/* ---- calls of other files (files.c) ---- */
+
+int clsext_context_call(PyObject *obj, cls_status (*fn)(cls_context *, void *), void *arg, cls_status *st,
+                        char *msg)
+{
+    if (!PyObject_TypeCheck(obj, &clsext_context_type)) {
+        PyErr_SetString(PyExc_TypeError, "expected a clscale._clscale.Context");
+        return -1;
+    }
+    clsext_context *self = (clsext_context *)obj;
+    if (self->pid != getpid()) {
+        PyErr_SetString(clsext_error, "this Context was created by another process (before a fork); make a new one");
+        return -1;
+    }
+    int closed = 0;
+    msg[0] = '\0';
+    Py_BEGIN_ALLOW_THREADS
+    PyThread_acquire_lock(self->lock, WAIT_LOCK);
+    cls_context *ctx = self->ctx;
+    closed = ctx == NULL;
+    if (!closed) {
+        *st = fn(ctx, arg);
+        if (*st != CLS_OK) copy_error(ctx, msg);
+    }
+    PyThread_release_lock(self->lock);
+    Py_END_ALLOW_THREADS
+    if (closed) {
+        PyErr_SetString(PyExc_ValueError, "this Context is closed");
+        return -1;
+    }
+    return 0;
 }
 
 /* ---- report ---- */

@@ -12,7 +12,9 @@
  *   arrays.c   numpy arrays -> cls_array, shape and overlap checks
  *   context.c  Context: devices, fit, transform, fit_transform, timed calls
  *   stats.c    Stats: fitted statistics as numpy arrays, params, merge,
- *              save/load, pickling */
+ *              save/load, pickling
+ *   files.c    stream_file, stream_fit: .npy files larger than memory,
+ *              file to file (cls_stream_*) */
 #ifndef CLSCALE_PY_EXT_H
 #define CLSCALE_PY_EXT_H
 
@@ -61,6 +63,16 @@ size_t clsext_bytes(const cls_array *a);
 
 extern PyTypeObject clsext_context_type;
 
+/* The size of the buffer a failed call's message is copied into. */
+#define CLSEXT_MSG_LEN 4096
+
+/* Runs fn(ctx, arg) on the Context `obj`'s cls_context, under its lock with
+ * the GIL released. Returns 0 with *st set (and, when it is not CLS_OK, the
+ * message in msg, CLSEXT_MSG_LEN bytes), or -1 with an exception when obj
+ * is not a usable Context (closed, another process's, another type). */
+int clsext_context_call(PyObject *obj, cls_status (*fn)(cls_context *, void *), void *arg, cls_status *st,
+                        char *msg);
+
 /* ---- stats.c ---- */
 
 /* What the Python layer asks of every fitted column, counted in one pass
@@ -91,5 +103,11 @@ const cls_stats *clsext_stats_of(PyObject *obj);
 
 /* The module-level functions stats.c defines. */
 PyObject *clsext_stats_load(PyObject *self, PyObject *args);
+
+/* ---- files.c ---- */
+
+/* The module-level functions files.c defines. */
+PyObject *clsext_stream_file(PyObject *self, PyObject *args, PyObject *kwds);
+PyObject *clsext_stream_fit(PyObject *self, PyObject *args, PyObject *kwds);
 
 #endif

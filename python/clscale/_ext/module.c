@@ -1,5 +1,5 @@
 /* The module clscale._clscale: its init and functions. The types live in
- * context.c and stats.c, array checks in arrays.c, the exception and numpy's
+ * context.c and stats.c, array checks in arrays.c, files in files.c, the exception and numpy's
  * API table in errors.c (ext.h is the map). */
 #include "ext.h"
 
@@ -14,6 +14,13 @@ static PyMethodDef methods[] = {
     {"version", version, METH_NOARGS, "version() -> str: the linked library's version."},
     {"load_stats", clsext_stats_load, METH_VARARGS,
      "load_stats(path) -> Stats: reads a statistics file (`clscale normalize --stats-out`)."},
+    {"stream_file", (PyCFunction)(void (*)(void))clsext_stream_file, METH_VARARGS | METH_KEYWORDS,
+     "stream_file(ctx, in_path, out_path, stats=None, *, scaler=NONE, scope=SCOPE_MATRIX, lo=0.0, hi=0.0, "
+     "clip=False, inverse=False, factors=None, fitted=True) -> Stats or None: cls_stream_file(), one .npy "
+     "file to another through a fixed pool of buffers (fits when stats is None)."},
+    {"stream_fit", (PyCFunction)(void (*)(void))clsext_stream_fit, METH_VARARGS | METH_KEYWORDS,
+     "stream_fit(ctx, path, offset, dtype, (batch, rows, cols), *, scaler=NONE, scope=SCOPE_MATRIX, lo=0.0, "
+     "hi=0.0, clip=False) -> Stats: cls_stream_fit() of the array stored at byte `offset` of `path`."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -57,7 +64,8 @@ PyMODINIT_FUNC PyInit__clscale(void)
         PyModule_AddIntConstant(m, "ZSCORE", CLS_ZSCORE) < 0 ||
         PyModule_AddIntConstant(m, "DECIMAL", CLS_DECIMAL) < 0 ||
         PyModule_AddIntConstant(m, "SCOPE_MATRIX", CLS_SCOPE_MATRIX) < 0 ||
-        PyModule_AddIntConstant(m, "SCOPE_BATCH", CLS_SCOPE_BATCH) < 0)
+        PyModule_AddIntConstant(m, "SCOPE_BATCH", CLS_SCOPE_BATCH) < 0 ||
+        PyModule_AddIntConstant(m, "F32", CLS_F32) < 0 || PyModule_AddIntConstant(m, "F64", CLS_F64) < 0)
         goto fail;
     return m;
 fail:

@@ -1,0 +1,180 @@
+"""Files larger than memory: the estimators' *_file methods.
+
+A .npy file is scaled file to file by the library's streaming path
+(cls_stream_file): a fixed pool of buffers goes round reading ahead,
+computing on every device and writing behind, so a file of any size costs
+about 300 MB of memory and its data never passes through numpy. The output
+is written to a temporary beside it and renamed only when everything
+succeeded. Results equal the in-memory methods' (fit_transform_file may
+read the file twice: see its docstring).
+"""
+import os
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from . import _clscale
+from ._context import check_selector, context
+
+_DTYPES = {np.dtype("<f4"): _clscale.F32, np.dtype("<f8"): _clscale.F64}
+
+
+def npy_layout(path):
+    """(offset, dtype, shape) of the array in the .npy file `path`, read
+    from its header alone: little-endian float32/float64, C order, 2-D or
+    3-D. Anything else raises ValueError naming the file."""
+    path = os.fspath(path)
+    with open(path, "rb") as f:
+        try:
+            version = np.lib.format.read_magic(f)
+            if version == (1, 0):
+                shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+            elif version in ((2, 0), (3, 0)):
+                shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
+            else:
+                raise ValueError(f"format version {version}")
+        except ValueError as e:
+            raise ValueError(f"{path}: not a .npy file ({e})") from None
+        offset = f.tell()
+    if dtype not in _DTYPES:
+        raise ValueError(f"{path}: dtype {dtype.str}; little-endian float32 or float64 (<f4, <f8) is needed")
+    if fortran and len(shape) > 1:
+        raise ValueError(f"{path}: Fortran order; C order is needed")
+    if len(shape) not in (2, 3) or 0 in shape:
+        raise ValueError(f"{path}: shape {shape}; 2-D (rows x cols) or 3-D (batch x rows x cols) "
+                         f"with no empty dimension is needed")
+    return offset, dtype, shape
+
+
+def _shape3(shape):
+    return (1,) + tuple(shape) if len(shape) == 2 else tuple(shape)
+
+
+def _same_file(a, b):
+    try:
+        return os.path.samefile(a, b)
+    except FileNotFoundError:
+        return False
+
+
+def _check_paths(in_path, out_path):
+    if _same_file(in_path, out_path):
+        raise ValueError(f"{os.fspath(out_path)}: the output may not be the input file")
+
+
+class ScalerFiles:
+    """fit_file, transform_file, inverse_transform_file and
+    fit_transform_file for the scalers (mixed into _base.Scaler)."""
+
+    def _file_scope(self, shape):
+        return self._scope_of(np.empty((1,) * len(shape)))
+
+    def _file_features(self, path, shape, reset):
+        n = shape[-1]
+        if reset:
+            self.n_features_in_ = n
+            if "feature_names_in_" in self.__dict__:
+                del self.feature_names_in_
+        elif n != self.n_features_in_:
+            raise ValueError(f"{os.fspath(path)} has {n} features, but {type(self).__name__} is "
+                             f"expecting {self.n_features_in_} features as input.")
+
+    def fit_file(self, path):
+        """Fits the statistics on the array stored in the .npy file `path`
+        (one read of the file, through a fixed pool of buffers; NaN and
+        +-Inf ignored), as fit() would on the array in memory."""
+        self._reset()
+        self._check_params()
+        check_selector(self.devices)
+        offset, dtype, shape = npy_layout(path)
+        self._file_features(path, shape, reset=True)
+        lo, hi = self._range()
+        with context(self.devices) as ctx:
+            fitted = _clscale.stream_fit(ctx, os.fspath(path), offset, _DTYPES[dtype], _shape3(shape),
+                                         scaler=self._code, scope=self._file_scope(shape), lo=lo, hi=hi,
+                                         clip=self._clip())
+        self._install(fitted)
+        return self
+
+    def transform_file(self, in_path, out_path):
+        """Writes transform() of the array in the .npy file `in_path` to the
+        .npy file `out_path` (replaced only when everything succeeded)."""
+        return self._transform_file(in_path, out_path, inverse=False)
+
+    def inverse_transform_file(self, in_path, out_path):
+        """Writes inverse_transform() of the file `in_path` to `out_path`."""
+        return self._transform_file(in_path, out_path, inverse=True)
+
+    def _transform_file(self, in_path, out_path, inverse):
+        check_is_fitted(self)
+        check_selector(self.devices)
+        _check_paths(in_path, out_path)
+        _, _, shape = npy_layout(in_path)
+        self._file_features(in_path, shape, reset=False)
+        s = self._transform_stats()
+        info = s.info
+        if info["scope"] == _clscale.SCOPE_MATRIX and _shape3(shape)[0] != info["groups"]:
+            raise ValueError(f"the statistics were fitted per matrix of {info['groups']} matrices; "
+                             f"{os.fspath(in_path)} has {_shape3(shape)[0]}")
+        with context(self.devices) as ctx:
+            _clscale.stream_file(ctx, os.fspath(in_path), os.fspath(out_path), s, scaler=self._code,
+                                 scope=info["scope"], lo=info["lo"], hi=info["hi"],
+                                 clip=self._clip() and not inverse, inverse=inverse)
+        self._empty_to_nan(out_path)
+
+    def fit_transform_file(self, in_path, out_path):
+        """fit_file(in_path) then transform_file(in_path, out_path). Where
+        the library's fused fit-and-scale computes this estimator's map, the
+        file is read once when each statistics group (a matrix, or the
+        whole array with scope="batch") fits one 64 MiB buffer, else twice;
+        columns that scikit-learn maps otherwise than the library (near-
+        constant ones) make it transform the file once more."""
+        if not self._fusable():
+            self.fit_file(in_path)
+            self.transform_file(in_path, out_path)
+            return self
+        self._reset()
+        self._check_params()
+        check_selector(self.devices)
+        _check_paths(in_path, out_path)
+        _, _, shape = npy_layout(in_path)
+        self._file_features(in_path, shape, reset=True)
+        lo, hi = self._range()
+        with context(self.devices) as ctx:
+            fitted = _clscale.stream_file(ctx, os.fspath(in_path), os.fspath(out_path), None, scaler=self._code,
+                                          scope=self._file_scope(shape), lo=lo, hi=hi, clip=self._clip())
+        self._install(fitted)
+        if self._refit_count(fitted.summary()):
+            self.transform_file(in_path, out_path)
+        else:
+            self._empty_to_nan(out_path)
+        return self
+
+    def _empty_to_nan(self, out_path):
+        # the columns with no finite value, NaN as in memory (_nan_empty),
+        # through a mapping of the finished file
+        if self._empty_columns() is None:
+            return
+        Y = np.load(os.fspath(out_path), mmap_mode="r+")
+        self._nan_empty(Y)
+        Y.flush()
+        del Y
+
+
+class DiscountFiles:
+    """transform_file for Discount."""
+
+    def transform_file(self, in_path, out_path):
+        """Writes X * factors of the .npy file `in_path` to `out_path`
+        (replaced only when everything succeeded), one read and one write
+        of the file."""
+        check_is_fitted(self)
+        check_selector(self.devices)
+        _check_paths(in_path, out_path)
+        _, dtype, shape = npy_layout(in_path)
+        if shape[-1] != self.n_features_in_:
+            raise ValueError(f"{os.fspath(in_path)} has {shape[-1]} features, but Discount is expecting "
+                             f"{self.n_features_in_} features as input.")
+        with context(self.devices) as ctx:
+            _clscale.stream_file(ctx, os.fspath(in_path), os.fspath(out_path), None,
+                                 factors=self._factors[dtype], fitted=False)
