@@ -1,0 +1,325 @@
+/* The fault layer's counting hooks (tests/fault_count.c has the rules and
+ * the counters): one hook per counted OpenCL call, charged to its device
+ * and counted before it goes on to the fault layer's own hook and the
+ * driver; retains and releases counted as objects; and
+ * clsfault_count_install(), which puts the hooks into the layer's table. */
+#define CL_TARGET_OPENCL_VERSION 300
+#define CL_USE_DEPRECATED_OPENCL_1_0_APIS
+#define CL_USE_DEPRECATED_OPENCL_1_1_APIS
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#define CL_USE_DEPRECATED_OPENCL_2_0_APIS
+#define CL_USE_DEPRECATED_OPENCL_2_1_APIS
+#define CL_USE_DEPRECATED_OPENCL_2_2_APIS
+#include <CL/cl_layer.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fault_count.h"
+
+#include "fault_count_int.h"
+
+struct _cl_icd_dispatch fc_inner; /* the table before these hooks: the fault layer's, then the driver's */
+
+/* ---- hooks ---- */
+
+#define FAIL_NULL(e)                \
+    do {                            \
+        if (errcode) *errcode = (e); \
+        return NULL;                \
+    } while (0)
+
+static cl_int CL_API_CALL h_GetDeviceInfo(cl_device_id d, cl_device_info w, size_t n, void *v, size_t *r)
+{
+    charge c;
+    fc_charge_one(&c, d);
+    cl_int e = fc_count(&c, "clGetDeviceInfo");
+    return e != CL_SUCCESS ? e : fc_inner.clGetDeviceInfo(d, w, n, v, r);
+}
+
+static cl_context CL_API_CALL h_CreateContext(const cl_context_properties *props, cl_uint n, const cl_device_id *ids,
+                                              void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *),
+                                              void *user, cl_int *errcode)
+{
+    charge c;
+    fc_charge_list(&c, n, ids);
+    cl_int e = fc_count(&c, "clCreateContext");
+    if (e != CL_SUCCESS) FAIL_NULL(e);
+    cl_context x = fc_inner.clCreateContext(props, n, ids, notify, user, errcode);
+    fc_made(OBJ_CONTEXT, x);
+    return x;
+}
+
+static cl_command_queue CL_API_CALL h_CreateCommandQueue(cl_context ctx, cl_device_id d,
+                                                         cl_command_queue_properties props, cl_int *errcode)
+{
+    charge c;
+    fc_charge_one(&c, d);
+    cl_int e = fc_count(&c, "clCreateCommandQueue");
+    if (e != CL_SUCCESS) FAIL_NULL(e);
+    cl_command_queue x = fc_inner.clCreateCommandQueue(ctx, d, props, errcode);
+    fc_made(OBJ_QUEUE, x);
+    return x;
+}
+
+static cl_mem CL_API_CALL h_CreateBuffer(cl_context ctx, cl_mem_flags fl, size_t size, void *host, cl_int *errcode)
+{
+    charge c;
+    fc_charge_context(&c, ctx);
+    cl_int e = fc_count(&c, "clCreateBuffer");
+    if (e != CL_SUCCESS) FAIL_NULL(e);
+    cl_mem x = fc_inner.clCreateBuffer(ctx, fl, size, host, errcode);
+    fc_made(OBJ_MEM, x);
+    return x;
+}
+
+static cl_program CL_API_CALL h_CreateProgramWithSource(cl_context ctx, cl_uint n, const char **src,
+                                                        const size_t *len, cl_int *errcode)
+{
+    charge c;
+    fc_charge_context(&c, ctx);
+    cl_int e = fc_count(&c, "clCreateProgramWithSource");
+    if (e != CL_SUCCESS) FAIL_NULL(e);
+    cl_program x = fc_inner.clCreateProgramWithSource(ctx, n, src, len, errcode);
+    fc_made(OBJ_PROGRAM, x);
+    return x;
+}
+
+static cl_program CL_API_CALL h_CreateProgramWithBinary(cl_context ctx, cl_uint n, const cl_device_id *ids,
+                                                        const size_t *len, const unsigned char **bin,
+                                                        cl_int *status, cl_int *errcode)
+{
+    charge c;
+    fc_charge_list(&c, n, ids);
+    cl_int e = fc_count(&c, "clCreateProgramWithBinary");
+    if (e != CL_SUCCESS) FAIL_NULL(e);
+    cl_program x = fc_inner.clCreateProgramWithBinary(ctx, n, ids, len, bin, status, errcode);
+    fc_made(OBJ_PROGRAM, x);
+    return x;
+}
+
+static cl_int CL_API_CALL h_BuildProgram(cl_program p, cl_uint n, const cl_device_id *ids, const char *opts,
+                                         void(CL_CALLBACK *notify)(cl_program, void *), void *user)
+{
+    charge c;
+    fc_charge_list(&c, n, ids);
+    cl_int e = fc_count(&c, "clBuildProgram");
+    return e != CL_SUCCESS ? e : fc_inner.clBuildProgram(p, n, ids, opts, notify, user);
+}
+
+static cl_int CL_API_CALL h_GetProgramInfo(cl_program p, cl_program_info w, size_t n, void *v, size_t *r)
+{
+    charge c;
+    fc_charge_program(&c, p);
+    cl_int e = fc_count(&c, "clGetProgramInfo");
+    return e != CL_SUCCESS ? e : fc_inner.clGetProgramInfo(p, w, n, v, r);
+}
+
+static cl_int CL_API_CALL h_GetProgramBuildInfo(cl_program p, cl_device_id d, cl_program_build_info w, size_t n,
+                                                void *v, size_t *r)
+{
+    charge c;
+    fc_charge_one(&c, d);
+    cl_int e = fc_count(&c, "clGetProgramBuildInfo");
+    return e != CL_SUCCESS ? e : fc_inner.clGetProgramBuildInfo(p, d, w, n, v, r);
+}
+
+static cl_kernel CL_API_CALL h_CreateKernel(cl_program p, const char *name, cl_int *errcode)
+{
+    charge c;
+    fc_charge_program(&c, p);
+    cl_int e = fc_count(&c, "clCreateKernel");
+    if (e != CL_SUCCESS) FAIL_NULL(e);
+    cl_kernel x = fc_inner.clCreateKernel(p, name, errcode);
+    fc_made(OBJ_KERNEL, x);
+    return x;
+}
+
+static cl_int CL_API_CALL h_SetKernelArg(cl_kernel k, cl_uint i, size_t n, const void *v)
+{
+    charge c;
+    fc_charge_kernel(&c, k);
+    cl_int e = fc_count(&c, "clSetKernelArg");
+    return e != CL_SUCCESS ? e : fc_inner.clSetKernelArg(k, i, n, v);
+}
+
+static cl_int CL_API_CALL h_GetKernelWorkGroupInfo(cl_kernel k, cl_device_id d, cl_kernel_work_group_info w,
+                                                   size_t n, void *v, size_t *r)
+{
+    charge c;
+    fc_charge_one(&c, d);
+    cl_int e = fc_count(&c, "clGetKernelWorkGroupInfo");
+    return e != CL_SUCCESS ? e : fc_inner.clGetKernelWorkGroupInfo(k, d, w, n, v, r);
+}
+
+/* Enqueues: fail before enqueuing; count the event made. */
+#define ENQUEUE_PROLOGUE(q, name)             \
+    charge c;                                 \
+    fc_charge_queue(&c, (q));                    \
+    cl_int e = fc_count(&c, name);               \
+    if (e != CL_SUCCESS) return e
+
+static cl_int CL_API_CALL h_EnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dim, const size_t *off,
+                                                 const size_t *global, const size_t *local, cl_uint nw,
+                                                 const cl_event *w, cl_event *ev)
+{
+    ENQUEUE_PROLOGUE(q, "clEnqueueNDRangeKernel");
+    e = fc_inner.clEnqueueNDRangeKernel(q, k, dim, off, global, local, nw, w, ev);
+    if (e == CL_SUCCESS && ev) fc_made(OBJ_EVENT, *ev);
+    return e;
+}
+
+static cl_int CL_API_CALL h_EnqueueWriteBuffer(cl_command_queue q, cl_mem m, cl_bool b, size_t off, size_t n,
+                                               const void *p, cl_uint nw, const cl_event *w, cl_event *ev)
+{
+    ENQUEUE_PROLOGUE(q, "clEnqueueWriteBuffer");
+    e = fc_inner.clEnqueueWriteBuffer(q, m, b, off, n, p, nw, w, ev);
+    if (e == CL_SUCCESS && ev) fc_made(OBJ_EVENT, *ev);
+    return e;
+}
+
+static cl_int CL_API_CALL h_EnqueueReadBuffer(cl_command_queue q, cl_mem m, cl_bool b, size_t off, size_t n, void *p,
+                                              cl_uint nw, const cl_event *w, cl_event *ev)
+{
+    ENQUEUE_PROLOGUE(q, "clEnqueueReadBuffer");
+    e = fc_inner.clEnqueueReadBuffer(q, m, b, off, n, p, nw, w, ev);
+    if (e == CL_SUCCESS && ev) fc_made(OBJ_EVENT, *ev);
+    return e;
+}
+
+static cl_int CL_API_CALL h_EnqueueWriteBufferRect(cl_command_queue q, cl_mem m, cl_bool b, const size_t *bo,
+                                                   const size_t *ho, const size_t *reg, size_t brp, size_t bsp,
+                                                   size_t hrp, size_t hsp, const void *p, cl_uint nw,
+                                                   const cl_event *w, cl_event *ev)
+{
+    ENQUEUE_PROLOGUE(q, "clEnqueueWriteBufferRect");
+    e = fc_inner.clEnqueueWriteBufferRect(q, m, b, bo, ho, reg, brp, bsp, hrp, hsp, p, nw, w, ev);
+    if (e == CL_SUCCESS && ev) fc_made(OBJ_EVENT, *ev);
+    return e;
+}
+
+static cl_int CL_API_CALL h_EnqueueReadBufferRect(cl_command_queue q, cl_mem m, cl_bool b, const size_t *bo,
+                                                  const size_t *ho, const size_t *reg, size_t brp, size_t bsp,
+                                                  size_t hrp, size_t hsp, void *p, cl_uint nw, const cl_event *w,
+                                                  cl_event *ev)
+{
+    ENQUEUE_PROLOGUE(q, "clEnqueueReadBufferRect");
+    e = fc_inner.clEnqueueReadBufferRect(q, m, b, bo, ho, reg, brp, bsp, hrp, hsp, p, nw, w, ev);
+    if (e == CL_SUCCESS && ev) fc_made(OBJ_EVENT, *ev);
+    return e;
+}
+
+static void *CL_API_CALL h_EnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_bool b, cl_map_flags fl, size_t off,
+                                            size_t n, cl_uint nw, const cl_event *w, cl_event *ev, cl_int *errcode)
+{
+    charge c;
+    fc_charge_queue(&c, q);
+    cl_int e = fc_count(&c, "clEnqueueMapBuffer");
+    if (e != CL_SUCCESS) FAIL_NULL(e);
+    cl_int e2 = CL_SUCCESS;
+    void *p = fc_inner.clEnqueueMapBuffer(q, m, b, fl, off, n, nw, w, ev, &e2);
+    if (errcode) *errcode = e2;
+    if (e2 == CL_SUCCESS && ev) fc_made(OBJ_EVENT, *ev);
+    return p;
+}
+
+static cl_int CL_API_CALL h_EnqueueUnmapMemObject(cl_command_queue q, cl_mem m, void *p, cl_uint nw,
+                                                  const cl_event *w, cl_event *ev)
+{
+    ENQUEUE_PROLOGUE(q, "clEnqueueUnmapMemObject");
+    e = fc_inner.clEnqueueUnmapMemObject(q, m, p, nw, w, ev);
+    if (e == CL_SUCCESS && ev) fc_made(OBJ_EVENT, *ev);
+    return e;
+}
+
+static cl_int CL_API_CALL h_Flush(cl_command_queue q)
+{
+    ENQUEUE_PROLOGUE(q, "clFlush");
+    return fc_inner.clFlush(q);
+}
+
+/* Waits: the work runs to its end, then the error (see the top). */
+static cl_int CL_API_CALL h_Finish(cl_command_queue q)
+{
+    charge c;
+    fc_charge_queue(&c, q);
+    cl_int e = fc_count(&c, "clFinish");
+    cl_int r = fc_inner.clFinish(q);
+    return e != CL_SUCCESS ? e : r;
+}
+
+static cl_int CL_API_CALL h_WaitForEvents(cl_uint n, const cl_event *list)
+{
+    charge c = {.n = 0};
+    if (n && list) fc_charge_event(&c, list[0]);
+    cl_int e = fc_count(&c, "clWaitForEvents");
+    cl_int r = fc_inner.clWaitForEvents(n, list);
+    return e != CL_SUCCESS ? e : r;
+}
+
+static cl_int CL_API_CALL h_GetEventInfo(cl_event ev, cl_event_info w, size_t n, void *v, size_t *r)
+{
+    charge c;
+    fc_charge_event(&c, ev);
+    cl_int e = fc_count(&c, "clGetEventInfo");
+    return e != CL_SUCCESS ? e : fc_inner.clGetEventInfo(ev, w, n, v, r);
+}
+
+static cl_int CL_API_CALL h_GetEventProfilingInfo(cl_event ev, cl_profiling_info w, size_t n, void *v, size_t *r)
+{
+    charge c;
+    fc_charge_event(&c, ev);
+    cl_int e = fc_count(&c, "clGetEventProfilingInfo");
+    return e != CL_SUCCESS ? e : fc_inner.clGetEventProfilingInfo(ev, w, n, v, r);
+}
+
+/* Retains and releases: counted as objects, never failed. */
+static cl_int CL_API_CALL h_RetainMemObject(cl_mem m)
+{
+    cl_int e = fc_inner.clRetainMemObject(m);
+    if (e == CL_SUCCESS) atomic_fetch_add(&fc_created[OBJ_MEM], 1);
+    return e;
+}
+
+#define RELEASE(fn, T, type)                                   \
+    static cl_int CL_API_CALL h_##fn(T x)                      \
+    {                                                          \
+        cl_int e = fc_inner.cl##fn(x);                            \
+        if (e == CL_SUCCESS) atomic_fetch_add(&fc_released[type], 1); \
+        return e;                                              \
+    }
+RELEASE(ReleaseMemObject, cl_mem, OBJ_MEM)
+RELEASE(ReleaseCommandQueue, cl_command_queue, OBJ_QUEUE)
+RELEASE(ReleaseProgram, cl_program, OBJ_PROGRAM)
+RELEASE(ReleaseKernel, cl_kernel, OBJ_KERNEL)
+RELEASE(ReleaseEvent, cl_event, OBJ_EVENT)
+RELEASE(ReleaseContext, cl_context, OBJ_CONTEXT)
+#undef RELEASE
+
+void clsfault_count_install(struct _cl_icd_dispatch *layer, size_t entries)
+{
+    memset(&fc_inner, 0, sizeof fc_inner);
+    memcpy(&fc_inner, layer, (entries < sizeof fc_inner ? entries : sizeof fc_inner));
+#define HOOK(fn) if (fc_inner.cl##fn) layer->cl##fn = h_##fn
+    HOOK(GetDeviceInfo); HOOK(CreateContext); HOOK(CreateCommandQueue); HOOK(CreateBuffer);
+    HOOK(CreateProgramWithSource); HOOK(CreateProgramWithBinary); HOOK(BuildProgram); HOOK(GetProgramInfo);
+    HOOK(GetProgramBuildInfo); HOOK(CreateKernel); HOOK(SetKernelArg); HOOK(GetKernelWorkGroupInfo);
+    HOOK(EnqueueNDRangeKernel); HOOK(EnqueueWriteBuffer); HOOK(EnqueueReadBuffer); HOOK(EnqueueWriteBufferRect);
+    HOOK(EnqueueReadBufferRect); HOOK(EnqueueMapBuffer); HOOK(EnqueueUnmapMemObject); HOOK(Flush); HOOK(Finish);
+    HOOK(WaitForEvents); HOOK(GetEventInfo); HOOK(GetEventProfilingInfo); HOOK(RetainMemObject);
+    HOOK(ReleaseMemObject); HOOK(ReleaseCommandQueue); HOOK(ReleaseProgram); HOOK(ReleaseKernel);
+    HOOK(ReleaseEvent); HOOK(ReleaseContext);
+#undef HOOK
+    /* CLSFAULT_COUNT=device:nth:call:k:times arms one rule from the start,
+     * for a process the test cannot reach (the tool) */
+    const char *env = getenv("CLSFAULT_COUNT");
+    char dev[128] = "", call[64] = "";
+    int nth = 0;
+    long k = 0, times = -1;
+    if (env && sscanf(env, "%127[^:]:%d:%63[^:]:%ld:%ld", dev, &nth, call, &k, &times) == 5)
+        clsfault_count_add(dev, nth, call, k, times, 0);
+    else if (env && sscanf(env, "%127[^:]:%d::%ld:%ld", dev, &nth, &k, &times) == 4)
+        clsfault_count_add(dev, nth, NULL, k, times, 0);
+}
+
