@@ -55,4 +55,11 @@ void share(size_t n, unsigned id, unsigned k, size_t *lo, size_t *hi);
 /* threads, or one per CPU when 0, at most MAX_THREADS. */
 unsigned resolve_threads(unsigned threads);
 
+/* The references of two workloads (bench_ref_minmax.c, bench_ref_zscore.c),
+ * called by bench_ref.c's entry points: threads, and the one-thread loops. */
+void bench_ref_minmax_threads(const bench_workload *w, const void *x, void *y, unsigned threads);
+void bench_ref_minmax_single(const bench_workload *w, const void *x, void *y);
+void bench_ref_zscore_threads(const bench_workload *w, const void *x, void *y, unsigned threads);
+void bench_ref_zscore_single(const bench_workload *w, const void *x, void *y);
+
 #endif /* BENCH_HOST_H */
