@@ -94,6 +94,22 @@ CLS_API cls_status cls_mpi_fit(cls_context *ctx, MPI_Comm comm, const cls_pipeli
 CLS_API cls_status cls_mpi_fit_transform(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p,
                                          const cls_array *in, cls_array *out, cls_stats **fitted);
 
+/* cls_mpi_stream_fit_transform() : cls_mpi_fit_transform() of arrays
+ * stored in files (cls_file_array, clscale.h's streaming calls): each rank
+ * streams its own `in` through the library's fixed pool of buffers and
+ * writes its `out` (typically its own byte range of one shared file, or
+ * its own file), so a rank's part may be larger than its memory. In
+ * CLS_SCOPE_BATCH each rank reads its part twice (its statistics, then the
+ * transform with the combined ones); in CLS_SCOPE_MATRIX once or twice as
+ * cls_stream_fit_transform(). A rank with no data passes batch or rows 0.
+ * The same rules and results as cls_mpi_fit_transform(), up to the
+ * rounding of means and variances merged over the stream's chunks.
+ * @return as cls_mpi_fit_transform(); an I/O failure is CLS_E_IO on every
+ *         rank with the failing rank's file and offset in cls_mpi_error(). */
+CLS_API cls_status cls_mpi_stream_fit_transform(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p,
+                                                const cls_file_array *in, const cls_file_array *out,
+                                                cls_stats **fitted);
+
 /* cls_mpi_agree() : combines the ranks' own outcomes: every rank passes its
  * `local` status and, when it failed, `why` (may be NULL). Collective.
  * @return CLS_OK on every rank when every rank passed CLS_OK; otherwise, on

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "clscale_mpi.h"
 #include "common.h"
@@ -362,6 +364,74 @@ static void fit_transform_matrix(void **state)
     transform_case(CLS_ZSCORE, CLS_SCOPE_MATRIX, CLS_F64);
 }
 
+/* cls_mpi_stream_fit_transform: each rank streams its range of a file
+ * (its own copy, at a header-like offset) into its range of an output file,
+ * through 4 KiB buffers so that every range takes many chunks; the result
+ * equals cls_fit + cls_transform of the whole array in one process (bit for
+ * bit for min-max and decimal, 1e-12 relative for z-score, whose means merge
+ * over chunks). Every split, rank 0 empty included. */
+static void stream_case(cls_scaler scaler, cls_scope scope, int split)
+{
+    cls_dtype t = CLS_F64;
+    size_t B = 3, R = 41, C = 7, es = 8, n = B * R * C, off = 128;
+    double *x = make(t, B, R, C, 123 + (uint64_t)scaler), *two = malloc(n * es), *got = malloc(n * es);
+    cls_pipeline p = {.scaler = scaler, .scope = scope};
+    cls_array whole = {x, t, B, R, C}, ref = {two, t, B, R, C};
+    cls_stats *fitted = NULL, *moments = NULL;
+    cls_pipeline none = {.scope = scope};
+    cls_status st0 = cls_fit(ctx, &p, &whole, &fitted);
+    if (st0 == CLS_OK) st0 = cls_transform(ctx, &p, fitted, &whole, &ref);
+    if (st0 == CLS_OK) st0 = cls_fit(ctx, &none, &whole, &moments);
+    char dir[4096], in_path[4200], out_path[4200];
+    test_tmpdir(dir, sizeof dir, "mpi-stream");
+    snprintf(in_path, sizeof in_path, "%s/in.%d", dir, rank);
+    snprintf(out_path, sizeof out_path, "%s/out.%d", dir, rank);
+    int fd = open(in_path, O_RDWR | O_CREAT | O_TRUNC, 0600), ofd = open(out_path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    int wrote = fd >= 0 && ofd >= 0 && pwrite(fd, x, n * es, (off_t)off) == (ssize_t)(n * es) &&
+                ftruncate(ofd, (off_t)(off + n * es)) == 0;
+    size_t first, count, unit = scope == CLS_SCOPE_BATCH ? C : R * C;
+    split_of(split, scope == CLS_SCOPE_BATCH ? B * R : B, &first, &count);
+    cls_file_array in = {fd, off + first * unit * es, t, scope == CLS_SCOPE_BATCH ? 1 : count,
+                         scope == CLS_SCOPE_BATCH ? count : R, C, in_path};
+    cls_file_array out = in;
+    out.fd = ofd;
+    out.name = out_path;
+    setenv("CLSCALE_STREAM_BUFFER", "4096", 1);
+    cls_status st = cls_mpi_stream_fit_transform(ctx, MPI_COMM_WORLD, &p, &in, &out, NULL);
+    unsetenv("CLSCALE_STREAM_BUFFER");
+    int read_back = pread(ofd, got, n * es, (off_t)off) == (ssize_t)(n * es);
+    close(fd);
+    close(ofd);
+    unlink(in_path);
+    unlink(out_path);
+    assert_int_equal(st0, CLS_OK);
+    assert_true(wrote && read_back);
+    if (st != CLS_OK) fail_msg("%s split: %s: %s", split_name[split], cls_status_str(st), cls_mpi_error());
+    for (size_t i = first * unit; i < (first + count) * unit; i++) {
+        cls_column_stats c;
+        cls_stats_column(moments, scope == CLS_SCOPE_BATCH ? 0 : i / (R * C), i % C, &c);
+        double a = got[i], e = two[i], tol = scaler == CLS_ZSCORE ? column_tol(1e-12, &c) : 0;
+        if (isnan(e) ? !isnan(a) : fabs(a - e) > tol * fmax(1, fabs(e)))
+            fail_msg("%s split, element %zu: %.17g, cls_fit + cls_transform gave %.17g", split_name[split], i, a, e);
+    }
+    cls_stats_destroy(fitted);
+    cls_stats_destroy(moments);
+    free(x);
+    free(two);
+    free(got);
+}
+
+static void stream_fit_transform_of_files(void **state)
+{
+    (void)state;
+    for (int s = 0; s < NSPLITS; s++) {
+        stream_case(CLS_MINMAX, CLS_SCOPE_BATCH, s);
+        stream_case(CLS_ZSCORE, CLS_SCOPE_BATCH, s);
+        stream_case(CLS_DECIMAL, CLS_SCOPE_MATRIX, s);
+        stream_case(CLS_ZSCORE, CLS_SCOPE_MATRIX, s);
+    }
+}
+
 /* A failure on one rank: every rank returns its status and names it. */
 static void expect_rank_failure(cls_status st, cls_status want, int bad, const char *what)
 {
@@ -482,6 +552,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(fit_transform_minmax_batch),
         cmocka_unit_test(fit_transform_zscore_batch),
         cmocka_unit_test(fit_transform_matrix),
+        cmocka_unit_test(stream_fit_transform_of_files),
         cmocka_unit_test(one_rank_failing_fails_every_rank),
         cmocka_unit_test(ranks_that_disagree_or_hold_nothing_fail),
     };

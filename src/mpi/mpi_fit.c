@@ -1,5 +1,6 @@
-/* cls_mpi_fit() and cls_mpi_fit_transform(): each rank fits its own data with
- * the core API, the ranks check their outcomes and arguments in one small
+/* cls_mpi_fit(), cls_mpi_fit_transform() and cls_mpi_stream_fit_transform():
+ * each rank fits its own data (in memory, or streamed from a file) with the
+ * core API, the ranks check their outcomes and arguments in one small
  * allreduce, and in CLS_SCOPE_BATCH combine their statistics in one
  * allreduce of the column table (mpi_reduce.c); the transform is local.
  * Calls the core's public API and the other files of src/mpi/. */
@@ -58,8 +59,9 @@ typedef enum mode { FIT, FIT_TRANSFORM } mode;
 typedef struct call {
     cls_context       *ctx;
     const cls_pipeline *p;
-    const cls_array   *in;
+    const cls_array   *in;     /* in memory; for a file, its shape (data NULL) */
     cls_array         *out;    /* FIT_TRANSFORM */
+    const cls_file_array *fin, *fout; /* a file's arrays (cls_mpi_stream_*), else NULL */
     mode               mode;
     int                wants_stats; /* FIT, or FIT_TRANSFORM with `fitted` */
     int                has_data;
@@ -134,7 +136,8 @@ static cls_status combine(MPI_Comm comm, call *k, cls_stats **out)
 }
 
 static cls_status run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, const cls_array *in, cls_array *out,
-                      mode m, const char *arg_error, cls_stats **result)
+                      const cls_file_array *fin, const cls_file_array *fout, mode m, const char *arg_error,
+                      cls_stats **result)
 {
     mpi_clear_error();
     cls_mpi_report *r = mpi_report();
@@ -146,6 +149,8 @@ static cls_status run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, co
     k.p = p;
     k.in = in;
     k.out = out;
+    k.fin = fin;
+    k.fout = fout;
     k.mode = m;
     k.wants_stats = m == FIT || result || !matrix_scope(p);
     check_local(&k);
@@ -160,7 +165,10 @@ static cls_status run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, co
     if (k.has_data) {
         /* per matrix: one pass; its statistics only when asked (collecting
          * them costs groups x cols x 56 bytes: 99 MB for seed-A) */
-        if (m == FIT_TRANSFORM && matrix) k.st = cls_fit_transform(ctx, p, in, out, k.wants_stats ? &k.local : NULL);
+        cls_stats **keep = k.wants_stats ? &k.local : NULL;
+        if (fin && m == FIT_TRANSFORM && matrix) k.st = cls_stream_fit_transform(ctx, p, fin, fout, NULL, keep);
+        else if (fin) k.st = cls_stream_fit(ctx, p, fin, NULL, &k.local);
+        else if (m == FIT_TRANSFORM && matrix) k.st = cls_fit_transform(ctx, p, in, out, keep);
         else k.st = cls_fit(ctx, p, in, &k.local);
         if (k.st != CLS_OK) k.why = cls_last_error(ctx);
     }
@@ -201,7 +209,7 @@ static cls_status run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, co
     if (st == CLS_OK && m == FIT_TRANSFORM && !matrix) {
         cls_status ts = CLS_OK;
         t = MPI_Wtime();
-        if (k.has_data) ts = cls_transform(ctx, p, s, in, out);
+        if (k.has_data) ts = fin ? cls_stream_transform(ctx, p, s, fin, fout, NULL) : cls_transform(ctx, p, s, in, out);
         r->transform = MPI_Wtime() - t;
         st = cls_mpi_agree(comm, ts, ts != CLS_OK ? cls_last_error(ctx) : NULL);
     }
@@ -221,7 +229,7 @@ cls_status cls_mpi_fit(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, c
     if (out) *out = NULL;
     cls_stats *s = NULL;
     /* a NULL out is this rank's argument error: the others still learn it */
-    cls_status st = run(ctx, comm, p, local_x, NULL, FIT, out ? NULL : "cls_mpi_fit: out is NULL", &s);
+    cls_status st = run(ctx, comm, p, local_x, NULL, NULL, NULL, FIT, out ? NULL : "cls_mpi_fit: out is NULL", &s);
     if (out) *out = s;
     else cls_stats_destroy(s);
     return st;
@@ -231,5 +239,27 @@ cls_status cls_mpi_fit_transform(cls_context *ctx, MPI_Comm comm, const cls_pipe
                                  cls_array *out, cls_stats **fitted)
 {
     if (fitted) *fitted = NULL;
-    return run(ctx, comm, p, in, out, FIT_TRANSFORM, NULL, fitted);
+    return run(ctx, comm, p, in, out, NULL, NULL, FIT_TRANSFORM, NULL, fitted);
+}
+
+cls_status cls_mpi_stream_fit_transform(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p,
+                                        const cls_file_array *in, const cls_file_array *out, cls_stats **fitted)
+{
+    if (fitted) *fitted = NULL;
+    /* the checks and keys read the shape the files give */
+    cls_array x = {NULL, CLS_F32, 0, 0, 0}, y;
+    const char *bad = NULL;
+    if (!in) bad = "cls_mpi_stream_fit_transform: in is NULL";
+    else {
+        x.dtype = in->dtype;
+        x.batch = in->batch;
+        x.rows = in->rows;
+        x.cols = in->cols;
+        if (x.batch && x.rows && !out) bad = "cls_mpi_stream_fit_transform: out is NULL";
+        else if (out && (out->dtype != in->dtype || out->batch != in->batch || out->rows != in->rows ||
+                         out->cols != in->cols))
+            bad = "cls_mpi_stream_fit_transform: out's dtype or shape differs from in's";
+    }
+    y = x;
+    return run(ctx, comm, p, &x, &y, bad ? NULL : in, bad ? NULL : out, FIT_TRANSFORM, bad, fitted);
 }

@@ -35,24 +35,25 @@ int cli_mpi_run(const cli_mpi_job *job);
 #include "io/npy.h"
 
 /* The shared output: rank 0 creates the temporary beside OUT (header
- * written, file sized once) and maps it whole; every other rank maps only
- * its own byte range of the data. */
+ * written, file sized once); every rank writes its own byte range of the
+ * data through a descriptor of it (the library's streaming calls). */
 typedef struct mpi_out {
-    cls_npy npy;        /* rank 0: the created temporary */
-    char    tmp[4096];  /* its path, on every rank */
-    int     fd;         /* other ranks: the temporary, or -1 */
-    void   *map;        /* other ranks: the mapping of their range */
-    size_t  map_len;
-    void   *data;       /* this rank's first output byte; NULL: no range */
+    cls_npy  npy;         /* rank 0: the created temporary */
+    char     tmp[4096];   /* its path, on every rank */
+    int      fd;          /* other ranks: the temporary, or -1 */
+    uint64_t data_offset; /* where the array starts in the file, on every rank */
 } mpi_out;
 
-/* Collective. Rank 0 creates the temporary; the others map bytes
- * [first, first + len) of its data (len 0: nothing). Returns this rank's
- * status and message; the caller combines them (cls_mpi_agree). */
+/* Collective. Rank 0 creates the temporary; the others open it when they
+ * have bytes [first, first + len) of its data to write (len 0: nothing).
+ * Returns this rank's status and message; the caller combines them
+ * (cls_mpi_agree). */
 cls_status mpi_out_open(MPI_Comm comm, const char *path, cls_dtype dtype, size_t ndim, const size_t *shape,
                         size_t first, size_t len, mpi_out *o, char *err, size_t errlen);
-/* Writes this rank's range to disk (msync, fsync) and unmaps it (ranks
- * other than 0); rank 0's part is written by mpi_out_commit(). */
+/* The descriptor this rank writes its range through, or -1. */
+int mpi_out_fd(const mpi_out *o);
+/* Puts this rank's range on disk (fsync) and closes its descriptor (ranks
+ * other than 0); rank 0's part is synced by mpi_out_commit(). */
 cls_status mpi_out_flush(mpi_out *o, const char *path, char *err, size_t errlen);
 /* Rank 0: syncs and renames the temporary onto OUT. */
 cls_status mpi_out_commit(mpi_out *o, char *err, size_t errlen);

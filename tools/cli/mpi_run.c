@@ -12,17 +12,26 @@
  * All or nothing: after each step (inputs opened and alike on every rank,
  * output created, data computed, data on disk, renamed) the ranks combine
  * their statuses (cls_mpi_agree); on any failure every rank exits 1, rank 0
- * removes the temporary, and rank 0 prints the failing rank's message. OUT appears, by one rename on rank 0, only after every
- * rank's range is on disk. A rank killed by a signal ends the job through
+ * removes the temporary, and rank 0 prints the failing rank's message. OUT
+ * appears, by one rename on rank 0, only after every rank's range is on
+ * disk.
+ *
+ * Data moves through the library's streaming calls (cls_stream_*,
+ * cls_mpi_stream_fit_transform): each rank reads its range of IN with
+ * pread and writes its range of the temporary with pwrite through a fixed
+ * pool of buffers, so a rank's part may be larger than its node's memory. A rank killed by a signal ends the job through
  * mpirun; OUT does not appear, though the hidden temporary may stay.
  *
  * Calls the library (clscale.h, clscale_mpi.h), the .npy files (npy.h),
  * mpi_out.c and cli.h's helpers. */
 #define CLS_CLI_MPI_INTERNAL
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "clscale_mpi.h"
@@ -33,6 +42,8 @@ typedef struct rank_state {
     MPI_Comm     comm;
     int          rank, size;
     cls_npy      in, fac;
+    int          in_fd;      /* IN, read by the streaming calls */
+    uint64_t     in_off;     /* where IN's array starts in the file */
     cls_stats   *stats;      /* apply: loaded; normalize: fitted */
     cls_context *ctx;
     mpi_out      out;
@@ -82,6 +93,11 @@ static cls_status open_inputs(rank_state *r)
 {
     const cli_mpi_job *j = r->j;
     cls_status st = open_npy(r, j->in, &r->in, 1);
+    if (st == CLS_OK) {
+        r->in_off = (uint64_t)((const char *)r->in.data - (const char *)r->in.map);
+        r->in_fd = open(j->in, O_RDONLY | O_CLOEXEC);
+        if (r->in_fd < 0) st = failf(r, CLS_E_IO, "%s: cannot open: %s", j->in, strerror(errno));
+    }
     if (st == CLS_OK && j->cmd == CLI_MPI_DISCOUNT) st = open_npy(r, j->factors, &r->fac, 0);
     if (st == CLS_OK && j->cmd == CLI_MPI_APPLY && (st = cls_stats_load(j->stats, &r->stats)) != CLS_OK)
         failf(r, st, "%s", cls_stats_error());
@@ -130,12 +146,12 @@ static void plan(rank_state *r)
     share(r, r->by_rows ? in->batch * in->rows : in->batch);
 }
 
-/* This rank's part of IN or OUT as an array: rows 0 or matrices 0 when it
- * has none. */
-static cls_array part(const rank_state *r, void *base)
+/* This rank's part of IN or OUT: the array that starts `base` bytes into
+ * the file `fd`, from this rank's first row or matrix; rows 0 or matrices 0
+ * when it has none. */
+static cls_file_array part(const rank_state *r, int fd, uint64_t base, const char *name)
 {
-    cls_array a = {NULL, r->in.dtype, 0, 0, r->in.cols};
-    if (r->count) a.data = (char *)base + r->first * r->unit * r->es;
+    cls_file_array a = {fd, base + r->first * r->unit * r->es, r->in.dtype, 0, 0, r->in.cols, name};
     if (r->by_rows) {
         a.batch = 1;
         a.rows = r->count;
@@ -153,12 +169,12 @@ static cls_status local_fail(rank_state *r, cls_status st)
 }
 
 /* normalize: fit across ranks, transform locally, statistics onto rank 0. */
-static int do_normalize(rank_state *r, cls_array *x, cls_array *y)
+static int do_normalize(rank_state *r, const cls_file_array *x, const cls_file_array *y)
 {
     cls_pipeline p = r->j->p;
     if (r->by_rows) p.scope = CLS_SCOPE_BATCH;  /* also for a 2-D IN: the same statistics */
     cls_stats *fitted = NULL;
-    if (cls_mpi_fit_transform(r->ctx, r->comm, &p, x, y, r->j->stats_out ? &fitted : NULL) != CLS_OK) {
+    if (cls_mpi_stream_fit_transform(r->ctx, r->comm, &p, x, y, r->j->stats_out ? &fitted : NULL) != CLS_OK) {
         report_failure(r);
         return 1;
     }
@@ -186,7 +202,7 @@ static int do_normalize(rank_state *r, cls_array *x, cls_array *y)
 }
 
 /* apply: each rank transforms its part with the statistics of its groups. */
-static cls_status do_apply(rank_state *r, cls_array *x, cls_array *y)
+static cls_status do_apply(rank_state *r, const cls_file_array *x, const cls_file_array *y)
 {
     cls_stats_info si;
     cls_stats_describe(r->stats, &si);
@@ -202,7 +218,7 @@ static cls_status do_apply(rank_state *r, cls_array *x, cls_array *y)
         pp = &p;
     }
     if (!r->count) return CLS_OK;
-    if (r->by_rows) return local_fail(r, cls_transform(r->ctx, pp, r->stats, x, y));
+    if (r->by_rows) return local_fail(r, cls_stream_transform(r->ctx, pp, r->stats, x, y, NULL));
     if (si.groups != r->in.batch || si.cols != r->in.cols)
         return failf(r, CLS_E_ARG, "statistics of %zu group(s) x %zu columns do not fit %s (%zu matrices x %zu "
                      "columns, scope matrix)", si.groups, si.cols, r->j->in, r->in.batch, r->in.cols);
@@ -212,7 +228,7 @@ static cls_status do_apply(rank_state *r, cls_array *x, cls_array *y)
     if (st != CLS_OK) return failf(r, st, "out of memory for statistics");
     memcpy(cls_stats_columns(mine), cls_stats_columns(r->stats) + r->first * si.cols,
            r->count * si.cols * sizeof(cls_column_stats));
-    st = local_fail(r, cls_transform(r->ctx, pp, mine, x, y));
+    st = local_fail(r, cls_stream_transform(r->ctx, pp, mine, x, y, NULL));
     cls_stats_destroy(mine);
     return st;
 }
@@ -231,7 +247,7 @@ static cls_status do_discount(rank_state *r)
     int whole = f->batch == 1 && f->rows == 1;  /* the factors do not vary by row: one piece */
     while (row < end) {
         size_t b = row / R, i = row % R, nb = 1, k;
-        cls_array x = {(char *)in->data + row * C * r->es, in->dtype, 1, 0, C};
+        cls_file_array x = {r->in_fd, r->in_off + row * C * r->es, in->dtype, 1, 0, C, r->j->in};
         cls_array fv = {f->data, f->dtype, 1, 1, f->cols};
         size_t foff = f->batch > 1 ? b * f->rows * f->cols : 0;
         if (whole) {
@@ -253,11 +269,13 @@ static cls_status do_discount(rank_state *r)
             }
         }
         fv.data = (char *)f->data + foff * fes;
-        cls_array y = x;
-        y.data = (char *)r->out.data + (row - r->first) * C * r->es;
+        cls_file_array y = x;
+        y.fd = mpi_out_fd(&r->out);
+        y.offset = r->out.data_offset + row * C * r->es;
+        y.name = r->j->out;
         cls_pipeline p = {0};
         p.factors = &fv;
-        cls_status st = local_fail(r, cls_transform(r->ctx, &p, NULL, &x, &y));
+        cls_status st = local_fail(r, cls_stream_fit_transform(r->ctx, &p, &x, &y, NULL, NULL));
         if (st != CLS_OK) return st;
         row += k;
     }
@@ -299,8 +317,8 @@ static int run_rank(rank_state *r)
         return EXIT_FAIL;
 
     double t0 = MPI_Wtime();
-    cls_array x = part(r, r->in.data), y = x;
-    y.data = r->out.data;  /* already this rank's first byte */
+    cls_file_array x = part(r, r->in_fd, r->in_off, j->in);
+    cls_file_array y = part(r, mpi_out_fd(&r->out), r->out.data_offset, j->out);
     if (j->cmd == CLI_MPI_NORMALIZE) {
         if (do_normalize(r, &x, &y)) return EXIT_FAIL;
     } else if (step(r, j->cmd == CLI_MPI_APPLY ? do_apply(r, &x, &y) : do_discount(r), r->err)) {
@@ -332,6 +350,7 @@ int cli_mpi_run(const cli_mpi_job *job)
     r.j = job;
     r.comm = MPI_COMM_WORLD;
     r.out.fd = -1;
+    r.in_fd = -1;
     MPI_Comm_rank(r.comm, &r.rank);
     MPI_Comm_size(r.comm, &r.size);
     int rc = run_rank(&r);
@@ -340,6 +359,7 @@ int cli_mpi_run(const cli_mpi_job *job)
     cls_stats_destroy(r.stats);
     cls_npy_close(&r.fac, 0, NULL, 0);
     cls_npy_close(&r.in, 0, NULL, 0);
+    if (r.in_fd >= 0) close(r.in_fd);
     MPI_Finalize();
     return rc;
 }
