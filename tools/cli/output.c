@@ -124,8 +124,11 @@ static int open_stream(const char *real)
     return open(real, O_WRONLY | O_NOCTTY | O_CLOEXEC);
 }
 
-int cli_output_prepare(cli_output *o, const char *cmd, const char *opt, const char *arg,
-                       const char *const *inputs, size_t ninputs, const cli_output *other)
+/* cli_output_prepare() and cli_output_check(): `open_stream_now` opens a
+ * stream target (the check alone must not: opening a FIFO and closing it
+ * again would hand its reader an end of file). */
+static int prepare(cli_output *o, const char *cmd, const char *opt, const char *arg, const char *const *inputs,
+                   size_t ninputs, const cli_output *other, int open_stream_now)
 {
     memset(o, 0, sizeof *o);
     o->cmd = cmd;
@@ -148,6 +151,7 @@ int cli_output_prepare(cli_output *o, const char *cmd, const char *opt, const ch
     if (other && other->arg && !other->stream && !o->stream && same_file(arg, o->path, other->arg))
         return usage(o, "is the same file as %s%s%s", other->opt ? other->opt : "OUT ", other->opt ? " " : "",
                      other->arg);
+    if (o->stream && !open_stream_now) return 0;
     if (o->stream) {
         o->sink = open_stream(o->path);
         if (o->sink < 0 && (errno == EACCES || errno == EPERM || errno == EROFS))
@@ -173,6 +177,23 @@ int cli_output_prepare(cli_output *o, const char *cmd, const char *opt, const ch
     }
     remove_stale(o->path);
     return 0;
+}
+
+int cli_output_prepare(cli_output *o, const char *cmd, const char *opt, const char *arg,
+                       const char *const *inputs, size_t ninputs, const cli_output *other)
+{
+    return prepare(o, cmd, opt, arg, inputs, ninputs, other, 1);
+}
+
+int cli_output_check(cli_output *o, const char *cmd, const char *opt, const char *arg,
+                     const char *const *inputs, size_t ninputs, const cli_output *other)
+{
+    return prepare(o, cmd, opt, arg, inputs, ninputs, other, 0);
+}
+
+int cli_output_refuse(const cli_output *o, const char *why)
+{
+    return usage(o, "%s", why);
 }
 
 /* A scratch file for a stream's bytes: unnamed in $TMPDIR (nothing to leave

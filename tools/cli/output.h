@@ -49,6 +49,17 @@ typedef struct cli_output {
 int cli_output_prepare(cli_output *o, const char *cmd, const char *opt, const char *arg,
                        const char *const *inputs, size_t ninputs, const cli_output *other);
 
+/* cli_output_check() : cli_output_prepare()'s checks and messages, with
+ * the same exit statuses, but a stream target is only recognised
+ * (o->stream), not opened: what rank 0 of `--mpi` decides for every rank
+ * (tools/cli/mpi_run.c). Release `o` with cli_output_discard(). */
+int cli_output_check(cli_output *o, const char *cmd, const char *opt, const char *arg,
+                     const char *const *inputs, size_t ninputs, const cli_output *other);
+
+/* cli_output_refuse() : prints a usage error about `o` ("CMD: NAME: WHY"
+ * and the hint to --help). @return 2. */
+int cli_output_refuse(const cli_output *o, const char *why);
+
 /* cli_output_begin() : the array the library writes OUT into, mapped in *y.
  * @return 0, or 1 after printing why (no space, ...); nothing is left then. */
 int cli_output_begin(cli_output *o, cls_dtype dtype, size_t ndim, const size_t *shape, cls_npy *y);
