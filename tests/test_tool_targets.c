@@ -335,6 +335,15 @@ static void temporaries_of_dead_runs_are_removed_of_live_ones_kept(void **state)
     assert_true(tu_same_bytes(tu_file("out-s.npy"), want, want_len));
     unlink(live);
     unlink(other);
+    /* --stats-out's temporaries (the same naming) too */
+    char stale_stats[4400];
+    snprintf(stale_stats, sizeof stale_stats, "%s/.s-s.stats.tmp.%ld.1", tu_dir, (long)dead);
+    tu_write_bytes(stale_stats, "stale", 5);
+    tu_expect(TU_RUN("normalize", "--method", "minmax", "--stats-out", tu_file("s-s.stats"), tu_file("in.npy"),
+                     tu_file("out-s.npy")),
+              0);
+    assert_false(tu_exists(stale_stats));
+    assert_true(tu_exists(tu_file("s-s.stats")));
 }
 
 /* The library's own atomic writer (cls_stats_save, the traces bench
