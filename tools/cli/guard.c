@@ -110,7 +110,7 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 
 /* Installs on_sigbus unless it is the handler already. Signal dispositions
  * belong to the process, and a driver may take SIGBUS over: LLVM (inside
- * PoCL, rusticl) installs one-shot handlers (SA_RESETHAND) for SIGBUS,
+ * PoCL; seen with PoCL 3.1, LLVM 15) installs one-shot handlers (SA_RESETHAND) for SIGBUS,
  * SIGSEGV and others the first time it registers a file to remove on a
  * crash, which PoCL does while it finds its devices, inside
  * cls_context_create(). Its handler hands the fault back to ours only after
