@@ -388,6 +388,66 @@ static void a_device_failing_mid_run_fails_all(void **state)
     one_rank_failing(settings, 2, "every device able to run the call failed");
 }
 
+/* Where OUT and --stats-out go is checked under --mpi as without it (issue
+ * 29): rank 0 decides, every rank exits 2, the message comes once, and
+ * nothing is read, computed or written: IN (or the statistics) unchanged,
+ * no temporary. OUT a device or pipe is refused too (the ranks share OUT
+ * as a file). Three ranks, so that ranks other than 0 take the verdict. */
+static void out_targets_are_refused_as_without_mpi(void **state)
+{
+    (void)state;
+    size_t shape[2] = {40, 6};
+    make_input("t.npy", CLS_F32, 2, shape, 29);
+    char in[4200], link_in[4200], missing[4200], st[4200], o[4200];
+    const char *folder = dir; /* the test's own folder */
+    path_of(in, sizeof in, "t.npy");
+    path_of(link_in, sizeof link_in, "t-link.npy");
+    path_of(missing, sizeof missing, "no-such-folder/out.npy");
+    path_of(st, sizeof st, "t.stats");
+    path_of(o, sizeof o, "t-out.npy");
+    unlink(link_in);
+    if (symlink("t.npy", link_in) != 0) fail_msg("symlink: %s", strerror(errno));
+    size_t in_len;
+    char *before = slurp(in, &in_len);
+    tool_result r;
+    const char *norm[] = {"normalize", "--method", "minmax", "--stats-out", st, in, o, NULL};
+    run_single(&r, norm);
+    expect_ok(&r, "the statistics for apply");
+    size_t st_len;
+    char *st_before = slurp(st, &st_len);
+    unlink(o);
+    struct {
+        const char *args[12];
+        const char *named, *why;
+    } cases[] = {
+        {{"normalize", "--mpi", "--method", "minmax", in, folder, NULL}, folder, "folder"},
+        {{"normalize", "--mpi", "--method", "minmax", in, missing, NULL}, missing, "No such file"},
+        {{"normalize", "--mpi", "--method", "minmax", in, link_in, NULL}, link_in, "same file"},
+        {{"normalize", "--mpi", "--method", "minmax", "--stats-out", in, in, o, NULL}, in, "same file"},
+        {{"apply", "--mpi", "--stats", st, in, st, NULL}, st, "same file"},
+        {{"normalize", "--mpi", "--method", "minmax", in, "/dev/null", NULL}, "/dev/null", "device or pipe"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        run_mpi(&r, 3, -1, NULL, cases[i].args);
+        const char *m = strstr(r.err, cases[i].why);
+        if (r.status != 2 || !m || !strstr(r.err, cases[i].named) || !strstr(r.err, "--help"))
+            fail_msg("case %zu: exit status %d (expected 2, naming %s: %s):\n%s", i, r.status, cases[i].named,
+                     cases[i].why, r.err);
+        if (strstr(m + 1, cases[i].why)) fail_msg("case %zu: the message came more than once:\n%s", i, r.err);
+    }
+    size_t len;
+    char *after = slurp(in, &len);
+    assert_true(len == in_len && !memcmp(after, before, len));
+    free(after);
+    after = slurp(st, &len);
+    assert_true(len == st_len && !memcmp(after, st_before, len));
+    free(after);
+    free(before);
+    free(st_before);
+    assert_int_equal(access(o, F_OK), -1);
+    assert_int_equal(files_with(".tmp"), 0);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -406,6 +466,7 @@ int main(void)
         cmocka_unit_test(discount_same_bytes),
         cmocka_unit_test(a_rank_without_device_fails_all),
         cmocka_unit_test(a_device_failing_mid_run_fails_all),
+        cmocka_unit_test(out_targets_are_refused_as_without_mpi),
     };
     return TEST_RUN("mpi-tool", tests, setup, NULL);
 }

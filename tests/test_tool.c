@@ -565,6 +565,8 @@ static void factors_that_do_not_broadcast_fail(void **state)
                   file("f4.npy"), "CLS_E_ARG", 0);
 }
 
+/* Refused before any work, as a usage error (issue 29): the error names
+ * OUT and the folder, then the hint to --help. */
 static void out_in_a_missing_folder_fails_naming_it(void **state)
 {
     (void)state;
@@ -573,9 +575,10 @@ static void out_in_a_missing_folder_fails_naming_it(void **state)
     ref_free(&x);
     const char *out = file("no-such-folder/out.npy");
     tool("normalize", "--method", "minmax", file("good.npy"), out);
-    expect_status(1);
-    assert_int_equal(count_lines(R.err), 1);
+    expect_status(2);
+    assert_int_equal(count_lines(R.err), 2);
     assert_non_null(strstr(R.err, out));
+    assert_non_null(strstr(R.err, "No such file or directory"));
 }
 
 /* ------------------------------------------------------------------------ */

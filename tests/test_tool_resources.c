@@ -1,8 +1,10 @@
 /* Resources that run out (issue 26 part 3): a full disk (an 8 MiB tmpfs,
  * root only), a read-only folder (a read-only mount as root, a folder
  * without write permission as nobody), a folder that vanishes during the
- * run: each a clear error naming the path, exit 1, no output, and the old
- * OUT and --stats-out files untouched; device memory limited by
+ * run: each a clear error naming the path, no output, and the old OUT and
+ * --stats-out files untouched (a folder found unwritable before any work is
+ * refused, exit 2; a disk that fills or a folder that vanishes during the
+ * run is exit 1); device memory limited by
  * POCL_MEMORY_LIMIT=1: slices shrink under the devices' 256 MiB allocation
  * limit and the call succeeds. */
 #include <errno.h>
@@ -66,11 +68,17 @@ static const char *in_mnt(const char *name)
 
 /* The failed run's message names `path`, the exit is 1, and nothing new is
  * in `dir`. */
-static void failed_naming(int st, const char *path, const char *why)
+static void ended_naming(int st, int want, const char *path, const char *why)
 {
-    if (st != 1 || !strstr(tu_stderr(), path) || (why && !strstr(tu_stderr(), why)))
-        fail_msg("status %d, expected 1 naming %s (%s); stderr:\n%s", st, path, why ? why : "", tu_stderr());
+    if (st != want || !strstr(tu_stderr(), path) || (why && !strstr(tu_stderr(), why)))
+        fail_msg("status %d, expected %d naming %s (%s); stderr:\n%s", st, want, path, why ? why : "", tu_stderr());
 }
+
+/* A failure during the run: exit 1. */
+static void failed_naming(int st, const char *path, const char *why) { ended_naming(st, 1, path, why); }
+
+/* Refused before any work (an OUT that cannot be written): exit 2. */
+static void refused_naming(int st, const char *path, const char *why) { ended_naming(st, 2, path, why); }
 
 static void a_full_disk_is_an_error_naming_out(void **state)
 {
@@ -120,7 +128,7 @@ static void a_read_only_folder_is_an_error_before_any_work(void **state)
     const char *out = in_mnt("out.npy");
     tu_write_bytes(out, old_out, sizeof old_out);
     assert_int_equal(mount("tmpfs", mnt, "tmpfs", MS_REMOUNT | MS_RDONLY, "size=8m"), 0);
-    failed_naming(TU_RUN("normalize", "--method", "minmax", tu_file("in.npy"), out), mnt, "Read-only");
+    refused_naming(TU_RUN("normalize", "--method", "minmax", tu_file("in.npy"), out), mnt, "Read-only");
     assert_true(tu_same_bytes(out, old_out, sizeof old_out));
     assert_int_equal(mount("tmpfs", mnt, "tmpfs", MS_REMOUNT, "size=8m"), 0);
 }
@@ -139,8 +147,13 @@ static void an_unwritable_folder_is_an_error_for_a_user(void **state)
     snprintf(out, sizeof out, "%s/out.npy", locked);
     tu_opts o = {tu_nobody_env(), 1, -1, -1};
     int st = tu_run(&o, (const char *const[]){"normalize", "--method", "minmax", tu_file("small.npy"), out, NULL});
-    failed_naming(st, locked, "Permission denied");
+    refused_naming(st, locked, "Permission denied");
     assert_false(tu_exists(out));
+    /* --stats-out there too, with OUT writable: refused, the same way */
+    st = tu_run(&o, (const char *const[]){"normalize", "--method", "minmax", "--stats-out", out, tu_file("small.npy"),
+                                          tu_file("o-nobody.npy"), NULL});
+    refused_naming(st, locked, "Permission denied");
+    assert_false(tu_exists(tu_file("o-nobody.npy")));
 }
 
 static int temp_in(const char *dir)

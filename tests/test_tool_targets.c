@@ -255,6 +255,30 @@ static void a_folder_socket_or_terminal_is_refused(void **state)
     assert_int_equal(stat(in, &sb), 0);
 }
 
+/* The refusals come before anything is read or computed: with IN missing
+ * (which would be exit 1 once read), each still exits 2 naming OUT. And the
+ * devices never start: $CLSCALE_DEVICES names none that exists, which would
+ * also be exit 2 but name the selector, not OUT. */
+static void refusals_come_before_reading_or_computing(void **state)
+{
+    (void)state;
+    const char *missing = tu_file("no-such-in.npy"), *dir = tu_file("adir2");
+    mkdir(dir, 0777);
+    char in_missing_folder[4500];
+    snprintf(in_missing_folder, sizeof in_missing_folder, "%s/out.npy", tu_file("no-such-folder"));
+    tu_opts o = {(const char *const[]){"CLSCALE_DEVICES=nosuchdevice", NULL}, 0, -1, -1};
+    const char *outs[] = {dir, in_missing_folder, missing};
+    const char *why[] = {"folder", "no-such-folder", "same file"};
+    for (size_t i = 0; i < 3; i++) {
+        int st = tu_run(&o, (const char *const[]){"normalize", "--method", "minmax", missing, outs[i], NULL});
+        if (st != 2 || !strstr(tu_stderr(), outs[i] == missing ? missing : outs[i]) || !strstr(tu_stderr(), why[i]) ||
+            strstr(tu_stderr(), "nosuchdevice"))
+            fail_msg("OUT %s: status %d, expected 2 naming it (%s) before IN or the devices; stderr:\n%s", outs[i],
+                     st, why[i], tu_stderr());
+    }
+    assert_int_equal(tu_temp_files(NULL), 0);
+}
+
 /* ---- side files, permissions, stale temporaries ------------------------------ */
 
 static void stats_out_through_a_symlink_and_into_dev_null(void **state)
@@ -311,6 +335,15 @@ static void temporaries_of_dead_runs_are_removed_of_live_ones_kept(void **state)
     assert_true(tu_same_bytes(tu_file("out-s.npy"), want, want_len));
     unlink(live);
     unlink(other);
+    /* --stats-out's temporaries (the same naming) too */
+    char stale_stats[4400];
+    snprintf(stale_stats, sizeof stale_stats, "%s/.s-s.stats.tmp.%ld.1", tu_dir, (long)dead);
+    tu_write_bytes(stale_stats, "stale", 5);
+    tu_expect(TU_RUN("normalize", "--method", "minmax", "--stats-out", tu_file("s-s.stats"), tu_file("in.npy"),
+                     tu_file("out-s.npy")),
+              0);
+    assert_false(tu_exists(stale_stats));
+    assert_true(tu_exists(tu_file("s-s.stats")));
 }
 
 /* The library's own atomic writer (cls_stats_save, the traces bench
@@ -378,6 +411,7 @@ int main(void)
         cmocka_unit_test(a_symlink_is_written_through_to_its_file),
         cmocka_unit_test(out_equal_to_an_input_is_refused),
         cmocka_unit_test(a_folder_socket_or_terminal_is_refused),
+        cmocka_unit_test(refusals_come_before_reading_or_computing),
         cmocka_unit_test(stats_out_through_a_symlink_and_into_dev_null),
         cmocka_unit_test(an_existing_out_keeps_its_permissions),
         cmocka_unit_test(temporaries_of_dead_runs_are_removed_of_live_ones_kept),

@@ -271,6 +271,14 @@ static int open_input(const char *path, cls_npy *f, int need2d)
     return cli_input_open(path, f, need2d);
 }
 
+/* The library's progress callback: takes SIGBUS back should a driver have
+ * installed a handler of its own during the call (guard.h), then draws. */
+static void on_progress(void *user, uint64_t done, uint64_t total)
+{
+    cli_guard_reclaim();
+    cli_progress_update(user, done, total);
+}
+
 static cls_array array_of(const cls_npy *f)
 {
     cls_array x = {f->data, f->dtype, f->batch, f->rows, f->cols};
@@ -330,9 +338,11 @@ static int run(args *a)
 
     cls_config cfg = {0};
     cfg.devices = a->devices;
-    cfg.progress = cli_progress_update;
+    cfg.progress = on_progress;
     cfg.progress_user = &bar;
     cls_status st = cls_context_create(&cfg, &ctx);
+    /* the drivers are loaded now, and LLVM inside them took SIGBUS over */
+    cli_guard_reclaim();
     if (st != CLS_OK) {
         rc = cli_context_failed(a->name, a->devices, st, ctx); /* destroys ctx */
         ctx = NULL;

@@ -76,6 +76,11 @@ static void *guard_main(void *arg)
 
 static void say(const char *s) { (void)!write(STDERR_FILENO, s, strlen(s)); }
 
+/* Set by the first thread whose fault lies in a watched mapping: the
+ * device threads read the input together, and a truncated file faults in
+ * several of them at once; one reports, the others wait for its _exit(). */
+static atomic_int bus_reported;
+
 static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
     (void)uc;
@@ -83,6 +88,8 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
     for (int i = 0; i < MAX_WATCH; i++) {
         if (!atomic_load_explicit(&watched[i].used, memory_order_acquire)) continue;
         if (a < watched[i].lo || (size_t)(a - watched[i].lo) >= watched[i].len) continue;
+        if (atomic_exchange(&bus_reported, 1))
+            for (;;) pause();
         remove_temps();
         if (guard.tty) say("\r\033[K");
         say("clscale: ");
@@ -101,11 +108,21 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
     sigaction(sig, &dfl, NULL);
 }
 
-static void handle_sigbus(void)
+/* Installs on_sigbus unless it is the handler already. Signal dispositions
+ * belong to the process, and a driver may take SIGBUS over: LLVM (inside
+ * PoCL; seen with PoCL 3.1, LLVM 15) installs one-shot handlers (SA_RESETHAND) for SIGBUS,
+ * SIGSEGV and others the first time it registers a file to remove on a
+ * crash, which PoCL does while it finds its devices, inside
+ * cls_context_create(). Its handler hands the fault back to ours only after
+ * the kernel has reset SIGBUS to SIG_DFL, so when two device threads fault
+ * at once on a truncated input the second met SIG_DFL and the process died
+ * by SIGBUS (two runs in three). LLVM registers once per process and never
+ * again while its registration stands, so taking SIGBUS back once the
+ * drivers are loaded keeps it ours for the rest of the run. */
+static void install_sigbus(void)
 {
-    static int done;
-    if (done) return;
-    done = 1;
+    struct sigaction cur;
+    if (sigaction(SIGBUS, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_sigbus) return;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_sigbus;
@@ -114,10 +131,12 @@ static void handle_sigbus(void)
     sigaction(SIGBUS, &sa, NULL);
 }
 
+void cli_guard_reclaim(void) { install_sigbus(); }
+
 void cli_guard_start(int tty)
 {
     if (guard.running) return;
-    handle_sigbus();
+    install_sigbus();
     signal(SIGPIPE, SIG_IGN);
 
     sigemptyset(&guard.set);
@@ -190,7 +209,7 @@ int cli_guard_create(const char *path, int flags, mode_t mode, int *slot)
 
 void cli_guard_watch(const void *addr, size_t len, const char *name, int output)
 {
-    handle_sigbus();
+    install_sigbus();
     for (int i = 0; i < MAX_WATCH; i++)
         if (!atomic_load(&watched[i].used)) {
             watched[i].lo = addr;

@@ -12,8 +12,11 @@
  * SIGBUS cannot wait for a thread: a handler checks that the faulting address
  * lies in a mapping the guard watches (an input file, the output), prints
  * which file changed, removes the temporaries and exits 1. A SIGBUS anywhere
- * else is a crash and stays one. SIGPIPE is ignored: a closed pipe is an
- * EPIPE write error, reported by whoever wrote. */
+ * else is a crash and stays one. The disposition is the process's, and a
+ * driver's LLVM takes it over while the devices are found: the tool takes
+ * it back (cli_guard_reclaim) before the devices read anything. SIGPIPE
+ * is ignored: a closed pipe is an EPIPE write error, reported by whoever
+ * wrote. */
 #ifndef CLS_CLI_GUARD_H
 #define CLS_CLI_GUARD_H
 
@@ -61,5 +64,12 @@ void cli_guard_unlock(void);
  * up), else an input that changed. cli_guard_unwatch() before unmapping. */
 void cli_guard_watch(const void *addr, size_t len, const char *name, int output);
 void cli_guard_unwatch(const void *addr);
+
+/* Takes SIGBUS back from whatever took it over since (LLVM, inside the
+ * OpenCL drivers, installs its own one-shot handler while PoCL finds its
+ * devices): call once the context exists, before the devices read the
+ * inputs, and cheaply as often as wanted after (the progress callback).
+ * Thread-safe. */
+void cli_guard_reclaim(void);
 
 #endif

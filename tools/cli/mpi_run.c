@@ -22,8 +22,11 @@
  * pool of buffers, so a rank's part may be larger than its node's memory. A rank killed by a signal ends the job through
  * mpirun; OUT does not appear, though the hidden temporary may stay.
  *
+ * Where OUT and --stats-out go is checked first, by rank 0 with the checks
+ * of a run without --mpi (output.c), and every rank exits with its verdict.
+ *
  * Calls the library (clscale.h, clscale_mpi.h), the .npy files (npy.h),
- * mpi_out.c and cli.h's helpers. */
+ * mpi_out.c, output.c's checks and cli.h's helpers. */
 #define CLS_CLI_MPI_INTERNAL
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +39,7 @@
 #include "cli.h"
 #include "clscale_mpi.h"
 #include "mpi_cmd.h"
+#include "output.h"
 
 typedef struct rank_state {
     const cli_mpi_job *j;
@@ -339,6 +343,35 @@ static int run_rank(rank_state *r)
     return EXIT_OK;
 }
 
+/* Rank 0's checks of OUT and --stats-out, those of a run without --mpi
+ * (output.c: a folder, a socket, an input, a folder that is missing or not
+ * writable: exit 2), plus one of its own: the ranks share OUT through a
+ * mapping, so OUT must be a file, not a device or pipe. @return 0 or the
+ * exit status, after printing why. */
+static int check_targets(const cli_mpi_job *j)
+{
+    const char *const inputs[] = {j->in, j->stats, j->factors};
+    cli_output o, so;
+    memset(&so, 0, sizeof so);
+    int rc = cli_output_check(&o, j->name, NULL, j->out, inputs, 3, NULL);
+    if (!rc && o.stream)
+        rc = cli_output_refuse(&o, "is a device or pipe; under --mpi the ranks write OUT as a file they share "
+                                   "(run without --mpi to stream into it)");
+    if (!rc && j->stats_out) rc = cli_output_check(&so, j->name, "--stats-out", j->stats_out, inputs, 3, &o);
+    cli_output_discard(&so, NULL);
+    cli_output_discard(&o, NULL);
+    return rc;
+}
+
+/* Every rank's exit status for the targets: rank 0 decides. */
+static int agree_on_targets(const rank_state *r)
+{
+    int rc = r->rank == 0 ? check_targets(r->j) : 0;
+    if (MPI_Bcast(&rc, 1, MPI_INT, 0, r->comm) != MPI_SUCCESS)
+        return cli_error(EXIT_FAIL, "%s --mpi: MPI_Bcast of rank 0's check of OUT failed", r->j->name);
+    return rc;
+}
+
 int cli_mpi_run(const cli_mpi_job *job)
 {
     int provided;
@@ -353,7 +386,13 @@ int cli_mpi_run(const cli_mpi_job *job)
     r.in_fd = -1;
     MPI_Comm_rank(r.comm, &r.rank);
     MPI_Comm_size(r.comm, &r.size);
-    int rc = run_rank(&r);
+    /* before anything is read or computed, as without --mpi */
+    int rc = agree_on_targets(&r);
+    if (rc) {
+        MPI_Finalize();
+        return rc;
+    }
+    rc = run_rank(&r);
     mpi_out_discard(&r.out);  /* after a commit: nothing left to remove */
     cls_context_destroy(r.ctx);
     cls_stats_destroy(r.stats);

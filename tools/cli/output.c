@@ -124,8 +124,11 @@ static int open_stream(const char *real)
     return open(real, O_WRONLY | O_NOCTTY | O_CLOEXEC);
 }
 
-int cli_output_prepare(cli_output *o, const char *cmd, const char *opt, const char *arg,
-                       const char *const *inputs, size_t ninputs, const cli_output *other)
+/* cli_output_prepare() and cli_output_check(): `open_stream_now` opens a
+ * stream target (the check alone must not: opening a FIFO and closing it
+ * again would hand its reader an end of file). */
+static int prepare(cli_output *o, const char *cmd, const char *opt, const char *arg, const char *const *inputs,
+                   size_t ninputs, const cli_output *other, int open_stream_now)
 {
     memset(o, 0, sizeof *o);
     o->cmd = cmd;
@@ -137,8 +140,10 @@ int cli_output_prepare(cli_output *o, const char *cmd, const char *opt, const ch
     if (alen == 0) return usage(o, "an empty name");
     if (arg[alen - 1] == '/') return usage(o, "is a folder, not a file name");
     int kind, e = cls_target_resolve(arg, &o->path, &kind);
-    if (e == EISDIR || e == ENOTSUP || e == ELOOP) return usage(o, "%s", cls_target_why(e));
-    if (e) return cli_error(EXIT_FAIL, "%s: %s: %s", cmd, arg, cls_target_why(e));
+    /* a name that cannot be written (a folder, a socket, a loop, a path
+     * through a file or an unreadable folder) is the command line's fault */
+    if (e == ENOMEM) return cli_error(EXIT_FAIL, "%s: out of memory", cmd);
+    if (e) return usage(o, "%s", cls_target_why(e));
     o->stream = kind == CLS_TARGET_STREAM;
     for (size_t i = 0; i < ninputs; i++)
         if (inputs[i] && same_file(arg, o->path, inputs[i]))
@@ -146,8 +151,11 @@ int cli_output_prepare(cli_output *o, const char *cmd, const char *opt, const ch
     if (other && other->arg && !other->stream && !o->stream && same_file(arg, o->path, other->arg))
         return usage(o, "is the same file as %s%s%s", other->opt ? other->opt : "OUT ", other->opt ? " " : "",
                      other->arg);
+    if (o->stream && !open_stream_now) return 0;
     if (o->stream) {
         o->sink = open_stream(o->path);
+        if (o->sink < 0 && (errno == EACCES || errno == EPERM || errno == EROFS))
+            return usage(o, "cannot open it for writing: %s", strerror(errno));
         if (o->sink < 0) return cli_error(EXIT_FAIL, "%s: %s: cannot open for writing: %s", cmd, arg, strerror(errno));
         if (isatty(o->sink)) return usage(o, "is a terminal; redirect the .npy data to a file or a pipe");
         return 0;
@@ -156,8 +164,8 @@ int cli_output_prepare(cli_output *o, const char *cmd, const char *opt, const ch
     if (!dir) return cli_error(EXIT_FAIL, "%s: out of memory", cmd);
     struct stat ds;
     int bad = stat(dir, &ds) != 0 ? errno : !S_ISDIR(ds.st_mode) ? ENOTDIR : access(dir, W_OK | X_OK) != 0 ? errno : 0;
-    if (bad) {
-        int rc = cli_error(EXIT_FAIL, "%s: %s: cannot write into its folder %s: %s", cmd, arg, dir, strerror(bad));
+    if (bad) { /* missing, not a folder, not writable (permissions, a read-only mount) */
+        int rc = usage(o, "cannot write into its folder %s: %s", dir, strerror(bad));
         free(dir);
         return rc;
     }
@@ -169,6 +177,23 @@ int cli_output_prepare(cli_output *o, const char *cmd, const char *opt, const ch
     }
     remove_stale(o->path);
     return 0;
+}
+
+int cli_output_prepare(cli_output *o, const char *cmd, const char *opt, const char *arg,
+                       const char *const *inputs, size_t ninputs, const cli_output *other)
+{
+    return prepare(o, cmd, opt, arg, inputs, ninputs, other, 1);
+}
+
+int cli_output_check(cli_output *o, const char *cmd, const char *opt, const char *arg,
+                     const char *const *inputs, size_t ninputs, const cli_output *other)
+{
+    return prepare(o, cmd, opt, arg, inputs, ninputs, other, 0);
+}
+
+int cli_output_refuse(const cli_output *o, const char *why)
+{
+    return usage(o, "%s", why);
 }
 
 /* A scratch file for a stream's bytes: unnamed in $TMPDIR (nothing to leave

@@ -5,9 +5,10 @@
  *   cli_output_prepare()  before any work: resolve the name (a symlink is
  *                         written through to its file; a character device,
  *                         FIFO or stdout is streamed into, never replaced),
- *                         refuse a folder, a socket, a terminal or an input
- *                         (exit 2) and a folder that cannot be written
- *                         (exit 1), remove temporaries that killed runs left
+ *                         refuse a folder, a socket, a terminal, an input
+ *                         or a name in a folder that is missing or cannot
+ *                         be written (exit 2), remove temporaries that
+ *                         killed runs left
  *   cli_output_begin()    the temporary (registered with the guard before it
  *                         exists) or scratch file the library fills, mapped
  *   cli_output_save_stats() a side file, written to its own temporary
@@ -42,10 +43,22 @@ typedef struct cli_output {
  * (NULL entries are skipped) and `other` (another output of the run, or NULL):
  * none may be the same file by path, symlink or hard link. Opens a stream.
  * @return 0, or the exit status after printing why: 2 (a folder, a socket
- *         or block device, a terminal, an input or the other output), 1 (the
- *         folder is missing or not writable, a stream cannot be opened). */
+ *         or block device, a terminal, an input or the other output, a
+ *         folder that is missing or not writable, a stream this user may
+ *         not open), 1 (out of memory, a stream that fails to open). */
 int cli_output_prepare(cli_output *o, const char *cmd, const char *opt, const char *arg,
                        const char *const *inputs, size_t ninputs, const cli_output *other);
+
+/* cli_output_check() : cli_output_prepare()'s checks and messages, with
+ * the same exit statuses, but a stream target is only recognised
+ * (o->stream), not opened: what rank 0 of `--mpi` decides for every rank
+ * (tools/cli/mpi_run.c). Release `o` with cli_output_discard(). */
+int cli_output_check(cli_output *o, const char *cmd, const char *opt, const char *arg,
+                     const char *const *inputs, size_t ninputs, const cli_output *other);
+
+/* cli_output_refuse() : prints a usage error about `o` ("CMD: NAME: WHY"
+ * and the hint to --help). @return 2. */
+int cli_output_refuse(const cli_output *o, const char *why);
 
 /* cli_output_begin() : the array the library writes OUT into, mapped in *y.
  * @return 0, or 1 after printing why (no space, ...); nothing is left then. */
