@@ -18,6 +18,11 @@
  *     duplex, but the H100 machine measured 96 GB/s both ways against 54
  *     each way);
  *   - kernels optionally take `kernel` times their own time (>= 1).
+ * The modelled device must be a PoCL pthread device: PoCL 3.1's basic
+ * device deadlocks when a user event is set from another thread while a
+ * command waits for it (seen here: clSetUserEventStatus never returns).
+ * POCL_DEVICES="basic pthread" gives a one-thread CPU device beside it.
+ *
  * The real command still runs (the data must arrive); the modelled time is
  * a gate after it: an in-order queue gets a marker when the command is
  * ready (its predecessors done), the command, and a marker waiting for a
@@ -28,7 +33,7 @@
  *
  * Configuration: the environment variable CLSBUS, read at the first call,
  * or clsbus_configure() at run time: comma-separated key=value,
- *   device=NAME    substring of the device's name (default "basic")
+ *   device=NAME    substring of the device's name (default "pthread")
  *   nth=N          the Nth such device of its platform (default 0)
  *   h2d_pinned=G, d2h_pinned=G, h2d_pageable=G, d2h_pageable=G, both=G
  *                  GB/s (1e9 bytes/s)
@@ -103,7 +108,7 @@ static double now(void)
 static void defaults(clsbus_model *m, double scale)
 {
     memset(m, 0, sizeof *m);
-    snprintf(m->device, sizeof m->device, "basic");
+    snprintf(m->device, sizeof m->device, "pthread");
     m->nth = 0;
     m->h2d_pinned = 54.4 * scale;
     m->d2h_pinned = 54.6 * scale;
@@ -337,7 +342,7 @@ typedef struct gate {
 /* When the command's predecessors are done: a transfer takes its link. */
 static void CL_CALLBACK on_ready(cl_event ev, cl_int status, void *arg)
 {
-    (void)ev;
+    next->clReleaseEvent(ev); /* held for this callback: PoCL drops the callbacks of a released event */
     gate *g = arg;
     double t = now();
     pthread_mutex_lock(&lock);
@@ -379,8 +384,8 @@ static void CL_CALLBACK on_ready(cl_event ev, cl_int status, void *arg)
 /* A kernel has run: it ends `kernel` times its own time after it could start. */
 static void CL_CALLBACK on_kernel_done(cl_event ev, cl_int status, void *arg)
 {
-    (void)ev;
     (void)status;
+    next->clReleaseEvent(ev);
     gate *g = arg;
     double t = now();
     pthread_mutex_lock(&lock);
@@ -409,7 +414,11 @@ static gate *gate_open(cl_command_queue q, int kind, size_t bytes, int is_pinned
     g->kind = kind;
     g->bytes = bytes;
     g->pinned = is_pinned;
-    if (next->clEnqueueMarkerWithWaitList(q, nwait, wait, ready) != CL_SUCCESS) {
+    /* no wait list: a marker with one waits for those events only, not for
+     * the commands before it (PoCL); the caller's list goes to the command */
+    (void)nwait;
+    (void)wait;
+    if (next->clEnqueueMarkerWithWaitList(q, 0, NULL, ready) != CL_SUCCESS) {
         next->clSetUserEventStatus(g->user, CL_COMPLETE);
         next->clReleaseEvent(g->user);
         free(g);
@@ -429,9 +438,12 @@ static cl_int gate_close(cl_command_queue q, gate *g, cl_event ready, cl_event c
     if (g->kind == KERNEL) {
         /* the first callback records the start (the marker completes
          * before the kernel on an in-order queue), the second frees g */
+        next->clRetainEvent(ready);
+        next->clRetainEvent(cmd);
         e = next->clSetEventCallback(ready, CL_COMPLETE, on_ready, g);
         if (e == CL_SUCCESS) e = next->clSetEventCallback(cmd, CL_COMPLETE, on_kernel_done, g);
     } else {
+        next->clRetainEvent(ready);
         e = next->clSetEventCallback(ready, CL_COMPLETE, on_ready, g);
     }
     if (e != CL_SUCCESS) { /* no callback: open the gate now */
@@ -439,7 +451,8 @@ static cl_int gate_close(cl_command_queue q, gate *g, cl_event ready, cl_event c
         next->clReleaseEvent(user);
         free(g);
     }
-    cl_int m = next->clEnqueueMarkerWithWaitList(q, 1, &user, &done);
+    cl_event both[2] = {user, cmd};
+    cl_int m = next->clEnqueueBarrierWithWaitList(q, cmd ? 2 : 1, both, &done);
     next->clReleaseEvent(user); /* the gate's own reference */
     next->clReleaseEvent(ready);
     if (cmd) next->clReleaseEvent(cmd);
@@ -488,13 +501,16 @@ typedef struct rw_args {
     void *p;
     cl_event ev;
     int read;
+    cl_uint nwait;
+    const cl_event *wait;
 } rw_args;
 
 static cl_int real_rw(void *a)
 {
     rw_args *r = a;
-    if (r->read) return next->clEnqueueReadBuffer(r->q, r->m, CL_FALSE, r->off, r->n, r->p, 0, NULL, &r->ev);
-    return next->clEnqueueWriteBuffer(r->q, r->m, CL_FALSE, r->off, r->n, r->cp, 0, NULL, &r->ev);
+    if (r->read)
+        return next->clEnqueueReadBuffer(r->q, r->m, CL_FALSE, r->off, r->n, r->p, r->nwait, r->wait, &r->ev);
+    return next->clEnqueueWriteBuffer(r->q, r->m, CL_FALSE, r->off, r->n, r->cp, r->nwait, r->wait, &r->ev);
 }
 
 static cl_int CL_API_CALL hook_clEnqueueWriteBuffer(cl_command_queue q, cl_mem m, cl_bool block, size_t off,
@@ -502,7 +518,7 @@ static cl_int CL_API_CALL hook_clEnqueueWriteBuffer(cl_command_queue q, cl_mem m
                                                     cl_event *ev)
 {
     if (!is_modelled(device_of_queue(q))) return next->clEnqueueWriteBuffer(q, m, block, off, n, p, nwait, wait, ev);
-    rw_args a = {.q = q, .m = m, .off = off, .n = n, .cp = p};
+    rw_args a = {.q = q, .m = m, .off = off, .n = n, .cp = p, .nwait = nwait, .wait = wait};
     return transfer(q, H2D, n, p, block, nwait, wait, ev, real_rw, &a, &a.ev);
 }
 
@@ -511,7 +527,7 @@ static cl_int CL_API_CALL hook_clEnqueueReadBuffer(cl_command_queue q, cl_mem m,
                                                    cl_event *ev)
 {
     if (!is_modelled(device_of_queue(q))) return next->clEnqueueReadBuffer(q, m, block, off, n, p, nwait, wait, ev);
-    rw_args a = {.q = q, .m = m, .off = off, .n = n, .p = p, .read = 1};
+    rw_args a = {.q = q, .m = m, .off = off, .n = n, .p = p, .read = 1, .nwait = nwait, .wait = wait};
     return transfer(q, D2H, n, p, block, nwait, wait, ev, real_rw, &a, &a.ev);
 }
 
@@ -524,6 +540,8 @@ typedef struct rect_args {
     void *p;
     cl_event ev;
     int read;
+    cl_uint nwait;
+    const cl_event *wait;
 } rect_args;
 
 static cl_int real_rect(void *a)
@@ -531,9 +549,9 @@ static cl_int real_rect(void *a)
     rect_args *r = a;
     if (r->read)
         return next->clEnqueueReadBufferRect(r->q, r->m, CL_FALSE, r->bo, r->ho, r->reg, r->brp, r->bsp, r->hrp,
-                                             r->hsp, r->p, 0, NULL, &r->ev);
+                                             r->hsp, r->p, r->nwait, r->wait, &r->ev);
     return next->clEnqueueWriteBufferRect(r->q, r->m, CL_FALSE, r->bo, r->ho, r->reg, r->brp, r->bsp, r->hrp, r->hsp,
-                                          r->cp, 0, NULL, &r->ev);
+                                          r->cp, r->nwait, r->wait, &r->ev);
 }
 
 static size_t rect_bytes(const size_t *reg) { return reg ? reg[0] * reg[1] * reg[2] : 0; }
@@ -546,7 +564,7 @@ static cl_int CL_API_CALL hook_clEnqueueWriteBufferRect(cl_command_queue q, cl_m
     if (!is_modelled(device_of_queue(q)))
         return next->clEnqueueWriteBufferRect(q, m, block, bo, ho, reg, brp, bsp, hrp, hsp, p, nwait, wait, ev);
     rect_args a = {.q = q, .m = m, .bo = bo, .ho = ho, .reg = reg, .brp = brp, .bsp = bsp, .hrp = hrp, .hsp = hsp,
-                   .cp = p};
+                   .cp = p, .nwait = nwait, .wait = wait};
     return transfer(q, H2D, rect_bytes(reg), p, block, nwait, wait, ev, real_rect, &a, &a.ev);
 }
 
@@ -558,7 +576,7 @@ static cl_int CL_API_CALL hook_clEnqueueReadBufferRect(cl_command_queue q, cl_me
     if (!is_modelled(device_of_queue(q)))
         return next->clEnqueueReadBufferRect(q, m, block, bo, ho, reg, brp, bsp, hrp, hsp, p, nwait, wait, ev);
     rect_args a = {.q = q, .m = m, .bo = bo, .ho = ho, .reg = reg, .brp = brp, .bsp = bsp, .hrp = hrp, .hsp = hsp,
-                   .p = p, .read = 1};
+                   .p = p, .read = 1, .nwait = nwait, .wait = wait};
     return transfer(q, D2H, rect_bytes(reg), p, block, nwait, wait, ev, real_rect, &a, &a.ev);
 }
 
@@ -580,7 +598,7 @@ static void *CL_API_CALL hook_clEnqueueMapBuffer(cl_command_queue q, cl_mem m, c
     gate *g = gate_open(q, D2H, n, 1, nwait, wait, &ready);
     if (!g) return next->clEnqueueMapBuffer(q, m, block, fl, off, n, nwait, wait, ev, errcode);
     cl_int e;
-    void *p = next->clEnqueueMapBuffer(q, m, CL_FALSE, fl, off, n, 0, NULL, &real, &e);
+    void *p = next->clEnqueueMapBuffer(q, m, CL_FALSE, fl, off, n, nwait, wait, &real, &e);
     if (e != CL_SUCCESS) {
         next->clSetUserEventStatus(g->user, CL_COMPLETE);
         next->clReleaseEvent(g->user);
@@ -614,7 +632,7 @@ static cl_int CL_API_CALL hook_clEnqueueNDRangeKernel(cl_command_queue q, cl_ker
     cl_event ready = NULL, real = NULL;
     gate *g = gate_open(q, KERNEL, 0, 0, nwait, wait, &ready);
     if (!g) return next->clEnqueueNDRangeKernel(q, k, dim, off, global, local, nwait, wait, ev);
-    cl_int e = next->clEnqueueNDRangeKernel(q, k, dim, off, global, local, 0, NULL, &real);
+    cl_int e = next->clEnqueueNDRangeKernel(q, k, dim, off, global, local, nwait, wait, &real);
     if (e != CL_SUCCESS) {
         next->clSetUserEventStatus(g->user, CL_COMPLETE);
         next->clReleaseEvent(g->user);
