@@ -211,12 +211,26 @@ cls_status cls_params_prepare(cls_job *job);
 void cls_params_pack(const cls_job *job, const cls_slice *s, void *dst);
 void cls_params_free(cls_job *job);
 
+/* ---- dropped.c: devices context creation drops ---- */
+/* Marks d dropped for a failure of `stage` with status st; the message is
+ * the one this thread's last cls_fail() set. The first mark stays. */
+void cls_drop_mark(cls_dev *d, cls_status st, const char *stage);
+/* Moves a marked device's name and failure into the context's list. */
+cls_status cls_drop_record(cls_context *ctx, cls_dev *d);
+/* After the list is complete: one note per dropped device in the
+ * context's message; with no device left, the failure naming each. */
+cls_status cls_drop_report(cls_context *ctx);
+void cls_drops_free(cls_context *ctx);
+
 /* ---- stage.c ---- */
 /* Makes the device's per-queue buffers big enough for the job. */
 cls_status cls_stage_prepare(cls_job *job, cls_devrun *r);
 /* Checks once per device that host-unified memory is really written in
  * place; a device that keeps shadow copies falls back to staging. */
 cls_status cls_zero_copy_verify(cls_context *ctx);
+/* The same check for one device (context creation runs it, after the
+ * device's first build): CLS_OK, or the failure of its OpenCL calls. */
+cls_status cls_zero_copy_check(cls_context *ctx, cls_dev *d);
 /* Releases a device's per-queue buffers (context destruction). */
 void cls_stage_release(cls_dev *dev);
 /* Host copies between caller memory and a packed slot, on the copy pool. */

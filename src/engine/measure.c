@@ -108,6 +108,7 @@ static double prior_round(cls_dev *d, cl_command_queue q, cl_mem a, cl_mem b, vo
     if (e == CL_SUCCESS) e = clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, NULL);
     if (e == CL_SUCCESS && host) e = clEnqueueReadBuffer(q, b, CL_FALSE, 0, bytes, host, 0, NULL, NULL);
     if (e == CL_SUCCESS) e = clFinish(q);
+    else clFinish(q); /* what was enqueued reads `host`, which the caller frees next */
     return e == CL_SUCCESS ? cls_now() - t : -1.0;
 }
 

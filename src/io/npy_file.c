@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "npy_format.h"
+#include "out_target.h"
 #include "sync_dir.h"
 
 
@@ -99,20 +100,104 @@ cls_status cls_npy_open(const char *path, cls_npy *out, char *err, size_t errlen
     return CLS_OK;
 }
 
-/* ".name.tmp.PID.N" in the folder of `path`; NULL when out of memory. */
-static char *temp_name(const char *path, unsigned n)
+char *cls_npy_temp_name(const char *path, unsigned n)
 {
-    static const size_t max_base = 200; /* leaves room under NAME_MAX for the suffix */
     const char *slash = strrchr(path, '/');
     size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0;
     size_t base_len = strlen(path + dir_len);
-    if (base_len > max_base) base_len = max_base;
+    if (base_len > CLS_NPY_TEMP_BASE_MAX) base_len = CLS_NPY_TEMP_BASE_MAX;
     size_t cap = dir_len + 1 + base_len + 48;
     char *t = malloc(cap);
     if (!t) return NULL;
     snprintf(t, cap, "%.*s.%.*s.tmp.%ld.%u", (int)dir_len, path, (int)base_len, path + dir_len,
              (long)getpid(), n);
     return t;
+}
+
+/* The header and size of a new array, checked; 0 bytes total on error. */
+static cls_status plan_file(const char *path, cls_dtype dtype, size_t ndim, const size_t *shape,
+                            unsigned char hdr[512], size_t *hlen, size_t *total, char *err, size_t errlen)
+{
+    if (dtype != CLS_F32 && dtype != CLS_F64)
+        return cls_npy_fail(err, errlen, CLS_E_ARG, "%s: dtype must be float32 or float64", path);
+    if (ndim < 1 || ndim > 3 || !shape)
+        return cls_npy_fail(err, errlen, CLS_E_ARG, "%s: %zu dimensions; clscale takes 1 to 3", path, ndim);
+    char sh[128];
+    cls_npy_shape_text(sh, sizeof sh, ndim, shape);
+    for (size_t i = 0; i < ndim; i++)
+        if (shape[i] == 0) return cls_npy_fail(err, errlen, CLS_E_ARG, "%s: empty array: shape %s", path, sh);
+    *hlen = cls_npy_write_header(hdr, 512, dtype, ndim, shape);
+    size_t bytes = cls_npy_data_size(dtype, ndim, shape, *hlen);
+    uint64_t off_max = sizeof(off_t) >= 8 ? (uint64_t)INT64_MAX : (uint64_t)INT32_MAX;
+    if (*hlen == 0 || bytes == 0 || (uint64_t)(*hlen + bytes) > off_max)
+        return cls_npy_fail(err, errlen, CLS_E_ARG, "%s: shape %s of %s is too large", path, sh, cls_npy_dtype_name(dtype));
+    *total = *hlen + bytes;
+    return CLS_OK;
+}
+
+cls_status cls_npy_create_fd(int fd, const char *path, const char *tmp, cls_dtype dtype, size_t ndim,
+                             const size_t *shape, cls_npy *out, char *err, size_t errlen)
+{
+    unsigned char hdr[512];
+    size_t hlen = 0, total = 0;
+    void *map = MAP_FAILED;
+    int e;
+    cls_status st;
+    if (!out) {
+        st = cls_npy_fail(err, errlen, CLS_E_ARG, "cls_npy_create_fd: no output");
+        goto fail;
+    }
+    npy_reset(out);
+    if (!path || fd < 0) {
+        st = cls_npy_fail(err, errlen, CLS_E_ARG, "cls_npy_create_fd: no path or descriptor");
+        goto fail;
+    }
+    if ((st = plan_file(path, dtype, ndim, shape, hdr, &hlen, &total, err, errlen)) != CLS_OK) goto fail;
+    const char *name = tmp ? tmp : path;
+    if (ftruncate(fd, (off_t)total) != 0) {
+        e = errno;
+        st = cls_npy_fail(err, errlen, CLS_E_IO, "%s: cannot size %s to %zu bytes: %s", path, name, total, strerror(e));
+        goto fail;
+    }
+    /* Reserve the blocks now: a full disk is an error here, not a SIGBUS
+     * when the library writes into the mapping. A file system that cannot
+     * reserve keeps the sparse file. */
+    if (fallocate(fd, 0, 0, (off_t)total) != 0 && errno != EOPNOTSUPP && errno != ENOSYS) {
+        e = errno;
+        st = cls_npy_fail(err, errlen, CLS_E_IO, "%s: cannot reserve %zu bytes: %s", path, total, strerror(e));
+        goto fail;
+    }
+    map = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) {
+        e = errno;
+        st = cls_npy_fail(err, errlen, CLS_E_IO, "%s: cannot map %zu bytes of %s: %s", path, total, name, strerror(e));
+        goto fail;
+    }
+    if (!(out->path = strdup(path)) || (tmp && !(out->tmp_path = strdup(tmp)))) {
+        st = cls_npy_fail(err, errlen, CLS_E_NOMEM, "%s: out of memory", path);
+        goto fail;
+    }
+    memcpy(map, hdr, hlen);
+    fill_shape(out, dtype, ndim, shape);
+    out->data = (unsigned char *)map + hlen;
+    out->data_bytes = total - hlen;
+    out->map = map;
+    out->map_len = total;
+    out->fd = fd;
+    out->writable = 1;
+    return CLS_OK;
+
+fail:
+    /* Undoing after a failure: the status already says what went wrong. */
+    if (map != MAP_FAILED) munmap(map, total);
+    if (fd >= 0) close(fd);
+    if (tmp) unlink(tmp);
+    if (out) {
+        free(out->path);
+        free(out->tmp_path);
+        npy_reset(out);
+    }
+    return st;
 }
 
 cls_status cls_npy_create(const char *path, cls_dtype dtype, size_t ndim, const size_t *shape,
@@ -124,82 +209,40 @@ cls_status cls_npy_create(const char *path, cls_dtype dtype, size_t ndim, const 
     if (!path || !*path) return cls_npy_fail(err, errlen, CLS_E_ARG, "cls_npy_create: no path");
     size_t plen = strlen(path);
     if (path[plen - 1] == '/') return cls_npy_fail(err, errlen, CLS_E_ARG, "%s: a folder, not a file name", path);
-    if (dtype != CLS_F32 && dtype != CLS_F64)
-        return cls_npy_fail(err, errlen, CLS_E_ARG, "%s: dtype must be float32 or float64", path);
-    if (ndim < 1 || ndim > 3 || !shape)
-        return cls_npy_fail(err, errlen, CLS_E_ARG, "%s: %zu dimensions; clscale writes 1 to 3", path, ndim);
-    char sh[128];
-    cls_npy_shape_text(sh, sizeof sh, ndim, shape);
-    for (size_t i = 0; i < ndim; i++)
-        if (shape[i] == 0) return cls_npy_fail(err, errlen, CLS_E_ARG, "%s: empty array: shape %s", path, sh);
     unsigned char hdr[512];
-    size_t hlen = cls_npy_write_header(hdr, sizeof hdr, dtype, ndim, shape);
-    size_t bytes = cls_npy_data_size(dtype, ndim, shape, hlen);
-    uint64_t off_max = sizeof(off_t) >= 8 ? (uint64_t)INT64_MAX : (uint64_t)INT32_MAX;
-    if (hlen == 0 || bytes == 0 || (uint64_t)(hlen + bytes) > off_max)
-        return cls_npy_fail(err, errlen, CLS_E_ARG, "%s: shape %s of %s is too large", path, sh, cls_npy_dtype_name(dtype));
-    size_t total = hlen + bytes;
+    size_t hlen, total;
+    cls_status st = plan_file(path, dtype, ndim, shape, hdr, &hlen, &total, err, errlen);
+    if (st != CLS_OK) return st;
+    /* a symlink is written through to its file; a device or pipe cannot be
+     * mapped (the tool streams into those itself) */
+    char *real;
+    int kind, e = cls_target_resolve(path, &real, &kind);
+    if (e) return cls_npy_fail(err, errlen, e == ENOMEM ? CLS_E_NOMEM : CLS_E_IO, "%s: %s", path, cls_target_why(e));
+    if (kind == CLS_TARGET_STREAM) {
+        free(real);
+        return cls_npy_fail(err, errlen, CLS_E_ARG, "%s: a device or pipe, not a file that can be mapped", path);
+    }
 
     char *tmp = NULL;
     int fd = -1;
     for (int tries = 0; tries < 100 && fd < 0; tries++) {
         free(tmp);
-        if (!(tmp = temp_name(path, atomic_fetch_add(&counter, 1))))
+        if (!(tmp = cls_npy_temp_name(real, atomic_fetch_add(&counter, 1)))) {
+            free(real);
             return cls_npy_fail(err, errlen, CLS_E_NOMEM, "%s: out of memory", path);
+        }
         fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd < 0 && errno != EEXIST) break;
     }
     if (fd < 0) {
-        cls_status st = cls_npy_fail(err, errlen, CLS_E_IO, "%s: cannot create %s: %s", path, tmp, strerror(errno));
+        st = cls_npy_fail(err, errlen, CLS_E_IO, "%s: cannot create %s: %s", path, tmp, strerror(errno));
         free(tmp);
+        free(real);
         return st;
     }
-
-    cls_status st = CLS_OK;
-    void *map = MAP_FAILED;
-    int e;
-    if (ftruncate(fd, (off_t)total) != 0) {
-        e = errno;
-        st = cls_npy_fail(err, errlen, CLS_E_IO, "%s: cannot size %s to %zu bytes: %s", path, tmp, total, strerror(e));
-        goto out;
-    }
-    /* Reserve the blocks now: a full disk is an error here, not a SIGBUS
-     * when the library writes into the mapping. A file system that cannot
-     * reserve keeps the sparse file. */
-    if (fallocate(fd, 0, 0, (off_t)total) != 0 && errno != EOPNOTSUPP && errno != ENOSYS) {
-        e = errno;
-        st = cls_npy_fail(err, errlen, CLS_E_IO, "%s: cannot reserve %zu bytes: %s", path, total, strerror(e));
-        goto out;
-    }
-    map = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (map == MAP_FAILED) {
-        e = errno;
-        st = cls_npy_fail(err, errlen, CLS_E_IO, "%s: cannot map %zu bytes of %s: %s", path, total, tmp, strerror(e));
-        goto out;
-    }
-    if (!(out->path = strdup(path))) {
-        st = cls_npy_fail(err, errlen, CLS_E_NOMEM, "%s: out of memory", path);
-        goto out;
-    }
-    memcpy(map, hdr, hlen);
-    fill_shape(out, dtype, ndim, shape);
-    out->data = (unsigned char *)map + hlen;
-    out->data_bytes = bytes;
-    out->map = map;
-    out->map_len = total;
-    out->fd = fd;
-    out->writable = 1;
-    out->tmp_path = tmp;
-    return CLS_OK;
-
-out:
-    /* Undoing after a failure: the status already says what went wrong. */
-    if (map != MAP_FAILED) munmap(map, total);
-    close(fd);
-    unlink(tmp);
+    st = cls_npy_create_fd(fd, real, tmp, dtype, ndim, shape, out, err, errlen);
     free(tmp);
-    free(out->path);
-    npy_reset(out);
+    free(real);
     return st;
 }
 
@@ -212,6 +255,7 @@ cls_status cls_npy_close(cls_npy *f, int commit, char *err, size_t errlen)
         if (f->map && munmap(f->map, f->map_len) != 0)
             st = cls_npy_fail(err, errlen, CLS_E_IO, "%s: munmap: %s", name, strerror(errno));
     } else {
+        if (!f->tmp_path) commit = 0; /* a scratch mapping (cls_npy_create_fd with no tmp): just released */
         if (commit && msync(f->map, f->map_len, MS_SYNC) != 0)
             st = cls_npy_fail(err, errlen, CLS_E_IO, "%s: writing the data failed (msync): %s", name, strerror(errno));
         if (munmap(f->map, f->map_len) != 0 && st == CLS_OK)
@@ -230,7 +274,7 @@ cls_status cls_npy_close(cls_npy *f, int commit, char *err, size_t errlen)
         int e = renamed ? cls_sync_dir_of(f->path) : 0;
         if (e != 0)
             st = cls_npy_fail(err, errlen, CLS_E_IO, "%s: written, but syncing its directory failed: %s", name, strerror(e));
-        if (!renamed && unlink(f->tmp_path) != 0 && st == CLS_OK)
+        if (!renamed && f->tmp_path && unlink(f->tmp_path) != 0 && st == CLS_OK)
             st = cls_npy_fail(err, errlen, CLS_E_IO, "%s: cannot remove %s: %s", name, f->tmp_path, strerror(errno));
     }
     free(f->path);

@@ -367,9 +367,11 @@ cls_status cls_npy_parse_header(const void *buf, size_t len, cls_dtype *dtype, s
         return cls_npy_fail(err, errlen, CLS_E_FORMAT,
                     "Fortran order is not supported (save with np.ascontiguousarray)");
     if (d.ndim == 0)
-        return cls_npy_fail(err, errlen, CLS_E_FORMAT, "0 dimensions (a scalar); clscale takes 1 to 3");
+        return cls_npy_fail(err, errlen, CLS_E_FORMAT, "0 dimensions (a scalar); clscale takes 1 to 3 "
+                                                       "(data 2-D or 3-D, factors 1-D to 3-D)");
     if (d.ndim > 3)
-        return cls_npy_fail(err, errlen, CLS_E_FORMAT, "%zu dimensions; clscale takes 1 to 3", d.ndim);
+        return cls_npy_fail(err, errlen, CLS_E_FORMAT, "%zu dimensions; clscale takes 1 to 3 "
+                                                       "(data 2-D or 3-D, factors 1-D to 3-D)", d.ndim);
     char sh[128];
     cls_npy_shape_text(sh, sizeof sh, d.ndim, d.shape);
     for (size_t i = 0; i < d.ndim; i++)
