@@ -35,6 +35,7 @@
 static const char help[] =
     "usage: clscale bench [--workload NAME] [--size X] [--devices SEL] [--repeats N] [--alone LIST]\n"
     "                     [--memory both|pageable] [--json F] [--trace F.json] [--timeline F.svg]\n"
+    "                     [--model LAYER]\n"
     "\n"
     "Times clscale on seeded workloads against plain C on the host, on each selected\n"
     "device alone and on all of them together, next to the limits measured in the\n"
@@ -58,6 +59,11 @@ static const char help[] =
     "                    device's run when only one device is selected (its pinned\n"
     "                    run when it has one)\n"
     "  --timeline F.svg  the same call as an SVG timeline, one lane per queue\n"
+    "  --model LAYER     instead of the table: the scheduler's comparison on a modelled\n"
+    "                    discrete GPU. LAYER is the tests' bus layer (build/tests/libclsbus.so);\n"
+    "                    PoCL's pthread device goes behind the modelled bus ($CLSBUS sets the\n"
+    "                    model) beside a one-thread basic CPU device; each workload runs on\n"
+    "                    each alone and both together, pageable and pinned\n"
     "  --help            this text\n"
     "\n"
     "Times are wall clock around each call (what the caller waits for), out of\n"
@@ -66,6 +72,9 @@ static const char help[] =
     "per round), so that a drift in the machine's speed falls on all rows alike,\n"
     "and each call starts with its data out of the caches, as STREAM does.\n"
     "GB/s counts every input byte read once and every output byte written once.\n"
+    "With seed-a, a resident row follows for each device that runs alone: the same call\n"
+    "on cl_mem buffers already on that device (cls_fit_transform_buffer), against the\n"
+    "fused kernel's own time there (profiled), medians of alternating calls.\n"
     "Every result is checked against the single-threaded reference before its\n"
     "time counts. Exit status: 0 all correct, 1 a run failed or was wrong, 2 usage\n"
     "error.\n";
@@ -79,6 +88,7 @@ typedef struct options {
     const char *devices, *json, *trace, *timeline;
     const char *alone;       /* global indices that get an "alone" row; NULL: all */
     int         pageable_only; /* --memory pageable: no pinned rows */
+    const char *model;       /* --model: the bus layer's path */
 } options;
 
 /* Whether device `index` gets a run of its own (--alone). */
@@ -130,7 +140,7 @@ static int parse_options(int argc, char **argv, options *o)
         }
         static const char *const valued[] = {"--workload", "--size", "--devices", "--repeats",
                                              "--json", "--trace", "--timeline", "--alone",
-                                             "--memory"};
+                                             "--memory", "--model"};
         const char *name = NULL, *v = NULL;
         for (size_t k = 0; k < sizeof valued / sizeof valued[0] && !name; k++) {
             size_t l = strlen(valued[k]);
@@ -185,6 +195,7 @@ static int parse_options(int argc, char **argv, options *o)
             if (cli_selector_check("bench", v)) return -1;
             o->devices = v;
         }
+        else if (!strcmp(name, "--model")) o->model = v;
         else if (!strcmp(name, "--json")) o->json = v;
         else if (!strcmp(name, "--trace")) o->trace = v;
         else o->timeline = v;
@@ -450,6 +461,70 @@ static int check_outputs(const options *o)
     return 0;
 }
 
+/* Seed-A on cl_mem buffers already on each device that runs alone. */
+static void resident_rows(bench_state *s, const bench_workload *w)
+{
+    for (size_t i = 0; i < s->m->ndev; i++) {
+        const cls_device_info *info = &s->m->dev[i].info;
+        if (s->m->ndev > 1 && !wants_alone(&s->o, info->index)) continue;
+        if (w->dtype == CLS_F64 && !info->fp64) continue;
+        bench_progress("%s: resident on device %zu", w->name, info->index);
+        bench_resident_row row;
+        int r = bench_resident(info->index, w, s->o.repeats, &row);
+        bench_progress_clear();
+        if (r != 0) {
+            printf("  resident, device %zu: FAILED: %s\n", info->index, row.why);
+            s->failures++;
+            continue;
+        }
+        printf("  resident, device %zu (cl_mem in and out, no host copy): call %.3f ms (%.1f GB/s), fused "
+               "kernel alone %.3f ms: %.2fx the kernel (goal 1.25x)\n",
+               info->index, 1e3 * row.call, (double)row.bytes / row.call / 1e9, 1e3 * row.kernel,
+               row.kernel > 0 ? row.call / row.kernel : 0.0);
+    }
+}
+
+/* --model: the scheduler's comparison on the modelled bus, instead of the table. */
+static int run_model(const options *o)
+{
+    char why[512];
+    if (bench_model_env(o->model, why, sizeof why) != 0) return cli_error(EXIT_FAIL, "bench: %s", why);
+    char cpu[256];
+    bench_cpu_model(cpu, sizeof cpu);
+    const char *env = getenv("CLSBUS");
+    printf("clscale %s bench --model: the CPU device (PoCL basic, 1 thread) beside PoCL's pthread device behind "
+           "a modelled bus (%s)\non %s, %u CPUs; medians of %d calls, calls of the three alternating\n\n",
+           cls_version(), env && *env ? env : "the layer's defaults: the H100 machine's rates x 0.1", cpu,
+           bench_cpus(), o->repeats);
+    printf("%-14s %-9s %12s %12s %12s %8s  %s\n", "workload", "memory", "cpu alone", "gpu alone", "together",
+           "ratio", "promise (<= 1.05 of the better alone)");
+    bench_workload ws[BENCH_MAX_WORKLOADS];
+    size_t nw = bench_workloads(o->size, ws, BENCH_MAX_WORKLOADS);
+    int failures = 0;
+    for (size_t i = 0; i < nw; i++) {
+        if (!((o->want >> i) & 1u)) continue;
+        bench_model_row rows[2];
+        bench_progress("%s on the modelled bus", ws[i].name);
+        int r = bench_model_run(&ws[i], o->repeats, rows);
+        bench_progress_clear();
+        if (r != 0) {
+            printf("%-14s FAILED: %s\n", ws[i].name, rows[0].why);
+            failures++;
+            continue;
+        }
+        for (int k = 0; k < 2; k++) {
+            if (k == 1 && o->pageable_only) break;
+            const bench_model_row *x = &rows[k];
+            printf("%-14s %-9s %9.2f ms %9.2f ms %9.2f ms %8.3f  %s\n", ws[i].name,
+                   x->pinned ? "pinned" : "pageable", 1e3 * x->t[0], 1e3 * x->t[1], 1e3 * x->t[2], x->ratio,
+                   x->ratio <= 1.05 ? "kept" : "NOT kept");
+        }
+        fflush(stdout);
+    }
+    if (fflush(stdout) != 0 || ferror(stdout)) failures++;
+    return failures ? EXIT_FAIL : EXIT_OK;
+}
+
 int cmd_bench(int argc, char **argv)
 {
     double t_start = bench_now_s();
@@ -458,6 +533,7 @@ int cmd_bench(int argc, char **argv)
     int pr = parse_options(argc, argv, &s.o);
     if (pr != 0) return pr > 0 ? EXIT_OK : EXIT_USAGE;
     bench_progress_start();
+    if (s.o.model) return run_model(&s.o);
     const char *corrupt = getenv("CLSCALE_BENCH_CORRUPT");
     s.corrupt = corrupt && *corrupt ? strtol(corrupt, NULL, 10) : -1;
 
@@ -511,6 +587,7 @@ int cmd_bench(int argc, char **argv)
         run_workload(&s, &ws[i], &results[nr]);
         bench_progress_clear();
         bench_print_result(stdout, s.m, &results[nr]);
+        if (i == 0) resident_rows(&s, &ws[i]);
         fflush(stdout);
         nr++;
     }

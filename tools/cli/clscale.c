@@ -22,7 +22,7 @@ static const char usage[] =
     "            (normalize, apply, discount: --mpi under mpirun, one output from all ranks)\n"
     "  bench     [--workload NAME] [--size X] [--devices SEL] [--repeats N]\n"
     "            [--alone LIST] [--memory both|pageable] [--json F] [--trace F.json]\n"
-    "            [--timeline F.svg]\n"
+    "            [--timeline F.svg] [--model LAYER]\n"
     "\n"
     "  --help, --version\n"
     "\n"
