@@ -3,7 +3,7 @@
  * tests/bus_layer.c): loaded through OPENCL_LAYERS, it puts PoCL's pthread
  * device behind a modelled bus (its own defaults, or $CLSBUS) beside a
  * one-thread basic CPU device (POCL_DEVICES="basic pthread",
- * POCL_MAX_PTHREAD_COUNT=1, unless set). Each selected workload then runs
+ * POCL_MAX_PTHREAD_COUNT=1: set whatever they were, the model is that). Each selected workload then runs
  * on the CPU device alone, the modelled GPU alone and both together, on
  * pageable (malloc) and pinned (cls_host_alloc) memory: calls alternate
  * between the three contexts round by round, medians of `repeats` after
@@ -27,8 +27,8 @@ int bench_model_env(const char *layer, char *why, size_t len)
     fclose(f);
     /* the ICD loader and PoCL read these once, at the first OpenCL call */
     setenv("OPENCL_LAYERS", layer, 1);
-    setenv("POCL_DEVICES", "basic pthread", 0);
-    setenv("POCL_MAX_PTHREAD_COUNT", "1", 0);
+    setenv("POCL_DEVICES", "basic pthread", 1);
+    setenv("POCL_MAX_PTHREAD_COUNT", "1", 1);
     return 0;
 }
 
