@@ -14,6 +14,11 @@ static PyMethodDef methods[] = {
     {"version", version, METH_NOARGS, "version() -> str: the linked library's version."},
     {"load_stats", clsext_stats_load, METH_VARARGS,
      "load_stats(path) -> Stats: reads a statistics file (`clscale normalize --stats-out`)."},
+    {"buffer_context", clsext_buffer_context, METH_VARARGS,
+     "buffer_context(cl_context, cl_device, cl_queue) -> capsule: a context on the caller's OpenCL objects."},
+    {"buffer_call", (PyCFunction)(void (*)(void))clsext_buffer_call, METH_VARARGS | METH_KEYWORDS,
+     "buffer_call(ctx, op, mem_in, off_in, mem_out, off_out, dtype, batch, rows, cols, *, scaler, scope, lo, hi,\n"
+     "clip, inverse, stats): fit_transform (-> Stats) or transform (-> None) of cl_mem buffers."},
     {NULL, NULL, 0, NULL},
 };
 
