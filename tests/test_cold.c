@@ -79,12 +79,11 @@ static void a_device_compiled_cold_in_the_first_call_takes_its_share_later(void 
     /* the reference: the CPU device alone, warm by now */
     cls_context *alone = test_context("basic", 0, 0);
     double t_all[LATER], t_alone[LATER];
-    size_t took = 0, calls_with = 0;
+    size_t calls_with = 0;
     for (int r = 0; r < LATER; r++) {
         size_t s_alone;
         t_all[r] = call(all, &p, &x, &y, cpu, &slices);
         t_alone[r] = call(alone, &p, &x, &y, 0, &s_alone);
-        took += slices;
         calls_with += slices > 0;
         print_message("call %d: together %.2f ms (CPU device %zu slices), CPU alone %.2f ms\n", r + 2,
                       1e3 * t_all[r], slices, 1e3 * t_alone[r]);

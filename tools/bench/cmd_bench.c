@@ -468,6 +468,13 @@ static void resident_rows(bench_state *s, const bench_workload *w)
         const cls_device_info *info = &s->m->dev[i].info;
         if (s->m->ndev > 1 && !wants_alone(&s->o, info->index)) continue;
         if (w->dtype == CLS_F64 && !info->fp64) continue;
+        uint64_t bytes = (uint64_t)bench_elements(w) * (w->dtype == CLS_F64 ? 8 : 4);
+        if (bytes > info->max_alloc_bytes || 2 * bytes > info->global_mem_bytes) {
+            printf("  resident, device %zu: sat out: two buffers of %.0f MB do not fit it (largest buffer %.0f MB, "
+                   "memory %.0f MB)\n", info->index, (double)bytes / 1e6, (double)info->max_alloc_bytes / 1e6,
+                   (double)info->global_mem_bytes / 1e6);
+            continue;
+        }
         bench_progress("%s: resident on device %zu", w->name, info->index);
         bench_resident_row row;
         int r = bench_resident(info->index, w, s->o.repeats, &row);
