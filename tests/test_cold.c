@@ -74,8 +74,8 @@ static void a_device_compiled_cold_in_the_first_call_takes_its_share_later(void 
     assert_int_equal(cls_device_get(all, 1, &info), CLS_OK);
     assert_int_equal(info.staging, 1); /* the modelled GPU */
     double first = call(all, &p, &x, &y, cpu, &slices);
-    print_message("first call together (the CPU device compiles cold): %.1f ms, the CPU device took %zu slice(s)\n", 1e3 * first,
-                  slices);
+    print_message("first call together (the CPU device compiles cold): %.1f ms, the CPU device took %zu slice(s)\n",
+                  1e3 * first, slices);
     /* the reference: the CPU device alone, warm by now */
     cls_context *alone = test_context("basic", 0, 0);
     double t_all[LATER], t_alone[LATER];
