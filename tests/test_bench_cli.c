@@ -543,6 +543,27 @@ static void seed_a_has_a_resident_row_per_device(void **state)
     }
 }
 
+static void json_has_the_resident_rows(void **state)
+{
+    (void)state;
+    expect_status(&full, 0);
+    json_t *j = load_json(json_path);
+    json_t *seed_a = json_array_get(json_object_get(j, "workloads"), 0);
+    assert_string_equal(str(seed_a, "name"), "seed-a");
+    json_t *rows = json_object_get(seed_a, "resident");
+    assert_true(json_is_array(rows));
+    assert_int_equal(json_array_size(rows), test_suite_is("pocl") ? 2 : 1);
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        json_t *row = json_array_get(rows, i);
+        assert_string_equal(str(row, "status"), "ok");
+        assert_true(num(row, "call_s") > 0 && num(row, "kernel_s") > 0 && num(row, "call_over_kernel") > 0);
+        assert_true(json_is_null(json_object_get(row, "why")));
+    }
+    /* only seed-a has them */
+    assert_null(json_object_get(json_array_get(json_object_get(j, "workloads"), 1), "resident"));
+    json_decref(j);
+}
+
 static void model_compares_every_workload_pageable_and_pinned(void **state)
 {
     (void)state;
@@ -600,6 +621,7 @@ int main(void)
         cmocka_unit_test(unwritable_output_fails_before_the_run),
         cmocka_unit_test(help_exits_0_and_says_what_is_traced),
         cmocka_unit_test(seed_a_has_a_resident_row_per_device),
+        cmocka_unit_test(json_has_the_resident_rows),
         cmocka_unit_test(model_compares_every_workload_pageable_and_pinned),
         cmocka_unit_test(model_without_the_layer_fails_naming_it),
     };

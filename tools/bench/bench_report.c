@@ -476,7 +476,28 @@ static void json_result(FILE *f, const bench_result *r)
         fputs(i ? ",\n" : "\n", f);
         json_run(f, r, &r->runs[i]);
     }
-    fputs("]}", f);
+    fputs("]", f);
+    /* seed-a's calls on cl_mem buffers already on each device */
+    if (r->nresident) {
+        fputs(",\n      \"resident\": [", f);
+        for (size_t i = 0; i < r->nresident; i++) {
+            const bench_resident_row *x = &r->resident[i];
+            static const char *const st[] = {"ok", "sat out", "failed"};
+            fprintf(f, "%s\n        {\"device\": %zu, \"status\": \"%s\", \"call_s\": ", i ? "," : "", x->device,
+                    st[x->status]);
+            jpos(f, x->call);
+            fputs(", \"kernel_s\": ", f);
+            jpos(f, x->kernel);
+            fputs(", \"call_over_kernel\": ", f);
+            if (x->status == 0 && x->kernel > 0) jnum(f, x->call / x->kernel);
+            else fputs("null", f);
+            fputs(", \"why\": ", f);
+            jstr_or_null(f, x->why);
+            fputs("}", f);
+        }
+        fputs("]", f);
+    }
+    fputs("}", f);
 }
 
 static void json_trace(FILE *f, const bench_trace *t)

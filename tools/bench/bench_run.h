@@ -110,15 +110,7 @@ void bench_derive(const bench_machine *m, bench_result *r);
 /* ---- bench_resident.c --------------------------------------------------- */
 
 /* Seed-A's fit+transform of cl_mem buffers already on one device against
- * the fused kernel's own time there. */
-typedef struct bench_resident_row {
-    size_t   device;        /* global index */
-    double   call;          /* median wall seconds of the blocking buffer call */
-    double   kernel;        /* median summed kernel seconds (profiled) */
-    double   error;         /* against the single-threaded reference */
-    uint64_t bytes;         /* read once and written once */
-    char     why[512];      /* when it could not run */
-} bench_resident_row;
+ * the fused kernel's own time there (bench_resident_row: bench_report.h). */
 
 /* Runs the row for device `global` (`clscale devices` index) on workload w
  * over `repeats` rounds after a warm-up; 0, or -1 with row->why. */

@@ -461,33 +461,38 @@ static int check_outputs(const options *o)
     return 0;
 }
 
-/* Seed-A on cl_mem buffers already on each device that runs alone. */
-static void resident_rows(bench_state *s, const bench_workload *w)
+/* Seed-A on cl_mem buffers already on each device that runs alone, into r. */
+static void resident_rows(bench_state *s, const bench_workload *w, bench_result *r)
 {
-    for (size_t i = 0; i < s->m->ndev; i++) {
+    for (size_t i = 0; i < s->m->ndev && r->nresident < BENCH_MAX_DEVICES; i++) {
         const cls_device_info *info = &s->m->dev[i].info;
         if (s->m->ndev > 1 && !wants_alone(&s->o, info->index)) continue;
         if (w->dtype == CLS_F64 && !info->fp64) continue;
+        bench_resident_row *row = &r->resident[r->nresident++];
         uint64_t bytes = (uint64_t)bench_elements(w) * (w->dtype == CLS_F64 ? 8 : 4);
         if (bytes > info->max_alloc_bytes || 2 * bytes > info->global_mem_bytes) {
-            printf("  resident, device %zu: sat out: two buffers of %.0f MB do not fit it (largest buffer %.0f MB, "
-                   "memory %.0f MB)\n", info->index, (double)bytes / 1e6, (double)info->max_alloc_bytes / 1e6,
-                   (double)info->global_mem_bytes / 1e6);
+            memset(row, 0, sizeof *row);
+            row->device = info->index;
+            row->status = 1;
+            snprintf(row->why, sizeof row->why,
+                     "two buffers of %.0f MB do not fit it (largest buffer %.0f MB, memory %.0f MB)",
+                     (double)bytes / 1e6, (double)info->max_alloc_bytes / 1e6, (double)info->global_mem_bytes / 1e6);
+            printf("  resident, device %zu: sat out: %s\n", info->index, row->why);
             continue;
         }
         bench_progress("%s: resident on device %zu", w->name, info->index);
-        bench_resident_row row;
-        int r = bench_resident(info->index, w, s->o.repeats, &row);
+        int rc = bench_resident(info->index, w, s->o.repeats, row);
         bench_progress_clear();
-        if (r != 0) {
-            printf("  resident, device %zu: FAILED: %s\n", info->index, row.why);
+        if (rc != 0) {
+            row->status = 2;
+            printf("  resident, device %zu: FAILED: %s\n", info->index, row->why);
             s->failures++;
             continue;
         }
         printf("  resident, device %zu (cl_mem in and out, no host copy): call %.3f ms (%.1f GB/s), fused "
                "kernel alone %.3f ms: %.2fx the kernel (goal 1.25x)\n",
-               info->index, 1e3 * row.call, (double)row.bytes / row.call / 1e9, 1e3 * row.kernel,
-               row.kernel > 0 ? row.call / row.kernel : 0.0);
+               info->index, 1e3 * row->call, (double)row->bytes / row->call / 1e9, 1e3 * row->kernel,
+               row->kernel > 0 ? row->call / row->kernel : 0.0);
     }
 }
 
@@ -594,7 +599,7 @@ int cmd_bench(int argc, char **argv)
         run_workload(&s, &ws[i], &results[nr]);
         bench_progress_clear();
         bench_print_result(stdout, s.m, &results[nr]);
-        if (i == 0) resident_rows(&s, &ws[i]);
+        if (i == 0) resident_rows(&s, &ws[i], &results[nr]);
         fflush(stdout);
         nr++;
     }
