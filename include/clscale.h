@@ -181,7 +181,10 @@ typedef struct cls_device_info {
  * retains the context and queues it keeps and releases them at
  * cls_context_destroy(); it never releases more than it retained. A device
  * not in the context, a queue of another context or device, or an
- * out-of-order queue: CLS_E_ARG with a message.
+ * out-of-order queue: CLS_E_ARG with a message. The caller's devices are
+ * built and checked like the others (the zero-copy check runs a 256-byte
+ * kernel on the device's first queue, the caller's when given, and waits
+ * for that queue with clFinish); one that fails is dropped the same way.
  * Before the process's first platform query it sets POCL_AFFINITY=1 (PoCL's
  * CPU workers pinned one per core), once, unless POCL_AFFINITY is set or
  * the process may not run on every online core; see the README.
