@@ -7,6 +7,7 @@
  * never more than 5% slower than the better device alone (medians of
  * calls alternating between the three contexts, plus 0.3 ms for calls of
  * about a millisecond on a shared host). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,29 @@ static int cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* What one thread copies on this host now (GB/s, best of 5, 16 MiB):
+ * the fastest a gated transfer can be. */
+static double host_copy_gbs(void)
+{
+    size_t n = (size_t)16 << 20;
+    char *a = malloc(n), *b = malloc(n);
+    assert_non_null(a);
+    assert_non_null(b);
+    memset(a, 1, n);
+    memset(b, 2, n);
+    double best = 0;
+    for (int r = 0; r < 5; r++) {
+        double t = now_s();
+        memcpy(b, a, n);
+        t = now_s() - t;
+        if (t > 0 && (double)n / t / 1e9 > best) best = (double)n / t / 1e9;
+        a[r] = b[n - 1 - (size_t)r]; /* keeps the copies */
+    }
+    free(a);
+    free(b);
+    return best;
+}
+
 static void the_modelled_device_stages_at_the_modelled_rates(void **state)
 {
     (void)state;
@@ -44,10 +68,15 @@ static void the_modelled_device_stages_at_the_modelled_rates(void **state)
     print_message("modelled device: h2d pinned %.2f, d2h pinned %.2f, pageable %.2f / %.2f, both %.2f GB/s\n",
                   lim.h2d_pinned, lim.d2h_pinned, lim.h2d_pageable, lim.d2h_pageable, lim.both_pinned);
     /* the model: 5.44 / 5.46 pinned, 0.80 / 1.08 pageable; a transfer
-     * takes no less than the model says, and not much more */
-    assert_true(lim.h2d_pinned <= 5.44 * 1.05 && lim.h2d_pinned >= 5.44 * 0.6);
-    assert_true(lim.d2h_pinned <= 5.46 * 1.05 && lim.d2h_pinned >= 5.46 * 0.6);
-    assert_true(lim.h2d_pageable <= 0.80 * 1.05 && lim.h2d_pageable >= 0.80 * 0.6);
+     * takes no less than the model says, and not much more than the model
+     * or the host's own copy, whichever is slower: the gate only delays
+     * the real copy, which runs at this host's memory speed (on this
+     * shared VM a single-thread copy fell to 1.7-3 GB/s under load) */
+    double host = host_copy_gbs();
+    print_message("host memcpy (one thread, 16 MiB): %.2f GB/s\n", host);
+    assert_true(lim.h2d_pinned <= 5.44 * 1.05 && lim.h2d_pinned >= 0.6 * fmin(5.44, host));
+    assert_true(lim.d2h_pinned <= 5.46 * 1.05 && lim.d2h_pinned >= 0.6 * fmin(5.46, host));
+    assert_true(lim.h2d_pageable <= 0.80 * 1.05 && lim.h2d_pageable >= 0.6 * fmin(0.80, host));
     cls_context_destroy(ctx);
 }
 
