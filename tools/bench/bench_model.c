@@ -9,13 +9,15 @@
  * between the three contexts round by round, medians of `repeats` after
  * three warm-up calls each, every row's last output checked against the
  * single-threaded reference. The promise: together within 5% of the better
- * alone. Owns the environment it sets (before the first OpenCL call) and
- * the three contexts; cmd_bench.c prints the rows. */
+ * alone. Owns the environment it sets (before the first OpenCL call), the
+ * three contexts, and the table it prints (stdout; the one printer of the
+ * bench besides cmd_bench.c and bench_report.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench_run.h"
+#include "cli.h"
 
 int bench_model_env(const char *layer, char *why, size_t len)
 {
@@ -122,3 +124,48 @@ out:
     bench_wl_free(&d);
     return rc;
 }
+
+/* --model: the comparison of every selected workload, printed as a table. */
+int bench_model_main(const char *layer, unsigned want, double size, int repeats, int pageable_only)
+{
+    char why[512];
+    if (bench_model_env(layer, why, sizeof why) != 0) {
+        fprintf(stderr, "clscale: bench: %s\n", why);
+        return EXIT_FAIL;
+    }
+    char cpu[256];
+    bench_cpu_model(cpu, sizeof cpu);
+    const char *env = getenv("CLSBUS");
+    printf("clscale %s bench --model: the CPU device (PoCL basic, 1 thread) beside PoCL's pthread device behind "
+           "a modelled bus (%s)\non %s, %u CPUs; medians of %d calls, calls of the three alternating\n\n",
+           cls_version(), env && *env ? env : "the layer's defaults: the H100 machine's rates x 0.1", cpu,
+           bench_cpus(), repeats);
+    printf("%-14s %-9s %12s %12s %12s %8s  %s\n", "workload", "memory", "cpu alone", "gpu alone", "together",
+           "ratio", "promise (<= 1.05 of the better alone)");
+    bench_workload ws[BENCH_MAX_WORKLOADS];
+    size_t nw = bench_workloads(size, ws, BENCH_MAX_WORKLOADS);
+    int failures = 0;
+    for (size_t i = 0; i < nw; i++) {
+        if (!((want >> i) & 1u)) continue;
+        bench_model_row rows[2];
+        bench_progress("%s on the modelled bus", ws[i].name);
+        int r = bench_model_run(&ws[i], repeats, rows);
+        bench_progress_clear();
+        if (r != 0) {
+            printf("%-14s FAILED: %s\n", ws[i].name, rows[0].why);
+            failures++;
+            continue;
+        }
+        for (int k = 0; k < 2; k++) {
+            if (k == 1 && pageable_only) break;
+            const bench_model_row *x = &rows[k];
+            printf("%-14s %-9s %9.2f ms %9.2f ms %9.2f ms %8.3f  %s\n", ws[i].name,
+                   x->pinned ? "pinned" : "pageable", 1e3 * x->t[0], 1e3 * x->t[1], 1e3 * x->t[2], x->ratio,
+                   x->ratio <= 1.05 ? "kept" : "NOT kept");
+        }
+        fflush(stdout);
+    }
+    if (fflush(stdout) != 0 || ferror(stdout)) failures++;
+    return failures ? EXIT_FAIL : EXIT_OK;
+}
+

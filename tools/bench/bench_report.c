@@ -500,6 +500,17 @@ static void json_result(FILE *f, const bench_result *r)
     fputs("}", f);
 }
 
+void bench_print_resident(FILE *f, const bench_resident_row *row)
+{
+    if (row->status == 1) fprintf(f, "  resident, device %zu: sat out: %s\n", row->device, row->why);
+    else if (row->status == 2) fprintf(f, "  resident, device %zu: FAILED: %s\n", row->device, row->why);
+    else
+        fprintf(f, "  resident, device %zu (cl_mem in and out, no host copy): call %.3f ms (%.1f GB/s), fused "
+                "kernel alone %.3f ms: %.2fx the kernel (goal 1.25x)\n",
+                row->device, 1e3 * row->call, (double)row->bytes / row->call / 1e9, 1e3 * row->kernel,
+                row->kernel > 0 ? row->call / row->kernel : 0.0);
+}
+
 static void json_trace(FILE *f, const bench_trace *t)
 {
     fputs("  \"trace\": ", f);

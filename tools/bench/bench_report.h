@@ -144,6 +144,8 @@ typedef struct bench_trace {
 /* The header: machine, devices, limits, and how the figures are taken. */
 void bench_print_header(FILE *f, const bench_machine *m);
 /* One workload's block. */
+/* One resident row ("  resident, device N ...": measured, sat out or failed). */
+void bench_print_resident(FILE *f, const bench_resident_row *row);
 void bench_print_result(FILE *f, const bench_machine *m, const bench_result *r);
 /* The closing lines: what was traced, the total wall time, the verdict. */
 void bench_print_footer(FILE *f, const bench_trace *t, double total_s, int failures, int unwritten);

@@ -133,5 +133,9 @@ int bench_model_env(const char *layer, char *why, size_t len);
 /* Runs workload w on the modelled bus, pageable (rows[0]) and pinned
  * (rows[1]); 0, or -1 with rows[0].why. */
 int bench_model_run(const bench_workload *w, int repeats, bench_model_row rows[2]);
+/* `clscale bench --model LAYER`: sets the environment, runs the workloads
+ * whose bit is set in `want` at `size` and prints the table; the exit
+ * status (EXIT_OK, EXIT_FAIL). */
+int bench_model_main(const char *layer, unsigned want, double size, int repeats, int pageable_only);
 
 #endif

@@ -6,7 +6,8 @@
  * bench_limits.c measures the limits and sets each row against them,
  * bench_rounds.c times and checks the rows (bench_run.h), bench_host.c
  * supplies the workloads, references and STREAM, bench_report.c prints and
- * writes JSON.
+ * writes JSON; bench_resident.c times the resident rows; bench_model.c is
+ * --model (its own table, printed there).
  * How a figure is taken (STREAM and clpeak are the models):
  *   - a warm-up call, then --repeats timed calls; median and min-max of the
  *     wall clock around each call (what the caller waits for);
@@ -477,7 +478,7 @@ static void resident_rows(bench_state *s, const bench_workload *w, bench_result 
             snprintf(row->why, sizeof row->why,
                      "two buffers of %.0f MB do not fit it (largest buffer %.0f MB, memory %.0f MB)",
                      (double)bytes / 1e6, (double)info->max_alloc_bytes / 1e6, (double)info->global_mem_bytes / 1e6);
-            printf("  resident, device %zu: sat out: %s\n", info->index, row->why);
+            bench_print_resident(stdout, row);
             continue;
         }
         bench_progress("%s: resident on device %zu", w->name, info->index);
@@ -485,56 +486,10 @@ static void resident_rows(bench_state *s, const bench_workload *w, bench_result 
         bench_progress_clear();
         if (rc != 0) {
             row->status = 2;
-            printf("  resident, device %zu: FAILED: %s\n", info->index, row->why);
             s->failures++;
-            continue;
         }
-        printf("  resident, device %zu (cl_mem in and out, no host copy): call %.3f ms (%.1f GB/s), fused "
-               "kernel alone %.3f ms: %.2fx the kernel (goal 1.25x)\n",
-               info->index, 1e3 * row->call, (double)row->bytes / row->call / 1e9, 1e3 * row->kernel,
-               row->kernel > 0 ? row->call / row->kernel : 0.0);
+        bench_print_resident(stdout, row);
     }
-}
-
-/* --model: the scheduler's comparison on the modelled bus, instead of the table. */
-static int run_model(const options *o)
-{
-    char why[512];
-    if (bench_model_env(o->model, why, sizeof why) != 0) return cli_error(EXIT_FAIL, "bench: %s", why);
-    char cpu[256];
-    bench_cpu_model(cpu, sizeof cpu);
-    const char *env = getenv("CLSBUS");
-    printf("clscale %s bench --model: the CPU device (PoCL basic, 1 thread) beside PoCL's pthread device behind "
-           "a modelled bus (%s)\non %s, %u CPUs; medians of %d calls, calls of the three alternating\n\n",
-           cls_version(), env && *env ? env : "the layer's defaults: the H100 machine's rates x 0.1", cpu,
-           bench_cpus(), o->repeats);
-    printf("%-14s %-9s %12s %12s %12s %8s  %s\n", "workload", "memory", "cpu alone", "gpu alone", "together",
-           "ratio", "promise (<= 1.05 of the better alone)");
-    bench_workload ws[BENCH_MAX_WORKLOADS];
-    size_t nw = bench_workloads(o->size, ws, BENCH_MAX_WORKLOADS);
-    int failures = 0;
-    for (size_t i = 0; i < nw; i++) {
-        if (!((o->want >> i) & 1u)) continue;
-        bench_model_row rows[2];
-        bench_progress("%s on the modelled bus", ws[i].name);
-        int r = bench_model_run(&ws[i], o->repeats, rows);
-        bench_progress_clear();
-        if (r != 0) {
-            printf("%-14s FAILED: %s\n", ws[i].name, rows[0].why);
-            failures++;
-            continue;
-        }
-        for (int k = 0; k < 2; k++) {
-            if (k == 1 && o->pageable_only) break;
-            const bench_model_row *x = &rows[k];
-            printf("%-14s %-9s %9.2f ms %9.2f ms %9.2f ms %8.3f  %s\n", ws[i].name,
-                   x->pinned ? "pinned" : "pageable", 1e3 * x->t[0], 1e3 * x->t[1], 1e3 * x->t[2], x->ratio,
-                   x->ratio <= 1.05 ? "kept" : "NOT kept");
-        }
-        fflush(stdout);
-    }
-    if (fflush(stdout) != 0 || ferror(stdout)) failures++;
-    return failures ? EXIT_FAIL : EXIT_OK;
 }
 
 int cmd_bench(int argc, char **argv)
@@ -545,7 +500,7 @@ int cmd_bench(int argc, char **argv)
     int pr = parse_options(argc, argv, &s.o);
     if (pr != 0) return pr > 0 ? EXIT_OK : EXIT_USAGE;
     bench_progress_start();
-    if (s.o.model) return run_model(&s.o);
+    if (s.o.model) return bench_model_main(s.o.model, s.o.want, s.o.size, s.o.repeats, s.o.pageable_only);
     const char *corrupt = getenv("CLSCALE_BENCH_CORRUPT");
     s.corrupt = corrupt && *corrupt ? strtol(corrupt, NULL, 10) : -1;
 
