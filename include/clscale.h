@@ -48,6 +48,14 @@
 extern "C" {
 #endif
 
+/* OpenCL's handle types, declared as <CL/cl.h> declares them (cl_context is
+ * struct _cl_context *), so that this header needs no OpenCL headers. */
+struct _cl_context;
+struct _cl_device_id;
+struct _cl_command_queue;
+struct _cl_mem;
+struct _cl_event;
+
 /* Symbols the shared library exports. */
 #if defined(CLS_BUILD) && defined(__GNUC__)
 #define CLS_API __attribute__((visibility("default")))
@@ -115,6 +123,14 @@ typedef struct cls_config {
     unsigned    flags;       /* CLS_PROFILE, CLS_FORCE_STAGING */
     cls_progress_fn progress;      /* NULL: none */
     void           *progress_user;
+    /* Caller-given OpenCL objects (see "Data already on a device" below).
+     * All zero: clscale finds the devices the selector names, as above. */
+    struct _cl_context             *cl_context;  /* the caller's context; NULL: none */
+    struct _cl_device_id *const    *cl_devices;  /* devices of cl_context to use; NULL: all of its devices */
+    size_t                          cl_ndevices; /* entries of cl_devices (0 with cl_devices NULL) */
+    struct _cl_command_queue *const *cl_queues;  /* NULL, or one in-order queue per device of
+                                                    cl_devices (in its order): clscale then runs
+                                                    on that queue alone for that device */
 } cls_config;
 
 /* Device selector (cls_config.devices or $CLSCALE_DEVICES): comma-separated
@@ -158,6 +174,17 @@ typedef struct cls_device_info {
  * cls_last_error() say which and why (a build log included), and the
  * context runs on the others. Creation fails only when no selected device
  * remains; the message then names each device and its failure.
+ * With cfg->cl_context set it creates no OpenCL context: it uses the
+ * caller's, with the devices cfg->cl_devices names (all of the context's
+ * when NULL; the selector and CLSCALE_DEVICES are then ignored) and, when
+ * cfg->cl_queues is given, the caller's queues (in-order ones). clscale
+ * retains the context and queues it keeps and releases them at
+ * cls_context_destroy(); it never releases more than it retained. A device
+ * not in the context, a queue of another context or device, or an
+ * out-of-order queue: CLS_E_ARG with a message. The caller's devices are
+ * built and checked like the others (the zero-copy check runs a 256-byte
+ * kernel on the device's first queue, the caller's when given, and waits
+ * for that queue with clFinish); one that fails is dropped the same way.
  * Before the process's first platform query it sets POCL_AFFINITY=1 (PoCL's
  * CPU workers pinned one per core), once, unless POCL_AFFINITY is set or
  * the process may not run on every online core; see the README.
@@ -399,6 +426,78 @@ typedef struct cls_affine {
  * 10^-j, offset 0.
  * @return CLS_OK, or CLS_E_ARG for a NULL argument or an index out of range. */
 CLS_API cls_status cls_stats_params(const cls_stats *s, size_t group, size_t col, int inverse, cls_affine *out);
+
+/* ------------------------------------------------------------------------ */
+/* Data already on a device                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Applications with their own OpenCL code keep their arrays in cl_mem
+ * buffers. A context made on their cl_context (cls_config.cl_context) runs
+ * the same pipelines on such buffers, on one device, with no host round
+ * trip: the data never leaves the device, only the statistics (a few bytes
+ * per column) come back when a fit asks for them.
+ *
+ *   cl_context ctx = ...; cl_device_id dev = ...; cl_command_queue q = ...;
+ *   cls_config cfg = {.cl_context = ctx, .cl_devices = &dev, .cl_ndevices = 1,
+ *                     .cl_queues = &q};
+ *   cls_context *c;
+ *   cls_context_create(&cfg, &c);
+ *   cls_buffer x = {.mem = buf, .offset = 0, .dtype = CLS_F32,
+ *                   .batch = 1, .rows = n, .cols = 8};
+ *   cl_event done;
+ *   cls_sync sync = {.wait = &written, .nwait = 1, .done = &done};
+ *   cls_pipeline p = {.scaler = CLS_ZSCORE};
+ *   cls_fit_transform_buffer(c, &p, &x, &x, NULL, &sync);   (in place)
+ *   ... enqueue the caller's next kernel waiting on `done`, release it ...
+ */
+
+/* An array in a buffer: C-contiguous batch x rows x cols of `dtype` at
+ * `offset` bytes (a multiple of the element size) into `mem`, a buffer of
+ * the context's cl_context (a sub-buffer is fine). clscale neither retains
+ * nor releases `mem` beyond the call. */
+typedef struct cls_buffer {
+    struct _cl_mem *mem;
+    size_t          offset;
+    cls_dtype       dtype;
+    size_t          batch, rows, cols;
+} cls_buffer;
+
+/* How a buffer call fits into the caller's own OpenCL work. */
+typedef struct cls_sync {
+    struct _cl_event *const *wait;   /* the call's first command waits for these (may be NULL) */
+    unsigned          nwait;
+    struct _cl_event **done;         /* NULL: the call returns when its work has completed;
+                                        else *done receives an event (release it with
+                                        clReleaseEvent) that completes when the output is
+                                        written, and the call may return before that */
+    size_t            device;        /* the device that runs it, among the context's (0: the first) */
+} cls_sync;
+
+/* cls_fit_buffer() : cls_fit() of the array in `x`. Blocks until the
+ * statistics are on the host (sync->done, when set, receives a complete
+ * event). `sync` may be NULL (device 0, no wait list).
+ * cls_transform_buffer() : cls_transform() of `in` into `out`, which may be
+ * `in` (same mem and offset: in place) or any buffer of the context that
+ * does not overlap it.
+ * cls_fit_transform_buffer() : cls_fit_transform() on buffers. When every
+ * statistics group fits one pass and `fitted` is NULL, nothing waits on the
+ * host: with sync->done set, the call returns once its commands are
+ * enqueued (the buffers must then stay alive until *done completes).
+ * Discount factors (cls_pipeline.factors) stay host arrays: they are copied
+ * to the device during the call.
+ * @return CLS_OK, or a status with cls_last_error(ctx) saying why. A buffer
+ *         that is not a valid cl_mem (released), belongs to another context,
+ *         is too small for its shape and offset, an output that is read-only
+ *         or overlaps the input, a context not made on a cl_context, or a
+ *         device index out of range: CLS_E_ARG, and nothing was enqueued.
+ *         On a failure after enqueuing, *done is NULL.
+ * The context's queue for that device is used; one thread at a time. */
+CLS_API cls_status cls_fit_buffer(cls_context *ctx, const cls_pipeline *p, const cls_buffer *x,
+                                  const cls_sync *sync, cls_stats **out);
+CLS_API cls_status cls_transform_buffer(cls_context *ctx, const cls_pipeline *p, const cls_stats *s,
+                                        const cls_buffer *in, const cls_buffer *out, const cls_sync *sync);
+CLS_API cls_status cls_fit_transform_buffer(cls_context *ctx, const cls_pipeline *p, const cls_buffer *in,
+                                            const cls_buffer *out, cls_stats **fitted, const cls_sync *sync);
 
 /* ------------------------------------------------------------------------ */
 /* Reports, traces                                                           */

@@ -181,6 +181,9 @@ typedef struct cls_dev {
     cls_slot        slot[CLS_MAX_QUEUES];
     size_t          cache_bytes; /* CL_DEVICE_GLOBAL_MEM_CACHE_SIZE */
     int             build_slot; /* build_slot.c: held slot (> 0 changes the options), -1 none */
+    cl_event        resident_busy; /* the last command of a resident call that returned before it
+                                      completed (resident.c): a later call waits for it, since
+                                      it may still read the queue's slot buffers */
     int             per_queue;  /* build_slot.c: each queue launches programs of its own */
     char           *drop_why;   /* context.c: why creation drops it (malloc'ed), NULL: kept */
     cls_status      drop_st;
@@ -230,6 +233,14 @@ cls_status cls_devices_select(cls_context *ctx, const cls_found *all, size_t n,
                               const char *selector, unsigned char *chosen);
 /* Fills dev->info and tuning from the device's properties. */
 cls_status cls_device_describe(cls_context *ctx, cls_dev *dev, const cls_found *f, size_t global_index);
+
+/* ---- foreign.c: a context on the caller's cl_context ---- */
+
+/* Describes the devices of cfg->cl_context (those cfg->cl_devices names),
+ * retains the context and the caller's queues (cfg->cl_queues) or creates
+ * queues; fills ctx->devs, ctx->cls. CLS_E_ARG when the objects do not fit
+ * together. What it retained is released by cls_context_destroy. */
+cls_status cls_foreign_adopt(cls_context *ctx, const cls_config *cfg);
 
 /* ---- context.c ---- */
 

@@ -519,6 +519,81 @@ static void unwritable_output_fails_before_the_run(void **state)
     assert_non_null(strstr(r.err, "--timeline"));
 }
 
+static void seed_a_has_a_resident_row_per_device(void **state)
+{
+    (void)state;
+    expect_status(&full, 0);
+    size_t n = test_suite_is("pocl") ? 2 : 1;
+    for (size_t i = 0; i < n; i++) {
+        char row[64];
+        snprintf(row, sizeof row, "\n  resident, device %zu (cl_mem", i);
+        const char *at = strstr(full.out, row);
+        if (!at) fail_msg("no \"%s\" in:\n%s", row + 1, full.out);
+        double call = 0, kern = 0, ratio = 0;
+        const char *c = strstr(at, "call "), *k = strstr(at, "kernel alone "), *x = strstr(at, ": ");
+        assert_non_null(c);
+        assert_non_null(k);
+        x = strstr(k, ": ");
+        assert_non_null(x);
+        assert_int_equal(sscanf(c, "call %lf", &call), 1);
+        assert_int_equal(sscanf(k, "kernel alone %lf", &kern), 1);
+        assert_int_equal(sscanf(x, ": %lfx", &ratio), 1);
+        /* the kernel is part of the call: a profile that lost it reads 0 */
+        assert_true(call > 0 && kern > 0 && ratio > 0);
+    }
+}
+
+static void json_has_the_resident_rows(void **state)
+{
+    (void)state;
+    expect_status(&full, 0);
+    json_t *j = load_json(json_path);
+    json_t *seed_a = json_array_get(json_object_get(j, "workloads"), 0);
+    assert_string_equal(str(seed_a, "name"), "seed-a");
+    json_t *rows = json_object_get(seed_a, "resident");
+    assert_true(json_is_array(rows));
+    assert_int_equal(json_array_size(rows), test_suite_is("pocl") ? 2 : 1);
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        json_t *row = json_array_get(rows, i);
+        assert_string_equal(str(row, "status"), "ok");
+        assert_true(num(row, "call_s") > 0 && num(row, "kernel_s") > 0 && num(row, "call_over_kernel") > 0);
+        assert_true(json_is_null(json_object_get(row, "why")));
+    }
+    /* only seed-a has them */
+    assert_null(json_object_get(json_array_get(json_object_get(j, "workloads"), 1), "resident"));
+    json_decref(j);
+}
+
+static void model_compares_every_workload_pageable_and_pinned(void **state)
+{
+    (void)state;
+    static result r;
+    const char *layer = getenv("CLS_BUS_LAYER");
+    assert_non_null(layer);
+    assert_int_equal(tool(&r, "bench", "--model", layer, "--size", SIZE, "--repeats", "1"), 0);
+    expect_status(&r, 0);
+    assert_non_null(strstr(r.out, "modelled bus"));
+    for (size_t i = 0; i < 4; i++)
+        for (int pinned = 0; pinned < 2; pinned++) {
+            char row[64];
+            snprintf(row, sizeof row, "\n%-14s %-9s ", workload_names[i], pinned ? "pinned" : "pageable");
+            if (!strstr(r.out, row)) fail_msg("no \"%s\" row in:\n%s", row + 1, r.out);
+        }
+    assert_null(strstr(r.out, "FAILED"));
+}
+
+static void model_without_the_layer_fails_naming_it(void **state)
+{
+    (void)state;
+    static result r;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/no-such-layer.so", dir);
+    assert_int_equal(tool(&r, "bench", "--model", path, "--size", SIZE), 0);
+    expect_status(&r, 1);
+    assert_string_equal(r.out, "");
+    assert_non_null(strstr(r.err, "no-such-layer.so"));
+}
+
 static void help_exits_0_and_says_what_is_traced(void **state)
 {
     (void)state;
@@ -545,6 +620,10 @@ int main(void)
         cmocka_unit_test(unknown_device_exits_2),
         cmocka_unit_test(unwritable_output_fails_before_the_run),
         cmocka_unit_test(help_exits_0_and_says_what_is_traced),
+        cmocka_unit_test(seed_a_has_a_resident_row_per_device),
+        cmocka_unit_test(json_has_the_resident_rows),
+        cmocka_unit_test(model_compares_every_workload_pageable_and_pinned),
+        cmocka_unit_test(model_without_the_layer_fails_naming_it),
     };
     return TEST_RUN("bench_cli", tests, group_setup, NULL);
 }

@@ -8,7 +8,9 @@ large float arrays on every OpenCL device of the machine at once.
 Estimators (scikit-learn transformers, usable in Pipeline and
 ColumnTransformer): MinMaxScaler, StandardScaler, DecimalScaler, Discount.
 C-contiguous float32/float64 arrays go to the devices without a copy; the
-GIL is released while they work. `devices()` lists the devices; `load()`
+GIL is released while they work. `device_fit_transform()` and `device_transform()` scale pyopencl
+arrays where they are, on their own OpenCL context and queue. `devices()`
+lists the devices; `load()`
 reads a statistics file written by `save()` or `clscale normalize
 --stats-out`. Device, driver and file failures raise ClscaleError (a
 RuntimeError carrying the library's message); bad arguments ValueError.
@@ -17,10 +19,11 @@ from ._clscale import ClscaleError, Stats
 from ._clscale import version as _library_version
 from ._base import load
 from ._context import devices
+from ._device import device_fit_transform, device_transform
 from ._discount import Discount
 from ._scalers import DecimalScaler, MinMaxScaler, StandardScaler
 
 __version__ = _library_version()
 
 __all__ = ["ClscaleError", "DecimalScaler", "Discount", "MinMaxScaler", "StandardScaler",
-           "Stats", "devices", "load", "__version__"]
+           "Stats", "device_fit_transform", "device_transform", "devices", "load", "__version__"]

@@ -211,6 +211,19 @@ cls_status cls_context_create(const cls_config *cfg, cls_context **out)
     unsigned char *chosen = NULL, *staged = NULL;
     size_t n = 0;
     cls_status st = read_config(ctx, cfg);
+    if (st == CLS_OK && ctx->cfg.cl_context) {
+        /* the caller's context, devices and queues: no discovery (foreign.c) */
+        st = cls_foreign_adopt(ctx, cfg);
+        /* the same build, zero-copy check, drops and kernel locks as the
+         * devices clscale found itself (a caller's device can fail too) */
+        if (st == CLS_OK) st = build_all(ctx);
+        if (st == CLS_OK) st = keep_alive(ctx);
+        if (st == CLS_OK) st = cls_drop_report(ctx);
+        if (st == CLS_OK && !(ctx->pool = cls_pool_create(0)))
+            st = cls_fail(ctx, CLS_E_NOMEM, "cannot start the host copy threads");
+        ctx->usable = st == CLS_OK;
+        return st;
+    }
     if (st == CLS_OK) st = cls_devices_find(ctx, &all, &n);
     if (st == CLS_OK) {
         chosen = calloc(n, 1);

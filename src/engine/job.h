@@ -40,6 +40,18 @@ typedef struct cls_slice {
 
 struct cls_devrun;
 
+/* A call on data already on a device (cls_*_buffer, resident.c): the
+ * caller's buffers, offsets in elements, the device that runs it and how
+ * the call joins the caller's commands. */
+typedef struct cls_resident {
+    cl_mem         in, out;      /* out NULL: a fit */
+    uint64_t       in_off, out_off;
+    size_t         device;       /* among the context's devices */
+    const cls_sync *sync;        /* NULL: no wait list, no event out */
+    int            waited;       /* the wait list is enqueued */
+    cl_event       last;         /* the last command of a slice let go unwaited, or NULL */
+} cls_resident;
+
 /* A timed command before its clock is aligned to the host's. */
 typedef struct cls_rawev {
     cls_event ev;
@@ -102,6 +114,7 @@ typedef struct cls_job {
     int          probed;          /* devices' priors were taken (one-time cost) */
     int          called_in;       /* reserves were called in (the lead failed) */
 
+    cls_resident *res;            /* data on a device (resident.c); NULL: host arrays */
     struct cls_devrun *runs;      /* one per context device */
     size_t       nruns;
     cls_rawev   *raw;             /* CLS_PROFILE */
@@ -228,11 +241,27 @@ cls_status cls_zero_copy_check(cls_context *ctx, cls_dev *d);
 /* Releases a device's per-queue buffers (context destruction). */
 void cls_stage_release(cls_dev *dev);
 /* Host copies between caller memory and a packed slot, on the copy pool. */
+typedef struct cls_copy_plan {
+    size_t rows;       /* rows of the copy (1 when the slice is contiguous in caller memory) */
+    size_t row_bytes;  /* bytes of each */
+    size_t rows_per;   /* rows per item (short rows), else 1 */
+    size_t pieces;     /* items per row (long rows), else 1 */
+    size_t piece;      /* bytes per piece */
+    size_t items;      /* items the pool's threads share */
+} cls_copy_plan;
+/* How a slice's copy is cut into items (at most 1 MiB each). */
+cls_copy_plan cls_stage_copy_plan(const cls_job *job, const cls_slice *s);
 void cls_stage_pack(cls_job *job, const cls_slice *s, const char *src, void *slot);
 void cls_stage_unpack(cls_job *job, const cls_slice *s, const void *slot, char *dst);
 
 /* ---- slice.c ---- */
+/* Enqueues slice si on queue q: zero copy, staging, or on the caller's
+ * buffers (job->res). */
 cls_status cls_slice_start(cls_devrun *r, unsigned q, size_t si);
+/* Lets go of a slice enqueued on the caller's buffers without waiting for
+ * it (a resident call that needs nothing back on the host): its events
+ * are released, the last one kept in *last (which it replaces). */
+void cls_slice_detach(cls_devrun *r, unsigned q, cl_event *last);
 cls_status cls_slice_finish(cls_devrun *r, unsigned q);
 /* Releases what a slice in flight holds after a failure (no waiting on errors). */
 void cls_slice_abandon(cls_devrun *r, unsigned q);
@@ -248,6 +277,35 @@ static inline double cls_known_speed(const cls_dev *d) { return d->rate > 0 ? d-
  * the soonest device, which always takes: otherwise devices could all
  * decline. The plan leaves such a device out of the slice size (plan.c). */
 #define CLS_PRIOR_MARGIN 8.0
+
+/* ---- pipeline.c: checks and calls shared with the buffer calls (buffer.c) ---- */
+cls_status cls_check_ctx(cls_context *ctx);
+/* dtype and shape of `a` (not its data) */
+cls_status cls_check_shape(cls_context *ctx, const cls_array *a, const char *what);
+/* `out` NULL: no overlap check of factors and output */
+cls_status cls_check_pipeline(cls_context *ctx, const cls_pipeline *p, const cls_array *x, const cls_array *out);
+cls_status cls_check_stats(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const cls_array *in);
+/* The calls after their checks; `res` NULL: host arrays, else the data is
+ * in res's buffers (in and out then only give the shape and dtype). */
+cls_status cls_do_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_resident *res,
+                      cls_stats **out);
+cls_status cls_do_transform(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const cls_array *in,
+                            cls_array *out, cls_resident *res);
+cls_status cls_do_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
+                                cls_resident *res, cls_stats **fitted);
+
+/* ---- resident.c ---- */
+/* Runs the current phase of a resident call on its device (in place of
+ * cls_run_phase). */
+cls_status cls_resident_phase(cls_job *job);
+/* A resident call whose pipeline is the identity: a device copy. */
+cls_status cls_resident_copy(cls_job *job, size_t bytes);
+/* Before a call: waits for resident work still running on the devices'
+ * queues (cls_dev.resident_busy), but for `keep` (-1: none), whose queue
+ * orders the new call's commands after it. */
+void cls_resident_settle(cls_context *ctx, long keep);
+/* Ends a resident call: its event out, or a wait for its commands. */
+cls_status cls_resident_end(cls_job *job, cls_status st);
 
 /* ---- team.c ---- */
 /* Before planning a call with several devices: runs it on the lead device

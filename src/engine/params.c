@@ -46,7 +46,9 @@ cls_status cls_params_prepare(cls_job *job)
     if (!job->pcol) return CLS_OK;
     uint64_t table = job->G * job->C, used = 0;
     for (size_t i = 0; i < job->nsl; i++) used += job->sl[i].ngroups * job->sl[i].ncols;
-    if (used <= CLS_PARAMS_SHARED * table) return CLS_OK;
+    /* a resident call (job->res) takes the table always: its slices follow
+     * each other on one queue without the host between them */
+    if (used <= CLS_PARAMS_SHARED * table && !job->res) return CLS_OK;
     job->ptab = malloc(4 * (size_t)table * job->es);
     if (!job->ptab) return cls_fail(job->ctx, CLS_E_NOMEM, "out of memory for params (%zu bytes)",
                                     4 * (size_t)table * job->es);

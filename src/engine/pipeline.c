@@ -12,10 +12,8 @@
 
 /* ---- argument checks ---- */
 
-static cls_status check_array(cls_context *ctx, const cls_array *a, const char *what)
+cls_status cls_check_shape(cls_context *ctx, const cls_array *a, const char *what)
 {
-    if (!a) return cls_fail(ctx, CLS_E_ARG, "%s is NULL", what);
-    if (!a->data) return cls_fail(ctx, CLS_E_ARG, "%s: data is NULL", what);
     if (a->dtype != CLS_F32 && a->dtype != CLS_F64)
         return cls_fail(ctx, CLS_E_ARG, "%s: dtype %d is neither CLS_F32 nor CLS_F64", what, (int)a->dtype);
     if (a->batch == 0 || a->rows == 0 || a->cols == 0)
@@ -32,6 +30,13 @@ static cls_status check_array(cls_context *ctx, const cls_array *a, const char *
         return cls_fail(ctx, CLS_E_ARG, "%s: shape %zu x %zu x %zu is larger than any address space (2^48 bytes)",
                         what, a->batch, a->rows, a->cols);
     return CLS_OK;
+}
+
+static cls_status check_array(cls_context *ctx, const cls_array *a, const char *what)
+{
+    if (!a) return cls_fail(ctx, CLS_E_ARG, "%s is NULL", what);
+    if (!a->data) return cls_fail(ctx, CLS_E_ARG, "%s: data is NULL", what);
+    return cls_check_shape(ctx, a, what);
 }
 
 static size_t bytes_of(const cls_array *a)
@@ -91,7 +96,7 @@ cls_status cls_check_pipeline(cls_context *ctx, const cls_pipeline *p, const cls
     return CLS_OK;
 }
 
-static cls_status check_ctx(cls_context *ctx)
+cls_status cls_check_ctx(cls_context *ctx)
 {
     if (!ctx) return CLS_E_ARG;
     if (!ctx->usable) return cls_fail(ctx, CLS_E_ARG, "the context failed to initialise: %s", ctx->err);
@@ -112,15 +117,20 @@ static void range_of(const cls_pipeline *p, double *lo, double *hi)
 
 /* ---- jobs ---- */
 
-static cls_status job_init(cls_job *job, cls_context *ctx, const cls_array *in, cls_array *out)
+/* `in` and `out` give the shape and dtype; with `res` (a resident call)
+ * their data is NULL and the data is in res's buffers. */
+static cls_status job_init(cls_job *job, cls_context *ctx, const cls_array *in, cls_array *out,
+                           cls_resident *res)
 {
     memset(job, 0, sizeof *job);
     job->ctx = ctx;
+    job->res = res;
     job->dtype = in->dtype;
     job->es = in->dtype == CLS_F64 ? 8 : 4;
     job->x = in->data;
     job->y = out ? out->data : NULL;
-    job->inplace = out && out->data == in->data;
+    job->inplace = res ? res->out && res->out == res->in && res->out_off == res->in_off
+                       : out && out->data == in->data;
     job->B = in->batch;
     job->R = in->rows;
     job->C = in->cols;
@@ -132,6 +142,7 @@ static cls_status job_init(cls_job *job, cls_context *ctx, const cls_array *in, 
     memset(&ctx->report, 0, sizeof ctx->report);
     ctx->nevents = 0;
 
+    cls_resident_settle(ctx, res ? (long)res->device : -1);
     cls_status st = cls_zero_copy_verify(ctx);
     if (st != CLS_OK) return st;
     job->runs = calloc(ctx->ndevs, sizeof *job->runs);
@@ -142,6 +153,10 @@ static cls_status job_init(cls_job *job, cls_context *ctx, const cls_array *in, 
         cls_devrun *r = &job->runs[i];
         r->job = job;
         r->dev = &ctx->devs[i];
+        if (res && i != res->device) {
+            r->sat_out = "the call's data is on another device";
+            continue;
+        }
         if (job->dtype == CLS_F64 && !r->dev->info.fp64) {
             r->sat_out = "no cl_khr_fp64 (float64 data)";
             continue;
@@ -149,12 +164,15 @@ static cls_status job_init(cls_job *job, cls_context *ctx, const cls_array *in, 
         r->participates = 1;
         /* host threads copy its slices unless the caller's memory is pinned
          * in its context (cls_host_alloc) */
-        if (!r->dev->zero_copy)
+        if (!r->dev->zero_copy && !res)
             r->staged = !cls_hostmem_pinned(ctx, in->data, bytes_of(in), r->dev->cl)
                         || (out && !cls_hostmem_pinned(ctx, out->data, bytes_of(out), r->dev->cl));
         n++;
     }
     job->host_copy_bw = ctx->host_copy_bw;
+    if (n == 0 && res)
+        return cls_fail(ctx, CLS_E_UNSUPPORTED, "float64 data needs a device with cl_khr_fp64 and the buffer's "
+                        "device %zu (%s) has none", res->device, ctx->devs[res->device].info.name);
     if (n == 0)
         return cls_fail(ctx, CLS_E_UNSUPPORTED,
                         "float64 data needs a device with cl_khr_fp64 and none of the %zu selected has it "
@@ -216,7 +234,7 @@ static cls_status run(cls_job *job, cls_op op, size_t sb)
     if (st == CLS_OK && op == CLS_OP_APPLY) st = cls_params_prepare(job);
     if (st != CLS_OK) return st;
     job->phase = 1;
-    st = cls_run_phase(job);
+    st = job->res ? cls_resident_phase(job) : cls_run_phase(job);
     job->slices_all += job->nsl;
     job->done_all += job->done;
     return st;
@@ -224,6 +242,7 @@ static cls_status run(cls_job *job, cls_op op, size_t sb)
 
 static cls_status finish(cls_job *job, cls_status st)
 {
+    if (job->res) st = cls_resident_end(job, st);
     double wall = cls_now() - job->t0;
     if (st == CLS_OK) cls_team_record(job, wall);
     cls_status rs = cls_report_finish(job, wall);
@@ -293,10 +312,20 @@ static int one_pass(const cls_job *job, size_t sb)
     return job->Rg * block * job->es <= sb;
 }
 
-static cls_status do_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats **out)
+/* The largest slice of a resident call: the data is on the device already,
+ * so slices only cut kernel launches (and the statistics of one). */
+static size_t slice_bytes_for(const cls_job *job)
+{
+    if (!job->res) return cls_plan_slice_bytes(job);
+    size_t sb = job->ctx->cfg.slice_bytes;
+    return sb ? sb : (size_t)1 << 40;
+}
+
+cls_status cls_do_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_resident *res,
+                      cls_stats **out)
 {
     cls_job job;
-    cls_status st = job_init(&job, ctx, x, NULL);
+    cls_status st = job_init(&job, ctx, x, NULL, res);
     if (st != CLS_OK) return finish(&job, st);
     if (p->scope == CLS_SCOPE_BATCH) {
         job.Rg = job.B * job.R;
@@ -306,14 +335,14 @@ static cls_status do_fit(cls_context *ctx, const cls_pipeline *p, const cls_arra
     job.phases = 1;
     job.bytes_total = bytes_of(x);
     cls_team_choose(&job);
-    st = run(&job, CLS_OP_STATS, cls_plan_slice_bytes(&job));
+    st = run(&job, CLS_OP_STATS, slice_bytes_for(&job));
     if (st == CLS_OK) st = collect_stats(&job, p, out);
     return finish(&job, st);
 }
 
 cls_status cls_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats **out)
 {
-    cls_status st = check_ctx(ctx);
+    cls_status st = cls_check_ctx(ctx);
     if (st != CLS_OK) return st;
     if (!out) return cls_fail(ctx, CLS_E_ARG, "cls_fit: out is NULL");
     *out = NULL;
@@ -321,7 +350,7 @@ cls_status cls_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, 
     if (st == CLS_OK) st = cls_check_pipeline(ctx, p, x, NULL);
     if (st == CLS_OK && p->inverse) st = cls_fail(ctx, CLS_E_ARG, "cls_fit: an inverse pipeline cannot be fitted");
     if (st != CLS_OK) return st;
-    return do_fit(ctx, p, x, out);
+    return cls_do_fit(ctx, p, x, NULL, out);
 }
 
 static void identity_copy(void *arg, size_t i)
@@ -332,9 +361,15 @@ static void identity_copy(void *arg, size_t i)
     memcpy((char *)a[1] + off, (const char *)a[0] + off, len);
 }
 
-static cls_status do_transform(cls_context *ctx, const cls_pipeline *p, const cls_stats *s,
-                               const cls_array *in, cls_array *out)
+cls_status cls_do_transform(cls_context *ctx, const cls_pipeline *p, const cls_stats *s,
+                            const cls_array *in, cls_array *out, cls_resident *res)
 {
+    if (p->scaler == CLS_NONE && !p->factors && res) {
+        cls_job job;
+        cls_status st = job_init(&job, ctx, in, out, res);
+        if (st == CLS_OK) st = cls_resident_copy(&job, bytes_of(in));
+        return finish(&job, st);
+    }
     if (p->scaler == CLS_NONE && !p->factors) {
         /* the identity: a host copy; the report lists every device, idle */
         cls_job idle;
@@ -350,7 +385,7 @@ static cls_status do_transform(cls_context *ctx, const cls_pipeline *p, const cl
         return rs == CLS_OK ? CLS_OK : cls_fail(ctx, rs, "out of memory assembling the report");
     }
     cls_job job;
-    cls_status st = job_init(&job, ctx, in, out);
+    cls_status st = job_init(&job, ctx, in, out, res);
     if (st != CLS_OK) return finish(&job, st);
     set_factors(&job, p->factors);
     job.phases = 1;
@@ -375,38 +410,38 @@ static cls_status do_transform(cls_context *ctx, const cls_pipeline *p, const cl
         use_params(&job, s, p->scaler, p->inverse);
     }
     cls_team_choose(&job);
-    if (st == CLS_OK) st = run(&job, CLS_OP_APPLY, cls_plan_slice_bytes(&job));
+    if (st == CLS_OK) st = run(&job, CLS_OP_APPLY, slice_bytes_for(&job));
     return finish(&job, st);
 }
 
-/* The statistics fit the pipeline and the data (cls_transform's checks). */
 cls_status cls_check_stats(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const cls_array *in)
 {
-    if (p->scaler == CLS_NONE) return CLS_OK;
-    if (!s) return cls_fail(ctx, CLS_E_ARG, "cls_transform: the scaler needs fitted statistics (s is NULL)");
-    size_t groups = p->scope == CLS_SCOPE_MATRIX ? in->batch : 1;
-    if (s->info.scope != p->scope)
-        return cls_fail(ctx, CLS_E_ARG, "statistics were fitted with scope %s, the pipeline asks for %s",
-                        s->info.scope == CLS_SCOPE_MATRIX ? "matrix" : "batch",
-                        p->scope == CLS_SCOPE_MATRIX ? "matrix" : "batch");
-    if (s->info.cols != in->cols || s->info.groups != groups)
-        return cls_fail(ctx, CLS_E_ARG,
-                        "statistics of %zu group(s) x %zu columns do not fit data %zu x %zu x %zu (scope %s "
-                        "needs %zu group(s) x %zu columns)",
-                        s->info.groups, s->info.cols, in->batch, in->rows, in->cols,
-                        p->scope == CLS_SCOPE_MATRIX ? "matrix" : "batch", groups, in->cols);
-    if (p->scaler == CLS_ZSCORE && !s->info.has_moments)
-        return cls_fail(ctx, CLS_E_ARG,
-                        "z-score needs means and variances, but these statistics were fitted for %s "
-                        "(min/max only); fit with CLS_ZSCORE or CLS_NONE",
-                        s->info.scaler == CLS_MINMAX ? "min-max" : "decimal scaling");
+    if (p->scaler != CLS_NONE) {
+        if (!s) return cls_fail(ctx, CLS_E_ARG, "cls_transform: the scaler needs fitted statistics (s is NULL)");
+        size_t groups = p->scope == CLS_SCOPE_MATRIX ? in->batch : 1;
+        if (s->info.scope != p->scope)
+            return cls_fail(ctx, CLS_E_ARG, "statistics were fitted with scope %s, the pipeline asks for %s",
+                            s->info.scope == CLS_SCOPE_MATRIX ? "matrix" : "batch",
+                            p->scope == CLS_SCOPE_MATRIX ? "matrix" : "batch");
+        if (s->info.cols != in->cols || s->info.groups != groups)
+            return cls_fail(ctx, CLS_E_ARG,
+                            "statistics of %zu group(s) x %zu columns do not fit data %zu x %zu x %zu (scope %s "
+                            "needs %zu group(s) x %zu columns)",
+                            s->info.groups, s->info.cols, in->batch, in->rows, in->cols,
+                            p->scope == CLS_SCOPE_MATRIX ? "matrix" : "batch", groups, in->cols);
+        if (p->scaler == CLS_ZSCORE && !s->info.has_moments)
+            return cls_fail(ctx, CLS_E_ARG,
+                            "z-score needs means and variances, but these statistics were fitted for %s "
+                            "(min/max only); fit with CLS_ZSCORE or CLS_NONE",
+                            s->info.scaler == CLS_MINMAX ? "min-max" : "decimal scaling");
+    }
     return CLS_OK;
 }
 
 cls_status cls_transform(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const cls_array *in,
                          cls_array *out)
 {
-    cls_status st = check_ctx(ctx);
+    cls_status st = cls_check_ctx(ctx);
     if (st != CLS_OK) return st;
     cls_pipeline recorded;
     if (!p) {
@@ -424,13 +459,13 @@ cls_status cls_transform(cls_context *ctx, const cls_pipeline *p, const cls_stat
     if (st != CLS_OK) return st;
     st = cls_check_stats(ctx, p, s, in);
     if (st != CLS_OK) return st;
-    return do_transform(ctx, p, s, in, out);
+    return cls_do_transform(ctx, p, s, in, out, NULL);
 }
 
 cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
                              cls_stats **fitted)
 {
-    cls_status st = check_ctx(ctx);
+    cls_status st = cls_check_ctx(ctx);
     if (st != CLS_OK) return st;
     if (fitted) *fitted = NULL;
     st = check_io(ctx, in, out);
@@ -438,23 +473,29 @@ cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_
     if (st == CLS_OK && p->inverse)
         st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: inverse needs fitted statistics; use cls_transform");
     if (st != CLS_OK) return st;
+    return cls_do_fit_transform(ctx, p, in, out, NULL, fitted);
+}
 
+cls_status cls_do_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
+                                cls_resident *res, cls_stats **fitted)
+{
+    cls_status st;
     if (p->scaler == CLS_NONE) {
         /* nothing to fit for the transform; a caller asking for statistics
          * gets all of them from a pass of its own */
         cls_stats *s = NULL;
         if (fitted) {
-            st = do_fit(ctx, p, in, &s);
+            st = cls_do_fit(ctx, p, in, res, &s);
             if (st != CLS_OK) return st;
         }
-        st = do_transform(ctx, p, s, in, out);
+        st = cls_do_transform(ctx, p, s, in, out, res);
         if (st == CLS_OK && fitted) *fitted = s;
         else cls_stats_destroy(s);
         return st;
     }
 
     cls_job job;
-    st = job_init(&job, ctx, in, out);
+    st = job_init(&job, ctx, in, out, res);
     if (st != CLS_OK) return finish(&job, st);
     set_factors(&job, p->factors);
     if (p->scope == CLS_SCOPE_BATCH) {
@@ -466,13 +507,13 @@ cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_
     job.clip = p->clip;
     range_of(p, &job.lo, &job.hi);
     cls_team_choose(&job);
-    size_t sb = cls_plan_slice_bytes(&job);
+    size_t sb = slice_bytes_for(&job);
     cls_stats *s = NULL;
     if (one_pass(&job, sb)) {
         /* Groups too tall for one work-item are read twice in one slice
          * (statistics, then scaling): on a CPU the slice must stay in its
          * cache for the second read not to go to memory again. */
-        if (job.Rg > CLS_FUSED_ROWS) {
+        if (job.Rg > CLS_FUSED_ROWS && !job.res) {
             size_t cap = cache_slice_bytes(&job);
             uint64_t min_block = job.Rg * (job.C < 64 ? job.C : 64) * job.es;
             if (cap && cap < sb && cap >= min_block) sb = cap;
@@ -494,7 +535,7 @@ cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_
         }
         if (st == CLS_OK) {
             job.phase = 2;
-            st = cls_run_phase(&job);
+            st = job.res ? cls_resident_phase(&job) : cls_run_phase(&job);
             job.slices_all += job.nsl;
             job.done_all += job.done;
         }

@@ -339,7 +339,8 @@ static cls_status upload_params(cls_devrun *r, unsigned q, const cls_slice *s)
     size_t n = (size_t)s->ngroups * s->ncols;
     cls_params_pack(job, s, sl->prm_host);
     if (sl->prm_mapped) return CLS_OK;
-    CL_TRY(job->ctx, d, clEnqueueWriteBuffer(d->q[q], sl->prm, CL_FALSE, 0, 4 * n * job->es, sl->prm_host, 0, NULL,
+    CL_TRY(job->ctx, d, clEnqueueWriteBuffer(d->q[q], sl->prm, job->res ? CL_TRUE : CL_FALSE, 0, 4 * n * job->es,
+                                              sl->prm_host, 0, NULL,
                                               next_event(&r->inf[q], CLS_EV_UPLOAD, "params")));
     return CLS_OK;
 }
@@ -513,6 +514,22 @@ static cls_status start_staging(cls_devrun *r, unsigned q, cls_slice *s)
     return CLS_OK;
 }
 
+/* On the caller's buffers (job->res): the kernels read and write them in
+ * place at the slice's offset, with the array's row stride; only the
+ * statistics come back when asked for. */
+static cls_status start_resident(cls_devrun *r, unsigned q, cls_slice *s)
+{
+    cls_job *job = r->job;
+    const cls_resident *res = job->res;
+    uint64_t e0 = s->row0 * job->C + s->col0;
+    cl_mem y = res->out ? res->out : res->in;
+    uint64_t yoff = res->out ? res->out_off : res->in_off;
+    cls_status st = enqueue_compute(r, q, s, res->in, res->in_off + e0, y, yoff + e0, job->C);
+    if (st == CLS_OK && s->op != CLS_OP_STATS && job->inplace) s->written = 1;
+    if (st == CLS_OK) st = enqueue_stats_download(r, q, s);
+    return st;
+}
+
 cls_status cls_slice_start(cls_devrun *r, unsigned q, size_t si)
 {
     cls_inflight *f = &r->inf[q];
@@ -520,7 +537,9 @@ cls_status cls_slice_start(cls_devrun *r, unsigned q, size_t si)
     memset(f, 0, sizeof *f);
     f->slice = (int)si;
     f->bytes = (uint64_t)s->nrows * s->ncols * r->job->es * (s->op == CLS_OP_STATS ? 1 : 2);
-    cls_status st = r->dev->zero_copy ? start_zero_copy(r, q, s) : start_staging(r, q, s);
+    cls_status st = r->job->res        ? start_resident(r, q, s)
+                    : r->dev->zero_copy ? start_zero_copy(r, q, s)
+                                        : start_staging(r, q, s);
     if (st == CLS_OK && f->nev == 0) st = cls_fail(r->job->ctx, CLS_E_DEVICE, "internal: slice with no command");
     if (st == CLS_OK) {
         f->done = f->ev[f->nev - 1];
@@ -588,7 +607,7 @@ cls_status cls_slice_finish(cls_devrun *r, unsigned q)
     if (f->ymap) {
         CL_TRY(job->ctx, d, clEnqueueUnmapMemObject(d->q[q], f->yb, f->ymap, 0, NULL, NULL));
         f->ymap = NULL;
-    } else if (!d->zero_copy && s->op != CLS_OP_STATS && !f->direct_out) {
+    } else if (!d->zero_copy && !job->res && s->op != CLS_OP_STATS && !f->direct_out) {
         so0 = cls_now();
         cls_stage_unpack(job, s, d->slot[q].host, job->y);
         so1 = cls_now();
@@ -605,6 +624,18 @@ cls_status cls_slice_finish(cls_devrun *r, unsigned q)
     cls_record_events(r, q, so0, so1);
     release_objects(f);
     return CLS_OK;
+}
+
+void cls_slice_detach(cls_devrun *r, unsigned q, cl_event *last)
+{
+    cls_inflight *f = &r->inf[q];
+    if (f->done) {
+        clRetainEvent(f->done);
+        if (*last) clReleaseEvent(*last);
+        *last = f->done;
+    }
+    cls_record_events(r, q, 0, 0);
+    release_objects(f);
 }
 
 void cls_slice_abandon(cls_devrun *r, unsigned q)

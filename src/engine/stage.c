@@ -117,6 +117,11 @@ static cls_status grow_mapped_params(cls_context *ctx, cls_dev *d, unsigned q, s
 
 void cls_stage_release(cls_dev *d)
 {
+    if (d->resident_busy) { /* a resident call's commands may still use the slots */
+        clWaitForEvents(1, &d->resident_busy);
+        clReleaseEvent(d->resident_busy);
+        d->resident_busy = NULL;
+    }
     for (unsigned q = 0; q < CLS_MAX_QUEUES; q++) {
         cls_slot *s = &d->slot[q];
         if (q < d->nq) {
@@ -282,7 +287,12 @@ static cls_status bind_params(cls_job *job, cls_devrun *r)
     uint64_t bytes = 4 * job->G * job->C * job->es;
     if (bytes > d->info.max_alloc_bytes || (!d->zero_copy && bytes > d->info.global_mem_bytes / 8)) return CLS_OK;
     cl_int e;
-    if (d->zero_copy) {
+    if (job->res) {
+        /* a resident call may return before its kernels read the table,
+         * which the job frees: the buffer takes a copy */
+        r->ptab = clCreateBuffer(d->cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (size_t)bytes, job->ptab, &e);
+        if (e != CL_SUCCESS) return cls_fail_cl(job->ctx, d, "clCreateBuffer(params table)", e);
+    } else if (d->zero_copy) {
         r->ptab = clCreateBuffer(d->cl, CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, (size_t)bytes, job->ptab, &e);
         if (e != CL_SUCCESS) return cls_fail_cl(job->ctx, d, "clCreateBuffer(params table)", e);
     } else {
@@ -343,12 +353,12 @@ cls_status cls_stage_prepare(cls_job *job, cls_devrun *r)
             }
             s->prm_cap = st == CLS_OK ? job->max_prm : 0;
         }
-        if (st == CLS_OK && !d->zero_copy) {
+        if (st == CLS_OK && !d->zero_copy && !job->res) {
             size_t bytes = job->max_elems * es;
             st = grow(ctx, d, &s->data, &s->data_cap, bytes, CL_MEM_READ_WRITE);
             if (st == CLS_OK) st = grow_pinned(ctx, d, q, bytes);
         }
-        if (st == CLS_OK && job->f && !r->factors && !d->zero_copy)
+        if (st == CLS_OK && job->f && !r->factors && !d->zero_copy && !job->res)
             st = grow(ctx, d, &s->fwin, &s->fwin_cap, job->max_span * es, CL_MEM_READ_ONLY);
     }
     return st;
@@ -356,57 +366,74 @@ cls_status cls_stage_prepare(cls_job *job, cls_devrun *r)
 
 /* ---- host copies ---- */
 
+/* A slice's host copy is cut into items of at most COPY_CHUNK bytes that
+ * the pool's threads share: whole blocks of rows when rows are short, and
+ * pieces of a row when a row is longer than that. One thread cannot keep
+ * up with a bus: the items had been whole rows, so a slice of one long row
+ * (seed-b-large's discount: a row of 5 M columns merged from its rows and
+ * columns, cut into 32 MiB column blocks, docs/DISCRETE.md) was copied by
+ * one thread at 8-10 GB/s on the H100 machine, where seed-A's slices of
+ * whole rows spread over 16 threads copied at 50-67 GB/s. A slice of one
+ * row, or of every column, is contiguous in caller memory: one block. */
+
 typedef struct copy_task {
     const cls_job *job;
     const cls_slice *s;
     const char *src;
     char *dst;
     int pack;           /* caller -> slot */
-    size_t rows_per;    /* rows per item (strided), or bytes per item (contiguous) */
-    size_t items;
+    cls_copy_plan p;
 } copy_task;
 
-#define COPY_CHUNK (1u << 20)
+#define COPY_CHUNK ((size_t)1 << 20)
+
+cls_copy_plan cls_stage_copy_plan(const cls_job *job, const cls_slice *s)
+{
+    cls_copy_plan p;
+    size_t es = job->es;
+    int contiguous = s->ncols == job->C || s->nrows == 1;
+    p.rows = contiguous ? 1 : (size_t)s->nrows;
+    p.row_bytes = contiguous ? (size_t)s->nrows * s->ncols * es : s->ncols * es;
+    if (p.row_bytes >= COPY_CHUNK) {
+        p.pieces = (p.row_bytes + COPY_CHUNK - 1) / COPY_CHUNK;
+        p.piece = (p.row_bytes + p.pieces - 1) / p.pieces;
+        p.piece = (p.piece + 63) & ~(size_t)63; /* whole cache lines */
+        p.pieces = (p.row_bytes + p.piece - 1) / p.piece;
+        p.rows_per = 1;
+        p.items = p.rows * p.pieces;
+    } else {
+        p.pieces = 1;
+        p.piece = p.row_bytes;
+        p.rows_per = COPY_CHUNK / p.row_bytes;
+        p.items = (p.rows + p.rows_per - 1) / p.rows_per;
+    }
+    return p;
+}
 
 static void copy_item(void *arg, size_t i)
 {
     copy_task *t = arg;
     const cls_job *job = t->job;
     const cls_slice *s = t->s;
+    const cls_copy_plan *p = &t->p;
     size_t es = job->es;
-    if (s->ncols == job->C) { /* contiguous rows: one block */
-        size_t total = (size_t)s->nrows * job->C * es;
-        size_t off = i * t->rows_per;
-        size_t n = total - off < t->rows_per ? total - off : t->rows_per;
-        size_t base = (size_t)s->row0 * job->C * es;
-        if (t->pack) memcpy(t->dst + off, t->src + base + off, n);
-        else memcpy(t->dst + base + off, t->src + off, n);
-        return;
-    }
-    size_t r0 = i * t->rows_per, r1 = r0 + t->rows_per;
-    if (r1 > s->nrows) r1 = (size_t)s->nrows;
-    size_t w = s->ncols * es;
+    size_t r0 = (i / p->pieces) * p->rows_per, r1 = r0 + p->rows_per;
+    if (r1 > p->rows) r1 = p->rows;
+    size_t b0 = (i % p->pieces) * p->piece, n = p->row_bytes - b0 < p->piece ? p->row_bytes - b0 : p->piece;
     for (size_t r = r0; r < r1; r++) {
-        size_t caller = ((size_t)(s->row0 + r) * job->C + s->col0) * es;
-        if (t->pack) memcpy(t->dst + r * w, t->src + caller, w);
-        else memcpy(t->dst + caller, t->src + r * w, w);
+        /* row r of the copy: in the slot r * row_bytes, in caller memory at
+         * the slice's row r (the whole block when contiguous) */
+        size_t caller = ((size_t)(s->row0 + (p->rows == 1 ? 0 : r)) * job->C + s->col0) * es + b0;
+        size_t slot = r * p->row_bytes + b0;
+        if (t->pack) memcpy(t->dst + slot, t->src + caller, n);
+        else memcpy(t->dst + caller, t->src + slot, n);
     }
 }
 
 static void copy_run(cls_job *job, const cls_slice *s, const char *src, char *dst, int pack)
 {
-    copy_task t = {.job = job, .s = s, .src = src, .dst = dst, .pack = pack};
-    size_t es = job->es;
-    if (s->ncols == job->C) {
-        size_t total = (size_t)s->nrows * job->C * es;
-        t.rows_per = COPY_CHUNK;
-        t.items = (total + COPY_CHUNK - 1) / COPY_CHUNK;
-    } else {
-        size_t w = s->ncols * es;
-        t.rows_per = w >= COPY_CHUNK ? 1 : COPY_CHUNK / w;
-        t.items = ((size_t)s->nrows + t.rows_per - 1) / t.rows_per;
-    }
-    cls_pool_run(job->ctx->pool, t.items, copy_item, &t);
+    copy_task t = {.job = job, .s = s, .src = src, .dst = dst, .pack = pack, .p = cls_stage_copy_plan(job, s)};
+    cls_pool_run(job->ctx->pool, t.p.items, copy_item, &t);
 }
 
 void cls_stage_pack(cls_job *job, const cls_slice *s, const char *src, void *slot)

@@ -476,7 +476,39 @@ static void json_result(FILE *f, const bench_result *r)
         fputs(i ? ",\n" : "\n", f);
         json_run(f, r, &r->runs[i]);
     }
-    fputs("]}", f);
+    fputs("]", f);
+    /* seed-a's calls on cl_mem buffers already on each device */
+    if (r->nresident) {
+        fputs(",\n      \"resident\": [", f);
+        for (size_t i = 0; i < r->nresident; i++) {
+            const bench_resident_row *x = &r->resident[i];
+            static const char *const st[] = {"ok", "sat out", "failed"};
+            fprintf(f, "%s\n        {\"device\": %zu, \"status\": \"%s\", \"call_s\": ", i ? "," : "", x->device,
+                    st[x->status]);
+            jpos(f, x->call);
+            fputs(", \"kernel_s\": ", f);
+            jpos(f, x->kernel);
+            fputs(", \"call_over_kernel\": ", f);
+            if (x->status == 0 && x->kernel > 0) jnum(f, x->call / x->kernel);
+            else fputs("null", f);
+            fputs(", \"why\": ", f);
+            jstr_or_null(f, x->why);
+            fputs("}", f);
+        }
+        fputs("]", f);
+    }
+    fputs("}", f);
+}
+
+void bench_print_resident(FILE *f, const bench_resident_row *row)
+{
+    if (row->status == 1) fprintf(f, "  resident, device %zu: sat out: %s\n", row->device, row->why);
+    else if (row->status == 2) fprintf(f, "  resident, device %zu: FAILED: %s\n", row->device, row->why);
+    else
+        fprintf(f, "  resident, device %zu (cl_mem in and out, no host copy): call %.3f ms (%.1f GB/s), fused "
+                "kernel alone %.3f ms: %.2fx the kernel (goal 1.25x)\n",
+                row->device, 1e3 * row->call, (double)row->bytes / row->call / 1e9, 1e3 * row->kernel,
+                row->kernel > 0 ? row->call / row->kernel : 0.0);
 }
 
 static void json_trace(FILE *f, const bench_trace *t)

@@ -99,6 +99,18 @@ typedef struct bench_run {
     bench_part       parts[BENCH_MAX_DEVICES];
 } bench_run;
 
+/* Seed-A's fit+transform of cl_mem buffers already on one device against
+ * the fused kernel's own time there. */
+typedef struct bench_resident_row {
+    size_t   device;        /* global index */
+    double   call;          /* median wall seconds of the blocking buffer call */
+    double   kernel;        /* median summed kernel seconds (profiled) */
+    double   error;         /* against the single-threaded reference */
+    uint64_t bytes;         /* read once and written once */
+    int      status;        /* 0 measured, 1 sat out (why), 2 failed (why) */
+    char     why[512];      /* when it could not run */
+} bench_resident_row;
+
 typedef struct bench_result {
     bench_workload w;
     uint64_t       bytes;          /* bench_bytes() */
@@ -114,6 +126,8 @@ typedef struct bench_result {
     uint64_t       own_copy_bytes;
     size_t         nruns;
     bench_run      runs[4 + 2 * BENCH_MAX_DEVICES];
+    size_t         nresident;      /* seed-a's resident rows (cmd_bench.c) */
+    bench_resident_row resident[BENCH_MAX_DEVICES];
 } bench_result;
 
 /* What --trace and --timeline show: the last timed call of one run. */
@@ -130,6 +144,8 @@ typedef struct bench_trace {
 /* The header: machine, devices, limits, and how the figures are taken. */
 void bench_print_header(FILE *f, const bench_machine *m);
 /* One workload's block. */
+/* One resident row ("  resident, device N ...": measured, sat out or failed). */
+void bench_print_resident(FILE *f, const bench_resident_row *row);
 void bench_print_result(FILE *f, const bench_machine *m, const bench_result *r);
 /* The closing lines: what was traced, the total wall time, the verdict. */
 void bench_print_footer(FILE *f, const bench_trace *t, double total_s, int failures, int unwritten);

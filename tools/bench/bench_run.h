@@ -7,6 +7,7 @@
 #define CLS_BENCH_RUN_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "bench.h"
 #include "bench_report.h"
@@ -105,5 +106,36 @@ size_t bench_llc_bytes(void);
 void bench_measure_limits(bench_machine *m, cls_context *ctx);
 /* Sets each of r's runs against its limit and the host references. */
 void bench_derive(const bench_machine *m, bench_result *r);
+
+/* ---- bench_resident.c --------------------------------------------------- */
+
+/* Seed-A's fit+transform of cl_mem buffers already on one device against
+ * the fused kernel's own time there (bench_resident_row: bench_report.h). */
+
+/* Runs the row for device `global` (`clscale devices` index) on workload w
+ * over `repeats` rounds after a warm-up; 0, or -1 with row->why. */
+int bench_resident(size_t global, const bench_workload *w, int repeats, bench_resident_row *row);
+
+/* ---- bench_model.c ------------------------------------------------------ */
+
+/* One memory kind of a workload on the modelled bus: medians of the CPU
+ * device alone [0], the modelled GPU alone [1], both together [2]. */
+typedef struct bench_model_row {
+    int    pinned;
+    double t[3];
+    double ratio;           /* together / the better alone */
+    char   why[512];
+} bench_model_row;
+
+/* Sets the environment for the bus layer at `layer` (before any OpenCL
+ * call); -1 with why when the file cannot be opened. */
+int bench_model_env(const char *layer, char *why, size_t len);
+/* Runs workload w on the modelled bus, pageable (rows[0]) and pinned
+ * (rows[1]); 0, or -1 with rows[0].why. */
+int bench_model_run(const bench_workload *w, int repeats, bench_model_row rows[2]);
+/* `clscale bench --model LAYER`: sets the environment, runs the workloads
+ * whose bit is set in `want` at `size` and prints the table; the exit
+ * status (EXIT_OK, EXIT_FAIL). */
+int bench_model_main(const char *layer, unsigned want, double size, int repeats, int pageable_only);
 
 #endif

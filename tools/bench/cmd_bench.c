@@ -6,7 +6,8 @@
  * bench_limits.c measures the limits and sets each row against them,
  * bench_rounds.c times and checks the rows (bench_run.h), bench_host.c
  * supplies the workloads, references and STREAM, bench_report.c prints and
- * writes JSON.
+ * writes JSON; bench_resident.c times the resident rows; bench_model.c is
+ * --model (its own table, printed there).
  * How a figure is taken (STREAM and clpeak are the models):
  *   - a warm-up call, then --repeats timed calls; median and min-max of the
  *     wall clock around each call (what the caller waits for);
@@ -36,6 +37,7 @@
 static const char help[] =
     "usage: clscale bench [--workload NAME] [--size X] [--devices SEL] [--repeats N] [--alone LIST]\n"
     "                     [--memory both|pageable] [--json F] [--trace F.json] [--timeline F.svg]\n"
+    "                     [--model LAYER]\n"
     "\n"
     "Times clscale on seeded workloads against plain C on the host, on each selected\n"
     "device alone and on all of them together, next to the limits measured in the\n"
@@ -63,6 +65,11 @@ static const char help[] =
     "                    matrix) by cp + sync, clscale and a numpy memmap loop, alternating,\n"
     "                    --repeats rounds (default 1), each from a cold input; the output\n"
     "                    goes beside PATH, so its disk needs room for one more copy\n"
+    "  --model LAYER     instead of the table: the scheduler's comparison on a modelled\n"
+    "                    discrete GPU. LAYER is the tests' bus layer (build/tests/libclsbus.so);\n"
+    "                    PoCL's pthread device goes behind the modelled bus ($CLSBUS sets the\n"
+    "                    model) beside a one-thread basic CPU device; each workload runs on\n"
+    "                    each alone and both together, pageable and pinned\n"
     "  --help            this text\n"
     "\n"
     "Times are wall clock around each call (what the caller waits for), out of\n"
@@ -71,6 +78,9 @@ static const char help[] =
     "per round), so that a drift in the machine's speed falls on all rows alike,\n"
     "and each call starts with its data out of the caches, as STREAM does.\n"
     "GB/s counts every input byte read once and every output byte written once.\n"
+    "With seed-a, a resident row follows for each device that runs alone: the same call\n"
+    "on cl_mem buffers already on that device (cls_fit_transform_buffer), against the\n"
+    "fused kernel's own time there (profiled), medians of alternating calls.\n"
     "Every result is checked against the single-threaded reference before its\n"
     "time counts. Exit status: 0 all correct, 1 a run failed or was wrong, 2 usage\n"
     "error.\n";
@@ -86,6 +96,7 @@ typedef struct options {
     int         pageable_only; /* --memory pageable: no pinned rows */
     const char *file;        /* --file: only the files row */
     int         repeats_set;
+    const char *model;       /* --model: the bus layer's path */
 } options;
 
 /* Whether device `index` gets a run of its own (--alone). */
@@ -137,7 +148,7 @@ static int parse_options(int argc, char **argv, options *o)
         }
         static const char *const valued[] = {"--workload", "--size", "--devices", "--repeats",
                                              "--json", "--trace", "--timeline", "--alone",
-                                             "--memory", "--file"};
+                                             "--memory", "--file", "--model"};
         const char *name = NULL, *v = NULL;
         for (size_t k = 0; k < sizeof valued / sizeof valued[0] && !name; k++) {
             size_t l = strlen(valued[k]);
@@ -194,6 +205,7 @@ static int parse_options(int argc, char **argv, options *o)
             o->devices = v;
         }
         else if (!strcmp(name, "--file")) o->file = v;
+        else if (!strcmp(name, "--model")) o->model = v;
         else if (!strcmp(name, "--json")) o->json = v;
         else if (!strcmp(name, "--trace")) o->trace = v;
         else o->timeline = v;
@@ -459,6 +471,36 @@ static int check_outputs(const options *o)
     return 0;
 }
 
+/* Seed-A on cl_mem buffers already on each device that runs alone, into r. */
+static void resident_rows(bench_state *s, const bench_workload *w, bench_result *r)
+{
+    for (size_t i = 0; i < s->m->ndev && r->nresident < BENCH_MAX_DEVICES; i++) {
+        const cls_device_info *info = &s->m->dev[i].info;
+        if (s->m->ndev > 1 && !wants_alone(&s->o, info->index)) continue;
+        if (w->dtype == CLS_F64 && !info->fp64) continue;
+        bench_resident_row *row = &r->resident[r->nresident++];
+        uint64_t bytes = (uint64_t)bench_elements(w) * (w->dtype == CLS_F64 ? 8 : 4);
+        if (bytes > info->max_alloc_bytes || 2 * bytes > info->global_mem_bytes) {
+            memset(row, 0, sizeof *row);
+            row->device = info->index;
+            row->status = 1;
+            snprintf(row->why, sizeof row->why,
+                     "two buffers of %.0f MB do not fit it (largest buffer %.0f MB, memory %.0f MB)",
+                     (double)bytes / 1e6, (double)info->max_alloc_bytes / 1e6, (double)info->global_mem_bytes / 1e6);
+            bench_print_resident(stdout, row);
+            continue;
+        }
+        bench_progress("%s: resident on device %zu", w->name, info->index);
+        int rc = bench_resident(info->index, w, s->o.repeats, row);
+        bench_progress_clear();
+        if (rc != 0) {
+            row->status = 2;
+            s->failures++;
+        }
+        bench_print_resident(stdout, row);
+    }
+}
+
 int cmd_bench(int argc, char **argv)
 {
     double t_start = bench_now_s();
@@ -468,6 +510,7 @@ int cmd_bench(int argc, char **argv)
     if (pr != 0) return pr > 0 ? EXIT_OK : EXIT_USAGE;
     if (s.o.file) return bench_files(s.o.file, s.o.repeats_set ? s.o.repeats : 1);
     bench_progress_start();
+    if (s.o.model) return bench_model_main(s.o.model, s.o.want, s.o.size, s.o.repeats, s.o.pageable_only);
     const char *corrupt = getenv("CLSCALE_BENCH_CORRUPT");
     s.corrupt = corrupt && *corrupt ? strtol(corrupt, NULL, 10) : -1;
 
@@ -521,6 +564,7 @@ int cmd_bench(int argc, char **argv)
         run_workload(&s, &ws[i], &results[nr]);
         bench_progress_clear();
         bench_print_result(stdout, s.m, &results[nr]);
+        if (i == 0) resident_rows(&s, &ws[i], &results[nr]);
         fflush(stdout);
         nr++;
     }

@@ -23,7 +23,7 @@ static const char usage[] =
     "            on a terminal; --mpi under mpirun, one output from all ranks)\n"
     "  bench     [--workload NAME] [--size X] [--devices SEL] [--repeats N]\n"
     "            [--alone LIST] [--memory both|pageable] [--json F] [--trace F.json]\n"
-    "            [--timeline F.svg] [--file PATH]\n"
+    "            [--timeline F.svg] [--file PATH] [--model LAYER]\n"
     "\n"
     "  --help, --version\n"
     "\n"

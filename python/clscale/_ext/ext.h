@@ -11,6 +11,8 @@
  *   module.c   module init, ClscaleError, statuses -> exceptions, version
  *   arrays.c   numpy arrays -> cls_array, shape and overlap checks
  *   context.c  Context: devices, fit, transform, fit_transform, timed calls
+ *   buffers.c  data already on a device: contexts on a caller's cl_context,
+ *              calls on cl_mem buffers (pyopencl arrays, clscale/_device.py)
  *   stats.c    Stats: fitted statistics as numpy arrays, params, merge,
  *              save/load, pickling
  *   files.c    stream_file, stream_fit: .npy files larger than memory,
@@ -58,6 +60,13 @@ int clsext_factors_array(PyObject *obj, cls_dtype dtype, cls_array *out);
 /* 1 when [a, a + na) and [b, b + nb) share a byte. */
 int clsext_overlap(const void *a, size_t na, const void *b, size_t nb);
 size_t clsext_bytes(const cls_array *a);
+
+/* ---- buffers.c ---- */
+
+/* buffer_context(cl_context, cl_device, cl_queue) -> capsule */
+PyObject *clsext_buffer_context(PyObject *self, PyObject *args);
+/* buffer_call(capsule, op, mem_in, off_in, mem_out, off_out, dtype, batch, rows, cols, **pipeline) */
+PyObject *clsext_buffer_call(PyObject *self, PyObject *args, PyObject *kwds);
 
 /* ---- context.c ---- */
 

@@ -21,6 +21,11 @@ static PyMethodDef methods[] = {
     {"stream_fit", (PyCFunction)(void (*)(void))clsext_stream_fit, METH_VARARGS | METH_KEYWORDS,
      "stream_fit(ctx, path, offset, dtype, (batch, rows, cols), *, scaler=NONE, scope=SCOPE_MATRIX, lo=0.0, "
      "hi=0.0, clip=False) -> Stats: cls_stream_fit() of the array stored at byte `offset` of `path`."},
+    {"buffer_context", clsext_buffer_context, METH_VARARGS,
+     "buffer_context(cl_context, cl_device, cl_queue) -> capsule: a context on the caller's OpenCL objects."},
+    {"buffer_call", (PyCFunction)(void (*)(void))clsext_buffer_call, METH_VARARGS | METH_KEYWORDS,
+     "buffer_call(ctx, op, mem_in, off_in, mem_out, off_out, dtype, batch, rows, cols, *, scaler, scope, lo, hi,\n"
+     "clip, inverse, stats): fit_transform (-> Stats) or transform (-> None) of cl_mem buffers."},
     {NULL, NULL, 0, NULL},
 };
 
