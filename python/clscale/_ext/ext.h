@@ -12,7 +12,8 @@
  *   arrays.c   numpy arrays -> cls_array, shape and overlap checks
  *   context.c  Context: devices, fit, transform, fit_transform, timed calls
  *   stats.c    Stats: fitted statistics as numpy arrays, params, merge,
- *              save/load, pickling */
+ *              save/load, pickling
+ *   merge.c    merge_columns: Chan's merge of raw column tables (MPI) */
 #ifndef CLSCALE_PY_EXT_H
 #define CLSCALE_PY_EXT_H
 
@@ -91,5 +92,11 @@ const cls_stats *clsext_stats_of(PyObject *obj);
 
 /* The module-level functions stats.c defines. */
 PyObject *clsext_stats_load(PyObject *self, PyObject *args);
+
+/* ---- merge.c ---- */
+
+/* merge_columns(a, b): b[i] = a[i] (+) b[i] over two buffers of
+ * cls_column_stats of the same length (b writable). */
+PyObject *clsext_merge_columns(PyObject *self, PyObject *args);
 
 #endif

@@ -14,6 +14,10 @@ static PyMethodDef methods[] = {
     {"version", version, METH_NOARGS, "version() -> str: the linked library's version."},
     {"load_stats", clsext_stats_load, METH_VARARGS,
      "load_stats(path) -> Stats: reads a statistics file (`clscale normalize --stats-out`)."},
+    {"merge_columns", clsext_merge_columns, METH_VARARGS,
+     "merge_columns(a, b): b[i] = a[i] (+) b[i] for two equal tables of cls_column_stats in buffers\n"
+     "(Chan's formulas, the operands ordered by their bytes so that the result does not depend on\n"
+     "which side holds which). b must be writable."},
     {NULL, NULL, 0, NULL},
 };
 
