@@ -390,15 +390,15 @@ static void a_device_failing_mid_run_fails_all(void **state)
     one_rank_failing(settings, 2, "every device able to run the call failed");
 }
 
-/* A rank killed (SIGKILL) mid-run: rank 1 sleeps 3 s in each kernel launch
- * (the fault layer's delay), and a child of the test kills it once rank 0
- * has made OUT's temporary. Open MPI's mpirun then ends the other ranks
- * (SIGTERM) and names the dead rank; their signal guard removes the
- * temporary (every rank registers it), OUT keeps what it held, no
- * statistics file appears, and mpirun exits non-zero. */
-static void a_rank_killed_mid_run_leaves_no_output(void **state)
+/* A rank killed (SIGKILL) mid-run: the victim sleeps 3 s in each kernel
+ * launch (the fault layer's delay), and a child of the test kills it once
+ * rank 0 has made OUT's temporary. Open MPI's mpirun then ends the other
+ * ranks (SIGTERM) and names the dead rank; their signal guard removes the
+ * temporary (every rank registers it, so rank 0's death too leaves none),
+ * OUT keeps what it held, no statistics file appears, and mpirun exits
+ * non-zero. */
+static void killed_rank(int victim)
 {
-    (void)state;
     size_t shape[3] = {3, 7, 5};
     make_input("k.npy", CLS_F64, 3, shape, 2);
     char in[4200], out[4200], st[4200], pidf[4200], layer[4200], script[4400];
@@ -431,20 +431,29 @@ static void a_rank_killed_mid_run_leaves_no_output(void **state)
     const char *args[] = {"normalize", "--mpi", "--method", "zscore", "--scope", "batch", "--stats-out", st,
                           in, out, NULL};
     tool_result r;
-    run_mpi(&r, 3, 1, settings, args);
+    run_mpi(&r, 3, victim, settings, args);
     int ws;
     while (waitpid(killer, &ws, 0) < 0)
         if (errno != EINTR) fail_msg("waitpid: %s", strerror(errno));
-    if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) fail_msg("the killer did not kill rank 1 (status %d)", ws);
-    if (r.status == 0 || !strstr(r.err, "rank 1") || !strstr(r.err, "signal 9"))
-        fail_msg("exit status %d (expected non-zero), expected mpirun to name rank 1 and signal 9 in:\n%s",
-                 r.status, r.err);
+    if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) fail_msg("the killer did not kill rank %d (status %d)", victim, ws);
+    char name[32];
+    snprintf(name, sizeof name, "rank %d ", victim);
+    if (r.status == 0 || !strstr(r.err, name) || !strstr(r.err, "signal 9"))
+        fail_msg("exit status %d (expected non-zero), expected mpirun to name rank %d and signal 9 in:\n%s",
+                 r.status, victim, r.err);
     size_t len;
     char *old = slurp(out, &len);
     assert_true(len == strlen("what was there before") && !memcmp(old, "what was there before", len));
     free(old);
     assert_int_equal(access(st, F_OK), -1);
     if (files_with(".tmp")) fail_msg("a temporary was left in %s; mpirun said:\n%s", dir, r.err);
+}
+
+static void a_rank_killed_mid_run_leaves_no_output(void **state)
+{
+    (void)state;
+    killed_rank(1);
+    killed_rank(0);  /* the rank that created the temporary */
 }
 
 static int setup(void **state)
