@@ -390,8 +390,8 @@ static void a_device_failing_mid_run_fails_all(void **state)
     one_rank_failing(settings, 2, "every device able to run the call failed");
 }
 
-/* A rank killed (SIGKILL) mid-run: the victim sleeps 3 s in each kernel
- * launch (the fault layer's delay), and a child of the test kills it once
+/* A rank killed (SIGKILL) mid-run: the victim sleeps 3 s in each statistics
+ * kernel launch (the fault layer's delay), and a child of the test kills it once
  * rank 0 has made OUT's temporary. Open MPI's mpirun then ends the other
  * ranks (SIGTERM) and names the dead rank; their signal guard removes the
  * temporary (every rank registers it, so rank 0's death too leaves none),
@@ -412,7 +412,7 @@ static void killed_rank(int victim)
     fclose(f);
     snprintf(layer, sizeof layer, "OPENCL_LAYERS=%s", getenv("CLS_FAULT_LAYER"));
     snprintf(script, sizeof script, "echo $$ > '%s'; exec \"$0\" \"$@\"", pidf);
-    const char *const settings[] = {layer, "CLSFAULT_RULE=5,basic,0,*,0,-1,3000000", "sh", "-c", script, NULL};
+    const char *const settings[] = {layer, "CLSFAULT_RULE=5,basic,0,stats,0,-1,3000000", "sh", "-c", script, NULL};
     pid_t killer = fork();
     assert_true(killer >= 0);
     if (killer == 0) {
