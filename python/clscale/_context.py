@@ -17,12 +17,6 @@ from . import _clscale
 _lock = threading.Lock()
 _pools = {}  # selector (None or str) -> list of idle _clscale.Context
 _pid = os.getpid()
-# PoCL 3.1 initialises its devices on the first query, and two threads
-# querying at once the first time crash in clGetDeviceInfo (seen with dask's
-# threads fitting chunks in a fresh process): the first context of a process
-# is made by one thread at a time; later ones in parallel.
-_first_lock = threading.Lock()
-_made_one = False
 
 
 def check_selector(devices):
@@ -45,17 +39,7 @@ def _take(devices):
             return idle.pop()
     # Made outside the lock: building kernels takes a while, and a failure
     # (no device) is raised to the caller without being kept.
-    return _make(devices)
-
-
-def _make(devices):
-    global _made_one
-    if _made_one:
-        return _clscale.Context(devices)
-    with _first_lock:
-        ctx = _clscale.Context(devices)
-        _made_one = True
-        return ctx
+    return _clscale.Context(devices)
 
 
 def _give(devices, ctx):
