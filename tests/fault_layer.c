@@ -32,8 +32,8 @@
  * (clsfault_*), which it finds with dlopen(path, RTLD_NOLOAD) + dlsym on the
  * copy the loader already mapped; environment variables would be read once.
  * A test that cannot call into the process (a rank of `mpirun clscale ...`)
- * arms one rule at load instead: CLSFAULT_RULE="KIND,DEVICE,NTH,KERNEL,AFTER,TIMES"
- * (as for clsfault_add(); KERNEL "*" for all; the kind's default error).
+ * arms one rule at load instead: CLSFAULT_RULE="KIND,DEVICE,NTH,KERNEL,AFTER,TIMES[,ERROR]"
+ * (as for clsfault_add(); KERNEL "*" for all; without ERROR the kind's default).
  *
  * A rule matches a device by a case-insensitive substring of its name and
  * its ordinal among the devices of its platform whose names contain that
@@ -400,9 +400,10 @@ static void arm_from_env(void)
     const char *e = getenv("CLSFAULT_RULE");
     int kind, nth;
     long after, times;
+    int error = 0;
     char device[128], kernel[64];
-    if (e && sscanf(e, "%d,%127[^,],%d,%63[^,],%ld,%ld", &kind, device, &nth, kernel, &after, &times) == 6)
-        clsfault_add(kind, device, nth, strcmp(kernel, "*") ? kernel : NULL, after, times, 0);
+    if (e && sscanf(e, "%d,%127[^,],%d,%63[^,],%ld,%ld,%d", &kind, device, &nth, kernel, &after, &times, &error) >= 6)
+        clsfault_add(kind, device, nth, strcmp(kernel, "*") ? kernel : NULL, after, times, error);
 }
 
 EXPORT CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint num_entries, const struct _cl_icd_dispatch *target,

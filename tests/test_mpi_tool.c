@@ -4,11 +4,13 @@
  * arithmetic is the same (extremes, discounts, apply), within 1e-12 (float64)
  * or 1e-5 (float32) where the order of sums differs; uneven splits, ranks
  * with no rows; one rank failing (no device, a device failing mid-run) makes
- * every rank exit 1, names the rank, and leaves no OUT and no temporary. */
+ * every rank exit 1, names the rank, and leaves no OUT and no temporary; one
+ * rank killed (SIGKILL) mid-run ends the job the same way through mpirun. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -448,6 +450,72 @@ static void out_targets_are_refused_as_without_mpi(void **state)
     assert_int_equal(files_with(".tmp"), 0);
 }
 
+/* A rank killed (SIGKILL) mid-run: the victim sleeps 3 s in each statistics
+ * kernel launch (the fault layer's delay), and a child of the test kills it once
+ * rank 0 has made OUT's temporary. Open MPI's mpirun then ends the other
+ * ranks (SIGTERM) and names the dead rank; their signal guard removes the
+ * temporary (every rank registers it, so rank 0's death too leaves none),
+ * OUT keeps what it held, no statistics file appears, and mpirun exits
+ * non-zero. */
+static void killed_rank(int victim)
+{
+    size_t shape[3] = {3, 7, 5};
+    make_input("k.npy", CLS_F64, 3, shape, 2);
+    char in[4200], out[4200], st[4200], pidf[4200], layer[4200], script[4400];
+    path_of(in, sizeof in, "k.npy");
+    path_of(out, sizeof out, "killed.npy");
+    path_of(st, sizeof st, "killed.stats");
+    path_of(pidf, sizeof pidf, "victim.pid");
+    unlink(pidf);
+    FILE *f = fopen(out, "w");
+    fputs("what was there before", f);
+    fclose(f);
+    snprintf(layer, sizeof layer, "OPENCL_LAYERS=%s", getenv("CLS_FAULT_LAYER"));
+    snprintf(script, sizeof script, "echo $$ > '%s'; exec \"$0\" \"$@\"", pidf);
+    const char *const settings[] = {layer, "CLSFAULT_RULE=5,basic,0,stats,0,-1,3000000", "sh", "-c", script, NULL};
+    pid_t killer = fork();
+    assert_true(killer >= 0);
+    if (killer == 0) {
+        for (int i = 0; i < 12000; i++) { /* 120 s at most */
+            long pid = 0;
+            FILE *p = fopen(pidf, "r");
+            if (p) {
+                if (fscanf(p, "%ld", &pid) != 1) pid = 0;
+                fclose(p);
+            }
+            if (pid > 0 && files_with(".killed.npy.tmp") > 0) _exit(kill((pid_t)pid, SIGKILL) == 0 ? 0 : 2);
+            usleep(10000);
+        }
+        _exit(1);
+    }
+    const char *args[] = {"normalize", "--mpi", "--method", "zscore", "--scope", "batch", "--stats-out", st,
+                          in, out, NULL};
+    tool_result r;
+    run_mpi(&r, 3, victim, settings, args);
+    int ws;
+    while (waitpid(killer, &ws, 0) < 0)
+        if (errno != EINTR) fail_msg("waitpid: %s", strerror(errno));
+    if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) fail_msg("the killer did not kill rank %d (status %d)", victim, ws);
+    char name[32];
+    snprintf(name, sizeof name, "rank %d ", victim);
+    if (r.status == 0 || !strstr(r.err, name) || !strstr(r.err, "signal 9"))
+        fail_msg("exit status %d (expected non-zero), expected mpirun to name rank %d and signal 9 in:\n%s",
+                 r.status, victim, r.err);
+    size_t len;
+    char *old = slurp(out, &len);
+    assert_true(len == strlen("what was there before") && !memcmp(old, "what was there before", len));
+    free(old);
+    assert_int_equal(access(st, F_OK), -1);
+    if (files_with(".tmp")) fail_msg("a temporary was left in %s; mpirun said:\n%s", dir, r.err);
+}
+
+static void a_rank_killed_mid_run_leaves_no_output(void **state)
+{
+    (void)state;
+    killed_rank(1);
+    killed_rank(0);  /* the rank that created the temporary */
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -467,6 +535,7 @@ int main(void)
         cmocka_unit_test(a_rank_without_device_fails_all),
         cmocka_unit_test(a_device_failing_mid_run_fails_all),
         cmocka_unit_test(out_targets_are_refused_as_without_mpi),
+        cmocka_unit_test(a_rank_killed_mid_run_leaves_no_output),
     };
     return TEST_RUN("mpi-tool", tests, setup, NULL);
 }

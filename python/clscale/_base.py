@@ -19,7 +19,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from . import _clscale
+from . import _clscale, _dask, _mpi
 from ._context import check_selector, context
 from ._files import ScalerFiles
 
@@ -30,7 +30,7 @@ _FINITE_KW = ("ensure_all_finite" if "ensure_all_finite" in inspect.signature(ch
 SCOPES = {"matrix": _clscale.SCOPE_MATRIX, "batch": _clscale.SCOPE_BATCH}
 
 
-def as_data(X, estimator=None):
+def as_data(X, estimator=None, empty_ok=False):
     """X as the library reads it, copied only when it must be.
 
     A C-contiguous float32/float64 ndarray of 2 or 3 dimensions passes as
@@ -38,13 +38,16 @@ def as_data(X, estimator=None):
     and other array-likes become arrays, integer and other dtypes become
     float64, Fortran-ordered and strided arrays are copied to C order, once.
     Sparse, complex and empty input raise. NaN and +-Inf are kept: they are
-    missing values."""
+    missing values. `empty_ok` lets through data without rows (one rank
+    of a fit over MPI ranks): 2-D (0, cols) or 3-D (batch, 0, cols)."""
     X = check_array(X, accept_sparse=False, dtype=_DTYPES, order="C", copy=False,
-                    allow_nd=True, estimator=estimator, **{_FINITE_KW: False})
+                    allow_nd=True, estimator=estimator, ensure_min_samples=0 if empty_ok else 1,
+                    **{_FINITE_KW: False})
     if X.ndim > 3:
         raise ValueError(f"Expected 2-D (rows x cols) or 3-D (batch x rows x cols) data, "
                          f"got {X.ndim}-D data of shape {X.shape}.")
-    if 0 in X.shape:
+    no_rows = X.shape[-2] == 0 and X.shape[-1] > 0 and (X.ndim == 2 or X.shape[0] > 0)
+    if 0 in X.shape and not (empty_ok and no_rows):
         raise ValueError(f"Found array with an empty dimension (shape {X.shape}).")
     return X
 
@@ -89,9 +92,9 @@ class Estimator(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self, "n_features_in_")
         return super().get_feature_names_out(input_features)
 
-    def _validate(self, X, reset):
+    def _validate(self, X, reset, empty_ok=False):
         self._check_feature_names(X, reset=reset)
-        X = as_data(X, self)
+        X = as_data(X, self, empty_ok=empty_ok)
         n = X.shape[-1]
         if reset:
             self.n_features_in_ = n
@@ -229,40 +232,95 @@ class Scaler(ScalerFiles, Estimator):
         self._fitted = fitted
         self._cache = {}
 
-    def fit(self, X, y=None):
-        """Fits the statistics on X (NaN and +-Inf ignored) on the devices."""
+    def fit(self, X, y=None, comm=None):
+        """Fits the statistics on X (NaN and +-Inf ignored) on the devices.
+        comm= (an mpi4py communicator): a collective fit over the ranks'
+        X together (docs/guide/mpi.md); a rank may pass 0 rows. A dask
+        array is fitted chunk by chunk (docs/guide/python.md)."""
         self._reset()
-        return self.partial_fit(X, y)
+        return self.partial_fit(X, y, comm=comm)
 
-    def partial_fit(self, X, y=None):
+    def partial_fit(self, X, y=None, comm=None):
         """Adds X's rows to the statistics (Chan's merge, as if fitted on all
         the rows seen). 3-D data with scope="matrix" needs the same number of
-        matrices every time."""
+        matrices every time. comm=: every rank's X together, as fit."""
         first = "_fitted" not in self.__dict__
-        self._check_params()
-        check_selector(self.devices)
-        X = self._validate(X, reset=first)
-        lo, hi = self._range()
-        scope = self._scope_of(X)
-        with context(self.devices) as ctx:
-            new = ctx.fit(X, scaler=self._code, scope=scope, lo=lo, hi=hi, clip=self._clip())
+        if comm is None and _dask.is_dask(X):
+            new = _dask.fit_stats(self, X, first)
+        elif comm is None:
+            new = self._fit_local(X, first)
+        else:
+            new = self._fit_comm(X, first, comm)
         if not first:
             old = self._fitted.info
-            got = new.info
-            if (got["scope"], got["groups"]) != (old["scope"], old["groups"]):
-                raise ValueError(
-                    f"partial_fit: X gives {got['groups']} statistics group(s) ({_scope_name(got)}) "
-                    f"but {old['groups']} were fitted ({_scope_name(old)}); 3-D data fitted per matrix "
-                    f"needs the same number of matrices every time")
             same = {k: old[k] for k in ("lo", "hi", "clip", "dtype")}
+            lo, hi = self._range()
             merged = self._fitted.merged(restate(new, **same))
             new = restate(merged, lo=lo, hi=hi, clip=self._clip())
         self._install(new)
         return self
 
-    def fit_transform(self, X, y=None, out=None):
+    def _check_params_all(self):
+        self._check_params()
+        check_selector(self.devices)
+
+    def _fit_local(self, X, first, empty_ok=False):
+        """This process's statistics of X (not yet merged with earlier
+        ones); with `empty_ok`, None for X without rows."""
+        self._check_params_all()
+        X = self._validate(X, reset=first, empty_ok=empty_ok)
+        scope = self._scope_of(X)
+        if X.size == 0:
+            return None, self._info_without_rows(X, scope)
+        lo, hi = self._range()
+        with context(self.devices) as ctx:
+            new = ctx.fit(X, scaler=self._code, scope=scope, lo=lo, hi=hi, clip=self._clip())
+        self._check_mergeable(new.info, first)
+        return (new, new.info) if empty_ok else new
+
+    def _check_mergeable(self, got, first):
+        if first:
+            return
+        old = self._fitted.info
+        if (got["scope"], got["groups"]) != (old["scope"], old["groups"]):
+            raise ValueError(
+                f"partial_fit: X gives {got['groups']} statistics group(s) ({_scope_name(got)}) "
+                f"but {old['groups']} were fitted ({_scope_name(old)}); 3-D data fitted per matrix "
+                f"needs the same number of matrices every time")
+
+    def _info_without_rows(self, X, scope):
+        """The description a fit of X would give, for X without rows."""
+        if scope == _clscale.SCOPE_MATRIX:
+            raise ValueError(f"X has shape {X.shape}: with scope='matrix' every rank fits whole "
+                             f"matrices and needs at least one row of each")
+        lo, hi = self._range()
+        return {"scaler": self._code, "scope": scope, "lo": lo, "hi": hi, "clip": self._clip(),
+                "dtype": X.dtype.name, "groups": 1, "cols": X.shape[-1], "rows": 0,
+                "has_moments": self._code == _clscale.ZSCORE}
+
+    def _fit_comm(self, X, first, comm):
+        """The statistics of every rank's X (collective over comm)."""
+        error, new, info = None, None, None
+        try:
+            new, info = self._fit_local(X, first, empty_ok=True)
+        except Exception as e:  # raised on every rank by the agreement
+            error = e
+        return _mpi.combine(comm, error, new, info, new is not None)
+
+    def fit_transform(self, X, y=None, out=None, comm=None):
         """fit(X) then transform(X), in one pass over X where the library
-        can (stats and scaling fused on the devices)."""
+        can (stats and scaling fused on the devices). comm=: fit over every
+        rank's X (collective), then transform this rank's X."""
+        if comm is not None or _dask.is_dask(X):
+            if out is not None and _dask.is_dask(X):
+                raise ValueError("out= cannot receive a dask array's transform")
+            self.fit(X, comm=comm)
+            if _dask.is_dask(X):
+                return self.transform(X)
+            X = self._validate(X, reset=False, empty_ok=True)
+            if X.size == 0:
+                return output_for(X, self.copy, out)
+            return self._transform_checked(X, self.copy, out, inverse=False)
         if not self._fusable():
             X = self.fit(X)._validate(X, reset=False)
             return self._transform_checked(X, self.copy, out, inverse=False)
@@ -347,12 +405,16 @@ class Scaler(ScalerFiles, Estimator):
         other input is converted first, so the result is a new array), out=
         writes into `out`."""
         check_is_fitted(self)
+        if _dask.is_dask(X):
+            return _dask.transform(self, X, inverse=False)
         X = self._validate(X, reset=False)
         return self._transform_checked(X, self.copy if copy is None else copy, out, inverse=False)
 
     def inverse_transform(self, X, copy=None, out=None):
         """Undoes transform (no clipping)."""
         check_is_fitted(self)
+        if _dask.is_dask(X):
+            return _dask.transform(self, X, inverse=True)
         X = self._validate(X, reset=False)
         return self._transform_checked(X, self.copy if copy is None else copy, out, inverse=True)
 

@@ -4,6 +4,7 @@
  * CL_DEVICE_NOT_FOUND). No platform at all names the packages to install. */
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +58,24 @@ static void info_str(cl_platform_id p, cl_platform_info what, char *buf, size_t 
     buf[len - 1] = '\0';
 }
 
+static cls_status devices_find(cls_context *ctx, cls_found **out, size_t *n);
+
+/* One discovery at a time in a process: PoCL 3.1 initialises its devices on
+ * the first query, and threads making their first contexts at once crashed
+ * in clGetDeviceInfo (4 threads, PoCL the only driver: a SIGSEGV in 4 runs
+ * of 6, CLS_E_NO_DEVICE in the others; tests/test_first_contexts.c); the
+ * PoCL variables are also set (setenv) here. Discovery is short next to
+ * building the programs. */
 cls_status cls_devices_find(cls_context *ctx, cls_found **out, size_t *n)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    cls_status st = devices_find(ctx, out, n);
+    pthread_mutex_unlock(&lock);
+    return st;
+}
+
+static cls_status devices_find(cls_context *ctx, cls_found **out, size_t *n)
 {
     *out = NULL;
     *n = 0;

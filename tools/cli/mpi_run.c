@@ -19,8 +19,12 @@
  * Data moves through the library's streaming calls (cls_stream_*,
  * cls_mpi_stream_fit_transform): each rank reads its range of IN with
  * pread and writes its range of the temporary with pwrite through a fixed
- * pool of buffers, so a rank's part may be larger than its node's memory. A rank killed by a signal ends the job through
- * mpirun; OUT does not appear, though the hidden temporary may stay.
+ * pool of buffers, so a rank's part may be larger than its node's memory.
+ * A rank killed by a signal ends the job through mpirun, which names
+ * the rank and ends the others with SIGTERM: every rank registers the
+ * temporary with the tool's signal guard (guard.h), so the first survivor to
+ * take the signal removes it; OUT does not appear. (Only when every rank is
+ * killed at once, SIGKILL to the whole job, may the hidden temporary stay.)
  *
  * Where OUT and --stats-out go is checked first, by rank 0 with the checks
  * of a run without --mpi (output.c), and every rank exits with its verdict.
@@ -38,6 +42,7 @@
 
 #include "cli.h"
 #include "clscale_mpi.h"
+#include "guard.h"
 #include "mpi_cmd.h"
 #include "output.h"
 
@@ -54,6 +59,7 @@ typedef struct rank_state {
     int          by_rows;    /* ranges of rows (else of matrices) */
     size_t       first, count, unit;  /* this rank's range, in rows or matrices; elements per row or matrix */
     size_t       es;         /* bytes per element */
+    int          guard_slot; /* the temporary's registration with the signal guard, or -1 */
     char         err[1536];
 } rank_state;
 
@@ -310,15 +316,28 @@ static void summary(const rank_state *r, double seconds)
     free(all);
 }
 
+/* Every rank (the temporary is on a folder they share) registers rank 0's
+ * temporary with its signal guard, so that whichever rank survives a dead
+ * one removes it when mpirun ends the job. */
+static void guard_temporary(rank_state *r)
+{
+    if (!r->out.tmp[0]) return;  /* rank 0 could not create it (rank 0 reports why) */
+    cli_guard_lock();
+    r->guard_slot = cli_guard_add(r->out.tmp);  /* -1 (a path too long): not removed on a signal */
+    cli_guard_unlock();
+}
+
 static int run_rank(rank_state *r)
 {
     const cli_mpi_job *j = r->j;
     if (step(r, open_inputs(r), r->err)) return EXIT_FAIL;
     if (step(r, same_input(r), r->err)) return EXIT_FAIL;
     plan(r);
-    if (step(r, mpi_out_open(r->comm, j->out, r->in.dtype, r->in.ndim, r->in.shape, r->first * r->unit * r->es,
-                             r->count * r->unit * r->es, &r->out, r->err, sizeof r->err), r->err))
-        return EXIT_FAIL;
+    cls_status opened = mpi_out_open(r->comm, j->out, r->in.dtype, r->in.ndim, r->in.shape,
+                                     r->first * r->unit * r->es, r->count * r->unit * r->es, &r->out, r->err,
+                                     sizeof r->err);
+    guard_temporary(r);
+    if (step(r, opened, r->err)) return EXIT_FAIL;
 
     double t0 = MPI_Wtime();
     cls_file_array x = part(r, r->in_fd, r->in_off, j->in);
@@ -337,7 +356,12 @@ static int run_rank(rank_state *r)
         if (!r->stats) st = failf(r, CLS_E_NOMEM, "out of memory for the statistics");
         else if ((st = cls_stats_save(r->stats, j->stats_out)) != CLS_OK) failf(r, st, "%s", cls_stats_error());
     }
-    if (r->rank == 0 && st == CLS_OK) st = mpi_out_commit(&r->out, r->err, sizeof r->err);
+    if (r->rank == 0 && st == CLS_OK) {
+        cli_guard_lock();
+        st = mpi_out_commit(&r->out, r->err, sizeof r->err);
+        if (st == CLS_OK) cli_guard_forget(r->guard_slot);  /* renamed: nothing left to remove */
+        cli_guard_unlock();
+    }
     if (step(r, st, r->err)) return EXIT_FAIL;
     if (j->verbose) summary(r, seconds);
     return EXIT_OK;
@@ -375,6 +399,9 @@ static int agree_on_targets(const rank_state *r)
 int cli_mpi_run(const cli_mpi_job *job)
 {
     int provided;
+    /* before MPI starts its threads, so that they inherit the blocked
+     * SIGTERM: mpirun's SIGTERM reaches the guard's thread */
+    cli_guard_start(0);
     /* only this thread calls MPI; the library's threads never do */
     if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
         return cli_error(EXIT_FAIL, "%s --mpi: MPI_Init_thread failed", job->name);
@@ -384,6 +411,7 @@ int cli_mpi_run(const cli_mpi_job *job)
     r.comm = MPI_COMM_WORLD;
     r.out.fd = -1;
     r.in_fd = -1;
+    r.guard_slot = -1;
     MPI_Comm_rank(r.comm, &r.rank);
     MPI_Comm_size(r.comm, &r.size);
     /* before anything is read or computed, as without --mpi */
@@ -400,5 +428,6 @@ int cli_mpi_run(const cli_mpi_job *job)
     cls_npy_close(&r.in, 0, NULL, 0);
     if (r.in_fd >= 0) close(r.in_fd);
     MPI_Finalize();
+    cli_guard_stop();
     return rc;
 }

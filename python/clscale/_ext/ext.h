@@ -16,7 +16,9 @@
  *   stats.c    Stats: fitted statistics as numpy arrays, params, merge,
  *              save/load, pickling
  *   files.c    stream_file, stream_fit: .npy files larger than memory,
- *              file to file (cls_stream_*) */
+ *              file to file (cls_stream_*)
+
+ *   merge.c    merge_columns: Chan's merge of raw column tables (MPI) */
 #ifndef CLSCALE_PY_EXT_H
 #define CLSCALE_PY_EXT_H
 
@@ -118,5 +120,11 @@ PyObject *clsext_stats_load(PyObject *self, PyObject *args);
 /* The module-level functions files.c defines. */
 PyObject *clsext_stream_file(PyObject *self, PyObject *args, PyObject *kwds);
 PyObject *clsext_stream_fit(PyObject *self, PyObject *args, PyObject *kwds);
+
+/* ---- merge.c ---- */
+
+/* merge_columns(a, b): b[i] = a[i] (+) b[i] over two buffers of
+ * cls_column_stats of the same length (b writable). */
+PyObject *clsext_merge_columns(PyObject *self, PyObject *args);
 
 #endif

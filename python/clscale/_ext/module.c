@@ -26,6 +26,10 @@ static PyMethodDef methods[] = {
     {"buffer_call", (PyCFunction)(void (*)(void))clsext_buffer_call, METH_VARARGS | METH_KEYWORDS,
      "buffer_call(ctx, op, mem_in, off_in, mem_out, off_out, dtype, batch, rows, cols, *, scaler, scope, lo, hi,\n"
      "clip, inverse, stats): fit_transform (-> Stats) or transform (-> None) of cl_mem buffers."},
+    {"merge_columns", clsext_merge_columns, METH_VARARGS,
+     "merge_columns(a, b): b[i] = a[i] (+) b[i] for two equal tables of cls_column_stats in buffers\n"
+     "(Chan's formulas, the operands ordered by their bytes so that the result does not depend on\n"
+     "which side holds which). b must be writable."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,0 +1,146 @@
+"""fit(X, comm=...) over MPI ranks (mpi4py) equals one process's fit of the
+whole array: every rank holds the same bits, within 1e-12 relative of the
+single-process statistics in float64, for uneven splits and ranks with no
+rows; a failure on one rank raises on every rank, naming it.
+
+Collective: run under mpirun (the meson tests python-mpi-n1..n3, suite
+mpi: `mpirun -n N python3 -m pytest test_mpi_comm.py` with
+CLSCALE_TEST_MPI=1); every rank runs every test in the same order.
+Skipped in the plain pytest run."""
+import os
+
+import numpy as np
+import pytest
+
+import clscale
+from conftest import assert_close, make_data
+
+pytestmark = [pytest.mark.fp64,
+              pytest.mark.skipif(os.environ.get("CLSCALE_TEST_MPI") != "1",
+                                 reason="collective: runs under mpirun (meson test --suite mpi)")]
+
+if os.environ.get("CLSCALE_TEST_MPI") == "1":
+    from mpi4py import MPI
+    COMM = MPI.COMM_WORLD
+    RANK, SIZE = COMM.Get_rank(), COMM.Get_size()
+
+SCALERS = [clscale.MinMaxScaler, clscale.StandardScaler, clscale.DecimalScaler]
+
+
+def _cuts(rows, how):
+    """Row boundaries of SIZE parts: "even", "uneven" (rank 0 has no rows
+    when there are several ranks, the rest uneven), "last-empty"."""
+    if how == "even":
+        return np.linspace(0, rows, SIZE + 1).astype(int)
+    if how == "uneven":
+        w = np.arange(SIZE, dtype=float) ** 2  # 0, 1, 4, 9: rank 0 empty
+        w = w if w.sum() else np.ones(1)
+        return np.concatenate([[0], np.round(np.cumsum(w) / w.sum() * rows)]).astype(int)
+    c = np.linspace(0, rows, SIZE).astype(int)  # SIZE - 1 parts, the last rank none
+    return np.concatenate([c, [rows]]) if SIZE > 1 else np.array([0, rows])
+
+
+def _mine(x, how, axis=0):
+    c = _cuts(x.shape[axis], how)
+    return np.take(x, np.arange(c[RANK], c[RANK + 1]), axis=axis)
+
+
+def _same_everywhere(stats):
+    """Every rank's statistics have the same bits."""
+    mine = b"".join(v.tobytes() for v in stats.columns().values())
+    assert all(b == mine for b in COMM.allgather(mine)), "ranks hold different statistics"
+
+
+def _assert_stats_equal(got, want, rtol=1e-12):
+    assert got.info == want.info, f"{got.info} != {want.info}"
+    a, b = got.columns(), want.columns()
+    for k in ("count", "missing", "min", "max", "absmax"):  # exact in any order
+        assert np.array_equal(a[k], b[k], equal_nan=True), k
+    for k in ("mean", "m2"):
+        assert_close(a[k], b[k], rtol, k)
+
+
+@pytest.mark.parametrize("how", ["even", "uneven", "last-empty"])
+@pytest.mark.parametrize("cls", SCALERS, ids=lambda c: c.__name__)
+def test_fit_equals_one_process(cls, how):
+    x = make_data((203, 9), seed=71, offset=1e4, spread=3.0, all_nan_col=True)
+    local = _mine(x, how)
+    est = cls().fit(local, comm=COMM)
+    whole = cls().fit(x)
+    _assert_stats_equal(est._fitted, whole._fitted)
+    _same_everywhere(est._fitted)
+    if local.shape[0]:
+        assert_close(est.transform(local), whole.transform(x)[_cuts(203, how)[RANK]:][:local.shape[0]],
+                     1e-12, "transform")
+
+
+@pytest.mark.parametrize("cls", SCALERS, ids=lambda c: c.__name__)
+def test_float32_and_fit_transform(cls):
+    x = make_data((150, 5), np.float32, seed=72, offset=100.0)
+    local = _mine(x, "uneven")
+    est = cls()
+    y = est.fit_transform(local, comm=COMM)
+    whole = cls().fit(x)
+    # float32 on the devices: moments of a slice are accumulated in float32
+    # arithmetic there, so one process and the ranks agree to ~1e-7
+    _assert_stats_equal(est._fitted, whole._fitted, rtol=1e-5)
+    assert y.shape == local.shape and y.dtype == np.float32
+    if local.shape[0]:
+        c = _cuts(150, "uneven")
+        assert_close(y, whole.transform(x)[c[RANK]:c[RANK + 1]], 1e-5, "fit_transform")
+
+
+def test_partial_fit_over_ranks_and_chunks():
+    x = make_data((300, 4), seed=73, offset=-50.0)
+    est = clscale.StandardScaler()
+    for part in np.array_split(x, [37, 38, 200]):
+        est.partial_fit(_mine(part, "uneven"), comm=COMM)
+    whole = clscale.StandardScaler().fit(x)
+    _assert_stats_equal(est._fitted, whole._fitted)
+    assert_close(est.var_, whole.var_, 1e-12, "var_")
+    _same_everywhere(est._fitted)
+
+
+def test_3d_batch_scope_and_matrix_scope():
+    x = make_data((2 * SIZE + 1, 17, 3), seed=74)
+    mats = _mine(x, "even")
+    if mats.shape[0] == 0:  # matrix scope: a rank must hold a matrix
+        mats = x[:1]
+        mine = np.arange(1)
+    else:
+        c = _cuts(x.shape[0], "even")
+        mine = np.arange(c[RANK], c[RANK + 1])
+    # scope batch: statistics over every rank's rows of every matrix
+    rows = _mine(x, "uneven", axis=1)
+    est = clscale.MinMaxScaler(scope="batch").fit(rows, comm=COMM)
+    _assert_stats_equal(est._fitted, clscale.MinMaxScaler(scope="batch").fit(x)._fitted)
+    # scope matrix: each rank fits its own whole matrices
+    est = clscale.StandardScaler(scope="matrix").fit(mats, comm=COMM)
+    whole = clscale.StandardScaler(scope="matrix").fit(x)
+    assert_close(est.mean_, whole.mean_[mine], 1e-12, "mean_")
+    assert_close(est.var_, whole.var_[mine], 1e-12, "var_")
+
+
+def test_a_failing_rank_raises_everywhere():
+    last = SIZE - 1
+    x = make_data((40, 3), seed=75)
+    bad = x[:, :2] if RANK == last else x  # that rank has a column less
+    if SIZE > 1:
+        with pytest.raises(ValueError, match=f"rank {last} of {SIZE} fits .*2 columns"):
+            clscale.MinMaxScaler().fit(bad, comm=COMM)
+    bad = x[0] if RANK == last else x  # 1-D: rejected on that rank
+    with pytest.raises(ValueError, match=f"rank {last} of {SIZE}: "):
+        clscale.MinMaxScaler().fit(bad, comm=COMM)
+    # a device failure (nothing matches the selector) is a ClscaleError
+    dev = "no-such-device" if RANK == last else None
+    with pytest.raises(clscale.ClscaleError, match=f"rank {last} of {SIZE}: "):
+        clscale.StandardScaler(devices=dev).fit(x, comm=COMM)
+    if SIZE > 1:
+        rng = (0, 2) if RANK == last else (0, 1)
+        with pytest.raises(ValueError, match=f"rank {last} of {SIZE} fits min-max"):
+            clscale.MinMaxScaler(feature_range=rng).fit(x, comm=COMM)
+    with pytest.raises(ValueError, match="none of the"):
+        clscale.MinMaxScaler().fit(x[:0], comm=COMM)
+    # the communicator still works: a good fit after the failures
+    est = clscale.MinMaxScaler().fit(_mine(x, "uneven"), comm=COMM)
+    assert_close(est.data_min_, np.nanmin(x, axis=0), 0.0, "data_min_")
