@@ -254,6 +254,18 @@ cls_copy_plan cls_stage_copy_plan(const cls_job *job, const cls_slice *s);
 void cls_stage_pack(cls_job *job, const cls_slice *s, const char *src, void *slot);
 void cls_stage_unpack(cls_job *job, const cls_slice *s, const void *slot, char *dst);
 
+/* ---- slice_compute.c ---- */
+/* Room for the next command's event of a slice in flight, with its kind
+ * and the host time; NULL when the slice has no room left. */
+cl_event *cls_slice_event(cls_inflight *f, cls_event_kind kind, const char *name);
+/* Enqueues slice s's kernels (statistics, apply, discount or fused) on
+ * queue q over x (input at byte xoff) into y (at yoff), rows ld elements
+ * apart, with the parameter uploads they need. */
+cls_status cls_slice_compute(cls_devrun *r, unsigned q, cls_slice *s, cl_mem x, uint64_t xoff, cl_mem y,
+                             uint64_t yoff, uint64_t ld);
+/* Enqueues the download of the statistics slice s's kernels left. */
+cls_status cls_slice_stats_download(cls_devrun *r, unsigned q, const cls_slice *s);
+
 /* ---- slice.c ---- */
 /* Enqueues slice si on queue q: zero copy, staging, or on the caller's
  * buffers (job->res). */
