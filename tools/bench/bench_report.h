@@ -154,4 +154,8 @@ void bench_print_footer(FILE *f, const bench_trace *t, double total_s, int failu
 int bench_write_json(const char *path, const bench_machine *m, const bench_result *r, size_t nr,
                      const bench_trace *t, double total_s);
 
+/* Names shared by the table and the JSON file (bench_report.c). */
+const char *bench_type_name(unsigned device_type);
+const char *bench_dtype_name(cls_dtype t);
+
 #endif
