@@ -29,7 +29,7 @@ static void jpos(FILE *f, double v)
 
 static void jstr_or_null(FILE *f, const char *s)
 {
-    if (s && *s) json_string(f, s);
+    if (s && *s) cli_json_string(f, s);
     else fputs("null", f);
 }
 
@@ -52,20 +52,20 @@ static const char *status_name(bench_run_status s)
 static void json_machine(FILE *f, const bench_machine *m)
 {
     fputs("  \"machine\": {\"cpu_model\": ", f);
-    json_string(f, m->cpu);
+    cli_json_string(f, m->cpu);
     fprintf(f, ", \"cores\": %u, \"devices\": [", m->cores);
     for (size_t i = 0; i < m->ndev; i++) {
         const cls_device_info *d = &m->dev[i].info;
         fprintf(f, "%s\n    {\"index\": %zu, \"name\": ", i ? "," : "", d->index);
-        json_string(f, d->name);
+        cli_json_string(f, d->name);
         fputs(", \"vendor\": ", f);
-        json_string(f, d->vendor);
+        cli_json_string(f, d->vendor);
         fputs(", \"platform\": ", f);
-        json_string(f, d->platform);
+        cli_json_string(f, d->platform);
         fputs(", \"version\": ", f);
-        json_string(f, d->version);
+        cli_json_string(f, d->version);
         fputs(", \"driver\": ", f);
-        json_string(f, d->driver);
+        cli_json_string(f, d->driver);
         fprintf(f, ", \"type\": \"%s\", \"compute_units\": %u, \"global_mem_bytes\": %llu, "
                    "\"fp64\": %s, \"host_unified\": %s, \"staging\": %s}",
                 bench_type_name(d->type), d->compute_units, (unsigned long long)d->global_mem_bytes,
@@ -124,7 +124,7 @@ static void json_limits(FILE *f, const bench_machine *m)
 static void json_run(FILE *f, const bench_result *r, const bench_run *run)
 {
     fputs("        {\"name\": ", f);
-    json_string(f, run->name);
+    cli_json_string(f, run->name);
     fprintf(f, ", \"kind\": \"%s\", \"pinned\": %s, \"devices\": [", kind_name(run->kind),
             run->pinned ? "true" : "false");
     for (size_t i = 0; i < run->ndev; i++) fprintf(f, "%s%zu", i ? ", " : "", run->dev[i]);
@@ -162,7 +162,7 @@ static void json_run(FILE *f, const bench_result *r, const bench_run *run)
         fputs(", \"limit\": ", f);
         if (run->limit_name) {
             fputs("{\"name\": ", f);
-            json_string(f, run->limit_name);
+            cli_json_string(f, run->limit_name);
             fputs(", \"gbs\": ", f);
             jpos(f, run->limit_gbs);
             fputc('}', f);
@@ -217,9 +217,9 @@ static void json_result(FILE *f, const bench_result *r)
 {
     const bench_workload *w = &r->w;
     fputs("    {\"name\": ", f);
-    json_string(f, w->name);
+    cli_json_string(f, w->name);
     fputs(", \"description\": ", f);
-    json_string(f, w->description);
+    cli_json_string(f, w->description);
     fprintf(f, ", \"dtype\": \"%s\", \"shape\": [%zu, %zu, %zu], \"factors_shape\": ", bench_dtype_name(w->dtype),
             w->batch, w->rows, w->cols);
     if (w->frows) fprintf(f, "[%zu, %zu]", w->frows, w->fcols);
@@ -277,9 +277,9 @@ static void json_trace(FILE *f, const bench_trace *t)
         return;
     }
     fputs("{\"workload\": ", f);
-    json_string(f, t->workload);
+    cli_json_string(f, t->workload);
     fputs(", \"run\": ", f);
-    json_string(f, t->run);
+    cli_json_string(f, t->run);
     fprintf(f, ", \"repeat\": %d, \"json\": ", t->repeat);
     jstr_or_null(f, t->json_path);
     fputs(", \"svg\": ", f);
@@ -319,9 +319,9 @@ int bench_write_json(const char *path, const bench_machine *m, const bench_resul
         for (size_t j = 0; j < r[i].nruns; j++) correct &= r[i].runs[j].status != RUN_FAILED;
     }
     fputs("{\n  \"tool\": \"clscale bench\", \"clscale_version\": ", f);
-    json_string(f, m->version);
+    cli_json_string(f, m->version);
     fputs(", \"date\": ", f);
-    json_string(f, m->date);
+    cli_json_string(f, m->date);
     fprintf(f, ",\n  \"options\": {\"size\": ");
     jnum(f, m->size);
     fprintf(f, ", \"repeats\": %d, \"devices\": ", m->repeats);

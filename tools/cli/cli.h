@@ -35,6 +35,6 @@ int cli_context_failed(const char *cmd, const char *devices, cls_status st, cls_
 int cli_selector_check(const char *cmd, const char *sel);
 
 /* Writes s as a JSON string literal (quotes included). */
-void json_string(FILE *f, const char *s);
+void cli_json_string(FILE *f, const char *s);
 
 #endif

@@ -35,15 +35,15 @@ int cmd_devices(int argc, char **argv)
         cls_device_get(ctx, i, &d);
         if (json) {
             printf("  {\"index\": %zu, \"name\": ", d.index);
-            json_string(stdout, d.name);
+            cli_json_string(stdout, d.name);
             printf(", \"vendor\": ");
-            json_string(stdout, d.vendor);
+            cli_json_string(stdout, d.vendor);
             printf(", \"platform\": ");
-            json_string(stdout, d.platform);
+            cli_json_string(stdout, d.platform);
             printf(", \"version\": ");
-            json_string(stdout, d.version);
+            cli_json_string(stdout, d.version);
             printf(", \"driver\": ");
-            json_string(stdout, d.driver);
+            cli_json_string(stdout, d.driver);
             printf(", \"type\": \"%s\", \"compute_units\": %u, \"global_mem_bytes\": %llu, "
                    "\"max_alloc_bytes\": %llu, \"fp64\": %s, \"host_unified\": %s, \"staging\": %s}%s\n",
                    type_name(d.type), d.compute_units, (unsigned long long)d.global_mem_bytes,
@@ -61,11 +61,11 @@ int cmd_devices(int argc, char **argv)
         if (cls_dropped_get(ctx, i, &x) != CLS_OK) continue;
         if (json) {
             printf("  {\"index\": %zu, \"name\": ", x.index);
-            json_string(stdout, x.name);
+            cli_json_string(stdout, x.name);
             printf(", \"platform\": ");
-            json_string(stdout, x.platform);
+            cli_json_string(stdout, x.platform);
             printf(", \"dropped\": ");
-            json_string(stdout, x.why);
+            cli_json_string(stdout, x.why);
             printf("}%s\n", i + 1 < nd ? "," : "");
         } else {
             /* the first line of why (a build log follows on stderr) */

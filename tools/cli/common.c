@@ -66,7 +66,7 @@ cls_context *cli_context(const char *cmd, const char *devices, unsigned flags, i
     return ctx;
 }
 
-void json_string(FILE *f, const char *s)
+void cli_json_string(FILE *f, const char *s)
 {
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
