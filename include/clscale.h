@@ -173,6 +173,15 @@ typedef struct cls_array {
 
 typedef enum cls_scaler { CLS_NONE, CLS_MINMAX, CLS_ZSCORE, CLS_DECIMAL } cls_scaler;
 
+/* cls_scaler_name() : the scaler's name as `clscale normalize --method` and the
+ * stats file's users know it ("minmax", "zscore", ...; "none" for CLS_NONE), a
+ * static string; NULL for a value outside the enum.
+ * cls_scaler_parse() : the inverse; CLS_E_ARG for a name no scaler has.
+ * cls_scaler_list() : every scaler's name, "minmax, zscore, ...", static. */
+CLS_API const char *cls_scaler_name(cls_scaler s);
+CLS_API cls_status  cls_scaler_parse(const char *name, cls_scaler *out);
+CLS_API const char *cls_scaler_list(void);
+
 /* Statistics groups: CLS_SCOPE_MATRIX, each of the `batch` matrices has its
  * own per-column statistics; CLS_SCOPE_BATCH, all batch x rows rows share them. */
 typedef enum cls_scope { CLS_SCOPE_MATRIX, CLS_SCOPE_BATCH } cls_scope;
@@ -270,6 +279,29 @@ CLS_API cls_status cls_stats_load(const char *path, cls_stats **out);
 CLS_API const char *cls_stats_error(void);
 
 CLS_API void cls_stats_destroy(cls_stats *s);
+
+/* ------------------------------------------------------------------------ */
+/* Exact quantiles                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* cls_quantiles() : exact quantiles of every column of `x` over each
+ * statistics group of `scope`, found on the devices by counting (never a
+ * sort of the data on the host, never an estimate): numpy's
+ * nanquantile(method="linear") over the column's finite values (NaN and
+ * +-Inf are missing; a column with none gives NaN). For float64 data the
+ * result is numpy's bit for bit; for float32 it is numpy's for a list of
+ * quantiles (the two neighbouring values subtracted in float32, the
+ * interpolation in float64). -0.0 sorts before +0.0.
+ * `q` holds nq fractions in [0, 1] (1 <= nq <= 8); `out` receives
+ * groups x nq x cols doubles, entry [(group * nq + j) * cols + col], groups
+ * = batch for CLS_SCOPE_MATRIX, 1 for CLS_SCOPE_BATCH. Data larger than a
+ * device is read in units of rows and columns, in 1 pass for groups of at
+ * most 128 rows, else 4 (float32) or 8 (float64) passes.
+ * @return CLS_OK, CLS_E_ARG (a NULL pointer, a zero shape, q outside
+ *         [0, 1]), CLS_E_UNSUPPORTED (float64 and no fp64 device), or a
+ *         device status; cls_last_error(ctx) says more. */
+CLS_API cls_status cls_quantiles(cls_context *ctx, const cls_array *x, cls_scope scope, const double *q,
+                                 size_t nq, double *out);
 
 /* ------------------------------------------------------------------------ */
 /* Reports, traces                                                           */

@@ -63,15 +63,16 @@ static cls_status check_pipeline(cls_context *ctx, const cls_pipeline *p, const 
                                   const cls_array *out)
 {
     if (!p) return cls_fail(ctx, CLS_E_ARG, "pipeline is NULL");
-    if ((unsigned)p->scaler > CLS_DECIMAL)
+    const cls_scaler_desc *d = cls_scaler_get(p->scaler);
+    if (!d && p->scaler != CLS_NONE)
         return cls_fail(ctx, CLS_E_ARG, "pipeline: unknown scaler %d", (int)p->scaler);
     if ((unsigned)p->scope > CLS_SCOPE_BATCH)
         return cls_fail(ctx, CLS_E_ARG, "pipeline: unknown scope %d", (int)p->scope);
-    if (p->scaler == CLS_MINMAX && !(p->lo == 0 && p->hi == 0)
+    if (d && d->ranged && !(p->lo == 0 && p->hi == 0)
         && (!isfinite(p->lo) || !isfinite(p->hi) || !(p->lo < p->hi)))
         return cls_fail(ctx, CLS_E_ARG, "pipeline: min-max range [%g, %g] must have lo < hi, both finite",
                         p->lo, p->hi);
-    if (p->clip && p->scaler != CLS_MINMAX)
+    if (p->clip && !(d && d->ranged))
         return cls_fail(ctx, CLS_E_ARG, "pipeline: clip applies to the min-max scaler only");
     const cls_array *f = p->factors;
     if (!f) return CLS_OK;
@@ -100,7 +101,21 @@ static cls_status check_ctx(cls_context *ctx)
 
 static unsigned scaler_code(cls_scaler s)
 {
-    return s == CLS_MINMAX ? CLS_KS_MINMAX : s == CLS_ZSCORE ? CLS_KS_ZSCORE : s == CLS_DECIMAL ? CLS_KS_DECIMAL : 0;
+    const cls_scaler_desc *d = cls_scaler_get(s);
+    return d ? d->kernel : 0;
+}
+
+/* The fit computes mean and m2 (also for CLS_NONE: a describe). */
+static int needs_moments(cls_scaler s)
+{
+    const cls_scaler_desc *d = cls_scaler_get(s);
+    return d ? (d->needs & CLS_NEED_MOMENTS) != 0 : s == CLS_NONE;
+}
+
+static int is_ranged(cls_scaler s)
+{
+    const cls_scaler_desc *d = cls_scaler_get(s);
+    return d && d->ranged;
 }
 
 static void range_of(const cls_pipeline *p, double *lo, double *hi)
@@ -239,7 +254,7 @@ static cls_status collect_stats(cls_job *job, const cls_pipeline *p, cls_stats *
     info.scaler = p->scaler;
     info.scope = p->scope;
     range_of(p, &info.lo, &info.hi);
-    if (p->scaler != CLS_MINMAX) info.lo = info.hi = 0;
+    if (!is_ranged(p->scaler)) info.lo = info.hi = 0;
     info.clip = p->clip;
     info.dtype = job->dtype;
     info.groups = (size_t)job->G;
@@ -269,6 +284,9 @@ static void use_params(cls_job *job, const cls_stats *s, cls_scaler scaler, int 
     job->pcol = s->col;
     job->pscaler = scaler;
     job->pinverse = inverse;
+    job->popts = cls_scaler_opts_info(&s->info);
+    job->popts.lo = job->lo;
+    job->popts.hi = job->hi;
 }
 
 /* The largest slice that stays in the cache of every participating
@@ -302,7 +320,7 @@ static cls_status do_fit(cls_context *ctx, const cls_pipeline *p, const cls_arra
         job.Rg = job.B * job.R;
         job.G = 1;
     }
-    job.moments = p->scaler == CLS_ZSCORE || p->scaler == CLS_NONE;
+    job.moments = needs_moments(p->scaler);
     job.phases = 1;
     job.bytes_total = bytes_of(x);
     cls_team_choose(&job);
@@ -364,7 +382,7 @@ static cls_status do_transform(cls_context *ctx, const cls_pipeline *p, const cl
         }
         double lo, hi;
         range_of(p, &lo, &hi);
-        if (s->info.scaler == CLS_MINMAX && p->scaler == CLS_MINMAX && p->lo == 0 && p->hi == 0) {
+        if (s->info.scaler == p->scaler && is_ranged(p->scaler) && p->lo == 0 && p->hi == 0) {
             lo = s->info.lo;
             hi = s->info.hi;
         }
@@ -411,11 +429,12 @@ cls_status cls_transform(cls_context *ctx, const cls_pipeline *p, const cls_stat
                             "needs %zu group(s) x %zu columns)",
                             s->info.groups, s->info.cols, in->batch, in->rows, in->cols,
                             p->scope == CLS_SCOPE_MATRIX ? "matrix" : "batch", groups, in->cols);
-        if (p->scaler == CLS_ZSCORE && !s->info.has_moments)
+        const cls_scaler_desc *want = cls_scaler_get(p->scaler), *had = cls_scaler_get(s->info.scaler);
+        if ((want->needs & CLS_NEED_MOMENTS) && !s->info.has_moments)
             return cls_fail(ctx, CLS_E_ARG,
-                            "z-score needs means and variances, but these statistics were fitted for %s "
+                            "%s needs means and variances, but these statistics were fitted for %s "
                             "(min/max only); fit with CLS_ZSCORE or CLS_NONE",
-                            s->info.scaler == CLS_MINMAX ? "min-max" : "decimal scaling");
+                            want->name, had ? had->name : "no scaler");
     }
     return do_transform(ctx, p, s, in, out);
 }
@@ -455,7 +474,7 @@ cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_
         job.G = 1;
     }
     job.scaler = scaler_code(p->scaler);
-    job.moments = p->scaler == CLS_ZSCORE;
+    job.moments = needs_moments(p->scaler);
     job.clip = p->clip;
     range_of(p, &job.lo, &job.hi);
     cls_team_choose(&job);

@@ -81,7 +81,8 @@ cls_status cls_stats_save(const cls_stats *s, const char *path)
     if (!s || !path || !*path || !s->col)
         return io_fail(CLS_E_ARG, "cls_stats_save: %s", !path || !*path ? "no path" : "no statistics");
     const cls_stats_info *in = &s->info;
-    if ((unsigned)in->scaler > CLS_DECIMAL || (unsigned)in->scope > CLS_SCOPE_BATCH ||
+    const cls_scaler_desc *d = cls_scaler_get(in->scaler);
+    if ((!d && in->scaler != CLS_NONE) || (unsigned)in->scope > CLS_SCOPE_BATCH ||
         (unsigned)in->dtype > CLS_F64)
         return io_fail(CLS_E_ARG, "cls_stats_save: %s: invalid scaler, scope or dtype", path);
     size_t n = in->groups * in->cols;  /* cls_stats_new checked the product */
@@ -95,7 +96,7 @@ cls_status cls_stats_save(const cls_stats *s, const char *path)
     memcpy(p, MAGIC, 8);
     p += 8;
     p = put_u32(p, VERSION);
-    p = put_u32(p, (uint32_t)in->scaler);
+    p = put_u32(p, d ? d->file_code : 0u);
     p = put_u32(p, (uint32_t)in->scope);
     p = put_u32(p, in->clip ? 1u : 0u);
     p = put_f64(p, in->lo);
@@ -209,7 +210,8 @@ static cls_status load_file(FILE *f, const char *path, cls_stats **out)
     memset(&info, 0, sizeof info);
     uint32_t scaler = get_u32(buf + 12), scope = get_u32(buf + 16), clip = get_u32(buf + 20);
     uint32_t dtype = get_u32(buf + 40), moments = get_u32(buf + 44);
-    if (scaler > CLS_DECIMAL || scope > CLS_SCOPE_BATCH || clip > 1 || dtype > CLS_F64 || moments > 1) {
+    const cls_scaler_desc *d = cls_scaler_by_code(scaler);
+    if ((scaler && !d) || scope > CLS_SCOPE_BATCH || clip > 1 || dtype > CLS_F64 || moments > 1) {
         st = io_fail(CLS_E_FORMAT, "%s: invalid header (scaler %u, scope %u, clip %u, dtype %u, moments %u)",
                   path, (unsigned)scaler, (unsigned)scope, (unsigned)clip, (unsigned)dtype, (unsigned)moments);
         goto out;
@@ -219,7 +221,7 @@ static cls_status load_file(FILE *f, const char *path, cls_stats **out)
                   (unsigned long long)groups);
         goto out;
     }
-    info.scaler = (cls_scaler)scaler;
+    info.scaler = d ? d->id : CLS_NONE;
     info.scope = (cls_scope)scope;
     info.clip = (int)clip;
     info.lo = get_f64(buf + 24);

@@ -126,10 +126,8 @@ static int parse_range(const char *s, double *lo, double *hi)
 static int set_option(args *a, const char *name, const char *v)
 {
     if (!strcmp(name, "method")) {
-        if (!strcmp(v, "minmax")) a->p.scaler = CLS_MINMAX;
-        else if (!strcmp(v, "zscore")) a->p.scaler = CLS_ZSCORE;
-        else if (!strcmp(v, "decimal")) a->p.scaler = CLS_DECIMAL;
-        else return usage_error(a, "unknown method \"%s\" (minmax, zscore or decimal)", v);
+        if (cls_scaler_parse(v, &a->p.scaler) != CLS_OK || a->p.scaler == CLS_NONE)
+            return usage_error(a, "unknown method \"%s\" (%s)", v, cls_scaler_list());
         a->has_method = 1;
     } else if (!strcmp(name, "range")) {
         if (parse_range(v, &a->p.lo, &a->p.hi) != 0)

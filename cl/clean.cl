@@ -1,0 +1,1 @@
+/* The cleaning kernels (filled in by the imputation and clipping steps). */
