@@ -171,7 +171,7 @@ typedef struct cls_array {
     size_t    batch, rows, cols;
 } cls_array;
 
-typedef enum cls_scaler { CLS_NONE, CLS_MINMAX, CLS_ZSCORE, CLS_DECIMAL } cls_scaler;
+typedef enum cls_scaler { CLS_NONE, CLS_MINMAX, CLS_ZSCORE, CLS_DECIMAL, CLS_ROBUST, CLS_MAXABS } cls_scaler;
 
 /* cls_scaler_name() : the scaler's name as `clscale normalize --method` and the
  * stats file's users know it ("minmax", "zscore", ...; "none" for CLS_NONE), a
@@ -195,6 +195,15 @@ typedef enum cls_scope { CLS_SCOPE_MATRIX, CLS_SCOPE_BATCH } cls_scope;
  *   decimal  y = x / 10^j, j the smallest integer with max|y| < 1 (j may be
  *            negative; 0 for an all-zero column; at least -38 in float32,
  *            -308 in float64, so that 10^-j is finite).
+ *   robust   scikit-learn's RobustScaler: y = (x - median) / (q_hi - q_lo),
+ *            q_lo, q_hi the quantiles qmin, qmax (percent, numpy's
+ *            nanpercentile, exact: cls_quantiles); a range below 10 * DBL_EPSILON
+ *            scales by 1; unit_variance divides the range by
+ *            norm.ppf(qmax / 100) - norm.ppf(qmin / 100); no_centering and
+ *            no_scaling drop either part. The fit takes its own counting
+ *            passes before the scaling pass.
+ *   max-abs  scikit-learn's MaxAbsScaler: y = x / max|x|; a max|x| below
+ *            10 * epsilon of the dtype scales by 1.
  *   discount y *= factors, factors broadcast against batch x rows x cols with
  *            numpy's rules (shapes cols, rows x cols, batch x rows x cols,
  *            1 x rows x 1, ...), in the data's dtype.
@@ -207,6 +216,12 @@ typedef struct cls_pipeline {
     int              clip;
     int              inverse;
     const cls_array *factors;   /* discount; NULL: none */
+    /* robust scaler; zero: scikit-learn's defaults */
+    double           qmin, qmax;    /* quantile range in percent, 0 <= qmin <= qmax <= 100;
+                                       0, 0: 25, 75 */
+    int              no_centering;  /* RobustScaler(with_centering=False) */
+    int              no_scaling;    /* RobustScaler(with_scaling=False) */
+    int              unit_variance; /* RobustScaler(unit_variance=True) */
 } cls_pipeline;
 
 /* ------------------------------------------------------------------------ */
@@ -223,6 +238,9 @@ typedef struct cls_column_stats {
     double   mean, m2;  /* m2: sum of squared deviations from the mean; NaN when
                            the fit did not compute moments (see has_moments) */
     double   absmax;    /* max |x|, NaN when count = 0 */
+    double   median;    /* numpy's nanmedian, exact; NaN unless has_quantiles */
+    double   q_lo, q_hi; /* the quantiles qmin, qmax of cls_stats_info (nanpercentile);
+                           NaN unless has_quantiles */
 } cls_column_stats;
 
 typedef struct cls_stats_info {
@@ -235,6 +253,9 @@ typedef struct cls_stats_info {
     size_t     cols;
     uint64_t   rows;        /* rows seen per group (finite or not) */
     int        has_moments; /* mean and m2 were computed (z-score, or no scaler) */
+    int        has_quantiles; /* median, q_lo, q_hi were computed (robust) */
+    double     qmin, qmax;  /* robust: the quantile range, percent */
+    int        no_centering, no_scaling, unit_variance; /* robust */
 } cls_stats_info;
 
 CLS_API cls_status cls_stats_describe(const cls_stats *s, cls_stats_info *out);
@@ -266,7 +287,9 @@ CLS_API cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, co
 
 /* cls_stats_merge() : folds `from` into `into` (Chan's parallel formula), as
  * if `into` had been fitted on both arrays' rows. Both must have the same
- * scaler, scope, groups and columns. */
+ * scaler, scope, groups and columns. Quantiles do not merge this way:
+ * statistics with has_quantiles give CLS_E_UNSUPPORTED (fit the whole data;
+ * cls_quantiles counts over data larger than a device). */
 CLS_API cls_status cls_stats_merge(cls_stats *into, const cls_stats *from);
 
 /* cls_stats_save() / cls_stats_load() : a small binary file (docs/FORMAT.md)

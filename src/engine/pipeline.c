@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/select.h"
 #include "job.h"
+#include "stats/quantile.h"
 #include "util/pool.h"
 
 /* ---- argument checks ---- */
@@ -74,6 +76,14 @@ static cls_status check_pipeline(cls_context *ctx, const cls_pipeline *p, const 
                         p->lo, p->hi);
     if (p->clip && !(d && d->ranged))
         return cls_fail(ctx, CLS_E_ARG, "pipeline: clip applies to the min-max scaler only");
+    if (!(p->qmin == 0 && p->qmax == 0) &&
+        !(p->qmin >= 0 && p->qmin <= p->qmax && p->qmax <= 100))
+        return cls_fail(ctx, CLS_E_ARG, "pipeline: quantile range [%g, %g] must have 0 <= qmin <= qmax <= 100",
+                        p->qmin, p->qmax);
+    if ((p->no_centering || p->no_scaling || p->unit_variance || p->qmin != 0 || p->qmax != 0) &&
+        p->scaler != CLS_ROBUST)
+        return cls_fail(ctx, CLS_E_ARG, "pipeline: the quantile range, no_centering, no_scaling and "
+                        "unit_variance apply to the robust scaler only");
     const cls_array *f = p->factors;
     if (!f) return CLS_OK;
     cls_status st = check_array(ctx, f, "factors");
@@ -311,6 +321,57 @@ static int one_pass(const cls_job *job, size_t sb)
     return job->Rg * block * job->es <= sb;
 }
 
+/* The robust scaler's median and quantile range, by counting passes on the
+ * devices (engine/select.c): six ranks per column, the two middle ones and
+ * the two around each end of the range. */
+static void robust_ranks(void *user, uint64_t n, uint64_t *r)
+{
+    const cls_scaler_opts *o = user;
+    double g;
+    cls_median_ranks(n, &r[0], &r[1]);
+    cls_quantile_ranks(o->qmin / 100.0, n, &r[2], &r[3], &g);
+    cls_quantile_ranks(o->qmax / 100.0, n, &r[4], &r[5], &g);
+}
+
+static double quantile_of(const double *v, uint64_t n, double q, cls_dtype t)
+{
+    uint64_t lo, hi;
+    double g;
+    cls_quantile_ranks(q, n, &lo, &hi, &g);
+    return lo == hi ? v[0] : cls_quantile_lerp(v[0], v[1], g, t);
+}
+
+static cls_status fit_quantiles(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats *s)
+{
+    cls_scaler_opts o = cls_scaler_opts_of(p);
+    cls_qview v = {x->data, x->dtype, p->scope == CLS_SCOPE_BATCH ? 1 : x->batch,
+                   p->scope == CLS_SCOPE_BATCH ? (uint64_t)x->batch * x->rows : x->rows, x->cols};
+    size_t n = (size_t)v.G * v.C;
+    uint64_t *cnt = malloc(n * sizeof *cnt);
+    double *vals = malloc(n * 6 * sizeof *vals);
+    cls_status st = cnt && vals ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory for quantiles");
+    if (st == CLS_OK) st = cls_select(ctx, &v, NULL, 6, robust_ranks, &o, cnt, vals);
+    for (size_t e = 0; st == CLS_OK && e < n; e++) {
+        cls_column_stats *c = &s->col[e];
+        const double *pv = vals + e * 6;
+        if (!cnt[e]) continue;
+        c->median = cls_median_of(pv[0], pv[1], cnt[e], x->dtype);
+        c->q_lo = quantile_of(pv + 2, cnt[e], o.qmin / 100.0, x->dtype);
+        c->q_hi = quantile_of(pv + 4, cnt[e], o.qmax / 100.0, x->dtype);
+    }
+    if (st == CLS_OK) {
+        s->info.has_quantiles = 1;
+        s->info.qmin = o.qmin;
+        s->info.qmax = o.qmax;
+        s->info.no_centering = !o.center;
+        s->info.no_scaling = !o.scale;
+        s->info.unit_variance = o.unit_variance;
+    }
+    free(cnt);
+    free(vals);
+    return st;
+}
+
 static cls_status do_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats **out)
 {
     cls_job job;
@@ -326,7 +387,16 @@ static cls_status do_fit(cls_context *ctx, const cls_pipeline *p, const cls_arra
     cls_team_choose(&job);
     st = run(&job, CLS_OP_STATS, cls_plan_slice_bytes(&job));
     if (st == CLS_OK) st = collect_stats(&job, p, out);
-    return finish(&job, st);
+    st = finish(&job, st);
+    const cls_scaler_desc *d = cls_scaler_get(p->scaler);
+    if (st == CLS_OK && d && (d->needs & CLS_NEED_QUANTILES)) {
+        st = fit_quantiles(ctx, p, x, *out);
+        if (st != CLS_OK) {
+            cls_stats_destroy(*out);
+            *out = NULL;
+        }
+    }
+    return st;
 }
 
 cls_status cls_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats **out)
@@ -430,6 +500,11 @@ cls_status cls_transform(cls_context *ctx, const cls_pipeline *p, const cls_stat
                             s->info.groups, s->info.cols, in->batch, in->rows, in->cols,
                             p->scope == CLS_SCOPE_MATRIX ? "matrix" : "batch", groups, in->cols);
         const cls_scaler_desc *want = cls_scaler_get(p->scaler), *had = cls_scaler_get(s->info.scaler);
+        if ((want->needs & CLS_NEED_QUANTILES) && !s->info.has_quantiles)
+            return cls_fail(ctx, CLS_E_ARG,
+                            "%s needs the median and a quantile range, but these statistics were fitted for %s "
+                            "without them; fit with CLS_ROBUST",
+                            want->name, had ? had->name : "no scaler");
         if ((want->needs & CLS_NEED_MOMENTS) && !s->info.has_moments)
             return cls_fail(ctx, CLS_E_ARG,
                             "%s needs means and variances, but these statistics were fitted for %s "
@@ -460,6 +535,18 @@ cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_
             if (st != CLS_OK) return st;
         }
         st = do_transform(ctx, p, s, in, out);
+        if (st == CLS_OK && fitted) *fitted = s;
+        else cls_stats_destroy(s);
+        return st;
+    }
+
+    const cls_scaler_desc *d = cls_scaler_get(p->scaler);
+    if (!d->fused) {
+        /* statistics the fused kernel cannot take (quantiles): a fit of
+         * their own, then the scaling pass with the host's params */
+        cls_stats *s = NULL;
+        st = do_fit(ctx, p, in, &s);
+        if (st == CLS_OK) st = do_transform(ctx, p, s, in, out);
         if (st == CLS_OK && fitted) *fitted = s;
         else cls_stats_destroy(s);
         return st;

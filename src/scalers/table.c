@@ -8,12 +8,15 @@
 
 #include "scalers/scaler.h"
 
-extern const cls_scaler_desc cls_scaler_minmax, cls_scaler_zscore, cls_scaler_decimal;
+extern const cls_scaler_desc cls_scaler_minmax, cls_scaler_zscore, cls_scaler_decimal, cls_scaler_robust,
+    cls_scaler_maxabs;
 
 static const cls_scaler_desc *const table[] = {
     &cls_scaler_minmax,
     &cls_scaler_zscore,
     &cls_scaler_decimal,
+    &cls_scaler_robust,
+    &cls_scaler_maxabs,
 };
 #define NTABLE (sizeof table / sizeof table[0])
 
@@ -57,6 +60,15 @@ cls_scaler_opts cls_scaler_opts_of(const cls_pipeline *p)
     o.lo = p->lo;
     o.hi = p->hi;
     if (o.lo == 0 && o.hi == 0) o.hi = 1;
+    o.center = !p->no_centering;
+    o.scale = !p->no_scaling;
+    o.unit_variance = p->unit_variance;
+    o.qmin = p->qmin;
+    o.qmax = p->qmax;
+    if (o.qmin == 0 && o.qmax == 0) {
+        o.qmin = 25;
+        o.qmax = 75;
+    }
     return o;
 }
 
@@ -67,6 +79,11 @@ cls_scaler_opts cls_scaler_opts_info(const cls_stats_info *info)
     o.lo = info->lo;
     o.hi = info->hi;
     if (o.lo == 0 && o.hi == 0) o.hi = 1;
+    o.center = !info->no_centering;
+    o.scale = !info->no_scaling;
+    o.unit_variance = info->unit_variance;
+    o.qmin = info->qmin;
+    o.qmax = info->qmax;
     return o;
 }
 

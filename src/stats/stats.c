@@ -16,6 +16,7 @@ cls_column_stats cls_column_empty(void)
     c.count = 0;
     c.missing = 0;
     c.min = c.max = c.mean = c.m2 = c.absmax = NAN;
+    c.median = c.q_lo = c.q_hi = NAN;
     return c;
 }
 
@@ -63,6 +64,7 @@ void cls_column_merge(cls_column_stats *into, const cls_column_stats *from, int 
         into->absmax = max_of(a.absmax, b.absmax);
         into->mean = a.mean + delta * (nb / dn);
         into->m2 = a.m2 + b.m2 + delta * delta * na * (nb / dn);
+        into->median = into->q_lo = into->q_hi = NAN; /* quantiles do not merge */
     }
     if (!moments) into->mean = into->m2 = NAN;
 }
@@ -91,6 +93,7 @@ cls_status cls_stats_merge(cls_stats *into, const cls_stats *from)
         !same_double(a->hi, b->hi) || !a->clip != !b->clip || a->dtype != b->dtype ||
         a->groups != b->groups || a->cols != b->cols)
         return CLS_E_ARG;
+    if (a->has_quantiles || b->has_quantiles) return CLS_E_UNSUPPORTED;
     int moments = a->has_moments && b->has_moments;
     size_t n = a->groups * a->cols;
     for (size_t i = 0; i < n; i++) cls_column_merge(&into->col[i], &from->col[i], moments);
