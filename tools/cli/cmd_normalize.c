@@ -27,7 +27,9 @@
 enum { CMD_NORMALIZE = 1u, CMD_APPLY = 2u, CMD_DISCOUNT = 4u };
 
 static const char usage_normalize[] =
-    "usage: clscale normalize --method minmax|zscore|decimal [--range LO,HI] [--clip]\n"
+    "usage: clscale normalize --method minmax|zscore|decimal|robust|maxabs [--range LO,HI] [--clip]\n"
+    "                         [--quantile-range QMIN,QMAX] [--no-centering] [--no-scaling]\n"
+    "                         [--unit-variance]\n"
     "                         [--scope matrix|batch] [--stats-out S] [--devices SEL]\n"
     "                         [--verbose] IN.npy OUT.npy\n"
     "\n"
@@ -36,8 +38,14 @@ static const char usage_normalize[] =
     "\n"
     "  --method M       minmax: (x - min) / (max - min) into [LO, HI] (default 0,1)\n"
     "                   zscore: (x - mean) / std; decimal: x / 10^j\n"
+    "                   robust: (x - median) / (q[QMAX] - q[QMIN]), exact quantiles\n"
+    "                   (scikit-learn's RobustScaler); maxabs: x / max|x|\n"
     "  --range LO,HI    min-max output range, LO < HI\n"
     "  --clip           min-max: clamp the output into [LO, HI]\n"
+    "  --quantile-range QMIN,QMAX  robust: percentiles, 0 <= QMIN <= QMAX <= 100\n"
+    "                   (default 25,75)\n"
+    "  --no-centering, --no-scaling, --unit-variance  robust: as scikit-learn's\n"
+    "                   with_centering=False, with_scaling=False, unit_variance=True\n"
     "  --scope S        matrix: statistics per matrix of a 3-D IN (default);\n"
     "                   batch: over all its matrices\n"
     "  --stats-out S    save the fitted statistics for `clscale apply`\n"
@@ -74,7 +82,7 @@ typedef struct args {
     const char *devices;
     int         verbose;
     cls_pipeline p;    /* normalize */
-    int         has_method, has_range;
+    int         has_method, has_range, has_qrange;
     const char *stats_out;
     const char *stats; /* apply */
     int         inverse;
@@ -91,6 +99,8 @@ static const option options[] = {
     {"method", 1, CMD_NORMALIZE},   {"range", 1, CMD_NORMALIZE},
     {"clip", 0, CMD_NORMALIZE},     {"scope", 1, CMD_NORMALIZE},
     {"stats-out", 1, CMD_NORMALIZE}, {"stats", 1, CMD_APPLY},
+    {"quantile-range", 1, CMD_NORMALIZE}, {"no-centering", 0, CMD_NORMALIZE},
+    {"no-scaling", 0, CMD_NORMALIZE}, {"unit-variance", 0, CMD_NORMALIZE},
     {"inverse", 0, CMD_APPLY},      {"factors", 1, CMD_DISCOUNT},
     {"devices", 1, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT},
     {"verbose", 0, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT},
@@ -133,7 +143,27 @@ static int set_option(args *a, const char *name, const char *v)
         if (parse_range(v, &a->p.lo, &a->p.hi) != 0)
             return usage_error(a, "--range \"%s\": expected LO,HI, two numbers with LO < HI", v);
         a->has_range = 1;
-    } else if (!strcmp(name, "clip")) a->p.clip = 1;
+    } else if (!strcmp(name, "quantile-range")) {
+        double qa, qb;
+        char *end;
+        errno = 0;
+        qa = strtod(v, &end);
+        int ok = end != v && *end == ',' && !errno;
+        const char *t = end + 1;
+        if (ok) {
+            qb = strtod(t, &end);
+            ok = end != t && *end == '\0' && !errno && qa >= 0 && qa <= qb && qb <= 100;
+        }
+        if (!ok)
+            return usage_error(a, "--quantile-range \"%s\": expected QMIN,QMAX, percentiles with "
+                               "0 <= QMIN <= QMAX <= 100", v);
+        a->p.qmin = qa;
+        a->p.qmax = qb;
+        a->has_qrange = 1;
+    } else if (!strcmp(name, "no-centering")) a->p.no_centering = 1;
+    else if (!strcmp(name, "no-scaling")) a->p.no_scaling = 1;
+    else if (!strcmp(name, "unit-variance")) a->p.unit_variance = 1;
+    else if (!strcmp(name, "clip")) a->p.clip = 1;
     else if (!strcmp(name, "scope")) {
         if (!strcmp(v, "matrix")) a->p.scope = CLS_SCOPE_MATRIX;
         else if (!strcmp(v, "batch")) a->p.scope = CLS_SCOPE_BATCH;
@@ -203,7 +233,13 @@ static int parse(args *a, int argc, char **argv, const char *usage)
         if (!a->has_method) return usage_error(a, "--method is required");
         if (a->p.scaler != CLS_MINMAX && (a->has_range || a->p.clip))
             return usage_error(a, "--range and --clip apply to --method minmax only");
-        if (!a->has_range) {
+        if (a->p.scaler != CLS_ROBUST &&
+            (a->has_qrange || a->p.no_centering || a->p.no_scaling || a->p.unit_variance))
+            return usage_error(a, "--quantile-range, --no-centering, --no-scaling and --unit-variance apply "
+                               "to --method robust only");
+        if (a->has_qrange && a->p.qmin == 0 && a->p.qmax == 0)
+            return usage_error(a, "--quantile-range 0,0: QMIN < QMAX needed for a range of zero width at 0");
+        if (!a->has_range && a->p.scaler == CLS_MINMAX) {
             a->p.lo = 0;
             a->p.hi = 1;
         }
