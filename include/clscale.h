@@ -23,7 +23,20 @@
  *
  * Threads: a context may be used by one thread at a time; use one context per
  * thread for parallel callers. Internally a call runs one worker thread per
- * device plus a pool of host copy threads.
+ * device plus a pool of host copy threads. Functions without a context
+ * (cls_version, cls_status_str, the cls_stats_* functions on distinct
+ * objects) may be called from any thread.
+ *
+ * Ownership: what a function creates (a context, statistics, host memory) the
+ * caller destroys with the matching function (cls_context_destroy,
+ * cls_stats_destroy, cls_host_free). Pointers the library returns into its
+ * own objects (device strings, reports, error messages) stay valid until the
+ * object is destroyed or, for reports and messages, until the next call on
+ * the same context. Arrays passed in are only read, except `out`; the library
+ * keeps no pointer to them after a call returns.
+ *
+ * Build against it with pkg-config (`pkg-config --cflags --libs clscale`) or,
+ * from a meson project, `dependency('clscale')`.
  */
 #ifndef CLSCALE_H
 #define CLSCALE_H
@@ -46,9 +59,15 @@ extern "C" {
 #define CLS_VERSION_MINOR 1
 #define CLS_VERSION_PATCH 0
 #define CLS_VERSION_STRING "0.1.0"
+#define CLS_VERSION_NUMBER (CLS_VERSION_MAJOR * 10000 + CLS_VERSION_MINOR * 100 + CLS_VERSION_PATCH)
 
-/* cls_version() : the version of the linked library, "MAJOR.MINOR.PATCH". */
+/* cls_version() : the version of the linked library, "MAJOR.MINOR.PATCH", a
+ * static string. cls_version_number() : the same as a number,
+ * MAJOR * 10000 + MINOR * 100 + PATCH (0.1.0 is 100), to compare with
+ * CLS_VERSION_NUMBER, the version of the header a program was compiled with.
+ * Both can be called at any time from any thread. */
 CLS_API const char *cls_version(void);
+CLS_API unsigned    cls_version_number(void);
 
 /* ------------------------------------------------------------------------ */
 /* Status                                                                    */
@@ -132,9 +151,13 @@ typedef struct cls_device_info {
 } cls_device_info;
 
 /* cls_context_create() : finds the devices `cfg` selects (cfg may be NULL for
- * defaults), creates their OpenCL contexts and queues and builds the kernels
- * (from the binary cache when it holds them). A device whose build fails is
- * dropped; its build log stays readable through cls_last_error().
+ * defaults), creates their OpenCL contexts and queues, builds the kernels
+ * (from the binary cache when it holds them) and checks once that a device
+ * claiming host-unified memory really is zero copy. A device that fails at
+ * any of these steps is dropped, not fatal: cls_dropped_get() and
+ * cls_last_error() say which and why (a build log included), and the
+ * context runs on the others. Creation fails only when no selected device
+ * remains; the message then names each device and its failure.
  * Before the process's first platform query it sets POCL_AFFINITY=1 (PoCL's
  * CPU workers pinned one per core), once, unless POCL_AFFINITY is set or
  * the process may not run on every online core; see the README.
@@ -144,18 +167,41 @@ typedef struct cls_device_info {
  *         when even that could not be allocated. */
 CLS_API cls_status cls_context_create(const cls_config *cfg, cls_context **out);
 
-/* cls_context_destroy() : releases everything; NULL is a no-op. */
+/* cls_context_destroy() : releases everything the context created (OpenCL
+ * objects, threads, memory from cls_host_alloc not yet freed); NULL is a
+ * no-op. No call on `ctx` may be running. */
 CLS_API void cls_context_destroy(cls_context *ctx);
 
 /* cls_last_error() : why the last call on `ctx` failed, or notes it left
  * (a device dropped at creation). "" when there is nothing to say; never NULL. */
 CLS_API const char *cls_last_error(const cls_context *ctx);
 
-/* cls_device_count() : the number of selected devices (0 for a failed context). */
+/* cls_device_count() : the number of selected devices (0 for a failed context
+ * or NULL). */
 CLS_API size_t cls_device_count(const cls_context *ctx);
 
-/* cls_device_get() : describes selected device `i` (0 <= i < count). */
+/* cls_device_get() : describes selected device `i` (0 <= i < count). The
+ * strings in *out belong to the context and live as long as it does.
+ * @return CLS_OK, or CLS_E_ARG (NULL, i out of range). */
 CLS_API cls_status cls_device_get(const cls_context *ctx, size_t i, cls_device_info *out);
+
+/* A device the selector chose but context creation dropped. */
+typedef struct cls_dropped_device {
+    size_t      index;            /* global index, as `clscale devices` lists it */
+    const char *name;             /* strings live as long as the context */
+    const char *platform;
+    const char *why;              /* the failure: "device 1 (...): clCreateCommandQueue:
+                                     CL_OUT_OF_RESOURCES (-5)", or the build's error */
+    cls_status  status;           /* the failure as a status */
+} cls_dropped_device;
+
+/* cls_dropped_count() : how many selected devices creation dropped (also
+ * on a context whose creation failed: then every selected device that got
+ * as far as being described). cls_dropped_get() : describes dropped device
+ * `i` (0 <= i < count); CLS_E_ARG out of range. Read-only: safe from any
+ * thread while no call runs on the context. */
+CLS_API size_t cls_dropped_count(const cls_context *ctx);
+CLS_API cls_status cls_dropped_get(const cls_context *ctx, size_t i, cls_dropped_device *out);
 
 /* ------------------------------------------------------------------------ */
 /* Arrays and pipelines                                                      */
@@ -258,12 +304,18 @@ typedef struct cls_stats_info {
     int        no_centering, no_scaling, unit_variance; /* robust */
 } cls_stats_info;
 
+/* cls_stats_describe() : the shape of `s` and the pipeline that fitted it.
+ * cls_stats_column() : the statistics of column `col` of group `group`.
+ * @return CLS_OK, or CLS_E_ARG (NULL, group or column out of range). */
 CLS_API cls_status cls_stats_describe(const cls_stats *s, cls_stats_info *out);
 CLS_API cls_status cls_stats_column(const cls_stats *s, size_t group, size_t col, cls_column_stats *out);
 
 /* cls_fit() : computes the statistics the pipeline's scaler needs, on the
- * devices. CLS_NONE computes all of them (a "describe").
- * @return CLS_OK and *out (free with cls_stats_destroy()), or a status. */
+ * devices. CLS_NONE computes all of them (a "describe"). `x` is only read.
+ * @return CLS_OK and *out (free with cls_stats_destroy()); or CLS_E_ARG (NULL,
+ *         zero or overflowing shape, bad pipeline), CLS_E_UNSUPPORTED (float64
+ *         with no fp64 device), CLS_E_NOMEM, CLS_E_DEVICE (every device able
+ *         to run it failed); *out is then NULL. */
 CLS_API cls_status cls_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats **out);
 
 /* cls_transform() : applies `p` with statistics `s` to `in`, writing `out`
@@ -272,7 +324,11 @@ CLS_API cls_status cls_fit(cls_context *ctx, const cls_pipeline *p, const cls_ar
  * needs `s` (s may be NULL for a discount alone).
  * If a device fails mid-call its slices are redone on the others; if none is
  * left the call fails, and an in-place call's report says how many slices
- * were written (each slice is written whole or not at all). */
+ * were written (each slice is written whole or not at all).
+ * @return CLS_OK; CLS_E_ARG (shapes, dtypes or columns that do not match `s`,
+ *         factors that do not broadcast, an `out` that overlaps `in` without
+ *         being it), CLS_E_UNSUPPORTED, CLS_E_NOMEM or CLS_E_DEVICE. On a
+ *         failure other than CLS_E_DEVICE mid-call, `out` is untouched. */
 CLS_API cls_status cls_transform(cls_context *ctx, const cls_pipeline *p, const cls_stats *s,
                          const cls_array *in, cls_array *out);
 
@@ -281,15 +337,19 @@ CLS_API cls_status cls_transform(cls_context *ctx, const cls_pipeline *p, const 
  * (or a column block of it) fits a slice, stats and scaling run in one pass
  * on one device with no host round trip; otherwise partial statistics are
  * merged on the host between two passes. `fitted`, when not NULL, receives
- * the statistics. */
+ * the statistics (free with cls_stats_destroy()).
+ * @return as cls_fit() and cls_transform(); on failure *fitted is NULL. */
 CLS_API cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_array *in,
                              cls_array *out, cls_stats **fitted);
 
 /* cls_stats_merge() : folds `from` into `into` (Chan's parallel formula), as
  * if `into` had been fitted on both arrays' rows. Both must have the same
- * scaler, scope, groups and columns. Quantiles do not merge this way:
- * statistics with has_quantiles give CLS_E_UNSUPPORTED (fit the whole data;
- * cls_quantiles counts over data larger than a device). */
+ * scaler, scope, groups and columns. Exact when either is empty.
+ * Quantiles do not merge this way: statistics with has_quantiles give
+ * CLS_E_UNSUPPORTED (fit the whole data; cls_quantiles counts over data
+ * larger than a device).
+ * @return CLS_OK, CLS_E_UNSUPPORTED, or CLS_E_ARG (NULL, shapes or pipelines
+ *         that differ: `into` is then unchanged). */
 CLS_API cls_status cls_stats_merge(cls_stats *into, const cls_stats *from);
 
 /* cls_stats_save() / cls_stats_load() : a small binary file (docs/FORMAT.md)
@@ -301,7 +361,77 @@ CLS_API cls_status cls_stats_save(const cls_stats *s, const char *path);
 CLS_API cls_status cls_stats_load(const char *path, cls_stats **out);
 CLS_API const char *cls_stats_error(void);
 
+/* cls_stats_destroy() : frees `s`; NULL is a no-op. */
 CLS_API void cls_stats_destroy(cls_stats *s);
+
+/* Assembling statistics that were combined elsewhere (MPI ranks, chunks of a
+ * Dask array): the optional MPI part (clscale_mpi.h) is built on these three.
+ *
+ * cls_stats_create_empty() : statistics described by `info` (info->rows kept as
+ * given) with every column empty: count 0, missing 0, the rest NaN.
+ * info->groups may be 0 (a process that holds no matrix); cols may not.
+ * @return CLS_OK and *out (free with cls_stats_destroy()), CLS_E_ARG (NULL,
+ *         an unknown scaler, scope or dtype, cols 0, a shape that overflows),
+ *         or CLS_E_NOMEM. */
+CLS_API cls_status cls_stats_create_empty(const cls_stats_info *info, cls_stats **out);
+
+/* cls_stats_columns() : the columns of `s`, groups x cols, entry
+ * [group * cols + col], owned by `s` and valid until cls_stats_destroy().
+ * Writing through the pointer changes the statistics: the caller keeps them
+ * what a fit would have computed. NULL when s is NULL. */
+CLS_API cls_column_stats *cls_stats_columns(cls_stats *s);
+
+/* cls_column_stats_merge() : folds column `from` into `into` with Chan's
+ * parallel formulas, as if `into` had seen both sets of values: counts and
+ * missing add, min, max and absmax combine, mean and m2 combine when
+ * `moments` is non-zero (else they become NaN). Merging with an empty column
+ * is exact; otherwise the result may differ from a merge in the other order
+ * in the last bit of mean and m2. `from` may alias `into`. Thread-safe. */
+CLS_API void cls_column_stats_merge(cls_column_stats *into, const cls_column_stats *from, int moments);
+
+/* ---- Statistics from values, and the affine map they give ----------------
+ * For bindings (the Python package) and applications that keep fitted
+ * statistics themselves: rebuild a cls_stats from its description and
+ * columns (after unpickling, or to restate statistics under another
+ * pipeline before a merge), and read the exact map a transform applies.
+ * Both are pure host code: no context, no OpenCL call, safe from any thread
+ * on distinct objects (and on one object when only reading it). */
+
+/* cls_stats_create() : a new statistics object with the description `info`
+ * and the `info->groups * info->cols` columns `cols`, entry
+ * [group * cols + column] (the order cls_stats_column() reads).
+ * Columns are checked, not trusted: a column with count 0 is stored empty
+ * (every value NaN, its missing count kept); a column with count > 0 needs
+ * finite min <= max and a finite absmax >= max(|min|, |max|), and, when
+ * info->has_moments, a finite mean and a finite m2 >= 0. Without
+ * has_moments, mean and m2 are stored NaN.
+ * @return CLS_OK and *out (free with cls_stats_destroy()); CLS_E_ARG when an
+ *         argument is NULL, info has an unknown scaler, scope or dtype,
+ *         groups or cols is 0, scope batch has groups != 1, lo or hi is not
+ *         finite, a z-score without moments, or a column fails the checks
+ *         above; CLS_E_NOMEM. *out is
+ *         NULL on failure. No message is kept (cls_stats_error() is the
+ *         stats files' own). */
+CLS_API cls_status cls_stats_create(const cls_stats_info *info, const cls_column_stats *cols,
+                                    cls_stats **out);
+
+/* The map y = (x - shift) * scale + offset of one column; a transform then
+ * clamps y into [lo, hi] when the pipeline clips (forward min-max only). */
+typedef struct cls_affine {
+    double shift, scale, offset;
+} cls_affine;
+
+/* cls_stats_params() : the map that cls_transform() applies to column `col`
+ * of statistics group `group` with `s`'s recorded scaler and range, in
+ * float64 (a float32 transform rounds these values; decimal scaling picks
+ * its exponent for s's recorded dtype). `inverse` gives the map that undoes
+ * it. An empty column (count 0), and every column of CLS_NONE, give the
+ * identity (0, 1, 0). min-max: shift min, scale (hi - lo) / (max - min), 0
+ * for a constant column, offset lo. z-score: shift mean, scale 1 / std
+ * (population std; 0 when std is 0), offset 0. decimal: shift 0, scale
+ * 10^-j, offset 0.
+ * @return CLS_OK, or CLS_E_ARG for a NULL argument or an index out of range. */
+CLS_API cls_status cls_stats_params(const cls_stats *s, size_t group, size_t col, int inverse, cls_affine *out);
 
 /* ------------------------------------------------------------------------ */
 /* Exact quantiles                                                           */
@@ -373,14 +503,21 @@ typedef struct cls_report {
     const cls_device_report *devices;   /* owned by the context, valid until its next call */
     size_t   nevents;
     const cls_event *events;            /* CLS_PROFILE only */
+    size_t   ndropped;       /* devices dropped when the context was created (they
+                                took no part; cls_dropped_get() says why) */
 } cls_report;
 
-/* cls_last_report() : what the last pipeline call did, also after a failure. */
+/* cls_last_report() : what the last pipeline call did, also after a failure.
+ * The arrays in *out belong to the context and stay valid until its next
+ * pipeline call. @return CLS_OK (an empty report before the first call), or
+ *         CLS_E_ARG (NULL). */
 CLS_API cls_status cls_last_report(const cls_context *ctx, cls_report *out);
 
 /* cls_trace_write_json() : the last CLS_PROFILE call as a Chrome trace (opens in
  * Perfetto or chrome://tracing), one track per device queue.
- * cls_trace_write_svg() : the same as an SVG timeline, one lane per queue. */
+ * cls_trace_write_svg() : the same as an SVG timeline, one lane per queue.
+ * Both write atomically (a temporary renamed into place).
+ * @return CLS_OK, CLS_E_ARG (no profiled call), CLS_E_IO (cannot write). */
 CLS_API cls_status cls_trace_write_json(cls_context *ctx, const char *path);
 CLS_API cls_status cls_trace_write_svg(cls_context *ctx, const char *path);
 
@@ -390,7 +527,9 @@ CLS_API cls_status cls_trace_write_svg(cls_context *ctx, const char *path);
 
 /* cls_host_alloc() : page-aligned host memory, pinned where a selected device
  * is discrete, so that it moves by DMA with no staging copy. Free with
- * cls_host_free() on the same context, before destroying it. */
+ * cls_host_free() on the same context, before destroying it (a context
+ * frees what is left when destroyed). cls_host_free(ctx, NULL) is a no-op.
+ * @return CLS_OK and *out, or CLS_E_ARG (bytes 0), CLS_E_NOMEM. */
 CLS_API cls_status cls_host_alloc(cls_context *ctx, size_t bytes, void **out);
 CLS_API void       cls_host_free(cls_context *ctx, void *p);
 
@@ -404,7 +543,9 @@ typedef struct cls_device_limits {
 } cls_device_limits;
 
 /* cls_device_measure() : measures selected device `i` with buffers of `bytes`
- * (0: 64 MiB, bounded by the device), best of a few repeats. */
+ * (0: 64 MiB, bounded by the device), best of a few repeats. Takes a
+ * second or so; meant for benchmarks, not needed before a pipeline call.
+ * @return CLS_OK, CLS_E_ARG, CLS_E_NOMEM or CLS_E_DEVICE. */
 CLS_API cls_status cls_device_measure(cls_context *ctx, size_t i, size_t bytes, cls_device_limits *out);
 
 #ifdef __cplusplus

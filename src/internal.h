@@ -47,8 +47,15 @@ void cls_dev_label(const struct cls_dev *dev, char *buf, size_t len);
 /* ---- atomic_file.c ---- */
 
 /* Writes the parts to `path` through a synced temporary file renamed into
- * place (nothing half-written is ever visible); returns 0 or an errno. */
+ * place (nothing half-written is ever visible); a symlink is written through
+ * to its file, a character device or FIFO straight into (io/out_target.h);
+ * returns 0 or an errno (EISDIR for a folder, ENOTSUP for a socket). */
 int cls_write_atomic(const char *path, const void *const *parts, const size_t *lens, size_t nparts);
+
+/* ---- util/clock.c ---- */
+
+/* Monotonic seconds: every timing of the library. */
+double cls_now(void);
 
 /* ---- hash.c ---- */
 
@@ -189,7 +196,16 @@ typedef struct cls_dev {
     size_t          cache_bytes; /* CL_DEVICE_GLOBAL_MEM_CACHE_SIZE */
     int             build_slot; /* build_slot.c: held slot (> 0 changes the options), -1 none */
     int             per_queue;  /* build_slot.c: each queue launches programs of its own */
+    char           *drop_why;   /* context.c: why creation drops it (malloc'ed), NULL: kept */
+    cls_status      drop_st;
 } cls_dev;
+
+/* A device that context creation dropped (cls_dropped_get). */
+typedef struct cls_drop {
+    size_t     index;           /* global index */
+    char      *name, *platform, *why;
+    cls_status status;
+} cls_drop;
 
 /* One entry of the ICD's device list (selection and error messages). */
 typedef struct cls_found {
@@ -261,6 +277,8 @@ struct cls_context {
     uint64_t        team_clock;
     cls_dev        *devs;
     size_t          ndevs;
+    cls_drop       *drops;       /* selected devices creation dropped */
+    size_t          ndrops;
     pthread_mutex_t *klock;      /* per device: its kernels' lazy builds */
     cl_context     *cls;         /* one per platform in use */
     size_t          ncls;
@@ -279,6 +297,9 @@ struct cls_context {
     cls_report      report;
 };
 
+/* The message the calling thread's last cls_fail() set, "" if none: what one of several threads failing at once
+ * failed with. */
+const char *cls_thread_error(void);
 /* Appends a note to the context's message without changing a status. */
 void cls_note(cls_context *ctx, const char *fmt, ...) CLS_PRINTF(2, 3);
 

@@ -39,3 +39,34 @@ int find_layer(void)
     }
     return 0;
 }
+
+/* ---- call counting ---- */
+
+fault_count_ctl fault_count;
+
+int find_count_layer(void)
+{
+    const char *path = getenv("CLS_FAULT_LAYER");
+    void *h = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    if (!h) {
+        fprintf(stderr, "the fault layer is not loaded (CLS_FAULT_LAYER, OPENCL_LAYERS)\n");
+        return -1;
+    }
+    static const char *const names[] = {"clsfault_count_add", "clsfault_count_clear", "clsfault_count_seen",
+                                        "clsfault_count_injected", "clsfault_count_failed_call",
+                                        "clsfault_objects_created", "clsfault_objects_released"};
+    void *sym[7];
+    for (int i = 0; i < 7; i++)
+        if (!(sym[i] = dlsym(h, names[i]))) {
+            fprintf(stderr, "fault layer %s lacks %s\n", path, names[i]);
+            return -1;
+        }
+    memcpy(&fault_count.add, &sym[0], sizeof sym[0]);
+    memcpy(&fault_count.clear, &sym[1], sizeof sym[1]);
+    memcpy(&fault_count.seen, &sym[2], sizeof sym[2]);
+    memcpy(&fault_count.injected, &sym[3], sizeof sym[3]);
+    memcpy(&fault_count.failed_call, &sym[4], sizeof sym[4]);
+    memcpy(&fault_count.created, &sym[5], sizeof sym[5]);
+    memcpy(&fault_count.released, &sym[6], sizeof sym[6]);
+    return 0;
+}

@@ -25,4 +25,27 @@ extern fault_ctl fault;
 /* Finds the layer's functions; 0, or -1 with a message on stderr. */
 int find_layer(void);
 
+/* ---- call counting (tests/fault_count.c) ---- */
+
+enum { OBJ_ALL = -1, OBJ_MEM = 0, OBJ_QUEUE, OBJ_PROGRAM, OBJ_KERNEL, OBJ_EVENT, OBJ_CONTEXT, OBJ_TYPES };
+
+typedef struct fault_count_ctl {
+    /* counts the calls charged to the nth device whose name contains
+     * `device` (calls whose function name contains `call`; NULL: all);
+     * calls k .. k + times - 1 (times -1: all from k) fail with `error`
+     * (0: CL_OUT_OF_RESOURCES); k < 0 only counts */
+    int (*add)(const char *device, int nth, const char *call, long k, long times, int error);
+    void (*clear)(void);
+    long (*seen)(int rule);
+    long (*injected)(int rule);
+    const char *(*failed_call)(int rule);      /* the first call it failed, or NULL */
+    long (*created)(int type);                 /* OBJ_*: created or retained so far */
+    long (*released)(int type);
+} fault_count_ctl;
+
+extern fault_count_ctl fault_count;
+
+/* Finds the counting functions (after find_layer); 0, or -1 with a message. */
+int find_count_layer(void);
+
 #endif

@@ -31,6 +31,9 @@
  * The test controls it at run time through the functions exported below
  * (clsfault_*), which it finds with dlopen(path, RTLD_NOLOAD) + dlsym on the
  * copy the loader already mapped; environment variables would be read once.
+ * A test that cannot call into the process (a rank of `mpirun clscale ...`)
+ * arms one rule at load instead: CLSFAULT_RULE="KIND,DEVICE,NTH,KERNEL,AFTER,TIMES"
+ * (as for clsfault_add(); KERNEL "*" for all; the kind's default error).
  *
  * A rule matches a device by a case-insensitive substring of its name and
  * its ordinal among the devices of its platform whose names contain that
@@ -42,7 +45,11 @@
  * a thread that has used no queue of that context yet is never failed.
  *
  * A rule lets `after` matching calls through, then fails the next `times`
- * (-1: all of them): a dropped device stays broken, as real ones do. */
+ * (-1: all of them): a dropped device stays broken, as real ones do.
+ *
+ * tests/fault_count.c, built into the same module, counts every OpenCL
+ * call per device and the objects created and released, and fails call k
+ * of a chosen device (clsfault_count_*). */
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_0_APIS
 #define CL_USE_DEPRECATED_OPENCL_1_1_APIS
@@ -55,9 +62,13 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
+
+#include "fault_count.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -380,6 +391,20 @@ EXPORT CL_API_ENTRY cl_int CL_API_CALL clGetLayerInfo(cl_layer_info name, size_t
     return CL_SUCCESS;
 }
 
+EXPORT int clsfault_add(int kind, const char *device, int nth, const char *kernel, long after, long times,
+                        int error);
+
+/* CLSFAULT_RULE, for processes the test does not control (see the top). */
+static void arm_from_env(void)
+{
+    const char *e = getenv("CLSFAULT_RULE");
+    int kind, nth;
+    long after, times;
+    char device[128], kernel[64];
+    if (e && sscanf(e, "%d,%127[^,],%d,%63[^,],%ld,%ld", &kind, device, &nth, kernel, &after, &times) == 6)
+        clsfault_add(kind, device, nth, strcmp(kernel, "*") ? kernel : NULL, after, times, 0);
+}
+
 EXPORT CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint num_entries, const struct _cl_icd_dispatch *target,
                                                     cl_uint *num_entries_ret,
                                                     const struct _cl_icd_dispatch **layer_dispatch)
@@ -408,6 +433,9 @@ EXPORT CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint num_entries, const st
     layer.clEnqueueReadBuffer = hook_clEnqueueReadBuffer;
     layer.clEnqueueMapBuffer = hook_clEnqueueMapBuffer;
     layer.clBuildProgram = hook_clBuildProgram;
+    arm_from_env();
+    /* call counting and injection at call k (fault_count.c), around all of the above */
+    clsfault_count_install(&layer, sizeof layer);
     *num_entries_ret = (cl_uint)mine;
     *layer_dispatch = &layer;
     return CL_SUCCESS;

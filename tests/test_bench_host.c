@@ -1,4 +1,4 @@
-/* The benchmark's host side (tools/bench_host.c): workload shapes and sizes,
+/* The benchmark's host side (tools/bench/bench_{data,ref,stream,threads}.c): workload shapes and sizes,
  * seeded data, both host references against hand-checked values and against
  * each other, the error measure, STREAM and the machine's description. */
 #include <math.h>

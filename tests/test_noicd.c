@@ -1,5 +1,6 @@
 /* With no OpenCL driver registered (OCL_ICD_VENDORS at an empty folder), the
  * error names the Debian packages to install. */
+#include <stdio.h>
 #include <string.h>
 
 #include "common.h"
@@ -19,8 +20,22 @@ static void no_platform_names_the_packages(void **state)
     cls_context_destroy(ctx);
 }
 
+/* The library answers its version without any driver, as a string and as
+ * the number a program compiled against the header compares with. */
+static void version_string_and_number_agree(void **state)
+{
+    (void)state;
+    char want[32];
+    unsigned n = cls_version_number();
+    snprintf(want, sizeof want, "%u.%u.%u", n / 10000, n / 100 % 100, n % 100);
+    assert_string_equal(cls_version(), want);
+    assert_string_equal(cls_version(), CLS_VERSION_STRING);
+    assert_int_equal(n, CLS_VERSION_NUMBER);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(no_platform_names_the_packages)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(no_platform_names_the_packages),
+                                       cmocka_unit_test(version_string_and_number_agree)};
     return TEST_RUN("noicd", tests, NULL, NULL);
 }

@@ -1,13 +1,18 @@
 #!/bin/sh
 # Makes a fresh Debian 12 machine ready for clscale: installs the Debian
 # packages that are missing (apt-get as root, or through sudo), then
-# configures and builds with meson into build/. Safe to run again.
+# configures and builds with meson into build/, and installs the Python
+# package into .venv (reinstalled only when a source it is built from
+# changed). Safe to run again.
 set -eu
 cd "$(dirname "$0")/.."
 
 PACKAGES="build-essential pkg-config meson ninja-build python3
 ocl-icd-opencl-dev opencl-headers pocl-opencl-icd mesa-opencl-icd oclgrind clinfo
-libcmocka-dev libjansson-dev libexpat1-dev clang libclang-rt-14-dev"
+libcmocka-dev libjansson-dev libexpat1-dev clang libclang-rt-14-dev
+libopenmpi-dev openmpi-bin
+
+python3-dev python3-venv python3-pip python3-numpy python3-scipy python3-sklearn python3-mesonpy python3-pytest"
 
 missing=""
 for p in $PACKAGES; do
@@ -30,3 +35,22 @@ if [ ! -f build/build.ninja ]; then
     meson setup build -Dbuildtype=debugoptimized
 fi
 ninja -C build
+
+# The Python package: a venv that sees Debian's numpy and scikit-learn
+# (Debian's pip refuses system installs, PEP 668), built by meson-python in
+# build-py/ (kept, so a rebuild compiles only what changed). Debian's own
+# interpreter: another python3 may come first on PATH without numpy.
+if [ ! -x .venv/bin/python ]; then
+    /usr/bin/python3 -m venv --system-site-packages .venv
+fi
+stamp=.venv/.clscale-installed
+if [ ! -f "$stamp" ] || [ -n "$(find pyproject.toml meson.build meson_options.txt include src cl python/meson.build python/clscale \
+        -type f \( -name '*.[ch]' -o -name '*.py' -o -name '*.cl' -o -name '*.build' -o -name '*.txt' \
+        -o -name '*.toml' \) -newer "$stamp" -print | head -n 1)" ]; then
+    echo "clscale setup: installing the Python package into .venv"
+    # a configure that failed half-way leaves a folder meson-python will not reuse
+    [ -f build-py/build.ninja ] || rm -rf build-py .mesonpy-native-file.ini
+    .venv/bin/python -m pip install --quiet --no-build-isolation --no-deps \
+        --config-settings builddir="$PWD/build-py" .
+    touch "$stamp"
+fi

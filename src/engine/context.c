@@ -1,8 +1,11 @@
 /* The context: configuration, the selected devices with their OpenCL
  * contexts (one per platform) and queues, and the first kernel build of
- * each (program.c builds the others when calls need them), done in
- * parallel per distinct device (identical devices share one build through
- * the binary cache, unless build_slot.c keeps their programs apart). */
+ * each (program.c builds the others when calls need them) with the
+ * zero-copy check that needs it, done in parallel per distinct device
+ * (identical devices share one build through the binary cache, unless
+ * build_slot.c keeps their programs apart). A device that fails at any
+ * step is dropped and the others go on (dropped.c); creation fails only
+ * when none is left. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,16 +54,16 @@ static cls_status read_config(cls_context *ctx, const cls_config *cfg)
 }
 
 /* One OpenCL context per platform, holding that platform's selected devices,
- * so that pinned host memory of one context serves all its devices. */
+ * so that pinned host memory of one context serves all its devices. A
+ * platform whose context cannot be made loses its devices. */
 static cls_status make_cl_contexts(cls_context *ctx)
 {
-    ctx->cls = calloc(ctx->ndevs, sizeof *ctx->cls);
+    ctx->cls = calloc(ctx->ndevs ? ctx->ndevs : 1, sizeof *ctx->cls);
     if (!ctx->cls) return cls_fail(ctx, CLS_E_NOMEM, "out of memory");
-    cl_device_id *ids = calloc(ctx->ndevs, sizeof *ids);
+    cl_device_id *ids = calloc(ctx->ndevs ? ctx->ndevs : 1, sizeof *ids);
     if (!ids) return cls_fail(ctx, CLS_E_NOMEM, "out of memory");
-    cls_status st = CLS_OK;
-    for (size_t i = 0; i < ctx->ndevs && st == CLS_OK; i++) {
-        if (ctx->devs[i].cl) continue;
+    for (size_t i = 0; i < ctx->ndevs; i++) {
+        if (ctx->devs[i].cl || ctx->devs[i].drop_st != CLS_OK) continue;
         cl_platform_id p = ctx->devs[i].platform;
         size_t n = 0;
         for (size_t j = i; j < ctx->ndevs; j++)
@@ -69,15 +72,17 @@ static cls_status make_cl_contexts(cls_context *ctx)
         cl_int e;
         cl_context c = clCreateContext(props, (cl_uint)n, ids, NULL, NULL, &e);
         if (e != CL_SUCCESS) {
-            st = cls_fail_cl(ctx, &ctx->devs[i], "clCreateContext", e);
-            break;
+            cls_status st = cls_fail_cl(ctx, &ctx->devs[i], "clCreateContext", e);
+            for (size_t j = i; j < ctx->ndevs; j++)
+                if (ctx->devs[j].platform == p) cls_drop_mark(&ctx->devs[j], st, "creating its OpenCL context");
+            continue;
         }
         ctx->cls[ctx->ncls++] = c;
         for (size_t j = i; j < ctx->ndevs; j++)
             if (ctx->devs[j].platform == p) ctx->devs[j].cl = c;
     }
     free(ids);
-    return st;
+    return CLS_OK;
 }
 
 static cls_status make_queues(cls_context *ctx, cls_dev *dev)
@@ -88,9 +93,24 @@ static cls_status make_queues(cls_context *ctx, cls_dev *dev)
     for (unsigned i = 0; i < dev->nq; i++) {
         cl_int e;
         dev->q[i] = clCreateCommandQueue(dev->cl, dev->id, props, &e);
-        if (e != CL_SUCCESS) return cls_fail_cl(ctx, dev, "clCreateCommandQueue", e);
+        if (e != CL_SUCCESS) {
+            dev->q[i] = NULL;
+            return cls_fail_cl(ctx, dev, "clCreateCommandQueue", e);
+        }
     }
     return CLS_OK;
+}
+
+/* What a dropped device holds, released. */
+static void release_dev(cls_dev *d)
+{
+    cls_stage_release(d);
+    for (unsigned q = 0; q < d->nq; q++)
+        if (d->q[q]) clReleaseCommandQueue(d->q[q]);
+    cls_program_release(d);
+    cls_build_slot_give(d);
+    free(d->strings);
+    free(d->drop_why);
 }
 
 /* Builds run on one thread per distinct (platform, device name, driver); a
@@ -115,14 +135,17 @@ static void *build_thread(void *arg)
     for (size_t i = g->first; i < ctx->ndevs; i++) {
         cls_dev *d = &ctx->devs[i];
         if (i != g->first && !same_kind(d, &ctx->devs[g->first])) continue;
-        if (cls_program_build(ctx, d) == CLS_OK) {
-            d->alive = 1;
-        } else {
-            char label[512];
-            cls_dev_label(d, label, sizeof label);
-            cls_note(ctx, "%s: dropped: kernel build failed%s%s", label,
-                     d->build_log ? "; build log:\n" : "", d->build_log ? d->build_log : "");
+        if (d->drop_st != CLS_OK) continue;
+        cls_status st = cls_program_build(ctx, d);
+        if (st != CLS_OK) {
+            cls_drop_mark(d, st, "building its first kernel");
+            continue;
         }
+        /* the one-off check of zero copy, here so that a device failing it
+         * sits out for good like one that fails to build */
+        if (d->zero_copy && !d->zc_checked) st = cls_zero_copy_check(ctx, d);
+        if (st != CLS_OK) cls_drop_mark(d, st, "the zero-copy check");
+        else d->alive = 1;
     }
     return NULL;
 }
@@ -140,7 +163,6 @@ static cls_status build_all(cls_context *ctx)
         groups[ng].first = i;
         ng++;
     }
-    ctx->err[0] = '\0';
     for (size_t g = 0; g < ng; g++)
         groups[g].started = ng > 1 && pthread_create(&groups[g].thread, NULL, build_thread, &groups[g]) == 0;
     for (size_t g = 0; g < ng; g++) {
@@ -149,31 +171,32 @@ static cls_status build_all(cls_context *ctx)
     }
     free(groups);
 
-    /* Keep the devices that built, in order; release the others. */
+    return CLS_OK;
+}
+
+/* Keeps the devices that came through, in order; records and releases
+ * the others. */
+static cls_status keep_alive(cls_context *ctx)
+{
     size_t kept = 0;
+    cls_status st = CLS_OK;
     for (size_t i = 0; i < ctx->ndevs; i++) {
         cls_dev *d = &ctx->devs[i];
         if (d->alive) {
             if (kept != i) ctx->devs[kept] = *d;
             ctx->devs[kept].index = kept;
             kept++;
-        } else {
-            for (unsigned q = 0; q < d->nq; q++) clReleaseCommandQueue(d->q[q]);
-            cls_program_release(d);
-            cls_build_slot_give(d);
-            free(d->strings);
+            continue;
         }
+        cls_status r = cls_drop_record(ctx, d);
+        if (st == CLS_OK) st = r;
+        release_dev(d);
     }
     ctx->ndevs = kept;
     ctx->klock = calloc(kept ? kept : 1, sizeof *ctx->klock);
     if (!ctx->klock) return cls_fail(ctx, CLS_E_NOMEM, "out of memory");
     for (size_t i = 0; i < kept; i++) pthread_mutex_init(&ctx->klock[i], NULL);
-    if (kept == 0) {
-        char notes[CLS_ERR_LEN];
-        snprintf(notes, sizeof notes, "%s", ctx->err);
-        return cls_fail(ctx, CLS_E_BUILD, "the kernels failed to build on every selected device:\n%s", notes);
-    }
-    return CLS_OK;
+    return st;
 }
 
 cls_status cls_context_create(const cls_config *cfg, cls_context **out)
@@ -208,19 +231,33 @@ cls_status cls_context_create(const cls_config *cfg, cls_context **out)
         if (!chosen[i]) continue;
         cls_dev *d = &ctx->devs[ctx->ndevs];
         d->index = ctx->ndevs;
-        st = cls_device_describe(ctx, d, &all[i], i);
-        if (st == CLS_OK && staged && staged[i]) {
+        d->build_slot = -1;
+        cls_status ds = cls_device_describe(ctx, d, &all[i], i);
+        if (ds == CLS_OK && staged && staged[i]) {
             d->zero_copy = 0;
             d->info.staging = 1;
         }
-        if (st == CLS_OK) {
-            ctx->ndevs++;
-            st = cls_build_slot_take(ctx, d);
+        if (ds == CLS_OK) ds = cls_build_slot_take(ctx, d);
+        if (ds != CLS_OK) {
+            /* its strings are all[i]'s until described: record it now */
+            cls_drop_mark(d, ds, "describing it");
+            st = cls_drop_record(ctx, d);
+            release_dev(d);
+            memset(d, 0, sizeof *d);
+            continue;
         }
+        ctx->ndevs++;
     }
     if (st == CLS_OK) st = make_cl_contexts(ctx);
-    for (size_t i = 0; i < ctx->ndevs && st == CLS_OK; i++) st = make_queues(ctx, &ctx->devs[i]);
+    for (size_t i = 0; i < ctx->ndevs && st == CLS_OK; i++) {
+        cls_dev *d = &ctx->devs[i];
+        if (d->drop_st != CLS_OK) continue;
+        cls_status qs = make_queues(ctx, d);
+        if (qs != CLS_OK) cls_drop_mark(d, qs, "creating its queues");
+    }
     if (st == CLS_OK) st = build_all(ctx);
+    if (st == CLS_OK) st = keep_alive(ctx);
+    if (st == CLS_OK) st = cls_drop_report(ctx);
     if (st == CLS_OK) {
         ctx->pool = cls_pool_create(0);
         if (!ctx->pool) st = cls_fail(ctx, CLS_E_NOMEM, "cannot start the host copy threads");
@@ -236,15 +273,7 @@ void cls_context_destroy(cls_context *ctx)
 {
     if (!ctx) return;
     cls_hostmem_release_all(ctx);
-    for (size_t i = 0; i < ctx->ndevs; i++) {
-        cls_dev *d = &ctx->devs[i];
-        cls_stage_release(d);
-        for (unsigned q = 0; q < d->nq; q++)
-            if (d->q[q]) clReleaseCommandQueue(d->q[q]);
-        cls_program_release(d);
-        cls_build_slot_give(d);
-        free(d->strings);
-    }
+    for (size_t i = 0; i < ctx->ndevs; i++) release_dev(&ctx->devs[i]);
     for (size_t i = 0; i < ctx->ncls; i++) clReleaseContext(ctx->cls[i]);
     if (ctx->klock) {
         for (size_t i = 0; i < ctx->ndevs; i++) pthread_mutex_destroy(&ctx->klock[i]);
@@ -259,6 +288,7 @@ void cls_context_destroy(cls_context *ctx)
     free(ctx->rep_devs);
     free(ctx->rep_msgs);
     free(ctx->events);
+    cls_drops_free(ctx);
     pthread_mutex_destroy(&ctx->err_lock);
     free(ctx);
 }

@@ -3,18 +3,52 @@
  * A platform without devices is skipped (Clover always answers
  * CL_DEVICE_NOT_FOUND). No platform at all names the packages to install. */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
-#define NO_PLATFORM_HELP                                                               \
-    "no OpenCL platform found: the ICD loader (ocl-icd) found no driver.\n"            \
+#define INSTALL_HELP                                                                   \
     "Install one: on Debian/Ubuntu `apt-get install pocl-opencl-icd` for the CPU, "    \
     "`mesa-opencl-icd` (rusticl, set RUSTICL_ENABLE=llvmpipe or a GPU driver), "       \
     "`nvidia-opencl-icd` for NVIDIA GPUs, `intel-opencl-icd` for Intel GPUs; "         \
     "drivers are listed in /etc/OpenCL/vendors (or $OCL_ICD_VENDORS)."
+#define NO_PLATFORM_HELP "no OpenCL platform found: the ICD loader (ocl-icd) found no driver.\n" INSTALL_HELP
+
+/* PoCL 3.1 reports no device at all when it cannot create its kernel cache
+ * folder ($POCL_CACHE_DIR, else $XDG_CACHE_HOME/pocl, else ~/.cache/pocl):
+ * the usual cause when HOME is not writable (a service user, a container).
+ * Writes the reason into `why` and returns 1 when that folder (or the
+ * nearest existing folder above it) cannot be written. */
+static int pocl_cache_unwritable(char *why, size_t len)
+{
+    char dir[4096];
+    const char *env = getenv("POCL_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (env && *env) snprintf(dir, sizeof dir, "%s", env);
+    else if (xdg && *xdg) snprintf(dir, sizeof dir, "%s/pocl", xdg);
+    else if (home && *home) snprintf(dir, sizeof dir, "%s/.cache/pocl", home);
+    else {
+        snprintf(why, len, "HOME is not set");
+        return 1;
+    }
+    char probe[4096];
+    snprintf(probe, sizeof probe, "%s", dir);
+    for (;;) {
+        if (access(probe, F_OK) == 0) {
+            if (access(probe, W_OK | X_OK) == 0) return 0;
+            if (strcmp(probe, dir)) snprintf(why, len, "folder %.1500s (%.1500s cannot be written: %s)", dir, probe, strerror(errno));
+            else snprintf(why, len, "folder %.1500s (it cannot be written: %s)", dir, strerror(errno));
+            return 1;
+        }
+        char *slash = strrchr(probe, '/');
+        if (!slash) return 0;
+        if (slash == probe) slash[1] = '\0';
+        else *slash = '\0';
+    }
+}
 
 static void info_str(cl_platform_id p, cl_platform_info what, char *buf, size_t len)
 {
@@ -43,7 +77,11 @@ cls_status cls_devices_find(cls_context *ctx, cls_found **out, size_t *n)
     cls_found *all = NULL;
     size_t count = 0;
     cls_status st = CLS_OK;
+    int pocl = 0; /* a PoCL platform is among them */
     for (cl_uint i = 0; i < np && st == CLS_OK; i++) {
+        char pname[256];
+        info_str(plats[i], CL_PLATFORM_NAME, pname, sizeof pname);
+        pocl |= strstr(pname, "Portable Computing Language") != NULL;
         cl_uint nd = 0;
         e = clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_ALL, 0, NULL, &nd);
         if (e == CL_DEVICE_NOT_FOUND || (e == CL_SUCCESS && nd == 0)) continue;
@@ -84,10 +122,16 @@ cls_status cls_devices_find(cls_context *ctx, cls_found **out, size_t *n)
     }
     if (count == 0) {
         free(all);
+        char why[4200];
+        if (pocl && pocl_cache_unwritable(why, sizeof why))
+            return cls_fail(ctx, CLS_E_NO_DEVICE,
+                            "PoCL is installed but reports no device: it cannot create its kernel cache "
+                            "%s. Set POCL_CACHE_DIR to a writable folder (or HOME to a writable home).",
+                            why);
         return cls_fail(ctx, CLS_E_NO_DEVICE,
                         "OpenCL platforms were found but none has a device (rusticl needs "
-                        "RUSTICL_ENABLE=llvmpipe or a supported GPU; Clover has none).\n%s",
-                        NO_PLATFORM_HELP);
+                        "RUSTICL_ENABLE=llvmpipe or a supported GPU; Clover has none; PoCL needs a "
+                        "writable kernel cache).\n" INSTALL_HELP);
     }
     *out = all;
     *n = count;
@@ -217,6 +261,11 @@ cls_status cls_device_describe(cls_context *ctx, cls_dev *dev, const cls_found *
     cl_device_fp_config fp64 = 0;
     cl_bool unified = CL_FALSE;
     cl_device_id id = f->id;
+    /* what messages name it by until it is described (f outlives them) */
+    dev->info.index = global_index;
+    dev->info.name = f->name;
+    dev->info.platform = f->platform_name;
+    dev->info.driver = "";
     CL_TRY(ctx, dev, clGetDeviceInfo(id, CL_DEVICE_NAME, sizeof name, name, NULL));
     CL_TRY(ctx, dev, clGetDeviceInfo(id, CL_DEVICE_VENDOR, sizeof vendor, vendor, NULL));
     CL_TRY(ctx, dev, clGetDeviceInfo(id, CL_DEVICE_VERSION, sizeof version, version, NULL));

@@ -199,12 +199,26 @@ cls_status cls_params_prepare(cls_job *job);
 void cls_params_pack(const cls_job *job, const cls_slice *s, void *dst);
 void cls_params_free(cls_job *job);
 
+/* ---- dropped.c: devices context creation drops ---- */
+/* Marks d dropped for a failure of `stage` with status st; the message is
+ * the one this thread's last cls_fail() set. The first mark stays. */
+void cls_drop_mark(cls_dev *d, cls_status st, const char *stage);
+/* Moves a marked device's name and failure into the context's list. */
+cls_status cls_drop_record(cls_context *ctx, cls_dev *d);
+/* After the list is complete: one note per dropped device in the
+ * context's message; with no device left, the failure naming each. */
+cls_status cls_drop_report(cls_context *ctx);
+void cls_drops_free(cls_context *ctx);
+
 /* ---- stage.c ---- */
 /* Makes the device's per-queue buffers big enough for the job. */
 cls_status cls_stage_prepare(cls_job *job, cls_devrun *r);
 /* Checks once per device that host-unified memory is really written in
  * place; a device that keeps shadow copies falls back to staging. */
 cls_status cls_zero_copy_verify(cls_context *ctx);
+/* The same check for one device (context creation runs it, after the
+ * device's first build): CLS_OK, or the failure of its OpenCL calls. */
+cls_status cls_zero_copy_check(cls_context *ctx, cls_dev *d);
 /* Releases a device's per-queue buffers (context destruction). */
 void cls_stage_release(cls_dev *dev);
 /* Host copies between caller memory and a packed slot, on the copy pool. */
@@ -239,10 +253,13 @@ void cls_team_record(cls_job *job, double wall);
 /* The lead failed: the reserves take part (lock held). */
 void cls_team_call_in(cls_job *job);
 
-/* ---- measure.c ---- */
+/* ---- program.c (beside the kernels it launches) ---- */
 /* Sets the float32 copy kernel's arguments for b = a over `bytes`; its
- * global size (for a launch with dev->local) into *global. */
+ * global size (for a launch with dev->local) into *global. Used by the
+ * probes (measure.c) and the zero-copy checks (stage.c). */
 cl_int cls_copy_args(cls_dev *d, cl_mem a, cl_mem b, size_t bytes, size_t *global);
+
+/* ---- measure.c ---- */
 /* A quick estimate of the device's speed (bytes/s) on queue q, for the
  * scheduler's first call; 0 when it could not be taken. */
 double cls_device_prior(cls_dev *d, unsigned q);
@@ -266,13 +283,16 @@ void cls_run_priors(cls_job *job);
 int cls_may_take(const cls_devrun *r, uint64_t bytes, double now, cls_decline *why);
 /* Runs the current phase's slices on every participating device. */
 cls_status cls_run_phase(cls_job *job);
+
+/* ---- report.c ---- */
 /* Fills the context's report (and events) from the job, after the call. */
 cls_status cls_report_finish(cls_job *job, double wall);
+
+/* ---- record.c: what a finished slice leaves for the scheduler and report ---- */
 /* Keeps a finished slice's timings (slice.c calls it). */
 void cls_record_events(cls_devrun *r, unsigned q, double stage_out0, double stage_out1);
 /* A staging copy of `bytes` between caller and pinned memory took
  * `seconds`: raises the job's figure of host memory traffic. */
 void cls_run_note_copy(cls_job *job, uint64_t bytes, double seconds);
-double cls_now(void);
 
 #endif

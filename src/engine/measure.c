@@ -33,18 +33,6 @@ static void probe_free(probe *p)
     free(p->pageable);
 }
 
-cl_int cls_copy_args(cls_dev *d, cl_mem a, cl_mem b, size_t bytes, size_t *global)
-{
-    cl_kernel k = d->k[0][CLS_K_COPY][CLS_F32];
-    cl_ulong n = bytes / 4;
-    size_t items = (size_t)((n + d->vec - 1) / d->vec);
-    *global = (items + d->local - 1) / d->local * d->local;
-    cl_int e = clSetKernelArg(k, 0, sizeof a, &a);
-    if (e == CL_SUCCESS) e = clSetKernelArg(k, 1, sizeof b, &b);
-    if (e == CL_SUCCESS) e = clSetKernelArg(k, 2, sizeof n, &n);
-    return e;
-}
-
 static cls_status copy_kernel(probe *p, double *gbs)
 {
     cl_kernel k = p->d->k[0][CLS_K_COPY][CLS_F32];
@@ -120,6 +108,7 @@ static double prior_round(cls_dev *d, cl_command_queue q, cl_mem a, cl_mem b, vo
     if (e == CL_SUCCESS) e = clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, NULL);
     if (e == CL_SUCCESS && host) e = clEnqueueReadBuffer(q, b, CL_FALSE, 0, bytes, host, 0, NULL, NULL);
     if (e == CL_SUCCESS) e = clFinish(q);
+    else clFinish(q); /* what was enqueued reads `host`, which the caller frees next */
     return e == CL_SUCCESS ? cls_now() - t : -1.0;
 }
 

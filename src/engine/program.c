@@ -238,3 +238,15 @@ void cls_program_release(cls_dev *dev)
     free(dev->build_log);
     dev->build_log = NULL;
 }
+
+cl_int cls_copy_args(cls_dev *d, cl_mem a, cl_mem b, size_t bytes, size_t *global)
+{
+    cl_kernel k = d->k[0][CLS_K_COPY][CLS_F32];
+    cl_ulong n = bytes / 4;
+    size_t items = (size_t)((n + d->vec - 1) / d->vec);
+    *global = (items + d->local - 1) / d->local * d->local;
+    cl_int e = clSetKernelArg(k, 0, sizeof a, &a);
+    if (e == CL_SUCCESS) e = clSetKernelArg(k, 1, sizeof b, &b);
+    if (e == CL_SUCCESS) e = clSetKernelArg(k, 2, sizeof n, &n);
+    return e;
+}

@@ -152,19 +152,28 @@ static cls_status check_mapped_params(cls_context *ctx, cls_dev *d)
         clReleaseMemObject(a);
         return cls_fail_cl(ctx, d, "clCreateBuffer", e);
     }
+    const char *call = "clEnqueueMapBuffer";
     float *m = clEnqueueMapBuffer(d->q[0], a, CL_TRUE, CL_MAP_WRITE, 0, sizeof out, 0, NULL, NULL, &e);
+    if (e != CL_SUCCESS) m = NULL;
     size_t global, local = d->local;
     int same = e == CL_SUCCESS;
     for (int round = 0; round < 2 && same && e == CL_SUCCESS; round++) {
         for (int i = 0; i < N; i++) m[i] = (float)(i * 7 + round * 1000 + 3);
+        call = "clSetKernelArg";
         e = cls_copy_args(d, a, b, sizeof out, &global);
-        if (e == CL_SUCCESS)
+        if (e == CL_SUCCESS) {
+            call = "clEnqueueNDRangeKernel";
             e = clEnqueueNDRangeKernel(d->q[0], d->k[0][CLS_K_COPY][CLS_F32], 1, NULL, &global, &local, 0, NULL,
                                        NULL);
-        if (e == CL_SUCCESS) e = clEnqueueReadBuffer(d->q[0], b, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL);
+        }
+        if (e == CL_SUCCESS) {
+            call = "clEnqueueReadBuffer";
+            e = clEnqueueReadBuffer(d->q[0], b, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL);
+        }
         if (e == CL_SUCCESS) same = memcmp(m, out, sizeof out) == 0;
     }
-    cls_status st = e == CL_SUCCESS ? CLS_OK : cls_fail_cl(ctx, d, "mapped params check", e);
+    cls_status st = e == CL_SUCCESS ? CLS_OK : cls_fail_cl(ctx, d, call, e);
+    if (st != CLS_OK) clFinish(d->q[0]); /* nothing of it runs on once its buffers go */
     if (m) {
         clEnqueueUnmapMemObject(d->q[0], a, m, 0, NULL, NULL);
         clFinish(d->q[0]);
@@ -179,7 +188,7 @@ static cls_status check_mapped_params(cls_context *ctx, cls_dev *d)
  * reaches host memory only when mapped (overlapping slices would then
  * overwrite each other). Check once: a kernel writes a CL_MEM_USE_HOST_PTR
  * buffer, and the host reads its memory without mapping. */
-static cls_status check_zero_copy(cls_context *ctx, cls_dev *d)
+cls_status cls_zero_copy_check(cls_context *ctx, cls_dev *d)
 {
     enum { N = 64 };
     float src[N], dst[N];
@@ -197,12 +206,20 @@ static cls_status check_zero_copy(cls_context *ctx, cls_dev *d)
         return cls_fail_cl(ctx, d, "clCreateBuffer(CL_MEM_USE_HOST_PTR)", e);
     }
     size_t global, local = d->local;
+    const char *call = "clSetKernelArg";
     e = cls_copy_args(d, a, b, sizeof src, &global);
-    if (e == CL_SUCCESS)
+    if (e == CL_SUCCESS) {
+        call = "clEnqueueNDRangeKernel";
         e = clEnqueueNDRangeKernel(d->q[0], d->k[0][CLS_K_COPY][CLS_F32], 1, NULL, &global, &local, 0, NULL, NULL);
-    if (e == CL_SUCCESS) e = clFinish(d->q[0]);
-    if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "zero-copy check", e);
-    else if (memcmp(src, dst, sizeof src) != 0) d->zero_copy = 0;
+    }
+    if (e == CL_SUCCESS) {
+        call = "clFinish";
+        e = clFinish(d->q[0]);
+    }
+    if (e != CL_SUCCESS) {
+        st = cls_fail_cl(ctx, d, call, e);
+        clFinish(d->q[0]); /* nothing of it may write dst (this stack frame) once it returns */
+    } else if (memcmp(src, dst, sizeof src) != 0) d->zero_copy = 0;
     /* map and unmap before release, as the specification asks */
     void *m = clEnqueueMapBuffer(d->q[0], b, CL_TRUE, CL_MAP_READ, 0, sizeof dst, 0, NULL, NULL, &e);
     if (e == CL_SUCCESS) {
@@ -222,7 +239,7 @@ cls_status cls_zero_copy_verify(cls_context *ctx)
     for (size_t i = 0; i < ctx->ndevs; i++) {
         cls_dev *d = &ctx->devs[i];
         if (d->zero_copy && !d->zc_checked) {
-            cls_status st = check_zero_copy(ctx, d);
+            cls_status st = cls_zero_copy_check(ctx, d);
             if (st != CLS_OK) return st;
         }
     }

@@ -2,7 +2,12 @@
  * the bytes go to a temporary file next to `path` (same file system), are
  * synced, and the temporary is renamed onto `path`, whose directory is
  * then synced; on a failure before the rename the temporary is removed.
- * Used for the kernel cache, statistics files and traces. */
+ * Used for the kernel cache, statistics files and traces.
+ *
+ * `path` is first resolved (out_target.h): a symlink is written through to
+ * the file it names (the link stays a link), and a character device or FIFO
+ * (/dev/null, /dev/stdout, a pipe) is written into directly, never renamed
+ * over: as root, the rename would have replaced /dev/null itself. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -12,6 +17,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "out_target.h"
 #include "sync_dir.h"
 
 static int write_all(int fd, const void *p, size_t n)
@@ -29,7 +35,32 @@ static int write_all(int fd, const void *p, size_t n)
     return 0;
 }
 
+/* A device or pipe: the bytes go straight in (nothing to rename, nothing
+ * that fsync could make durable). */
+static int write_stream(const char *path, const void *const *parts, const size_t *lens, size_t nparts)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) return errno;
+    int err = 0;
+    for (size_t i = 0; i < nparts && !err; i++)
+        if (write_all(fd, parts[i], lens[i]) != 0) err = errno;
+    if (close(fd) != 0 && !err) err = errno;
+    return err;
+}
+
+static int write_file(const char *path, const void *const *parts, const size_t *lens, size_t nparts);
+
 int cls_write_atomic(const char *path, const void *const *parts, const size_t *lens, size_t nparts)
+{
+    char *real;
+    int kind, err = cls_target_resolve(path, &real, &kind);
+    if (err) return err;
+    err = kind == CLS_TARGET_STREAM ? write_stream(real, parts, lens, nparts) : write_file(real, parts, lens, nparts);
+    free(real);
+    return err;
+}
+
+static int write_file(const char *path, const void *const *parts, const size_t *lens, size_t nparts)
 {
     static atomic_uint seq;
     size_t tlen = strlen(path) + 48;

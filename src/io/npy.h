@@ -64,12 +64,33 @@ cls_status cls_npy_open(const char *path, cls_npy *out, char *err, size_t errlen
  * folder of `path`, sized for an array of `dtype` and `shape` (ndim 1 to 3,
  * every dimension >= 1) with a numpy 1.0 header (data 64-aligned), and maps it
  * read-write: out->data is where the array goes. `path` itself is untouched
- * until cls_npy_close(f, 1, ...).
+ * until cls_npy_close(f, 1, ...). A symlink `path` is resolved first
+ * (out_target.h): the temporary goes beside the file it names and replaces
+ * that file, the link stays. A device or pipe cannot be mapped: CLS_E_ARG.
  * @return CLS_OK, CLS_E_ARG (bad dtype or shape), CLS_E_NOMEM, or CLS_E_IO
  *         (the folder does not exist or is not writable, no space, ...).
  *         On failure no temporary file is left and *out holds nothing to close. */
 cls_status cls_npy_create(const char *path, cls_dtype dtype, size_t ndim, const size_t *shape,
                           cls_npy *out, char *err, size_t errlen);
+
+/* cls_npy_create_fd() : as cls_npy_create(), in a file the caller created:
+ * `fd` (read-write, empty) is the temporary `tmp` that cls_npy_close(f, 1)
+ * renames onto `path` (already resolved by the caller). With `tmp` NULL the
+ * file is scratch (an O_TMPFILE or memfd whose bytes the caller copies
+ * somewhere itself): cls_npy_close() then only releases it. For callers that
+ * must know the temporary's name before it exists (the tool registers it for
+ * removal on a signal first). Takes `fd` whatever the result: on failure it
+ * is closed and `tmp` removed.
+ * @return as cls_npy_create(). */
+cls_status cls_npy_create_fd(int fd, const char *path, const char *tmp, cls_dtype dtype, size_t ndim,
+                             const size_t *shape, cls_npy *out, char *err, size_t errlen);
+
+/* cls_npy_temp_name() : "DIR/.NAME.tmp.PID.N", the temporary beside `path`
+ * that cls_npy_create() uses (NAME cut to CLS_NPY_TEMP_BASE_MAX bytes); a
+ * malloc'd string, NULL when out of memory. The tool removes such files of
+ * processes that no longer exist (tools/cli/output.c). */
+#define CLS_NPY_TEMP_BASE_MAX 200
+char *cls_npy_temp_name(const char *path, unsigned n);
 
 /* cls_npy_close() : releases `f`. For a created file, `commit` = 1 writes the
  * mapping to disk (msync, fsync) and renames the temporary file onto the

@@ -1,5 +1,5 @@
 /* Statuses, OpenCL error names and the context's human message.
- * Owns: cls_version, cls_status_str, cls_last_error and the helpers that every
+ * Owns: cls_version, cls_version_number, cls_status_str, cls_last_error and the helpers that every
  * other file uses to fail with a message naming the device and the call. */
 #include <stdio.h>
 #include <string.h>
@@ -7,6 +7,7 @@
 #include "internal.h"
 
 const char *cls_version(void) { return CLS_VERSION_STRING; }
+unsigned cls_version_number(void) { return CLS_VERSION_NUMBER; }
 
 const char *cls_status_str(cls_status s)
 {
@@ -75,16 +76,24 @@ cls_status cls_status_of_cl(cl_int e)
 void cls_dev_label(const cls_dev *dev, char *buf, size_t len)
 {
     if (!dev) { snprintf(buf, len, "OpenCL"); return; }
-    snprintf(buf, len, "device %zu (%s, %s %s)", dev->info.index, dev->info.name,
-             dev->info.platform, dev->info.driver);
+    const char *drv = dev->info.driver ? dev->info.driver : "";
+    snprintf(buf, len, "device %zu (%s, %s%s%s)", dev->info.index, dev->info.name,
+             dev->info.platform, *drv ? " " : "", drv);
 }
+
+/* The last message this thread set: threads that fail at once (the
+ * builds of context creation) each keep their own. */
+static _Thread_local char thread_err[CLS_ERR_LEN];
 
 static void set_message(cls_context *ctx, const char *fmt, va_list ap)
 {
     pthread_mutex_lock(&ctx->err_lock);
     vsnprintf(ctx->err, sizeof ctx->err, fmt, ap);
+    snprintf(thread_err, sizeof thread_err, "%s", ctx->err);
     pthread_mutex_unlock(&ctx->err_lock);
 }
+
+const char *cls_thread_error(void) { return thread_err; }
 
 cls_status cls_fail(cls_context *ctx, cls_status s, const char *fmt, ...)
 {

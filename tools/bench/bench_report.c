@@ -11,6 +11,7 @@
 
 #include "bench_report.h"
 #include "cli.h"
+#include "io/out_target.h"
 
 /* ---- the table ---------------------------------------------------------- */
 
@@ -502,14 +503,24 @@ static void json_trace(FILE *f, const bench_trace *t)
 int bench_write_json(const char *path, const bench_machine *m, const bench_result *r, size_t nr,
                      const bench_trace *t, double total_s)
 {
-    /* written beside its path and renamed into place: never half a file */
-    size_t len = strlen(path) + 32;
-    char *tmp = malloc(len);
-    if (!tmp) return -1;
-    snprintf(tmp, len, "%s.%ld.tmp", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
+    /* written beside its path and renamed into place: never half a file;
+     * a symlink's file is written so, a device or pipe (/dev/null, a FIFO)
+     * straight into, never renamed over (io/out_target.h) */
+    char *real;
+    int kind, e = cls_target_resolve(path, &real, &kind);
+    if (e) {
+        errno = e;
+        return -1;
+    }
+    size_t len = strlen(real) + 32;
+    char *tmp = kind == CLS_TARGET_STREAM ? NULL : malloc(len);
+    if (tmp) snprintf(tmp, len, "%s.%ld.tmp", real, (long)getpid());
+    FILE *f = kind == CLS_TARGET_STREAM ? fopen(real, "w") : tmp ? fopen(tmp, "w") : NULL;
     if (!f) {
+        e = errno;
         free(tmp);
+        free(real);
+        errno = e;
         return -1;
     }
     int correct = 1;
@@ -545,19 +556,20 @@ int bench_write_json(const char *path, const bench_machine *m, const bench_resul
     jnum(f, total_s);
     fprintf(f, ", \"all_correct\": %s\n}\n", correct ? "true" : "false");
     int bad = ferror(f);
-    int e = errno;
+    e = errno;
     if (fclose(f) != 0 && !bad) {
         bad = 1;
         e = errno;
     }
-    if (!bad && rename(tmp, path) != 0) {
+    if (!bad && tmp && rename(tmp, real) != 0) {
         bad = 1;
         e = errno;
     }
     if (bad) {
-        unlink(tmp);
+        if (tmp) unlink(tmp);
         errno = e ? e : EIO;
     }
     free(tmp);
+    free(real);
     return bad ? -1 : 0;
 }

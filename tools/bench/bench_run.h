@@ -15,8 +15,10 @@
 /* Fixed, so that every run and every machine times the same numbers. */
 #define BENCH_SEED 20261122u
 
-/* ---- cmd_bench.c -------------------------------------------------------- */
+/* ---- bench_progress.c --------------------------------------------------- */
 
+/* Decides once whether to draw: stderr is a terminal. */
+void bench_progress_start(void);
 /* Redraws the one progress line on stderr (only when it is a terminal). */
 void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Wipes the progress line, before anything else is printed. */

@@ -30,6 +30,7 @@
 
 #include "bench_run.h"
 #include "cli.h"
+#include "io/out_target.h"
 
 static const char help[] =
     "usage: clscale bench [--workload NAME] [--size X] [--devices SEL] [--repeats N] [--alone LIST]\n"
@@ -180,33 +181,16 @@ static int parse_options(int argc, char **argv, options *o)
                 return -1;
             }
             o->pageable_only = !strcmp(v, "pageable");
-        } else if (!strcmp(name, "--devices")) o->devices = v;
+        } else if (!strcmp(name, "--devices")) {
+            if (cli_selector_check("bench", v)) return -1;
+            o->devices = v;
+        }
         else if (!strcmp(name, "--json")) o->json = v;
         else if (!strcmp(name, "--trace")) o->trace = v;
         else o->timeline = v;
     }
     if (!o->want) o->want = ~0u;
     return 0;
-}
-
-/* ---- progress ----------------------------------------------------------- */
-
-static int progress_on;   /* stderr is a terminal */
-
-void bench_progress(const char *fmt, ...)
-{
-    if (!progress_on) return;
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("\r\033[K", stderr);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fflush(stderr);
-}
-
-void bench_progress_clear(void)
-{
-    if (progress_on) fputs("\r\033[K", stderr);
 }
 
 /* ---- the run ------------------------------------------------------------ */
@@ -414,12 +398,46 @@ static void open_alone(bench_state *s)
     }
 }
 
-/* An output whose folder cannot be written fails now, not after the run. */
+/* --alone names devices that take part: an index that is not one of them
+ * is a usage error (it would silently get no row). */
+static int check_alone(const options *o, const bench_machine *m)
+{
+    if (!o->alone) return EXIT_OK;
+    for (const char *p = o->alone; *p;) {
+        char *end;
+        unsigned long v = strtoul(p, &end, 10);
+        if (end == p) { /* an empty term: ",," */
+            p++;
+            continue;
+        }
+        size_t i = 0;
+        while (i < m->ndev && m->dev[i].info.index != v) i++;
+        if (i == m->ndev) {
+            cli_error(EXIT_USAGE, "bench: --alone %s: device %lu is not one of the selected devices (see "
+                      "clscale devices)", o->alone, v);
+            fputs("Try 'clscale bench --help'.\n", stderr);
+            return EXIT_USAGE;
+        }
+        p = *end ? end + 1 : end;
+    }
+    return EXIT_OK;
+}
+
+/* An output whose folder cannot be written fails now, not after the run;
+ * a device or pipe (/dev/null) is written into, its folder does not matter. */
 static int check_outputs(const options *o)
 {
     const char *paths[] = {o->json, o->trace, o->timeline}, *flags[] = {"--json", "--trace", "--timeline"};
     for (size_t i = 0; i < 3; i++) {
         if (!paths[i]) continue;
+        char *real;
+        int kind, e = cls_target_resolve(paths[i], &real, &kind);
+        if (e) {
+            cli_error(EXIT_USAGE, "bench: %s %s: %s", flags[i], paths[i], cls_target_why(e));
+            return EXIT_USAGE;
+        }
+        free(real);
+        if (kind == CLS_TARGET_STREAM) continue;
         const char *slash = strrchr(paths[i], '/');
         char folder[4096];
         if (!slash) snprintf(folder, sizeof folder, ".");
@@ -439,7 +457,7 @@ int cmd_bench(int argc, char **argv)
     memset(&s, 0, sizeof s);
     int pr = parse_options(argc, argv, &s.o);
     if (pr != 0) return pr > 0 ? EXIT_OK : EXIT_USAGE;
-    progress_on = isatty(STDERR_FILENO) == 1;
+    bench_progress_start();
     const char *corrupt = getenv("CLSCALE_BENCH_CORRUPT");
     s.corrupt = corrupt && *corrupt ? strtol(corrupt, NULL, 10) : -1;
 
@@ -456,16 +474,23 @@ int cmd_bench(int argc, char **argv)
         return cli_error(EXIT_FAIL, "bench: out of memory");
     }
     int rc = EXIT_FAIL;
-    if (check_outputs(&s.o) != 0) goto out;
+    if ((rc = check_outputs(&s.o)) != 0) goto out;
+    rc = EXIT_FAIL;
     bench_progress("opening the devices");
-    s.all = cli_context(s.o.devices, CLS_PROFILE);
-    if (!s.all) goto out;
+    s.all = cli_context("bench", s.o.devices, CLS_PROFILE, &rc);
+    if (!s.all) {
+        if (rc == EXIT_OK) rc = EXIT_FAIL;
+        goto out;
+    }
+    rc = EXIT_FAIL;
     const char *notes = cls_last_error(s.all);
     if (*notes) {
         bench_progress_clear();
         fprintf(stderr, "clscale: note: %s\n", notes);
     }
     if (describe_machine(&s) != EXIT_OK) goto out;
+    if ((rc = check_alone(&s.o, s.m)) != EXIT_OK) goto out;
+    rc = EXIT_FAIL;
     if (s.o.want & 1u) { /* seed-a */
         bench_progress("start-up: a fresh process, with empty and then warm kernel caches");
         bench_startup(s.o.size, s.o.devices, &s.m->startup);

@@ -20,9 +20,19 @@ int cmd_startup_child(int argc, char **argv); /* hidden: clscale __startup, for 
 /* Prints "clscale: " + message to stderr; returns `code`. */
 int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Creates a context for --devices SEL (NULL: default); on failure prints the
- * library's message and returns NULL. */
-cls_context *cli_context(const char *devices, unsigned flags);
+/* Creates a context for --devices SEL (NULL: $CLSCALE_DEVICES, else all);
+ * on failure prints the library's message, sets *rc (see
+ * cli_context_failed()) and returns NULL. */
+cls_context *cli_context(const char *cmd, const char *devices, unsigned flags, int *rc);
+
+/* Prints why cls_context_create() failed with `st` (destroying `ctx`) and
+ * returns the exit status: 2 when the selector in force (`devices`, else
+ * $CLSCALE_DEVICES) matched no device of a machine that has some, else 1. */
+int cli_context_failed(const char *cmd, const char *devices, cls_status st, cls_context *ctx);
+
+/* --devices SEL that names nothing ("" or ","): prints a usage error for
+ * `cmd` and returns 2; else 0. NULL (not given) is fine. */
+int cli_selector_check(const char *cmd, const char *sel);
 
 /* Writes s as a JSON string literal (quotes included). */
 void json_string(FILE *f, const char *s);

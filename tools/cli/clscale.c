@@ -1,4 +1,6 @@
 /* clscale: the command-line tool. Dispatches to one file per command. */
+#include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,24 +12,41 @@ static const char usage[] =
     "Feature scaling and discounting of large float arrays on every OpenCL device\n"
     "at once.\n"
     "\n"
-    "commands:\n"
-    "  devices [--json]                    list the OpenCL devices and their indices\n"
+    "commands (each has --help):\n"
+    "  devices   [--json] [--devices SEL]    list the OpenCL devices and their indices\n"
     "  normalize --method minmax|zscore|decimal [--range LO,HI] [--clip]\n"
-    "            [--scope matrix|batch] [--stats-out S] [--devices SEL] IN.npy OUT.npy\n"
-    "  apply     --stats S [--inverse] [--devices SEL] IN.npy OUT.npy\n"
-    "  discount  --factors F.npy [--devices SEL] IN.npy OUT.npy\n"
-    "  bench     [--workload NAME] [--size X] [--devices SEL] [--json F]\n"
-    "            [--trace F.json] [--timeline F.svg]\n"
+    "            [--scope matrix|batch] [--stats-out S] [--devices SEL] [--verbose]\n"
+    "            IN.npy OUT.npy\n"
+    "  apply     --stats S [--inverse] [--devices SEL] [--verbose] IN.npy OUT.npy\n"
+    "  discount  --factors F.npy [--devices SEL] [--verbose] IN.npy OUT.npy\n"
+    "            (normalize, apply, discount: --mpi under mpirun, one output from all ranks)\n"
+    "  bench     [--workload NAME] [--size X] [--devices SEL] [--repeats N]\n"
+    "            [--alone LIST] [--memory both|pageable] [--json F] [--trace F.json]\n"
+    "            [--timeline F.svg]\n"
     "\n"
     "  --help, --version\n"
     "\n"
     "Device selector SEL (also $CLSCALE_DEVICES): all, gpu, cpu, indices as\n"
     "`clscale devices` prints them (0,2), or part of a platform or device name\n"
     "(pocl, nvidia, rusticl, oclgrind); several joined by commas.\n"
-    "Exit status: 0 success, 1 failure, 2 usage error.\n";
+    "OUT is written all or nothing (a temporary beside it, renamed at the end);\n"
+    "a symlink is written through, a device or pipe (/dev/null, /dev/stdout, a\n"
+    "FIFO) streamed into; OUT may not be a folder or one of the inputs.\n"
+    "Exit status: 0 success, 1 failure, 2 usage error, 130/143 after SIGINT/SIGTERM\n"
+    "(nothing written).\n";
+
+/* Everything the command printed reaches stdout, or the exit says it did
+ * not; a reader that went away (`| head`) is an EPIPE exit 1, not SIGPIPE. */
+static int flush_stdout(int rc)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout)) return rc;
+    if (errno != EPIPE) cli_error(EXIT_FAIL, "writing to stdout: %s", strerror(errno));
+    return rc ? rc : EXIT_FAIL;
+}
 
 int main(int argc, char **argv)
 {
+    signal(SIGPIPE, SIG_IGN);
     if (argc < 2) {
         fputs(usage, stderr);
         return EXIT_USAGE;
@@ -35,11 +54,11 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         fputs(usage, stdout);
-        return EXIT_OK;
+        return flush_stdout(EXIT_OK);
     }
     if (!strcmp(cmd, "--version")) {
         printf("clscale %s\n", cls_version());
-        return EXIT_OK;
+        return flush_stdout(EXIT_OK);
     }
     static const struct {
         const char *name;
@@ -49,7 +68,7 @@ int main(int argc, char **argv)
         {"discount", cmd_discount},   {"bench", cmd_bench},         {"__startup", cmd_startup_child},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
-        if (!strcmp(cmd, cmds[i].name)) return cmds[i].fn(argc - 1, argv + 1);
+        if (!strcmp(cmd, cmds[i].name)) return flush_stdout(cmds[i].fn(argc - 1, argv + 1));
     fprintf(stderr, "clscale: unknown command \"%s\"\n\n%s", cmd, usage);
     return EXIT_USAGE;
 }

@@ -1,4 +1,6 @@
-/* clscale devices [--json]: every selected device with its global index. */
+/* clscale devices [--json]: every selected device with its global index,
+ * and the ones context creation dropped with why (they sit out every
+ * command: a broken driver on one device costs only that device). */
 #include <string.h>
 
 #include "cli.h"
@@ -13,7 +15,7 @@ static const char *type_name(unsigned t)
 int cmd_devices(int argc, char **argv)
 {
     int json = 0;
-    const char *sel = "all";
+    const char *sel = NULL; /* $CLSCALE_DEVICES, else all, as every command */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json")) json = 1;
         else if (!strcmp(argv[i], "--devices") && i + 1 < argc) sel = argv[++i];
@@ -22,9 +24,11 @@ int cmd_devices(int argc, char **argv)
             return EXIT_OK;
         } else return cli_error(EXIT_USAGE, "devices: unknown option \"%s\"", argv[i]);
     }
-    cls_context *ctx = cli_context(sel, 0);
-    if (!ctx) return EXIT_FAIL;
-    size_t n = cls_device_count(ctx);
+    int rc = cli_selector_check("devices", sel);
+    if (rc) return rc;
+    cls_context *ctx = cli_context("devices", sel, 0, &rc);
+    if (!ctx) return rc;
+    size_t n = cls_device_count(ctx), nd = cls_dropped_count(ctx);
     if (json) puts("[");
     for (size_t i = 0; i < n; i++) {
         cls_device_info d;
@@ -44,12 +48,29 @@ int cmd_devices(int argc, char **argv)
                    "\"max_alloc_bytes\": %llu, \"fp64\": %s, \"host_unified\": %s, \"staging\": %s}%s\n",
                    type_name(d.type), d.compute_units, (unsigned long long)d.global_mem_bytes,
                    (unsigned long long)d.max_alloc_bytes, d.fp64 ? "true" : "false",
-                   d.host_unified ? "true" : "false", d.staging ? "true" : "false", i + 1 < n ? "," : "");
+                   d.host_unified ? "true" : "false", d.staging ? "true" : "false", i + 1 < n + nd ? "," : "");
         } else {
             printf("%zu: %s | %s | %s | %u CU | %.1f GiB (max alloc %.1f GiB) | fp64 %s | %s\n", d.index,
                    d.name, d.platform, type_name(d.type), d.compute_units,
                    d.global_mem_bytes / 1073741824.0, d.max_alloc_bytes / 1073741824.0,
                    d.fp64 ? "yes" : "no", d.staging ? "staging" : "zero-copy");
+        }
+    }
+    for (size_t i = 0; i < nd; i++) {
+        cls_dropped_device x;
+        if (cls_dropped_get(ctx, i, &x) != CLS_OK) continue;
+        if (json) {
+            printf("  {\"index\": %zu, \"name\": ", x.index);
+            json_string(stdout, x.name);
+            printf(", \"platform\": ");
+            json_string(stdout, x.platform);
+            printf(", \"dropped\": ");
+            json_string(stdout, x.why);
+            printf("}%s\n", i + 1 < nd ? "," : "");
+        } else {
+            /* the first line of why (a build log follows on stderr) */
+            printf("%zu: %s | %s | dropped: %.*s\n", x.index, x.name, x.platform, (int)strcspn(x.why, "\n"),
+                   x.why);
         }
     }
     if (json) puts("]");

@@ -4,24 +4,30 @@
  * file beside OUT, mapped writable, that the library fills in place; it is
  * renamed onto OUT only after everything else succeeded, and removed on any
  * failure (or SIGINT/SIGTERM/SIGHUP), so OUT is either the whole new result
- * or exactly what it was before (SIGKILL leaves a hidden `.OUT.tmp.*`).
+ * or exactly what it was before. Where OUT really goes (a symlink's file, a
+ * device or pipe streamed into), the checks before any work, the side file
+ * --stats-out and the signals are output.c's and guard.c's.
  *
  * Exit status: 0 success, 1 bad file or runtime failure (one line naming the
  * file, or the library's status and message), 2 usage error (one line plus a
  * hint to use --help). */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "guard.h"
+#include "input.h"
 #include "io/npy.h"
+#include "output.h"
+#ifdef CLS_HAVE_MPI
+#include "mpi_cmd.h"
+#endif
 #include "progress.h"
 
 enum { CMD_NORMALIZE = 1u, CMD_APPLY = 2u, CMD_DISCOUNT = 4u };
@@ -51,6 +57,7 @@ static const char usage_normalize[] =
     "  --stats-out S    save the fitted statistics for `clscale apply`\n"
     "  --devices SEL    OpenCL devices (see `clscale --help`)\n"
     "  --verbose        print a summary line to stderr\n"
+    "  --mpi            under mpirun: each rank does its part (docs/guide/mpi.md)\n"
     "\n"
     "NaN and +-Inf are missing values: ignored by the fit, written unchanged.\n";
 
@@ -63,17 +70,20 @@ static const char usage_apply[] =
     "  --stats S        the statistics file\n"
     "  --inverse        undo the scaling instead\n"
     "  --devices SEL    OpenCL devices (see `clscale --help`)\n"
-    "  --verbose        print a summary line to stderr\n";
+    "  --verbose        print a summary line to stderr\n"
+    "  --mpi            under mpirun: each rank does its part (docs/guide/mpi.md)\n";
 
 static const char usage_discount[] =
     "usage: clscale discount --factors F.npy [--devices SEL] [--verbose] IN.npy OUT.npy\n"
     "\n"
     "Multiplies IN by factors F that broadcast against it with numpy's rules\n"
-    "(shape cols, rows x cols, batch x rows x cols, ...), in IN's dtype.\n"
+    "(shape cols, rows x cols, batch x rows x cols, ...), in IN's dtype: factors\n"
+    "of the other dtype are converted first, as numpy's astype does.\n"
     "\n"
     "  --factors F.npy  the factors, 1-D to 3-D\n"
     "  --devices SEL    OpenCL devices (see `clscale --help`)\n"
-    "  --verbose        print a summary line to stderr\n";
+    "  --verbose        print a summary line to stderr\n"
+    "  --mpi            under mpirun: each rank does its part (docs/guide/mpi.md)\n";
 
 typedef struct args {
     unsigned    cmd;
@@ -87,6 +97,7 @@ typedef struct args {
     const char *stats; /* apply */
     int         inverse;
     const char *factors; /* discount */
+    int         mpi;     /* --mpi: tools/cli/mpi_run.c runs it */
 } args;
 
 typedef struct option {
@@ -104,6 +115,7 @@ static const option options[] = {
     {"inverse", 0, CMD_APPLY},      {"factors", 1, CMD_DISCOUNT},
     {"devices", 1, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT},
     {"verbose", 0, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT},
+    {"mpi", 0, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT},
 };
 
 static int usage_error(const args *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -119,7 +131,8 @@ static int usage_error(const args *a, const char *fmt, ...)
     return EXIT_USAGE;
 }
 
-/* "LO,HI": two finite numbers, LO < HI. */
+/* "LO,HI": two finite numbers, LO < HI, whose width HI - LO is finite too
+ * (-1e308,1e308 would scale every value to inf). */
 static int parse_range(const char *s, double *lo, double *hi)
 {
     char *end;
@@ -129,7 +142,7 @@ static int parse_range(const char *s, double *lo, double *hi)
     const char *t = end + 1;
     *hi = strtod(t, &end);
     if (end == t || *end != '\0' || errno) return -1;
-    return isfinite(*lo) && isfinite(*hi) && *lo < *hi ? 0 : -1;
+    return isfinite(*lo) && isfinite(*hi) && *lo < *hi && isfinite(*hi - *lo) ? 0 : -1;
 }
 
 /* Sets one option of `a`; returns 0 or a usage error's exit status. */
@@ -141,7 +154,8 @@ static int set_option(args *a, const char *name, const char *v)
         a->has_method = 1;
     } else if (!strcmp(name, "range")) {
         if (parse_range(v, &a->p.lo, &a->p.hi) != 0)
-            return usage_error(a, "--range \"%s\": expected LO,HI, two numbers with LO < HI", v);
+            return usage_error(a, "--range \"%s\": expected LO,HI, two finite numbers with LO < HI and a "
+                               "finite width HI - LO", v);
         a->has_range = 1;
     } else if (!strcmp(name, "quantile-range")) {
         double qa, qb;
@@ -172,20 +186,16 @@ static int set_option(args *a, const char *name, const char *v)
     else if (!strcmp(name, "stats")) a->stats = v;
     else if (!strcmp(name, "inverse")) a->inverse = 1;
     else if (!strcmp(name, "factors")) a->factors = v;
-    else if (!strcmp(name, "devices")) a->devices = v;
+    else if (!strcmp(name, "devices")) {
+        if (cli_selector_check(a->name, v)) return EXIT_USAGE;
+        a->devices = v;
+    }
     else if (!strcmp(name, "verbose")) a->verbose = 1;
+    else if (!strcmp(name, "mpi")) a->mpi = 1;
     return 0;
 }
 
 static int is_help(const char *s) { return !strcmp(s, "--help") || !strcmp(s, "-h"); }
-
-/* Same file: the same path, or (when both exist) the same inode. */
-static int same_file(const char *x, const char *y)
-{
-    if (!strcmp(x, y)) return 1;
-    struct stat sx, sy;
-    return stat(x, &sx) == 0 && stat(y, &sy) == 0 && sx.st_dev == sy.st_dev && sx.st_ino == sy.st_ino;
-}
 
 /* Fills `a` from argv; returns -1 to go on, or an exit status. */
 static int parse(args *a, int argc, char **argv, const char *usage)
@@ -246,83 +256,7 @@ static int parse(args *a, int argc, char **argv, const char *usage)
     }
     if (a->cmd == CMD_APPLY && !a->stats) return usage_error(a, "--stats S is required");
     if (a->cmd == CMD_DISCOUNT && !a->factors) return usage_error(a, "--factors F.npy is required");
-    if (same_file(a->in, a->out)) return usage_error(a, "IN and OUT are the same file (%s)", a->out);
-    if (a->stats_out && (same_file(a->stats_out, a->in) || same_file(a->stats_out, a->out)))
-        return usage_error(a, "--stats-out %s is the same file as IN or OUT", a->stats_out);
     return -1;
-}
-
-/* SIGINT, SIGTERM and SIGHUP during a run remove the temporary OUT before
- * the process dies of them. They are blocked in every thread (the library's
- * threads inherit the mask, so it is set before the context exists) and taken
- * by one thread with sigwaitinfo(). A signal handler would not do: LLVM,
- * inside some OpenCL drivers, installs its own handlers for these signals
- * whenever it compiles a kernel. */
-static struct {
-    pthread_mutex_t lock;  /* held while `tmp` is removed or committed */
-    const char     *tmp;   /* the temporary OUT, or NULL */
-    sigset_t        set, old;
-    pthread_t       thread;
-    int             running;
-    atomic_int      stopping;
-    int             tty;   /* a progress bar may be on the screen */
-} guard = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-static void *guard_main(void *arg)
-{
-    (void)arg;
-    for (;;) {
-        siginfo_t si;
-        int sig = sigwaitinfo(&guard.set, &si);
-        if (sig < 0) continue;
-        /* guard_stop()'s pthread_kill() (SI_USER or SI_TKILL, by glibc version) */
-        if (atomic_load(&guard.stopping) && si.si_pid == getpid()) return NULL;
-        pthread_mutex_lock(&guard.lock);  /* kept: OUT is not committed after this */
-        if (guard.tmp) unlink(guard.tmp);
-        if (guard.tty) fputs("\r\033[K", stderr);
-        signal(sig, SIG_DFL);
-        sigset_t one;
-        sigemptyset(&one);
-        sigaddset(&one, sig);
-        pthread_sigmask(SIG_UNBLOCK, &one, NULL);
-        raise(sig);
-        _exit(128 + sig);
-    }
-}
-
-static void guard_start(int tty)
-{
-    sigemptyset(&guard.set);
-    sigaddset(&guard.set, SIGINT);
-    sigaddset(&guard.set, SIGTERM);
-    sigaddset(&guard.set, SIGHUP);
-    guard.tty = tty;
-    if (pthread_sigmask(SIG_BLOCK, &guard.set, &guard.old) != 0) return;
-    if (pthread_create(&guard.thread, NULL, guard_main, NULL) != 0) {
-        pthread_sigmask(SIG_SETMASK, &guard.old, NULL);
-        return;  /* no guard: a signal may leave the temporary file */
-    }
-    guard.running = 1;
-}
-
-static void guard_set(const char *tmp)
-{
-    pthread_mutex_lock(&guard.lock);
-    guard.tmp = tmp;
-    pthread_mutex_unlock(&guard.lock);
-}
-
-/* Stops the thread and unblocks the signals; one that came meanwhile is
- * delivered then. */
-static void guard_stop(void)
-{
-    if (!guard.running) return;
-    guard_set(NULL);
-    atomic_store(&guard.stopping, 1);
-    pthread_kill(guard.thread, SIGTERM);
-    pthread_join(guard.thread, NULL);
-    guard.running = 0;
-    pthread_sigmask(SIG_SETMASK, &guard.old, NULL);
 }
 
 static void shape_text(char *buf, size_t len, const cls_npy *f)
@@ -361,15 +295,7 @@ static void summary(const args *a, cls_context *ctx, const cls_npy *in)
 /* Opens an input; data arrays (need2d) must be 2-D or 3-D. 0 or exit status. */
 static int open_input(const char *path, cls_npy *f, int need2d)
 {
-    char err[1024];
-    if (cls_npy_open(path, f, err, sizeof err) != CLS_OK) return cli_error(EXIT_FAIL, "%s", err);
-    if (need2d && f->ndim < 2) {
-        size_t n = f->shape[0];
-        cls_npy_close(f, 0, NULL, 0);
-        return cli_error(EXIT_FAIL, "%s: 1 dimension (shape (%zu,)); clscale takes 2-D rows x cols "
-                         "or 3-D batch x rows x cols", path, n);
-    }
-    return 0;
+    return cli_input_open(path, f, need2d);
 }
 
 static cls_array array_of(const cls_npy *f)
@@ -384,12 +310,23 @@ static int run(args *a)
     cls_stats *stats = NULL;
     cls_context *ctx = NULL;
     cls_array factors;
+    cli_output o = {0}, so = {0};
     cli_progress bar = {0};  /* draws nothing until cli_progress_start() */
-    char err[1024];
-    int rc = open_input(a->in, &in, 1);
+    /* before any work: where OUT and --stats-out go, and that they are
+     * none of the inputs */
+    const char *const inputs[] = {a->in, a->stats, a->factors};
+    int rc = cli_output_prepare(&o, a->name, NULL, a->out, inputs, 3, NULL);
+    if (!rc && a->stats_out) rc = cli_output_prepare(&so, a->name, "--stats-out", a->stats_out, inputs, 3, &o);
     if (rc) goto done;
+    if ((rc = open_input(a->in, &in, 1))) goto done;
+    if (a->has_range && in.dtype == CLS_F32 && !(a->p.hi - a->p.lo <= FLT_MAX)) {
+        rc = usage_error(a, "--range %g,%g: its width does not fit in float32, the dtype of %s", a->p.lo, a->p.hi,
+                         a->in);
+        goto done;
+    }
     if (a->cmd == CMD_DISCOUNT) {
         if ((rc = open_input(a->factors, &fac, 0))) goto done;
+        if ((rc = cli_factors_as(&fac, in.dtype, a->factors))) goto done;
         factors = array_of(&fac);
         a->p.factors = &factors;
     }
@@ -413,13 +350,9 @@ static int run(args *a)
         }
     }
 
-    guard_start(isatty(STDERR_FILENO) == 1);
+    cli_guard_start(isatty(STDERR_FILENO) == 1);
     /* before the devices start: an OUT that cannot be written fails fast */
-    if (cls_npy_create(a->out, in.dtype, in.ndim, in.shape, &out, err, sizeof err) != CLS_OK) {
-        rc = cli_error(EXIT_FAIL, "%s", err);
-        goto done;
-    }
-    guard_set(out.tmp_path);
+    if ((rc = cli_output_begin(&o, in.dtype, in.ndim, in.shape, &out))) goto done;
 
     cls_config cfg = {0};
     cfg.devices = a->devices;
@@ -427,7 +360,8 @@ static int run(args *a)
     cfg.progress_user = &bar;
     cls_status st = cls_context_create(&cfg, &ctx);
     if (st != CLS_OK) {
-        rc = cli_error(EXIT_FAIL, "%s: %s", cls_status_str(st), ctx ? cls_last_error(ctx) : "");
+        rc = cli_context_failed(a->name, a->devices, st, ctx); /* destroys ctx */
+        ctx = NULL;
         goto done;
     }
 
@@ -440,30 +374,42 @@ static int run(args *a)
         rc = cli_error(EXIT_FAIL, "%s: %s", cls_status_str(st), cls_last_error(ctx));
         goto done;
     }
-    if (a->stats_out && cls_stats_save(stats, a->stats_out) != CLS_OK) {
-        rc = cli_error(EXIT_FAIL, "%s", cls_stats_error());
-        goto done;
-    }
-    pthread_mutex_lock(&guard.lock);
-    guard.tmp = NULL;
-    st = cls_npy_close(&out, 1, err, sizeof err);
-    pthread_mutex_unlock(&guard.lock);
-    if (st != CLS_OK) {
-        rc = cli_error(EXIT_FAIL, "%s", err);
-        goto done;
-    }
+    if (a->stats_out && (rc = cli_output_save_stats(&so, stats))) goto done;
+    if ((rc = cli_output_commit(&o, &out, a->stats_out ? &so : NULL))) goto done;
     if (a->verbose) summary(a, ctx, &in);
     rc = EXIT_OK;
 
 done:
-    guard_set(NULL);
-    cls_npy_close(&out, 0, NULL, 0);
+    cli_output_discard(&o, &out);
+    cli_output_discard(&so, NULL);
     cls_context_destroy(ctx);
-    guard_stop();
+    cli_guard_stop();
     cls_stats_destroy(stats);
-    cls_npy_close(&fac, 0, NULL, 0);
-    cls_npy_close(&in, 0, NULL, 0);
+    cli_input_close(&fac);
+    cli_input_close(&in);
     return rc;
+}
+
+/* --mpi: every rank of mpirun runs its part (tools/cli/mpi_run.c). */
+static int run_mpi(const args *a)
+{
+#ifdef CLS_HAVE_MPI
+    cli_mpi_job j = {0};
+    j.cmd = a->cmd == CMD_NORMALIZE ? CLI_MPI_NORMALIZE : a->cmd == CMD_APPLY ? CLI_MPI_APPLY : CLI_MPI_DISCOUNT;
+    j.name = a->name;
+    j.in = a->in;
+    j.out = a->out;
+    j.devices = a->devices;
+    j.verbose = a->verbose;
+    j.p = a->p;
+    j.stats_out = a->stats_out;
+    j.stats = a->stats;
+    j.inverse = a->inverse;
+    j.factors = a->factors;
+    return cli_mpi_run(&j);
+#else
+    return usage_error(a, "--mpi: this clscale was built without MPI (meson setup -Dmpi=enabled)");
+#endif
 }
 
 static int command(unsigned cmd, const char *usage, int argc, char **argv)
@@ -473,7 +419,7 @@ static int command(unsigned cmd, const char *usage, int argc, char **argv)
     a.cmd = cmd;
     a.name = argv[0];
     int rc = parse(&a, argc, argv, usage);
-    return rc >= 0 ? rc : run(&a);
+    return rc >= 0 ? rc : a.mpi ? run_mpi(&a) : run(&a);
 }
 
 int cmd_normalize(int argc, char **argv) { return command(CMD_NORMALIZE, usage_normalize, argc, argv); }

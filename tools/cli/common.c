@@ -17,7 +17,41 @@ int cli_error(int code, const char *fmt, ...)
     return code;
 }
 
-cls_context *cli_context(const char *devices, unsigned flags)
+int cli_selector_check(const char *cmd, const char *sel)
+{
+    if (!sel) return 0;
+    for (const char *c = sel; *c; c++)
+        if (*c != ',' && *c != ' ' && *c != '\t') return 0;
+    cli_error(EXIT_USAGE, "%s: --devices \"%s\" names no device (all, gpu, cpu, indices such as 0,2, or part "
+              "of a name)", cmd, sel);
+    fprintf(stderr, "Try 'clscale %s --help'.\n", cmd);
+    return EXIT_USAGE;
+}
+
+/* Whether a context of every device can be made: then a selector that made
+ * context creation fail with CLS_E_NO_DEVICE matched nothing (a usage
+ * error), rather than the machine having no device at all. */
+static int devices_exist(void)
+{
+    cls_config cfg = {0};
+    cfg.devices = "all";
+    cls_context *ctx = NULL;
+    cls_status st = cls_context_create(&cfg, &ctx);
+    cls_context_destroy(ctx);
+    return st == CLS_OK;
+}
+
+int cli_context_failed(const char *cmd, const char *devices, cls_status st, cls_context *ctx)
+{
+    (void)cmd;
+    cli_error(EXIT_FAIL, "%s: %s", cls_status_str(st), ctx ? cls_last_error(ctx) : "out of memory");
+    const char *env = getenv("CLSCALE_DEVICES");
+    int selected = (devices && *devices) || (!devices && env && *env);
+    cls_context_destroy(ctx);
+    return st == CLS_E_NO_DEVICE && selected && devices_exist() ? EXIT_USAGE : EXIT_FAIL;
+}
+
+cls_context *cli_context(const char *cmd, const char *devices, unsigned flags, int *rc)
 {
     cls_config cfg = {0};
     cfg.devices = devices;
@@ -25,10 +59,10 @@ cls_context *cli_context(const char *devices, unsigned flags)
     cls_context *ctx = NULL;
     cls_status st = cls_context_create(&cfg, &ctx);
     if (st != CLS_OK) {
-        cli_error(EXIT_FAIL, "%s\n%s", cls_status_str(st), cls_last_error(ctx));
-        cls_context_destroy(ctx);
+        *rc = cli_context_failed(cmd, devices, st, ctx);
         return NULL;
     }
+    *rc = EXIT_OK;
     return ctx;
 }
 

@@ -1,8 +1,7 @@
-/* .npy files, see npy.h.
- * Owns: the header's parser and writer, the mapping of input files, and the
- * output protocol (temporary file beside the destination, mapped, renamed on
- * commit). Calls only libc and POSIX (no OpenCL, no library internals), so
- * that the fuzz target builds from this file alone.
+/* .npy files, see npy.h: the format. The header's parser and writer and the
+ * check of the data's size, shared by reading and writing (npy_file.c).
+ * Calls only libc (no OpenCL, no library internals), so that the fuzz target
+ * builds from this file alone.
  *
  * The format (numpy/lib/format.py): "\x93NUMPY", major, minor, the header's
  * length (u16 for 1.0, u32 for 2.0 and 3.0, little-endian), then a Python
@@ -24,27 +23,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "npy.h"
-#include "sync_dir.h"
+#include "npy_format.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "'<f4' and '<f8' data is used in place: little-endian hosts only"
-#endif
-
-#if defined(__GNUC__)
-#define NPY_PRINTF(f, a) __attribute__((format(printf, f, a)))
-#else
-#define NPY_PRINTF(f, a)
 #endif
 
 #define MAGIC "\x93NUMPY"
 #define MAGIC_LEN 6
 #define ALIGN 64          /* numpy's ARRAY_ALIGN: where written data starts */
 #define GROWTH_DIGITS 21  /* numpy's GROWTH_AXIS_MAX_DIGITS: spare header room */
-#define WHY_LEN 1024      /* a message before the file name is put in front */
 
-static cls_status fail(char *err, size_t errlen, cls_status s, const char *fmt, ...) NPY_PRINTF(4, 5);
-static cls_status fail(char *err, size_t errlen, cls_status s, const char *fmt, ...)
+cls_status cls_npy_fail(char *err, size_t errlen, cls_status s, const char *fmt, ...)
 {
     if (err && errlen) {
         va_list ap;
@@ -56,10 +46,10 @@ static cls_status fail(char *err, size_t errlen, cls_status s, const char *fmt, 
 }
 
 static size_t elem_size(cls_dtype dt) { return dt == CLS_F64 ? 8 : 4; }
-static const char *dtype_name(cls_dtype dt) { return dt == CLS_F64 ? "float64" : "float32"; }
+const char *cls_npy_dtype_name(cls_dtype dt) { return dt == CLS_F64 ? "float64" : "float32"; }
 
 /* "(5,)", "(2, 3)": the shape as Python prints it. */
-static void shape_text(char *buf, size_t len, size_t ndim, const size_t *shape)
+void cls_npy_shape_text(char *buf, size_t len, size_t ndim, const size_t *shape)
 {
     int n = snprintf(buf, len, "(");
     for (size_t i = 0; i < ndim && n >= 0 && (size_t)n < len; i++)
@@ -70,7 +60,7 @@ static void shape_text(char *buf, size_t len, size_t ndim, const size_t *shape)
 /* Bytes of the data of `shape` (no dimension 0), 0 when they (with `offset`
  * bytes before them) would not fit in a ptrdiff_t: mmap and off_t could not
  * take them. */
-static size_t data_size(cls_dtype dt, size_t ndim, const size_t *shape, size_t offset)
+size_t cls_npy_data_size(cls_dtype dt, size_t ndim, const size_t *shape, size_t offset)
 {
     size_t n = elem_size(dt), total;
     for (size_t i = 0; i < ndim; i++)
@@ -110,7 +100,7 @@ static cls_status syntax(lex *l, const char *expected)
     if (l->p >= l->end) snprintf(found, sizeof found, "the end of the header");
     else if (*l->p >= 0x20 && *l->p < 0x7f) snprintf(found, sizeof found, "'%c'", *l->p);
     else snprintf(found, sizeof found, "byte 0x%02x", *l->p);
-    return fail(l->err, l->errlen, CLS_E_FORMAT,
+    return cls_npy_fail(l->err, l->errlen, CLS_E_FORMAT,
                 "header is not a valid Python dict: expected %s at byte %zu, found %s", expected,
                 (size_t)(l->p - l->start), found);
 }
@@ -179,12 +169,12 @@ static cls_status parse_bool(lex *l, int *v)
 
 static cls_status parse_dim(lex *l, size_t *v)
 {
-    if (at(l, '-')) return fail(l->err, l->errlen, CLS_E_FORMAT, "shape has a negative dimension");
+    if (at(l, '-')) return cls_npy_fail(l->err, l->errlen, CLS_E_FORMAT, "shape has a negative dimension");
     if (l->p >= l->end || *l->p < '0' || *l->p > '9') return syntax(l, "a dimension (a number)");
     size_t x = 0;
     while (l->p < l->end && *l->p >= '0' && *l->p <= '9') {
         if (__builtin_mul_overflow(x, 10, &x) || __builtin_add_overflow(x, (size_t)(*l->p - '0'), &x))
-            return fail(l->err, l->errlen, CLS_E_FORMAT,
+            return cls_npy_fail(l->err, l->errlen, CLS_E_FORMAT,
                         "shape has a dimension too large for this machine (over %zu)", (size_t)SIZE_MAX);
         l->p++;
     }
@@ -235,7 +225,7 @@ typedef struct header_dict {
 
 static cls_status duplicate(lex *l, const char *key)
 {
-    return fail(l->err, l->errlen, CLS_E_FORMAT, "header has the key '%s' twice", key);
+    return cls_npy_fail(l->err, l->errlen, CLS_E_FORMAT, "header has the key '%s' twice", key);
 }
 
 static cls_status parse_dict(lex *l, header_dict *d)
@@ -268,7 +258,7 @@ static cls_status parse_dict(lex *l, header_dict *d)
         } else {
             char k[4 * STR_CAP + 8];
             printable(&key, k, sizeof k);
-            return fail(l->err, l->errlen, CLS_E_FORMAT,
+            return cls_npy_fail(l->err, l->errlen, CLS_E_FORMAT,
                         "header has an unknown key '%s' (a .npy header holds 'descr', "
                         "'fortran_order' and 'shape')", k);
         }
@@ -306,7 +296,7 @@ static void dtype_words(const str *s, char *buf, size_t len)
 static cls_status check_descr(const header_dict *d, cls_dtype *dtype, char *err, size_t errlen)
 {
     if (d->descr_structured)
-        return fail(err, errlen, CLS_E_FORMAT,
+        return cls_npy_fail(err, errlen, CLS_E_FORMAT,
                     "dtype is a structured (record) type; clscale reads '<f4' or '<f8'");
     if (str_is(&d->descr, "<f4")) *dtype = CLS_F32;
     else if (str_is(&d->descr, "<f8")) *dtype = CLS_F64;
@@ -317,15 +307,15 @@ static cls_status check_descr(const header_dict *d, cls_dtype *dtype, char *err,
         int float_48 = !d->descr.clipped && (!strcmp(rest, "f4") || !strcmp(rest, "f8")) &&
                        strlen(d->descr.s) == d->descr.len;
         if (float_48 && d->descr.s[0] == '>')
-            return fail(err, errlen, CLS_E_FORMAT,
+            return cls_npy_fail(err, errlen, CLS_E_FORMAT,
                         "dtype '%s' is big-endian; clscale reads little-endian '<f4' or '<f8' "
                         "(convert with a.astype('<%s'))", s, rest);
         if (float_48)
-            return fail(err, errlen, CLS_E_FORMAT,
+            return cls_npy_fail(err, errlen, CLS_E_FORMAT,
                         "dtype '%s' does not say its byte order; clscale reads little-endian "
                         "'<f4' or '<f8'", s);
         dtype_words(&d->descr, words, sizeof words);
-        return fail(err, errlen, CLS_E_FORMAT,
+        return cls_npy_fail(err, errlen, CLS_E_FORMAT,
                     "dtype '%s'%s is not float32 or float64 (convert with a.astype(np.float32))",
                     s, words);
     }
@@ -336,27 +326,27 @@ cls_status cls_npy_parse_header(const void *buf, size_t len, cls_dtype *dtype, s
                                 size_t shape[3], size_t *data_offset, char *err, size_t errlen)
 {
     const unsigned char *b = buf;
-    if (!b && len) return fail(err, errlen, CLS_E_ARG, "no buffer");
-    if (len == 0) return fail(err, errlen, CLS_E_FORMAT, "empty file (0 bytes), not a .npy file");
+    if (!b && len) return cls_npy_fail(err, errlen, CLS_E_ARG, "no buffer");
+    if (len == 0) return cls_npy_fail(err, errlen, CLS_E_FORMAT, "empty file (0 bytes), not a .npy file");
     if (len < MAGIC_LEN || memcmp(b, MAGIC, MAGIC_LEN) != 0) {
         if (len < MAGIC_LEN && memcmp(b, MAGIC, len) == 0)
-            return fail(err, errlen, CLS_E_FORMAT, "truncated header: the file ends after %zu bytes", len);
-        return fail(err, errlen, CLS_E_FORMAT, "not a .npy file (no \\x93NUMPY magic at its start)");
+            return cls_npy_fail(err, errlen, CLS_E_FORMAT, "truncated header: the file ends after %zu bytes", len);
+        return cls_npy_fail(err, errlen, CLS_E_FORMAT, "not a .npy file (no \\x93NUMPY magic at its start)");
     }
     if (len < MAGIC_LEN + 2)
-        return fail(err, errlen, CLS_E_FORMAT, "truncated header: the file ends after %zu bytes", len);
+        return cls_npy_fail(err, errlen, CLS_E_FORMAT, "truncated header: the file ends after %zu bytes", len);
     unsigned major = b[6], minor = b[7];
     if ((major != 1 && major != 2 && major != 3) || minor != 0)
-        return fail(err, errlen, CLS_E_FORMAT,
+        return cls_npy_fail(err, errlen, CLS_E_FORMAT,
                     ".npy format version %u.%u is not supported (clscale reads 1.0, 2.0 and 3.0)",
                     major, minor);
     size_t prefix = major == 1 ? 10 : 12;
     if (len < prefix)
-        return fail(err, errlen, CLS_E_FORMAT, "truncated header: the file ends after %zu bytes", len);
+        return cls_npy_fail(err, errlen, CLS_E_FORMAT, "truncated header: the file ends after %zu bytes", len);
     uint64_t hlen = (uint64_t)b[8] | (uint64_t)b[9] << 8;
     if (major > 1) hlen |= (uint64_t)b[10] << 16 | (uint64_t)b[11] << 24;
     if (hlen > len - prefix)
-        return fail(err, errlen, CLS_E_FORMAT,
+        return cls_npy_fail(err, errlen, CLS_E_FORMAT,
                     "truncated header: its length field says %llu bytes, only %zu follow",
                     (unsigned long long)hlen, len - prefix);
     size_t offset = prefix + (size_t)hlen;
@@ -368,27 +358,29 @@ cls_status cls_npy_parse_header(const void *buf, size_t len, cls_dtype *dtype, s
     if (st != CLS_OK) return st;
     cls_dtype dt;
     if (d.descr_structured) return check_descr(&d, &dt, err, errlen);
-    if (!d.has_descr) return fail(err, errlen, CLS_E_FORMAT, "header has no 'descr' (the dtype)");
-    if (!d.has_fortran) return fail(err, errlen, CLS_E_FORMAT, "header has no 'fortran_order'");
-    if (!d.has_shape) return fail(err, errlen, CLS_E_FORMAT, "header has no 'shape'");
+    if (!d.has_descr) return cls_npy_fail(err, errlen, CLS_E_FORMAT, "header has no 'descr' (the dtype)");
+    if (!d.has_fortran) return cls_npy_fail(err, errlen, CLS_E_FORMAT, "header has no 'fortran_order'");
+    if (!d.has_shape) return cls_npy_fail(err, errlen, CLS_E_FORMAT, "header has no 'shape'");
 
     if ((st = check_descr(&d, &dt, err, errlen)) != CLS_OK) return st;
     if (d.fortran)
-        return fail(err, errlen, CLS_E_FORMAT,
+        return cls_npy_fail(err, errlen, CLS_E_FORMAT,
                     "Fortran order is not supported (save with np.ascontiguousarray)");
     if (d.ndim == 0)
-        return fail(err, errlen, CLS_E_FORMAT, "0 dimensions (a scalar); clscale takes 1 to 3");
+        return cls_npy_fail(err, errlen, CLS_E_FORMAT, "0 dimensions (a scalar); clscale takes 1 to 3 "
+                                                       "(data 2-D or 3-D, factors 1-D to 3-D)");
     if (d.ndim > 3)
-        return fail(err, errlen, CLS_E_FORMAT, "%zu dimensions; clscale takes 1 to 3", d.ndim);
+        return cls_npy_fail(err, errlen, CLS_E_FORMAT, "%zu dimensions; clscale takes 1 to 3 "
+                                                       "(data 2-D or 3-D, factors 1-D to 3-D)", d.ndim);
     char sh[128];
-    shape_text(sh, sizeof sh, d.ndim, d.shape);
+    cls_npy_shape_text(sh, sizeof sh, d.ndim, d.shape);
     for (size_t i = 0; i < d.ndim; i++)
-        if (d.shape[i] == 0) return fail(err, errlen, CLS_E_FORMAT, "empty array: shape %s", sh);
-    if (data_size(dt, d.ndim, d.shape, offset) == 0)
-        return fail(err, errlen, CLS_E_FORMAT, "shape %s of %s is too large: its data exceeds %zu bytes",
-                    sh, dtype_name(dt), (size_t)PTRDIFF_MAX);
+        if (d.shape[i] == 0) return cls_npy_fail(err, errlen, CLS_E_FORMAT, "empty array: shape %s", sh);
+    if (cls_npy_data_size(dt, d.ndim, d.shape, offset) == 0)
+        return cls_npy_fail(err, errlen, CLS_E_FORMAT, "shape %s of %s is too large: its data exceeds %zu bytes",
+                    sh, cls_npy_dtype_name(dt), (size_t)PTRDIFF_MAX);
     if (offset % elem_size(dt) != 0)
-        return fail(err, errlen, CLS_E_FORMAT,
+        return cls_npy_fail(err, errlen, CLS_E_FORMAT,
                     "the data starts at byte %zu, not a multiple of %zu (numpy aligns it to 64)",
                     offset, elem_size(dt));
 
@@ -404,119 +396,39 @@ cls_status cls_npy_check_data(cls_dtype dtype, size_t ndim, const size_t shape[3
                               char *err, size_t errlen)
 {
     if ((dtype != CLS_F32 && dtype != CLS_F64) || ndim < 1 || ndim > 3 || !shape || !data_bytes)
-        return fail(err, errlen, CLS_E_ARG, "not a shape cls_npy_parse_header() returns");
+        return cls_npy_fail(err, errlen, CLS_E_ARG, "not a shape cls_npy_parse_header() returns");
     for (size_t i = 0; i < ndim; i++)
-        if (shape[i] == 0) return fail(err, errlen, CLS_E_ARG, "not a shape cls_npy_parse_header() returns");
+        if (shape[i] == 0) return cls_npy_fail(err, errlen, CLS_E_ARG, "not a shape cls_npy_parse_header() returns");
     char sh[128];
-    shape_text(sh, sizeof sh, ndim, shape);
-    size_t bytes = data_size(dtype, ndim, shape, data_offset);
+    cls_npy_shape_text(sh, sizeof sh, ndim, shape);
+    size_t bytes = cls_npy_data_size(dtype, ndim, shape, data_offset);
     if (bytes == 0)
-        return fail(err, errlen, CLS_E_FORMAT, "shape %s of %s is too large: its data exceeds %zu bytes",
-                    sh, dtype_name(dtype), (size_t)PTRDIFF_MAX);
+        return cls_npy_fail(err, errlen, CLS_E_FORMAT, "shape %s of %s is too large: its data exceeds %zu bytes",
+                    sh, cls_npy_dtype_name(dtype), (size_t)PTRDIFF_MAX);
     if (file_size < data_offset)
-        return fail(err, errlen, CLS_E_FORMAT,
+        return cls_npy_fail(err, errlen, CLS_E_FORMAT,
                     "truncated header: the file has %llu bytes, the header says the data starts at %zu",
                     (unsigned long long)file_size, data_offset);
     uint64_t found = file_size - data_offset;
     if (found < bytes)
-        return fail(err, errlen, CLS_E_FORMAT,
+        return cls_npy_fail(err, errlen, CLS_E_FORMAT,
                     "truncated: expected %zu bytes of data (shape %s of %s), found %llu", bytes, sh,
-                    dtype_name(dtype), (unsigned long long)found);
+                    cls_npy_dtype_name(dtype), (unsigned long long)found);
     if (found > bytes)
-        return fail(err, errlen, CLS_E_FORMAT,
+        return cls_npy_fail(err, errlen, CLS_E_FORMAT,
                     "%llu bytes of trailing data after the %zu of the array (shape %s of %s)",
-                    (unsigned long long)(found - bytes), bytes, sh, dtype_name(dtype));
+                    (unsigned long long)(found - bytes), bytes, sh, cls_npy_dtype_name(dtype));
     *data_bytes = bytes;
-    return CLS_OK;
-}
-
-/* ---- files ---- */
-
-static void npy_reset(cls_npy *f)
-{
-    memset(f, 0, sizeof *f);
-    f->fd = -1;
-}
-
-static void fill_shape(cls_npy *f, cls_dtype dt, size_t ndim, const size_t *shape)
-{
-    f->dtype = dt;
-    f->ndim = ndim;
-    for (size_t i = 0; i < 3; i++) f->shape[i] = i < ndim ? shape[i] : 0;
-    f->batch = ndim == 3 ? shape[0] : 1;
-    f->rows = ndim == 3 ? shape[1] : ndim == 2 ? shape[0] : 1;
-    f->cols = shape[ndim - 1];
-}
-
-cls_status cls_npy_open(const char *path, cls_npy *out, char *err, size_t errlen)
-{
-    if (!out) return fail(err, errlen, CLS_E_ARG, "cls_npy_open: no output");
-    npy_reset(out);
-    if (!path) return fail(err, errlen, CLS_E_ARG, "cls_npy_open: no path");
-
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return fail(err, errlen, CLS_E_IO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fd, &sb) != 0) {
-        int e = errno;
-        close(fd);
-        return fail(err, errlen, CLS_E_IO, "%s: cannot stat: %s", path, strerror(e));
-    }
-    cls_status st = CLS_OK;
-    if (S_ISDIR(sb.st_mode)) st = fail(err, errlen, CLS_E_IO, "%s: is a folder, not a .npy file", path);
-    else if (!S_ISREG(sb.st_mode))
-        st = fail(err, errlen, CLS_E_IO, "%s: not a regular file (clscale maps its input; a pipe or "
-                  "device cannot be mapped)", path);
-    else if (sb.st_size == 0)
-        st = fail(err, errlen, CLS_E_FORMAT, "%s: empty file (0 bytes), not a .npy file", path);
-    else if ((uint64_t)sb.st_size > (uint64_t)PTRDIFF_MAX)
-        st = fail(err, errlen, CLS_E_IO, "%s: too large to map (%lld bytes)", path, (long long)sb.st_size);
-    if (st != CLS_OK) {
-        close(fd);
-        return st;
-    }
-    size_t size = (size_t)sb.st_size;
-    void *map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
-    if (map == MAP_FAILED) {
-        int e = errno;
-        close(fd);
-        return fail(err, errlen, CLS_E_IO, "%s: cannot map %zu bytes: %s", path, size, strerror(e));
-    }
-    /* The mapping keeps the file; the descriptor is no longer needed. */
-    if (close(fd) != 0) {
-        int e = errno;
-        munmap(map, size);
-        return fail(err, errlen, CLS_E_IO, "%s: close: %s", path, strerror(e));
-    }
-
-    char why[WHY_LEN];
-    cls_dtype dt;
-    size_t ndim, shape[3], offset, bytes;
-    st = cls_npy_parse_header(map, size, &dt, &ndim, shape, &offset, why, sizeof why);
-    if (st == CLS_OK) st = cls_npy_check_data(dt, ndim, shape, offset, size, &bytes, why, sizeof why);
-    if (st == CLS_OK && !(out->path = strdup(path))) {
-        st = CLS_E_NOMEM;
-        snprintf(why, sizeof why, "out of memory");
-    }
-    if (st != CLS_OK) {
-        munmap(map, size);
-        return fail(err, errlen, st, "%s: %s", path, why);
-    }
-    fill_shape(out, dt, ndim, shape);
-    out->data = (unsigned char *)map + offset;
-    out->data_bytes = bytes;
-    out->map = map;
-    out->map_len = size;
     return CLS_OK;
 }
 
 /* The numpy 1.0 header, as numpy >= 1.24 writes it: sorted keys, spare
  * spaces for the first dimension to grow, padded so that the data starts at a
  * multiple of ALIGN (by 1 to ALIGN spaces, as numpy does). Returns its length. */
-static size_t write_header(unsigned char *buf, size_t cap, cls_dtype dt, size_t ndim, const size_t *shape)
+size_t cls_npy_write_header(unsigned char *buf, size_t cap, cls_dtype dt, size_t ndim, const size_t *shape)
 {
     char sh[128], dict[256];
-    shape_text(sh, sizeof sh, ndim, shape);
+    cls_npy_shape_text(sh, sizeof sh, ndim, shape);
     int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }",
                      dt == CLS_F64 ? "<f8" : "<f4", sh);
     int digits = snprintf(NULL, 0, "%zu", shape[0]);
@@ -534,144 +446,4 @@ static size_t write_header(unsigned char *buf, size_t cap, cls_dtype dt, size_t 
     memset(buf + 10 + n, ' ', hlen - 1 - (size_t)n);
     buf[total - 1] = '\n';
     return total;
-}
-
-/* ".name.tmp.PID.N" in the folder of `path`; NULL when out of memory. */
-static char *temp_name(const char *path, unsigned n)
-{
-    static const size_t max_base = 200; /* leaves room under NAME_MAX for the suffix */
-    const char *slash = strrchr(path, '/');
-    size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0;
-    size_t base_len = strlen(path + dir_len);
-    if (base_len > max_base) base_len = max_base;
-    size_t cap = dir_len + 1 + base_len + 48;
-    char *t = malloc(cap);
-    if (!t) return NULL;
-    snprintf(t, cap, "%.*s.%.*s.tmp.%ld.%u", (int)dir_len, path, (int)base_len, path + dir_len,
-             (long)getpid(), n);
-    return t;
-}
-
-cls_status cls_npy_create(const char *path, cls_dtype dtype, size_t ndim, const size_t *shape,
-                          cls_npy *out, char *err, size_t errlen)
-{
-    static atomic_uint counter;
-    if (!out) return fail(err, errlen, CLS_E_ARG, "cls_npy_create: no output");
-    npy_reset(out);
-    if (!path || !*path) return fail(err, errlen, CLS_E_ARG, "cls_npy_create: no path");
-    size_t plen = strlen(path);
-    if (path[plen - 1] == '/') return fail(err, errlen, CLS_E_ARG, "%s: a folder, not a file name", path);
-    if (dtype != CLS_F32 && dtype != CLS_F64)
-        return fail(err, errlen, CLS_E_ARG, "%s: dtype must be float32 or float64", path);
-    if (ndim < 1 || ndim > 3 || !shape)
-        return fail(err, errlen, CLS_E_ARG, "%s: %zu dimensions; clscale writes 1 to 3", path, ndim);
-    char sh[128];
-    shape_text(sh, sizeof sh, ndim, shape);
-    for (size_t i = 0; i < ndim; i++)
-        if (shape[i] == 0) return fail(err, errlen, CLS_E_ARG, "%s: empty array: shape %s", path, sh);
-    unsigned char hdr[512];
-    size_t hlen = write_header(hdr, sizeof hdr, dtype, ndim, shape);
-    size_t bytes = data_size(dtype, ndim, shape, hlen);
-    uint64_t off_max = sizeof(off_t) >= 8 ? (uint64_t)INT64_MAX : (uint64_t)INT32_MAX;
-    if (hlen == 0 || bytes == 0 || (uint64_t)(hlen + bytes) > off_max)
-        return fail(err, errlen, CLS_E_ARG, "%s: shape %s of %s is too large", path, sh, dtype_name(dtype));
-    size_t total = hlen + bytes;
-
-    char *tmp = NULL;
-    int fd = -1;
-    for (int tries = 0; tries < 100 && fd < 0; tries++) {
-        free(tmp);
-        if (!(tmp = temp_name(path, atomic_fetch_add(&counter, 1))))
-            return fail(err, errlen, CLS_E_NOMEM, "%s: out of memory", path);
-        fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd < 0 && errno != EEXIST) break;
-    }
-    if (fd < 0) {
-        cls_status st = fail(err, errlen, CLS_E_IO, "%s: cannot create %s: %s", path, tmp, strerror(errno));
-        free(tmp);
-        return st;
-    }
-
-    cls_status st = CLS_OK;
-    void *map = MAP_FAILED;
-    int e;
-    if (ftruncate(fd, (off_t)total) != 0) {
-        e = errno;
-        st = fail(err, errlen, CLS_E_IO, "%s: cannot size %s to %zu bytes: %s", path, tmp, total, strerror(e));
-        goto out;
-    }
-    /* Reserve the blocks now: a full disk is an error here, not a SIGBUS
-     * when the library writes into the mapping. A file system that cannot
-     * reserve keeps the sparse file. */
-    if (fallocate(fd, 0, 0, (off_t)total) != 0 && errno != EOPNOTSUPP && errno != ENOSYS) {
-        e = errno;
-        st = fail(err, errlen, CLS_E_IO, "%s: cannot reserve %zu bytes: %s", path, total, strerror(e));
-        goto out;
-    }
-    map = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (map == MAP_FAILED) {
-        e = errno;
-        st = fail(err, errlen, CLS_E_IO, "%s: cannot map %zu bytes of %s: %s", path, total, tmp, strerror(e));
-        goto out;
-    }
-    if (!(out->path = strdup(path))) {
-        st = fail(err, errlen, CLS_E_NOMEM, "%s: out of memory", path);
-        goto out;
-    }
-    memcpy(map, hdr, hlen);
-    fill_shape(out, dtype, ndim, shape);
-    out->data = (unsigned char *)map + hlen;
-    out->data_bytes = bytes;
-    out->map = map;
-    out->map_len = total;
-    out->fd = fd;
-    out->writable = 1;
-    out->tmp_path = tmp;
-    return CLS_OK;
-
-out:
-    /* Undoing after a failure: the status already says what went wrong. */
-    if (map != MAP_FAILED) munmap(map, total);
-    close(fd);
-    unlink(tmp);
-    free(tmp);
-    free(out->path);
-    npy_reset(out);
-    return st;
-}
-
-cls_status cls_npy_close(cls_npy *f, int commit, char *err, size_t errlen)
-{
-    if (!f) return CLS_OK;
-    cls_status st = CLS_OK;
-    const char *name = f->path ? f->path : "(npy)";
-    if (!f->writable) {
-        if (f->map && munmap(f->map, f->map_len) != 0)
-            st = fail(err, errlen, CLS_E_IO, "%s: munmap: %s", name, strerror(errno));
-    } else {
-        if (commit && msync(f->map, f->map_len, MS_SYNC) != 0)
-            st = fail(err, errlen, CLS_E_IO, "%s: writing the data failed (msync): %s", name, strerror(errno));
-        if (munmap(f->map, f->map_len) != 0 && st == CLS_OK)
-            st = fail(err, errlen, CLS_E_IO, "%s: munmap: %s", name, strerror(errno));
-        if (commit && st == CLS_OK && fsync(f->fd) != 0)
-            st = fail(err, errlen, CLS_E_IO, "%s: writing the data failed (fsync): %s", name, strerror(errno));
-        if (close(f->fd) != 0 && st == CLS_OK)
-            st = fail(err, errlen, CLS_E_IO, "%s: close: %s", name, strerror(errno));
-        int renamed = 0;
-        if (commit && st == CLS_OK) {
-            if (rename(f->tmp_path, f->path) != 0)
-                st = fail(err, errlen, CLS_E_IO, "%s: cannot rename %s onto it: %s", name, f->tmp_path,
-                          strerror(errno));
-            else renamed = 1;
-        }
-        int e = renamed ? cls_sync_dir_of(f->path) : 0;
-        if (e != 0)
-            st = fail(err, errlen, CLS_E_IO, "%s: written, but syncing its directory failed: %s", name, strerror(e));
-        if (!renamed && unlink(f->tmp_path) != 0 && st == CLS_OK)
-            st = fail(err, errlen, CLS_E_IO, "%s: cannot remove %s: %s", name, f->tmp_path, strerror(errno));
-    }
-    free(f->path);
-    free(f->tmp_path);
-    npy_reset(f);
-    return st;
 }

@@ -1,0 +1,148 @@
+/*
+ * clscale_mpi: the same calls across the ranks of an MPI communicator.
+ *
+ * Each rank runs an ordinary clscale context on the OpenCL devices of its
+ * own node, over its own part of the data; the ranks combine their
+ * statistics with one MPI_Allreduce, so that every rank holds what a single
+ * process would have fitted on the whole array, and then transform their own
+ * part locally. clscale adds no scheduler of its own: start the ranks with
+ * mpirun (or the cluster's launcher) as for any MPI program.
+ *
+ * Who owns what:
+ *   CLS_SCOPE_BATCH   statistics over all rows: each rank passes any number
+ *                     of rows (0 included) of the same columns, in any split;
+ *                     the fit combines them (one MPI_Allreduce of
+ *                     groups x cols cls_column_stats, 56 bytes each).
+ *   CLS_SCOPE_MATRIX  statistics per matrix: each rank passes whole matrices
+ *                     (0 included) and fits them alone; no statistics move,
+ *                     only the ranks' statuses. cls_mpi_stats_gather()
+ *                     collects every rank's matrices on one rank (to save
+ *                     them in one file).
+ *
+ * Results: min, max, absmax, count and missing are exact, so they equal a
+ * single-process fit bit for bit; mean and m2 are merged with Chan's
+ * formulas in a different order than one process merges its slices, so they
+ * agree to about 1e-15 relative in float64 (the tests hold them to 1e-12).
+ * The reduction operation is commutative bit for bit (it orders its two
+ * operands the same way whichever side holds them), so every rank holds the
+ * same bits with Open MPI's reduction algorithms (tested for 1 to 4 ranks).
+ *
+ * All or nothing: every function here is collective over `comm` (every rank
+ * must call it, in the same order). When one rank fails (a bad argument, no
+ * device, a device lost mid-call, no memory), every rank returns that rank's
+ * status, and cls_mpi_error() on every rank says which rank failed and why:
+ * "rank 2 of 4: CLS_E_DEVICE: device 0 (...): clEnqueueNDRangeKernel: ...".
+ * No rank is left waiting in a collective. A rank that dies (a signal) is
+ * MPI's to handle: Open MPI's mpirun then ends every rank.
+ *
+ * Why a library of its own (libclscale_mpi, with the meson feature `mpi`):
+ * the core library (libclscale) must keep no MPI dependency, since most of
+ * its users never start MPI and an MPI library is tied to one MPI
+ * implementation. This part uses only the core's public API
+ * (cls_stats_create, cls_stats_columns, cls_column_stats_merge), links to
+ * libclscale and to MPI, and is built only where MPI is found.
+ *
+ * Threads: call these functions from the thread that initialised MPI (or with
+ * MPI_THREAD_SERIALIZED or better), one call at a time per communicator, as
+ * with any MPI collective. A context is used as with the core API.
+ *
+ * Not here yet: exact quantiles (robust scaling, median imputation) do not
+ * merge by Chan's formulas; distributing them needs counting passes whose
+ * per-column histograms are summed with MPI_Allreduce (src/mpi/mpi_fit.c
+ * marks the place). Until then a scaler these functions do not know fails
+ * with CLS_E_UNSUPPORTED on every rank, never with an approximation.
+ */
+#ifndef CLSCALE_MPI_H
+#define CLSCALE_MPI_H
+
+#include <mpi.h>
+
+#include "clscale.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* cls_mpi_fit() : fits `p` on each rank's `local_x` and, in CLS_SCOPE_BATCH,
+ * combines the ranks' statistics so that every rank's *out holds the
+ * statistics of all ranks' rows (info.rows is their total). In
+ * CLS_SCOPE_MATRIX each rank's *out holds its own matrices only
+ * (info.groups = local_x->batch).
+ * `local_x` may hold no data: batch or rows 0 (data may then be NULL), cols
+ * and dtype still given. At least one rank must hold data; every rank must
+ * pass the same pipeline (scaler, scope, range, clip), dtype and cols.
+ * @return CLS_OK and *out on every rank (free with cls_stats_destroy()), or
+ *         on every rank the status of the lowest failing rank and *out NULL;
+ *         cls_mpi_error() says which rank and why. CLS_E_ARG also when the
+ *         ranks disagree on the pipeline, dtype or cols, or no rank has
+ *         data; CLS_E_DEVICE when an MPI call fails. */
+CLS_API cls_status cls_mpi_fit(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p,
+                               const cls_array *local_x, cls_stats **out);
+
+/* cls_mpi_fit_transform() : cls_mpi_fit() on `in`, then cls_transform() of
+ * each rank's `in` into its `out` (which may be `in`) with the combined
+ * statistics. In CLS_SCOPE_MATRIX the fit and the transform run as one
+ * cls_fit_transform() per rank (one pass over the data where it fits). A
+ * rank with no data transforms nothing. `fitted`, when not NULL, receives
+ * the statistics as cls_mpi_fit() gives them; pass it on every rank or on
+ * none (CLS_E_ARG otherwise). Without it, CLS_SCOPE_MATRIX collects no
+ * statistics at all (for seed-A's 18 x 98450 columns they are 99 MB).
+ * @return as cls_mpi_fit(): CLS_OK on every rank, or the lowest failing
+ *         rank's status on every rank. After a failure in the transform,
+ *         other ranks' `out` may hold their results: the caller discards
+ *         them (the clscale tool renames its output only after success). */
+CLS_API cls_status cls_mpi_fit_transform(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p,
+                                         const cls_array *in, cls_array *out, cls_stats **fitted);
+
+/* cls_mpi_agree() : combines the ranks' own outcomes: every rank passes its
+ * `local` status and, when it failed, `why` (may be NULL). Collective.
+ * @return CLS_OK on every rank when every rank passed CLS_OK; otherwise, on
+ *         every rank, the status of the lowest failing rank, and
+ *         cls_mpi_error() is "rank R of N: STATUS: why". CLS_E_DEVICE when
+ *         an MPI call fails. */
+CLS_API cls_status cls_mpi_agree(MPI_Comm comm, cls_status local, const char *why);
+
+/* cls_mpi_stats_allreduce() : every rank's *out receives the statistics of
+ * all ranks' `local` merged group by group with Chan's formulas, as if each
+ * group had seen every rank's rows of it (info.rows: their total): the
+ * combination step of cls_mpi_fit(), for statistics a rank accumulated
+ * itself (cls_fit() over chunks merged with cls_stats_merge(), a file).
+ * Every rank's `local` must describe the same pipeline, groups and cols.
+ * One small allreduce checks that, one MPI_Allreduce merges.
+ * @return as cls_mpi_agree(); *out (free with cls_stats_destroy()) only
+ *         with CLS_OK. */
+CLS_API cls_status cls_mpi_stats_allreduce(MPI_Comm comm, const cls_stats *local, cls_stats **out);
+
+/* cls_mpi_stats_gather() : on rank `root`, *out receives the matrices of
+ * every rank's CLS_SCOPE_MATRIX statistics `local` in rank order (groups =
+ * the sum of the ranks' groups); other ranks get *out = NULL. Statistics of
+ * CLS_SCOPE_BATCH are already the same on every rank: root gets a copy.
+ * Every rank's `local` must describe the same pipeline and cols (a rank with
+ * no matrices passes the 0-group statistics cls_mpi_fit() gave it).
+ * @return as cls_mpi_agree(). */
+CLS_API cls_status cls_mpi_stats_gather(MPI_Comm comm, int root, const cls_stats *local, cls_stats **out);
+
+/* What the last cls_mpi_fit(), cls_mpi_fit_transform() or
+ * cls_mpi_stats_allreduce() of this thread did on this rank, in seconds
+ * (MPI_Wtime); fields a call does not have stay 0. */
+typedef struct cls_mpi_report {
+    double   fit;             /* the local fit (or fused fit + transform) */
+    double   check;           /* the small allreduce that checks statuses and arguments */
+    double   reduce;          /* the allreduce of the statistics (0 in CLS_SCOPE_MATRIX) */
+    uint64_t reduce_bytes;    /* bytes of statistics each rank contributed to it */
+    double   transform;       /* the local transform (cls_mpi_fit_transform) */
+    double   total;           /* the whole call */
+} cls_mpi_report;
+
+/* cls_mpi_last_report() : copies this thread's report of the last call.
+ * @return CLS_OK, or CLS_E_ARG when out is NULL. */
+CLS_API cls_status cls_mpi_last_report(cls_mpi_report *out);
+
+/* cls_mpi_error() : why the last cls_mpi_* call of this thread failed,
+ * naming the failing rank; "" after a success. Never NULL. */
+CLS_API const char *cls_mpi_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CLSCALE_MPI_H */

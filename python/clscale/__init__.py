@@ -1,0 +1,26 @@
+"""clscale for numpy and scikit-learn: feature scaling and discounting of
+large float arrays on every OpenCL device of the machine at once.
+
+    >>> import numpy as np, clscale
+    >>> x = np.random.default_rng(0).uniform(-5, 5, (1000, 8))
+    >>> y = clscale.MinMaxScaler().fit_transform(x)
+
+Estimators (scikit-learn transformers, usable in Pipeline and
+ColumnTransformer): MinMaxScaler, StandardScaler, DecimalScaler, Discount.
+C-contiguous float32/float64 arrays go to the devices without a copy; the
+GIL is released while they work. `devices()` lists the devices; `load()`
+reads a statistics file written by `save()` or `clscale normalize
+--stats-out`. Device, driver and file failures raise ClscaleError (a
+RuntimeError carrying the library's message); bad arguments ValueError.
+"""
+from ._clscale import ClscaleError, Stats
+from ._clscale import version as _library_version
+from ._base import load
+from ._context import devices
+from ._discount import Discount
+from ._scalers import DecimalScaler, MinMaxScaler, StandardScaler
+
+__version__ = _library_version()
+
+__all__ = ["ClscaleError", "DecimalScaler", "Discount", "MinMaxScaler", "StandardScaler",
+           "Stats", "devices", "load", "__version__"]

@@ -1,0 +1,395 @@
+"""What every clscale estimator shares: input validation, the output array,
+and the scaler base class that fits, merges, transforms and saves through
+the library.
+
+A scaler is a subclass of `Scaler` that names the library's scaler
+(`_code`) and its fitted attributes (`_fitted_attrs`), and says: the range
+and clip it fits with (`_range`, `_clip`), the attributes its statistics
+give (`_attributes`), and, where scikit-learn's formulas differ from the
+library's for some columns (constant ones), the statistics that make the
+library apply scikit-learn's map (`_apply_stats`, `_refit_count`).
+Fitting, merging (partial_fit), transforming both ways, the fused
+fit_transform, pickling, save/load and the stats file's registry are here,
+once. Nothing on the path of a call touches the per-column statistics in
+Python unless a column needs it (Stats.summary() counts them in C).
+"""
+import inspect
+
+import numpy as np
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+from sklearn.utils.validation import check_array, check_is_fitted
+
+from . import _clscale
+from ._context import check_selector, context
+
+_DTYPES = [np.float64, np.float32]
+# scikit-learn renamed force_all_finite to ensure_all_finite in 1.6
+_FINITE_KW = ("ensure_all_finite" if "ensure_all_finite" in inspect.signature(check_array).parameters
+              else "force_all_finite")
+SCOPES = {"matrix": _clscale.SCOPE_MATRIX, "batch": _clscale.SCOPE_BATCH}
+
+
+def as_data(X, estimator=None):
+    """X as the library reads it, copied only when it must be.
+
+    A C-contiguous float32/float64 ndarray of 2 or 3 dimensions passes as
+    it is (no copy). Anything else follows scikit-learn's check_array: lists
+    and other array-likes become arrays, integer and other dtypes become
+    float64, Fortran-ordered and strided arrays are copied to C order, once.
+    Sparse, complex and empty input raise. NaN and +-Inf are kept: they are
+    missing values."""
+    X = check_array(X, accept_sparse=False, dtype=_DTYPES, order="C", copy=False,
+                    allow_nd=True, estimator=estimator, **{_FINITE_KW: False})
+    if X.ndim > 3:
+        raise ValueError(f"Expected 2-D (rows x cols) or 3-D (batch x rows x cols) data, "
+                         f"got {X.ndim}-D data of shape {X.shape}.")
+    if 0 in X.shape:
+        raise ValueError(f"Found array with an empty dimension (shape {X.shape}).")
+    return X
+
+
+def output_for(X, copy, out):
+    """The array a transform of X writes: `out` when given (checked first,
+    so that a bad `out` leaves everything untouched), X itself when not
+    `copy`, else a new array like X."""
+    if out is not None:
+        if not isinstance(out, np.ndarray):
+            raise ValueError(f"out must be a numpy.ndarray, not {type(out).__name__}")
+        if out.shape != X.shape or out.dtype != X.dtype:
+            raise ValueError(f"out has shape {out.shape} and dtype {out.dtype}; the result has shape "
+                             f"{X.shape} and dtype {X.dtype}")
+        if not out.flags.c_contiguous:
+            raise ValueError("out must be C-contiguous")
+        if not out.flags.writeable:
+            raise ValueError("out is read-only")
+        return out
+    if not copy:
+        if not X.flags.writeable:
+            raise ValueError("X is read-only: transform it with copy=True, or give out=")
+        return X
+    return np.empty_like(X)
+
+
+def restate(stats, **changes):
+    """`stats` with some of its description changed (a new object)."""
+    info = dict(stats.info)
+    info.update(changes)
+    return _clscale.Stats.from_state(info, stats.columns())
+
+
+class Estimator(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+    """Base of the clscale transformers: validation and tags."""
+
+    def _more_tags(self):
+        return {"allow_nan": True, "preserves_dtype": [np.float64, np.float32]}
+
+    def get_feature_names_out(self, input_features=None):
+        """Output feature names: the input's (one output per input)."""
+        check_is_fitted(self, "n_features_in_")
+        return super().get_feature_names_out(input_features)
+
+    def _validate(self, X, reset):
+        self._check_feature_names(X, reset=reset)
+        X = as_data(X, self)
+        n = X.shape[-1]
+        if reset:
+            self.n_features_in_ = n
+        elif n != self.n_features_in_:
+            raise ValueError(f"X has {n} features, but {type(self).__name__} is expecting "
+                             f"{self.n_features_in_} features as input.")
+        return X
+
+
+class _FittedAttribute:
+    """A scikit-learn fitted attribute (data_min_, mean_, ...), made from
+    the fitted statistics when first read: a fit of seed-A's shape has 1.8
+    million columns, and making every attribute at fit time would cost a
+    tenth of the fit. Unfitted, reading it raises AttributeError (hasattr
+    is False, as scikit-learn expects)."""
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        if "_fitted" not in obj.__dict__:
+            raise AttributeError(f"{type(obj).__name__} is not fitted: no attribute {self.name}")
+        attrs = obj._cached("attributes", lambda: obj._attributes(obj._fitted))
+        return attrs[self.name]
+
+
+class Scaler(Estimator):
+    """Base of the scalers: statistics fitted by the library, kept in a
+    Stats, shown as scikit-learn's attributes.
+
+    State after a fit: `_fitted` (the Stats the library fitted, merged by
+    partial_fit) and `_cache` (what is derived from it when first needed:
+    the attributes, the statistics a transform applies). A transform
+    changes no attribute of the estimator (scikit-learn's check_dict_unchanged);
+    it may fill `_cache`."""
+
+    _code = None        # the library's scaler (clscale._clscale.MINMAX, ...)
+    _registry = {}      # library scaler -> class, for load()
+    _fitted_attrs = ()  # the names _attributes returns, made class attributes below
+    # scikit-learn's statistics of a column with no finite value are NaN, so
+    # its transform writes NaN; the library leaves such a column as it is
+    _nan_for_empty = True
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls._code is not None:
+            Scaler._registry[cls._code] = cls
+        for name in cls._fitted_attrs:
+            attr = _FittedAttribute()
+            attr.__set_name__(cls, name)
+            setattr(cls, name, attr)
+
+    # ---- what a subclass says ----
+
+    def _range(self):
+        """(lo, hi) the statistics are fitted with (min-max only)."""
+        return 0.0, 0.0
+
+    def _clip(self):
+        return False
+
+    def _check_params(self):
+        pass
+
+    def _fusable(self):
+        """Whether the library's fused fit_transform computes this
+        estimator's transform (up to the columns _refit_count names)."""
+        return True
+
+    def _attributes(self, fitted):
+        """{name: value} of the scikit-learn attributes (_fitted_attrs)."""
+        raise NotImplementedError
+
+    def _apply_stats(self, fitted):
+        """The statistics whose library map is scikit-learn's (`fitted`
+        itself when they agree on every column)."""
+        return fitted
+
+    def _refit_count(self, summary):
+        """How many columns a fused fit_transform maps otherwise than
+        scikit-learn (these are redone)."""
+        return 0
+
+    def _file_stats(self):
+        """The statistics save() writes (raises when the file's pipeline
+        cannot express this estimator)."""
+        return self._fitted
+
+    @classmethod
+    def _params_from_info(cls, info):
+        """Constructor parameters recorded in a statistics file."""
+        return {}
+
+    # ---- state ----
+
+    def _cached(self, key, make):
+        cache = self.__dict__.setdefault("_cache", {})
+        if key not in cache:
+            cache[key] = make()
+        return cache[key]
+
+    def _transform_stats(self):
+        return self._cached("stats", lambda: self._apply_stats(self._fitted))
+
+    def _empty_columns(self):
+        """groups x cols mask of columns with no finite value, or None."""
+        def make():
+            if not self._nan_for_empty or self._fitted.summary()["empty"] == 0:
+                return None
+            return self._fitted.columns()["count"] == 0
+        return self._cached("empty", make)
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_cache", None)  # derived: made again when needed
+        return state
+
+    # ---- fitting ----
+
+    def _scope_of(self, X):
+        """Statistics groups for X: per matrix of 3-D data with
+        scope="matrix"; otherwise (2-D data, scope="batch") one group."""
+        if self.scope not in SCOPES:
+            raise ValueError(f"scope must be 'matrix' or 'batch', got {self.scope!r}")
+        return SCOPES[self.scope] if X.ndim == 3 else _clscale.SCOPE_BATCH
+
+    def _reset(self):
+        for a in ("_fitted", "_cache", "n_features_in_", "feature_names_in_"):
+            if a in self.__dict__:
+                delattr(self, a)
+
+    def _install(self, fitted):
+        self._fitted = fitted
+        self._cache = {}
+
+    def fit(self, X, y=None):
+        """Fits the statistics on X (NaN and +-Inf ignored) on the devices."""
+        self._reset()
+        return self.partial_fit(X, y)
+
+    def partial_fit(self, X, y=None):
+        """Adds X's rows to the statistics (Chan's merge, as if fitted on all
+        the rows seen). 3-D data with scope="matrix" needs the same number of
+        matrices every time."""
+        first = "_fitted" not in self.__dict__
+        self._check_params()
+        check_selector(self.devices)
+        X = self._validate(X, reset=first)
+        lo, hi = self._range()
+        scope = self._scope_of(X)
+        with context(self.devices) as ctx:
+            new = ctx.fit(X, scaler=self._code, scope=scope, lo=lo, hi=hi, clip=self._clip())
+        if not first:
+            old = self._fitted.info
+            got = new.info
+            if (got["scope"], got["groups"]) != (old["scope"], old["groups"]):
+                raise ValueError(
+                    f"partial_fit: X gives {got['groups']} statistics group(s) ({_scope_name(got)}) "
+                    f"but {old['groups']} were fitted ({_scope_name(old)}); 3-D data fitted per matrix "
+                    f"needs the same number of matrices every time")
+            same = {k: old[k] for k in ("lo", "hi", "clip", "dtype")}
+            merged = self._fitted.merged(restate(new, **same))
+            new = restate(merged, lo=lo, hi=hi, clip=self._clip())
+        self._install(new)
+        return self
+
+    def fit_transform(self, X, y=None, out=None):
+        """fit(X) then transform(X), in one pass over X where the library
+        can (stats and scaling fused on the devices)."""
+        if not self._fusable():
+            X = self.fit(X)._validate(X, reset=False)
+            return self._transform_checked(X, self.copy, out, inverse=False)
+        self._reset()
+        self._check_params()
+        check_selector(self.devices)
+        X = self._validate(X, reset=True)
+        Y = output_for(X, self.copy, out)
+        lo, hi = self._range()
+        with context(self.devices) as ctx:
+            fitted = ctx.fit_transform(X, Y, scaler=self._code, scope=self._scope_of(X),
+                                       lo=lo, hi=hi, clip=self._clip())
+        self._install(fitted)
+        if self._refit_count(fitted.summary()):
+            self._refit_columns(X, Y, fitted)
+        return Y
+
+    def _refit_columns(self, X, Y, fitted):
+        """After a fused fit_transform, redoes the columns where
+        scikit-learn's map differs from the library's (near-constant
+        columns): a second transform when X is intact, else the composed
+        affine map on those columns alone."""
+        if Y is not X:
+            self._run(X, Y, inverse=False)
+            return
+        s1, m1, o1 = fitted.params()
+        s2, m2, o2 = self._transform_stats().params()
+        # constant columns (m1 == 0) hold shift1 everywhere: they keep their
+        # output when the new map sends shift1 to the same value
+        same_const = (m1 == 0) & ((s1 - s2) * m2 + o2 == o1)
+        redo = ((s1 != s2) | (m1 != m2) | (o1 != o2)) & ~same_const
+        if not redo.any():
+            return
+        lo, hi = self._range()
+        Y3 = _by_group(Y, redo.shape[0])
+        for g, cols in ((g, np.nonzero(redo[g])[0]) for g in range(redo.shape[0])):
+            if cols.size == 0:
+                continue
+            y = Y3[g][:, cols].astype(np.float64)
+            a1 = m1[g, cols]
+            x = np.where(a1 != 0, (y - o1[g, cols]) / np.where(a1 != 0, a1, 1.0) + s1[g, cols], s1[g, cols])
+            z = (x - s2[g, cols]) * m2[g, cols] + o2[g, cols]
+            if self._clip():
+                z = np.clip(z, lo, hi)
+            Y3[g][:, cols] = z
+
+    # ---- transforming ----
+
+    def _run(self, X, Y, inverse):
+        s = self._transform_stats()
+        info = s.info
+        if info["scope"] == _clscale.SCOPE_MATRIX:
+            batch = X.shape[0] if X.ndim == 3 else 1
+            if batch != info["groups"]:
+                raise ValueError(
+                    f"the statistics were fitted per matrix of {info['groups']} matrices; X has "
+                    f"{batch} (fit with scope='batch' to share the statistics across matrices)")
+        with context(self.devices) as ctx:
+            ctx.transform(X, Y, s, scaler=self._code, scope=info["scope"], lo=info["lo"],
+                          hi=info["hi"], clip=self._clip() and not inverse, inverse=inverse)
+        empty = self._empty_columns()
+        if empty is not None:
+            Y3 = _by_group(Y, empty.shape[0])
+            for g in range(empty.shape[0]):
+                Y3[g][:, empty[g]] = np.nan
+
+    def _transform_checked(self, X, copy, out, inverse):
+        Y = output_for(X, copy, out)
+        self._run(X, Y, inverse=inverse)
+        return Y
+
+    def transform(self, X, copy=None, out=None):
+        """Scales X with the fitted statistics on the devices. NaN and +-Inf
+        pass through. copy=False writes into X (a C-contiguous float array;
+        other input is converted first, so the result is a new array), out=
+        writes into `out`."""
+        check_is_fitted(self)
+        X = self._validate(X, reset=False)
+        return self._transform_checked(X, self.copy if copy is None else copy, out, inverse=False)
+
+    def inverse_transform(self, X, copy=None, out=None):
+        """Undoes transform (no clipping)."""
+        check_is_fitted(self)
+        X = self._validate(X, reset=False)
+        return self._transform_checked(X, self.copy if copy is None else copy, out, inverse=True)
+
+    # ---- files ----
+
+    def save(self, path):
+        """Writes the fitted statistics and the pipeline as the statistics
+        file of `clscale normalize --stats-out` (read by `clscale apply` and
+        clscale.load)."""
+        check_is_fitted(self)
+        self._file_stats().save(path)
+
+    @classmethod
+    def _from_stats(cls, stats, devices=None):
+        info = stats.info
+        params = cls._params_from_info(info)
+        params["scope"] = "batch" if info["scope"] == _clscale.SCOPE_BATCH else "matrix"
+        est = cls(devices=devices, **params)
+        est.n_features_in_ = info["cols"]
+        est._install(stats)
+        return est
+
+
+def _by_group(Y, groups):
+    """A view of Y as groups x rows x cols (one group: all rows)."""
+    return Y.reshape(groups, -1, Y.shape[-1])
+
+
+def _scope_name(info):
+    return "per matrix" if info["scope"] == _clscale.SCOPE_MATRIX else "one group"
+
+
+def group_shape(a, info):
+    """A (groups x cols) array as an attribute: (cols,) for one group of
+    scope batch (2-D data), (groups, cols) per matrix."""
+    return a[0] if info["scope"] == _clscale.SCOPE_BATCH else a
+
+
+def load(path, devices=None):
+    """The fitted estimator a statistics file holds (from `save` or
+    `clscale normalize --stats-out`): a MinMaxScaler, StandardScaler or
+    DecimalScaler with the file's range, clip and scope."""
+    stats = _clscale.load_stats(path)
+    code = stats.info["scaler"]
+    cls = Scaler._registry.get(code)
+    if cls is None:
+        raise ValueError(f"{path}: the statistics were fitted without a scaler; no estimator applies them")
+    return cls._from_stats(stats, devices=devices)

@@ -1,0 +1,95 @@
+/* What the files of the extension module clscale._clscale share.
+ *
+ * The extension is a thin layer over include/clscale.h: it checks numpy
+ * arrays and turns them into cls_array views (no copy), runs the library
+ * with the GIL released, and turns statuses into Python exceptions that
+ * carry cls_last_error(). Every conversion of foreign input (lists, other
+ * dtypes, Fortran order) is the pure-Python layer's; here anything but a
+ * C-contiguous, aligned, native float32/float64 array is a ValueError, so
+ * that no input can reach the library in a shape it does not expect.
+ *
+ *   module.c   module init, ClscaleError, statuses -> exceptions, version
+ *   arrays.c   numpy arrays -> cls_array, shape and overlap checks
+ *   context.c  Context: devices, fit, transform, fit_transform, timed calls
+ *   stats.c    Stats: fitted statistics as numpy arrays, params, merge,
+ *              save/load, pickling */
+#ifndef CLSCALE_PY_EXT_H
+#define CLSCALE_PY_EXT_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#define PY_ARRAY_UNIQUE_SYMBOL clscale_ARRAY_API
+#ifndef CLSCALE_EXT_MAIN
+#define NO_IMPORT_ARRAY
+#endif
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+
+#include "clscale.h"
+
+/* ---- errors.c ---- */
+
+/* Imports numpy's C API; -1 with an exception set on failure. */
+int clsext_numpy_init(void);
+
+extern PyObject *clsext_error;   /* clscale.ClscaleError (RuntimeError) */
+
+/* Raises the exception for `st` with `msg` (ValueError for CLS_E_ARG,
+ * MemoryError-like ClscaleError for the rest) and returns NULL. The
+ * exception's args are (message,); its attributes `status` (the
+ * cls_status name) and `code` (the number) say which. */
+PyObject *clsext_raise(cls_status st, const char *msg);
+
+/* ---- arrays.c ---- */
+
+/* A data array the library may read (and, with `writable`, write): numpy
+ * ndarray, float32 or float64 in native byte order, C-contiguous, aligned,
+ * 2-D (rows x cols: batch 1) or 3-D (batch x rows x cols), every dimension
+ * at least 1. On failure raises ValueError naming `what` and returns -1. */
+int clsext_data_array(PyObject *obj, const char *what, int writable, cls_array *out);
+
+/* Factors for a discount: ndarray of the data's dtype, C-contiguous,
+ * aligned, 0-D to 3-D (leading dimensions of 1 added), finite. */
+int clsext_factors_array(PyObject *obj, cls_dtype dtype, cls_array *out);
+
+/* 1 when [a, a + na) and [b, b + nb) share a byte. */
+int clsext_overlap(const void *a, size_t na, const void *b, size_t nb);
+size_t clsext_bytes(const cls_array *a);
+
+/* ---- context.c ---- */
+
+extern PyTypeObject clsext_context_type;
+
+/* ---- stats.c ---- */
+
+/* What the Python layer asks of every fitted column, counted in one pass
+ * (Stats.summary()), so that it touches no per-column array on the common
+ * path: a fit of seed-A's shape has 1.8 million columns. */
+typedef struct {
+    Py_ssize_t columns, empty;           /* count == 0 */
+    uint64_t count_min, count_max;       /* over the columns */
+    Py_ssize_t zero_range;               /* count > 0, max == min */
+    Py_ssize_t tiny_range;               /* 0 < max - min < 10 eps(dtype), in dtype */
+    Py_ssize_t const_var;                /* scikit-learn's near-constant test on the variance */
+    Py_ssize_t const_var_nonzero;        /* ... of those, m2 > 0 */
+} clsext_summary;
+
+typedef struct {
+    PyObject_HEAD
+    cls_stats *s;   /* never NULL once constructed; never changed after */
+    int have_summary;
+    clsext_summary sum;
+} clsext_stats;
+
+extern PyTypeObject clsext_stats_type;
+
+/* A new Stats owning `s` (destroyed on failure). */
+PyObject *clsext_stats_wrap(cls_stats *s);
+/* The cls_stats of a Stats, or NULL with TypeError set. */
+const cls_stats *clsext_stats_of(PyObject *obj);
+
+/* The module-level functions stats.c defines. */
+PyObject *clsext_stats_load(PyObject *self, PyObject *args);
+
+#endif

@@ -1,0 +1,331 @@
+"""python -m clscale.bench: the Python API against the C library, numpy and
+scikit-learn on the benchmark's workloads, in one run, as JSON (like
+`clscale bench --json`).
+
+  seed-a  min-max scaling of 18 matrices of 60 x 98450 float64, statistics
+          per matrix (and z-score, the same shape): clscale's estimators
+          (into a given `out`, and with a new output array each call), the
+          same library call timed in C inside the extension (no Python in the
+          timed span), numpy per matrix, scikit-learn per matrix.
+  seed-b  discount of 100 x 4000 x 5 float64 by factors 4000 x 5: Discount,
+          the same call timed in C, numpy's multiply into `out`.
+  memory  a fresh process transforms seed-A in place (copy=False; and
+          another the library call itself): the peak RSS during the call
+          against the RSS with the array and the array's size.
+
+Every row of a workload runs once per round, in order on even rounds and
+in reverse order on odd ones, after one warm-up round; times are medians of the rounds. Each result is checked
+against numpy in float64. Options: --json FILE (default: stdout),
+--repeats N, --devices SEL, --workload seed-a,seed-b, --size F (scales the
+batch, as `clscale bench --size`), --no-memory.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+from . import _clscale
+from ._context import context
+from ._discount import Discount
+from ._scalers import MinMaxScaler, StandardScaler
+
+SEED = 20261122
+
+
+def _flush(buf):
+    """Evicts the caches (a 64 MiB write) before a call on small data."""
+    buf += 1.0
+
+
+def _seed_a(size):
+    b = max(1, round(18 * size))
+    x = np.empty((b, 60, 98450))
+    np.random.default_rng(SEED).random(out=x)
+    x *= 200.0
+    x -= 50.0
+    return x
+
+
+def _minmax_ref(x):
+    y = np.empty_like(x)
+    for b in range(x.shape[0]):
+        mn, mx = x[b].min(0), x[b].max(0)
+        np.divide(x[b] - mn, mx - mn, out=y[b])
+    return y
+
+
+def _zscore_ref(x):
+    y = np.empty_like(x)
+    for b in range(x.shape[0]):
+        np.divide(x[b] - x[b].mean(0), x[b].std(0), out=y[b])
+    return y
+
+
+def _rows_seed_a(x, y, devices, method):
+    """(name, kind, function) rows for seed-A with `method` minmax|zscore."""
+    import sklearn.preprocessing as skp
+
+    cls, skcls = (MinMaxScaler, skp.MinMaxScaler) if method == "minmax" else (StandardScaler, skp.StandardScaler)
+    code = _clscale.MINMAX if method == "minmax" else _clscale.ZSCORE
+    est = cls(scope="matrix", devices=devices)
+    c_times = []
+
+    def c_call():
+        with context(devices) as ctx:
+            c_times.append(ctx.timed("fit_transform", x, y, scaler=code, scope=_clscale.SCOPE_MATRIX)[0])
+
+    def numpy_call():
+        for b in range(x.shape[0]):
+            if method == "minmax":
+                mn, mx = x[b].min(0), x[b].max(0)
+                np.divide(x[b] - mn, mx - mn, out=y[b])
+            else:
+                np.divide(x[b] - x[b].mean(0), x[b].std(0), out=y[b])
+
+    def sklearn_call():
+        for b in range(x.shape[0]):
+            y[b] = skcls().fit_transform(x[b])
+
+    name = cls.__name__
+    return [
+        (f"clscale {name}.fit_transform(x, out=y)", "python", lambda: est.fit_transform(x, out=y)),
+        (f"clscale {name}.fit_transform(x) (new output array)", "python-alloc", lambda: est.fit_transform(x)),
+        ("C library cls_fit_transform, timed in C", "c", c_call, c_times),
+        (f"numpy per matrix ({method})", "numpy", numpy_call),
+        (f"scikit-learn {name} per matrix", "sklearn", sklearn_call),
+    ]
+
+
+def _time_rows(rows, repeats, flush=None):
+    """Runs every row once per round (one warm-up round first), in turn;
+    returns {name: [seconds]}; a row with its own C timings reports those."""
+    times = {r[0]: [] for r in rows}
+    for rnd in range(repeats + 1):
+        # forward, then backward: no row always follows the same one
+        for r in (rows if rnd % 2 == 0 else rows[::-1]):
+            if flush is not None:
+                _flush(flush)
+            t0 = time.perf_counter()
+            r[2]()
+            dt = time.perf_counter() - t0
+            if rnd:
+                times[r[0]].append(dt)
+    for r in rows:
+        if len(r) > 3:  # the C-timed row: the library call alone, measured in C
+            times[r[0]] = r[3][1:]  # the warm-up round's call left out
+    return times
+
+
+def _summary(ts):
+    return {"unit": "s", "repeats": ts, "median": statistics.median(ts), "min": min(ts), "max": max(ts)}
+
+
+def _result(name, kind, ts, nbytes, c_med, peers, err):
+    med = statistics.median(ts)
+    d = {"name": name, "kind": kind, "times": _summary(ts), "gbs": nbytes / med / 1e9, "max_error": err}
+    if kind.startswith("python"):
+        d["ratio_to_c"] = med / c_med
+        d["speedup"] = {k: v / med for k, v in peers.items()}
+    return d
+
+
+def _run_seed_a(args, results):
+    x = _seed_a(args.size)
+    y = np.empty_like(x)
+    nbytes = 2 * x.nbytes
+    for method, ref in (("minmax", _minmax_ref), ("zscore", _zscore_ref)):
+        want = ref(x)
+        rows = _rows_seed_a(x, y, args.devices, method)
+        times = _time_rows(rows, args.repeats)
+        errors = {}
+        for r in rows:  # each row's output, once more, against numpy
+            y.fill(np.nan)
+            out = r[2]()
+            got = y if out is None or (isinstance(out, np.ndarray) and out is y) else out
+            errors[r[0]] = float(np.nanmax(np.abs(got - want)))
+        c_med = statistics.median(times[rows[2][0]])
+        peers = {r[1]: statistics.median(times[r[0]]) for r in rows if r[1] in ("numpy", "sklearn")}
+        peers["c"] = c_med
+        results.append({
+            "name": "seed-a" if method == "minmax" else "seed-a-zscore",
+            "description": f"{'min-max' if method == 'minmax' else 'z-score'} scaling of {x.shape[0]} matrices "
+                           f"of 60 x 98450 float64, statistics per matrix",
+            "dtype": "float64", "shape": list(x.shape), "bytes": nbytes,
+            "runs": [_result(r[0], r[1], times[r[0]], nbytes, c_med, peers, errors[r[0]]) for r in rows]})
+        del want
+
+
+def _run_seed_b(args, results):
+    b = max(1, round(100 * args.size))
+    rng = np.random.default_rng(SEED)
+    x = rng.uniform(-50.0, 150.0, size=(b, 4000, 5))
+    f = rng.uniform(0.5, 1.5, size=(4000, 5))
+    y = np.empty_like(x)
+    want = x * f
+    disc = Discount(f, devices=args.devices).fit(x)
+    c_times = []
+
+    def c_call():
+        with context(args.devices) as ctx:
+            c_times.append(ctx.timed("transform", x, y, factors=f)[0])
+
+    rows = [("clscale Discount.transform(x, out=y)", "python", lambda: disc.transform(x, out=y)),
+            ("clscale Discount.transform(x) (new output array)", "python-alloc", lambda: disc.transform(x)),
+            ("C library cls_transform (discount), timed in C", "c", c_call, c_times),
+            ("numpy multiply(x, f, out=y)", "numpy", lambda: np.multiply(x, f, out=y))]
+    flush = np.zeros(8 << 20)
+    times = _time_rows(rows, args.repeats * 4, flush)  # short calls: more rounds
+    errors = {}
+    for r in rows:
+        y.fill(np.nan)
+        out = r[2]()
+        got = y if out is None or out is y else out
+        errors[r[0]] = float(np.max(np.abs(got - want)))
+    nbytes = 2 * x.nbytes + f.nbytes
+    c_med = statistics.median(times[rows[2][0]])
+    peers = {"numpy": statistics.median(times[rows[3][0]]), "c": c_med}
+    results.append({
+        "name": "seed-b", "description": f"discount {b} x 4000 x 5 float64 by factors 4000 x 5",
+        "dtype": "float64", "shape": list(x.shape), "factors_shape": [4000, 5], "bytes": nbytes,
+        "runs": [_result(r[0], r[1], times[r[0]], nbytes, c_med, peers, errors[r[0]]) for r in rows]})
+
+
+def _status_kb(field):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    raise OSError(f"no {field} in /proc/self/status")
+
+
+def _reset_peak():
+    """Starts the peak RSS (VmHWM) over from the current RSS (Linux 4.0+)."""
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+
+
+def _memory_child(devices, size, via):
+    """In a fresh process: seed-A transformed in place through `via`
+    ("python": MinMaxScaler(copy=False); "c": the library call itself),
+    after a warm-up call on one matrix of the same shape (kernels built for
+    it, pools made) that is freed again. Reports the RSS before the array,
+    with it, and the peak during the call alone."""
+    x1 = _seed_a(1 / 18)
+    est = MinMaxScaler(copy=False, scope="matrix", devices=devices)
+    with context(devices) as ctx:
+        if via == "python":
+            est.fit_transform(x1)
+        else:
+            ctx.fit_transform(x1, x1, scaler=_clscale.MINMAX, scope=_clscale.SCOPE_MATRIX)
+        del x1
+        before = _status_kb("VmRSS")
+        x = _seed_a(size)
+        with_array = _status_kb("VmRSS")
+        _reset_peak()
+        if via == "python":
+            assert est.fit_transform(x) is x
+            stats = est._fitted
+        else:
+            stats = ctx.fit_transform(x, x, scaler=_clscale.MINMAX, scope=_clscale.SCOPE_MATRIX)
+        peak = _status_kb("VmHWM")
+    print(json.dumps({"via": via, "array_bytes": x.nbytes, "stats_bytes": 56 * stats.summary()["columns"],
+                      "rss_before_array": before, "rss_with_array": with_array, "peak_rss_during_call": peak}))
+
+
+def _run_memory(args):
+    out = {"what": "a fresh process per row transforms seed-A in place (MinMaxScaler(copy=False), or the "
+                   "library call on the same array); peak RSS (VmHWM, reset just before the call) against the "
+                   "RSS with the array and against the array's bytes; stats_bytes: the fitted statistics "
+                   "the call returns (56 bytes per column per matrix)", "runs": []}
+    for via in ("python", "c"):
+        cmd = [sys.executable, "-m", "clscale.bench", "--memory-child", via, "--size", str(args.size)]
+        if args.devices is not None:
+            cmd += ["--devices", args.devices]
+        r = subprocess.run(cmd, capture_output=True, text=True, check=True)
+        m = json.loads(r.stdout.strip().splitlines()[-1])
+        m["extra_during_call_bytes"] = m["peak_rss_during_call"] - m["rss_with_array"]
+        m["extra_over_array"] = m["extra_during_call_bytes"] / m["array_bytes"]
+        m["peak_over_array_and_process"] = ((m["peak_rss_during_call"] - m["rss_before_array"])
+                                            / m["array_bytes"])
+        out["runs"].append(m)
+    return out
+
+
+def _cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m clscale.bench", description=__doc__.split("\n\n")[0])
+    p.add_argument("--json", help="write the results here (default: stdout)")
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--devices", default=None, help="device selector, as --devices of the tool")
+    p.add_argument("--workload", default="seed-a,seed-b")
+    p.add_argument("--size", type=float, default=1.0, help="scales the batch of each workload")
+    p.add_argument("--no-memory", action="store_true", help="skip the peak-RSS measurement")
+    p.add_argument("--memory-child", choices=("python", "c"), help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.memory_child:
+        _memory_child(args.devices, args.size, args.memory_child)
+        return 0
+    if args.repeats < 1 or not args.size > 0:
+        p.error("--repeats must be >= 1 and --size > 0")
+    wanted = args.workload.split(",")
+    t0 = time.perf_counter()
+    with context(args.devices) as ctx:
+        devs = ctx.devices()
+    import sklearn
+
+    results = []
+    if "seed-a" in wanted:
+        _run_seed_a(args, results)
+    if "seed-b" in wanted:
+        _run_seed_b(args, results)
+    doc = {
+        "tool": "python -m clscale.bench", "clscale_version": _clscale.version(),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "options": {"size": args.size, "repeats": args.repeats, "devices": args.devices, "seed": SEED},
+        "method": {
+            "time": "wall clock around each Python call (the C row: clock_gettime around the library call "
+                    "inside the extension, GIL released); median of the rounds after one warm-up round, rows "
+                    "taking turns, in order and in reverse order on alternate rounds; seed-b's calls after a 64 MiB cache-evicting write",
+            "memory": "numpy arrays (pageable); 'out=y' rows reuse one output array, as the C row does",
+            "bytes": "every input byte read once, every output byte written once",
+            "ratio_to_c": "median of the Python row over the median of the C row of the same run",
+            "speedup": "median of the peer (numpy, scikit-learn, C) over the median of the Python row",
+            "check": "every row's output against numpy in float64 (max_error)"},
+        "machine": {"cpu_model": _cpu_model(), "cores": os.cpu_count(), "python": platform.python_version(),
+                    "numpy": np.__version__, "sklearn": sklearn.__version__, "devices": devs},
+        "workloads": results,
+    }
+    if not args.no_memory and "seed-a" in wanted:
+        doc["memory"] = _run_memory(args)
+    doc["total_wall_s"] = time.perf_counter() - t0
+    text = json.dumps(doc, indent=1)
+    if args.json:
+        tmp = f"{args.json}.{os.getpid()}.tmp"
+        with open(tmp, "w") as f:
+            f.write(text + "\n")
+        os.replace(tmp, args.json)
+    else:
+        print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

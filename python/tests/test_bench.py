@@ -1,0 +1,28 @@
+"""python -m clscale.bench runs, at a small size, and every row's result is
+right (the timings themselves are the benchmark's, never a test's)."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.fp64
+
+
+def test_bench_runs_small_and_every_row_is_correct(tmp_path):
+    out = tmp_path / "b.json"
+    r = subprocess.run([sys.executable, "-m", "clscale.bench", "--size", "0.05", "--repeats", "1",
+                        "--json", str(out)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(out.read_text())
+    names = [w["name"] for w in d["workloads"]]
+    assert names == ["seed-a", "seed-a-zscore", "seed-b"]
+    for w in d["workloads"]:
+        kinds = {run["kind"] for run in w["runs"]}
+        assert {"python", "c", "numpy"} <= kinds
+        for run in w["runs"]:
+            assert run["max_error"] <= 1e-12, (w["name"], run["name"])
+            assert run["times"]["median"] > 0
+    mem = d["memory"]["runs"]
+    assert [m["via"] for m in mem] == ["python", "c"]
+    assert all(m["peak_rss_during_call"] >= m["rss_with_array"] > m["rss_before_array"] for m in mem)

@@ -1,0 +1,235 @@
+/* cls_mpi_fit() and cls_mpi_fit_transform(): each rank fits its own data with
+ * the core API, the ranks check their outcomes and arguments in one small
+ * allreduce, and in CLS_SCOPE_BATCH combine their statistics in one
+ * allreduce of the column table (mpi_reduce.c); the transform is local.
+ * Calls the core's public API and the other files of src/mpi/. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_internal.h"
+
+/* Scalers whose statistics merge by Chan's formulas (and min/max).
+ *
+ * Hook for exact quantiles (robust scaling, median imputation, sigma
+ * clipping about the median): they do not merge by formula. Distribute them
+ * the way the core finds them on one machine, in counting passes: each pass,
+ * every rank counts its values per column into the same bins (on its
+ * devices), one MPI_Allreduce(MPI_SUM) of the uint64 counts gives the global
+ * histogram, every rank narrows to the same bin holding the wanted rank of
+ * the order statistic, until the bin holds few enough values to be gathered
+ * and the quantile is exact. Add such scalers here only with that path; a
+ * scaler not listed fails with CLS_E_UNSUPPORTED, never approximated. */
+static int chan_mergeable(cls_scaler s)
+{
+    switch (s) {
+    case CLS_NONE:
+    case CLS_MINMAX:
+    case CLS_ZSCORE:
+    case CLS_DECIMAL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static int matrix_scope(const cls_pipeline *p) { return p && p->scope == CLS_SCOPE_MATRIX; }
+
+static void key_add(mpi_check *c, const char *name, int64_t v, int only_with_data)
+{
+    c->key[c->nkeys] = v;
+    c->key_name[c->nkeys] = name;
+    c->key_only_with_data[c->nkeys] = only_with_data;
+    c->nkeys++;
+}
+
+/* A double as two non-negative halves of its bits (its bits as one int64
+ * could be INT64_MIN, which has no negation). */
+static void key_double(mpi_check *c, const char *name, double d)
+{
+    uint64_t b;
+    memcpy(&b, &d, sizeof b);
+    key_add(c, name, (int64_t)(b >> 32), 0);
+    key_add(c, name, (int64_t)(b & 0xffffffffu), 0);
+}
+
+typedef enum mode { FIT, FIT_TRANSFORM } mode;
+
+/* This rank's part of a call. */
+typedef struct call {
+    cls_context       *ctx;
+    const cls_pipeline *p;
+    const cls_array   *in;
+    cls_array         *out;    /* FIT_TRANSFORM */
+    mode               mode;
+    int                wants_stats; /* FIT, or FIT_TRANSFORM with `fitted` */
+    int                has_data;
+    cls_status         st;
+    const char        *why;
+    cls_stats         *local;  /* this rank's fit */
+} call;
+
+/* The arguments one rank can check alone. */
+static void check_local(call *k)
+{
+    const cls_array *x = k->in;
+    k->st = CLS_E_ARG;
+    if (!k->ctx) k->why = "ctx is NULL";
+    else if (!k->p) k->why = "pipeline is NULL";
+    else if (!x) k->why = "the local array is NULL";
+    else if (x->cols == 0) k->why = "the local array has 0 columns (every rank gives the columns, also with no rows)";
+    else if (x->dtype != CLS_F32 && x->dtype != CLS_F64) k->why = "the local array's dtype is neither CLS_F32 nor CLS_F64";
+    else if (k->p->scope != CLS_SCOPE_MATRIX && k->p->scope != CLS_SCOPE_BATCH) k->why = "pipeline: unknown scope";
+    else if (k->p->inverse) k->why = "an inverse pipeline cannot be fitted";
+    else if (k->p->scope == CLS_SCOPE_MATRIX && x->batch && !x->rows)
+        k->why = "CLS_SCOPE_MATRIX: the local matrices have 0 rows";
+    else if (k->mode == FIT_TRANSFORM && x->batch && x->rows && !k->out) k->why = "out is NULL";
+    else if (!chan_mergeable(k->p->scaler)) {
+        k->st = CLS_E_UNSUPPORTED;
+        k->why = "this scaler's statistics (quantiles) are not distributed across MPI ranks yet";
+    } else k->st = CLS_OK;
+    k->has_data = k->st == CLS_OK && x->batch && x->rows;
+}
+
+static void fill_keys(mpi_check *c, const call *k)
+{
+    const cls_pipeline *p = k->st == CLS_OK ? k->p : NULL;
+    const cls_array *x = k->st == CLS_OK ? k->in : NULL;
+    int minmax = p && p->scaler == CLS_MINMAX;
+    key_add(c, "scalers", p ? p->scaler : 0, 0);
+    key_add(c, "scopes", p ? p->scope : 0, 0);
+    key_add(c, "dtypes", x ? x->dtype : 0, 0);
+    key_add(c, "columns", x ? (int64_t)x->cols : 0, 0);
+    key_add(c, "clip", minmax ? !!p->clip : 0, 0);
+    key_double(c, "range lo", minmax ? p->lo : 0);
+    key_double(c, "range hi", minmax ? p->hi : 0);
+    /* one info.rows describes every matrix */
+    key_add(c, "rows per matrix", p && p->scope == CLS_SCOPE_MATRIX && x ? (int64_t)x->rows : 0, 1);
+    /* every rank asks for the statistics or none does: a rank without data
+     * takes their description from a rank with data */
+    key_add(c, "requests for the fitted statistics (fitted NULL or not)", k->wants_stats, 0);
+}
+
+/* The statistics of a rank without data: the description that the lowest
+ * rank with data broadcasts, no rows (batch) or no matrices (matrix). */
+static cls_status empty_stats(MPI_Comm comm, int root, call *k)
+{
+    cls_stats_info info;
+    memset(&info, 0, sizeof info);
+    if (k->has_data && cls_stats_describe(k->local, &info) != CLS_OK) return CLS_E_ARG;
+    /* ranks of one job share one ABI: the struct travels as bytes */
+    int e = MPI_Bcast(&info, (int)sizeof info, MPI_BYTE, root, comm);
+    if (e != MPI_SUCCESS) return mpi_fail_call("MPI_Bcast (the statistics' description)", e);
+    if (k->has_data) return CLS_OK;
+    if (info.scope == CLS_SCOPE_BATCH) info.rows = 0;
+    else info.groups = 0;
+    return cls_stats_create_empty(&info, &k->local);
+}
+
+/* Merges the batch statistics of every rank into one new object. */
+static cls_status combine(MPI_Comm comm, call *k, cls_stats **out)
+{
+    cls_stats_info info;
+    cls_stats_describe(k->local, &info);
+    return mpi_combine(comm, cls_stats_columns(k->local), &info, out);
+}
+
+static cls_status run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, const cls_array *in, cls_array *out,
+                      mode m, const char *arg_error, cls_stats **result)
+{
+    mpi_clear_error();
+    cls_mpi_report *r = mpi_report();
+    memset(r, 0, sizeof *r);
+    double t0 = MPI_Wtime();
+    call k;
+    memset(&k, 0, sizeof k);
+    k.ctx = ctx;
+    k.p = p;
+    k.in = in;
+    k.out = out;
+    k.mode = m;
+    k.wants_stats = m == FIT || result || !matrix_scope(p);
+    check_local(&k);
+    if (arg_error && k.st == CLS_OK) {
+        k.st = CLS_E_ARG;
+        k.why = arg_error;
+        k.has_data = 0;
+    }
+    int matrix = k.st == CLS_OK && p->scope == CLS_SCOPE_MATRIX;
+
+    double t = MPI_Wtime();
+    if (k.has_data) {
+        /* per matrix: one pass; its statistics only when asked (collecting
+         * them costs groups x cols x 56 bytes: 99 MB for seed-A) */
+        if (m == FIT_TRANSFORM && matrix) k.st = cls_fit_transform(ctx, p, in, out, k.wants_stats ? &k.local : NULL);
+        else k.st = cls_fit(ctx, p, in, &k.local);
+        if (k.st != CLS_OK) k.why = cls_last_error(ctx);
+    }
+    r->fit = MPI_Wtime() - t;
+
+    mpi_check c;
+    memset(&c, 0, sizeof c);
+    c.status = k.st;
+    c.why = k.why;
+    c.has_data = k.has_data;
+    fill_keys(&c, &k);
+    t = MPI_Wtime();
+    cls_status st = mpi_check_all(comm, &c);
+    r->check = MPI_Wtime() - t;
+    if (st == CLS_OK && c.first_with_data < 0) {
+        mpi_set_error("no rank holds data (every rank passed 0 rows)");
+        st = CLS_E_ARG;
+    }
+    /* every rank knows first_without_data and wants_stats: all or none take
+     * part in the broadcast */
+    if (st == CLS_OK && c.first_without_data >= 0 && k.wants_stats) {
+        st = empty_stats(comm, c.first_with_data, &k);
+        st = cls_mpi_agree(comm, st, st == CLS_E_NOMEM ? "out of memory for empty statistics" : cls_mpi_error());
+    }
+    cls_stats *s = NULL;
+    if (st == CLS_OK && !matrix) {
+        st = combine(comm, &k, &s);
+        /* (exact quantiles would run their counting passes here; see
+         * chan_mergeable()) */
+        st = cls_mpi_agree(comm, st, st == CLS_E_NOMEM ? "out of memory for the combined statistics" : cls_mpi_error());
+    }
+    if (st == CLS_OK && matrix) {
+        s = k.local;
+        k.local = NULL;
+    }
+    cls_stats_destroy(k.local);
+
+    if (st == CLS_OK && m == FIT_TRANSFORM && !matrix) {
+        cls_status ts = CLS_OK;
+        t = MPI_Wtime();
+        if (k.has_data) ts = cls_transform(ctx, p, s, in, out);
+        r->transform = MPI_Wtime() - t;
+        st = cls_mpi_agree(comm, ts, ts != CLS_OK ? cls_last_error(ctx) : NULL);
+    }
+    if (st != CLS_OK) {
+        cls_stats_destroy(s);
+        s = NULL;
+    }
+    if (result) *result = s;
+    else cls_stats_destroy(s);
+    r->total = MPI_Wtime() - t0;
+    return st;
+}
+
+cls_status cls_mpi_fit(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, const cls_array *local_x,
+                       cls_stats **out)
+{
+    if (out) *out = NULL;
+    cls_stats *s = NULL;
+    /* a NULL out is this rank's argument error: the others still learn it */
+    cls_status st = run(ctx, comm, p, local_x, NULL, FIT, out ? NULL : "cls_mpi_fit: out is NULL", &s);
+    if (out) *out = s;
+    else cls_stats_destroy(s);
+    return st;
+}
+
+cls_status cls_mpi_fit_transform(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, const cls_array *in,
+                                 cls_array *out, cls_stats **fitted)
+{
+    if (fitted) *fitted = NULL;
+    return run(ctx, comm, p, in, out, FIT_TRANSFORM, NULL, fitted);
+}

@@ -1,0 +1,57 @@
+/* What the files of the MPI part share (src/mpi/). They use only the core's
+ * public API (clscale.h) and MPI; nothing in the core includes this. */
+#ifndef CLS_MPI_INTERNAL_H
+#define CLS_MPI_INTERNAL_H
+
+#include <stdint.h>
+
+#include "clscale_mpi.h"
+
+/* ---- mpi_check.c: statuses, messages, reports ---- */
+
+/* This thread's message and report (cls_mpi_error, cls_mpi_last_report). */
+void mpi_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void mpi_clear_error(void);
+cls_mpi_report *mpi_report(void);
+
+/* Values that every rank must pass alike, checked in the same small
+ * allreduce as the statuses: each key travels as itself and negated under
+ * MPI_MAX, so that one collective gives both its largest and its smallest. */
+enum { MPI_KEYS_MAX = 12 };
+typedef struct mpi_check {
+    /* in */
+    cls_status  status;     /* this rank's outcome */
+    const char *why;        /* its message when it failed */
+    int         has_data;
+    int         nkeys;
+    int64_t     key[MPI_KEYS_MAX];
+    const char *key_name[MPI_KEYS_MAX];
+    int         key_only_with_data[MPI_KEYS_MAX]; /* ranks without data do not vote */
+    /* out */
+    int first_with_data;    /* lowest rank that has data, -1: none */
+    int first_without_data; /* lowest rank without data, -1: none */
+} mpi_check;
+
+/* The collective: one MPI_Allreduce (MPI_MAX over int64) of the statuses,
+ * data flags and keys, then, only after a failure, one MPI_Bcast of the
+ * lowest failing rank's status and message.
+ * @return CLS_OK on every rank, or the same failure on every rank with
+ *         cls_mpi_error() set: the failing rank's status, CLS_E_ARG for keys
+ *         that differ between ranks, CLS_E_DEVICE for a failed MPI call. */
+cls_status mpi_check_all(MPI_Comm comm, mpi_check *c);
+
+/* Sets the message for a failed MPI call and returns CLS_E_DEVICE. */
+cls_status mpi_fail_call(const char *call, int err);
+
+/* ---- mpi_reduce.c: the statistics' collectives ---- */
+
+/* One allreduce of `n` columns, in place, merged with Chan's formulas by a
+ * commutative user operation. Returns MPI_SUCCESS or the MPI error. */
+int mpi_allreduce_columns(MPI_Comm comm, cls_column_stats *col, size_t n);
+
+/* Merges every rank's `table` (info->groups x info->cols, overwritten) with
+ * mpi_allreduce_columns() into a new *out described by `info`, its rows the
+ * ranks' total; records the allreduce's time and bytes in the report. */
+cls_status mpi_combine(MPI_Comm comm, cls_column_stats *table, const cls_stats_info *info, cls_stats **out);
+
+#endif

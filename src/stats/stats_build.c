@@ -1,0 +1,74 @@
+/* Statistics from values, and the map they give: cls_stats_create and
+ * cls_stats_params, the two public entry points bindings use to keep fitted
+ * statistics outside the library (the Python package pickles them, restates
+ * them under another pipeline before a merge, and shows the fitted params
+ * as scikit-learn's attributes).
+ * Owns: the checks a column must pass before it is trusted (a transform
+ * would otherwise turn garbage statistics into garbage output silently).
+ * Calls: stats.c for the object and the scalers' params. Pure C: no OpenCL
+ * call, no message (cls_stats_error() belongs to the stats files). */
+#include <math.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+static int column_ok(const cls_column_stats *c, int moments)
+{
+    if (c->count == 0) return 1;
+    if (!isfinite(c->min) || !isfinite(c->max) || !(c->min <= c->max)) return 0;
+    if (!isfinite(c->absmax) || c->absmax < fabs(c->min) || c->absmax < fabs(c->max)) return 0;
+    if (moments && (!isfinite(c->mean) || !isfinite(c->m2) || c->m2 < 0)) return 0;
+    return 1;
+}
+
+cls_status cls_stats_create(const cls_stats_info *info, const cls_column_stats *cols, cls_stats **out)
+{
+    if (out) *out = NULL;
+    if (!info || !cols || !out) return CLS_E_ARG;
+    if ((unsigned)info->scaler > CLS_DECIMAL || (unsigned)info->scope > CLS_SCOPE_BATCH ||
+        (unsigned)info->dtype > CLS_F64)
+        return CLS_E_ARG;
+    if (info->groups == 0 || info->cols == 0) return CLS_E_ARG;
+    if (info->scope == CLS_SCOPE_BATCH && info->groups != 1) return CLS_E_ARG;
+    if (!isfinite(info->lo) || !isfinite(info->hi)) return CLS_E_ARG;
+    if (info->scaler == CLS_MINMAX && !(info->lo == 0 && info->hi == 0) && !(info->lo < info->hi))
+        return CLS_E_ARG;
+    if (info->scaler == CLS_ZSCORE && !info->has_moments) return CLS_E_ARG;
+    if (info->groups > SIZE_MAX / info->cols) return CLS_E_ARG;
+    size_t n = info->groups * info->cols;
+    int moments = info->has_moments != 0;
+    for (size_t i = 0; i < n; i++)
+        if (!column_ok(&cols[i], moments)) return CLS_E_ARG;
+
+    cls_stats_info in = *info;
+    in.clip = info->clip != 0;
+    in.has_moments = moments;
+    cls_stats *s = cls_stats_new(&in);
+    if (!s) return CLS_E_NOMEM;
+    for (size_t i = 0; i < n; i++) {
+        cls_column_stats c = cols[i];
+        if (c.count == 0) {
+            uint64_t missing = c.missing;
+            c = cls_column_empty();
+            c.missing = missing;
+        } else if (!moments) {
+            c.mean = c.m2 = NAN;
+        }
+        s->col[i] = c;
+    }
+    *out = s;
+    return CLS_OK;
+}
+
+cls_status cls_stats_params(const cls_stats *s, size_t group, size_t col, int inverse, cls_affine *out)
+{
+    if (!s || !out || group >= s->info.groups || col >= s->info.cols) return CLS_E_ARG;
+    double lo = s->info.lo, hi = s->info.hi;
+    if (lo == 0 && hi == 0) hi = 1;  /* the pipeline's default range */
+    cls_params p = cls_params_of(&s->col[group * s->info.cols + col], s->info.scaler, lo, hi, inverse,
+                                 s->info.dtype);
+    out->shift = p.shift;
+    out->scale = p.m;
+    out->offset = p.o;
+    return CLS_OK;
+}

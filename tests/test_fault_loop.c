@@ -1,0 +1,462 @@
+/* A failure at every OpenCL call the library makes, on each device in
+ * turn, during context creation and during calls (issue 26, part 1).
+ *
+ * The fault layer counts the calls charged to a device (tests/fault_count.c).
+ * A healthy run counts them; then, for every k, a run fails call k of that
+ * device (once) and must end one of two ways:
+ *   - success, with a result identical (bit for bit) to the healthy run's,
+ *     and for creation, every device still there or dropped with a note
+ *     that names it and the failed call;
+ *   - a clean failure: a status and a message naming a device; out of
+ *     place, every output element either right or untouched; in place,
+ *     every slice fully transformed or untouched.
+ * Either way the input is unchanged (out of place) and every OpenCL
+ * object the run created is released once its context is destroyed (the
+ * layer's create/release counts balance).
+ *
+ * Suite pocl: two PoCL pthread devices; small shapes so that a run takes
+ * tens of milliseconds (a few hundred runs in all). The number of calls a
+ * device makes in a call varies a little with the scheduler (which device
+ * pulls which slice): k runs until three runs in a row never reach it. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fault_ctl.h"
+#include "pipeline_util.h"
+
+#define SLICE_BYTES 4096
+#define SENTINEL (-12345.0) /* make_out() fills outputs with it */
+#define MAX_K 1000          /* a bound on the calls of one device in one run */
+
+static const char *const DEVICE = "pthread"; /* the layer's name for the suite's devices, ordinals 0 and 1 */
+
+/* ---- helpers ---- */
+
+static double cls_now_for_tests(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static long live_objects(void) { return fault_count.created(OBJ_ALL) - fault_count.released(OBJ_ALL); }
+
+static void expect_balanced(long before, const char *label)
+{
+    long now = live_objects();
+    if (now != before) {
+        print_message("# %s: %ld OpenCL objects left (", label, now - before);
+        static const char *const names[] = {"mem", "queue", "program", "kernel", "event", "context"};
+        for (int t = 0; t < OBJ_TYPES; t++)
+            print_message("%s %ld%s", names[t], fault_count.created(t) - fault_count.released(t),
+                          t + 1 < OBJ_TYPES ? ", " : ")\n");
+    }
+    assert_int_equal(now, before);
+}
+
+static void print_lines(const char *label, const char *text)
+{
+    print_message("# %s:\n", label);
+    for (int lines = 0; text && *text && lines < 12; lines++) {
+        size_t n = strcspn(text, "\n");
+        print_message("#   %.*s\n", (int)(n < 300 ? n : 300), text);
+        text += n + (text[n] == '\n');
+    }
+}
+
+static cls_status create(cls_context **ctx)
+{
+    cls_config cfg = {0};
+    cfg.slice_bytes = SLICE_BYTES;
+    return cls_context_create(&cfg, ctx);
+}
+
+static int same_bits(const cls_array *a, const cls_array *b)
+{
+    size_t n = a->batch * a->rows * a->cols * (a->dtype == CLS_F64 ? 8 : 4);
+    return memcmp(a->data, b->data, n) == 0;
+}
+
+/* ---- creation ---- */
+
+/* A small call on a context that creation left with some devices: right. */
+static void context_works(cls_context *ctx, const char *label)
+{
+    cls_array x = ref_make(CLS_F32, 3, 40, 12, 5, REF_MISSING);
+    cls_pipeline p = {.scaler = CLS_ZSCORE, .scope = CLS_SCOPE_MATRIX};
+    cls_stats *s = check_fit_transform(ctx, &x, &p, label);
+    cls_stats_destroy(s);
+    ref_free(&x);
+}
+
+static void creation_survives_a_failure_at_every_call(void **state)
+{
+    (void)state;
+    size_t runs = 0, dropped = 0, kept_both = 0, failed = 0;
+    for (int nth = 0; nth < 2; nth++) {
+        /* the healthy count */
+        long before = live_objects();
+        int r = fault_count.add(DEVICE, nth, NULL, -1, 0, 0);
+        cls_context *ctx = NULL;
+        assert_int_equal(create(&ctx), CLS_OK);
+        long healthy = fault_count.seen(r);
+        cls_context_destroy(ctx);
+        fault_count.clear();
+        expect_balanced(before, "healthy creation");
+        print_message("# device %d: %ld calls at creation\n", nth, healthy);
+        assert_true(healthy > 5);
+
+        long longest = healthy;
+        for (long k = 0; k < longest; k++) {
+            char label[160];
+            before = live_objects();
+            r = fault_count.add(DEVICE, nth, NULL, k, 1, 0);
+            ctx = NULL;
+            cls_status st = create(&ctx);
+            long injected = fault_count.injected(r), seen = fault_count.seen(r);
+            const char *call = fault_count.failed_call(r);
+            fault_count.clear();
+            if (seen > longest) longest = seen;
+            if (!injected) {
+                cls_context_destroy(ctx);
+                expect_balanced(before, "creation past the last call");
+                continue;
+            }
+            runs++;
+            snprintf(label, sizeof label, "creation, device %d, call %ld (%s)", nth, k, call);
+            if (st == CLS_OK) {
+                size_t n = cls_device_count(ctx), nd = cls_dropped_count(ctx);
+                assert_int_equal(n + nd, 2);
+                assert_true(n >= 1);
+                if (nd == 1) {
+                    dropped++;
+                    cls_dropped_device x;
+                    assert_int_equal(cls_dropped_get(ctx, 0, &x), CLS_OK);
+                    if (!strstr(x.why, call)) print_lines(label, x.why);
+                    assert_non_null(strstr(x.why, call));
+                    assert_non_null(strstr(cls_last_error(ctx), "dropped at creation"));
+                    cls_report rep;
+                    assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
+                    assert_int_equal(rep.ndropped, 1);
+                } else {
+                    kept_both++;
+                }
+                context_works(ctx, label);
+            } else {
+                /* only a call charged to both devices (their shared OpenCL
+                 * context) may take both down: the message names each */
+                failed++;
+                print_lines(label, cls_last_error(ctx));
+                assert_int_equal(cls_dropped_count(ctx), 2);
+                for (size_t i = 0; i < 2; i++) {
+                    cls_dropped_device x;
+                    assert_int_equal(cls_dropped_get(ctx, i, &x), CLS_OK);
+                    char want[64];
+                    snprintf(want, sizeof want, "device %zu (", x.index);
+                    assert_non_null(strstr(cls_last_error(ctx), want));
+                }
+                assert_string_equal(call, "clCreateContext");
+            }
+            cls_context_destroy(ctx);
+            expect_balanced(before, label);
+        }
+    }
+    print_message("# creation: %zu runs with a failure: %zu dropped the device, %zu kept both, %zu failed\n", runs,
+                  dropped, kept_both, failed);
+    assert_true(dropped > 0);
+}
+
+/* The issue's case: one device's first kernel enqueue (in the zero-copy
+ * check) fails with CL_OUT_OF_RESOURCES. That device is dropped, the
+ * other works; with both failing, creation fails naming both. */
+static void zero_copy_check_failure_drops_only_that_device(void **state)
+{
+    (void)state;
+    long before = live_objects();
+    int r = fault_count.add(DEVICE, 1, "clEnqueueNDRangeKernel", 0, -1, 0);
+    cls_context *ctx = NULL;
+    assert_int_equal(create(&ctx), CLS_OK);
+    assert_true(fault_count.injected(r) >= 1);
+    fault_count.clear();
+    assert_int_equal(cls_device_count(ctx), 1);
+    assert_int_equal(cls_dropped_count(ctx), 1);
+    cls_dropped_device x;
+    assert_int_equal(cls_dropped_get(ctx, 0, &x), CLS_OK);
+    print_lines("dropped", x.why);
+    assert_non_null(strstr(x.why, "zero-copy check"));
+    assert_non_null(strstr(x.why, "clEnqueueNDRangeKernel: CL_OUT_OF_RESOURCES"));
+    assert_int_equal(x.status, CLS_E_NOMEM);
+    assert_int_not_equal(cls_dropped_get(ctx, 1, &x), CLS_OK);
+    context_works(ctx, "the device left");
+    cls_report rep;
+    assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
+    assert_int_equal(rep.ndevices, 1);
+    assert_int_equal(rep.ndropped, 1);
+    cls_context_destroy(ctx);
+    expect_balanced(before, "one device dropped");
+
+    r = fault_count.add(DEVICE, -1, "clEnqueueNDRangeKernel", 0, -1, 0);
+    cls_status st = create(&ctx);
+    fault_count.clear();
+    print_lines(cls_status_str(st), cls_last_error(ctx));
+    assert_int_equal(st, CLS_E_NOMEM);
+    assert_int_equal(cls_device_count(ctx), 0);
+    assert_int_equal(cls_dropped_count(ctx), 2);
+    assert_non_null(strstr(cls_last_error(ctx), "no selected device could be used"));
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(cls_dropped_get(ctx, i, &x), CLS_OK);
+        char want[64];
+        snprintf(want, sizeof want, "device %zu (", x.index);
+        assert_non_null(strstr(cls_last_error(ctx), want));
+    }
+    cls_context_destroy(ctx);
+    expect_balanced(before, "both devices dropped");
+}
+
+/* The same through the tool, armed by CLSFAULT_COUNT in its environment:
+ * `clscale devices` lists the dropped device with why, in text and JSON,
+ * and exits 0; with both failing it exits 1 naming both. */
+static void tool_lists_a_dropped_device_and_why(void **state)
+{
+    (void)state;
+    char dir[4096];
+    test_tmpdir(dir, sizeof dir, "fault-loop-tool");
+    static tool_result res;
+    setenv("CLSFAULT_COUNT", "pthread:1:clEnqueueNDRangeKernel:0:-1", 1);
+    const char *text[] = {"devices", NULL}, *json[] = {"devices", "--json", NULL};
+    assert_int_equal(test_run_tool(dir, &res, text), 0);
+    print_lines("clscale devices", res.out);
+    assert_int_equal(res.status, 0);
+    assert_non_null(strstr(res.out, "0: pthread"));
+    assert_non_null(strstr(res.out, "| dropped: the zero-copy check: clEnqueueNDRangeKernel: CL_OUT_OF_RESOURCES"));
+    assert_non_null(strstr(res.err, "dropped at creation"));
+    assert_int_equal(test_run_tool(dir, &res, json), 0);
+    assert_int_equal(res.status, 0);
+    assert_non_null(strstr(res.out, "\"dropped\": \"the zero-copy check: clEnqueueNDRangeKernel"));
+    setenv("CLSFAULT_COUNT", "pthread:-1:clEnqueueNDRangeKernel:0:-1", 1);
+    assert_int_equal(test_run_tool(dir, &res, text), 0);
+    unsetenv("CLSFAULT_COUNT");
+    print_lines("clscale devices, both failing", res.err);
+    assert_int_equal(res.status, 1);
+    assert_non_null(strstr(res.err, "device 0 ("));
+    assert_non_null(strstr(res.err, "device 1 ("));
+}
+
+/* ---- calls ---- */
+
+typedef struct call_case {
+    const char *name;
+    int probes;     /* speed probes in the first call (CLSCALE_PRIOR); else none, for fewer calls */
+    cls_dtype dtype;
+    size_t batch, rows, cols;
+    cls_pipeline p;
+    int fit;        /* fit_transform (else transform with stats fitted beforehand) */
+    int in_place;
+    int factors;    /* a discount by factors of shape cols */
+} call_case;
+
+typedef struct call_data {
+    cls_array x, y, f;
+    cls_stats *s;      /* for transform */
+} call_data;
+
+static void data_make(const call_case *c, call_data *d)
+{
+    memset(d, 0, sizeof *d);
+    d->x = ref_make(c->dtype, c->batch, c->rows, c->cols, 41, REF_MISSING | REF_NEGATIVE);
+    d->y = c->in_place ? ref_copy(&d->x) : make_out(&d->x);
+    if (c->factors) d->f = ref_make_factors(c->dtype, 1, 1, c->cols, 42);
+}
+
+static void data_free(call_data *d)
+{
+    ref_free(&d->x);
+    ref_free(&d->y);
+    if (d->f.data) ref_free(&d->f);
+    cls_stats_destroy(d->s);
+}
+
+static cls_status run_case(cls_context *ctx, const call_case *c, call_data *d)
+{
+    cls_pipeline p = c->p;
+    if (c->factors) p.factors = &d->f;
+    cls_array *in = c->in_place ? &d->y : &d->x;
+    if (c->fit) return cls_fit_transform(ctx, &p, in, &d->y, NULL);
+    return cls_transform(ctx, &p, d->s, in, &d->y);
+}
+
+/* Slices of an in-place transform of 1 x rows x cols (plan.c tiles runs of
+ * SLICE_BYTES of whole rows): each fully the healthy result or the input. */
+static void whole_or_untouched(const cls_array *y, const cls_array *x0, const cls_array *good, const char *label)
+{
+    size_t es = y->dtype == CLS_F64 ? 8 : 4, row = y->cols * es, h = SLICE_BYTES / row;
+    if (h == 0) h = 1;
+    size_t rows = y->batch * y->rows, bad = 0;
+    for (size_t r0 = 0; r0 < rows; r0 += h) {
+        size_t r1 = r0 + h < rows ? r0 + h : rows;
+        size_t off = r0 * row, len = (r1 - r0) * row;
+        const char *py = (const char *)y->data + off;
+        int as_good = memcmp(py, (const char *)good->data + off, len) == 0;
+        int as_input = memcmp(py, (const char *)x0->data + off, len) == 0;
+        if (!as_good && !as_input && bad++ < 3)
+            print_message("# %s: rows %zu..%zu are neither transformed nor untouched\n", label, r0, r1 - 1);
+    }
+    assert_int_equal(bad, 0);
+}
+
+/* Out of place: every element the healthy result or the sentinel. */
+static void right_or_untouched(const cls_array *y, const cls_array *good, const char *label)
+{
+    size_t n = y->batch * y->rows * y->cols, bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        double v = ref_get(y, i), g = ref_get(good, i);
+        if (v == SENTINEL || v == g || (isnan(v) && isnan(g))) continue;
+        if (bad++ < 3) print_message("# %s: element %zu is %.9g, neither %.9g nor untouched\n", label, i, v, g);
+    }
+    assert_int_equal(bad, 0);
+}
+
+static void call_survives_a_failure_at_every_call(const call_case *c)
+{
+    /* read at context creation, on this thread, while no call runs */
+    setenv("CLSCALE_PRIOR", c->probes ? "1" : "0", 1);
+    /* the healthy result and count */
+    call_data d;
+    data_make(c, &d);
+    cls_context *ctx = NULL;
+    assert_int_equal(create(&ctx), CLS_OK);
+    assert_int_equal(cls_device_count(ctx), 2);
+    if (!c->fit) assert_int_equal(cls_fit(ctx, &c->p, &d.x, &d.s), CLS_OK);
+    int r0 = fault_count.add(DEVICE, 0, NULL, -1, 0, 0), r1 = fault_count.add(DEVICE, 1, NULL, -1, 0, 0);
+    double t0 = cls_now_for_tests();
+    assert_int_equal(run_case(ctx, c, &d), CLS_OK);
+    long healthy[2] = {fault_count.seen(r0), fault_count.seen(r1)};
+    print_message("# %s: healthy, %ld and %ld calls on the devices, %.0f ms\n", c->name, healthy[0], healthy[1],
+                  1e3 * (cls_now_for_tests() - t0));
+    fault_count.clear();
+    cls_context_destroy(ctx);
+    cls_array good = ref_copy(&d.y);
+    {
+        double *want = malloc(d.x.batch * d.x.rows * d.x.cols * sizeof *want);
+        assert_non_null(want);
+        cls_pipeline p = c->p;
+        if (c->factors) p.factors = &d.f;
+        ref_fit_transform(&d.x, &p, want, NULL);
+        assert_int_equal(ref_compare(&good, want, tol_for(c->dtype), c->name), 0);
+        free(want);
+    }
+
+    size_t runs = 0, ok = 0, failed = 0;
+    for (int nth = 0; nth < 2; nth++) {
+        /* to the longest run seen: the device may make more calls in one
+         * run than in another (it took more slices) */
+        long longest = healthy[nth];
+        for (long k = 0; k < longest && k < MAX_K; k++) {
+            char label[200];
+            long before = live_objects();
+            call_data e;
+            data_make(c, &e);
+            ctx = NULL;
+            assert_int_equal(create(&ctx), CLS_OK);
+            if (!c->fit) assert_int_equal(cls_fit(ctx, &c->p, &e.x, &e.s), CLS_OK);
+            int r = fault_count.add(DEVICE, nth, NULL, k, 1, 0);
+            cls_status st = run_case(ctx, c, &e);
+            long injected = fault_count.injected(r), seen = fault_count.seen(r);
+            const char *call = fault_count.failed_call(r);
+            fault_count.clear();
+            if (seen > longest) longest = seen;
+            snprintf(label, sizeof label, "%s, device %d, call %ld (%s)", c->name, nth, k, call ? call : "-");
+            runs += injected > 0;
+            if (st == CLS_OK) {
+                ok += injected > 0;
+                if (!same_bits(&e.y, &good)) {
+                    print_message("# %s: succeeded with another result\n", label);
+                    right_or_untouched(&e.y, &good, label);
+                    fail();
+                }
+            } else {
+                failed++;
+                const char *msg = cls_last_error(ctx);
+                /* out of place, the other device can always redo the work */
+                if (!c->in_place) print_message("# %s: failed out of place\n", label);
+                assert_true(c->in_place);
+                print_message("# %s: %s\n", label, cls_status_str(st));
+                print_lines("cls_last_error", msg);
+                assert_true(injected > 0);
+                assert_non_null(strstr(msg, "device "));
+                if (c->in_place) whole_or_untouched(&e.y, &e.x, &good, label);
+                else right_or_untouched(&e.y, &good, label);
+            }
+            /* the input is only read, whatever happened */
+            if (!c->in_place) {
+                size_t bytes = e.x.batch * e.x.rows * e.x.cols * (c->dtype == CLS_F64 ? 8 : 4);
+                assert_memory_equal(e.x.data, d.x.data, bytes);
+            }
+            cls_context_destroy(ctx);
+            data_free(&e);
+            expect_balanced(before, label);
+        }
+    }
+    print_message("# %s: %zu runs with a failure: %zu succeeded, %zu failed cleanly\n", c->name, runs, ok, failed);
+    ref_free(&good);
+    data_free(&d);
+}
+
+static void fused_fit_transform_survives_a_failure_at_every_call(void **state)
+{
+    (void)state;
+    /* matrix scope: self-contained slices, stats and scaling in one
+     * kernel; the first call's speed probes included */
+    call_case c = {"fused fit_transform", 1, CLS_F32, 4, 30, 12, {.scaler = CLS_ZSCORE, .scope = CLS_SCOPE_MATRIX}, 1, 0,
+                   0};
+    call_survives_a_failure_at_every_call(&c);
+}
+
+static void two_phase_fit_transform_survives_a_failure_at_every_call(void **state)
+{
+    (void)state;
+    /* batch scope over more rows than a slice: partial stats, host merge,
+     * then scaling and a discount, float64 */
+    call_case c = {"two-phase fit_transform + discount", 0, CLS_F64, 1, 120, 6,
+                   {.scaler = CLS_MINMAX, .scope = CLS_SCOPE_BATCH}, 1, 0, 1};
+    call_survives_a_failure_at_every_call(&c);
+}
+
+static void in_place_transform_survives_a_failure_at_every_call(void **state)
+{
+    (void)state;
+    call_case c = {"in-place transform", 0, CLS_F32, 1, 256, 8, {.scaler = CLS_ZSCORE, .scope = CLS_SCOPE_MATRIX}, 0, 1,
+                   0};
+    call_survives_a_failure_at_every_call(&c);
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    /* the loader maps the layer at the first OpenCL call */
+    cls_context *ctx = NULL;
+    cls_status st = create(&ctx);
+    cls_context_destroy(ctx);
+    if (st != CLS_OK) return -1;
+    if (find_layer() != 0 || find_count_layer() != 0) return -1;
+    return 0;
+}
+
+int main(void)
+{
+    const char *layer = getenv("CLS_FAULT_LAYER");
+    if (layer) setenv("OPENCL_LAYERS", layer, 1);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(zero_copy_check_failure_drops_only_that_device),
+        cmocka_unit_test(tool_lists_a_dropped_device_and_why),
+        cmocka_unit_test(creation_survives_a_failure_at_every_call),
+        cmocka_unit_test(fused_fit_transform_survives_a_failure_at_every_call),
+        cmocka_unit_test(two_phase_fit_transform_survives_a_failure_at_every_call),
+        cmocka_unit_test(in_place_transform_survives_a_failure_at_every_call),
+    };
+    if (getenv("CLS_TEST_FILTER")) cmocka_set_test_filter(getenv("CLS_TEST_FILTER"));
+    return TEST_RUN("fault-loop", tests, group_setup, NULL);
+}

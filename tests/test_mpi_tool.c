@@ -1,0 +1,411 @@
+/* clscale normalize | apply | discount --mpi: runs `mpirun -n N clscale ...`
+ * (N = 1 to 4, one PoCL basic device per rank) and compares OUT, and the
+ * statistics file, with what one process writes: byte for byte where the
+ * arithmetic is the same (extremes, discounts, apply), within 1e-12 (float64)
+ * or 1e-5 (float32) where the order of sums differs; uneven splits, ranks
+ * with no rows; one rank failing (no device, a device failing mid-run) makes
+ * every rank exit 1, names the rank, and leaves no OUT and no temporary. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "io/npy.h"
+
+extern char **environ;
+
+static char dir[4096];
+
+static void path_of(char *buf, size_t len, const char *name) { snprintf(buf, len, "%s/%s", dir, name); }
+
+static void write_npy(const char *name, cls_dtype t, size_t ndim, const size_t *shape, const void *data)
+{
+    char p[4200], err[512];
+    path_of(p, sizeof p, name);
+    cls_npy f;
+    if (cls_npy_create(p, t, ndim, shape, &f, err, sizeof err) != CLS_OK) fail_msg("%s", err);
+    memcpy(f.data, data, f.data_bytes);
+    if (cls_npy_close(&f, 1, err, sizeof err) != CLS_OK) fail_msg("%s", err);
+}
+
+/* Seeded values with NaN and Inf among them, never 0 on purpose. */
+static void make_input(const char *name, cls_dtype t, size_t ndim, const size_t *shape, uint64_t seed)
+{
+    size_t n = 1;
+    for (size_t i = 0; i < ndim; i++) n *= shape[i];
+    size_t C = shape[ndim - 1];
+    double *v = malloc(n * sizeof *v);
+    float *f = malloc(n * sizeof *f);
+    rng g;
+    rng_seed(&g, seed);
+    for (size_t i = 0; i < n; i++) {
+        v[i] = (i % C) % 3 == 0 ? 5 + 3 * rng_normal(&g) : (i % C) % 3 == 1 ? rng_range(&g, -40, -2) : 7.25;
+        if (i % 17 == 4) v[i] = NAN;
+        if (i % 29 == 11) v[i] = -INFINITY;
+        f[i] = (float)v[i];
+    }
+    write_npy(name, t, ndim, shape, t == CLS_F64 ? (void *)v : (void *)f);
+    free(v);
+    free(f);
+}
+
+static void spawn(tool_result *r, const char *const *argv)
+{
+    char outp[4200], errp[4200];
+    path_of(outp, sizeof outp, ".stdout");
+    path_of(errp, sizeof errp, ".stderr");
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid;
+    int e = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (e) fail_msg("cannot start %s: %s", argv[0], strerror(e));
+    int ws;
+    while (waitpid(pid, &ws, 0) < 0)
+        if (errno != EINTR) fail_msg("waitpid: %s", strerror(errno));
+    r->status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -WTERMSIG(ws);
+    FILE *f = fopen(errp, "r");
+    size_t n = f ? fread(r->err, 1, sizeof r->err - 1, f) : 0;
+    r->err[n] = '\0';
+    if (f) fclose(f);
+}
+
+/* mpirun -n N clscale ARGS; with `bad` >= 0, rank `bad` runs under
+ * `env SETTINGS...` (an MPMD launch: the harness, not clscale, picks it). */
+static void run_mpi(tool_result *r, int n, int bad, const char *const *settings, const char *const *args)
+{
+    const char *argv[128];
+    size_t k = 0;
+    const char *tool = getenv("CLS_TOOL");
+    /* --timeout: ranks left waiting in a collective fail the test, not hang it */
+    static const char *const head[] = {"mpirun", "--oversubscribe", "--allow-run-as-root", "--bind-to", "none",
+                                       "--timeout", "120"};
+    static char counts[3][16];
+    for (size_t i = 0; i < sizeof head / sizeof *head; i++) argv[k++] = head[i];
+    int parts[3] = {bad < 0 ? n : bad, bad < 0 ? 0 : 1, bad < 0 ? 0 : n - bad - 1};
+    for (int p = 0; p < 3; p++) {
+        if (!parts[p]) continue;
+        if (k > sizeof head / sizeof *head) argv[k++] = ":";
+        snprintf(counts[p], sizeof counts[p], "%d", parts[p]);
+        argv[k++] = "-n";
+        argv[k++] = counts[p];
+        if (p == 1) {
+            argv[k++] = "env";
+            for (size_t i = 0; settings[i]; i++) argv[k++] = settings[i];
+        }
+        argv[k++] = tool;
+        for (size_t i = 0; args[i]; i++) argv[k++] = args[i];
+    }
+    argv[k] = NULL;
+    spawn(r, argv);
+}
+
+static void run_single(tool_result *r, const char *const *args)
+{
+    const char *argv[64];
+    size_t k = 0;
+    argv[k++] = getenv("CLS_TOOL");
+    for (size_t i = 0; args[i]; i++) argv[k++] = args[i];
+    argv[k] = NULL;
+    spawn(r, argv);
+}
+
+static void expect_ok(const tool_result *r, const char *what)
+{
+    if (r->status != 0) fail_msg("%s: exit status %d\n%s", what, r->status, r->err);
+}
+
+static void *slurp(const char *p, size_t *len)
+{
+    FILE *f = fopen(p, "rb");
+    if (!f) fail_msg("%s: %s", p, strerror(errno));
+    fseek(f, 0, SEEK_END);
+    *len = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    void *b = malloc(*len ? *len : 1);
+    if (fread(b, 1, *len, f) != *len) fail_msg("%s: short read", p);
+    fclose(f);
+    return b;
+}
+
+/* tol 0: the files are equal byte for byte; else the arrays to tol relative. */
+static void compare_npy(const char *got, const char *want, double tol)
+{
+    size_t la, lb;
+    char *a = slurp(got, &la), *b = slurp(want, &lb);
+    if (tol == 0) {
+        if (la != lb || memcmp(a, b, la)) fail_msg("%s differs from %s (%zu and %zu bytes)", got, want, la, lb);
+    } else {
+        cls_npy x, y;
+        char err[512];
+        assert_int_equal(cls_npy_open(got, &x, err, sizeof err), CLS_OK);
+        assert_int_equal(cls_npy_open(want, &y, err, sizeof err), CLS_OK);
+        assert_true(x.data_bytes == y.data_bytes && x.dtype == y.dtype);
+        size_t n = x.data_bytes / (x.dtype == CLS_F64 ? 8 : 4);
+        for (size_t i = 0; i < n; i++) {
+            double u = x.dtype == CLS_F64 ? ((double *)x.data)[i] : ((float *)x.data)[i];
+            double v = y.dtype == CLS_F64 ? ((double *)y.data)[i] : ((float *)y.data)[i];
+            assert_close(u, v, tol);
+        }
+        cls_npy_close(&x, 0, NULL, 0);
+        cls_npy_close(&y, 0, NULL, 0);
+    }
+    free(a);
+    free(b);
+}
+
+static void compare_stats(const char *got, const char *want, double tol)
+{
+    cls_stats *a = NULL, *b = NULL;
+    if (cls_stats_load(got, &a) != CLS_OK) fail_msg("%s", cls_stats_error());
+    if (cls_stats_load(want, &b) != CLS_OK) fail_msg("%s", cls_stats_error());
+    cls_stats_info x, y;
+    cls_stats_describe(a, &x);
+    cls_stats_describe(b, &y);
+    assert_int_equal(x.scaler, y.scaler);
+    assert_int_equal(x.scope, y.scope);
+    assert_true(x.groups == y.groups && x.cols == y.cols && x.rows == y.rows);
+    for (size_t g = 0; g < x.groups; g++)
+        for (size_t c = 0; c < x.cols; c++) {
+            cls_column_stats u, v;
+            cls_stats_column(a, g, c, &u);
+            cls_stats_column(b, g, c, &v);
+            assert_true(u.count == v.count && u.missing == v.missing);
+            assert_close(u.min, v.min, 0);
+            assert_close(u.max, v.max, 0);
+            assert_close(u.absmax, v.absmax, 0);
+            assert_close(u.mean, v.mean, tol);
+            assert_close(u.m2, v.m2, tol);
+        }
+    cls_stats_destroy(a);
+    cls_stats_destroy(b);
+}
+
+/* The files in the scratch folder whose names contain `part`. */
+static int files_with(const char *part)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (strstr(e->d_name, part)) n++;
+    if (d) closedir(d);
+    return n;
+}
+
+/* `cmd OPTS IN OUT` on one process and on each rank count; STATS: with
+ * --stats-out. */
+static void same_as_one_process(const char *const *opts, const char *in, const int *ranks, double tol, int stats)
+{
+    char inp[4200], ref[4200], sref[4200];
+    path_of(inp, sizeof inp, in);
+    path_of(ref, sizeof ref, "ref.npy");
+    path_of(sref, sizeof sref, "ref.stats");
+    const char *args[32];
+    size_t k = 0;
+    for (; opts[k]; k++) args[k] = opts[k];
+    size_t base = k;
+    if (stats) {
+        args[k++] = "--stats-out";
+        args[k++] = sref;
+    }
+    args[k++] = inp;
+    args[k++] = ref;
+    args[k] = NULL;
+    tool_result r;
+    run_single(&r, args);
+    expect_ok(&r, "one process");
+    for (const int *n = ranks; *n; n++) {
+        char out[4200], sout[4200];
+        snprintf(out, sizeof out, "%s/out-%d.npy", dir, *n);
+        snprintf(sout, sizeof sout, "%s/out-%d.stats", dir, *n);
+        k = base;
+        args[k++] = "--mpi";
+        if (stats) {
+            args[k++] = "--stats-out";
+            args[k++] = sout;
+        }
+        args[k++] = inp;
+        args[k++] = out;
+        args[k] = NULL;
+        run_mpi(&r, *n, -1, NULL, args);
+        expect_ok(&r, opts[0]);
+        compare_npy(out, ref, tol);
+        if (stats) compare_stats(sout, sref, tol ? tol : 1e-12);
+    }
+    assert_int_equal(files_with(".tmp"), 0);
+}
+
+static const int one_to_four[] = {1, 2, 3, 4, 0};
+
+static void normalize_batch_minmax_same_bytes(void **state)
+{
+    (void)state;
+    size_t shape[3] = {3, 7, 5};
+    make_input("a.npy", CLS_F64, 3, shape, 1);
+    const char *opts[] = {"normalize", "--method", "minmax", "--scope", "batch", "--range", "-1,2", NULL};
+    same_as_one_process(opts, "a.npy", one_to_four, 0, 1);
+}
+
+static void normalize_batch_zscore_close(void **state)
+{
+    (void)state;
+    size_t shape[3] = {2, 9, 4};
+    make_input("b.npy", CLS_F64, 3, shape, 2);
+    const char *opts[] = {"normalize", "--method", "zscore", "--scope", "batch", NULL};
+    static const int ranks[] = {3, 4, 0};
+    same_as_one_process(opts, "b.npy", ranks, 1e-12, 1);
+}
+
+/* 3-D, scope matrix: whole matrices per rank (5 over 2 and 4 ranks), the
+ * statistics gathered on rank 0 in file order. */
+static void normalize_matrix_scope(void **state)
+{
+    (void)state;
+    size_t shape[3] = {5, 6, 4};
+    make_input("m.npy", CLS_F64, 3, shape, 3);
+    const char *opts[] = {"normalize", "--method", "zscore", NULL};
+    static const int ranks[] = {2, 4, 0};
+    same_as_one_process(opts, "m.npy", ranks, 1e-12, 1);
+}
+
+/* 2-D, 3 rows over 4 ranks: one rank has none; the statistics say scope
+ * matrix, as one process writes them. float32 made in one pass (one
+ * process) or two (ranks): the project's float32 tolerance. */
+static void normalize_2d_with_an_empty_rank(void **state)
+{
+    (void)state;
+    size_t shape[2] = {3, 6};
+    make_input("t.npy", CLS_F32, 2, shape, 4);
+    const char *opts[] = {"normalize", "--method", "zscore", NULL};
+    static const int ranks[] = {4, 0};
+    same_as_one_process(opts, "t.npy", ranks, 1e-5, 1);
+    const char *mm[] = {"normalize", "--method", "minmax", NULL};
+    same_as_one_process(mm, "t.npy", ranks, 1e-5, 0);
+}
+
+static void apply_and_inverse_same_bytes(void **state)
+{
+    (void)state;
+    size_t shape[3] = {3, 7, 5};
+    make_input("a.npy", CLS_F64, 3, shape, 1);
+    char s[4200], sm[4200], a[4200], m[4200], o[4200];
+    path_of(s, sizeof s, "batch.stats");
+    path_of(sm, sizeof sm, "matrix.stats");
+    path_of(a, sizeof a, "a.npy");
+    path_of(m, sizeof m, "m.npy");
+    path_of(o, sizeof o, "fit.npy");
+    tool_result r;
+    const char *fit[] = {"normalize", "--method", "zscore", "--scope", "batch", "--stats-out", s, a, o, NULL};
+    run_single(&r, fit);
+    expect_ok(&r, "fit");
+    const char *apply[] = {"apply", "--stats", s, NULL};
+    const char *inverse[] = {"apply", "--stats", s, "--inverse", NULL};
+    static const int ranks[] = {3, 0};
+    same_as_one_process(apply, "a.npy", ranks, 0, 0);
+    same_as_one_process(inverse, "a.npy", ranks, 0, 0);
+    /* statistics per matrix: each rank takes its matrices' */
+    size_t ms[3] = {5, 6, 4};
+    make_input("m.npy", CLS_F64, 3, ms, 3);
+    const char *fitm[] = {"normalize", "--method", "minmax", "--stats-out", sm, m, o, NULL};
+    run_single(&r, fitm);
+    expect_ok(&r, "fit per matrix");
+    const char *applym[] = {"apply", "--stats", sm, NULL};
+    same_as_one_process(applym, "m.npy", ranks, 0, 0);
+}
+
+/* Factors varying by matrix or by row: a rank's rows cross matrices. */
+static void discount_same_bytes(void **state)
+{
+    (void)state;
+    size_t shape[3] = {3, 7, 5}, fb[3] = {3, 1, 5}, fr[2] = {7, 5};
+    make_input("a.npy", CLS_F64, 3, shape, 1);
+    make_input("fb.npy", CLS_F64, 3, fb, 8);
+    make_input("fr.npy", CLS_F64, 2, fr, 9);
+    char f1[4200], f2[4200];
+    path_of(f1, sizeof f1, "fb.npy");
+    path_of(f2, sizeof f2, "fr.npy");
+    const char *d1[] = {"discount", "--factors", f1, NULL};
+    const char *d2[] = {"discount", "--factors", f2, NULL};
+    static const int four[] = {4, 0}, three[] = {3, 0};
+    same_as_one_process(d1, "a.npy", four, 0, 0);
+    same_as_one_process(d2, "a.npy", three, 0, 0);
+}
+
+/* One rank fails; OUT keeps what it held, no temporary is left. */
+static void one_rank_failing(const char *const *settings, int bad, const char *why)
+{
+    size_t shape[3] = {3, 7, 5};
+    make_input("a.npy", CLS_F64, 3, shape, 1);
+    char in[4200], out[4200], st[4200];
+    path_of(in, sizeof in, "a.npy");
+    path_of(out, sizeof out, "old.npy");
+    path_of(st, sizeof st, "old.stats");
+    FILE *f = fopen(out, "w");
+    fputs("what was there before", f);
+    fclose(f);
+    const char *args[] = {"normalize", "--mpi", "--method", "minmax", "--scope", "batch", "--stats-out", st,
+                          in, out, NULL};
+    tool_result r;
+    run_mpi(&r, 3, bad, settings, args);
+    char name[32];
+    snprintf(name, sizeof name, "rank %d of 3", bad);
+    if (r.status != 1 || !strstr(r.err, name) || !strstr(r.err, why))
+        fail_msg("exit status %d (expected 1), expected \"%s\" and \"%s\" in:\n%s", r.status, name, why, r.err);
+    size_t len;
+    char *old = slurp(out, &len);
+    assert_true(len == strlen("what was there before") && !memcmp(old, "what was there before", len));
+    free(old);
+    assert_int_equal(access(st, F_OK), -1);
+    assert_int_equal(files_with(".tmp"), 0);
+}
+
+static void a_rank_without_device_fails_all(void **state)
+{
+    (void)state;
+    const char *const settings[] = {"CLSCALE_DEVICES=no-such-device", NULL};
+    one_rank_failing(settings, 1, "no-such-device");
+}
+
+static void a_device_failing_mid_run_fails_all(void **state)
+{
+    (void)state;
+    char layer[4200];
+    snprintf(layer, sizeof layer, "OPENCL_LAYERS=%s", getenv("CLS_FAULT_LAYER"));
+    /* the statistics kernels on the rank's one device fail (after its
+     * context, the output and the library's own checks are made): it is
+     * dropped mid-call, and no device is left to redo its slices */
+    const char *const settings[] = {layer, "CLSFAULT_RULE=1,basic,0,stats,0,-1", NULL};
+    one_rank_failing(settings, 2, "every device able to run the call failed");
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    test_tmpdir(dir, sizeof dir, "mpi-tool");
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(normalize_batch_minmax_same_bytes),
+        cmocka_unit_test(normalize_batch_zscore_close),
+        cmocka_unit_test(normalize_matrix_scope),
+        cmocka_unit_test(normalize_2d_with_an_empty_rank),
+        cmocka_unit_test(apply_and_inverse_same_bytes),
+        cmocka_unit_test(discount_same_bytes),
+        cmocka_unit_test(a_rank_without_device_fails_all),
+        cmocka_unit_test(a_device_failing_mid_run_fails_all),
+    };
+    return TEST_RUN("mpi-tool", tests, setup, NULL);
+}

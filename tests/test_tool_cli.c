@@ -1,0 +1,247 @@
+/* The tool's small defects of issue 29 part 5, each fixed and kept fixed:
+ * an overflowing --range, discount across dtypes, bench --alone with a
+ * device that is not there, `devices` and $CLSCALE_DEVICES, empty and
+ * unmatched selectors (exit 2; no driver at all stays exit 1), a top-level
+ * help that lists every option, one wording for dimension errors, and
+ * PoCL's unwritable kernel cache named as the cause. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pipeline_util.h"
+#include "tool_util.h"
+
+static int group_setup(void **state)
+{
+    tu_setup(state);
+    tu_write_random(tu_file("in.npy"), 50, 6, 31);
+    return 0;
+}
+
+static void usage_exit(const char *const *args, const char *what)
+{
+    int st = tu_run(NULL, args);
+    if (st != 2 || (what && !strstr(tu_stderr(), what)))
+        fail_msg("%s %s ...: status %d, expected 2 naming \"%s\"; stderr:\n%s", args[0], args[1] ? args[1] : "", st,
+                 what ? what : "", tu_stderr());
+}
+
+static void a_range_whose_width_overflows_is_a_usage_error(void **state)
+{
+    (void)state;
+    const char *in = tu_file("in.npy"), *out = tu_file("out.npy");
+    unlink(out);
+    usage_exit((const char *const[]){"normalize", "--method", "minmax", "--range", "-1e308,1e308", in, out, NULL},
+               "--range");
+    usage_exit((const char *const[]){"normalize", "--method", "minmax", "--range", "-9e307,9e307", in, out, NULL},
+               "--range");
+    /* float32 data: the width must be a float32 too */
+    usage_exit((const char *const[]){"normalize", "--method", "minmax", "--range", "-2e38,2e38", in, out, NULL},
+               "float32");
+    assert_false(tu_exists(out));
+    /* wide but finite is fine */
+    tu_expect(TU_RUN("normalize", "--method", "minmax", "--range", "-1e38,1e38", in, out), 0);
+    cls_npy y;
+    char err[1024];
+    if (cls_npy_open(out, &y, err, sizeof err) != CLS_OK) fail_msg("%s", err);
+    for (size_t i = 0; i < y.data_bytes / sizeof(float); i++) {
+        float v = ((float *)y.data)[i];
+        if (!(fabs(v) <= 1.00001e38)) fail_msg("value %zu is %g, outside the range", i, (double)v);
+    }
+    cls_npy_close(&y, 0, NULL, 0);
+}
+
+/* discount of `data` by `factors` of the other dtype: factors converted to
+ * the data's dtype, as numpy's astype, then multiplied in it. */
+static void discount_across(cls_dtype data, cls_dtype factors)
+{
+    cls_array x = ref_make(data, 1, 40, 5, 71 + data, REF_NEGATIVE);
+    cls_array f = ref_make_factors(factors, 1, 1, 5, 72 + factors);
+    tu_write_array(tu_file("x.npy"), &x, 2);
+    size_t shape[1] = {5};
+    cls_npy fn;
+    char err[1024];
+    if (cls_npy_create(tu_file("fac.npy"), factors, 1, shape, &fn, err, sizeof err) != CLS_OK) fail_msg("%s", err);
+    memcpy(fn.data, f.data, fn.data_bytes);
+    assert_int_equal(cls_npy_close(&fn, 1, err, sizeof err), CLS_OK);
+    tu_expect(TU_RUN("discount", "--factors", tu_file("fac.npy"), tu_file("x.npy"), tu_file("y.npy")), 0);
+    cls_npy y;
+    if (cls_npy_open(tu_file("y.npy"), &y, err, sizeof err) != CLS_OK) fail_msg("%s", err);
+    assert_int_equal(y.dtype, data);
+    for (size_t i = 0; i < 40 * 5; i++) {
+        double fv = ref_get(&f, i % 5);
+        if (data == CLS_F32) fv = (float)fv;
+        double want = ref_get(&x, i) * fv;
+        double got = data == CLS_F32 ? ((float *)y.data)[i] : ((double *)y.data)[i];
+        assert_close(got, want, tol_for(data));
+    }
+    cls_npy_close(&y, 0, NULL, 0);
+    ref_free(&x);
+    ref_free(&f);
+}
+
+static void discount_converts_factors_to_the_data_dtype(void **state)
+{
+    (void)state;
+    discount_across(CLS_F32, CLS_F64);
+    discount_across(CLS_F64, CLS_F32);
+}
+
+static void bench_alone_with_a_device_not_there_is_a_usage_error(void **state)
+{
+    (void)state;
+    usage_exit((const char *const[]){"bench", "--workload", "seed-b", "--size", "0.01", "--repeats", "1", "--alone",
+                                     "0,97", NULL},
+               "97");
+}
+
+static size_t lines(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+static void devices_honours_clscale_devices(void **state)
+{
+    (void)state;
+    tu_expect(TU_RUN("devices"), 0);
+    char all[65536];
+    size_t n;
+    unsigned char *b = tu_read(tu_file(".out"), &n);
+    snprintf(all, sizeof all, "%.*s", (int)n, (const char *)b);
+    free(b);
+    assert_true(lines(all) >= 2); /* the pocl suite has two devices */
+    static const char *one[] = {"CLSCALE_DEVICES=1", NULL};
+    tu_opts o = {one, 0, -1, -1};
+    tu_expect(tu_run(&o, (const char *const[]){"devices", NULL}), 0);
+    b = tu_read(tu_file(".out"), &n);
+    char got[4096];
+    snprintf(got, sizeof got, "%.*s", (int)n, (const char *)b);
+    free(b);
+    assert_int_equal(lines(got), 1);
+    assert_int_equal(strncmp(got, "1: ", 3), 0);
+    static const char *none[] = {"CLSCALE_DEVICES=nosuch", NULL};
+    o.env = none;
+    tu_expect(tu_run(&o, (const char *const[]){"devices", NULL}), 2);
+}
+
+static void empty_and_unmatched_selectors_exit_2(void **state)
+{
+    (void)state;
+    const char *in = tu_file("in.npy"), *out = tu_file("out.npy");
+    const char *sels[] = {"", ",", " , ", "nosuch"};
+    for (size_t i = 0; i < 4; i++) {
+        usage_exit((const char *const[]){"normalize", "--method", "minmax", "--devices", sels[i], in, out, NULL},
+                   NULL);
+        usage_exit((const char *const[]){"devices", "--devices", sels[i], NULL}, NULL);
+        usage_exit((const char *const[]){"bench", "--devices", sels[i], "--size", "0.01", NULL}, NULL);
+    }
+    /* no driver at all is not the user's typing: exit 1, whatever the selector */
+    char empty[4500], env1[4600];
+    snprintf(empty, sizeof empty, "%s/no-vendors", tu_dir);
+    mkdir(empty, 0777);
+    snprintf(env1, sizeof env1, "OCL_ICD_VENDORS=%s", empty);
+    const char *env[] = {env1, NULL};
+    tu_opts o = {env, 0, -1, -1};
+    tu_expect(tu_run(&o, (const char *const[]){"devices", "--devices", "0", NULL}), 1);
+    assert_non_null(strstr(tu_stderr(), "no OpenCL platform"));
+}
+
+static void the_top_level_help_lists_every_option(void **state)
+{
+    (void)state;
+    tu_expect(TU_RUN("--help"), 0);
+    size_t n;
+    unsigned char *b = tu_read(tu_file(".out"), &n);
+    char *top = calloc(1, n + 1);
+    memcpy(top, b, n);
+    free(b);
+    const char *cmds[] = {"devices", "normalize", "apply", "discount", "bench"};
+    for (size_t c = 0; c < 5; c++) {
+        assert_non_null(strstr(top, cmds[c]));
+        tu_expect(TU_RUN(cmds[c], "--help"), 0);
+        b = tu_read(tu_file(".out"), &n);
+        char *h = calloc(1, n + 1);
+        memcpy(h, b, n);
+        free(b);
+        for (char *p = strstr(h, "--"); p; p = strstr(p + 2, "--")) {
+            size_t len = 2;
+            while ((p[len] >= 'a' && p[len] <= 'z') || p[len] == '-') len++;
+            if (len <= 3) continue;
+            char opt[64];
+            snprintf(opt, sizeof opt, "%.*s", (int)len, p);
+            /* whole option names only: "--stats" must not pass as part of "--stats-out" */
+            int found = 0;
+            for (char *q = strstr(top, opt); q && !found; q = strstr(q + 1, opt))
+                found = !((q[len] >= 'a' && q[len] <= 'z') || q[len] == '-');
+            if (!found) fail_msg("`clscale --help` does not list %s of `clscale %s --help`", opt, cmds[c]);
+        }
+        free(h);
+    }
+    free(top);
+}
+
+static void dimension_errors_use_one_wording(void **state)
+{
+    (void)state;
+    const char *one = tu_file("one.npy"), *four = tu_file("four.npy"), *in = tu_file("in.npy");
+    static const char h1[] = "\x93NUMPY\x01\x00\x76\x00{'descr': '<f4', 'fortran_order': False, 'shape': (6,), }";
+    static const char h4[] = "\x93NUMPY\x01\x00\x76\x00{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 1, 6), }";
+    const char *hs[] = {h1, h4}, *paths[] = {one, four};
+    for (int i = 0; i < 2; i++) {
+        unsigned char buf[128 + 24];
+        memset(buf, ' ', 128);
+        memcpy(buf, hs[i], i ? sizeof h4 - 1 : sizeof h1 - 1);
+        buf[127] = '\n';
+        memset(buf + 128, 0x3f, 24);
+        tu_write_bytes(paths[i], buf, sizeof buf);
+    }
+    const char *const *cases[] = {
+        (const char *const[]){"normalize", "--method", "minmax", one, tu_file("o.npy"), NULL},
+        (const char *const[]){"normalize", "--method", "minmax", four, tu_file("o.npy"), NULL},
+        (const char *const[]){"discount", "--factors", four, in, tu_file("o.npy"), NULL},
+    };
+    for (size_t i = 0; i < 3; i++) {
+        int st = tu_run(NULL, cases[i]);
+        const char *e = tu_stderr();
+        if (st != 1 || !strstr(e, " dimension") || !strstr(e, "clscale takes"))
+            fail_msg("case %zu: status %d; stderr:\n%s", i, st, e);
+    }
+}
+
+static void an_unwritable_pocl_cache_is_named_as_the_cause(void **state)
+{
+    (void)state;
+    if (geteuid() != 0) { /* runs as nobody: needs root to switch */
+        print_message("# not root: cannot run as nobody, skipped\n");
+        skip();
+    }
+    static const char *env[] = {"HOME=/nonexistent", "POCL_CACHE_DIR", "XDG_CACHE_HOME", NULL};
+    tu_opts o = {env, 1, -1, -1};
+    int st = tu_run(&o, (const char *const[]){"devices", NULL});
+    const char *e = tu_stderr();
+    if (st == 0) skip(); /* this PoCL needs no cache to list its devices */
+    assert_int_equal(st, 1);
+    assert_non_null(strstr(e, "kernel cache"));
+    assert_non_null(strstr(e, "POCL_CACHE_DIR"));
+    assert_null(strstr(e, "no OpenCL platform found"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_range_whose_width_overflows_is_a_usage_error),
+        cmocka_unit_test(discount_converts_factors_to_the_data_dtype),
+        cmocka_unit_test(bench_alone_with_a_device_not_there_is_a_usage_error),
+        cmocka_unit_test(devices_honours_clscale_devices),
+        cmocka_unit_test(empty_and_unmatched_selectors_exit_2),
+        cmocka_unit_test(the_top_level_help_lists_every_option),
+        cmocka_unit_test(dimension_errors_use_one_wording),
+        cmocka_unit_test(an_unwritable_pocl_cache_is_named_as_the_cause),
+    };
+    return TEST_RUN("tool_cli", tests, group_setup, tu_teardown);
+}

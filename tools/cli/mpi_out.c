@@ -1,0 +1,113 @@
+/* The output file of `clscale ... --mpi`: one temporary beside OUT that rank
+ * 0 creates (numpy header written, file sized once, cls_npy_create) and
+ * that every rank fills in its own disjoint byte range through a shared
+ * mapping; rank 0 renames it onto OUT only after every rank said its range
+ * is on disk (mpi_run.c combines the statuses), or removes it.
+ * Calls MPI, the .npy writer (src/io/npy.c) and POSIX. */
+#define CLS_CLI_MPI_INTERNAL
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "mpi_cmd.h"
+
+static cls_status fail(char *err, size_t errlen, cls_status st, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static cls_status fail(char *err, size_t errlen, cls_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+/* What rank 0 tells the others. */
+typedef struct created {
+    int      ok;
+    uint64_t data_offset;  /* where the array starts in the file */
+    char     tmp[4096];
+} created;
+
+cls_status mpi_out_open(MPI_Comm comm, const char *path, cls_dtype dtype, size_t ndim, const size_t *shape,
+                        size_t first, size_t len, mpi_out *o, char *err, size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    o->fd = -1;
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    created c;
+    memset(&c, 0, sizeof c);
+    cls_status st = CLS_OK;
+    if (rank == 0) {
+        st = cls_npy_create(path, dtype, ndim, shape, &o->npy, err, errlen);
+        if (st == CLS_OK) {
+            c.ok = 1;
+            /* the mapping starts at the file's first byte (npy.h) */
+            c.data_offset = (uint64_t)((char *)o->npy.data - (char *)o->npy.map);
+            snprintf(c.tmp, sizeof c.tmp, "%s", o->npy.tmp_path);
+            o->data = len ? (char *)o->npy.data + first : NULL;
+        }
+    }
+    int e = MPI_Bcast(&c, (int)sizeof c, MPI_BYTE, 0, comm);
+    if (e != MPI_SUCCESS) return fail(err, errlen, CLS_E_IO, "%s: MPI_Bcast of the temporary's name failed", path);
+    snprintf(o->tmp, sizeof o->tmp, "%s", c.tmp);
+    if (rank == 0 || !c.ok || len == 0) return st;  /* rank 0's failure is rank 0's to report */
+
+    o->fd = open(c.tmp, O_RDWR | O_CLOEXEC);
+    if (o->fd < 0)
+        return fail(err, errlen, CLS_E_IO, "%s: cannot open the temporary %s that rank 0 created: %s "
+                    "(is the folder on a file system every rank shares?)", path, c.tmp, strerror(errno));
+    long page = sysconf(_SC_PAGESIZE);
+    uint64_t at = c.data_offset + first, start = at - at % (uint64_t)page;
+    o->map_len = (size_t)(at - start) + len;
+    void *m = mmap(NULL, o->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, o->fd, (off_t)start);
+    if (m == MAP_FAILED) {
+        o->map = NULL;
+        return fail(err, errlen, CLS_E_IO, "%s: cannot map %zu bytes of %s: %s", path, o->map_len, c.tmp,
+                    strerror(errno));
+    }
+    o->map = m;
+    o->data = (char *)m + (at - start);
+    return CLS_OK;
+}
+
+cls_status mpi_out_flush(mpi_out *o, const char *path, char *err, size_t errlen)
+{
+    cls_status st = CLS_OK;
+    if (o->map) {
+        if (msync(o->map, o->map_len, MS_SYNC) != 0)
+            st = fail(err, errlen, CLS_E_IO, "%s: msync of %s: %s", path, o->tmp, strerror(errno));
+        munmap(o->map, o->map_len);
+        o->map = NULL;
+    }
+    if (o->fd >= 0) {
+        if (st == CLS_OK && fsync(o->fd) != 0)
+            st = fail(err, errlen, CLS_E_IO, "%s: fsync of %s: %s", path, o->tmp, strerror(errno));
+        if (close(o->fd) != 0 && st == CLS_OK)
+            st = fail(err, errlen, CLS_E_IO, "%s: close of %s: %s", path, o->tmp, strerror(errno));
+        o->fd = -1;
+    }
+    o->data = NULL;
+    return st;
+}
+
+cls_status mpi_out_commit(mpi_out *o, char *err, size_t errlen)
+{
+    o->data = NULL;
+    return cls_npy_close(&o->npy, 1, err, errlen);
+}
+
+void mpi_out_discard(mpi_out *o)
+{
+    if (o->map) munmap(o->map, o->map_len);
+    if (o->fd >= 0) close(o->fd);
+    o->map = NULL;
+    o->fd = -1;
+    o->data = NULL;
+    cls_npy_close(&o->npy, 0, NULL, 0);  /* rank 0: removes the temporary */
+}

@@ -1,0 +1,345 @@
+/* clscale normalize | apply | discount --mpi, run by every rank of
+ * `mpirun -n N clscale ...` over the same IN on a file system the ranks
+ * share.
+ *
+ * Who does what: the rows of IN (batch x rows, flattened) are cut into N
+ * contiguous ranges, one per rank, when the statistics are over all rows
+ * (--scope batch, or a 2-D IN, whose one matrix has the same statistics
+ * either way) or for a discount; otherwise (--scope matrix, 3-D) each rank
+ * takes a contiguous range of whole matrices and needs no communication to
+ * fit. Ranges differ by one row (matrix) at most; a rank may get none.
+ *
+ * All or nothing: after each step (inputs opened and alike on every rank,
+ * output created, data computed, data on disk, renamed) the ranks combine
+ * their statuses (cls_mpi_agree); on any failure every rank exits 1, rank 0
+ * removes the temporary, and rank 0 prints the failing rank's message. OUT appears, by one rename on rank 0, only after every
+ * rank's range is on disk. A rank killed by a signal ends the job through
+ * mpirun; OUT does not appear, though the hidden temporary may stay.
+ *
+ * Calls the library (clscale.h, clscale_mpi.h), the .npy files (npy.h),
+ * mpi_out.c and cli.h's helpers. */
+#define CLS_CLI_MPI_INTERNAL
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "clscale_mpi.h"
+#include "mpi_cmd.h"
+
+typedef struct rank_state {
+    const cli_mpi_job *j;
+    MPI_Comm     comm;
+    int          rank, size;
+    cls_npy      in, fac;
+    cls_stats   *stats;      /* apply: loaded; normalize: fitted */
+    cls_context *ctx;
+    mpi_out      out;
+    int          by_rows;    /* ranges of rows (else of matrices) */
+    size_t       first, count, unit;  /* this rank's range, in rows or matrices; elements per row or matrix */
+    size_t       es;         /* bytes per element */
+    char         err[1536];
+} rank_state;
+
+/* Prints the combined failure once, on rank 0: the message names the
+ * failing rank (mpirun forwards every rank's stderr, so one line is enough). */
+static void report_failure(const rank_state *r)
+{
+    if (r->rank == 0) cli_error(EXIT_FAIL, "%s --mpi: %s", r->j->name, cls_mpi_error());
+}
+
+/* Combines this rank's outcome of a step with the others': 0 when every
+ * rank succeeded, else 1 on every rank. */
+static int step(rank_state *r, cls_status st, const char *why)
+{
+    if (cls_mpi_agree(r->comm, st, st == CLS_OK ? NULL : why) == CLS_OK) return 0;
+    report_failure(r);
+    return 1;
+}
+
+static cls_status failf(rank_state *r, cls_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static cls_status failf(rank_state *r, cls_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->err, sizeof r->err, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+static cls_status open_npy(rank_state *r, const char *path, cls_npy *f, int need2d)
+{
+    cls_status st = cls_npy_open(path, f, r->err, sizeof r->err);
+    if (st == CLS_OK && need2d && f->ndim < 2)
+        st = failf(r, CLS_E_FORMAT, "%s: 1 dimension (shape (%zu,)); clscale takes 2-D rows x cols or 3-D "
+                   "batch x rows x cols", path, f->shape[0]);
+    return st;
+}
+
+/* Step 1, local: IN, factors or statistics, and the context. */
+static cls_status open_inputs(rank_state *r)
+{
+    const cli_mpi_job *j = r->j;
+    cls_status st = open_npy(r, j->in, &r->in, 1);
+    if (st == CLS_OK && j->cmd == CLI_MPI_DISCOUNT) st = open_npy(r, j->factors, &r->fac, 0);
+    if (st == CLS_OK && j->cmd == CLI_MPI_APPLY && (st = cls_stats_load(j->stats, &r->stats)) != CLS_OK)
+        failf(r, st, "%s", cls_stats_error());
+    return st;
+}
+
+/* Every rank must see the same IN: rank 0's shape against this rank's. */
+static cls_status same_input(rank_state *r)
+{
+    uint64_t mine[5] = {(uint64_t)r->in.dtype, r->in.ndim, r->in.shape[0], r->in.shape[1], r->in.shape[2]};
+    uint64_t root[5];
+    memcpy(root, mine, sizeof root);
+    if (MPI_Bcast(root, 5, MPI_UINT64_T, 0, r->comm) != MPI_SUCCESS)
+        return failf(r, CLS_E_IO, "MPI_Bcast of IN's shape failed");
+    if (memcmp(root, mine, sizeof mine))
+        return failf(r, CLS_E_FORMAT, "%s is not the file rank 0 read (its dtype or shape differs): put IN on a "
+                     "file system that every rank shares", r->j->in);
+    cls_config cfg = {0};
+    cfg.devices = r->j->devices;
+    cls_status st = cls_context_create(&cfg, &r->ctx);
+    if (st != CLS_OK) failf(r, st, "%s", r->ctx ? cls_last_error(r->ctx) : "out of memory");
+    return st;
+}
+
+/* [first, first + count) of n things for this rank: the first n % size
+ * ranks take one more. */
+static void share(rank_state *r, size_t n)
+{
+    size_t q = n / (size_t)r->size, extra = n % (size_t)r->size, k = (size_t)r->rank;
+    r->first = q * k + (k < extra ? k : extra);
+    r->count = q + (k < extra);
+}
+
+static void plan(rank_state *r)
+{
+    const cls_npy *in = &r->in;
+    cls_scope scope = r->j->p.scope;
+    if (r->j->cmd == CLI_MPI_APPLY) {
+        cls_stats_info si;
+        cls_stats_describe(r->stats, &si);
+        scope = si.scope;
+    }
+    r->by_rows = r->j->cmd == CLI_MPI_DISCOUNT || scope == CLS_SCOPE_BATCH || in->batch == 1;
+    r->es = in->dtype == CLS_F64 ? 8 : 4;
+    r->unit = r->by_rows ? in->cols : in->rows * in->cols;
+    share(r, r->by_rows ? in->batch * in->rows : in->batch);
+}
+
+/* This rank's part of IN or OUT as an array: rows 0 or matrices 0 when it
+ * has none. */
+static cls_array part(const rank_state *r, void *base)
+{
+    cls_array a = {NULL, r->in.dtype, 0, 0, r->in.cols};
+    if (r->count) a.data = (char *)base + r->first * r->unit * r->es;
+    if (r->by_rows) {
+        a.batch = 1;
+        a.rows = r->count;
+    } else {
+        a.batch = r->count;
+        a.rows = r->in.rows;
+    }
+    return a;
+}
+
+static cls_status local_fail(rank_state *r, cls_status st)
+{
+    if (st != CLS_OK) failf(r, st, "%s", cls_last_error(r->ctx));
+    return st;
+}
+
+/* normalize: fit across ranks, transform locally, statistics onto rank 0. */
+static int do_normalize(rank_state *r, cls_array *x, cls_array *y)
+{
+    cls_pipeline p = r->j->p;
+    if (r->by_rows) p.scope = CLS_SCOPE_BATCH;  /* also for a 2-D IN: the same statistics */
+    cls_stats *fitted = NULL;
+    if (cls_mpi_fit_transform(r->ctx, r->comm, &p, x, y, r->j->stats_out ? &fitted : NULL) != CLS_OK) {
+        report_failure(r);
+        return 1;
+    }
+    if (!r->j->stats_out) return 0;
+    cls_stats *all = NULL;
+    cls_status st = cls_mpi_stats_gather(r->comm, 0, fitted, &all);
+    cls_stats_destroy(fitted);
+    if (st != CLS_OK) {
+        report_failure(r);
+        return 1;
+    }
+    if (r->rank == 0 && r->j->p.scope == CLS_SCOPE_MATRIX && r->by_rows) {
+        /* a 2-D IN fitted as one batch: record the scope the user asked for */
+        cls_stats_info si;
+        cls_stats_describe(all, &si);
+        si.scope = CLS_SCOPE_MATRIX;
+        cls_stats *m = NULL;
+        if (cls_stats_create_empty(&si, &m) == CLS_OK)
+            memcpy(cls_stats_columns(m), cls_stats_columns(all), si.groups * si.cols * sizeof(cls_column_stats));
+        cls_stats_destroy(all);
+        all = m;  /* NULL when out of memory: saving fails below */
+    }
+    r->stats = all;
+    return 0;
+}
+
+/* apply: each rank transforms its part with the statistics of its groups. */
+static cls_status do_apply(rank_state *r, cls_array *x, cls_array *y)
+{
+    cls_stats_info si;
+    cls_stats_describe(r->stats, &si);
+    cls_pipeline p, *pp = NULL;
+    if (r->j->inverse) {
+        memset(&p, 0, sizeof p);
+        p.scaler = si.scaler;
+        p.scope = si.scope;
+        p.lo = si.lo;
+        p.hi = si.hi;
+        p.clip = si.clip;
+        p.inverse = 1;
+        pp = &p;
+    }
+    if (!r->count) return CLS_OK;
+    if (r->by_rows) return local_fail(r, cls_transform(r->ctx, pp, r->stats, x, y));
+    if (si.groups != r->in.batch || si.cols != r->in.cols)
+        return failf(r, CLS_E_ARG, "statistics of %zu group(s) x %zu columns do not fit %s (%zu matrices x %zu "
+                     "columns, scope matrix)", si.groups, si.cols, r->j->in, r->in.batch, r->in.cols);
+    si.groups = r->count;
+    cls_stats *mine = NULL;
+    cls_status st = cls_stats_create_empty(&si, &mine);
+    if (st != CLS_OK) return failf(r, st, "out of memory for statistics");
+    memcpy(cls_stats_columns(mine), cls_stats_columns(r->stats) + r->first * si.cols,
+           r->count * si.cols * sizeof(cls_column_stats));
+    st = local_fail(r, cls_transform(r->ctx, pp, mine, x, y));
+    cls_stats_destroy(mine);
+    return st;
+}
+
+/* discount: this rank's rows in pieces that the factors cover with one
+ * contiguous view each: a run of whole matrices, or rows of one matrix. */
+static cls_status do_discount(rank_state *r)
+{
+    const cls_npy *in = &r->in, *f = &r->fac;
+    size_t B = in->batch, R = in->rows, C = in->cols;
+    if ((f->batch != 1 && f->batch != B) || (f->rows != 1 && f->rows != R) || (f->cols != 1 && f->cols != C))
+        return failf(r, CLS_E_ARG, "factors of shape %zu x %zu x %zu do not broadcast against data %zu x %zu x "
+                     "%zu (each dimension must equal the data's or be 1)", f->batch, f->rows, f->cols, B, R, C);
+    size_t fes = f->dtype == CLS_F64 ? 8 : 4;
+    size_t row = r->first, end = r->first + r->count;
+    int whole = f->batch == 1 && f->rows == 1;  /* the factors do not vary by row: one piece */
+    while (row < end) {
+        size_t b = row / R, i = row % R, nb = 1, k;
+        cls_array x = {(char *)in->data + row * C * r->es, in->dtype, 1, 0, C};
+        cls_array fv = {f->data, f->dtype, 1, 1, f->cols};
+        size_t foff = f->batch > 1 ? b * f->rows * f->cols : 0;
+        if (whole) {
+            k = end - row;
+            x.rows = k;
+        } else if (i == 0 && end - row >= R) {
+            nb = (end - row) / R;
+            k = nb * R;
+            x.batch = nb;
+            x.rows = R;
+            fv.batch = f->batch > 1 ? nb : 1;
+            fv.rows = f->rows;
+        } else {
+            k = (end - row < R - i) ? end - row : R - i;
+            x.rows = k;
+            if (f->rows > 1) {
+                foff += i * f->cols;
+                fv.rows = k;
+            }
+        }
+        fv.data = (char *)f->data + foff * fes;
+        cls_array y = x;
+        y.data = (char *)r->out.data + (row - r->first) * C * r->es;
+        cls_pipeline p = {0};
+        p.factors = &fv;
+        cls_status st = local_fail(r, cls_transform(r->ctx, &p, NULL, &x, &y));
+        if (st != CLS_OK) return st;
+        row += k;
+    }
+    return CLS_OK;
+}
+
+/* --verbose: one line per rank on rank 0. */
+static void summary(const rank_state *r, double seconds)
+{
+    cls_mpi_report rep;
+    memset(&rep, 0, sizeof rep);
+    if (r->j->cmd == CLI_MPI_NORMALIZE) cls_mpi_last_report(&rep);
+    double mine[8] = {(double)r->first, (double)r->count, seconds, rep.fit, rep.check, rep.reduce,
+                      (double)rep.reduce_bytes, rep.transform};
+    double *all = r->rank == 0 ? malloc((size_t)r->size * sizeof mine) : NULL;
+    MPI_Gather(mine, 8, MPI_DOUBLE, all, 8, MPI_DOUBLE, 0, r->comm);
+    if (!all) return;
+    const char *what = r->by_rows ? "rows" : "matrices";
+    for (int k = 0; k < r->size; k++) {
+        const double *v = all + 8 * k;
+        fprintf(stderr, "clscale: %s --mpi: rank %d of %d: %s [%.0f, %.0f), %.3f s", r->j->name, k, r->size,
+                what, v[0], v[0] + v[1], v[2]);
+        if (r->j->cmd == CLI_MPI_NORMALIZE)
+            fprintf(stderr, " (fit %.3f s, checks %.4f s, allreduce %.4f s of %.0f bytes, transform %.3f s)",
+                    v[3], v[4], v[5], v[6], v[7]);
+        fputc('\n', stderr);
+    }
+    free(all);
+}
+
+static int run_rank(rank_state *r)
+{
+    const cli_mpi_job *j = r->j;
+    if (step(r, open_inputs(r), r->err)) return EXIT_FAIL;
+    if (step(r, same_input(r), r->err)) return EXIT_FAIL;
+    plan(r);
+    if (step(r, mpi_out_open(r->comm, j->out, r->in.dtype, r->in.ndim, r->in.shape, r->first * r->unit * r->es,
+                             r->count * r->unit * r->es, &r->out, r->err, sizeof r->err), r->err))
+        return EXIT_FAIL;
+
+    double t0 = MPI_Wtime();
+    cls_array x = part(r, r->in.data), y = x;
+    y.data = r->out.data;  /* already this rank's first byte */
+    if (j->cmd == CLI_MPI_NORMALIZE) {
+        if (do_normalize(r, &x, &y)) return EXIT_FAIL;
+    } else if (step(r, j->cmd == CLI_MPI_APPLY ? do_apply(r, &x, &y) : do_discount(r), r->err)) {
+        return EXIT_FAIL;
+    }
+    if (step(r, mpi_out_flush(&r->out, j->out, r->err, sizeof r->err), r->err)) return EXIT_FAIL;
+    double seconds = MPI_Wtime() - t0;
+
+    /* rank 0 alone: the statistics, then the one rename */
+    cls_status st = CLS_OK;
+    if (r->rank == 0 && j->stats_out) {
+        if (!r->stats) st = failf(r, CLS_E_NOMEM, "out of memory for the statistics");
+        else if ((st = cls_stats_save(r->stats, j->stats_out)) != CLS_OK) failf(r, st, "%s", cls_stats_error());
+    }
+    if (r->rank == 0 && st == CLS_OK) st = mpi_out_commit(&r->out, r->err, sizeof r->err);
+    if (step(r, st, r->err)) return EXIT_FAIL;
+    if (j->verbose) summary(r, seconds);
+    return EXIT_OK;
+}
+
+int cli_mpi_run(const cli_mpi_job *job)
+{
+    int provided;
+    /* only this thread calls MPI; the library's threads never do */
+    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+        return cli_error(EXIT_FAIL, "%s --mpi: MPI_Init_thread failed", job->name);
+    rank_state r;
+    memset(&r, 0, sizeof r);
+    r.j = job;
+    r.comm = MPI_COMM_WORLD;
+    r.out.fd = -1;
+    MPI_Comm_rank(r.comm, &r.rank);
+    MPI_Comm_size(r.comm, &r.size);
+    int rc = run_rank(&r);
+    mpi_out_discard(&r.out);  /* after a commit: nothing left to remove */
+    cls_context_destroy(r.ctx);
+    cls_stats_destroy(r.stats);
+    cls_npy_close(&r.fac, 0, NULL, 0);
+    cls_npy_close(&r.in, 0, NULL, 0);
+    MPI_Finalize();
+    return rc;
+}

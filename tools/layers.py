@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""The call graph between clscale's source files, from the symbols of the
+built objects (nm), and the check that it has no circles.
+
+    python3 tools/layers.py BUILD_DIR            # check; exit 1 on a circle
+    python3 tools/layers.py BUILD_DIR --picture  # also print the graph
+
+Rules checked (docs/ARCHITECTURE.md):
+  1. no two files call each other, directly or through others (no strongly
+     connected component of more than one file);
+  2. the library's folders call only downward:
+     util <- io <- stats <- scalers <- engine <- mpi <- python, tools.
+Objects come from the build's compile_commands.json, so a file added to
+meson is checked without a change here. Tests and fuzz targets are left out.
+"""
+import json
+import os
+import subprocess
+import sys
+from collections import defaultdict
+
+# A folder may call folders of a lower or equal rank; equal rank only
+# within the same folder (tools/cli and tools/bench share the tool's rank).
+RANK = {"src/util": 0, "src/io": 1, "src/stats": 2, "src/scalers": 3, "src/clean": 3,
+        "src/engine": 4, "src/mpi": 5, "python": 6, "tools": 7}
+
+
+def folder(path):
+    parts = path.split("/")
+    if parts[0] == "src" and len(parts) > 2:
+        return "src/" + parts[1]
+    if parts[0] == "src":
+        return "src"
+    return parts[0]
+
+
+def symbols(obj, flags):
+    out = subprocess.run(["nm", "-P"] + flags + [obj], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 2:
+            yield f[0], f[1]
+
+
+def load(build):
+    root = os.path.dirname(os.path.abspath(os.path.join(build, "build.ninja")))
+    with open(os.path.join(root, "compile_commands.json")) as fh:
+        cmds = json.load(fh)
+    src_root = None
+    files = {}
+    for c in cmds:
+        src = os.path.normpath(os.path.join(c["directory"], c["file"]))
+        if src_root is None:
+            # the source tree: where this script's parent folder is
+            src_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        rel = os.path.relpath(src, src_root)
+        if rel.split("/")[0] not in ("src", "tools", "python") or rel == "tools/embed.c":
+            continue
+        obj = os.path.join(c["directory"], c["output"])
+        if os.path.exists(obj):
+            files.setdefault(rel, obj)  # the first of several builds (static/shared) is enough
+    defs, uses = {}, defaultdict(set)
+    for rel, obj in files.items():
+        for name, kind in symbols(obj, ["--defined-only", "-g"]):
+            if kind in "TDBRCV":
+                defs.setdefault(name, rel)
+        for name, kind in symbols(obj, ["-u"]):
+            uses[rel].add(name)
+    graph = defaultdict(set)
+    for rel in files:
+        for name in uses[rel]:
+            to = defs.get(name)
+            if to and to != rel:
+                graph[rel].add(to)
+    return sorted(files), graph
+
+
+def circles(nodes, graph):
+    """Tarjan's strongly connected components of more than one node."""
+    index, low, on, stack, out = {}, {}, set(), [], []
+    counter = [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in nodes:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def upward(graph):
+    bad = []
+    for a, tos in graph.items():
+        fa = folder(a)
+        for b in tos:
+            fb = folder(b)
+            if fa == fb:
+                continue
+            ra, rb = RANK.get(fa), RANK.get(fb)
+            if ra is None or rb is None or ra < rb or (ra == rb and fa != fb):
+                bad.append((a, b))
+    return sorted(bad)
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__)
+        return 2
+    nodes, graph = load(sys.argv[1])
+    if "--picture" in sys.argv:
+        by_folder = defaultdict(lambda: defaultdict(int))
+        for a, tos in graph.items():
+            for b in tos:
+                if folder(a) != folder(b):
+                    by_folder[folder(a)][folder(b)] += 1
+        print("folders (calls between files of different folders):")
+        for fa in sorted(by_folder, key=lambda f: -RANK.get(f, 9)):
+            print("  %-12s -> %s" % (fa, ", ".join("%s (%d)" % (fb, n) for fb, n in
+                                                   sorted(by_folder[fa].items(), key=lambda x: -RANK.get(x[0], 9)))))
+        print("files:")
+        for a in nodes:
+            if graph.get(a):
+                print("  %s -> %s" % (a, ", ".join(sorted(graph[a]))))
+    rc = 0
+    for c in circles(nodes, graph):
+        print("circle: " + " <-> ".join(c))
+        rc = 1
+    for a, b in upward(graph):
+        print("upward call: %s -> %s" % (a, b))
+        rc = 1
+    if rc == 0:
+        print("%d files, no circles, every call goes down" % len(nodes))
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
