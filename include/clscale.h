@@ -232,7 +232,66 @@ CLS_API const char *cls_scaler_list(void);
  * own per-column statistics; CLS_SCOPE_BATCH, all batch x rows rows share them. */
 typedef enum cls_scope { CLS_SCOPE_MATRIX, CLS_SCOPE_BATCH } cls_scope;
 
-/* A pipeline: an optional scaler, then an optional discount product, fused in
+/* ---- Cleaning, ahead of the scaler ---------------------------------------
+ * Missing values are NaN, +-Inf and, when has_missing_value, values equal
+ * to missing_value (a catalogue's -9999). Outliers: astropy's sigma_clip
+ * along the rows of each column of each statistics group: the centre
+ * (median or mean) and spread (std, ddof 0, or mad_std = 1.482602218505602
+ * x the median absolute deviation) of the values still kept give the
+ * bounds [centre - sigma_lower x spread, centre + sigma_upper x spread];
+ * values outside are clipped, cumulatively, until an iteration clips
+ * nothing or maxiters iterations ran. Clipped values become missing
+ * (CLS_CLIP_MASK) or take the nearest final bound (CLS_CLIP_CLAMP).
+ * Imputation (scikit-learn's SimpleImputer) then fills every missing value
+ * with its column's mean, median or most frequent value (the smallest of
+ * ties) over the values kept, or a constant. A column with no value kept
+ * stays missing (scikit-learn would drop it) unless the constant fills it.
+ * Missing values not filled are written as NaN (a sentinel too); NaN and
+ * +-Inf stay what they were.
+ * A zero-initialised cls_clean does nothing. The four pointers at the end
+ * are optional outputs, groups x cols entries [group * cols + col], that
+ * the caller allocates. */
+typedef enum cls_impute {
+    CLS_IMPUTE_NONE, CLS_IMPUTE_MEAN, CLS_IMPUTE_MEDIAN, CLS_IMPUTE_MOST_FREQUENT, CLS_IMPUTE_CONSTANT
+} cls_impute;
+typedef enum cls_clip_center { CLS_CENTER_MEDIAN, CLS_CENTER_MEAN } cls_clip_center;
+typedef enum cls_clip_spread { CLS_SPREAD_STD, CLS_SPREAD_MAD_STD } cls_clip_spread;
+typedef enum cls_clip_mode { CLS_CLIP_MASK, CLS_CLIP_CLAMP } cls_clip_mode;
+
+typedef struct cls_clean {
+    int             has_missing_value; /* values equal to missing_value are missing */
+    double          missing_value;     /* not NaN */
+    cls_impute      impute;
+    double          fill_value;        /* CLS_IMPUTE_CONSTANT; finite */
+    double          sigma;             /* > 0 clips; 0: no clipping */
+    double          sigma_lower, sigma_upper; /* 0: sigma; else > 0 */
+    int             maxiters;          /* 0: astropy's default 5; < 0: until nothing changes */
+    cls_clip_center center;            /* astropy's cenfunc, default median */
+    cls_clip_spread spread;            /* astropy's stdfunc, default std */
+    cls_clip_mode   mode;
+    uint64_t       *missing_out;       /* NULL, or: missing values found (before clipping) */
+    uint64_t       *clipped_out;       /* NULL, or: values clipped */
+    double         *fill_out;          /* NULL, or: the fill value (NaN: none) */
+    unsigned       *iterations_out;    /* NULL, or: clipping iterations run */
+} cls_clean;
+
+/* cls_clean_data() : cleans `in` into `out` (which may be `in`) as `c` says,
+ * per statistics group of `scope`, on the devices: one pass counts the
+ * missing values and the moments of the rest; each clipping iteration is
+ * one pass (plus the counting passes of cls_quantiles for a median or
+ * mad_std); a median imputation takes those counting passes once; one pass
+ * writes the result. most_frequent is found on the host (a sort per
+ * column of its kept values). In place with CLS_CLIP_CLAMP, a copy of the
+ * input is kept on the host for the duration of the call.
+ * @return CLS_OK; CLS_E_ARG (NULL, zero shape, `out` not matching `in`, a
+ *         NaN missing_value, a constant that is not finite, a sigma below
+ *         0, sigma_lower or sigma_upper resolving to 0 while clipping,
+ *         an unknown enum), CLS_E_UNSUPPORTED, CLS_E_NOMEM, CLS_E_DEVICE.
+ *         cls_last_error(ctx) says which. */
+CLS_API cls_status cls_clean_data(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in,
+                                  cls_array *out);
+
+/* A pipeline: an optional cleaning stage (cls_fit_transform only), an optional scaler, then an optional discount product, fused in
  * one pass over the data. Non-finite values (NaN, +-Inf) are missing: ignored
  * by the fit, passed through unchanged by the scaler, counted.
  *   min-max  y = (x - min) / (max - min) * (hi - lo) + lo; clip clamps into
@@ -268,6 +327,14 @@ typedef struct cls_pipeline {
     int              no_centering;  /* RobustScaler(with_centering=False) */
     int              no_scaling;    /* RobustScaler(with_scaling=False) */
     int              unit_variance; /* RobustScaler(unit_variance=True) */
+    /* cleaning ahead of the scaler; NULL: none. cls_fit_transform() cleans,
+     * then fits the scaler on the cleaned data; min-max, z-score, decimal
+     * and max-abs take the statistics of the cleaned data from the cleaning
+     * passes and scale in the cleaning's last pass (fused); robust scaling,
+     * clamping and a discount clean first, then fit and scale the result.
+     * cls_fit() and cls_transform() do not clean (CLS_E_ARG). The stats
+     * file does not record the cleaning. */
+    const cls_clean *clean;
 } cls_pipeline;
 
 /* ------------------------------------------------------------------------ */

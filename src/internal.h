@@ -336,5 +336,11 @@ cls_column_stats cls_column_empty(void);
  * Merging with an empty column is exact. */
 void cls_column_merge(cls_column_stats *into, const cls_column_stats *from, int moments);
 
+/* ---- pipeline.c ---- */
+
+/* cls_fit_transform() without its cleaning stage: engine/clean.c cleans
+ * first, then calls this on the cleaned data. */
+cls_status cls_fit_transform_plain(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
+                                   cls_stats **fitted);
 
 #endif /* CLS_INTERNAL_H */

@@ -408,6 +408,8 @@ cls_status cls_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, 
     st = check_array(ctx, x, "input");
     if (st == CLS_OK) st = check_pipeline(ctx, p, x, NULL);
     if (st == CLS_OK && p->inverse) st = cls_fail(ctx, CLS_E_ARG, "cls_fit: an inverse pipeline cannot be fitted");
+    if (st == CLS_OK && p->clean)
+        st = cls_fail(ctx, CLS_E_ARG, "cls_fit: the pipeline has a cleaning stage; use cls_fit_transform");
     if (st != CLS_OK) return st;
     return do_fit(ctx, p, x, out);
 }
@@ -473,6 +475,8 @@ cls_status cls_transform(cls_context *ctx, const cls_pipeline *p, const cls_stat
     cls_status st = check_ctx(ctx);
     if (st != CLS_OK) return st;
     cls_pipeline recorded;
+    if (p && p->clean)
+        return cls_fail(ctx, CLS_E_ARG, "cls_transform: the pipeline has a cleaning stage; use cls_fit_transform");
     if (!p) {
         if (!s) return cls_fail(ctx, CLS_E_ARG, "cls_transform: no pipeline and no statistics to take it from");
         memset(&recorded, 0, sizeof recorded);
@@ -514,8 +518,10 @@ cls_status cls_transform(cls_context *ctx, const cls_pipeline *p, const cls_stat
     return do_transform(ctx, p, s, in, out);
 }
 
-cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
-                             cls_stats **fitted)
+/* cls_fit_transform() without its cleaning stage (engine/clean.c runs that
+ * and then calls this). */
+cls_status cls_fit_transform_plain(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
+                                   cls_stats **fitted)
 {
     cls_status st = check_ctx(ctx);
     if (st != CLS_OK) return st;

@@ -1,4 +1,4 @@
-/* clscale normalize | apply | discount: one .npy file in, one out.
+/* clscale normalize | clean | apply | discount: one .npy file in, one out.
  *
  * The input is mapped read-only (cls_npy_open), the output is a temporary
  * file beside OUT, mapped writable, that the library fills in place; it is
@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clean_opts.h"
 #include "cli.h"
 #include "guard.h"
 #include "input.h"
@@ -30,17 +31,20 @@
 #endif
 #include "progress.h"
 
-enum { CMD_NORMALIZE = 1u, CMD_APPLY = 2u, CMD_DISCOUNT = 4u };
+enum { CMD_NORMALIZE = 1u, CMD_APPLY = 2u, CMD_DISCOUNT = 4u, CMD_CLEAN = 8u };
 
 static const char usage_normalize[] =
     "usage: clscale normalize --method minmax|zscore|decimal|robust|maxabs [--range LO,HI] [--clip]\n"
     "                         [--quantile-range QMIN,QMAX] [--no-centering] [--no-scaling]\n"
-    "                         [--unit-variance]\n"
+    "                         [--unit-variance] [cleaning options, as clean's]\n"
     "                         [--scope matrix|batch] [--stats-out S] [--devices SEL]\n"
     "                         [--verbose] IN.npy OUT.npy\n"
     "\n"
     "Fits a scaler to the columns of IN (2-D rows x cols or 3-D batch x rows x cols,\n"
-    "float32 or float64) and writes the scaled array to OUT.\n"
+    "float32 or float64) and writes the scaled array to OUT. With cleaning options\n"
+    "(see `clscale clean --help`: --impute, --missing-value, --sigma-clip,\n"
+    "--sigma-lower, --sigma-upper, --clip-center, --clip-spread, --clip-mode), IN is\n"
+    "cleaned first and the scaler fitted on the cleaned data.\n"
     "\n"
     "  --method M       minmax: (x - min) / (max - min) into [LO, HI] (default 0,1)\n"
     "                   zscore: (x - mean) / std; decimal: x / 10^j\n"
@@ -60,6 +64,23 @@ static const char usage_normalize[] =
     "  --mpi            under mpirun: each rank does its part (docs/guide/mpi.md)\n"
     "\n"
     "NaN and +-Inf are missing values: ignored by the fit, written unchanged.\n";
+
+static const char usage_clean_head[] =
+    "usage: clscale clean [--impute mean|median|most_frequent|constant:V] [--missing-value V]\n"
+    "                     [--sigma-clip K[,ITERS]] [--sigma-lower K] [--sigma-upper K]\n"
+    "                     [--clip-center median|mean] [--clip-spread std|mad_std]\n"
+    "                     [--clip-mode mask|clamp] [--scope matrix|batch] [--devices SEL]\n"
+    "                     [--verbose] IN.npy OUT.npy\n"
+    "\n"
+    "Cleans the columns of IN (per matrix of a 3-D IN, or over all with --scope\n"
+    "batch) on the devices: outliers clipped as astropy's sigma_clip does, then\n"
+    "missing values (NaN, +-Inf, --missing-value V, clipped values) filled as\n"
+    "scikit-learn's SimpleImputer does. Missing values not filled are written as NaN.\n"
+    "\n";
+static const char usage_clean_tail[] =
+    "  --scope S        matrix (default) or batch\n"
+    "  --devices SEL    OpenCL devices (see `clscale --help`)\n"
+    "  --verbose        print the missing and clipped counts per column to stderr\n";
 
 static const char usage_apply[] =
     "usage: clscale apply --stats S [--inverse] [--devices SEL] [--verbose] IN.npy OUT.npy\n"
@@ -98,6 +119,7 @@ typedef struct args {
     int         inverse;
     const char *factors; /* discount */
     int         mpi;     /* --mpi: tools/cli/mpi_run.c runs it */
+    cli_clean   cl;      /* clean, normalize */
 } args;
 
 typedef struct option {
@@ -108,13 +130,17 @@ typedef struct option {
 
 static const option options[] = {
     {"method", 1, CMD_NORMALIZE},   {"range", 1, CMD_NORMALIZE},
-    {"clip", 0, CMD_NORMALIZE},     {"scope", 1, CMD_NORMALIZE},
+    {"clip", 0, CMD_NORMALIZE},     {"scope", 1, CMD_NORMALIZE | CMD_CLEAN},
+    {"impute", 1, CMD_NORMALIZE | CMD_CLEAN}, {"missing-value", 1, CMD_NORMALIZE | CMD_CLEAN},
+    {"sigma-clip", 1, CMD_NORMALIZE | CMD_CLEAN}, {"sigma-lower", 1, CMD_NORMALIZE | CMD_CLEAN},
+    {"sigma-upper", 1, CMD_NORMALIZE | CMD_CLEAN}, {"clip-center", 1, CMD_NORMALIZE | CMD_CLEAN},
+    {"clip-spread", 1, CMD_NORMALIZE | CMD_CLEAN}, {"clip-mode", 1, CMD_NORMALIZE | CMD_CLEAN},
     {"stats-out", 1, CMD_NORMALIZE}, {"stats", 1, CMD_APPLY},
     {"quantile-range", 1, CMD_NORMALIZE}, {"no-centering", 0, CMD_NORMALIZE},
     {"no-scaling", 0, CMD_NORMALIZE}, {"unit-variance", 0, CMD_NORMALIZE},
     {"inverse", 0, CMD_APPLY},      {"factors", 1, CMD_DISCOUNT},
-    {"devices", 1, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT},
-    {"verbose", 0, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT},
+    {"devices", 1, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT | CMD_CLEAN},
+    {"verbose", 0, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT | CMD_CLEAN},
     {"mpi", 0, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT},
 };
 
@@ -148,7 +174,10 @@ static int parse_range(const char *s, double *lo, double *hi)
 /* Sets one option of `a`; returns 0 or a usage error's exit status. */
 static int set_option(args *a, const char *name, const char *v)
 {
-    if (!strcmp(name, "method")) {
+    if (cli_clean_is_option(name)) {
+        char err[256];
+        if (cli_clean_set(&a->cl, name, v, err, sizeof err)) return usage_error(a, "%s", err);
+    } else if (!strcmp(name, "method")) {
         if (cls_scaler_parse(v, &a->p.scaler) != CLS_OK || a->p.scaler == CLS_NONE)
             return usage_error(a, "unknown method \"%s\" (%s)", v, cls_scaler_list());
         a->has_method = 1;
@@ -254,6 +283,12 @@ static int parse(args *a, int argc, char **argv, const char *usage)
             a->p.hi = 1;
         }
     }
+    if (a->cmd & (CMD_NORMALIZE | CMD_CLEAN)) {
+        char err[256];
+        if (cli_clean_finish(&a->cl, err, sizeof err)) return usage_error(a, "%s", err);
+        if (a->cl.any && a->mpi) return usage_error(a, "the cleaning options do not run under --mpi");
+        if (a->cl.any && a->cmd == CMD_NORMALIZE) a->p.clean = &a->cl.c;
+    }
     if (a->cmd == CMD_APPLY && !a->stats) return usage_error(a, "--stats S is required");
     if (a->cmd == CMD_DISCOUNT && !a->factors) return usage_error(a, "--factors F.npy is required");
     return -1;
@@ -292,6 +327,21 @@ static void summary(const args *a, cls_context *ctx, const cls_npy *in)
     if (*notes) fprintf(stderr, "clscale: note: %s\n", notes);
 }
 
+/* clean --verbose: the totals, then per column (and group) the missing and
+ * clipped counts. */
+static void counts(size_t cols, size_t groups, const uint64_t *missing, const uint64_t *clipped)
+{
+    uint64_t tm = 0, tc = 0;
+    for (size_t e = 0; e < cols * groups; e++) {
+        tm += missing[e];
+        tc += clipped[e];
+    }
+    fprintf(stderr, "clscale: clean: %llu missing, %llu clipped\n", (unsigned long long)tm, (unsigned long long)tc);
+    for (size_t e = 0; e < cols * groups; e++)
+        fprintf(stderr, "clscale: clean: group %zu column %zu: %llu missing, %llu clipped\n", e / cols, e % cols,
+                (unsigned long long)missing[e], (unsigned long long)clipped[e]);
+}
+
 /* Opens an input; data arrays (need2d) must be 2-D or 3-D. 0 or exit status. */
 static int open_input(const char *path, cls_npy *f, int need2d)
 {
@@ -312,6 +362,7 @@ static int run(args *a)
     cls_array factors;
     cli_output o = {0}, so = {0};
     cli_progress bar = {0};  /* draws nothing until cli_progress_start() */
+    uint64_t *missing = NULL, *clipped = NULL; /* clean --verbose */
     /* before any work: where OUT and --stats-out go, and that they are
      * none of the inputs */
     const char *const inputs[] = {a->in, a->stats, a->factors};
@@ -366,8 +417,20 @@ static int run(args *a)
     }
 
     cls_array x = array_of(&in), y = array_of(&out);
+    size_t ngroups = a->p.scope == CLS_SCOPE_BATCH ? 1 : in.batch, ncounts = ngroups * in.cols;
+    if (a->cmd == CMD_CLEAN && a->verbose) {
+        missing = calloc(ncounts ? ncounts : 1, sizeof *missing);
+        clipped = calloc(ncounts ? ncounts : 1, sizeof *clipped);
+        if (!missing || !clipped) {
+            rc = cli_error(EXIT_FAIL, "out of memory");
+            goto done;
+        }
+        a->cl.c.missing_out = missing;
+        a->cl.c.clipped_out = clipped;
+    }
     cli_progress_start(&bar);
-    if (a->cmd == CMD_NORMALIZE) st = cls_fit_transform(ctx, &a->p, &x, &y, a->stats_out ? &stats : NULL);
+    if (a->cmd == CMD_CLEAN) st = cls_clean_data(ctx, &a->cl.c, a->p.scope, &x, &y);
+    else if (a->cmd == CMD_NORMALIZE) st = cls_fit_transform(ctx, &a->p, &x, &y, a->stats_out ? &stats : NULL);
     else st = cls_transform(ctx, a->cmd == CMD_APPLY && !a->inverse ? NULL : &a->p, stats, &x, &y);
     cli_progress_end(&bar);
     if (st != CLS_OK) {
@@ -376,7 +439,8 @@ static int run(args *a)
     }
     if (a->stats_out && (rc = cli_output_save_stats(&so, stats))) goto done;
     if ((rc = cli_output_commit(&o, &out, a->stats_out ? &so : NULL))) goto done;
-    if (a->verbose) summary(a, ctx, &in);
+    if (a->verbose && a->cmd != CMD_CLEAN) summary(a, ctx, &in);
+    if (a->verbose && a->cmd == CMD_CLEAN) counts(in.cols, ngroups, missing, clipped);
     rc = EXIT_OK;
 
 done:
@@ -387,6 +451,8 @@ done:
     cls_stats_destroy(stats);
     cli_input_close(&fac);
     cli_input_close(&in);
+    free(missing);
+    free(clipped);
     return rc;
 }
 
@@ -423,5 +489,11 @@ static int command(unsigned cmd, const char *usage, int argc, char **argv)
 }
 
 int cmd_normalize(int argc, char **argv) { return command(CMD_NORMALIZE, usage_normalize, argc, argv); }
+int cmd_clean(int argc, char **argv)
+{
+    static char usage[4096];
+    snprintf(usage, sizeof usage, "%s%s%s", usage_clean_head, cli_clean_usage, usage_clean_tail);
+    return command(CMD_CLEAN, usage, argc, argv);
+}
 int cmd_apply(int argc, char **argv) { return command(CMD_APPLY, usage_apply, argc, argv); }
 int cmd_discount(int argc, char **argv) { return command(CMD_DISCOUNT, usage_discount, argc, argv); }
