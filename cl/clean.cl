@@ -13,7 +13,8 @@
 
 #define CLS_CF_SENT   1u   /* a value equal to `sent` is missing */
 #define CLS_CF_BOUNDS 2u   /* values outside [blo, bhi] are clipped */
-#define CLS_CF_WRITE  4u   /* moments: also write y = x, clipped and missing ones NaN */
+#define CLS_CF_WRITE  4u   /* moments: also write y = x, clipped values and the sentinel
+                              NaN (NaN and +-Inf stay) */
 #define CLS_CF_CLAMP  8u   /* apply: clipped values take the nearest bound (else missing) */
 #define CLS_CF_FILL   16u  /* apply: missing values take fill */
 #define CLS_CF_SCALE  32u  /* apply: then y = ((v - shi) - slo) * m + o on finite values */
@@ -58,7 +59,7 @@ __kernel void F(clean_moments)(__global const REAL *x, __global REAL *y, uint nc
             if (v < lo) { below++; keep = 0; }
             else if (v > hi) { above++; keep = 0; }
         }
-        if (flags & CLS_CF_WRITE) y[r * ncols + c] = keep ? v : (REAL)NAN;
+        if (flags & CLS_CF_WRITE) y[r * ncols + c] = keep || !isfinite(v) ? v : (REAL)NAN;
         if (!keep) continue;
         n++;
         REAL d = v - mean;

@@ -38,7 +38,7 @@ typedef struct cls_cmoments {
 /* cls_clean_moments(): the moments of every column's kept values (not
  * missing; inside [lo[e], hi[e]] when lo is not NULL), merged with Chan's
  * formulas in float64. With CLS_CF_WRITE in flags, y receives x with every
- * value not kept made NaN. `m`'s arrays hold G * C entries; they are
+ * finite value not kept (clipped, the sentinel) made NaN. `m`'s arrays hold G * C entries; they are
  * overwritten. */
 cls_status cls_clean_moments(cls_context *ctx, const cls_cview *v, unsigned flags, double sent, const double *lo,
                              const double *hi, cls_cmoments *m);
