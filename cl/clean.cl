@@ -40,7 +40,7 @@ inline int F(c_missing)(REAL v, uint flags, REAL sent)
 /* Moments of the values a column's chunk keeps (not missing, inside the
  * bounds): Welford's count, mean and m2, min and max; also how many it
  * clips below and above. Entry j * ncols + c of planes `pstride` apart:
- * REAL mean, m2, min, max; uint count, below, above. */
+ * REAL K, mean - K, m2, min, max; uint count, below, above. */
 #if CLS_KERNEL == CLS_KID_CLEAN_MOMENTS
 __kernel void F(clean_moments)(__global const REAL *x, __global REAL *y, uint ncols, uint ng, ulong urows,
                                ulong cpg, uint chunk, uint flags, REAL sent,
@@ -51,7 +51,9 @@ __kernel void F(clean_moments)(__global const REAL *x, __global REAL *y, uint nc
     REAL lo = (flags & CLS_CF_BOUNDS) ? blo[e] : (REAL)0;
     REAL hi = (flags & CLS_CF_BOUNDS) ? bhi[e] : (REAL)0;
     uint n = 0, below = 0, above = 0;
-    REAL mean = 0, m2 = 0, mn = INFINITY, mx = -INFINITY;
+    /* Welford on v - K, K the first value kept: the mean of data far from
+     * zero keeps the precision of its spread (float32 at 1e6) */
+    REAL K = 0, mean = 0, m2 = 0, mn = INFINITY, mx = -INFINITY;
     for (ulong r = r0; r < r1; r++) {
         REAL v = x[r * ncols + c];
         int keep = !F(c_missing)(v, flags, sent);
@@ -61,18 +63,20 @@ __kernel void F(clean_moments)(__global const REAL *x, __global REAL *y, uint nc
         }
         if (flags & CLS_CF_WRITE) y[r * ncols + c] = keep || !isfinite(v) ? v : (REAL)NAN;
         if (!keep) continue;
+        if (n == 0) K = v;
         n++;
-        REAL d = v - mean;
+        REAL u = v - K, d = u - mean;
         mean += d / (REAL)n;
-        m2 += d * (v - mean);
+        m2 += d * (u - mean);
         mn = fmin(mn, v);
         mx = fmax(mx, v);
     }
     ulong o = j * ncols + c;
-    pr[o] = mean;
-    pr[pstride + o] = m2;
-    pr[2 * pstride + o] = mn;
-    pr[3 * pstride + o] = mx;
+    pr[o] = K;
+    pr[pstride + o] = mean;
+    pr[2 * pstride + o] = m2;
+    pr[3 * pstride + o] = mn;
+    pr[4 * pstride + o] = mx;
     pc[o] = n;
     pc[pstride + o] = below;
     pc[2 * pstride + o] = above;

@@ -6,7 +6,8 @@ large float arrays on every OpenCL device of the machine at once.
     >>> y = clscale.MinMaxScaler().fit_transform(x)
 
 Estimators (scikit-learn transformers, usable in Pipeline and
-ColumnTransformer): MinMaxScaler, StandardScaler, DecimalScaler, Discount.
+ColumnTransformer): MinMaxScaler, StandardScaler, DecimalScaler, Discount,
+and for cleaning SimpleImputer and SigmaClip.
 C-contiguous float32/float64 arrays go to the devices without a copy; the
 GIL is released while they work. `devices()` lists the devices; `load()`
 reads a statistics file written by `save()` or `clscale normalize
@@ -16,11 +17,12 @@ RuntimeError carrying the library's message); bad arguments ValueError.
 from ._clscale import ClscaleError, Stats
 from ._clscale import version as _library_version
 from ._base import load
+from ._clean import SigmaClip, SimpleImputer
 from ._context import devices
 from ._discount import Discount
 from ._scalers import DecimalScaler, MinMaxScaler, StandardScaler
 
 __version__ = _library_version()
 
-__all__ = ["ClscaleError", "DecimalScaler", "Discount", "MinMaxScaler", "StandardScaler",
-           "Stats", "devices", "load", "__version__"]
+__all__ = ["ClscaleError", "DecimalScaler", "Discount", "MinMaxScaler", "SigmaClip", "SimpleImputer",
+           "StandardScaler", "Stats", "devices", "load", "__version__"]

@@ -174,7 +174,7 @@ static cls_status moments_unit(void *user, cls_context *ctx, cls_dev *d, size_t 
     size_t np = (size_t)parts * C;
     int write = (s->flags & CLS_CF_WRITE) != 0;
     cl_mem m[7] = {0};
-    void *pr = malloc(4 * np * es), *pc = malloc(3 * np * 4), *blo = NULL, *bhi = NULL;
+    void *pr = malloc(5 * np * es), *pc = malloc(3 * np * 4), *blo = NULL, *bhi = NULL;
     cls_kargs a = {ctx, d, NULL, 0, v->dtype, CLS_OK};
     size_t local = 0;
     cls_status st = pr && pc ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
@@ -187,7 +187,7 @@ static cls_status moments_unit(void *user, cls_context *ctx, cls_dev *d, size_t 
     if (st == CLS_OK) st = io_buffers(ctx, d, v, &c, write, m);
     if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_READ_ONLY, blo ? ne * es : es, blo, &m[3]);
     if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_READ_ONLY, bhi ? ne * es : es, bhi, &m[4]);
-    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, 4 * np * es, NULL, &m[5]);
+    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, 5 * np * es, NULL, &m[5]);
     if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, 3 * np * 4, NULL, &m[6]);
     if (st == CLS_OK) {
         cls_karg_mem(&a, m[0]);
@@ -204,7 +204,7 @@ static cls_status moments_unit(void *user, cls_context *ctx, cls_dev *d, size_t 
     }
     if (st == CLS_OK && write) st = finish_out(ctx, d, v, &c, m[1]);
     if (st == CLS_OK) {
-        cl_int e = clEnqueueReadBuffer(d->q[0], m[5], CL_TRUE, 0, 4 * np * es, pr, 0, NULL, NULL);
+        cl_int e = clEnqueueReadBuffer(d->q[0], m[5], CL_TRUE, 0, 5 * np * es, pr, 0, NULL, NULL);
         if (e == CL_SUCCESS) e = clEnqueueReadBuffer(d->q[0], m[6], CL_TRUE, 0, 3 * np * 4, pc, 0, NULL, NULL);
         if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "clEnqueueReadBuffer", e);
     }
@@ -213,8 +213,8 @@ static cls_status moments_unit(void *user, cls_context *ctx, cls_dev *d, size_t 
         pthread_mutex_lock(&s->lock);
         for (size_t i = 0; i < np; i++) {
             size_t j = i / C, col = i % C, e = e0 + (size_t)(j / cpg) * C + col;
-            fold(s->m, e, cn[i], at(pr, i, v->dtype), at(pr, np + i, v->dtype), at(pr, 2 * np + i, v->dtype),
-                 at(pr, 3 * np + i, v->dtype));
+            fold(s->m, e, cn[i], at(pr, i, v->dtype) + at(pr, np + i, v->dtype), at(pr, 2 * np + i, v->dtype),
+                 at(pr, 3 * np + i, v->dtype), at(pr, 4 * np + i, v->dtype));
             s->m->below[e] += cn[np + i];
             s->m->above[e] += cn[2 * np + i];
         }
