@@ -22,11 +22,6 @@
 
 #define F(name) CAT(name, SFX)
 
-inline int F(c_missing)(REAL v, uint flags, REAL sent)
-{
-    return !isfinite(v) || ((flags & CLS_CF_SENT) && v == sent);
-}
-
 /* Rows [*r0, *r1) of the unit (relative to its first row) of chunk j. */
 #define CHUNK_ROWS()                                                          \
     uint c = (uint)get_global_id(0);                                          \
@@ -38,7 +33,7 @@ inline int F(c_missing)(REAL v, uint flags, REAL sent)
     ulong e = gl * ncols + c
 
 /* Moments of the values a column's chunk keeps (not missing, inside the
- * bounds): Welford's count, mean and m2, min and max; also how many it
+ * bounds): count, mean and m2 (from shifted sums), min and max; how many it
  * clips below and above. Entry j * ncols + c of planes `pstride` apart:
  * REAL K, mean - K, m2, min, max; uint count, below, above. */
 #if CLS_KERNEL == CLS_KID_CLEAN_MOMENTS
@@ -48,29 +43,33 @@ __kernel void F(clean_moments)(__global const REAL *x, __global REAL *y, uint nc
                                __global REAL *pr, __global uint *pc, ulong pstride)
 {
     CHUNK_ROWS();
-    REAL lo = (flags & CLS_CF_BOUNDS) ? blo[e] : (REAL)0;
-    REAL hi = (flags & CLS_CF_BOUNDS) ? bhi[e] : (REAL)0;
+    REAL lo = (flags & CLS_CF_BOUNDS) ? blo[e] : (REAL)-INFINITY;
+    REAL hi = (flags & CLS_CF_BOUNDS) ? bhi[e] : (REAL)INFINITY;
+    int sen = (flags & CLS_CF_SENT) != 0, wr = (flags & CLS_CF_WRITE) != 0;
     uint n = 0, below = 0, above = 0;
-    /* Welford on v - K, K the first value kept: the mean of data far from
-     * zero keeps the precision of its spread (float32 at 1e6) */
-    REAL K = 0, mean = 0, m2 = 0, mn = INFINITY, mx = -INFINITY;
+    /* sums of v - K, K the first value kept: the moments of data far from
+     * zero keep the precision of its spread (float32 at 1e6). Selects, not
+     * branches, so that the work-items of a group run as vectors. */
+    REAL K = 0, s1 = 0, s2 = 0, mn = INFINITY, mx = -INFINITY;
     for (ulong r = r0; r < r1; r++) {
         REAL v = x[r * ncols + c];
-        int keep = !F(c_missing)(v, flags, sent);
-        if (keep && (flags & CLS_CF_BOUNDS)) {
-            if (v < lo) { below++; keep = 0; }
-            else if (v > hi) { above++; keep = 0; }
-        }
-        if (flags & CLS_CF_WRITE) y[r * ncols + c] = keep || !isfinite(v) ? v : (REAL)NAN;
-        if (!keep) continue;
-        if (n == 0) K = v;
-        n++;
-        REAL u = v - K, d = u - mean;
-        mean += d / (REAL)n;
-        m2 += d * (u - mean);
-        mn = fmin(mn, v);
-        mx = fmax(mx, v);
+        int fin = isfinite(v);
+        int miss = !fin || (sen && v == sent);
+        int b = !miss && v < lo, a = !miss && v > hi;
+        int keep = !miss && !b && !a;
+        below += (uint)b;
+        above += (uint)a;
+        if (wr) y[r * ncols + c] = keep || !fin ? v : (REAL)NAN;
+        K = (n == 0 && keep) ? v : K;
+        REAL u = keep ? v - K : (REAL)0;
+        n += (uint)keep;
+        s1 += u;
+        s2 += u * u;
+        mn = keep ? fmin(mn, v) : mn;
+        mx = keep ? fmax(mx, v) : mx;
     }
+    REAL mean = n ? s1 / (REAL)n : (REAL)0;
+    REAL m2 = fmax(s2 - s1 * mean, (REAL)0);
     ulong o = j * ncols + c;
     pr[o] = K;
     pr[pstride + o] = mean;
@@ -90,28 +89,30 @@ __kernel void F(clean_moments)(__global const REAL *x, __global REAL *y, uint nc
  * becomes NaN; NaN and +-Inf not filled stay what they were. */
 #if CLS_KERNEL == CLS_KID_CLEAN_APPLY
 __kernel void F(clean_apply)(__global const REAL *x, __global REAL *y, uint ncols, uint ng, ulong urows,
-                             ulong cpg, uint chunk, uint flags, REAL sent, __global const REAL *prm,
-                             ulong pstride, REAL rlo, REAL rhi)
+                             uint flags, REAL sent, __global const REAL *prm, ulong pstride, REAL rlo, REAL rhi)
 {
-    CHUNK_ROWS();
+    /* one value per work-item (c, row of the unit): no loop, so that a CPU
+     * driver runs neighbouring columns as vectors */
+    uint c = (uint)get_global_id(0);
+    ulong r = get_global_id(1);
+    if (c >= ncols || r >= (ulong)ng * urows) return;
+    ulong e = (r / urows) * ncols + c;
     REAL lo = prm[e], hi = prm[pstride + e], fill = prm[2 * pstride + e];
     REAL shi = prm[3 * pstride + e], slo = prm[4 * pstride + e];
     REAL m = prm[5 * pstride + e], o = prm[6 * pstride + e];
-    for (ulong r = r0; r < r1; r++) {
-        REAL v = x[r * ncols + c];
-        int miss = F(c_missing)(v, flags, sent);
-        if (miss && (flags & CLS_CF_SENT) && v == sent) v = (REAL)NAN;
-        if (!miss && (flags & CLS_CF_BOUNDS) && !(v >= lo && v <= hi)) {
-            if (flags & CLS_CF_CLAMP) v = clamp(v, lo, hi);
-            else { miss = 1; v = (REAL)NAN; }
-        }
-        if (miss && (flags & CLS_CF_FILL)) v = fill;
-        if ((flags & CLS_CF_SCALE) && isfinite(v)) {
-            v = ((v - shi) - slo) * m + o;
-            if (flags & CLS_CF_RCLIP) v = clamp(v, rlo, rhi);
-        }
-        y[r * ncols + c] = v;
-    }
+    int sen = (flags & CLS_CF_SENT) != 0, bnd = (flags & CLS_CF_BOUNDS) != 0, clm = (flags & CLS_CF_CLAMP) != 0;
+    int fil = (flags & CLS_CF_FILL) != 0, scl = (flags & CLS_CF_SCALE) != 0, rcl = (flags & CLS_CF_RCLIP) != 0;
+    REAL v = x[r * ncols + c];
+    int is_sent = sen && v == sent;
+    int miss = !isfinite(v) || is_sent;
+    v = is_sent ? (REAL)NAN : v;
+    int out = bnd && !miss && !(v >= lo && v <= hi);
+    v = out ? (clm ? clamp(v, lo, hi) : (REAL)NAN) : v;
+    miss = miss || (out && !clm);
+    v = (miss && fil) ? fill : v;
+    REAL t = ((v - shi) - slo) * m + o;
+    t = rcl ? clamp(t, rlo, rhi) : t;
+    y[r * ncols + c] = (scl && isfinite(v)) ? t : v;
 }
 #endif
 

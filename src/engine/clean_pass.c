@@ -118,6 +118,11 @@ static cls_status finish_out(cls_context *ctx, cls_dev *d, const cls_cview *v, c
     return CLS_OK;
 }
 
+/* Work-group size of the cleaning kernels: one column per work-item, so a
+ * group of 64 neighbouring columns runs as vectors on a CPU (the engine's
+ * CPU default, 4, suits its kernels that hold vectors per work-item). */
+static size_t group_size(size_t local) { return local < 64 ? 64 : local; }
+
 static void geometry(cls_kargs *a, const cls_cview *v, const cunit *c, uint64_t cpg)
 {
     cls_karg_u32(a, v->C);
@@ -200,7 +205,7 @@ static cls_status moments_unit(void *user, cls_context *ctx, cls_dev *d, size_t 
         cls_karg_mem(&a, m[5]);
         cls_karg_mem(&a, m[6]);
         cls_karg_u64(&a, np);
-        st = cls_pass_launch(&a, local, C, (size_t)parts);
+        st = cls_pass_launch(&a, group_size(local), C, (size_t)parts);
     }
     if (st == CLS_OK && write) st = finish_out(ctx, d, v, &c, m[1]);
     if (st == CLS_OK) {
@@ -268,7 +273,6 @@ static cls_status apply_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
     cunit c = unit_of(v, &s->p, u);
     size_t C = v->C, es = v->dtype == CLS_F64 ? 8 : 4, ne = (size_t)c.ng * C, e0 = (size_t)c.g0 * C;
     size_t total = (size_t)v->G * C;
-    uint64_t cpg = (c.urows + CLS_CCHUNK - 1) / CLS_CCHUNK, parts = c.ng * cpg;
     cl_mem m[4] = {0};
     double *planes = malloc(7 * ne * sizeof *planes);
     void *prm = NULL;
@@ -286,14 +290,16 @@ static cls_status apply_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
     if (st == CLS_OK) {
         cls_karg_mem(&a, m[0]);
         cls_karg_mem(&a, m[1]);
-        geometry(&a, v, &c, cpg);
+        cls_karg_u32(&a, v->C);
+        cls_karg_u32(&a, c.ng);
+        cls_karg_u64(&a, c.urows);
         cls_karg_u32(&a, s->flags);
         cls_karg_real(&a, s->sent);
         cls_karg_mem(&a, m[3]);
         cls_karg_u64(&a, ne);
         cls_karg_real(&a, s->rlo);
         cls_karg_real(&a, s->rhi);
-        st = cls_pass_launch(&a, local, C, (size_t)parts);
+        st = cls_pass_launch(&a, group_size(local), C, (size_t)(c.ng * c.urows));
     }
     if (st == CLS_OK) st = finish_out(ctx, d, v, &c, m[1]);
     release(m, 4);
