@@ -1,5 +1,6 @@
 /* Shared by every kernel of clscale. program.c assembles the source as
- *   common.cl, then scale.cl with REAL=float, then scale.cl with REAL=double,
+ *   common.cl, then scale.cl, quantile.cl and clean.cl with REAL=float, then
+ *   the same with REAL=double,
  * and builds one program per kernel and dtype, the first time a call needs
  * it, with -DCLS_KERNEL=<CLS_KID_*> -DCLS_REAL_BYTES=<4|8> -DVEC=<vector
  * width> -DKV=<vectors per work-item at most> -DCLS_FP64=<0|1> -DCLS_NT=<0|1>
@@ -25,6 +26,11 @@
 #define CLS_KID_APPLY        5
 #define CLS_KID_DISCOUNT     6
 #define CLS_KID_COPY         7
+#define CLS_KID_QSELECT_SMALL 8
+#define CLS_KID_QHIST        9
+#define CLS_KID_QHIST_REDUCE 10
+#define CLS_KID_CLEAN_MOMENTS 11
+#define CLS_KID_CLEAN_APPLY  12
 #ifndef CLS_KERNEL
 #define CLS_KERNEL (-1)
 #endif
@@ -38,6 +44,13 @@
 #define CLS_KS_MINMAX  1u
 #define CLS_KS_ZSCORE  2u
 #define CLS_KS_DECIMAL 3u
+#define CLS_KS_ROBUST  4u
+#define CLS_KS_MAXABS  5u
+
+/* Filters of the counting kernels (quantile.cl, clean.cl). */
+#define CLS_QF_SENTINEL 1u  /* a value equal to `sent` is missing */
+#define CLS_QF_ABSDEV   2u  /* count |x - cen[column]| instead of x */
+#define CLS_QF_BOUNDS   4u  /* only values in [flo, fhi] of their column take part */
 
 /* Statistics planes: one REAL buffer of 5 planes and one uint buffer of 2,
  * each plane `sstride` long, entry (group or chunk) * ncols + column.

@@ -225,8 +225,10 @@ inline REAL F(div_pow10)(REAL a, int j)
 
 #if REAL_BYTES == 8
 #define MAX_10_EXP DBL_MAX_10_EXP
+#define EPS_REAL DBL_EPSILON
 #else
 #define MAX_10_EXP FLT_MAX_10_EXP
+#define EPS_REAL FLT_EPSILON
 #endif
 
 /* Decimal scaling's factor 10^-j for a column with max |x| = a: j is the
@@ -277,6 +279,11 @@ inline REALV F(decimal_mv)(REALV a)
             T sd_ = sqrt((m2) / fmax((n), (T)(1)));                           \
             shi = (K); slo = (rel);                                           \
             m = sd_ > (T)(0) ? (T)(1) / sd_ : (T)(0);                         \
+            o = (T)(0);                                                       \
+        } else if ((scaler) == CLS_KS_MAXABS) {                               \
+            T a_ = fmax(fabs(mn), fabs(mx));                                  \
+            shi = (T)(0); slo = (T)(0);                                       \
+            m = a_ >= (T)(10 * EPS_REAL) ? (T)(1) / a_ : (T)(1);              \
             o = (T)(0);                                                       \
         } else {                                                              \
             shi = (T)(0); slo = (T)(0);                                       \
@@ -916,6 +923,7 @@ __kernel void F(copy)(__global const REAL *x, __global REAL *y, ulong count)
 
 
 #undef MAX_10_EXP
+#undef EPS_REAL
 #undef REALV
 #undef F
 #undef RV

@@ -244,13 +244,81 @@ typedef struct cls_array {
     size_t    batch, rows, cols;
 } cls_array;
 
-typedef enum cls_scaler { CLS_NONE, CLS_MINMAX, CLS_ZSCORE, CLS_DECIMAL } cls_scaler;
+typedef enum cls_scaler { CLS_NONE, CLS_MINMAX, CLS_ZSCORE, CLS_DECIMAL, CLS_ROBUST, CLS_MAXABS } cls_scaler;
+
+/* cls_scaler_name() : the scaler's name as `clscale normalize --method` and the
+ * stats file's users know it ("minmax", "zscore", ...; "none" for CLS_NONE), a
+ * static string; NULL for a value outside the enum.
+ * cls_scaler_parse() : the inverse; CLS_E_ARG for a name no scaler has.
+ * cls_scaler_list() : every scaler's name, "minmax, zscore, ...", static. */
+CLS_API const char *cls_scaler_name(cls_scaler s);
+CLS_API cls_status  cls_scaler_parse(const char *name, cls_scaler *out);
+CLS_API const char *cls_scaler_list(void);
 
 /* Statistics groups: CLS_SCOPE_MATRIX, each of the `batch` matrices has its
  * own per-column statistics; CLS_SCOPE_BATCH, all batch x rows rows share them. */
 typedef enum cls_scope { CLS_SCOPE_MATRIX, CLS_SCOPE_BATCH } cls_scope;
 
-/* A pipeline: an optional scaler, then an optional discount product, fused in
+/* ---- Cleaning, ahead of the scaler ---------------------------------------
+ * Missing values are NaN, +-Inf and, when has_missing_value, values equal
+ * to missing_value (a catalogue's -9999). Outliers: astropy's sigma_clip
+ * along the rows of each column of each statistics group: the centre
+ * (median or mean) and spread (std, ddof 0, or mad_std = 1.482602218505602
+ * x the median absolute deviation) of the values still kept give the
+ * bounds [centre - sigma_lower x spread, centre + sigma_upper x spread];
+ * values outside are clipped, cumulatively, until an iteration clips
+ * nothing or maxiters iterations ran. Clipped values become missing
+ * (CLS_CLIP_MASK) or take the nearest final bound (CLS_CLIP_CLAMP).
+ * Imputation (scikit-learn's SimpleImputer) then fills every missing value
+ * with its column's mean, median or most frequent value (the smallest of
+ * ties) over the values kept, or a constant. A column with no value kept
+ * stays missing (scikit-learn would drop it) unless the constant fills it.
+ * Missing values not filled are written as NaN (a sentinel too); NaN and
+ * +-Inf stay what they were.
+ * A zero-initialised cls_clean does nothing. The four pointers at the end
+ * are optional outputs, groups x cols entries [group * cols + col], that
+ * the caller allocates. */
+typedef enum cls_impute {
+    CLS_IMPUTE_NONE, CLS_IMPUTE_MEAN, CLS_IMPUTE_MEDIAN, CLS_IMPUTE_MOST_FREQUENT, CLS_IMPUTE_CONSTANT
+} cls_impute;
+typedef enum cls_clip_center { CLS_CENTER_MEDIAN, CLS_CENTER_MEAN } cls_clip_center;
+typedef enum cls_clip_spread { CLS_SPREAD_STD, CLS_SPREAD_MAD_STD } cls_clip_spread;
+typedef enum cls_clip_mode { CLS_CLIP_MASK, CLS_CLIP_CLAMP } cls_clip_mode;
+
+typedef struct cls_clean {
+    int             has_missing_value; /* values equal to missing_value are missing */
+    double          missing_value;     /* not NaN */
+    cls_impute      impute;
+    double          fill_value;        /* CLS_IMPUTE_CONSTANT; finite */
+    double          sigma;             /* > 0 clips; 0: no clipping */
+    double          sigma_lower, sigma_upper; /* 0: sigma; else > 0 */
+    int             maxiters;          /* 0: astropy's default 5; < 0: until nothing changes */
+    cls_clip_center center;            /* astropy's cenfunc, default median */
+    cls_clip_spread spread;            /* astropy's stdfunc, default std */
+    cls_clip_mode   mode;
+    uint64_t       *missing_out;       /* NULL, or: missing values found (before clipping) */
+    uint64_t       *clipped_out;       /* NULL, or: values clipped */
+    double         *fill_out;          /* NULL, or: the fill value (NaN: none) */
+    unsigned       *iterations_out;    /* NULL, or: clipping iterations run */
+} cls_clean;
+
+/* cls_clean_data() : cleans `in` into `out` (which may be `in`) as `c` says,
+ * per statistics group of `scope`, on the devices: one pass counts the
+ * missing values and the moments of the rest; each clipping iteration is
+ * one pass (plus the counting passes of cls_quantiles for a median or
+ * mad_std); a median imputation takes those counting passes once; one pass
+ * writes the result. most_frequent is found on the host (a sort per
+ * column of its kept values). In place with CLS_CLIP_CLAMP, a copy of the
+ * input is kept on the host for the duration of the call.
+ * @return CLS_OK; CLS_E_ARG (NULL, zero shape, `out` not matching `in`, a
+ *         NaN missing_value, a constant that is not finite, a sigma below
+ *         0, sigma_lower or sigma_upper resolving to 0 while clipping,
+ *         an unknown enum), CLS_E_UNSUPPORTED, CLS_E_NOMEM, CLS_E_DEVICE.
+ *         cls_last_error(ctx) says which. */
+CLS_API cls_status cls_clean_data(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in,
+                                  cls_array *out);
+
+/* A pipeline: an optional cleaning stage (cls_fit_transform only), an optional scaler, then an optional discount product, fused in
  * one pass over the data. Non-finite values (NaN, +-Inf) are missing: ignored
  * by the fit, passed through unchanged by the scaler, counted.
  *   min-max  y = (x - min) / (max - min) * (hi - lo) + lo; clip clamps into
@@ -259,6 +327,15 @@ typedef enum cls_scope { CLS_SCOPE_MATRIX, CLS_SCOPE_BATCH } cls_scope;
  *   decimal  y = x / 10^j, j the smallest integer with max|y| < 1 (j may be
  *            negative; 0 for an all-zero column; at least -38 in float32,
  *            -308 in float64, so that 10^-j is finite).
+ *   robust   scikit-learn's RobustScaler: y = (x - median) / (q_hi - q_lo),
+ *            q_lo, q_hi the quantiles qmin, qmax (percent, numpy's
+ *            nanpercentile, exact: cls_quantiles); a range below 10 * DBL_EPSILON
+ *            scales by 1; unit_variance divides the range by
+ *            norm.ppf(qmax / 100) - norm.ppf(qmin / 100); no_centering and
+ *            no_scaling drop either part. The fit takes its own counting
+ *            passes before the scaling pass.
+ *   max-abs  scikit-learn's MaxAbsScaler: y = x / max|x|; a max|x| below
+ *            10 * epsilon of the dtype scales by 1.
  *   discount y *= factors, factors broadcast against batch x rows x cols with
  *            numpy's rules (shapes cols, rows x cols, batch x rows x cols,
  *            1 x rows x 1, ...), in the data's dtype.
@@ -271,6 +348,20 @@ typedef struct cls_pipeline {
     int              clip;
     int              inverse;
     const cls_array *factors;   /* discount; NULL: none */
+    /* robust scaler; zero: scikit-learn's defaults */
+    double           qmin, qmax;    /* quantile range in percent, 0 <= qmin <= qmax <= 100;
+                                       0, 0: 25, 75 */
+    int              no_centering;  /* RobustScaler(with_centering=False) */
+    int              no_scaling;    /* RobustScaler(with_scaling=False) */
+    int              unit_variance; /* RobustScaler(unit_variance=True) */
+    /* cleaning ahead of the scaler; NULL: none. cls_fit_transform() cleans,
+     * then fits the scaler on the cleaned data; min-max, z-score, decimal
+     * and max-abs take the statistics of the cleaned data from the cleaning
+     * passes and scale in the cleaning's last pass (fused); robust scaling,
+     * clamping and a discount clean first, then fit and scale the result.
+     * cls_fit() and cls_transform() do not clean (CLS_E_ARG). The stats
+     * file does not record the cleaning. */
+    const cls_clean *clean;
 } cls_pipeline;
 
 /* ------------------------------------------------------------------------ */
@@ -287,6 +378,9 @@ typedef struct cls_column_stats {
     double   mean, m2;  /* m2: sum of squared deviations from the mean; NaN when
                            the fit did not compute moments (see has_moments) */
     double   absmax;    /* max |x|, NaN when count = 0 */
+    double   median;    /* numpy's nanmedian, exact; NaN unless has_quantiles */
+    double   q_lo, q_hi; /* the quantiles qmin, qmax of cls_stats_info (nanpercentile);
+                           NaN unless has_quantiles */
 } cls_column_stats;
 
 typedef struct cls_stats_info {
@@ -299,6 +393,9 @@ typedef struct cls_stats_info {
     size_t     cols;
     uint64_t   rows;        /* rows seen per group (finite or not) */
     int        has_moments; /* mean and m2 were computed (z-score, or no scaler) */
+    int        has_quantiles; /* median, q_lo, q_hi were computed (robust) */
+    double     qmin, qmax;  /* robust: the quantile range, percent */
+    int        no_centering, no_scaling, unit_variance; /* robust */
 } cls_stats_info;
 
 /* cls_stats_describe() : the shape of `s` and the pipeline that fitted it.
@@ -342,8 +439,11 @@ CLS_API cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, co
 /* cls_stats_merge() : folds `from` into `into` (Chan's parallel formula), as
  * if `into` had been fitted on both arrays' rows. Both must have the same
  * scaler, scope, groups and columns. Exact when either is empty.
- * @return CLS_OK, or CLS_E_ARG (NULL, shapes or pipelines that differ:
- *         `into` is then unchanged). */
+ * Quantiles do not merge this way: statistics with has_quantiles give
+ * CLS_E_UNSUPPORTED (fit the whole data; cls_quantiles counts over data
+ * larger than a device).
+ * @return CLS_OK, CLS_E_UNSUPPORTED, or CLS_E_ARG (NULL, shapes or pipelines
+ *         that differ: `into` is then unchanged). */
 CLS_API cls_status cls_stats_merge(cls_stats *into, const cls_stats *from);
 
 /* cls_stats_save() / cls_stats_load() : a small binary file (docs/FORMAT.md)
@@ -498,6 +598,29 @@ CLS_API cls_status cls_transform_buffer(cls_context *ctx, const cls_pipeline *p,
                                         const cls_buffer *in, const cls_buffer *out, const cls_sync *sync);
 CLS_API cls_status cls_fit_transform_buffer(cls_context *ctx, const cls_pipeline *p, const cls_buffer *in,
                                             const cls_buffer *out, cls_stats **fitted, const cls_sync *sync);
+
+/* ------------------------------------------------------------------------ */
+/* Exact quantiles                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* cls_quantiles() : exact quantiles of every column of `x` over each
+ * statistics group of `scope`, found on the devices by counting (never a
+ * sort of the data on the host, never an estimate): numpy's
+ * nanquantile(method="linear") over the column's finite values (NaN and
+ * +-Inf are missing; a column with none gives NaN). For float64 data the
+ * result is numpy's bit for bit; for float32 it is numpy's for a list of
+ * quantiles (the two neighbouring values subtracted in float32, the
+ * interpolation in float64). -0.0 sorts before +0.0.
+ * `q` holds nq fractions in [0, 1] (1 <= nq <= 8); `out` receives
+ * groups x nq x cols doubles, entry [(group * nq + j) * cols + col], groups
+ * = batch for CLS_SCOPE_MATRIX, 1 for CLS_SCOPE_BATCH. Data larger than a
+ * device is read in units of rows and columns, in 1 pass for groups of at
+ * most 128 rows, else 4 (float32) or 8 (float64) passes.
+ * @return CLS_OK, CLS_E_ARG (a NULL pointer, a zero shape, q outside
+ *         [0, 1]), CLS_E_UNSUPPORTED (float64 and no fp64 device), or a
+ *         device status; cls_last_error(ctx) says more. */
+CLS_API cls_status cls_quantiles(cls_context *ctx, const cls_array *x, cls_scope scope, const double *q,
+                                 size_t nq, double *out);
 
 /* ------------------------------------------------------------------------ */
 /* Reports, traces                                                           */

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "clscale.h"
+#include "scalers/scaler.h"
 
 #define CLS_MAX_QUEUES 8
 #define CLS_DEFAULT_QUEUES 3
@@ -73,6 +74,11 @@ enum cls_kernel_id {
     CLS_K_APPLY,          /* elementwise: scale by params, then discount */
     CLS_K_DISCOUNT,       /* discount alone, a contiguous run of a long row per work-item */
     CLS_K_COPY,           /* bandwidth probe and self-test */
+    CLS_K_QSELECT_SMALL,  /* order statistics of short columns by counting (quantile.cl) */
+    CLS_K_QHIST,          /* one radix pass's digit histograms (quantile.cl) */
+    CLS_K_QHIST_REDUCE,   /* sums the chunks' histograms */
+    CLS_K_CLEAN_MOMENTS,  /* count, mean, m2, min, max of the values a filter keeps (clean.cl) */
+    CLS_K_CLEAN_APPLY,    /* impute, clip, scale: the cleaning pass (clean.cl) */
     CLS_K_COUNT
 };
 extern const char *const cls_kernel_names[CLS_K_COUNT];
@@ -84,10 +90,18 @@ extern const char *const cls_kernel_names[CLS_K_COUNT];
 #define CLS_KF_WRITE_PARAMS 8u  /* reduce: also write the params */
 #define CLS_KF_NT       16u  /* non-temporal stores for large outputs */
 
-/* Scaler codes passed to kernels (cl/common.cl mirrors them). */
+/* Scaler codes passed to kernels (cl/common.cl mirrors them; each scaler's
+ * descriptor, src/scalers/, names its own). */
 #define CLS_KS_MINMAX   1
 #define CLS_KS_ZSCORE   2
 #define CLS_KS_DECIMAL  3
+#define CLS_KS_ROBUST   4   /* never fused: params from the host */
+#define CLS_KS_MAXABS   5
+
+/* Filters of the counting kernels (cl/common.cl mirrors them). */
+#define CLS_QF_SENTINEL 1u
+#define CLS_QF_ABSDEV   2u
+#define CLS_QF_BOUNDS   4u
 
 /* Builds what a context needs of `dev` (from the cache when possible): the
  * float32 copy kernel, which also proves that the device compiles. On
@@ -333,18 +347,11 @@ cls_column_stats cls_column_empty(void);
  * Merging with an empty column is exact. */
 void cls_column_merge(cls_column_stats *into, const cls_column_stats *from, int moments);
 
-/* Params of the scaler for one column, in double: y = (x - shift) * m + o,
- * then clamp to [lo, hi] when clipping. Inverse params undo the forward ones.
- * A column with count 0 gets shift 0, m 1, o 0 (its values are all missing). */
-typedef struct cls_params { double shift, m, o; } cls_params;
-cls_params cls_params_of(const cls_column_stats *s, cls_scaler scaler, double lo, double hi, int inverse,
-                         cls_dtype dtype);
-/* The decimal exponent j of a column with max |x| = absmax (0 for 0): the
- * smallest integer with absmax / 10^j, stored in `dtype`, below 1 (0.01f
- * gives -1: 0.01f * 100 rounds to 1.0f), and no less than -38 (float32)
- * or -308 (float64), so that 10^-j is finite in `dtype`.
- * cls_decimal_exponent: float64. */
-int cls_decimal_exponent_in(double absmax, cls_dtype dtype);
-int cls_decimal_exponent(double absmax);
+/* ---- pipeline.c ---- */
+
+/* cls_fit_transform() without its cleaning stage: engine/clean.c cleans
+ * first, then calls this on the cleaned data. */
+cls_status cls_fit_transform_plain(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
+                                   cls_stats **fitted);
 
 #endif /* CLS_INTERNAL_H */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "reference.h"
+#include "scalers/scaler.h"
 
 static size_t elements(const cls_array *a) { return a->batch * a->rows * a->cols; }
 
@@ -168,6 +169,12 @@ static double scale(double x, const cls_pipeline *p, const cls_column_stats *s, 
         return unit == 0 ? 0.0 : (x - s->mean) / (double)unit;
     case CLS_DECIMAL: /* unit = 10^j, which overflows double for j = 309 */
         return (double)(p->inverse ? x * unit : x / unit);
+    case CLS_MAXABS: /* unit = max|x|, 1 below 10 epsilons of the dtype */
+    case CLS_ROBUST: /* unit = the quantile range (1 below 10 DBL_EPSILON), over the ppf range */
+        {
+            double center = p->scaler == CLS_ROBUST && !p->no_centering ? s->median : 0.0;
+            return (double)(p->inverse ? x * unit + center : (x - center) / unit);
+        }
     case CLS_NONE:
         break;
     }
@@ -190,6 +197,19 @@ void ref_transform(const cls_array *x, const cls_pipeline *p, const cls_column_s
     for (size_t k = 0; k < n && stats; k++) {
         if (p->scaler == CLS_ZSCORE) unit[k] = sqrt(stats[k].m2 / (double)stats[k].count);
         if (p->scaler == CLS_DECIMAL) unit[k] = decimal_unit(stats[k].absmax, x->dtype);
+        if (p->scaler == CLS_MAXABS) {
+            double a = stats[k].absmax, eps = x->dtype == CLS_F32 ? 1.1920928955078125e-07 : 2.220446049250313e-16;
+            unit[k] = a >= 10 * eps ? a : 1.0;
+        }
+        if (p->scaler == CLS_ROBUST) {
+            double sc = stats[k].q_hi - stats[k].q_lo;
+            if (!(sc >= 10 * 2.220446049250313e-16) || p->no_scaling) sc = 1.0;
+            if (p->unit_variance && !p->no_scaling) {
+                double qa = p->qmin == 0 && p->qmax == 0 ? 25 : p->qmin, qb = p->qmin == 0 && p->qmax == 0 ? 75 : p->qmax;
+                sc /= cls_norm_ppf(qb / 100) - cls_norm_ppf(qa / 100);
+            }
+            unit[k] = sc;
+        }
     }
 
     for (size_t b = 0; b < x->batch; b++)

@@ -168,7 +168,7 @@ static cls_array view(void *base, cls_dtype t, size_t first, size_t count, size_
 static void batch_case(cls_dtype t, cls_scaler scaler, size_t B, size_t R, size_t C, double tol)
 {
     void *x = make(t, B, R, C, 42 + C);
-    cls_pipeline p = {scaler, CLS_SCOPE_BATCH, 0, 0, 0, 0, NULL};
+    cls_pipeline p = {.scaler = scaler, .scope = CLS_SCOPE_BATCH};
     cls_array whole = {x, t, B, R, C};
     cls_stats *single = NULL, *got[NSPLITS] = {NULL};
     cls_status st[NSPLITS], sst = cls_fit(ctx, &p, &whole, &single);
@@ -227,7 +227,7 @@ static void stats_allreduce_of_own_fits(void **state)
     (void)state;
     size_t B = 2, R = 31, C = 9;
     void *x = make(CLS_F64, B, R, C, 11);
-    cls_pipeline p = {CLS_ZSCORE, CLS_SCOPE_BATCH, 0, 0, 0, 0, NULL};
+    cls_pipeline p = {.scaler = CLS_ZSCORE, .scope = CLS_SCOPE_BATCH};
     cls_array whole = {x, CLS_F64, B, R, C};
     cls_stats *single = NULL, *a = NULL, *b = NULL, *merged = NULL;
     cls_status sst = cls_fit(ctx, &p, &whole, &single);
@@ -262,7 +262,7 @@ static void matrix_fit_local_and_gathered(void **state)
     (void)state;
     size_t B = 5, R = 23, C = 7;
     void *x = make(CLS_F64, B, R, C, 7);
-    cls_pipeline p = {CLS_ZSCORE, CLS_SCOPE_MATRIX, 0, 0, 0, 0, NULL};
+    cls_pipeline p = {.scaler = CLS_ZSCORE, .scope = CLS_SCOPE_MATRIX};
     cls_array whole = {x, CLS_F64, B, R, C};
     cls_stats *single = NULL, *got[NSPLITS] = {NULL}, *all[NSPLITS] = {NULL};
     cls_status sst = cls_fit(ctx, &p, &whole, &single), st[NSPLITS], gst[NSPLITS];
@@ -302,7 +302,7 @@ static void transform_case(cls_scaler scaler, cls_scope scope, cls_dtype t)
     size_t B = 3, R = 29, C = 12, es = t == CLS_F64 ? 8 : 4, n = B * R * C;
     void *x = make(t, B, R, C, 99), *fused = malloc(n * es), *two = malloc(n * es), *got = malloc(n * es);
     memset(got, 0x7f, n * es);
-    cls_pipeline p = {scaler, scope, 0, 0, 0, 0, NULL}, all = {CLS_NONE, scope, 0, 0, 0, 0, NULL};
+    cls_pipeline p = {.scaler = scaler, .scope = scope}, all = {.scaler = CLS_NONE, .scope = scope};
     cls_array whole = {x, t, B, R, C}, ref1 = {fused, t, B, R, C}, ref2 = {two, t, B, R, C};
     cls_stats *fitted = NULL, *moments = NULL;
     cls_status st1 = cls_fit_transform(ctx, &p, &whole, &ref1, NULL);
@@ -450,7 +450,7 @@ static void one_rank_failing_fails_every_rank(void **state)
     size_t first, count;
     split_of(EVEN, R, &first, &count);
     cls_array mine = view(x, CLS_F64, first, count, C, 1, count, C);
-    cls_pipeline p = {CLS_MINMAX, CLS_SCOPE_BATCH, 0, 0, 0, 0, NULL}, bad = p;
+    cls_pipeline p = {.scaler = CLS_MINMAX, .scope = CLS_SCOPE_BATCH}, bad = p;
     bad.inverse = 1;
     int last = size - 1;
     cls_stats *s1 = NULL, *s2 = NULL, *s3 = NULL;
@@ -501,7 +501,7 @@ static void ranks_that_disagree_or_hold_nothing_fail(void **state)
     size_t cols = size > 1 && rank == size - 1 ? C + 1 : C;
     cls_array mine = view(x, CLS_F64, first, count, cols, 1, count, cols);
     cls_array none = {NULL, CLS_F64, 1, 0, C};
-    cls_pipeline p = {CLS_ZSCORE, CLS_SCOPE_BATCH, 0, 0, 0, 0, NULL};
+    cls_pipeline p = {.scaler = CLS_ZSCORE, .scope = CLS_SCOPE_BATCH};
     cls_stats *s1 = NULL, *s2 = NULL;
     cls_status st1 = cls_mpi_fit(ctx, MPI_COMM_WORLD, &p, &mine, &s1);
     char e1[1536];

@@ -568,10 +568,10 @@ static void save_then_load_preserves_every_field_bit_for_bit(void **state)
     cls_stats_destroy(l);
 }
 
-static void saved_file_matches_the_documented_bytes(void **state)
+static void version_1_file_of_the_documented_bytes_still_loads(void **state)
 {
     (void)state;
-    /* docs/FORMAT.md, assembled by hand: 1 group x 2 columns. */
+    /* docs/FORMAT.md's version 1 example, assembled by hand: 1 group x 2 columns. */
     static const unsigned char expected[] = {
         'C', 'L', 'S', 'S', 'T', 'A', 'T', 'S',         /*  0 magic */
         1, 0, 0, 0,                                     /*  8 version 1 */
@@ -594,24 +594,61 @@ static void saved_file_matches_the_documented_bytes(void **state)
         0, 0, 0, 0, 0, 0, 0x10, 0x40,  0, 0, 0, 0, 0, 0, 0xf8, 0x7f, /* 168 absmax: 4, NaN */
         0x9c, 0x5e, 0x99, 0x50,                         /* 184 CRC-32 of bytes 0..183 */
     };
-    cls_stats_info in = info_of(CLS_ZSCORE, 1, 2);
-    in.clip = 1;
-    in.lo = -1;
-    in.hi = 2;
-    in.dtype = CLS_F32;
-    in.rows = 5;
-    cls_stats *s = cls_stats_new(&in);
-    s->col[0] = (cls_column_stats){4, 1, -2, 4, 0.5, 25, 4};
-    s->col[1].missing = 5;
     char dir[1024], path[1100];
-    test_tmpdir(dir, sizeof dir, "stats-bytes");
+    test_tmpdir(dir, sizeof dir, "stats-v1");
     snprintf(path, sizeof path, "%s/tiny.clss", dir);
+    write_bytes(path, expected, sizeof expected);
+    cls_stats *s = NULL;
+    assert_int_equal(cls_stats_load(path, &s), CLS_OK);
+    assert_int_equal(s->info.scaler, CLS_ZSCORE);
+    assert_int_equal(s->info.clip, 1);
+    assert_int_equal(s->info.dtype, CLS_F32);
+    assert_int_equal(s->info.rows, 5);
+    assert_int_equal(s->info.has_quantiles, 0);
+    assert_true(s->info.lo == -1 && s->info.hi == 2);
+    assert_int_equal(s->col[0].count, 4);
+    assert_int_equal(s->col[1].missing, 5);
+    assert_true(s->col[0].min == -2 && s->col[0].max == 4 && s->col[0].mean == 0.5 && s->col[0].m2 == 25);
+    assert_true(isnan(s->col[0].median) && isnan(s->col[0].q_lo) && isnan(s->col[1].min));
+    cls_stats_destroy(s);
+}
+
+static void saved_file_is_version_2_with_quantiles(void **state)
+{
+    (void)state;
+    cls_stats_info in = info_of(CLS_ROBUST, 1, 2);
+    in.has_quantiles = 1;
+    in.qmin = 10;
+    in.qmax = 90;
+    in.unit_variance = 1;
+    in.has_moments = 0;
+    cls_stats *s = cls_stats_new(&in);
+    s->col[0].count = 3;
+    s->col[0].median = 1.5;
+    s->col[0].q_lo = -0.25;
+    s->col[0].q_hi = 4;
+    char dir[1024], path[1100];
+    test_tmpdir(dir, sizeof dir, "stats-v2");
+    snprintf(path, sizeof path, "%s/robust.clss", dir);
     assert_int_equal(cls_stats_save(s, path), CLS_OK);
     size_t len;
     unsigned char *got = read_bytes(path, &len);
-    assert_int_equal(len, sizeof expected);
-    assert_memory_equal(got, expected, sizeof expected);
+    assert_int_equal(len, 100 + 80 * 2);
+    assert_int_equal(got[8], 2);   /* version */
+    assert_int_equal(got[12], 4);  /* scaler: robust */
+    assert_int_equal(got[72], 1);  /* has_quantiles */
+    assert_int_equal(got[76], 4);  /* robust flags: unit_variance */
     free(got);
+    cls_stats *l = NULL;
+    assert_int_equal(cls_stats_load(path, &l), CLS_OK);
+    assert_int_equal(l->info.scaler, CLS_ROBUST);
+    assert_int_equal(l->info.has_quantiles, 1);
+    assert_int_equal(l->info.unit_variance, 1);
+    assert_int_equal(l->info.no_centering, 0);
+    assert_true(l->info.qmin == 10 && l->info.qmax == 90);
+    assert_true(l->col[0].median == 1.5 && l->col[0].q_lo == -0.25 && l->col[0].q_hi == 4);
+    assert_true(isnan(l->col[1].median));
+    cls_stats_destroy(l);
     cls_stats_destroy(s);
 }
 
@@ -717,7 +754,7 @@ static void load_rejects_newer_version(void **state)
     reseal(buf, len);
     write_bytes(path, buf, len);
     assert_load_format_error(path);
-    assert_non_null(strstr(cls_stats_error(), "format version 7; this clscale reads version 1"));
+    assert_non_null(strstr(cls_stats_error(), "format version 7; this clscale reads version 2"));
     free(buf);
 }
 
@@ -732,7 +769,7 @@ static void load_rejects_enum_values_out_of_range(void **state)
     for (size_t k = 0; k < 5; k++) {
         unsigned char save[4];
         memcpy(save, buf + at[k], 4);
-        store_u32(buf + at[k], 4);
+        store_u32(buf + at[k], 99);
         reseal(buf, len);
         write_bytes(path, buf, len);
         assert_load_format_error(path);
@@ -858,7 +895,8 @@ int main(void)
         cmocka_unit_test(none_and_empty_columns_get_identity_params),
         cmocka_unit_test(decimal_exponent_table),
         cmocka_unit_test(save_then_load_preserves_every_field_bit_for_bit),
-        cmocka_unit_test(saved_file_matches_the_documented_bytes),
+        cmocka_unit_test(version_1_file_of_the_documented_bytes_still_loads),
+        cmocka_unit_test(saved_file_is_version_2_with_quantiles),
         cmocka_unit_test(save_replaces_a_file_and_leaves_no_temp_file),
         cmocka_unit_test(save_to_missing_folder_is_io_error),
         cmocka_unit_test(save_and_load_reject_null_arguments),

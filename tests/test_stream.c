@@ -136,7 +136,7 @@ static void fit_transform_case(cls_dtype t, cls_scaler sc, cls_scope scope, size
 {
     if (!suite_runs(t)) skip();
     cls_array x = make_data(t, b, r, c, 42 + sc);
-    cls_pipeline p = {sc, scope, 0, 0, 0, 0, factors};
+    cls_pipeline p = {.scaler = sc, .scope = scope, .factors = factors};
     cls_array y = make_out(&x);
     cls_stats *sm = NULL, *ss = NULL;
     assert_int_equal(cls_fit_transform(ctx, &p, &x, &y, sc == CLS_NONE && factors ? NULL : &sm), CLS_OK);
@@ -215,7 +215,7 @@ static void transform_and_fit_are_byte_identical(void **s)
 {
     (void)s;
     cls_array x = make_data(CLS_F64, 4, 64, 6, 5);
-    cls_pipeline p = {CLS_ZSCORE, CLS_SCOPE_MATRIX, 0, 0, 0, 0, NULL};
+    cls_pipeline p = {.scaler = CLS_ZSCORE, .scope = CLS_SCOPE_MATRIX};
     cls_stats *sm = NULL, *ss = NULL;
     assert_int_equal(cls_fit(ctx, &p, &x, &sm), CLS_OK);
     int in = write_at(path("t.bin"), &x, 64);
@@ -283,7 +283,7 @@ static void stream_file_matches_in_memory(void **s)
     (void)s;
     cls_array x = make_data(CLS_F64, 5, 30, 4, 11);
     write_npy(path("x.npy"), &x);
-    cls_pipeline p = {CLS_MINMAX, CLS_SCOPE_MATRIX, -1, 1, 1, 0, NULL};
+    cls_pipeline p = {.scaler = CLS_MINMAX, .scope = CLS_SCOPE_MATRIX, .lo = -1, .hi = 1, .clip = 1};
     cls_array y = make_out(&x);
     assert_int_equal(cls_fit_transform(ctx, &p, &x, &y, NULL), CLS_OK);
     cls_stats *fitted = NULL;
@@ -326,7 +326,7 @@ static void shorter_than_its_array_fails_before_work(void **s)
     big.batch = 3;
     cls_file_array a = fa(in, 0, &big, "short.bin");
     cls_stats *st_out = NULL;
-    cls_pipeline p = {CLS_MINMAX, CLS_SCOPE_MATRIX, 0, 0, 0, 0, NULL};
+    cls_pipeline p = {.scaler = CLS_MINMAX, .scope = CLS_SCOPE_MATRIX};
     expect_error(cls_stream_fit(ctx, &p, &a, NULL, &st_out), CLS_E_IO, "short.bin", "ends at byte 360");
     assert_null(st_out);
     close(in);
@@ -384,7 +384,7 @@ static void changed_while_read(int what, const char *needle1, const char *needle
     assert_int_equal(cls_context_create(&cfg, &c2), CLS_OK);
     cls_context *keep = ctx;
     ctx = c2;
-    cls_pipeline p = {CLS_MINMAX, CLS_SCOPE_MATRIX, 0, 0, 0, 0, NULL};
+    cls_pipeline p = {.scaler = CLS_MINMAX, .scope = CLS_SCOPE_MATRIX};
     cls_stream_opts opts = {mb, 2, 1, 0};
     char want[64];
     snprintf(want, sizeof want, "%s", needle2 ? needle2 : "");
@@ -426,7 +426,7 @@ static void read_error_names_the_offset(void **s)
     cls_array x = {NULL, CLS_F32, 1, 4, 4};
     cls_file_array a = {pfd[0], 4096, CLS_F32, 1, 4, 4, "the pipe"};
     cls_stats *out = NULL;
-    cls_pipeline p = {CLS_MINMAX, CLS_SCOPE_MATRIX, 0, 0, 0, 0, NULL};
+    cls_pipeline p = {.scaler = CLS_MINMAX, .scope = CLS_SCOPE_MATRIX};
     (void)x;
     expect_error(cls_stream_fit(ctx, &p, &a, NULL, &out), CLS_E_IO, "the pipe: read error at byte 4096", NULL);
     close(pfd[0]);
@@ -442,7 +442,7 @@ static void full_disk_names_the_offset(void **s)
     cls_array x = make_data(CLS_F32, 3, 16, 4, 9);
     int in = write_at(path("f.bin"), &x, 0);
     cls_file_array a = fa(in, 0, &x, "f.bin"), o = fa(full, 128, &x, "/dev/full");
-    cls_pipeline p = {CLS_MINMAX, CLS_SCOPE_MATRIX, 0, 0, 0, 0, NULL};
+    cls_pipeline p = {.scaler = CLS_MINMAX, .scope = CLS_SCOPE_MATRIX};
     cls_stream_opts opts = {16 * 4 * 4, 2, 1, 0};
     expect_error(cls_stream_fit_transform(ctx, &p, &a, &o, &opts, NULL), CLS_E_IO,
                  "/dev/full: write error at byte 128", strerror(ENOSPC));
@@ -456,7 +456,7 @@ static void bad_arguments_fail_before_any_io(void **s)
     (void)s;
     cls_array x = {NULL, CLS_F32, 2, 3, 4};
     cls_file_array a = fa(-1, 0, &x, "a"), b = fa(0, 0, &x, "b");
-    cls_pipeline p = {CLS_MINMAX, CLS_SCOPE_MATRIX, 0, 0, 0, 0, NULL};
+    cls_pipeline p = {.scaler = CLS_MINMAX, .scope = CLS_SCOPE_MATRIX};
     cls_stats *out = NULL;
     assert_int_equal(cls_stream_fit(ctx, &p, &a, NULL, &out), CLS_E_ARG);
     assert_int_equal(cls_stream_fit(ctx, &p, NULL, NULL, &out), CLS_E_ARG);

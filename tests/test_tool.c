@@ -598,7 +598,7 @@ static void usage_errors_exit_2(void **state)
         (const char *const[]){"normalize", "--method", "minmax", "-x", in, out, NULL},
         (const char *const[]){"normalize", in, out, "--method", NULL},
         (const char *const[]){"normalize", in, out, NULL},
-        (const char *const[]){"normalize", "--method", "robust", in, out, NULL},
+        (const char *const[]){"normalize", "--method", "bogus", in, out, NULL},
         (const char *const[]){"normalize", "--method", "minmax", "--range", "5,1", in, out, NULL},
         (const char *const[]){"normalize", "--method", "minmax", "--range", "a,b", in, out, NULL},
         (const char *const[]){"normalize", "--method", "minmax", "--range", "1", in, out, NULL},

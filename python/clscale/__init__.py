@@ -6,7 +6,8 @@ large float arrays on every OpenCL device of the machine at once.
     >>> y = clscale.MinMaxScaler().fit_transform(x)
 
 Estimators (scikit-learn transformers, usable in Pipeline and
-ColumnTransformer): MinMaxScaler, StandardScaler, DecimalScaler, Discount.
+ColumnTransformer): MinMaxScaler, StandardScaler, DecimalScaler, Discount,
+and for cleaning SimpleImputer and SigmaClip.
 C-contiguous float32/float64 arrays go to the devices without a copy; the
 GIL is released while they work. `device_fit_transform()` and `device_transform()` scale pyopencl
 arrays where they are, on their own OpenCL context and queue. `devices()`
@@ -18,6 +19,7 @@ RuntimeError carrying the library's message); bad arguments ValueError.
 from ._clscale import ClscaleError, Stats
 from ._clscale import version as _library_version
 from ._base import load
+from ._clean import SigmaClip, SimpleImputer
 from ._context import devices
 from ._device import device_fit_transform, device_transform
 from ._discount import Discount
@@ -25,5 +27,6 @@ from ._scalers import DecimalScaler, MinMaxScaler, StandardScaler
 
 __version__ = _library_version()
 
-__all__ = ["ClscaleError", "DecimalScaler", "Discount", "MinMaxScaler", "StandardScaler",
-           "Stats", "device_fit_transform", "device_transform", "devices", "load", "__version__"]
+__all__ = ["ClscaleError", "DecimalScaler", "Discount", "MinMaxScaler", "SigmaClip", "SimpleImputer",
+           "StandardScaler", "Stats", "device_fit_transform", "device_transform", "devices", "load",
+           "__version__"]

@@ -5,7 +5,7 @@ their outcomes (one small allgather: every rank's error, shape and
 pipeline), so that a failure on one rank raises on every rank, naming it,
 and no rank is left waiting in a collective; then, for statistics over all
 rows (2-D data, or 3-D with scope="batch"), one Allreduce of the
-groups x cols table of the library's column statistics (56 bytes a column)
+groups x cols table of the library's column statistics (80 bytes a column)
 with an operation that merges by Chan's formulas in the library
 (_clscale.merge_columns, the same operation as libclscale_mpi's). Every
 rank ends with the same bits: the operation orders its two operands by
@@ -21,11 +21,14 @@ import numpy as np
 
 from . import _clscale
 
-# cls_column_stats (include/clscale.h): two uint64_t, five doubles, native
-# byte order, no padding
+# cls_column_stats (include/clscale.h): two uint64_t, eight doubles, native
+# byte order, no padding; the last three (exact quantiles) do not merge and
+# travel as NaN
 COLUMN = np.dtype([("count", "=u8"), ("missing", "=u8"), ("min", "=f8"), ("max", "=f8"),
-                   ("mean", "=f8"), ("m2", "=f8"), ("absmax", "=f8")])
-assert COLUMN.itemsize == 56
+                   ("mean", "=f8"), ("m2", "=f8"), ("absmax", "=f8"), ("median", "=f8"),
+                   ("q_lo", "=f8"), ("q_hi", "=f8")])
+assert COLUMN.itemsize == 80
+_MERGED = ("count", "missing", "min", "max", "mean", "m2", "absmax")
 
 _mpi_objects = {}  # "type" -> the committed MPI datatype, "op" -> the merge
 
@@ -35,14 +38,14 @@ def table_of(stats):
     info, c = stats.info, stats.columns()
     t = np.empty(info["groups"] * info["cols"], COLUMN)
     for k in COLUMN.names:
-        t[k] = c[k].ravel()
+        t[k] = c[k].ravel() if k in c else np.nan
     return t
 
 
 def empty_table(n):
     """n empty columns, as cls_stats_create_empty makes them."""
     t = np.zeros(n, COLUMN)
-    for k in ("min", "max", "mean", "m2", "absmax"):
+    for k in COLUMN.names[2:]:
         t[k] = np.nan
     return t
 
@@ -51,7 +54,7 @@ def stats_of(info, table):
     """Stats from a description and a COLUMN table (checked by the library)."""
     g, n = info["groups"], info["cols"]
     return _clscale.Stats.from_state(info, {k: np.ascontiguousarray(table[k]).reshape(g, n)
-                                            for k in COLUMN.names})
+                                            for k in _MERGED})
 
 
 def _merge(inbuf, inoutbuf, datatype):

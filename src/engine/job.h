@@ -77,6 +77,7 @@ typedef struct cls_job {
     double       lo, hi;
     const cls_column_stats *pcol; /* APPLY with a scaler: the G * C columns' statistics */
     cls_scaler   pscaler;     /* the scaler their params are for (params.c) */
+    cls_scaler_opts popts;    /* its options */
     int          pinverse;
     void        *ptab;        /* all params, made once when slices share them; NULL */
 

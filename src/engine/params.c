@@ -22,7 +22,7 @@
  * keeps the mean's precision where it matters. */
 static void put(const cls_job *job, const cls_column_stats *c, void *dst, size_t n, size_t i)
 {
-    cls_params pr = cls_params_of(c, job->pscaler, job->lo, job->hi, job->pinverse, job->dtype);
+    cls_params pr = cls_params_with(c, job->pscaler, &job->popts, job->pinverse, job->dtype);
     if (job->dtype == CLS_F64) {
         double *p = dst;
         p[i] = pr.shift;

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/select.h"
 #include "job.h"
+#include "stats/quantile.h"
 #include "util/pool.h"
 
 /* ---- argument checks ---- */
@@ -68,16 +70,25 @@ cls_status cls_check_pipeline(cls_context *ctx, const cls_pipeline *p, const cls
                               const cls_array *out)
 {
     if (!p) return cls_fail(ctx, CLS_E_ARG, "pipeline is NULL");
-    if ((unsigned)p->scaler > CLS_DECIMAL)
+    const cls_scaler_desc *d = cls_scaler_get(p->scaler);
+    if (!d && p->scaler != CLS_NONE)
         return cls_fail(ctx, CLS_E_ARG, "pipeline: unknown scaler %d", (int)p->scaler);
     if ((unsigned)p->scope > CLS_SCOPE_BATCH)
         return cls_fail(ctx, CLS_E_ARG, "pipeline: unknown scope %d", (int)p->scope);
-    if (p->scaler == CLS_MINMAX && !(p->lo == 0 && p->hi == 0)
+    if (d && d->ranged && !(p->lo == 0 && p->hi == 0)
         && (!isfinite(p->lo) || !isfinite(p->hi) || !(p->lo < p->hi)))
         return cls_fail(ctx, CLS_E_ARG, "pipeline: min-max range [%g, %g] must have lo < hi, both finite",
                         p->lo, p->hi);
-    if (p->clip && p->scaler != CLS_MINMAX)
+    if (p->clip && !(d && d->ranged))
         return cls_fail(ctx, CLS_E_ARG, "pipeline: clip applies to the min-max scaler only");
+    if (!(p->qmin == 0 && p->qmax == 0) &&
+        !(p->qmin >= 0 && p->qmin <= p->qmax && p->qmax <= 100))
+        return cls_fail(ctx, CLS_E_ARG, "pipeline: quantile range [%g, %g] must have 0 <= qmin <= qmax <= 100",
+                        p->qmin, p->qmax);
+    if ((p->no_centering || p->no_scaling || p->unit_variance || p->qmin != 0 || p->qmax != 0) &&
+        p->scaler != CLS_ROBUST)
+        return cls_fail(ctx, CLS_E_ARG, "pipeline: the quantile range, no_centering, no_scaling and "
+                        "unit_variance apply to the robust scaler only");
     const cls_array *f = p->factors;
     if (!f) return CLS_OK;
     cls_status st = check_array(ctx, f, "factors");
@@ -105,7 +116,21 @@ cls_status cls_check_ctx(cls_context *ctx)
 
 static unsigned scaler_code(cls_scaler s)
 {
-    return s == CLS_MINMAX ? CLS_KS_MINMAX : s == CLS_ZSCORE ? CLS_KS_ZSCORE : s == CLS_DECIMAL ? CLS_KS_DECIMAL : 0;
+    const cls_scaler_desc *d = cls_scaler_get(s);
+    return d ? d->kernel : 0;
+}
+
+/* The fit computes mean and m2 (also for CLS_NONE: a describe). */
+static int needs_moments(cls_scaler s)
+{
+    const cls_scaler_desc *d = cls_scaler_get(s);
+    return d ? (d->needs & CLS_NEED_MOMENTS) != 0 : s == CLS_NONE;
+}
+
+static int is_ranged(cls_scaler s)
+{
+    const cls_scaler_desc *d = cls_scaler_get(s);
+    return d && d->ranged;
 }
 
 static void range_of(const cls_pipeline *p, double *lo, double *hi)
@@ -258,7 +283,7 @@ static cls_status collect_stats(cls_job *job, const cls_pipeline *p, cls_stats *
     info.scaler = p->scaler;
     info.scope = p->scope;
     range_of(p, &info.lo, &info.hi);
-    if (p->scaler != CLS_MINMAX) info.lo = info.hi = 0;
+    if (!is_ranged(p->scaler)) info.lo = info.hi = 0;
     info.clip = p->clip;
     info.dtype = job->dtype;
     info.groups = (size_t)job->G;
@@ -288,6 +313,9 @@ static void use_params(cls_job *job, const cls_stats *s, cls_scaler scaler, int 
     job->pcol = s->col;
     job->pscaler = scaler;
     job->pinverse = inverse;
+    job->popts = cls_scaler_opts_info(&s->info);
+    job->popts.lo = job->lo;
+    job->popts.hi = job->hi;
 }
 
 /* The largest slice that stays in the cache of every participating
@@ -312,6 +340,57 @@ static int one_pass(const cls_job *job, size_t sb)
     return job->Rg * block * job->es <= sb;
 }
 
+/* The robust scaler's median and quantile range, by counting passes on the
+ * devices (engine/select.c): six ranks per column, the two middle ones and
+ * the two around each end of the range. */
+static void robust_ranks(void *user, uint64_t n, uint64_t *r)
+{
+    const cls_scaler_opts *o = user;
+    double g;
+    cls_median_ranks(n, &r[0], &r[1]);
+    cls_quantile_ranks(o->qmin / 100.0, n, &r[2], &r[3], &g);
+    cls_quantile_ranks(o->qmax / 100.0, n, &r[4], &r[5], &g);
+}
+
+static double quantile_of(const double *v, uint64_t n, double q, cls_dtype t)
+{
+    uint64_t lo, hi;
+    double g;
+    cls_quantile_ranks(q, n, &lo, &hi, &g);
+    return lo == hi ? v[0] : cls_quantile_lerp(v[0], v[1], g, t);
+}
+
+static cls_status fit_quantiles(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats *s)
+{
+    cls_scaler_opts o = cls_scaler_opts_of(p);
+    cls_qview v = {x->data, x->dtype, p->scope == CLS_SCOPE_BATCH ? 1 : x->batch,
+                   p->scope == CLS_SCOPE_BATCH ? (uint64_t)x->batch * x->rows : x->rows, x->cols};
+    size_t n = (size_t)v.G * v.C;
+    uint64_t *cnt = malloc(n * sizeof *cnt);
+    double *vals = malloc(n * 6 * sizeof *vals);
+    cls_status st = cnt && vals ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory for quantiles");
+    if (st == CLS_OK) st = cls_select(ctx, &v, NULL, 6, robust_ranks, &o, cnt, vals);
+    for (size_t e = 0; st == CLS_OK && e < n; e++) {
+        cls_column_stats *c = &s->col[e];
+        const double *pv = vals + e * 6;
+        if (!cnt[e]) continue;
+        c->median = cls_median_of(pv[0], pv[1], cnt[e], x->dtype);
+        c->q_lo = quantile_of(pv + 2, cnt[e], o.qmin / 100.0, x->dtype);
+        c->q_hi = quantile_of(pv + 4, cnt[e], o.qmax / 100.0, x->dtype);
+    }
+    if (st == CLS_OK) {
+        s->info.has_quantiles = 1;
+        s->info.qmin = o.qmin;
+        s->info.qmax = o.qmax;
+        s->info.no_centering = !o.center;
+        s->info.no_scaling = !o.scale;
+        s->info.unit_variance = o.unit_variance;
+    }
+    free(cnt);
+    free(vals);
+    return st;
+}
+
 /* The largest slice of a resident call: the data is on the device already,
  * so slices only cut kernel launches (and the statistics of one). */
 static size_t slice_bytes_for(const cls_job *job)
@@ -331,13 +410,22 @@ cls_status cls_do_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *
         job.Rg = job.B * job.R;
         job.G = 1;
     }
-    job.moments = p->scaler == CLS_ZSCORE || p->scaler == CLS_NONE;
+    job.moments = needs_moments(p->scaler);
     job.phases = 1;
     job.bytes_total = bytes_of(x);
     cls_team_choose(&job);
     st = run(&job, CLS_OP_STATS, slice_bytes_for(&job));
     if (st == CLS_OK) st = collect_stats(&job, p, out);
-    return finish(&job, st);
+    st = finish(&job, st);
+    const cls_scaler_desc *d = cls_scaler_get(p->scaler);
+    if (st == CLS_OK && d && (d->needs & CLS_NEED_QUANTILES)) {
+        st = fit_quantiles(ctx, p, x, *out);
+        if (st != CLS_OK) {
+            cls_stats_destroy(*out);
+            *out = NULL;
+        }
+    }
+    return st;
 }
 
 cls_status cls_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats **out)
@@ -349,6 +437,8 @@ cls_status cls_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, 
     st = check_array(ctx, x, "input");
     if (st == CLS_OK) st = cls_check_pipeline(ctx, p, x, NULL);
     if (st == CLS_OK && p->inverse) st = cls_fail(ctx, CLS_E_ARG, "cls_fit: an inverse pipeline cannot be fitted");
+    if (st == CLS_OK && p->clean)
+        st = cls_fail(ctx, CLS_E_ARG, "cls_fit: the pipeline has a cleaning stage; use cls_fit_transform");
     if (st != CLS_OK) return st;
     return cls_do_fit(ctx, p, x, NULL, out);
 }
@@ -399,7 +489,7 @@ cls_status cls_do_transform(cls_context *ctx, const cls_pipeline *p, const cls_s
         }
         double lo, hi;
         range_of(p, &lo, &hi);
-        if (s->info.scaler == CLS_MINMAX && p->scaler == CLS_MINMAX && p->lo == 0 && p->hi == 0) {
+        if (s->info.scaler == p->scaler && is_ranged(p->scaler) && p->lo == 0 && p->hi == 0) {
             lo = s->info.lo;
             hi = s->info.hi;
         }
@@ -429,11 +519,17 @@ cls_status cls_check_stats(cls_context *ctx, const cls_pipeline *p, const cls_st
                             "needs %zu group(s) x %zu columns)",
                             s->info.groups, s->info.cols, in->batch, in->rows, in->cols,
                             p->scope == CLS_SCOPE_MATRIX ? "matrix" : "batch", groups, in->cols);
-        if (p->scaler == CLS_ZSCORE && !s->info.has_moments)
+        const cls_scaler_desc *want = cls_scaler_get(p->scaler), *had = cls_scaler_get(s->info.scaler);
+        if ((want->needs & CLS_NEED_QUANTILES) && !s->info.has_quantiles)
             return cls_fail(ctx, CLS_E_ARG,
-                            "z-score needs means and variances, but these statistics were fitted for %s "
+                            "%s needs the median and a quantile range, but these statistics were fitted for %s "
+                            "without them; fit with CLS_ROBUST",
+                            want->name, had ? had->name : "no scaler");
+        if ((want->needs & CLS_NEED_MOMENTS) && !s->info.has_moments)
+            return cls_fail(ctx, CLS_E_ARG,
+                            "%s needs means and variances, but these statistics were fitted for %s "
                             "(min/max only); fit with CLS_ZSCORE or CLS_NONE",
-                            s->info.scaler == CLS_MINMAX ? "min-max" : "decimal scaling");
+                            want->name, had ? had->name : "no scaler");
     }
     return CLS_OK;
 }
@@ -444,6 +540,8 @@ cls_status cls_transform(cls_context *ctx, const cls_pipeline *p, const cls_stat
     cls_status st = cls_check_ctx(ctx);
     if (st != CLS_OK) return st;
     cls_pipeline recorded;
+    if (p && p->clean)
+        return cls_fail(ctx, CLS_E_ARG, "cls_transform: the pipeline has a cleaning stage; use cls_fit_transform");
     if (!p) {
         if (!s) return cls_fail(ctx, CLS_E_ARG, "cls_transform: no pipeline and no statistics to take it from");
         memset(&recorded, 0, sizeof recorded);
@@ -462,8 +560,10 @@ cls_status cls_transform(cls_context *ctx, const cls_pipeline *p, const cls_stat
     return cls_do_transform(ctx, p, s, in, out, NULL);
 }
 
-cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
-                             cls_stats **fitted)
+/* cls_fit_transform() without its cleaning stage (engine/clean.c runs that
+ * and then calls this). */
+cls_status cls_fit_transform_plain(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
+                                   cls_stats **fitted)
 {
     cls_status st = cls_check_ctx(ctx);
     if (st != CLS_OK) return st;
@@ -494,6 +594,18 @@ cls_status cls_do_fit_transform(cls_context *ctx, const cls_pipeline *p, const c
         return st;
     }
 
+    const cls_scaler_desc *d = cls_scaler_get(p->scaler);
+    if (!d->fused) {
+        /* statistics the fused kernel cannot take (quantiles): a fit of
+         * their own, then the scaling pass with the host's params */
+        cls_stats *s = NULL;
+        st = cls_do_fit(ctx, p, in, res, &s);
+        if (st == CLS_OK) st = cls_do_transform(ctx, p, s, in, out, res);
+        if (st == CLS_OK && fitted) *fitted = s;
+        else cls_stats_destroy(s);
+        return st;
+    }
+
     cls_job job;
     st = job_init(&job, ctx, in, out, res);
     if (st != CLS_OK) return finish(&job, st);
@@ -503,7 +615,7 @@ cls_status cls_do_fit_transform(cls_context *ctx, const cls_pipeline *p, const c
         job.G = 1;
     }
     job.scaler = scaler_code(p->scaler);
-    job.moments = p->scaler == CLS_ZSCORE;
+    job.moments = needs_moments(p->scaler);
     job.clip = p->clip;
     range_of(p, &job.lo, &job.hi);
     cls_team_choose(&job);

@@ -29,6 +29,11 @@ const char *const cls_kernel_names[CLS_K_COUNT] = {
     [CLS_K_APPLY] = "apply",
     [CLS_K_DISCOUNT] = "discount",
     [CLS_K_COPY] = "copy",
+    [CLS_K_QSELECT_SMALL] = "qselect_small",
+    [CLS_K_QHIST] = "qhist",
+    [CLS_K_QHIST_REDUCE] = "qhist_reduce",
+    [CLS_K_CLEAN_MOMENTS] = "clean_moments",
+    [CLS_K_CLEAN_APPLY] = "clean_apply",
 };
 
 static char *source;
@@ -43,11 +48,12 @@ static void assemble(void)
                               "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
                               "#define REAL double\n#define REAL_BYTES 8\n#define SFX _f64\n";
     static const char end[] = "\n#endif\n";
-    size_t n = strlen(cls_src_common) + strlen(f32) + 2 * strlen(cls_src_scale) + strlen(f64)
-               + strlen(end) + 1;
+    size_t body = strlen(cls_src_scale) + strlen(cls_src_quantile) + strlen(cls_src_clean);
+    size_t n = strlen(cls_src_common) + strlen(f32) + 2 * body + strlen(f64) + strlen(end) + 1;
     source = malloc(n);
     if (!source) return;
-    snprintf(source, n, "%s%s%s%s%s%s", cls_src_common, f32, cls_src_scale, f64, cls_src_scale, end);
+    snprintf(source, n, "%s%s%s%s%s%s%s%s%s%s", cls_src_common, f32, cls_src_scale, cls_src_quantile,
+             cls_src_clean, f64, cls_src_scale, cls_src_quantile, cls_src_clean, end);
     source_len = strlen(source);
 }
 

@@ -164,7 +164,7 @@ static cls_status run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, co
     double t = MPI_Wtime();
     if (k.has_data) {
         /* per matrix: one pass; its statistics only when asked (collecting
-         * them costs groups x cols x 56 bytes: 99 MB for seed-A) */
+         * them costs groups x cols x 80 bytes: 142 MB for seed-A) */
         cls_stats **keep = k.wants_stats ? &k.local : NULL;
         if (fin && m == FIT_TRANSFORM && matrix) k.st = cls_stream_fit_transform(ctx, p, fin, fout, NULL, keep);
         else if (fin) k.st = cls_stream_fit(ctx, p, fin, NULL, &k.local);

@@ -11,15 +11,16 @@
 
 _Static_assert(offsetof(cls_column_stats, missing) == offsetof(cls_column_stats, count) + 8 &&
                    offsetof(cls_column_stats, absmax) == offsetof(cls_column_stats, min) + 4 * 8 &&
-                   sizeof(cls_column_stats) == 56,
-               "cls_column_stats: two uint64_t then five doubles, no padding");
+                   offsetof(cls_column_stats, q_hi) == offsetof(cls_column_stats, min) + 7 * 8 &&
+                   sizeof(cls_column_stats) == 80,
+               "cls_column_stats: two uint64_t then eight doubles, no padding");
 
-/* Two uint64_t (count, missing) then five doubles (min, max, mean, m2,
- * absmax): a struct type rather than bytes, so that MPI may convert between
+/* Two uint64_t (count, missing) then eight doubles (min, max, mean, m2,
+ * absmax, median, q_lo, q_hi; the quantiles do not merge and travel as NaN): a struct type rather than bytes, so that MPI may convert between
  * nodes of different byte orders. */
 static int column_type(MPI_Datatype *out)
 {
-    int len[2] = {2, 5};
+    int len[2] = {2, 8};
     MPI_Aint at[2] = {(MPI_Aint)offsetof(cls_column_stats, count), (MPI_Aint)offsetof(cls_column_stats, min)};
     MPI_Datatype types[2] = {MPI_UINT64_T, MPI_DOUBLE};
     MPI_Datatype t;

@@ -1,10 +1,8 @@
 /* The statistics object and its math.
  * Owns: cls_stats (allocation, description, per-column access, merge), Chan's
- * parallel merge of two columns, and the scaler params a fitted column gives
- * (cls_params_of), which the host passes to the apply kernel and which
- * cl/scale.cl's MAKE_PARAMS mirrors on the device. Pure C: no OpenCL call.
- * Files are stats_io.c's. */
-#include <float.h>
+ * parallel merge of two columns. Pure C: no OpenCL call. The params a
+ * fitted column gives are the scalers' (src/scalers/); files are
+ * stats_io.c's. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,6 +16,7 @@ cls_column_stats cls_column_empty(void)
     c.count = 0;
     c.missing = 0;
     c.min = c.max = c.mean = c.m2 = c.absmax = NAN;
+    c.median = c.q_lo = c.q_hi = NAN;
     return c;
 }
 
@@ -65,73 +64,9 @@ void cls_column_merge(cls_column_stats *into, const cls_column_stats *from, int 
         into->absmax = max_of(a.absmax, b.absmax);
         into->mean = a.mean + delta * (nb / dn);
         into->m2 = a.m2 + b.m2 + delta * delta * na * (nb / dn);
+        into->median = into->q_lo = into->q_hi = NAN; /* quantiles do not merge */
     }
     if (!moments) into->mean = into->m2 = NAN;
-}
-
-/* a / 10^j rounded once where 10^|j| is exact in double (up to 10^22),
- * then to the data's dtype: the value decimal scaling stores for a. (Below
- * 10^-22 a multiplication could overflow, so a division stands in.) */
-static int stored_below_one(double a, int j, cls_dtype t)
-{
-    double q = j < 0 && j >= -22 ? a * pow(10.0, -j) : a / pow(10.0, j);
-    return t == CLS_F32 ? (float)q < 1.0f : q < 1.0;
-}
-
-int cls_decimal_exponent_in(double a, cls_dtype t)
-{
-    if (!(a > 0) || !isfinite(a)) return 0;
-    int j = (int)floor(log10(a)) + 1;
-    /* log10 may be off by one around powers of ten, and a value just below
-     * one may round up to it when stored: settle j by the stored value. */
-    if (!stored_below_one(a, j, t)) j++;
-    else if (stored_below_one(a, j - 1, t)) j--;
-    /* 10^-j must be finite in the data's dtype: a column of subnormal
-     * values only gets 10^38 (float) or 10^308 (double) at most */
-    int jmin = t == CLS_F32 ? -FLT_MAX_10_EXP : -DBL_MAX_10_EXP;
-    return j < jmin ? jmin : j;
-}
-
-int cls_decimal_exponent(double a) { return cls_decimal_exponent_in(a, CLS_F64); }
-
-cls_params cls_params_of(const cls_column_stats *s, cls_scaler scaler, double lo, double hi, int inverse,
-                         cls_dtype dtype)
-{
-    cls_params p = {0.0, 1.0, 0.0};
-    if (!s || s->count == 0) return p;
-    switch (scaler) {
-    case CLS_MINMAX:
-        if (!inverse) {
-            p.shift = s->min;
-            p.m = s->max > s->min ? (hi - lo) / (s->max - s->min) : 0.0;
-            p.o = lo;
-        } else {
-            p.shift = lo;
-            p.m = hi != lo ? (s->max - s->min) / (hi - lo) : 0.0;
-            p.o = s->min;
-        }
-        break;
-    case CLS_ZSCORE: {
-        double sd = sqrt(s->m2 / (double)s->count);
-        if (!inverse) {
-            p.shift = s->mean;
-            p.m = sd > 0 ? 1.0 / sd : 0.0;
-        } else {
-            p.m = sd;
-            p.o = s->mean;
-        }
-        break;
-    }
-    case CLS_DECIMAL: {
-        int j = cls_decimal_exponent_in(s->absmax, dtype);
-        p.m = pow(10.0, inverse ? j : -j);
-        break;
-    }
-    case CLS_NONE:
-    default:
-        break;
-    }
-    return p;
 }
 
 cls_status cls_stats_describe(const cls_stats *s, cls_stats_info *out)
@@ -158,6 +93,7 @@ cls_status cls_stats_merge(cls_stats *into, const cls_stats *from)
         !same_double(a->hi, b->hi) || !a->clip != !b->clip || a->dtype != b->dtype ||
         a->groups != b->groups || a->cols != b->cols)
         return CLS_E_ARG;
+    if (a->has_quantiles || b->has_quantiles) return CLS_E_UNSUPPORTED;
     int moments = a->has_moments && b->has_moments;
     size_t n = a->groups * a->cols;
     for (size_t i = 0; i < n; i++) cls_column_merge(&into->col[i], &from->col[i], moments);

@@ -12,9 +12,11 @@
 #include "internal.h"
 
 #define MAGIC "CLSSTATS"
-#define VERSION 1u
-#define HEADER_LEN 72u  /* magic .. rows */
-#define COLUMN_LEN 56u  /* count, missing, min, max, mean, m2, absmax */
+#define VERSION 2u
+#define HEADER_LEN_V1 72u  /* magic .. rows */
+#define COLUMN_LEN_V1 56u  /* count, missing, min, max, mean, m2, absmax */
+#define HEADER_LEN 96u     /* v2: + has_quantiles, robust flags, qmin, qmax */
+#define COLUMN_LEN 80u     /* v2: + median, q_lo, q_hi */
 #define CRC_LEN 4u
 
 static _Thread_local char err_buf[1024];
@@ -81,7 +83,8 @@ cls_status cls_stats_save(const cls_stats *s, const char *path)
     if (!s || !path || !*path || !s->col)
         return io_fail(CLS_E_ARG, "cls_stats_save: %s", !path || !*path ? "no path" : "no statistics");
     const cls_stats_info *in = &s->info;
-    if ((unsigned)in->scaler > CLS_DECIMAL || (unsigned)in->scope > CLS_SCOPE_BATCH ||
+    const cls_scaler_desc *d = cls_scaler_get(in->scaler);
+    if ((!d && in->scaler != CLS_NONE) || (unsigned)in->scope > CLS_SCOPE_BATCH ||
         (unsigned)in->dtype > CLS_F64)
         return io_fail(CLS_E_ARG, "cls_stats_save: %s: invalid scaler, scope or dtype", path);
     size_t n = in->groups * in->cols;  /* cls_stats_new checked the product */
@@ -95,7 +98,7 @@ cls_status cls_stats_save(const cls_stats *s, const char *path)
     memcpy(p, MAGIC, 8);
     p += 8;
     p = put_u32(p, VERSION);
-    p = put_u32(p, (uint32_t)in->scaler);
+    p = put_u32(p, d ? d->file_code : 0u);
     p = put_u32(p, (uint32_t)in->scope);
     p = put_u32(p, in->clip ? 1u : 0u);
     p = put_f64(p, in->lo);
@@ -105,6 +108,10 @@ cls_status cls_stats_save(const cls_stats *s, const char *path)
     p = put_u64(p, (uint64_t)in->groups);
     p = put_u64(p, (uint64_t)in->cols);
     p = put_u64(p, in->rows);
+    p = put_u32(p, in->has_quantiles ? 1u : 0u);
+    p = put_u32(p, (in->no_centering ? 1u : 0u) | (in->no_scaling ? 2u : 0u) | (in->unit_variance ? 4u : 0u));
+    p = put_f64(p, in->qmin);
+    p = put_f64(p, in->qmax);
     for (size_t i = 0; i < n; i++) p = put_u64(p, s->col[i].count);
     for (size_t i = 0; i < n; i++) p = put_u64(p, s->col[i].missing);
     for (size_t i = 0; i < n; i++) p = put_f64(p, s->col[i].min);
@@ -112,6 +119,9 @@ cls_status cls_stats_save(const cls_stats *s, const char *path)
     for (size_t i = 0; i < n; i++) p = put_f64(p, s->col[i].mean);
     for (size_t i = 0; i < n; i++) p = put_f64(p, s->col[i].m2);
     for (size_t i = 0; i < n; i++) p = put_f64(p, s->col[i].absmax);
+    for (size_t i = 0; i < n; i++) p = put_f64(p, s->col[i].median);
+    for (size_t i = 0; i < n; i++) p = put_f64(p, s->col[i].q_lo);
+    for (size_t i = 0; i < n; i++) p = put_f64(p, s->col[i].q_hi);
     put_u32(p, cls_crc32(0, buf, len - CRC_LEN));
 
     /* a reader sees the old file or the new one; a failed save leaves nothing */
@@ -141,7 +151,7 @@ static size_t read_upto(FILE *f, unsigned char *p, size_t want)
 static cls_status load_file(FILE *f, const char *path, cls_stats **out)
 {
     unsigned char hdr[HEADER_LEN];
-    size_t got = read_upto(f, hdr, HEADER_LEN);
+    size_t got = read_upto(f, hdr, HEADER_LEN_V1);
     if (ferror(f)) return io_fail(CLS_E_IO, "cannot read %s: %s", path, strerror(errno));
     if (got == 0) return io_fail(CLS_E_FORMAT, "%s: empty file, not a clscale stats file", path);
     if (memcmp(hdr, MAGIC, got < 8 ? got : 8) != 0)
@@ -152,7 +162,12 @@ static cls_status load_file(FILE *f, const char *path, cls_stats **out)
         return io_fail(CLS_E_FORMAT, "%s: format version %u; this clscale reads version %u", path,
                     (unsigned)version, VERSION);
     if (version == 0) return io_fail(CLS_E_FORMAT, "%s: invalid format version 0", path);
-    if (got < HEADER_LEN) return io_fail(CLS_E_FORMAT, "%s: truncated (%zu bytes)", path, got);
+    /* version 1 files (no quantiles) still load */
+    const size_t header_len = version == 1 ? HEADER_LEN_V1 : HEADER_LEN;
+    const size_t column_len = version == 1 ? COLUMN_LEN_V1 : COLUMN_LEN;
+    if (got == HEADER_LEN_V1 && header_len > got) got += read_upto(f, hdr + got, header_len - got);
+    if (ferror(f)) return io_fail(CLS_E_IO, "cannot read %s: %s", path, strerror(errno));
+    if (got < header_len) return io_fail(CLS_E_FORMAT, "%s: truncated (%zu bytes)", path, got);
 
     /* The shape decides the length; check it, overflow included, before any
      * allocation, and allocate only as the bytes actually arrive. */
@@ -161,17 +176,17 @@ static cls_status load_file(FILE *f, const char *path, cls_stats **out)
         return io_fail(CLS_E_FORMAT, "%s: empty shape (%llu groups x %llu columns)", path,
                     (unsigned long long)groups, (unsigned long long)cols);
     uint64_t limit = (SIZE_MAX < UINT64_MAX ? (uint64_t)SIZE_MAX : UINT64_MAX);
-    limit = (limit - HEADER_LEN - CRC_LEN - 1) / COLUMN_LEN;
+    limit = (limit - header_len - CRC_LEN - 1) / column_len;
     if (groups > limit / cols)
         return io_fail(CLS_E_FORMAT, "%s: impossible shape (%llu groups x %llu columns)", path,
                     (unsigned long long)groups, (unsigned long long)cols);
     size_t n = (size_t)(groups * cols);
-    size_t total = HEADER_LEN + n * COLUMN_LEN + CRC_LEN;
+    size_t total = header_len + n * column_len + CRC_LEN;
 
-    size_t cap = total + 1 < 65536 ? total + 1 : 65536, len = HEADER_LEN;
+    size_t cap = total + 1 < 65536 ? total + 1 : 65536, len = header_len;
     unsigned char *buf = malloc(cap);
     if (!buf) return io_fail(CLS_E_NOMEM, "cannot load %s: out of memory", path);
-    memcpy(buf, hdr, HEADER_LEN);
+    memcpy(buf, hdr, header_len);
     cls_status st = CLS_OK;
     for (;;) {
         /* One byte past the expected end tells trailing data apart. */
@@ -209,7 +224,14 @@ static cls_status load_file(FILE *f, const char *path, cls_stats **out)
     memset(&info, 0, sizeof info);
     uint32_t scaler = get_u32(buf + 12), scope = get_u32(buf + 16), clip = get_u32(buf + 20);
     uint32_t dtype = get_u32(buf + 40), moments = get_u32(buf + 44);
-    if (scaler > CLS_DECIMAL || scope > CLS_SCOPE_BATCH || clip > 1 || dtype > CLS_F64 || moments > 1) {
+    uint32_t quantiles = version == 1 ? 0 : get_u32(buf + 72), rflags = version == 1 ? 0 : get_u32(buf + 76);
+    if (quantiles > 1 || rflags > 7) {
+        st = io_fail(CLS_E_FORMAT, "%s: invalid header (has_quantiles %u, robust flags %u)", path,
+                     (unsigned)quantiles, (unsigned)rflags);
+        goto out;
+    }
+    const cls_scaler_desc *d = cls_scaler_by_code(scaler);
+    if ((scaler && !d) || scope > CLS_SCOPE_BATCH || clip > 1 || dtype > CLS_F64 || moments > 1) {
         st = io_fail(CLS_E_FORMAT, "%s: invalid header (scaler %u, scope %u, clip %u, dtype %u, moments %u)",
                   path, (unsigned)scaler, (unsigned)scope, (unsigned)clip, (unsigned)dtype, (unsigned)moments);
         goto out;
@@ -219,7 +241,7 @@ static cls_status load_file(FILE *f, const char *path, cls_stats **out)
                   (unsigned long long)groups);
         goto out;
     }
-    info.scaler = (cls_scaler)scaler;
+    info.scaler = d ? d->id : CLS_NONE;
     info.scope = (cls_scope)scope;
     info.clip = (int)clip;
     info.lo = get_f64(buf + 24);
@@ -229,13 +251,19 @@ static cls_status load_file(FILE *f, const char *path, cls_stats **out)
     info.groups = (size_t)groups;
     info.cols = (size_t)cols;
     info.rows = get_u64(buf + 64);
+    info.has_quantiles = (int)quantiles;
+    info.no_centering = (rflags & 1u) != 0;
+    info.no_scaling = (rflags & 2u) != 0;
+    info.unit_variance = (rflags & 4u) != 0;
+    info.qmin = version == 1 ? 0 : get_f64(buf + 80);
+    info.qmax = version == 1 ? 0 : get_f64(buf + 88);
 
     cls_stats *s = cls_stats_new(&info);
     if (!s) {
         st = io_fail(CLS_E_NOMEM, "cannot load %s: out of memory", path);
         goto out;
     }
-    const unsigned char *p = buf + HEADER_LEN;
+    const unsigned char *p = buf + header_len;
     for (size_t i = 0; i < n; i++, p += 8) s->col[i].count = get_u64(p);
     for (size_t i = 0; i < n; i++, p += 8) s->col[i].missing = get_u64(p);
     for (size_t i = 0; i < n; i++, p += 8) s->col[i].min = get_f64(p);
@@ -243,6 +271,11 @@ static cls_status load_file(FILE *f, const char *path, cls_stats **out)
     for (size_t i = 0; i < n; i++, p += 8) s->col[i].mean = get_f64(p);
     for (size_t i = 0; i < n; i++, p += 8) s->col[i].m2 = get_f64(p);
     for (size_t i = 0; i < n; i++, p += 8) s->col[i].absmax = get_f64(p);
+    if (version >= 2) {
+        for (size_t i = 0; i < n; i++, p += 8) s->col[i].median = get_f64(p);
+        for (size_t i = 0; i < n; i++, p += 8) s->col[i].q_lo = get_f64(p);
+        for (size_t i = 0; i < n; i++, p += 8) s->col[i].q_hi = get_f64(p);
+    }
     *out = s;
 out:
     free(buf);

@@ -106,7 +106,7 @@ int main(int argc, char **argv)
     }
     cls_device_info di;
     cls_device_get(ctx, 0, &di);
-    cls_pipeline p = {CLS_MINMAX, scope, 0, 0, 0, 0, NULL};
+    cls_pipeline p = {.scaler = CLS_MINMAX, .scope = scope};
     cls_array in = {x, CLS_F64, scope == CLS_SCOPE_BATCH ? 1 : count, scope == CLS_SCOPE_BATCH ? count : R, C};
     if (!count) in.data = NULL;
     cls_array out = in;
@@ -145,7 +145,8 @@ int main(int argc, char **argv)
                 buf[c].m2 = 60 * hash01(c + 5);
                 buf[c].absmax = buf[c].max;
             }
-            cls_stats_info si = {CLS_MINMAX, CLS_SCOPE_BATCH, 0, 1, 0, CLS_F64, 1, C, 60, 1};
+            cls_stats_info si = {.scaler = CLS_MINMAX, .scope = CLS_SCOPE_BATCH, .lo = 0, .hi = 1, .dtype = CLS_F64,
+                                  .groups = 1, .cols = C, .rows = 60, .has_moments = 1};
             cls_stats *s = NULL, *merged = NULL;
             cls_stats_create_empty(&si, &s);
             memcpy(cls_stats_columns(s), buf, C * sizeof *buf);

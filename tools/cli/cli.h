@@ -12,6 +12,7 @@
 
 int cmd_devices(int argc, char **argv);
 int cmd_normalize(int argc, char **argv);
+int cmd_clean(int argc, char **argv);
 int cmd_apply(int argc, char **argv);
 int cmd_discount(int argc, char **argv);
 int cmd_bench(int argc, char **argv);

@@ -14,9 +14,16 @@ static const char usage[] =
     "\n"
     "commands (each has --help):\n"
     "  devices   [--json] [--devices SEL]    list the OpenCL devices and their indices\n"
-    "  normalize --method minmax|zscore|decimal [--range LO,HI] [--clip]\n"
+    "  normalize --method minmax|zscore|decimal|robust|maxabs [--range LO,HI] [--clip]\n"
+    "            [--quantile-range QMIN,QMAX] [--no-centering] [--no-scaling]\n"
+    "            [--unit-variance] [cleaning options of clean]\n"
     "            [--scope matrix|batch] [--stats-out S] [--devices SEL] [--verbose]\n"
     "            IN.npy OUT.npy\n"
+    "  clean     [--impute mean|median|most_frequent|constant:V] [--missing-value V]\n"
+    "            [--sigma-clip K[,ITERS]] [--sigma-lower K] [--sigma-upper K]\n"
+    "            [--clip-center median|mean] [--clip-spread std|mad_std]\n"
+    "            [--clip-mode mask|clamp] [--scope matrix|batch] [--devices SEL]\n"
+    "            [--verbose] IN.npy OUT.npy\n"
     "  apply     --stats S [--inverse] [--devices SEL] [--verbose] IN.npy OUT.npy\n"
     "  discount  --factors F.npy [--devices SEL] [--verbose] IN.npy OUT.npy\n"
     "            (normalize, apply, discount: --quiet without the progress bar drawn\n"
@@ -65,7 +72,8 @@ int main(int argc, char **argv)
         const char *name;
         int (*fn)(int, char **);
     } cmds[] = {
-        {"devices", cmd_devices},     {"normalize", cmd_normalize}, {"apply", cmd_apply},
+        {"devices", cmd_devices},     {"normalize", cmd_normalize}, {"clean", cmd_clean},
+        {"apply", cmd_apply},
         {"discount", cmd_discount},   {"bench", cmd_bench},         {"__startup", cmd_startup_child},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)

@@ -1,4 +1,4 @@
-/* clscale normalize | apply | discount: one .npy file in, one out.
+/* clscale normalize | clean | apply | discount: one .npy file in, one out.
  *
  * The input is mapped read-only (cls_npy_open), the output is a temporary
  * file beside OUT, mapped writable, that the library fills in place; it is
@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clean_opts.h"
 #include "cli.h"
 #include "guard.h"
 #include "input.h"
@@ -31,20 +32,31 @@
 #include "progress.h"
 #include "stream_run.h"
 
-enum { CMD_NORMALIZE = 1u, CMD_APPLY = 2u, CMD_DISCOUNT = 4u };
+enum { CMD_NORMALIZE = 1u, CMD_APPLY = 2u, CMD_DISCOUNT = 4u, CMD_CLEAN = 8u };
 
 static const char usage_normalize[] =
-    "usage: clscale normalize --method minmax|zscore|decimal [--range LO,HI] [--clip]\n"
+    "usage: clscale normalize --method minmax|zscore|decimal|robust|maxabs [--range LO,HI] [--clip]\n"
+    "                         [--quantile-range QMIN,QMAX] [--no-centering] [--no-scaling]\n"
+    "                         [--unit-variance] [cleaning options, as clean's]\n"
     "                         [--scope matrix|batch] [--stats-out S] [--devices SEL]\n"
     "                         [--verbose] [--quiet] IN.npy OUT.npy\n"
     "\n"
     "Fits a scaler to the columns of IN (2-D rows x cols or 3-D batch x rows x cols,\n"
-    "float32 or float64) and writes the scaled array to OUT.\n"
+    "float32 or float64) and writes the scaled array to OUT. With cleaning options\n"
+    "(see `clscale clean --help`: --impute, --missing-value, --sigma-clip,\n"
+    "--sigma-lower, --sigma-upper, --clip-center, --clip-spread, --clip-mode), IN is\n"
+    "cleaned first and the scaler fitted on the cleaned data.\n"
     "\n"
     "  --method M       minmax: (x - min) / (max - min) into [LO, HI] (default 0,1)\n"
     "                   zscore: (x - mean) / std; decimal: x / 10^j\n"
+    "                   robust: (x - median) / (q[QMAX] - q[QMIN]), exact quantiles\n"
+    "                   (scikit-learn's RobustScaler); maxabs: x / max|x|\n"
     "  --range LO,HI    min-max output range, LO < HI\n"
     "  --clip           min-max: clamp the output into [LO, HI]\n"
+    "  --quantile-range QMIN,QMAX  robust: percentiles, 0 <= QMIN <= QMAX <= 100\n"
+    "                   (default 25,75)\n"
+    "  --no-centering, --no-scaling, --unit-variance  robust: as scikit-learn's\n"
+    "                   with_centering=False, with_scaling=False, unit_variance=True\n"
     "  --scope S        matrix: statistics per matrix of a 3-D IN (default);\n"
     "                   batch: over all its matrices\n"
     "  --stats-out S    save the fitted statistics for `clscale apply`\n"
@@ -54,6 +66,23 @@ static const char usage_normalize[] =
     "  --quiet          no progress bar (one is drawn on a terminal for long runs)\n"
     "\n"
     "NaN and +-Inf are missing values: ignored by the fit, written unchanged.\n";
+
+static const char usage_clean_head[] =
+    "usage: clscale clean [--impute mean|median|most_frequent|constant:V] [--missing-value V]\n"
+    "                     [--sigma-clip K[,ITERS]] [--sigma-lower K] [--sigma-upper K]\n"
+    "                     [--clip-center median|mean] [--clip-spread std|mad_std]\n"
+    "                     [--clip-mode mask|clamp] [--scope matrix|batch] [--devices SEL]\n"
+    "                     [--verbose] IN.npy OUT.npy\n"
+    "\n"
+    "Cleans the columns of IN (per matrix of a 3-D IN, or over all with --scope\n"
+    "batch) on the devices: outliers clipped as astropy's sigma_clip does, then\n"
+    "missing values (NaN, +-Inf, --missing-value V, clipped values) filled as\n"
+    "scikit-learn's SimpleImputer does. Missing values not filled are written as NaN.\n"
+    "\n";
+static const char usage_clean_tail[] =
+    "  --scope S        matrix (default) or batch\n"
+    "  --devices SEL    OpenCL devices (see `clscale --help`)\n"
+    "  --verbose        print the missing and clipped counts per column to stderr\n";
 
 static const char usage_apply[] =
     "usage: clscale apply --stats S [--inverse] [--devices SEL] [--verbose] [--quiet] IN.npy OUT.npy\n"
@@ -89,12 +118,13 @@ typedef struct args {
     int         verbose;
     int         quiet;   /* no progress bar */
     cls_pipeline p;    /* normalize */
-    int         has_method, has_range;
+    int         has_method, has_range, has_qrange;
     const char *stats_out;
     const char *stats; /* apply */
     int         inverse;
     const char *factors; /* discount */
     int         mpi;     /* --mpi: tools/cli/mpi_run.c runs it */
+    cli_clean   cl;      /* clean, normalize */
 } args;
 
 typedef struct option {
@@ -105,11 +135,17 @@ typedef struct option {
 
 static const option options[] = {
     {"method", 1, CMD_NORMALIZE},   {"range", 1, CMD_NORMALIZE},
-    {"clip", 0, CMD_NORMALIZE},     {"scope", 1, CMD_NORMALIZE},
+    {"clip", 0, CMD_NORMALIZE},     {"scope", 1, CMD_NORMALIZE | CMD_CLEAN},
+    {"impute", 1, CMD_NORMALIZE | CMD_CLEAN}, {"missing-value", 1, CMD_NORMALIZE | CMD_CLEAN},
+    {"sigma-clip", 1, CMD_NORMALIZE | CMD_CLEAN}, {"sigma-lower", 1, CMD_NORMALIZE | CMD_CLEAN},
+    {"sigma-upper", 1, CMD_NORMALIZE | CMD_CLEAN}, {"clip-center", 1, CMD_NORMALIZE | CMD_CLEAN},
+    {"clip-spread", 1, CMD_NORMALIZE | CMD_CLEAN}, {"clip-mode", 1, CMD_NORMALIZE | CMD_CLEAN},
     {"stats-out", 1, CMD_NORMALIZE}, {"stats", 1, CMD_APPLY},
+    {"quantile-range", 1, CMD_NORMALIZE}, {"no-centering", 0, CMD_NORMALIZE},
+    {"no-scaling", 0, CMD_NORMALIZE}, {"unit-variance", 0, CMD_NORMALIZE},
     {"inverse", 0, CMD_APPLY},      {"factors", 1, CMD_DISCOUNT},
-    {"devices", 1, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT},
-    {"verbose", 0, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT},
+    {"devices", 1, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT | CMD_CLEAN},
+    {"verbose", 0, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT | CMD_CLEAN},
     {"mpi", 0, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT},
     {"quiet", 0, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT},
 };
@@ -144,18 +180,39 @@ static int parse_range(const char *s, double *lo, double *hi)
 /* Sets one option of `a`; returns 0 or a usage error's exit status. */
 static int set_option(args *a, const char *name, const char *v)
 {
-    if (!strcmp(name, "method")) {
-        if (!strcmp(v, "minmax")) a->p.scaler = CLS_MINMAX;
-        else if (!strcmp(v, "zscore")) a->p.scaler = CLS_ZSCORE;
-        else if (!strcmp(v, "decimal")) a->p.scaler = CLS_DECIMAL;
-        else return usage_error(a, "unknown method \"%s\" (minmax, zscore or decimal)", v);
+    if (cli_clean_is_option(name)) {
+        char err[256];
+        if (cli_clean_set(&a->cl, name, v, err, sizeof err)) return usage_error(a, "%s", err);
+    } else if (!strcmp(name, "method")) {
+        if (cls_scaler_parse(v, &a->p.scaler) != CLS_OK || a->p.scaler == CLS_NONE)
+            return usage_error(a, "unknown method \"%s\" (%s)", v, cls_scaler_list());
         a->has_method = 1;
     } else if (!strcmp(name, "range")) {
         if (parse_range(v, &a->p.lo, &a->p.hi) != 0)
             return usage_error(a, "--range \"%s\": expected LO,HI, two finite numbers with LO < HI and a "
                                "finite width HI - LO", v);
         a->has_range = 1;
-    } else if (!strcmp(name, "clip")) a->p.clip = 1;
+    } else if (!strcmp(name, "quantile-range")) {
+        double qa, qb;
+        char *end;
+        errno = 0;
+        qa = strtod(v, &end);
+        int ok = end != v && *end == ',' && !errno;
+        const char *t = end + 1;
+        if (ok) {
+            qb = strtod(t, &end);
+            ok = end != t && *end == '\0' && !errno && qa >= 0 && qa <= qb && qb <= 100;
+        }
+        if (!ok)
+            return usage_error(a, "--quantile-range \"%s\": expected QMIN,QMAX, percentiles with "
+                               "0 <= QMIN <= QMAX <= 100", v);
+        a->p.qmin = qa;
+        a->p.qmax = qb;
+        a->has_qrange = 1;
+    } else if (!strcmp(name, "no-centering")) a->p.no_centering = 1;
+    else if (!strcmp(name, "no-scaling")) a->p.no_scaling = 1;
+    else if (!strcmp(name, "unit-variance")) a->p.unit_variance = 1;
+    else if (!strcmp(name, "clip")) a->p.clip = 1;
     else if (!strcmp(name, "scope")) {
         if (!strcmp(v, "matrix")) a->p.scope = CLS_SCOPE_MATRIX;
         else if (!strcmp(v, "batch")) a->p.scope = CLS_SCOPE_BATCH;
@@ -222,10 +279,22 @@ static int parse(args *a, int argc, char **argv, const char *usage)
         if (!a->has_method) return usage_error(a, "--method is required");
         if (a->p.scaler != CLS_MINMAX && (a->has_range || a->p.clip))
             return usage_error(a, "--range and --clip apply to --method minmax only");
-        if (!a->has_range) {
+        if (a->p.scaler != CLS_ROBUST &&
+            (a->has_qrange || a->p.no_centering || a->p.no_scaling || a->p.unit_variance))
+            return usage_error(a, "--quantile-range, --no-centering, --no-scaling and --unit-variance apply "
+                               "to --method robust only");
+        if (a->has_qrange && a->p.qmin == 0 && a->p.qmax == 0)
+            return usage_error(a, "--quantile-range 0,0: QMIN < QMAX needed for a range of zero width at 0");
+        if (!a->has_range && a->p.scaler == CLS_MINMAX) {
             a->p.lo = 0;
             a->p.hi = 1;
         }
+    }
+    if (a->cmd & (CMD_NORMALIZE | CMD_CLEAN)) {
+        char err[256];
+        if (cli_clean_finish(&a->cl, err, sizeof err)) return usage_error(a, "%s", err);
+        if (a->cl.any && a->mpi) return usage_error(a, "the cleaning options do not run under --mpi");
+        if (a->cl.any && a->cmd == CMD_NORMALIZE) a->p.clean = &a->cl.c;
     }
     if (a->cmd == CMD_APPLY && !a->stats) return usage_error(a, "--stats S is required");
     if (a->cmd == CMD_DISCOUNT && !a->factors) return usage_error(a, "--factors F.npy is required");
@@ -265,6 +334,21 @@ static void summary(const args *a, cls_context *ctx, const cls_npy *in)
     if (*notes) fprintf(stderr, "clscale: note: %s\n", notes);
 }
 
+/* clean --verbose: the totals, then per column (and group) the missing and
+ * clipped counts. */
+static void counts(size_t cols, size_t groups, const uint64_t *missing, const uint64_t *clipped)
+{
+    uint64_t tm = 0, tc = 0;
+    for (size_t e = 0; e < cols * groups; e++) {
+        tm += missing[e];
+        tc += clipped[e];
+    }
+    fprintf(stderr, "clscale: clean: %llu missing, %llu clipped\n", (unsigned long long)tm, (unsigned long long)tc);
+    for (size_t e = 0; e < cols * groups; e++)
+        fprintf(stderr, "clscale: clean: group %zu column %zu: %llu missing, %llu clipped\n", e / cols, e % cols,
+                (unsigned long long)missing[e], (unsigned long long)clipped[e]);
+}
+
 /* Opens an input; data arrays (need2d) must be 2-D or 3-D. 0 or exit status. */
 static int open_input(const char *path, cls_npy *f, int need2d)
 {
@@ -294,6 +378,7 @@ static int run(args *a)
     cli_output o = {0}, so = {0};
     cli_progress bar = {0};  /* draws nothing until cli_progress_start() */
     char err[1024];
+    uint64_t *missing = NULL, *clipped = NULL; /* clean --verbose */
     /* before any work: where OUT and --stats-out go, and that they are
      * none of the inputs */
     const char *const inputs[] = {a->in, a->stats, a->factors};
@@ -350,13 +435,26 @@ static int run(args *a)
     }
 
     cls_array x = array_of(&in), y = array_of(&out);
+    size_t ngroups = a->p.scope == CLS_SCOPE_BATCH ? 1 : in.batch, ncounts = ngroups * in.cols;
+    if (a->cmd == CMD_CLEAN && a->verbose) {
+        missing = calloc(ncounts ? ncounts : 1, sizeof *missing);
+        clipped = calloc(ncounts ? ncounts : 1, sizeof *clipped);
+        if (!missing || !clipped) {
+            rc = cli_error(EXIT_FAIL, "out of memory");
+            goto done;
+        }
+        a->cl.c.missing_out = missing;
+        a->cl.c.clipped_out = clipped;
+    }
     cli_progress_start(&bar);
     if (a->quiet) bar.enabled = 0;
     const cls_pipeline *pp = a->cmd == CMD_APPLY && !a->inverse ? NULL : &a->p;
     cls_stats **fit = a->cmd == CMD_NORMALIZE && a->stats_out ? &stats : NULL;
     err[0] = '\0';
-    /* streaming (stream_run.c) or the mapped arrays */
-    if (cli_stream_wanted(&in))
+    /* streaming (stream_run.c) or the mapped arrays: a cleaning stage needs
+     * each statistics group whole (its statistics are the cleaned data's) */
+    if (a->cmd == CMD_CLEAN) st = cls_clean_data(ctx, &a->cl.c, a->p.scope, &x, &y);
+    else if (!a->p.clean && cli_stream_wanted(&in))
         st = cli_stream_run(ctx, pp, a->cmd == CMD_NORMALIZE ? NULL : stats, fit, a->in, &in, &out, err, sizeof err);
     else if (a->cmd == CMD_NORMALIZE) st = cls_fit_transform(ctx, &a->p, &x, &y, fit);
     else st = cls_transform(ctx, pp, stats, &x, &y);
@@ -368,7 +466,8 @@ static int run(args *a)
     }
     if (a->stats_out && (rc = cli_output_save_stats(&so, stats))) goto done;
     if ((rc = cli_output_commit(&o, &out, a->stats_out ? &so : NULL))) goto done;
-    if (a->verbose) summary(a, ctx, &in);
+    if (a->verbose && a->cmd != CMD_CLEAN) summary(a, ctx, &in);
+    if (a->verbose && a->cmd == CMD_CLEAN) counts(in.cols, ngroups, missing, clipped);
     rc = EXIT_OK;
 
 done:
@@ -379,6 +478,8 @@ done:
     cls_stats_destroy(stats);
     cli_input_close(&fac);
     cli_input_close(&in);
+    free(missing);
+    free(clipped);
     return rc;
 }
 
@@ -415,5 +516,11 @@ static int command(unsigned cmd, const char *usage, int argc, char **argv)
 }
 
 int cmd_normalize(int argc, char **argv) { return command(CMD_NORMALIZE, usage_normalize, argc, argv); }
+int cmd_clean(int argc, char **argv)
+{
+    static char usage[4096];
+    snprintf(usage, sizeof usage, "%s%s%s", usage_clean_head, cli_clean_usage, usage_clean_tail);
+    return command(CMD_CLEAN, usage, argc, argv);
+}
 int cmd_apply(int argc, char **argv) { return command(CMD_APPLY, usage_apply, argc, argv); }
 int cmd_discount(int argc, char **argv) { return command(CMD_DISCOUNT, usage_discount, argc, argv); }

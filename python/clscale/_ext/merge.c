@@ -3,7 +3,7 @@
  * distributed fits (python/clscale/_mpi.py: the operation of an mpi4py
  * Allreduce; _dask.py merges whole Stats instead).
  *
- * The table is the library's own layout (two uint64_t, five doubles, 56
+ * The table is the library's own layout (two uint64_t, eight doubles, 80
  * bytes per column, native byte order): the numpy structured dtype
  * clscale._mpi.COLUMN describes it. Each pair of entries is merged by
  * cls_column_stats_merge after putting the two operands in one order by
@@ -14,7 +14,7 @@
 
 #include "ext.h"
 
-_Static_assert(sizeof(cls_column_stats) == 56, "cls_column_stats: two uint64_t then five doubles");
+_Static_assert(sizeof(cls_column_stats) == 80, "cls_column_stats: two uint64_t then eight doubles");
 
 /* One table argument as a contiguous buffer of whole columns. */
 static int columns_of(PyObject *obj, Py_buffer *view, int writable, const char *what)

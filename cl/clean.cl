@@ -1,0 +1,127 @@
+/* The cleaning kernels (src/engine/clean_pass.c drives them; written once
+ * for REAL = float or double like scale.cl).
+ *
+ * Geometry of a unit: `ng` statistics groups of `urows` rows each (a whole
+ * group each, or one part of one long group), `ncols` columns, rows
+ * `ncols` apart. Work-item (c, j) owns column c of chunk j: part
+ * j % cpg of group j / cpg, at most `chunk` rows (the host keeps chunks
+ * short: llvmpipe stops loops past ~65k iterations). Per-column tables are
+ * entry (group of the unit * ncols + column).
+ *
+ * Missing: not finite, or equal to the sentinel (CLS_CF_SENT). With
+ * CLS_CF_BOUNDS, a value outside [blo, bhi] of its column is clipped. */
+
+#define CLS_CF_SENT   1u   /* a value equal to `sent` is missing */
+#define CLS_CF_BOUNDS 2u   /* values outside [blo, bhi] are clipped */
+#define CLS_CF_WRITE  4u   /* moments: also write y = x, clipped values and the sentinel
+                              NaN (NaN and +-Inf stay) */
+#define CLS_CF_CLAMP  8u   /* apply: clipped values take the nearest bound (else missing) */
+#define CLS_CF_FILL   16u  /* apply: missing values take fill */
+#define CLS_CF_SCALE  32u  /* apply: then y = ((v - shi) - slo) * m + o on finite values */
+#define CLS_CF_RCLIP  64u  /* apply: then clamp the scaled value into [rlo, rhi] */
+
+#define F(name) CAT(name, SFX)
+
+/* Rows [*r0, *r1) of the unit (relative to its first row) of chunk j. */
+#define CHUNK_ROWS()                                                          \
+    uint c = (uint)get_global_id(0);                                          \
+    ulong j = get_global_id(1);                                               \
+    if (c >= ncols || j >= (ulong)ng * cpg) return;                           \
+    ulong gl = j / cpg, part = j % cpg;                                       \
+    ulong r0 = gl * urows + part * chunk;                                     \
+    ulong r1 = min(gl * urows + urows, r0 + chunk);                           \
+    ulong e = gl * ncols + c
+
+/* Moments of the values a column's chunk keeps (not missing, inside the
+ * bounds): count, mean and m2 (from shifted sums), min and max; how many it
+ * clips below and above. Entry j * ncols + c of planes `pstride` apart:
+ * REAL K, mean - K, m2, min, max; uint count, below, above. */
+#if CLS_KERNEL == CLS_KID_CLEAN_MOMENTS
+__kernel void F(clean_moments)(__global const REAL *x, __global REAL *y, uint ncols, uint ng, ulong urows,
+                               ulong cpg, uint chunk, uint flags, REAL sent,
+                               __global const REAL *blo, __global const REAL *bhi,
+                               __global REAL *pr, __global uint *pc, ulong pstride)
+{
+    CHUNK_ROWS();
+    REAL lo = (flags & CLS_CF_BOUNDS) ? blo[e] : (REAL)-INFINITY;
+    REAL hi = (flags & CLS_CF_BOUNDS) ? bhi[e] : (REAL)INFINITY;
+    int sen = (flags & CLS_CF_SENT) != 0, wr = (flags & CLS_CF_WRITE) != 0;
+    uint n = 0, below = 0, above = 0;
+    /* sums of v - K, K the first value kept: the moments of data far from
+     * zero keep the precision of its spread (float32 at 1e6). Selects, not
+     * branches, so that the work-items of a group run as vectors. */
+    REAL K = 0, s1 = 0, s2 = 0, mn = INFINITY, mx = -INFINITY;
+    for (ulong r = r0; r < r1; r++) {
+        REAL v = x[r * ncols + c];
+        int fin = isfinite(v);
+        int miss = !fin || (sen && v == sent);
+        int b = !miss && v < lo, a = !miss && v > hi;
+        int keep = !miss && !b && !a;
+        below += (uint)b;
+        above += (uint)a;
+        if (wr) y[r * ncols + c] = keep || !fin ? v : (REAL)NAN;
+        K = (n == 0 && keep) ? v : K;
+        REAL u = keep ? v - K : (REAL)0;
+        n += (uint)keep;
+        s1 += u;
+        s2 += u * u;
+        mn = keep ? fmin(mn, v) : mn;
+        mx = keep ? fmax(mx, v) : mx;
+    }
+    REAL mean = n ? s1 / (REAL)n : (REAL)0;
+    REAL m2 = fmax(s2 - s1 * mean, (REAL)0);
+    ulong o = j * ncols + c;
+    pr[o] = K;
+    pr[pstride + o] = mean;
+    pr[2 * pstride + o] = m2;
+    pr[3 * pstride + o] = mn;
+    pr[4 * pstride + o] = mx;
+    pc[o] = n;
+    pc[pstride + o] = below;
+    pc[2 * pstride + o] = above;
+}
+#endif
+
+/* The cleaning pass: missing and clipped values filled, clamped or made
+ * NaN, then (CLS_CF_SCALE) the scaler's map on finite values. Planes of
+ * `prm`, `pstride` apart, entry e: 0 lower bound, 1 upper bound, 2 fill,
+ * 3 shift high, 4 shift low, 5 multiplier, 6 offset. A sentinel not filled
+ * becomes NaN; NaN and +-Inf not filled stay what they were. */
+#if CLS_KERNEL == CLS_KID_CLEAN_APPLY
+__kernel void F(clean_apply)(__global const REAL *x, __global REAL *y, uint ncols, uint ng, ulong urows,
+                             uint flags, REAL sent, __global const REAL *prm, ulong pstride, REAL rlo, REAL rhi)
+{
+    /* one value per work-item (c, row of the unit): no loop, so that a CPU
+     * driver runs neighbouring columns as vectors */
+    uint c = (uint)get_global_id(0);
+    ulong r = get_global_id(1);
+    if (c >= ncols || r >= (ulong)ng * urows) return;
+    ulong e = (r / urows) * ncols + c;
+    REAL lo = prm[e], hi = prm[pstride + e], fill = prm[2 * pstride + e];
+    REAL shi = prm[3 * pstride + e], slo = prm[4 * pstride + e];
+    REAL m = prm[5 * pstride + e], o = prm[6 * pstride + e];
+    int sen = (flags & CLS_CF_SENT) != 0, bnd = (flags & CLS_CF_BOUNDS) != 0, clm = (flags & CLS_CF_CLAMP) != 0;
+    int fil = (flags & CLS_CF_FILL) != 0, scl = (flags & CLS_CF_SCALE) != 0, rcl = (flags & CLS_CF_RCLIP) != 0;
+    REAL v = x[r * ncols + c];
+    int is_sent = sen && v == sent;
+    int miss = !isfinite(v) || is_sent;
+    v = is_sent ? (REAL)NAN : v;
+    int out = bnd && !miss && !(v >= lo && v <= hi);
+    v = out ? (clm ? clamp(v, lo, hi) : (REAL)NAN) : v;
+    miss = miss || (out && !clm);
+    v = (miss && fil) ? fill : v;
+    REAL t = ((v - shi) - slo) * m + o;
+    t = rcl ? clamp(t, rlo, rhi) : t;
+    y[r * ncols + c] = (scl && isfinite(v)) ? t : v;
+}
+#endif
+
+#undef CHUNK_ROWS
+#undef F
+#undef CLS_CF_SENT
+#undef CLS_CF_BOUNDS
+#undef CLS_CF_WRITE
+#undef CLS_CF_CLAMP
+#undef CLS_CF_FILL
+#undef CLS_CF_SCALE
+#undef CLS_CF_RCLIP

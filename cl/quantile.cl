@@ -1,0 +1,149 @@
+/* Exact order statistics per column by counting (stats/quantile.c drives
+ * them; written once for REAL = float or double like scale.cl).
+ *
+ * A value takes part when it is finite, differs from the sentinel (when
+ * `has_sent`), and, after the optional transform |x - cen[col]| (`absdev`,
+ * for the MAD), lies in [flo[col], fhi[col]] (the bounds of a sigma clip's
+ * remaining values; -Inf..+Inf when none). Columns are `ld` apart in each
+ * row; entry e of a per-column table is (group * ncols + column).
+ *
+ * Keys: the order-preserving unsigned image of a value's bits (negative:
+ * all bits flipped; else the sign bit set), so that sorting keys sorts
+ * values, -0 before +0. */
+
+#define F(name) CAT(name, SFX)
+
+#if REAL_BYTES == 8
+#define UKEY ulong
+#define KEY_BITS 64
+inline UKEY F(key_of)(REAL v)
+{
+    ulong u = as_ulong(v);
+    return (u >> 63) ? ~u : (u | 0x8000000000000000UL);
+}
+#else
+#define UKEY uint
+#define KEY_BITS 32
+inline UKEY F(key_of)(REAL v)
+{
+    uint u = as_uint(v);
+    return (u >> 31) ? ~u : (u | 0x80000000U);
+}
+#endif
+
+/* The value of one element as the counting sees it, and whether it takes part. */
+inline int F(q_take)(REAL x, uint qflags, REAL sent, REAL cen, REAL flo, REAL fhi, REAL *out)
+{
+    if (!isfinite(x) || ((qflags & CLS_QF_SENTINEL) && x == sent)) return 0;
+    REAL v = (qflags & CLS_QF_ABSDEV) ? fabs(x - cen) : x;
+    if ((qflags & CLS_QF_BOUNDS) && !(v >= flo && v <= fhi)) return 0;
+    *out = v;
+    return 1;
+}
+
+#define Q_FILTER_ARGS uint qflags, REAL sent, __global const REAL *cen, \
+                      __global const REAL *flo, __global const REAL *fhi
+/* The filter's per-column values of entry e. */
+#define Q_FILTER_LOAD(e)                                                      \
+    REAL cc = (qflags & CLS_QF_ABSDEV) ? cen[e] : (REAL)0;                    \
+    REAL lo = (qflags & CLS_QF_BOUNDS) ? flo[e] : (REAL)0;                    \
+    REAL hi = (qflags & CLS_QF_BOUNDS) ? fhi[e] : (REAL)0
+
+/* Small groups (rows <= a few hundred): work-item (column, group of the
+ * slice) counts, for each of its values, how many are below it and equal to
+ * it; the value whose range [below, below + equal) holds rank k is order
+ * statistic k. rank[n * nk + j] is the j-th rank wanted when the column has
+ * n values (the host fills it for every n up to `rows`). Writes the count n
+ * and nk values per column (NaN where n = 0 or the rank is past n).
+ * Neighbouring work-items read neighbouring columns: every load is a
+ * contiguous row segment. rows^2 iterations per work-item. */
+#if CLS_KERNEL == CLS_KID_QSELECT_SMALL
+__kernel void F(qselect_small)(__global const REAL *x, ulong xoff, uint ncols, uint rows, ulong ld,
+                               ulong gstride, ulong e0, Q_FILTER_ARGS,
+                               __global const uint *rank, uint nk,
+                               __global uint *cnt, __global REAL *val)
+{
+    uint c = (uint)get_global_id(0);
+    if (c >= ncols) return;
+    ulong g = get_global_id(1);
+    ulong e = e0 + g * ncols + c;
+    __global const REAL *p = x + xoff + g * gstride + c;
+    Q_FILTER_LOAD(e);
+    uint n = 0;
+    REAL v;
+    for (uint i = 0; i < rows; i++) n += F(q_take)(p[i * ld], qflags, sent, cc, lo, hi, &v);
+    cnt[e] = n;
+    for (uint j = 0; j < nk; j++) val[e * nk + j] = NAN;
+    if (n == 0) return;
+    __global const uint *rk = rank + (ulong)n * nk;
+    for (uint i = 0; i < rows; i++) {
+        REAL vi;
+        if (!F(q_take)(p[i * ld], qflags, sent, cc, lo, hi, &vi)) continue;
+        uint below = 0, equal = 0;
+        for (uint j = 0; j < rows; j++) {
+            REAL vj;
+            int t = F(q_take)(p[j * ld], qflags, sent, cc, lo, hi, &vj);
+            below += (t && vj < vi) ? 1u : 0u;
+            equal += (t && vj == vi) ? 1u : 0u;
+        }
+        for (uint j = 0; j < nk; j++) {
+            uint k = rk[j];
+            if (k >= below && k < below + equal) val[e * nk + j] = vi;
+        }
+    }
+}
+#endif
+
+/* One radix pass: work-item (column, chunk of `chunk` rows) of one group
+ * counts the 256 values of key bits [shift, shift + 8) among its values
+ * whose higher bits equal prefix[e * nk + t]'s, for each target t < nk,
+ * into hist[((chunk * ncols + c) * nk + t) * 256 + digit], a region it
+ * alone writes (zeroed first). Target slots with prefix mask 0 (the first
+ * pass) take every value. */
+#if CLS_KERNEL == CLS_KID_QHIST
+__kernel void F(qhist)(__global const REAL *x, ulong xoff, uint ncols, ulong nrows, ulong ld, uint chunk,
+                       ulong e0, Q_FILTER_ARGS, __global const UKEY *prefix, uint nk, uint shift,
+                       __global uint *hist)
+{
+    uint c = (uint)get_global_id(0);
+    if (c >= ncols) return;
+    ulong j = get_global_id(1);
+    ulong r0 = j * chunk;
+    if (r0 >= nrows) return;
+    uint rows = (uint)min((ulong)chunk, nrows - r0);
+    ulong e = e0 + c;
+    __global uint *h = hist + (j * ncols + c) * nk * 256;
+    for (uint i = 0; i < nk * 256; i++) h[i] = 0;
+    __global const REAL *p = x + xoff + r0 * ld + c;
+    Q_FILTER_LOAD(e);
+    uint hs = shift + 8;
+    for (uint i = 0; i < rows; i++) {
+        REAL v;
+        if (!F(q_take)(p[i * ld], qflags, sent, cc, lo, hi, &v)) continue;
+        UKEY k = F(key_of)(v);
+        uint d = (uint)((k >> shift) & 255);
+        for (uint t = 0; t < nk; t++) {
+            UKEY pf = prefix[e * nk + t];
+            if (hs >= KEY_BITS || ((k ^ pf) >> hs) == 0) h[t * 256 + d]++;
+        }
+    }
+}
+#endif
+
+/* Sums the chunks' histograms: one work-item per (column, target, digit). */
+#if CLS_KERNEL == CLS_KID_QHIST_REDUCE
+__kernel void F(qhist_reduce)(__global const uint *hist, uint nchunks, ulong per_chunk, __global uint *out)
+{
+    ulong i = get_global_id(0);
+    if (i >= per_chunk) return;
+    uint s = 0;
+    for (uint j = 0; j < nchunks; j++) s += hist[j * per_chunk + i];
+    out[i] = s;
+}
+#endif
+
+#undef UKEY
+#undef KEY_BITS
+#undef F
+#undef Q_FILTER_ARGS
+#undef Q_FILTER_LOAD

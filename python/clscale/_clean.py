@@ -1,0 +1,166 @@
+"""Cleaning estimators: SimpleImputer (scikit-learn's semantics) and
+SigmaClip (astropy's sigma_clip along axis 0), both on every OpenCL device
+the `devices` selector names (the library's cls_clean_data)."""
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from ._base import as_data, output_for
+from ._context import check_selector, context
+
+_STRATEGIES = {"mean": 1, "median": 2, "most_frequent": 3, "constant": 4}
+_SCOPES = {"matrix": 0, "batch": 1}
+
+
+def _scope(scope):
+    if scope not in _SCOPES:
+        raise ValueError(f"scope must be 'matrix' or 'batch', got {scope!r}")
+    return _SCOPES[scope]
+
+
+def _missing(missing_values):
+    """None for NaN (always missing), else the sentinel as a float."""
+    if missing_values is None or (isinstance(missing_values, float) and np.isnan(missing_values)):
+        return None
+    if not isinstance(missing_values, numbers.Real):
+        raise ValueError(f"missing_values must be NaN or a number, got {missing_values!r}")
+    return float(missing_values)
+
+
+class SimpleImputer(TransformerMixin, BaseEstimator):
+    """Fills missing values with each column's mean, median, most frequent
+    value (the smallest of ties) or a constant, as scikit-learn's
+    SimpleImputer does, on the devices.
+
+    Missing: NaN, +-Inf, and values equal to `missing_values` when it is a
+    number. A column with no value left keeps its missing values (NaN)
+    rather than being dropped, so the output keeps the input's shape; a
+    `constant` fills it. 3-D input (batch x rows x cols) is imputed per
+    matrix with scope="matrix", or over all its rows with scope="batch".
+    fit_transform runs on the devices in one call; transform of other data
+    fills with the fitted `statistics_` (on the host).
+
+    Attributes: statistics_ (cols,) or (batch, cols), n_features_in_.
+    """
+
+    def __init__(self, *, missing_values=np.nan, strategy="mean", fill_value=None, copy=True, scope="matrix",
+                 devices=None):
+        self.missing_values = missing_values
+        self.strategy = strategy
+        self.fill_value = fill_value
+        self.copy = copy
+        self.scope = scope
+        self.devices = devices
+
+    def _opts(self):
+        if self.strategy not in _STRATEGIES:
+            raise ValueError(f"strategy must be one of {sorted(_STRATEGIES)}, got {self.strategy!r}")
+        fill = 0.0 if self.fill_value is None else self.fill_value
+        if self.strategy == "constant" and not (isinstance(fill, numbers.Real) and np.isfinite(fill)):
+            raise ValueError(f"fill_value must be a finite number, got {self.fill_value!r}")
+        return dict(scope=_scope(self.scope), impute=_STRATEGIES[self.strategy], fill_value=float(fill),
+                    missing_value=_missing(self.missing_values))
+
+    def fit(self, X, y=None):
+        X = as_data(X, self)
+        self._clean(X, np.empty_like(X))
+        return self
+
+    def fit_transform(self, X, y=None, **fit_params):
+        X = as_data(X, self)
+        Y = output_for(X, self.copy, None)
+        self._clean(X, Y)
+        return Y
+
+    def _clean(self, X, Y):
+        with context(check_selector(self.devices)) as ctx:
+            missing, _, fill, _ = ctx.clean(X, Y, **self._opts())
+        self.statistics_ = fill[0] if X.ndim == 2 else fill
+        self.n_features_in_ = X.shape[-1]
+        return missing, fill
+
+    def transform(self, X):
+        check_is_fitted(self, "statistics_")
+        X = as_data(X, self)
+        if X.shape[-1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[-1]} features, but SimpleImputer is expecting "
+                             f"{self.n_features_in_} features as input.")
+        Y = X.copy() if self.copy else X
+        sent = _missing(self.missing_values)
+        miss = ~np.isfinite(Y) if sent is None else (~np.isfinite(Y)) | (Y == sent)
+        stats = np.asarray(self.statistics_, dtype=Y.dtype)
+        if Y.ndim == 3 and stats.ndim == 2:
+            stats = stats[:, None, :]
+        full = np.broadcast_to(stats, Y.shape)
+        Y[miss] = full[miss]
+        return Y
+
+
+class SigmaClip(TransformerMixin, BaseEstimator):
+    """astropy's sigma_clip(X, axis=0) per column, on the devices: values
+    beyond `sigma` spreads (`stdfunc`: "std" or "mad_std") from the centre
+    (`cenfunc`: "median" or "mean") of the values kept are clipped,
+    cumulatively, until nothing changes (maxiters=None) or `maxiters`
+    iterations ran. Clipped values become NaN (mode="mask", astropy's
+    masked values) or take the nearest bound (mode="clamp").
+
+    Stateless like astropy's SigmaClip: fit does nothing; transform clips
+    the data it is given. After a transform, `clipped_` holds the counts of
+    clipped values per column (and group) and `iterations_` the iterations.
+    """
+
+    def __init__(self, sigma=3.0, *, sigma_lower=None, sigma_upper=None, maxiters=5, cenfunc="median",
+                 stdfunc="std", mode="mask", copy=True, scope="matrix", devices=None):
+        self.sigma = sigma
+        self.sigma_lower = sigma_lower
+        self.sigma_upper = sigma_upper
+        self.maxiters = maxiters
+        self.cenfunc = cenfunc
+        self.stdfunc = stdfunc
+        self.mode = mode
+        self.copy = copy
+        self.scope = scope
+        self.devices = devices
+
+    def _opts(self):
+        def k(v, name):
+            if v is None:
+                return 0.0
+            if not (isinstance(v, numbers.Real) and np.isfinite(v) and v > 0):
+                raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
+            return float(v)
+        if self.cenfunc not in ("median", "mean"):
+            raise ValueError(f"cenfunc must be 'median' or 'mean', got {self.cenfunc!r}")
+        if self.stdfunc not in ("std", "mad_std"):
+            raise ValueError(f"stdfunc must be 'std' or 'mad_std', got {self.stdfunc!r}")
+        if self.mode not in ("mask", "clamp"):
+            raise ValueError(f"mode must be 'mask' or 'clamp', got {self.mode!r}")
+        if self.maxiters is None:
+            iters = -1
+        elif isinstance(self.maxiters, numbers.Integral) and self.maxiters >= 1:
+            iters = int(self.maxiters)
+        else:
+            raise ValueError(f"maxiters must be None or an integer >= 1, got {self.maxiters!r}")
+        return dict(scope=_scope(self.scope), sigma=k(self.sigma, "sigma"),
+                    sigma_lower=k(self.sigma_lower, "sigma_lower"), sigma_upper=k(self.sigma_upper, "sigma_upper"),
+                    maxiters=iters, center=int(self.cenfunc == "mean"), spread=int(self.stdfunc == "mad_std"),
+                    mode=int(self.mode == "clamp"))
+
+    def fit(self, X, y=None):
+        self._opts()
+        self.n_features_in_ = as_data(X, self).shape[-1]
+        return self
+
+    def transform(self, X):
+        X = as_data(X, self)
+        Y = output_for(X, self.copy, None)
+        with context(check_selector(self.devices)) as ctx:
+            _, clipped, _, iters = ctx.clean(X, Y, **self._opts())
+        self.clipped_ = clipped[0] if X.ndim == 2 else clipped
+        self.iterations_ = iters
+        return Y
+
+    def fit_transform(self, X, y=None, **fit_params):
+        return self.fit(X).transform(X)

@@ -1,0 +1,24 @@
+/* Host arithmetic of the cleaning stage (src/clean/): pure C, no OpenCL. */
+#ifndef CLS_CLEAN_HOST_H
+#define CLS_CLEAN_HOST_H
+
+#include <stdint.h>
+
+#include "clscale.h"
+
+/* astropy's mad_std factor: 1 / Phi^-1(3/4). */
+#define CLS_MAD_STD 1.482602218505602
+
+/* The most frequent of the `rows` values of a column that starts at x and
+ * whose values are `ld` elements apart, skipping values that are not
+ * finite or equal `sent` (has_sent): scikit-learn's SimpleImputer
+ * most_frequent, the smallest of ties. NaN when no value is left.
+ * `scratch` holds `rows` doubles. -0.0 and +0.0 count as one value. */
+double cls_most_frequent(const void *x, cls_dtype t, size_t ld, uint64_t rows, int has_sent, double sent,
+                         double *scratch);
+
+/* Adds k copies of the finite value v to column statistics c (Chan's
+ * formulas with a group of k equal values, whose m2 is 0). */
+void cls_column_add_constant(cls_column_stats *c, uint64_t k, double v);
+
+#endif

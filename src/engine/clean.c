@@ -1,0 +1,430 @@
+/* The cleaning stage: cls_clean_data() and cls_fit_transform() (which
+ * cleans ahead of the scaler when the pipeline asks). Owns the order of
+ * the passes: a moments pass (missing values counted; the data copied to
+ * `out` with missing values NaN when clipping), one masking pass per
+ * clipping iteration (bounds from the previous pass's moments, or from
+ * the counting passes for a median or mad_std), the fill values, then one
+ * pass that writes the result, with the scaler's map fused into it when
+ * the scaler's statistics follow from the moments (min-max, z-score,
+ * decimal, max-abs: the kept values' moments plus k copies of the fill).
+ * Calls: clean_pass.c, select.c (medians), pipeline.c (what cannot fuse),
+ * clean/ (host arithmetic), scalers/ (params). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clean/clean_host.h"
+#include "engine/clean_pass.h"
+#include "engine/select.h"
+#include "scalers/scaler.h"
+#include "stats/quantile.h"
+
+typedef struct copts {
+    int        has_sent;
+    double     sent;
+    cls_impute impute;
+    double     fill;
+    int        clip;
+    double     slo, shi;
+    int        maxiters;   /* < 0: until nothing changes */
+    int        center_mean, mad;
+    int        clamp;
+} copts;
+
+static cls_status resolve(cls_context *ctx, const cls_clean *c, copts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->has_sent = c->has_missing_value != 0;
+    o->sent = c->missing_value;
+    if (o->has_sent && isnan(o->sent))
+        return cls_fail(ctx, CLS_E_ARG, "cleaning: missing_value is NaN (NaN is always missing; leave it unset)");
+    if ((unsigned)c->impute > CLS_IMPUTE_CONSTANT)
+        return cls_fail(ctx, CLS_E_ARG, "cleaning: unknown imputation %d", (int)c->impute);
+    o->impute = c->impute;
+    o->fill = c->fill_value;
+    if (o->impute == CLS_IMPUTE_CONSTANT && !isfinite(o->fill))
+        return cls_fail(ctx, CLS_E_ARG, "cleaning: the constant fill value %g is not finite", o->fill);
+    if (!(c->sigma >= 0) || !(c->sigma_lower >= 0) || !(c->sigma_upper >= 0) || !isfinite(c->sigma) ||
+        !isfinite(c->sigma_lower) || !isfinite(c->sigma_upper))
+        return cls_fail(ctx, CLS_E_ARG, "cleaning: sigma %g, sigma_lower %g, sigma_upper %g: each must be a "
+                        "finite number >= 0", c->sigma, c->sigma_lower, c->sigma_upper);
+    o->clip = c->sigma > 0 || c->sigma_lower > 0 || c->sigma_upper > 0;
+    if (o->clip) {
+        o->slo = c->sigma_lower > 0 ? c->sigma_lower : c->sigma;
+        o->shi = c->sigma_upper > 0 ? c->sigma_upper : c->sigma;
+        if (!(o->slo > 0) || !(o->shi > 0))
+            return cls_fail(ctx, CLS_E_ARG, "cleaning: sigma_lower %g and sigma_upper %g must be > 0 (set sigma "
+                            "or both)", o->slo, o->shi);
+        if ((unsigned)c->center > CLS_CENTER_MEAN || (unsigned)c->spread > CLS_SPREAD_MAD_STD ||
+            (unsigned)c->mode > CLS_CLIP_CLAMP)
+            return cls_fail(ctx, CLS_E_ARG, "cleaning: unknown clip centre, spread or mode");
+        o->maxiters = c->maxiters == 0 ? 5 : c->maxiters < 0 ? -1 : c->maxiters;
+        o->center_mean = c->center == CLS_CENTER_MEAN;
+        o->mad = c->spread == CLS_SPREAD_MAD_STD;
+        o->clamp = c->mode == CLS_CLIP_CLAMP;
+    }
+    return CLS_OK;
+}
+
+static int active(const cls_clean *c)
+{
+    return c && (c->has_missing_value || c->impute != CLS_IMPUTE_NONE || c->sigma != 0 || c->sigma_lower != 0 ||
+                 c->sigma_upper != 0);
+}
+
+static cls_status check_arrays(cls_context *ctx, const cls_array *in, const cls_array *out)
+{
+    if (!in || !out || !in->data || !out->data) return cls_fail(ctx, CLS_E_ARG, "cleaning: NULL array");
+    if (in->dtype != CLS_F32 && in->dtype != CLS_F64) return cls_fail(ctx, CLS_E_ARG, "cleaning: unknown dtype");
+    if (!in->batch || !in->rows || !in->cols)
+        return cls_fail(ctx, CLS_E_ARG, "cleaning: shape %zu x %zu x %zu has a zero dimension", in->batch,
+                        in->rows, in->cols);
+    if (out->dtype != in->dtype || out->batch != in->batch || out->rows != in->rows || out->cols != in->cols)
+        return cls_fail(ctx, CLS_E_ARG, "cleaning: out's shape or dtype differs from in's");
+    size_t es = in->dtype == CLS_F64 ? 8 : 4;
+    if (in->batch > SIZE_MAX / in->rows || in->batch * in->rows > SIZE_MAX / in->cols / es)
+        return cls_fail(ctx, CLS_E_ARG, "cleaning: the shape overflows");
+    size_t bytes = in->batch * in->rows * in->cols * es;
+    const char *a = in->data, *b = out->data;
+    if (a != b && a < b + bytes && b < a + bytes)
+        return cls_fail(ctx, CLS_E_ARG, "cleaning: out overlaps in without being it");
+    return CLS_OK;
+}
+
+/* What a run needs besides the options: G x C tables. */
+typedef struct cwork {
+    size_t       ne;
+    cls_cmoments m;
+    uint64_t    *n0;
+    double      *L, *H, *cen, *spr, *fill, *prm;
+} cwork;
+
+static void work_free(cwork *w)
+{
+    free(w->m.n);
+    free(w->m.below);
+    free(w->m.above);
+    free(w->m.mean);
+    free(w->m.m2);
+    free(w->m.min);
+    free(w->m.max);
+    free(w->n0);
+    free(w->L);
+    free(w->H);
+    free(w->cen);
+    free(w->spr);
+    free(w->fill);
+    free(w->prm);
+}
+
+static int work_alloc(cwork *w, size_t ne)
+{
+    memset(w, 0, sizeof *w);
+    w->ne = ne;
+    size_t b = (ne ? ne : 1) * 8;
+    w->m.n = malloc(b);
+    w->m.below = malloc(b);
+    w->m.above = malloc(b);
+    w->m.mean = malloc(b);
+    w->m.m2 = malloc(b);
+    w->m.min = malloc(b);
+    w->m.max = malloc(b);
+    w->n0 = malloc(b);
+    w->L = malloc(b);
+    w->H = malloc(b);
+    w->cen = malloc(b);
+    w->spr = malloc(b);
+    w->fill = malloc(b);
+    w->prm = malloc(7 * b);
+    return w->m.n && w->m.below && w->m.above && w->m.mean && w->m.m2 && w->m.min && w->m.max && w->n0 &&
+           w->L && w->H && w->cen && w->spr && w->fill && w->prm;
+}
+
+static void median_ranks(void *user, uint64_t n, uint64_t *r)
+{
+    (void)user;
+    cls_median_ranks(n, &r[0], &r[1]);
+}
+
+/* Medians of every column's values that the view's filter keeps; with
+ * absdev, of |x - cen|. NaN for an empty column. */
+static cls_status medians(cls_context *ctx, const cls_cview *v, const copts *o, int use_sent, const double *absdev,
+                          double *out, size_t ne)
+{
+    cls_qview qv = {v->x, v->dtype, v->G, v->Rg, v->C};
+    cls_qfilter f;
+    memset(&f, 0, sizeof f);
+    f.has_sent = use_sent && o->has_sent;
+    f.sent = o->sent;
+    f.cen = absdev;
+    uint64_t *cnt = malloc(ne * sizeof *cnt);
+    double *vals = malloc(2 * ne * sizeof *vals);
+    cls_status st = cnt && vals ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+    if (st == CLS_OK) st = cls_select(ctx, &qv, &f, 2, median_ranks, NULL, cnt, vals);
+    if (st == CLS_OK) {
+        /* |x - cen| of float32 data is a float32 value on the device too */
+        for (size_t e = 0; e < ne; e++)
+            out[e] = cnt[e] ? cls_median_of(vals[2 * e], vals[2 * e + 1], cnt[e], absdev ? CLS_F64 : v->dtype)
+                            : NAN;
+    }
+    free(cnt);
+    free(vals);
+    return st;
+}
+
+/* Centre and spread of every column's kept values (the moments in w->m,
+ * the data in v with the clipped values NaN). */
+static cls_status centre_spread(cls_context *ctx, const cls_cview *v, const copts *o, cwork *w)
+{
+    cls_status st = CLS_OK;
+    size_t ne = w->ne;
+    if (o->center_mean) {
+        for (size_t e = 0; e < ne; e++) w->cen[e] = w->m.n[e] ? w->m.mean[e] : NAN;
+    } else {
+        st = medians(ctx, v, o, 0, NULL, w->cen, ne);
+    }
+    if (st != CLS_OK) return st;
+    if (!o->mad) {
+        for (size_t e = 0; e < ne; e++) w->spr[e] = w->m.n[e] ? sqrt(w->m.m2[e] / (double)w->m.n[e]) : NAN;
+        return CLS_OK;
+    }
+    /* mad_std: the median of |x - median|, whatever the centre */
+    double *med = w->cen, *own = NULL;
+    if (o->center_mean) {
+        own = malloc(ne * sizeof *own);
+        if (!own) return cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+        st = medians(ctx, v, o, 0, NULL, own, ne);
+        med = own;
+    }
+    if (st == CLS_OK) st = medians(ctx, v, o, 0, med, w->spr, ne);
+    if (st == CLS_OK)
+        for (size_t e = 0; e < ne; e++) w->spr[e] *= CLS_MAD_STD;
+    free(own);
+    return st;
+}
+
+/* The scaler's params of every column from the cleaned data's statistics
+ * into planes 3..6 of w->prm; fills *cols for the fitted statistics. */
+static void fused_params(const cls_pipeline *p, const cls_cview *v, const copts *o, cwork *w,
+                         cls_column_stats *cols)
+{
+    cls_scaler_opts so = cls_scaler_opts_of(p);
+    size_t ne = w->ne;
+    for (size_t e = 0; e < ne; e++) {
+        cls_column_stats c = cls_column_empty();
+        c.missing = v->Rg;
+        if (w->m.n[e]) {
+            c.count = w->m.n[e];
+            c.missing = v->Rg - w->m.n[e];
+            c.min = w->m.min[e];
+            c.max = w->m.max[e];
+            c.mean = w->m.mean[e];
+            c.m2 = w->m.m2[e];
+            c.absmax = fmax(fabs(c.min), fabs(c.max));
+        }
+        if (o->impute != CLS_IMPUTE_NONE && isfinite(w->fill[e])) {
+            uint64_t k = c.missing;
+            cls_column_add_constant(&c, k, w->fill[e]);
+            c.missing = 0;
+        }
+        cols[e] = c;
+        cls_params pr = cls_params_with(&c, p->scaler, &so, 0, v->dtype);
+        double shi = v->dtype == CLS_F64 ? pr.shift : (double)(float)pr.shift;
+        w->prm[3 * ne + e] = shi;
+        w->prm[4 * ne + e] = pr.shift - shi;
+        w->prm[5 * ne + e] = pr.m;
+        w->prm[6 * ne + e] = pr.o;
+    }
+}
+
+/* Cleans in into out; with `p` (a scaler that fuses), scales in the same
+ * last pass and returns the fitted statistics in *fitted (may be NULL).
+ * *fused says whether the scaler ran. */
+static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o, cls_scope scope,
+                            const cls_array *in, cls_array *out, const cls_pipeline *p, int *fused,
+                            cls_stats **fitted)
+{
+    size_t es = in->dtype == CLS_F64 ? 8 : 4;
+    uint64_t G = scope == CLS_SCOPE_BATCH ? 1 : in->batch;
+    uint64_t Rg = scope == CLS_SCOPE_BATCH ? (uint64_t)in->batch * in->rows : in->rows;
+    size_t C = in->cols, ne = (size_t)G * C, bytes = (size_t)(G * Rg) * C * es;
+    cwork w;
+    char *orig = NULL;
+    double *scratch = NULL;
+    cls_column_stats *cols = NULL;
+    cls_status st = CLS_OK;
+    *fused = 0;
+    if (!work_alloc(&w, ne)) {
+        work_free(&w);
+        return cls_fail(ctx, CLS_E_NOMEM, "cleaning: out of memory for %zu columns", ne);
+    }
+    cls_cview vin = {in->data, out->data, in->dtype, G, Rg, C};
+    cls_cview vout = {out->data, out->data, in->dtype, G, Rg, C};
+    const cls_cview *kept = &vin; /* where the kept values are, for medians and the mode */
+    int kept_sent = 1;            /* whether the sentinel is still in that data */
+
+    if (o->clip && o->clamp && in->data == out->data) {
+        orig = malloc(bytes);
+        if (!orig) st = cls_fail(ctx, CLS_E_NOMEM, "cleaning: out of memory for a copy of the input (%zu bytes)",
+                                 bytes);
+        else memcpy(orig, in->data, bytes);
+    }
+    /* pass 1: missing values counted; when clipping, out = in with them NaN */
+    if (st == CLS_OK)
+        st = cls_clean_moments(ctx, &vin, (o->has_sent ? CLS_CF_SENT : 0) | (o->clip ? CLS_CF_WRITE : 0), o->sent,
+                               NULL, NULL, &w.m);
+    if (st == CLS_OK) memcpy(w.n0, w.m.n, ne * sizeof *w.n0);
+    for (size_t e = 0; e < ne; e++) {
+        w.L[e] = -INFINITY;
+        w.H[e] = INFINITY;
+    }
+    unsigned iters = 0;
+    if (st == CLS_OK && o->clip) {
+        kept = &vout;
+        kept_sent = 0;
+        for (;;) {
+            if (o->maxiters >= 0 && iters >= (unsigned)o->maxiters) break;
+            iters++;
+            st = centre_spread(ctx, &vout, o, &w);
+            if (st != CLS_OK) break;
+            for (size_t e = 0; e < ne; e++) {
+                double lo = w.cen[e] - w.spr[e] * o->slo, hi = w.cen[e] + w.spr[e] * o->shi;
+                if (lo > w.L[e]) w.L[e] = lo;
+                if (hi < w.H[e]) w.H[e] = hi;
+            }
+            uint64_t before = 0, after = 0;
+            for (size_t e = 0; e < ne; e++) before += w.m.n[e];
+            st = cls_clean_moments(ctx, &vout, CLS_CF_WRITE, 0, w.L, w.H, &w.m);
+            if (st != CLS_OK) break;
+            for (size_t e = 0; e < ne; e++) after += w.m.n[e];
+            if (after == before) break;
+        }
+    }
+    /* fill values over the kept values */
+    if (st == CLS_OK) {
+        for (size_t e = 0; e < ne; e++) w.fill[e] = NAN;
+        if (o->impute == CLS_IMPUTE_MEAN) {
+            for (size_t e = 0; e < ne; e++) w.fill[e] = w.m.n[e] ? w.m.mean[e] : NAN;
+            if (in->dtype == CLS_F32)
+                for (size_t e = 0; e < ne; e++) w.fill[e] = (double)(float)w.fill[e];
+        } else if (o->impute == CLS_IMPUTE_MEDIAN) {
+            st = medians(ctx, kept, o, kept_sent, NULL, w.fill, ne);
+        } else if (o->impute == CLS_IMPUTE_MOST_FREQUENT) {
+            scratch = malloc((size_t)Rg * sizeof *scratch);
+            if (!scratch) st = cls_fail(ctx, CLS_E_NOMEM, "cleaning: out of memory");
+            for (size_t e = 0; st == CLS_OK && e < ne; e++) {
+                size_t g = e / C, col = e % C;
+                const char *x0 = kept->x + ((size_t)g * Rg * C + col) * es;
+                w.fill[e] = cls_most_frequent(x0, in->dtype, C, Rg, kept_sent && o->has_sent, o->sent, scratch);
+            }
+        } else if (o->impute == CLS_IMPUTE_CONSTANT) {
+            for (size_t e = 0; e < ne; e++) w.fill[e] = o->fill;
+        }
+    }
+    /* the last pass: clean (and scale) into out */
+    if (st == CLS_OK) {
+        unsigned fl = (o->has_sent ? CLS_CF_SENT : 0) | (o->clip ? CLS_CF_BOUNDS : 0) |
+                      (o->clip && o->clamp ? CLS_CF_CLAMP : 0) | (o->impute != CLS_IMPUTE_NONE ? CLS_CF_FILL : 0);
+        for (size_t e = 0; e < ne; e++) {
+            w.prm[e] = w.L[e];
+            w.prm[ne + e] = w.H[e];
+            w.prm[2 * ne + e] = w.fill[e];
+            w.prm[3 * ne + e] = 0;
+            w.prm[4 * ne + e] = 0;
+            w.prm[5 * ne + e] = 1;
+            w.prm[6 * ne + e] = 0;
+        }
+        double rlo = 0, rhi = 0;
+        if (p) {
+            cols = malloc(ne * sizeof *cols);
+            if (!cols) st = cls_fail(ctx, CLS_E_NOMEM, "cleaning: out of memory");
+            else {
+                fused_params(p, &vin, o, &w, cols);
+                fl |= CLS_CF_SCALE;
+                if (p->clip && p->scaler == CLS_MINMAX) {
+                    cls_scaler_opts so = cls_scaler_opts_of(p);
+                    fl |= CLS_CF_RCLIP;
+                    rlo = so.lo;
+                    rhi = so.hi;
+                }
+            }
+        }
+        cls_cview src = o->clip && o->clamp ? vin : o->clip ? vout : vin;
+        if (orig) src.x = orig;
+        src.y = out->data;
+        if (st == CLS_OK) st = cls_clean_apply(ctx, &src, fl, o->sent, w.prm, rlo, rhi);
+    }
+    if (st == CLS_OK && p && fitted) {
+        cls_stats_info info;
+        memset(&info, 0, sizeof info);
+        info.scaler = p->scaler;
+        info.scope = scope;
+        cls_scaler_opts so = cls_scaler_opts_of(p);
+        info.lo = p->scaler == CLS_MINMAX ? so.lo : p->lo;
+        info.hi = p->scaler == CLS_MINMAX ? so.hi : p->hi;
+        info.clip = p->clip;
+        info.dtype = in->dtype;
+        info.groups = (size_t)G;
+        info.cols = C;
+        info.rows = Rg;
+        info.has_moments = 1;
+        st = cls_stats_create(&info, cols, fitted);
+        if (st != CLS_OK) st = cls_fail(ctx, st, "cleaning: the cleaned data's statistics did not check out");
+    }
+    if (st == CLS_OK) {
+        *fused = p != NULL;
+        for (size_t e = 0; e < ne; e++) {
+            if (c->missing_out) c->missing_out[e] = Rg - w.n0[e];
+            if (c->clipped_out) c->clipped_out[e] = o->clip ? w.n0[e] - w.m.n[e] : 0;
+            if (c->fill_out) c->fill_out[e] = w.fill[e];
+        }
+        if (c->iterations_out) *c->iterations_out = iters;
+    }
+    free(cols);
+    free(scratch);
+    free(orig);
+    work_free(&w);
+    return st;
+}
+
+cls_status cls_clean_data(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in,
+                          cls_array *out)
+{
+    if (!ctx) return CLS_E_ARG;
+    if (!ctx->usable) return cls_fail(ctx, CLS_E_ARG, "the context failed to initialise: %s", ctx->err);
+    if (!c) return cls_fail(ctx, CLS_E_ARG, "cls_clean_data: NULL cleaning options");
+    if ((unsigned)scope > CLS_SCOPE_BATCH) return cls_fail(ctx, CLS_E_ARG, "cls_clean_data: unknown scope");
+    cls_status st = check_arrays(ctx, in, out);
+    copts o;
+    if (st == CLS_OK) st = resolve(ctx, c, &o);
+    if (st != CLS_OK) return st;
+    int fused;
+    return clean_run(ctx, c, &o, scope, in, out, NULL, &fused, NULL);
+}
+
+cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
+                             cls_stats **fitted)
+{
+    if (!p || !active(p->clean)) return cls_fit_transform_plain(ctx, p, in, out, fitted);
+    if (!ctx) return CLS_E_ARG;
+    if (!ctx->usable) return cls_fail(ctx, CLS_E_ARG, "the context failed to initialise: %s", ctx->err);
+    if (fitted) *fitted = NULL;
+    if (p->inverse)
+        return cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: inverse needs fitted statistics; use cls_transform");
+    if ((unsigned)p->scope > CLS_SCOPE_BATCH) return cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: unknown scope");
+    if (p->scaler != CLS_NONE && !cls_scaler_get(p->scaler))
+        return cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: unknown scaler %d", (int)p->scaler);
+    cls_status st = check_arrays(ctx, in, out);
+    copts o;
+    if (st == CLS_OK) st = resolve(ctx, p->clean, &o);
+    if (st != CLS_OK) return st;
+    const cls_scaler_desc *d = cls_scaler_get(p->scaler);
+    int can_fuse = d && !(d->needs & CLS_NEED_QUANTILES) && !p->factors && !(o.clip && o.clamp);
+    int fused = 0;
+    st = clean_run(ctx, p->clean, &o, p->scope, in, out, can_fuse ? p : NULL, &fused, fitted);
+    if (st != CLS_OK || fused || (p->scaler == CLS_NONE && !p->factors && !fitted)) return st;
+    /* the rest of the pipeline over the cleaned data, in place */
+    cls_pipeline rest = *p;
+    rest.clean = NULL;
+    return cls_fit_transform_plain(ctx, &rest, out, out, fitted);
+}

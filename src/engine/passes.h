@@ -1,0 +1,49 @@
+/* A small driver for the counting passes of the cleaning and quantile code:
+ * units of work pulled by every device able to run the dtype, one worker
+ * thread per device, a unit that fails on a device redone on another. The
+ * scaling pipeline has its own richer scheduler (run.c); the counting
+ * passes need only a fair pull and failover, and a unit that completes
+ * synchronously (its results merged by the caller's function under its own
+ * lock). */
+#ifndef CLS_PASSES_H
+#define CLS_PASSES_H
+
+#include "internal.h"
+
+/* Runs unit `unit` on device `dev` (its queue 0): enqueue, wait, merge.
+ * Returns CLS_OK, or a status with the context's message set. Called from
+ * one thread per device; calls for different devices run at once. */
+typedef cls_status (*cls_unit_fn)(void *user, cls_context *ctx, cls_dev *dev, size_t unit);
+
+/* Runs units [0, n) on every live device of ctx able to run dtype t (float64
+ * needs cl_khr_fp64). A device whose unit fails takes no more; its unit goes
+ * to another device. Fails with the last error when a unit failed on every
+ * device, CLS_E_UNSUPPORTED when no device can run t. */
+cls_status cls_passes_run(cls_context *ctx, cls_dtype t, size_t n, cls_unit_fn fn, void *user);
+
+/* A read-only buffer over host memory [p, p + bytes) for dev: the memory
+ * itself where the device reads host memory in place, else a copy. */
+cls_status cls_pass_input(cls_context *ctx, cls_dev *dev, const void *p, size_t bytes, cl_mem *out);
+/* A device buffer of `bytes` (at least 1), initialised from `init` when not NULL. */
+cls_status cls_pass_buffer(cls_context *ctx, cls_dev *dev, cl_mem_flags flags, size_t bytes, const void *init,
+                           cl_mem *out);
+
+/* Kernel arguments in order, the first failure kept. */
+typedef struct cls_kargs {
+    cls_context *ctx;
+    cls_dev     *d;
+    cl_kernel    k;
+    cl_uint      i;
+    cls_dtype    t;
+    cls_status   st;
+} cls_kargs;
+void cls_karg_mem(cls_kargs *a, cl_mem m);
+void cls_karg_u32(cls_kargs *a, uint64_t v);
+void cls_karg_u64(cls_kargs *a, uint64_t v);
+void cls_karg_real(cls_kargs *a, double v);
+
+/* Launches a's kernel over global[0] x global[1] (rounded up to the
+ * kernel's work-group size in dimension 0) on dev's queue 0 and waits. */
+cls_status cls_pass_launch(cls_kargs *a, size_t local, size_t g0, size_t g1);
+
+#endif

@@ -1,0 +1,397 @@
+/* Exact order statistics by counting on the devices (select.h), and the
+ * public cls_quantiles.
+ * Short columns (a group of at most CLS_QSMALL rows): one pass, each
+ * work-item ranking its column's values by counting (cl/quantile.cl
+ * qselect_small). Longer ones: radix select. Pass 0 counts the top 8 bits
+ * of every value's key per column (which also gives n, hence the ranks);
+ * each later pass counts the next 8 bits of the values whose higher bits
+ * match each wanted rank's prefix so far; after the last pass the prefix is
+ * the whole key, so the value is exact. Every count is exact: nothing is
+ * sorted on the host and nothing is estimated.
+ * Calls: passes.c (the units on the devices), stats/quantile.c. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/passes.h"
+#include "engine/select.h"
+#include "stats/quantile.h"
+
+typedef struct sel {
+    const cls_qview   *v;
+    const cls_qfilter *f;
+    size_t   es, nk;
+    unsigned qflags;
+    void    *cen, *flo, *fhi;   /* the filter in the data's dtype, or NULL */
+    uint64_t *count;
+    double  *vals;
+    pthread_mutex_t lock;
+    /* small path */
+    uint32_t *rank_tab;         /* (Rg + 1) * nk */
+    uint64_t gpu;               /* groups per unit */
+    /* radix path */
+    size_t   W, nseg, parts;    /* columns per segment, segments of the wave, row parts per segment */
+    uint64_t unit_rows;
+    unsigned chunk;
+    uint64_t seg0;              /* first segment of the wave (global index) */
+    size_t   nkp;               /* targets counted in this pass */
+    unsigned shift;
+    uint64_t *prefix;           /* G * C * nk: the wanted keys' bits found so far */
+    uint64_t *resid;            /* G * C * nk: their rank among the values matching the prefix */
+    uint64_t *hist;             /* the wave's histograms: seg * W * nkp * 256 */
+} sel;
+
+static void *to_real(const double *a, size_t n, cls_dtype t)
+{
+    if (!a) return NULL;
+    void *r = malloc((n ? n : 1) * (t == CLS_F64 ? 8 : 4));
+    if (!r) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (t == CLS_F64) ((double *)r)[i] = a[i];
+        else ((float *)r)[i] = (float)a[i];
+    }
+    return r;
+}
+
+/* Buffers of the filter for entries [e0, e0 + n); dummies where absent. */
+static cls_status filter_buffers(sel *s, cls_context *ctx, cls_dev *d, size_t e0, size_t n, cl_mem m[3])
+{
+    void *src[3] = {s->cen, s->flo, s->fhi};
+    cls_status st = CLS_OK;
+    for (int i = 0; i < 3 && st == CLS_OK; i++)
+        st = cls_pass_buffer(ctx, d, CL_MEM_READ_ONLY, src[i] ? n * s->es : s->es,
+                             src[i] ? (const char *)src[i] + e0 * s->es : NULL, &m[i]);
+    return st;
+}
+
+static void release(cl_mem *m, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (m[i]) clReleaseMemObject(m[i]);
+}
+
+static double real_at(const void *p, size_t i, cls_dtype t)
+{
+    return t == CLS_F64 ? ((const double *)p)[i] : (double)((const float *)p)[i];
+}
+
+/* ---- short columns: one counting pass ---- */
+
+static cls_status small_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
+{
+    sel *s = user;
+    const cls_qview *v = s->v;
+    uint64_t g0 = u * s->gpu, ng = v->G - g0 < s->gpu ? v->G - g0 : s->gpu;
+    size_t C = v->C, ne = (size_t)(ng * C), e0 = (size_t)g0 * C;
+    cl_mem m[7] = {0};
+    void *cnt = malloc(ne * 4), *val = malloc(ne * s->nk * s->es + 1);
+    cls_kargs a = {ctx, d, NULL, 0, v->dtype, CLS_OK};
+    size_t local = 0;
+    cls_status st = cnt && val ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+    if (st == CLS_OK)
+        st = cls_kernel_get(ctx, d, CLS_K_QSELECT_SMALL, v->dtype, 0, &a.k, &local, NULL);
+    if (st == CLS_OK) st = cls_pass_input(ctx, d, v->x + (size_t)(g0 * v->Rg) * C * s->es,
+                                          (size_t)(ng * v->Rg) * C * s->es, &m[0]);
+    if (st == CLS_OK) st = filter_buffers(s, ctx, d, e0, ne, &m[1]);
+    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_READ_ONLY, (size_t)(v->Rg + 1) * s->nk * 4,
+                                           s->rank_tab, &m[4]);
+    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, ne * 4, NULL, &m[5]);
+    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, ne * s->nk * s->es, NULL, &m[6]);
+    if (st == CLS_OK) {
+        cls_karg_mem(&a, m[0]);
+        cls_karg_u64(&a, 0);
+        cls_karg_u32(&a, C);
+        cls_karg_u32(&a, v->Rg);
+        cls_karg_u64(&a, C);
+        cls_karg_u64(&a, v->Rg * C);
+        cls_karg_u64(&a, 0);
+        cls_karg_u32(&a, s->qflags);
+        cls_karg_real(&a, s->f && s->f->has_sent ? s->f->sent : 0);
+        cls_karg_mem(&a, m[1]);
+        cls_karg_mem(&a, m[2]);
+        cls_karg_mem(&a, m[3]);
+        cls_karg_mem(&a, m[4]);
+        cls_karg_u32(&a, s->nk);
+        cls_karg_mem(&a, m[5]);
+        cls_karg_mem(&a, m[6]);
+        st = cls_pass_launch(&a, local, C, (size_t)ng);
+    }
+    if (st == CLS_OK) {
+        cl_command_queue q = d->q[0];
+        cl_int e = clEnqueueReadBuffer(q, m[5], CL_TRUE, 0, ne * 4, cnt, 0, NULL, NULL);
+        if (e == CL_SUCCESS) e = clEnqueueReadBuffer(q, m[6], CL_TRUE, 0, ne * s->nk * s->es, val, 0, NULL, NULL);
+        if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "clEnqueueReadBuffer", e);
+    }
+    if (st == CLS_OK) {
+        /* each unit owns its entries: no lock */
+        for (size_t i = 0; i < ne; i++) s->count[e0 + i] = ((const uint32_t *)cnt)[i];
+        for (size_t i = 0; i < ne * s->nk; i++) s->vals[e0 * s->nk + i] = real_at(val, i, v->dtype);
+    }
+    release(m, 7);
+    free(cnt);
+    free(val);
+    return st;
+}
+
+/* ---- long columns: radix passes ---- */
+
+static cls_status hist_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
+{
+    sel *s = user;
+    const cls_qview *v = s->v;
+    size_t C = v->C;
+    uint64_t seg = s->seg0 + u / s->parts, part = u % s->parts;
+    size_t segs_per_group = (C + s->W - 1) / s->W;
+    uint64_t g = seg / segs_per_group;
+    size_t c0 = (size_t)(seg % segs_per_group) * s->W, W = C - c0 < s->W ? C - c0 : s->W;
+    uint64_t r0 = part * s->unit_rows, rows = v->Rg - r0 < s->unit_rows ? v->Rg - r0 : s->unit_rows;
+    size_t e0 = (size_t)g * C + c0, nkp = s->nkp, nk = s->nk;
+    unsigned nchunks = (unsigned)((rows + s->chunk - 1) / s->chunk);
+    size_t per_chunk = W * nkp * 256;
+    cl_mem m[7] = {0};
+    uint32_t *h = malloc(per_chunk * 4);
+    void *pf = malloc(W * nkp * s->es);
+    cls_kargs a = {ctx, d, NULL, 0, v->dtype, CLS_OK}, b = a;
+    size_t local = 0, blocal = 0;
+    cls_status st = h && pf ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+    if (st == CLS_OK) {
+        for (size_t c = 0; c < W; c++)
+            for (size_t t = 0; t < nkp; t++) {
+                uint64_t k = s->prefix[(e0 + c) * nk + t];
+                if (s->es == 8) ((uint64_t *)pf)[c * nkp + t] = k;
+                else ((uint32_t *)pf)[c * nkp + t] = (uint32_t)k;
+            }
+        st = cls_kernel_get(ctx, d, CLS_K_QHIST, v->dtype, 0, &a.k, &local, NULL);
+    }
+    if (st == CLS_OK) st = cls_kernel_get(ctx, d, CLS_K_QHIST_REDUCE, v->dtype, 0, &b.k, &blocal, NULL);
+    if (st == CLS_OK) st = cls_pass_input(ctx, d, v->x + (size_t)(g * v->Rg + r0) * C * s->es,
+                                          (size_t)rows * C * s->es, &m[0]);
+    if (st == CLS_OK) st = filter_buffers(s, ctx, d, e0, W, &m[1]);
+    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_READ_ONLY, W * nkp * s->es, pf, &m[4]);
+    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_READ_WRITE, nchunks * per_chunk * 4, NULL, &m[5]);
+    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, per_chunk * 4, NULL, &m[6]);
+    if (st == CLS_OK) {
+        cls_karg_mem(&a, m[0]);
+        cls_karg_u64(&a, c0);
+        cls_karg_u32(&a, W);
+        cls_karg_u64(&a, rows);
+        cls_karg_u64(&a, C);
+        cls_karg_u32(&a, s->chunk);
+        cls_karg_u64(&a, 0);
+        cls_karg_u32(&a, s->qflags);
+        cls_karg_real(&a, s->f && s->f->has_sent ? s->f->sent : 0);
+        cls_karg_mem(&a, m[1]);
+        cls_karg_mem(&a, m[2]);
+        cls_karg_mem(&a, m[3]);
+        cls_karg_mem(&a, m[4]);
+        cls_karg_u32(&a, nkp);
+        cls_karg_u32(&a, s->shift);
+        cls_karg_mem(&a, m[5]);
+        st = cls_pass_launch(&a, local, W, nchunks);
+    }
+    if (st == CLS_OK) {
+        cls_karg_mem(&b, m[5]);
+        cls_karg_u32(&b, nchunks);
+        cls_karg_u64(&b, per_chunk);
+        cls_karg_mem(&b, m[6]);
+        st = cls_pass_launch(&b, blocal, per_chunk, 1);
+    }
+    if (st == CLS_OK) {
+        cl_int e = clEnqueueReadBuffer(d->q[0], m[6], CL_TRUE, 0, per_chunk * 4, h, 0, NULL, NULL);
+        if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "clEnqueueReadBuffer", e);
+    }
+    if (st == CLS_OK) {
+        uint64_t *acc = s->hist + (size_t)(seg - s->seg0) * s->W * nkp * 256;
+        pthread_mutex_lock(&s->lock);
+        for (size_t i = 0; i < per_chunk; i++) acc[i] += h[i];
+        pthread_mutex_unlock(&s->lock);
+    }
+    release(m, 7);
+    free(h);
+    free(pf);
+    return st;
+}
+
+/* After a pass: each target's digit, from its histogram and residual rank. */
+static void settle(sel *s, size_t seg_local, uint64_t seg, int first, cls_rank_fn rank, void *user)
+{
+    const cls_qview *v = s->v;
+    size_t C = v->C, segs_per_group = (C + s->W - 1) / s->W;
+    uint64_t g = seg / segs_per_group;
+    size_t c0 = (size_t)(seg % segs_per_group) * s->W, W = C - c0 < s->W ? C - c0 : s->W;
+    uint64_t ranks[16];
+    for (size_t c = 0; c < W; c++) {
+        size_t e = (size_t)g * C + c0 + c;
+        const uint64_t *hc = s->hist + (seg_local * s->W + c) * s->nkp * 256;
+        if (first) {
+            uint64_t n = 0;
+            for (int i = 0; i < 256; i++) n += hc[i];
+            s->count[e] = n;
+            if (n) rank(user, n, ranks);
+            for (size_t t = 0; t < s->nk; t++) {
+                s->prefix[e * s->nk + t] = 0;
+                s->resid[e * s->nk + t] = n ? ranks[t] : UINT64_MAX;
+            }
+        }
+        if (!s->count[e]) continue;
+        for (size_t t = 0; t < s->nk; t++) {
+            const uint64_t *ht = hc + (first ? 0 : t * 256);
+            uint64_t k = s->resid[e * s->nk + t], cum = 0;
+            int dg = 255;
+            for (int i = 0; i < 256; i++) {
+                if (k < cum + ht[i]) {
+                    dg = i;
+                    break;
+                }
+                cum += ht[i];
+            }
+            s->prefix[e * s->nk + t] |= (uint64_t)dg << s->shift;
+            s->resid[e * s->nk + t] = k - cum;
+        }
+    }
+}
+
+static cls_status radix(sel *s, cls_context *ctx, cls_rank_fn rank, void *user)
+{
+    const cls_qview *v = s->v;
+    size_t C = v->C, nk = s->nk, n = (size_t)v->G * C;
+    s->W = C < 4096 / nk ? C : 4096 / nk;
+    if (!s->W) s->W = 1;
+    s->chunk = (unsigned)(32768 / nk < 2048 ? 32768 / nk : 2048);
+    size_t max_chunks = 8192 / (s->W * nk) ? 8192 / (s->W * nk) : 1;
+    if (max_chunks > 64) max_chunks = 64;
+    s->unit_rows = (uint64_t)s->chunk * max_chunks;
+    s->parts = (size_t)((v->Rg + s->unit_rows - 1) / s->unit_rows);
+    size_t segs_per_group = (C + s->W - 1) / s->W;
+    uint64_t nsegs = v->G * segs_per_group;
+    /* a wave of segments whose histograms take at most 64 MiB on the host */
+    size_t wave = (64u << 20) / (s->W * nk * 256 * 8);
+    if (!wave) wave = 1;
+    s->prefix = malloc(n * nk * sizeof *s->prefix);
+    s->resid = malloc(n * nk * sizeof *s->resid);
+    s->hist = malloc(wave * s->W * nk * 256 * sizeof *s->hist);
+    cls_status st = s->prefix && s->resid && s->hist ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+    unsigned key_bits = v->dtype == CLS_F64 ? 64 : 32;
+    for (uint64_t w0 = 0; st == CLS_OK && w0 < nsegs; w0 += wave) {
+        size_t nseg = (size_t)(nsegs - w0 < wave ? nsegs - w0 : wave);
+        s->seg0 = w0;
+        for (unsigned pass = 0; st == CLS_OK && pass < key_bits / 8; pass++) {
+            s->nkp = pass == 0 ? 1 : nk;
+            s->shift = key_bits - 8 * (pass + 1);
+            memset(s->hist, 0, nseg * s->W * s->nkp * 256 * sizeof *s->hist);
+            st = cls_passes_run(ctx, v->dtype, nseg * s->parts, hist_unit, s);
+            for (size_t i = 0; st == CLS_OK && i < nseg; i++) settle(s, i, w0 + i, pass == 0, rank, user);
+        }
+    }
+    if (st == CLS_OK)
+        for (size_t e = 0; e < n; e++)
+            for (size_t t = 0; t < nk; t++)
+                s->vals[e * nk + t] = s->count[e] ? cls_value_of_key(s->prefix[e * nk + t], v->dtype) : NAN;
+    free(s->prefix);
+    free(s->resid);
+    free(s->hist);
+    return st;
+}
+
+cls_status cls_select(cls_context *ctx, const cls_qview *v, const cls_qfilter *f, size_t nk, cls_rank_fn rank,
+                      void *user, uint64_t *count, double *vals)
+{
+    if (nk == 0 || nk > 16) return cls_fail(ctx, CLS_E_ARG, "cls_select: %zu ranks per column (1..16)", nk);
+    sel s;
+    memset(&s, 0, sizeof s);
+    s.v = v;
+    s.f = f;
+    s.es = v->dtype == CLS_F64 ? 8 : 4;
+    s.nk = nk;
+    s.count = count;
+    s.vals = vals;
+    size_t n = (size_t)v->G * v->C;
+    if (f) {
+        s.qflags = (f->has_sent ? CLS_QF_SENTINEL : 0) | (f->cen ? CLS_QF_ABSDEV : 0) | (f->flo ? CLS_QF_BOUNDS : 0);
+        s.cen = to_real(f->cen, n, v->dtype);
+        s.flo = to_real(f->flo, n, v->dtype);
+        s.fhi = to_real(f->fhi, n, v->dtype);
+    }
+    pthread_mutex_init(&s.lock, NULL);
+    cls_status st = CLS_OK;
+    if ((f && ((f->cen && !s.cen) || (f->flo && (!s.flo || !s.fhi)))))
+        st = cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+    else if (v->Rg <= CLS_QSMALL) {
+        s.rank_tab = calloc((size_t)(v->Rg + 1) * nk, 4);
+        if (!s.rank_tab) st = cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+        uint64_t r[16];
+        for (uint64_t m = 1; st == CLS_OK && m <= v->Rg; m++) {
+            rank(user, m, r);
+            for (size_t j = 0; j < nk; j++) s.rank_tab[m * nk + j] = (uint32_t)r[j];
+        }
+        /* units of whole groups, about 16 MiB each */
+        uint64_t gbytes = v->Rg * v->C * s.es;
+        s.gpu = gbytes >= (16u << 20) ? 1 : (16u << 20) / gbytes;
+        if (st == CLS_OK) st = cls_passes_run(ctx, v->dtype, (size_t)((v->G + s.gpu - 1) / s.gpu), small_unit, &s);
+    } else {
+        st = radix(&s, ctx, rank, user);
+    }
+    pthread_mutex_destroy(&s.lock);
+    free(s.rank_tab);
+    free(s.cen);
+    free(s.flo);
+    free(s.fhi);
+    return st;
+}
+
+/* ---- cls_quantiles ---- */
+
+typedef struct qreq { const double *q; size_t nq; } qreq;
+
+static void quantile_ranks(void *user, uint64_t n, uint64_t *r)
+{
+    const qreq *q = user;
+    for (size_t j = 0; j < q->nq; j++) {
+        double gamma;
+        cls_quantile_ranks(q->q[j], n, &r[2 * j], &r[2 * j + 1], &gamma);
+    }
+}
+
+cls_status cls_quantiles(cls_context *ctx, const cls_array *x, cls_scope scope, const double *q, size_t nq,
+                         double *out)
+{
+    if (!ctx) return CLS_E_ARG;
+    if (!ctx->usable) return cls_fail(ctx, CLS_E_ARG, "the context failed to initialise: %s", ctx->err);
+    if (!x || !x->data || !out || (nq && !q)) return cls_fail(ctx, CLS_E_ARG, "cls_quantiles: NULL argument");
+    if (x->dtype != CLS_F32 && x->dtype != CLS_F64)
+        return cls_fail(ctx, CLS_E_ARG, "cls_quantiles: dtype %d is neither CLS_F32 nor CLS_F64", (int)x->dtype);
+    if (!x->batch || !x->rows || !x->cols)
+        return cls_fail(ctx, CLS_E_ARG, "cls_quantiles: shape %zu x %zu x %zu has a zero dimension", x->batch,
+                        x->rows, x->cols);
+    if ((unsigned)scope > CLS_SCOPE_BATCH) return cls_fail(ctx, CLS_E_ARG, "cls_quantiles: unknown scope %d", (int)scope);
+    if (nq == 0 || nq > 8) return cls_fail(ctx, CLS_E_ARG, "cls_quantiles: %zu quantiles (1..8 per call)", nq);
+    for (size_t j = 0; j < nq; j++)
+        if (!(q[j] >= 0 && q[j] <= 1))
+            return cls_fail(ctx, CLS_E_ARG, "cls_quantiles: q[%zu] = %g is outside [0, 1]", j, q[j]);
+    cls_qview v = {x->data, x->dtype, scope == CLS_SCOPE_BATCH ? 1 : x->batch,
+                   scope == CLS_SCOPE_BATCH ? (uint64_t)x->batch * x->rows : x->rows, x->cols};
+    size_t n = (size_t)v.G * v.C;
+    uint64_t *cnt = malloc(n * sizeof *cnt);
+    double *vals = malloc(n * 2 * nq * sizeof *vals);
+    cls_status st = cnt && vals ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+    qreq r = {q, nq};
+    if (st == CLS_OK) st = cls_select(ctx, &v, NULL, 2 * nq, quantile_ranks, &r, cnt, vals);
+    if (st == CLS_OK)
+        for (size_t g = 0; g < v.G; g++)
+            for (size_t j = 0; j < nq; j++)
+                for (size_t c = 0; c < v.C; c++) {
+                    size_t e = g * v.C + c;
+                    double res = NAN;
+                    if (cnt[e]) {
+                        uint64_t lo, hi;
+                        double gamma;
+                        cls_quantile_ranks(q[j], cnt[e], &lo, &hi, &gamma);
+                        const double *pv = vals + e * 2 * nq + 2 * j;
+                        res = lo == hi ? pv[0] : cls_quantile_lerp(pv[0], pv[1], gamma, x->dtype);
+                    }
+                    out[(g * nq + j) * v.C + c] = res;
+                }
+    free(cnt);
+    free(vals);
+    return st;
+}

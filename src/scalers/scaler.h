@@ -1,0 +1,77 @@
+/* The scalers' one seam. Each scaler is one descriptor in a file of its own
+ * (minmax.c, zscore.c, decimal.c, robust.c, maxabs.c) and one entry of the
+ * table in table.c: its names, the statistics it needs, how its params come
+ * from them (forward and inverse), its code in the stats file and in the
+ * kernels. The pipeline, the params, the stats file and the tool ask the
+ * table; none of them switches on a scaler any more.
+ * Pure C, no OpenCL: callable from stats/ and engine/ alike. */
+#ifndef CLS_SCALER_H
+#define CLS_SCALER_H
+
+#include "clscale.h"
+
+/* What a fit must compute for a scaler (cls_scaler_desc.needs). */
+#define CLS_NEED_EXTREMES  1u  /* min, max, absmax: one pass, Chan-mergeable */
+#define CLS_NEED_MOMENTS   2u  /* mean, m2: one pass, Chan-mergeable */
+#define CLS_NEED_QUANTILES 4u  /* median and the quantile range: counting passes
+                                  (stats/quantile.c), not mergeable */
+
+/* Params of the scaler for one column, in double: y = (x - shift) * m + o,
+ * then clamp to [lo, hi] when clipping. Inverse params undo the forward ones.
+ * A column with count 0 gets shift 0, m 1, o 0 (its values are all missing). */
+typedef struct cls_params { double shift, m, o; } cls_params;
+
+/* What a pipeline (or a stats file) says beyond the scaler. */
+typedef struct cls_scaler_opts {
+    double lo, hi;            /* min-max range, resolved ([0, 1] for 0, 0) */
+    int    center, scale;     /* robust: with_centering, with_scaling */
+    int    unit_variance;     /* robust */
+    double qmin, qmax;        /* robust: quantile range, percent */
+} cls_scaler_opts;
+
+typedef struct cls_scaler_desc {
+    cls_scaler  id;
+    const char *name;       /* in messages: "min-max" */
+    const char *cli;        /* clscale normalize --method */
+    const char *python;     /* the Python estimator */
+    uint32_t    file_code;  /* in the stats file (docs/FORMAT.md) */
+    unsigned    needs;      /* CLS_NEED_* */
+    unsigned    kernel;     /* CLS_KS_* code the kernels take */
+    int         fused;      /* the fused kernel makes its params on the device
+                               (cl/scale.cl MAKE_PARAMS); else params come from
+                               the host after a fit of their own */
+    int         ranged;     /* takes a range and clip (min-max) */
+    cls_params (*params)(const cls_column_stats *s, const cls_scaler_opts *o, int inverse, cls_dtype t);
+} cls_scaler_desc;
+
+/* The descriptor of `s`, or NULL for CLS_NONE and values outside the enum. */
+const cls_scaler_desc *cls_scaler_get(cls_scaler s);
+/* By stats-file code, or NULL. */
+const cls_scaler_desc *cls_scaler_by_code(uint32_t code);
+
+/* cls_params_with(): the descriptor's params, or the identity for CLS_NONE,
+ * an unknown scaler or an empty column (count 0).
+ * cls_params_of(): the same with only a min-max range [lo, hi] as options. */
+cls_params cls_params_with(const cls_column_stats *s, cls_scaler scaler, const cls_scaler_opts *o, int inverse,
+                           cls_dtype dtype);
+cls_params cls_params_of(const cls_column_stats *s, cls_scaler scaler, double lo, double hi, int inverse,
+                         cls_dtype dtype);
+
+/* The options a pipeline gives, defaults resolved. */
+cls_scaler_opts cls_scaler_opts_of(const cls_pipeline *p);
+/* The options recorded in fitted statistics. */
+cls_scaler_opts cls_scaler_opts_info(const cls_stats_info *info);
+
+/* The decimal exponent j of a column with max |x| = absmax (0 for 0): the
+ * smallest integer with absmax / 10^j, stored in `dtype`, below 1 (0.01f
+ * gives -1: 0.01f * 100 rounds to 1.0f), and no less than -38 (float32)
+ * or -308 (float64), so that 10^-j is finite in `dtype`.
+ * cls_decimal_exponent: float64. */
+int cls_decimal_exponent_in(double absmax, cls_dtype dtype);
+int cls_decimal_exponent(double absmax);
+
+/* The inverse of the standard normal CDF (scipy.stats.norm.ppf), to full
+ * double precision, for RobustScaler's unit_variance. */
+double cls_norm_ppf(double p);
+
+#endif

@@ -1,0 +1,125 @@
+/* The table of scalers: adding a scaler is adding its file and a line here
+ * (and its value to cls_scaler in include/clscale.h). Also the options a
+ * pipeline or a stats file gives the descriptors, and the public name
+ * lookups the tool and the Python package use. */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "scalers/scaler.h"
+
+extern const cls_scaler_desc cls_scaler_minmax, cls_scaler_zscore, cls_scaler_decimal, cls_scaler_robust,
+    cls_scaler_maxabs;
+
+static const cls_scaler_desc *const table[] = {
+    &cls_scaler_minmax,
+    &cls_scaler_zscore,
+    &cls_scaler_decimal,
+    &cls_scaler_robust,
+    &cls_scaler_maxabs,
+};
+#define NTABLE (sizeof table / sizeof table[0])
+
+const cls_scaler_desc *cls_scaler_get(cls_scaler s)
+{
+    for (size_t i = 0; i < NTABLE; i++)
+        if (table[i]->id == s) return table[i];
+    return NULL;
+}
+
+const cls_scaler_desc *cls_scaler_by_code(uint32_t code)
+{
+    for (size_t i = 0; i < NTABLE; i++)
+        if (table[i]->file_code == code) return table[i];
+    return NULL;
+}
+
+cls_params cls_params_with(const cls_column_stats *s, cls_scaler scaler, const cls_scaler_opts *o, int inverse,
+                           cls_dtype dtype)
+{
+    cls_params p = {0.0, 1.0, 0.0};
+    const cls_scaler_desc *d = cls_scaler_get(scaler);
+    if (!s || s->count == 0 || !d) return p;
+    return d->params(s, o, inverse, dtype);
+}
+
+cls_params cls_params_of(const cls_column_stats *s, cls_scaler scaler, double lo, double hi, int inverse,
+                         cls_dtype dtype)
+{
+    cls_scaler_opts o;
+    memset(&o, 0, sizeof o);
+    o.lo = lo;
+    o.hi = hi;
+    return cls_params_with(s, scaler, &o, inverse, dtype);
+}
+
+cls_scaler_opts cls_scaler_opts_of(const cls_pipeline *p)
+{
+    cls_scaler_opts o;
+    memset(&o, 0, sizeof o);
+    o.lo = p->lo;
+    o.hi = p->hi;
+    if (o.lo == 0 && o.hi == 0) o.hi = 1;
+    o.center = !p->no_centering;
+    o.scale = !p->no_scaling;
+    o.unit_variance = p->unit_variance;
+    o.qmin = p->qmin;
+    o.qmax = p->qmax;
+    if (o.qmin == 0 && o.qmax == 0) {
+        o.qmin = 25;
+        o.qmax = 75;
+    }
+    return o;
+}
+
+cls_scaler_opts cls_scaler_opts_info(const cls_stats_info *info)
+{
+    cls_scaler_opts o;
+    memset(&o, 0, sizeof o);
+    o.lo = info->lo;
+    o.hi = info->hi;
+    if (o.lo == 0 && o.hi == 0) o.hi = 1;
+    o.center = !info->no_centering;
+    o.scale = !info->no_scaling;
+    o.unit_variance = info->unit_variance;
+    o.qmin = info->qmin;
+    o.qmax = info->qmax;
+    return o;
+}
+
+const char *cls_scaler_name(cls_scaler s)
+{
+    const cls_scaler_desc *d = cls_scaler_get(s);
+    return d ? d->cli : s == CLS_NONE ? "none" : NULL;
+}
+
+cls_status cls_scaler_parse(const char *name, cls_scaler *out)
+{
+    if (!name || !out) return CLS_E_ARG;
+    if (!strcmp(name, "none")) {
+        *out = CLS_NONE;
+        return CLS_OK;
+    }
+    for (size_t i = 0; i < NTABLE; i++)
+        if (!strcmp(table[i]->cli, name)) {
+            *out = table[i]->id;
+            return CLS_OK;
+        }
+    return CLS_E_ARG;
+}
+
+static char list[256];
+static pthread_once_t list_once = PTHREAD_ONCE_INIT;
+
+static void make_list(void)
+{
+    size_t used = 0;
+    for (size_t i = 0; i < NTABLE && used < sizeof list; i++)
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", table[i]->cli);
+}
+
+const char *cls_scaler_list(void)
+{
+    pthread_once(&list_once, make_list);
+    return list;
+}

@@ -1,0 +1,25 @@
+/* Float64 references of the cleaning tests, plain C: quantiles and medians
+ * by sorting (numpy's formulas written out), and hostile data. */
+#ifndef CLS_TEST_CLEAN_REF_H
+#define CLS_TEST_CLEAN_REF_H
+
+#include "common.h"
+
+/* Hostile columns, by column index modulo 8: 0 normal, 1 ties (small
+ * integers), 2 heavy tails (Cauchy), 3 with NaN and +-Inf, 4 constant,
+ * 5 all NaN, 6 float32 at a large offset (1e6 + small), 7 normal with NaN. */
+cls_array cref_make(cls_dtype t, size_t b, size_t r, size_t c, uint64_t seed);
+void cref_free(cls_array *a);
+double cref_get(const cls_array *a, size_t i);
+
+/* The finite values of column c of group g (scope as the library's) sorted
+ * ascending into out (room for rows of the group); returns how many. */
+size_t cref_column(const cls_array *a, cls_scope scope, size_t g, size_t c, double *out);
+/* numpy.nanquantile(linear) of sorted values v[0..n), for data of dtype t. */
+double cref_quantile(const double *v, size_t n, double q, cls_dtype t);
+/* numpy.nanmedian of sorted v[0..n) in dtype t. */
+double cref_median(const double *v, size_t n, cls_dtype t);
+size_t cref_groups(const cls_array *a, cls_scope scope);
+size_t cref_group_rows(const cls_array *a, cls_scope scope);
+
+#endif

@@ -1,0 +1,359 @@
+/* The cleaning stage on the devices (cls_clean_data, cls_fit_transform with
+ * a cls_clean) against a float64 reference in plain C written below:
+ * astropy's sigma_clip(axis=0) (cumulative masks, median or mean centre,
+ * std or mad_std), scikit-learn's SimpleImputer (mean, median, most
+ * frequent with the smallest of ties, constant), missing values NaN, +-Inf
+ * or a sentinel; hostile columns (clean_ref.c: ties, heavy tails, +-Inf,
+ * constant, all-NaN, a large offset), one-row columns, both scopes and
+ * dtypes, the counts, the fused scaling, in place, and bad arguments. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clean_ref.h"
+#include "pipeline_util.h"
+
+#define MAD_STD 1.482602218505602
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The median of n values (sorted here) as numpy's nanmedian in dtype t. */
+static double median_of(double *v, size_t n, cls_dtype t)
+{
+    if (!n) return NAN;
+    qsort(v, n, sizeof *v, cmp_d);
+    return cref_median(v, n, t);
+}
+
+/* Cleans column (g, c) of x as the options say: reference output into
+ * want (indexed like x), and the counts. */
+static void ref_column(const cls_array *x, cls_scope scope, size_t g, size_t c, const cls_clean *o, double *want,
+                       uint64_t *missing, uint64_t *clipped)
+{
+    cls_dtype t = x->dtype;
+    size_t R = cref_group_rows(x, scope), C = x->cols, base = g * R * C + c;
+    double *v = malloc(R * sizeof *v), *buf = malloc(R * sizeof *buf);
+    int *keep = malloc(R * sizeof *keep);
+    size_t n0 = 0;
+    for (size_t r = 0; r < R; r++) {
+        v[r] = cref_get(x, base + r * C);
+        keep[r] = isfinite(v[r]) && !(o->has_missing_value && v[r] == o->missing_value);
+        n0 += (size_t)keep[r];
+    }
+    double L = -INFINITY, H = INFINITY;
+    int clip = o->sigma > 0;
+    double slo = o->sigma_lower > 0 ? o->sigma_lower : o->sigma, shi = o->sigma_upper > 0 ? o->sigma_upper : o->sigma;
+    int maxit = o->maxiters == 0 ? 5 : o->maxiters;
+    size_t n = n0;
+    for (int it = 0; clip && (maxit < 0 || it < maxit); it++) {
+        size_t k = 0;
+        double sum = 0;
+        for (size_t r = 0; r < R; r++)
+            if (keep[r]) {
+                buf[k++] = v[r];
+                sum += v[r];
+            }
+        if (k == 0) break;
+        double mean = sum / (double)k, m2 = 0;
+        for (size_t i = 0; i < k; i++) m2 += (buf[i] - mean) * (buf[i] - mean);
+        double med = median_of(buf, k, t);
+        double cen = o->center == CLS_CENTER_MEAN ? mean : med, spr;
+        if (o->spread == CLS_SPREAD_MAD_STD) {
+            size_t j = 0;
+            for (size_t r = 0; r < R; r++)
+                if (keep[r]) /* on the device |x - median| is a value of the data's dtype */
+                    buf[j++] = t == CLS_F32 ? (double)fabsf((float)v[r] - (float)med) : fabs(v[r] - med);
+            spr = MAD_STD * median_of(buf, j, CLS_F64);
+        } else {
+            spr = sqrt(m2 / (double)k);
+        }
+        double lo = cen - spr * slo, hi = cen + spr * shi;
+        if (lo > L) L = lo;
+        if (hi < H) H = hi;
+        if (t == CLS_F32) {
+            L = (float)L;
+            H = (float)H;
+        }
+        size_t nn = 0;
+        for (size_t r = 0; r < R; r++) {
+            keep[r] = keep[r] && v[r] >= L && v[r] <= H;
+            nn += (size_t)keep[r];
+        }
+        if (nn == n) break;
+        n = nn;
+    }
+    size_t k = 0;
+    double sum = 0;
+    for (size_t r = 0; r < R; r++)
+        if (keep[r]) {
+            buf[k++] = v[r];
+            sum += v[r];
+        }
+    double fill = NAN;
+    if (o->impute == CLS_IMPUTE_MEAN && k) fill = t == CLS_F32 ? (double)(float)(sum / (double)k) : sum / (double)k;
+    else if (o->impute == CLS_IMPUTE_MEDIAN) fill = median_of(buf, k, t);
+    else if (o->impute == CLS_IMPUTE_MOST_FREQUENT && k) {
+        qsort(buf, k, sizeof *buf, cmp_d);
+        size_t best = 0;
+        for (size_t i = 0; i < k;) {
+            size_t j = i;
+            while (j < k && buf[j] == buf[i]) j++;
+            if (j - i > best) {
+                best = j - i;
+                fill = buf[i];
+            }
+            i = j;
+        }
+    } else if (o->impute == CLS_IMPUTE_CONSTANT) fill = o->fill_value;
+    for (size_t r = 0; r < R; r++) {
+        double y = v[r];
+        int miss = !isfinite(y) || (o->has_missing_value && y == o->missing_value);
+        if (miss && o->has_missing_value && y == o->missing_value) y = NAN;
+        if (!miss && clip && !(y >= L && y <= H)) {
+            if (o->mode == CLS_CLIP_CLAMP) y = y < L ? L : H;
+            else {
+                miss = 1;
+                y = NAN;
+            }
+        }
+        if (miss && o->impute != CLS_IMPUTE_NONE) y = fill;
+        want[base + r * C] = y;
+    }
+    *missing = R - n0;
+    *clipped = clip ? n0 - k : 0;
+    free(v);
+    free(buf);
+    free(keep);
+}
+
+/* Cleans x on the devices and compares with the reference; with `scaler`,
+ * through cls_fit_transform and a z-score / min-max of the reference's
+ * cleaned data. */
+static void check(cls_context *ctx, const cls_array *x, cls_scope scope, cls_clean o, cls_scaler scaler,
+                  const char *label)
+{
+    size_t n = x->batch * x->rows * x->cols, G = cref_groups(x, scope), ne = G * x->cols;
+    uint64_t *miss = calloc(ne, 8), *clip = calloc(ne, 8), *wmiss = calloc(ne, 8), *wclip = calloc(ne, 8);
+    double *want = malloc(n * sizeof *want);
+    o.missing_out = miss;
+    o.clipped_out = clip;
+    for (size_t g = 0; g < G; g++)
+        for (size_t c = 0; c < x->cols; c++) ref_column(x, scope, g, c, &o, want, &wmiss[g * x->cols + c],
+                                                        &wclip[g * x->cols + c]);
+    cls_array y = make_out(x);
+    cls_status st;
+    if (scaler == CLS_NONE) st = cls_clean_data(ctx, &o, scope, x, &y);
+    else {
+        cls_pipeline p = {.scaler = scaler, .scope = scope, .clean = &o};
+        st = cls_fit_transform(ctx, &p, x, &y, NULL);
+        /* the reference scales its cleaned data column by column */
+        size_t R = cref_group_rows(x, scope), C = x->cols;
+        for (size_t e = 0; e < ne; e++) {
+            size_t base = (e / C) * R * C + e % C, k = 0;
+            double sum = 0, mn = INFINITY, mx = -INFINITY, m2 = 0;
+            for (size_t r = 0; r < R; r++) {
+                double v = want[base + r * C];
+                if (!isfinite(v)) continue;
+                k++;
+                sum += v;
+                mn = fmin(mn, v);
+                mx = fmax(mx, v);
+            }
+            double mean = sum / (double)k;
+            for (size_t r = 0; r < R; r++) {
+                double v = want[base + r * C];
+                if (isfinite(v)) m2 += (v - mean) * (v - mean);
+            }
+            double sd = sqrt(m2 / (double)k);
+            for (size_t r = 0; k && r < R; r++) {
+                double *v = &want[base + r * C];
+                if (!isfinite(*v)) continue;
+                if (scaler == CLS_ZSCORE) *v = sd > 0 ? (*v - mean) / sd : 0;
+                else *v = mx > mn ? (*v - mn) / (mx - mn) : 0;
+            }
+        }
+    }
+    if (st != CLS_OK) fail_msg("%s: %s: %s", label, cls_status_str(st), cls_last_error(ctx));
+    /* float32: the reference's float64 arithmetic on float32 inputs; the
+     * scaled large-offset column carries float32's resolution at 1e6 */
+    double tol = x->dtype == CLS_F64 ? (scaler ? 1e-7 : 1e-12) : (scaler ? 1e-3 : 1e-6);
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        double got = cref_get(&y, i), w = x->dtype == CLS_F32 ? (double)(float)want[i] : want[i];
+        int ok = (isnan(got) && isnan(w)) || got == w || fabs(got - w) <= tol * fmax(1, fabs(w));
+        if (!ok && bad++ < 5) printf("# %s: element %zu (column %zu): got %.17g want %.17g\n", label, i,
+                                     i % x->cols, got, w);
+    }
+    assert_int_equal(bad, 0);
+    for (size_t e = 0; e < ne; e++) {
+        if (miss[e] != wmiss[e] || clip[e] != wclip[e])
+            fail_msg("%s: entry %zu: missing %llu clipped %llu, want %llu, %llu", label, e,
+                     (unsigned long long)miss[e], (unsigned long long)clip[e], (unsigned long long)wmiss[e],
+                     (unsigned long long)wclip[e]);
+    }
+    ref_free(&y);
+    free(want);
+    free(miss);
+    free(clip);
+    free(wmiss);
+    free(wclip);
+}
+
+static size_t small(size_t pocl) { return test_suite_is("oclgrind") ? 30 : pocl; }
+
+static void imputation_matches_simpleimputer(void **state)
+{
+    (void)state;
+    cls_context *ctx = test_context(NULL, 0, 0);
+    const cls_impute how[] = {CLS_IMPUTE_MEAN, CLS_IMPUTE_MEDIAN, CLS_IMPUTE_MOST_FREQUENT, CLS_IMPUTE_CONSTANT};
+    for (int ti = 0; ti < 2; ti++) {
+        cls_dtype t = ti ? CLS_F64 : CLS_F32;
+        if (!suite_runs(t)) continue;
+        cls_array x = cref_make(t, 2, small(150), 16, 200 + (uint64_t)ti);
+        for (int sc = 0; sc < 2; sc++)
+            for (size_t h = 0; h < 4; h++) {
+                cls_clean o = {.impute = how[h], .fill_value = -3.5};
+                char label[96];
+                snprintf(label, sizeof label, "impute %d %s %s", (int)how[h], ti ? "f64" : "f32",
+                         sc ? "batch" : "matrix");
+                check(ctx, &x, sc ? CLS_SCOPE_BATCH : CLS_SCOPE_MATRIX, o, CLS_NONE, label);
+                /* a sentinel: the small integers' column holds -2 .. 2 */
+                o.has_missing_value = 1;
+                o.missing_value = -2;
+                snprintf(label, sizeof label, "impute %d sentinel %s %s", (int)how[h], ti ? "f64" : "f32",
+                         sc ? "batch" : "matrix");
+                check(ctx, &x, sc ? CLS_SCOPE_BATCH : CLS_SCOPE_MATRIX, o, CLS_NONE, label);
+            }
+        cref_free(&x);
+    }
+    cls_context_destroy(ctx);
+}
+
+static void sigma_clipping_matches_astropy(void **state)
+{
+    (void)state;
+    cls_context *ctx = test_context(NULL, 0, 0);
+    for (int ti = 0; ti < 2; ti++) {
+        cls_dtype t = ti ? CLS_F64 : CLS_F32;
+        if (!suite_runs(t)) continue;
+        /* 700 rows: longer than a chunk (512) and than one counting pass (128) */
+        cls_array x = cref_make(t, 1, small(700), 16, 300 + (uint64_t)ti);
+        for (int v = 0; v < 8; v++) {
+            cls_clean o = {.sigma = v & 4 ? 2 : 3, .maxiters = v & 4 ? -1 : 0,
+                           .center = v & 1 ? CLS_CENTER_MEAN : CLS_CENTER_MEDIAN,
+                           .spread = v & 2 ? CLS_SPREAD_MAD_STD : CLS_SPREAD_STD};
+            char label[96];
+            snprintf(label, sizeof label, "clip %d %s", v, ti ? "f64" : "f32");
+            check(ctx, &x, CLS_SCOPE_MATRIX, o, CLS_NONE, label);
+        }
+        cls_clean lu = {.sigma = 3, .sigma_lower = 1.5, .sigma_upper = 2.5, .maxiters = 2};
+        check(ctx, &x, CLS_SCOPE_MATRIX, lu, CLS_NONE, ti ? "clip lower/upper f64" : "clip lower/upper f32");
+        cls_clean cl = {.sigma = 2, .maxiters = -1, .mode = CLS_CLIP_CLAMP, .impute = CLS_IMPUTE_MEDIAN};
+        check(ctx, &x, CLS_SCOPE_MATRIX, cl, CLS_NONE, ti ? "clamp f64" : "clamp f32");
+        cref_free(&x);
+    }
+    cls_context_destroy(ctx);
+}
+
+static void cleaning_fused_with_scaling(void **state)
+{
+    (void)state;
+    cls_context *ctx = test_context(NULL, 0, 0);
+    for (int ti = 0; ti < 2; ti++) {
+        cls_dtype t = ti ? CLS_F64 : CLS_F32;
+        if (!suite_runs(t)) continue;
+        cls_array x = cref_make(t, 3, small(90), 16, 400 + (uint64_t)ti);
+        cls_clean o = {.sigma = 3, .impute = CLS_IMPUTE_MEAN, .has_missing_value = 1, .missing_value = 2};
+        check(ctx, &x, CLS_SCOPE_MATRIX, o, CLS_ZSCORE, ti ? "clean+zscore f64" : "clean+zscore f32");
+        check(ctx, &x, CLS_SCOPE_BATCH, o, CLS_MINMAX, ti ? "clean+minmax f64" : "clean+minmax f32");
+        /* clamping does not fuse: cleaned first, then fitted and scaled */
+        o.mode = CLS_CLIP_CLAMP;
+        check(ctx, &x, CLS_SCOPE_MATRIX, o, CLS_ZSCORE, ti ? "clamp+zscore f64" : "clamp+zscore f32");
+        cref_free(&x);
+    }
+    cls_context_destroy(ctx);
+}
+
+static void hostile_shapes_and_in_place(void **state)
+{
+    (void)state;
+    cls_context *ctx = test_context(NULL, 0, 0);
+    cls_dtype t = suite_runs(CLS_F64) ? CLS_F64 : CLS_F32;
+    /* one-row columns */
+    cls_array one = cref_make(t, 4, 1, 8, 500);
+    cls_clean o = {.sigma = 3, .impute = CLS_IMPUTE_MOST_FREQUENT};
+    check(ctx, &one, CLS_SCOPE_MATRIX, o, CLS_NONE, "one row");
+    cref_free(&one);
+    /* in place, clamped: the input is read whole before it is written */
+    cls_array x = cref_make(t, 1, small(200), 8, 501);
+    cls_clean c = {.sigma = 2, .maxiters = -1, .mode = CLS_CLIP_CLAMP, .impute = CLS_IMPUTE_CONSTANT,
+                   .fill_value = 9};
+    cls_array y = make_out(&x);
+    assert_int_equal(cls_clean_data(ctx, &c, CLS_SCOPE_MATRIX, &x, &y), CLS_OK);
+    size_t bytes = x.rows * x.cols * (t == CLS_F64 ? 8 : 4);
+    assert_int_equal(cls_clean_data(ctx, &c, CLS_SCOPE_MATRIX, &x, &x), CLS_OK);
+    assert_memory_equal(x.data, y.data, bytes);
+    ref_free(&y);
+    cref_free(&x);
+    cls_context_destroy(ctx);
+}
+
+static void bad_arguments_leave_out_untouched(void **state)
+{
+    (void)state;
+    cls_context *ctx = test_context(NULL, 0, 0);
+    cls_dtype t = suite_runs(CLS_F64) ? CLS_F64 : CLS_F32;
+    cls_array x = cref_make(t, 1, 10, 8, 600);
+    cls_array y = make_out(&x), before = make_out(&x);
+    size_t bytes = 10 * 8 * (t == CLS_F64 ? 8 : 4);
+    const cls_clean bad[] = {
+        {.has_missing_value = 1, .missing_value = NAN},
+        {.impute = CLS_IMPUTE_CONSTANT, .fill_value = NAN},
+        {.impute = CLS_IMPUTE_CONSTANT, .fill_value = INFINITY},
+        {.sigma = -1},
+        {.sigma = NAN},
+        {.sigma_lower = 2}, /* the upper side resolves to 0 */
+        {.impute = (cls_impute)9},
+        {.sigma = 3, .mode = (cls_clip_mode)5},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(cls_clean_data(ctx, &bad[i], CLS_SCOPE_MATRIX, &x, &y), CLS_E_ARG);
+        assert_true(strlen(cls_last_error(ctx)) > 0);
+        cls_pipeline p = {.scaler = CLS_ZSCORE, .clean = &bad[i]};
+        assert_int_equal(cls_fit_transform(ctx, &p, &x, &y, NULL), CLS_E_ARG);
+        assert_memory_equal(y.data, before.data, bytes);
+    }
+    /* cleaning belongs to cls_fit_transform */
+    cls_clean ok = {.impute = CLS_IMPUTE_MEAN};
+    cls_pipeline p = {.scaler = CLS_ZSCORE, .clean = &ok};
+    cls_stats *s = NULL;
+    assert_int_equal(cls_fit(ctx, &p, &x, &s), CLS_E_ARG);
+    assert_null(s);
+    assert_int_equal(cls_clean_data(ctx, NULL, CLS_SCOPE_MATRIX, &x, &y), CLS_E_ARG);
+    assert_int_equal(cls_clean_data(ctx, &ok, CLS_SCOPE_MATRIX, NULL, &y), CLS_E_ARG);
+    /* a zero cls_clean is no cleaning: the plain pipeline */
+    cls_clean none = {0};
+    p.clean = &none;
+    assert_int_equal(cls_fit_transform(ctx, &p, &x, &y, NULL), CLS_OK);
+    ref_free(&y);
+    ref_free(&before);
+    cref_free(&x);
+    cls_context_destroy(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(imputation_matches_simpleimputer),
+        cmocka_unit_test(sigma_clipping_matches_astropy),
+        cmocka_unit_test(cleaning_fused_with_scaling),
+        cmocka_unit_test(hostile_shapes_and_in_place),
+        cmocka_unit_test(bad_arguments_leave_out_untouched),
+    };
+    return TEST_RUN("clean", tests, NULL, NULL);
+}

@@ -1,0 +1,103 @@
+/* cls_quantiles: exact, bit for bit, against sorting in plain C, on hostile
+ * columns (ties, heavy tails, NaN and +-Inf, constant, all missing, float32
+ * at an offset), short columns (one counting pass) and long ones (radix
+ * passes, several units of rows), both scopes and dtypes. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clean_ref.h"
+
+static const double qs[] = {0.0, 0.25, 0.5, 0.75, 1.0, 0.1, 0.999};
+#define NQ (sizeof qs / sizeof qs[0])
+
+static int runs(cls_dtype t) { return t == CLS_F32 || !test_suite_is("rusticl"); }
+
+static void check(cls_context *ctx, size_t b, size_t r, size_t c, uint64_t seed)
+{
+    for (int ti = 0; ti < 2; ti++) {
+        cls_dtype t = ti ? CLS_F64 : CLS_F32;
+        if (!runs(t)) continue;
+        cls_array x = cref_make(t, b, r, c, seed + (uint64_t)ti);
+        for (int sc = 0; sc < 2; sc++) {
+            cls_scope scope = sc ? CLS_SCOPE_BATCH : CLS_SCOPE_MATRIX;
+            size_t G = cref_groups(&x, scope), rows = cref_group_rows(&x, scope);
+            double *out = malloc(G * NQ * c * sizeof *out), *col = malloc(rows * sizeof *col);
+            cls_status st = cls_quantiles(ctx, &x, scope, qs, NQ, out);
+            if (st != CLS_OK) fail_msg("cls_quantiles: %s: %s", cls_status_str(st), cls_last_error(ctx));
+            size_t bad = 0;
+            for (size_t g = 0; g < G; g++)
+                for (size_t k = 0; k < c; k++) {
+                    size_t n = cref_column(&x, scope, g, k, col);
+                    for (size_t j = 0; j < NQ; j++) {
+                        double want = cref_quantile(col, n, qs[j], t), got = out[(g * NQ + j) * c + k];
+                        int same = (isnan(want) && isnan(got)) || memcmp(&want, &got, 8) == 0;
+                        if (!same && bad++ < 5)
+                            printf("# %s %s %zux%zux%zu group %zu col %zu q %g: got %.17g want %.17g (n %zu)\n",
+                                   t == CLS_F64 ? "f64" : "f32", sc ? "batch" : "matrix", b, r, c, g, k, qs[j],
+                                   got, want, n);
+                    }
+                }
+            assert_int_equal(bad, 0);
+            free(out);
+            free(col);
+        }
+        cref_free(&x);
+    }
+}
+
+static void short_columns_one_pass(void **state)
+{
+    (void)state;
+    cls_context *ctx = test_context(NULL, 0, 0);
+    check(ctx, 3, 37, 16, 1);   /* matrix scope: 37 rows; batch: 111 */
+    check(ctx, 2, 1, 9, 2);     /* one-row columns */
+    cls_context_destroy(ctx);
+}
+
+static void long_columns_radix_passes(void **state)
+{
+    (void)state;
+    cls_context *ctx = test_context(NULL, 0, 0);
+    size_t rows = test_suite_is("oclgrind") ? 150 : 700;
+    check(ctx, 2, rows, 8, 3);
+    cls_context_destroy(ctx);
+}
+
+static void many_units_of_rows(void **state)
+{
+    (void)state;
+    if (test_suite_is("oclgrind")) return; /* 280k values: too slow for the simulator; pocl and rusticl run it */
+    cls_context *ctx = test_context(NULL, 0, 0);
+    check(ctx, 1, 140000, 2, 4);  /* more rows than one unit holds */
+    cls_context_destroy(ctx);
+}
+
+static void bad_arguments_fail_cleanly(void **state)
+{
+    (void)state;
+    cls_context *ctx = test_context(NULL, 0, 0);
+    float d[4] = {1, 2, 3, 4};
+    cls_array x = {d, CLS_F32, 1, 4, 1};
+    double q = 1.5, out[1];
+    assert_int_equal(cls_quantiles(ctx, &x, CLS_SCOPE_MATRIX, &q, 1, out), CLS_E_ARG);
+    q = NAN;
+    assert_int_equal(cls_quantiles(ctx, &x, CLS_SCOPE_MATRIX, &q, 1, out), CLS_E_ARG);
+    q = 0.5;
+    assert_int_equal(cls_quantiles(ctx, &x, CLS_SCOPE_MATRIX, &q, 1, NULL), CLS_E_ARG);
+    assert_int_equal(cls_quantiles(ctx, &x, CLS_SCOPE_MATRIX, &q, 1, out), CLS_OK);
+    assert_true(out[0] == 2.5);
+    cls_context_destroy(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(short_columns_one_pass),
+        cmocka_unit_test(long_columns_radix_passes),
+        cmocka_unit_test(many_units_of_rows),
+        cmocka_unit_test(bad_arguments_fail_cleanly),
+    };
+    return TEST_RUN("quantiles", tests, NULL, NULL);
+}

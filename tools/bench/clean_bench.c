@@ -1,0 +1,94 @@
+/* clscale-clean-bench: the cleaning stage's speed rows, measured in one
+ * run so that their ratios hold on a noisy machine (rows take turns, each
+ * repeated; the median is reported):
+ *   scale         z-score fit-transform alone
+ *   impute+scale  mean imputation fused with the z-score (one cls_fit_transform)
+ *   impute, scale cls_clean_data, then a z-score fit-transform (two calls)
+ *   clip          3-sigma clipping to convergence (median, std), masked
+ * Data: batch x rows x cols float64 (default seed-A's shape, 18 x 60 x
+ * 98450), normal values with 5% NaN, statistics per matrix.
+ *   clscale-clean-bench [BATCH ROWS COLS [REPEATS]] */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "clscale.h"
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+    size_t B = argc > 3 ? strtoul(argv[1], NULL, 10) : 18, R = argc > 3 ? strtoul(argv[2], NULL, 10) : 60,
+           C = argc > 3 ? strtoul(argv[3], NULL, 10) : 98450;
+    int reps = argc > 4 ? atoi(argv[4]) : 5;
+    if (!B || !R || !C || reps < 1 || reps > 100) {
+        fprintf(stderr, "usage: clscale-clean-bench [BATCH ROWS COLS [REPEATS]]\n");
+        return 2;
+    }
+    size_t n = B * R * C;
+    cls_context *ctx = NULL;
+    if (cls_context_create(NULL, &ctx) != CLS_OK) {
+        fprintf(stderr, "clscale-clean-bench: %s\n", cls_last_error(ctx));
+        cls_context_destroy(ctx);
+        return 1;
+    }
+    double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *z = malloc(n * sizeof *z);
+    if (!x || !y || !z) return 1;
+    uint64_t s = 12345;
+    for (size_t i = 0; i < n; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        double u = (double)(s >> 11) / 9007199254740992.0;
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        double v = (double)(s >> 11) / 9007199254740992.0;
+        x[i] = u < 0.05 ? NAN : sqrt(-2 * log(v + 1e-300)) * cos(6.283185307179586 * u) * 2 + 10;
+    }
+    cls_array in = {x, CLS_F64, B, R, C}, out = {y, CLS_F64, B, R, C}, mid = {z, CLS_F64, B, R, C};
+    cls_clean impute = {.impute = CLS_IMPUTE_MEAN};
+    cls_clean clip = {.sigma = 3, .maxiters = -1};
+    cls_pipeline scale = {.scaler = CLS_ZSCORE}, fused = {.scaler = CLS_ZSCORE, .clean = &impute};
+    enum { ROWS = 4 };
+    const char *names[ROWS] = {"scale (z-score)", "impute+scale fused", "impute, then scale", "3-sigma clip"};
+    double t[ROWS][100];
+    for (int r = -1; r < reps; r++) /* r = -1 warms up (kernel builds) */
+        for (int k = 0; k < ROWS; k++) {
+            int row = (k + (r > 0 ? r : 0)) % ROWS; /* rows take turns in different orders */
+            double t0 = now();
+            cls_status st = CLS_OK;
+            if (row == 0) st = cls_fit_transform(ctx, &scale, &in, &out, NULL);
+            else if (row == 1) st = cls_fit_transform(ctx, &fused, &in, &out, NULL);
+            else if (row == 2) {
+                st = cls_clean_data(ctx, &impute, CLS_SCOPE_MATRIX, &in, &mid);
+                if (st == CLS_OK) st = cls_fit_transform(ctx, &scale, &mid, &out, NULL);
+            } else st = cls_clean_data(ctx, &clip, CLS_SCOPE_MATRIX, &in, &out);
+            if (st != CLS_OK) {
+                fprintf(stderr, "clscale-clean-bench: %s: %s\n", cls_status_str(st), cls_last_error(ctx));
+                return 1;
+            }
+            if (r >= 0) t[row][r] = now() - t0;
+        }
+    printf("clean bench: %zu x %zu x %zu float64 (%.0f MB), %zu device(s), median of %d\n", B, R, C,
+           (double)n * 8 / 1e6, cls_device_count(ctx), reps);
+    double med[ROWS];
+    for (int k = 0; k < ROWS; k++) {
+        qsort(t[k], (size_t)reps, sizeof t[k][0], cmp);
+        med[k] = t[k][reps / 2];
+        printf("  %-22s %8.3f s  %5.2fx scale alone\n", names[k], med[k], med[k] / med[0]);
+    }
+    free(x);
+    free(y);
+    free(z);
+    cls_context_destroy(ctx);
+    return 0;
+}
