@@ -131,6 +131,8 @@ cls_status cls_fit_buffer(cls_context *ctx, const cls_pipeline *p, const cls_buf
     cls_array xa;
     st = check_buffer(ctx, &ctx->devs[res.device], x, "input", 0, &xa);
     if (st == CLS_OK) st = cls_check_pipeline(ctx, p, &xa, NULL);
+    if (st == CLS_OK && p->clean)
+        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "buffer calls take no cleaning stage (clean with cls_clean_data())");
     if (st == CLS_OK && p->inverse)
         st = cls_fail(ctx, CLS_E_ARG, "cls_fit_buffer: an inverse pipeline cannot be fitted");
     if (st != CLS_OK) return st;
@@ -162,6 +164,8 @@ cls_status cls_transform_buffer(cls_context *ctx, const cls_pipeline *p, const c
     if (st == CLS_OK) st = check_buffer(ctx, d, out, "output", 1, &oa);
     if (st == CLS_OK) st = check_pair(ctx, in, &ia, out, &oa);
     if (st == CLS_OK) st = cls_check_pipeline(ctx, p, &ia, NULL);
+    if (st == CLS_OK && p->clean)
+        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "buffer calls take no cleaning stage (clean with cls_clean_data())");
     if (st == CLS_OK) st = cls_check_stats(ctx, p, s, &ia);
     if (st != CLS_OK) return st;
     res.in = in->mem;
@@ -184,6 +188,8 @@ cls_status cls_fit_transform_buffer(cls_context *ctx, const cls_pipeline *p, con
     if (st == CLS_OK) st = check_buffer(ctx, d, out, "output", 1, &oa);
     if (st == CLS_OK) st = check_pair(ctx, in, &ia, out, &oa);
     if (st == CLS_OK) st = cls_check_pipeline(ctx, p, &ia, NULL);
+    if (st == CLS_OK && p->clean)
+        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "buffer calls take no cleaning stage (clean with cls_clean_data())");
     if (st == CLS_OK && p->inverse)
         st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform_buffer: inverse needs fitted statistics; use "
                       "cls_transform_buffer");

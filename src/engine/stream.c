@@ -360,6 +360,9 @@ static cls_status sjob_init(sjob *j, cls_context *ctx, const cls_pipeline *p, co
     cls_array shape = {(void *)in, in->dtype, in->batch, in->rows, in->cols};
     st = cls_check_pipeline(ctx, &j->p, &shape, NULL);
     if (st != CLS_OK) return st;
+    if (j->p.clean)
+        return cls_fail(ctx, CLS_E_UNSUPPORTED, "a cleaning stage needs each statistics group whole: clean the "
+                        "file with cls_clean_data() on a mapping of it, not by streaming");
     if (fstat(in->fd, &j->st0) != 0) return cls_fail(ctx, CLS_E_IO, "%s: cannot stat: %m", j->iname);
     if (S_ISREG(j->st0.st_mode) && (uint64_t)j->st0.st_size < in->offset + j->bytes)
         return cls_fail(ctx, CLS_E_IO, "%s: %lld bytes, but the array ends at byte %llu (truncated?)", j->iname,
