@@ -23,6 +23,10 @@
 #define CLS_KID_QHIST_REDUCE 10
 #define CLS_KID_CLEAN_MOMENTS 11
 #define CLS_KID_CLEAN_APPLY  12
+#define CLS_KID_QSORT32      13
+#define CLS_KID_QSORT64      14
+#define CLS_KID_OUTLIERS     15
+#define CLS_KID_ROW_HASH     16
 #ifndef CLS_KERNEL
 #define CLS_KERNEL (-1)
 #endif

@@ -34,6 +34,10 @@ const char *const cls_kernel_names[CLS_K_COUNT] = {
     [CLS_K_QHIST_REDUCE] = "qhist_reduce",
     [CLS_K_CLEAN_MOMENTS] = "clean_moments",
     [CLS_K_CLEAN_APPLY] = "clean_apply",
+    [CLS_K_QSORT32] = "qsort32",
+    [CLS_K_QSORT64] = "qsort64",
+    [CLS_K_OUTLIERS] = "outliers",
+    [CLS_K_ROW_HASH] = "row_hash",
 };
 
 static char *source;
