@@ -110,12 +110,23 @@ __kernel void F(QNAME)(__global const REAL *x, ulong xoff, uint ncols, uint rows
     SKEY k[QN];
     uint n = 0;
 #if QN < 128
+    if (qflags == 0) {
+        /* the common case, NaN and +-Inf missing: nothing else to test */
 #pragma unroll
-    for (uint i = 0; i < QN; i++) {
-        REAL v = 0;
-        int t = i < rows && F(q_take)(p[i * ld], qflags, sent, cc, lo, hi, &v);
-        k[i] = t ? F(skey_of)(v) : SKEY_MISS;
-        n += t ? 1u : 0u;
+        for (uint i = 0; i < QN; i++) {
+            REAL v = i < rows ? p[i * ld] : (REAL)INFINITY;
+            int t = isfinite(v);
+            k[i] = t ? F(skey_of)(v) : SKEY_MISS;
+            n += t ? 1u : 0u;
+        }
+    } else {
+#pragma unroll
+        for (uint i = 0; i < QN; i++) {
+            REAL v = 0;
+            int t = i < rows && F(q_take)(p[i * ld], qflags, sent, cc, lo, hi, &v);
+            k[i] = t ? F(skey_of)(v) : SKEY_MISS;
+            n += t ? 1u : 0u;
+        }
     }
     /* bitonic sort, ascending */
 #pragma unroll

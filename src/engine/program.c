@@ -52,12 +52,13 @@ static void assemble(void)
                               "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
                               "#define REAL double\n#define REAL_BYTES 8\n#define SFX _f64\n";
     static const char end[] = "\n#endif\n";
-    size_t body = strlen(cls_src_scale) + strlen(cls_src_quantile) + strlen(cls_src_clean);
+    size_t body = strlen(cls_src_scale) + strlen(cls_src_quantile) + strlen(cls_src_clean) + strlen(cls_src_describe);
     size_t n = strlen(cls_src_common) + strlen(f32) + 2 * body + strlen(f64) + strlen(end) + 1;
     source = malloc(n);
     if (!source) return;
-    snprintf(source, n, "%s%s%s%s%s%s%s%s%s%s", cls_src_common, f32, cls_src_scale, cls_src_quantile,
-             cls_src_clean, f64, cls_src_scale, cls_src_quantile, cls_src_clean, end);
+    snprintf(source, n, "%s%s%s%s%s%s%s%s%s%s%s%s", cls_src_common, f32, cls_src_scale, cls_src_quantile,
+             cls_src_clean, cls_src_describe, f64, cls_src_scale, cls_src_quantile, cls_src_clean, cls_src_describe,
+             end);
     source_len = strlen(source);
 }
 
