@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* cli.h's json_string (a printer) and jansson's (a constructor) share a
- * name: this file uses jansson's. */
+/* cli.h's json_string (a printer, cli/common.c) and jansson's (a
+ * constructor) share a name, and the tool's own symbol wins at link time:
+ * this file builds strings with json_stringn, never json_string. */
 #define json_string cli_json_string_unused
 #include "cli.h"
 #include "input.h"
@@ -32,6 +33,7 @@ static const char usage[] =
     "                   batch: all batch x rows rows together\n"
     "  --devices SEL    the OpenCL devices (see clscale --help)\n";
 
+static json_t *jstr(const char *s) { return json_stringn(s, strlen(s)); }
 static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
 static char *as_json(const char *path, const cls_npy *f, const cls_summary *s)
@@ -64,10 +66,10 @@ static char *as_json(const char *path, const cls_npy *f, const cls_summary *s)
         json_object_set_new(grp, "columns", cols);
         json_array_append_new(groups, grp);
     }
-    json_object_set_new(root, "file", json_string(path));
-    json_object_set_new(root, "dtype", json_string(s->dtype == CLS_F64 ? "float64" : "float32"));
+    json_object_set_new(root, "file", jstr(path));
+    json_object_set_new(root, "dtype", jstr(s->dtype == CLS_F64 ? "float64" : "float32"));
     json_object_set_new(root, "shape", shape);
-    json_object_set_new(root, "scope", json_string(s->scope == CLS_SCOPE_BATCH ? "batch" : "matrix"));
+    json_object_set_new(root, "scope", jstr(s->scope == CLS_SCOPE_BATCH ? "batch" : "matrix"));
     json_object_set_new(root, "sigma", json_real(s->sigma));
     json_object_set_new(root, "duplicate_rows", json_integer((json_int_t)dup));
     json_object_set_new(root, "groups", groups);
