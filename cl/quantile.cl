@@ -58,7 +58,7 @@ inline int F(q_take)(REAL x, uint qflags, REAL sent, REAL cen, REAL flo, REAL fh
  * is past n). Neighbouring work-items read neighbouring columns: every load
  * is a contiguous row segment, and the data is read once.
  * - qsort32 / qsort64 (rows <= 32 / 64): a bitonic sorting network over QN
- *   keys, unrolled at compile time: no loop, no branch, the same code for
+ *   values, unrolled at compile time: no loop, no branch, the same code for
  *   every work-item, so PoCL runs the network across work-items in SIMD.
  * - qselect_small (rows <= 128): each key's rank by counting the keys below
  *   and equal to it in private memory, rows^2 compares (at most 16384
@@ -107,25 +107,34 @@ __kernel void F(QNAME)(__global const REAL *x, ulong xoff, uint ncols, uint rows
     ulong e = e0 + g * ncols + c;
     __global const REAL *p = x + xoff + g * gstride + c;
     Q_FILTER_LOAD(e);
-    SKEY k[QN];
     uint n = 0;
 #if QN < 128
+    /* the network sorts values (minpd and maxpd: twice the speed of integer
+     * keys on AVX2); a missing value is +Inf, after every finite one. Equal
+     * values leave -0 and +0 in either order: nlt and nz put them back in
+     * key order (-0 first) when a zero is picked. */
+    REAL w[QN];
+    uint nlt = 0, nz = 0;
     if (qflags == 0) {
         /* the common case, NaN and +-Inf missing: nothing else to test */
 #pragma unroll
         for (uint i = 0; i < QN; i++) {
             REAL v = i < rows ? p[i * ld] : (REAL)INFINITY;
             int t = isfinite(v);
-            k[i] = t ? F(skey_of)(v) : SKEY_MISS;
+            w[i] = t ? v : (REAL)INFINITY;
             n += t ? 1u : 0u;
+            nlt += (t && v < 0) ? 1u : 0u;
+            nz += (t && v == 0 && signbit(v)) ? 1u : 0u;
         }
     } else {
 #pragma unroll
         for (uint i = 0; i < QN; i++) {
             REAL v = 0;
-            int t = i < rows && F(q_take)(p[i * ld], qflags, sent, cc, lo, hi, &v);
-            k[i] = t ? F(skey_of)(v) : SKEY_MISS;
+            int t = i < rows && F(q_take)(p[i * ld], qflags, sent, cc, lo, hi, &v) && !isnan(v);
+            w[i] = t ? v : (REAL)INFINITY;
             n += t ? 1u : 0u;
+            nlt += (t && v < 0) ? 1u : 0u;
+            nz += (t && v == 0 && signbit(v)) ? 1u : 0u;
         }
     }
     /* bitonic sort, ascending */
@@ -137,16 +146,25 @@ __kernel void F(QNAME)(__global const REAL *x, ulong xoff, uint ncols, uint rows
             for (uint i = 0; i < QN; i++) {
                 uint l = i ^ j;
                 if (l > i) {
-                    SKEY a = k[i], b = k[l];
-                    SKEY mn = min(a, b), mx = max(a, b);
-                    k[i] = (i & s) ? mx : mn;
-                    k[l] = (i & s) ? mn : mx;
+                    REAL a = w[i], b = w[l];
+                    REAL mn = a < b ? a : b, mx = a < b ? b : a;
+                    w[i] = (i & s) ? mx : mn;
+                    w[l] = (i & s) ? mn : mx;
                 }
             }
     cnt[e] = n;
     __global const uint *rk = rank + (ulong)n * nk;
-    for (uint j = 0; j < nk; j++) val[e * nk + j] = n && rk[j] < n ? F(value_of_skey)(k[rk[j]]) : (REAL)NAN;
+    for (uint j = 0; j < nk; j++) {
+        uint r = rk[j];
+        REAL v = (REAL)NAN;
+        if (n && r < n) {
+            v = w[r];
+            if (v == 0) v = r < nlt + nz ? -(REAL)0 : (REAL)0;
+        }
+        val[e * nk + j] = v;
+    }
 #else
+    SKEY k[QN];
     for (uint i = 0; i < rows; i++) {
         REAL v = 0;
         int t = F(q_take)(p[i * ld], qflags, sent, cc, lo, hi, &v);
