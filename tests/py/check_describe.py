@@ -117,6 +117,31 @@ def check(batch, rows, seed, dtype, scope, sigma):
                     fail(f"{what} group {gi} column {c} outliers: {jc['outliers']} != {n}")
 
 
+def usage_and_failures():
+    """Bad options exit 2 naming the option, unreadable input exits 1; nothing on stdout either way."""
+    good = os.path.join(tmp, "good.npy")
+    np.save(good, np.arange(12.0).reshape(4, 3))
+    bad = os.path.join(tmp, "bad.npy")
+    with open(bad, "wb") as f:
+        f.write(b"not a numpy file")
+    cases = [
+        (["--sigma", "0", good], 2, "--sigma"), (["--sigma", "-1", good], 2, "--sigma"),
+        (["--sigma", "nan", good], 2, "--sigma"), (["--sigma", "3x", good], 2, "--sigma"),
+        (["--scope", "rows", good], 2, "--scope"), (["--frobnicate", good], 2, "--frobnicate"),
+        ([], 2, "no input"), ([good, good], 2, "one input"),
+        ([os.path.join(tmp, "absent.npy")], 1, "absent.npy"), ([bad], 1, "bad.npy"),
+    ]
+    for args, code, says in cases:
+        p = subprocess.run([tool, "describe"] + args, capture_output=True, text=True)
+        if p.returncode != code or p.stdout or says not in p.stderr:
+            fail(f"describe {args}: exit {p.returncode} (want {code}), stdout {p.stdout[:40]!r}, "
+                 f"stderr {p.stderr.strip()[:120]!r} (want {says!r})")
+    p = subprocess.run([tool, "describe", good], capture_output=True, text=True)
+    if p.returncode != 0 or "0 duplicate rows" not in p.stdout:
+        fail(f"describe table: exit {p.returncode}: {p.stdout[:200]!r}")
+
+
+usage_and_failures()
 check(3, 40, 1, np.float64, "matrix", 0)
 check(3, 40, 2, np.float64, "batch", 2)
 check(2, 90, 3, np.float32, "matrix", 1.5)
