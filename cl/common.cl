@@ -1,5 +1,5 @@
 /* Shared by every kernel of clscale. program.c assembles the source as
- *   common.cl, then scale.cl, quantile.cl and clean.cl with REAL=float, then
+ *   common.cl, then scale.cl, quantile.cl, clean.cl and describe.cl with REAL=float, then
  *   the same with REAL=double,
  * and builds one program per kernel and dtype, the first time a call needs
  * it, with -DCLS_KERNEL=<CLS_KID_*> -DCLS_REAL_BYTES=<4|8> -DVEC=<vector
@@ -31,6 +31,10 @@
 #define CLS_KID_QHIST_REDUCE 10
 #define CLS_KID_CLEAN_MOMENTS 11
 #define CLS_KID_CLEAN_APPLY  12
+#define CLS_KID_QSORT32      13
+#define CLS_KID_QSORT64      14
+#define CLS_KID_OUTLIERS     15
+#define CLS_KID_ROW_HASH     16
 #ifndef CLS_KERNEL
 #define CLS_KERNEL (-1)
 #endif

@@ -49,19 +49,57 @@ inline int F(q_take)(REAL x, uint qflags, REAL sent, REAL cen, REAL flo, REAL fh
     REAL lo = (qflags & CLS_QF_BOUNDS) ? flo[e] : (REAL)0;                    \
     REAL hi = (qflags & CLS_QF_BOUNDS) ? fhi[e] : (REAL)0
 
-/* Small groups (rows <= a few hundred): work-item (column, group of the
- * slice) counts, for each of its values, how many are below it and equal to
- * it; the value whose range [below, below + equal) holds rank k is order
- * statistic k. rank[n * nk + j] is the j-th rank wanted when the column has
- * n values (the host fills it for every n up to `rows`). Writes the count n
- * and nk values per column (NaN where n = 0 or the rank is past n).
- * Neighbouring work-items read neighbouring columns: every load is a
- * contiguous row segment. rows^2 iterations per work-item. */
-#if CLS_KERNEL == CLS_KID_QSELECT_SMALL
-__kernel void F(qselect_small)(__global const REAL *x, ulong xoff, uint ncols, uint rows, ulong ld,
-                               ulong gstride, ulong e0, Q_FILTER_ARGS,
-                               __global const uint *rank, uint nk,
-                               __global uint *cnt, __global REAL *val)
+/* Short columns (a group of at most 128 rows): work-item (column, group of
+ * the slice) loads its column's keys into private memory (a missing value
+ * or one the filter drops becomes SKEY_MISS, which sorts last) and finds
+ * the order statistics there. rank[n * nk + j] is the j-th rank wanted when
+ * the column has n values (the host fills it for every n up to `rows`).
+ * Writes the count n and nk values per column (NaN where n = 0 or the rank
+ * is past n). Neighbouring work-items read neighbouring columns: every load
+ * is a contiguous row segment, and the data is read once.
+ * - qsort32 / qsort64 (rows <= 32 / 64): a bitonic sorting network over QN
+ *   values, unrolled at compile time: no loop, no branch, the same code for
+ *   every work-item, so PoCL runs the network across work-items in SIMD.
+ * - qselect_small (rows <= 128): each key's rank by counting the keys below
+ *   and equal to it in private memory, rows^2 compares (at most 16384
+ *   iterations per work-item: under rusticl's loop limit).
+ * Signed keys: the value's bits with every bit but the sign flipped for
+ * negatives, so that signed order is value order (-0 before +0). */
+#if REAL_BYTES == 8
+#define SKEY long
+#define SKEY_MISS 0x7fffffffffffffffL
+inline SKEY F(skey_of)(REAL v)
+{
+    long u = as_long(v);
+    return u ^ ((u >> 63) & 0x7fffffffffffffffL);
+}
+inline REAL F(value_of_skey)(SKEY k) { return as_double(k ^ ((k >> 63) & 0x7fffffffffffffffL)); }
+#else
+#define SKEY int
+#define SKEY_MISS 0x7fffffff
+inline SKEY F(skey_of)(REAL v)
+{
+    int u = as_int(v);
+    return u ^ ((u >> 31) & 0x7fffffff);
+}
+inline REAL F(value_of_skey)(SKEY k) { return as_float(k ^ ((k >> 31) & 0x7fffffff)); }
+#endif
+
+#if CLS_KERNEL == CLS_KID_QSORT32 || CLS_KERNEL == CLS_KID_QSORT64 || CLS_KERNEL == CLS_KID_QSELECT_SMALL
+#if CLS_KERNEL == CLS_KID_QSORT32
+#define QN 32
+#define QNAME qsort32
+#elif CLS_KERNEL == CLS_KID_QSORT64
+#define QN 64
+#define QNAME qsort64
+#else
+#define QN 128
+#define QNAME qselect_small
+#endif
+__kernel void F(QNAME)(__global const REAL *x, ulong xoff, uint ncols, uint rows, ulong ld,
+                       ulong gstride, ulong e0, Q_FILTER_ARGS,
+                       __global const uint *rank, uint nk,
+                       __global uint *cnt, __global REAL *val)
 {
     uint c = (uint)get_global_id(0);
     if (c >= ncols) return;
@@ -70,29 +108,93 @@ __kernel void F(qselect_small)(__global const REAL *x, ulong xoff, uint ncols, u
     __global const REAL *p = x + xoff + g * gstride + c;
     Q_FILTER_LOAD(e);
     uint n = 0;
-    REAL v;
-    for (uint i = 0; i < rows; i++) n += F(q_take)(p[i * ld], qflags, sent, cc, lo, hi, &v);
+#if QN < 128
+    /* the network sorts values (minpd and maxpd: twice the speed of integer
+     * keys on AVX2); a missing value is +Inf, after every finite one. Equal
+     * values leave -0 and +0 in either order: nlt and nz put them back in
+     * key order (-0 first) when a zero is picked. */
+    REAL w[QN];
+    uint nlt = 0, nz = 0;
+    if (qflags == 0) {
+        /* the common case, NaN and +-Inf missing: nothing else to test */
+#pragma unroll
+        for (uint i = 0; i < QN; i++) {
+            REAL v = i < rows ? p[i * ld] : (REAL)INFINITY;
+            int t = isfinite(v);
+            w[i] = t ? v : (REAL)INFINITY;
+            n += t ? 1u : 0u;
+            nlt += (t && v < 0) ? 1u : 0u;
+            nz += (t && v == 0 && signbit(v)) ? 1u : 0u;
+        }
+    } else {
+#pragma unroll
+        for (uint i = 0; i < QN; i++) {
+            REAL v = 0;
+            int t = i < rows && F(q_take)(p[i * ld], qflags, sent, cc, lo, hi, &v) && !isnan(v);
+            w[i] = t ? v : (REAL)INFINITY;
+            n += t ? 1u : 0u;
+            nlt += (t && v < 0) ? 1u : 0u;
+            nz += (t && v == 0 && signbit(v)) ? 1u : 0u;
+        }
+    }
+    /* bitonic sort, ascending */
+#pragma unroll
+    for (uint s = 2; s <= QN; s <<= 1)
+#pragma unroll
+        for (uint j = s >> 1; j > 0; j >>= 1)
+#pragma unroll
+            for (uint i = 0; i < QN; i++) {
+                uint l = i ^ j;
+                if (l > i) {
+                    REAL a = w[i], b = w[l];
+                    REAL mn = a < b ? a : b, mx = a < b ? b : a;
+                    w[i] = (i & s) ? mx : mn;
+                    w[l] = (i & s) ? mn : mx;
+                }
+            }
+    cnt[e] = n;
+    __global const uint *rk = rank + (ulong)n * nk;
+    for (uint j = 0; j < nk; j++) {
+        uint r = rk[j];
+        REAL v = (REAL)NAN;
+        if (n && r < n) {
+            v = w[r];
+            if (v == 0) v = r < nlt + nz ? -(REAL)0 : (REAL)0;
+        }
+        val[e * nk + j] = v;
+    }
+#else
+    SKEY k[QN];
+    for (uint i = 0; i < rows; i++) {
+        REAL v = 0;
+        int t = F(q_take)(p[i * ld], qflags, sent, cc, lo, hi, &v);
+        k[i] = t ? F(skey_of)(v) : SKEY_MISS;
+        n += t ? 1u : 0u;
+    }
     cnt[e] = n;
     for (uint j = 0; j < nk; j++) val[e * nk + j] = NAN;
     if (n == 0) return;
     __global const uint *rk = rank + (ulong)n * nk;
     for (uint i = 0; i < rows; i++) {
-        REAL vi;
-        if (!F(q_take)(p[i * ld], qflags, sent, cc, lo, hi, &vi)) continue;
+        SKEY ki = k[i];
+        if (ki == SKEY_MISS) continue;
         uint below = 0, equal = 0;
         for (uint j = 0; j < rows; j++) {
-            REAL vj;
-            int t = F(q_take)(p[j * ld], qflags, sent, cc, lo, hi, &vj);
-            below += (t && vj < vi) ? 1u : 0u;
-            equal += (t && vj == vi) ? 1u : 0u;
+            below += k[j] < ki ? 1u : 0u;
+            equal += k[j] == ki ? 1u : 0u;
         }
         for (uint j = 0; j < nk; j++) {
-            uint k = rk[j];
-            if (k >= below && k < below + equal) val[e * nk + j] = vi;
+            uint r = rk[j];
+            if (r >= below && r < below + equal) val[e * nk + j] = F(value_of_skey)(ki);
         }
     }
-}
 #endif
+}
+#undef QN
+#undef QNAME
+#endif
+#undef SKEY
+#undef SKEY_MISS
 
 /* One radix pass: work-item (column, chunk of `chunk` rows) of one group
  * counts the 256 values of key bits [shift, shift + 8) among its values

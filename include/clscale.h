@@ -623,6 +623,58 @@ CLS_API cls_status cls_quantiles(cls_context *ctx, const cls_array *x, cls_scope
                                  size_t nq, double *out);
 
 /* ------------------------------------------------------------------------ */
+/* A data summary                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* One column of one statistics group, over its finite values (NaN and
+ * +-Inf are missing). min, max, mean, std, median, q25, q75 are NaN when
+ * count is 0. */
+typedef struct cls_column_summary {
+    uint64_t count;      /* finite values */
+    uint64_t missing;    /* NaN and +-Inf */
+    double   min, max;
+    double   mean, std;  /* population std (ddof 0), as numpy's nanstd */
+    double   median;     /* numpy's nanmedian, exact (cls_quantiles) */
+    double   q25, q75;   /* numpy's nanpercentile 25 and 75, exact */
+    uint64_t outliers;   /* finite values with |x - mean| > sigma * std, computed in
+                            the data's dtype (mean and sigma * std rounded to it) */
+} cls_column_summary;
+
+/* The summary of an array: groups x cols columns, entry [group * cols + col],
+ * and per group the duplicate rows. */
+typedef struct cls_summary {
+    cls_dtype           dtype;
+    cls_scope           scope;
+    size_t              groups;          /* batch (CLS_SCOPE_MATRIX) or 1 (CLS_SCOPE_BATCH) */
+    uint64_t            rows;            /* rows per group */
+    size_t              cols;
+    double              sigma;           /* the k of the outlier count */
+    cls_column_summary *columns;         /* groups x cols */
+    uint64_t           *duplicate_rows;  /* groups: rows equal to an earlier row of the
+                                            group, as pandas' DataFrame.duplicated().sum()
+                                            counts them (NaN equal to NaN, -0.0 to 0.0) */
+} cls_summary;
+
+/* cls_describe() : a summary of every column of `x` over each statistics
+ * group of `scope` (count, missing, min, max, mean, std, median, quartiles,
+ * outliers at `sigma` standard deviations) and the number of duplicate rows
+ * of each group, all found on the devices: a moments pass (cls_fit), the
+ * quantiles' passes (cls_quantiles), a pass that counts outliers and one
+ * that hashes every row; rows whose hashes are equal are then compared
+ * exactly on the host, so the duplicate count is exact. `x` is only read.
+ * sigma: > 0 and finite; 0 means 3.
+ * @return CLS_OK and *out (free with cls_summary_destroy()); or CLS_E_ARG
+ *         (NULL, zero shape, sigma < 0 or not finite), CLS_E_UNSUPPORTED
+ *         (float64 and no fp64 device), CLS_E_NOMEM, or a device status;
+ *         *out is then NULL. cls_last_error(ctx) says more.
+ * A context may be used by one thread at a time. */
+CLS_API cls_status cls_describe(cls_context *ctx, const cls_array *x, cls_scope scope, double sigma,
+                                cls_summary **out);
+
+/* cls_summary_destroy() : frees a summary from cls_describe(); NULL is a no-op. */
+CLS_API void cls_summary_destroy(cls_summary *s);
+
+/* ------------------------------------------------------------------------ */
 /* Reports, traces                                                           */
 /* ------------------------------------------------------------------------ */
 

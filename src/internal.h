@@ -79,6 +79,10 @@ enum cls_kernel_id {
     CLS_K_QHIST_REDUCE,   /* sums the chunks' histograms */
     CLS_K_CLEAN_MOMENTS,  /* count, mean, m2, min, max of the values a filter keeps (clean.cl) */
     CLS_K_CLEAN_APPLY,    /* impute, clip, scale: the cleaning pass (clean.cl) */
+    CLS_K_QSORT32,        /* order statistics of columns of <= 32 rows by a sorting network (quantile.cl) */
+    CLS_K_QSORT64,        /* the same, <= 64 rows */
+    CLS_K_OUTLIERS,       /* per column: values with |x - mean| > k * std (describe.cl) */
+    CLS_K_ROW_HASH,       /* a hash of each row's block of columns (describe.cl) */
     CLS_K_COUNT
 };
 extern const char *const cls_kernel_names[CLS_K_COUNT];

@@ -74,6 +74,46 @@ static void many_units_of_rows(void **state)
     cls_context_destroy(ctx);
 }
 
+/* -0.0 sorts before +0.0 on every path (the sorting networks compare
+ * values, so they put the signs back; counting and radix use keys). */
+static void negative_zero_sorts_first(void **state)
+{
+    (void)state;
+    cls_context *ctx = test_context(NULL, 0, 0);
+    size_t sizes[] = {5, 50, 100, 300};
+    for (size_t si = 0; si < 4; si++) {
+        size_t n = sizes[si];
+        double *d = malloc(n * sizeof *d);
+        /* 2/5 -0.0, 2/5 +0.0, 1/5 ones, interleaved */
+        for (size_t i = 0; i < n; i++) d[i] = i % 5 == 4 ? 1.0 : i % 2 ? -0.0 : 0.0;
+        size_t nneg = 0, nzero = 0;
+        for (size_t i = 0; i < n; i++) {
+            nneg += d[i] == 0 && signbit(d[i]);
+            nzero += d[i] == 0;
+        }
+        for (int ti = 0; ti < 2; ti++) {
+            cls_dtype t = ti ? CLS_F64 : CLS_F32;
+            if (!runs(t)) continue;
+            float *f = malloc(n * sizeof *f);
+            for (size_t i = 0; i < n; i++) f[i] = (float)d[i];
+            cls_array x = {ti ? (void *)d : (void *)f, t, 1, n, 1};
+            /* weights 0.75 pick the upper value's sign (numpy's _lerp: b - 0 * 0.25):
+               rank nneg - 1 is the last -0.0, rank nneg the first +0.0 */
+            double q[2] = {((double)nneg - 1.25) / (double)(n - 1), ((double)nneg - 0.25) / (double)(n - 1)};
+            double out[2];
+            cls_status st = cls_quantiles(ctx, &x, CLS_SCOPE_MATRIX, q, 2, out);
+            if (st != CLS_OK) fail_msg("cls_quantiles: %s", cls_last_error(ctx));
+            printf("# %zu rows %s: %g %g\n", n, ti ? "f64" : "f32", out[0], out[1]);
+            assert_true(out[0] == 0 && signbit(out[0]));
+            assert_true(out[1] == 0 && !signbit(out[1]));
+            free(f);
+        }
+        assert_true(nzero > nneg);
+        free(d);
+    }
+    cls_context_destroy(ctx);
+}
+
 static void bad_arguments_fail_cleanly(void **state)
 {
     (void)state;
@@ -97,6 +137,7 @@ int main(void)
         cmocka_unit_test(short_columns_one_pass),
         cmocka_unit_test(long_columns_radix_passes),
         cmocka_unit_test(many_units_of_rows),
+        cmocka_unit_test(negative_zero_sorts_first),
         cmocka_unit_test(bad_arguments_fail_cleanly),
     };
     return TEST_RUN("quantiles", tests, NULL, NULL);

@@ -160,8 +160,8 @@ static void the_top_level_help_lists_every_option(void **state)
     char *top = calloc(1, n + 1);
     memcpy(top, b, n);
     free(b);
-    const char *cmds[] = {"devices", "normalize", "apply", "discount", "bench"};
-    for (size_t c = 0; c < 5; c++) {
+    const char *cmds[] = {"devices", "describe", "normalize", "apply", "discount", "bench"};
+    for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
         assert_non_null(strstr(top, cmds[c]));
         tu_expect(TU_RUN(cmds[c], "--help"), 0);
         b = tu_read(tu_file(".out"), &n);

@@ -9,6 +9,14 @@ scikit-learn on the benchmark's workloads, in one run, as JSON (like
           timed span), numpy per matrix, scikit-learn per matrix.
   seed-b  discount of 100 x 4000 x 5 float64 by factors 4000 x 5: Discount,
           the same call timed in C, numpy's multiply into `out`.
+  quantiles  median and quartiles (25, 50, 75 %, exact: cls_quantiles) of
+          seed-A's shape per matrix, against one min-max pass over the same
+          data (cls_fit: the statistics' read pass; cls_fit_transform: the
+          scaling pass) and numpy's nanpercentile(axis=0) per matrix (and
+          percentile(axis=0), numpy's path for data without NaN). numpy's
+          nanpercentile takes seconds per matrix: it runs on the first
+          --numpy-matrices matrices (default 2) and its time is scaled to the
+          batch (per matrix, linear; the JSON says how many it ran).
   memory  a fresh process transforms seed-A in place (copy=False; and
           another the library call itself): the peak RSS during the call
           against the RSS with the array and the array's size.
@@ -163,6 +171,63 @@ def _run_seed_a(args, results):
         del want
 
 
+def _run_quantiles(args, results):
+    x = _seed_a(args.size)
+    y = np.empty_like(x)
+    q = [0.25, 0.5, 0.75]
+    nb = x.shape[0]
+    nm = max(1, min(nb, args.numpy_matrices))
+    times_c = {"q": [], "fit": [], "ft": []}
+    got = {}
+    with context(args.devices) as ctx:
+
+        def quantiles():
+            out, t = ctx.quantiles(x, q, scope=_clscale.SCOPE_MATRIX)
+            got["q"] = out
+            times_c["q"].append(t[0])
+
+        def fit():
+            times_c["fit"].append(ctx.timed("fit", x, scaler=_clscale.MINMAX, scope=_clscale.SCOPE_MATRIX)[0])
+
+        def fit_transform():
+            times_c["ft"].append(ctx.timed("fit_transform", x, y, scaler=_clscale.MINMAX,
+                                           scope=_clscale.SCOPE_MATRIX)[0])
+
+        def nanpct():
+            got["np"] = np.stack([np.nanpercentile(x[b], [25, 50, 75], axis=0) for b in range(nm)])
+
+        def pct():
+            for b in range(nb):
+                np.percentile(x[b], [25, 50, 75], axis=0)
+
+        rows = [
+            ("C library cls_quantiles (25, 50, 75 %), timed in C", "c", quantiles, times_c["q"]),
+            ("C library cls_fit min-max (statistics: one read pass), timed in C", "c-minmax-fit", fit, times_c["fit"]),
+            ("C library cls_fit_transform min-max (one scaling pass), timed in C", "c-minmax", fit_transform,
+             times_c["ft"]),
+            (f"numpy nanpercentile(axis=0) per matrix, {nm} of {nb} matrices", "numpy-nan", nanpct),
+            ("numpy percentile(axis=0) per matrix (no NaN handling)", "numpy", pct),
+        ]
+        times = _time_rows(rows, args.repeats)
+    times[rows[3][0]] = [t * nb / nm for t in times[rows[3][0]]]  # scaled to the batch
+    exact = bool(np.array_equal(got["q"][:nm], got["np"]))
+    med = {r[1]: statistics.median(times[r[0]]) for r in rows}
+    results.append({
+        "name": "quantiles",
+        "description": f"median and quartiles of {nb} matrices of 60 x 98450 float64, per matrix (exact)",
+        "dtype": "float64", "shape": list(x.shape), "bytes": x.nbytes,
+        "numpy_nanpercentile_matrices": nm,
+        "exact_vs_numpy": exact,
+        "runs": [{"name": r[0], "kind": r[1], "times": _summary(times[r[0]]),
+                  "gbs": x.nbytes / med[r[1]] / 1e9} for r in rows],
+        "ratios": {
+            "quantiles_over_minmax_fit": med["c"] / med["c-minmax-fit"],
+            "quantiles_over_minmax_fit_transform": med["c"] / med["c-minmax"],
+            "numpy_nanpercentile_over_quantiles": med["numpy-nan"] / med["c"],
+            "numpy_percentile_over_quantiles": med["numpy"] / med["c"],
+        }})
+
+
 def _run_seed_b(args, results):
     b = max(1, round(100 * args.size))
     rng = np.random.default_rng(SEED)
@@ -278,6 +343,8 @@ def main(argv=None):
     p.add_argument("--workload", default="seed-a,seed-b")
     p.add_argument("--size", type=float, default=1.0, help="scales the batch of each workload")
     p.add_argument("--no-memory", action="store_true", help="skip the peak-RSS measurement")
+    p.add_argument("--numpy-matrices", type=int, default=2,
+                   help="quantiles: matrices numpy's nanpercentile runs on (its time scaled to the batch)")
     p.add_argument("--memory-child", choices=("python", "c"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.memory_child:
@@ -296,6 +363,8 @@ def main(argv=None):
         _run_seed_a(args, results)
     if "seed-b" in wanted:
         _run_seed_b(args, results)
+    if "quantiles" in wanted:
+        _run_quantiles(args, results)
     doc = {
         "tool": "python -m clscale.bench", "clscale_version": _clscale.version(),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),

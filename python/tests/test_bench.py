@@ -26,3 +26,20 @@ def test_bench_runs_small_and_every_row_is_correct(tmp_path):
     mem = d["memory"]["runs"]
     assert [m["via"] for m in mem] == ["python", "c"]
     assert all(m["peak_rss_during_call"] >= m["rss_with_array"] > m["rss_before_array"] for m in mem)
+
+
+def test_bench_quantiles_workload_is_exact_against_numpy(tmp_path):
+    """The quantiles workload (one matrix; numpy's nanpercentile on it takes
+    seconds) checks cls_quantiles bit for bit against numpy and reports its
+    ratios to the min-max pass and to numpy."""
+    out = tmp_path / "q.json"
+    r = subprocess.run([sys.executable, "-m", "clscale.bench", "--workload", "quantiles", "--size", "0.05",
+                        "--repeats", "1", "--numpy-matrices", "1", "--no-memory", "--json", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    w = json.loads(out.read_text())["workloads"][0]
+    assert w["name"] == "quantiles" and w["shape"] == [1, 60, 98450]
+    assert w["exact_vs_numpy"] is True
+    assert set(w["ratios"]) == {"quantiles_over_minmax_fit", "quantiles_over_minmax_fit_transform",
+                                "numpy_nanpercentile_over_quantiles", "numpy_percentile_over_quantiles"}
+    assert all(run["times"]["median"] > 0 for run in w["runs"])

@@ -34,6 +34,10 @@ const char *const cls_kernel_names[CLS_K_COUNT] = {
     [CLS_K_QHIST_REDUCE] = "qhist_reduce",
     [CLS_K_CLEAN_MOMENTS] = "clean_moments",
     [CLS_K_CLEAN_APPLY] = "clean_apply",
+    [CLS_K_QSORT32] = "qsort32",
+    [CLS_K_QSORT64] = "qsort64",
+    [CLS_K_OUTLIERS] = "outliers",
+    [CLS_K_ROW_HASH] = "row_hash",
 };
 
 static char *source;
@@ -48,12 +52,13 @@ static void assemble(void)
                               "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
                               "#define REAL double\n#define REAL_BYTES 8\n#define SFX _f64\n";
     static const char end[] = "\n#endif\n";
-    size_t body = strlen(cls_src_scale) + strlen(cls_src_quantile) + strlen(cls_src_clean);
+    size_t body = strlen(cls_src_scale) + strlen(cls_src_quantile) + strlen(cls_src_clean) + strlen(cls_src_describe);
     size_t n = strlen(cls_src_common) + strlen(f32) + 2 * body + strlen(f64) + strlen(end) + 1;
     source = malloc(n);
     if (!source) return;
-    snprintf(source, n, "%s%s%s%s%s%s%s%s%s%s", cls_src_common, f32, cls_src_scale, cls_src_quantile,
-             cls_src_clean, f64, cls_src_scale, cls_src_quantile, cls_src_clean, end);
+    snprintf(source, n, "%s%s%s%s%s%s%s%s%s%s%s%s", cls_src_common, f32, cls_src_scale, cls_src_quantile,
+             cls_src_clean, cls_src_describe, f64, cls_src_scale, cls_src_quantile, cls_src_clean, cls_src_describe,
+             end);
     source_len = strlen(source);
 }
 

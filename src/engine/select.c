@@ -1,8 +1,9 @@
 /* Exact order statistics by counting on the devices (select.h), and the
  * public cls_quantiles.
  * Short columns (a group of at most CLS_QSMALL rows): one pass, each
- * work-item ranking its column's values by counting (cl/quantile.cl
- * qselect_small). Longer ones: radix select. Pass 0 counts the top 8 bits
+ * work-item sorting its column's keys in private memory, by a sorting
+ * network unrolled at compile time for up to 32 or 64 rows (cl/quantile.cl
+ * qsort32, qsort64), else by counting ranks (qselect_small). Longer ones: radix select. Pass 0 counts the top 8 bits
  * of every value's key per column (which also gives n, hence the ranks);
  * each later pass counts the next 8 bits of the values whose higher bits
  * match each wanted rank's prefix so far; after the last pass the prefix is
@@ -89,7 +90,8 @@ static cls_status small_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
     size_t local = 0;
     cls_status st = cnt && val ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
     if (st == CLS_OK)
-        st = cls_kernel_get(ctx, d, CLS_K_QSELECT_SMALL, v->dtype, 0, &a.k, &local, NULL);
+        st = cls_kernel_get(ctx, d, v->Rg <= 32 ? CLS_K_QSORT32 : v->Rg <= 64 ? CLS_K_QSORT64 : CLS_K_QSELECT_SMALL,
+                            v->dtype, 0, &a.k, &local, NULL);
     if (st == CLS_OK) st = cls_pass_input(ctx, d, v->x + (size_t)(g0 * v->Rg) * C * s->es,
                                           (size_t)(ng * v->Rg) * C * s->es, &m[0]);
     if (st == CLS_OK) st = filter_buffers(s, ctx, d, e0, ne, &m[1]);

@@ -29,8 +29,8 @@ typedef void (*cls_rank_fn)(void *user, uint64_t n, uint64_t *ranks);
 /* cls_select(): for every group and column, count[e] = n, the values that
  * take part, and vals[e * nk + j] = the value of rank ranks[j] (as `rank`
  * gives them for n) among them, exactly (NaN when n = 0). Columns of at
- * most CLS_QSMALL rows take one counting pass; longer ones radix passes of
- * 8 bits over the order-preserving integer image of the values (4 for
+ * most CLS_QSMALL rows take one pass that sorts each column in private
+ * memory; longer ones radix passes of 8 bits over the order-preserving integer image of the values (4 for
  * float32, 8 for float64), each with exact counts, over units of rows and
  * columns that every device pulls. The data is only read. nk <= 16. */
 #define CLS_QSMALL 128

@@ -11,6 +11,7 @@
 #define EXIT_USAGE 2
 
 int cmd_devices(int argc, char **argv);
+int cmd_describe(int argc, char **argv);
 int cmd_normalize(int argc, char **argv);
 int cmd_clean(int argc, char **argv);
 int cmd_apply(int argc, char **argv);

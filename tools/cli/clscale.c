@@ -14,6 +14,9 @@ static const char usage[] =
     "\n"
     "commands (each has --help):\n"
     "  devices   [--json] [--devices SEL]    list the OpenCL devices and their indices\n"
+    "  describe  [--json] [--sigma K] [--scope matrix|batch] [--devices SEL] IN.npy\n"
+    "            per column count, missing, min, max, mean, std, quartiles,\n"
+    "            outliers; duplicate rows\n"
     "  normalize --method minmax|zscore|decimal|robust|maxabs [--range LO,HI] [--clip]\n"
     "            [--quantile-range QMIN,QMAX] [--no-centering] [--no-scaling]\n"
     "            [--unit-variance] [cleaning options of clean]\n"
@@ -72,8 +75,8 @@ int main(int argc, char **argv)
         const char *name;
         int (*fn)(int, char **);
     } cmds[] = {
-        {"devices", cmd_devices},     {"normalize", cmd_normalize}, {"clean", cmd_clean},
-        {"apply", cmd_apply},
+        {"devices", cmd_devices},     {"describe", cmd_describe},   {"normalize", cmd_normalize},
+        {"clean", cmd_clean},         {"apply", cmd_apply},
         {"discount", cmd_discount},   {"bench", cmd_bench},         {"__startup", cmd_startup_child},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)

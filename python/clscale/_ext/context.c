@@ -1,6 +1,6 @@
 /* clscale._clscale.Context: one cls_context, its devices and the pipeline
  * calls (fit, transform, fit_transform, and the same calls timed from C for
- * the benchmark).
+ * the benchmark), and exact quantiles (cls_quantiles).
  *
  * Every library call runs with the GIL released. A cls_context may be used
  * by one thread at a time, so each Context holds a lock that a call takes
@@ -507,6 +507,83 @@ static PyObject *context_clean(clsext_context *self, PyObject *args, PyObject *k
     return Py_BuildValue("(NNNI)", am, ac, af, iters);
 }
 
+/* quantiles(x, q, *, scope, repeats): cls_quantiles, `repeats` times, each
+ * timed in C; returns (array groups x len(q) x cols of float64, list of
+ * seconds). q is a sequence of 1..8 fractions in [0, 1]. */
+static PyObject *context_quantiles(clsext_context *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"x", "q", "scope", "repeats", NULL};
+    PyObject *xo, *qo;
+    int scope = CLS_SCOPE_MATRIX;
+    Py_ssize_t repeats = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|$in", kwlist, &xo, &qo, &scope, &repeats)) return NULL;
+    if (repeats < 1 || scope < CLS_SCOPE_MATRIX || scope > CLS_SCOPE_BATCH) {
+        PyErr_SetString(PyExc_ValueError, "quantiles: repeats must be >= 1 and scope SCOPE_MATRIX or SCOPE_BATCH");
+        return NULL;
+    }
+    cls_array x;
+    if (clsext_data_array(xo, "x", 0, &x) < 0) return NULL;
+    double q[8];
+    PyObject *seq = PySequence_Fast(qo, "quantiles: q must be a sequence of floats");
+    if (!seq) return NULL;
+    Py_ssize_t nq = PySequence_Fast_GET_SIZE(seq);
+    if (nq < 1 || nq > 8) {
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_ValueError, "quantiles: 1 to 8 quantiles per call");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < nq; i++) q[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
+    Py_DECREF(seq);
+    if (PyErr_Occurred()) return NULL;
+    npy_intp dims[3] = {scope == CLS_SCOPE_BATCH ? 1 : (npy_intp)x.batch, nq, (npy_intp)x.cols};
+    PyObject *out = PyArray_SimpleNew(3, dims, NPY_FLOAT64);
+    double *times = PyMem_Calloc((size_t)repeats, sizeof *times);
+    char *msg = malloc(MSG_LEN);
+    if (!out || !times || !msg) {
+        Py_XDECREF(out);
+        PyMem_Free(times);
+        free(msg);
+        return PyErr_NoMemory();
+    }
+    double *o = PyArray_DATA((PyArrayObject *)out);
+    cls_context *ctx = lock_ctx(self);
+    if (!ctx) {
+        Py_DECREF(out);
+        PyMem_Free(times);
+        free(msg);
+        return NULL;
+    }
+    cls_status st = CLS_OK;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t r = 0; r < repeats && st == CLS_OK; r++) {
+        double t0 = now();
+        st = cls_quantiles(ctx, &x, (cls_scope)scope, q, (size_t)nq, o);
+        times[r] = now() - t0;
+    }
+    if (st != CLS_OK) copy_error(ctx, msg);
+    Py_END_ALLOW_THREADS
+    PyThread_release_lock(self->lock);
+    PyObject *res = NULL;
+    if (st != CLS_OK) {
+        clsext_raise(st, msg);
+    } else {
+        PyObject *list = PyList_New(repeats);
+        for (Py_ssize_t i = 0; list && i < repeats; i++) {
+            PyObject *f = PyFloat_FromDouble(times[i]);
+            if (!f) Py_CLEAR(list);
+            else PyList_SET_ITEM(list, i, f);
+        }
+        if (list) {
+            res = Py_BuildValue("(NN)", out, list); /* takes both references, even when it fails */
+            out = NULL;
+        }
+    }
+    Py_XDECREF(out);
+    PyMem_Free(times);
+    free(msg);
+    return res;
+}
+
 /* ---- report ---- */
 
 static PyObject *opt_str(const char *s)
@@ -575,6 +652,9 @@ static PyMethodDef context_methods[] = {
      "clean(x, out, *, scope=0, impute=0, fill_value=0.0, missing_value=None, sigma=0.0, sigma_lower=0.0, "
      "sigma_upper=0.0, maxiters=0, center=0, spread=0, mode=0) -> (missing, clipped, fill, iterations): "
      "cls_clean_data() into out (which may be x)."},
+    {"quantiles", (PyCFunction)(void (*)(void))context_quantiles, METH_VARARGS | METH_KEYWORDS,
+     "quantiles(x, q, *, scope=SCOPE_MATRIX, repeats=1) -> (array, list of float): cls_quantiles (numpy's "
+     "nanquantile, exact) per group, groups x len(q) x cols, each call timed in C."},
     {"last_report", (PyCFunction)context_last_report, METH_NOARGS,
      "last_report() -> dict: cls_last_report() of the last call (wall, bytes, slices, devices)."},
     {"last_error", (PyCFunction)context_last_error, METH_NOARGS, "last_error() -> str: cls_last_error()."},
