@@ -301,8 +301,8 @@ static void overlapping_input_and_output_are_refused(void **state)
 static void unknown_scaler_or_scope_is_refused(void **state)
 {
     (void)state;
-    cls_pipeline bad_scaler = {.scaler = (cls_scaler)4};
-    all_refuse(&bad_scaler, &F.x, &F.y, F.mm_matrix, CLS_E_ARG, "scaler", "scaler 4");
+    cls_pipeline bad_scaler = {.scaler = (cls_scaler)99};
+    all_refuse(&bad_scaler, &F.x, &F.y, F.mm_matrix, CLS_E_ARG, "scaler", "scaler 99");
     cls_pipeline neg_scaler = {.scaler = (cls_scaler)-1};
     all_refuse(&neg_scaler, &F.x, &F.y, F.mm_matrix, CLS_E_ARG, "scaler", "scaler -1");
     cls_pipeline bad_scope = {.scaler = CLS_MINMAX, .scope = (cls_scope)2};

@@ -194,12 +194,6 @@ typedef struct cls_devrun {
 /* Takes part in the call now: not failed, not in reserve. */
 static inline int cls_run_active(const cls_devrun *r) { return r->participates && !r->failed && !r->reserve; }
 
-/* ---- pipeline.c: the checks the streaming calls share (stream.c) ---- */
-/* The pipeline is valid for data shaped like `x` (its data unused); its
- * factors do not overlap `out` (may be NULL). */
-cls_status cls_check_pipeline(cls_context *ctx, const cls_pipeline *p, const cls_array *x, const cls_array *out);
-/* The statistics `s` suit `p` (not NULL) and data shaped like `in`. */
-cls_status cls_check_stats(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const cls_array *in);
 
 /* ---- plan.c ---- */
 /* Cuts the job into slices for phase `op` (FUSED, STATS or APPLY), no larger
@@ -291,13 +285,26 @@ static inline double cls_known_speed(const cls_dev *d) { return d->rate > 0 ? d-
  * decline. The plan leaves such a device out of the slice size (plan.c). */
 #define CLS_PRIOR_MARGIN 8.0
 
-/* ---- pipeline.c: checks and calls shared with the buffer calls (buffer.c) ---- */
+/* ---- checks.c: every call's argument checks ---- */
 cls_status cls_check_ctx(cls_context *ctx);
+/* an array given by the caller: data, dtype, shape */
+cls_status cls_check_array(cls_context *ctx, const cls_array *a, const char *what);
+/* in and out as arrays, and out either in itself or apart from it */
+cls_status cls_check_io(cls_context *ctx, const cls_array *in, const cls_array *out);
+size_t cls_array_bytes(const cls_array *a);
 /* dtype and shape of `a` (not its data) */
 cls_status cls_check_shape(cls_context *ctx, const cls_array *a, const char *what);
-/* `out` NULL: no overlap check of factors and output */
+/* The pipeline is valid for data shaped like `x` (its data unused); its
+ * factors do not overlap `out` (NULL: not checked). */
 cls_status cls_check_pipeline(cls_context *ctx, const cls_pipeline *p, const cls_array *x, const cls_array *out);
+/* The statistics `s` suit `p` (not NULL) and data shaped like `in`. */
 cls_status cls_check_stats(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const cls_array *in);
+
+/* ---- fit_quantiles.c ---- */
+/* Adds the robust scaler's median and quantile range to `s`, fitted on x. */
+cls_status cls_fit_quantiles(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats *s);
+
+/* ---- pipeline.c: the calls shared with the buffer calls (buffer.c) ---- */
 /* The calls after their checks; `res` NULL: host arrays, else the data is
  * in res's buffers (in and out then only give the shape and dtype). */
 cls_status cls_do_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_resident *res,

@@ -1,5 +1,6 @@
 /* The public pipeline calls: cls_fit, cls_transform, cls_fit_transform.
- * Owns: argument checks (nothing is touched before they pass), which devices
+ * Owns: the order of the checks (checks.c; nothing is touched before they
+ * pass), which devices
  * take part (float64 needs cl_khr_fp64), the choice between one pass of
  * self-contained slices and two passes with a host merge between them, the
  * scaler's params on the host, and the assembly of the statistics. */
@@ -7,112 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/select.h"
 #include "job.h"
-#include "stats/quantile.h"
 #include "util/pool.h"
 
-/* ---- argument checks ---- */
-
-cls_status cls_check_shape(cls_context *ctx, const cls_array *a, const char *what)
-{
-    if (a->dtype != CLS_F32 && a->dtype != CLS_F64)
-        return cls_fail(ctx, CLS_E_ARG, "%s: dtype %d is neither CLS_F32 nor CLS_F64", what, (int)a->dtype);
-    if (a->batch == 0 || a->rows == 0 || a->cols == 0)
-        return cls_fail(ctx, CLS_E_ARG, "%s: shape %zu x %zu x %zu has a zero dimension", what, a->batch,
-                        a->rows, a->cols);
-    /* no machine addresses more than 2^48 bytes; a larger shape is a bug in
-     * the caller, not data */
-    const size_t limit = (size_t)1 << 48;
-    size_t es = a->dtype == CLS_F64 ? 8 : 4, n = a->batch;
-    if (n > SIZE_MAX / a->rows || (n *= a->rows) > SIZE_MAX / a->cols || (n *= a->cols) > SIZE_MAX / es)
-        return cls_fail(ctx, CLS_E_ARG, "%s: shape %zu x %zu x %zu overflows size_t", what, a->batch, a->rows,
-                        a->cols);
-    if (n > limit / es)
-        return cls_fail(ctx, CLS_E_ARG, "%s: shape %zu x %zu x %zu is larger than any address space (2^48 bytes)",
-                        what, a->batch, a->rows, a->cols);
-    return CLS_OK;
-}
-
-static cls_status check_array(cls_context *ctx, const cls_array *a, const char *what)
-{
-    if (!a) return cls_fail(ctx, CLS_E_ARG, "%s is NULL", what);
-    if (!a->data) return cls_fail(ctx, CLS_E_ARG, "%s: data is NULL", what);
-    return cls_check_shape(ctx, a, what);
-}
-
-static size_t bytes_of(const cls_array *a)
-{
-    return a->batch * a->rows * a->cols * (a->dtype == CLS_F64 ? 8 : 4);
-}
-
-static int overlap(const void *a, size_t na, const void *b, size_t nb)
-{
-    const char *x = a, *y = b;
-    return x < y + nb && y < x + na;
-}
-
-static cls_status check_io(cls_context *ctx, const cls_array *in, const cls_array *out)
-{
-    cls_status st = check_array(ctx, in, "input");
-    if (st == CLS_OK) st = check_array(ctx, out, "output");
-    if (st != CLS_OK) return st;
-    if (in->dtype != out->dtype || in->batch != out->batch || in->rows != out->rows || in->cols != out->cols)
-        return cls_fail(ctx, CLS_E_ARG, "output %zu x %zu x %zu %s differs from input %zu x %zu x %zu %s",
-                        out->batch, out->rows, out->cols, out->dtype == CLS_F64 ? "float64" : "float32",
-                        in->batch, in->rows, in->cols, in->dtype == CLS_F64 ? "float64" : "float32");
-    if (in->data != out->data && overlap(in->data, bytes_of(in), out->data, bytes_of(out)))
-        return cls_fail(ctx, CLS_E_ARG, "input and output overlap without being the same array");
-    return CLS_OK;
-}
-
-cls_status cls_check_pipeline(cls_context *ctx, const cls_pipeline *p, const cls_array *x,
-                              const cls_array *out)
-{
-    if (!p) return cls_fail(ctx, CLS_E_ARG, "pipeline is NULL");
-    const cls_scaler_desc *d = cls_scaler_get(p->scaler);
-    if (!d && p->scaler != CLS_NONE)
-        return cls_fail(ctx, CLS_E_ARG, "pipeline: unknown scaler %d", (int)p->scaler);
-    if ((unsigned)p->scope > CLS_SCOPE_BATCH)
-        return cls_fail(ctx, CLS_E_ARG, "pipeline: unknown scope %d", (int)p->scope);
-    if (d && d->ranged && !(p->lo == 0 && p->hi == 0)
-        && (!isfinite(p->lo) || !isfinite(p->hi) || !(p->lo < p->hi)))
-        return cls_fail(ctx, CLS_E_ARG, "pipeline: min-max range [%g, %g] must have lo < hi, both finite",
-                        p->lo, p->hi);
-    if (p->clip && !(d && d->ranged))
-        return cls_fail(ctx, CLS_E_ARG, "pipeline: clip applies to the min-max scaler only");
-    if (!(p->qmin == 0 && p->qmax == 0) &&
-        !(p->qmin >= 0 && p->qmin <= p->qmax && p->qmax <= 100))
-        return cls_fail(ctx, CLS_E_ARG, "pipeline: quantile range [%g, %g] must have 0 <= qmin <= qmax <= 100",
-                        p->qmin, p->qmax);
-    if ((p->no_centering || p->no_scaling || p->unit_variance || p->qmin != 0 || p->qmax != 0) &&
-        p->scaler != CLS_ROBUST)
-        return cls_fail(ctx, CLS_E_ARG, "pipeline: the quantile range, no_centering, no_scaling and "
-                        "unit_variance apply to the robust scaler only");
-    const cls_array *f = p->factors;
-    if (!f) return CLS_OK;
-    cls_status st = check_array(ctx, f, "factors");
-    if (st != CLS_OK) return st;
-    if (f->dtype != x->dtype)
-        return cls_fail(ctx, CLS_E_ARG, "factors are %s but the data is %s",
-                        f->dtype == CLS_F64 ? "float64" : "float32", x->dtype == CLS_F64 ? "float64" : "float32");
-    if ((f->batch != 1 && f->batch != x->batch) || (f->rows != 1 && f->rows != x->rows)
-        || (f->cols != 1 && f->cols != x->cols))
-        return cls_fail(ctx, CLS_E_ARG,
-                        "factors of shape %zu x %zu x %zu do not broadcast against data %zu x %zu x %zu "
-                        "(each dimension must equal the data's or be 1)",
-                        f->batch, f->rows, f->cols, x->batch, x->rows, x->cols);
-    if (out && overlap(f->data, bytes_of(f), out->data, bytes_of(out)))
-        return cls_fail(ctx, CLS_E_ARG, "factors overlap the output");
-    return CLS_OK;
-}
-
-cls_status cls_check_ctx(cls_context *ctx)
-{
-    if (!ctx) return CLS_E_ARG;
-    if (!ctx->usable) return cls_fail(ctx, CLS_E_ARG, "the context failed to initialise: %s", ctx->err);
-    return CLS_OK;
-}
+static size_t bytes_of(const cls_array *a) { return cls_array_bytes(a); }
 
 static unsigned scaler_code(cls_scaler s)
 {
@@ -340,57 +239,6 @@ static int one_pass(const cls_job *job, size_t sb)
     return job->Rg * block * job->es <= sb;
 }
 
-/* The robust scaler's median and quantile range, by counting passes on the
- * devices (engine/select.c): six ranks per column, the two middle ones and
- * the two around each end of the range. */
-static void robust_ranks(void *user, uint64_t n, uint64_t *r)
-{
-    const cls_scaler_opts *o = user;
-    double g;
-    cls_median_ranks(n, &r[0], &r[1]);
-    cls_quantile_ranks(o->qmin / 100.0, n, &r[2], &r[3], &g);
-    cls_quantile_ranks(o->qmax / 100.0, n, &r[4], &r[5], &g);
-}
-
-static double quantile_of(const double *v, uint64_t n, double q, cls_dtype t)
-{
-    uint64_t lo, hi;
-    double g;
-    cls_quantile_ranks(q, n, &lo, &hi, &g);
-    return lo == hi ? v[0] : cls_quantile_lerp(v[0], v[1], g, t);
-}
-
-static cls_status fit_quantiles(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats *s)
-{
-    cls_scaler_opts o = cls_scaler_opts_of(p);
-    cls_qview v = {x->data, x->dtype, p->scope == CLS_SCOPE_BATCH ? 1 : x->batch,
-                   p->scope == CLS_SCOPE_BATCH ? (uint64_t)x->batch * x->rows : x->rows, x->cols};
-    size_t n = (size_t)v.G * v.C;
-    uint64_t *cnt = malloc(n * sizeof *cnt);
-    double *vals = malloc(n * 6 * sizeof *vals);
-    cls_status st = cnt && vals ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory for quantiles");
-    if (st == CLS_OK) st = cls_select(ctx, &v, NULL, 6, robust_ranks, &o, cnt, vals);
-    for (size_t e = 0; st == CLS_OK && e < n; e++) {
-        cls_column_stats *c = &s->col[e];
-        const double *pv = vals + e * 6;
-        if (!cnt[e]) continue;
-        c->median = cls_median_of(pv[0], pv[1], cnt[e], x->dtype);
-        c->q_lo = quantile_of(pv + 2, cnt[e], o.qmin / 100.0, x->dtype);
-        c->q_hi = quantile_of(pv + 4, cnt[e], o.qmax / 100.0, x->dtype);
-    }
-    if (st == CLS_OK) {
-        s->info.has_quantiles = 1;
-        s->info.qmin = o.qmin;
-        s->info.qmax = o.qmax;
-        s->info.no_centering = !o.center;
-        s->info.no_scaling = !o.scale;
-        s->info.unit_variance = o.unit_variance;
-    }
-    free(cnt);
-    free(vals);
-    return st;
-}
-
 /* The largest slice of a resident call: the data is on the device already,
  * so slices only cut kernel launches (and the statistics of one). */
 static size_t slice_bytes_for(const cls_job *job)
@@ -419,7 +267,7 @@ cls_status cls_do_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *
     st = finish(&job, st);
     const cls_scaler_desc *d = cls_scaler_get(p->scaler);
     if (st == CLS_OK && d && (d->needs & CLS_NEED_QUANTILES)) {
-        st = fit_quantiles(ctx, p, x, *out);
+        st = cls_fit_quantiles(ctx, p, x, *out);
         if (st != CLS_OK) {
             cls_stats_destroy(*out);
             *out = NULL;
@@ -434,7 +282,7 @@ cls_status cls_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, 
     if (st != CLS_OK) return st;
     if (!out) return cls_fail(ctx, CLS_E_ARG, "cls_fit: out is NULL");
     *out = NULL;
-    st = check_array(ctx, x, "input");
+    st = cls_check_array(ctx, x, "input");
     if (st == CLS_OK) st = cls_check_pipeline(ctx, p, x, NULL);
     if (st == CLS_OK && p->inverse) st = cls_fail(ctx, CLS_E_ARG, "cls_fit: an inverse pipeline cannot be fitted");
     if (st == CLS_OK && p->clean)
@@ -504,36 +352,6 @@ cls_status cls_do_transform(cls_context *ctx, const cls_pipeline *p, const cls_s
     return finish(&job, st);
 }
 
-cls_status cls_check_stats(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const cls_array *in)
-{
-    if (p->scaler != CLS_NONE) {
-        if (!s) return cls_fail(ctx, CLS_E_ARG, "cls_transform: the scaler needs fitted statistics (s is NULL)");
-        size_t groups = p->scope == CLS_SCOPE_MATRIX ? in->batch : 1;
-        if (s->info.scope != p->scope)
-            return cls_fail(ctx, CLS_E_ARG, "statistics were fitted with scope %s, the pipeline asks for %s",
-                            s->info.scope == CLS_SCOPE_MATRIX ? "matrix" : "batch",
-                            p->scope == CLS_SCOPE_MATRIX ? "matrix" : "batch");
-        if (s->info.cols != in->cols || s->info.groups != groups)
-            return cls_fail(ctx, CLS_E_ARG,
-                            "statistics of %zu group(s) x %zu columns do not fit data %zu x %zu x %zu (scope %s "
-                            "needs %zu group(s) x %zu columns)",
-                            s->info.groups, s->info.cols, in->batch, in->rows, in->cols,
-                            p->scope == CLS_SCOPE_MATRIX ? "matrix" : "batch", groups, in->cols);
-        const cls_scaler_desc *want = cls_scaler_get(p->scaler), *had = cls_scaler_get(s->info.scaler);
-        if ((want->needs & CLS_NEED_QUANTILES) && !s->info.has_quantiles)
-            return cls_fail(ctx, CLS_E_ARG,
-                            "%s needs the median and a quantile range, but these statistics were fitted for %s "
-                            "without them; fit with CLS_ROBUST",
-                            want->name, had ? had->name : "no scaler");
-        if ((want->needs & CLS_NEED_MOMENTS) && !s->info.has_moments)
-            return cls_fail(ctx, CLS_E_ARG,
-                            "%s needs means and variances, but these statistics were fitted for %s "
-                            "(min/max only); fit with CLS_ZSCORE or CLS_NONE",
-                            want->name, had ? had->name : "no scaler");
-    }
-    return CLS_OK;
-}
-
 cls_status cls_transform(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const cls_array *in,
                          cls_array *out)
 {
@@ -552,7 +370,7 @@ cls_status cls_transform(cls_context *ctx, const cls_pipeline *p, const cls_stat
         recorded.clip = s->info.clip;
         p = &recorded;
     }
-    st = check_io(ctx, in, out);
+    st = cls_check_io(ctx, in, out);
     if (st == CLS_OK) st = cls_check_pipeline(ctx, p, in, out);
     if (st != CLS_OK) return st;
     st = cls_check_stats(ctx, p, s, in);
@@ -568,7 +386,7 @@ cls_status cls_fit_transform_plain(cls_context *ctx, const cls_pipeline *p, cons
     cls_status st = cls_check_ctx(ctx);
     if (st != CLS_OK) return st;
     if (fitted) *fitted = NULL;
-    st = check_io(ctx, in, out);
+    st = cls_check_io(ctx, in, out);
     if (st == CLS_OK) st = cls_check_pipeline(ctx, p, in, out);
     if (st == CLS_OK && p->inverse)
         st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: inverse needs fitted statistics; use cls_transform");

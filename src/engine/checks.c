@@ -1,0 +1,139 @@
+/* The argument checks of every call (pipeline.c, buffer.c, stream.c): the
+ * context, array shapes and overlaps, the pipeline against the data, the
+ * statistics against the pipeline. Nothing here touches a device. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+
+cls_status cls_check_shape(cls_context *ctx, const cls_array *a, const char *what)
+{
+    if (a->dtype != CLS_F32 && a->dtype != CLS_F64)
+        return cls_fail(ctx, CLS_E_ARG, "%s: dtype %d is neither CLS_F32 nor CLS_F64", what, (int)a->dtype);
+    if (a->batch == 0 || a->rows == 0 || a->cols == 0)
+        return cls_fail(ctx, CLS_E_ARG, "%s: shape %zu x %zu x %zu has a zero dimension", what, a->batch,
+                        a->rows, a->cols);
+    /* no machine addresses more than 2^48 bytes; a larger shape is a bug in
+     * the caller, not data */
+    const size_t limit = (size_t)1 << 48;
+    size_t es = a->dtype == CLS_F64 ? 8 : 4, n = a->batch;
+    if (n > SIZE_MAX / a->rows || (n *= a->rows) > SIZE_MAX / a->cols || (n *= a->cols) > SIZE_MAX / es)
+        return cls_fail(ctx, CLS_E_ARG, "%s: shape %zu x %zu x %zu overflows size_t", what, a->batch, a->rows,
+                        a->cols);
+    if (n > limit / es)
+        return cls_fail(ctx, CLS_E_ARG, "%s: shape %zu x %zu x %zu is larger than any address space (2^48 bytes)",
+                        what, a->batch, a->rows, a->cols);
+    return CLS_OK;
+}
+
+cls_status cls_check_array(cls_context *ctx, const cls_array *a, const char *what)
+{
+    if (!a) return cls_fail(ctx, CLS_E_ARG, "%s is NULL", what);
+    if (!a->data) return cls_fail(ctx, CLS_E_ARG, "%s: data is NULL", what);
+    return cls_check_shape(ctx, a, what);
+}
+
+size_t cls_array_bytes(const cls_array *a)
+{
+    return a->batch * a->rows * a->cols * (a->dtype == CLS_F64 ? 8 : 4);
+}
+
+static int overlap(const void *a, size_t na, const void *b, size_t nb)
+{
+    const char *x = a, *y = b;
+    return x < y + nb && y < x + na;
+}
+
+cls_status cls_check_io(cls_context *ctx, const cls_array *in, const cls_array *out)
+{
+    cls_status st = cls_check_array(ctx, in, "input");
+    if (st == CLS_OK) st = cls_check_array(ctx, out, "output");
+    if (st != CLS_OK) return st;
+    if (in->dtype != out->dtype || in->batch != out->batch || in->rows != out->rows || in->cols != out->cols)
+        return cls_fail(ctx, CLS_E_ARG, "output %zu x %zu x %zu %s differs from input %zu x %zu x %zu %s",
+                        out->batch, out->rows, out->cols, out->dtype == CLS_F64 ? "float64" : "float32",
+                        in->batch, in->rows, in->cols, in->dtype == CLS_F64 ? "float64" : "float32");
+    if (in->data != out->data && overlap(in->data, cls_array_bytes(in), out->data, cls_array_bytes(out)))
+        return cls_fail(ctx, CLS_E_ARG, "input and output overlap without being the same array");
+    return CLS_OK;
+}
+
+cls_status cls_check_pipeline(cls_context *ctx, const cls_pipeline *p, const cls_array *x,
+                              const cls_array *out)
+{
+    if (!p) return cls_fail(ctx, CLS_E_ARG, "pipeline is NULL");
+    const cls_scaler_desc *d = cls_scaler_get(p->scaler);
+    if (!d && p->scaler != CLS_NONE)
+        return cls_fail(ctx, CLS_E_ARG, "pipeline: unknown scaler %d", (int)p->scaler);
+    if ((unsigned)p->scope > CLS_SCOPE_BATCH)
+        return cls_fail(ctx, CLS_E_ARG, "pipeline: unknown scope %d", (int)p->scope);
+    if (d && d->ranged && !(p->lo == 0 && p->hi == 0)
+        && (!isfinite(p->lo) || !isfinite(p->hi) || !(p->lo < p->hi)))
+        return cls_fail(ctx, CLS_E_ARG, "pipeline: min-max range [%g, %g] must have lo < hi, both finite",
+                        p->lo, p->hi);
+    if (p->clip && !(d && d->ranged))
+        return cls_fail(ctx, CLS_E_ARG, "pipeline: clip applies to the min-max scaler only");
+    if (!(p->qmin == 0 && p->qmax == 0) &&
+        !(p->qmin >= 0 && p->qmin <= p->qmax && p->qmax <= 100))
+        return cls_fail(ctx, CLS_E_ARG, "pipeline: quantile range [%g, %g] must have 0 <= qmin <= qmax <= 100",
+                        p->qmin, p->qmax);
+    if ((p->no_centering || p->no_scaling || p->unit_variance || p->qmin != 0 || p->qmax != 0) &&
+        p->scaler != CLS_ROBUST)
+        return cls_fail(ctx, CLS_E_ARG, "pipeline: the quantile range, no_centering, no_scaling and "
+                        "unit_variance apply to the robust scaler only");
+    const cls_array *f = p->factors;
+    if (!f) return CLS_OK;
+    cls_status st = cls_check_array(ctx, f, "factors");
+    if (st != CLS_OK) return st;
+    if (f->dtype != x->dtype)
+        return cls_fail(ctx, CLS_E_ARG, "factors are %s but the data is %s",
+                        f->dtype == CLS_F64 ? "float64" : "float32", x->dtype == CLS_F64 ? "float64" : "float32");
+    if ((f->batch != 1 && f->batch != x->batch) || (f->rows != 1 && f->rows != x->rows)
+        || (f->cols != 1 && f->cols != x->cols))
+        return cls_fail(ctx, CLS_E_ARG,
+                        "factors of shape %zu x %zu x %zu do not broadcast against data %zu x %zu x %zu "
+                        "(each dimension must equal the data's or be 1)",
+                        f->batch, f->rows, f->cols, x->batch, x->rows, x->cols);
+    if (out && overlap(f->data, cls_array_bytes(f), out->data, cls_array_bytes(out)))
+        return cls_fail(ctx, CLS_E_ARG, "factors overlap the output");
+    return CLS_OK;
+}
+
+cls_status cls_check_ctx(cls_context *ctx)
+{
+    if (!ctx) return CLS_E_ARG;
+    if (!ctx->usable) return cls_fail(ctx, CLS_E_ARG, "the context failed to initialise: %s", ctx->err);
+    return CLS_OK;
+}
+
+cls_status cls_check_stats(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const cls_array *in)
+{
+    if (p->scaler != CLS_NONE) {
+        if (!s) return cls_fail(ctx, CLS_E_ARG, "cls_transform: the scaler needs fitted statistics (s is NULL)");
+        size_t groups = p->scope == CLS_SCOPE_MATRIX ? in->batch : 1;
+        if (s->info.scope != p->scope)
+            return cls_fail(ctx, CLS_E_ARG, "statistics were fitted with scope %s, the pipeline asks for %s",
+                            s->info.scope == CLS_SCOPE_MATRIX ? "matrix" : "batch",
+                            p->scope == CLS_SCOPE_MATRIX ? "matrix" : "batch");
+        if (s->info.cols != in->cols || s->info.groups != groups)
+            return cls_fail(ctx, CLS_E_ARG,
+                            "statistics of %zu group(s) x %zu columns do not fit data %zu x %zu x %zu (scope %s "
+                            "needs %zu group(s) x %zu columns)",
+                            s->info.groups, s->info.cols, in->batch, in->rows, in->cols,
+                            p->scope == CLS_SCOPE_MATRIX ? "matrix" : "batch", groups, in->cols);
+        const cls_scaler_desc *want = cls_scaler_get(p->scaler), *had = cls_scaler_get(s->info.scaler);
+        if ((want->needs & CLS_NEED_QUANTILES) && !s->info.has_quantiles)
+            return cls_fail(ctx, CLS_E_ARG,
+                            "%s needs the median and a quantile range, but these statistics were fitted for %s "
+                            "without them; fit with CLS_ROBUST",
+                            want->name, had ? had->name : "no scaler");
+        if ((want->needs & CLS_NEED_MOMENTS) && !s->info.has_moments)
+            return cls_fail(ctx, CLS_E_ARG,
+                            "%s needs means and variances, but these statistics were fitted for %s "
+                            "(min/max only); fit with CLS_ZSCORE or CLS_NONE",
+                            want->name, had ? had->name : "no scaler");
+    }
+    return CLS_OK;
+}
+

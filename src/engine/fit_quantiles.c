@@ -1,0 +1,60 @@
+/* The robust scaler's statistics beyond min/max/moments: each column's
+ * median and quantile range, exact, by the counting passes of
+ * engine/select.c (cls_select). Called by pipeline.c after the fit's pass. */
+#include <stdlib.h>
+
+#include "engine/select.h"
+#include "job.h"
+#include "stats/quantile.h"
+
+/* The robust scaler's median and quantile range, by counting passes on the
+ * devices (engine/select.c): six ranks per column, the two middle ones and
+ * the two around each end of the range. */
+static void robust_ranks(void *user, uint64_t n, uint64_t *r)
+{
+    const cls_scaler_opts *o = user;
+    double g;
+    cls_median_ranks(n, &r[0], &r[1]);
+    cls_quantile_ranks(o->qmin / 100.0, n, &r[2], &r[3], &g);
+    cls_quantile_ranks(o->qmax / 100.0, n, &r[4], &r[5], &g);
+}
+
+static double quantile_of(const double *v, uint64_t n, double q, cls_dtype t)
+{
+    uint64_t lo, hi;
+    double g;
+    cls_quantile_ranks(q, n, &lo, &hi, &g);
+    return lo == hi ? v[0] : cls_quantile_lerp(v[0], v[1], g, t);
+}
+
+cls_status cls_fit_quantiles(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats *s)
+{
+    cls_scaler_opts o = cls_scaler_opts_of(p);
+    cls_qview v = {x->data, x->dtype, p->scope == CLS_SCOPE_BATCH ? 1 : x->batch,
+                   p->scope == CLS_SCOPE_BATCH ? (uint64_t)x->batch * x->rows : x->rows, x->cols};
+    size_t n = (size_t)v.G * v.C;
+    uint64_t *cnt = malloc(n * sizeof *cnt);
+    double *vals = malloc(n * 6 * sizeof *vals);
+    cls_status st = cnt && vals ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory for quantiles");
+    if (st == CLS_OK) st = cls_select(ctx, &v, NULL, 6, robust_ranks, &o, cnt, vals);
+    for (size_t e = 0; st == CLS_OK && e < n; e++) {
+        cls_column_stats *c = &s->col[e];
+        const double *pv = vals + e * 6;
+        if (!cnt[e]) continue;
+        c->median = cls_median_of(pv[0], pv[1], cnt[e], x->dtype);
+        c->q_lo = quantile_of(pv + 2, cnt[e], o.qmin / 100.0, x->dtype);
+        c->q_hi = quantile_of(pv + 4, cnt[e], o.qmax / 100.0, x->dtype);
+    }
+    if (st == CLS_OK) {
+        s->info.has_quantiles = 1;
+        s->info.qmin = o.qmin;
+        s->info.qmax = o.qmax;
+        s->info.no_centering = !o.center;
+        s->info.no_scaling = !o.scale;
+        s->info.unit_variance = o.unit_variance;
+    }
+    free(cnt);
+    free(vals);
+    return st;
+}
+
