@@ -7,6 +7,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from . import _clscale
 from ._base import as_data, output_for
 from ._context import check_selector, context
 
@@ -76,7 +77,7 @@ class SimpleImputer(TransformerMixin, BaseEstimator):
 
     def _clean(self, X, Y):
         with context(check_selector(self.devices)) as ctx:
-            missing, _, fill, _ = ctx.clean(X, Y, **self._opts())
+            missing, _, fill, _ = _clscale.clean(ctx, X, Y, **self._opts())
         self.statistics_ = fill[0] if X.ndim == 2 else fill
         self.n_features_in_ = X.shape[-1]
         return missing, fill
@@ -157,7 +158,7 @@ class SigmaClip(TransformerMixin, BaseEstimator):
         X = as_data(X, self)
         Y = output_for(X, self.copy, None)
         with context(check_selector(self.devices)) as ctx:
-            _, clipped, _, iters = ctx.clean(X, Y, **self._opts())
+            _, clipped, _, iters = _clscale.clean(ctx, X, Y, **self._opts())
         self.clipped_ = clipped[0] if X.ndim == 2 else clipped
         self.iterations_ = iters
         return Y

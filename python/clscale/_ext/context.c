@@ -1,6 +1,6 @@
 /* clscale._clscale.Context: one cls_context, its devices and the pipeline
  * calls (fit, transform, fit_transform, and the same calls timed from C for
- * the benchmark), and exact quantiles (cls_quantiles).
+ * the benchmark).
  *
  * Every library call runs with the GIL released. A cls_context may be used
  * by one thread at a time, so each Context holds a lock that a call takes
@@ -426,164 +426,6 @@ int clsext_context_call(PyObject *obj, cls_status (*fn)(cls_context *, void *), 
     return 0;
 }
 
-/* clean(x, out, *, scope, impute, fill_value, missing_value, sigma,
- * sigma_lower, sigma_upper, maxiters, center, spread, mode):
- * cls_clean_data() into out (which may be x); returns (missing, clipped,
- * fill, iterations): per group x column counts (uint64) and fill values. */
-static PyObject *context_clean(clsext_context *self, PyObject *args, PyObject *kwds)
-{
-    static char *kwlist[] = {"x", "out", "scope", "impute", "fill_value", "missing_value", "sigma", "sigma_lower",
-                             "sigma_upper", "maxiters", "center", "spread", "mode", NULL};
-    PyObject *x, *out, *mv = Py_None;
-    int scope = CLS_SCOPE_MATRIX, impute = 0, maxiters = 0, center = 0, spread = 0, mode = 0;
-    double fill = 0, sigma = 0, sl = 0, su = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|$iidOdddiiii", kwlist, &x, &out, &scope, &impute, &fill, &mv,
-                                     &sigma, &sl, &su, &maxiters, &center, &spread, &mode))
-        return NULL;
-    if (scope < CLS_SCOPE_MATRIX || scope > CLS_SCOPE_BATCH) {
-        PyErr_SetString(PyExc_ValueError, "unknown scope");
-        return NULL;
-    }
-    if (self->pid != getpid()) {
-        PyErr_SetString(clsext_error, "this Context was created by another process (before a fork); make a new one");
-        return NULL;
-    }
-    cls_array ax, ay;
-    if (clsext_data_array(x, "x", 0, &ax) < 0 || clsext_data_array(out, "out", 1, &ay) < 0) return NULL;
-    cls_clean c;
-    memset(&c, 0, sizeof c);
-    if (mv != Py_None) {
-        c.has_missing_value = 1;
-        c.missing_value = PyFloat_AsDouble(mv);
-        if (c.missing_value == -1.0 && PyErr_Occurred()) return NULL;
-    }
-    c.impute = (cls_impute)impute;
-    c.fill_value = fill;
-    c.sigma = sigma;
-    c.sigma_lower = sl;
-    c.sigma_upper = su;
-    c.maxiters = maxiters;
-    c.center = (cls_clip_center)center;
-    c.spread = (cls_clip_spread)spread;
-    c.mode = (cls_clip_mode)mode;
-    npy_intp dims[2] = {scope == CLS_SCOPE_BATCH ? 1 : (npy_intp)ax.batch, (npy_intp)ax.cols};
-    PyObject *am = PyArray_SimpleNew(2, dims, NPY_UINT64), *ac = PyArray_SimpleNew(2, dims, NPY_UINT64),
-             *af = PyArray_SimpleNew(2, dims, NPY_FLOAT64);
-    char *msg = malloc(MSG_LEN);
-    if (!am || !ac || !af || !msg) {
-        Py_XDECREF(am);
-        Py_XDECREF(ac);
-        Py_XDECREF(af);
-        free(msg);
-        return PyErr_NoMemory();
-    }
-    c.missing_out = PyArray_DATA((PyArrayObject *)am);
-    c.clipped_out = PyArray_DATA((PyArrayObject *)ac);
-    c.fill_out = PyArray_DATA((PyArrayObject *)af);
-    unsigned iters = 0;
-    c.iterations_out = &iters;
-    msg[0] = '\0';
-    int closed = 0;
-    cls_status st = CLS_OK;
-    Py_BEGIN_ALLOW_THREADS
-    PyThread_acquire_lock(self->lock, WAIT_LOCK);
-    closed = self->ctx == NULL;
-    if (!closed) {
-        st = cls_clean_data(self->ctx, &c, (cls_scope)scope, &ax, &ay);
-        if (st != CLS_OK) copy_error(self->ctx, msg);
-    }
-    PyThread_release_lock(self->lock);
-    Py_END_ALLOW_THREADS
-    if (closed || st != CLS_OK) {
-        Py_DECREF(am);
-        Py_DECREF(ac);
-        Py_DECREF(af);
-        if (closed) PyErr_SetString(PyExc_ValueError, "this Context is closed");
-        else clsext_raise(st, msg);
-        free(msg);
-        return NULL;
-    }
-    free(msg);
-    return Py_BuildValue("(NNNI)", am, ac, af, iters);
-}
-
-/* quantiles(x, q, *, scope, repeats): cls_quantiles, `repeats` times, each
- * timed in C; returns (array groups x len(q) x cols of float64, list of
- * seconds). q is a sequence of 1..8 fractions in [0, 1]. */
-static PyObject *context_quantiles(clsext_context *self, PyObject *args, PyObject *kwds)
-{
-    static char *kwlist[] = {"x", "q", "scope", "repeats", NULL};
-    PyObject *xo, *qo;
-    int scope = CLS_SCOPE_MATRIX;
-    Py_ssize_t repeats = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|$in", kwlist, &xo, &qo, &scope, &repeats)) return NULL;
-    if (repeats < 1 || scope < CLS_SCOPE_MATRIX || scope > CLS_SCOPE_BATCH) {
-        PyErr_SetString(PyExc_ValueError, "quantiles: repeats must be >= 1 and scope SCOPE_MATRIX or SCOPE_BATCH");
-        return NULL;
-    }
-    cls_array x;
-    if (clsext_data_array(xo, "x", 0, &x) < 0) return NULL;
-    double q[8];
-    PyObject *seq = PySequence_Fast(qo, "quantiles: q must be a sequence of floats");
-    if (!seq) return NULL;
-    Py_ssize_t nq = PySequence_Fast_GET_SIZE(seq);
-    if (nq < 1 || nq > 8) {
-        Py_DECREF(seq);
-        PyErr_SetString(PyExc_ValueError, "quantiles: 1 to 8 quantiles per call");
-        return NULL;
-    }
-    for (Py_ssize_t i = 0; i < nq; i++) q[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
-    Py_DECREF(seq);
-    if (PyErr_Occurred()) return NULL;
-    npy_intp dims[3] = {scope == CLS_SCOPE_BATCH ? 1 : (npy_intp)x.batch, nq, (npy_intp)x.cols};
-    PyObject *out = PyArray_SimpleNew(3, dims, NPY_FLOAT64);
-    double *times = PyMem_Calloc((size_t)repeats, sizeof *times);
-    char *msg = malloc(MSG_LEN);
-    if (!out || !times || !msg) {
-        Py_XDECREF(out);
-        PyMem_Free(times);
-        free(msg);
-        return PyErr_NoMemory();
-    }
-    double *o = PyArray_DATA((PyArrayObject *)out);
-    cls_context *ctx = lock_ctx(self);
-    if (!ctx) {
-        Py_DECREF(out);
-        PyMem_Free(times);
-        free(msg);
-        return NULL;
-    }
-    cls_status st = CLS_OK;
-    Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t r = 0; r < repeats && st == CLS_OK; r++) {
-        double t0 = now();
-        st = cls_quantiles(ctx, &x, (cls_scope)scope, q, (size_t)nq, o);
-        times[r] = now() - t0;
-    }
-    if (st != CLS_OK) copy_error(ctx, msg);
-    Py_END_ALLOW_THREADS
-    PyThread_release_lock(self->lock);
-    PyObject *res = NULL;
-    if (st != CLS_OK) {
-        clsext_raise(st, msg);
-    } else {
-        PyObject *list = PyList_New(repeats);
-        for (Py_ssize_t i = 0; list && i < repeats; i++) {
-            PyObject *f = PyFloat_FromDouble(times[i]);
-            if (!f) Py_CLEAR(list);
-            else PyList_SET_ITEM(list, i, f);
-        }
-        if (list) {
-            res = Py_BuildValue("(NN)", out, list); /* takes both references, even when it fails */
-            out = NULL;
-        }
-    }
-    Py_XDECREF(out);
-    PyMem_Free(times);
-    free(msg);
-    return res;
-}
-
 /* ---- report ---- */
 
 static PyObject *opt_str(const char *s)
@@ -648,13 +490,6 @@ static PyMethodDef context_methods[] = {
     {"timed", (PyCFunction)(void (*)(void))context_timed, METH_VARARGS | METH_KEYWORDS,
      "timed(op, x, ..., repeats=1) -> list of float: the call op (\"fit\", \"transform\", \"fit_transform\") "
      "`repeats` times, each timed in C around the library call alone."},
-    {"clean", (PyCFunction)(void (*)(void))context_clean, METH_VARARGS | METH_KEYWORDS,
-     "clean(x, out, *, scope=0, impute=0, fill_value=0.0, missing_value=None, sigma=0.0, sigma_lower=0.0, "
-     "sigma_upper=0.0, maxiters=0, center=0, spread=0, mode=0) -> (missing, clipped, fill, iterations): "
-     "cls_clean_data() into out (which may be x)."},
-    {"quantiles", (PyCFunction)(void (*)(void))context_quantiles, METH_VARARGS | METH_KEYWORDS,
-     "quantiles(x, q, *, scope=SCOPE_MATRIX, repeats=1) -> (array, list of float): cls_quantiles (numpy's "
-     "nanquantile, exact) per group, groups x len(q) x cols, each call timed in C."},
     {"last_report", (PyCFunction)context_last_report, METH_NOARGS,
      "last_report() -> dict: cls_last_report() of the last call (wall, bytes, slices, devices)."},
     {"last_error", (PyCFunction)context_last_error, METH_NOARGS, "last_error() -> str: cls_last_error()."},

@@ -15,6 +15,7 @@
  *              calls on cl_mem buffers (pyopencl arrays, clscale/_device.py)
  *   stats.c    Stats: fitted statistics as numpy arrays, params, merge,
  *              save/load, pickling
+ *   cleaning.c clean, quantiles: the cleaning stage, exact quantiles
  *   files.c    stream_file, stream_fit: .npy files larger than memory,
  *              file to file (cls_stream_*)
 
@@ -114,6 +115,13 @@ const cls_stats *clsext_stats_of(PyObject *obj);
 
 /* The module-level functions stats.c defines. */
 PyObject *clsext_stats_load(PyObject *self, PyObject *args);
+
+/* ---- cleaning.c ---- */
+
+/* The module-level functions cleaning.c defines: clean (cls_clean_data) and
+ * quantiles (cls_quantiles, timed). */
+PyObject *clsext_clean(PyObject *self, PyObject *args, PyObject *kwds);
+PyObject *clsext_quantiles(PyObject *self, PyObject *args, PyObject *kwds);
 
 /* ---- files.c ---- */
 

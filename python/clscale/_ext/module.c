@@ -30,6 +30,13 @@ static PyMethodDef methods[] = {
      "merge_columns(a, b): b[i] = a[i] (+) b[i] for two equal tables of cls_column_stats in buffers\n"
      "(Chan's formulas, the operands ordered by their bytes so that the result does not depend on\n"
      "which side holds which). b must be writable."},
+    {"clean", (PyCFunction)(void (*)(void))clsext_clean, METH_VARARGS | METH_KEYWORDS,
+     "clean(ctx, x, out, *, scope=0, impute=0, fill_value=0.0, missing_value=None, sigma=0.0, sigma_lower=0.0, "
+     "sigma_upper=0.0, maxiters=0, center=0, spread=0, mode=0) -> (missing, clipped, fill, iterations): "
+     "cls_clean_data() into out (which may be x)."},
+    {"quantiles", (PyCFunction)(void (*)(void))clsext_quantiles, METH_VARARGS | METH_KEYWORDS,
+     "quantiles(ctx, x, q, *, scope=SCOPE_MATRIX, repeats=1) -> (array, list of float): cls_quantiles (numpy's "
+     "nanquantile, exact) per group, groups x len(q) x cols, each call timed in C."},
     {NULL, NULL, 0, NULL},
 };
 
