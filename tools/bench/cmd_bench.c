@@ -34,185 +34,7 @@
 #include "cli.h"
 #include "io/out_target.h"
 
-static const char help[] =
-    "usage: clscale bench [--workload NAME] [--size X] [--devices SEL] [--repeats N] [--alone LIST]\n"
-    "                     [--memory both|pageable] [--json F] [--trace F.json] [--timeline F.svg]\n"
-    "                     [--model LAYER]\n"
-    "\n"
-    "Times clscale on seeded workloads against plain C on the host, on each selected\n"
-    "device alone and on all of them together, next to the limits measured in the\n"
-    "same run: host memory bandwidth (STREAM copy and triad, all cores) and each\n"
-    "device's memory and host<->device bandwidth, pinned and pageable (as clpeak).\n"
-    "\n"
-    "  --workload NAME   seed-a, seed-b, seed-b-large, table; repeatable or a comma\n"
-    "                    list (default: all four, run in that order)\n"
-    "  --size X          scale each workload's first dimension by X (default 1);\n"
-    "                    the limits are measured at full size whatever X is\n"
-    "  --devices SEL     the devices to benchmark (default: all; see clscale --help)\n"
-    "  --repeats N       timed calls after one warm-up, 1 to 100 (default 5)\n"
-    "  --alone LIST      the devices (indices, or none) that also run alone (default: all);\n"
-    "                    e.g. leave out a simulator that would take hours alone\n"
-    "  --memory M        both (default): a staging device (a discrete GPU) alone and all\n"
-    "                    devices together also run on pinned memory from cls_host_alloc();\n"
-    "                    pageable: only on malloc'ed memory\n"
-    "  --json F          every figure, the machine and the limits, as JSON\n"
-    "  --trace F.json    Chrome trace (opens in Perfetto) of the last timed call of\n"
-    "                    the all-devices run of the last workload run, or of the\n"
-    "                    device's run when only one device is selected (its pinned\n"
-    "                    run when it has one)\n"
-    "  --timeline F.svg  the same call as an SVG timeline, one lane per queue\n"
-    "  --file PATH       only the files row: a .npy file scaled file to file (min-max per\n"
-    "                    matrix) by cp + sync, clscale and a numpy memmap loop, alternating,\n"
-    "                    --repeats rounds (default 1), each from a cold input; the output\n"
-    "                    goes beside PATH, so its disk needs room for one more copy\n"
-    "  --model LAYER     instead of the table: the scheduler's comparison on a modelled\n"
-    "                    discrete GPU. LAYER is the tests' bus layer (build/tests/libclsbus.so);\n"
-    "                    PoCL's pthread device goes behind the modelled bus ($CLSBUS sets the\n"
-    "                    model) beside a one-thread basic CPU device; each workload runs on\n"
-    "                    each alone and both together, pageable and pinned\n"
-    "  --help            this text\n"
-    "\n"
-    "Times are wall clock around each call (what the caller waits for), out of\n"
-    "place on pageable caller memory (malloc): the median of N calls after a\n"
-    "warm-up, with their range. The rows' calls alternate (one call of each row\n"
-    "per round), so that a drift in the machine's speed falls on all rows alike,\n"
-    "and each call starts with its data out of the caches, as STREAM does.\n"
-    "GB/s counts every input byte read once and every output byte written once.\n"
-    "With seed-a, a resident row follows for each device that runs alone: the same call\n"
-    "on cl_mem buffers already on that device (cls_fit_transform_buffer), against the\n"
-    "fused kernel's own time there (profiled), medians of alternating calls.\n"
-    "Every result is checked against the single-threaded reference before its\n"
-    "time counts. Exit status: 0 all correct, 1 a run failed or was wrong, 2 usage\n"
-    "error.\n";
-
-/* ---- options ------------------------------------------------------------ */
-
-typedef struct options {
-    unsigned    want;        /* bit i: workload i of bench_workloads() */
-    double      size;
-    int         repeats;
-    const char *devices, *json, *trace, *timeline;
-    const char *alone;       /* global indices that get an "alone" row; NULL: all */
-    int         pageable_only; /* --memory pageable: no pinned rows */
-    const char *file;        /* --file: only the files row */
-    int         repeats_set;
-    const char *model;       /* --model: the bus layer's path */
-} options;
-
-/* Whether device `index` gets a run of its own (--alone). */
-static int wants_alone(const options *o, size_t index)
-{
-    if (!o->alone) return 1;
-    const char *p = o->alone;
-    while (*p) {
-        char *end;
-        unsigned long v = strtoul(p, &end, 10);
-        if (end != p && v == index) return 1;
-        p = *end ? end + 1 : end;
-    }
-    return 0;
-}
-
-static int select_workloads(options *o, const char *list)
-{
-    bench_workload all[BENCH_MAX_WORKLOADS];
-    size_t n = bench_workloads(1.0, all, BENCH_MAX_WORKLOADS);
-    const char *p = list;
-    for (;;) {
-        size_t len = strcspn(p, ",");
-        size_t i = 0;
-        while (i < n && !(strlen(all[i].name) == len && !strncmp(all[i].name, p, len))) i++;
-        if (i == n) {
-            fprintf(stderr, "clscale: bench: unknown workload \"%.*s\"; the workloads are", (int)len, p);
-            for (size_t k = 0; k < n; k++) fprintf(stderr, "%s %s", k ? "," : "", all[k].name);
-            fputc('\n', stderr);
-            return -1;
-        }
-        o->want |= 1u << i;
-        if (!p[len]) return 0;
-        p += len + 1;
-    }
-}
-
-/* Returns 0 to run, 1 after --help, -1 after a usage error (printed). */
-static int parse_options(int argc, char **argv, options *o)
-{
-    memset(o, 0, sizeof *o);
-    o->size = 1.0;
-    o->repeats = 5;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(help, stdout);
-            return 1;
-        }
-        static const char *const valued[] = {"--workload", "--size", "--devices", "--repeats",
-                                             "--json", "--trace", "--timeline", "--alone",
-                                             "--memory", "--file", "--model"};
-        const char *name = NULL, *v = NULL;
-        for (size_t k = 0; k < sizeof valued / sizeof valued[0] && !name; k++) {
-            size_t l = strlen(valued[k]);
-            if (!strncmp(a, valued[k], l) && (a[l] == '\0' || a[l] == '=')) {
-                name = valued[k];
-                if (a[l] == '=') v = a + l + 1;
-                else if (i + 1 < argc) v = argv[++i];
-            }
-        }
-        if (!name) {
-            cli_error(EXIT_USAGE, "bench: unknown option \"%s\" (see clscale bench --help)", a);
-            return -1;
-        }
-        if (!v || !*v) {
-            cli_error(EXIT_USAGE, "bench: %s needs a value", name);
-            return -1;
-        }
-        char *end = NULL;
-        if (!strcmp(name, "--workload")) {
-            if (select_workloads(o, v) != 0) return -1;
-        } else if (!strcmp(name, "--size")) {
-            errno = 0;
-            o->size = strtod(v, &end);
-            if (errno || *end || !(o->size > 0.0 && o->size <= 1000.0)) {
-                cli_error(EXIT_USAGE, "bench: --size wants a number above 0 and at most 1000, not \"%s\"", v);
-                return -1;
-            }
-        } else if (!strcmp(name, "--repeats")) {
-            errno = 0;
-            long r = strtol(v, &end, 10);
-            if (errno || *end || r < 1 || r > BENCH_MAX_REPEATS) {
-                cli_error(EXIT_USAGE, "bench: --repeats wants a whole number from 1 to %d, not \"%s\"",
-                          BENCH_MAX_REPEATS, v);
-                return -1;
-            }
-            o->repeats = (int)r;
-            o->repeats_set = 1;
-        } else if (!strcmp(name, "--alone")) {
-            if (!strcmp(v, "none")) v = "";
-            for (const char *c = v; *c; c++)
-                if (!(*c >= '0' && *c <= '9') && *c != ',') {
-                    cli_error(EXIT_USAGE, "bench: --alone wants device indices such as 0,2, not \"%s\"", v);
-                    return -1;
-                }
-            o->alone = v;
-        } else if (!strcmp(name, "--memory")) {
-            if (strcmp(v, "both") && strcmp(v, "pageable")) {
-                cli_error(EXIT_USAGE, "bench: --memory wants both or pageable, not \"%s\"", v);
-                return -1;
-            }
-            o->pageable_only = !strcmp(v, "pageable");
-        } else if (!strcmp(name, "--devices")) {
-            if (cli_selector_check("bench", v)) return -1;
-            o->devices = v;
-        }
-        else if (!strcmp(name, "--file")) o->file = v;
-        else if (!strcmp(name, "--model")) o->model = v;
-        else if (!strcmp(name, "--json")) o->json = v;
-        else if (!strcmp(name, "--trace")) o->trace = v;
-        else o->timeline = v;
-    }
-    if (!o->want) o->want = ~0u;
-    return 0;
-}
+#include "bench_options.h"
 
 /* ---- the run ------------------------------------------------------------ */
 
@@ -316,7 +138,7 @@ static void run_workload(bench_state *s, const bench_workload *w, bench_result *
 
     for (size_t i = 0; i < m->ndev; i++) {
         const cls_device_info *info = &m->dev[i].info;
-        if (m->ndev > 1 && !wants_alone(&s->o, info->index)) continue;
+        if (m->ndev > 1 && !bench_wants_alone(&s->o, info->index)) continue;
         run = &r->runs[r->nruns++];
         run->kind = RUN_DEVICE;
         run->ndev = 1;
@@ -404,7 +226,7 @@ static void open_alone(bench_state *s)
         return;
     }
     for (size_t i = 0; i < m->ndev; i++) {
-        if (!wants_alone(&s->o, m->dev[i].info.index)) continue;
+        if (!bench_wants_alone(&s->o, m->dev[i].info.index)) continue;
         char sel[32];
         snprintf(sel, sizeof sel, "%zu", m->dev[i].info.index);
         cls_config cfg = {.devices = sel, .flags = CLS_PROFILE};
@@ -476,7 +298,7 @@ static void resident_rows(bench_state *s, const bench_workload *w, bench_result 
 {
     for (size_t i = 0; i < s->m->ndev && r->nresident < BENCH_MAX_DEVICES; i++) {
         const cls_device_info *info = &s->m->dev[i].info;
-        if (s->m->ndev > 1 && !wants_alone(&s->o, info->index)) continue;
+        if (s->m->ndev > 1 && !bench_wants_alone(&s->o, info->index)) continue;
         if (w->dtype == CLS_F64 && !info->fp64) continue;
         bench_resident_row *row = &r->resident[r->nresident++];
         uint64_t bytes = (uint64_t)bench_elements(w) * (w->dtype == CLS_F64 ? 8 : 4);
@@ -506,7 +328,7 @@ int cmd_bench(int argc, char **argv)
     double t_start = bench_now_s();
     bench_state s;
     memset(&s, 0, sizeof s);
-    int pr = parse_options(argc, argv, &s.o);
+    int pr = bench_parse_options(argc, argv, &s.o);
     if (pr != 0) return pr > 0 ? EXIT_OK : EXIT_USAGE;
     if (s.o.file) return bench_files(s.o.file, s.o.repeats_set ? s.o.repeats : 1);
     bench_progress_start();
