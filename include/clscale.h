@@ -786,7 +786,9 @@ CLS_API cls_status cls_device_measure(cls_context *ctx, size_t i, size_t bytes, 
  * pass reads the group first, then a second pass reads and writes it: one
  * more read of the file. A transform with given statistics, and a discount,
  * is always one pass. A pipeline with a cleaning stage (cls_pipeline.clean)
- * gives CLS_E_UNSUPPORTED: cleaning needs each statistics group whole.
+ * streams through cls_stream_fit_transform() only when every statistics
+ * group fits one buffer (one pass: cleaning needs a group's values
+ * together); otherwise, and in the other calls, CLS_E_UNSUPPORTED.
  *
  * Progress: the context's cls_config.progress is called after each chunk,
  * from the calling thread, with the bytes read and written so far over the

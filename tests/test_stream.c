@@ -317,6 +317,42 @@ static void expect_error(cls_status st, cls_status want, const char *needle1, co
         fail_msg("message \"%s\" lacks \"%s\"%s%s", m, needle1, needle2 ? " or " : "", needle2 ? needle2 : "");
 }
 
+/* A cleaning stage (median imputation, 3-sigma clipping) streams when each
+ * matrix fits a buffer: the same bits as cls_fit_transform in memory, with
+ * and without a scaler after it; when a group does not fit, the call is
+ * CLS_E_UNSUPPORTED and writes nothing that counts. */
+static void cleaning_streams_when_each_group_fits_a_buffer(void **s)
+{
+    (void)s;
+    cls_dtype t = suite_runs(CLS_F64) ? CLS_F64 : CLS_F32;
+    cls_array x = make_data(t, 5, 40, 6, 77);
+    cls_clean c = {.impute = CLS_IMPUTE_MEDIAN, .sigma = 3};
+    cls_scaler scalers[2] = {CLS_NONE, CLS_ZSCORE};
+    for (int k = 0; k < 2; k++) {
+        cls_pipeline p = {.scaler = scalers[k], .scope = CLS_SCOPE_MATRIX, .clean = &c};
+        cls_array y = make_out(&x);
+        assert_int_equal(cls_fit_transform(ctx, &p, &x, &y, NULL), CLS_OK);
+        int in = write_at(path("cin.bin"), &x, 64);
+        int out = open(path("cout.bin"), O_RDWR | O_CREAT | O_TRUNC, 0644);
+        assert_true(out >= 0);
+        cls_file_array a = fa(in, 64, &x, "cin.bin"), o = fa(out, 0, &x, "cout.bin");
+        cls_stream_opts opts = {2 * 40 * 6 * es_of(t), 3, 2, 0}; /* two matrices a chunk */
+        cls_status st = cls_stream_fit_transform(ctx, &p, &a, &o, &opts, NULL);
+        if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
+        void *got = read_back(out, 0, bytes_of(&x));
+        assert_same_data(got, y.data, t, x.batch * x.rows * x.cols, 0, "cleaning streamed");
+        /* a buffer smaller than a matrix: refused */
+        cls_stream_opts small = {40 * 6 * es_of(t) / 2, 3, 2, 0};
+        expect_error(cls_stream_fit_transform(ctx, &p, &a, &o, &small, NULL), CLS_E_UNSUPPORTED, "cleaning",
+                     "buffer");
+        free(got);
+        close(in);
+        close(out);
+        free(y.data);
+    }
+    free(x.data);
+}
+
 static void shorter_than_its_array_fails_before_work(void **s)
 {
     (void)s;
@@ -504,6 +540,7 @@ int main(void)
         cmocka_unit_test(discount_in_row_blocks_is_byte_identical),
         cmocka_unit_test(transform_and_fit_are_byte_identical),
         cmocka_unit_test(stream_file_matches_in_memory),
+        cmocka_unit_test(cleaning_streams_when_each_group_fits_a_buffer),
         cmocka_unit_test(shorter_than_its_array_fails_before_work),
         cmocka_unit_test(input_truncated_while_read_names_the_offset),
         cmocka_unit_test(input_growing_while_read_fails),

@@ -149,6 +149,24 @@ static void normalize_apply_discount_stream_like_mapped(void **s)
     assert_int_equal(temps_in(dir), 0);
 }
 
+/* clean and normalize with cleaning options stream like the mapped path:
+ * whole matrices in a 4 KiB chunk (1600 B each) stream; --scope batch does
+ * not fit one and falls back to the mapping; both give the same bytes. */
+static void cleaning_streams_like_mapped(void **s)
+{
+    (void)s;
+    write_npy(file("c.npy"), 6, 40, 5, 3);
+    const char *m1[] = {"clean", "--impute", "median", "--sigma-clip", "3", file("c.npy"), file("cm.npy"), NULL};
+    const char *s1[] = {"clean", "--impute", "median", "--sigma-clip", "3", file("c.npy"), file("cn.npy"), NULL};
+    same_both_ways(s1, m1, file("cn.npy"), file("cm.npy"));
+    const char *m2[] = {"normalize", "--method", "minmax", "--impute", "mean", "--scope", "batch", file("c.npy"),
+                        file("bm.npy"), NULL};
+    const char *s2[] = {"normalize", "--method", "minmax", "--impute", "mean", "--scope", "batch", file("c.npy"),
+                        file("bn.npy"), NULL};
+    same_both_ways(s2, m2, file("bn.npy"), file("bm.npy"));
+    assert_int_equal(temps_in(dir), 0);
+}
+
 /* ---- progress ---- */
 
 /* Runs the tool on a pseudo-terminal; its screen output into buf. */
@@ -299,6 +317,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(normalize_apply_discount_stream_like_mapped),
+        cmocka_unit_test(cleaning_streams_like_mapped),
         cmocka_unit_test(progress_on_a_terminal_shows_bytes_rate_and_time_left),
         cmocka_unit_test(input_truncated_while_read_fails_leaving_nothing),
         cmocka_unit_test(full_disk_fails_leaving_nothing),

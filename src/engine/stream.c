@@ -235,7 +235,7 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
     }
     cls_stats *cs = NULL, *sub = NULL;
     cls_status st = CLS_OK;
-    if (k == PASS_FIT || (k == PASS_FUSED && p.scaler == CLS_NONE)) {
+    if (k == PASS_FIT || (k == PASS_FUSED && p.scaler == CLS_NONE && !p.clean)) {
         if (k == PASS_FIT || j->want_stats) {
             cls_pipeline q = p;
             q.factors = NULL;
@@ -360,9 +360,7 @@ static cls_status sjob_init(sjob *j, cls_context *ctx, const cls_pipeline *p, co
     cls_array shape = {(void *)in, in->dtype, in->batch, in->rows, in->cols};
     st = cls_check_pipeline(ctx, &j->p, &shape, NULL);
     if (st != CLS_OK) return st;
-    if (j->p.clean)
-        return cls_fail(ctx, CLS_E_UNSUPPORTED, "a cleaning stage needs each statistics group whole: clean the "
-                        "file with cls_clean_data() on a mapping of it, not by streaming");
+
     if (fstat(in->fd, &j->st0) != 0) return cls_fail(ctx, CLS_E_IO, "%s: cannot stat: %m", j->iname);
     if (S_ISREG(j->st0.st_mode) && (uint64_t)j->st0.st_size < in->offset + j->bytes)
         return cls_fail(ctx, CLS_E_IO, "%s: %lld bytes, but the array ends at byte %llu (truncated?)", j->iname,
@@ -438,6 +436,9 @@ cls_status cls_stream_fit(cls_context *ctx, const cls_pipeline *p, const cls_fil
     if (st == CLS_OK && !p) st = cls_fail(ctx, CLS_E_ARG, "cls_stream_fit: pipeline is NULL");
     if (st == CLS_OK && !out) st = cls_fail(ctx, CLS_E_ARG, "cls_stream_fit: out is NULL");
     if (st == CLS_OK && j.p.inverse) st = cls_fail(ctx, CLS_E_ARG, "cls_stream_fit: an inverse pipeline cannot be fitted");
+    if (st == CLS_OK && j.p.clean)
+        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "cls_stream_fit: a cleaning stage is streamed only by "
+                      "cls_stream_fit_transform");
     if (st == CLS_OK) st = plan(&j, opts);
     if (st == CLS_OK) {
         j.total = j.bytes;
@@ -458,6 +459,9 @@ cls_status cls_stream_transform(cls_context *ctx, const cls_pipeline *p, const c
     sjob j;
     cls_status st = sjob_init(&j, ctx, p, s, in, out, 0);
     cls_array shape = {(void *)in, in ? in->dtype : CLS_F32, in ? in->batch : 0, in ? in->rows : 0, in ? in->cols : 0};
+    if (st == CLS_OK && j.p.clean)
+        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "cls_stream_transform: a cleaning stage is streamed only by "
+                      "cls_stream_fit_transform");
     if (st == CLS_OK) st = cls_check_stats(ctx, &j.p, s, &shape);
     if (st == CLS_OK) st = plan(&j, opts);
     if (st == CLS_OK) {
@@ -484,7 +488,12 @@ cls_status cls_stream_fit_transform(cls_context *ctx, const cls_pipeline *p, con
         /* one pass when every chunk holds whole statistics groups */
         int whole = j.p.scope == CLS_SCOPE_MATRIX ? j.ch[0].nr == j.R : j.n == 1;
         j.want_stats = fitted != NULL;
-        if (j.p.scaler == CLS_NONE || whole) {
+        if (j.p.clean && !whole) {
+            /* imputation and clipping need a group's values together */
+            st = cls_fail(ctx, CLS_E_UNSUPPORTED, "a cleaning stage is streamed only when each statistics group "
+                          "(%s) fits one buffer; this one does not", j.p.scope == CLS_SCOPE_MATRIX ? "a matrix"
+                          : "the whole array");
+        } else if (j.p.scaler == CLS_NONE || whole) {
             j.total = 2 * j.bytes;
             st = run_pass(&j, PASS_FUSED);
         } else {

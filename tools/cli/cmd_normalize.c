@@ -451,13 +451,32 @@ static int run(args *a)
     const cls_pipeline *pp = a->cmd == CMD_APPLY && !a->inverse ? NULL : &a->p;
     cls_stats **fit = a->cmd == CMD_NORMALIZE && a->stats_out ? &stats : NULL;
     err[0] = '\0';
-    /* streaming (stream_run.c) or the mapped arrays: a cleaning stage needs
-     * each statistics group whole (its statistics are the cleaned data's) */
-    if (a->cmd == CMD_CLEAN) st = cls_clean_data(ctx, &a->cl.c, a->p.scope, &x, &y);
-    else if (!a->p.clean && cli_stream_wanted(&in))
-        st = cli_stream_run(ctx, pp, a->cmd == CMD_NORMALIZE ? NULL : stats, fit, a->in, &in, &out, err, sizeof err);
-    else if (a->cmd == CMD_NORMALIZE) st = cls_fit_transform(ctx, &a->p, &x, &y, fit);
-    else st = cls_transform(ctx, pp, stats, &x, &y);
+    /* streaming (stream_run.c), else the mapped arrays. A cleaning stage
+     * streams when each statistics group fits one buffer (it needs a
+     * group's values together; the library says CLS_E_UNSUPPORTED
+     * otherwise), and not with clean --verbose, whose counts are per call. */
+    cls_pipeline cp = a->p;
+    if (a->cmd == CMD_CLEAN) {
+        cp.scaler = CLS_NONE;
+        cp.clean = &a->cl.c;
+        pp = &cp;
+    }
+    int streamed = 0;
+    if (cli_stream_wanted(&in) && !(a->cmd == CMD_CLEAN && a->verbose)) {
+        int fits = a->cmd == CMD_NORMALIZE || a->cmd == CMD_CLEAN;
+        st = cli_stream_run(ctx, pp, fits ? NULL : stats, fit, a->in, &in, &out, err, sizeof err);
+        streamed = !(st == CLS_E_UNSUPPORTED && pp && pp->clean);
+        if (!streamed) err[0] = '\0';
+    }
+    if (streamed) {
+        /* done */
+    } else if (a->cmd == CMD_CLEAN) {
+        st = cls_clean_data(ctx, &a->cl.c, a->p.scope, &x, &y);
+    } else if (a->cmd == CMD_NORMALIZE) {
+        st = cls_fit_transform(ctx, &a->p, &x, &y, fit);
+    } else {
+        st = cls_transform(ctx, pp, stats, &x, &y);
+    }
     cli_progress_end(&bar);
     if (st != CLS_OK) {
         rc = err[0] ? cli_error(EXIT_FAIL, "%s", err)
