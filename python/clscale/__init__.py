@@ -23,10 +23,12 @@ from ._clean import SigmaClip, SimpleImputer
 from ._context import devices
 from ._device import device_fit_transform, device_transform
 from ._discount import Discount
+from ._robust import MaxAbsScaler, RobustScaler
 from ._scalers import DecimalScaler, MinMaxScaler, StandardScaler
 
 __version__ = _library_version()
 
-__all__ = ["ClscaleError", "DecimalScaler", "Discount", "MinMaxScaler", "SigmaClip", "SimpleImputer",
+__all__ = ["ClscaleError", "DecimalScaler", "Discount", "MaxAbsScaler", "MinMaxScaler", "RobustScaler",
+           "SigmaClip", "SimpleImputer",
            "StandardScaler", "Stats", "device_fit_transform", "device_transform", "devices", "load",
            "__version__"]

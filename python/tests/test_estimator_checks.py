@@ -18,7 +18,8 @@ pytestmark = pytest.mark.fp64
 
 ESTIMATORS = [clscale.MinMaxScaler(), clscale.MinMaxScaler(feature_range=(-1, 1), clip=True),
               clscale.StandardScaler(), clscale.StandardScaler(with_mean=False), clscale.DecimalScaler(),
-              clscale.Discount(), clscale.Discount(2.5)]
+              clscale.Discount(), clscale.Discount(2.5), clscale.RobustScaler(),
+              clscale.RobustScaler(quantile_range=(10, 90), unit_variance=True), clscale.MaxAbsScaler()]
 
 
 @parametrize_with_checks(ESTIMATORS)

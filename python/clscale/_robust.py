@@ -1,0 +1,204 @@
+"""RobustScaler and MaxAbsScaler with scikit-learn's semantics, on the
+devices: the statistics come from the library (exact quantiles by
+cls_quantiles, numpy's nanpercentile bit for bit in float64; max |x| by a
+fit), and the map y = (x - centre) / scale runs as the library's z-score
+transform of statistics restated with mean = centre and std = scale, so a
+transform is one pass on the devices like every other scaler's."""
+import numbers
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from . import _clscale
+from ._base import SCOPES, Estimator, output_for
+from ._context import check_selector, context
+
+
+def _handle_zeros(scale, dtype):
+    """scikit-learn's _handle_zeros_in_scale: a scale below 10 eps is 1."""
+    scale = np.array(scale, dtype=np.float64)
+    scale[scale < 10 * np.finfo(dtype).eps] = 1.0
+    return scale
+
+
+class _AffineScaler(Estimator):
+    """y = (x - center) / scale per column (and matrix with scope="matrix")."""
+
+    def _scope_of(self, X):
+        if self.scope not in SCOPES:
+            raise ValueError(f"scope must be 'matrix' or 'batch', got {self.scope!r}")
+        return SCOPES[self.scope] if X.ndim == 3 else _clscale.SCOPE_BATCH
+
+    def _affine(self):
+        """(center, scale, count) as groups x cols float64 arrays."""
+        raise NotImplementedError
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_cache", None)  # derived: made again when needed
+        return state
+
+    def _stats(self):
+        # cached: made once per fit; a transform changes no attribute
+        cache = self.__dict__.setdefault("_cache", {})
+        if "stats" not in cache:
+            center, scale, count = self._affine()
+            info = dict(self._info)
+            info.update(scaler=_clscale.ZSCORE, has_moments=True)
+            n = count.astype(np.float64)
+            have = count > 0
+            nan = np.full(center.shape, np.nan)
+            cols = {"count": count.astype(np.uint64), "missing": self._missing,
+                    "min": np.where(have, center, nan), "max": np.where(have, center, nan),
+                    "absmax": np.where(have, np.abs(center), nan),
+                    "mean": np.where(have, center, nan), "m2": np.where(have, n * scale * scale, nan)}
+            cache["stats"] = _clscale.Stats.from_state(info, cols)
+            cache["empty"] = ~have if not have.all() else None
+        return cache["stats"], cache["empty"]
+
+    def _run(self, X, Y, inverse):
+        s, empty = self._stats()
+        info = s.info
+        if info["scope"] == _clscale.SCOPE_MATRIX and (X.shape[0] if X.ndim == 3 else 1) != info["groups"]:
+            raise ValueError(f"the statistics were fitted per matrix of {info['groups']} matrices; X has "
+                             f"{X.shape[0] if X.ndim == 3 else 1}")
+        with context(self.devices) as ctx:
+            ctx.transform(X, Y, s, scaler=_clscale.ZSCORE, scope=info["scope"], inverse=inverse)
+        if empty is not None:  # no finite value: scikit-learn's statistics are NaN, so is its output
+            Y3 = Y.reshape(empty.shape[0], -1, Y.shape[-1])
+            for g in range(empty.shape[0]):
+                Y3[g][:, empty[g]] = np.nan
+        return Y
+
+    def transform(self, X, copy=None, out=None):
+        """Scales X on the devices (copy=False: in place; out=: into out)."""
+        check_is_fitted(self)
+        X = self._validate(X, reset=False)
+        return self._run(X, output_for(X, self.copy if copy is None else copy, out), inverse=False)
+
+    def inverse_transform(self, X, copy=None, out=None):
+        """x = y * scale + center."""
+        check_is_fitted(self)
+        X = self._validate(X, reset=False)
+        return self._run(X, output_for(X, self.copy if copy is None else copy, out), inverse=True)
+
+    def _fit_moments(self, X, scope):
+        """The library's fit without a scaler: counts, missing, absmax."""
+        with context(self.devices) as ctx:
+            s = ctx.fit(X, scaler=_clscale.NONE, scope=scope)
+        self._info = {k: v for k, v in s.info.items()}
+        c = s.columns()
+        self._missing = c["missing"]
+        return c
+
+    def _shape_attr(self, a):
+        return a[0] if self._info["scope"] == _clscale.SCOPE_BATCH else a
+
+
+class RobustScaler(_AffineScaler):
+    """Scales each feature by statistics robust to outliers, as
+    scikit-learn's RobustScaler: y = (x - center_) / scale_, center_ the
+    median, scale_ the `quantile_range` (percentiles) of the finite values,
+    exact (numpy's nanpercentile, found on the devices by sorting networks
+    and counting passes, never estimated). A range below 10 eps is 1;
+    `unit_variance` divides it by the range of a standard normal's quantiles.
+    NaN and +-Inf are ignored by fit and kept by transform. 3-D input:
+    scope="matrix" fits each matrix (attributes (batch, cols)).
+
+    Attributes: center_, scale_ (float64; None where disabled),
+    n_features_in_, feature_names_in_.
+    """
+
+    def __init__(self, *, with_centering=True, with_scaling=True, quantile_range=(25.0, 75.0), copy=True,
+                 unit_variance=False, scope="matrix", devices=None):
+        self.with_centering = with_centering
+        self.with_scaling = with_scaling
+        self.quantile_range = quantile_range
+        self.copy = copy
+        self.unit_variance = unit_variance
+        self.scope = scope
+        self.devices = devices
+
+    def fit(self, X, y=None):
+        """Finds the median and quantile range of every column on the devices."""
+        check_selector(self.devices)
+        qr = self.quantile_range
+        ok = (isinstance(qr, (tuple, list)) and len(qr) == 2
+              and all(isinstance(v, numbers.Real) for v in qr) and 0 <= qr[0] <= qr[1] <= 100)
+        if not ok:
+            raise ValueError(f"Invalid quantile range: {qr!r}")
+        self._cache = {}  # filled by the first transform (a dict made now: transform changes no attribute)
+        X = self._validate(X, reset=True)
+        scope = self._scope_of(X)
+        c = self._fit_moments(X, scope)
+        with context(self.devices) as ctx:
+            q, _ = _clscale.quantiles(ctx, X, [0.5, qr[0] / 100.0, qr[1] / 100.0], scope=scope)
+        self._count = c["count"]
+        med, lo, hi = q[:, 0, :], q[:, 1, :], q[:, 2, :]
+        self.center_ = self._shape_attr(med) if self.with_centering else None
+        if self.with_scaling:
+            scale = _handle_zeros(hi - lo, X.dtype)
+            if self.unit_variance:
+                from scipy.stats import norm
+                scale = scale / (norm.ppf(qr[1] / 100.0) - norm.ppf(qr[0] / 100.0))
+            self.scale_ = self._shape_attr(scale)
+        else:
+            self.scale_ = None
+        return self
+
+    def _affine(self):
+        g, n = self._count.shape
+        center = np.zeros((g, n)) if self.center_ is None else np.reshape(self.center_, (g, n))
+        scale = np.ones((g, n)) if self.scale_ is None else np.reshape(self.scale_, (g, n))
+        return center, scale, self._count
+
+    def fit_transform(self, X, y=None, out=None):
+        return self.fit(X).transform(X, out=out)
+
+
+class MaxAbsScaler(_AffineScaler):
+    """Scales each feature by its maximum absolute value, as scikit-learn's
+    MaxAbsScaler: y = x / max_abs_ (1 for an all-zero feature), on the
+    devices. NaN and +-Inf are ignored by fit and kept by transform.
+    partial_fit accumulates. 3-D input: see RobustScaler's scope.
+
+    Attributes: max_abs_, scale_, n_samples_seen_ (rows seen),
+    n_features_in_, feature_names_in_.
+    """
+
+    def __init__(self, *, copy=True, scope="matrix", devices=None):
+        self.copy = copy
+        self.scope = scope
+        self.devices = devices
+
+    def fit(self, X, y=None):
+        """Finds max |x| of every column on the devices."""
+        for a in ("max_abs_", "_count", "n_features_in_"):
+            self.__dict__.pop(a, None)
+        return self.partial_fit(X)
+
+    def partial_fit(self, X, y=None):
+        """Adds X's rows: max_abs_ is the maximum over every batch seen."""
+        check_selector(self.devices)
+        first = not hasattr(self, "max_abs_")
+        X = self._validate(X, reset=first)
+        c = self._fit_moments(X, self._scope_of(X))
+        absmax, count = c["absmax"], c["count"]
+        if not first:
+            old = np.reshape(self.max_abs_, absmax.shape)
+            absmax = np.fmax(old, absmax)
+            count = count + self._count
+        self._cache = {}  # filled by the first transform (a dict made now: transform changes no attribute)
+        self._count = count
+        self.max_abs_ = self._shape_attr(absmax)
+        self.scale_ = self._shape_attr(_handle_zeros(absmax, X.dtype))
+        # scikit-learn counts rows, missing values or not
+        self.n_samples_seen_ = int(self._info["rows"]) + (0 if first else self.n_samples_seen_)
+        return self
+
+    def _affine(self):
+        g, n = self._count.shape
+        return np.zeros((g, n)), np.reshape(self.scale_, (g, n)), self._count
+
+    def fit_transform(self, X, y=None, out=None):
+        return self.fit(X).transform(X, out=out)
