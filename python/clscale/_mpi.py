@@ -63,7 +63,7 @@ def _merge(inbuf, inoutbuf, datatype):
 
 def _objects(MPI):
     if not _mpi_objects:
-        t = MPI.Datatype.Create_struct([2, 5], [0, 16], [MPI.UINT64_T, MPI.DOUBLE])
+        t = MPI.Datatype.Create_struct([2, 8], [0, 16], [MPI.UINT64_T, MPI.DOUBLE])
         col = t.Create_resized(0, COLUMN.itemsize)
         t.Free()
         col.Commit()
