@@ -13,7 +13,7 @@ libcmocka-dev libjansson-dev libexpat1-dev clang libclang-rt-14-dev
 libopenmpi-dev openmpi-bin liburing-dev
 
 python3-dev python3-venv python3-pip python3-numpy python3-scipy python3-sklearn python3-mesonpy python3-pytest
-python3-pyopencl python3-mpi4py python3-dask"
+python3-pyopencl python3-mpi4py python3-dask python3-astropy"
 
 missing=""
 for p in $PACKAGES; do
