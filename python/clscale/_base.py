@@ -217,11 +217,7 @@ class Scaler(ScalerFiles, Estimator):
     # ---- fitting ----
 
     def _scope_of(self, X):
-        """Statistics groups for X: per matrix of 3-D data with
-        scope="matrix"; otherwise (2-D data, scope="batch") one group."""
-        if self.scope not in SCOPES:
-            raise ValueError(f"scope must be 'matrix' or 'batch', got {self.scope!r}")
-        return SCOPES[self.scope] if X.ndim == 3 else _clscale.SCOPE_BATCH
+        return scope_of(self.scope, X)
 
     def _reset(self):
         for a in ("_fitted", "_cache", "n_features_in_", "feature_names_in_"):
@@ -387,12 +383,7 @@ class Scaler(ScalerFiles, Estimator):
     def _nan_empty(self, Y):
         """NaN in the columns with no finite value, as scikit-learn writes
         (its statistics there are NaN); the library leaves their +-Inf."""
-        empty = self._empty_columns()
-        if empty is not None:
-            Y3 = _by_group(Y, empty.shape[0])
-            for g in range(empty.shape[0]):
-                if empty[g].any():
-                    Y3[g][:, empty[g]] = np.nan
+        nan_columns(Y, self._empty_columns())
 
     def _transform_checked(self, X, copy, out, inverse):
         Y = output_for(X, copy, out)
@@ -441,6 +432,24 @@ class Scaler(ScalerFiles, Estimator):
 def _by_group(Y, groups):
     """A view of Y as groups x rows x cols (one group: all rows)."""
     return Y.reshape(groups, -1, Y.shape[-1])
+
+
+def scope_of(scope, X):
+    """Statistics groups for X: per matrix of 3-D data with
+    scope="matrix"; otherwise (2-D data, scope="batch") one group."""
+    if scope not in SCOPES:
+        raise ValueError(f"scope must be 'matrix' or 'batch', got {scope!r}")
+    return SCOPES[scope] if X.ndim == 3 else _clscale.SCOPE_BATCH
+
+
+def nan_columns(Y, empty):
+    """NaN in Y's columns that `empty` (groups x cols, or None) marks."""
+    if empty is None:
+        return
+    Y3 = _by_group(Y, empty.shape[0])
+    for g in range(empty.shape[0]):
+        if empty[g].any():
+            Y3[g][:, empty[g]] = np.nan
 
 
 def _scope_name(info):

@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from . import _clscale
-from ._base import SCOPES, Estimator, output_for
+from ._base import Estimator, nan_columns, output_for, scope_of
 from ._context import check_selector, context
 
 
@@ -25,9 +25,7 @@ class _AffineScaler(Estimator):
     """y = (x - center) / scale per column (and matrix with scope="matrix")."""
 
     def _scope_of(self, X):
-        if self.scope not in SCOPES:
-            raise ValueError(f"scope must be 'matrix' or 'batch', got {self.scope!r}")
-        return SCOPES[self.scope] if X.ndim == 3 else _clscale.SCOPE_BATCH
+        return scope_of(self.scope, X)
 
     def _affine(self):
         """(center, scale, count) as groups x cols float64 arrays."""
@@ -64,10 +62,7 @@ class _AffineScaler(Estimator):
                              f"{X.shape[0] if X.ndim == 3 else 1}")
         with context(self.devices) as ctx:
             ctx.transform(X, Y, s, scaler=_clscale.ZSCORE, scope=info["scope"], inverse=inverse)
-        if empty is not None:  # no finite value: scikit-learn's statistics are NaN, so is its output
-            Y3 = Y.reshape(empty.shape[0], -1, Y.shape[-1])
-            for g in range(empty.shape[0]):
-                Y3[g][:, empty[g]] = np.nan
+        nan_columns(Y, empty)  # no finite value: scikit-learn's statistics are NaN, so is its output
         return Y
 
     def transform(self, X, copy=None, out=None):

@@ -45,11 +45,11 @@ typedef struct mpi_out {
 } mpi_out;
 
 /* Collective. Rank 0 creates the temporary; the others open it when they
- * have bytes [first, first + len) of its data to write (len 0: nothing).
+ * have `len` bytes of its data to write (len 0: nothing).
  * Returns this rank's status and message; the caller combines them
  * (cls_mpi_agree). */
 cls_status mpi_out_open(MPI_Comm comm, const char *path, cls_dtype dtype, size_t ndim, const size_t *shape,
-                        size_t first, size_t len, mpi_out *o, char *err, size_t errlen);
+                        size_t len, mpi_out *o, char *err, size_t errlen);
 /* The descriptor this rank writes its range through, or -1. */
 int mpi_out_fd(const mpi_out *o);
 /* Puts this rank's range on disk (fsync) and closes its descriptor (ranks

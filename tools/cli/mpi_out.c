@@ -33,7 +33,7 @@ typedef struct created {
 } created;
 
 cls_status mpi_out_open(MPI_Comm comm, const char *path, cls_dtype dtype, size_t ndim, const size_t *shape,
-                        size_t first, size_t len, mpi_out *o, char *err, size_t errlen)
+                        size_t len, mpi_out *o, char *err, size_t errlen)
 {
     memset(o, 0, sizeof *o);
     o->fd = -1;
@@ -55,7 +55,6 @@ cls_status mpi_out_open(MPI_Comm comm, const char *path, cls_dtype dtype, size_t
     if (e != MPI_SUCCESS) return fail(err, errlen, CLS_E_IO, "%s: MPI_Bcast of the temporary's name failed", path);
     snprintf(o->tmp, sizeof o->tmp, "%s", c.tmp);
     o->data_offset = c.data_offset;
-    (void)first;
     if (rank == 0 || !c.ok || len == 0) return st;  /* rank 0's failure is rank 0's to report */
 
     o->fd = open(c.tmp, O_RDWR | O_CLOEXEC);

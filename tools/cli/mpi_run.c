@@ -334,8 +334,7 @@ static int run_rank(rank_state *r)
     if (step(r, same_input(r), r->err)) return EXIT_FAIL;
     plan(r);
     cls_status opened = mpi_out_open(r->comm, j->out, r->in.dtype, r->in.ndim, r->in.shape,
-                                     r->first * r->unit * r->es, r->count * r->unit * r->es, &r->out, r->err,
-                                     sizeof r->err);
+                                     r->count * r->unit * r->es, &r->out, r->err, sizeof r->err);
     guard_temporary(r);
     if (step(r, opened, r->err)) return EXIT_FAIL;
 
