@@ -64,6 +64,7 @@ typedef struct mpi_combine_state {
     double       reduce;    /* seconds in the hook's collectives */
     uint64_t     bytes;     /* counts this rank contributed */
     unsigned     passes;    /* calls of the hook */
+    unsigned     sparse_passes; /* of them, passes whose counts travelled as pairs */
 } mpi_combine_state;
 
 /* Sets up `c` and the clscale.h hook that points at it. */

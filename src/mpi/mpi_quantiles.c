@@ -12,9 +12,82 @@
 
 #include "mpi_internal.h"
 
+/* How the counts travel: CLSCALE_MPI_COUNTS=dense|sparse|auto (default),
+ * rank 0's setting deciding for all. */
+enum { COUNTS_AUTO, COUNTS_DENSE, COUNTS_SPARSE };
+
+static int counts_mode(void)
+{
+    const char *e = getenv("CLSCALE_MPI_COUNTS");
+    if (e && !strcmp(e, "dense")) return COUNTS_DENSE;
+    if (e && !strcmp(e, "sparse")) return COUNTS_SPARSE;
+    return COUNTS_AUTO;
+}
+
+/* The counts summed densely: MPI_Allreduce in pieces of at most INT_MAX. */
+static int sum_dense(MPI_Comm comm, uint64_t *counts, size_t n)
+{
+    const size_t chunk = INT_MAX;
+    int e = MPI_SUCCESS;
+    for (size_t at = 0; e == MPI_SUCCESS && at < n; at += chunk) {
+        size_t k = n - at < chunk ? n - at : chunk;
+        e = MPI_Allreduce(MPI_IN_PLACE, counts + at, (int)k, MPI_UINT64_T, MPI_SUM, comm);
+    }
+    return e;
+}
+
+/* The counts summed sparsely: after the first pass most of a column's 256
+ * buckets are empty (only the values that share a wanted value's leading
+ * bits are counted), so each rank sends its non-zero (index, count) pairs
+ * (one MPI_Allgatherv) and every rank adds every rank's pairs, in rank
+ * order, into zeroed counts: integer sums, the same on every rank. */
+static int sum_sparse(MPI_Comm comm, uint64_t *counts, size_t n, const uint64_t *nnz, int size, uint64_t *sent)
+{
+    int rank, e = MPI_Comm_rank(comm, &rank);
+    if (e != MPI_SUCCESS) return e;
+    int *cnt = malloc((size_t)size * sizeof *cnt), *at = malloc((size_t)size * sizeof *at);
+    size_t total = 0;
+    for (int r = 0; r < size; r++) total += nnz[r];
+    uint64_t *mine = malloc((nnz[rank] ? nnz[rank] : 1) * 2 * sizeof *mine);
+    uint64_t *all = malloc((total ? total : 1) * 2 * sizeof *all);
+    if (!cnt || !at || !mine || !all) {
+        free(cnt);
+        free(at);
+        free(mine);
+        free(all);
+        return MPI_ERR_NO_MEM;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (counts[i]) {
+            mine[2 * k] = i;
+            mine[2 * k + 1] = counts[i];
+            k++;
+        }
+    size_t off = 0;
+    for (int r = 0; r < size; r++) {
+        cnt[r] = (int)(2 * nnz[r]);
+        at[r] = (int)off;
+        off += 2 * nnz[r];
+    }
+    e = MPI_Allgatherv(mine, (int)(2 * k), MPI_UINT64_T, all, cnt, at, MPI_UINT64_T, comm);
+    if (e == MPI_SUCCESS) {
+        memset(counts, 0, n * sizeof *counts);
+        for (size_t j = 0; j < total; j++) counts[all[2 * j]] += all[2 * j + 1];
+        *sent = k * 2 * sizeof *mine;
+    }
+    free(cnt);
+    free(at);
+    free(mine);
+    free(all);
+    return e;
+}
+
 /* The hook: first the ranks' outcomes (one small allreduce; after a failure
- * every rank returns the failing rank's status), then the counts summed in
- * place (one MPI_Allreduce, in pieces of at most INT_MAX entries). */
+ * every rank returns the failing rank's status), then every rank's number
+ * of non-zero counts (one MPI_Allgather), which decides for all ranks alike
+ * whether the counts travel densely (MPI_Allreduce, 8 bytes an entry) or
+ * as pairs (16 bytes a non-zero entry), whichever moves fewer bytes. */
 static cls_status sum_counts(void *user, cls_status local, uint64_t *counts, size_t n)
 {
     mpi_combine_state *c = user;
@@ -23,16 +96,26 @@ static cls_status sum_counts(void *user, cls_status local, uint64_t *counts, siz
     cls_status st = cls_mpi_agree(c->comm, local, local != CLS_OK ? why : NULL);
     c->passes++;
     if (st == CLS_OK && n) {
-        const size_t chunk = INT_MAX;
-        int e = MPI_SUCCESS;
-        for (size_t at = 0; e == MPI_SUCCESS && at < n; at += chunk) {
-            size_t k = n - at < chunk ? n - at : chunk;
-            e = MPI_Allreduce(MPI_IN_PLACE, counts + at, (int)k, MPI_UINT64_T, MPI_SUM, c->comm);
-        }
-        if (e != MPI_SUCCESS) st = mpi_fail_call("MPI_Allreduce (quantile counts)", e);
-        /* every rank's MPI_Allreduce fails or none: still, agree */
+        int size, e = MPI_Comm_size(c->comm, &size);
+        uint64_t mine[2] = {0, (uint64_t)counts_mode()}, *info = malloc((size_t)size * 2 * sizeof *info);
+        for (size_t i = 0; i < n; i++) mine[0] += counts[i] != 0;
+        if (!info) e = MPI_ERR_NO_MEM;
+        if (e == MPI_SUCCESS) e = MPI_Allgather(mine, 2, MPI_UINT64_T, info, 2, MPI_UINT64_T, c->comm);
+        uint64_t total = 0, sent = (uint64_t)n * sizeof *counts;
+        for (int r = 0; e == MPI_SUCCESS && r < size; r++) total += info[2 * r];
+        int mode = e == MPI_SUCCESS ? (int)info[1] : COUNTS_DENSE;  /* rank 0's */
+        /* pairs take 16 bytes; every rank receives all of them */
+        int sparse = e == MPI_SUCCESS && 2 * total <= INT_MAX &&
+                     (mode == COUNTS_SPARSE || (mode == COUNTS_AUTO && total * 16 < (uint64_t)n * 8));
+        for (int r = 0; sparse && e == MPI_SUCCESS && r < size; r++) info[r] = info[2 * r];
+        if (e == MPI_SUCCESS) e = sparse ? sum_sparse(c->comm, counts, n, info, size, &sent) : sum_dense(c->comm, counts, n);
+        free(info);
+        if (e != MPI_SUCCESS) st = e == MPI_ERR_NO_MEM ? CLS_E_NOMEM : mpi_fail_call("MPI_Allgather / MPI_Allgatherv / MPI_Allreduce (quantile counts)", e);
+        if (st == CLS_E_NOMEM) mpi_set_error("out of memory for the quantiles' counts");
+        /* every rank's collective fails or none: still, agree */
         st = cls_mpi_agree(c->comm, st, st == CLS_OK ? NULL : cls_mpi_error());
-        c->bytes += (uint64_t)n * sizeof *counts;
+        c->bytes += sent;
+        c->sparse_passes += sparse;
     }
     c->reduce += MPI_Wtime() - t;
     return st;
