@@ -20,7 +20,8 @@
  *                     them in one file).
  *
  * Results: min, max, absmax, count and missing are exact, so they equal a
- * single-process fit bit for bit; mean and m2 are merged with Chan's
+ * single-process fit bit for bit, and so are the robust scaler's median and
+ * quantile range (below); mean and m2 are merged with Chan's
  * formulas in a different order than one process merges its slices, so they
  * agree to about 1e-15 relative in float64 (the tests hold them to 1e-12).
  * The reduction operation is commutative bit for bit (it orders its two
@@ -123,9 +124,14 @@ CLS_API cls_status cls_mpi_stream_fit_transform(cls_context *ctx, MPI_Comm comm,
  * on every rank. CLS_SCOPE_MATRIX: each rank passes whole matrices (0
  * included) and gets its own matrices' quantiles (batch x nq x cols), with
  * no counts moving. Every rank passes the same dtype, cols, scope and q.
- * Cost (batch): 4 (float32) or 8 (float64) passes, each moving
- * 2048 * nq * cols bytes per rank (the first pass 2048 * cols); see
- * cls_mpi_last_report().
+ * Cost (batch): 4 (float32) or 8 (float64) counting passes over each
+ * rank's rows; after each, one small allreduce of the ranks' outcomes and
+ * one MPI_Allgather of their numbers of non-zero counts, then the counts:
+ * densely (one MPI_Allreduce of 2048 * nq * cols bytes; the first pass
+ * 2048 * cols) or, when fewer bytes, as 16-byte (index, count) pairs of the
+ * non-zero ones (one MPI_Allgatherv; after the first pass most buckets are
+ * empty). CLSCALE_MPI_COUNTS=dense or sparse in rank 0's environment
+ * forces either (for measurements). See cls_mpi_last_report().
  * @return as cls_mpi_fit(): CLS_OK on every rank, or the lowest failing
  *         rank's status on every rank (out then undefined); CLS_E_ARG also
  *         when the ranks disagree or no rank holds data. */

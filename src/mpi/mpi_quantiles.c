@@ -95,8 +95,11 @@ static cls_status sum_counts(void *user, cls_status local, uint64_t *counts, siz
     const char *why = c->why ? c->why : c->ctx ? cls_last_error(c->ctx) : NULL;
     cls_status st = cls_mpi_agree(c->comm, local, local != CLS_OK ? why : NULL);
     c->passes++;
-    if (st == CLS_OK && n) {
-        int size, e = MPI_Comm_size(c->comm, &size);
+    int size = 1;
+    if (st == CLS_OK && n && MPI_Comm_size(c->comm, &size) == MPI_SUCCESS && size == 1) {
+        /* one rank: its counts are the sum */
+    } else if (st == CLS_OK && n) {
+        int e = MPI_Comm_size(c->comm, &size);
         uint64_t mine[2] = {0, (uint64_t)counts_mode()}, *info = malloc((size_t)size * 2 * sizeof *info);
         for (size_t i = 0; i < n; i++) mine[0] += counts[i] != 0;
         if (!info) e = MPI_ERR_NO_MEM;
