@@ -6,7 +6,8 @@
  * barriers. Every participant must get one cls_quantiles() call's bytes
  * over the whole array (and cls_fit()'s robust statistics); a failure of
  * one participant, even of its arguments, must reach the others through the
- * hook, with no one left waiting. */
+ * hook, with no one left waiting. PoCL and rusticl (not Oclgrind: see
+ * tests/meson.build). */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
