@@ -73,7 +73,11 @@ extern "C" {
  * (info.groups = local_x->batch).
  * `local_x` may hold no data: batch or rows 0 (data may then be NULL), cols
  * and dtype still given. At least one rank must hold data; every rank must
- * pass the same pipeline (scaler, scope, range, clip), dtype and cols.
+ * pass the same pipeline (scaler, scope, range, clip; qmin, qmax and the
+ * robust flags), dtype and cols. CLS_ROBUST in CLS_SCOPE_BATCH runs the
+ * exact quantiles' counting passes across the ranks (cls_mpi_quantiles());
+ * its statistics equal one process's cls_fit() bit for bit. A pipeline
+ * with a cleaning stage is CLS_E_UNSUPPORTED in CLS_SCOPE_BATCH.
  * @return CLS_OK and *out on every rank (free with cls_stats_destroy()), or
  *         on every rank the status of the lowest failing rank and *out NULL;
  *         cls_mpi_error() says which rank and why. CLS_E_ARG also when the
