@@ -220,7 +220,7 @@ int main(int argc, char **argv)
         }
         double bytes = quant ? (double)qbytes : (double)stats_n * sizeof(cls_column_stats);
         if (quant)
-            printf("  quantiles: %u passes, each followed by a status check and an MPI_Allreduce of the counts; "
+            printf("  quantiles: %u passes, each followed by a status check and the counts summed (allreduce or pairs); "
                    "%.2f MB of counts per rank per call\n", qpasses, bytes / 1e6);
         if (quant)
             printf("  slowest rank: call %.4f s; the passes' collectives (%.2f MB of counts from this rank): "
