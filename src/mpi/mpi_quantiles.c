@@ -111,9 +111,12 @@ static cls_status sum_counts(void *user, cls_status local, uint64_t *counts, siz
         int sparse = e == MPI_SUCCESS && 2 * total <= INT_MAX &&
                      (mode == COUNTS_SPARSE || (mode == COUNTS_AUTO && total * 16 < (uint64_t)n * 8));
         for (int r = 0; sparse && e == MPI_SUCCESS && r < size; r++) info[r] = info[2 * r];
-        if (e == MPI_SUCCESS) e = sparse ? sum_sparse(c->comm, counts, n, info, size, &sent) : sum_dense(c->comm, counts, n);
+        if (e == MPI_SUCCESS)
+            e = sparse ? sum_sparse(c->comm, counts, n, info, size, &sent) : sum_dense(c->comm, counts, n);
         free(info);
-        if (e != MPI_SUCCESS) st = e == MPI_ERR_NO_MEM ? CLS_E_NOMEM : mpi_fail_call("MPI_Allgather / MPI_Allgatherv / MPI_Allreduce (quantile counts)", e);
+        if (e != MPI_SUCCESS)
+            st = e == MPI_ERR_NO_MEM ? CLS_E_NOMEM
+                                     : mpi_fail_call("MPI_Allgather / MPI_Allgatherv / MPI_Allreduce (quantile counts)", e);
         if (st == CLS_E_NOMEM) mpi_set_error("out of memory for the quantiles' counts");
         /* every rank's collective fails or none: still, agree */
         st = cls_mpi_agree(c->comm, st, st == CLS_OK ? NULL : cls_mpi_error());
