@@ -622,6 +622,69 @@ CLS_API cls_status cls_fit_transform_buffer(cls_context *ctx, const cls_pipeline
 CLS_API cls_status cls_quantiles(cls_context *ctx, const cls_array *x, cls_scope scope, const double *q,
                                  size_t nq, double *out);
 
+/* Exact quantiles over the rows of several processes (MPI ranks, the
+ * workers of a cluster), with no approximation: each process counts its own
+ * rows on its own devices, and a `combine` hook that the caller supplies
+ * sums the counts of every process after each counting pass, so that every
+ * process narrows to the same bucket and ends with the same exact values.
+ * The library itself knows nothing of how the counts travel
+ * (clscale_mpi.h's cls_mpi_quantiles() sums them with MPI_Allreduce).
+ *
+ * cls_count_combine_fn : called after each counting pass with this
+ * process's outcome so far (`local`: CLS_OK, or why it failed, the message
+ * in cls_last_error()) and its `n` counts (uint64, `counts` NULL when n is 0
+ * or local failed). On CLS_OK the hook replaces every counts[i] with the sum
+ * of counts[i] over all processes (the order of the entries is the
+ * library's; every process passes the same n at the same call) and returns
+ * CLS_OK only when every process passed CLS_OK; otherwise it returns a
+ * failure (the same on every process, e.g. the first failing process's
+ * status) and the call returns that status. The hook is called from the
+ * calling thread, at least once per call (a call that fails its argument
+ * checks still calls it once with that failure, so that no process is left
+ * waiting), the same number of times on every process up to the first
+ * failure: 4 (float32) or 8 (float64) times per wave of columns, waves
+ * depending only on cols, the groups and the number of quantiles. */
+typedef cls_status (*cls_count_combine_fn)(void *user, cls_status local, uint64_t *counts, size_t n);
+typedef struct cls_combine {
+    cls_count_combine_fn fn;
+    void                *user; /* passed to fn as it is */
+} cls_combine;
+
+/* cls_quantiles_combined() : cls_quantiles() over the rows of every process
+ * that calls it with a `combine` hook that sums their counts: each process
+ * passes its own rows of the same groups (CLS_SCOPE_BATCH: any rows of the
+ * one group; CLS_SCOPE_MATRIX: rows of each of the same `batch` matrices),
+ * the same dtype, cols, scope and q. A process may pass 0 rows (or batch 0
+ * in CLS_SCOPE_BATCH; data may then be NULL): it still counts (nothing) and
+ * combines. Every process receives in `out` the quantiles of all processes'
+ * rows, bit for bit those of one cls_quantiles() over them in any order
+ * (the counts are exact, the interpolation the same). combine NULL is
+ * cls_quantiles(). Groups of any length take the radix passes here (the
+ * one-pass sort of short groups would need every row in one process).
+ * @return as cls_quantiles(), or the failure the hook returned; `out` is
+ *         then undefined. Threads: as cls_quantiles(); the hook runs on the
+ *         calling thread. */
+CLS_API cls_status cls_quantiles_combined(cls_context *ctx, const cls_array *x, cls_scope scope, const double *q,
+                                          size_t nq, const cls_combine *combine, double *out);
+
+/* cls_stats_fit_quantiles() : the robust scaler's exact statistics (each
+ * column's median, q_lo and q_hi, as cls_fit() of `p` computes them) over
+ * the rows of every process that calls it with the same `combine` hook
+ * (NULL: this process's `x` alone), written into the statistics `s` (whose
+ * other fields are left as they are) and has_quantiles, qmin, qmax,
+ * no_centering, no_scaling and unit_variance of its description set from
+ * `p`. `s` must describe the groups (info.groups: batch in
+ * CLS_SCOPE_MATRIX, 1 in CLS_SCOPE_BATCH), cols and dtype of `x`; x may
+ * hold 0 rows as in cls_quantiles_combined(). With combine, this is the
+ * step that makes distributed robust statistics exact: combine the other
+ * fields (count, missing, min, max, absmax) by cls_column_stats_merge()
+ * across the processes, then call this.
+ * @return CLS_OK; CLS_E_ARG (NULL, p's scaler not CLS_ROBUST, s that does
+ *         not describe x), or as cls_quantiles_combined(); the quantiles of
+ *         `s` are then unspecified. Threads: as cls_quantiles(). */
+CLS_API cls_status cls_stats_fit_quantiles(cls_context *ctx, const cls_pipeline *p, const cls_array *x,
+                                           const cls_combine *combine, cls_stats *s);
+
 /* ------------------------------------------------------------------------ */
 /* A data summary                                                            */
 /* ------------------------------------------------------------------------ */

@@ -20,7 +20,8 @@
  *                     them in one file).
  *
  * Results: min, max, absmax, count and missing are exact, so they equal a
- * single-process fit bit for bit; mean and m2 are merged with Chan's
+ * single-process fit bit for bit, and so are the robust scaler's median and
+ * quantile range (below); mean and m2 are merged with Chan's
  * formulas in a different order than one process merges its slices, so they
  * agree to about 1e-15 relative in float64 (the tests hold them to 1e-12).
  * The reduction operation is commutative bit for bit (it orders its two
@@ -46,11 +47,13 @@
  * MPI_THREAD_SERIALIZED or better), one call at a time per communicator, as
  * with any MPI collective. A context is used as with the core API.
  *
- * Not here yet: exact quantiles (robust scaling, median imputation) do not
- * merge by Chan's formulas; distributing them needs counting passes whose
- * per-column histograms are summed with MPI_Allreduce (src/mpi/mpi_fit.c
- * marks the place). Until then a scaler these functions do not know fails
- * with CLS_E_UNSUPPORTED on every rank, never with an approximation.
+ * Exact quantiles (robust scaling, cls_mpi_quantiles) do not merge by
+ * Chan's formulas: in CLS_SCOPE_BATCH the ranks run the core's counting
+ * passes together, one MPI_Allreduce(MPI_SUM) of the per-column histograms
+ * after each pass (clscale.h's cls_combine hook), so they are exact and
+ * equal one process's bit for bit. Median imputation (a cleaning stage) is
+ * not distributed: a pipeline with one fails with CLS_E_UNSUPPORTED on
+ * every rank, never with an approximation.
  */
 #ifndef CLSCALE_MPI_H
 #define CLSCALE_MPI_H
@@ -70,7 +73,11 @@ extern "C" {
  * (info.groups = local_x->batch).
  * `local_x` may hold no data: batch or rows 0 (data may then be NULL), cols
  * and dtype still given. At least one rank must hold data; every rank must
- * pass the same pipeline (scaler, scope, range, clip), dtype and cols.
+ * pass the same pipeline (scaler, scope, range, clip; qmin, qmax and the
+ * robust flags), dtype and cols. CLS_ROBUST in CLS_SCOPE_BATCH runs the
+ * exact quantiles' counting passes across the ranks (cls_mpi_quantiles());
+ * its statistics equal one process's cls_fit() bit for bit. A pipeline
+ * with a cleaning stage is CLS_E_UNSUPPORTED in CLS_SCOPE_BATCH.
  * @return CLS_OK and *out on every rank (free with cls_stats_destroy()), or
  *         on every rank the status of the lowest failing rank and *out NULL;
  *         cls_mpi_error() says which rank and why. CLS_E_ARG also when the
@@ -110,6 +117,31 @@ CLS_API cls_status cls_mpi_stream_fit_transform(cls_context *ctx, MPI_Comm comm,
                                                 const cls_file_array *in, const cls_file_array *out,
                                                 cls_stats **fitted);
 
+/* cls_mpi_quantiles() : exact quantiles of every column across the ranks,
+ * bit for bit those of one cls_quantiles() over all ranks' rows (numpy's
+ * nanquantile, "linear"). CLS_SCOPE_BATCH: each rank passes any rows of the
+ * same columns (0 included: batch or rows 0, data NULL); the counting
+ * passes run on each rank's devices over its own rows and, after each
+ * pass, one MPI_Allreduce(MPI_SUM) of the uint64 counts (cls_combine in
+ * clscale.h) gives every rank the same histograms, so every rank narrows to
+ * the same bucket and ends with the same exact values; `out` is nq x cols
+ * on every rank. CLS_SCOPE_MATRIX: each rank passes whole matrices (0
+ * included) and gets its own matrices' quantiles (batch x nq x cols), with
+ * no counts moving. Every rank passes the same dtype, cols, scope and q.
+ * Cost (batch): 4 (float32) or 8 (float64) counting passes over each
+ * rank's rows; after each, one small allreduce of the ranks' outcomes and
+ * one MPI_Allgather of their numbers of non-zero counts, then the counts:
+ * densely (one MPI_Allreduce of 2048 * nq * cols bytes; the first pass
+ * 2048 * cols) or, when fewer bytes, as 16-byte (index, count) pairs of the
+ * non-zero ones (one MPI_Allgatherv; after the first pass most buckets are
+ * empty). CLSCALE_MPI_COUNTS=dense or sparse in rank 0's environment
+ * forces either (for measurements). See cls_mpi_last_report().
+ * @return as cls_mpi_fit(): CLS_OK on every rank, or the lowest failing
+ *         rank's status on every rank (out then undefined); CLS_E_ARG also
+ *         when the ranks disagree or no rank holds data. */
+CLS_API cls_status cls_mpi_quantiles(cls_context *ctx, MPI_Comm comm, const cls_array *local_x, cls_scope scope,
+                                     const double *q, size_t nq, double *out);
+
 /* cls_mpi_agree() : combines the ranks' own outcomes: every rank passes its
  * `local` status and, when it failed, `why` (may be NULL). Collective.
  * @return CLS_OK on every rank when every rank passed CLS_OK; otherwise, on
@@ -148,6 +180,14 @@ typedef struct cls_mpi_report {
     uint64_t reduce_bytes;    /* bytes of statistics each rank contributed to it */
     double   transform;       /* the local transform (cls_mpi_fit_transform) */
     double   total;           /* the whole call */
+    /* exact quantiles across ranks (robust scaling in CLS_SCOPE_BATCH,
+     * cls_mpi_quantiles): their counting passes, the collectives of those
+     * passes (included in `quantiles`), the bytes of counts this rank
+     * contributed to them, and the number of passes */
+    double   quantiles;
+    double   quantile_reduce;
+    uint64_t quantile_bytes;
+    unsigned quantile_passes;
 } cls_mpi_report;
 
 /* cls_mpi_last_report() : copies this thread's report of the last call.

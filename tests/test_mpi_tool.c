@@ -187,6 +187,10 @@ static void compare_stats(const char *got, const char *want, double tol)
             assert_close(u.absmax, v.absmax, 0);
             assert_close(u.mean, v.mean, tol);
             assert_close(u.m2, v.m2, tol);
+            /* exact quantiles (robust; NaN in both otherwise) */
+            assert_close(u.median, v.median, 0);
+            assert_close(u.q_lo, v.q_lo, 0);
+            assert_close(u.q_hi, v.q_hi, 0);
         }
     cls_stats_destroy(a);
     cls_stats_destroy(b);
@@ -295,6 +299,26 @@ static void normalize_2d_with_an_empty_rank(void **state)
     same_as_one_process(mm, "t.npy", ranks, 1e-5, 0);
 }
 
+/* Robust scaling: exact quantiles across ranks (their counting passes
+ * summed by MPI_Allreduce), so outputs and statistics equal one process's
+ * byte for byte: rows split (150 rows: one process takes radix passes as
+ * the ranks do; 3 rows over 4 ranks, float32: one process sorts them in one
+ * pass, and a rank is empty), and whole matrices per rank. */
+static void normalize_robust_same_bytes(void **state)
+{
+    (void)state;
+    size_t shape[3] = {3, 50, 5}, t2[2] = {3, 6}, m3[3] = {5, 6, 4};
+    make_input("r.npy", CLS_F64, 3, shape, 11);
+    make_input("rt.npy", CLS_F32, 2, t2, 12);
+    make_input("rm.npy", CLS_F64, 3, m3, 13);
+    const char *batch[] = {"normalize", "--method", "robust", "--scope", "batch", "--quantile-range", "10,90", NULL};
+    const char *plain[] = {"normalize", "--method", "robust", NULL};
+    static const int two_four[] = {2, 4, 0}, four[] = {4, 0}, three[] = {3, 0};
+    same_as_one_process(batch, "r.npy", two_four, 0, 1);
+    same_as_one_process(plain, "rt.npy", four, 0, 1);
+    same_as_one_process(plain, "rm.npy", three, 0, 1);
+}
+
 static void apply_and_inverse_same_bytes(void **state)
 {
     (void)state;
@@ -344,7 +368,8 @@ static void discount_same_bytes(void **state)
 }
 
 /* One rank fails; OUT keeps what it held, no temporary is left. */
-static void one_rank_failing(const char *const *settings, int bad, const char *why)
+static void one_rank_failing_with(const char *const *settings, int bad, const char *why,
+                                  const char *const *method)
 {
     size_t shape[3] = {3, 7, 5};
     make_input("a.npy", CLS_F64, 3, shape, 1);
@@ -355,7 +380,7 @@ static void one_rank_failing(const char *const *settings, int bad, const char *w
     FILE *f = fopen(out, "w");
     fputs("what was there before", f);
     fclose(f);
-    const char *args[] = {"normalize", "--mpi", "--method", "minmax", "--scope", "batch", "--stats-out", st,
+    const char *args[] = {"normalize", "--mpi", method[0], method[1], "--scope", "batch", "--stats-out", st,
                           in, out, NULL};
     tool_result r;
     run_mpi(&r, 3, bad, settings, args);
@@ -371,11 +396,29 @@ static void one_rank_failing(const char *const *settings, int bad, const char *w
     assert_int_equal(files_with(".tmp"), 0);
 }
 
+static void one_rank_failing(const char *const *settings, int bad, const char *why)
+{
+    const char *const minmax[] = {"--method", "minmax", NULL};
+    one_rank_failing_with(settings, bad, why, minmax);
+}
+
 static void a_rank_without_device_fails_all(void **state)
 {
     (void)state;
     const char *const settings[] = {"CLSCALE_DEVICES=no-such-device", NULL};
     one_rank_failing(settings, 1, "no-such-device");
+}
+
+/* The quantiles' counting passes fail on one rank (its device is dropped
+ * mid-pass, none is left): every rank fails, OUT and --stats-out untouched. */
+static void a_rank_failing_in_the_quantile_passes_fails_all(void **state)
+{
+    (void)state;
+    char layer[4200];
+    snprintf(layer, sizeof layer, "OPENCL_LAYERS=%s", getenv("CLS_FAULT_LAYER"));
+    const char *const settings[] = {layer, "CLSFAULT_RULE=1,basic,0,qhist,0,-1", NULL};
+    const char *const robust[] = {"--method", "robust", NULL};
+    one_rank_failing_with(settings, 1, "clEnqueueNDRangeKernel", robust);
 }
 
 static void a_device_failing_mid_run_fails_all(void **state)
@@ -530,10 +573,12 @@ int main(void)
         cmocka_unit_test(normalize_batch_zscore_close),
         cmocka_unit_test(normalize_matrix_scope),
         cmocka_unit_test(normalize_2d_with_an_empty_rank),
+        cmocka_unit_test(normalize_robust_same_bytes),
         cmocka_unit_test(apply_and_inverse_same_bytes),
         cmocka_unit_test(discount_same_bytes),
         cmocka_unit_test(a_rank_without_device_fails_all),
         cmocka_unit_test(a_device_failing_mid_run_fails_all),
+        cmocka_unit_test(a_rank_failing_in_the_quantile_passes_fails_all),
         cmocka_unit_test(out_targets_are_refused_as_without_mpi),
         cmocka_unit_test(a_rank_killed_mid_run_leaves_no_output),
     };

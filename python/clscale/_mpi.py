@@ -141,3 +141,30 @@ def combine(comm, error, local_stats, info, has_data):
     total = dict(first)
     total["rows"] = sum(i["rows"] for i, _ in everyone)
     return stats_of(total, table)
+
+
+def count_combiner(comm):
+    """The hook of _clscale.quantiles(combine=) over `comm`: after each
+    counting pass, every rank's outcome (one allgather of a short message
+    or None: a failure raises on every rank, naming the lowest failing
+    rank), then the pass's uint64 counts summed in place (one Allreduce),
+    so every rank narrows to the same bucket and ends with the same exact
+    quantiles. Also records the seconds and bytes of those collectives."""
+    from mpi4py import MPI
+    size = comm.Get_size()
+
+    def combine(error, counts):
+        t = MPI.Wtime()
+        errors = comm.allgather(error)
+        for r, e in enumerate(errors):
+            if e is not None:
+                raise _clscale.ClscaleError(f"rank {r} of {size}: {e}")
+        if counts is not None and counts.size:
+            comm.Allreduce(MPI.IN_PLACE, counts, op=MPI.SUM)
+            combine.bytes += counts.nbytes
+        combine.seconds += MPI.Wtime() - t
+        combine.passes += 1
+
+    combine.bytes, combine.seconds, combine.passes = 0, 0.0, 0
+    return combine
+

@@ -9,7 +9,7 @@ import numbers
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from . import _clscale
+from . import _clscale, _mpi
 from ._base import Estimator, nan_columns, output_for, scope_of
 from ._context import check_selector, context
 
@@ -77,10 +77,13 @@ class _AffineScaler(Estimator):
         X = self._validate(X, reset=False)
         return self._run(X, output_for(X, self.copy if copy is None else copy, out), inverse=True)
 
-    def _fit_moments(self, X, scope):
-        """The library's fit without a scaler: counts, missing, absmax."""
+    def _fit_moments(self, X, scope, keep=False):
+        """The library's fit without a scaler: counts, missing, absmax (the
+        Stats themselves with `keep`)."""
         with context(self.devices) as ctx:
             s = ctx.fit(X, scaler=_clscale.NONE, scope=scope)
+        if keep:
+            return s
         self._info = {k: v for k, v in s.info.items()}
         c = s.columns()
         self._missing = c["missing"]
@@ -114,25 +117,80 @@ class RobustScaler(_AffineScaler):
         self.scope = scope
         self.devices = devices
 
-    def fit(self, X, y=None):
-        """Finds the median and quantile range of every column on the devices."""
+    def _check_range(self):
         check_selector(self.devices)
         qr = self.quantile_range
         ok = (isinstance(qr, (tuple, list)) and len(qr) == 2
               and all(isinstance(v, numbers.Real) for v in qr) and 0 <= qr[0] <= qr[1] <= 100)
         if not ok:
             raise ValueError(f"Invalid quantile range: {qr!r}")
+        return qr
+
+    def fit(self, X, y=None, comm=None):
+        """Finds the median and quantile range of every column on the
+        devices. comm= (an mpi4py communicator): a collective fit over the
+        ranks' X together, exact (docs/guide/mpi.md); a rank may pass 0
+        rows (2-D, or scope="batch")."""
+        if comm is not None:
+            return self._fit_comm(X, comm)
+        qr = self._check_range()
         self._cache = {}  # filled by the first transform (a dict made now: transform changes no attribute)
         X = self._validate(X, reset=True)
         scope = self._scope_of(X)
         c = self._fit_moments(X, scope)
         with context(self.devices) as ctx:
             q, _ = _clscale.quantiles(ctx, X, [0.5, qr[0] / 100.0, qr[1] / 100.0], scope=scope)
-        self._count = c["count"]
+        return self._set_fitted(c["count"], q, X.dtype)
+
+    def _fit_comm(self, X, comm):
+        """fit over every rank's X: the counts and missing of each rank's
+        fit merged by _mpi.combine (which also agrees on the outcomes), then
+        the quantiles' counting passes summed over the ranks after each pass
+        (scope batch); per matrix each rank's own matrices."""
+        error, local, info, dtype = None, None, None, None
+        try:
+            qr = self._check_range()
+            self._cache = {}
+            X = self._validate(X, reset=True, empty_ok=True)
+            scope = self._scope_of(X)
+            dtype = X.dtype
+            if X.size:
+                local = self._fit_moments(X, scope, keep=True)
+                info = local.info
+            elif scope == _clscale.SCOPE_MATRIX:
+                raise ValueError(f"X has shape {X.shape}: with scope='matrix' every rank fits whole "
+                                 f"matrices and needs at least one row of each")
+            else:
+                info = {"scaler": _clscale.NONE, "scope": scope, "lo": 0.0, "hi": 0.0, "clip": False,
+                        "dtype": X.dtype.name, "groups": 1, "cols": X.shape[-1], "rows": 0,
+                        "has_moments": True}
+        except Exception as e:  # raised on every rank by the agreement
+            error = e
+        stats = _mpi.combine(comm, error, local, info, local is not None)
+        ranges = comm.allgather((tuple(float(v) for v in qr), bool(self.with_centering),
+                                 bool(self.with_scaling), bool(self.unit_variance)))
+        if any(r != ranges[0] for r in ranges):
+            raise ValueError(f"the ranks fit different quantile ranges or options: {ranges}; every rank "
+                             f"must fit the same estimator parameters")
+        self._info = dict(stats.info)
+        c = stats.columns()
+        self._missing = c["missing"]
+        qs = [0.5, qr[0] / 100.0, qr[1] / 100.0]
+        with context(self.devices) as ctx:
+            if stats.info["scope"] == _clscale.SCOPE_MATRIX:
+                q, _ = _clscale.quantiles(ctx, X, qs, scope=_clscale.SCOPE_MATRIX)
+            else:
+                q, _ = _clscale.quantiles(ctx, X, qs, scope=_clscale.SCOPE_BATCH,
+                                          combine=_mpi.count_combiner(comm))
+        return self._set_fitted(c["count"], q, dtype)
+
+    def _set_fitted(self, count, q, dtype):
+        qr = self.quantile_range
+        self._count = count
         med, lo, hi = q[:, 0, :], q[:, 1, :], q[:, 2, :]
         self.center_ = self._shape_attr(med) if self.with_centering else None
         if self.with_scaling:
-            scale = _handle_zeros(hi - lo, X.dtype)
+            scale = _handle_zeros(hi - lo, dtype)
             if self.unit_variance:
                 from scipy.stats import norm
                 scale = scale / (norm.ppf(qr[1] / 100.0) - norm.ppf(qr[0] / 100.0))
@@ -147,8 +205,14 @@ class RobustScaler(_AffineScaler):
         scale = np.ones((g, n)) if self.scale_ is None else np.reshape(self.scale_, (g, n))
         return center, scale, self._count
 
-    def fit_transform(self, X, y=None, out=None):
-        return self.fit(X).transform(X, out=out)
+    def fit_transform(self, X, y=None, out=None, comm=None):
+        if comm is None:
+            return self.fit(X).transform(X, out=out)
+        self.fit(X, comm=comm)
+        X = self._validate(X, reset=False, empty_ok=True)
+        if X.size == 0:
+            return output_for(X, self.copy, out)
+        return self.transform(X, out=out)
 
 
 class MaxAbsScaler(_AffineScaler):

@@ -144,3 +144,54 @@ def test_a_failing_rank_raises_everywhere():
     # the communicator still works: a good fit after the failures
     est = clscale.MinMaxScaler().fit(_mine(x, "uneven"), comm=COMM)
     assert_close(est.data_min_, np.nanmin(x, axis=0), 0.0, "data_min_")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
+@pytest.mark.parametrize("how", ["even", "uneven", "last-empty"])
+def test_robust_scaler_exact_over_ranks(how, dtype):
+    """RobustScaler(comm=): the counting passes summed over the ranks give
+    one process's quantiles bit for bit, and scikit-learn's RobustScaler on
+    the gathered rows (nanpercentile: equal in float64, to float32's
+    rounding in float32)."""
+    import warnings
+    from sklearn.preprocessing import RobustScaler as SkRobust
+    x = make_data((181, 5), dtype, seed=76, all_nan_col=True)
+    x[::7, 0] = np.round(x[::7, 0])  # ties
+    local = _mine(x, how)
+    est = clscale.RobustScaler(quantile_range=(10.0, 90.0)).fit(local, comm=COMM)
+    one = clscale.RobustScaler(quantile_range=(10.0, 90.0)).fit(x)
+    gathered = np.concatenate(COMM.allgather(local))
+    assert np.array_equal(gathered, x, equal_nan=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the all-missing column
+        sk = SkRobust(quantile_range=(10.0, 90.0)).fit(gathered)
+    assert est.center_.tobytes() == one.center_.tobytes(), "center_ differs from one process's"
+    assert est.scale_.tobytes() == one.scale_.tobytes(), "scale_ differs from one process's"
+    tol = 0.0 if dtype == np.float64 else 1e-6
+    assert_close(est.center_, sk.center_, tol, "center_ vs scikit-learn")
+    assert_close(est.scale_[:-1], sk.scale_[:-1], tol, "scale_ vs scikit-learn")
+    assert all(c == est.center_.tobytes() for c in COMM.allgather(est.center_.tobytes()))
+    y = clscale.RobustScaler(quantile_range=(10.0, 90.0)).fit_transform(local, comm=COMM)
+    c = _cuts(181, how)
+    assert y.tobytes() == one.transform(x)[c[RANK]:c[RANK + 1]].tobytes()
+
+
+def test_robust_scaler_3d_scopes_and_disagreement():
+    x = make_data((4, 23, 3), seed=77)
+    local = _mine(x, "uneven", axis=1)  # batch scope: rows of every matrix split
+    est = clscale.RobustScaler(scope="batch").fit(local, comm=COMM)
+    one = clscale.RobustScaler(scope="batch").fit(x)
+    assert est.center_.tobytes() == one.center_.tobytes()
+    assert est.scale_.tobytes() == one.scale_.tobytes()
+    mats = _mine(x, "even", axis=0)  # whole matrices per rank (at most 3 ranks: none empty)
+    per = clscale.RobustScaler(scope="matrix").fit(mats, comm=COMM)
+    c = _cuts(4, "even")
+    whole = clscale.RobustScaler(scope="matrix").fit(x)
+    assert per.center_.tobytes() == whole.center_[c[RANK]:c[RANK + 1]].tobytes()
+    if SIZE > 1:
+        qr = (20.0, 80.0) if RANK == SIZE - 1 else (25.0, 75.0)
+        with pytest.raises(ValueError, match="different quantile ranges"):
+            clscale.RobustScaler(quantile_range=qr).fit(x[:, 0], comm=COMM)
+    dev = "no-such-device" if RANK == SIZE - 1 else None
+    with pytest.raises(clscale.ClscaleError, match=f"rank {SIZE - 1} of {SIZE}: "):
+        clscale.RobustScaler(devices=dev).fit(x[:, 0], comm=COMM)

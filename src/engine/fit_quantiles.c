@@ -1,6 +1,8 @@
 /* The robust scaler's statistics beyond min/max/moments: each column's
  * median and quantile range, exact, by the counting passes of
- * engine/select.c (cls_select). Called by pipeline.c after the fit's pass. */
+ * engine/select.c (cls_select). Called by pipeline.c after the fit's pass,
+ * and as cls_stats_fit_quantiles() by callers that combine several
+ * processes' counts (clscale_mpi). */
 #include <stdlib.h>
 
 #include "engine/select.h"
@@ -27,7 +29,10 @@ static double quantile_of(const double *v, uint64_t n, double q, cls_dtype t)
     return lo == hi ? v[0] : cls_quantile_lerp(v[0], v[1], g, t);
 }
 
-cls_status cls_fit_quantiles(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats *s)
+/* The quantiles of x (this process's rows, or every process's with comb)
+ * into s, whose description has been checked against x. */
+static cls_status fit_quantiles(cls_context *ctx, const cls_pipeline *p, const cls_array *x, const cls_combine *comb,
+                                cls_stats *s)
 {
     cls_scaler_opts o = cls_scaler_opts_of(p);
     cls_qview v = {x->data, x->dtype, p->scope == CLS_SCOPE_BATCH ? 1 : x->batch,
@@ -36,7 +41,8 @@ cls_status cls_fit_quantiles(cls_context *ctx, const cls_pipeline *p, const cls_
     uint64_t *cnt = malloc(n * sizeof *cnt);
     double *vals = malloc(n * 6 * sizeof *vals);
     cls_status st = cnt && vals ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory for quantiles");
-    if (st == CLS_OK) st = cls_select(ctx, &v, NULL, 6, robust_ranks, &o, cnt, vals);
+    if (st == CLS_OK) st = cls_select_combined(ctx, &v, NULL, 6, robust_ranks, &o, comb, cnt, vals);
+    else if (comb) st = comb->fn(comb->user, st, NULL, 0);
     for (size_t e = 0; st == CLS_OK && e < n; e++) {
         cls_column_stats *c = &s->col[e];
         const double *pv = vals + e * 6;
@@ -58,3 +64,47 @@ cls_status cls_fit_quantiles(cls_context *ctx, const cls_pipeline *p, const cls_
     return st;
 }
 
+cls_status cls_fit_quantiles(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats *s)
+{
+    return fit_quantiles(ctx, p, x, NULL, s);
+}
+
+static cls_status check_fill(cls_context *ctx, const cls_pipeline *p, const cls_array *x, int combined,
+                             const cls_stats *s)
+{
+    cls_status st = cls_check_ctx(ctx);
+    if (st != CLS_OK) return st;
+    if (!p || !x || !s) return cls_fail(ctx, CLS_E_ARG, "cls_stats_fit_quantiles: NULL argument");
+    if (p->scaler != CLS_ROBUST)
+        return cls_fail(ctx, CLS_E_ARG, "cls_stats_fit_quantiles: the pipeline's scaler is not robust scaling");
+    if (x->dtype != CLS_F32 && x->dtype != CLS_F64)
+        return cls_fail(ctx, CLS_E_ARG, "cls_stats_fit_quantiles: dtype %d is neither CLS_F32 nor CLS_F64",
+                        (int)x->dtype);
+    if ((unsigned)p->scope > CLS_SCOPE_BATCH)
+        return cls_fail(ctx, CLS_E_ARG, "cls_stats_fit_quantiles: unknown scope %d", (int)p->scope);
+    int empty = !x->batch || !x->rows;
+    if (!x->cols || (empty && !(combined && (x->batch || p->scope == CLS_SCOPE_BATCH))))
+        return cls_fail(ctx, CLS_E_ARG, "cls_stats_fit_quantiles: shape %zu x %zu x %zu has a zero dimension",
+                        x->batch, x->rows, x->cols);
+    if (!x->data && !empty) return cls_fail(ctx, CLS_E_ARG, "cls_stats_fit_quantiles: x->data is NULL");
+    if (!(p->qmin >= 0 && p->qmin <= p->qmax && p->qmax <= 100))
+        return cls_fail(ctx, CLS_E_ARG, "cls_stats_fit_quantiles: quantile range %g, %g is not within [0, 100]",
+                        p->qmin, p->qmax);
+    size_t groups = p->scope == CLS_SCOPE_BATCH ? 1 : x->batch;
+    if (s->info.groups != groups || s->info.cols != x->cols || s->info.dtype != x->dtype ||
+        s->info.scope != p->scope)
+        return cls_fail(ctx, CLS_E_ARG,
+                        "cls_stats_fit_quantiles: the statistics (%zu groups x %zu columns) do not describe x "
+                        "(%zu groups x %zu columns, its dtype and scope)",
+                        s->info.groups, s->info.cols, groups, x->cols);
+    return CLS_OK;
+}
+
+cls_status cls_stats_fit_quantiles(cls_context *ctx, const cls_pipeline *p, const cls_array *x,
+                                   const cls_combine *combine, cls_stats *s)
+{
+    if (combine && !combine->fn) combine = NULL;
+    cls_status st = check_fill(ctx, p, x, combine != NULL, s);
+    if (st != CLS_OK) return combine ? combine->fn(combine->user, st, NULL, 0) : st;
+    return fit_quantiles(ctx, p, x, combine, s);
+}

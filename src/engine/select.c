@@ -9,6 +9,9 @@
  * match each wanted rank's prefix so far; after the last pass the prefix is
  * the whole key, so the value is exact. Every count is exact: nothing is
  * sorted on the host and nothing is estimated.
+ * Several processes (cls_quantiles_combined): every group takes the radix
+ * passes, and the caller's hook sums each pass's histograms over the
+ * processes before the digits are settled, so all settle the same digits.
  * Calls: passes.c (the units on the devices), stats/quantile.c. */
 #include <math.h>
 #include <stdlib.h>
@@ -21,6 +24,7 @@
 typedef struct sel {
     const cls_qview   *v;
     const cls_qfilter *f;
+    const cls_combine *comb;    /* several processes' counts summed, or NULL */
     size_t   es, nk;
     unsigned qflags;
     void    *cen, *flo, *fhi;   /* the filter in the data's dtype, or NULL */
@@ -273,6 +277,8 @@ static cls_status radix(sel *s, cls_context *ctx, cls_rank_fn rank, void *user)
     s->resid = malloc(n * nk * sizeof *s->resid);
     s->hist = malloc(wave * s->W * nk * 256 * sizeof *s->hist);
     cls_status st = s->prefix && s->resid && s->hist ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+    /* a failure before the first pass still reaches the other processes */
+    if (st != CLS_OK && s->comb) s->comb->fn(s->comb->user, st, NULL, 0);
     unsigned key_bits = v->dtype == CLS_F64 ? 64 : 32;
     for (uint64_t w0 = 0; st == CLS_OK && w0 < nsegs; w0 += wave) {
         size_t nseg = (size_t)(nsegs - w0 < wave ? nsegs - w0 : wave);
@@ -280,8 +286,11 @@ static cls_status radix(sel *s, cls_context *ctx, cls_rank_fn rank, void *user)
         for (unsigned pass = 0; st == CLS_OK && pass < key_bits / 8; pass++) {
             s->nkp = pass == 0 ? 1 : nk;
             s->shift = key_bits - 8 * (pass + 1);
-            memset(s->hist, 0, nseg * s->W * s->nkp * 256 * sizeof *s->hist);
+            size_t nh = nseg * s->W * s->nkp * 256;
+            memset(s->hist, 0, nh * sizeof *s->hist);
             st = cls_passes_run(ctx, v->dtype, nseg * s->parts, hist_unit, s);
+            /* the same nh on every process: it depends on G, C and nk only */
+            if (s->comb) st = s->comb->fn(s->comb->user, st, st == CLS_OK ? s->hist : NULL, st == CLS_OK ? nh : 0);
             for (size_t i = 0; st == CLS_OK && i < nseg; i++) settle(s, i, w0 + i, pass == 0, rank, user);
         }
     }
@@ -295,14 +304,18 @@ static cls_status radix(sel *s, cls_context *ctx, cls_rank_fn rank, void *user)
     return st;
 }
 
-cls_status cls_select(cls_context *ctx, const cls_qview *v, const cls_qfilter *f, size_t nk, cls_rank_fn rank,
-                      void *user, uint64_t *count, double *vals)
+cls_status cls_select_combined(cls_context *ctx, const cls_qview *v, const cls_qfilter *f, size_t nk,
+                               cls_rank_fn rank, void *user, const cls_combine *comb, uint64_t *count, double *vals)
 {
-    if (nk == 0 || nk > 16) return cls_fail(ctx, CLS_E_ARG, "cls_select: %zu ranks per column (1..16)", nk);
+    if (nk == 0 || nk > 16) {
+        cls_status st = cls_fail(ctx, CLS_E_ARG, "cls_select: %zu ranks per column (1..16)", nk);
+        return comb ? comb->fn(comb->user, st, NULL, 0) : st;
+    }
     sel s;
     memset(&s, 0, sizeof s);
     s.v = v;
     s.f = f;
+    s.comb = comb;
     s.es = v->dtype == CLS_F64 ? 8 : 4;
     s.nk = nk;
     s.count = count;
@@ -316,9 +329,10 @@ cls_status cls_select(cls_context *ctx, const cls_qview *v, const cls_qfilter *f
     }
     pthread_mutex_init(&s.lock, NULL);
     cls_status st = CLS_OK;
-    if ((f && ((f->cen && !s.cen) || (f->flo && (!s.flo || !s.fhi)))))
+    if ((f && ((f->cen && !s.cen) || (f->flo && (!s.flo || !s.fhi))))) {
         st = cls_fail(ctx, CLS_E_NOMEM, "out of memory");
-    else if (v->Rg <= CLS_QSMALL) {
+        if (comb) st = comb->fn(comb->user, st, NULL, 0);
+    } else if (v->Rg <= CLS_QSMALL && !comb) {
         s.rank_tab = calloc((size_t)(v->Rg + 1) * nk, 4);
         if (!s.rank_tab) st = cls_fail(ctx, CLS_E_NOMEM, "out of memory");
         uint64_t r[16];
@@ -341,6 +355,12 @@ cls_status cls_select(cls_context *ctx, const cls_qview *v, const cls_qfilter *f
     return st;
 }
 
+cls_status cls_select(cls_context *ctx, const cls_qview *v, const cls_qfilter *f, size_t nk, cls_rank_fn rank,
+                      void *user, uint64_t *count, double *vals)
+{
+    return cls_select_combined(ctx, v, f, nk, rank, user, NULL, count, vals);
+}
+
 /* ---- cls_quantiles ---- */
 
 typedef struct qreq { const double *q; size_t nq; } qreq;
@@ -354,30 +374,44 @@ static void quantile_ranks(void *user, uint64_t n, uint64_t *r)
     }
 }
 
-cls_status cls_quantiles(cls_context *ctx, const cls_array *x, cls_scope scope, const double *q, size_t nq,
-                         double *out)
+/* The argument checks of cls_quantiles; rows or batch may be 0 (with data
+ * NULL) only when several processes combine their counts. */
+static cls_status check_quantiles(cls_context *ctx, const cls_array *x, cls_scope scope, const double *q, size_t nq,
+                                  double *out, int combined)
 {
     if (!ctx) return CLS_E_ARG;
     if (!ctx->usable) return cls_fail(ctx, CLS_E_ARG, "the context failed to initialise: %s", ctx->err);
-    if (!x || !x->data || !out || (nq && !q)) return cls_fail(ctx, CLS_E_ARG, "cls_quantiles: NULL argument");
+    if (!x || !out || (nq && !q)) return cls_fail(ctx, CLS_E_ARG, "cls_quantiles: NULL argument");
     if (x->dtype != CLS_F32 && x->dtype != CLS_F64)
         return cls_fail(ctx, CLS_E_ARG, "cls_quantiles: dtype %d is neither CLS_F32 nor CLS_F64", (int)x->dtype);
-    if (!x->batch || !x->rows || !x->cols)
+    if ((unsigned)scope > CLS_SCOPE_BATCH) return cls_fail(ctx, CLS_E_ARG, "cls_quantiles: unknown scope %d", (int)scope);
+    int empty = !x->batch || !x->rows;
+    if (!x->cols || (empty && !(combined && (x->batch || scope == CLS_SCOPE_BATCH))))
         return cls_fail(ctx, CLS_E_ARG, "cls_quantiles: shape %zu x %zu x %zu has a zero dimension", x->batch,
                         x->rows, x->cols);
-    if ((unsigned)scope > CLS_SCOPE_BATCH) return cls_fail(ctx, CLS_E_ARG, "cls_quantiles: unknown scope %d", (int)scope);
+    if (!x->data && !empty) return cls_fail(ctx, CLS_E_ARG, "cls_quantiles: NULL argument");
     if (nq == 0 || nq > 8) return cls_fail(ctx, CLS_E_ARG, "cls_quantiles: %zu quantiles (1..8 per call)", nq);
     for (size_t j = 0; j < nq; j++)
         if (!(q[j] >= 0 && q[j] <= 1))
             return cls_fail(ctx, CLS_E_ARG, "cls_quantiles: q[%zu] = %g is outside [0, 1]", j, q[j]);
+    return CLS_OK;
+}
+
+cls_status cls_quantiles_combined(cls_context *ctx, const cls_array *x, cls_scope scope, const double *q, size_t nq,
+                                  const cls_combine *combine, double *out)
+{
+    if (combine && !combine->fn) combine = NULL;
+    cls_status st = check_quantiles(ctx, x, scope, q, nq, out, combine != NULL);
+    if (st != CLS_OK) return combine ? combine->fn(combine->user, st, NULL, 0) : st;
     cls_qview v = {x->data, x->dtype, scope == CLS_SCOPE_BATCH ? 1 : x->batch,
                    scope == CLS_SCOPE_BATCH ? (uint64_t)x->batch * x->rows : x->rows, x->cols};
     size_t n = (size_t)v.G * v.C;
     uint64_t *cnt = malloc(n * sizeof *cnt);
     double *vals = malloc(n * 2 * nq * sizeof *vals);
-    cls_status st = cnt && vals ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+    st = cnt && vals ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
     qreq r = {q, nq};
-    if (st == CLS_OK) st = cls_select(ctx, &v, NULL, 2 * nq, quantile_ranks, &r, cnt, vals);
+    if (st == CLS_OK) st = cls_select_combined(ctx, &v, NULL, 2 * nq, quantile_ranks, &r, combine, cnt, vals);
+    else if (combine) st = combine->fn(combine->user, st, NULL, 0);
     if (st == CLS_OK)
         for (size_t g = 0; g < v.G; g++)
             for (size_t j = 0; j < nq; j++)
@@ -396,4 +430,10 @@ cls_status cls_quantiles(cls_context *ctx, const cls_array *x, cls_scope scope, 
     free(cnt);
     free(vals);
     return st;
+}
+
+cls_status cls_quantiles(cls_context *ctx, const cls_array *x, cls_scope scope, const double *q, size_t nq,
+                         double *out)
+{
+    return cls_quantiles_combined(ctx, x, scope, q, nq, NULL, out);
 }

@@ -36,5 +36,11 @@ typedef void (*cls_rank_fn)(void *user, uint64_t n, uint64_t *ranks);
 #define CLS_QSMALL 128
 cls_status cls_select(cls_context *ctx, const cls_qview *v, const cls_qfilter *f, size_t nk, cls_rank_fn rank,
                       void *user, uint64_t *count, double *vals);
+/* cls_select_combined(): cls_select over the rows of several processes,
+ * `comb` summing each pass's counts across them (clscale.h's cls_combine):
+ * every group takes the radix passes, whatever its length; comb->fn is
+ * called after every pass, and once with any failure before the first. */
+cls_status cls_select_combined(cls_context *ctx, const cls_qview *v, const cls_qfilter *f, size_t nk,
+                               cls_rank_fn rank, void *user, const cls_combine *comb, uint64_t *count, double *vals);
 
 #endif

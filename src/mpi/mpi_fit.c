@@ -6,32 +6,30 @@
  * Calls the core's public API and the other files of src/mpi/. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "mpi_internal.h"
 
-/* Scalers whose statistics merge by Chan's formulas (and min/max).
- *
- * Hook for exact quantiles (robust scaling, median imputation, sigma
- * clipping about the median): they do not merge by formula. Distribute them
- * the way the core finds them on one machine, in counting passes: each pass,
- * every rank counts its values per column into the same bins (on its
- * devices), one MPI_Allreduce(MPI_SUM) of the uint64 counts gives the global
- * histogram, every rank narrows to the same bin holding the wanted rank of
- * the order statistic, until the bin holds few enough values to be gathered
- * and the quantile is exact. Add such scalers here only with that path; a
- * scaler not listed fails with CLS_E_UNSUPPORTED, never approximated. */
-static int chan_mergeable(cls_scaler s)
+/* Scalers whose statistics merge by Chan's formulas (and min/max), or,
+ * for robust scaling, whose quantiles the ranks find together in the
+ * core's counting passes, the histograms of each pass summed by
+ * MPI_Allreduce (mpi_quantiles.c). A scaler not listed fails with
+ * CLS_E_UNSUPPORTED, never approximated. */
+static int distributed(cls_scaler s)
 {
     switch (s) {
     case CLS_NONE:
     case CLS_MINMAX:
     case CLS_ZSCORE:
     case CLS_DECIMAL:
+    case CLS_ROBUST:
         return 1;
     default:
         return 0;
     }
 }
+
+static int needs_quantiles(const cls_pipeline *p) { return p->scaler == CLS_ROBUST && p->scope == CLS_SCOPE_BATCH; }
 
 static int matrix_scope(const cls_pipeline *p) { return p && p->scope == CLS_SCOPE_MATRIX; }
 
@@ -85,9 +83,13 @@ static void check_local(call *k)
     else if (k->p->scope == CLS_SCOPE_MATRIX && x->batch && !x->rows)
         k->why = "CLS_SCOPE_MATRIX: the local matrices have 0 rows";
     else if (k->mode == FIT_TRANSFORM && x->batch && x->rows && !k->out) k->why = "out is NULL";
-    else if (!chan_mergeable(k->p->scaler)) {
+    else if (!distributed(k->p->scaler)) {
         k->st = CLS_E_UNSUPPORTED;
-        k->why = "this scaler's statistics (quantiles) are not distributed across MPI ranks yet";
+        k->why = "this scaler's statistics are not distributed across MPI ranks yet";
+    } else if (k->p->clean && k->p->scope == CLS_SCOPE_BATCH) {
+        k->st = CLS_E_UNSUPPORTED;
+        k->why = "a cleaning stage (imputation, sigma clipping) is not distributed across MPI ranks in "
+                 "CLS_SCOPE_BATCH (per matrix, each rank cleans its own matrices)";
     } else k->st = CLS_OK;
     k->has_data = k->st == CLS_OK && x->batch && x->rows;
 }
@@ -105,6 +107,11 @@ static void fill_keys(mpi_check *c, const call *k)
     key_double(c, "range lo", minmax ? p->lo : 0);
     key_double(c, "range hi", minmax ? p->hi : 0);
     /* one info.rows describes every matrix */
+    int robust = p && p->scaler == CLS_ROBUST;
+    key_double(c, "quantile ranges (qmin)", robust ? p->qmin : 0);
+    key_double(c, "quantile ranges (qmax)", robust ? p->qmax : 0);
+    key_add(c, "robust options (no_centering, no_scaling, unit_variance)",
+            robust ? (!!p->no_centering) | (!!p->no_scaling) << 1 | (!!p->unit_variance) << 2 : 0, 0);
     key_add(c, "rows per matrix", p && p->scope == CLS_SCOPE_MATRIX && x ? (int64_t)x->rows : 0, 1);
     /* every rank asks for the statistics or none does: a rank without data
      * takes their description from a rank with data */
@@ -132,7 +139,39 @@ static cls_status combine(MPI_Comm comm, call *k, cls_stats **out)
 {
     cls_stats_info info;
     cls_stats_describe(k->local, &info);
+    info.scaler = k->p->scaler;  /* robust: fitted locally as max-abs (local_pipeline) */
     return mpi_combine(comm, cls_stats_columns(k->local), &info, out);
+}
+
+/* Robust scaling in batch scope fits each rank's extremes (count, missing,
+ * min, max, absmax: what the robust statistics hold besides the quantiles)
+ * as max-abs does, without the quantiles of its own rows alone; the
+ * quantiles follow over every rank's rows (quantiles()). */
+static cls_pipeline local_pipeline(const cls_pipeline *p)
+{
+    cls_pipeline lp = *p;
+    if (needs_quantiles(p)) {
+        lp.scaler = CLS_MAXABS;
+        lp.qmin = lp.qmax = 0;
+        lp.no_centering = lp.no_scaling = lp.unit_variance = 0;
+    }
+    return lp;
+}
+
+/* The robust statistics' quantiles over every rank's rows, into s. A rank
+ * without data, and a file's part (mapped read-only), take part too. */
+static cls_status quantiles(MPI_Comm comm, call *k, cls_stats *s)
+{
+    cls_array x = {NULL, k->in->dtype, k->has_data ? k->in->batch : 0, k->has_data ? k->in->rows : 0, k->in->cols};
+    void *base = NULL;
+    size_t len = 0;
+    cls_status st = CLS_OK;
+    if (k->has_data && k->fin) st = mpi_map_part(k->fin, &x, &base, &len);
+    else if (k->has_data) x.data = k->in->data;
+    /* a failure here reaches the others through the hook */
+    st = mpi_fit_quantiles(comm, k->ctx, k->p, &x, s, st, st == CLS_OK ? NULL : cls_mpi_error());
+    if (base) munmap(base, len);
+    return st;
 }
 
 static cls_status run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, const cls_array *in, cls_array *out,
@@ -161,15 +200,16 @@ static cls_status run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, co
     }
     int matrix = k.st == CLS_OK && p->scope == CLS_SCOPE_MATRIX;
 
+    cls_pipeline lp = k.st == CLS_OK ? local_pipeline(p) : (cls_pipeline){0};
     double t = MPI_Wtime();
     if (k.has_data) {
         /* per matrix: one pass; its statistics only when asked (collecting
          * them costs groups x cols x 80 bytes: 142 MB for seed-A) */
         cls_stats **keep = k.wants_stats ? &k.local : NULL;
         if (fin && m == FIT_TRANSFORM && matrix) k.st = cls_stream_fit_transform(ctx, p, fin, fout, NULL, keep);
-        else if (fin) k.st = cls_stream_fit(ctx, p, fin, NULL, &k.local);
+        else if (fin) k.st = cls_stream_fit(ctx, &lp, fin, NULL, &k.local);
         else if (m == FIT_TRANSFORM && matrix) k.st = cls_fit_transform(ctx, p, in, out, keep);
-        else k.st = cls_fit(ctx, p, in, &k.local);
+        else k.st = cls_fit(ctx, &lp, in, &k.local);
         if (k.st != CLS_OK) k.why = cls_last_error(ctx);
     }
     r->fit = MPI_Wtime() - t;
@@ -196,9 +236,8 @@ static cls_status run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, co
     cls_stats *s = NULL;
     if (st == CLS_OK && !matrix) {
         st = combine(comm, &k, &s);
-        /* (exact quantiles would run their counting passes here; see
-         * chan_mergeable()) */
         st = cls_mpi_agree(comm, st, st == CLS_E_NOMEM ? "out of memory for the combined statistics" : cls_mpi_error());
+        if (st == CLS_OK && needs_quantiles(p)) st = quantiles(comm, &k, s);
     }
     if (st == CLS_OK && matrix) {
         s = k.local;

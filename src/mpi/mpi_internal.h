@@ -17,7 +17,7 @@ cls_mpi_report *mpi_report(void);
 /* Values that every rank must pass alike, checked in the same small
  * allreduce as the statuses: each key travels as itself and negated under
  * MPI_MAX, so that one collective gives both its largest and its smallest. */
-enum { MPI_KEYS_MAX = 12 };
+enum { MPI_KEYS_MAX = 24 };
 typedef struct mpi_check {
     /* in */
     cls_status  status;     /* this rank's outcome */
@@ -53,5 +53,33 @@ int mpi_allreduce_columns(MPI_Comm comm, cls_column_stats *col, size_t n);
  * mpi_allreduce_columns() into a new *out described by `info`, its rows the
  * ranks' total; records the allreduce's time and bytes in the report. */
 cls_status mpi_combine(MPI_Comm comm, cls_column_stats *table, const cls_stats_info *info, cls_stats **out);
+
+/* ---- mpi_quantiles.c: exact quantiles across ranks ---- */
+
+/* The state of the hook that sums the counting passes' histograms. */
+typedef struct mpi_combine_state {
+    MPI_Comm     comm;
+    cls_context *ctx;       /* for this rank's message after a failure */
+    const char  *why;       /* that message when it is not the context's */
+    double       reduce;    /* seconds in the hook's collectives */
+    uint64_t     bytes;     /* counts this rank contributed */
+    unsigned     passes;    /* calls of the hook */
+    unsigned     sparse_passes; /* of them, passes whose counts travelled as pairs */
+} mpi_combine_state;
+
+/* Sets up `c` and the clscale.h hook that points at it. */
+void mpi_combine_init(mpi_combine_state *c, MPI_Comm comm, cls_context *ctx, cls_combine *hook);
+
+/* cls_stats_fit_quantiles() over every rank's `x` (0 rows allowed) into
+ * `s` (the same description on every rank), with the hook; records the
+ * time and bytes in the report. A rank whose `local` is not CLS_OK (it
+ * could not get its data; `why`) takes no pass and makes every rank fail.
+ * Collective; every rank returns the same. */
+cls_status mpi_fit_quantiles(MPI_Comm comm, cls_context *ctx, const cls_pipeline *p, const cls_array *x,
+                             cls_stats *s, cls_status local, const char *why);
+
+/* Maps a file's array read-only (x->data; nothing for 0 rows): *base and
+ * *len for munmap. CLS_E_IO with the message set when mmap fails. */
+cls_status mpi_map_part(const cls_file_array *f, cls_array *x, void **base, size_t *len);
 
 #endif

@@ -14,6 +14,14 @@
  * (kernels built, pages touched); the data is the same seeded values for any
  * rank count (a hash of the element's index), so the results are comparable.
  *
+ * --quantiles times exact quantiles instead (the median and quartiles of
+ * every column, batch scope): cls_mpi_quantiles() across the ranks (its
+ * counting passes, each followed by one MPI_Allreduce of the per-column
+ * histograms), or with --single one process's cls_quantiles(); the
+ * "allreduce" columns are then the passes' collectives and their bytes.
+ * --cols N narrows seed-A's 98450 columns (the histograms' bytes follow
+ * the columns, not the rows).
+ *
  * Output: one line per rank and a summary line on rank 0; --json F writes the
  * summary as JSON. */
 #include <math.h>
@@ -55,7 +63,8 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     cls_scope scope = CLS_SCOPE_BATCH;
-    int repeat = 5, single = 0;
+    int repeat = 5, single = 0, quant = 0;
+    size_t C = 98450;
     double scale = 1.0;
     const char *json = NULL, *label = "";
     for (int i = 1; i < argc; i++) {
@@ -63,12 +72,14 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--size") && i + 1 < argc) scale = atof(argv[++i]);
         else if (!strcmp(argv[i], "--single")) single = 1;
+        else if (!strcmp(argv[i], "--quantiles")) quant = 1;
+        else if (!strcmp(argv[i], "--cols") && i + 1 < argc) C = (size_t)atol(argv[++i]);
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
         else if (!strcmp(argv[i], "--label") && i + 1 < argc) label = argv[++i];
         else {
             if (rank == 0)
                 fprintf(stderr, "usage: mpirun -n N clscale-mpi-bench [--scope batch|matrix] [--size X] "
-                                "[--repeat R] [--single] [--label TEXT] [--json F]\n");
+                                "[--repeat R] [--single] [--quantiles] [--cols N] [--label TEXT] [--json F]\n");
             MPI_Finalize();
             return 2;
         }
@@ -79,7 +90,9 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    size_t B = (size_t)fmax(1, round(18 * scale)), R = 60, C = 98450;
+    if (quant) scope = CLS_SCOPE_BATCH;
+    if (!C) C = 1;
+    size_t B = (size_t)fmax(1, round(18 * scale)), R = 60;
     size_t unit = scope == CLS_SCOPE_BATCH ? C : R * C, n = scope == CLS_SCOPE_BATCH ? B * R : B;
     size_t q = n / (size_t)size, extra = n % (size_t)size, k = (size_t)rank;
     size_t first = q * k + (k < extra ? k : extra), count = q + (k < extra);
@@ -114,14 +127,28 @@ int main(int argc, char **argv)
 
     double *t[NT];
     for (int j = 0; j < NT; j++) t[j] = calloc((size_t)repeat, sizeof(double));
-    size_t stats_n = scope == CLS_SCOPE_BATCH ? C : 0;
+    size_t stats_n = scope == CLS_SCOPE_BATCH && !quant ? C : 0;
+    static const double qs[] = {0.5, 0.25, 0.75};
+    double *qout = malloc(3 * C * sizeof *qout);
+    uint64_t qbytes = 0;
+    unsigned qpasses = 0;
     cls_column_stats *buf = calloc(C, sizeof *buf);
     for (int it = -1; it < repeat; it++) {  /* it -1: warm-up */
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
         cls_mpi_report rep;
         memset(&rep, 0, sizeof rep);
-        if (single) {
+        if (quant && single) {
+            st = cls_quantiles(ctx, &in, CLS_SCOPE_BATCH, qs, 3, qout);
+            rep.fit = MPI_Wtime() - t0;
+        } else if (quant) {
+            st = cls_mpi_quantiles(ctx, MPI_COMM_WORLD, &in, CLS_SCOPE_BATCH, qs, 3, qout);
+            cls_mpi_last_report(&rep);
+            rep.fit = rep.quantiles;
+            rep.reduce = rep.quantile_reduce;
+            qbytes = rep.quantile_bytes;
+            qpasses = rep.quantile_passes;
+        } else if (single) {
             st = cls_fit_transform(ctx, &p, &in, &out, NULL);
             rep.fit = MPI_Wtime() - t0;
         } else {
@@ -176,8 +203,11 @@ int main(int argc, char **argv)
     if (rank == 0) {
         const char *sc = scope == CLS_SCOPE_BATCH ? "batch" : "matrix";
         double gb = (double)(B * R * C * 8) / 1e9;
+        const char *what = quant ? (single ? "one process, cls_quantiles (median, quartiles)"
+                                           : "cls_mpi_quantiles (median, quartiles)")
+                                 : single ? "one process, cls_fit_transform" : "cls_mpi_fit_transform";
         printf("seed-a %s scope, %zu x %zu x %zu float64 (%.2f GB), %s, %d rank%s, device %s, median of %d%s%s\n",
-               sc, B, R, C, gb, single ? "one process, cls_fit_transform" : "cls_mpi_fit_transform", size,
+               sc, B, R, C, gb, what, size,
                size == 1 ? "" : "s", di.name, repeat, *label ? ", " : "", label);
         double call = 0, reduce = 0, alone = 0;
         for (int r = 0; r < size; r++) {
@@ -188,18 +218,27 @@ int main(int argc, char **argv)
             reduce = fmax(reduce, v[T_REDUCE]);
             alone = fmax(alone, v[T_ALONE]);
         }
-        double bytes = (double)stats_n * sizeof(cls_column_stats);
-        printf("  slowest rank: call %.4f s, %.2f GB/s of data (read + write); allreduce of %.2f MB: %.5f s in the "
-               "call (%.1f%% of it, waiting for the slowest fit included), %.5f s alone (%.1f%%)\n",
-               call, 2 * gb / call, bytes / 1e6, reduce, 100 * reduce / call, alone, 100 * alone / call);
+        double bytes = quant ? (double)qbytes : (double)stats_n * sizeof(cls_column_stats);
+        if (quant)
+            printf("  quantiles: %u passes, each followed by a status check and the counts summed (allreduce or pairs); "
+                   "%.2f MB of counts per rank per call\n", qpasses, bytes / 1e6);
+        if (quant)
+            printf("  slowest rank: call %.4f s; the passes' collectives (%.2f MB of counts from this rank): "
+                   "%.5f s (%.1f%% of the call, waiting for the slowest rank's passes included)\n",
+                   call, bytes / 1e6, reduce, 100 * reduce / call);
+        else
+            printf("  slowest rank: call %.4f s, %.2f GB/s of data (read + write); allreduce of %.2f MB: %.5f s in "
+                   "the call (%.1f%% of it, waiting for the slowest fit included), %.5f s alone (%.1f%%)\n",
+                   call, 2 * gb / call, bytes / 1e6, reduce, 100 * reduce / call, alone, 100 * alone / call);
         if (json) {
             FILE *f = fopen(json, "w");
             if (f) {
-                fprintf(f, "{\"workload\": \"seed-a\", \"scope\": \"%s\", \"ranks\": %d, \"single\": %d, "
+                fprintf(f, "{\"workload\": \"seed-a%s\", \"cols\": %zu, \"scope\": \"%s\", \"ranks\": %d, \"single\": %d, "
                            "\"label\": \"%s\", \"device\": \"%s\", \"gb\": %.4f, \"allreduce_bytes\": %.0f, "
                            "\"repeat\": %d, \"slowest_call_s\": %.6f, \"allreduce_in_call_s\": %.6f, "
                            "\"allreduce_alone_s\": %.6f, \"ranks_detail\": [",
-                        sc, size, single, label, di.name, gb, bytes, repeat, call, reduce, alone);
+                        quant ? " quantiles" : "", C, sc, size, single, label, di.name, gb, bytes, repeat, call,
+                        reduce, alone);
                 for (int r = 0; r < size; r++) {
                     fprintf(f, "%s{", r ? ", " : "");
                     for (int j = 0; j < NT; j++) fprintf(f, "%s\"%s_s\": %.6f", j ? ", " : "", tname[j], all[r * NT + j]);
@@ -213,6 +252,7 @@ int main(int argc, char **argv)
     free(all);
     for (int j = 0; j < NT; j++) free(t[j]);
     free(buf);
+    free(qout);
     cls_context_destroy(ctx);
     free(x);
     free(y);

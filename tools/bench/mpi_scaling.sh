@@ -9,15 +9,20 @@
 # The configurations alternate within each round, so that a change in the
 # machine's load hits all of them; compare ratios within one round.
 #
-# usage: tools/bench/mpi_scaling.sh [BUILD_DIR] [MAX_RANKS] [ROUNDS] [SIZE]
-#        (defaults: build, 4, 2, 1.0); prints the bench's lines and, per
-#        round and scope, each configuration's time over the one-process
-#        time on the same cores.
+# usage: tools/bench/mpi_scaling.sh [BUILD_DIR] [MAX_RANKS] [ROUNDS] [SIZE] [BENCH_ARGS]
+#        (defaults: build, 4, 2, 1.0, none); prints the bench's lines and,
+#        per round and scope, each configuration's time over the one-process
+#        time on the same cores. BENCH_ARGS go to every run, e.g.
+#        "--quantiles --cols 2048": exact quantiles (cls_mpi_quantiles
+#        against one process's cls_quantiles), batch scope only.
 set -eu
 build=${1:-build}
 max=${2:-4}
 rounds=${3:-2}
 size=${4:-1.0}
+extra=${5:-}
+scopes="batch matrix"
+case "$extra" in *--quantiles*) scopes=batch ;; esac
 bench="$build/tools/clscale-mpi-bench"
 cores=$(nproc)
 [ -x "$bench" ] || { echo "mpi_scaling.sh: $bench not built (meson -Dmpi=enabled)" >&2; exit 1; }
@@ -33,11 +38,11 @@ run() { # NAME RANKS ENV... -- ARGS...
     while [ "$1" != "--" ]; do envs="$envs -x $1"; shift; done
     shift
     # shellcheck disable=SC2086
-    $mpirun $envs -n "$n" "$bench" --size "$size" --json "$out/$name.json" "$@"
+    $mpirun $envs -n "$n" "$bench" --size "$size" --json "$out/$name.json" $extra "$@"
 }
 
 for r in $(seq 1 "$rounds"); do
-    for scope in batch matrix; do
+    for scope in $scopes; do
         echo "== round $r, scope $scope, $cores cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
         run "one-$cores" 1 POCL_DEVICES=pthread POCL_MAX_PTHREAD_COUNT="$cores" -- \
             --scope "$scope" --single --label "PoCL pthread, $cores threads"

@@ -87,6 +87,72 @@ done:
 
 /* ---- quantiles ---- */
 
+/* combine=: a Python callable that several processes (mpi4py ranks) pass
+ * so that their counting passes add up (clscale.h's cls_combine). It is
+ * called with the GIL after each pass as combine(error, counts): error None
+ * or this process's failure ("STATUS: message"), counts None or a writable
+ * uint64 array to sum in place over the processes; it returns normally
+ * when every process succeeded and raises otherwise (on every process).
+ * Its exception is kept and raised by quantiles(). */
+typedef struct {
+    PyObject    *fn;
+    cls_context *ctx;
+    int          raised;
+    PyObject    *type, *value, *tb;
+} py_combine;
+
+static cls_status call_combine(void *user, cls_status local, uint64_t *counts, size_t n)
+{
+    py_combine *c = user;
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject *why = NULL, *arr = NULL, *r = NULL;
+    if (local != CLS_OK) why = PyUnicode_FromFormat("%s: %s", cls_status_str(local), cls_last_error(c->ctx));
+    else {
+        why = Py_None;
+        Py_INCREF(why);
+    }
+    if (local == CLS_OK && n) {
+        npy_intp d = (npy_intp)n;
+        arr = PyArray_SimpleNewFromData(1, &d, NPY_UINT64, counts);
+    } else {
+        arr = Py_None;
+        Py_INCREF(arr);
+    }
+    if (why && arr) r = PyObject_CallFunctionObjArgs(c->fn, why, arr, NULL);
+    cls_status st = CLS_OK;
+    if (!r) {
+        if (!c->raised) PyErr_Fetch(&c->type, &c->value, &c->tb);
+        else PyErr_Clear();
+        c->raised = 1;
+        st = local != CLS_OK ? local : CLS_E_DEVICE;
+    } else if (local != CLS_OK) {
+        st = local;  /* a hook that did not raise on a failure: the failure stands */
+    }
+    Py_XDECREF(r);
+    Py_XDECREF(arr);
+    Py_XDECREF(why);
+    PyGILState_Release(g);
+    return st;
+}
+
+/* 1 when obj is a float32/float64 array of 2 or 3 dimensions with no rows
+ * (batch or rows 0) but columns: x gets its shape, data NULL. */
+static int empty_part(PyObject *obj, cls_array *x)
+{
+    if (!PyArray_Check(obj)) return 0;
+    PyArrayObject *a = (PyArrayObject *)obj;
+    int nd = PyArray_NDIM(a), t = PyArray_TYPE(a);
+    if ((nd != 2 && nd != 3) || (t != NPY_FLOAT32 && t != NPY_FLOAT64) || PyArray_SIZE(a) != 0) return 0;
+    npy_intp *d = PyArray_DIMS(a);
+    if (d[nd - 1] == 0) return 0;
+    x->data = NULL;
+    x->dtype = t == NPY_FLOAT64 ? CLS_F64 : CLS_F32;
+    x->batch = nd == 3 ? (size_t)d[0] : 1;
+    x->rows = (size_t)d[nd - 2];
+    x->cols = (size_t)d[nd - 1];
+    return 1;
+}
+
 typedef struct {
     cls_array x;
     cls_scope scope;
@@ -94,6 +160,7 @@ typedef struct {
     size_t nq;
     double *out, *times;
     Py_ssize_t repeats;
+    py_combine *comb;
 } quantile_call;
 
 static double now(void)
@@ -109,7 +176,13 @@ static cls_status run_quantiles(cls_context *ctx, void *arg)
     cls_status st = CLS_OK;
     for (Py_ssize_t r = 0; r < k->repeats && st == CLS_OK; r++) {
         double t0 = now();
-        st = cls_quantiles(ctx, &k->x, k->scope, k->q, k->nq, k->out);
+        if (k->comb) {
+            k->comb->ctx = ctx;
+            cls_combine h = {call_combine, k->comb};
+            st = cls_quantiles_combined(ctx, &k->x, k->scope, k->q, k->nq, &h, k->out);
+        } else {
+            st = cls_quantiles(ctx, &k->x, k->scope, k->q, k->nq, k->out);
+        }
         k->times[r] = now() - t0;
     }
     return st;
@@ -118,20 +191,32 @@ static cls_status run_quantiles(cls_context *ctx, void *arg)
 PyObject *clsext_quantiles(PyObject *self, PyObject *args, PyObject *kwds)
 {
     (void)self;
-    static char *kwlist[] = {"ctx", "x", "q", "scope", "repeats", NULL};
-    PyObject *ctx, *xo, *qo;
+    static char *kwlist[] = {"ctx", "x", "q", "scope", "repeats", "combine", NULL};
+    PyObject *ctx, *xo, *qo, *combine = Py_None;
+    py_combine comb;
+    memset(&comb, 0, sizeof comb);
     int scope = CLS_SCOPE_MATRIX;
     quantile_call k;
     memset(&k, 0, sizeof k);
     k.repeats = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO|$in", kwlist, &ctx, &xo, &qo, &scope, &k.repeats))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO|$inO", kwlist, &ctx, &xo, &qo, &scope, &k.repeats, &combine))
         return NULL;
+    if (combine != Py_None) {
+        if (!PyCallable_Check(combine) || k.repeats != 1) {
+            PyErr_SetString(PyExc_ValueError, "quantiles: combine must be callable (and repeats 1)");
+            return NULL;
+        }
+        comb.fn = combine;
+        k.comb = &comb;
+    }
     if (k.repeats < 1 || scope < CLS_SCOPE_MATRIX || scope > CLS_SCOPE_BATCH) {
         PyErr_SetString(PyExc_ValueError, "quantiles: repeats must be >= 1 and scope SCOPE_MATRIX or SCOPE_BATCH");
         return NULL;
     }
     k.scope = (cls_scope)scope;
-    if (clsext_data_array(xo, "x", 0, &k.x) < 0) return NULL;
+    if (k.comb && empty_part(xo, &k.x)) {
+        /* this process has no rows: it counts nothing and still combines */
+    } else if (clsext_data_array(xo, "x", 0, &k.x) < 0) return NULL;
     PyObject *seq = PySequence_Fast(qo, "quantiles: q must be a sequence of floats");
     if (!seq) return NULL;
     Py_ssize_t nq = PySequence_Fast_GET_SIZE(seq);
@@ -155,6 +240,10 @@ PyObject *clsext_quantiles(PyObject *self, PyObject *args, PyObject *kwds)
     k.out = PyArray_DATA((PyArrayObject *)out);
     cls_status st = CLS_OK;
     if (clsext_context_call(ctx, run_quantiles, &k, &st, msg) < 0) goto done;
+    if (comb.raised) {
+        PyErr_Restore(comb.type, comb.value, comb.tb);
+        goto done;
+    }
     if (st != CLS_OK) {
         clsext_raise(st, msg);
         goto done;

@@ -35,8 +35,10 @@ static PyMethodDef methods[] = {
      "sigma_upper=0.0, maxiters=0, center=0, spread=0, mode=0) -> (missing, clipped, fill, iterations): "
      "cls_clean_data() into out (which may be x)."},
     {"quantiles", (PyCFunction)(void (*)(void))clsext_quantiles, METH_VARARGS | METH_KEYWORDS,
-     "quantiles(ctx, x, q, *, scope=SCOPE_MATRIX, repeats=1) -> (array, list of float): cls_quantiles (numpy's "
-     "nanquantile, exact) per group, groups x len(q) x cols, each call timed in C."},
+     "quantiles(ctx, x, q, *, scope=SCOPE_MATRIX, repeats=1, combine=None) -> (array, list of float): "
+     "cls_quantiles (numpy's nanquantile, exact) per group, groups x len(q) x cols, each call timed in C. "
+     "combine(error, counts): several processes' counts summed after each pass (cls_quantiles_combined; "
+     "x may then have no rows)."},
     {NULL, NULL, 0, NULL},
 };
 
