@@ -497,12 +497,14 @@ CLS_API void cls_column_stats_merge(cls_column_stats *into, const cls_column_sta
  * Columns are checked, not trusted: a column with count 0 is stored empty
  * (every value NaN, its missing count kept); a column with count > 0 needs
  * finite min <= max and a finite absmax >= max(|min|, |max|), and, when
- * info->has_moments, a finite mean and a finite m2 >= 0. Without
+ * info->has_moments, a finite mean and a finite m2 >= 0, and, when
+ * info->has_quantiles, a finite median, q_lo and q_hi. Without
  * has_moments, mean and m2 are stored NaN.
  * @return CLS_OK and *out (free with cls_stats_destroy()); CLS_E_ARG when an
  *         argument is NULL, info has an unknown scaler, scope or dtype,
  *         groups or cols is 0, scope batch has groups != 1, lo or hi is not
- *         finite, a z-score without moments, or a column fails the checks
+ *         finite, a z-score without moments, a robust scaler without
+ *         quantiles, or a column fails the checks
  *         above; CLS_E_NOMEM. *out is
  *         NULL on failure. No message is kept (cls_stats_error() is the
  *         stats files' own). */

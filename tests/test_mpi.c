@@ -364,6 +364,16 @@ static void fit_transform_matrix(void **state)
     transform_case(CLS_ZSCORE, CLS_SCOPE_MATRIX, CLS_F64);
 }
 
+/* max-abs: its statistic (max |x|) merges exactly, so the ranks write the
+ * same bytes as one process */
+static void fit_transform_maxabs(void **state)
+{
+    (void)state;
+    transform_case(CLS_MAXABS, CLS_SCOPE_BATCH, CLS_F64);
+    transform_case(CLS_MAXABS, CLS_SCOPE_BATCH, CLS_F32);
+    transform_case(CLS_MAXABS, CLS_SCOPE_MATRIX, CLS_F64);
+}
+
 /* cls_mpi_stream_fit_transform: each rank streams its range of a file
  * (its own copy, at a header-like offset) into its range of an output file,
  * through 4 KiB buffers so that every range takes many chunks; the result
@@ -552,6 +562,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(fit_transform_minmax_batch),
         cmocka_unit_test(fit_transform_zscore_batch),
         cmocka_unit_test(fit_transform_matrix),
+        cmocka_unit_test(fit_transform_maxabs),
         cmocka_unit_test(stream_fit_transform_of_files),
         cmocka_unit_test(one_rank_failing_fails_every_rank),
         cmocka_unit_test(ranks_that_disagree_or_hold_nothing_fail),

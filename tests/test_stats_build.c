@@ -73,6 +73,36 @@ static void create_keeps_info_and_columns(void **state)
     cls_stats_destroy(s);
 }
 
+/* Every scaler the pipeline has: max-abs and robust statistics built
+ * from values (the cleaning stage builds max-abs ones; a bound older than
+ * both scalers refused them). */
+static void create_takes_maxabs_and_robust(void **state)
+{
+    (void)state;
+    cls_column_stats c = column(-3, 2, 0.5, 4.0);
+    c.median = 0.25;
+    c.q_lo = -1;
+    c.q_hi = 1.5;
+    cls_stats_info in = info_of(CLS_MAXABS, 1, 1);
+    cls_stats *s = NULL;
+    assert_int_equal(cls_stats_create(&in, &c, &s), CLS_OK);
+    cls_affine a;
+    assert_int_equal(cls_stats_params(s, 0, 0, 0, &a), CLS_OK);
+    /* -3 / max|x| = -1 */
+    assert_true(fabs(((-3 - a.shift) * a.scale + a.offset) - (-1.0)) < 1e-15);
+    cls_stats_destroy(s);
+    in = info_of(CLS_ROBUST, 1, 1);
+    in.has_quantiles = 1;
+    in.qmin = 25;
+    in.qmax = 75;
+    s = NULL;
+    assert_int_equal(cls_stats_create(&in, &c, &s), CLS_OK);
+    assert_int_equal(cls_stats_params(s, 0, 0, 0, &a), CLS_OK);
+    /* (x - median) / (q_hi - q_lo) at x = 2.75: 1 */
+    assert_true(fabs(((2.75 - a.shift) * a.scale + a.offset) - 1.0) < 1e-15);
+    cls_stats_destroy(s);
+}
+
 static void create_stores_empty_columns_as_nan_and_keeps_missing(void **state)
 {
     (void)state;
@@ -125,8 +155,15 @@ static void create_rejects_bad_descriptions(void **state)
     assert_int_equal(cls_stats_create(&in, NULL, &s), CLS_E_ARG);
     assert_int_equal(cls_stats_create(&in, &c, NULL), CLS_E_ARG);
     cls_stats_info bad = in;
-    bad.scaler = (cls_scaler)4;
+    bad.scaler = (cls_scaler)99;
     expect_rejected(&bad, &c, "unknown scaler");
+    bad = in;
+    bad.scaler = CLS_ROBUST;
+    expect_rejected(&bad, &c, "robust without quantiles");
+    bad.has_quantiles = 1;
+    c.median = c.q_lo = c.q_hi = NAN;
+    expect_rejected(&bad, &c, "robust with a NaN median in a column with values");
+    c = column(1, 2, 1.5, 0.5);
     bad = in;
     bad.scope = (cls_scope)2;
     expect_rejected(&bad, &c, "unknown scope");
@@ -329,6 +366,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(create_keeps_info_and_columns),
+        cmocka_unit_test(create_takes_maxabs_and_robust),
         cmocka_unit_test(create_stores_empty_columns_as_nan_and_keeps_missing),
         cmocka_unit_test(create_without_moments_stores_nan_moments),
         cmocka_unit_test(create_rejects_bad_descriptions),

@@ -22,6 +22,7 @@ static int distributed(cls_scaler s)
     case CLS_MINMAX:
     case CLS_ZSCORE:
     case CLS_DECIMAL:
+    case CLS_MAXABS:
     case CLS_ROBUST:
         return 1;
     default:

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "internal.h"
+#include "scalers/scaler.h"
 
 static int column_ok(const cls_column_stats *c, int moments)
 {
@@ -25,7 +26,7 @@ cls_status cls_stats_create(const cls_stats_info *info, const cls_column_stats *
 {
     if (out) *out = NULL;
     if (!info || !cols || !out) return CLS_E_ARG;
-    if ((unsigned)info->scaler > CLS_DECIMAL || (unsigned)info->scope > CLS_SCOPE_BATCH ||
+    if ((unsigned)info->scaler > CLS_MAXABS || (unsigned)info->scope > CLS_SCOPE_BATCH ||
         (unsigned)info->dtype > CLS_F64)
         return CLS_E_ARG;
     if (info->groups == 0 || info->cols == 0) return CLS_E_ARG;
@@ -34,11 +35,16 @@ cls_status cls_stats_create(const cls_stats_info *info, const cls_column_stats *
     if (info->scaler == CLS_MINMAX && !(info->lo == 0 && info->hi == 0) && !(info->lo < info->hi))
         return CLS_E_ARG;
     if (info->scaler == CLS_ZSCORE && !info->has_moments) return CLS_E_ARG;
+    if (info->scaler == CLS_ROBUST && !info->has_quantiles) return CLS_E_ARG;
     if (info->groups > SIZE_MAX / info->cols) return CLS_E_ARG;
     size_t n = info->groups * info->cols;
     int moments = info->has_moments != 0;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         if (!column_ok(&cols[i], moments)) return CLS_E_ARG;
+        if (info->has_quantiles && cols[i].count &&
+            (!isfinite(cols[i].median) || !isfinite(cols[i].q_lo) || !isfinite(cols[i].q_hi)))
+            return CLS_E_ARG;
+    }
 
     cls_stats_info in = *info;
     in.clip = info->clip != 0;
@@ -63,10 +69,11 @@ cls_status cls_stats_create(const cls_stats_info *info, const cls_column_stats *
 cls_status cls_stats_params(const cls_stats *s, size_t group, size_t col, int inverse, cls_affine *out)
 {
     if (!s || !out || group >= s->info.groups || col >= s->info.cols) return CLS_E_ARG;
-    double lo = s->info.lo, hi = s->info.hi;
-    if (lo == 0 && hi == 0) hi = 1;  /* the pipeline's default range */
-    cls_params p = cls_params_of(&s->col[group * s->info.cols + col], s->info.scaler, lo, hi, inverse,
-                                 s->info.dtype);
+    /* every option the statistics recorded (the range; the robust
+     * scaler's centring, scaling and unit variance, which a range alone
+     * left off: a robust map read back as the identity) */
+    cls_scaler_opts o = cls_scaler_opts_info(&s->info);
+    cls_params p = cls_params_with(&s->col[group * s->info.cols + col], s->info.scaler, &o, inverse, s->info.dtype);
     out->shift = p.shift;
     out->scale = p.m;
     out->offset = p.o;

@@ -87,8 +87,14 @@ static _Thread_local char thread_err[CLS_ERR_LEN];
 
 static void set_message(cls_context *ctx, const char *fmt, va_list ap)
 {
+    /* formatted aside first: a message may quote the context's own
+     * ("the context failed to initialise: %s", ctx->err), and vsnprintf
+     * into the buffer it reads from is undefined (valgrind: overlap) */
+    char msg[CLS_ERR_LEN];
     pthread_mutex_lock(&ctx->err_lock);
-    vsnprintf(ctx->err, sizeof ctx->err, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    memcpy(ctx->err, msg, sizeof ctx->err < sizeof msg ? sizeof ctx->err : sizeof msg);
+    ctx->err[sizeof ctx->err - 1] = '\0';
     snprintf(thread_err, sizeof thread_err, "%s", ctx->err);
     pthread_mutex_unlock(&ctx->err_lock);
 }
