@@ -111,14 +111,15 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
         cls_karg_mem(&a, m[3]);
         cls_karg_mem(&a, m[4]);
         cls_karg_u64(&a, ne);
-        /* one column per work-item: 64 neighbouring columns a work-group,
-         * so that a CPU driver runs them as vectors; less where the kernel
-         * (private arrays) allows less */
-        size_t wg = 0, want = local < 64 ? 64 : local;
+        /* a work-item clips XW columns in the lanes of its vectors (clip.cl):
+         * the kernel vectorises itself, so small work-groups */
+        size_t wg = 0, want = 8;
         if (a.st == CLS_OK &&
             clGetKernelWorkGroupInfo(a.k, d->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) == CL_SUCCESS)
             while (wg && want > wg) want /= 2;
-        st = cls_pass_launch(&a, want, C, (size_t)ng);
+        if (getenv("CLS_CLIP_WG")) want = (size_t)atoi(getenv("CLS_CLIP_WG")); /* TEMP experiment */
+        size_t xw = v->dtype == CLS_F64 ? 4 : 8;
+        st = cls_pass_launch(&a, want, (C + xw - 1) / xw, (size_t)ng);
     }
     if (st == CLS_OK && o->write && !d->zero_copy) {
         e = clEnqueueReadBuffer(d->q[0], m[1], CL_TRUE, 0, bytes, yp, 0, NULL, NULL);
