@@ -63,7 +63,7 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
     const char *xp = v->x + off * es;
     char *yp = o->write ? v->y + off * es : NULL;
     int k = v->Rg <= 32 ? CLS_K_CLIP32 : v->Rg <= 64 ? CLS_K_CLIP64 : CLS_K_CLIP128;
-    cl_mem m[6] = {0}; /* input, output, sigmas, st, cn, a second reference */
+    cl_mem m[5] = {0}; /* input (in place: a second reference to the output), output, sigmas, st, cn */
     void *stp = malloc(8 * ne * es), *cnp = malloc(3 * ne * 4);
     cls_kargs a = {ctx, d, NULL, 0, v->dtype, CLS_OK};
     size_t local = 0;
@@ -77,7 +77,6 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
         if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "clCreateBuffer(output)", e);
         else if (yp == xp) {
             m[0] = m[1];
-            m[5] = m[1];
             clRetainMemObject(m[1]);
         }
     } else if (st == CLS_OK && o->write) {
@@ -117,7 +116,6 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
         if (a.st == CLS_OK &&
             clGetKernelWorkGroupInfo(a.k, d->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) == CL_SUCCESS)
             while (wg && want > wg) want /= 2;
-        if (getenv("CLS_CLIP_WG")) want = (size_t)atoi(getenv("CLS_CLIP_WG")); /* TEMP experiment */
         size_t xw = v->dtype == CLS_F64 ? 4 : 8;
         st = cls_pass_launch(&a, want, (C + xw - 1) / xw, (size_t)ng);
     }
@@ -152,7 +150,7 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
         }
         s->iters_of[u] = it;
     }
-    release(m, 6);
+    release(m, 5);
     free(stp);
     free(cnp);
     return st;
