@@ -69,7 +69,9 @@
 #define TO_RV_A convert_double4
 #define X_VLOAD vload4
 #define X_VSTORE vstore4
-#define X_GATHER(w, i) ((RV)((w)[(i).s0].s0, (w)[(i).s1].s1, (w)[(i).s2].s2, (w)[(i).s3].s3))
+#define X_GATHER(w, i)                                                        \
+    ((RV)(((const REAL *)(w))[(i).s0 * 4], ((const REAL *)(w))[(i).s1 * 4 + 1],  \
+          ((const REAL *)(w))[(i).s2 * 4 + 2], ((const REAL *)(w))[(i).s3 * 4 + 3]))
 #else
 #define XW 8
 #define RV float8
@@ -81,8 +83,10 @@
 #define X_VLOAD vload8
 #define X_VSTORE vstore8
 #define X_GATHER(w, i)                                                        \
-    ((RV)((w)[(i).s0].s0, (w)[(i).s1].s1, (w)[(i).s2].s2, (w)[(i).s3].s3,     \
-          (w)[(i).s4].s4, (w)[(i).s5].s5, (w)[(i).s6].s6, (w)[(i).s7].s7))
+    ((RV)(((const REAL *)(w))[(i).s0 * 8], ((const REAL *)(w))[(i).s1 * 8 + 1],  \
+          ((const REAL *)(w))[(i).s2 * 8 + 2], ((const REAL *)(w))[(i).s3 * 8 + 3],  \
+          ((const REAL *)(w))[(i).s4 * 8 + 4], ((const REAL *)(w))[(i).s5 * 8 + 5],  \
+          ((const REAL *)(w))[(i).s6 * 8 + 6], ((const REAL *)(w))[(i).s7 * 8 + 7]))
 #if CLS_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #define AV double8
@@ -104,6 +108,11 @@
 #else
 #define X_MAD_STD 1.482602218505602f
 #endif
+
+/* an index into w: in [0, QN) */
+#define X_IDX(i) select(select((i), (IV)(QN - 1), (i) > (IV)(QN - 1)), (IV)0, (i) < (IV)0)
+#define X_MIN(a, b) select((b), (a), (a) < (b))
+#define X_MAX(a, b) select((a), (b), (a) < (b))
 
 /* A row of the block: lanes past the last column read `dflt`. */
 RV F(x_load)(__global const REAL *p, uint nl, REAL dflt)
@@ -182,7 +191,7 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
         nlt -= ok & (t < (RV)0);
         nz -= ok & (t == (RV)0) & signbit(t);
     }
-    CLS_SORTNET(RV, w, QN);
+    CLS_SORTNET_BY(RV, w, QN, X_MIN, X_MAX);
     /* zeros back in key order (-0 first), as the counting kernels rank them */
     IV nneg = nlt + nz;
 #pragma unroll
@@ -200,8 +209,8 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
         it -= act;
         /* the median of the range (numpy's: the mean of the middle two) */
         IV has = n != 0;
-        IV i0 = clamp(a + ((n - 1) >> 1), (IV)0, (IV)(QN - 1));
-        IV i1 = clamp(a + (n >> 1), (IV)0, (IV)(QN - 1));
+        IV i0 = X_IDX(a + ((n - 1) >> 1));
+        IV i1 = X_IDX(a + (n >> 1));
         RV m0 = X_GATHER(w, i0), m1 = X_GATHER(w, i1);
         RV med = select((m0 + m1) / (RV)2, m0, (n & 1) != 0);
         med = select((RV)NAN, med, has);
@@ -216,8 +225,8 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
             IV l = j - 1;
             RV d0 = 0, d1 = 0;
             for (uint k = 0; k <= QN / 2; k++) {
-                RV dl = select((RV)INFINITY, fabs(X_GATHER(w, clamp(l, (IV)0, (IV)(QN - 1))) - med), l >= a);
-                RV dr = select((RV)INFINITY, fabs(X_GATHER(w, clamp(j, (IV)0, (IV)(QN - 1))) - med), j < end);
+                RV dl = select((RV)INFINITY, fabs(X_GATHER(w, X_IDX(l)) - med), l >= a);
+                RV dr = select((RV)INFINITY, fabs(X_GATHER(w, X_IDX(j)) - med), j < end);
                 IV left = dl <= dr;
                 RV d = select(dr, dl, left);
                 l += left;
@@ -254,8 +263,8 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
     } else if (fm == 1) {
         fill = select((RV)NAN, TO_RV_A(TO_AV(K) + TO_AV(rel)), has);
     } else if (fm == 2) {
-        IV i0 = clamp(a + ((n - 1) >> 1), (IV)0, (IV)(QN - 1));
-        IV i1 = clamp(a + (n >> 1), (IV)0, (IV)(QN - 1));
+        IV i0 = X_IDX(a + ((n - 1) >> 1));
+        IV i1 = X_IDX(a + (n >> 1));
         RV m0 = X_GATHER(w, i0), m1 = X_GATHER(w, i1);
         fill = select((RV)NAN, select((m0 + m1) / (RV)2, m0, (n & 1) != 0), has);
     } else if (fm == 3) {
@@ -317,6 +326,9 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
 #undef X_VSTORE
 #undef X_GATHER
 #undef X_MAD_STD
+#undef X_MIN
+#undef X_IDX
+#undef X_MAX
 #undef QN
 #undef QNAME
 #undef F

@@ -7,7 +7,7 @@
  * pass that writes the result, with the scaler's map fused into it when
  * the scaler's statistics follow from the moments (min-max, z-score,
  * decimal, max-abs: the kept values' moments plus k copies of the fill).
- * Short groups (clip_fast.h) clip in one pass instead of the moments and
+ * Short groups (<= 64 rows, clip_fast.h) clip in one pass instead of the moments and
  * masking passes, and find their fill there too.
  * Calls: clean_pass.c, clip_fast.c, select.c (medians), pipeline.c (what cannot fuse),
  * clean/ (host arithmetic), scalers/ (params). */
@@ -265,7 +265,7 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
     cls_cview vout = {out->data, out->data, in->dtype, G, Rg, C};
     const cls_cview *kept = &vin; /* where the kept values are, for medians and the mode */
     int kept_sent = 1;            /* whether the sentinel is still in that data */
-    int fast = o->clip && cls_clip_fast_fits(&vin) && !getenv("CLSCALE_CLIP_MULTIPASS");
+    int fast = o->clip && cls_clip_fast_fits(ctx, &vin) && !getenv("CLSCALE_CLIP_MULTIPASS");
     unsigned iters = 0;
     if (fast) {
         cls_clip_opts xo = {o->has_sent, o->sent, o->slo, o->shi, o->maxiters, o->center_mean, o->mad, o->clamp,
