@@ -137,21 +137,8 @@ __kernel void F(QNAME)(__global const REAL *x, ulong xoff, uint ncols, uint rows
             nz += (t && v == 0 && signbit(v)) ? 1u : 0u;
         }
     }
-    /* bitonic sort, ascending */
-#pragma unroll
-    for (uint s = 2; s <= QN; s <<= 1)
-#pragma unroll
-        for (uint j = s >> 1; j > 0; j >>= 1)
-#pragma unroll
-            for (uint i = 0; i < QN; i++) {
-                uint l = i ^ j;
-                if (l > i) {
-                    REAL a = w[i], b = w[l];
-                    REAL mn = a < b ? a : b, mx = a < b ? b : a;
-                    w[i] = (i & s) ? mx : mn;
-                    w[l] = (i & s) ? mn : mx;
-                }
-            }
+    /* bitonic sort, ascending (cl/sortnet.cl) */
+    CLS_SORTNET(REAL, w, QN);
     cnt[e] = n;
     __global const uint *rk = rank + (ulong)n * nk;
     for (uint j = 0; j < nk; j++) {

@@ -83,6 +83,9 @@ enum cls_kernel_id {
     CLS_K_QSORT64,        /* the same, <= 64 rows */
     CLS_K_OUTLIERS,       /* per column: values with |x - mean| > k * std (describe.cl) */
     CLS_K_ROW_HASH,       /* a hash of each row's block of columns (describe.cl) */
+    CLS_K_CLIP32,         /* k-sigma clipping of columns of <= 32 rows in private memory (clip.cl) */
+    CLS_K_CLIP64,         /* the same, <= 64 rows */
+    CLS_K_CLIP128,        /* the same, <= 128 rows */
     CLS_K_COUNT
 };
 extern const char *const cls_kernel_names[CLS_K_COUNT];

@@ -19,6 +19,12 @@ size_t cref_column(const cls_array *a, cls_scope scope, size_t g, size_t c, doub
 double cref_quantile(const double *v, size_t n, double q, cls_dtype t);
 /* numpy.nanmedian of sorted v[0..n) in dtype t. */
 double cref_median(const double *v, size_t n, cls_dtype t);
+/* Cleans column c of group g of x as the options say (astropy's
+ * sigma_clip(axis=0): cumulative masks, median or mean centre, std or
+ * mad_std; then SimpleImputer's fill): the reference output into want
+ * (indexed like x), and the counts of missing and clipped values. */
+void cref_clean_column(const cls_array *x, cls_scope scope, size_t g, size_t c, const cls_clean *o, double *want,
+                       uint64_t *missing, uint64_t *clipped);
 size_t cref_groups(const cls_array *a, cls_scope scope);
 size_t cref_group_rows(const cls_array *a, cls_scope scope);
 

@@ -14,123 +14,6 @@
 #include "clean_ref.h"
 #include "pipeline_util.h"
 
-#define MAD_STD 1.482602218505602
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* The median of n values (sorted here) as numpy's nanmedian in dtype t. */
-static double median_of(double *v, size_t n, cls_dtype t)
-{
-    if (!n) return NAN;
-    qsort(v, n, sizeof *v, cmp_d);
-    return cref_median(v, n, t);
-}
-
-/* Cleans column (g, c) of x as the options say: reference output into
- * want (indexed like x), and the counts. */
-static void ref_column(const cls_array *x, cls_scope scope, size_t g, size_t c, const cls_clean *o, double *want,
-                       uint64_t *missing, uint64_t *clipped)
-{
-    cls_dtype t = x->dtype;
-    size_t R = cref_group_rows(x, scope), C = x->cols, base = g * R * C + c;
-    double *v = malloc(R * sizeof *v), *buf = malloc(R * sizeof *buf);
-    int *keep = malloc(R * sizeof *keep);
-    size_t n0 = 0;
-    for (size_t r = 0; r < R; r++) {
-        v[r] = cref_get(x, base + r * C);
-        keep[r] = isfinite(v[r]) && !(o->has_missing_value && v[r] == o->missing_value);
-        n0 += (size_t)keep[r];
-    }
-    double L = -INFINITY, H = INFINITY;
-    int clip = o->sigma > 0;
-    double slo = o->sigma_lower > 0 ? o->sigma_lower : o->sigma, shi = o->sigma_upper > 0 ? o->sigma_upper : o->sigma;
-    int maxit = o->maxiters == 0 ? 5 : o->maxiters;
-    size_t n = n0;
-    for (int it = 0; clip && (maxit < 0 || it < maxit); it++) {
-        size_t k = 0;
-        double sum = 0;
-        for (size_t r = 0; r < R; r++)
-            if (keep[r]) {
-                buf[k++] = v[r];
-                sum += v[r];
-            }
-        if (k == 0) break;
-        double mean = sum / (double)k, m2 = 0;
-        for (size_t i = 0; i < k; i++) m2 += (buf[i] - mean) * (buf[i] - mean);
-        double med = median_of(buf, k, t);
-        double cen = o->center == CLS_CENTER_MEAN ? mean : med, spr;
-        if (o->spread == CLS_SPREAD_MAD_STD) {
-            size_t j = 0;
-            for (size_t r = 0; r < R; r++)
-                if (keep[r]) /* on the device |x - median| is a value of the data's dtype */
-                    buf[j++] = t == CLS_F32 ? (double)fabsf((float)v[r] - (float)med) : fabs(v[r] - med);
-            spr = MAD_STD * median_of(buf, j, CLS_F64);
-        } else {
-            spr = sqrt(m2 / (double)k);
-        }
-        double lo = cen - spr * slo, hi = cen + spr * shi;
-        if (lo > L) L = lo;
-        if (hi < H) H = hi;
-        if (t == CLS_F32) {
-            L = (float)L;
-            H = (float)H;
-        }
-        size_t nn = 0;
-        for (size_t r = 0; r < R; r++) {
-            keep[r] = keep[r] && v[r] >= L && v[r] <= H;
-            nn += (size_t)keep[r];
-        }
-        if (nn == n) break;
-        n = nn;
-    }
-    size_t k = 0;
-    double sum = 0;
-    for (size_t r = 0; r < R; r++)
-        if (keep[r]) {
-            buf[k++] = v[r];
-            sum += v[r];
-        }
-    double fill = NAN;
-    if (o->impute == CLS_IMPUTE_MEAN && k) fill = t == CLS_F32 ? (double)(float)(sum / (double)k) : sum / (double)k;
-    else if (o->impute == CLS_IMPUTE_MEDIAN) fill = median_of(buf, k, t);
-    else if (o->impute == CLS_IMPUTE_MOST_FREQUENT && k) {
-        qsort(buf, k, sizeof *buf, cmp_d);
-        size_t best = 0;
-        for (size_t i = 0; i < k;) {
-            size_t j = i;
-            while (j < k && buf[j] == buf[i]) j++;
-            if (j - i > best) {
-                best = j - i;
-                fill = buf[i];
-            }
-            i = j;
-        }
-    } else if (o->impute == CLS_IMPUTE_CONSTANT) fill = o->fill_value;
-    for (size_t r = 0; r < R; r++) {
-        double y = v[r];
-        int miss = !isfinite(y) || (o->has_missing_value && y == o->missing_value);
-        if (miss && o->has_missing_value && y == o->missing_value) y = NAN;
-        if (!miss && clip && !(y >= L && y <= H)) {
-            if (o->mode == CLS_CLIP_CLAMP) y = y < L ? L : H;
-            else {
-                miss = 1;
-                y = NAN;
-            }
-        }
-        if (miss && o->impute != CLS_IMPUTE_NONE) y = fill;
-        want[base + r * C] = y;
-    }
-    *missing = R - n0;
-    *clipped = clip ? n0 - k : 0;
-    free(v);
-    free(buf);
-    free(keep);
-}
-
 /* Cleans x on the devices and compares with the reference; with `scaler`,
  * through cls_fit_transform and a z-score / min-max of the reference's
  * cleaned data. */
@@ -143,8 +26,8 @@ static void check(cls_context *ctx, const cls_array *x, cls_scope scope, cls_cle
     o.missing_out = miss;
     o.clipped_out = clip;
     for (size_t g = 0; g < G; g++)
-        for (size_t c = 0; c < x->cols; c++) ref_column(x, scope, g, c, &o, want, &wmiss[g * x->cols + c],
-                                                        &wclip[g * x->cols + c]);
+        for (size_t c = 0; c < x->cols; c++)
+            cref_clean_column(x, scope, g, c, &o, want, &wmiss[g * x->cols + c], &wclip[g * x->cols + c]);
     cls_array y = make_out(x);
     cls_status st;
     if (scaler == CLS_NONE) st = cls_clean_data(ctx, &o, scope, x, &y);

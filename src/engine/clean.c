@@ -7,7 +7,9 @@
  * pass that writes the result, with the scaler's map fused into it when
  * the scaler's statistics follow from the moments (min-max, z-score,
  * decimal, max-abs: the kept values' moments plus k copies of the fill).
- * Calls: clean_pass.c, select.c (medians), pipeline.c (what cannot fuse),
+ * Short groups (<= 64 rows, clip_fast.h) clip in one pass instead of the moments and
+ * masking passes, and find their fill there too.
+ * Calls: clean_pass.c, clip_fast.c, select.c (medians), pipeline.c (what cannot fuse),
  * clean/ (host arithmetic), scalers/ (params). */
 #include <math.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 
 #include "clean/clean_host.h"
 #include "engine/clean_pass.h"
+#include "engine/clip_fast.h"
 #include "engine/select.h"
 #include "scalers/scaler.h"
 #include "stats/quantile.h"
@@ -262,24 +265,30 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
     cls_cview vout = {out->data, out->data, in->dtype, G, Rg, C};
     const cls_cview *kept = &vin; /* where the kept values are, for medians and the mode */
     int kept_sent = 1;            /* whether the sentinel is still in that data */
+    int fast = o->clip && cls_clip_fast_fits(ctx, &vin) && !getenv("CLSCALE_CLIP_MULTIPASS");
+    unsigned iters = 0;
+    if (fast) {
+        cls_clip_opts xo = {o->has_sent, o->sent, o->slo, o->shi, o->maxiters, o->center_mean, o->mad, o->clamp,
+                            (int)o->impute, o->fill, p == NULL};
+        st = cls_clip_fast(ctx, &vin, &xo, w.n0, &w.m, w.L, w.H, w.fill, &iters);
+    }
 
-    if (o->clip && o->clamp && in->data == out->data) {
+    if (o->clip && o->clamp && in->data == out->data && !fast) {
         orig = malloc(bytes);
         if (!orig) st = cls_fail(ctx, CLS_E_NOMEM, "cleaning: out of memory for a copy of the input (%zu bytes)",
                                  bytes);
         else memcpy(orig, in->data, bytes);
     }
     /* pass 1: missing values counted; when clipping, out = in with them NaN */
-    if (st == CLS_OK)
+    if (st == CLS_OK && !fast)
         st = cls_clean_moments(ctx, &vin, (o->has_sent ? CLS_CF_SENT : 0) | (o->clip ? CLS_CF_WRITE : 0), o->sent,
                                NULL, NULL, &w.m);
-    if (st == CLS_OK) memcpy(w.n0, w.m.n, ne * sizeof *w.n0);
-    for (size_t e = 0; e < ne; e++) {
+    if (st == CLS_OK && !fast) memcpy(w.n0, w.m.n, ne * sizeof *w.n0);
+    for (size_t e = 0; e < ne && !fast; e++) {
         w.L[e] = -INFINITY;
         w.H[e] = INFINITY;
     }
-    unsigned iters = 0;
-    if (st == CLS_OK && o->clip) {
+    if (st == CLS_OK && o->clip && !fast) {
         kept = &vout;
         kept_sent = 0;
         for (;;) {
@@ -301,7 +310,7 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
         }
     }
     /* fill values over the kept values */
-    if (st == CLS_OK) {
+    if (st == CLS_OK && !fast) {
         for (size_t e = 0; e < ne; e++) w.fill[e] = NAN;
         if (o->impute == CLS_IMPUTE_MEAN) {
             for (size_t e = 0; e < ne; e++) w.fill[e] = w.m.n[e] ? w.m.mean[e] : NAN;
@@ -321,8 +330,8 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
             for (size_t e = 0; e < ne; e++) w.fill[e] = o->fill;
         }
     }
-    /* the last pass: clean (and scale) into out */
-    if (st == CLS_OK) {
+    /* the last pass: clean (and scale) into out (the one-pass clip wrote it unless a scaler follows) */
+    if (st == CLS_OK && !(fast && !p)) {
         unsigned fl = (o->has_sent ? CLS_CF_SENT : 0) | (o->clip ? CLS_CF_BOUNDS : 0) |
                       (o->clip && o->clamp ? CLS_CF_CLAMP : 0) | (o->impute != CLS_IMPUTE_NONE ? CLS_CF_FILL : 0);
         for (size_t e = 0; e < ne; e++) {
@@ -349,7 +358,7 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
                 }
             }
         }
-        cls_cview src = o->clip && o->clamp ? vin : o->clip ? vout : vin;
+        cls_cview src = o->clip && o->clamp ? vin : o->clip && !fast ? vout : vin;
         if (orig) src.x = orig;
         src.y = out->data;
         if (st == CLS_OK) st = cls_clean_apply(ctx, &src, fl, o->sent, w.prm, rlo, rhi);

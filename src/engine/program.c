@@ -38,6 +38,9 @@ const char *const cls_kernel_names[CLS_K_COUNT] = {
     [CLS_K_QSORT64] = "qsort64",
     [CLS_K_OUTLIERS] = "outliers",
     [CLS_K_ROW_HASH] = "row_hash",
+    [CLS_K_CLIP32] = "clip32",
+    [CLS_K_CLIP64] = "clip64",
+    [CLS_K_CLIP128] = "clip128",
 };
 
 static char *source;
@@ -52,13 +55,15 @@ static void assemble(void)
                               "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
                               "#define REAL double\n#define REAL_BYTES 8\n#define SFX _f64\n";
     static const char end[] = "\n#endif\n";
-    size_t body = strlen(cls_src_scale) + strlen(cls_src_quantile) + strlen(cls_src_clean) + strlen(cls_src_describe);
-    size_t n = strlen(cls_src_common) + strlen(f32) + 2 * body + strlen(f64) + strlen(end) + 1;
+    size_t body = strlen(cls_src_scale) + strlen(cls_src_quantile) + strlen(cls_src_clean) + strlen(cls_src_describe) +
+                  strlen(cls_src_clip);
+    size_t n = strlen(cls_src_common) + strlen(cls_src_sortnet) + strlen(f32) + 2 * body + strlen(f64) +
+               strlen(end) + 1;
     source = malloc(n);
     if (!source) return;
-    snprintf(source, n, "%s%s%s%s%s%s%s%s%s%s%s%s", cls_src_common, f32, cls_src_scale, cls_src_quantile,
-             cls_src_clean, cls_src_describe, f64, cls_src_scale, cls_src_quantile, cls_src_clean, cls_src_describe,
-             end);
+    snprintf(source, n, "%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s", cls_src_common, cls_src_sortnet, f32, cls_src_scale,
+             cls_src_quantile, cls_src_clean, cls_src_describe, cls_src_clip, f64, cls_src_scale, cls_src_quantile,
+             cls_src_clean, cls_src_describe, cls_src_clip, end);
     source_len = strlen(source);
 }
 

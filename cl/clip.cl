@@ -1,0 +1,342 @@
+/* Iterated k-sigma clipping of short columns in one kernel
+ * (src/engine/clip_fast.c drives it; written once for REAL = float or
+ * double like clean.cl).
+ *
+ * Work-item (block b of XW neighbouring columns, group g of the unit)
+ * owns XW columns of a statistics group of `rows` <= QN rows, one per
+ * lane of explicit vectors (XW = 4 doubles or 8 floats: one AVX2 register;
+ * a CPU driver does not vectorise a kernel whose loops run a
+ * data-dependent number of times, so the kernel does it itself). It loads
+ * the columns once into private memory (v, in row order), sorts a copy (w,
+ * cl/sortnet.cl, on vectors) and clips in registers. The values kept are
+ * always the sorted values inside the bounds [L, H], a contiguous range
+ * w[a, a + n) per lane, so the median is the middle of the range and the
+ * MAD the median of a merge of its two sides. The moments (count, mean,
+ * m2, min, max) are summed in row order with the same shifted sums as
+ * clean.cl's clean_moments and combined with the float64 arithmetic of
+ * clean.c: with float64 available (ACC = double) every iteration's bounds,
+ * hence every mask, equal the multi-pass path's. Without cl_khr_fp64
+ * (rusticl) ACC is float and the centre and spread carry float32 rounding.
+ * A lane's column that stopped changing is done; the work-item loops
+ * until all of its lanes are (at most QN + 1 times: each iteration but
+ * the last drops a value).
+ *
+ * Then, with CLS_XF_WRITE, it writes the columns once: clipped values NaN
+ * or clamped to the final bounds, missing ones (NaN, +-Inf, the sentinel)
+ * filled or left (a sentinel not filled becomes NaN), as clean_apply does.
+ *
+ * Outputs, entry e = g * ncols + column of planes `pstride` apart:
+ * st: 0 shift K, 1 mean - K (the mean is their float64 sum), 2 m2, 3 min,
+ *     4 max, 5 lower bound, 6 upper bound, 7 fill value;
+ * cn: 0 values not missing, 1 values kept, 2 iterations run. */
+
+#define CLS_XF_SENT   1u   /* a value equal to `sent` is missing */
+#define CLS_XF_MEAN   2u   /* centre: mean (else median) */
+#define CLS_XF_MAD    4u   /* spread: mad_std (else std) */
+#define CLS_XF_CLAMP  8u   /* clipped values take the nearest bound (else NaN) */
+#define CLS_XF_WRITE  16u  /* write y */
+#define CLS_XF_FILL_SHIFT 8 /* bits 8..10: 0 none, 1 mean, 2 median, 3 most frequent, 4 constant */
+
+#if CLS_KERNEL == CLS_KID_CLIP32 || CLS_KERNEL == CLS_KID_CLIP64 || CLS_KERNEL == CLS_KID_CLIP128
+#if CLS_KERNEL == CLS_KID_CLIP32
+#define QN 32
+#define QNAME clip32
+#elif CLS_KERNEL == CLS_KID_CLIP64
+#define QN 64
+#define QNAME clip64
+#else
+#define QN 128
+#define QNAME clip128
+#endif
+#define F(name) CAT(name, SFX)
+
+/* Lane types: RV values, IV their masks and counts (signed, the width of
+ * REAL), AV the accumulator (float64 where the device has it), AIV its
+ * masks. */
+#if REAL_BYTES == 8
+#define XW 4
+#define RV double4
+#define IV long4
+#define UV uint4
+#define AV double4
+#define AIV long4
+#define ACC double
+#define TO_UV convert_uint4
+#define TO_RV convert_double4
+#define TO_IV convert_long4
+#define TO_AV convert_double4
+#define TO_AIV convert_long4
+#define TO_RV_A convert_double4
+#define X_VLOAD vload4
+#define X_VSTORE vstore4
+#define X_GATHER(w, i)                                                        \
+    ((RV)(((const REAL *)(w))[(i).s0 * 4], ((const REAL *)(w))[(i).s1 * 4 + 1],  \
+          ((const REAL *)(w))[(i).s2 * 4 + 2], ((const REAL *)(w))[(i).s3 * 4 + 3]))
+#else
+#define XW 8
+#define RV float8
+#define IV int8
+#define UV uint8
+#define TO_UV convert_uint8
+#define TO_RV convert_float8
+#define TO_IV convert_int8
+#define X_VLOAD vload8
+#define X_VSTORE vstore8
+#define X_GATHER(w, i)                                                        \
+    ((RV)(((const REAL *)(w))[(i).s0 * 8], ((const REAL *)(w))[(i).s1 * 8 + 1],  \
+          ((const REAL *)(w))[(i).s2 * 8 + 2], ((const REAL *)(w))[(i).s3 * 8 + 3],  \
+          ((const REAL *)(w))[(i).s4 * 8 + 4], ((const REAL *)(w))[(i).s5 * 8 + 5],  \
+          ((const REAL *)(w))[(i).s6 * 8 + 6], ((const REAL *)(w))[(i).s7 * 8 + 7]))
+#if CLS_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define AV double8
+#define AIV long8
+#define ACC double
+#define TO_AV convert_double8
+#define TO_AIV convert_long8
+#else
+#define AV float8
+#define AIV int8
+#define ACC float
+#define TO_AV convert_float8
+#define TO_AIV convert_int8
+#endif
+#define TO_RV_A convert_float8
+#endif
+#if CLS_FP64
+#define X_MAD_STD 1.482602218505602 /* clean_host.h's CLS_MAD_STD */
+#else
+#define X_MAD_STD 1.482602218505602f
+#endif
+
+/* an index into w: in [0, QN) */
+#define X_IDX(i) select(select((i), (IV)(QN - 1), (i) > (IV)(QN - 1)), (IV)0, (i) < (IV)0)
+#define X_MIN(a, b) select((b), (a), (a) < (b))
+#define X_MAX(a, b) select((a), (b), (a) < (b))
+
+/* A row of the block: lanes past the last column read `dflt`. */
+RV F(x_load)(__global const REAL *p, uint nl, REAL dflt)
+{
+    if (nl >= XW) return X_VLOAD(0, p);
+    REAL t[XW];
+    for (uint k = 0; k < XW; k++) t[k] = k < nl ? p[k] : dflt;
+    return X_VLOAD(0, t);
+}
+
+void F(x_store)(RV v, __global REAL *p, uint nl)
+{
+    if (nl >= XW) {
+        X_VSTORE(v, 0, p);
+        return;
+    }
+    REAL t[XW];
+    X_VSTORE(v, 0, t);
+    for (uint k = 0; k < nl; k++) p[k] = t[k];
+}
+
+void F(x_store_u)(UV v, __global uint *p, uint nl)
+{
+    uint t[XW];
+    CAT(vstore, XW)(v, 0, t);
+    for (uint k = 0; k < XW && k < nl; k++) p[k] = t[k];
+}
+
+/* The moments of the values of v[0, rows) inside [lo, hi] per lane
+ * (missing ones are +Inf in v and never inside): clean_moments'
+ * arithmetic, lane by lane. a: the values below lo. */
+#define CLIP_MOMENTS(lo, hi)                                                  \
+    do {                                                                      \
+        RV lo_ = (lo), hi_ = (hi);                                            \
+        n = 0; a = 0;                                                         \
+        K = 0; s1 = 0; s2 = 0; mn = INFINITY; mx = -INFINITY;                 \
+        for (uint i = 0; i < rows; i++) {                                     \
+            RV xv = v[i];                                                     \
+            IV fin = xv != (RV)INFINITY;                                      \
+            IV keep = fin & (xv >= lo_) & (xv <= hi_);                        \
+            a -= fin & (xv < lo_);                                            \
+            K = select(K, xv, keep & (n == 0));                               \
+            RV u = select((RV)0, xv - K, keep);                               \
+            n -= keep;                                                        \
+            s1 += u;                                                          \
+            s2 += u * u;                                                      \
+            mn = select(mn, fmin(mn, xv), keep);                              \
+            mx = select(mx, fmax(mx, xv), keep);                              \
+        }                                                                     \
+        rel = select((RV)0, s1 / TO_RV(n), n != 0);                           \
+        m2 = fmax(s2 - s1 * rel, (RV)0);                                      \
+    } while (0)
+
+__kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uint rows, uint ngroups,
+                       uint flags, REAL sent, __global const ACC *sig, int maxiters, REAL cfill,
+                       __global REAL *st, __global uint *cn, ulong pstride)
+{
+    uint c0 = (uint)get_global_id(0) * XW;
+    uint g = (uint)get_global_id(1);
+    if (c0 >= ncols || g >= ngroups) return;
+    uint nl = ncols - c0; /* lanes with a column: XW, or fewer in the last block */
+    ulong e = (ulong)g * ncols + c0;
+    __global const REAL *p = x + (ulong)g * rows * ncols + c0;
+    int sen = (flags & CLS_XF_SENT) != 0;
+    /* missing values become +Inf: after every finite value in the sort, and
+     * never inside the bounds */
+    RV v[QN], w[QN];
+    IV n0 = 0, nlt = 0, nz = 0;
+    for (uint i = 0; i < QN; i++) {
+        RV t = i < rows ? F(x_load)(p + (ulong)i * ncols, nl, (REAL)INFINITY) : (RV)INFINITY;
+        IV ok = isfinite(t) & (sen ? t != (RV)sent : (IV)-1);
+        t = select((RV)INFINITY, t, ok);
+        v[i] = t;
+        w[i] = t;
+        n0 -= ok;
+        nlt -= ok & (t < (RV)0);
+        nz -= ok & (t == (RV)0) & signbit(t);
+    }
+    CLS_SORTNET_BY(RV, w, QN, X_MIN, X_MAX);
+    /* zeros back in key order (-0 first), as the counting kernels rank them */
+    IV nneg = nlt + nz;
+#pragma unroll
+    for (uint i = 0; i < QN; i++)
+        w[i] = select(w[i], select((RV)0, -(RV)0, (IV)i < nneg), w[i] == (RV)0);
+
+    AV slo = (AV)sig[0], shi = (AV)sig[1];
+    AV L = (AV)-INFINITY, H = (AV)INFINITY;
+    IV n, a;
+    RV K, s1, s2, mn, mx, rel, m2;
+    CLIP_MOMENTS((RV)-INFINITY, (RV)INFINITY);
+    IV act = (IV)-1, it = 0;
+    for (uint t = 0; t <= QN; t++) {
+        if ((maxiters >= 0 && t >= (uint)maxiters) || !any(act)) break;
+        it -= act;
+        /* the median of the range (numpy's: the mean of the middle two) */
+        IV has = n != 0;
+        IV i0 = X_IDX(a + ((n - 1) >> 1));
+        IV i1 = X_IDX(a + (n >> 1));
+        RV m0 = X_GATHER(w, i0), m1 = X_GATHER(w, i1);
+        RV med = select((m0 + m1) / (RV)2, m0, (n & 1) != 0);
+        med = select((RV)NAN, med, has);
+        AIV hasa = TO_AIV(has);
+        AV cen = (flags & CLS_XF_MEAN) ? select((AV)NAN, TO_AV(K) + TO_AV(rel), hasa) : TO_AV(med);
+        AV spr;
+        if (flags & CLS_XF_MAD) {
+            /* median of |x - med| over the range: the distances grow away
+             * from med on both sides; merge the sides up to rank n / 2 */
+            IV r0 = (n - 1) >> 1, r1 = n >> 1, end = a + n, j = a;
+            for (uint i = 0; i < QN; i++) j -= ((IV)i >= a) & ((IV)i < end) & (w[i] < med);
+            IV l = j - 1;
+            RV d0 = 0, d1 = 0;
+            for (uint k = 0; k <= QN / 2; k++) {
+                RV dl = select((RV)INFINITY, fabs(X_GATHER(w, X_IDX(l)) - med), l >= a);
+                RV dr = select((RV)INFINITY, fabs(X_GATHER(w, X_IDX(j)) - med), j < end);
+                IV left = dl <= dr;
+                RV d = select(dr, dl, left);
+                l += left;
+                j -= ~left;
+                d0 = select(d0, d, (IV)k == r0);
+                d1 = select(d1, d, (IV)k == r1);
+            }
+            AV odd = TO_AV(d0), even = (TO_AV(d0) + TO_AV(d1)) / (AV)2;
+            spr = select(even, odd, TO_AIV((n & 1) != 0)) * (AV)X_MAD_STD;
+            spr = select((AV)NAN, spr, hasa);
+        } else {
+            spr = select((AV)NAN, sqrt(TO_AV(m2) / TO_AV(n)), hasa);
+        }
+        {
+            /* as the host computes them (no fused multiply-add) */
+#pragma OPENCL FP_CONTRACT OFF
+            AV lo = cen - spr * slo, hi = cen + spr * shi;
+            AIV upd = TO_AIV(act);
+            L = select(L, lo, upd & (lo > L));
+            H = select(H, hi, upd & (hi < H));
+        }
+        IV before = n;
+        CLIP_MOMENTS(TO_RV_A(L), TO_RV_A(H));
+        act &= n != before;
+    }
+    RV lor = TO_RV_A(L), hir = TO_RV_A(H);
+    IV has = n != 0;
+
+    /* the fill value over the kept values */
+    uint fm = (flags >> CLS_XF_FILL_SHIFT) & 7u;
+    RV fill = (RV)NAN;
+    if (fm == 4) {
+        fill = (RV)cfill;
+    } else if (fm == 1) {
+        fill = select((RV)NAN, TO_RV_A(TO_AV(K) + TO_AV(rel)), has);
+    } else if (fm == 2) {
+        IV i0 = X_IDX(a + ((n - 1) >> 1));
+        IV i1 = X_IDX(a + (n >> 1));
+        RV m0 = X_GATHER(w, i0), m1 = X_GATHER(w, i1);
+        fill = select((RV)NAN, select((m0 + m1) / (RV)2, m0, (n & 1) != 0), has);
+    } else if (fm == 3) {
+        /* the longest run of equal values, the smallest of ties */
+        IV run = 0, best = 0, end = a + n;
+        for (uint i = 0; i < QN; i++) {
+            IV in = ((IV)i >= a) & ((IV)i < end);
+            IV same = i > 0 ? (w[i] == w[i > 0 ? i - 1 : 0]) & ((IV)i > a) : (IV)0;
+            run = select((IV)0, select((IV)1, run + 1, same), in);
+            IV better = in & (run > best);
+            fill = select(fill, w[i], better);
+            best = select(best, run, better);
+        }
+    }
+
+    if (flags & CLS_XF_WRITE) {
+        int clm = (flags & CLS_XF_CLAMP) != 0;
+        IV fil = fm != 0 ? (IV)-1 : (IV)0;
+        __global REAL *q = y + (ulong)g * rows * ncols + c0;
+        for (uint i = 0; i < rows; i++) {
+            RV t = F(x_load)(p + (ulong)i * ncols, nl, (REAL)0);
+            IV is_sent = sen ? t == (RV)sent : (IV)0;
+            IV miss = !isfinite(t) | is_sent;
+            t = select(t, (RV)NAN, is_sent);
+            IV out = ~miss & !((t >= lor) & (t <= hir));
+            t = select(t, clm ? clamp(t, lor, hir) : (RV)NAN, out);
+            miss |= clm ? (IV)0 : out;
+            F(x_store)(select(t, fill, miss & fil), q + (ulong)i * ncols, nl);
+        }
+    }
+
+    F(x_store)(K, st + e, nl);
+    F(x_store)(rel, st + pstride + e, nl);
+    F(x_store)(m2, st + 2 * pstride + e, nl);
+    F(x_store)(mn, st + 3 * pstride + e, nl);
+    F(x_store)(mx, st + 4 * pstride + e, nl);
+    F(x_store)(lor, st + 5 * pstride + e, nl);
+    F(x_store)(hir, st + 6 * pstride + e, nl);
+    F(x_store)(fill, st + 7 * pstride + e, nl);
+    F(x_store_u)(TO_UV(n0), cn + e, nl);
+    F(x_store_u)(TO_UV(n), cn + pstride + e, nl);
+    F(x_store_u)(TO_UV(it), cn + 2 * pstride + e, nl);
+}
+#undef CLIP_MOMENTS
+#undef XW
+#undef RV
+#undef IV
+#undef UV
+#undef AV
+#undef AIV
+#undef ACC
+#undef TO_UV
+#undef TO_RV
+#undef TO_IV
+#undef TO_AV
+#undef TO_AIV
+#undef TO_RV_A
+#undef X_VLOAD
+#undef X_VSTORE
+#undef X_GATHER
+#undef X_MAD_STD
+#undef X_MIN
+#undef X_IDX
+#undef X_MAX
+#undef QN
+#undef QNAME
+#undef F
+#endif
+
+#undef CLS_XF_SENT
+#undef CLS_XF_MEAN
+#undef CLS_XF_MAD
+#undef CLS_XF_CLAMP
+#undef CLS_XF_WRITE
+#undef CLS_XF_FILL_SHIFT

@@ -1,0 +1,28 @@
+/* The bitonic sorting network shared by the short-column kernels
+ * (quantile.cl's qsort32/qsort64, clip.cl). Type-generic: the macro is
+ * defined once, before both REAL sections.
+ *
+ * CLS_SORTNET(T, w, QN) sorts the private array T w[QN] ascending (QN a
+ * power of two, a compile-time constant); CLS_SORTNET_BY takes the min and
+ * max of two T (vectors need select(): Oclgrind 21.10 gets ?: with a
+ * vector condition wrong). The loops unroll completely: no
+ * branch and the same instructions for every work-item, so a CPU driver
+ * runs the network across work-items in SIMD (minpd/maxpd). Equal values
+ * (-0 and +0) may leave in either order. */
+#ifndef CLS_SORTNET
+#define CLS_SN_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define CLS_SN_MAX(a, b) ((a) < (b) ? (b) : (a))
+#define CLS_SORTNET(T, w, QN) CLS_SORTNET_BY(T, w, QN, CLS_SN_MIN, CLS_SN_MAX)
+#define CLS_SORTNET_BY(T, w, QN, MIN, MAX)                                    \
+    _Pragma("unroll") for (uint s_ = 2; s_ <= (QN); s_ <<= 1)                 \
+    _Pragma("unroll") for (uint j_ = s_ >> 1; j_ > 0; j_ >>= 1)               \
+    _Pragma("unroll") for (uint i_ = 0; i_ < (QN); i_++) {                    \
+        uint l_ = i_ ^ j_;                                                    \
+        if (l_ > i_) {                                                        \
+            T a_ = (w)[i_], b_ = (w)[l_];                                     \
+            T mn_ = MIN(a_, b_), mx_ = MAX(a_, b_);                           \
+            (w)[i_] = (i_ & s_) ? mx_ : mn_;                                  \
+            (w)[l_] = (i_ & s_) ? mn_ : mx_;                                  \
+        }                                                                     \
+    }
+#endif

@@ -1,0 +1,194 @@
+/* k-sigma clipping of short groups in one pass (clip_fast.h): units of
+ * whole statistics groups that every device able to run the dtype pulls,
+ * one work-item per column of a group (cl/clip.cl). Each unit owns its
+ * entries of the result tables, so no lock.
+ * Calls: passes.c (the units on the devices), program.c (the kernels). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/clip_fast.h"
+#include "engine/passes.h"
+
+/* Bytes of data per unit: units small enough for several devices to share
+ * seed-A's 18 matrices; a group larger than CLS_XGROUP_MAX takes the
+ * multi-pass path (its buffer would be one allocation). */
+#define CLS_XUNIT_BYTES ((uint64_t)16 << 20)
+#define CLS_XGROUP_MAX ((uint64_t)128 << 20)
+
+#define CLS_XF_SENT  1u
+#define CLS_XF_MEAN  2u
+#define CLS_XF_MAD   4u
+#define CLS_XF_CLAMP 8u
+#define CLS_XF_WRITE 16u
+#define CLS_XF_FILL_SHIFT 8
+
+typedef struct xstate {
+    const cls_cview     *v;
+    const cls_clip_opts *o;
+    uint64_t             gpu; /* groups per unit */
+    size_t               n;   /* units */
+    uint64_t            *n0;
+    cls_cmoments        *m;
+    double              *L, *H, *fill;
+    unsigned            *iters_of; /* per unit */
+} xstate;
+
+int cls_clip_fast_fits(const cls_context *ctx, const cls_cview *v)
+{
+    size_t es = v->dtype == CLS_F64 ? 8 : 4;
+    /* Oclgrind 21.10 runs this kernel wrongly (a column with negative
+     * values gets wrong moments; PoCL and rusticl agree with the multi-pass
+     * path; not understood yet): a context with an Oclgrind device keeps
+     * the multi-pass path */
+    for (size_t i = 0; i < ctx->ndevs; i++)
+        if (ctx->devs[i].alive && ctx->devs[i].info.platform && strstr(ctx->devs[i].info.platform, "Oclgrind"))
+            return 0;
+    return v->Rg >= 1 && v->Rg <= CLS_CLIP_FAST_ROWS && v->C <= UINT32_MAX && v->G <= UINT32_MAX &&
+           v->Rg * v->C * es <= CLS_XGROUP_MAX;
+}
+
+static double at(const void *p, size_t i, cls_dtype t)
+{
+    return t == CLS_F64 ? ((const double *)p)[i] : (double)((const float *)p)[i];
+}
+
+static void release(cl_mem *m, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (m[i]) clReleaseMemObject(m[i]);
+}
+
+static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
+{
+    xstate *s = user;
+    const cls_cview *v = s->v;
+    const cls_clip_opts *o = s->o;
+    uint64_t g0 = u * s->gpu, ng = v->G - g0 < s->gpu ? v->G - g0 : s->gpu;
+    size_t C = v->C, es = v->dtype == CLS_F64 ? 8 : 4, ne = (size_t)ng * C, e0 = (size_t)g0 * C;
+    size_t off = (size_t)(g0 * v->Rg) * C, bytes = (size_t)(ng * v->Rg) * C * es;
+    const char *xp = v->x + off * es;
+    char *yp = o->write ? v->y + off * es : NULL;
+    int k = v->Rg <= 32 ? CLS_K_CLIP32 : v->Rg <= 64 ? CLS_K_CLIP64 : CLS_K_CLIP128;
+    cl_mem m[5] = {0}; /* input (in place: a second reference to the output), output, sigmas, st, cn */
+    void *stp = malloc(8 * ne * es), *cnp = malloc(3 * ne * 4);
+    cls_kargs a = {ctx, d, NULL, 0, v->dtype, CLS_OK};
+    size_t local = 0;
+    cl_int e = CL_SUCCESS;
+    cls_status st = stp && cnp ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+    if (st == CLS_OK) st = cls_kernel_get(ctx, d, k, v->dtype, 0, &a.k, &local, NULL);
+    /* buffers: the host memory itself on a zero-copy device (one buffer in
+     * place), else a copy in and a device buffer read back */
+    if (st == CLS_OK && o->write && d->zero_copy) {
+        m[1] = clCreateBuffer(d->cl, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, yp, &e);
+        if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "clCreateBuffer(output)", e);
+        else if (yp == xp) {
+            m[0] = m[1];
+            clRetainMemObject(m[1]);
+        }
+    } else if (st == CLS_OK && o->write) {
+        st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, bytes, NULL, &m[1]);
+    }
+    if (st == CLS_OK && !m[0]) st = cls_pass_input(ctx, d, xp, bytes, &m[0]);
+    if (st == CLS_OK) {
+        /* the sigmas in the kernel's accumulator type: double where the
+         * device has it (clip.cl's ACC) */
+        double sd[2] = {o->slo, o->shi};
+        float sf[2] = {(float)o->slo, (float)o->shi};
+        st = d->info.fp64 ? cls_pass_buffer(ctx, d, CL_MEM_READ_ONLY, sizeof sd, sd, &m[2])
+                          : cls_pass_buffer(ctx, d, CL_MEM_READ_ONLY, sizeof sf, sf, &m[2]);
+    }
+    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, 8 * ne * es, NULL, &m[3]);
+    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, 3 * ne * 4, NULL, &m[4]);
+    if (st == CLS_OK) {
+        unsigned fl = (o->has_sent ? CLS_XF_SENT : 0) | (o->center_mean ? CLS_XF_MEAN : 0) |
+                      (o->mad ? CLS_XF_MAD : 0) | (o->clamp ? CLS_XF_CLAMP : 0) | (o->write ? CLS_XF_WRITE : 0) |
+                      ((unsigned)o->fill << CLS_XF_FILL_SHIFT);
+        cls_karg_mem(&a, m[0]);
+        cls_karg_mem(&a, o->write ? m[1] : m[0]);
+        cls_karg_u32(&a, C);
+        cls_karg_u32(&a, v->Rg);
+        cls_karg_u32(&a, ng);
+        cls_karg_u32(&a, fl);
+        cls_karg_real(&a, o->has_sent ? o->sent : 0);
+        cls_karg_mem(&a, m[2]);
+        cls_karg_u32(&a, (uint32_t)(o->maxiters < 0 ? -1 : o->maxiters));
+        cls_karg_real(&a, o->fill == CLS_XFILL_CONSTANT ? o->fill_value : 0);
+        cls_karg_mem(&a, m[3]);
+        cls_karg_mem(&a, m[4]);
+        cls_karg_u64(&a, ne);
+        /* a work-item clips XW columns in the lanes of its vectors (clip.cl):
+         * the kernel vectorises itself, so small work-groups */
+        size_t wg = 0, want = 8;
+        if (a.st == CLS_OK &&
+            clGetKernelWorkGroupInfo(a.k, d->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) == CL_SUCCESS)
+            while (wg && want > wg) want /= 2;
+        size_t xw = v->dtype == CLS_F64 ? 4 : 8;
+        st = cls_pass_launch(&a, want, (C + xw - 1) / xw, (size_t)ng);
+    }
+    if (st == CLS_OK && o->write && !d->zero_copy) {
+        e = clEnqueueReadBuffer(d->q[0], m[1], CL_TRUE, 0, bytes, yp, 0, NULL, NULL);
+        if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "clEnqueueReadBuffer(output)", e);
+    }
+    if (st == CLS_OK) {
+        e = clEnqueueReadBuffer(d->q[0], m[3], CL_TRUE, 0, 8 * ne * es, stp, 0, NULL, NULL);
+        if (e == CL_SUCCESS) e = clEnqueueReadBuffer(d->q[0], m[4], CL_TRUE, 0, 3 * ne * 4, cnp, 0, NULL, NULL);
+        if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "clEnqueueReadBuffer", e);
+    }
+    if (st == CLS_OK) {
+        const uint32_t *cn = cnp;
+        unsigned it = 0;
+        for (size_t i = 0; i < ne; i++) {
+            size_t x = e0 + i;
+            uint64_t n = cn[ne + i];
+            s->n0[x] = cn[i];
+            s->m->n[x] = n;
+            /* the moments as clean_pass.c folds one chunk: NaN when empty */
+            s->m->mean[x] = n ? at(stp, i, v->dtype) + at(stp, ne + i, v->dtype) : NAN;
+            s->m->m2[x] = n ? at(stp, 2 * ne + i, v->dtype) : NAN;
+            s->m->min[x] = n ? at(stp, 3 * ne + i, v->dtype) : NAN;
+            s->m->max[x] = n ? at(stp, 4 * ne + i, v->dtype) : NAN;
+            s->L[x] = at(stp, 5 * ne + i, v->dtype);
+            s->H[x] = at(stp, 6 * ne + i, v->dtype);
+            s->fill[x] = o->fill == CLS_XFILL_CONSTANT ? o->fill_value
+                         : o->fill == CLS_XFILL_NONE  ? NAN
+                                                      : at(stp, 7 * ne + i, v->dtype);
+            if (cn[2 * ne + i] > it) it = cn[2 * ne + i];
+        }
+        s->iters_of[u] = it;
+    }
+    release(m, 5);
+    free(stp);
+    free(cnp);
+    return st;
+}
+
+cls_status cls_clip_fast(cls_context *ctx, const cls_cview *v, const cls_clip_opts *o, uint64_t *n0,
+                         cls_cmoments *m, double *L, double *H, double *fill, unsigned *iters)
+{
+    size_t es = v->dtype == CLS_F64 ? 8 : 4;
+    uint64_t group = v->Rg * v->C * es;
+    xstate s;
+    memset(&s, 0, sizeof s);
+    s.v = v;
+    s.o = o;
+    s.gpu = CLS_XUNIT_BYTES / (group ? group : 1);
+    if (s.gpu < 1) s.gpu = 1;
+    s.n = (size_t)((v->G + s.gpu - 1) / s.gpu);
+    s.n0 = n0;
+    s.m = m;
+    s.L = L;
+    s.H = H;
+    s.fill = fill;
+    s.iters_of = calloc(s.n ? s.n : 1, sizeof *s.iters_of);
+    if (!s.iters_of) return cls_fail(ctx, CLS_E_NOMEM, "cleaning: out of memory");
+    cls_status st = cls_passes_run(ctx, v->dtype, s.n, unit_run, &s);
+    if (st == CLS_OK) {
+        unsigned it = 0;
+        for (size_t u = 0; u < s.n; u++)
+            if (s.iters_of[u] > it) it = s.iters_of[u];
+        *iters = it;
+    }
+    free(s.iters_of);
+    return st;
+}

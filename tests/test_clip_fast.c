@@ -1,0 +1,242 @@
+/* The one-pass clipping of short groups (<= 64 rows: cl/clip.cl,
+ * src/engine/clip_fast.c) against the multi-pass path it replaces
+ * (CLSCALE_CLIP_MULTIPASS=1) and against the float64 reference of
+ * astropy's sigma_clip + SimpleImputer (clean_ref.c): outputs, counts,
+ * fill values, iterations and the fused scaler's fitted statistics.
+ *
+ * Where the devices have float64 (ACC = double in clip.cl) the two paths
+ * do the same arithmetic in the same order: equal bit for bit. Without it
+ * (rusticl, float32) the one-pass kernel's centre and spread are float32:
+ * there it is checked against the reference only.
+ *
+ * Hostile data (clean_ref.c's columns: ties, heavy tails, NaN and +-Inf,
+ * constant, all-NaN, float32 at 1e6), a sentinel, group sizes 1 to 64
+ * (each sorting network: 32 and 64 rows), the last block of columns
+ * part-full, both scopes (batch scope with few rows in all), median or
+ * mean centre, std or mad_std, sigma_lower != sigma_upper, maxiters 1, 3,
+ * 5 and none, mask and clamp, every imputation.
+ *
+ * Not on Oclgrind: a context with an Oclgrind device keeps the multi-pass
+ * path (clip_fast.c says why); test_clean covers that path there. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clean_ref.h"
+#include "pipeline_util.h"
+
+typedef struct result {
+    cls_array y;
+    uint64_t *miss, *clip;
+    double   *fill;
+    unsigned  iters;
+} result;
+
+static int same(double a, double b) { return (isnan(a) && isnan(b)) || (a == b && signbit(a) == signbit(b)); }
+
+/* Cleans x with o through the one-pass path or (multipass) the counting
+ * passes. setenv between calls: no library thread runs then. */
+static void run(cls_context *ctx, const cls_array *x, cls_scope scope, cls_clean o, int multipass, result *r)
+{
+    size_t ne = cref_groups(x, scope) * x->cols;
+    r->y = make_out(x);
+    r->miss = calloc(ne, 8);
+    r->clip = calloc(ne, 8);
+    r->fill = calloc(ne, 8);
+    o.missing_out = r->miss;
+    o.clipped_out = r->clip;
+    o.fill_out = r->fill;
+    o.iterations_out = &r->iters;
+    if (multipass) setenv("CLSCALE_CLIP_MULTIPASS", "1", 1);
+    cls_status st = cls_clean_data(ctx, &o, scope, x, &r->y);
+    unsetenv("CLSCALE_CLIP_MULTIPASS");
+    if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
+}
+
+static void result_free(result *r)
+{
+    ref_free(&r->y);
+    free(r->miss);
+    free(r->clip);
+    free(r->fill);
+}
+
+/* Whether every device of ctx has float64: then the paths are bit-equal. */
+static int all_fp64(cls_context *ctx)
+{
+    for (size_t i = 0; i < cls_device_count(ctx); i++) {
+        cls_device_info d;
+        if (cls_device_get(ctx, i, &d) != CLS_OK || !d.fp64) return 0;
+    }
+    return 1;
+}
+
+static void check(cls_context *ctx, const cls_array *x, cls_scope scope, cls_clean o, const char *label)
+{
+    size_t G = cref_groups(x, scope), C = x->cols, ne = G * C, n = x->batch * x->rows * C;
+    result f, m;
+    run(ctx, x, scope, o, 0, &f);
+    /* the reference */
+    double *want = malloc(n * sizeof *want);
+    uint64_t *wmiss = calloc(ne, 8), *wclip = calloc(ne, 8);
+    for (size_t g = 0; g < G; g++)
+        for (size_t c = 0; c < C; c++) cref_clean_column(x, scope, g, c, &o, want, &wmiss[g * C + c], &wclip[g * C + c]);
+    double tol = x->dtype == CLS_F64 ? 1e-12 : 1e-6;
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        double got = cref_get(&f.y, i), w = x->dtype == CLS_F32 ? (double)(float)want[i] : want[i];
+        int ok = (isnan(got) && isnan(w)) || got == w || fabs(got - w) <= tol * fmax(1, fabs(w));
+        if (!ok && bad++ < 5)
+            printf("# %s: element %zu (column %zu): got %.17g want %.17g\n", label, i, i % C, got, w);
+    }
+    for (size_t e = 0; e < ne; e++)
+        if (f.miss[e] != wmiss[e] || f.clip[e] != wclip[e]) {
+            if (bad++ < 10)
+                printf("# %s: entry %zu: missing %llu clipped %llu, want %llu %llu\n", label, e,
+                       (unsigned long long)f.miss[e], (unsigned long long)f.clip[e],
+                       (unsigned long long)wmiss[e], (unsigned long long)wclip[e]);
+        }
+    if (bad) fail_msg("%s: %zu differences from the reference", label, bad);
+    /* the multi-pass path: the same bits */
+    if (x->dtype == CLS_F64 || all_fp64(ctx)) {
+        run(ctx, x, scope, o, 1, &m);
+        for (size_t i = 0; i < n; i++)
+            if (!same(cref_get(&f.y, i), cref_get(&m.y, i)) && bad++ < 5)
+                printf("# %s: element %zu: one pass %.17g, multi-pass %.17g\n", label, i, cref_get(&f.y, i),
+                       cref_get(&m.y, i));
+        for (size_t e = 0; e < ne; e++)
+            if ((f.miss[e] != m.miss[e] || f.clip[e] != m.clip[e] || !same(f.fill[e], m.fill[e])) && bad++ < 10)
+                printf("# %s: entry %zu: one pass missing %llu clipped %llu fill %.17g, multi-pass %llu %llu "
+                       "%.17g\n", label, e, (unsigned long long)f.miss[e], (unsigned long long)f.clip[e], f.fill[e],
+                       (unsigned long long)m.miss[e], (unsigned long long)m.clip[e], m.fill[e]);
+        if (f.iters != m.iters && bad++ < 10)
+            printf("# %s: iterations %u, multi-pass %u\n", label, f.iters, m.iters);
+        result_free(&m);
+        if (bad) fail_msg("%s: %zu differences from the multi-pass path", label, bad);
+    }
+    result_free(&f);
+    free(want);
+    free(wmiss);
+    free(wclip);
+}
+
+static size_t cols(void) { return test_suite_is("rusticl") ? 21 : 37; }
+
+static void one_pass_equals_multipass_and_reference(void **state)
+{
+    (void)state;
+    cls_context *ctx = test_context(NULL, 0, 0);
+    const cls_clean opts[] = {
+        {.sigma = 3},                                                        /* astropy's defaults */
+        {.sigma = 3, .maxiters = -1},
+        {.sigma = 2, .maxiters = -1, .center = CLS_CENTER_MEAN},
+        {.sigma = 2.5, .maxiters = 3, .spread = CLS_SPREAD_MAD_STD},
+        {.sigma = 2, .maxiters = -1, .center = CLS_CENTER_MEAN, .spread = CLS_SPREAD_MAD_STD},
+        {.sigma = 3, .sigma_lower = 1.5, .sigma_upper = 2.5, .maxiters = 1},
+        {.sigma = 2, .maxiters = -1, .mode = CLS_CLIP_CLAMP, .impute = CLS_IMPUTE_MEDIAN},
+        {.sigma = 2, .impute = CLS_IMPUTE_MEAN, .has_missing_value = 1, .missing_value = 1},
+        {.sigma = 2, .maxiters = -1, .impute = CLS_IMPUTE_MOST_FREQUENT},
+        {.sigma = 1.5, .impute = CLS_IMPUTE_CONSTANT, .fill_value = -3.5, .mode = CLS_CLIP_CLAMP},
+    };
+    const size_t rows[] = {60, 1, 7, 32, 33, 64};
+    for (int ti = 0; ti < 2; ti++) {
+        cls_dtype t = ti ? CLS_F64 : CLS_F32;
+        if (!suite_runs(t)) continue;
+        for (size_t ri = 0; ri < sizeof rows / sizeof rows[0]; ri++) {
+            /* rusticl: its cold builds of the 64- and 128-row networks are slow */
+            if (test_suite_is("rusticl") && rows[ri] > 33) continue;
+            cls_array x = cref_make(t, 2, rows[ri], cols(), 700 + ri + 10 * (uint64_t)ti);
+            /* every option set on seed-A's 60 rows; two on the other sizes */
+            for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+                if (ri > 0 && k != 1 && k != 4 + ri % 6) continue;
+                char label[96];
+                snprintf(label, sizeof label, "%s rows %zu options %zu", ti ? "f64" : "f32", rows[ri], k);
+                check(ctx, &x, CLS_SCOPE_MATRIX, opts[k], label);
+            }
+            cref_free(&x);
+        }
+        /* batch scope: 3 matrices of 20 rows are one group of 60 */
+        cls_array b = cref_make(t, 3, 20, cols(), 790 + (uint64_t)ti);
+        check(ctx, &b, CLS_SCOPE_BATCH, opts[1], ti ? "f64 batch" : "f32 batch");
+        check(ctx, &b, CLS_SCOPE_BATCH, opts[6], ti ? "f64 batch clamp" : "f32 batch clamp");
+        cref_free(&b);
+    }
+    cls_context_destroy(ctx);
+}
+
+/* A scaler after the cleaning: the one-pass kernel hands its statistics to
+ * the last pass; output and fitted statistics as the multi-pass path's. */
+static void fused_scaler_equals_multipass(void **state)
+{
+    (void)state;
+    cls_context *ctx = test_context(NULL, 0, 0);
+    for (int ti = 0; ti < 2; ti++) {
+        cls_dtype t = ti ? CLS_F64 : CLS_F32;
+        if (!suite_runs(t) || !(t == CLS_F64 || all_fp64(ctx))) continue;
+        cls_array x = cref_make(t, 3, 60, cols(), 800 + (uint64_t)ti);
+        cls_clean o = {.sigma = 3, .maxiters = -1, .impute = CLS_IMPUTE_MEAN, .has_missing_value = 1,
+                       .missing_value = 2};
+        for (int sc = 0; sc < 2; sc++) {
+            cls_pipeline p = {.scaler = sc ? CLS_MINMAX : CLS_ZSCORE, .clean = &o};
+            cls_array y[2] = {make_out(&x), make_out(&x)};
+            cls_stats *s[2] = {NULL, NULL};
+            for (int mp = 0; mp < 2; mp++) {
+                if (mp) setenv("CLSCALE_CLIP_MULTIPASS", "1", 1);
+                cls_status st = cls_fit_transform(ctx, &p, &x, &y[mp], &s[mp]);
+                unsetenv("CLSCALE_CLIP_MULTIPASS");
+                if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
+            }
+            size_t n = x.batch * x.rows * x.cols;
+            for (size_t i = 0; i < n; i++)
+                if (!same(cref_get(&y[0], i), cref_get(&y[1], i)))
+                    fail_msg("element %zu: one pass %.17g, multi-pass %.17g", i, cref_get(&y[0], i),
+                             cref_get(&y[1], i));
+            for (size_t g = 0; g < x.batch; g++)
+                for (size_t c = 0; c < x.cols; c++) {
+                    cls_column_stats a, b;
+                    assert_int_equal(cls_stats_column(s[0], g, c, &a), CLS_OK);
+                    assert_int_equal(cls_stats_column(s[1], g, c, &b), CLS_OK);
+                    if (a.count != b.count || a.missing != b.missing || !same(a.mean, b.mean) ||
+                        !same(a.m2, b.m2) || !same(a.min, b.min) || !same(a.max, b.max))
+                        fail_msg("group %zu column %zu: count %llu mean %.17g m2 %.17g, multi-pass %llu %.17g "
+                                 "%.17g", g, c, (unsigned long long)a.count, a.mean, a.m2,
+                                 (unsigned long long)b.count, b.mean, b.m2);
+                }
+            for (int k = 0; k < 2; k++) {
+                cls_stats_destroy(s[k]);
+                ref_free(&y[k]);
+            }
+        }
+        cref_free(&x);
+    }
+    cls_context_destroy(ctx);
+}
+
+/* In place, clamped: each work-item reads its columns whole before it
+ * writes them. */
+static void in_place_equals_out_of_place(void **state)
+{
+    (void)state;
+    cls_context *ctx = test_context(NULL, 0, 0);
+    cls_dtype t = suite_runs(CLS_F64) ? CLS_F64 : CLS_F32;
+    cls_array x = cref_make(t, 3, 50, cols(), 900);
+    cls_clean c = {.sigma = 2, .maxiters = -1, .mode = CLS_CLIP_CLAMP, .impute = CLS_IMPUTE_MEDIAN};
+    cls_array y = make_out(&x);
+    assert_int_equal(cls_clean_data(ctx, &c, CLS_SCOPE_MATRIX, &x, &y), CLS_OK);
+    assert_int_equal(cls_clean_data(ctx, &c, CLS_SCOPE_MATRIX, &x, &x), CLS_OK);
+    assert_memory_equal(x.data, y.data, x.batch * x.rows * x.cols * (t == CLS_F64 ? 8 : 4));
+    ref_free(&y);
+    cref_free(&x);
+    cls_context_destroy(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(one_pass_equals_multipass_and_reference),
+        cmocka_unit_test(fused_scaler_equals_multipass),
+        cmocka_unit_test(in_place_equals_out_of_place),
+    };
+    return TEST_RUN("clip_fast", tests, NULL, NULL);
+}
