@@ -192,6 +192,33 @@ static cls_status enqueue_stats(cls_devrun *r, unsigned q, const cls_slice *s, c
     return CLS_OK;
 }
 
+/* Statistics only, of whole groups or of all rows of a column block of one
+ * (plan.c's FIT cut), into st_out entry g * ncols + c: the statistics
+ * kernel with one chunk per group, each work-item reading its column block
+ * of a group once, so the data is read at memory speed and no merge of row
+ * ranges follows, on the device or the host. A group taller than a chunk
+ * (one group per slice) goes through the chunks and their reduce. */
+static cls_status enqueue_fit(cls_devrun *r, unsigned q, const cls_slice *s, cl_mem x, uint64_t xoff, uint64_t ld)
+{
+    cls_job *job = r->job;
+    if (job->Rg > CLS_CHUNK_ROWS) return enqueue_stats(r, q, s, x, xoff, ld, s->nrows, 0);
+    cls_slot *sl = &r->dev->slot[q];
+    int kid = job->moments ? CLS_K_STATS_MV : CLS_K_STATS_MM;
+    unsigned kk = kk_for(r, job->Rg, 2);
+    kargs a = args_for(r, q, kid);
+    arg_mem(&a, x);
+    arg_u64(&a, xoff);
+    arg_u32(&a, s->ncols);
+    arg_u64(&a, s->nrows);
+    arg_u64(&a, ld);
+    arg_u32(&a, job->Rg);
+    arg_u32(&a, kk);
+    arg_mem(&a, sl->st_out);
+    arg_mem(&a, sl->cn_out);
+    arg_u64(&a, s->ngroups * s->ncols);
+    return launch(r, q, &a, &r->inf[q], cls_kernel_names[kid], items(r, s->ncols, kk), (size_t)s->ngroups);
+}
+
 /* The elementwise kernel over the slice, params from `prm` entry
  * (group - g0) * pld + pcol0 + c, planes `pstride` apart. */
 static cls_status enqueue_apply_kernel(cls_devrun *r, unsigned q, const cls_slice *s, cl_mem x, uint64_t xoff,
@@ -346,13 +373,15 @@ cls_status cls_slice_compute(cls_devrun *r, unsigned q, cls_slice *s, cl_mem x, 
     cls_job *job = r->job;
     fbind fb;
     cls_status st = CLS_OK;
-    if (s->op != CLS_OP_STATS) st = bind_window(r, q, s, &r->inf[q], &fb);
+    if (!cls_op_reads_only(s->op)) st = bind_window(r, q, s, &r->inf[q], &fb);
     if (st != CLS_OK) return st;
     switch (s->op) {
     case CLS_OP_FUSED:
         return enqueue_fused(r, q, s, x, xoff, y, yoff, ld, &fb);
     case CLS_OP_STATS:
         return enqueue_stats(r, q, s, x, xoff, ld, s->nrows, 0);
+    case CLS_OP_FIT:
+        return enqueue_fit(r, q, s, x, xoff, ld);
     case CLS_OP_APPLY:
         if (use_discount(r, s)) return enqueue_discount(r, q, s, x, xoff, y, yoff, ld, &fb);
         if (job->pcol && r->ptab) /* the call's table, bound once (stage.c) */
@@ -374,7 +403,7 @@ cls_status cls_slice_stats_download(cls_devrun *r, unsigned q, const cls_slice *
     cls_job *job = r->job;
     cls_dev *d = r->dev;
     cls_slot *sl = &d->slot[q];
-    size_t n = s->op == CLS_OP_FUSED ? (size_t)s->ngroups * s->ncols : s->ncols;
+    size_t n = cls_op_per_group(s->op) ? (size_t)s->ngroups * s->ncols : s->ncols;
     CL_TRY(job->ctx, d, clEnqueueReadBuffer(d->q[q], sl->st_out, CL_FALSE, 0, 5 * n * job->es, sl->st_host, 0,
                                              NULL, cls_slice_event(&r->inf[q], CLS_EV_DOWNLOAD, "stats")));
     CL_TRY(job->ctx, d, clEnqueueReadBuffer(d->q[q], sl->cn_out, CL_FALSE, 0, 2 * n * sizeof(cl_uint),
