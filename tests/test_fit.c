@@ -73,13 +73,13 @@ static void column_blocks_and_row_tiles(void **state)
     fit_all(3, 12, 1501, REF_OFFSET | REF_NEGATIVE, 65536, 32);
 }
 
-/* a group taller than a work-item's chunk (4096 rows): partial statistics
+/* a group taller than a work-item's chunk (512 rows): partial statistics
  * per chunk, merged on the device, in whole-group slices */
 static void group_taller_than_a_chunk(void **state)
 {
     (void)state;
     if (small_only()) {
-        fit_all(1, 4100, 3, REF_MISSING, 0, 41);
+        fit_all(1, 1100, 3, REF_MISSING, 0, 41);
         return;
     }
     fit_all(3, 1500, 9, REF_MISSING | REF_ALL_MISSING, 0, 41);

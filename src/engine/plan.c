@@ -125,8 +125,9 @@ static cls_status add(builder *b, cls_op op, uint64_t row0, uint64_t nrows, size
     }
     if (op == CLS_OP_STATS || op == CLS_OP_FUSED || op == CLS_OP_FIT) {
         uint64_t rows_per_group = cls_op_per_group(op) ? job->Rg : nrows;
-        if (op == CLS_OP_STATS || rows_per_group > (op == CLS_OP_FIT ? CLS_CHUNK_ROWS : CLS_FUSED_ROWS)) {
-            size_t chunks = (size_t)((rows_per_group + CLS_CHUNK_ROWS - 1) / CLS_CHUNK_ROWS);
+        if (op == CLS_OP_STATS || rows_per_group > (op == CLS_OP_FIT ? CLS_FIT_CHUNK_ROWS : CLS_FUSED_ROWS)) {
+            uint64_t chunk = op == CLS_OP_FIT ? CLS_FIT_CHUNK_ROWS : CLS_CHUNK_ROWS;
+            size_t chunks = (size_t)((rows_per_group + chunk - 1) / chunk);
             if (chunks * ncols > job->max_part) job->max_part = chunks * ncols;
             if (op == CLS_OP_FUSED && ncols > job->max_prm) job->max_prm = ncols;
             if (ncols > job->max_out) job->max_out = ncols; /* the reduce writes them */
@@ -282,7 +283,7 @@ cls_status cls_plan(cls_job *job, cls_op op, size_t sb)
     job->max_span = 0;
     builder b = {.job = job};
     cls_status st = op == CLS_OP_FUSED ? plan_groups(&b, op, sb, CLS_FUSED_ROWS)
-                    : op == CLS_OP_FIT   ? plan_groups(&b, op, sb, CLS_CHUNK_ROWS)
+                    : op == CLS_OP_FIT   ? plan_groups(&b, op, sb, CLS_FIT_CHUNK_ROWS)
                     : op == CLS_OP_STATS ? plan_stats(&b, sb)
                                          : plan_apply(&b, sb);
     if (st != CLS_OK) return st;

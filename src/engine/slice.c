@@ -185,9 +185,10 @@ static void convert_stats(cls_devrun *r, unsigned q, const cls_slice *s)
     cls_slot *sl = &r->dev->slot[q];
     size_t n = cls_op_per_group(s->op) ? (size_t)s->ngroups * s->ncols : s->ncols;
     const cl_uint *cn = sl->cn_host;
+    int p0 = job->moments ? 0 : 3; /* min/max statistics download planes MIN and MAX only */
     for (size_t i = 0; i < n; i++) {
-        double v[5];
-        for (int p = 0; p < 5; p++)
+        double v[5] = {0};
+        for (int p = p0; p < 5; p++)
             v[p] = job->dtype == CLS_F64 ? ((const double *)sl->st_host)[p * n + i]
                                          : (double)((const float *)sl->st_host)[p * n + i];
         /* FIT: straight into the result (entry i is group i / ncols of the
