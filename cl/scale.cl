@@ -346,6 +346,18 @@ inline void F(store_stats)(__global REAL *st, __global uint *cn, ulong sstride, 
     F(store_counts)(miss, cn + CN_MISS * sstride + idx, n);
 }
 
+/* The same without the moments' planes (K, REL, M2), which min/max
+ * statistics leave undefined: nobody reads them (stats_reduce and the host
+ * take them only with moments). */
+inline void F(store_extremes)(__global REAL *st, __global uint *cn, ulong sstride, ulong idx, uint n,
+                              REALV cnt, REALV miss, REALV mn, REALV mx)
+{
+    F(store_cols)(mn, st + ST_MIN * sstride + idx, n);
+    F(store_cols)(mx, st + ST_MAX * sstride + idx, n);
+    F(store_counts)(cnt, cn + CN_COUNT * sstride + idx, n);
+    F(store_counts)(miss, cn + CN_MISS * sstride + idx, n);
+}
+
 #define MINMAX(v, mn, mx, miss)                                              \
     do {                                                                     \
         miss += isfinite(v) ? RV(0) : RV(1);                                 \
@@ -657,9 +669,14 @@ __kernel void F(fit_apply_mv)(FIT_APPLY_ARGS)
     REALV cnt[KV], miss[KV], K[KV], rel[KV], m2[KV], mn[KV], mx[KV];                     \
     if (FULL_BLOCK()) BLOCK_STATS(px, rows, moments, KV, FULL_LANES, UNROLL);           \
     else BLOCK_STATS(px, rows, moments, nk, LANES, NO_UNROLL);                           \
-    for (uint k = 0; k < nk; k++)                                                        \
-        F(store_stats)(st, cn, sstride, j * ncols + c + k * VEC, LANES(k), cnt[k], miss[k], \
-                       K[k], rel[k], m2[k], mn[k], mx[k]);
+    for (uint k = 0; k < nk; k++) {                                                      \
+        if (moments)                                                                     \
+            F(store_stats)(st, cn, sstride, j * ncols + c + k * VEC, LANES(k), cnt[k], miss[k], \
+                           K[k], rel[k], m2[k], mn[k], mx[k]);                            \
+        else                                                                             \
+            F(store_extremes)(st, cn, sstride, j * ncols + c + k * VEC, LANES(k), cnt[k], miss[k], \
+                              mn[k], mx[k]);                                             \
+    }
 
 #if CLS_KERNEL == CLS_KID_STATS_MM
 __kernel void F(stats_mm)(STATS_ARGS)

@@ -14,13 +14,26 @@
 
 #define CLS_FUSED_ROWS 4096  /* group rows up to which one work-item reads its columns twice */
 #define CLS_CHUNK_ROWS 4096  /* rows per work-item in the statistics kernels */
+/* Rows per work-item of a fit alone (FIT): a CPU work-item's rows are a
+ * page or more apart in a wide group, and 1080 of them (seed-A, batch)
+ * read 1.8x slower than chunks of 512 merged on the device (probably the
+ * pages one work-item walks outgrow the TLB: not measured;
+ * docs/PERFORMANCE.md, 33). */
+#define CLS_FIT_CHUNK_ROWS 512
 #define CLS_MAX_EVENTS 12    /* timed commands per slice */
 
 typedef enum cls_op {
     CLS_OP_FUSED,  /* whole groups, or all rows of a column block of one: stats + scaling */
     CLS_OP_STATS,  /* statistics of rows of one group (phase 1 of two) */
-    CLS_OP_APPLY   /* scaling with host params and/or discount */
+    CLS_OP_APPLY,  /* scaling with host params and/or discount */
+    CLS_OP_FIT     /* whole groups, or all rows of a column block of one: statistics only */
 } cls_op;
+
+/* The slice reads its data and writes none (statistics only). */
+static inline int cls_op_reads_only(cls_op op) { return op == CLS_OP_STATS || op == CLS_OP_FIT; }
+/* Its statistics entries are one per group and column it touches (FUSED,
+ * FIT), not one per column (STATS: rows of one group). */
+static inline int cls_op_per_group(cls_op op) { return op == CLS_OP_FUSED || op == CLS_OP_FIT; }
 
 typedef enum cls_slice_state { CLS_SL_PENDING, CLS_SL_RUNNING, CLS_SL_DONE } cls_slice_state;
 
@@ -29,7 +42,7 @@ typedef struct cls_slice {
     uint64_t row0, nrows;     /* rows of the view */
     size_t   col0, ncols;
     uint64_t group0, ngroups; /* groups touched; FUSED: whole groups unless ncols < C */
-    size_t   stats_at;        /* first entry in job->sstats (FUSED, STATS) */
+    size_t   stats_at;        /* first entry in job->sstats (FUSED, STATS, FIT) */
     uint64_t flo, fhi;        /* factor elements [flo, fhi) the slice reads */
     cls_slice_state state;
     int      dev;             /* device running or that ran it, -1 */
@@ -88,6 +101,8 @@ typedef struct cls_job {
     size_t       nsl;
     cls_column_stats *sstats; /* per-slice statistics entries */
     size_t       nsstats;
+    cls_column_stats *sdirect; /* FIT: the result's G x C columns, each written by
+                                  the one slice that covers it (no sstats, no merge) */
     size_t       max_elems;   /* largest slice, elements of data */
     size_t       max_part;    /* largest partial-stats table (chunks * ncols) */
     size_t       max_out;     /* largest stats output (groups * ncols) */

@@ -175,8 +175,9 @@ static cls_status finish(cls_job *job, cls_status st)
     return st;
 }
 
-/* The job's per-slice statistics merged, in slice order, into a new object. */
-static cls_status collect_stats(cls_job *job, const cls_pipeline *p, cls_stats **out)
+/* An empty statistics object for the job's groups and columns (`undefined`:
+ * its columns left for the caller to write, every one). */
+static cls_status new_stats(cls_job *job, const cls_pipeline *p, int undefined, cls_stats **out)
 {
     cls_stats_info info = {0};
     info.scaler = p->scaler;
@@ -189,11 +190,19 @@ static cls_status collect_stats(cls_job *job, const cls_pipeline *p, cls_stats *
     info.cols = job->C;
     info.rows = job->Rg;
     info.has_moments = job->moments;
-    cls_stats *s = cls_stats_new(&info);
-    if (!s) return cls_fail(job->ctx, CLS_E_NOMEM, "out of memory for statistics");
+    *out = undefined ? cls_stats_alloc(&info) : cls_stats_new(&info);
+    return *out ? CLS_OK : cls_fail(job->ctx, CLS_E_NOMEM, "out of memory for statistics");
+}
+
+/* The job's per-slice statistics merged, in slice order, into a new object. */
+static cls_status collect_stats(cls_job *job, const cls_pipeline *p, cls_stats **out)
+{
+    cls_stats *s;
+    cls_status st = new_stats(job, p, 0, &s);
+    if (st != CLS_OK) return st;
     for (size_t i = 0; i < job->nsl; i++) {
         const cls_slice *sl = &job->sl[i];
-        uint64_t groups = sl->op == CLS_OP_FUSED ? sl->ngroups : 1;
+        uint64_t groups = cls_op_per_group(sl->op) ? sl->ngroups : 1;
         for (uint64_t g = 0; g < groups; g++)
             for (size_t c = 0; c < sl->ncols; c++)
                 cls_column_merge(&s->col[(sl->group0 + g) * job->C + sl->col0 + c],
@@ -239,6 +248,22 @@ static int one_pass(const cls_job *job, size_t sb)
     return job->Rg * block * job->es <= sb;
 }
 
+/* The fit reads whole groups, or all rows of column blocks whose row
+ * segments are a page at least (FIT: each column's statistics from one
+ * slice, written straight into the result), rather than row ranges of all
+ * columns (STATS), whose partial statistics per slice and column a merge
+ * must combine: seed-A's 540 rows of 98450 float64 columns cut into 13
+ * slices of 42 rows, whose 13 x 98450 partial entries cost as much time as
+ * reading the data (docs/PERFORMANCE.md, 33). CLSCALE_FIT_TILES=1 (for
+ * experiments) keeps the row tiles. */
+static int fit_by_groups(const cls_job *job, size_t sb)
+{
+    if (!job->G || !job->Rg || !job->C) return 0; /* nothing to read: no slice at all */
+    const char *tiles = getenv("CLSCALE_FIT_TILES");
+    if (tiles && !strcmp(tiles, "1")) return 0;
+    return job->Rg * job->C * job->es <= sb || job->Rg * (uint64_t)4096 <= sb;
+}
+
 /* The largest slice of a resident call: the data is on the device already,
  * so slices only cut kernel launches (and the statistics of one). */
 static size_t slice_bytes_for(const cls_job *job)
@@ -262,9 +287,25 @@ cls_status cls_do_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *
     job.phases = 1;
     job.bytes_total = bytes_of(x);
     cls_team_choose(&job);
-    st = run(&job, CLS_OP_STATS, slice_bytes_for(&job));
-    if (st == CLS_OK) st = collect_stats(&job, p, out);
+    size_t sb = slice_bytes_for(&job);
+    if (fit_by_groups(&job, sb)) {
+        cls_stats *s = NULL;
+        st = new_stats(&job, p, 1, &s);
+        if (st == CLS_OK) {
+            job.sdirect = cls_stats_columns(s);
+            st = run(&job, CLS_OP_FIT, sb);
+        }
+        if (st == CLS_OK) *out = s;
+        else cls_stats_destroy(s);
+    } else {
+        st = run(&job, CLS_OP_STATS, sb);
+        if (st == CLS_OK) st = collect_stats(&job, p, out);
+    }
     st = finish(&job, st);
+    if (st != CLS_OK && *out) { /* the report's assembly failed */
+        cls_stats_destroy(*out);
+        *out = NULL;
+    }
     const cls_scaler_desc *d = cls_scaler_get(p->scaler);
     if (st == CLS_OK && d && (d->needs & CLS_NEED_QUANTILES)) {
         st = cls_fit_quantiles(ctx, p, x, *out);

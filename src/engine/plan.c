@@ -1,6 +1,6 @@
 /* Cutting a job into slices.
- * Owns: the slice size that fits every participating device, and the three
- * cuts: FUSED (whole groups, or all rows of a column block of one group),
+ * Owns: the slice size that fits every participating device, and the cuts:
+ * FUSED and FIT (whole groups, or all rows of a column block of one group),
  * STATS (row ranges of one group) and APPLY (whole matrices, or a rectangle
  * inside one matrix, so that a slice's factor window never exceeds it). */
 #include <stdlib.h>
@@ -117,16 +117,17 @@ static cls_status add(builder *b, cls_op op, uint64_t row0, uint64_t nrows, size
 
     size_t elems = (size_t)nrows * ncols;
     if (elems > job->max_elems) job->max_elems = elems;
-    if (op == CLS_OP_STATS || (op == CLS_OP_FUSED && !job->no_stats)) {
-        size_t out = op == CLS_OP_FUSED ? (size_t)s->ngroups * ncols : ncols;
+    if (cls_op_reads_only(op) || (op == CLS_OP_FUSED && !job->no_stats)) {
+        size_t out = cls_op_per_group(op) ? (size_t)s->ngroups * ncols : ncols;
         s->stats_at = job->nsstats;
-        job->nsstats += out;
+        if (!job->sdirect) job->nsstats += out; /* FIT writes the result itself */
         if (out > job->max_out) job->max_out = out;
     }
-    if (op == CLS_OP_STATS || op == CLS_OP_FUSED) {
-        uint64_t rows_per_group = op == CLS_OP_FUSED ? job->Rg : nrows;
-        if (op == CLS_OP_STATS || rows_per_group > CLS_FUSED_ROWS) {
-            size_t chunks = (size_t)((rows_per_group + CLS_CHUNK_ROWS - 1) / CLS_CHUNK_ROWS);
+    if (op == CLS_OP_STATS || op == CLS_OP_FUSED || op == CLS_OP_FIT) {
+        uint64_t rows_per_group = cls_op_per_group(op) ? job->Rg : nrows;
+        if (op == CLS_OP_STATS || rows_per_group > (op == CLS_OP_FIT ? CLS_FIT_CHUNK_ROWS : CLS_FUSED_ROWS)) {
+            uint64_t chunk = op == CLS_OP_FIT ? CLS_FIT_CHUNK_ROWS : CLS_CHUNK_ROWS;
+            size_t chunks = (size_t)((rows_per_group + chunk - 1) / chunk);
             if (chunks * ncols > job->max_part) job->max_part = chunks * ncols;
             if (op == CLS_OP_FUSED && ncols > job->max_prm) job->max_prm = ncols;
             if (ncols > job->max_out) job->max_out = ncols; /* the reduce writes them */
@@ -219,22 +220,21 @@ static cls_status whole_units(builder *b, cls_op op, uint64_t units, uint64_t ro
     return st;
 }
 
-/* Whole groups per slice, or column blocks of each group. */
-static cls_status plan_fused(builder *b, size_t sb)
+/* Whole groups per slice, or column blocks of each group (FUSED or FIT;
+ * `tall`: the rows above which a group goes through the chunked
+ * statistics, which take one group per slice). */
+static cls_status plan_groups(builder *b, cls_op op, size_t sb, uint64_t tall)
 {
     cls_job *job = b->job;
     uint64_t gbytes = job->Rg * job->C * job->es;
     cls_status st = CLS_OK;
-    if (gbytes <= sb)
-        /* groups too tall for one work-item go through the chunked
-         * statistics, which take one group per slice */
-        return whole_units(b, CLS_OP_FUSED, job->G, job->Rg, job->Rg > CLS_FUSED_ROWS ? 1 : sb / gbytes);
+    if (gbytes <= sb) return whole_units(b, op, job->G, job->Rg, job->Rg > tall ? 1 : sb / gbytes);
     size_t w = (size_t)(sb / (job->Rg * job->es));
     if (w >= 64) w -= w % 64;
     if (w == 0) w = 1;
     for (uint64_t g = 0; g < job->G && st == CLS_OK; g++)
         for (size_t c = 0; c < job->C && st == CLS_OK; c += w)
-            st = add(b, CLS_OP_FUSED, g * job->Rg, job->Rg, c, job->C - c < w ? job->C - c : w);
+            st = add(b, op, g * job->Rg, job->Rg, c, job->C - c < w ? job->C - c : w);
     return st;
 }
 
@@ -282,7 +282,8 @@ cls_status cls_plan(cls_job *job, cls_op op, size_t sb)
     job->max_elems = job->max_part = job->max_out = job->max_prm = 0;
     job->max_span = 0;
     builder b = {.job = job};
-    cls_status st = op == CLS_OP_FUSED ? plan_fused(&b, sb)
+    cls_status st = op == CLS_OP_FUSED ? plan_groups(&b, op, sb, CLS_FUSED_ROWS)
+                    : op == CLS_OP_FIT   ? plan_groups(&b, op, sb, CLS_FIT_CHUNK_ROWS)
                     : op == CLS_OP_STATS ? plan_stats(&b, sb)
                                          : plan_apply(&b, sb);
     if (st != CLS_OK) return st;

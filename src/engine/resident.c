@@ -45,7 +45,7 @@ static cls_status wait_list(cls_job *job, cls_dev *d)
 /* Whether the host must wait for slice s before the next one is enqueued. */
 static int needs_host(const cls_job *job, const cls_devrun *r, const cls_slice *s)
 {
-    if (s->op == CLS_OP_STATS || (s->op == CLS_OP_FUSED && !job->no_stats)) return 1;
+    if (cls_op_reads_only(s->op) || (s->op == CLS_OP_FUSED && !job->no_stats)) return 1;
     if (s->op == CLS_OP_APPLY && job->pcol && !r->ptab) return 1;
     return (job->ctx->flags & CLS_PROFILE) != 0;
 }
@@ -53,7 +53,7 @@ static int needs_host(const cls_job *job, const cls_devrun *r, const cls_slice *
 /* The report's view of a slice enqueued (or completed) on r. */
 static void count(cls_job *job, cls_devrun *r, cls_slice *s)
 {
-    uint64_t b = (uint64_t)s->nrows * s->ncols * job->es * (s->op == CLS_OP_STATS ? 1 : 2);
+    uint64_t b = (uint64_t)s->nrows * s->ncols * job->es * (cls_op_reads_only(s->op) ? 1 : 2);
     s->state = CLS_SL_DONE;
     job->done++;
     job->pending--;

@@ -18,7 +18,7 @@
 
 static uint64_t slice_bytes(const cls_job *job, const cls_slice *s)
 {
-    return (uint64_t)s->nrows * s->ncols * job->es * (s->op == CLS_OP_STATS ? 1 : 2);
+    return (uint64_t)s->nrows * s->ncols * job->es * (cls_op_reads_only(s->op) ? 1 : 2);
 }
 
 /* The next slice for this device, or -1. Lock held. */

@@ -31,7 +31,7 @@ static cls_status start_zero_copy(cls_devrun *r, unsigned q, cls_slice *s)
     size_t e0, e1;
     span(job, s, &e0, &e1);
     size_t bytes = (e1 - e0) * job->es;
-    int writes = s->op != CLS_OP_STATS;
+    int writes = !cls_op_reads_only(s->op);
     cl_int e;
     cl_mem_flags xf = CL_MEM_USE_HOST_PTR | (job->inplace && writes ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY);
     f->xb = clCreateBuffer(d->cl, xf, bytes, (void *)(job->x + e0 * job->es), &e);
@@ -124,7 +124,7 @@ static cls_status start_staging(cls_devrun *r, unsigned q, cls_slice *s)
     if (st != CLS_OK) return st;
     st = cls_slice_stats_download(r, q, s);
     if (st != CLS_OK) return st;
-    if (s->op == CLS_OP_STATS) return CLS_OK;
+    if (cls_op_reads_only(s->op)) return CLS_OK;
     if (cls_hostmem_pinned(ctx, job->y + e0 * es, (e1 - e0) * es, d->cl)) {
         f->direct_out = 1;
         if (job->inplace) s->written = 1;
@@ -153,7 +153,7 @@ static cls_status start_resident(cls_devrun *r, unsigned q, cls_slice *s)
     cl_mem y = res->out ? res->out : res->in;
     uint64_t yoff = res->out ? res->out_off : res->in_off;
     cls_status st = cls_slice_compute(r, q, s, res->in, res->in_off + e0, y, yoff + e0, job->C);
-    if (st == CLS_OK && s->op != CLS_OP_STATS && job->inplace) s->written = 1;
+    if (st == CLS_OK && !cls_op_reads_only(s->op) && job->inplace) s->written = 1;
     if (st == CLS_OK) st = cls_slice_stats_download(r, q, s);
     return st;
 }
@@ -164,7 +164,7 @@ cls_status cls_slice_start(cls_devrun *r, unsigned q, size_t si)
     cls_slice *s = &r->job->sl[si];
     memset(f, 0, sizeof *f);
     f->slice = (int)si;
-    f->bytes = (uint64_t)s->nrows * s->ncols * r->job->es * (s->op == CLS_OP_STATS ? 1 : 2);
+    f->bytes = (uint64_t)s->nrows * s->ncols * r->job->es * (cls_op_reads_only(s->op) ? 1 : 2);
     cls_status st = r->job->res        ? start_resident(r, q, s)
                     : r->dev->zero_copy ? start_zero_copy(r, q, s)
                                         : start_staging(r, q, s);
@@ -183,14 +183,18 @@ static void convert_stats(cls_devrun *r, unsigned q, const cls_slice *s)
 {
     cls_job *job = r->job;
     cls_slot *sl = &r->dev->slot[q];
-    size_t n = s->op == CLS_OP_FUSED ? (size_t)s->ngroups * s->ncols : s->ncols;
+    size_t n = cls_op_per_group(s->op) ? (size_t)s->ngroups * s->ncols : s->ncols;
     const cl_uint *cn = sl->cn_host;
+    int p0 = job->moments ? 0 : 3; /* min/max statistics download planes MIN and MAX only */
     for (size_t i = 0; i < n; i++) {
-        double v[5];
-        for (int p = 0; p < 5; p++)
+        double v[5] = {0};
+        for (int p = p0; p < 5; p++)
             v[p] = job->dtype == CLS_F64 ? ((const double *)sl->st_host)[p * n + i]
                                          : (double)((const float *)sl->st_host)[p * n + i];
-        cls_column_stats *c = &job->sstats[s->stats_at + i];
+        /* FIT: straight into the result (entry i is group i / ncols of the
+         * slice, column i % ncols) */
+        cls_column_stats *c = job->sdirect ? &job->sdirect[(s->group0 + i / s->ncols) * job->C + s->col0 + i % s->ncols]
+                                           : &job->sstats[s->stats_at + i];
         *c = cls_column_empty();
         c->count = cn[i];
         c->missing = cn[n + i];
@@ -235,13 +239,13 @@ cls_status cls_slice_finish(cls_devrun *r, unsigned q)
     if (f->ymap) {
         CL_TRY(job->ctx, d, clEnqueueUnmapMemObject(d->q[q], f->yb, f->ymap, 0, NULL, NULL));
         f->ymap = NULL;
-    } else if (!d->zero_copy && !job->res && s->op != CLS_OP_STATS && !f->direct_out) {
+    } else if (!d->zero_copy && !job->res && !cls_op_reads_only(s->op) && !f->direct_out) {
         so0 = cls_now();
         cls_stage_unpack(job, s, d->slot[q].host, job->y);
         so1 = cls_now();
         cls_run_note_copy(job, (uint64_t)s->nrows * s->ncols * job->es, so1 - so0);
     }
-    if (s->op == CLS_OP_STATS || (s->op == CLS_OP_FUSED && !job->no_stats)) convert_stats(r, q, s);
+    if (cls_op_reads_only(s->op) || (s->op == CLS_OP_FUSED && !job->no_stats)) convert_stats(r, q, s);
     if (!d->zero_copy && f->xb && job->phase == 1) {
         /* the staged copy stays on the device for phase 2 */
         s->resident = f->xb;

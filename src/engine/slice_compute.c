@@ -141,25 +141,26 @@ static unsigned flags_of(const cls_job *job)
     return fl;
 }
 
-/* Statistics of rows [0, nrows) of the slice's columns into st_part, then
- * merged per column into st_out (with params when `params`). */
+/* Statistics of rows [0, nrows) of the slice's columns in chunks of
+ * `chunk` rows into st_part, then merged per column into st_out (with
+ * params when `params`). */
 static cls_status enqueue_stats(cls_devrun *r, unsigned q, const cls_slice *s, cl_mem x, uint64_t xoff,
-                                uint64_t ld, uint64_t nrows, int params)
+                                uint64_t ld, uint64_t nrows, uint64_t chunk, int params)
 {
     cls_job *job = r->job;
     cls_slot *sl = &r->dev->slot[q];
     cls_inflight *f = &r->inf[q];
-    size_t chunks = (size_t)((nrows + CLS_CHUNK_ROWS - 1) / CLS_CHUNK_ROWS);
+    size_t chunks = (size_t)((nrows + chunk - 1) / chunk);
     uint64_t pstride = (uint64_t)chunks * s->ncols;
     int kid = job->moments ? CLS_K_STATS_MV : CLS_K_STATS_MM;
-    unsigned kk = kk_for(r, CLS_CHUNK_ROWS, 2);
+    unsigned kk = kk_for(r, chunk, 2);
     kargs a = args_for(r, q, kid);
     arg_mem(&a, x);
     arg_u64(&a, xoff);
     arg_u32(&a, s->ncols);
     arg_u64(&a, nrows);
     arg_u64(&a, ld);
-    arg_u32(&a, CLS_CHUNK_ROWS);
+    arg_u32(&a, chunk);
     arg_u32(&a, kk);
     arg_mem(&a, sl->st_part);
     arg_mem(&a, sl->cn_part);
@@ -190,6 +191,34 @@ static cls_status enqueue_stats(cls_devrun *r, unsigned q, const cls_slice *s, c
     CL_TRY(job->ctx, d, clEnqueueNDRangeKernel(d->q[q], b.k, 1, NULL, &global, &local, 0, NULL,
                                                cls_slice_event(f, CLS_EV_KERNEL, "stats_reduce")));
     return CLS_OK;
+}
+
+/* Statistics only, of whole groups or of all rows of a column block of one
+ * (plan.c's FIT cut), into st_out entry g * ncols + c: the statistics
+ * kernel with one chunk per group, each work-item reading its column block
+ * of a group once, so the data is read at memory speed and no merge of row
+ * ranges follows, on the device or the host. A group taller than a chunk
+ * (CLS_FIT_CHUNK_ROWS; one group per slice) goes through the chunks and
+ * their reduce. */
+static cls_status enqueue_fit(cls_devrun *r, unsigned q, const cls_slice *s, cl_mem x, uint64_t xoff, uint64_t ld)
+{
+    cls_job *job = r->job;
+    if (job->Rg > CLS_FIT_CHUNK_ROWS) return enqueue_stats(r, q, s, x, xoff, ld, s->nrows, CLS_FIT_CHUNK_ROWS, 0);
+    cls_slot *sl = &r->dev->slot[q];
+    int kid = job->moments ? CLS_K_STATS_MV : CLS_K_STATS_MM;
+    unsigned kk = kk_for(r, job->Rg, 2);
+    kargs a = args_for(r, q, kid);
+    arg_mem(&a, x);
+    arg_u64(&a, xoff);
+    arg_u32(&a, s->ncols);
+    arg_u64(&a, s->nrows);
+    arg_u64(&a, ld);
+    arg_u32(&a, job->Rg);
+    arg_u32(&a, kk);
+    arg_mem(&a, sl->st_out);
+    arg_mem(&a, sl->cn_out);
+    arg_u64(&a, s->ngroups * s->ncols);
+    return launch(r, q, &a, &r->inf[q], cls_kernel_names[kid], items(r, s->ncols, kk), (size_t)s->ngroups);
 }
 
 /* The elementwise kernel over the slice, params from `prm` entry
@@ -296,7 +325,7 @@ static cls_status enqueue_fused(cls_devrun *r, unsigned q, const cls_slice *s, c
     if (job->Rg > CLS_FUSED_ROWS) {
         /* too many rows for one work-item: chunked statistics, params on the
          * device, then the elementwise pass; still one queue, no host trip */
-        cls_status st = enqueue_stats(r, q, s, x, xoff, ld, s->nrows, 1);
+        cls_status st = enqueue_stats(r, q, s, x, xoff, ld, s->nrows, CLS_CHUNK_ROWS, 1);
         if (st != CLS_OK) return st;
         return enqueue_apply_kernel(r, q, s, x, xoff, y, yoff, ld, sl->prm, s->ncols, s->ncols, 0, s->group0,
                                     fb, flags_of(job));
@@ -346,13 +375,15 @@ cls_status cls_slice_compute(cls_devrun *r, unsigned q, cls_slice *s, cl_mem x, 
     cls_job *job = r->job;
     fbind fb;
     cls_status st = CLS_OK;
-    if (s->op != CLS_OP_STATS) st = bind_window(r, q, s, &r->inf[q], &fb);
+    if (!cls_op_reads_only(s->op)) st = bind_window(r, q, s, &r->inf[q], &fb);
     if (st != CLS_OK) return st;
     switch (s->op) {
     case CLS_OP_FUSED:
         return enqueue_fused(r, q, s, x, xoff, y, yoff, ld, &fb);
     case CLS_OP_STATS:
-        return enqueue_stats(r, q, s, x, xoff, ld, s->nrows, 0);
+        return enqueue_stats(r, q, s, x, xoff, ld, s->nrows, CLS_CHUNK_ROWS, 0);
+    case CLS_OP_FIT:
+        return enqueue_fit(r, q, s, x, xoff, ld);
     case CLS_OP_APPLY:
         if (use_discount(r, s)) return enqueue_discount(r, q, s, x, xoff, y, yoff, ld, &fb);
         if (job->pcol && r->ptab) /* the call's table, bound once (stage.c) */
@@ -374,9 +405,12 @@ cls_status cls_slice_stats_download(cls_devrun *r, unsigned q, const cls_slice *
     cls_job *job = r->job;
     cls_dev *d = r->dev;
     cls_slot *sl = &d->slot[q];
-    size_t n = s->op == CLS_OP_FUSED ? (size_t)s->ngroups * s->ncols : s->ncols;
-    CL_TRY(job->ctx, d, clEnqueueReadBuffer(d->q[q], sl->st_out, CL_FALSE, 0, 5 * n * job->es, sl->st_host, 0,
-                                             NULL, cls_slice_event(&r->inf[q], CLS_EV_DOWNLOAD, "stats")));
+    size_t n = cls_op_per_group(s->op) ? (size_t)s->ngroups * s->ncols : s->ncols;
+    /* planes K, REL, M2, MIN, MAX; without moments only MIN and MAX are defined */
+    size_t p0 = job->moments ? 0 : 3, off = p0 * n * job->es;
+    CL_TRY(job->ctx, d, clEnqueueReadBuffer(d->q[q], sl->st_out, CL_FALSE, off, (5 - p0) * n * job->es,
+                                             (char *)sl->st_host + off, 0, NULL,
+                                             cls_slice_event(&r->inf[q], CLS_EV_DOWNLOAD, "stats")));
     CL_TRY(job->ctx, d, clEnqueueReadBuffer(d->q[q], sl->cn_out, CL_FALSE, 0, 2 * n * sizeof(cl_uint),
                                              sl->cn_host, 0, NULL, cls_slice_event(&r->inf[q], CLS_EV_DOWNLOAD,
                                                                               "counts")));

@@ -20,7 +20,7 @@ cls_column_stats cls_column_empty(void)
     return c;
 }
 
-cls_stats *cls_stats_new(const cls_stats_info *info)
+cls_stats *cls_stats_alloc(const cls_stats_info *info)
 {
     if (!info) return NULL;
     if (info->cols && info->groups > SIZE_MAX / info->cols) return NULL;
@@ -36,6 +36,14 @@ cls_stats *cls_stats_new(const cls_stats_info *info)
         return NULL;
     }
     s->info = *info;
+    return s;
+}
+
+cls_stats *cls_stats_new(const cls_stats_info *info)
+{
+    cls_stats *s = cls_stats_alloc(info);
+    if (!s) return NULL;
+    size_t n = info->groups * info->cols;
     for (size_t i = 0; i < n; i++) s->col[i] = cls_column_empty();
     return s;
 }
