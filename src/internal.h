@@ -83,9 +83,21 @@ enum cls_kernel_id {
     CLS_K_QSORT64,        /* the same, <= 64 rows */
     CLS_K_OUTLIERS,       /* per column: values with |x - mean| > k * std (describe.cl) */
     CLS_K_ROW_HASH,       /* a hash of each row's block of columns (describe.cl) */
+    /* the first six again, built with -DCLS_IMPUTE=1 (a sentinel and a fill;
+     * engine/impute_fused.c), in the same order */
+    CLS_K_FIT_APPLY_MM_IMP,
+    CLS_K_FIT_APPLY_MV_IMP,
+    CLS_K_STATS_MM_IMP,
+    CLS_K_STATS_MV_IMP,
+    CLS_K_STATS_REDUCE_IMP,
+    CLS_K_APPLY_IMP,
     CLS_K_COUNT
 };
 extern const char *const cls_kernel_names[CLS_K_COUNT];
+/* The kernel whose source an id builds, and whether with -DCLS_IMPUTE=1. */
+#define CLS_K_IMP_OFFSET (CLS_K_FIT_APPLY_MM_IMP - CLS_K_FIT_APPLY_MM)
+#define cls_kernel_imputes(k) ((k) >= CLS_K_FIT_APPLY_MM_IMP && (k) <= CLS_K_APPLY_IMP)
+#define cls_kernel_base(k) (cls_kernel_imputes(k) ? (k) - CLS_K_IMP_OFFSET : (k))
 
 /* Kernel argument flags (cl/common.cl mirrors them). */
 #define CLS_KF_PARAMS   1u  /* apply the scaler's params */
@@ -288,6 +300,7 @@ struct cls_context {
     unsigned        flags;
     int             no_prior;    /* CLSCALE_PRIOR=0: no speed probes */
     int             no_team;     /* CLSCALE_TEAM=0: every call runs on every device (team.c) */
+    int             impute_unfused; /* CLSCALE_IMPUTE_FUSED=0: imputation takes clean.c's passes */
     cls_team        team[CLS_TEAM_KINDS];
     uint64_t        team_clock;
     cls_dev        *devs;

@@ -7,7 +7,10 @@
  * pass that writes the result, with the scaler's map fused into it when
  * the scaler's statistics follow from the moments (min-max, z-score,
  * decimal, max-abs: the kept values' moments plus k copies of the fill).
+ * Imputation alone (mean, constant, a sentinel) ahead of a one-pass scaler
+ * goes to impute_fused.c instead.
  * Calls: clean_pass.c, select.c (medians), pipeline.c (what cannot fuse),
+ * impute_fused.c,
  * clean/ (host arithmetic), scalers/ (params). */
 #include <math.h>
 #include <stdlib.h>
@@ -15,6 +18,7 @@
 
 #include "clean/clean_host.h"
 #include "engine/clean_pass.h"
+#include "engine/impute_fused.h"
 #include "engine/select.h"
 #include "scalers/scaler.h"
 #include "stats/quantile.h"
@@ -418,6 +422,8 @@ cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_
     copts o;
     if (st == CLS_OK) st = resolve(ctx, p->clean, &o);
     if (st != CLS_OK) return st;
+    /* imputation alone ahead of a one-pass scaler: the engine's one pass */
+    if (cls_impute_fusable(ctx, p)) return cls_impute_fused(ctx, p, in, out, fitted);
     const cls_scaler_desc *d = cls_scaler_get(p->scaler);
     int can_fuse = d && !(d->needs & CLS_NEED_QUANTILES) && !p->factors && !(o.clip && o.clamp);
     int fused = 0;
