@@ -60,17 +60,22 @@ inline REALV F(load_cols)(__global const REAL *p, uint n)
 #endif
 }
 
-/* Imputation (-DCLS_IMPUTE=1, the *_imp kernels; docs/impute-fused.md):
- * the data loads see a value equal to the sentinel `sent` as NaN (sent is
- * NaN when there is none: nothing compares equal), so that the statistics
+/* Imputation (-DCLS_IMPUTE=1 or 2, the *_imp kernels; docs/impute-fused.md):
+ * with 2, the data loads see a value equal to the sentinel `sent` as NaN
+ * (1: there is none, and no compare), so that the statistics
  * skip it like any missing value; the scaling writes a missing value as the
  * column's scaled fill `sf` (imp != 0) or as it loaded (imp 0: a sentinel
  * alone becomes NaN, +-Inf stay). SENT_P / SENT_A thread `sent` through the
  * helpers; without CLS_IMPUTE they are empty and the kernels unchanged. */
-#if CLS_IMPUTE
+#if CLS_IMPUTE == 2
 #define SENT_P , REAL sent
 #define SENT_A , sent
 #define LOADV(p, n) F(load_miss)((p), (n), sent)
+#define IMP_ARGS , REAL sent, uint imp, REAL fillc
+#elif CLS_IMPUTE
+#define SENT_P
+#define SENT_A
+#define LOADV(p, n) F(load_cols)((p), (n))
 #define IMP_ARGS , REAL sent, uint imp, REAL fillc
 #else
 #define SENT_P
@@ -79,7 +84,7 @@ inline REALV F(load_cols)(__global const REAL *p, uint n)
 #define IMP_ARGS
 #endif
 
-#if CLS_IMPUTE
+#if CLS_IMPUTE == 2
 inline REALV F(load_miss)(__global const REAL *p, uint n, REAL sent)
 {
     REALV v = F(load_cols)(p, n);

@@ -83,21 +83,32 @@ enum cls_kernel_id {
     CLS_K_QSORT64,        /* the same, <= 64 rows */
     CLS_K_OUTLIERS,       /* per column: values with |x - mean| > k * std (describe.cl) */
     CLS_K_ROW_HASH,       /* a hash of each row's block of columns (describe.cl) */
-    /* the first six again, built with -DCLS_IMPUTE=1 (a sentinel and a fill;
-     * engine/impute_fused.c), in the same order */
+    /* the first six again, built with -DCLS_IMPUTE=1 (a fill;
+     * engine/impute_fused.c), then with -DCLS_IMPUTE=2 (a fill and a
+     * sentinel: a compare per value that the first set saves), each in the
+     * same order */
     CLS_K_FIT_APPLY_MM_IMP,
     CLS_K_FIT_APPLY_MV_IMP,
     CLS_K_STATS_MM_IMP,
     CLS_K_STATS_MV_IMP,
     CLS_K_STATS_REDUCE_IMP,
     CLS_K_APPLY_IMP,
+    CLS_K_FIT_APPLY_MM_IMPS,
+    CLS_K_FIT_APPLY_MV_IMPS,
+    CLS_K_STATS_MM_IMPS,
+    CLS_K_STATS_MV_IMPS,
+    CLS_K_STATS_REDUCE_IMPS,
+    CLS_K_APPLY_IMPS,
     CLS_K_COUNT
 };
 extern const char *const cls_kernel_names[CLS_K_COUNT];
-/* The kernel whose source an id builds, and whether with -DCLS_IMPUTE=1. */
+/* The kernel whose source an id builds, and its -DCLS_IMPUTE (0, 1, 2). */
 #define CLS_K_IMP_OFFSET (CLS_K_FIT_APPLY_MM_IMP - CLS_K_FIT_APPLY_MM)
-#define cls_kernel_imputes(k) ((k) >= CLS_K_FIT_APPLY_MM_IMP && (k) <= CLS_K_APPLY_IMP)
-#define cls_kernel_base(k) (cls_kernel_imputes(k) ? (k) - CLS_K_IMP_OFFSET : (k))
+#define CLS_K_IMPS_OFFSET (CLS_K_FIT_APPLY_MM_IMPS - CLS_K_FIT_APPLY_MM)
+#define cls_kernel_imputes(k) \
+    ((k) >= CLS_K_FIT_APPLY_MM_IMPS ? 2 : (k) >= CLS_K_FIT_APPLY_MM_IMP ? 1 : 0)
+#define cls_kernel_base(k) \
+    ((k) - (cls_kernel_imputes(k) == 2 ? CLS_K_IMPS_OFFSET : cls_kernel_imputes(k) ? CLS_K_IMP_OFFSET : 0))
 
 /* Kernel argument flags (cl/common.cl mirrors them). */
 #define CLS_KF_PARAMS   1u  /* apply the scaler's params */

@@ -43,8 +43,13 @@ static void arg_real(kargs *a, cls_dtype t, double v)
     }
 }
 
-/* The imputing build of a scale.cl kernel when the job imputes. */
-static int kid_of(const cls_job *job, int kernel) { return job->imp_on ? kernel + CLS_K_IMP_OFFSET : kernel; }
+/* The imputing build of a scale.cl kernel when the job imputes (with the
+ * sentinel's compare only when there is one). */
+static int kid_of(const cls_job *job, int kernel)
+{
+    if (!job->imp_on) return kernel;
+    return kernel + (isnan(job->sent) ? CLS_K_IMP_OFFSET : CLS_K_IMPS_OFFSET);
+}
 
 /* The trailing arguments of the imputing builds: sentinel, kind, constant. */
 static void arg_imp(kargs *a, const cls_job *job)
