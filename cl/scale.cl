@@ -562,10 +562,34 @@ inline int F(clean_block)(__global const REAL *p, ulong ld, ulong pfd, uint r0, 
  * narrow block ran on the latency of its min/max chain: a min-max fit of an
  * 8-column float32 table took 1.7x the z-score's time (docs/PERFORMANCE.md,
  * 18). */
+/* Imputing builds: the min/max statistics also sum x - K, for a mean fill
+ * without the moments' second pass (the block's test for a value that is
+ * not finite comes with that sum: the same count of operations). */
+#if CLS_IMPUTE
+#define MM_SHIFT SHIFT_K
+#define MM_SUM_P , REALV K, REALV *sum
+#define MM_SUM_A(k) , K[k], &msum[k]
+#define MM_SUM_STORE *sum += s0 + s1
+#define MM_SUM_DECL REALV msum[KV]
+#define MM_SUM_INIT(k) msum[k] = RV(0)
+#define MM_SUM_ADD(k, v) msum[k] += isfinite(v) ? (v) - K[k] : RV(0)
+#define MM_SUM_END(k) rel[k] = msum[k] / fmax(cnt[k], RV(1))
+#else
+#define MM_SHIFT SHIFT_SELF
+#define MM_SUM_P
+#define MM_SUM_A(k)
+#define MM_SUM_STORE (void)0
+#define MM_SUM_DECL (void)0
+#define MM_SUM_INIT(k) (void)0
+#define MM_SUM_ADD(k, v) (void)0
+#define MM_SUM_END(k) (void)0
+#endif
+
 #define CLEAN_MINMAX_BODY(LOAD, NR, UNR)                                            \
     do {                                                                            \
-        CLEAN_PASS1(LOAD, NR, UNR, SHIFT_SELF)                                      \
+        CLEAN_PASS1(LOAD, NR, UNR, MM_SHIFT)                                        \
         if (!F(all_finite)(s0 + s1, n)) return 0;                                   \
+        MM_SUM_STORE;                                                               \
         REALV lo = lo0 < lo1 ? lo0 : lo1, hi = hi0 > hi1 ? hi0 : hi1;              \
         *mn = lo < *mn ? lo : *mn;                                                  \
         *mx = hi > *mx ? hi : *mx;                                                  \
@@ -573,7 +597,7 @@ inline int F(clean_block)(__global const REAL *p, ulong ld, ulong pfd, uint r0, 
     } while (0)
 
 inline int F(clean_minmax)(__global const REAL *p, ulong ld, ulong pfd, uint r0, uint r1, uint n, REALV *mn,
-                           REALV *mx SENT_P)
+                           REALV *mx SENT_P MM_SUM_P)
 {
     p += r0 * ld;
     if (n >= VEC && r1 - r0 == CLS_MOMENT_BLOCK)
@@ -597,19 +621,22 @@ inline int F(clean_minmax)(__global const REAL *p, ulong ld, ulong pfd, uint r0,
             cnt[k] = miss[k] = rel[k] = m2[k] = RV(0);                            \
             mn[k] = RV(INFINITY);                                                 \
             mx[k] = RV(-INFINITY);                                                \
-            K[k] = (moments) ? F(first_finite)(px + k * VEC, ld, rows, LN(k) SENT_A) : RV(0); \
+            K[k] = (moments) || CLS_IMPUTE ? F(first_finite)(px + k * VEC, ld, rows, LN(k) SENT_A) : RV(0); \
         }                                                                         \
         ulong pfd = max((ulong)CLS_PF_ROWS, CLS_PF_BYTES / (ld * sizeof(REAL)));         \
         if (!(moments)) {                                                         \
+            MM_SUM_DECL;                                                          \
+            for (uint k = 0; k < (NK); k++) MM_SUM_INIT(k);                       \
             if ((NK) * VEC * sizeof(REAL) <= CLS_NARROW_BYTES) {                  \
                 for (uint r0 = 0; r0 < rows; r0 += CLS_MOMENT_BLOCK) {            \
                     uint r1 = min(rows, r0 + CLS_MOMENT_BLOCK);                   \
                     for (uint k = 0; k < (NK); k++) {                             \
-                        if (F(clean_minmax)(px + k * VEC, ld, pfd, r0, r1, LN(k), &mn[k], &mx[k] SENT_A)) \
+                        if (F(clean_minmax)(px + k * VEC, ld, pfd, r0, r1, LN(k), &mn[k], &mx[k] SENT_A MM_SUM_A(k))) \
                             continue;                                             \
                         for (uint r = r0; r < r1; r++) {                          \
                             REALV v = LOADV(px + r * ld + k * VEC, LN(k));    \
                             MINMAX(v, mn[k], mx[k], miss[k]);                     \
+                            MM_SUM_ADD(k, v);                                     \
                         }                                                         \
                     }                                                             \
                 }                                                                 \
@@ -619,10 +646,14 @@ inline int F(clean_minmax)(__global const REAL *p, ulong ld, ulong pfd, uint r0,
                     UNR for (uint k = 0; k < (NK); k++) {                         \
                         REALV v = LOADV(px + r * ld + k * VEC, LN(k));         \
                         MINMAX(v, mn[k], mx[k], miss[k]);                         \
+                        MM_SUM_ADD(k, v);                                         \
                     }                                                             \
                 }                                                                 \
             }                                                                     \
-            for (uint k = 0; k < (NK); k++) cnt[k] = RV((REAL)rows) - miss[k];    \
+            for (uint k = 0; k < (NK); k++) {                                     \
+                cnt[k] = RV((REAL)rows) - miss[k];                                \
+                MM_SUM_END(k);                                                    \
+            }                                                                     \
         } else {                                                                  \
             for (uint r0 = 0; r0 < rows; r0 += CLS_MOMENT_BLOCK) {                \
                 uint r1 = min(rows, r0 + CLS_MOMENT_BLOCK);                       \
@@ -1083,6 +1114,14 @@ __kernel void F(copy)(__global const REAL *x, __global REAL *y, ulong count)
 #undef LOAD_FILL
 #undef APPLY_ONE_IMP
 #undef IMPUTE_STATS
+#undef MM_SHIFT
+#undef MM_SUM_P
+#undef MM_SUM_A
+#undef MM_SUM_STORE
+#undef MM_SUM_DECL
+#undef MM_SUM_INIT
+#undef MM_SUM_ADD
+#undef MM_SUM_END
 #undef SCALED_FILL
 #undef LOAD_FULL
 #undef PREFETCH_AHEAD

@@ -467,8 +467,9 @@ static cls_status fit_transform_with(cls_context *ctx, const cls_pipeline *p, co
     job.clip = p->clip;
     range_of(p, &job.lo, &job.hi);
     /* imputation: the statistics are wanted for the caller's outputs too,
-     * with the moments (a mean fill, and the statistics the cleaning stage
-     * returns) */
+     * with the moments (the statistics the cleaning stage returns); a mean
+     * fill needs the mean, which the min/max kernel of one pass sums
+     * itself (the chunked statistics do not) */
     int want = fitted != NULL;
     double *fill = NULL;
     if (imp) {
@@ -477,7 +478,7 @@ static cls_status fit_transform_with(cls_context *ctx, const cls_pipeline *p, co
         job.sent = imp->has_sent ? imp->sent : NAN;
         job.fillc = imp->fillc;
         want = want || imp->missing_out || imp->fill_out;
-        if (imp->imp == 1 || want) job.moments = 1;
+        if (want || (imp->imp == 1 && job.Rg > CLS_FUSED_ROWS)) job.moments = 1;
     }
     cls_team_choose(&job);
     size_t sb = slice_bytes_for(&job);
