@@ -368,7 +368,7 @@ static void two_phases_when_a_group_exceeds_a_slice(void **state)
 static void tall_groups_in_one_pass(void **state)
 {
     (void)state;
-    if (rusticl()) return; /* minutes there (rusticl() above); PoCL and Oclgrind run it */
+    if (rusticl()) return; /* minutes there (rusticl() above); PoCL runs it */
     if (oclgrind()) return; /* 12600 values a pass: minutes there; PoCL runs it */
     cls_context *ctx = test_context(NULL, 0, 0);
     cls_dtype t = suite_runs(CLS_F64) ? CLS_F64 : CLS_F32;
