@@ -76,6 +76,7 @@
 #define P_SLO 1
 #define P_M   2
 #define P_O   3
+#define P_FILL 4  /* imputation (-DCLS_IMPUTE=1): the scaled fill of a missing value */
 
 #ifndef VEC
 #define VEC 1
@@ -85,6 +86,9 @@
 #endif
 #ifndef CLS_NT
 #define CLS_NT 0
+#endif
+#ifndef CLS_IMPUTE
+#define CLS_IMPUTE 0  /* 1: the *_imp build of a scale.cl kernel (a sentinel, a fill) */
 #endif
 #ifndef CLS_PREFETCH
 #define CLS_PREFETCH 0

@@ -60,6 +60,38 @@ inline REALV F(load_cols)(__global const REAL *p, uint n)
 #endif
 }
 
+/* Imputation (-DCLS_IMPUTE=1 or 2, the *_imp kernels; docs/impute-fused.md):
+ * with 2, the data loads see a value equal to the sentinel `sent` as NaN
+ * (1: there is none, and no compare), so that the statistics
+ * skip it like any missing value; the scaling writes a missing value as the
+ * column's scaled fill `sf` (imp != 0) or as it loaded (imp 0: a sentinel
+ * alone becomes NaN, +-Inf stay). SENT_P / SENT_A thread `sent` through the
+ * helpers; without CLS_IMPUTE they are empty and the kernels unchanged. */
+#if CLS_IMPUTE == 2
+#define SENT_P , REAL sent
+#define SENT_A , sent
+#define LOADV(p, n) F(load_miss)((p), (n), sent)
+#define IMP_ARGS , REAL sent, uint imp, REAL fillc
+#elif CLS_IMPUTE
+#define SENT_P
+#define SENT_A
+#define LOADV(p, n) F(load_cols)((p), (n))
+#define IMP_ARGS , REAL sent, uint imp, REAL fillc
+#else
+#define SENT_P
+#define SENT_A
+#define LOADV(p, n) F(load_cols)((p), (n))
+#define IMP_ARGS
+#endif
+
+#if CLS_IMPUTE == 2
+inline REALV F(load_miss)(__global const REAL *p, uint n, REAL sent)
+{
+    REALV v = F(load_cols)(p, n);
+    return v == RV(sent) ? RV(NAN) : v;
+}
+#endif
+
 inline void F(store_cols)(REALV v, __global REAL *p, uint n)
 {
 #if VEC == 1
@@ -308,6 +340,63 @@ inline REALV F(scale)(REALV v, REALV shi, REALV slo, REALV m, REALV o, uint flag
     return isfinite(v) ? t : v;
 }
 
+#if CLS_IMPUTE
+/* F(scale), a missing value written as the scaled fill sf (imp != 0). */
+inline REALV F(scale_imp)(REALV v, REALV shi, REALV slo, REALV m, REALV o, uint flags,
+                          REAL lo, REAL hi, REALV sf, uint imp)
+{
+    REALV t = ((v - shi) - slo) * m + o;
+    if (flags & CLS_KF_CLIP) t = clamp(t, lo, hi);
+    return isfinite(v) ? t : (imp ? sf : v);
+}
+
+/* The statistics of the imputed column from those of the values kept
+ * (cnt of them, miss missing): miss copies of the fill merged by Chan's
+ * formulas (their mean the fill, their m2 0), the fill being the mean of
+ * the values kept rounded to REAL (imp 1; NaN when none is kept: nothing
+ * is added) or fillc (imp 2). With the mean, d_ is only the fill's
+ * rounding: count grows, mean and m2 stay but for it, as scikit-learn's
+ * imputed float32 column has them. The fill goes to `fill`. */
+#define IMPUTE_STATS(T, imp, fillc, cnt, miss, K, rel, m2, mn, mx, fill)           \
+    do {                                                                      \
+        fill = (imp) == 1 ? ((cnt) > (T)(0) ? (K) + (rel) : (T)(NAN))         \
+                          : (imp) == 2 ? (T)(fillc) : (T)(NAN);               \
+        if (imp) {                                                            \
+            T k_ = isfinite(fill) ? (miss) : (T)(0);                          \
+            T n_ = (cnt) + k_;                                                \
+            T w_ = k_ / fmax(n_, (T)(1));                                     \
+            T d_ = k_ > (T)(0) ? ((fill) - (K)) - (rel) : (T)(0);             \
+            rel += d_ * w_;                                                   \
+            m2 += d_ * d_ * (cnt) * w_;                                       \
+            mn = k_ > (T)(0) ? fmin(mn, fill) : (mn);                         \
+            mx = k_ > (T)(0) ? fmax(mx, fill) : (mx);                         \
+            cnt = n_;                                                         \
+        }                                                                     \
+    } while (0)
+
+/* The scaled fill (NaN stays NaN: clamp would make it lo). */
+#define SCALED_FILL(T, fill, shi, slo, m, o, flags, lo, hi, sf)                     \
+    do {                                                                      \
+        T t_ = (((fill) - (shi)) - (slo)) * (m) + (o);                        \
+        if ((flags) & CLS_KF_CLIP) t_ = clamp(t_, (T)(lo), (T)(hi));          \
+        sf = isfinite(fill) ? t_ : (T)(NAN);                                  \
+    } while (0)
+#endif
+
+/* The pieces of the kernels below that imputation changes (empty, or the
+ * plain scaler, without CLS_IMPUTE). */
+#if CLS_IMPUTE
+#define IMP_DECL REALV sf[KV], fl_
+#define IMP_STATS(k) IMPUTE_STATS(REALV, imp, fillc, cnt[k], miss[k], K[k], rel[k], m2[k], mn[k], mx[k], fl_)
+#define IMP_FILL(k) SCALED_FILL(REALV, fl_, shi[k], slo[k], m[k], o[k], flags, lo, hi, sf[k])
+#define SCALE_MISS(v, k) F(scale_imp)(v, shi[k], slo[k], m[k], o[k], flags, lo, hi, sf[k], imp)
+#else
+#define IMP_DECL (void)0
+#define IMP_STATS(k) (void)0
+#define IMP_FILL(k) (void)0
+#define SCALE_MISS(v, k) F(scale)(v, shi[k], slo[k], m[k], o[k], flags, lo, hi)
+#endif
+
 /* Lanes of vector k of a block starting at column c. */
 #define LANES(k) min((uint)VEC, ncols - c - (k) * VEC)
 
@@ -320,11 +409,11 @@ inline REALV F(scale)(REALV v, REALV shi, REALV slo, REALV m, REALV o, uint flag
 
 /* First finite value of each column, 0 where a column has none: the shift K
  * that keeps Welford's mean accurate when the mean is far from zero. */
-inline REALV F(first_finite)(__global const REAL *p, ulong ld, uint rows, uint n)
+inline REALV F(first_finite)(__global const REAL *p, ulong ld, uint rows, uint n SENT_P)
 {
     REALV K = RV(0), found = RV(0);
     for (uint r = 0; r < rows; r++) {
-        REALV v = F(load_cols)(p + r * ld, n);
+        REALV v = LOADV(p + r * ld, n);
         K = (found == RV(0) && isfinite(v)) ? v : K;
         found = isfinite(v) ? RV(1) : found;
         if (ALL_TRUE(found != RV(0))) break;
@@ -456,7 +545,7 @@ inline int F(all_finite)(REALV v, uint n)
 #endif
 }
 
-#define LOAD_N(q) F(load_cols)(q, n)
+#define LOAD_N(q) LOADV(q, n)
 #if CLS_PREFETCH
 #define PREFETCH_AHEAD(q)                                                           \
     do {                                                                            \
@@ -466,11 +555,11 @@ inline int F(all_finite)(REALV v, uint n)
 #else
 #define PREFETCH_AHEAD(q) (void)pfd
 #endif
-#define LOAD_FULL(q) F(load_cols)(q, VEC)
+#define LOAD_FULL(q) LOADV(q, VEC)
 
 /* pfd: rows to prefetch ahead (PoCL on a CPU; see CLS_PF_BYTES). */
 inline int F(clean_block)(__global const REAL *p, ulong ld, ulong pfd, uint r0, uint r1, uint n,
-                          REALV K, REALV *cnt, REALV *rel, REALV *m2, REALV *mn, REALV *mx)
+                          REALV K, REALV *cnt, REALV *rel, REALV *m2, REALV *mn, REALV *mx SENT_P)
 {
     p += r0 * ld;
     if (n >= VEC && r1 - r0 == CLS_MOMENT_BLOCK)
@@ -485,10 +574,34 @@ inline int F(clean_block)(__global const REAL *p, ulong ld, ulong pfd, uint r0, 
  * narrow block ran on the latency of its min/max chain: a min-max fit of an
  * 8-column float32 table took 1.7x the z-score's time (docs/PERFORMANCE.md,
  * 18). */
+/* Imputing builds: the min/max statistics also sum x - K, for a mean fill
+ * without the moments' second pass (the block's test for a value that is
+ * not finite comes with that sum: the same count of operations). */
+#if CLS_IMPUTE
+#define MM_SHIFT SHIFT_K
+#define MM_SUM_P , REALV K, REALV *sum
+#define MM_SUM_A(k) , K[k], &msum[k]
+#define MM_SUM_STORE *sum += s0 + s1
+#define MM_SUM_DECL REALV msum[KV]
+#define MM_SUM_INIT(k) msum[k] = RV(0)
+#define MM_SUM_ADD(k, v) msum[k] += isfinite(v) ? (v) - K[k] : RV(0)
+#define MM_SUM_END(k) rel[k] = msum[k] / fmax(cnt[k], RV(1))
+#else
+#define MM_SHIFT SHIFT_SELF
+#define MM_SUM_P
+#define MM_SUM_A(k)
+#define MM_SUM_STORE (void)0
+#define MM_SUM_DECL (void)0
+#define MM_SUM_INIT(k) (void)0
+#define MM_SUM_ADD(k, v) (void)0
+#define MM_SUM_END(k) (void)0
+#endif
+
 #define CLEAN_MINMAX_BODY(LOAD, NR, UNR)                                            \
     do {                                                                            \
-        CLEAN_PASS1(LOAD, NR, UNR, SHIFT_SELF)                                      \
+        CLEAN_PASS1(LOAD, NR, UNR, MM_SHIFT)                                        \
         if (!F(all_finite)(s0 + s1, n)) return 0;                                   \
+        MM_SUM_STORE;                                                               \
         REALV lo = lo0 < lo1 ? lo0 : lo1, hi = hi0 > hi1 ? hi0 : hi1;              \
         *mn = lo < *mn ? lo : *mn;                                                  \
         *mx = hi > *mx ? hi : *mx;                                                  \
@@ -496,7 +609,7 @@ inline int F(clean_block)(__global const REAL *p, ulong ld, ulong pfd, uint r0, 
     } while (0)
 
 inline int F(clean_minmax)(__global const REAL *p, ulong ld, ulong pfd, uint r0, uint r1, uint n, REALV *mn,
-                           REALV *mx)
+                           REALV *mx SENT_P MM_SUM_P)
 {
     p += r0 * ld;
     if (n >= VEC && r1 - r0 == CLS_MOMENT_BLOCK)
@@ -520,19 +633,22 @@ inline int F(clean_minmax)(__global const REAL *p, ulong ld, ulong pfd, uint r0,
             cnt[k] = miss[k] = rel[k] = m2[k] = RV(0);                            \
             mn[k] = RV(INFINITY);                                                 \
             mx[k] = RV(-INFINITY);                                                \
-            K[k] = (moments) ? F(first_finite)(px + k * VEC, ld, rows, LN(k)) : RV(0); \
+            K[k] = (moments) || CLS_IMPUTE ? F(first_finite)(px + k * VEC, ld, rows, LN(k) SENT_A) : RV(0); \
         }                                                                         \
         ulong pfd = max((ulong)CLS_PF_ROWS, CLS_PF_BYTES / (ld * sizeof(REAL)));         \
         if (!(moments)) {                                                         \
+            MM_SUM_DECL;                                                          \
+            for (uint k = 0; k < (NK); k++) MM_SUM_INIT(k);                       \
             if ((NK) * VEC * sizeof(REAL) <= CLS_NARROW_BYTES) {                  \
                 for (uint r0 = 0; r0 < rows; r0 += CLS_MOMENT_BLOCK) {            \
                     uint r1 = min(rows, r0 + CLS_MOMENT_BLOCK);                   \
                     for (uint k = 0; k < (NK); k++) {                             \
-                        if (F(clean_minmax)(px + k * VEC, ld, pfd, r0, r1, LN(k), &mn[k], &mx[k])) \
+                        if (F(clean_minmax)(px + k * VEC, ld, pfd, r0, r1, LN(k), &mn[k], &mx[k] SENT_A MM_SUM_A(k))) \
                             continue;                                             \
                         for (uint r = r0; r < r1; r++) {                          \
-                            REALV v = F(load_cols)(px + r * ld + k * VEC, LN(k)); \
+                            REALV v = LOADV(px + r * ld + k * VEC, LN(k));    \
                             MINMAX(v, mn[k], mx[k], miss[k]);                     \
+                            MM_SUM_ADD(k, v);                                     \
                         }                                                         \
                     }                                                             \
                 }                                                                 \
@@ -540,29 +656,33 @@ inline int F(clean_minmax)(__global const REAL *p, ulong ld, ulong pfd, uint r0,
                 for (uint r = 0; r < rows; r++) {                                 \
                     if (r + CLS_PF_ROWS < rows) F(prefetch_row)(px + (r + CLS_PF_ROWS) * ld, (NK)); \
                     UNR for (uint k = 0; k < (NK); k++) {                         \
-                        REALV v = F(load_cols)(px + r * ld + k * VEC, LN(k));     \
+                        REALV v = LOADV(px + r * ld + k * VEC, LN(k));         \
                         MINMAX(v, mn[k], mx[k], miss[k]);                         \
+                        MM_SUM_ADD(k, v);                                         \
                     }                                                             \
                 }                                                                 \
             }                                                                     \
-            for (uint k = 0; k < (NK); k++) cnt[k] = RV((REAL)rows) - miss[k];    \
+            for (uint k = 0; k < (NK); k++) {                                     \
+                cnt[k] = RV((REAL)rows) - miss[k];                                \
+                MM_SUM_END(k);                                                    \
+            }                                                                     \
         } else {                                                                  \
             for (uint r0 = 0; r0 < rows; r0 += CLS_MOMENT_BLOCK) {                \
                 uint r1 = min(rows, r0 + CLS_MOMENT_BLOCK);                       \
                 for (uint k = 0; k < (NK); k++) {                                 \
                     if (F(clean_block)(px + k * VEC, ld, pfd, r0, r1, LN(k), K[k], &cnt[k], \
-                                       &rel[k], &m2[k], &mn[k], &mx[k]))          \
+                                       &rel[k], &m2[k], &mn[k], &mx[k] SENT_A))    \
                         continue;                                                 \
                     REALV cb = RV(0), sum = RV(0), q = RV(0);                     \
                     for (uint r = r0; r < r1; r++) {                              \
-                        REALV v = F(load_cols)(px + r * ld + k * VEC, LN(k));     \
+                        REALV v = LOADV(px + r * ld + k * VEC, LN(k));         \
                         cb += isfinite(v) ? RV(1) : RV(0);                        \
                         sum += isfinite(v) ? v - K[k] : RV(0);                    \
                         MINMAX(v, mn[k], mx[k], miss[k]);                         \
                     }                                                             \
                     REALV mb = sum / fmax(cb, RV(1));                             \
                     for (uint r = r0; r < r1; r++) {                              \
-                        REALV v = F(load_cols)(px + r * ld + k * VEC, LN(k));     \
+                        REALV v = LOADV(px + r * ld + k * VEC, LN(k));         \
                         REALV d = (v - K[k]) - mb;                                \
                         q += isfinite(v) ? d * d : RV(0);                         \
                     }                                                             \
@@ -593,12 +713,15 @@ inline int F(clean_minmax)(__global const REAL *p, ulong ld, ulong pfd, uint r0,
         REALV cnt[KV], miss[KV], K[KV], rel[KV], m2[KV], mn[KV], mx[KV];              \
         BLOCK_STATS(px, rows, moments, NK, LN, UNR);                                  \
         REALV shi[KV], slo[KV], m[KV], o[KV];                                         \
+        IMP_DECL;                                                                     \
         for (uint k = 0; k < (NK); k++) {                                             \
-            MAKE_PARAMS(REALV, F(decimal_mv), scaler, cnt[k], K[k], rel[k], m2[k], mn[k], mx[k], \
-                    lo, hi, shi[k], slo[k], m[k], o[k]);                              \
             if (st)                                                                   \
                 F(store_stats)(st, cn, sstride, g * ncols + c + k * VEC, LN(k), cnt[k], \
                                miss[k], K[k], rel[k], m2[k], mn[k], mx[k]);           \
+            IMP_STATS(k);                                                             \
+            MAKE_PARAMS(REALV, F(decimal_mv), scaler, cnt[k], K[k], rel[k], m2[k], mn[k], mx[k], \
+                    lo, hi, shi[k], slo[k], m[k], o[k]);                              \
+            IMP_FILL(k);                                                              \
         }                                                                             \
         /* without missing values the scaling needs no per-value test */          \
         int clean = 1;                                                                \
@@ -610,9 +733,9 @@ inline int F(clean_minmax)(__global const REAL *p, ulong ld, ulong pfd, uint r0,
             F(prefetch_row)(px + r * ld + VEC * (NK), (NK));                          \
             __global const REAL *fr = f + foff + (long)(b_ * fsb + rr_ * fsr + (col0 + c) * fsc); \
             UNR for (uint k = 0; k < (NK); k++) {                                     \
-                REALV v = F(load_cols)(px + r * ld + k * VEC, LN(k));                 \
+                REALV v = LOADV(px + r * ld + k * VEC, LN(k));                        \
                 REALV out = clean ? F(scale_finite)(v, shi[k], slo[k], m[k], o[k], flags, lo, hi) \
-                                  : F(scale)(v, shi[k], slo[k], m[k], o[k], flags, lo, hi); \
+                                  : SCALE_MISS(v, k);                                 \
                 if (flags & CLS_KF_FACTORS)                                           \
                     out *= F(load_factors)(fr + k * VEC * fsc, fsc, LN(k));           \
                 F(store_out)(out, py + r * ld + k * VEC, LN(k), nt);                  \
@@ -634,7 +757,7 @@ inline int F(clean_minmax)(__global const REAL *p, ulong ld, ulong pfd, uint r0,
     __global const REAL *x, ulong xoff, __global REAL *y, ulong yoff, uint ncols, uint rows, \
     ulong ld, ulong gstride, uint kk, uint scaler, uint flags, REAL lo, REAL hi,             \
     __global const REAL *f, long foff, ulong fsb, ulong fsr, ulong fsc, ulong frow0,         \
-    ulong R, ulong col0, __global REAL *st, __global uint *cn, ulong sstride
+    ulong R, ulong col0, __global REAL *st, __global uint *cn, ulong sstride IMP_ARGS
 
 /* min-max or decimal: min/max statistics */
 #if CLS_KERNEL == CLS_KID_FIT_APPLY_MM
@@ -658,7 +781,7 @@ __kernel void F(fit_apply_mv)(FIT_APPLY_ARGS)
  * [j * chunk, (j + 1) * chunk) of its block and writes entry j * ncols + c. */
 #define STATS_ARGS                                                                       \
     __global const REAL *x, ulong xoff, uint ncols, ulong nrows, ulong ld, uint chunk,  \
-    uint kk, __global REAL *st, __global uint *cn, ulong sstride
+    uint kk, __global REAL *st, __global uint *cn, ulong sstride IMP_ARGS
 
 #define STATS(moments)                                                                   \
     BLOCK();                                                                             \
@@ -703,7 +826,7 @@ __kernel void F(stats_reduce)(__global const REAL *st, __global const uint *cn, 
                               uint nchunks, uint ncols, uint moments,
                               __global REAL *sto, __global uint *cno, ulong osstride,
                               ulong out_base, uint flags, uint scaler, REAL lo, REAL hi,
-                              __global REAL *prm, ulong pstride)
+                              __global REAL *prm, ulong pstride IMP_ARGS)
 {
     uint c = (uint)get_global_id(0);
     if (c >= ncols) return;
@@ -741,7 +864,15 @@ __kernel void F(stats_reduce)(__global const REAL *st, __global const uint *cn, 
     cno[CN_MISS * osstride + o_i] = miss;
     if (flags & CLS_KF_WRITE_PARAMS) {
         REAL shi, slo, m, o;
+#if CLS_IMPUTE
+        REAL fl, sf, rmiss = (REAL)miss;
+        IMPUTE_STATS(REAL, imp, fillc, cnt, rmiss, K, rel, m2, mn, mx, fl);
+#endif
         MAKE_PARAMS(REAL, F(decimal_m), scaler, cnt, K, rel, m2, mn, mx, lo, hi, shi, slo, m, o);
+#if CLS_IMPUTE
+        SCALED_FILL(REAL, fl, shi, slo, m, o, flags, lo, hi, sf);
+        prm[P_FILL * pstride + c] = sf;
+#endif
         prm[P_SHI * pstride + c] = shi;
         prm[P_SLO * pstride + c] = slo;
         prm[P_M * pstride + c] = m;
@@ -760,6 +891,7 @@ __kernel void F(stats_reduce)(__global const REAL *st, __global const uint *cn, 
             slo[k] = F(load_cols)(prm + P_SLO * pstride + pi + k * VEC, LN(k));       \
             m[k] = F(load_cols)(prm + P_M * pstride + pi + k * VEC, LN(k));           \
             o[k] = F(load_cols)(prm + P_O * pstride + pi + k * VEC, LN(k));           \
+            LOAD_FILL(sf[k], pi + k * VEC, LN(k));                                    \
         }                                                                             \
     } while (0)
 
@@ -769,14 +901,14 @@ __kernel void F(stats_reduce)(__global const REAL *st, __global const uint *cn, 
         ulong grp = gr / Rg, grp_row = gr % Rg;                                       \
         ulong b = gr / R, rr = gr % R;                                                \
         REALV shi[KV], slo[KV], m[KV], o[KV];                                         \
+        IMP_DECL;                                                                     \
         if (flags & CLS_KF_PARAMS) LOAD_PARAMS(NK, LN);                               \
         for (uint r = 0; r < rows; r++) {                                             \
             if (r + CLS_PF_ROWS < rows) F(prefetch_row)(px + (r + CLS_PF_ROWS) * ld, (NK)); \
             __global const REAL *fr = f + foff + (long)(b * fsb + rr * fsr + (col0 + c) * fsc); \
             for (uint k = 0; k < (NK); k++) {                                         \
-                REALV v = F(load_cols)(px + r * ld + k * VEC, LN(k));                 \
-                REALV out = (flags & CLS_KF_PARAMS)                                   \
-                                ? F(scale)(v, shi[k], slo[k], m[k], o[k], flags, lo, hi) : v; \
+                REALV v = LOADV(px + r * ld + k * VEC, LN(k));                        \
+                REALV out = (flags & CLS_KF_PARAMS) ? SCALE_MISS(v, k) : v;           \
                 if (flags & CLS_KF_FACTORS)                                           \
                     out *= F(load_factors)(fr + k * VEC * fsc, fsc, LN(k));           \
                 F(store_out)(out, py + r * ld + k * VEC, LN(k), nt);                  \
@@ -795,12 +927,20 @@ __kernel void F(stats_reduce)(__global const REAL *st, __global const uint *cn, 
 #define APPLY_RUN(LN, EXPR)                                                           \
     for (uint i = 0; i < run; i++) {                                                  \
         if (pf) F(prefetch_row)(xr + (i + CLS_PF_ROWS) * ld, 1);                      \
-        REALV v = F(load_cols)(xr + i * ld, LN);                                      \
+        REALV v = LOADV(xr + i * ld, LN);                                             \
         F(store_out)(EXPR, yr + i * ld, LN, nt);                                      \
         fr += fsr;                                                                    \
     }
 
+#if CLS_IMPUTE
+#define SCALED(v) (isfinite(v) ? (((v) - shi) - slo) * m + o : (imp ? sfv : (v)))
+#define LOAD_FILL(dst, at, n) dst = F(load_cols)(prm + P_FILL * pstride + (at), (n))
+#define APPLY_ONE_IMP , sfv, imp
+#else
 #define SCALED(v) (((v) - shi) - slo) * m + o
+#define LOAD_FILL(dst, at, n) (void)0
+#define APPLY_ONE_IMP
+#endif
 #define FACTOR(fr) F(load_factors)(fr, fsc, VEC)
 
 /* Vector k of a block that is not full: its rows in runs that share one
@@ -818,13 +958,15 @@ __kernel void F(stats_reduce)(__global const REAL *st, __global const uint *cn, 
             uint run = rows - r;                                                      \
             if (Rg - grp_row < run) run = (uint)(Rg - grp_row);                       \
             if ((flags & CLS_KF_FACTORS) && R - rr < run) run = (uint)(R - rr);       \
-            REALV shi = RV(0), slo = RV(0), m = RV(1), o = RV(0);                     \
+            REALV shi = RV(0), slo = RV(0), m = RV(1), o = RV(0), sfv = RV(NAN);      \
+            (void)sfv;                                                                \
             if (flags & CLS_KF_PARAMS) {                                              \
                 ulong pi = (grp - g0) * pld + pcol0 + c + (k) * VEC;                  \
                 shi = F(load_cols)(prm + P_SHI * pstride + pi, n);                    \
                 slo = F(load_cols)(prm + P_SLO * pstride + pi, n);                    \
                 m = F(load_cols)(prm + P_M * pstride + pi, n);                        \
                 o = F(load_cols)(prm + P_O * pstride + pi, n);                        \
+                LOAD_FILL(sfv, pi, n);                                                \
             }                                                                         \
             __global const REAL *xr = px + r * ld + (k) * VEC;                        \
             __global REAL *yr = py + r * ld + (k) * VEC;                              \
@@ -838,7 +980,7 @@ __kernel void F(stats_reduce)(__global const REAL *st, __global const uint *cn, 
             } else if (plain) {                                                       \
                 APPLY_RUN(VEC, v * FACTOR(fr))                                        \
             } else {                                                                  \
-                APPLY_RUN(n, F(apply_one)(v, fr, shi, slo, m, o, flags, lo, hi, fsc, n)) \
+                APPLY_RUN(n, F(apply_one)(v, fr, shi, slo, m, o, flags, lo, hi, fsc, n APPLY_ONE_IMP)) \
             }                                                                         \
             r += run;                                                                 \
             if ((grp_row += run) == Rg) { grp_row = 0; grp++; }                       \
@@ -849,9 +991,17 @@ __kernel void F(stats_reduce)(__global const REAL *st, __global const uint *cn, 
 
 /* One value of the general elementwise path. */
 inline REALV F(apply_one)(REALV v, __global const REAL *fr, REALV shi, REALV slo, REALV m, REALV o,
-                          uint flags, REAL lo, REAL hi, ulong fsc, uint n)
+                          uint flags, REAL lo, REAL hi, ulong fsc, uint n
+#if CLS_IMPUTE
+                          , REALV sf, uint imp
+#endif
+                          )
 {
+#if CLS_IMPUTE
+    REALV out = (flags & CLS_KF_PARAMS) ? F(scale_imp)(v, shi, slo, m, o, flags, lo, hi, sf, imp) : v;
+#else
     REALV out = (flags & CLS_KF_PARAMS) ? F(scale)(v, shi, slo, m, o, flags, lo, hi) : v;
+#endif
     if (flags & CLS_KF_FACTORS) out *= F(load_factors)(fr, fsc, n);
     return out;
 }
@@ -871,7 +1021,7 @@ __kernel void F(apply)(__global const REAL *x, ulong xoff, __global REAL *y, ulo
                        __global const REAL *prm, ulong pstride, ulong pld, ulong pcol0,
                        ulong grow0, ulong Rg, ulong g0,
                        __global const REAL *f, long foff, ulong fsb, ulong fsr, ulong fsc,
-                       ulong R, ulong col0)
+                       ulong R, ulong col0 IMP_ARGS)
 {
     BLOCK();
     ulong r0 = get_global_id(1) * (ulong)rpi;
@@ -970,6 +1120,26 @@ __kernel void F(copy)(__global const REAL *x, __global REAL *y, ulong count)
 #undef SHIFT_K
 #undef SHIFT_SELF
 #undef LOAD_N
+#undef LOADV
+#undef SENT_P
+#undef SENT_A
+#undef IMP_ARGS
+#undef IMP_DECL
+#undef IMP_STATS
+#undef IMP_FILL
+#undef SCALE_MISS
+#undef LOAD_FILL
+#undef APPLY_ONE_IMP
+#undef IMPUTE_STATS
+#undef MM_SHIFT
+#undef MM_SUM_P
+#undef MM_SUM_A
+#undef MM_SUM_STORE
+#undef MM_SUM_DECL
+#undef MM_SUM_INIT
+#undef MM_SUM_ADD
+#undef MM_SUM_END
+#undef SCALED_FILL
 #undef LOAD_FULL
 #undef PREFETCH_AHEAD
 #undef NO_UNROLL

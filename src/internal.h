@@ -86,9 +86,32 @@ enum cls_kernel_id {
     CLS_K_CLIP32,         /* k-sigma clipping of columns of <= 32 rows in private memory (clip.cl) */
     CLS_K_CLIP64,         /* the same, <= 64 rows */
     CLS_K_CLIP128,        /* the same, <= 128 rows */
+    /* the first six again, built with -DCLS_IMPUTE=1 (a fill;
+     * engine/impute_fused.c), then with -DCLS_IMPUTE=2 (a fill and a
+     * sentinel: a compare per value that the first set saves), each in the
+     * same order */
+    CLS_K_FIT_APPLY_MM_IMP,
+    CLS_K_FIT_APPLY_MV_IMP,
+    CLS_K_STATS_MM_IMP,
+    CLS_K_STATS_MV_IMP,
+    CLS_K_STATS_REDUCE_IMP,
+    CLS_K_APPLY_IMP,
+    CLS_K_FIT_APPLY_MM_IMPS,
+    CLS_K_FIT_APPLY_MV_IMPS,
+    CLS_K_STATS_MM_IMPS,
+    CLS_K_STATS_MV_IMPS,
+    CLS_K_STATS_REDUCE_IMPS,
+    CLS_K_APPLY_IMPS,
     CLS_K_COUNT
 };
 extern const char *const cls_kernel_names[CLS_K_COUNT];
+/* The kernel whose source an id builds, and its -DCLS_IMPUTE (0, 1, 2). */
+#define CLS_K_IMP_OFFSET (CLS_K_FIT_APPLY_MM_IMP - CLS_K_FIT_APPLY_MM)
+#define CLS_K_IMPS_OFFSET (CLS_K_FIT_APPLY_MM_IMPS - CLS_K_FIT_APPLY_MM)
+#define cls_kernel_imputes(k) \
+    ((k) >= CLS_K_FIT_APPLY_MM_IMPS ? 2 : (k) >= CLS_K_FIT_APPLY_MM_IMP ? 1 : 0)
+#define cls_kernel_base(k) \
+    ((k) - (cls_kernel_imputes(k) == 2 ? CLS_K_IMPS_OFFSET : cls_kernel_imputes(k) ? CLS_K_IMP_OFFSET : 0))
 
 /* Kernel argument flags (cl/common.cl mirrors them). */
 #define CLS_KF_PARAMS   1u  /* apply the scaler's params */
@@ -291,6 +314,7 @@ struct cls_context {
     unsigned        flags;
     int             no_prior;    /* CLSCALE_PRIOR=0: no speed probes */
     int             no_team;     /* CLSCALE_TEAM=0: every call runs on every device (team.c) */
+    int             impute_unfused; /* CLSCALE_IMPUTE_FUSED=0: imputation takes clean.c's passes */
     cls_team        team[CLS_TEAM_KINDS];
     uint64_t        team_clock;
     cls_dev        *devs;

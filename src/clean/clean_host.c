@@ -46,3 +46,22 @@ void cls_column_add_constant(cls_column_stats *c, uint64_t k, double v)
     add.absmax = fabs(v);
     cls_column_merge(c, &add, 1);
 }
+
+void cls_impute_columns(cls_column_stats *col, size_t n, uint64_t rows, unsigned imp, double c, cls_dtype t,
+                        double *fill, uint64_t *missing)
+{
+    for (size_t e = 0; e < n; e++) {
+        cls_column_stats *s = &col[e];
+        uint64_t k = rows - s->count;
+        double v = NAN;
+        if (imp == 1 && s->count) v = t == CLS_F32 ? (double)(float)s->mean : s->mean;
+        else if (imp == 2) v = c;
+        if (missing) missing[e] = k;
+        fill[e] = v;
+        s->missing = k;
+        if (isfinite(v)) {
+            cls_column_add_constant(s, k, v);
+            s->missing = 0;
+        }
+    }
+}

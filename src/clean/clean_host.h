@@ -21,4 +21,14 @@ double cls_most_frequent(const void *x, cls_dtype t, size_t ld, uint64_t rows, i
  * formulas with a group of k equal values, whose m2 is 0). */
 void cls_column_add_constant(cls_column_stats *c, uint64_t k, double v);
 
+/* Imputation of n columns whose statistics (of the values kept, `rows`
+ * each) are in col: fill[e] becomes the column's fill (imp 1: its mean,
+ * rounded to float32 for float32 data, NaN when no value is kept; imp 2:
+ * c; imp 0: NaN), missing[e] (when not NULL) its count of missing values,
+ * and col[e] the statistics of the imputed column (the missing values'
+ * copies of a finite fill added, none missing then), as the cleaning
+ * stage's last pass makes them. */
+void cls_impute_columns(cls_column_stats *col, size_t n, uint64_t rows, unsigned imp, double c, cls_dtype t,
+                        double *fill, uint64_t *missing);
+
 #endif

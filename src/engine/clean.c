@@ -8,8 +8,10 @@
  * the scaler's statistics follow from the moments (min-max, z-score,
  * decimal, max-abs: the kept values' moments plus k copies of the fill).
  * Short groups (<= 64 rows, clip_fast.h) clip in one pass instead of the moments and
- * masking passes, and find their fill there too.
- * Calls: clean_pass.c, clip_fast.c, select.c (medians), pipeline.c (what cannot fuse),
+ * masking passes, and find their fill there too. Imputation alone (mean,
+ * constant, a sentinel) ahead of a one-pass scaler goes to impute_fused.c
+ * instead.
+ * Calls: clean_pass.c, clip_fast.c, impute_fused.c, select.c (medians), pipeline.c (what cannot fuse),
  * clean/ (host arithmetic), scalers/ (params). */
 #include <math.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@
 #include "clean/clean_host.h"
 #include "engine/clean_pass.h"
 #include "engine/clip_fast.h"
+#include "engine/impute_fused.h"
 #include "engine/select.h"
 #include "scalers/scaler.h"
 #include "stats/quantile.h"
@@ -427,6 +430,8 @@ cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_
     copts o;
     if (st == CLS_OK) st = resolve(ctx, p->clean, &o);
     if (st != CLS_OK) return st;
+    /* imputation alone ahead of a one-pass scaler: the engine's one pass */
+    if (cls_impute_fusable(ctx, p)) return cls_impute_fused(ctx, p, in, out, fitted);
     const cls_scaler_desc *d = cls_scaler_get(p->scaler);
     int can_fuse = d && !(d->needs & CLS_NEED_QUANTILES) && !p->factors && !(o.clip && o.clamp);
     int fused = 0;

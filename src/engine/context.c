@@ -50,6 +50,10 @@ static cls_status read_config(cls_context *ctx, const cls_config *cfg)
     ctx->no_prior = pr && strcmp(pr, "0") == 0;
     const char *tm = getenv("CLSCALE_TEAM");
     ctx->no_team = tm && strcmp(tm, "0") == 0;
+    /* "0": imputation ahead of a scaler takes the cleaning stage's own
+     * passes (clean.c), for comparisons (tests, clscale-clean-bench) */
+    const char *imf = getenv("CLSCALE_IMPUTE_FUSED");
+    ctx->impute_unfused = imf && strcmp(imf, "0") == 0;
     return CLS_OK;
 }
 

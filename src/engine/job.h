@@ -21,6 +21,7 @@
  * docs/PERFORMANCE.md, 33). */
 #define CLS_FIT_CHUNK_ROWS 512
 #define CLS_MAX_EVENTS 12    /* timed commands per slice */
+#define CLS_PRM_PLANES 5     /* params planes at most: shift high, low, multiplier, offset, scaled fill */
 
 typedef enum cls_op {
     CLS_OP_FUSED,  /* whole groups, or all rows of a column block of one: stats + scaling */
@@ -93,6 +94,14 @@ typedef struct cls_job {
     cls_scaler_opts popts;    /* its options */
     int          pinverse;
     void        *ptab;        /* all params, made once when slices share them; NULL */
+
+    /* imputation fused into the scaling (impute_fused.c): the *_imp kernels,
+     * a fifth params plane (the scaled fill) */
+    int          imp_on;
+    unsigned     imp;         /* 0: a sentinel alone, 1: mean, 2: a constant */
+    double       sent;        /* NaN: no sentinel */
+    double       fillc;       /* imp 2 */
+    const double *ifill;      /* APPLY with host params: each group and column's fill (G * C) */
 
     const char  *f;           /* factors (NULL: none) in the data's dtype */
     uint64_t     fsb, fsr, fsc, felems;
@@ -227,6 +236,8 @@ cls_status cls_params_prepare(cls_job *job);
 /* Slice s's params, four planes of ngroups * ncols entries, into dst. */
 void cls_params_pack(const cls_job *job, const cls_slice *s, void *dst);
 void cls_params_free(cls_job *job);
+/* Planes of a params table: 4, or 5 with imputation (the scaled fill). */
+unsigned cls_params_planes(const cls_job *job);
 
 /* ---- dropped.c: devices context creation drops ---- */
 /* Marks d dropped for a failure of `stage` with status st; the message is
@@ -328,6 +339,21 @@ cls_status cls_do_transform(cls_context *ctx, const cls_pipeline *p, const cls_s
                             cls_array *out, cls_resident *res);
 cls_status cls_do_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
                                 cls_resident *res, cls_stats **fitted);
+
+/* Imputation fused into the scaling (impute_fused.c calls it): missing
+ * values (NaN, +-Inf, the sentinel) skipped by the statistics, the
+ * scaler's params made from the imputed column's statistics, missing
+ * values written as the scaled fill; *fitted holds the imputed columns'
+ * statistics. */
+typedef struct cls_imp_opts {
+    unsigned  imp;          /* 0: a sentinel alone, 1: mean, 2: a constant */
+    int       has_sent;
+    double    sent, fillc;
+    uint64_t *missing_out;  /* per group and column, or NULL */
+    double   *fill_out;     /* the same */
+} cls_imp_opts;
+cls_status cls_do_fit_transform_imp(cls_context *ctx, const cls_pipeline *p, const cls_imp_opts *imp,
+                                    const cls_array *in, cls_array *out, cls_stats **fitted);
 
 /* ---- resident.c ---- */
 /* Runs the current phase of a resident call on its device (in place of

@@ -8,6 +8,7 @@
  * slices share many (batch scope: every slice needs the same row of
  * params), the table is made once, before the run, and slices copy their
  * part (docs/PERFORMANCE.md, 19). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,18 +18,33 @@
  * between them take the table instead. */
 #define CLS_PARAMS_SHARED 4
 
-/* Entry i of the four planes `n` long at dst: the params of column stats c.
+unsigned cls_params_planes(const cls_job *job) { return job->imp_on ? 5 : 4; }
+
+/* The fifth plane: the fill `v` as the scaler maps it (clipped like the
+ * values), NaN for no fill. */
+static double scaled_fill(const cls_job *job, const cls_params *pr, double v)
+{
+    if (!isfinite(v)) return NAN;
+    double t = (v - pr->shift) * pr->m + pr->o;
+    if (job->clip) t = t < job->lo ? job->lo : t > job->hi ? job->hi : t;
+    return t;
+}
+
+/* Entry i of the four planes `n` long at dst: the params of column stats c
+ * (the fifth, with imputation: the scaled fill of table entry `e`).
  * float32 splits the shift into a high and a low part, so that x - hi - lo
  * keeps the mean's precision where it matters. */
-static void put(const cls_job *job, const cls_column_stats *c, void *dst, size_t n, size_t i)
+static void put(const cls_job *job, const cls_column_stats *c, size_t e, void *dst, size_t n, size_t i)
 {
     cls_params pr = cls_params_with(c, job->pscaler, &job->popts, job->pinverse, job->dtype);
+    double sf = job->imp_on ? scaled_fill(job, &pr, job->ifill ? job->ifill[e] : NAN) : 0;
     if (job->dtype == CLS_F64) {
         double *p = dst;
         p[i] = pr.shift;
         p[n + i] = 0;
         p[2 * n + i] = pr.m;
         p[3 * n + i] = pr.o;
+        if (job->imp_on) p[4 * n + i] = sf;
     } else {
         float *p = dst;
         float shi = (float)pr.shift;
@@ -36,6 +52,7 @@ static void put(const cls_job *job, const cls_column_stats *c, void *dst, size_t
         p[n + i] = (float)(pr.shift - (double)shi);
         p[2 * n + i] = (float)pr.m;
         p[3 * n + i] = (float)pr.o;
+        if (job->imp_on) p[4 * n + i] = (float)sf;
     }
 }
 
@@ -49,10 +66,11 @@ cls_status cls_params_prepare(cls_job *job)
     /* a resident call (job->res) takes the table always: its slices follow
      * each other on one queue without the host between them */
     if (used <= CLS_PARAMS_SHARED * table && !job->res) return CLS_OK;
-    job->ptab = malloc(4 * (size_t)table * job->es);
+    unsigned planes = cls_params_planes(job);
+    job->ptab = malloc(planes * (size_t)table * job->es);
     if (!job->ptab) return cls_fail(job->ctx, CLS_E_NOMEM, "out of memory for params (%zu bytes)",
-                                    4 * (size_t)table * job->es);
-    for (size_t i = 0; i < table; i++) put(job, &job->pcol[i], job->ptab, (size_t)table, i);
+                                    planes * (size_t)table * job->es);
+    for (size_t i = 0; i < table; i++) put(job, &job->pcol[i], i, job->ptab, (size_t)table, i);
     return CLS_OK;
 }
 
@@ -63,11 +81,11 @@ void cls_params_pack(const cls_job *job, const cls_slice *s, void *dst)
     for (uint64_t g = 0; g < s->ngroups; g++) {
         size_t from = (size_t)(s->group0 + g) * job->C + s->col0, at = (size_t)g * s->ncols;
         if (job->ptab) {
-            for (int p = 0; p < 4; p++)
+            for (unsigned p = 0; p < cls_params_planes(job); p++)
                 memcpy((char *)dst + (p * n + at) * es, (const char *)job->ptab + (p * table + from) * es,
                        s->ncols * es);
         } else {
-            for (size_t c = 0; c < s->ncols; c++) put(job, &job->pcol[from + c], dst, n, at + c);
+            for (size_t c = 0; c < s->ncols; c++) put(job, &job->pcol[from + c], from + c, dst, n, at + c);
         }
     }
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clean/clean_host.h"
 #include "job.h"
 #include "util/pool.h"
 
@@ -435,8 +436,37 @@ cls_status cls_fit_transform_plain(cls_context *ctx, const cls_pipeline *p, cons
     return cls_do_fit_transform(ctx, p, in, out, NULL, fitted);
 }
 
+static cls_status fit_transform_with(cls_context *ctx, const cls_pipeline *p, const cls_imp_opts *imp,
+                                     const cls_array *in, cls_array *out, cls_resident *res, cls_stats **fitted);
+
+/* Imputation's host side, once the statistics of the values kept are in s:
+ * the fills (into *fill, G * C), the caller's outputs, and s made the
+ * imputed columns' statistics. */
+static cls_status imputed_stats(cls_job *job, const cls_imp_opts *imp, cls_stats *s, double **fill)
+{
+    size_t n = (size_t)job->G * job->C;
+    *fill = malloc((n ? n : 1) * sizeof **fill);
+    if (!*fill) return cls_fail(job->ctx, CLS_E_NOMEM, "out of memory for %zu fill values", n);
+    cls_impute_columns(s->col, n, job->Rg, imp->imp, imp->fillc, job->dtype, *fill, imp->missing_out);
+    if (imp->fill_out) memcpy(imp->fill_out, *fill, n * sizeof **fill);
+    return CLS_OK;
+}
+
 cls_status cls_do_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
                                 cls_resident *res, cls_stats **fitted)
+{
+    return fit_transform_with(ctx, p, NULL, in, out, res, fitted);
+}
+
+cls_status cls_do_fit_transform_imp(cls_context *ctx, const cls_pipeline *p, const cls_imp_opts *imp,
+                                    const cls_array *in, cls_array *out, cls_stats **fitted)
+{
+    return fit_transform_with(ctx, p, imp, in, out, NULL, fitted);
+}
+
+/* `imp` (impute_fused.c) comes only with a scaler that fuses. */
+static cls_status fit_transform_with(cls_context *ctx, const cls_pipeline *p, const cls_imp_opts *imp,
+                                     const cls_array *in, cls_array *out, cls_resident *res, cls_stats **fitted)
 {
     cls_status st;
     if (p->scaler == CLS_NONE) {
@@ -477,6 +507,20 @@ cls_status cls_do_fit_transform(cls_context *ctx, const cls_pipeline *p, const c
     job.moments = needs_moments(p->scaler);
     job.clip = p->clip;
     range_of(p, &job.lo, &job.hi);
+    /* imputation: the statistics are wanted for the caller's outputs too,
+     * with the moments (the statistics the cleaning stage returns); a mean
+     * fill needs the mean, which the min/max kernel of one pass sums
+     * itself (the chunked statistics do not) */
+    int want = fitted != NULL;
+    double *fill = NULL;
+    if (imp) {
+        job.imp_on = 1;
+        job.imp = imp->imp;
+        job.sent = imp->has_sent ? imp->sent : NAN;
+        job.fillc = imp->fillc;
+        want = want || imp->missing_out || imp->fill_out;
+        if (want || (imp->imp == 1 && job.Rg > CLS_FUSED_ROWS)) job.moments = 1;
+    }
     cls_team_choose(&job);
     size_t sb = slice_bytes_for(&job);
     cls_stats *s = NULL;
@@ -491,14 +535,19 @@ cls_status cls_do_fit_transform(cls_context *ctx, const cls_pipeline *p, const c
         }
         job.phases = 1;
         job.bytes_total = 2 * (uint64_t)bytes_of(in);
-        job.no_stats = fitted == NULL;
+        job.no_stats = !want;
         st = run(&job, CLS_OP_FUSED, sb);
-        if (st == CLS_OK && fitted) st = collect_stats(&job, p, &s);
+        if (st == CLS_OK && want) st = collect_stats(&job, p, &s);
+        if (st == CLS_OK && want && imp) st = imputed_stats(&job, imp, s, &fill);
     } else {
         job.phases = 2;
         job.bytes_total = 3 * (uint64_t)bytes_of(in);
         st = run(&job, CLS_OP_STATS, sb);
         if (st == CLS_OK) st = collect_stats(&job, p, &s);
+        if (st == CLS_OK && imp) {
+            st = imputed_stats(&job, imp, s, &fill);
+            job.ifill = fill;
+        }
         if (st == CLS_OK) {
             use_params(&job, s, p->scaler, 0);
             cls_plan_reuse_for_apply(&job);
@@ -513,5 +562,7 @@ cls_status cls_do_fit_transform(cls_context *ctx, const cls_pipeline *p, const c
     }
     if (st == CLS_OK && fitted) *fitted = s;
     else cls_stats_destroy(s);
-    return finish(&job, st);
+    st = finish(&job, st);
+    free(fill);
+    return st;
 }

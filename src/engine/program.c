@@ -41,6 +41,19 @@ const char *const cls_kernel_names[CLS_K_COUNT] = {
     [CLS_K_CLIP32] = "clip32",
     [CLS_K_CLIP64] = "clip64",
     [CLS_K_CLIP128] = "clip128",
+    /* the same functions, built with -DCLS_IMPUTE=1, then 2 */
+    [CLS_K_FIT_APPLY_MM_IMP] = "fit_apply_mm",
+    [CLS_K_FIT_APPLY_MV_IMP] = "fit_apply_mv",
+    [CLS_K_STATS_MM_IMP] = "stats_mm",
+    [CLS_K_STATS_MV_IMP] = "stats_mv",
+    [CLS_K_STATS_REDUCE_IMP] = "stats_reduce",
+    [CLS_K_APPLY_IMP] = "apply",
+    [CLS_K_FIT_APPLY_MM_IMPS] = "fit_apply_mm",
+    [CLS_K_FIT_APPLY_MV_IMPS] = "fit_apply_mv",
+    [CLS_K_STATS_MM_IMPS] = "stats_mm",
+    [CLS_K_STATS_MV_IMPS] = "stats_mv",
+    [CLS_K_STATS_REDUCE_IMPS] = "stats_reduce",
+    [CLS_K_APPLY_IMPS] = "apply",
 };
 
 static char *source;
@@ -81,7 +94,10 @@ void cls_program_options(const cls_dev *dev, int kernel, cls_dtype t, unsigned c
     int n = snprintf(buf, len,
                      "-cl-std=CL1.2 -DCLS_KERNEL=%d -DCLS_REAL_BYTES=%d -DVEC=%u -DKV=%u -DCLS_FP64=%d "
                      "-DCLS_NT=%d -DCLS_PREFETCH=%d",
-                     kernel, t == CLS_F64 ? 8 : 4, dev->vec, dev->kv, dev->info.fp64 ? 1 : 0, dev->nt, dev->nt);
+                     cls_kernel_base(kernel), t == CLS_F64 ? 8 : 4, dev->vec, dev->kv, dev->info.fp64 ? 1 : 0,
+                     dev->nt, dev->nt);
+    if (cls_kernel_imputes(kernel) && n > 0 && (size_t)n < len)
+        n += snprintf(buf + n, len - (size_t)n, " -DCLS_IMPUTE=%d", cls_kernel_imputes(kernel));
     if (slot > 0 && n > 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, " -DCLS_BUILD_SLOT=%ld", slot);
 }
 

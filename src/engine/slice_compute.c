@@ -43,6 +43,23 @@ static void arg_real(kargs *a, cls_dtype t, double v)
     }
 }
 
+/* The imputing build of a scale.cl kernel when the job imputes (with the
+ * sentinel's compare only when there is one). */
+static int kid_of(const cls_job *job, int kernel)
+{
+    if (!job->imp_on) return kernel;
+    return kernel + (isnan(job->sent) ? CLS_K_IMP_OFFSET : CLS_K_IMPS_OFFSET);
+}
+
+/* The trailing arguments of the imputing builds: sentinel, kind, constant. */
+static void arg_imp(kargs *a, const cls_job *job)
+{
+    if (!job->imp_on) return;
+    arg_real(a, job->dtype, job->sent);
+    arg_u32(a, job->imp);
+    arg_real(a, job->dtype, job->fillc);
+}
+
 static kargs args_for(cls_devrun *r, unsigned q, int kernel)
 {
     kargs a = {.ctx = r->job->ctx, .d = r->dev, .st = CLS_OK};
@@ -152,7 +169,7 @@ static cls_status enqueue_stats(cls_devrun *r, unsigned q, const cls_slice *s, c
     cls_inflight *f = &r->inf[q];
     size_t chunks = (size_t)((nrows + chunk - 1) / chunk);
     uint64_t pstride = (uint64_t)chunks * s->ncols;
-    int kid = job->moments ? CLS_K_STATS_MV : CLS_K_STATS_MM;
+    int kid = kid_of(job, job->moments ? CLS_K_STATS_MV : CLS_K_STATS_MM);
     unsigned kk = kk_for(r, chunk, 2);
     kargs a = args_for(r, q, kid);
     arg_mem(&a, x);
@@ -165,10 +182,11 @@ static cls_status enqueue_stats(cls_devrun *r, unsigned q, const cls_slice *s, c
     arg_mem(&a, sl->st_part);
     arg_mem(&a, sl->cn_part);
     arg_u64(&a, pstride);
+    arg_imp(&a, job);
     cls_status st = launch(r, q, &a, f, cls_kernel_names[kid], items(r, s->ncols, kk), chunks);
     if (st != CLS_OK) return st;
 
-    kargs b = args_for(r, q, CLS_K_STATS_REDUCE);
+    kargs b = args_for(r, q, kid_of(job, CLS_K_STATS_REDUCE));
     arg_mem(&b, sl->st_part);
     arg_mem(&b, sl->cn_part);
     arg_u64(&b, pstride);
@@ -179,12 +197,14 @@ static cls_status enqueue_stats(cls_devrun *r, unsigned q, const cls_slice *s, c
     arg_mem(&b, sl->cn_out);
     arg_u64(&b, s->ncols);
     arg_u64(&b, 0);
-    arg_u32(&b, params ? CLS_KF_WRITE_PARAMS : 0);
+    /* the imputing build clips the scaled fill like the values */
+    arg_u32(&b, (params ? CLS_KF_WRITE_PARAMS : 0) | (job->imp_on && job->clip ? CLS_KF_CLIP : 0));
     arg_u32(&b, job->scaler);
     arg_real(&b, job->dtype, job->lo);
     arg_real(&b, job->dtype, job->hi);
     arg_mem(&b, sl->prm);
     arg_u64(&b, s->ncols);
+    arg_imp(&b, job);
     if (b.st != CLS_OK) return b.st;
     cls_dev *d = r->dev;
     size_t global = roundup(s->ncols, b.local), local = b.local;
@@ -242,7 +262,7 @@ static cls_status enqueue_apply_kernel(cls_devrun *r, unsigned q, const cls_slic
         if (rpi > 4096) rpi = 4096;
         if (r->dev->loop_limit && rpi * kk > r->dev->loop_limit) rpi = r->dev->loop_limit / kk;
     }
-    kargs a = args_for(r, q, CLS_K_APPLY);
+    kargs a = args_for(r, q, kid_of(job, CLS_K_APPLY));
     arg_mem(&a, x);
     arg_u64(&a, xoff);
     arg_mem(&a, y);
@@ -269,6 +289,7 @@ static cls_status enqueue_apply_kernel(cls_devrun *r, unsigned q, const cls_slic
     arg_u64(&a, job->fsc);
     arg_u64(&a, job->R);
     arg_u64(&a, s->col0);
+    arg_imp(&a, job);
     return launch(r, q, &a, &r->inf[q], "apply", items(r, s->ncols, kk), (size_t)((s->nrows + rpi - 1) / rpi));
 }
 
@@ -330,7 +351,7 @@ static cls_status enqueue_fused(cls_devrun *r, unsigned q, const cls_slice *s, c
         return enqueue_apply_kernel(r, q, s, x, xoff, y, yoff, ld, sl->prm, s->ncols, s->ncols, 0, s->group0,
                                     fb, flags_of(job));
     }
-    int kid = job->moments ? CLS_K_FIT_APPLY_MV : CLS_K_FIT_APPLY_MM;
+    int kid = kid_of(job, job->moments ? CLS_K_FIT_APPLY_MV : CLS_K_FIT_APPLY_MM);
     unsigned kk = kk_for(r, job->Rg, 3);
     kargs a = args_for(r, q, kid);
     arg_mem(&a, x);
@@ -350,6 +371,7 @@ static cls_status enqueue_fused(cls_devrun *r, unsigned q, const cls_slice *s, c
     arg_mem(&a, job->no_stats ? NULL : sl->st_out); /* NULL: the kernel skips them */
     arg_mem(&a, job->no_stats ? NULL : sl->cn_out);
     arg_u64(&a, s->ngroups * s->ncols);
+    arg_imp(&a, job);
     return launch(r, q, &a, &r->inf[q], cls_kernel_names[kid], items(r, s->ncols, kk), (size_t)s->ngroups);
 }
 
@@ -363,7 +385,7 @@ static cls_status upload_params(cls_devrun *r, unsigned q, const cls_slice *s)
     size_t n = (size_t)s->ngroups * s->ncols;
     cls_params_pack(job, s, sl->prm_host);
     if (sl->prm_mapped) return CLS_OK;
-    CL_TRY(job->ctx, d, clEnqueueWriteBuffer(d->q[q], sl->prm, job->res ? CL_TRUE : CL_FALSE, 0, 4 * n * job->es,
+    CL_TRY(job->ctx, d, clEnqueueWriteBuffer(d->q[q], sl->prm, job->res ? CL_TRUE : CL_FALSE, 0, cls_params_planes(job) * n * job->es,
                                               sl->prm_host, 0, NULL,
                                               cls_slice_event(&r->inf[q], CLS_EV_UPLOAD, "params")));
     return CLS_OK;

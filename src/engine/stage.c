@@ -284,7 +284,7 @@ static cls_status bind_params(cls_job *job, cls_devrun *r)
 {
     cls_dev *d = r->dev;
     if (r->ptab) return CLS_OK; /* a job makes its table once (pipeline.c) */
-    uint64_t bytes = 4 * job->G * job->C * job->es;
+    uint64_t bytes = (uint64_t)cls_params_planes(job) * job->G * job->C * job->es;
     if (bytes > d->info.max_alloc_bytes || (!d->zero_copy && bytes > d->info.global_mem_bytes / 8)) return CLS_OK;
     cl_int e;
     if (job->res) {
@@ -346,10 +346,10 @@ cls_status cls_stage_prepare(cls_job *job, cls_devrun *r)
         if (st == CLS_OK && job->max_prm > s->prm_cap) {
             cap = 0;
             if (d->mapped_params && d->zero_copy) {
-                st = grow_mapped_params(ctx, d, q, job->max_prm * 4 * 8);
+                st = grow_mapped_params(ctx, d, q, job->max_prm * CLS_PRM_PLANES * 8);
             } else {
-                st = grow(ctx, d, &s->prm, &cap, job->max_prm * 4 * 8, CL_MEM_READ_WRITE);
-                if (st == CLS_OK) st = grow_host(ctx, &s->prm_host, job->max_prm * 4 * 8);
+                st = grow(ctx, d, &s->prm, &cap, job->max_prm * CLS_PRM_PLANES * 8, CL_MEM_READ_WRITE);
+                if (st == CLS_OK) st = grow_host(ctx, &s->prm_host, job->max_prm * CLS_PRM_PLANES * 8);
             }
             s->prm_cap = st == CLS_OK ? job->max_prm : 0;
         }

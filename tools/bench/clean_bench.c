@@ -2,8 +2,13 @@
  * run so that their ratios hold on a noisy machine (rows take turns, each
  * repeated; the median is reported):
  *   scale         z-score fit-transform alone
- *   impute+scale  mean imputation fused with the z-score (one cls_fit_transform)
+ *   impute+scale  mean imputation fused with the z-score (one cls_fit_transform:
+ *                 the engine's one pass, engine/impute_fused.c)
+ *   clean.c path  the same call on the cleaning stage's own passes (a second
+ *                 context made with CLSCALE_IMPUTE_FUSED=0)
  *   impute, scale cls_clean_data, then a z-score fit-transform (two calls)
+ *   minmax        min-max fit-transform alone
+ *   impute+minmax mean imputation fused with min-max
  *   clip          3-sigma clipping to convergence (median, std), masked
  * Data: batch x rows x cols float64 (default seed-A's shape, 18 x 60 x
  * 98450), normal values with 5% NaN, statistics per matrix.
@@ -38,12 +43,20 @@ int main(int argc, char **argv)
         return 2;
     }
     size_t n = B * R * C;
-    cls_context *ctx = NULL;
+    cls_context *ctx = NULL, *old = NULL;
     if (cls_context_create(NULL, &ctx) != CLS_OK) {
         fprintf(stderr, "clscale-clean-bench: %s\n", cls_last_error(ctx));
         cls_context_destroy(ctx);
         return 1;
     }
+    setenv("CLSCALE_IMPUTE_FUSED", "0", 1);
+    if (cls_context_create(NULL, &old) != CLS_OK) {
+        fprintf(stderr, "clscale-clean-bench: %s\n", cls_last_error(old));
+        cls_context_destroy(old);
+        cls_context_destroy(ctx);
+        return 1;
+    }
+    unsetenv("CLSCALE_IMPUTE_FUSED");
     double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *z = malloc(n * sizeof *z);
     if (!x || !y || !z) return 1;
     uint64_t s = 12345;
@@ -58,8 +71,10 @@ int main(int argc, char **argv)
     cls_clean impute = {.impute = CLS_IMPUTE_MEAN};
     cls_clean clip = {.sigma = 3, .maxiters = -1};
     cls_pipeline scale = {.scaler = CLS_ZSCORE}, fused = {.scaler = CLS_ZSCORE, .clean = &impute};
-    enum { ROWS = 4 };
-    const char *names[ROWS] = {"scale (z-score)", "impute+scale fused", "impute, then scale", "3-sigma clip"};
+    cls_pipeline mm = {.scaler = CLS_MINMAX}, mm_fused = {.scaler = CLS_MINMAX, .clean = &impute};
+    enum { ROWS = 7 };
+    const char *names[ROWS] = {"scale (z-score)", "impute+scale fused", "impute+scale clean.c",
+                               "impute, then scale", "min-max", "impute+min-max fused", "3-sigma clip"};
     double t[ROWS][100];
     for (int r = -1; r < reps; r++) /* r = -1 warms up (kernel builds) */
         for (int k = 0; k < ROWS; k++) {
@@ -68,12 +83,16 @@ int main(int argc, char **argv)
             cls_status st = CLS_OK;
             if (row == 0) st = cls_fit_transform(ctx, &scale, &in, &out, NULL);
             else if (row == 1) st = cls_fit_transform(ctx, &fused, &in, &out, NULL);
-            else if (row == 2) {
+            else if (row == 2) st = cls_fit_transform(old, &fused, &in, &out, NULL);
+            else if (row == 3) {
                 st = cls_clean_data(ctx, &impute, CLS_SCOPE_MATRIX, &in, &mid);
                 if (st == CLS_OK) st = cls_fit_transform(ctx, &scale, &mid, &out, NULL);
-            } else st = cls_clean_data(ctx, &clip, CLS_SCOPE_MATRIX, &in, &out);
+            } else if (row == 4) st = cls_fit_transform(ctx, &mm, &in, &out, NULL);
+            else if (row == 5) st = cls_fit_transform(ctx, &mm_fused, &in, &out, NULL);
+            else st = cls_clean_data(ctx, &clip, CLS_SCOPE_MATRIX, &in, &out);
             if (st != CLS_OK) {
-                fprintf(stderr, "clscale-clean-bench: %s: %s\n", cls_status_str(st), cls_last_error(ctx));
+                fprintf(stderr, "clscale-clean-bench: %s: %s\n", cls_status_str(st),
+                        cls_last_error(row == 2 ? old : ctx));
                 return 1;
             }
             if (r >= 0) t[row][r] = now() - t0;
@@ -84,11 +103,15 @@ int main(int argc, char **argv)
     for (int k = 0; k < ROWS; k++) {
         qsort(t[k], (size_t)reps, sizeof t[k][0], cmp);
         med[k] = t[k][reps / 2];
-        printf("  %-22s %8.3f s  %5.2fx scale alone\n", names[k], med[k], med[k] / med[0]);
+        /* the min-max rows against min-max alone */
+        double base = k == 5 ? med[4] : med[0];
+        printf("  %-22s %8.3f s  %5.2fx %s alone\n", names[k], med[k], med[k] / base,
+               k == 5 ? "min-max" : "z-score");
     }
     free(x);
     free(y);
     free(z);
+    cls_context_destroy(old);
     cls_context_destroy(ctx);
     return 0;
 }
