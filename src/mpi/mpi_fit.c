@@ -259,7 +259,7 @@ static cls_status run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, co
         else k.st = cls_fit(ctx, &lp, in, &k.local);
         if (k.st != CLS_OK) k.why = cls_last_error(ctx);
     }
-    r->fit = MPI_Wtime() - t;
+    if (!cleaning) r->fit = MPI_Wtime() - t;
 
     mpi_check c;
     memset(&c, 0, sizeof c);

@@ -335,17 +335,23 @@ static void summary(const rank_state *r, double seconds)
     cls_mpi_report rep;
     memset(&rep, 0, sizeof rep);
     if (r->j->cmd == CLI_MPI_NORMALIZE) cls_mpi_last_report(&rep);
-    double mine[8] = {(double)r->first, (double)r->count, seconds, rep.fit, rep.check, rep.reduce,
-                      (double)rep.reduce_bytes, rep.transform};
+    enum { N = 11 };
+    double mine[N] = {(double)r->first, (double)r->count, seconds, rep.fit, rep.check, rep.reduce,
+                      (double)rep.reduce_bytes, rep.transform, rep.clean, rep.clean_reduce, (double)rep.clean_passes};
     double *all = r->rank == 0 ? malloc((size_t)r->size * sizeof mine) : NULL;
-    MPI_Gather(mine, 8, MPI_DOUBLE, all, 8, MPI_DOUBLE, 0, r->comm);
+    MPI_Gather(mine, N, MPI_DOUBLE, all, N, MPI_DOUBLE, 0, r->comm);
     if (!all) return;
     const char *what = r->by_rows ? "rows" : "matrices";
     for (int k = 0; k < r->size; k++) {
-        const double *v = all + 8 * k;
+        const double *v = all + N * k;
         fprintf(stderr, "clscale: %s --mpi: rank %d of %d: %s [%.0f, %.0f), %.3f s", r->j->name, k, r->size,
                 what, v[0], v[0] + v[1], v[2]);
-        if (r->j->cmd == CLI_MPI_NORMALIZE)
+        if (r->j->cmd == CLI_MPI_NORMALIZE && v[10] > 0)
+            fprintf(stderr, " (cleaning %.3f s, of it hooks' collectives %.4f s, %.0f moments passes merged)", v[8],
+                    v[9], v[10]);
+        /* no fit nor transform of their own: the scaler ran in the cleaning's last pass, or there is none */
+        int scaled_apart = !(v[10] > 0 && v[3] == 0 && v[7] == 0);
+        if (r->j->cmd == CLI_MPI_NORMALIZE && scaled_apart)
             fprintf(stderr, " (fit %.3f s, checks %.4f s, allreduce %.4f s of %.0f bytes, transform %.3f s)",
                     v[3], v[4], v[5], v[6], v[7]);
         fputc('\n', stderr);
