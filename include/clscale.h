@@ -697,7 +697,8 @@ CLS_API cls_status cls_quantiles_combined(cls_context *ctx, const cls_array *x, 
  * Counts, bounds and fills from medians are exact (those of one process
  * over all rows, bit for bit); means and variances are merged in another
  * order, so a mean fill or a bound from the mean or std may differ from one
- * process's in the last bits (1e-15 relative). Never takes a path that
+ * process's in the last bits (float64: about 1e-15 relative; float32, whose
+ * devices sum each part's moments in float32: about 1e-7). Never takes a path that
  * needs every row in one process. combine NULL is cls_clean_data().
  * @return as cls_clean_data(); CLS_E_UNSUPPORTED for most_frequent
  *         imputation (it needs the values, not counts); CLS_E_ARG when
