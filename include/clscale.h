@@ -647,9 +647,25 @@ CLS_API cls_status cls_quantiles(cls_context *ctx, const cls_array *x, cls_scope
  * failure: 4 (float32) or 8 (float64) times per wave of columns, waves
  * depending only on cols, the groups and the number of quantiles. */
 typedef cls_status (*cls_count_combine_fn)(void *user, cls_status local, uint64_t *counts, size_t n);
+
+/* cls_stats_combine_fn : the second, optional hook, for cleaning across
+ * processes (cls_clean_data_combined(), cls_fit_transform_combined()):
+ * called after each moments pass with this process's outcome `local` and
+ * its `n` columns (groups x cols, entry [group * cols + col]; count = the
+ * values kept, missing = this process's rows - count, min, max, absmax,
+ * mean, m2 of the kept values; median, q_lo, q_hi NaN). On CLS_OK the hook
+ * replaces every column by the merge of that column over all processes
+ * (cls_column_stats_merge() with moments, in an order that gives every
+ * process the same bits) and returns CLS_OK only when every process passed
+ * CLS_OK; otherwise the same failure on every process, as the count hook.
+ * It is also called with cols NULL and n 0: once with a failure found
+ * before the first pass, and once at the end of a call, with the outcome
+ * of the last pass, so that every process returns the same status. */
+typedef cls_status (*cls_stats_combine_fn)(void *user, cls_status local, cls_column_stats *cols, size_t n);
 typedef struct cls_combine {
     cls_count_combine_fn fn;
-    void                *user; /* passed to fn as it is */
+    void                *user;  /* passed to fn and stats as it is */
+    cls_stats_combine_fn stats; /* NULL, or: merges column statistics (cleaning) */
 } cls_combine;
 
 /* cls_quantiles_combined() : cls_quantiles() over the rows of every process
@@ -668,6 +684,44 @@ typedef struct cls_combine {
  *         calling thread. */
 CLS_API cls_status cls_quantiles_combined(cls_context *ctx, const cls_array *x, cls_scope scope, const double *q,
                                           size_t nq, const cls_combine *combine, double *out);
+
+/* cls_clean_data_combined() : cls_clean_data() over the rows of every
+ * process that calls it with the same `combine` hook (both functions set),
+ * the same options, dtype, cols and scope: each process passes its own rows
+ * of the same groups (CLS_SCOPE_BATCH: any rows, 0 included, data then
+ * NULL; CLS_SCOPE_MATRIX: rows of each of the same `batch` matrices), and
+ * cleans them into its `out` with the decisions of one process over all the
+ * rows: the moments of every pass merged by combine->stats, the medians
+ * (clip centre, mad_std, median imputation) by the counting passes summed
+ * by combine->fn, the clipping loop stopping on the summed counts, so that
+ * every process holds the same bounds and fills. The optional outputs of
+ * `c` (missing, clipped, fill, iterations) are those of all processes.
+ * Counts, bounds and fills from medians are exact (those of one process
+ * over all rows, bit for bit); means and variances are merged in another
+ * order, so a mean fill or a bound from the mean or std may differ from one
+ * process's in the last bits (float64: about 1e-15 relative; float32, whose
+ * devices sum each part's moments in float32: about 1e-7). Never takes a path that
+ * needs every row in one process. combine NULL is cls_clean_data().
+ * @return as cls_clean_data(); CLS_E_UNSUPPORTED for most_frequent
+ *         imputation (it needs the values, not counts); CLS_E_ARG when
+ *         combine->stats is NULL; or the failure a hook returned, the same
+ *         on every process. */
+CLS_API cls_status cls_clean_data_combined(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in,
+                                           cls_array *out, const cls_combine *combine);
+
+/* cls_fit_transform_combined() : cls_fit_transform() of a pipeline with a
+ * cleaning stage over the rows of every process, as
+ * cls_clean_data_combined(), with the scaler fused into the last pass: the
+ * pipelines whose scaler follows from the cleaned moments (min-max,
+ * z-score, decimal, max-abs; no discount factors, clipping mode
+ * CLS_CLIP_MASK).
+ * `fitted` (may be NULL) receives the statistics of all processes' cleaned
+ * rows (info.rows: their total). Other pipelines: CLS_E_UNSUPPORTED (clean
+ * with cls_clean_data_combined(), then fit the rest across the processes).
+ * combine NULL is cls_fit_transform().
+ * @return as cls_clean_data_combined(). */
+CLS_API cls_status cls_fit_transform_combined(cls_context *ctx, const cls_pipeline *p, const cls_array *in,
+                                              cls_array *out, const cls_combine *combine, cls_stats **fitted);
 
 /* cls_stats_fit_quantiles() : the robust scaler's exact statistics (each
  * column's median, q_lo and q_hi, as cls_fit() of `p` computes them) over

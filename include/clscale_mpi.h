@@ -51,9 +51,16 @@
  * Chan's formulas: in CLS_SCOPE_BATCH the ranks run the core's counting
  * passes together, one MPI_Allreduce(MPI_SUM) of the per-column histograms
  * after each pass (clscale.h's cls_combine hook), so they are exact and
- * equal one process's bit for bit. Median imputation (a cleaning stage) is
- * not distributed: a pipeline with one fails with CLS_E_UNSUPPORTED on
- * every rank, never with an approximation.
+ * equal one process's bit for bit.
+ *
+ * A cleaning stage (cls_mpi_fit_transform, CLS_SCOPE_BATCH) runs across
+ * the ranks through the same hook: each moments pass's column statistics
+ * merged by the Chan allreduce, the medians (clip centre, mad_std, median
+ * imputation) by the summed counting passes, so every rank takes the same
+ * clipping decisions and fills as one process over all rows (counts,
+ * medians and the bounds and fills they give bit for bit; means and stds
+ * to about 1e-15 relative). most_frequent imputation is CLS_E_UNSUPPORTED
+ * (it needs the values, not counts), never approximated.
  */
 #ifndef CLSCALE_MPI_H
 #define CLSCALE_MPI_H
@@ -77,7 +84,8 @@ extern "C" {
  * robust flags), dtype and cols. CLS_ROBUST in CLS_SCOPE_BATCH runs the
  * exact quantiles' counting passes across the ranks (cls_mpi_quantiles());
  * its statistics equal one process's cls_fit() bit for bit. A pipeline
- * with a cleaning stage is CLS_E_UNSUPPORTED in CLS_SCOPE_BATCH.
+ * with a cleaning stage is CLS_E_UNSUPPORTED here in CLS_SCOPE_BATCH (a
+ * cleaning stage writes data: cls_mpi_fit_transform() runs it).
  * @return CLS_OK and *out on every rank (free with cls_stats_destroy()), or
  *         on every rank the status of the lowest failing rank and *out NULL;
  *         cls_mpi_error() says which rank and why. CLS_E_ARG also when the
@@ -88,7 +96,12 @@ CLS_API cls_status cls_mpi_fit(cls_context *ctx, MPI_Comm comm, const cls_pipeli
 
 /* cls_mpi_fit_transform() : cls_mpi_fit() on `in`, then cls_transform() of
  * each rank's `in` into its `out` (which may be `in`) with the combined
- * statistics. In CLS_SCOPE_MATRIX the fit and the transform run as one
+ * statistics. A cleaning stage (p->clean) in CLS_SCOPE_BATCH cleans every
+ * rank's rows as one process would clean all of them
+ * (cls_fit_transform_combined() of clscale.h with MPI hooks), the scaler
+ * fused into the cleaning's last pass where cls_fit_transform() fuses it,
+ * else fitted across the ranks on the cleaned rows; every rank passes the
+ * same cleaning options; most_frequent is CLS_E_UNSUPPORTED. In CLS_SCOPE_MATRIX the fit and the transform run as one
  * cls_fit_transform() per rank (one pass over the data where it fits). A
  * rank with no data transforms nothing. `fitted`, when not NULL, receives
  * the statistics as cls_mpi_fit() gives them; pass it on every rank or on
@@ -188,6 +201,15 @@ typedef struct cls_mpi_report {
     double   quantile_reduce;
     uint64_t quantile_bytes;
     unsigned quantile_passes;
+    /* a cleaning stage across ranks (cls_mpi_fit_transform, batch scope):
+     * the whole cleaning (fused with the scaler where it fuses), the
+     * collectives of its hooks (included), the bytes of moments (80 per
+     * column and pass) and counts this rank contributed, and the number
+     * of moments passes merged */
+    double   clean;
+    double   clean_reduce;
+    uint64_t clean_bytes;
+    unsigned clean_passes;
 } cls_mpi_report;
 
 /* cls_mpi_last_report() : copies this thread's report of the last call.

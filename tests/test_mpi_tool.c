@@ -319,6 +319,32 @@ static void normalize_robust_same_bytes(void **state)
     same_as_one_process(plain, "rm.npy", three, 0, 1);
 }
 
+/* A cleaning stage across ranks: clean --mpi (sentinel, median clip with
+ * mad_std, median fill: every decision exact, so the same bytes) and
+ * normalize --mpi with cleaning options (mean clip, mean fill, z-score
+ * fused: within 1e-12), 40 rows split over 2 and 3 ranks. The sentinel
+ * 7.25 is every value of columns 2 and 5 (all missing); NaN and -Inf among
+ * the others. */
+static void clean_and_normalize_clean_across_ranks(void **state)
+{
+    (void)state;
+    size_t shape[3] = {2, 20, 6};
+    make_input("c.npy", CLS_F64, 3, shape, 21);
+    const char *clean[] = {"clean", "--scope", "batch", "--missing-value", "7.25", "--sigma-clip", "2.5",
+                           "--clip-spread", "mad_std", "--impute", "median", NULL};
+    const char *norm[] = {"normalize", "--method", "zscore", "--scope", "batch", "--sigma-clip", "2",
+                          "--clip-center", "mean", "--impute", "mean", NULL};
+    static const int two_three[] = {2, 3, 0};
+    same_as_one_process(clean, "c.npy", two_three, 0, 0);
+    same_as_one_process(norm, "c.npy", two_three, 1e-12, 1);
+    /* most_frequent: a usage error before MPI starts */
+    const char *mf[] = {"clean", "--impute", "most_frequent", "--mpi", "x.npy", "y.npy", NULL};
+    tool_result r;
+    run_single(&r, mf);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "most_frequent"));
+}
+
 static void apply_and_inverse_same_bytes(void **state)
 {
     (void)state;
@@ -574,6 +600,7 @@ int main(void)
         cmocka_unit_test(normalize_matrix_scope),
         cmocka_unit_test(normalize_2d_with_an_empty_rank),
         cmocka_unit_test(normalize_robust_same_bytes),
+        cmocka_unit_test(clean_and_normalize_clean_across_ranks),
         cmocka_unit_test(apply_and_inverse_same_bytes),
         cmocka_unit_test(discount_same_bytes),
         cmocka_unit_test(a_rank_without_device_fails_all),

@@ -74,7 +74,7 @@ static cls_status sum_hook(void *user, cls_status local, uint64_t *counts, size_
 static void *run_quantiles(void *arg)
 {
     part *k = arg;
-    cls_combine h = {sum_hook, k};
+    cls_combine h = {sum_hook, k, NULL};
     k->st = cls_quantiles_combined(k->ctx, &k->x, CLS_SCOPE_BATCH, k->q, k->nq, &h, k->out);
     return NULL;
 }
@@ -82,7 +82,7 @@ static void *run_quantiles(void *arg)
 static void *run_robust(void *arg)
 {
     part *k = arg;
-    cls_combine h = {sum_hook, k};
+    cls_combine h = {sum_hook, k, NULL};
     k->st = cls_stats_fit_quantiles(k->ctx, &k->p, &k->x, &h, k->s);
     return NULL;
 }

@@ -10,7 +10,12 @@
  * Short groups (<= 64 rows, clip_fast.h) clip in one pass instead of the moments and
  * masking passes, and find their fill there too. Imputation alone (mean,
  * constant, a sentinel) ahead of a one-pass scaler goes to impute_fused.c
- * instead.
+ * instead. Across processes (cls_clean_data_combined): every moments
+ * pass's moments merged by the caller's combine->stats hook, the medians
+ * by the combined counting passes, so every process takes the same
+ * decisions; a process with no rows takes no device pass but every
+ * collective; neither one-pass route is taken there (each needs every row
+ * of a group in one process).
  * Calls: clean_pass.c, clip_fast.c, impute_fused.c, select.c (medians), pipeline.c (what cannot fuse),
  * clean/ (host arithmetic), scalers/ (params). */
 #include <math.h>
@@ -78,9 +83,20 @@ static int active(const cls_clean *c)
                  c->sigma_upper != 0);
 }
 
-static cls_status check_arrays(cls_context *ctx, const cls_array *in, const cls_array *out)
+/* combined: rows (and, in batch scope, batch) may be 0, data then NULL */
+static cls_status check_arrays(cls_context *ctx, const cls_array *in, const cls_array *out, int combined,
+                               cls_scope scope)
 {
-    if (!in || !out || !in->data || !out->data) return cls_fail(ctx, CLS_E_ARG, "cleaning: NULL array");
+    if (!in || !out) return cls_fail(ctx, CLS_E_ARG, "cleaning: NULL array");
+    int empty = !in->batch || !in->rows;
+    if (combined && empty && in->cols && (in->batch || scope == CLS_SCOPE_BATCH)) {
+        if (in->dtype != CLS_F32 && in->dtype != CLS_F64)
+            return cls_fail(ctx, CLS_E_ARG, "cleaning: unknown dtype");
+        if (out->dtype != in->dtype || out->batch != in->batch || out->rows != in->rows || out->cols != in->cols)
+            return cls_fail(ctx, CLS_E_ARG, "cleaning: out's shape or dtype differs from in's");
+        return CLS_OK;
+    }
+    if (!in->data || !out->data) return cls_fail(ctx, CLS_E_ARG, "cleaning: NULL array");
     if (in->dtype != CLS_F32 && in->dtype != CLS_F64) return cls_fail(ctx, CLS_E_ARG, "cleaning: unknown dtype");
     if (!in->batch || !in->rows || !in->cols)
         return cls_fail(ctx, CLS_E_ARG, "cleaning: shape %zu x %zu x %zu has a zero dimension", in->batch,
@@ -103,6 +119,7 @@ typedef struct cwork {
     cls_cmoments m;
     uint64_t    *n0;
     double      *L, *H, *cen, *spr, *fill, *prm;
+    cls_column_stats *cs;      /* the hook's table (combined), else NULL */
 } cwork;
 
 static void work_free(cwork *w)
@@ -121,6 +138,7 @@ static void work_free(cwork *w)
     free(w->spr);
     free(w->fill);
     free(w->prm);
+    free(w->cs);
 }
 
 static int work_alloc(cwork *w, size_t ne)
@@ -155,7 +173,7 @@ static void median_ranks(void *user, uint64_t n, uint64_t *r)
 /* Medians of every column's values that the view's filter keeps; with
  * absdev, of |x - cen|. NaN for an empty column. */
 static cls_status medians(cls_context *ctx, const cls_cview *v, const copts *o, int use_sent, const double *absdev,
-                          double *out, size_t ne)
+                          double *out, size_t ne, const cls_combine *cb)
 {
     cls_qview qv = {v->x, v->dtype, v->G, v->Rg, v->C};
     cls_qfilter f;
@@ -166,7 +184,8 @@ static cls_status medians(cls_context *ctx, const cls_cview *v, const copts *o, 
     uint64_t *cnt = malloc(ne * sizeof *cnt);
     double *vals = malloc(2 * ne * sizeof *vals);
     cls_status st = cnt && vals ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
-    if (st == CLS_OK) st = cls_select(ctx, &qv, &f, 2, median_ranks, NULL, cnt, vals);
+    if (st == CLS_OK) st = cls_select_combined(ctx, &qv, &f, 2, median_ranks, NULL, cb, cnt, vals);
+    else if (cb) st = cb->fn(cb->user, st, NULL, 0);
     if (st == CLS_OK) {
         /* |x - cen| of float32 data is a float32 value on the device too */
         for (size_t e = 0; e < ne; e++)
@@ -180,14 +199,15 @@ static cls_status medians(cls_context *ctx, const cls_cview *v, const copts *o, 
 
 /* Centre and spread of every column's kept values (the moments in w->m,
  * the data in v with the clipped values NaN). */
-static cls_status centre_spread(cls_context *ctx, const cls_cview *v, const copts *o, cwork *w)
+static cls_status centre_spread(cls_context *ctx, const cls_cview *v, const copts *o, cwork *w,
+                                const cls_combine *cb)
 {
     cls_status st = CLS_OK;
     size_t ne = w->ne;
     if (o->center_mean) {
         for (size_t e = 0; e < ne; e++) w->cen[e] = w->m.n[e] ? w->m.mean[e] : NAN;
     } else {
-        st = medians(ctx, v, o, 0, NULL, w->cen, ne);
+        st = medians(ctx, v, o, 0, NULL, w->cen, ne, cb);
     }
     if (st != CLS_OK) return st;
     if (!o->mad) {
@@ -198,11 +218,11 @@ static cls_status centre_spread(cls_context *ctx, const cls_cview *v, const copt
     double *med = w->cen, *own = NULL;
     if (o->center_mean) {
         own = malloc(ne * sizeof *own);
-        if (!own) return cls_fail(ctx, CLS_E_NOMEM, "out of memory");
-        st = medians(ctx, v, o, 0, NULL, own, ne);
+        st = own ? medians(ctx, v, o, 0, NULL, own, ne, cb) : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+        if (!own && cb) st = cb->fn(cb->user, st, NULL, 0);
         med = own;
     }
-    if (st == CLS_OK) st = medians(ctx, v, o, 0, med, w->spr, ne);
+    if (st == CLS_OK) st = medians(ctx, v, o, 0, med, w->spr, ne, cb);
     if (st == CLS_OK)
         for (size_t e = 0; e < ne; e++) w->spr[e] *= CLS_MAD_STD;
     free(own);
@@ -211,17 +231,17 @@ static cls_status centre_spread(cls_context *ctx, const cls_cview *v, const copt
 
 /* The scaler's params of every column from the cleaned data's statistics
  * into planes 3..6 of w->prm; fills *cols for the fitted statistics. */
-static void fused_params(const cls_pipeline *p, const cls_cview *v, const copts *o, cwork *w,
+static void fused_params(const cls_pipeline *p, const cls_cview *v, uint64_t rows, const copts *o, cwork *w,
                          cls_column_stats *cols)
 {
     cls_scaler_opts so = cls_scaler_opts_of(p);
     size_t ne = w->ne;
     for (size_t e = 0; e < ne; e++) {
         cls_column_stats c = cls_column_empty();
-        c.missing = v->Rg;
+        c.missing = rows;
         if (w->m.n[e]) {
             c.count = w->m.n[e];
-            c.missing = v->Rg - w->m.n[e];
+            c.missing = rows - w->m.n[e];
             c.min = w->m.min[e];
             c.max = w->m.max[e];
             c.mean = w->m.mean[e];
@@ -243,32 +263,87 @@ static void fused_params(const cls_pipeline *p, const cls_cview *v, const copts 
     }
 }
 
+/* A moments pass; a process with no rows (combined) takes none. */
+static cls_status moments(cls_context *ctx, const cls_cview *v, unsigned flags, double sent, const double *lo,
+                          const double *hi, cls_cmoments *m)
+{
+    if (v->G && v->Rg) return cls_clean_moments(ctx, v, flags, sent, lo, hi, m);
+    size_t ne = (size_t)v->G * v->C;
+    for (size_t e = 0; e < ne; e++) {
+        m->n[e] = m->below[e] = m->above[e] = 0;
+        m->mean[e] = m->m2[e] = m->min[e] = m->max[e] = NAN;
+    }
+    return CLS_OK;
+}
+
+/* Across processes: this process's outcome and moments to the stats hook,
+ * the merged moments back (below and above stay this process's own: the
+ * run does not read them); *rows: the rows of a group over all processes.
+ * Without a hook, *rows is this process's. */
+static cls_status combine_moments(const cls_combine *cb, cls_status st, cwork *w, uint64_t Rg, uint64_t *rows)
+{
+    if (!cb) {
+        *rows = Rg;
+        return st;
+    }
+    size_t ne = w->ne;
+    if (st == CLS_OK) {
+        for (size_t e = 0; e < ne; e++) {
+            cls_column_stats *c = &w->cs[e];
+            *c = cls_column_empty();
+            c->missing = Rg - w->m.n[e];
+            if (w->m.n[e]) {
+                c->count = w->m.n[e];
+                c->min = w->m.min[e];
+                c->max = w->m.max[e];
+                c->absmax = fmax(fabs(c->min), fabs(c->max));
+                c->mean = w->m.mean[e];
+                c->m2 = w->m.m2[e];
+            }
+        }
+    }
+    st = cb->stats(cb->user, st, st == CLS_OK ? w->cs : NULL, st == CLS_OK ? ne : 0);
+    if (st != CLS_OK) return st;
+    for (size_t e = 0; e < ne; e++) {
+        const cls_column_stats *c = &w->cs[e];
+        w->m.n[e] = c->count;
+        w->m.mean[e] = c->count ? c->mean : NAN;
+        w->m.m2[e] = c->count ? c->m2 : NAN;
+        w->m.min[e] = c->count ? c->min : NAN;
+        w->m.max[e] = c->count ? c->max : NAN;
+    }
+    *rows = ne ? w->cs[0].count + w->cs[0].missing : 0;
+    return CLS_OK;
+}
+
 /* Cleans in into out; with `p` (a scaler that fuses), scales in the same
  * last pass and returns the fitted statistics in *fitted (may be NULL).
  * *fused says whether the scaler ran. */
 static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o, cls_scope scope,
                             const cls_array *in, cls_array *out, const cls_pipeline *p, int *fused,
-                            cls_stats **fitted)
+                            cls_stats **fitted, const cls_combine *cb)
 {
     size_t es = in->dtype == CLS_F64 ? 8 : 4;
     uint64_t G = scope == CLS_SCOPE_BATCH ? 1 : in->batch;
     uint64_t Rg = scope == CLS_SCOPE_BATCH ? (uint64_t)in->batch * in->rows : in->rows;
     size_t C = in->cols, ne = (size_t)G * C, bytes = (size_t)(G * Rg) * C * es;
+    uint64_t rows = Rg; /* a group's rows over every process */
     cwork w;
     char *orig = NULL;
     double *scratch = NULL;
     cls_column_stats *cols = NULL;
     cls_status st = CLS_OK;
     *fused = 0;
-    if (!work_alloc(&w, ne)) {
+    if (!work_alloc(&w, ne) || (cb && !(w.cs = malloc((ne ? ne : 1) * sizeof *w.cs)))) {
         work_free(&w);
-        return cls_fail(ctx, CLS_E_NOMEM, "cleaning: out of memory for %zu columns", ne);
+        st = cls_fail(ctx, CLS_E_NOMEM, "cleaning: out of memory for %zu columns", ne);
+        return cb ? cb->stats(cb->user, st, NULL, 0) : st;
     }
     cls_cview vin = {in->data, out->data, in->dtype, G, Rg, C};
     cls_cview vout = {out->data, out->data, in->dtype, G, Rg, C};
     const cls_cview *kept = &vin; /* where the kept values are, for medians and the mode */
     int kept_sent = 1;            /* whether the sentinel is still in that data */
-    int fast = o->clip && cls_clip_fast_fits(ctx, &vin) && !getenv("CLSCALE_CLIP_MULTIPASS");
+    int fast = !cb && o->clip && cls_clip_fast_fits(ctx, &vin) && !getenv("CLSCALE_CLIP_MULTIPASS");
     unsigned iters = 0;
     if (fast) {
         cls_clip_opts xo = {o->has_sent, o->sent, o->slo, o->shi, o->maxiters, o->center_mean, o->mad, o->clamp,
@@ -276,7 +351,7 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
         st = cls_clip_fast(ctx, &vin, &xo, w.n0, &w.m, w.L, w.H, w.fill, &iters);
     }
 
-    if (o->clip && o->clamp && in->data == out->data && !fast) {
+    if (o->clip && o->clamp && in->data == out->data && bytes && !fast) {
         orig = malloc(bytes);
         if (!orig) st = cls_fail(ctx, CLS_E_NOMEM, "cleaning: out of memory for a copy of the input (%zu bytes)",
                                  bytes);
@@ -284,8 +359,9 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
     }
     /* pass 1: missing values counted; when clipping, out = in with them NaN */
     if (st == CLS_OK && !fast)
-        st = cls_clean_moments(ctx, &vin, (o->has_sent ? CLS_CF_SENT : 0) | (o->clip ? CLS_CF_WRITE : 0), o->sent,
-                               NULL, NULL, &w.m);
+        st = moments(ctx, &vin, (o->has_sent ? CLS_CF_SENT : 0) | (o->clip ? CLS_CF_WRITE : 0), o->sent, NULL, NULL,
+                     &w.m);
+    if (!fast) st = combine_moments(cb, st, &w, Rg, &rows);
     if (st == CLS_OK && !fast) memcpy(w.n0, w.m.n, ne * sizeof *w.n0);
     for (size_t e = 0; e < ne && !fast; e++) {
         w.L[e] = -INFINITY;
@@ -297,7 +373,7 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
         for (;;) {
             if (o->maxiters >= 0 && iters >= (unsigned)o->maxiters) break;
             iters++;
-            st = centre_spread(ctx, &vout, o, &w);
+            st = centre_spread(ctx, &vout, o, &w, cb);
             if (st != CLS_OK) break;
             for (size_t e = 0; e < ne; e++) {
                 double lo = w.cen[e] - w.spr[e] * o->slo, hi = w.cen[e] + w.spr[e] * o->shi;
@@ -306,7 +382,8 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
             }
             uint64_t before = 0, after = 0;
             for (size_t e = 0; e < ne; e++) before += w.m.n[e];
-            st = cls_clean_moments(ctx, &vout, CLS_CF_WRITE, 0, w.L, w.H, &w.m);
+            st = moments(ctx, &vout, CLS_CF_WRITE, 0, w.L, w.H, &w.m);
+            st = combine_moments(cb, st, &w, Rg, &rows);
             if (st != CLS_OK) break;
             for (size_t e = 0; e < ne; e++) after += w.m.n[e];
             if (after == before) break;
@@ -320,8 +397,8 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
             if (in->dtype == CLS_F32)
                 for (size_t e = 0; e < ne; e++) w.fill[e] = (double)(float)w.fill[e];
         } else if (o->impute == CLS_IMPUTE_MEDIAN) {
-            st = medians(ctx, kept, o, kept_sent, NULL, w.fill, ne);
-        } else if (o->impute == CLS_IMPUTE_MOST_FREQUENT) {
+            st = medians(ctx, kept, o, kept_sent, NULL, w.fill, ne, cb);
+        } else if (o->impute == CLS_IMPUTE_MOST_FREQUENT) { /* never combined (the callers refuse it) */
             scratch = malloc((size_t)Rg * sizeof *scratch);
             if (!scratch) st = cls_fail(ctx, CLS_E_NOMEM, "cleaning: out of memory");
             for (size_t e = 0; st == CLS_OK && e < ne; e++) {
@@ -333,6 +410,8 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
             for (size_t e = 0; e < ne; e++) w.fill[e] = o->fill;
         }
     }
+    /* every failure so far went through the hooks (combined) */
+    int agreed = st != CLS_OK;
     /* the last pass: clean (and scale) into out (the one-pass clip wrote it unless a scaler follows) */
     if (st == CLS_OK && !(fast && !p)) {
         unsigned fl = (o->has_sent ? CLS_CF_SENT : 0) | (o->clip ? CLS_CF_BOUNDS : 0) |
@@ -351,7 +430,7 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
             cols = malloc(ne * sizeof *cols);
             if (!cols) st = cls_fail(ctx, CLS_E_NOMEM, "cleaning: out of memory");
             else {
-                fused_params(p, &vin, o, &w, cols);
+                fused_params(p, &vin, rows, o, &w, cols);
                 fl |= CLS_CF_SCALE;
                 if (p->clip && p->scaler == CLS_MINMAX) {
                     cls_scaler_opts so = cls_scaler_opts_of(p);
@@ -364,7 +443,7 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
         cls_cview src = o->clip && o->clamp ? vin : o->clip && !fast ? vout : vin;
         if (orig) src.x = orig;
         src.y = out->data;
-        if (st == CLS_OK) st = cls_clean_apply(ctx, &src, fl, o->sent, w.prm, rlo, rhi);
+        if (st == CLS_OK && G && Rg) st = cls_clean_apply(ctx, &src, fl, o->sent, w.prm, rlo, rhi);
     }
     if (st == CLS_OK && p && fitted) {
         cls_stats_info info;
@@ -378,15 +457,23 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
         info.dtype = in->dtype;
         info.groups = (size_t)G;
         info.cols = C;
-        info.rows = Rg;
+        info.rows = rows;
         info.has_moments = 1;
         st = cls_stats_create(&info, cols, fitted);
         if (st != CLS_OK) st = cls_fail(ctx, st, "cleaning: the cleaned data's statistics did not check out");
     }
+    /* the last pass's outcome, the same on every process; a failure that
+     * a hook returned has already reached them all */
+    if (cb && !agreed)
+        st = cb->stats(cb->user, st, NULL, 0);
+    if (st != CLS_OK && fitted && *fitted) {
+        cls_stats_destroy(*fitted);
+        *fitted = NULL;
+    }
     if (st == CLS_OK) {
         *fused = p != NULL;
         for (size_t e = 0; e < ne; e++) {
-            if (c->missing_out) c->missing_out[e] = Rg - w.n0[e];
+            if (c->missing_out) c->missing_out[e] = rows - w.n0[e];
             if (c->clipped_out) c->clipped_out[e] = o->clip ? w.n0[e] - w.m.n[e] : 0;
             if (c->fill_out) c->fill_out[e] = w.fill[e];
         }
@@ -406,12 +493,68 @@ cls_status cls_clean_data(cls_context *ctx, const cls_clean *c, cls_scope scope,
     if (!ctx->usable) return cls_fail(ctx, CLS_E_ARG, "the context failed to initialise: %s", ctx->err);
     if (!c) return cls_fail(ctx, CLS_E_ARG, "cls_clean_data: NULL cleaning options");
     if ((unsigned)scope > CLS_SCOPE_BATCH) return cls_fail(ctx, CLS_E_ARG, "cls_clean_data: unknown scope");
-    cls_status st = check_arrays(ctx, in, out);
+    cls_status st = check_arrays(ctx, in, out, 0, scope);
     copts o;
     if (st == CLS_OK) st = resolve(ctx, c, &o);
     if (st != CLS_OK) return st;
     int fused;
-    return clean_run(ctx, c, &o, scope, in, out, NULL, &fused, NULL);
+    return clean_run(ctx, c, &o, scope, in, out, NULL, &fused, NULL, NULL);
+}
+
+/* The checks of the combined calls; a failure reaches every process
+ * through the hook (once, as no pass ran). */
+static cls_status check_combined(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in,
+                                 const cls_array *out, const cls_combine *cb, copts *o)
+{
+    cls_status st = CLS_OK;
+    if (!ctx) st = CLS_E_ARG;
+    else if (!ctx->usable) st = cls_fail(ctx, CLS_E_ARG, "the context failed to initialise: %s", ctx->err);
+    else if (!cb->stats)
+        st = cls_fail(ctx, CLS_E_ARG, "cleaning across processes: the combine hook has no stats function");
+    else if (!c) st = cls_fail(ctx, CLS_E_ARG, "cleaning across processes: NULL cleaning options");
+    else if ((unsigned)scope > CLS_SCOPE_BATCH) st = cls_fail(ctx, CLS_E_ARG, "cleaning: unknown scope");
+    if (st == CLS_OK) st = check_arrays(ctx, in, out, 1, scope);
+    if (st == CLS_OK) st = resolve(ctx, c, o);
+    if (st == CLS_OK && o->impute == CLS_IMPUTE_MOST_FREQUENT)
+        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "cleaning across processes: most_frequent imputation needs every "
+                      "value of a column in one process (counts do not give it); use mean, median or constant");
+    if (st == CLS_OK) return st;
+    return cb->stats ? cb->stats(cb->user, st, NULL, 0) : cb->fn(cb->user, st, NULL, 0);
+}
+
+cls_status cls_clean_data_combined(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in,
+                                   cls_array *out, const cls_combine *combine)
+{
+    if (!combine || !combine->fn) return cls_clean_data(ctx, c, scope, in, out);
+    copts o;
+    cls_status st = check_combined(ctx, c, scope, in, out, combine, &o);
+    if (st != CLS_OK) return st;
+    int fused;
+    return clean_run(ctx, c, &o, scope, in, out, NULL, &fused, NULL, combine);
+}
+
+cls_status cls_fit_transform_combined(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
+                                      const cls_combine *combine, cls_stats **fitted)
+{
+    if (!combine || !combine->fn) return cls_fit_transform(ctx, p, in, out, fitted);
+    if (fitted) *fitted = NULL;
+    copts o;
+    cls_status st = CLS_OK;
+    if (!p) {
+        st = ctx ? cls_fail(ctx, CLS_E_ARG, "cls_fit_transform_combined: NULL pipeline") : CLS_E_ARG;
+        return combine->stats ? combine->stats(combine->user, st, NULL, 0) : combine->fn(combine->user, st, NULL, 0);
+    }
+    st = check_combined(ctx, p->clean, p->scope, in, out, combine, &o);
+    if (st != CLS_OK) return st;
+    const cls_scaler_desc *d = cls_scaler_get(p->scaler);
+    if (!active(p->clean) || p->inverse || !d || (d->needs & CLS_NEED_QUANTILES) || p->factors || (o.clip && o.clamp)) {
+        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "cls_fit_transform_combined: the pipeline needs a cleaning stage and "
+                      "a scaler that fuses with it (min-max, z-score, decimal, max-abs; no factors, no clamping, "
+                      "not inverse)");
+        return combine->stats(combine->user, st, NULL, 0);
+    }
+    int fused = 0;
+    return clean_run(ctx, p->clean, &o, p->scope, in, out, p, &fused, fitted, combine);
 }
 
 cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
@@ -426,7 +569,7 @@ cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_
     if ((unsigned)p->scope > CLS_SCOPE_BATCH) return cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: unknown scope");
     if (p->scaler != CLS_NONE && !cls_scaler_get(p->scaler))
         return cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: unknown scaler %d", (int)p->scaler);
-    cls_status st = check_arrays(ctx, in, out);
+    cls_status st = check_arrays(ctx, in, out, 0, p->scope);
     copts o;
     if (st == CLS_OK) st = resolve(ctx, p->clean, &o);
     if (st != CLS_OK) return st;
@@ -435,7 +578,7 @@ cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_
     const cls_scaler_desc *d = cls_scaler_get(p->scaler);
     int can_fuse = d && !(d->needs & CLS_NEED_QUANTILES) && !p->factors && !(o.clip && o.clamp);
     int fused = 0;
-    st = clean_run(ctx, p->clean, &o, p->scope, in, out, can_fuse ? p : NULL, &fused, fitted);
+    st = clean_run(ctx, p->clean, &o, p->scope, in, out, can_fuse ? p : NULL, &fused, fitted, NULL);
     if (st != CLS_OK || fused || (p->scaler == CLS_NONE && !p->factors && !fitted)) return st;
     /* the rest of the pipeline over the cleaned data, in place */
     cls_pipeline rest = *p;

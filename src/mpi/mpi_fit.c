@@ -87,10 +87,14 @@ static void check_local(call *k)
     else if (!distributed(k->p->scaler)) {
         k->st = CLS_E_UNSUPPORTED;
         k->why = "this scaler's statistics are not distributed across MPI ranks yet";
-    } else if (k->p->clean && k->p->scope == CLS_SCOPE_BATCH) {
+    } else if (k->p->clean && k->p->scope == CLS_SCOPE_BATCH && (k->mode != FIT_TRANSFORM || k->fin)) {
         k->st = CLS_E_UNSUPPORTED;
-        k->why = "a cleaning stage (imputation, sigma clipping) is not distributed across MPI ranks in "
-                 "CLS_SCOPE_BATCH (per matrix, each rank cleans its own matrices)";
+        k->why = "a cleaning stage (imputation, sigma clipping) runs across MPI ranks in CLS_SCOPE_BATCH only in "
+                 "cls_mpi_fit_transform of arrays in memory (not cls_mpi_fit, not streamed from files)";
+    } else if (k->p->clean && k->p->scope == CLS_SCOPE_BATCH && k->p->clean->impute == CLS_IMPUTE_MOST_FREQUENT) {
+        k->st = CLS_E_UNSUPPORTED;
+        k->why = "most_frequent imputation is not distributed across MPI ranks (it needs every value of a column "
+                 "in one process, counts do not give it); use mean, median or constant";
     } else k->st = CLS_OK;
     k->has_data = k->st == CLS_OK && x->batch && x->rows;
 }
@@ -117,6 +121,19 @@ static void fill_keys(mpi_check *c, const call *k)
     /* every rank asks for the statistics or none does: a rank without data
      * takes their description from a rank with data */
     key_add(c, "requests for the fitted statistics (fitted NULL or not)", k->wants_stats, 0);
+    /* a cleaning stage across ranks: every rank takes the same decisions */
+    const cls_clean *cl = p && p->scope == CLS_SCOPE_BATCH ? p->clean : NULL;
+    key_add(c, "cleaning stages (clean NULL or not)", cl != NULL, 0);
+    key_add(c, "cleaning: missing_value set", cl ? !!cl->has_missing_value : 0, 0);
+    key_double(c, "cleaning: missing_value", cl && cl->has_missing_value ? cl->missing_value : 0);
+    key_add(c, "cleaning: imputation", cl ? cl->impute : 0, 0);
+    key_double(c, "cleaning: fill_value", cl && cl->impute == CLS_IMPUTE_CONSTANT ? cl->fill_value : 0);
+    key_double(c, "cleaning: sigma", cl ? cl->sigma : 0);
+    key_double(c, "cleaning: sigma_lower", cl ? cl->sigma_lower : 0);
+    key_double(c, "cleaning: sigma_upper", cl ? cl->sigma_upper : 0);
+    key_add(c, "cleaning: maxiters", cl ? cl->maxiters : 0, 0);
+    key_add(c, "cleaning: clip centre, spread and mode", cl ? cl->center | cl->spread << 4 | cl->mode << 8 : 0, 0);
+    key_add(c, "scalers' discount factors (NULL or not)", p ? p->factors != NULL : 0, 0);
 }
 
 /* The statistics of a rank without data: the description that the lowest
@@ -177,6 +194,34 @@ static cls_status quantiles(MPI_Comm comm, call *k, cls_stats *s)
 
 static cls_status run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, const cls_array *in, cls_array *out,
                       const cls_file_array *fin, const cls_file_array *fout, mode m, const char *arg_error,
+                      cls_stats **result);
+
+/* A cleaning stage in batch scope, after the ranks agreed on the
+ * arguments: cleaned across the ranks (mpi_clean.c), the scaler fused
+ * there, or fitted and applied across the ranks to the cleaned rows in
+ * place (run() again, without the cleaning). */
+static cls_status clean_then_rest(cls_context *ctx, MPI_Comm comm, const call *k, cls_stats **result)
+{
+    const cls_pipeline *p = k->p;
+    int fuses = mpi_clean_fuses(p);
+    cls_status st = mpi_clean_run(ctx, comm, p, k->in, k->out, k->has_data, fuses ? result : NULL);
+    cls_pipeline rest = *p;
+    rest.clean = NULL;
+    if (st != CLS_OK || fuses || (rest.scaler == CLS_NONE && !rest.factors && !result)) return st;
+    cls_mpi_report keep = *mpi_report();
+    st = run(ctx, comm, &rest, k->has_data ? k->out : k->in, k->has_data ? k->out : NULL, NULL, NULL, FIT_TRANSFORM,
+             NULL, result);
+    cls_mpi_report *r = mpi_report();
+    r->clean = keep.clean;
+    r->clean_reduce = keep.clean_reduce;
+    r->clean_bytes = keep.clean_bytes;
+    r->clean_passes = keep.clean_passes;
+    r->check += keep.check;
+    return st;
+}
+
+static cls_status run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, const cls_array *in, cls_array *out,
+                      const cls_file_array *fin, const cls_file_array *fout, mode m, const char *arg_error,
                       cls_stats **result)
 {
     mpi_clear_error();
@@ -202,8 +247,10 @@ static cls_status run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, co
     int matrix = k.st == CLS_OK && p->scope == CLS_SCOPE_MATRIX;
 
     cls_pipeline lp = k.st == CLS_OK ? local_pipeline(p) : (cls_pipeline){0};
+    /* a cleaning stage across ranks (check_local let it through) */
+    int cleaning = k.st == CLS_OK && p->clean && !matrix;
     double t = MPI_Wtime();
-    if (k.has_data) {
+    if (k.has_data && !cleaning) {
         /* per matrix: one pass; its statistics only when asked (collecting
          * them costs groups x cols x 80 bytes: 142 MB for seed-A) */
         cls_stats **keep = k.wants_stats ? &k.local : NULL;
@@ -213,7 +260,7 @@ static cls_status run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, co
         else k.st = cls_fit(ctx, &lp, in, &k.local);
         if (k.st != CLS_OK) k.why = cls_last_error(ctx);
     }
-    r->fit = MPI_Wtime() - t;
+    if (!cleaning) r->fit = MPI_Wtime() - t;
 
     mpi_check c;
     memset(&c, 0, sizeof c);
@@ -227,6 +274,11 @@ static cls_status run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, co
     if (st == CLS_OK && c.first_with_data < 0) {
         mpi_set_error("no rank holds data (every rank passed 0 rows)");
         st = CLS_E_ARG;
+    }
+    if (st == CLS_OK && cleaning) {
+        st = clean_then_rest(ctx, comm, &k, result);
+        r->total = MPI_Wtime() - t0;
+        return st;
     }
     /* every rank knows first_without_data and wants_stats: all or none take
      * part in the broadcast */

@@ -17,7 +17,7 @@ cls_mpi_report *mpi_report(void);
 /* Values that every rank must pass alike, checked in the same small
  * allreduce as the statuses: each key travels as itself and negated under
  * MPI_MAX, so that one collective gives both its largest and its smallest. */
-enum { MPI_KEYS_MAX = 24 };
+enum { MPI_KEYS_MAX = 48 };
 typedef struct mpi_check {
     /* in */
     cls_status  status;     /* this rank's outcome */
@@ -65,6 +65,7 @@ typedef struct mpi_combine_state {
     uint64_t     bytes;     /* counts this rank contributed */
     unsigned     passes;    /* calls of the hook */
     unsigned     sparse_passes; /* of them, passes whose counts travelled as pairs */
+    unsigned     stats_passes;  /* calls of the stats hook with columns (mpi_clean.c) */
 } mpi_combine_state;
 
 /* Sets up `c` and the clscale.h hook that points at it. */
@@ -77,6 +78,20 @@ void mpi_combine_init(mpi_combine_state *c, MPI_Comm comm, cls_context *ctx, cls
  * Collective; every rank returns the same. */
 cls_status mpi_fit_quantiles(MPI_Comm comm, cls_context *ctx, const cls_pipeline *p, const cls_array *x,
                              cls_stats *s, cls_status local, const char *why);
+
+/* ---- mpi_clean.c: a cleaning stage across ranks ---- */
+
+/* Whether the core fuses p's scaler into the cleaning's last pass. */
+int mpi_clean_fuses(const cls_pipeline *p);
+
+/* The cleaning stage of cls_mpi_fit_transform() in CLS_SCOPE_BATCH after
+ * the ranks agreed on the arguments: this rank's rows (none unless
+ * has_data) cleaned into `out` with the hooks, the scaler fused (and
+ * *fitted set, when not NULL) where mpi_clean_fuses(p); else only cleaned,
+ * and the caller fits and transforms the rest. Records the times in the
+ * report. Collective; every rank returns the same. */
+cls_status mpi_clean_run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, const cls_array *in, cls_array *out,
+                         int has_data, cls_stats **fitted);
 
 /* Maps a file's array read-only (x->data; nothing for 0 rows): *base and
  * *len for munmap. CLS_E_IO with the message set when mmap fails. */

@@ -134,6 +134,7 @@ void mpi_combine_init(mpi_combine_state *c, MPI_Comm comm, cls_context *ctx, cls
     c->ctx = ctx;
     hook->fn = sum_counts;
     hook->user = c;
+    hook->stats = NULL;
 }
 
 cls_status mpi_fit_quantiles(MPI_Comm comm, cls_context *ctx, const cls_pipeline *p, const cls_array *x,

@@ -72,7 +72,7 @@ static const char usage_clean_head[] =
     "                     [--sigma-clip K[,ITERS]] [--sigma-lower K] [--sigma-upper K]\n"
     "                     [--clip-center median|mean] [--clip-spread std|mad_std]\n"
     "                     [--clip-mode mask|clamp] [--scope matrix|batch] [--devices SEL]\n"
-    "                     [--verbose] IN.npy OUT.npy\n"
+    "                     [--verbose] [--mpi] IN.npy OUT.npy\n"
     "\n"
     "Cleans the columns of IN (per matrix of a 3-D IN, or over all with --scope\n"
     "batch) on the devices: outliers clipped as astropy's sigma_clip does, then\n"
@@ -82,7 +82,10 @@ static const char usage_clean_head[] =
 static const char usage_clean_tail[] =
     "  --scope S        matrix (default) or batch\n"
     "  --devices SEL    OpenCL devices (see `clscale --help`)\n"
-    "  --verbose        print the missing and clipped counts per column to stderr\n";
+    "  --verbose        print the missing and clipped counts per column to stderr\n"
+    "                   (under --mpi: a summary line per rank)\n"
+    "  --mpi            under mpirun: each rank cleans its rows, all ranks deciding\n"
+    "                   together (docs/guide/mpi.md); not with most_frequent\n";
 
 static const char usage_apply[] =
     "usage: clscale apply --stats S [--inverse] [--devices SEL] [--verbose] [--quiet] IN.npy OUT.npy\n"
@@ -146,7 +149,7 @@ static const option options[] = {
     {"inverse", 0, CMD_APPLY},      {"factors", 1, CMD_DISCOUNT},
     {"devices", 1, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT | CMD_CLEAN},
     {"verbose", 0, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT | CMD_CLEAN},
-    {"mpi", 0, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT},
+    {"mpi", 0, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT | CMD_CLEAN},
     {"quiet", 0, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT},
 };
 
@@ -293,8 +296,10 @@ static int parse(args *a, int argc, char **argv, const char *usage)
     if (a->cmd & (CMD_NORMALIZE | CMD_CLEAN)) {
         char err[256];
         if (cli_clean_finish(&a->cl, err, sizeof err)) return usage_error(a, "%s", err);
-        if (a->cl.any && a->mpi) return usage_error(a, "the cleaning options do not run under --mpi");
-        if (a->cl.any && a->cmd == CMD_NORMALIZE) a->p.clean = &a->cl.c;
+        if (a->cl.any && a->mpi && a->cl.c.impute == CLS_IMPUTE_MOST_FREQUENT)
+            return usage_error(a, "--impute most_frequent does not run under --mpi (it needs every value of a "
+                               "column in one process); use mean, median or constant");
+        if (a->cl.any && (a->cmd == CMD_NORMALIZE || a->mpi)) a->p.clean = &a->cl.c;
     }
     if (a->cmd == CMD_APPLY && !a->stats) return usage_error(a, "--stats S is required");
     if (a->cmd == CMD_DISCOUNT && !a->factors) return usage_error(a, "--factors F.npy is required");
@@ -507,7 +512,10 @@ static int run_mpi(const args *a)
 {
 #ifdef CLS_HAVE_MPI
     cli_mpi_job j = {0};
-    j.cmd = a->cmd == CMD_NORMALIZE ? CLI_MPI_NORMALIZE : a->cmd == CMD_APPLY ? CLI_MPI_APPLY : CLI_MPI_DISCOUNT;
+    /* clean --mpi: a pipeline of the cleaning alone (scaler none) */
+    j.cmd = a->cmd == CMD_NORMALIZE || a->cmd == CMD_CLEAN ? CLI_MPI_NORMALIZE
+            : a->cmd == CMD_APPLY                         ? CLI_MPI_APPLY
+                                                          : CLI_MPI_DISCOUNT;
     j.name = a->name;
     j.in = a->in;
     j.out = a->out;

@@ -178,13 +178,50 @@ static cls_status local_fail(rank_state *r, cls_status st)
     return st;
 }
 
+/* A cleaning stage over rows (batch scope): this rank's rows of IN (its
+ * map) cleaned across the ranks into a buffer of its rows of OUT, then
+ * written at their offset: a rank's part must fit in its memory. */
+static int clean_rows(rank_state *r, const cls_pipeline *p, const cls_file_array *y, cls_stats **fitted)
+{
+    size_t bytes = r->count * r->unit * r->es;
+    char *buf = bytes ? malloc(bytes) : NULL;
+    cls_status st = bytes && !buf ? failf(r, CLS_E_NOMEM, "out of memory for this rank's %zu bytes of OUT (a "
+                                          "cleaning stage under --mpi holds a rank's rows in memory)", bytes)
+                                  : CLS_OK;
+    if (step(r, st, r->err)) {
+        free(buf);
+        return 1;
+    }
+    cls_array x = {bytes ? (char *)r->in.data + r->first * r->unit * r->es : NULL, r->in.dtype, 1, r->count,
+                   r->in.cols};
+    cls_array out = x;
+    out.data = buf;
+    if (cls_mpi_fit_transform(r->ctx, r->comm, p, &x, &out, fitted) != CLS_OK) {
+        free(buf);
+        report_failure(r);
+        return 1;
+    }
+    for (size_t at = 0; st == CLS_OK && at < bytes;) {
+        ssize_t k = pwrite(y->fd, buf + at, bytes - at, (off_t)(y->offset + at));
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) st = failf(r, CLS_E_IO, "%s: write of %zu bytes at offset %llu failed: %s", r->j->out,
+                               bytes - at, (unsigned long long)(y->offset + at), k < 0 ? strerror(errno) : "no space");
+        else at += (size_t)k;
+    }
+    free(buf);
+    return step(r, st, r->err);
+}
+
 /* normalize: fit across ranks, transform locally, statistics onto rank 0. */
 static int do_normalize(rank_state *r, const cls_file_array *x, const cls_file_array *y)
 {
     cls_pipeline p = r->j->p;
     if (r->by_rows) p.scope = CLS_SCOPE_BATCH;  /* also for a 2-D IN: the same statistics */
     cls_stats *fitted = NULL;
-    if (cls_mpi_stream_fit_transform(r->ctx, r->comm, &p, x, y, r->j->stats_out ? &fitted : NULL) != CLS_OK) {
+    if (p.clean && r->by_rows) {
+        if (clean_rows(r, &p, y, r->j->stats_out ? &fitted : NULL)) return 1;
+    } else if (cls_mpi_stream_fit_transform(r->ctx, r->comm, &p, x, y, r->j->stats_out ? &fitted : NULL) !=
+               CLS_OK) {
         report_failure(r);
         return 1;
     }
@@ -298,17 +335,23 @@ static void summary(const rank_state *r, double seconds)
     cls_mpi_report rep;
     memset(&rep, 0, sizeof rep);
     if (r->j->cmd == CLI_MPI_NORMALIZE) cls_mpi_last_report(&rep);
-    double mine[8] = {(double)r->first, (double)r->count, seconds, rep.fit, rep.check, rep.reduce,
-                      (double)rep.reduce_bytes, rep.transform};
+    enum { N = 11 };
+    double mine[N] = {(double)r->first, (double)r->count, seconds, rep.fit, rep.check, rep.reduce,
+                      (double)rep.reduce_bytes, rep.transform, rep.clean, rep.clean_reduce, (double)rep.clean_passes};
     double *all = r->rank == 0 ? malloc((size_t)r->size * sizeof mine) : NULL;
-    MPI_Gather(mine, 8, MPI_DOUBLE, all, 8, MPI_DOUBLE, 0, r->comm);
+    MPI_Gather(mine, N, MPI_DOUBLE, all, N, MPI_DOUBLE, 0, r->comm);
     if (!all) return;
     const char *what = r->by_rows ? "rows" : "matrices";
     for (int k = 0; k < r->size; k++) {
-        const double *v = all + 8 * k;
+        const double *v = all + N * k;
         fprintf(stderr, "clscale: %s --mpi: rank %d of %d: %s [%.0f, %.0f), %.3f s", r->j->name, k, r->size,
                 what, v[0], v[0] + v[1], v[2]);
-        if (r->j->cmd == CLI_MPI_NORMALIZE)
+        if (r->j->cmd == CLI_MPI_NORMALIZE && v[10] > 0)
+            fprintf(stderr, " (cleaning %.3f s, of it hooks' collectives %.4f s, %.0f moments passes merged)", v[8],
+                    v[9], v[10]);
+        /* no fit nor transform of their own: the scaler ran in the cleaning's last pass, or there is none */
+        int scaled_apart = !(v[10] > 0 && v[3] == 0 && v[7] == 0);
+        if (r->j->cmd == CLI_MPI_NORMALIZE && scaled_apart)
             fprintf(stderr, " (fit %.3f s, checks %.4f s, allreduce %.4f s of %.0f bytes, transform %.3f s)",
                     v[3], v[4], v[5], v[6], v[7]);
         fputc('\n', stderr);

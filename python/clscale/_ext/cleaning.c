@@ -178,7 +178,7 @@ static cls_status run_quantiles(cls_context *ctx, void *arg)
         double t0 = now();
         if (k->comb) {
             k->comb->ctx = ctx;
-            cls_combine h = {call_combine, k->comb};
+            cls_combine h = {call_combine, k->comb, NULL};
             st = cls_quantiles_combined(ctx, &k->x, k->scope, k->q, k->nq, &h, k->out);
         } else {
             st = cls_quantiles(ctx, &k->x, k->scope, k->q, k->nq, k->out);

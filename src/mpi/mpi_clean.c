@@ -1,0 +1,66 @@
+/* A cleaning stage across ranks (cls_mpi_fit_transform in CLS_SCOPE_BATCH):
+ * the hook that merges each moments pass's column statistics with
+ * MPI_Allreduce (clscale.h's cls_combine, its stats function), beside the
+ * counts' hook of mpi_quantiles.c, and the run: the core's
+ * cls_fit_transform_combined() where the scaler fuses with the cleaning,
+ * else cls_clean_data_combined() (mpi_fit.c then fits and transforms the
+ * cleaned rows as any others).
+ * Calls MPI, the core's public API, mpi_check.c, mpi_reduce.c and
+ * mpi_quantiles.c. */
+#include <string.h>
+
+#include "mpi_internal.h"
+
+/* The stats hook: the ranks' outcomes first (one small allreduce; after a
+ * failure every rank returns the failing rank's status), then the columns
+ * merged by the commutative Chan operation of mpi_reduce.c. */
+static cls_status merge_stats(void *user, cls_status local, cls_column_stats *cols, size_t n)
+{
+    mpi_combine_state *c = user;
+    double t = MPI_Wtime();
+    const char *why = c->why ? c->why : c->ctx ? cls_last_error(c->ctx) : NULL;
+    cls_status st = cls_mpi_agree(c->comm, local, local != CLS_OK ? why : NULL);
+    int size = 1;
+    if (st == CLS_OK && n && MPI_Comm_size(c->comm, &size) == MPI_SUCCESS && size > 1) {
+        int e = mpi_allreduce_columns(c->comm, cols, n);
+        if (e != MPI_SUCCESS) st = mpi_fail_call("MPI_Allreduce (the cleaning's moments)", e);
+        /* every rank's collective fails or none: still, agree */
+        st = cls_mpi_agree(c->comm, st, st == CLS_OK ? NULL : cls_mpi_error());
+        c->bytes += (uint64_t)n * sizeof *cols;
+    }
+    c->stats_passes += n != 0;
+    c->reduce += MPI_Wtime() - t;
+    return st;
+}
+
+int mpi_clean_fuses(const cls_pipeline *p)
+{
+    const cls_clean *c = p->clean;
+    int clip = c->sigma > 0 || c->sigma_lower > 0 || c->sigma_upper > 0;
+    int scaler = p->scaler == CLS_MINMAX || p->scaler == CLS_ZSCORE || p->scaler == CLS_DECIMAL ||
+                 p->scaler == CLS_MAXABS;
+    return scaler && !p->factors && !(clip && c->mode == CLS_CLIP_CLAMP);
+}
+
+cls_status mpi_clean_run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, const cls_array *in, cls_array *out,
+                         int has_data, cls_stats **fitted)
+{
+    cls_mpi_report *r = mpi_report();
+    mpi_combine_state c;
+    cls_combine hook;
+    mpi_combine_init(&c, comm, ctx, &hook);
+    hook.stats = merge_stats;
+    /* a rank without data passes its columns with no rows (out may be NULL) */
+    cls_array x = {has_data ? in->data : NULL, in->dtype, has_data ? in->batch : 0, has_data ? in->rows : 0,
+                   in->cols};
+    cls_array y = x;
+    if (has_data) y.data = out->data;
+    double t = MPI_Wtime();
+    cls_status st = mpi_clean_fuses(p) ? cls_fit_transform_combined(ctx, p, &x, &y, &hook, fitted)
+                                       : cls_clean_data_combined(ctx, p->clean, CLS_SCOPE_BATCH, &x, &y, &hook);
+    r->clean = MPI_Wtime() - t;
+    r->clean_reduce = c.reduce;
+    r->clean_bytes = c.bytes;
+    r->clean_passes = c.stats_passes;
+    return st;
+}
