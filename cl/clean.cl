@@ -21,6 +21,14 @@
 #define CLS_CF_RCLIP  64u  /* apply: then clamp the scaled value into [rlo, rhi] */
 
 #define F(name) CAT(name, SFX)
+/* NaN as numpy writes it (0x7fc00000 / 0x7ff8...): PoCL's NAN is a float
+ * with a full payload (0x7fffffff), so a clipped float32 value and a
+ * float32 NaN passed through were different bytes */
+#if REAL_BYTES == 8
+#define CLS_QNAN as_double((ulong)0x7ff8000000000000UL)
+#else
+#define CLS_QNAN as_float(0x7fc00000u)
+#endif
 
 /* Rows [*r0, *r1) of the unit (relative to its first row) of chunk j. */
 #define CHUNK_ROWS()                                                          \
@@ -59,7 +67,7 @@ __kernel void F(clean_moments)(__global const REAL *x, __global REAL *y, uint nc
         int keep = !miss && !b && !a;
         below += (uint)b;
         above += (uint)a;
-        if (wr) y[r * ncols + c] = keep || !fin ? v : (REAL)NAN;
+        if (wr) y[r * ncols + c] = keep || !fin ? v : CLS_QNAN;
         K = (n == 0 && keep) ? v : K;
         REAL u = keep ? v - K : (REAL)0;
         n += (uint)keep;
@@ -105,9 +113,9 @@ __kernel void F(clean_apply)(__global const REAL *x, __global REAL *y, uint ncol
     REAL v = x[r * ncols + c];
     int is_sent = sen && v == sent;
     int miss = !isfinite(v) || is_sent;
-    v = is_sent ? (REAL)NAN : v;
+    v = is_sent ? CLS_QNAN : v;
     int out = bnd && !miss && !(v >= lo && v <= hi);
-    v = out ? (clm ? clamp(v, lo, hi) : (REAL)NAN) : v;
+    v = out ? (clm ? clamp(v, lo, hi) : CLS_QNAN) : v;
     miss = miss || (out && !clm);
     v = (miss && fil) ? fill : v;
     REAL t = ((v - shi) - slo) * m + o;
@@ -125,3 +133,4 @@ __kernel void F(clean_apply)(__global const REAL *x, __global REAL *y, uint ncol
 #undef CLS_CF_FILL
 #undef CLS_CF_SCALE
 #undef CLS_CF_RCLIP
+#undef CLS_QNAN

@@ -113,6 +113,15 @@
 #define X_IDX(i) select(select((i), (IV)(QN - 1), (i) > (IV)(QN - 1)), (IV)0, (i) < (IV)0)
 #define X_MIN(a, b) select((b), (a), (a) < (b))
 #define X_MAX(a, b) select((a), (b), (a) < (b))
+/* The quiet NaN numpy and the multi-pass kernels write (0x7ff8... /
+ * 0x7fc00000): PoCL's vector (RV)NAN widened a float NaN with a full
+ * payload (0x7fffffffe0000000), the same value but other bytes than one
+ * process's multi-pass output or a rank's (mpi-tool compares bytes). */
+#if REAL_BYTES == 8
+#define X_QNAN ((RV)as_double((ulong)0x7ff8000000000000UL))
+#else
+#define X_QNAN ((RV)as_float(0x7fc00000u))
+#endif
 
 /* A row of the block: lanes past the last column read `dflt`. */
 RV F(x_load)(__global const REAL *p, uint nl, REAL dflt)
@@ -257,16 +266,16 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
 
     /* the fill value over the kept values */
     uint fm = (flags >> CLS_XF_FILL_SHIFT) & 7u;
-    RV fill = (RV)NAN;
+    RV fill = X_QNAN;
     if (fm == 4) {
         fill = (RV)cfill;
     } else if (fm == 1) {
-        fill = select((RV)NAN, TO_RV_A(TO_AV(K) + TO_AV(rel)), has);
+        fill = select(X_QNAN, TO_RV_A(TO_AV(K) + TO_AV(rel)), has);
     } else if (fm == 2) {
         IV i0 = X_IDX(a + ((n - 1) >> 1));
         IV i1 = X_IDX(a + (n >> 1));
         RV m0 = X_GATHER(w, i0), m1 = X_GATHER(w, i1);
-        fill = select((RV)NAN, select((m0 + m1) / (RV)2, m0, (n & 1) != 0), has);
+        fill = select(X_QNAN, select((m0 + m1) / (RV)2, m0, (n & 1) != 0), has);
     } else if (fm == 3) {
         /* the longest run of equal values, the smallest of ties */
         IV run = 0, best = 0, end = a + n;
@@ -288,9 +297,9 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
             RV t = F(x_load)(p + (ulong)i * ncols, nl, (REAL)0);
             IV is_sent = sen ? t == (RV)sent : (IV)0;
             IV miss = !isfinite(t) | is_sent;
-            t = select(t, (RV)NAN, is_sent);
+            t = select(t, X_QNAN, is_sent);
             IV out = ~miss & !((t >= lor) & (t <= hir));
-            t = select(t, clm ? clamp(t, lor, hir) : (RV)NAN, out);
+            t = select(t, clm ? clamp(t, lor, hir) : X_QNAN, out);
             miss |= clm ? (IV)0 : out;
             F(x_store)(select(t, fill, miss & fil), q + (ulong)i * ncols, nl);
         }
@@ -329,6 +338,7 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
 #undef X_MIN
 #undef X_IDX
 #undef X_MAX
+#undef X_QNAN
 #undef QN
 #undef QNAME
 #undef F
