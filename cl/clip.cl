@@ -37,16 +37,13 @@
 #define CLS_XF_WRITE  16u  /* write y */
 #define CLS_XF_FILL_SHIFT 8 /* bits 8..10: 0 none, 1 mean, 2 median, 3 most frequent, 4 constant */
 
-#if CLS_KERNEL == CLS_KID_CLIP32 || CLS_KERNEL == CLS_KID_CLIP64 || CLS_KERNEL == CLS_KID_CLIP128
+#if CLS_KERNEL == CLS_KID_CLIP32 || CLS_KERNEL == CLS_KID_CLIP64
 #if CLS_KERNEL == CLS_KID_CLIP32
 #define QN 32
 #define QNAME clip32
-#elif CLS_KERNEL == CLS_KID_CLIP64
+#else
 #define QN 64
 #define QNAME clip64
-#else
-#define QN 128
-#define QNAME clip128
 #endif
 #define F(name) CAT(name, SFX)
 

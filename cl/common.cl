@@ -37,7 +37,6 @@
 #define CLS_KID_ROW_HASH     16
 #define CLS_KID_CLIP32       17
 #define CLS_KID_CLIP64       18
-#define CLS_KID_CLIP128      19
 #ifndef CLS_KERNEL
 #define CLS_KERNEL (-1)
 #endif

@@ -85,7 +85,6 @@ enum cls_kernel_id {
     CLS_K_ROW_HASH,       /* a hash of each row's block of columns (describe.cl) */
     CLS_K_CLIP32,         /* k-sigma clipping of columns of <= 32 rows in private memory (clip.cl) */
     CLS_K_CLIP64,         /* the same, <= 64 rows */
-    CLS_K_CLIP128,        /* the same, <= 128 rows */
     /* the first six again, built with -DCLS_IMPUTE=1 (a fill;
      * engine/impute_fused.c), then with -DCLS_IMPUTE=2 (a fill and a
      * sentinel: a compare per value that the first set saves), each in the

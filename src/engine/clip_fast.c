@@ -69,7 +69,7 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
     size_t off = (size_t)(g0 * v->Rg) * C, bytes = (size_t)(ng * v->Rg) * C * es;
     const char *xp = v->x + off * es;
     char *yp = o->write ? v->y + off * es : NULL;
-    int k = v->Rg <= 32 ? CLS_K_CLIP32 : v->Rg <= 64 ? CLS_K_CLIP64 : CLS_K_CLIP128;
+    int k = v->Rg <= 32 ? CLS_K_CLIP32 : CLS_K_CLIP64;
     cl_mem m[5] = {0}; /* input (in place: a second reference to the output), output, sigmas, st, cn */
     void *stp = malloc(8 * ne * es), *cnp = malloc(3 * ne * 4);
     cls_kargs a = {ctx, d, NULL, 0, v->dtype, CLS_OK};

@@ -7,9 +7,9 @@
 
 #include "engine/clean_pass.h"
 
-/* The most rows of a statistics group the one-pass kernel takes. clip.cl
- * has a 128-row variant (clip128), unused: its cold build with PoCL took
- * minutes, too long for the tests' budget. */
+/* The most rows of a statistics group the one-pass kernel takes. A
+ * 128-row variant was written and removed unused: its cold build with
+ * PoCL took minutes, and the kernels test builds every kernel. */
 #define CLS_CLIP_FAST_ROWS 64
 
 /* Fill strategies (cl/clip.cl mirrors the numbers). */

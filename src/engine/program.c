@@ -40,7 +40,6 @@ const char *const cls_kernel_names[CLS_K_COUNT] = {
     [CLS_K_ROW_HASH] = "row_hash",
     [CLS_K_CLIP32] = "clip32",
     [CLS_K_CLIP64] = "clip64",
-    [CLS_K_CLIP128] = "clip128",
     /* the same functions, built with -DCLS_IMPUTE=1, then 2 */
     [CLS_K_FIT_APPLY_MM_IMP] = "fit_apply_mm",
     [CLS_K_FIT_APPLY_MV_IMP] = "fit_apply_mv",
