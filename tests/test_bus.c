@@ -103,8 +103,11 @@ static void the_modelled_devices_prior_reads_its_pinned_bus(void **state)
     double best = 0;
     for (int i = 0; i < 3; i++) best = fmax(best, cls_device_prior(d, 0));
     print_message("# modelled device's prior: %.2f GB/s (pinned model 5.44, pageable 0.80)\n", best / 1e9);
-    /* above any pageable figure, and not above the pinned rate */
-    assert_true(best > 2.0e9);
+    /* above what the pageable path can read at all (up at 0.80 and down
+     * at 1.08 GB/s: at most 2 / (1 / 0.80 + 1 / 1.08) = 0.92 GB/s), and
+     * not above the pinned rate; under ASan on a busy host the pinned
+     * probe read 1.66 (2.29 plain, 0.64 through malloc'ed memory) */
+    assert_true(best > 1.2e9);
     assert_true(best <= 5.46e9 * 1.05);
     cls_context_destroy(ctx);
 }
