@@ -112,32 +112,15 @@ static double prior_round(cls_dev *d, cl_command_queue q, cl_mem a, cl_mem b, vo
     return e == CL_SUCCESS ? cls_now() - t : -1.0;
 }
 
-/* Two buffers (and, for a staging device, host memory of `bytes`). The
- * host memory is pinned and mapped (CL_MEM_ALLOC_HOST_PTR), as the staging
- * slots that carry a staging device's slices are: a probe through malloc'ed
- * memory timed the driver's pageable path, which clscale never uses, and
- * read the modelled H100's bus 4x low (1.36 GB/s where its slices moved
- * 5.0-5.65), enough with the CPU device's cache-resident probe to keep it
- * out of every call by the prior margin (docs/DISCRETE.md). */
-typedef struct prior_bufs {
-    cl_command_queue q;
-    cl_mem a, b, pin;
-    void *host;
-    size_t bytes;
-} prior_bufs;
+/* Two buffers (and a host copy for a staging device) of `bytes`. */
+typedef struct prior_bufs { cl_mem a, b; void *host; size_t bytes; } prior_bufs;
 
 static void prior_free(prior_bufs *p)
 {
-    if (p->host) {
-        clEnqueueUnmapMemObject(p->q, p->pin, p->host, 0, NULL, NULL);
-        clFinish(p->q);
-    }
-    if (p->pin) clReleaseMemObject(p->pin);
     if (p->a) clReleaseMemObject(p->a);
     if (p->b) clReleaseMemObject(p->b);
-    cl_command_queue q = p->q;
+    free(p->host);
     memset(p, 0, sizeof *p);
-    p->q = q;
 }
 
 static int prior_alloc(cls_dev *d, prior_bufs *p, size_t bytes)
@@ -149,13 +132,8 @@ static int prior_alloc(cls_dev *d, prior_bufs *p, size_t bytes)
     if (e == CL_SUCCESS) p->b = clCreateBuffer(d->cl, CL_MEM_READ_WRITE, bytes, NULL, &e);
     if (e != CL_SUCCESS) return -1;
     if (!d->zero_copy) {
-        p->pin = clCreateBuffer(d->cl, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, bytes, NULL, &e);
-        if (e != CL_SUCCESS) return -1;
-        p->host = clEnqueueMapBuffer(p->q, p->pin, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, NULL, NULL, &e);
-        if (e != CL_SUCCESS) {
-            p->host = NULL;
-            return -1;
-        }
+        p->host = malloc(bytes);
+        if (!p->host) return -1;
         memset(p->host, 0x3f, bytes);
     }
     return 0;
@@ -183,7 +161,7 @@ double cls_device_prior(cls_dev *d, unsigned qi)
     size_t cap = LIMIT;
     if (cap > d->info.max_alloc_bytes) cap = (size_t)d->info.max_alloc_bytes & ~(size_t)63;
     if (cap < START) return 0;
-    prior_bufs p = {.q = q};
+    prior_bufs p = {0};
     double rate = 0, spent = 0, wall = 0, prev = 0;
     /* an untimed launch first, of the first timed size: a driver may
      * compile the kernel at its first launch (PoCL: hundreds of ms with a
