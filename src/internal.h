@@ -215,7 +215,11 @@ typedef struct cls_dev {
                                    (PoCL's CPU drivers; device.c) */
     int             mapped_params; /* in_place, and a mapped CL_MEM_ALLOC_HOST_PTR buffer is what
                                       its kernels read (checked with zero copy, stage.c) */
-    double          rate;       /* measured end-to-end bytes/s, 0: unknown */
+    double          rate[2];    /* measured end-to-end bytes/s, 0: unknown; [1] when it stages
+                                   pageable caller memory (its host threads copy every byte),
+                                   [0] otherwise: a GPU's two differ 2-6x (H200: seed-b 16 GB/s
+                                   pageable, 37 pinned), and one figure for both had it judged
+                                   from its pinned calls in pageable ones */
     double          prior;      /* cls_device_prior(), 0: not taken or unknown */
     double          probe_cost; /* seconds the last prior took, 0: none taken */
     double          since_probe; /* seconds of phases since, while unmeasured */
@@ -291,18 +295,22 @@ struct cls_job;
 struct cls_pool;
 
 /* team.c: per kind of call, recent throughputs with every device and with
- * the lead device alone */
+ * each device that may run alone, alone */
 #define CLS_TEAM_KINDS 16
 #define CLS_TEAM_KEEP 4
+#define CLS_TEAM_DEVS 8 /* devices of a context that can run a call alone (the first 8) */
 typedef struct cls_team {
     uint64_t key;                 /* the kind of call, 0: unused */
     uint64_t used;                /* cls_context.team_clock at its last call */
-    int      lead;                /* the device a solo call runs on, -1: none yet */
-    double   lead_share;          /* its share of the bytes of the last team call kept */
-    double   solo[CLS_TEAM_KEEP], team[CLS_TEAM_KEEP]; /* bytes/s of recent calls */
-    unsigned nsolo, nteam;        /* calls kept so far (ring position) */
-    unsigned since;               /* calls the winning way since the other was tried */
-    unsigned interval;            /* calls between tries of the losing way */
+    int      lead;                /* the device that moved the most in the last team call kept, -1 */
+    double   lead_share;          /* its share of that call's bytes */
+    double   share[CLS_TEAM_DEVS]; /* every device's share of that call's bytes */
+    double   solo[CLS_TEAM_DEVS][CLS_TEAM_KEEP]; /* bytes/s of recent calls on a device alone */
+    double   team[CLS_TEAM_KEEP];  /* and with every device */
+    unsigned nsolo[CLS_TEAM_DEVS], nteam; /* calls kept so far (ring position) */
+    unsigned since;               /* calls the winning way since another was tried */
+    unsigned interval;            /* calls between tries of the losing ways */
+    unsigned next_try;            /* turns among the losing ways */
 } cls_team;
 
 struct cls_context {

@@ -34,7 +34,7 @@ static fake *make(const fake_dev *d, size_t n, uint64_t b, uint64_t r, size_t c)
         v->index = i;
         v->zero_copy = d[i].kind == 'z';
         v->nq = 3;
-        v->rate = d[i].rate;
+        v->rate[0] = v->rate[1] = d[i].rate;
         v->prior = d[i].prior;
         v->info.max_alloc_bytes = 4096 * MIB;
         v->info.global_mem_bytes = 16384 * MIB;
@@ -220,10 +220,10 @@ static void a_rate_far_below_an_identical_device_is_forgotten(void **state)
         f->dev[i].info.compute_units = 2;
     }
     cls_run_forget(&f->job);
-    assert_true(f->dev[0].rate == 1e9);
-    assert_true(f->dev[1].rate == 0);   /* 100x below device 0, the same kind */
-    assert_true(f->dev[2].rate == 2e8); /* 5x: within the margin */
-    assert_true(f->dev[3].rate == 1e6); /* 1000x below, but another kind */
+    assert_true(f->dev[0].rate[0] == 1e9);
+    assert_true(f->dev[1].rate[0] == 0);   /* 100x below device 0, the same kind */
+    assert_true(f->dev[2].rate[0] == 2e8); /* 5x: within the margin */
+    assert_true(f->dev[3].rate[0] == 1e6); /* 1000x below, but another kind */
     assert_true(f->dev[1].prior == 5e9); /* its prior stays: compared with the others' */
     release(f);
 }

@@ -77,6 +77,7 @@ static size_t call(cls_context *ctx, size_t i, const char *label)
     assert_int_equal(rep.phases, 1);
     assert_true(rep.ndevices > i);
     print_message("# %s: device %zu did %zu of %zu slices\n", label, i, rep.devices[i].slices, rep.slices);
+    if (!rep.devices[i].slices && rep.devices[i].sat_out) print_message("#   %s\n", rep.devices[i].sat_out);
     return rep.devices[i].slices;
 }
 

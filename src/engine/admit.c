@@ -17,8 +17,69 @@
  * simulator. */
 static double rate_of(const cls_devrun *r, double now)
 {
-    if (r->phase_done >= 2 && now > r->phase_t1) return (double)r->phase_bytes1 / (now - r->phase_t1);
-    return r->dev->rate;
+    double v = cls_meter_rate(&r->phase, now);
+    return v > 0 ? v : cls_run_rate(r);
+}
+
+/* A first slice this many times longer than every later one carried a
+ * one-time cost (cls_meter). */
+#define SLOW_FIRST 3.0
+
+void cls_meter_take(cls_meter *m, double now)
+{
+    if (!(m->t0 > 0)) m->t0 = now;
+}
+
+void cls_meter_done(cls_meter *m, uint64_t bytes, double took, double now, int fresh)
+{
+    m->done++;
+    m->bytes += bytes;
+    m->t_last = now;
+    if (m->done == 1) m->dur1 = took;
+    else if (took > m->rest) m->rest = took;
+    if (m->done == 1 || fresh) {
+        m->t1 = now;
+        m->bytes1 = m->bytes;
+    }
+    if (fresh) m->fresh = 1;
+    m->fresh_last = fresh;
+}
+
+/* The bytes and seconds a meter counts at `now` once `least` slices are
+ * done; 0 when it shows no rate. */
+static int meter_span(const cls_meter *m, double now, unsigned least, double *bytes, double *secs)
+{
+    if (m->done < least || !m->done || m->fresh_last) return 0;
+    if (m->fresh || (m->done >= 2 && m->dur1 > SLOW_FIRST * m->rest)) {
+        if (m->bytes <= m->bytes1 || !(now > m->t1)) return 0;
+        *bytes = (double)(m->bytes - m->bytes1);
+        *secs = now - m->t1;
+        return 1;
+    }
+    if (!(now > m->t0)) return 0;
+    *bytes = (double)m->bytes;
+    *secs = now - m->t0;
+    return 1;
+}
+
+/* Within a call, from the second completion on: one slice cannot tell a
+ * first launch's one-time cost (the fault layer's delay in test_scheduler,
+ * a driver's compile) from the device's speed, and a rate read low so
+ * early let a far slower device take a slice. */
+double cls_meter_rate(const cls_meter *m, double now)
+{
+    double b, s;
+    return meter_span(m, now, 2, &b, &s) ? b / s : 0;
+}
+
+void cls_meter_fold(cls_devrun *r)
+{
+    double b, s;
+    if (meter_span(&r->phase, r->phase.t_last, 1, &b, &s)) {
+        r->rate_bytes += (uint64_t)b;
+        r->rate_secs += s;
+    }
+    memset(&r->phase, 0, sizeof r->phase);
 }
 
 /* What another device is worth while deciding: its measured rate, else its
@@ -142,12 +203,12 @@ void cls_run_forget(cls_job *job)
     for (size_t i = 0; i < job->nruns; i++) {
         cls_devrun *r = &job->runs[i];
         cls_dev *d = r->dev;
-        if (!r->participates || r->failed || d->rate <= 0) continue;
+        if (!r->participates || r->failed || cls_run_rate(r) <= 0) continue;
         for (size_t j = 0; j < job->nruns; j++) {
             const cls_devrun *o = &job->runs[j];
             if (j == i || !o->participates || o->failed || !same_kind(d, o->dev)) continue;
-            if (d->rate * CLS_PRIOR_MARGIN < o->dev->rate) {
-                d->rate = 0;
+            if (cls_run_rate(r) * CLS_PRIOR_MARGIN < cls_run_rate(o)) {
+                cls_run_set_rate(r, 0);
                 break;
             }
         }
@@ -175,7 +236,7 @@ void cls_run_priors(cls_job *job)
     for (size_t i = 0; i < job->nruns; i++) {
         cls_devrun *r = &job->runs[i];
         cls_dev *d = r->dev;
-        if (!cls_run_active(r) || d->rate > 0) continue;
+        if (!cls_run_active(r) || cls_run_rate(r) > 0) continue;
         if (d->probe_cost > 0 && d->since_probe < REPROBE * d->probe_cost * d->probe_backoff) continue;
         job->probed = 1;
         double t = cls_now();
@@ -192,7 +253,7 @@ void cls_run_priors(cls_job *job)
     for (size_t i = 0; i < job->nruns; i++) {
         cls_devrun *r = &job->runs[i];
         cls_dev *d = r->dev;
-        if (!cls_run_active(r) || d->rate > 0 || d->since_probe != 0) continue;
+        if (!cls_run_active(r) || cls_run_rate(r) > 0 || d->since_probe != 0) continue;
         for (size_t j = 0; j < job->nruns; j++) {
             const cls_devrun *o = &job->runs[j];
             if (j == i || !cls_run_active(o) || !same_kind(d, o->dev)) continue;

@@ -48,11 +48,35 @@ typedef struct cls_slice {
     cls_slice_state state;
     int      dev;             /* device running or that ran it, -1 */
     int      home;            /* device holding it resident, -1 */
+    double   t_take;          /* when its device took it, host seconds */
     int      written;         /* caller memory may hold part of its output */
     cl_mem   resident;        /* the slice's data kept on `home` between phases */
 } cls_slice;
 
 struct cls_devrun;
+
+/* What a device has shown in one phase of a call, for its rate (admit.c):
+ * bytes over the time from its first take to its last completion, the
+ * pipeline's fill included (what a call of this size really costs it).
+ * From a later completion on only when the start was not the device's
+ * speed: a slice that built a kernel (program.c), or a first slice several
+ * times longer than every later one (PoCL compiling a kernel variant for a
+ * new grid shape at its first launch: up to seconds with a cold cache).
+ * Counting from the first completion in every case, as before, read a GPU
+ * whose three queues finish their slices together at 90 GB/s where its
+ * calls moved 16-37 (H200, seed-b). */
+typedef struct cls_meter {
+    double   t0;         /* its first take, host seconds; 0: none yet */
+    double   t1;         /* the completion counted from, when the start is not */
+    double   t_last;     /* its last completion */
+    uint64_t bytes;      /* completed */
+    uint64_t bytes1;     /* completed by t1 */
+    double   dur1;       /* its first slice, take to completion */
+    double   rest;       /* the longest of its later slices */
+    unsigned done;       /* slices completed */
+    int      fresh;      /* a slice built a kernel: count from the last such one */
+    int      fresh_last; /* its last completion built one: no rate */
+} cls_meter;
 
 /* A call on data already on a device (cls_*_buffer, resident.c): the
  * caller's buffers, offsets in elements, the device that runs it and how
@@ -197,13 +221,9 @@ typedef struct cls_devrun {
     size_t      slices;
     uint64_t    bytes;
     uint64_t    inflight_bytes;
-    unsigned    phase_done;       /* slices completed in this phase */
-    double      phase_t1;         /* its first completion in this phase, host seconds */
-    uint64_t    phase_bytes1;     /* completed in this phase after that one (rate) */
-    double      t_done1;          /* its first completion in the call (or the last one of a slice
-                                     that built a kernel), seconds from t0 */
-    uint64_t    bytes1;           /* its bytes completed by then */
-    int         fresh_last;       /* its last completion was such a slice: no rate from this call */
+    cls_meter   phase;            /* this phase's takes and completions (its rate) */
+    uint64_t    rate_bytes;       /* the call's counted bytes and seconds, phases that ended */
+    double      rate_secs;        /*   (cls_meter_fold; the rate kept after the call) */
     double      t_first, t_last;  /* seconds from t0 */
     double      up, kern, down, stage;
     pthread_t   thread;
@@ -299,9 +319,18 @@ cls_status cls_slice_finish(cls_devrun *r, unsigned q);
 /* Releases what a slice in flight holds after a failure (no waiting on errors). */
 void cls_slice_abandon(cls_devrun *r, unsigned q);
 
+/* The rate a device has shown in earlier calls on memory like this call's
+ * (pageable staged or not, cls_dev.rate); 0: none yet. */
+static inline double cls_run_rate(const cls_devrun *r) { return r->dev->rate[r->staged != 0]; }
+static inline void cls_run_set_rate(cls_devrun *r, double v) { r->dev->rate[r->staged != 0] = v; }
+
 /* The speed a device is known by before this call: its measured rate,
  * else its prior; 0 when neither is known. */
-static inline double cls_known_speed(const cls_dev *d) { return d->rate > 0 ? d->rate : d->prior; }
+static inline double cls_known_speed(const cls_devrun *r)
+{
+    double v = cls_run_rate(r);
+    return v > 0 ? v : r->dev->prior;
+}
 
 /* A device not measured yet whose prior is this many times below the
  * fastest other device's takes a slice only with this margin (run.c): the
@@ -397,6 +426,14 @@ double cls_device_prior(cls_dev *d, unsigned q);
  * seconds with a cold cache) than about the device. The device is then
  * measured again like a new one; otherwise a device that declines slices
  * for its low rate would never be measured again. */
+/* A take and a completion (`took` seconds after its take) on a meter; the
+ * rate it shows at `now` (0: none yet, fewer than two completions, or not
+ * the device's speed); its counted bytes and seconds, one completion
+ * enough, added to the call's (at the end of a phase). */
+void cls_meter_take(cls_meter *m, double now);
+void cls_meter_done(cls_meter *m, uint64_t bytes, double took, double now, int fresh);
+double cls_meter_rate(const cls_meter *m, double now);
+void cls_meter_fold(cls_devrun *r);
 void cls_run_forget(cls_job *job);
 /* Forgets as above, then takes the speed priors of the devices not measured
  * yet, when several devices take part (before planning: the plan spreads

@@ -37,7 +37,7 @@ static double plan_speed(const cls_job *job, const cls_devrun *r)
         const cls_devrun *o = &job->runs[i];
         if (cls_run_active(o) && !(o->dev->prior > 0)) all_priors = 0;
     }
-    return all_priors ? r->dev->prior : cls_known_speed(r->dev);
+    return all_priors ? r->dev->prior : cls_known_speed(r);
 }
 
 static double fastest_speed(const cls_job *job)

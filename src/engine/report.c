@@ -81,19 +81,23 @@ cls_status cls_report_finish(cls_job *job, double wall)
         rd[i].busy = r->slices ? r->t_last - r->t_first : 0;
         rd[i].staging = r->stage;
         bytes += r->bytes;
-        /* from the first completion on, as in rate_of(); a call whose last
-         * slice on the device built a kernel says nothing of its speed, not
-         * even when nothing else is known: a rate taken over a compile (PoCL:
-         * seconds with a cold cache) would keep the device out of later
-         * calls for good (seen: a 16-core CPU device beside an H100 took no
-         * slice in any call of a context whose first call compiled its
-         * kernel, 73 ms against 18 ms alone); unmeasured, it takes a slice
-         * in the next call and is measured there */
-        if (r->fresh_last) continue;
-        if (r->bytes > r->bytes1 && r->t_last > r->t_done1)
-            job->runs[i].dev->rate = (double)(r->bytes - r->bytes1) / (r->t_last - r->t_done1);
-        else if (r->slices && r->t_last > r->t_first && r->bytes)
-            job->runs[i].dev->rate = (double)r->bytes / (r->t_last - r->t_first);
+        /* the phases' counted bytes over their counted seconds (cls_meter):
+         * a phase whose last slice on the device built a kernel counts
+         * nothing, not even when nothing else is known: a rate taken over
+         * a compile (PoCL: seconds with a cold cache) would keep the device
+         * out of later calls for good (seen: a 16-core CPU device beside an
+         * H100 took no slice in any call of a context whose first call
+         * compiled its kernel, 73 ms against 18 ms alone); unmeasured, it
+         * takes a slice in the next call and is measured there. Kept per
+         * kind of memory (cls_dev.rate). */
+        if (r->rate_bytes && r->rate_secs > 0)
+            cls_run_set_rate(&job->runs[i], (double)r->rate_bytes / r->rate_secs);
+        else if (r->slices && cls_run_rate(r) <= 0)
+            /* it worked, but only over a compile: its prior is taken again
+             * in the next call, not kept (a prior spoilt by a busy moment
+             * kept a device that had just done a call's slices out of the
+             * next, test_scheduler under load) */
+            job->runs[i].dev->probe_cost = 0;
     }
 
     /* device clocks onto the host's: host = device + offset, with the offset

@@ -60,6 +60,8 @@ static int pull(cls_devrun *r)
     job->pending_bytes -= b;
     r->inflight_bytes += b;
     if (r->slices == 0 && r->t_first == 0) r->t_first = now - job->t0;
+    s->t_take = now;
+    cls_meter_take(&r->phase, now);
     return pick;
 }
 
@@ -114,21 +116,8 @@ static void complete(cls_devrun *r, size_t si, int fresh)
     r->inflight_bytes -= b;
     r->slices++;
     r->bytes += b;
-    /* rates count from the first completion, or from the last slice that
-     * built a kernel (program.c): both carry one-time costs */
-    if (r->phase_done++ == 0 || fresh) {
-        r->phase_t1 = now;
-        r->phase_bytes1 = 0;
-        r->phase_done = 1;
-    } else {
-        r->phase_bytes1 += b;
-    }
+    cls_meter_done(&r->phase, b, now - s->t_take, now, fresh);
     r->t_last = now - job->t0;
-    if (r->slices == 1 || fresh) {
-        r->t_done1 = r->t_last;
-        r->bytes1 = r->bytes;
-    }
-    r->fresh_last = fresh;
     if (fresh) job->built = 1;
     job->bytes_done += b;
     if (ctx->cfg.progress)
@@ -282,13 +271,11 @@ cls_status cls_run_phase(cls_job *job)
         if (!r->participates || r->failed) continue;
         for (unsigned q = 0; q < CLS_MAX_QUEUES; q++) r->inf[q].slice = -1;
         r->ninf = 0;
-        r->phase_done = 0;
-        r->phase_t1 = 0;
-        r->phase_bytes1 = 0;
+        memset(&r->phase, 0, sizeof r->phase);
         alive++;
         /* the calling thread works for the fastest device known, the one
          * likely to do most of the work (never one in reserve) */
-        double v = cls_known_speed(r->dev);
+        double v = cls_known_speed(r);
         if (!r->reserve && (!mine || v > best)) {
             best = v;
             mine = r;
@@ -328,6 +315,7 @@ cls_status cls_run_phase(cls_job *job)
         pthread_join(j->thread, NULL);
     }
     t_phase = cls_now() - t_phase;
+    for (size_t i = 0; i < job->nruns; i++) cls_meter_fold(&job->runs[i]);
     for (size_t i = 0; i < job->nruns; i++)
         if (job->runs[i].participates && job->runs[i].dev->probe_cost > 0) job->runs[i].dev->since_probe += t_phase;
 

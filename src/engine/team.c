@@ -13,21 +13,25 @@
  * device's rate is measured while the other slows it.
  *
  * So the context keeps, per kind of call, the throughput of recent calls
- * with every device ("team") and with the lead device alone ("solo": the
- * device that moved the most bytes in the last team call, the others in
- * reserve), and runs each call the way that was faster (alone only when
- * more than 2% faster). The first call that can be compared runs as a
- * team; the next, alone; then the winner, trying the other way again
- * after `interval` calls, an interval that doubles each time the other way
- * loses again (up to MAX_INTERVAL) and starts over when the winner
- * changes, so a wrong choice, or a machine that changes (another process
- * on the GPU), is found again. When a team is twice as fast, the tries
- * cost under 1% of the time in the long run. A device in reserve takes no
- * slice and gets no thread unless the lead fails (run.c: failover).
+ * with every device ("team") and with each candidate device alone ("solo",
+ * the others in reserve), and runs each call the way that was fastest
+ * (alone only when more than 2% faster than the team). The first call
+ * runs as a team; each candidate not tried yet runs the next call alone;
+ * then the winner, trying the other ways in turns after `interval` calls,
+ * an interval that doubles each time a try loses (up to MAX_INTERVAL) and
+ * starts over when the winner changes, so a wrong choice, or a machine
+ * that changes (another process on the GPU), is found again. When a team
+ * is twice as fast, the tries cost under 1% of the time in the long run.
+ * A device in reserve takes no slice and gets no thread unless the device
+ * at work fails (run.c: failover).
  *
- * A lead that did less than 60% of a team call is not tried alone: it
- * would have to run 1.7 times faster without the others to win, and two
- * equal devices would pay a slow call at every try for nothing.
+ * Candidates (candidate()): the device that did at least 60% of the last
+ * team call (one that did less would have to run 1.7 times faster without
+ * the others to win, and two equal devices would pay a slow call at every
+ * try for nothing), and a zero-copy device beside a staging one, whatever
+ * its share: there the team's rates cannot show that the CPU device alone
+ * beats the team (H200 machine: it did 0-35% of team calls that took
+ * 1.1-1.9x its own calls alone), and only calls alone can.
  *
  * A call's throughput is its bytes over its wall time, kept only for calls
  * that built no kernel, probed no device and lost no device: those carry
@@ -41,7 +45,7 @@
 #define BASE_INTERVAL 4
 #define MAX_INTERVAL 64
 #define SOLO_MARGIN 1.02 /* helpers get the benefit of the doubt */
-#define TRY_SHARE 0.6    /* the lead's share of a team call below which it is not tried alone */
+#define TRY_SHARE 0.6    /* a share of a team call below which a device is not tried alone (but see candidate()) */
 
 /* Alone is the better way only when clearly faster: a team whose helpers
  * take little costs little, and it is where they can show that they have
@@ -108,46 +112,110 @@ static cls_team *find(cls_context *ctx, uint64_t key)
 
 static const char reserve_note[] = "in reserve: recent calls like this one ran faster on another device alone";
 
+static int usable(const cls_job *job, size_t d)
+{
+    return d < job->nruns && job->runs[d].participates && !job->runs[d].failed;
+}
+
+/* Whether device d may run a call of this kind alone: it did TRY_SHARE of
+ * the last team call, or it is a zero-copy device beside a staging one
+ * and not far slower than the fastest (CLS_PRIOR_MARGIN: a simulator is
+ * never tried alone). The second case is the one whole calls exist for: a
+ * GPU's DMA and the CPU device share the host's memory, each slows the
+ * other, and in the team the CPU device can do little or nothing while
+ * alone it is faster than the team (H200 machine, one bench run: seed-A on
+ * pinned memory, the CPU device alone 15.3 ms, the team 17.8 ms with the
+ * CPU device at 35%; the table 2.53 against 4.88 ms at 31%). */
+static int candidate(const cls_job *job, const cls_team *t, size_t d)
+{
+    if (d >= CLS_TEAM_DEVS || !usable(job, d)) return 0;
+    if (t->share[d] >= TRY_SHARE) return 1;
+    const cls_devrun *r = &job->runs[d];
+    if (!r->dev->zero_copy) return 0;
+    int staging = 0;
+    double fastest = 0;
+    for (size_t i = 0; i < job->nruns; i++) {
+        if (!usable(job, i)) continue;
+        staging |= !job->runs[i].dev->zero_copy;
+        double v = cls_known_speed(&job->runs[i]);
+        if (v > fastest) fastest = v;
+    }
+    double mine = cls_known_speed(r);
+    return staging && mine > 0 && mine * CLS_PRIOR_MARGIN >= fastest;
+}
+
+/* The candidate with the best calls alone, -1 when none has run alone. */
+static int best_solo(const cls_job *job, const cls_team *t, double *bps)
+{
+    int best = -1;
+    *bps = 0;
+    for (size_t d = 0; d < CLS_TEAM_DEVS; d++) {
+        if (!t->nsolo[d] || !candidate(job, t, d)) continue;
+        double v = best_of(t->solo[d], t->nsolo[d]);
+        if (v > *bps) {
+            *bps = v;
+            best = (int)d;
+        }
+    }
+    return best;
+}
+
+/* The ways other than `winner` (-1: the team), in turns: returns the way
+ * to try. */
+static int next_other(const cls_job *job, cls_team *t, int winner)
+{
+    int ways[CLS_TEAM_DEVS + 1];
+    unsigned n = 0;
+    if (winner >= 0) ways[n++] = -1;
+    for (size_t d = 0; d < CLS_TEAM_DEVS; d++)
+        if ((int)d != winner && candidate(job, t, d)) ways[n++] = (int)d;
+    if (n == 0) return winner;
+    return ways[t->next_try++ % n];
+}
+
+/* The way the call runs: -1 (every device) or one device alone. */
+static int choose(cls_job *job, cls_team *t)
+{
+    if (t->nteam == 0) return -1; /* a team call first */
+    for (size_t d = 0; d < CLS_TEAM_DEVS; d++)
+        if (!t->nsolo[d] && candidate(job, t, d)) { /* a candidate not tried yet */
+            job->trial = 1;
+            return (int)d;
+        }
+    double solo_bps;
+    int solo = best_solo(job, t, &solo_bps);
+    int winner = solo >= 0 && solo_wins(solo_bps, best_of(t->team, t->nteam)) ? solo : -1;
+    if (t->since >= t->interval) {
+        int other = next_other(job, t, winner);
+        if (other != winner) {
+            job->trial = 1;
+            t->since = 0;
+            return other;
+        }
+    }
+    t->since++;
+    return winner;
+}
+
 void cls_team_choose(cls_job *job)
 {
     cls_context *ctx = job->ctx;
     job->team = NULL;
     job->solo = -1;
+    job->trial = 0;
     if (ctx->no_team) return;
     size_t alive = 0;
-    for (size_t i = 0; i < job->nruns; i++) alive += job->runs[i].participates && !job->runs[i].failed;
+    for (size_t i = 0; i < job->nruns; i++) alive += usable(job, i);
     if (alive < 2) return;
     cls_team *t = find(ctx, kind_of(job));
     t->used = ++ctx->team_clock;
     job->team = t;
-    int lead_ok = t->lead >= 0 && (size_t)t->lead < job->nruns && job->runs[t->lead].participates;
-    /* a lead that did under TRY_SHARE of a team call would have to run
-     * more than 1.02 / TRY_SHARE = 1.7 times faster alone than beside
-     * the others to win: not worth a slow call to find out (two equal
-     * devices would otherwise pay a try every few calls) */
-    int worth_a_try = t->lead_share >= TRY_SHARE;
-    int solo;
-    job->trial = 0;
-    if (t->nteam == 0 || !lead_ok) {
-        solo = 0;
-    } else if (t->nsolo == 0) {
-        solo = worth_a_try;
-    } else {
-        int winner = solo_wins(best_of(t->solo, t->nsolo), best_of(t->team, t->nteam));
-        if (t->since >= t->interval && (winner || worth_a_try)) {
-            solo = !winner;
-            job->trial = 1;
-            t->since = 0;
-        } else {
-            solo = winner;
-            t->since++;
-        }
-    }
-    if (!solo) return;
-    job->solo = t->lead;
+    int solo = choose(job, t);
+    if (solo < 0) return;
+    job->solo = solo;
     for (size_t i = 0; i < job->nruns; i++) {
         cls_devrun *r = &job->runs[i];
-        if ((int)i == t->lead || !r->participates) continue;
+        if ((int)i == solo || !r->participates) continue;
         r->reserve = 1;
         r->sat_out = reserve_note;
     }
@@ -164,6 +232,14 @@ void cls_team_call_in(cls_job *job)
     }
 }
 
+/* The way that wins now: -1 the team, else a device. */
+static int winner_of(const cls_job *job, const cls_team *t)
+{
+    double solo_bps;
+    int solo = best_solo(job, t, &solo_bps);
+    return solo >= 0 && solo_wins(solo_bps, best_of(t->team, t->nteam)) ? solo : -1;
+}
+
 void cls_team_record(cls_job *job, double wall)
 {
     cls_team *t = job->team;
@@ -171,9 +247,11 @@ void cls_team_record(cls_job *job, double wall)
     for (size_t i = 0; i < job->nruns; i++)
         if (job->runs[i].failed) return;
     double bps = (double)job->bytes_total / wall;
-    double before_solo = best_of(t->solo, t->nsolo), before_team = best_of(t->team, t->nteam);
+    int before = winner_of(job, t);
+    int compared = t->nteam > 0 && before >= 0;
     if (job->solo >= 0) {
-        t->solo[t->nsolo++ % CLS_TEAM_KEEP] = bps;
+        if (job->solo >= CLS_TEAM_DEVS) return;
+        t->solo[job->solo][t->nsolo[job->solo]++ % CLS_TEAM_KEEP] = bps;
     } else {
         int top = -1;
         uint64_t most = 0, all = 0;
@@ -184,19 +262,17 @@ void cls_team_record(cls_job *job, double wall)
                 top = (int)i;
             }
         }
-        if (top != t->lead) { /* another device leads now: its solo figures are to be taken */
-            t->lead = top;
-            t->nsolo = 0;
-            memset(t->solo, 0, sizeof t->solo);
-        }
+        for (size_t d = 0; d < CLS_TEAM_DEVS; d++)
+            t->share[d] = d < job->nruns && all ? (double)job->runs[d].bytes / (double)all : 0;
+        t->lead = top;
         t->lead_share = all ? (double)most / (double)all : 0;
         t->team[t->nteam++ % CLS_TEAM_KEEP] = bps;
     }
     /* the winner changed (a try won, or the winner's own calls slowed
      * down): the machine may be changing, look again soon; a try that
      * lost: look again later */
-    int now_solo = solo_wins(best_of(t->solo, t->nsolo), best_of(t->team, t->nteam));
-    if (t->nsolo && before_solo > 0 && before_team > 0 && now_solo != solo_wins(before_solo, before_team)) {
+    int now = winner_of(job, t);
+    if ((compared || now >= 0) && now != before) {
         t->interval = BASE_INTERVAL;
         t->since = 0;
     } else if (job->trial) {
