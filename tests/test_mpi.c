@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "clscale_mpi.h"
-#include "common.h"
+#include "mpi_main.h"
 
 static cls_context *ctx;  /* small slices: the single-process fit merges many */
 static int rank, size;
@@ -533,25 +533,8 @@ static void ranks_that_disagree_or_hold_nothing_fail(void **state)
     free(x);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    ctx = test_context(NULL, 0, 2048);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    cls_context_destroy(ctx);
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(batch_f64_all_statistics),
         cmocka_unit_test(batch_f64_zscore_single_matrix),
@@ -567,10 +550,5 @@ int main(int argc, char **argv)
         cmocka_unit_test(one_rank_failing_fails_every_rank),
         cmocka_unit_test(ranks_that_disagree_or_hold_nothing_fail),
     };
-    int failed = TEST_RUN("mpi", tests, setup, teardown);
-    /* every rank's verdict decides the exit status of each */
-    int any = 0;
-    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Finalize();
-    return any ? 1 : 0;
+    return MPI_TEST_MAIN("mpi", tests, &rank, &size, &ctx);
 }

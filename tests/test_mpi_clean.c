@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "clscale_mpi.h"
-#include "common.h"
+#include "mpi_main.h"
 
 static cls_context *ctx;
 static int rank, size;
@@ -275,34 +275,13 @@ static void most_frequent_refused_everywhere(void **state)
     assert_non_null(strstr(why, "most_frequent"));
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    ctx = test_context(NULL, 0, 2048);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    cls_context_destroy(ctx);
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(median_clip_median_fill),
         cmocka_unit_test(mean_clip_mean_fill_zscore),
         cmocka_unit_test(constant_fill_minmax_and_clamp_robust),
         cmocka_unit_test(most_frequent_refused_everywhere),
     };
-    int failed = TEST_RUN("mpi-clean", tests, setup, teardown);
-    int any = 0;
-    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Finalize();
-    return any ? 1 : 0;
+    return MPI_TEST_MAIN("mpi-clean", tests, &rank, &size, &ctx);
 }

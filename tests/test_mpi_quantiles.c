@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "clscale_mpi.h"
-#include "common.h"
+#include "mpi_main.h"
 
 static cls_context *ctx;
 static int rank, size;
@@ -393,25 +393,8 @@ static void a_failing_or_disagreeing_rank_fails_every_rank(void **state)
     free(x);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    ctx = test_context(NULL, 0, 2048);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    cls_context_destroy(ctx);
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(quantiles_batch_equal_one_process_f64),
         cmocka_unit_test(quantiles_batch_equal_one_process_f32),
@@ -421,9 +404,5 @@ int main(int argc, char **argv)
         cmocka_unit_test(robust_stream_of_files),
         cmocka_unit_test(a_failing_or_disagreeing_rank_fails_every_rank),
     };
-    int failed = TEST_RUN("mpi-quantiles", tests, setup, teardown);
-    int any = 0;
-    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Finalize();
-    return any ? 1 : 0;
+    return MPI_TEST_MAIN("mpi-quantiles", tests, &rank, &size, &ctx);
 }
