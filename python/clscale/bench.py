@@ -17,6 +17,13 @@ scikit-learn on the benchmark's workloads, in one run, as JSON (like
           nanpercentile takes seconds per matrix: it runs on the first
           --numpy-matrices matrices (default 2) and its time is scaled to the
           batch (per matrix, linear; the JSON says how many it ran).
+  impute  mean imputation + z-score of 2,000,000 x 8 float32 (rows scaled by
+          --size) with 5% NaN: clscale.make_pipeline(SimpleImputer(),
+          StandardScaler()) (one fused call), the same two clscale steps one
+          after the other, StandardScaler alone on the same data without NaN,
+          scikit-learn's make_pipeline(SimpleImputer(), StandardScaler()), and
+          the library calls (fused; z-score alone) timed in C. Not in the
+          default --workload.
   memory  a fresh process transforms seed-A in place (copy=False; and
           another the library call itself): the peak RSS during the call
           against the RSS with the array and the array's size.
@@ -263,6 +270,86 @@ def _run_seed_b(args, results):
         "runs": [_result(r[0], r[1], times[r[0]], nbytes, c_med, peers, errors[r[0]]) for r in rows]})
 
 
+def _run_impute(args, results):
+    import sklearn.impute as ski
+    import sklearn.pipeline as skpl
+    import sklearn.preprocessing as skp
+
+    from ._clean import SimpleImputer
+    from ._pipeline import make_pipeline
+
+    rows_n = max(1, round(2_000_000 * args.size))
+    rng = np.random.default_rng(SEED)
+    clean = rng.normal(3.0, 2.0, size=(rows_n, 8)).astype(np.float32)
+    x = clean.copy()
+    x[rng.random(x.shape) < 0.05] = np.nan
+    x64 = x.astype(np.float64)
+    mean = np.nanmean(x64, axis=0)
+    filled = np.where(np.isnan(x64), mean, x64)
+    want = (filled - filled.mean(0)) / filled.std(0)
+    c64 = clean.astype(np.float64)
+    want_clean = (c64 - c64.mean(0)) / c64.std(0)
+    del x64, filled, c64
+    dev = args.devices
+    pipe = make_pipeline(SimpleImputer(devices=dev), StandardScaler(devices=dev))
+    y = np.empty_like(x)
+    c_times = {"fused": [], "alone": []}
+    opts = SimpleImputer()._opts()
+
+    def two_steps():
+        return StandardScaler(devices=dev).fit_transform(SimpleImputer(devices=dev).fit_transform(x))
+
+    def sklearn_call():
+        return skpl.make_pipeline(ski.SimpleImputer(), skp.StandardScaler()).fit_transform(x)
+
+    def c_fused():
+        with context(dev) as ctx:
+            c_times["fused"].append(ctx.timed("fit_transform", x, y, scaler=_clscale.ZSCORE,
+                                              scope=_clscale.SCOPE_BATCH, clean=opts)[0])
+        return y
+
+    def c_alone():
+        with context(dev) as ctx:
+            c_times["alone"].append(ctx.timed("fit_transform", clean, y, scaler=_clscale.ZSCORE,
+                                              scope=_clscale.SCOPE_BATCH)[0])
+        return y
+
+    rows = [("clscale make_pipeline(SimpleImputer(), StandardScaler()).fit_transform(x) (fused)", "fused",
+             lambda: pipe.fit_transform(x)),
+            ("clscale SimpleImputer().fit_transform, then StandardScaler().fit_transform", "two-steps",
+             two_steps),
+            ("clscale StandardScaler().fit_transform on the data without NaN", "scaler-alone",
+             lambda: StandardScaler(devices=dev).fit_transform(clean)),
+            ("scikit-learn make_pipeline(SimpleImputer(), StandardScaler()).fit_transform(x)", "sklearn",
+             sklearn_call),
+            ("C library cls_fit_transform z-score with mean imputation (cls_pipeline.clean), timed in C",
+             "c-fused", c_fused, c_times["fused"]),
+            ("C library cls_fit_transform z-score on the data without NaN, timed in C", "c-alone", c_alone,
+             c_times["alone"])]
+    times = _time_rows(rows, args.repeats)
+    errors = {}
+    for r in rows:
+        out = r[2]()
+        ref = want_clean if r[1] in ("scaler-alone", "c-alone") else want
+        errors[r[1]] = float(np.max(np.abs(out.astype(np.float64) - ref)))
+    assert pipe.fused_
+    med = {r[1]: statistics.median(times[r[0]]) for r in rows}
+    nbytes = 2 * x.nbytes
+    results.append({
+        "name": "impute",
+        "description": f"mean imputation + z-score of {rows_n} x 8 float32, 5% NaN",
+        "dtype": "float32", "shape": list(x.shape), "bytes": nbytes,
+        "runs": [{"name": r[0], "kind": r[1], "times": _summary(times[r[0]]), "gbs": nbytes / med[r[1]] / 1e9,
+                  "max_error": errors[r[1]]} for r in rows],
+        "ratios": {
+            "fused_over_scaler_alone": med["fused"] / med["scaler-alone"],
+            "two_steps_over_scaler_alone": med["two-steps"] / med["scaler-alone"],
+            "two_steps_over_fused": med["two-steps"] / med["fused"],
+            "sklearn_over_fused": med["sklearn"] / med["fused"],
+            "c_fused_over_c_alone": med["c-fused"] / med["c-alone"],
+        }})
+
+
 def _status_kb(field):
     with open("/proc/self/status") as f:
         for line in f:
@@ -365,6 +452,8 @@ def main(argv=None):
         _run_seed_b(args, results)
     if "quantiles" in wanted:
         _run_quantiles(args, results)
+    if "impute" in wanted:
+        _run_impute(args, results)
     doc = {
         "tool": "python -m clscale.bench", "clscale_version": _clscale.version(),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
