@@ -23,7 +23,7 @@ scikit-learn on the benchmark's workloads, in one run, as JSON (like
           after the other, StandardScaler alone on the same data without NaN,
           scikit-learn's make_pipeline(SimpleImputer(), StandardScaler()), and
           StandardScaler on the data with NaN (not imputed), and the library
-          calls (fused; z-score alone) timed in C. impute-seed-a: the same
+          calls (fused; z-score alone without NaN and with NaN) timed in C. impute-seed-a: the same
           rows on 18 x 60 x 20000 float64 (batch scaled by --size),
           statistics per matrix (scikit-learn per matrix). Neither is in
           the default --workload.
@@ -301,7 +301,7 @@ def _run_impute(args, results, name):
     dev = args.devices
     pipe = make_pipeline(SimpleImputer(devices=dev), StandardScaler(devices=dev))
     y = np.empty_like(x)
-    c_times = {"fused": [], "alone": []}
+    c_times = {"fused": [], "alone": [], "nan": []}
     opts = SimpleImputer()._opts()
 
     def two_steps():
@@ -323,6 +323,11 @@ def _run_impute(args, results, name):
             c_times["alone"].append(ctx.timed("fit_transform", clean, y, scaler=_clscale.ZSCORE, scope=scope)[0])
         return y
 
+    def c_nan():
+        with context(dev) as ctx:
+            c_times["nan"].append(ctx.timed("fit_transform", x, y, scaler=_clscale.ZSCORE, scope=scope)[0])
+        return y
+
     per = " per matrix" if x.ndim == 3 else ""
     rows = [(f"clscale make_pipeline(SimpleImputer(), StandardScaler()).fit_transform(x) (fused)", "fused",
              lambda: pipe.fit_transform(x)),
@@ -337,12 +342,14 @@ def _run_impute(args, results, name):
             ("C library cls_fit_transform z-score with mean imputation (cls_pipeline.clean), timed in C",
              "c-fused", c_fused, c_times["fused"]),
             ("C library cls_fit_transform z-score on the data without NaN, timed in C", "c-alone", c_alone,
-             c_times["alone"])]
+             c_times["alone"]),
+            ("C library cls_fit_transform z-score on the data with NaN (clscale-clean-bench's base), timed in C",
+             "c-nan", c_nan, c_times["nan"])]
     times = _time_rows(rows, args.repeats)
     errors = {}
     for r in rows:
         out = r[2]()
-        if r[1] == "scaler-nan":  # NaN kept, the rest scaled by the moments of the values present
+        if r[1] in ("scaler-nan", "c-nan"):  # NaN kept, the rest scaled by the moments of the values present
             x64 = x.astype(np.float64)
             ref = (x64 - np.nanmean(x64, -2, keepdims=True)) / np.nanstd(x64, -2, keepdims=True)
             del x64
@@ -367,6 +374,7 @@ def _run_impute(args, results, name):
             "two_steps_over_fused": med["two-steps"] / med["fused"],
             "sklearn_over_fused": med["sklearn"] / med["fused"],
             "c_fused_over_c_alone": med["c-fused"] / med["c-alone"],
+            "c_fused_over_c_on_nan": med["c-fused"] / med["c-nan"],
         }})
 
 
