@@ -165,3 +165,18 @@ def test_errors_as_the_steps(steps, x):
     pipe = clscale.make_pipeline(clscale.SimpleImputer(), clscale.StandardScaler()).fit(data())
     with pytest.raises(ValueError, match="features"):
         pipe.transform(data(cols=4))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_in_place_only_when_both_steps_may(dtype):
+    x = data(dtype=dtype)[:, :-1]
+    x[:, 3] = 7.0 + 1e-15 * (np.arange(x.shape[0]) % 2)  # 7 and its next float64: scale 1, redone in place
+    want = sk_make_pipeline(SkImputer(), skp.StandardScaler()).fit_transform(x.astype(np.float64))
+    a = x.copy()
+    y = clscale.make_pipeline(clscale.SimpleImputer(copy=False), clscale.StandardScaler()).fit_transform(a)
+    assert y is not a and np.array_equal(a, x, equal_nan=True)
+    b = x.copy()
+    pipe = clscale.make_pipeline(clscale.SimpleImputer(copy=False), clscale.StandardScaler(copy=False))
+    y = pipe.fit_transform(b)
+    assert pipe.fused_ and y is b
+    np.testing.assert_allclose(y, want, rtol=0, atol=tol(dtype))
