@@ -7,7 +7,10 @@ large float arrays on every OpenCL device of the machine at once.
 
 Estimators (scikit-learn transformers, usable in Pipeline and
 ColumnTransformer): MinMaxScaler, StandardScaler, DecimalScaler, Discount,
-and for cleaning SimpleImputer and SigmaClip.
+and for cleaning SimpleImputer and SigmaClip. `make_pipeline()` and
+`Pipeline` are scikit-learn's, except that a leading SimpleImputer (mean or
+constant) and a clscale scaler after it are fitted in one pass on the
+devices.
 C-contiguous float32/float64 arrays go to the devices without a copy; the
 GIL is released while they work. `device_fit_transform()` and `device_transform()` scale pyopencl
 arrays where they are, on their own OpenCL context and queue. `devices()`
@@ -23,12 +26,13 @@ from ._clean import SigmaClip, SimpleImputer
 from ._context import devices
 from ._device import device_fit_transform, device_transform
 from ._discount import Discount
+from ._pipeline import Pipeline, make_pipeline
 from ._robust import MaxAbsScaler, RobustScaler
 from ._scalers import DecimalScaler, MinMaxScaler, StandardScaler
 
 __version__ = _library_version()
 
-__all__ = ["ClscaleError", "DecimalScaler", "Discount", "MaxAbsScaler", "MinMaxScaler", "RobustScaler",
-           "SigmaClip", "SimpleImputer",
-           "StandardScaler", "Stats", "device_fit_transform", "device_transform", "devices", "load",
+__all__ = ["ClscaleError", "DecimalScaler", "Discount", "MaxAbsScaler", "MinMaxScaler", "Pipeline",
+           "RobustScaler", "SigmaClip", "SimpleImputer",
+           "StandardScaler", "Stats", "device_fit_transform", "device_transform", "devices", "load", "make_pipeline",
            "__version__"]

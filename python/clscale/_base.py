@@ -335,12 +335,13 @@ class Scaler(ScalerFiles, Estimator):
         self._nan_empty(Y)
         return Y
 
-    def _refit_columns(self, X, Y, fitted):
+    def _refit_columns(self, X, Y, fitted, x_intact=True):
         """After a fused fit_transform, redoes the columns where
         scikit-learn's map differs from the library's (near-constant
-        columns): a second transform when X is intact, else the composed
-        affine map on those columns alone."""
-        if Y is not X:
+        columns): a second transform when X is intact (and is the data
+        that was scaled: not so after a fused imputation, x_intact=False),
+        else the composed affine map on those columns alone."""
+        if Y is not X and x_intact:
             self._run(X, Y, inverse=False)
             return
         s1, m1, o1 = fitted.params()

@@ -259,5 +259,20 @@ class MaxAbsScaler(_AffineScaler):
         g, n = self._count.shape
         return np.zeros((g, n)), np.reshape(self.scale_, (g, n)), self._count
 
+    def _install_fused(self, fitted, X, Y):
+        """The state a fit of the data that a fused fit_transform (the
+        library's max-abs with a cleaning stage, clscale.Pipeline) scaled
+        into Y leaves: the statistics `fitted` of the cleaned X."""
+        self._cache = {}
+        self._info = dict(fitted.info)
+        c = fitted.columns()
+        self._missing = c["missing"]
+        self._count = c["count"]
+        self.max_abs_ = self._shape_attr(c["absmax"])
+        self.scale_ = self._shape_attr(_handle_zeros(c["absmax"], X.dtype))
+        self.n_samples_seen_ = int(self._info["rows"])
+        empty = self._count == 0
+        nan_columns(Y, empty if empty.any() else None)
+
     def fit_transform(self, X, y=None, out=None):
         return self.fit(X).transform(X, out=out)

@@ -17,6 +17,16 @@ scikit-learn on the benchmark's workloads, in one run, as JSON (like
           nanpercentile takes seconds per matrix: it runs on the first
           --numpy-matrices matrices (default 2) and its time is scaled to the
           batch (per matrix, linear; the JSON says how many it ran).
+  impute  mean imputation + z-score of 2,000,000 x 8 float32 (rows scaled by
+          --size) with 5% NaN: clscale.make_pipeline(SimpleImputer(),
+          StandardScaler()) (one fused call), the same two clscale steps one
+          after the other, StandardScaler alone on the same data without NaN,
+          scikit-learn's make_pipeline(SimpleImputer(), StandardScaler()), and
+          StandardScaler on the data with NaN (not imputed), and the library
+          calls (fused; z-score alone without NaN and with NaN) timed in C. impute-seed-a: the same
+          rows on 18 x 60 x 20000 float64 (batch scaled by --size),
+          statistics per matrix (scikit-learn per matrix). Neither is in
+          the default --workload.
   memory  a fresh process transforms seed-A in place (copy=False; and
           another the library call itself): the peak RSS during the call
           against the RSS with the array and the array's size.
@@ -263,6 +273,111 @@ def _run_seed_b(args, results):
         "runs": [_result(r[0], r[1], times[r[0]], nbytes, c_med, peers, errors[r[0]]) for r in rows]})
 
 
+def _run_impute(args, results, name):
+    """impute (2-D float32, one statistics group) or impute-seed-a (3-D
+    float64, statistics per matrix): the doc's rows."""
+    import sklearn.impute as ski
+    import sklearn.pipeline as skpl
+    import sklearn.preprocessing as skp
+
+    from ._clean import SimpleImputer
+    from ._pipeline import make_pipeline
+
+    rng = np.random.default_rng(SEED)
+    if name == "impute":
+        shape, dtype = (max(1, round(2_000_000 * args.size)), 8), np.float32
+    else:
+        shape, dtype = (max(1, round(18 * args.size)), 60, 20000), np.float64
+    scope = _clscale.SCOPE_BATCH if len(shape) == 2 else _clscale.SCOPE_MATRIX
+    clean = rng.normal(3.0, 2.0, size=shape).astype(dtype)
+    x = clean.copy()
+    x[rng.random(x.shape) < 0.05] = np.nan
+    x64 = x.astype(np.float64)
+    filled = np.where(np.isnan(x64), np.nanmean(x64, axis=-2, keepdims=True), x64)
+    want = (filled - filled.mean(-2, keepdims=True)) / filled.std(-2, keepdims=True)
+    c64 = clean.astype(np.float64)
+    want_clean = (c64 - c64.mean(-2, keepdims=True)) / c64.std(-2, keepdims=True)
+    del x64, filled, c64
+    dev = args.devices
+    pipe = make_pipeline(SimpleImputer(devices=dev), StandardScaler(devices=dev))
+    y = np.empty_like(x)
+    c_times = {"fused": [], "alone": [], "nan": []}
+    opts = SimpleImputer()._opts()
+
+    def two_steps():
+        return StandardScaler(devices=dev).fit_transform(SimpleImputer(devices=dev).fit_transform(x))
+
+    def sklearn_call():
+        def one(m):
+            return skpl.make_pipeline(ski.SimpleImputer(), skp.StandardScaler()).fit_transform(m)
+        return one(x) if x.ndim == 2 else np.stack([one(m) for m in x])
+
+    def c_fused():
+        with context(dev) as ctx:
+            c_times["fused"].append(ctx.timed("fit_transform", x, y, scaler=_clscale.ZSCORE, scope=scope,
+                                              clean=opts)[0])
+        return y
+
+    def c_alone():
+        with context(dev) as ctx:
+            c_times["alone"].append(ctx.timed("fit_transform", clean, y, scaler=_clscale.ZSCORE, scope=scope)[0])
+        return y
+
+    def c_nan():
+        with context(dev) as ctx:
+            c_times["nan"].append(ctx.timed("fit_transform", x, y, scaler=_clscale.ZSCORE, scope=scope)[0])
+        return y
+
+    per = " per matrix" if x.ndim == 3 else ""
+    rows = [(f"clscale make_pipeline(SimpleImputer(), StandardScaler()).fit_transform(x) (fused)", "fused",
+             lambda: pipe.fit_transform(x)),
+            ("clscale SimpleImputer().fit_transform, then StandardScaler().fit_transform", "two-steps",
+             two_steps),
+            ("clscale StandardScaler().fit_transform on the data without NaN", "scaler-alone",
+             lambda: StandardScaler(devices=dev).fit_transform(clean)),
+            ("clscale StandardScaler().fit_transform on the data with NaN (not imputed)", "scaler-nan",
+             lambda: StandardScaler(devices=dev).fit_transform(x)),
+            (f"scikit-learn make_pipeline(SimpleImputer(), StandardScaler()).fit_transform{per}", "sklearn",
+             sklearn_call),
+            ("C library cls_fit_transform z-score with mean imputation (cls_pipeline.clean), timed in C",
+             "c-fused", c_fused, c_times["fused"]),
+            ("C library cls_fit_transform z-score on the data without NaN, timed in C", "c-alone", c_alone,
+             c_times["alone"]),
+            ("C library cls_fit_transform z-score on the data with NaN (clscale-clean-bench's base), timed in C",
+             "c-nan", c_nan, c_times["nan"])]
+    times = _time_rows(rows, args.repeats)
+    errors = {}
+    for r in rows:
+        out = r[2]()
+        if r[1] in ("scaler-nan", "c-nan"):  # NaN kept, the rest scaled by the moments of the values present
+            x64 = x.astype(np.float64)
+            ref = (x64 - np.nanmean(x64, -2, keepdims=True)) / np.nanstd(x64, -2, keepdims=True)
+            del x64
+            assert np.array_equal(np.isnan(out), np.isnan(x))
+        else:
+            ref = want_clean if r[1] in ("scaler-alone", "c-alone") else want
+        errors[r[1]] = float(np.nanmax(np.abs(out.astype(np.float64) - ref)))
+    assert pipe.fused_
+    med = {r[1]: statistics.median(times[r[0]]) for r in rows}
+    nbytes = 2 * x.nbytes
+    what = "float32, one statistics group" if x.ndim == 2 else "float64, statistics per matrix"
+    results.append({
+        "name": name,
+        "description": f"mean imputation + z-score of {' x '.join(map(str, shape))} {what}, 5% NaN",
+        "dtype": np.dtype(dtype).name, "shape": list(x.shape), "bytes": nbytes,
+        "runs": [{"name": r[0], "kind": r[1], "times": _summary(times[r[0]]), "gbs": nbytes / med[r[1]] / 1e9,
+                  "max_error": errors[r[1]]} for r in rows],
+        "ratios": {
+            "fused_over_scaler_alone": med["fused"] / med["scaler-alone"],
+            "fused_over_scaler_on_nan": med["fused"] / med["scaler-nan"],
+            "two_steps_over_scaler_alone": med["two-steps"] / med["scaler-alone"],
+            "two_steps_over_fused": med["two-steps"] / med["fused"],
+            "sklearn_over_fused": med["sklearn"] / med["fused"],
+            "c_fused_over_c_alone": med["c-fused"] / med["c-alone"],
+            "c_fused_over_c_on_nan": med["c-fused"] / med["c-nan"],
+        }})
+
+
 def _status_kb(field):
     with open("/proc/self/status") as f:
         for line in f:
@@ -365,6 +480,9 @@ def main(argv=None):
         _run_seed_b(args, results)
     if "quantiles" in wanted:
         _run_quantiles(args, results)
+    for name in ("impute", "impute-seed-a"):
+        if name in wanted:
+            _run_impute(args, results, name)
     doc = {
         "tool": "python -m clscale.bench", "clscale_version": _clscale.version(),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),

@@ -25,37 +25,15 @@ static cls_status run_clean(cls_context *ctx, void *arg)
 PyObject *clsext_clean(PyObject *self, PyObject *args, PyObject *kwds)
 {
     (void)self;
-    static char *kwlist[] = {"ctx", "x", "out", "scope", "impute", "fill_value", "missing_value", "sigma",
-                             "sigma_lower", "sigma_upper", "maxiters", "center", "spread", "mode", NULL};
-    PyObject *ctx, *x, *out, *mv = Py_None;
-    int scope = CLS_SCOPE_MATRIX, impute = 0, maxiters = 0, center = 0, spread = 0, mode = 0;
-    double fill = 0, sigma = 0, sl = 0, su = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO|$iidOdddiiii", kwlist, &ctx, &x, &out, &scope, &impute, &fill,
-                                     &mv, &sigma, &sl, &su, &maxiters, &center, &spread, &mode))
-        return NULL;
-    if (scope < CLS_SCOPE_MATRIX || scope > CLS_SCOPE_BATCH) {
-        PyErr_SetString(PyExc_ValueError, "unknown scope");
-        return NULL;
-    }
+    PyObject *ctx, *x, *out;
+    if (!PyArg_ParseTuple(args, "OOO:clean", &ctx, &x, &out)) return NULL;
     clean_call k;
     memset(&k, 0, sizeof k);
+    int scope = CLS_SCOPE_MATRIX;
+    if (clsext_clean_options(kwds, &k.c, &scope) < 0) return NULL;
     k.scope = (cls_scope)scope;
     if (clsext_data_array(x, "x", 0, &k.x) < 0 || clsext_data_array(out, "out", 1, &k.y) < 0) return NULL;
     cls_clean *c = &k.c;
-    if (mv != Py_None) {
-        c->has_missing_value = 1;
-        c->missing_value = PyFloat_AsDouble(mv);
-        if (c->missing_value == -1.0 && PyErr_Occurred()) return NULL;
-    }
-    c->impute = (cls_impute)impute;
-    c->fill_value = fill;
-    c->sigma = sigma;
-    c->sigma_lower = sl;
-    c->sigma_upper = su;
-    c->maxiters = maxiters;
-    c->center = (cls_clip_center)center;
-    c->spread = (cls_clip_spread)spread;
-    c->mode = (cls_clip_mode)mode;
     npy_intp dims[2] = {scope == CLS_SCOPE_BATCH ? 1 : (npy_intp)k.x.batch, (npy_intp)k.x.cols};
     PyObject *am = PyArray_SimpleNew(2, dims, NPY_UINT64), *ac = PyArray_SimpleNew(2, dims, NPY_UINT64),
              *af = PyArray_SimpleNew(2, dims, NPY_FLOAT64);

@@ -216,24 +216,58 @@ typedef struct call {
     cls_pipeline p;
     const cls_stats *stats;
     Py_ssize_t repeats;
+    cls_clean clean;             /* fit_transform(clean=...): p.clean points here */
+    PyObject *fill, *missing;    /* its outputs (groups x cols arrays); NULL without */
 } call;
 
+static void release_call(call *c)
+{
+    Py_CLEAR(c->fill);
+    Py_CLEAR(c->missing);
+}
+
+/* With clean= (fit_transform only): the cleaning stage ahead of the scaler,
+ * fused by the library where it can, and the arrays its per-column fill
+ * values and missing counts are written to. */
+static int parse_clean(PyObject *clean, call *c)
+{
+    if (c->op != OP_FIT_TRANSFORM) {
+        PyErr_SetString(PyExc_ValueError, "only fit_transform takes a cleaning stage (clean=)");
+        return -1;
+    }
+    if (clsext_clean_options(clean, &c->clean, NULL) < 0) return -1;
+    npy_intp dims[2] = {c->p.scope == CLS_SCOPE_BATCH ? 1 : (npy_intp)c->x.batch, (npy_intp)c->x.cols};
+    c->fill = PyArray_SimpleNew(2, dims, NPY_FLOAT64);
+    c->missing = PyArray_SimpleNew(2, dims, NPY_UINT64);
+    if (!c->fill || !c->missing) {
+        release_call(c);
+        return -1;
+    }
+    c->clean.fill_out = PyArray_DATA((PyArrayObject *)c->fill);
+    c->clean.missing_out = PyArray_DATA((PyArrayObject *)c->missing);
+    c->p.clean = &c->clean;
+    return 0;
+}
+
 /* Parses (x, out=None, stats=None, *, scaler, scope, lo, hi, clip, inverse,
- * factors, repeats) for `op`; out is required but for a fit. */
+ * factors, repeats, clean) for `op`; out is required but for a fit. clean
+ * (a dict of cleaning options, fit_transform only) also admits the max-abs
+ * scaler. On success the caller releases the call (release_call). */
 static int parse_call(enum op op, PyObject *args, PyObject *kwds, call *c)
 {
     static char *kwlist[] = {"x", "out", "stats", "scaler", "scope", "lo", "hi", "clip", "inverse", "factors",
-                             "repeats", NULL};
-    PyObject *x, *out = Py_None, *stats = Py_None, *factors = Py_None;
+                             "repeats", "clean", NULL};
+    PyObject *x, *out = Py_None, *stats = Py_None, *factors = Py_None, *clean = Py_None;
     int scaler = CLS_NONE, scope = CLS_SCOPE_MATRIX, clip = 0, inverse = 0;
     double lo = 0, hi = 0;
     memset(c, 0, sizeof *c);
     c->op = op;
     c->repeats = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|OO$iiddppOn", kwlist, &x, &out, &stats, &scaler, &scope, &lo,
-                                     &hi, &clip, &inverse, &factors, &c->repeats))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|OO$iiddppOnO", kwlist, &x, &out, &stats, &scaler, &scope, &lo,
+                                     &hi, &clip, &inverse, &factors, &c->repeats, &clean))
         return -1;
-    if (scaler < CLS_NONE || scaler > CLS_DECIMAL || scope < CLS_SCOPE_MATRIX || scope > CLS_SCOPE_BATCH) {
+    int maxabs = scaler == CLS_MAXABS && clean != Py_None;
+    if (scaler < CLS_NONE || (scaler > CLS_DECIMAL && !maxabs) || scope < CLS_SCOPE_MATRIX || scope > CLS_SCOPE_BATCH) {
         PyErr_SetString(PyExc_ValueError, "unknown scaler or scope");
         return -1;
     }
@@ -271,6 +305,7 @@ static int parse_call(enum op op, PyObject *args, PyObject *kwds, call *c)
     c->p.hi = hi;
     c->p.clip = clip;
     c->p.inverse = inverse;
+    if (clean != Py_None && parse_clean(clean, c) < 0) return -1;
     return 0;
 }
 
@@ -323,7 +358,10 @@ static PyObject *run_call(clsext_context *self, call *c, double *times)
     }
     free(msg);
     if (c->op == OP_TRANSFORM) Py_RETURN_NONE;
-    return clsext_stats_wrap(fitted);
+    PyObject *s = clsext_stats_wrap(fitted);
+    if (!s || !c->fill) return s;
+    PyObject *res = Py_BuildValue("(NOO)", s, c->fill, c->missing);
+    return res;
 }
 
 static PyObject *context_fit(clsext_context *self, PyObject *args, PyObject *kwds)
@@ -347,7 +385,9 @@ static PyObject *context_fit_transform(clsext_context *self, PyObject *args, PyO
     call c;
     if (parse_call(OP_FIT_TRANSFORM, args, kwds, &c) < 0) return NULL;
     c.repeats = 1;
-    return run_call(self, &c, NULL);
+    PyObject *res = run_call(self, &c, NULL);
+    release_call(&c);
+    return res;
 }
 
 /* timed(op, x, ...): the same call `repeats` times, each timed in C around
@@ -376,8 +416,12 @@ static PyObject *context_timed(clsext_context *self, PyObject *args, PyObject *k
     Py_DECREF(rest);
     if (bad < 0) return NULL;
     double *times = PyMem_Calloc((size_t)c.repeats, sizeof *times);
-    if (!times) return PyErr_NoMemory();
+    if (!times) {
+        release_call(&c);
+        return PyErr_NoMemory();
+    }
     PyObject *res = run_call(self, &c, times);
+    release_call(&c);
     if (!res) {
         PyMem_Free(times);
         return NULL;
@@ -486,7 +530,10 @@ static PyMethodDef context_methods[] = {
     {"transform", (PyCFunction)(void (*)(void))context_transform, METH_VARARGS | METH_KEYWORDS,
      CALL_DOC("transform", "cls_transform() into out (which may be x).")},
     {"fit_transform", (PyCFunction)(void (*)(void))context_fit_transform, METH_VARARGS | METH_KEYWORDS,
-     CALL_DOC("fit_transform", "cls_fit_transform() into out; returns a Stats.")},
+     CALL_DOC("fit_transform", "cls_fit_transform() into out; returns a Stats. clean=dict (SimpleImputer's "
+              "cleaning options, as clean() takes them; the scaler may then be MAXABS): the cleaning stage ahead "
+              "of the scaler (cls_pipeline.clean), and returns (Stats, fill, missing), fill and missing "
+              "(groups x cols) the imputer's fill values and the missing values found.")},
     {"timed", (PyCFunction)(void (*)(void))context_timed, METH_VARARGS | METH_KEYWORDS,
      "timed(op, x, ..., repeats=1) -> list of float: the call op (\"fit\", \"transform\", \"fit_transform\") "
      "`repeats` times, each timed in C around the library call alone."},

@@ -16,6 +16,7 @@
  *   stats.c    Stats: fitted statistics as numpy arrays, params, merge,
  *              save/load, pickling
  *   cleaning.c clean, quantiles: the cleaning stage, exact quantiles
+ *   clean_opts.c  the cleaning options of clean() and fit_transform(clean=)
  *   files.c    stream_file, stream_fit: .npy files larger than memory,
  *              file to file (cls_stream_*)
 
@@ -122,6 +123,15 @@ PyObject *clsext_stats_load(PyObject *self, PyObject *args);
  * quantiles (cls_quantiles, timed). */
 PyObject *clsext_clean(PyObject *self, PyObject *args, PyObject *kwds);
 PyObject *clsext_quantiles(PyObject *self, PyObject *args, PyObject *kwds);
+
+/* ---- clean_opts.c ---- */
+
+/* Fills *c (zeroed first; output pointers NULL) and *scope (may be NULL)
+ * from the dict `kwds` (NULL: no option) of cleaning keywords: scope,
+ * impute, fill_value, missing_value (None or a number), sigma,
+ * sigma_lower, sigma_upper, maxiters, center, spread, mode. 0, or -1 with
+ * an exception set. */
+int clsext_clean_options(PyObject *kwds, cls_clean *c, int *scope);
 
 /* ---- files.c ---- */
 

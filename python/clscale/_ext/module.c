@@ -81,6 +81,7 @@ PyMODINIT_FUNC PyInit__clscale(void)
     if (PyModule_AddIntConstant(m, "NONE", CLS_NONE) < 0 || PyModule_AddIntConstant(m, "MINMAX", CLS_MINMAX) < 0 ||
         PyModule_AddIntConstant(m, "ZSCORE", CLS_ZSCORE) < 0 ||
         PyModule_AddIntConstant(m, "DECIMAL", CLS_DECIMAL) < 0 ||
+        PyModule_AddIntConstant(m, "MAXABS", CLS_MAXABS) < 0 ||
         PyModule_AddIntConstant(m, "SCOPE_MATRIX", CLS_SCOPE_MATRIX) < 0 ||
         PyModule_AddIntConstant(m, "SCOPE_BATCH", CLS_SCOPE_BATCH) < 0 ||
         PyModule_AddIntConstant(m, "F32", CLS_F32) < 0 || PyModule_AddIntConstant(m, "F64", CLS_F64) < 0)

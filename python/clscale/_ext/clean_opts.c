@@ -1,0 +1,47 @@
+/* The cleaning options as Python passes them (the keywords of
+ * SimpleImputer._opts() and SigmaClip._opts()) turned into a cls_clean:
+ * one parser for clean() (cleaning.c) and for Context.fit_transform(...,
+ * clean=) (context.c), which runs the cleaning fused into the scaler. */
+#include <string.h>
+
+#include "ext.h"
+
+int clsext_clean_options(PyObject *kwds, cls_clean *c, int *scope)
+{
+    static char *kwlist[] = {"scope", "impute", "fill_value", "missing_value", "sigma", "sigma_lower",
+                             "sigma_upper", "maxiters", "center", "spread", "mode", NULL};
+    PyObject *mv = Py_None, *none = PyTuple_New(0);
+    int sc = CLS_SCOPE_MATRIX, impute = 0, maxiters = 0, center = 0, spread = 0, mode = 0;
+    double fill = 0, sigma = 0, sl = 0, su = 0;
+    if (!none) return -1;
+    if (kwds && !PyDict_Check(kwds)) {
+        Py_DECREF(none);
+        PyErr_SetString(PyExc_TypeError, "the cleaning options must be a dict");
+        return -1;
+    }
+    int ok = PyArg_ParseTupleAndKeywords(none, kwds, "|$iidOdddiiii", kwlist, &sc, &impute, &fill, &mv, &sigma,
+                                         &sl, &su, &maxiters, &center, &spread, &mode);
+    Py_DECREF(none);
+    if (!ok) return -1;
+    if (sc < CLS_SCOPE_MATRIX || sc > CLS_SCOPE_BATCH) {
+        PyErr_SetString(PyExc_ValueError, "unknown scope");
+        return -1;
+    }
+    memset(c, 0, sizeof *c);
+    if (mv != Py_None) {
+        c->has_missing_value = 1;
+        c->missing_value = PyFloat_AsDouble(mv);
+        if (c->missing_value == -1.0 && PyErr_Occurred()) return -1;
+    }
+    c->impute = (cls_impute)impute;
+    c->fill_value = fill;
+    c->sigma = sigma;
+    c->sigma_lower = sl;
+    c->sigma_upper = su;
+    c->maxiters = maxiters;
+    c->center = (cls_clip_center)center;
+    c->spread = (cls_clip_spread)spread;
+    c->mode = (cls_clip_mode)mode;
+    if (scope) *scope = sc;
+    return 0;
+}

@@ -1,0 +1,118 @@
+"""Pipeline and make_pipeline: scikit-learn's Pipeline, whose fit and
+fit_transform run a leading SimpleImputer (mean or constant) and the
+clscale scaler right after it (MinMaxScaler, StandardScaler, DecimalScaler,
+MaxAbsScaler) as one library call, the imputation fused into the scaler's
+pass on the devices (cls_fit_transform with cls_pipeline.clean). Both steps
+end up fitted as if they had been fitted one after the other. Any other
+pipeline runs step by step, as scikit-learn's does."""
+import numpy as np
+from sklearn import pipeline as _skp
+
+from . import _clscale, _dask
+from ._base import SCOPES, Scaler, as_data, output_for
+from ._clean import SimpleImputer
+from ._context import check_selector, context
+from ._robust import MaxAbsScaler
+from ._scalers import DecimalScaler, MinMaxScaler, StandardScaler
+
+_FUSED_SCALERS = (MinMaxScaler, StandardScaler, DecimalScaler, MaxAbsScaler)
+
+
+def _default_output(est):
+    return getattr(est, "_sklearn_output_config", {}).get("transform", "default") == "default"
+
+
+class Pipeline(_skp.Pipeline):
+    """scikit-learn's Pipeline (same parameters, methods and attributes)
+    that fuses a leading clscale.SimpleImputer(strategy="mean" or
+    "constant") and the clscale scaler directly after it, as the only two
+    steps, into one pass on the devices in fit and fit_transform.
+
+    Fused when: exactly these two steps; the imputer's strategy is mean or
+    constant (any missing_values); the scaler is MinMaxScaler,
+    StandardScaler (with_mean and with_std), DecimalScaler or MaxAbsScaler;
+    for 3-D data both steps have the same scope; both name the same
+    devices (or one names none); no memory, no fit parameters, no
+    set_output, not a dask array. After a fit, `fused_` says whether it
+    was fused. Everything else, and transform / inverse_transform, runs
+    step by step.
+    """
+
+    def _fused_steps(self, X, fit_params):
+        if fit_params or self.memory is not None or len(self.steps) != 2 or _dask.is_dask(X):
+            return None
+        imp, sc = self.steps[0][1], self.steps[1][1]
+        if type(imp) is not SimpleImputer or type(sc) not in _FUSED_SCALERS:
+            return None
+        if imp.strategy not in ("mean", "constant") or (isinstance(sc, Scaler) and not sc._fusable()):
+            return None
+        if not all(_default_output(e) for e in (self, imp, sc)):
+            return None
+        if imp.scope not in SCOPES or sc.scope not in SCOPES:
+            return None  # step by step: the step says what is wrong
+        if imp.scope != sc.scope and np.ndim(X) == 3:
+            return None
+        if imp.devices is not None and sc.devices is not None and imp.devices != sc.devices:
+            return None
+        return imp, sc
+
+    def _fit_fused(self, X, steps):
+        """Both steps fitted on X in one library call; returns the output."""
+        imp, sc = steps
+        if hasattr(self, "_parameter_constraints"):  # scikit-learn >= 1.3
+            self._validate_params()
+        self._validate_steps()
+        # the checks in the order the steps make them
+        X = as_data(X, imp)
+        devices = check_selector(imp.devices)
+        clean = imp._opts()
+        if isinstance(sc, Scaler):
+            sc._reset()
+            sc._check_params()
+            code, (lo, hi), clip = sc._code, sc._range(), sc._clip()
+        else:
+            for a in ("max_abs_", "_count", "n_features_in_"):
+                sc.__dict__.pop(a, None)
+            code, lo, hi, clip = _clscale.MAXABS, 0.0, 0.0, False
+        check_selector(sc.devices)
+        X = sc._validate(X, reset=True)
+        Y = output_for(X, imp.copy or sc.copy, None)
+        with context(sc.devices if sc.devices is not None else devices) as ctx:
+            fitted, fill, _ = ctx.fit_transform(X, Y, scaler=code, scope=sc._scope_of(X), lo=lo, hi=hi,
+                                                clip=clip, clean=clean)
+        imp.statistics_ = fill[0] if X.ndim == 2 else fill
+        imp.n_features_in_ = X.shape[-1]
+        if isinstance(sc, Scaler):
+            sc._install(fitted)
+            if sc._refit_count(fitted.summary()):
+                sc._refit_columns(X, Y, fitted, x_intact=False)
+            sc._nan_empty(Y)
+        else:
+            sc._install_fused(fitted, X, Y)
+        self.fused_ = True
+        return Y
+
+    def fit(self, X, y=None, **fit_params):
+        """scikit-learn's Pipeline.fit; the imputer and scaler in one pass
+        when they fuse (the class's doc)."""
+        steps = self._fused_steps(X, fit_params)
+        if steps is None:
+            self.fused_ = False
+            return super().fit(X, y, **fit_params)
+        self._fit_fused(X, steps)
+        return self
+
+    def fit_transform(self, X, y=None, **fit_params):
+        """scikit-learn's Pipeline.fit_transform; the imputer and scaler in
+        one pass when they fuse (the class's doc)."""
+        steps = self._fused_steps(X, fit_params)
+        if steps is None:
+            self.fused_ = False
+            return super().fit_transform(X, y, **fit_params)
+        return self._fit_fused(X, steps)
+
+
+def make_pipeline(*steps, memory=None, verbose=False):
+    """scikit-learn's make_pipeline, giving a clscale.Pipeline (steps named
+    after their classes, lowercase)."""
+    return Pipeline(_skp._name_estimators(steps), memory=memory, verbose=verbose)
