@@ -65,7 +65,7 @@ static void a_device_compiled_cold_in_the_first_call_takes_its_share_later(void 
     cls_context *gpu = test_context("pthread", 0, 0);
     size_t slices;
     double warm = call(gpu, &p, &x, &y, 0, &slices);
-    print_message("the modelled GPU alone, first call (compiles): %.1f ms\n", 1e3 * warm);
+    print_message("# the modelled GPU alone, first call (compiles): %.1f ms\n", 1e3 * warm);
     cls_context_destroy(gpu);
     cls_context *all = test_context(NULL, 0, 0);
     assert_int_equal(cls_device_count(all), 2);
@@ -74,7 +74,7 @@ static void a_device_compiled_cold_in_the_first_call_takes_its_share_later(void 
     assert_int_equal(cls_device_get(all, 1, &info), CLS_OK);
     assert_int_equal(info.staging, 1); /* the modelled GPU */
     double first = call(all, &p, &x, &y, cpu, &slices);
-    print_message("first call together (the CPU device compiles cold): %.1f ms, the CPU device took %zu slice(s)\n",
+    print_message("# first call together (the CPU device compiles cold): %.1f ms, the CPU device took %zu slice(s)\n",
                   1e3 * first, slices);
     /* the reference: the CPU device alone, warm by now */
     cls_context *alone = test_context("basic", 0, 0);
@@ -85,14 +85,14 @@ static void a_device_compiled_cold_in_the_first_call_takes_its_share_later(void 
         t_all[r] = call(all, &p, &x, &y, cpu, &slices);
         t_alone[r] = call(alone, &p, &x, &y, 0, &s_alone);
         calls_with += slices > 0;
-        print_message("call %d: together %.2f ms (CPU device %zu slices), CPU alone %.2f ms\n", r + 2,
+        print_message("# call %d: together %.2f ms (CPU device %zu slices), CPU alone %.2f ms\n", r + 2,
                       1e3 * t_all[r], slices, 1e3 * t_alone[r]);
     }
     /* the later half: the scheduler and the team choice have settled */
     qsort(t_all + LATER / 2, LATER / 2, sizeof t_all[0], cmp);
     qsort(t_alone + LATER / 2, LATER / 2, sizeof t_alone[0], cmp);
     double m_all = t_all[LATER / 2 + LATER / 4], m_alone = t_alone[LATER / 2 + LATER / 4];
-    print_message("later calls: together %.2f ms, CPU alone %.2f ms (%.3f); the CPU device took slices in %zu of %d "
+    print_message("# later calls: together %.2f ms, CPU alone %.2f ms (%.3f); the CPU device took slices in %zu of %d "
                   "calls\n", 1e3 * m_all, 1e3 * m_alone, m_all / m_alone, calls_with, LATER);
     assert_true(calls_with >= LATER / 2);
     /* the broken case was 7x (the 82 ms case: 5x); calls of a few ms on a

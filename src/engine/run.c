@@ -50,7 +50,9 @@ static int pull(cls_devrun *r)
     /* Rates move while devices wait (a phase rate falls as time passes),
      * so two devices deciding at different moments could each find the
      * other better and both wait: the last worker not waiting takes the
-     * slice when nothing is running, so some completion always comes. */
+     * slice when nothing is running, so some completion always comes
+     * (next_slice(): a worker that declines counts itself waiting before
+     * it lets the lock go). */
     if (s->home != me && !cls_may_take(r, b, now, &r->declined) && (job->running > 0 || job->idle + 1 < job->workers))
         return -1;
     s->state = CLS_SL_RUNNING;
@@ -189,6 +191,32 @@ static unsigned free_queue(const cls_devrun *r)
     return 0;
 }
 
+/* The next slice for this device, or -1. With nothing in flight, the
+ * worker waits (counted idle) for a completion, a failure elsewhere or the
+ * end, and pulls again: -1 then means the phase is over. Lock held.
+ *
+ * Declining and starting to wait are one critical section. They were two:
+ * a worker that declined because another worker was not idle unlocked
+ * before counting itself idle, and in that gap the other worker declined
+ * for the same reason; both then waited with slices pending and none
+ * running, and no completion ever came to wake them (rates that fall while
+ * devices wait let each find the other better, see pull()). Seen as a hang
+ * of transform-pocl (two PoCL pthread devices) under ASan on a loaded
+ * 2-core host; gdb showed both workers in this wait with pending 3,
+ * running 0, idle 2 of 2 workers. */
+static int next_slice(cls_devrun *r)
+{
+    cls_job *job = r->job;
+    int si = pull(r);
+    while (si < 0 && r->ninf == 0 && !job->unrecoverable && (job->pending > 0 || job->running > 0)) {
+        job->idle++;
+        pthread_cond_wait(&job->cond, &job->lock);
+        job->idle--;
+        si = pull(r);
+    }
+    return si;
+}
+
 static void *worker(void *arg)
 {
     cls_devrun *r = arg;
@@ -198,7 +226,7 @@ static void *worker(void *arg)
     for (;;) {
         while (r->ninf < r->dev->nq) {
             pthread_mutex_lock(&job->lock);
-            int si = pull(r);
+            int si = next_slice(r);
             pthread_mutex_unlock(&job->lock);
             if (si < 0) break;
             if (!prepared) {
@@ -220,19 +248,7 @@ static void *worker(void *arg)
                 return NULL;
             }
         }
-        if (r->ninf == 0) {
-            pthread_mutex_lock(&job->lock);
-            int over = (job->pending == 0 && job->running == 0) || job->unrecoverable;
-            if (!over) {
-                /* wait for a completion, a failure elsewhere, or the end */
-                job->idle++;
-                pthread_cond_wait(&job->cond, &job->lock);
-                job->idle--;
-            }
-            pthread_mutex_unlock(&job->lock);
-            if (over) break;
-            continue;
-        }
+        if (r->ninf == 0) break; /* next_slice() found the phase over */
         unsigned q = r->order[0];
         size_t si = (size_t)r->inf[q].slice;
         int fresh = r->inf[q].fresh;
