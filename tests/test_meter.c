@@ -18,6 +18,14 @@
 
 #define MB 1e6
 
+/* A device run of a device with nothing measured, on pageable-or-not memory. */
+static void blank_run(cls_dev *d, cls_devrun *r)
+{
+    memset(d, 0, sizeof *d);
+    memset(r, 0, sizeof *r);
+    r->dev = d;
+}
+
 /* Three 10 MB slices taken at t = 1 s on three queues, done 1.0, 1.01 and
  * 1.02 ms later: 30 MB in 1.02 ms, about 29 GB/s, not 20 MB in 0.02 ms. */
 static void slices_done_together_count_from_the_first_take(void **state)
@@ -34,10 +42,8 @@ static void slices_done_together_count_from_the_first_take(void **state)
     /* within a call one completion is not a rate yet (a first launch's
      * cost cannot be told from the speed); at the call's end it counts */
     cls_dev d;
-    memset(&d, 0, sizeof d);
     cls_devrun r;
-    memset(&r, 0, sizeof r);
-    r.dev = &d;
+    blank_run(&d, &r);
     cls_meter_take(&r.phase, 2.0);
     cls_meter_done(&r.phase, 8 * MB, 1e-3, 2.001, 0);
     assert_true(cls_meter_rate(&r.phase, r.phase.t_last) == 0);
@@ -93,10 +99,8 @@ static void a_slice_that_built_a_kernel_is_left_out(void **state)
     /* the call's rate leaves it out too; a call whose last slice built one
      * counts nothing */
     cls_dev d;
-    memset(&d, 0, sizeof d);
     cls_devrun r;
-    memset(&r, 0, sizeof r);
-    r.dev = &d;
+    blank_run(&d, &r);
     r.phase = m;
     cls_meter_fold(&r);
     assert_close((double)r.rate_bytes / r.rate_secs, 32 * MB / 4e-3, 1e-9);
@@ -112,10 +116,8 @@ static void phases_fold_into_the_rate_of_the_memory_kind(void **state)
 {
     (void)state;
     cls_dev d;
-    memset(&d, 0, sizeof d);
     cls_devrun r;
-    memset(&r, 0, sizeof r);
-    r.dev = &d;
+    blank_run(&d, &r);
     cls_meter_take(&r.phase, 1.0);
     cls_meter_done(&r.phase, 10 * MB, 1e-3, 1.001, 0);
     cls_meter_fold(&r);
