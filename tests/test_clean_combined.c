@@ -46,6 +46,22 @@ typedef struct part {
 
 /* Both hooks: everyone's outcome, then (counts) the sum or (columns) the
  * merge in participant order. */
+static void meet_init(meet *m)
+{
+    memset(m, 0, sizeof *m);
+    pthread_barrier_init(&m->bar, NULL, P);
+    pthread_mutex_init(&m->lock, NULL);
+    m->cap = 1u << 16;
+    m->sum = calloc(m->cap, sizeof *m->sum);
+}
+
+static void meet_free(meet *m)
+{
+    pthread_barrier_destroy(&m->bar);
+    pthread_mutex_destroy(&m->lock);
+    free(m->sum);
+}
+
 static cls_status meet_hook(part *me, cls_status local, uint64_t *counts, cls_column_stats *cols, size_t n)
 {
     meet *m = me->m;
@@ -156,11 +172,7 @@ static void combined_case(const char *name, cls_dtype t, size_t R, size_t C, con
                                   : cls_clean_data(ctxs[0], &one.c, CLS_SCOPE_BATCH, &whole, &w);
     if (st != CLS_OK) fail_msg("%s: one call: %s", name, cls_last_error(ctxs[0]));
     meet m;
-    memset(&m, 0, sizeof m);
-    pthread_barrier_init(&m.bar, NULL, P);
-    pthread_mutex_init(&m.lock, NULL);
-    m.cap = 1u << 16;
-    m.sum = calloc(m.cap, sizeof *m.sum);
+    meet_init(&m);
     part k[P];
     memset(k, 0, sizeof k);
     pthread_t th[P];
@@ -215,9 +227,7 @@ static void combined_case(const char *name, cls_dtype t, size_t R, size_t C, con
             fail_msg("%s: value %zu (column %zu): %.17g, one call %.17g", name, i, i % C, at(got, i, t),
                      at(want, i, t));
     cls_stats_destroy(one.fitted);
-    pthread_barrier_destroy(&m.bar);
-    pthread_mutex_destroy(&m.lock);
-    free(m.sum);
+    meet_free(&m);
     free(want);
     free(got);
     free(whole.data);
@@ -248,11 +258,7 @@ static void a_bad_argument_reaches_every_participant(void **state)
     cls_array whole = cref_make(CLS_F32, 1, 60, 4, 9);
     void *out = malloc(60 * 4 * 8);
     meet m;
-    memset(&m, 0, sizeof m);
-    pthread_barrier_init(&m.bar, NULL, P);
-    pthread_mutex_init(&m.lock, NULL);
-    m.cap = 1u << 16;
-    m.sum = calloc(m.cap, sizeof *m.sum);
+    meet_init(&m);
     part k[P];
     memset(k, 0, sizeof k);
     pthread_t th[P];
@@ -272,9 +278,7 @@ static void a_bad_argument_reaches_every_participant(void **state)
     run(&k[0]);
     for (int i = 1; i < P; i++) pthread_join(th[i], NULL);
     for (int i = 0; i < P; i++) assert_int_equal(k[i].st, CLS_E_ARG);
-    pthread_barrier_destroy(&m.bar);
-    pthread_mutex_destroy(&m.lock);
-    free(m.sum);
+    meet_free(&m);
     free(out);
     free(whole.data);
 }
