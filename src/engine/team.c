@@ -248,7 +248,6 @@ void cls_team_record(cls_job *job, double wall)
         if (job->runs[i].failed) return;
     double bps = (double)job->bytes_total / wall;
     int before = winner_of(job, t);
-    int compared = t->nteam > 0 && before >= 0;
     if (job->solo >= 0) {
         if (job->solo >= CLS_TEAM_DEVS) return;
         t->solo[job->solo][t->nsolo[job->solo]++ % CLS_TEAM_KEEP] = bps;
@@ -272,7 +271,7 @@ void cls_team_record(cls_job *job, double wall)
      * down): the machine may be changing, look again soon; a try that
      * lost: look again later */
     int now = winner_of(job, t);
-    if ((compared || now >= 0) && now != before) {
+    if (now != before) {
         t->interval = BASE_INTERVAL;
         t->since = 0;
     } else if (job->trial) {
