@@ -71,8 +71,7 @@ class Pipeline(_skp.Pipeline):
             sc._check_params()
             code, (lo, hi), clip = sc._code, sc._range(), sc._clip()
         else:
-            for a in ("max_abs_", "_count", "n_features_in_"):
-                sc.__dict__.pop(a, None)
+            sc._reset()
             code, lo, hi, clip = _clscale.MAXABS, 0.0, 0.0, False
         check_selector(sc.devices)
         X = sc._validate(X, reset=True)

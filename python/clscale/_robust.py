@@ -230,10 +230,14 @@ class MaxAbsScaler(_AffineScaler):
         self.scope = scope
         self.devices = devices
 
-    def fit(self, X, y=None):
-        """Finds max |x| of every column on the devices."""
+    def _reset(self):
+        """Forgets what earlier fits saw."""
         for a in ("max_abs_", "_count", "n_features_in_"):
             self.__dict__.pop(a, None)
+
+    def fit(self, X, y=None):
+        """Finds max |x| of every column on the devices."""
+        self._reset()
         return self.partial_fit(X)
 
     def partial_fit(self, X, y=None):
@@ -247,12 +251,16 @@ class MaxAbsScaler(_AffineScaler):
             old = np.reshape(self.max_abs_, absmax.shape)
             absmax = np.fmax(old, absmax)
             count = count + self._count
+        # scikit-learn counts rows, missing values or not
+        return self._set_fitted(absmax, count, int(self._info["rows"]) + (0 if first else self.n_samples_seen_),
+                                X.dtype)
+
+    def _set_fitted(self, absmax, count, rows, dtype):
         self._cache = {}  # filled by the first transform (a dict made now: transform changes no attribute)
         self._count = count
         self.max_abs_ = self._shape_attr(absmax)
-        self.scale_ = self._shape_attr(_handle_zeros(absmax, X.dtype))
-        # scikit-learn counts rows, missing values or not
-        self.n_samples_seen_ = int(self._info["rows"]) + (0 if first else self.n_samples_seen_)
+        self.scale_ = self._shape_attr(_handle_zeros(absmax, dtype))
+        self.n_samples_seen_ = rows
         return self
 
     def _affine(self):
@@ -263,14 +271,10 @@ class MaxAbsScaler(_AffineScaler):
         """The state a fit of the data that a fused fit_transform (the
         library's max-abs with a cleaning stage, clscale.Pipeline) scaled
         into Y leaves: the statistics `fitted` of the cleaned X."""
-        self._cache = {}
         self._info = dict(fitted.info)
         c = fitted.columns()
         self._missing = c["missing"]
-        self._count = c["count"]
-        self.max_abs_ = self._shape_attr(c["absmax"])
-        self.scale_ = self._shape_attr(_handle_zeros(c["absmax"], X.dtype))
-        self.n_samples_seen_ = int(self._info["rows"])
+        self._set_fitted(c["absmax"], c["count"], int(self._info["rows"]), X.dtype)
         empty = self._count == 0
         nan_columns(Y, empty if empty.any() else None)
 

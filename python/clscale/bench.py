@@ -312,21 +312,14 @@ def _run_impute(args, results, name):
             return skpl.make_pipeline(ski.SimpleImputer(), skp.StandardScaler()).fit_transform(m)
         return one(x) if x.ndim == 2 else np.stack([one(m) for m in x])
 
-    def c_fused():
-        with context(dev) as ctx:
-            c_times["fused"].append(ctx.timed("fit_transform", x, y, scaler=_clscale.ZSCORE, scope=scope,
-                                              clean=opts)[0])
-        return y
-
-    def c_alone():
-        with context(dev) as ctx:
-            c_times["alone"].append(ctx.timed("fit_transform", clean, y, scaler=_clscale.ZSCORE, scope=scope)[0])
-        return y
-
-    def c_nan():
-        with context(dev) as ctx:
-            c_times["nan"].append(ctx.timed("fit_transform", x, y, scaler=_clscale.ZSCORE, scope=scope)[0])
-        return y
+    def c_call(key, data, **extra):
+        """The library's z-score fit_transform of `data` into y, timed in C into c_times[key]."""
+        def call():
+            with context(dev) as ctx:
+                c_times[key].append(ctx.timed("fit_transform", data, y, scaler=_clscale.ZSCORE, scope=scope,
+                                              **extra)[0])
+            return y
+        return call
 
     per = " per matrix" if x.ndim == 3 else ""
     rows = [(f"clscale make_pipeline(SimpleImputer(), StandardScaler()).fit_transform(x) (fused)", "fused",
@@ -340,11 +333,11 @@ def _run_impute(args, results, name):
             (f"scikit-learn make_pipeline(SimpleImputer(), StandardScaler()).fit_transform{per}", "sklearn",
              sklearn_call),
             ("C library cls_fit_transform z-score with mean imputation (cls_pipeline.clean), timed in C",
-             "c-fused", c_fused, c_times["fused"]),
-            ("C library cls_fit_transform z-score on the data without NaN, timed in C", "c-alone", c_alone,
-             c_times["alone"]),
+             "c-fused", c_call("fused", x, clean=opts), c_times["fused"]),
+            ("C library cls_fit_transform z-score on the data without NaN, timed in C", "c-alone",
+             c_call("alone", clean), c_times["alone"]),
             ("C library cls_fit_transform z-score on the data with NaN (clscale-clean-bench's base), timed in C",
-             "c-nan", c_nan, c_times["nan"])]
+             "c-nan", c_call("nan", x), c_times["nan"])]
     times = _time_rows(rows, args.repeats)
     errors = {}
     for r in rows:
