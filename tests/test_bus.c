@@ -115,39 +115,71 @@ static cls_array pinned_copy(cls_context *ctx, const cls_array *x)
     return y;
 }
 
+/* How many slices the modelled GPU (device 1 of the together context)
+ * completed in that context's last call. */
+static size_t gpu_slices(const cls_context *together)
+{
+    cls_report r;
+    assert_int_equal(cls_last_report(together, &r), CLS_OK);
+    for (size_t d = 0; d < r.ndevices; d++)
+        if (r.devices[d].device == 1) return r.devices[d].slices;
+    return 0;
+}
+
+/* The three contexts read and write the same memory where they can: where
+ * a buffer lies (its page and cache alignment, how the allocator got it)
+ * moved the CPU device's time by 5-45% on this VM, the same way whichever
+ * context ran it, and it is not the scheduler's doing. Pageable: one pair
+ * of malloc'ed buffers for all. Pinned: the together context's pinned
+ * buffers, which the CPU device alone uses as plain host memory; the
+ * modelled GPU alone gets its own, pinned for it. */
 static void promise(work *w)
 {
     cls_context *ctx[3] = {test_context("basic", 0, 0), test_context("pthread", 0, 0), test_context(NULL, 0, 0)};
     const char *names[3] = {"cpu alone", "modelled gpu alone", "all together"};
     for (int pinned = 0; pinned < 2; pinned++) {
         cls_array in[3], out[3];
-        for (int c = 0; c < 3; c++) {
-            in[c] = pinned ? pinned_copy(ctx[c], &w->x) : ref_copy(&w->x);
-            out[c] = pinned ? pinned_copy(ctx[c], &w->x) : ref_copy(&w->x);
+        if (pinned) {
+            for (int c = 1; c < 3; c++) {
+                in[c] = pinned_copy(ctx[c], &w->x);
+                out[c] = pinned_copy(ctx[c], &w->x);
+            }
+            in[0] = in[2];
+            out[0] = out[2];
+        } else {
+            in[0] = ref_copy(&w->x);
+            out[0] = ref_copy(&w->x);
+            in[1] = in[2] = in[0];
+            out[1] = out[2] = out[0];
         }
         double t[3][ROUNDS];
         for (int c = 0; c < 3; c++) /* warm-up: kernels built, devices measured, the team's first tries */
             for (int k = 0; k < 3; k++) call(ctx[c], w, &in[c], &out[c]);
+        size_t took = 0; /* calls in which the modelled GPU took part */
         for (int r = 0; r < ROUNDS; r++)
-            for (int c = 0; c < 3; c++) t[c][r] = call(ctx[c], w, &in[c], &out[c]);
-        double med[3]; /* the best call of each: noise on a shared host only adds */
+            for (int c = 0; c < 3; c++) {
+                t[c][r] = call(ctx[c], w, &in[c], &out[c]);
+                if (c == 2 && gpu_slices(ctx[2]) > 0) took++;
+            }
+        double best[3]; /* the best call of each: noise on a shared host only adds */
         for (int c = 0; c < 3; c++) {
             qsort(t[c], ROUNDS, sizeof t[c][0], cmp);
-            med[c] = t[c][0];
+            best[c] = t[c][0];
         }
-        double best = med[0] < med[1] ? med[0] : med[1];
-        print_message("# %s, %s (best of %d): %s %.2f ms, %s %.2f ms, %s %.2f ms (%.3f of the better alone)\n", w->name,
-                      pinned ? "pinned" : "pageable", ROUNDS, names[0], 1e3 * med[0], names[1], 1e3 * med[1], names[2],
-                      1e3 * med[2], med[2] / best);
-        assert_true(med[2] <= 1.10 * best + 0.5e-3);
-        for (int c = 0; c < 3; c++) {
-            if (pinned) {
+        double alone = fmin(best[0], best[1]);
+        print_message("# %s, %s (best of %d): %s %.2f ms, %s %.2f ms, %s %.2f ms (%.3f of the better alone; "
+                      "the modelled gpu took part in %zu of %d calls)\n",
+                      w->name, pinned ? "pinned" : "pageable", ROUNDS, names[0], 1e3 * best[0], names[1],
+                      1e3 * best[1], names[2], 1e3 * best[2], best[2] / alone, took, ROUNDS);
+        assert_true(best[2] <= 1.10 * alone + 0.5e-3);
+        if (pinned) {
+            for (int c = 1; c < 3; c++) {
                 cls_host_free(ctx[c], in[c].data);
                 cls_host_free(ctx[c], out[c].data);
-            } else {
-                ref_free(&in[c]);
-                ref_free(&out[c]);
             }
+        } else {
+            ref_free(&in[0]);
+            ref_free(&out[0]);
         }
     }
     for (int c = 0; c < 3; c++) cls_context_destroy(ctx[c]);
