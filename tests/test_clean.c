@@ -186,6 +186,29 @@ static void hostile_shapes_and_in_place(void **state)
     cls_context_destroy(ctx);
 }
 
+/* Tall narrow tables: the passes launch work-groups of whole rows (C
+ * columns x 64 / C rows), so row counts that no group height divides and
+ * one-column tables must come out whole. */
+static void narrow_tables(void **state)
+{
+    (void)state;
+    cls_context *ctx = test_context(NULL, 0, 0);
+    cls_dtype t = suite_runs(CLS_F64) ? CLS_F64 : CLS_F32;
+    const size_t cols[] = {1, 3, 7};
+    for (size_t i = 0; i < 3; i++) {
+        cls_array x = cref_make(t, 2, small(1001), cols[i], 600 + i);
+        char label[64];
+        cls_clean o = {.impute = CLS_IMPUTE_MEAN};
+        snprintf(label, sizeof label, "narrow %zu columns, mean", cols[i]);
+        check(ctx, &x, CLS_SCOPE_MATRIX, o, CLS_NONE, label);
+        cls_clean c = {.sigma = 2.5, .maxiters = -1, .impute = CLS_IMPUTE_CONSTANT, .fill_value = 4};
+        snprintf(label, sizeof label, "narrow %zu columns, clipped, z-score", cols[i]);
+        check(ctx, &x, CLS_SCOPE_BATCH, c, CLS_ZSCORE, label);
+        cref_free(&x);
+    }
+    cls_context_destroy(ctx);
+}
+
 static void bad_arguments_leave_out_untouched(void **state)
 {
     (void)state;
@@ -236,6 +259,7 @@ int main(void)
         cmocka_unit_test(sigma_clipping_matches_astropy),
         cmocka_unit_test(cleaning_fused_with_scaling),
         cmocka_unit_test(hostile_shapes_and_in_place),
+        cmocka_unit_test(narrow_tables),
         cmocka_unit_test(bad_arguments_leave_out_untouched),
     };
     return TEST_RUN("clean", tests, NULL, NULL);

@@ -22,7 +22,8 @@ scikit-learn on the benchmark's workloads, in one run, as JSON (like
           StandardScaler()) (one fused call), the same two clscale steps one
           after the other, StandardScaler alone on the same data without NaN,
           scikit-learn's make_pipeline(SimpleImputer(), StandardScaler()), and
-          StandardScaler on the data with NaN (not imputed), and the library
+          StandardScaler on the data with NaN (not imputed), SimpleImputer
+          alone (clscale's and scikit-learn's), and the library
           calls (fused; z-score alone without NaN and with NaN) timed in C. impute-seed-a: the same
           rows on 18 x 60 x 20000 float64 (batch scaled by --size),
           statistics per matrix (scikit-learn per matrix). Neither is in
@@ -312,6 +313,11 @@ def _run_impute(args, results, name):
             return skpl.make_pipeline(ski.SimpleImputer(), skp.StandardScaler()).fit_transform(m)
         return one(x) if x.ndim == 2 else np.stack([one(m) for m in x])
 
+    def sklearn_imputer():
+        def one(m):
+            return ski.SimpleImputer().fit_transform(m)
+        return one(x) if x.ndim == 2 else np.stack([one(m) for m in x])
+
     def c_call(key, data, **extra):
         """The library's z-score fit_transform of `data` into y, timed in C into c_times[key]."""
         def call():
@@ -332,6 +338,8 @@ def _run_impute(args, results, name):
              lambda: StandardScaler(devices=dev).fit_transform(x)),
             (f"scikit-learn make_pipeline(SimpleImputer(), StandardScaler()).fit_transform{per}", "sklearn",
              sklearn_call),
+            ("clscale SimpleImputer().fit_transform alone", "imputer", lambda: SimpleImputer(devices=dev).fit_transform(x)),
+            (f"scikit-learn SimpleImputer().fit_transform alone{per}", "sklearn-imputer", sklearn_imputer),
             ("C library cls_fit_transform z-score with mean imputation (cls_pipeline.clean), timed in C",
              "c-fused", c_call("fused", x, clean=opts), c_times["fused"]),
             ("C library cls_fit_transform z-score on the data without NaN, timed in C", "c-alone",
@@ -347,6 +355,10 @@ def _run_impute(args, results, name):
             ref = (x64 - np.nanmean(x64, -2, keepdims=True)) / np.nanstd(x64, -2, keepdims=True)
             del x64
             assert np.array_equal(np.isnan(out), np.isnan(x))
+        elif r[1] in ("imputer", "sklearn-imputer"):
+            x64 = x.astype(np.float64)
+            ref = np.where(np.isnan(x64), np.nanmean(x64, -2, keepdims=True), x64)
+            del x64
         else:
             ref = want_clean if r[1] in ("scaler-alone", "c-alone") else want
         errors[r[1]] = float(np.nanmax(np.abs(out.astype(np.float64) - ref)))
@@ -366,6 +378,8 @@ def _run_impute(args, results, name):
             "two_steps_over_scaler_alone": med["two-steps"] / med["scaler-alone"],
             "two_steps_over_fused": med["two-steps"] / med["fused"],
             "sklearn_over_fused": med["sklearn"] / med["fused"],
+            "sklearn_imputer_over_imputer": med["sklearn-imputer"] / med["imputer"],
+            "imputer_over_scaler_on_nan": med["imputer"] / med["scaler-nan"],
             "c_fused_over_c_alone": med["c-fused"] / med["c-alone"],
             "c_fused_over_c_on_nan": med["c-fused"] / med["c-nan"],
         }})

@@ -123,6 +123,24 @@ static cls_status finish_out(cls_context *ctx, cls_dev *d, const cls_cview *v, c
  * CPU default, 4, suits its kernels that hold vectors per work-item). */
 static size_t group_size(size_t local) { return local < 64 ? 64 : local; }
 
+/* Work-groups for a kernel of one value per item over (C columns, rows),
+ * of at most lim items: whole rows of a narrow table (C x lim / C), else
+ * lim columns. One row per group left 56 of 64 items idle on 8 columns
+ * and made a 2M-row table 2M groups: the fill pass took 80% of a mean
+ * imputation and the whole call 2.4x scikit-learn's SimpleImputer. (Wider
+ * tables: a divisor of C instead of rounding up to lim measured no
+ * better, within noise, at 80 columns.) */
+static void tiles(size_t C, size_t lim, size_t *lx, size_t *ly)
+{
+    *lx = lim;
+    *ly = 1;
+    if (C == 0) return;
+    if (C <= lim) {
+        *lx = C;
+        *ly = lim / C;
+    }
+}
+
 static void geometry(cls_kargs *a, const cls_cview *v, const cunit *c, uint64_t cpg)
 {
     cls_karg_u32(a, v->C);
@@ -205,7 +223,9 @@ static cls_status moments_unit(void *user, cls_context *ctx, cls_dev *d, size_t 
         cls_karg_mem(&a, m[5]);
         cls_karg_mem(&a, m[6]);
         cls_karg_u64(&a, np);
-        st = cls_pass_launch(&a, group_size(local), C, (size_t)parts);
+        size_t lx, ly;
+        tiles(C, group_size(local), &lx, &ly);
+        st = cls_pass_launch_tiles(&a, lx, ly, C, (size_t)parts);
     }
     if (st == CLS_OK && write) st = finish_out(ctx, d, v, &c, m[1]);
     if (st == CLS_OK) {
@@ -299,7 +319,9 @@ static cls_status apply_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
         cls_karg_u64(&a, ne);
         cls_karg_real(&a, s->rlo);
         cls_karg_real(&a, s->rhi);
-        st = cls_pass_launch(&a, group_size(local), C, (size_t)(c.ng * c.urows));
+        size_t lx, ly;
+        tiles(C, group_size(local), &lx, &ly);
+        st = cls_pass_launch_tiles(&a, lx, ly, C, (size_t)(c.ng * c.urows));
     }
     if (st == CLS_OK) st = finish_out(ctx, d, v, &c, m[1]);
     release(m, 4);

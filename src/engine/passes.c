@@ -159,13 +159,20 @@ void cls_karg_real(cls_kargs *a, double v)
     }
 }
 
-cls_status cls_pass_launch(cls_kargs *a, size_t local, size_t g0, size_t g1)
+cls_status cls_pass_launch_tiles(cls_kargs *a, size_t lx, size_t ly, size_t g0, size_t g1)
 {
     if (a->st != CLS_OK) return a->st;
-    if (!local) local = 1;
-    size_t gl[2] = {(g0 + local - 1) / local * local, g1 ? g1 : 1}, lo[2] = {local, 1};
+    if (!lx) lx = 1;
+    if (!ly) ly = 1;
+    if (!g1) g1 = 1;
+    size_t gl[2] = {(g0 + lx - 1) / lx * lx, (g1 + ly - 1) / ly * ly}, lo[2] = {lx, ly};
     cl_command_queue q = a->d->q[0];
     CL_TRY(a->ctx, a->d, clEnqueueNDRangeKernel(q, a->k, 2, NULL, gl, lo, 0, NULL, NULL));
     CL_TRY(a->ctx, a->d, clFinish(q));
     return CLS_OK;
+}
+
+cls_status cls_pass_launch(cls_kargs *a, size_t local, size_t g0, size_t g1)
+{
+    return cls_pass_launch_tiles(a, local, 1, g0, g1);
 }

@@ -45,5 +45,10 @@ void cls_karg_real(cls_kargs *a, double v);
 /* Launches a's kernel over global[0] x global[1] (rounded up to the
  * kernel's work-group size in dimension 0) on dev's queue 0 and waits. */
 cls_status cls_pass_launch(cls_kargs *a, size_t local, size_t g0, size_t g1);
+/* The same with work-groups of lx x ly items, both dimensions rounded up
+ * (the kernel ignores items past g0 x g1): for kernels of one value per
+ * item over (columns, rows), where a group one row high leaves most of its
+ * items idle on narrow data. */
+cls_status cls_pass_launch_tiles(cls_kargs *a, size_t lx, size_t ly, size_t g0, size_t g1);
 
 #endif
