@@ -52,6 +52,7 @@
 #define CLS_KS_DECIMAL 3u
 #define CLS_KS_ROBUST  4u
 #define CLS_KS_MAXABS  5u
+#define CLS_KS_IDENT   6u
 
 /* Filters of the counting kernels (quantile.cl, clean.cl). */
 #define CLS_QF_SENTINEL 1u  /* a value equal to `sent` is missing */

@@ -312,6 +312,9 @@ inline REALV F(decimal_mv)(REALV a)
             shi = (K); slo = (rel);                                           \
             m = sd_ > (T)(0) ? (T)(1) / sd_ : (T)(0);                         \
             o = (T)(0);                                                       \
+        } else if ((scaler) == CLS_KS_IDENT) {                                \
+            /* + -0.0 keeps every value's bits, -0.0 too */                   \
+            shi = (T)(0); slo = (T)(0); m = (T)(1); o = (T)(-0.0);            \
         } else if ((scaler) == CLS_KS_MAXABS) {                               \
             T a_ = fmax(fabs(mn), fabs(mx));                                  \
             shi = (T)(0); slo = (T)(0);                                       \

@@ -126,6 +126,7 @@ extern const char *const cls_kernel_names[CLS_K_COUNT];
 #define CLS_KS_DECIMAL  3
 #define CLS_KS_ROBUST   4   /* never fused: params from the host */
 #define CLS_KS_MAXABS   5
+#define CLS_KS_IDENT    6   /* no scaler: imputation alone through the fused kernels */
 
 /* Filters of the counting kernels (cl/common.cl mirrors them). */
 #define CLS_QF_SENTINEL 1u

@@ -47,7 +47,8 @@ def test_bench_quantiles_workload_is_exact_against_numpy(tmp_path):
 
 def test_bench_impute_workload_rows_and_ratios(tmp_path):
     """The impute workload runs the fused pipeline, the two steps, the
-    scaler alone, scikit-learn's pipeline and the C calls, each right."""
+    scaler alone, scikit-learn's pipeline, both imputers alone and the C
+    calls, each right."""
     out = tmp_path / "i.json"
     r = subprocess.run([sys.executable, "-m", "clscale.bench", "--workload", "impute", "--size", "0.005",
                         "--repeats", "1", "--no-memory", "--json", str(out)],
@@ -56,8 +57,8 @@ def test_bench_impute_workload_rows_and_ratios(tmp_path):
     w = json.loads(out.read_text())["workloads"][0]
     assert w["name"] == "impute" and w["shape"] == [10000, 8]
     assert [run["kind"] for run in w["runs"]] == ["fused", "two-steps", "scaler-alone", "scaler-nan", "sklearn",
-                                                   "c-fused", "c-alone", "c-nan"]
+                                                   "imputer", "sklearn-imputer", "c-fused", "c-alone", "c-nan"]
     assert all(run["max_error"] <= 1e-5 and run["times"]["median"] > 0 for run in w["runs"])
     assert set(w["ratios"]) == {"fused_over_scaler_alone", "fused_over_scaler_on_nan", "two_steps_over_scaler_alone",
-                                "two_steps_over_fused", "sklearn_over_fused", "c_fused_over_c_alone",
-                                "c_fused_over_c_on_nan"}
+                                "two_steps_over_fused", "sklearn_over_fused", "sklearn_imputer_over_imputer",
+                                "imputer_over_scaler_on_nan", "c_fused_over_c_alone", "c_fused_over_c_on_nan"}

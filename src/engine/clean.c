@@ -497,6 +497,10 @@ cls_status cls_clean_data(cls_context *ctx, const cls_clean *c, cls_scope scope,
     copts o;
     if (st == CLS_OK) st = resolve(ctx, c, &o);
     if (st != CLS_OK) return st;
+    /* imputation alone by the mean or a constant: the engine's one pass
+     * (the cleaning stage's two passes took 3.4-5.5x a scaler pass) */
+    cls_pipeline alone = {.scaler = CLS_NONE, .scope = scope, .clean = c};
+    if (cls_impute_fusable(ctx, &alone)) return cls_impute_fused(ctx, &alone, in, out, NULL);
     int fused;
     return clean_run(ctx, c, &o, scope, in, out, NULL, &fused, NULL, NULL);
 }

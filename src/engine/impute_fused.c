@@ -1,7 +1,8 @@
 /* Imputation fused into the scaling. A cleaning stage that imputes by the
  * mean or a constant, or only names a sentinel, with no clipping, ahead of
  * a scaler whose statistics take one pass (min-max, z-score, decimal,
- * max-abs), runs through the engine's own path (pipeline.c): one pass per
+ * max-abs) or alone (no scaler: the identity map, CLS_KS_IDENT; also
+ * cls_clean_data's), runs through the engine's own path (pipeline.c): one pass per
  * slice that reads a column block, counts the statistics of the values
  * kept, makes the scaler's params from the imputed column's statistics on
  * the device and writes every value scaled, a missing one as the scaled
@@ -24,6 +25,7 @@ int cls_impute_fusable(const cls_context *ctx, const cls_pipeline *p)
     if (c->impute != CLS_IMPUTE_MEAN && c->impute != CLS_IMPUTE_CONSTANT &&
         !(c->impute == CLS_IMPUTE_NONE && c->has_missing_value))
         return 0;
+    if (p->scaler == CLS_NONE) return 1; /* imputation alone: the identity map */
     const cls_scaler_desc *d = cls_scaler_get(p->scaler);
     return d && d->fused && !(d->needs & CLS_NEED_QUANTILES);
 }

@@ -464,12 +464,13 @@ cls_status cls_do_fit_transform_imp(cls_context *ctx, const cls_pipeline *p, con
     return fit_transform_with(ctx, p, imp, in, out, NULL, fitted);
 }
 
-/* `imp` (impute_fused.c) comes only with a scaler that fuses. */
+/* `imp` (impute_fused.c) comes only with a scaler that fuses, or none
+ * (imputation alone: the identity map, CLS_KS_IDENT). */
 static cls_status fit_transform_with(cls_context *ctx, const cls_pipeline *p, const cls_imp_opts *imp,
                                      const cls_array *in, cls_array *out, cls_resident *res, cls_stats **fitted)
 {
     cls_status st;
-    if (p->scaler == CLS_NONE) {
+    if (p->scaler == CLS_NONE && !imp) {
         /* nothing to fit for the transform; a caller asking for statistics
          * gets all of them from a pass of its own */
         cls_stats *s = NULL;
@@ -484,7 +485,7 @@ static cls_status fit_transform_with(cls_context *ctx, const cls_pipeline *p, co
     }
 
     const cls_scaler_desc *d = cls_scaler_get(p->scaler);
-    if (!d->fused) {
+    if (d && !d->fused) {
         /* statistics the fused kernel cannot take (quantiles): a fit of
          * their own, then the scaling pass with the host's params */
         cls_stats *s = NULL;
@@ -503,8 +504,9 @@ static cls_status fit_transform_with(cls_context *ctx, const cls_pipeline *p, co
         job.Rg = job.B * job.R;
         job.G = 1;
     }
-    job.scaler = scaler_code(p->scaler);
-    job.moments = needs_moments(p->scaler);
+    /* imputation alone: the identity map after the fill */
+    job.scaler = p->scaler == CLS_NONE ? CLS_KS_IDENT : scaler_code(p->scaler);
+    job.moments = p->scaler != CLS_NONE && needs_moments(p->scaler);
     job.clip = p->clip;
     range_of(p, &job.lo, &job.hi);
     /* imputation: the statistics are wanted for the caller's outputs too,

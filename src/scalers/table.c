@@ -37,7 +37,7 @@ const cls_scaler_desc *cls_scaler_by_code(uint32_t code)
 cls_params cls_params_with(const cls_column_stats *s, cls_scaler scaler, const cls_scaler_opts *o, int inverse,
                            cls_dtype dtype)
 {
-    cls_params p = {0.0, 1.0, 0.0};
+    cls_params p = {0.0, 1.0, -0.0}; /* x * 1 + -0.0 is x, -0.0 too */
     const cls_scaler_desc *d = cls_scaler_get(scaler);
     if (!s || s->count == 0 || !d) return p;
     return d->params(s, o, inverse, dtype);
