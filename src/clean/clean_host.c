@@ -1,39 +1,92 @@
 /* Host arithmetic of the cleaning stage (clean_host.h). */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "clean/clean_host.h"
 #include "internal.h"
 
-static int cmp_double(const void *a, const void *b)
+/* Keys that sort as the values do: the sign bit flipped for positive
+ * values, every bit for negative ones; -0.0 counts as +0.0. */
+static uint64_t key_of(double v)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
+    if (v == 0) v = 0.0;
+    uint64_t b;
+    memcpy(&b, &v, sizeof b);
+    return (b >> 63) ? ~b : b | ((uint64_t)1 << 63);
 }
 
-double cls_most_frequent(const void *x, cls_dtype t, size_t ld, uint64_t rows, int has_sent, double sent,
-                         double *scratch)
+static double value_of(uint64_t k)
 {
-    size_t n = 0;
-    for (uint64_t r = 0; r < rows; r++) {
-        double v = t == CLS_F64 ? ((const double *)x)[r * ld] : (double)((const float *)x)[r * ld];
-        if (!isfinite(v) || (has_sent && v == sent)) continue;
-        scratch[n++] = v;
-    }
-    if (n == 0) return NAN;
-    qsort(scratch, n, sizeof *scratch, cmp_double);
-    double best = scratch[0];
-    size_t best_run = 0;
-    for (size_t i = 0; i < n;) {
-        size_t j = i + 1;
-        while (j < n && scratch[j] == scratch[i]) j++;
-        if (j - i > best_run) { /* strictly more: the smallest of ties stays */
-            best_run = j - i;
-            best = scratch[i];
+    uint64_t b = (k >> 63) ? k & ~((uint64_t)1 << 63) : ~k;
+    double v;
+    memcpy(&v, &b, sizeof v);
+    return v;
+}
+
+/* Sorts a[0..n) ascending by LSD radix sort, 11 bits a pass (six
+ * passes, 2048 buckets: the scatter's targets stay in cache), with
+ * tmp[n]; a pass whose digit is the same in every key is skipped (the high
+ * bits of data of one sign and scale). Returns where the sorted keys are. */
+#define RADIX_BITS 11
+#define RADIX_PASSES 6
+#define RADIX_BUCKETS (1u << RADIX_BITS)
+_Static_assert(RADIX_PASSES * RADIX_BUCKETS == CLS_MODE_COUNTS, "clean_host.h's scratch size");
+
+static uint64_t *radix_sort(uint64_t *a, uint64_t *tmp, size_t n, uint64_t (*count)[RADIX_BUCKETS])
+{
+    const uint64_t mask = RADIX_BUCKETS - 1;
+    memset(count, 0, RADIX_PASSES * sizeof *count);
+    for (size_t i = 0; i < n; i++)
+        for (int d = 0; d < RADIX_PASSES; d++) count[d][(a[i] >> (RADIX_BITS * d)) & mask]++;
+    for (int d = 0; d < RADIX_PASSES; d++) {
+        uint64_t *c = count[d];
+        if (c[(a[0] >> (RADIX_BITS * d)) & mask] == n) continue;
+        uint64_t sum = 0;
+        for (unsigned b = 0; b < RADIX_BUCKETS; b++) {
+            uint64_t k = c[b];
+            c[b] = sum;
+            sum += k;
         }
-        i = j;
+        for (size_t i = 0; i < n; i++) tmp[c[(a[i] >> (RADIX_BITS * d)) & mask]++] = a[i];
+        uint64_t *t = a;
+        a = tmp;
+        tmp = t;
     }
-    return best;
+    return a;
+}
+
+void cls_most_frequent_cols(const void *x, cls_dtype t, size_t ld, uint64_t rows, size_t ncols, int has_sent,
+                            double sent, uint64_t *scratch, double *out)
+{
+    /* one sweep over the rows gathers every column's keys (a column alone
+     * would touch a cache line per value on wide data) */
+    uint64_t *keys = scratch, *tmp = scratch + ncols * rows;
+    uint64_t(*count)[RADIX_BUCKETS] = (uint64_t(*)[RADIX_BUCKETS])(tmp + rows);
+    size_t n[CLS_MODE_COLS] = {0};
+    for (uint64_t r = 0; r < rows; r++)
+        for (size_t c = 0; c < ncols; c++) {
+            double v = t == CLS_F64 ? ((const double *)x)[r * ld + c] : (double)((const float *)x)[r * ld + c];
+            if (!isfinite(v) || (has_sent && v == sent)) continue;
+            keys[c * rows + n[c]++] = key_of(v);
+        }
+    for (size_t c = 0; c < ncols; c++) {
+        out[c] = NAN;
+        if (n[c] == 0) continue;
+        const uint64_t *k = radix_sort(keys + c * rows, tmp, n[c], count);
+        uint64_t best = k[0];
+        size_t best_run = 0;
+        for (size_t i = 0; i < n[c];) {
+            size_t j = i + 1;
+            while (j < n[c] && k[j] == k[i]) j++;
+            if (j - i > best_run) { /* strictly more: the smallest of ties stays */
+                best_run = j - i;
+                best = k[i];
+            }
+            i = j;
+        }
+        out[c] = value_of(best);
+    }
 }
 
 void cls_column_add_constant(cls_column_stats *c, uint64_t k, double v)

@@ -19,6 +19,7 @@
  * Calls: clean_pass.c, clip_fast.c, impute_fused.c, select.c (medians), pipeline.c (what cannot fuse),
  * clean/ (host arithmetic), scalers/ (params). */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,7 @@
 #include "engine/select.h"
 #include "scalers/scaler.h"
 #include "stats/quantile.h"
+#include "util/pool.h"
 
 typedef struct copts {
     int        has_sent;
@@ -319,6 +321,59 @@ static cls_status combine_moments(const cls_combine *cb, cls_status st, cwork *w
 /* Cleans in into out; with `p` (a scaler that fuses), scales in the same
  * last pass and returns the fitted statistics in *fitted (may be NULL).
  * *fused says whether the scaler ran. */
+/* The most frequent value of every column (host, clean_host.c): blocks
+ * of up to CLS_MODE_COLS columns of a group (one sweep over its rows
+ * gathers them), blocks spread over the context's host threads, each with
+ * its own scratch while those stay within 1 GiB, else one block after
+ * another. It was a qsort of one column after another: 1.2-1.6x
+ * scikit-learn's time. */
+typedef struct mode_work {
+    const cls_cview *v;
+    int              sent;
+    double           sv;
+    double          *fill;
+    size_t           w, nb;    /* columns a block, blocks a group */
+    uint64_t        *scratch;  /* shared, when one thread does all */
+    atomic_int       failed;
+} mode_work;
+
+static void mode_item(void *arg, size_t i)
+{
+    mode_work *m = arg;
+    const cls_cview *v = m->v;
+    size_t es = v->dtype == CLS_F64 ? 8 : 4, g = i / m->nb, c0 = (i % m->nb) * m->w;
+    size_t nc = v->C - c0 < m->w ? v->C - c0 : m->w;
+    const char *x0 = v->x + ((size_t)g * v->Rg * v->C + c0) * es;
+    uint64_t *s = m->scratch ? m->scratch : malloc(CLS_MODE_SCRATCH(v->Rg, m->w) * sizeof *s);
+    if (!s) {
+        atomic_store(&m->failed, 1);
+        return;
+    }
+    cls_most_frequent_cols(x0, v->dtype, v->C, v->Rg, nc, m->sent, m->sv, s, m->fill + g * v->C + c0);
+    if (!m->scratch) free(s);
+}
+
+static cls_status modes(cls_context *ctx, const cls_cview *v, const copts *o, int kept_sent, double *fill)
+{
+    if (!v->G || !v->C) return CLS_OK;
+    mode_work m = {v, kept_sent && o->has_sent, o->sent, fill, 1, 0, NULL, 0};
+    atomic_init(&m.failed, 0);
+    /* blocks of at most 64 MiB of keys */
+    while (m.w < CLS_MODE_COLS && m.w < v->C && 2 * m.w * (size_t)v->Rg * 8 <= ((size_t)64 << 20)) m.w *= 2;
+    m.nb = (v->C + m.w - 1) / m.w;
+    size_t items = (size_t)v->G * m.nb, per = CLS_MODE_SCRATCH(v->Rg, m.w) * sizeof(uint64_t);
+    if (items > 1 && per * cls_pool_size(ctx->pool) <= ((size_t)1 << 30)) {
+        cls_pool_run(ctx->pool, items, mode_item, &m);
+    } else {
+        m.scratch = malloc(per);
+        for (size_t i = 0; m.scratch && i < items; i++) mode_item(&m, i);
+        if (!m.scratch) atomic_store(&m.failed, 1);
+        free(m.scratch);
+    }
+    return atomic_load(&m.failed) ? cls_fail(ctx, CLS_E_NOMEM, "cleaning: out of memory for the most frequent values")
+                                  : CLS_OK;
+}
+
 static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o, cls_scope scope,
                             const cls_array *in, cls_array *out, const cls_pipeline *p, int *fused,
                             cls_stats **fitted, const cls_combine *cb)
@@ -330,7 +385,6 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
     uint64_t rows = Rg; /* a group's rows over every process */
     cwork w;
     char *orig = NULL;
-    double *scratch = NULL;
     cls_column_stats *cols = NULL;
     cls_status st = CLS_OK;
     *fused = 0;
@@ -399,13 +453,7 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
         } else if (o->impute == CLS_IMPUTE_MEDIAN) {
             st = medians(ctx, kept, o, kept_sent, NULL, w.fill, ne, cb);
         } else if (o->impute == CLS_IMPUTE_MOST_FREQUENT) { /* never combined (the callers refuse it) */
-            scratch = malloc((size_t)Rg * sizeof *scratch);
-            if (!scratch) st = cls_fail(ctx, CLS_E_NOMEM, "cleaning: out of memory");
-            for (size_t e = 0; st == CLS_OK && e < ne; e++) {
-                size_t g = e / C, col = e % C;
-                const char *x0 = kept->x + ((size_t)g * Rg * C + col) * es;
-                w.fill[e] = cls_most_frequent(x0, in->dtype, C, Rg, kept_sent && o->has_sent, o->sent, scratch);
-            }
+            st = modes(ctx, kept, o, kept_sent, w.fill);
         } else if (o->impute == CLS_IMPUTE_CONSTANT) {
             for (size_t e = 0; e < ne; e++) w.fill[e] = o->fill;
         }
@@ -480,7 +528,6 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
         if (c->iterations_out) *c->iterations_out = iters;
     }
     free(cols);
-    free(scratch);
     free(orig);
     work_free(&w);
     return st;
