@@ -156,8 +156,15 @@ static void promise(work *w)
         for (int c = 0; c < 3; c++) /* warm-up: kernels built, devices measured, the team's first tries */
             for (int k = 0; k < 3; k++) call(ctx[c], w, &in[c], &out[c]);
         size_t took = 0; /* calls in which the modelled GPU took part */
+        /* the order changes round by round, through the six: a call right
+         * after the modelled GPU's alone took 0.2-0.3 ms longer on this VM
+         * (seed-b's shape, 4 MB), whichever context made it, and
+         * "together" always came right after it (the "two-device cost" of
+         * the small rows); turning 0-1-2 round keeps 0 after 2 */
+        static const int order[6][3] = {{0, 1, 2}, {1, 2, 0}, {2, 0, 1}, {0, 2, 1}, {2, 1, 0}, {1, 0, 2}};
         for (int r = 0; r < ROUNDS; r++)
-            for (int c = 0; c < 3; c++) {
+            for (int k = 0; k < 3; k++) {
+                int c = order[r % 6][k];
                 t[c][r] = call(ctx[c], w, &in[c], &out[c]);
                 if (c == 2 && gpu_slices(ctx[2]) > 0) took++;
             }
