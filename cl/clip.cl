@@ -36,6 +36,9 @@
 #define CLS_XF_CLAMP  8u   /* clipped values take the nearest bound (else NaN) */
 #define CLS_XF_WRITE  16u  /* write y */
 #define CLS_XF_FILL_SHIFT 8 /* bits 8..10: 0 none, 1 mean, 2 median, 3 most frequent, 4 constant */
+/* bits 12..13, for clip_fast.c's CLSCALE_CLIP_STAGE (benches only): 1 load
+ * and store only, 2 also the sort, 0 everything */
+#define CLS_XF_STAGE_SHIFT 12
 
 #if CLS_KERNEL == CLS_KID_CLIP32 || CLS_KERNEL == CLS_KID_CLIP64
 #if CLS_KERNEL == CLS_KID_CLIP32
@@ -197,7 +200,8 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
         nlt -= ok & (t < (RV)0);
         nz -= ok & (t == (RV)0) & signbit(t);
     }
-    CLS_SORTNET_BY(RV, w, QN, X_MIN, X_MAX);
+    uint stage = (flags >> CLS_XF_STAGE_SHIFT) & 3u;
+    if (stage != 1) CLS_SORTNET_BY(RV, w, QN, X_MIN, X_MAX);
     /* zeros back in key order (-0 first), as the counting kernels rank them */
     IV nneg = nlt + nz;
 #pragma unroll
@@ -208,8 +212,14 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
     AV L = (AV)-INFINITY, H = (AV)INFINITY;
     IV n, a;
     RV K, s1, s2, mn, mx, rel, m2;
-    CLIP_MOMENTS((RV)-INFINITY, (RV)INFINITY);
     IV act = (IV)-1, it = 0;
+    if (stage == 0) {
+        CLIP_MOMENTS((RV)-INFINITY, (RV)INFINITY);
+    } else {
+        /* the profile's stages: the sorted middle kept, no clipping */
+        n = 0; a = 0; K = w[QN / 2]; s1 = 0; s2 = 0; mn = w[0]; mx = w[QN - 1]; rel = 0; m2 = 0;
+        act = 0;
+    }
     for (uint t = 0; t <= QN; t++) {
         if ((maxiters >= 0 && t >= (uint)maxiters) || !any(act)) break;
         it -= act;
@@ -347,3 +357,4 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
 #undef CLS_XF_CLAMP
 #undef CLS_XF_WRITE
 #undef CLS_XF_FILL_SHIFT
+#undef CLS_XF_STAGE_SHIFT
