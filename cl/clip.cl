@@ -37,7 +37,8 @@
 #define CLS_XF_WRITE  16u  /* write y */
 #define CLS_XF_FILL_SHIFT 8 /* bits 8..10: 0 none, 1 mean, 2 median, 3 most frequent, 4 constant */
 /* bits 12..13, for clip_fast.c's CLSCALE_CLIP_STAGE (benches only): 1 load
- * and store only, 2 also the sort, 0 everything */
+ * and store only, 2 also the sort, 3 also the sums and the moments (no
+ * iteration), 0 everything */
 #define CLS_XF_STAGE_SHIFT 12
 
 #if CLS_KERNEL == CLS_KID_CLIP32 || CLS_KERNEL == CLS_KID_CLIP64
@@ -69,9 +70,9 @@
 #define TO_RV_A convert_double4
 #define X_VLOAD vload4
 #define X_VSTORE vstore4
-#define X_GATHER(w, i)                                                        \
-    ((RV)(((const REAL *)(w))[(i).s0 * 4], ((const REAL *)(w))[(i).s1 * 4 + 1],  \
-          ((const REAL *)(w))[(i).s2 * 4 + 2], ((const REAL *)(w))[(i).s3 * 4 + 3]))
+#define X_GATHER_T(V, T, w, i)                                                \
+    ((V)(((const T *)(w))[(i).s0 * 4], ((const T *)(w))[(i).s1 * 4 + 1],         \
+         ((const T *)(w))[(i).s2 * 4 + 2], ((const T *)(w))[(i).s3 * 4 + 3]))
 #else
 #define XW 8
 #define RV float8
@@ -82,11 +83,11 @@
 #define TO_IV convert_int8
 #define X_VLOAD vload8
 #define X_VSTORE vstore8
-#define X_GATHER(w, i)                                                        \
-    ((RV)(((const REAL *)(w))[(i).s0 * 8], ((const REAL *)(w))[(i).s1 * 8 + 1],  \
-          ((const REAL *)(w))[(i).s2 * 8 + 2], ((const REAL *)(w))[(i).s3 * 8 + 3],  \
-          ((const REAL *)(w))[(i).s4 * 8 + 4], ((const REAL *)(w))[(i).s5 * 8 + 5],  \
-          ((const REAL *)(w))[(i).s6 * 8 + 6], ((const REAL *)(w))[(i).s7 * 8 + 7]))
+#define X_GATHER_T(V, T, w, i)                                                \
+    ((V)(((const T *)(w))[(i).s0 * 8], ((const T *)(w))[(i).s1 * 8 + 1],         \
+         ((const T *)(w))[(i).s2 * 8 + 2], ((const T *)(w))[(i).s3 * 8 + 3],      \
+         ((const T *)(w))[(i).s4 * 8 + 4], ((const T *)(w))[(i).s5 * 8 + 5],      \
+         ((const T *)(w))[(i).s6 * 8 + 6], ((const T *)(w))[(i).s7 * 8 + 7]))
 #if CLS_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #define AV double8
@@ -103,6 +104,9 @@
 #endif
 #define TO_RV_A convert_float8
 #endif
+/* lane k of vector i of a private array of vectors, per lane */
+#define X_GATHER(w, i) X_GATHER_T(RV, REAL, w, i)
+#define X_GATHER_A(w, i) X_GATHER_T(AV, ACC, w, i)
 #if CLS_FP64
 #define X_MAD_STD 1.482602218505602 /* clean_host.h's CLS_MAD_STD */
 #else
@@ -150,17 +154,19 @@ void F(x_store_u)(UV v, __global uint *p, uint nl)
     for (uint k = 0; k < XW && k < nl; k++) p[k] = t[k];
 }
 
-/* The moments of the values of v[0, rows) inside [lo, hi] per lane
- * (missing ones are +Inf in v and never inside): clean_moments'
- * arithmetic, lane by lane. a: the values below lo. */
+/* The moments of the column's values inside [lo, hi] per lane, read
+ * again from x (a work-item's rows are still in the cache): clean_moments'
+ * arithmetic in row order, lane by lane, so that the statistics handed on
+ * equal the multi-pass path's bit for bit. a: the values below lo. */
 #define CLIP_MOMENTS(lo, hi)                                                  \
     do {                                                                      \
         RV lo_ = (lo), hi_ = (hi);                                            \
         n = 0; a = 0;                                                         \
         K = 0; s1 = 0; s2 = 0; mn = INFINITY; mx = -INFINITY;                 \
         for (uint i = 0; i < rows; i++) {                                     \
-            RV xv = v[i];                                                     \
-            IV fin = xv != (RV)INFINITY;                                      \
+            RV xv = F(x_load)(p + (ulong)i * ncols, nl, (REAL)INFINITY);      \
+            IV fin = isfinite(xv) & (sen ? xv != (RV)sent : (IV)-1);          \
+            xv = select((RV)INFINITY, xv, fin);                               \
             IV keep = fin & (xv >= lo_) & (xv <= hi_);                        \
             a -= fin & (xv < lo_);                                            \
             K = select(K, xv, keep & (n == 0));                               \
@@ -173,6 +179,31 @@ void F(x_store_u)(UV v, __global uint *p, uint nl)
         }                                                                     \
         rel = select((RV)0, s1 / TO_RV(n), n != 0);                           \
         m2 = fmax(s2 - s1 * rel, (RV)0);                                      \
+    } while (0)
+
+/* S1, S2: the sums over w[a, a + n) (see T1, T2 in the kernel); a range
+ * without mi (more than half the values clipped on one side) is summed
+ * directly. */
+#define X_SUMS()                                                              \
+    do {                                                                      \
+        IV e1_ = a + n - 1;                                                   \
+        IV ok_ = (a <= mi) & (e1_ >= mi);                                     \
+        AIV lft_ = TO_AIV(a < mi), oka_ = TO_AIV(ok_);                        \
+        S1 = select((AV)0, X_GATHER_A(T1, X_IDX(a)), lft_) + X_GATHER_A(T1, X_IDX(e1_)); \
+        S2 = select((AV)0, X_GATHER_A(T2, X_IDX(a)), lft_) + X_GATHER_A(T2, X_IDX(e1_)); \
+        S1 = select((AV)0, S1, oka_);                                         \
+        S2 = select((AV)0, S2, oka_);                                         \
+        if (any(~ok_ & (n > 0))) {                                            \
+            AV f1_ = 0, f2_ = 0;                                              \
+            for (int i = 0; i < QN; i++) {                                    \
+                AIV in_ = TO_AIV(((IV)i >= a) & ((IV)i <= e1_) & ~ok_);       \
+                AV d_ = TO_AV(w[i]) - K0;                                     \
+                f1_ = select(f1_, f1_ + d_, in_);                             \
+                f2_ = select(f2_, f2_ + d_ * d_, in_);                        \
+            }                                                                 \
+            S1 = select(S1, f1_, ~oka_);                                      \
+            S2 = select(S2, f2_, ~oka_);                                      \
+        }                                                                     \
     } while (0)
 
 __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uint rows, uint ngroups,
@@ -188,13 +219,12 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
     int sen = (flags & CLS_XF_SENT) != 0;
     /* missing values become +Inf: after every finite value in the sort, and
      * never inside the bounds */
-    RV v[QN], w[QN];
+    RV w[QN];
     IV n0 = 0, nlt = 0, nz = 0;
     for (uint i = 0; i < QN; i++) {
         RV t = i < rows ? F(x_load)(p + (ulong)i * ncols, nl, (REAL)INFINITY) : (RV)INFINITY;
         IV ok = isfinite(t) & (sen ? t != (RV)sent : (IV)-1);
         t = select((RV)INFINITY, t, ok);
-        v[i] = t;
         w[i] = t;
         n0 -= ok;
         nlt -= ok & (t < (RV)0);
@@ -210,16 +240,47 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
 
     AV slo = (AV)sig[0], shi = (AV)sig[1];
     AV L = (AV)-INFINITY, H = (AV)INFINITY;
-    IV n, a;
-    RV K, s1, s2, mn, mx, rel, m2;
-    IV act = (IV)-1, it = 0;
-    if (stage == 0) {
-        CLIP_MOMENTS((RV)-INFINITY, (RV)INFINITY);
-    } else {
-        /* the profile's stages: the sorted middle kept, no clipping */
-        n = 0; a = 0; K = w[QN / 2]; s1 = 0; s2 = 0; mn = w[0]; mx = w[QN - 1]; rel = 0; m2 = 0;
-        act = 0;
+    /* The values kept are w[a, a + n). Their sums of (x - K0) and
+     * (x - K0)^2, K0 = w[mi] the first median, come from sums accumulated
+     * outward from mi: T[i] = sum over [i, mi) for i < mi, over [mi, i]
+     * for i >= mi, so a range holding mi sums to T[a] (i < mi) + T[end - 1]
+     * with every term a kept value (no cancellation): O(1) per iteration
+     * instead of a pass over the rows. */
+    IV n = n0, a = 0;
+    IV mi = X_IDX((n0 - 1) >> 1);
+    AV K0 = TO_AV(select((RV)0, X_GATHER(w, mi), n0 != 0));
+    AV T1[QN], T2[QN];
+    /* the profile's stages (CLSCALE_CLIP_STAGE): 1 and 2 neither sum nor
+     * clip, 3 sums but does not clip */
+    int pre = stage == 0 || stage == 3;
+    if (pre) {
+        AV c1 = 0, c2 = 0;
+#pragma unroll
+        for (int i = QN - 1; i >= 0; i--) {
+            AIV in = TO_AIV((IV)i < mi);
+            AV d = TO_AV(w[i]) - K0;
+            c1 = select(c1, c1 + d, in);
+            c2 = select(c2, c2 + d * d, in);
+            T1[i] = c1;
+            T2[i] = c2;
+        }
+        c1 = 0;
+        c2 = 0;
+#pragma unroll
+        for (int i = 0; i < QN; i++) {
+            AIV in = TO_AIV(((IV)i >= mi) & ((IV)i < n0));
+            AV d = TO_AV(w[i]) - K0;
+            c1 = select(c1, c1 + d, in);
+            c2 = select(c2, c2 + d * d, in);
+            AIV r = TO_AIV((IV)i >= mi);
+            T1[i] = select(T1[i], c1, r);
+            T2[i] = select(T2[i], c2, r);
+        }
     }
+    AV S1, S2;
+    X_SUMS();
+    IV act = (IV)-1, it = 0;
+    if (stage != 0) act = 0;
     for (uint t = 0; t <= QN; t++) {
         if ((maxiters >= 0 && t >= (uint)maxiters) || !any(act)) break;
         it -= act;
@@ -231,7 +292,8 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
         RV med = select((m0 + m1) / (RV)2, m0, (n & 1) != 0);
         med = select((RV)NAN, med, has);
         AIV hasa = TO_AIV(has);
-        AV cen = (flags & CLS_XF_MEAN) ? select((AV)NAN, TO_AV(K) + TO_AV(rel), hasa) : TO_AV(med);
+        AV nA = TO_AV(n);
+        AV cen = (flags & CLS_XF_MEAN) ? select((AV)NAN, K0 + S1 / nA, hasa) : TO_AV(med);
         AV spr;
         if (flags & CLS_XF_MAD) {
             /* median of |x - med| over the range: the distances grow away
@@ -254,21 +316,36 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
             spr = select(even, odd, TO_AIV((n & 1) != 0)) * (AV)X_MAD_STD;
             spr = select((AV)NAN, spr, hasa);
         } else {
-            spr = select((AV)NAN, sqrt(TO_AV(m2) / TO_AV(n)), hasa);
+            spr = select((AV)NAN, sqrt(fmax(S2 - S1 * (S1 / nA), (AV)0) / nA), hasa);
         }
         {
-            /* as the host computes them (no fused multiply-add) */
-#pragma OPENCL FP_CONTRACT OFF
             AV lo = cen - spr * slo, hi = cen + spr * shi;
             AIV upd = TO_AIV(act);
             L = select(L, lo, upd & (lo > L));
             H = select(H, hi, upd & (hi < H));
         }
+        /* the new range: the ranks of the bounds in w (binary searches) */
+        RV lr = TO_RV_A(L), hr = TO_RV_A(H);
+        IV pl = 0, ph = 0;
+#pragma unroll
+        for (uint s = QN / 2; s > 0; s >>= 1) {
+            pl += select((IV)0, (IV)s, X_GATHER(w, pl + (IV)(s - 1)) < lr);
+            ph += select((IV)0, (IV)s, X_GATHER(w, ph + (IV)(s - 1)) <= hr);
+        }
+        pl -= X_GATHER(w, pl) < lr;
+        ph -= X_GATHER(w, ph) <= hr;
+        pl = min(pl, n0);
+        ph = min(ph, n0);
         IV before = n;
-        CLIP_MOMENTS(TO_RV_A(L), TO_RV_A(H));
+        a = pl;
+        n = max(ph - pl, (IV)0);
+        X_SUMS();
         act &= n != before;
     }
     RV lor = TO_RV_A(L), hir = TO_RV_A(H);
+    /* the moments handed on, in row order as the multi-pass path sums them */
+    RV K = 0, s1 = 0, s2 = 0, mn = 0, mx = 0, rel = 0, m2 = 0;
+    if (pre) CLIP_MOMENTS(lor, hir);
     IV has = n != 0;
 
     /* the fill value over the kept values */
@@ -325,6 +402,9 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
     F(x_store_u)(TO_UV(it), cn + 2 * pstride + e, nl);
 }
 #undef CLIP_MOMENTS
+#undef X_SUMS
+#undef X_GATHER_T
+#undef X_GATHER_A
 #undef XW
 #undef RV
 #undef IV
