@@ -154,56 +154,68 @@ void F(x_store_u)(UV v, __global uint *p, uint nl)
     for (uint k = 0; k < XW && k < nl; k++) p[k] = t[k];
 }
 
-/* The moments of the column's values inside [lo, hi] per lane, read
- * again from x (a work-item's rows are still in the cache): clean_moments'
- * arithmetic in row order, lane by lane, so that the statistics handed on
- * equal the multi-pass path's bit for bit. a: the values below lo. */
-#define CLIP_MOMENTS(lo, hi)                                                  \
+/* In the last pass over a work-item's rows (in cache), the same row of the
+ * work-items after it (64 bytes on): their first loads then hit the cache
+ * instead of waiting on memory a row at a time (scale.cl's fit_apply does
+ * the same). Only on the host CPU's drivers (program.c: CLS_PREFETCH). */
+#if CLS_PREFETCH
+#define X_PREFETCH(i) __builtin_prefetch(p + (ulong)(i) * ncols + 2 * XW)
+#else
+#define X_PREFETCH(i) ((void)0)
+#endif
+
+/* The moments (nk, K, s1, s2, mn, mx) of the values inside [lor, hir],
+ * one row t (as loaded from x) at a time: clean_moments' arithmetic in
+ * row order, lane by lane, so that the statistics handed on equal the
+ * multi-pass path's bit for bit. CLIP_MOMENTS_END: rel, m2. */
+#define CLIP_MOMENTS_ADD(t)                                                   \
     do {                                                                      \
-        RV lo_ = (lo), hi_ = (hi);                                            \
-        n = 0; a = 0;                                                         \
-        K = 0; s1 = 0; s2 = 0; mn = INFINITY; mx = -INFINITY;                 \
-        for (uint i = 0; i < rows; i++) {                                     \
-            RV xv = F(x_load)(p + (ulong)i * ncols, nl, (REAL)INFINITY);      \
-            IV fin = isfinite(xv) & (sen ? xv != (RV)sent : (IV)-1);          \
-            xv = select((RV)INFINITY, xv, fin);                               \
-            IV keep = fin & (xv >= lo_) & (xv <= hi_);                        \
-            a -= fin & (xv < lo_);                                            \
-            K = select(K, xv, keep & (n == 0));                               \
-            RV u = select((RV)0, xv - K, keep);                               \
-            n -= keep;                                                        \
-            s1 += u;                                                          \
-            s2 += u * u;                                                      \
-            mn = select(mn, fmin(mn, xv), keep);                              \
-            mx = select(mx, fmax(mx, xv), keep);                              \
-        }                                                                     \
-        rel = select((RV)0, s1 / TO_RV(n), n != 0);                           \
+        RV xv = (t);                                                          \
+        IV keep = isfinite(xv) & (sen ? xv != (RV)sent : (IV)-1) & (xv >= lor) & (xv <= hir); \
+        K = select(K, xv, keep & (nk == 0));                                  \
+        RV u = select((RV)0, xv - K, keep);                                   \
+        nk -= keep;                                                           \
+        s1 += u;                                                              \
+        s2 += u * u;                                                          \
+        mn = select(mn, fmin(mn, xv), keep);                                  \
+        mx = select(mx, fmax(mx, xv), keep);                                  \
+    } while (0)
+#define CLIP_MOMENTS_END()                                                    \
+    do {                                                                      \
+        rel = select((RV)0, s1 / TO_RV(nk), nk != 0);                         \
         m2 = fmax(s2 - s1 * rel, (RV)0);                                      \
     } while (0)
-
-/* S1, S2: the sums over w[a, a + n) (see T1, T2 in the kernel); a range
- * without mi (more than half the values clipped on one side) is summed
- * directly. */
-#define X_SUMS()                                                              \
+/* One row of the output: clipped values NaN or clamped, missing ones
+ * filled or left (a sentinel not filled becomes NaN), as clean_apply. */
+#define CLIP_WRITE(t0, i)                                                     \
     do {                                                                      \
-        IV e1_ = a + n - 1;                                                   \
-        IV ok_ = (a <= mi) & (e1_ >= mi);                                     \
-        AIV lft_ = TO_AIV(a < mi), oka_ = TO_AIV(ok_);                        \
-        S1 = select((AV)0, X_GATHER_A(T1, X_IDX(a)), lft_) + X_GATHER_A(T1, X_IDX(e1_)); \
-        S2 = select((AV)0, X_GATHER_A(T2, X_IDX(a)), lft_) + X_GATHER_A(T2, X_IDX(e1_)); \
-        S1 = select((AV)0, S1, oka_);                                         \
-        S2 = select((AV)0, S2, oka_);                                         \
-        if (any(~ok_ & (n > 0))) {                                            \
-            AV f1_ = 0, f2_ = 0;                                              \
-            for (int i = 0; i < QN; i++) {                                    \
-                AIV in_ = TO_AIV(((IV)i >= a) & ((IV)i <= e1_) & ~ok_);       \
-                AV d_ = TO_AV(w[i]) - K0;                                     \
-                f1_ = select(f1_, f1_ + d_, in_);                             \
-                f2_ = select(f2_, f2_ + d_ * d_, in_);                        \
-            }                                                                 \
-            S1 = select(S1, f1_, ~oka_);                                      \
-            S2 = select(S2, f2_, ~oka_);                                      \
+        RV t_ = (t0);                                                         \
+        IV is_sent = sen ? t_ == (RV)sent : (IV)0;                            \
+        IV miss = !isfinite(t_) | is_sent;                                    \
+        t_ = select(t_, X_QNAN, is_sent);                                     \
+        IV out = ~miss & !((t_ >= lor) & (t_ <= hir));                        \
+        t_ = select(t_, clm ? clamp(t_, lor, hir) : X_QNAN, out);             \
+        miss |= clm ? (IV)0 : out;                                            \
+        F(x_store)(select(t_, fill, miss & fil), q + (ulong)(i) * ncols, nl); \
+    } while (0)
+
+/* S1, S2 = the sums of (x - K0) and (x - K0)^2 over w[a, a + n), summed
+ * afresh for the lanes of `redo`, with K0 the range's median. */
+#define X_SUMS(redo)                                                          \
+    do {                                                                      \
+        IV r_ = (redo), e_ = a + n;                                           \
+        AIV ra_ = TO_AIV(r_);                                                 \
+        AV k_ = TO_AV(select((RV)0, X_GATHER(w, X_IDX(a + ((n - 1) >> 1))), n > 0)); \
+        AV f1_ = 0, f2_ = 0;                                                  \
+        for (int i = 0; i < QN; i++) {                                        \
+            AIV in_ = TO_AIV(((IV)i >= a) & ((IV)i < e_));                    \
+            AV d_ = TO_AV(w[i]) - k_;                                         \
+            f1_ = select(f1_, f1_ + d_, in_);                                 \
+            f2_ = select(f2_, f2_ + d_ * d_, in_);                            \
         }                                                                     \
+        K0 = select(K0, k_, ra_);                                             \
+        S1 = select(S1, f1_, ra_);                                            \
+        S2 = select(S2, f2_, ra_);                                            \
     } while (0)
 
 __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uint rows, uint ngroups,
@@ -240,45 +252,19 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
 
     AV slo = (AV)sig[0], shi = (AV)sig[1];
     AV L = (AV)-INFINITY, H = (AV)INFINITY;
-    /* The values kept are w[a, a + n). Their sums of (x - K0) and
-     * (x - K0)^2, K0 = w[mi] the first median, come from sums accumulated
-     * outward from mi: T[i] = sum over [i, mi) for i < mi, over [mi, i]
-     * for i >= mi, so a range holding mi sums to T[a] (i < mi) + T[end - 1]
-     * with every term a kept value (no cancellation): O(1) per iteration
-     * instead of a pass over the rows. */
+    /* The values kept are w[a, a + n). Their sums S1, S2 of (x - K0) and
+     * (x - K0)^2 (K0 a median) are summed once over the sorted values;
+     * an iteration subtracts those of the values it clips (a few, at the
+     * ends of the range: O(moves) instead of a pass over the rows). A lane
+     * whose clipped values outweigh those kept (S2) more than 8 times sums
+     * its new range afresh around its new median instead, so that the
+     * subtraction loses at most a few units of rounding of S2. */
     IV n = n0, a = 0;
-    IV mi = X_IDX((n0 - 1) >> 1);
-    AV K0 = TO_AV(select((RV)0, X_GATHER(w, mi), n0 != 0));
-    AV T1[QN], T2[QN];
+    AV K0 = 0, S1 = 0, S2 = 0;
     /* the profile's stages (CLSCALE_CLIP_STAGE): 1 and 2 neither sum nor
      * clip, 3 sums but does not clip */
     int pre = stage == 0 || stage == 3;
-    if (pre) {
-        AV c1 = 0, c2 = 0;
-#pragma unroll
-        for (int i = QN - 1; i >= 0; i--) {
-            AIV in = TO_AIV((IV)i < mi);
-            AV d = TO_AV(w[i]) - K0;
-            c1 = select(c1, c1 + d, in);
-            c2 = select(c2, c2 + d * d, in);
-            T1[i] = c1;
-            T2[i] = c2;
-        }
-        c1 = 0;
-        c2 = 0;
-#pragma unroll
-        for (int i = 0; i < QN; i++) {
-            AIV in = TO_AIV(((IV)i >= mi) & ((IV)i < n0));
-            AV d = TO_AV(w[i]) - K0;
-            c1 = select(c1, c1 + d, in);
-            c2 = select(c2, c2 + d * d, in);
-            AIV r = TO_AIV((IV)i >= mi);
-            T1[i] = select(T1[i], c1, r);
-            T2[i] = select(T2[i], c2, r);
-        }
-    }
-    AV S1, S2;
-    X_SUMS();
+    if (pre) X_SUMS((IV)-1);
     IV act = (IV)-1, it = 0;
     if (stage != 0) act = 0;
     for (uint t = 0; t <= QN; t++) {
@@ -336,20 +322,51 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
         ph -= X_GATHER(w, ph) <= hr;
         pl = min(pl, n0);
         ph = min(ph, n0);
+        /* the values clipped: w[a, pl) below, w[ph, a + n) above */
+        IV live = ph > pl, lo = a, hi = a + n - 1;
+        AV R1 = 0, R2 = 0;
+        for (uint k = 0; k < QN; k++) {
+            IV ml = live & (lo < pl), mh = live & (hi >= ph);
+            if (!any(ml | mh)) break;
+            AV dl = TO_AV(X_GATHER(w, X_IDX(lo))) - K0, dh = TO_AV(X_GATHER(w, X_IDX(hi))) - K0;
+            AIV aml = TO_AIV(ml), amh = TO_AIV(mh);
+            R1 += select((AV)0, dl, aml) + select((AV)0, dh, amh);
+            R2 += select((AV)0, dl * dl, aml) + select((AV)0, dh * dh, amh);
+            lo -= ml;
+            hi += mh;
+        }
         IV before = n;
         a = pl;
         n = max(ph - pl, (IV)0);
-        X_SUMS();
+        S1 -= R1;
+        S2 -= R2;
+        AIV none = TO_AIV(n == 0);
+        S1 = select(S1, (AV)0, none);
+        S2 = select(S2, (AV)0, none);
+        IV redo = live & TO_IV(R2 > (AV)8 * S2);
+        if (any(redo)) X_SUMS(redo);
         act &= n != before;
     }
     RV lor = TO_RV_A(L), hir = TO_RV_A(H);
-    /* the moments handed on, in row order as the multi-pass path sums them */
-    RV K = 0, s1 = 0, s2 = 0, mn = 0, mx = 0, rel = 0, m2 = 0;
-    if (pre) CLIP_MOMENTS(lor, hir);
+    /* the moments handed on, summed in row order as the multi-pass path
+     * sums them: in the pass that writes the output where there is one
+     * and the fill value is not their mean, else in a pass of their own
+     * (the work-item's rows are still in the cache) */
+    uint fm = (flags >> CLS_XF_FILL_SHIFT) & 7u;
+    int wr = (flags & CLS_XF_WRITE) != 0;
+    int sep = pre && (!wr || fm == 1);
+    RV K = 0, s1 = 0, s2 = 0, mn = INFINITY, mx = -INFINITY, rel = 0, m2 = 0;
+    IV nk = 0;
+    if (sep) {
+        for (uint i = 0; i < rows; i++) {
+            if (!wr) X_PREFETCH(i);
+            CLIP_MOMENTS_ADD(F(x_load)(p + (ulong)i * ncols, nl, (REAL)INFINITY));
+        }
+        CLIP_MOMENTS_END();
+    }
     IV has = n != 0;
 
     /* the fill value over the kept values */
-    uint fm = (flags >> CLS_XF_FILL_SHIFT) & 7u;
     RV fill = X_QNAN;
     if (fm == 4) {
         fill = (RV)cfill;
@@ -373,19 +390,23 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
         }
     }
 
-    if (flags & CLS_XF_WRITE) {
+    if (wr) {
         int clm = (flags & CLS_XF_CLAMP) != 0;
         IV fil = fm != 0 ? (IV)-1 : (IV)0;
         __global REAL *q = y + (ulong)g * rows * ncols + c0;
-        for (uint i = 0; i < rows; i++) {
-            RV t = F(x_load)(p + (ulong)i * ncols, nl, (REAL)0);
-            IV is_sent = sen ? t == (RV)sent : (IV)0;
-            IV miss = !isfinite(t) | is_sent;
-            t = select(t, X_QNAN, is_sent);
-            IV out = ~miss & !((t >= lor) & (t <= hir));
-            t = select(t, clm ? clamp(t, lor, hir) : X_QNAN, out);
-            miss |= clm ? (IV)0 : out;
-            F(x_store)(select(t, fill, miss & fil), q + (ulong)i * ncols, nl);
+        if (pre && !sep) {
+            for (uint i = 0; i < rows; i++) {
+                X_PREFETCH(i);
+                RV t = F(x_load)(p + (ulong)i * ncols, nl, (REAL)0);
+                CLIP_MOMENTS_ADD(t);
+                CLIP_WRITE(t, i);
+            }
+            CLIP_MOMENTS_END();
+        } else {
+            for (uint i = 0; i < rows; i++) {
+                X_PREFETCH(i);
+                CLIP_WRITE(F(x_load)(p + (ulong)i * ncols, nl, (REAL)0), i);
+            }
         }
     }
 
@@ -398,10 +419,13 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
     F(x_store)(hir, st + 6 * pstride + e, nl);
     F(x_store)(fill, st + 7 * pstride + e, nl);
     F(x_store_u)(TO_UV(n0), cn + e, nl);
-    F(x_store_u)(TO_UV(n), cn + pstride + e, nl);
+    F(x_store_u)(TO_UV(pre ? nk : n), cn + pstride + e, nl);
     F(x_store_u)(TO_UV(it), cn + 2 * pstride + e, nl);
 }
-#undef CLIP_MOMENTS
+#undef CLIP_MOMENTS_ADD
+#undef CLIP_MOMENTS_END
+#undef CLIP_WRITE
+#undef X_PREFETCH
 #undef X_SUMS
 #undef X_GATHER_T
 #undef X_GATHER_A
