@@ -257,8 +257,10 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
      * an iteration subtracts those of the values it clips (a few, at the
      * ends of the range: O(moves) instead of a pass over the rows). A lane
      * whose clipped values outweigh those kept (S2) more than 8 times sums
-     * its new range afresh around its new median instead, so that the
-     * subtraction loses at most a few units of rounding of S2. */
+     * its new range afresh around its new median instead, as does a lane
+     * whose range moved away from K0 (S1^2 / n near S2), so that neither
+     * the subtraction nor m2 = S2 - S1^2 / n loses more than a few units
+     * of rounding. */
     IV n = n0, a = 0;
     AV K0 = 0, S1 = 0, S2 = 0;
     /* the profile's stages (CLSCALE_CLIP_STAGE): 1 and 2 neither sum nor
@@ -343,7 +345,10 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
         AIV none = TO_AIV(n == 0);
         S1 = select(S1, (AV)0, none);
         S2 = select(S2, (AV)0, none);
-        IV redo = live & TO_IV(R2 > (AV)8 * S2);
+        /* afresh where the subtraction or m2 = S2 - S1^2 / n would cancel
+         * (S2 more than 10 m2: the range moved far from K0) */
+        nA = TO_AV(n);
+        IV redo = live & TO_IV((R2 > (AV)8 * S2) | (S1 * S1 > (AV)0.9 * nA * S2));
         if (any(redo)) X_SUMS(redo);
         act &= n != before;
     }
