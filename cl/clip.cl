@@ -348,7 +348,13 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
         /* afresh where the subtraction or m2 = S2 - S1^2 / n would cancel
          * (S2 more than 10 m2: the range moved far from K0) */
         nA = TO_AV(n);
+#if CLS_FP64
         IV redo = live & TO_IV((R2 > (AV)8 * S2) | (S1 * S1 > (AV)0.9 * nA * S2));
+#else
+        /* float32 sums (rusticl): afresh every iteration, the subtraction
+         * lost too much (the reference's tolerance, 1e-6, was missed) */
+        IV redo = live;
+#endif
         if (any(redo)) X_SUMS(redo);
         act &= n != before;
     }
