@@ -363,16 +363,28 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
         act &= n != before;
     }
     RV lor = TO_RV_A(L), hir = TO_RV_A(H);
-    /* the moments handed on, summed in row order as the multi-pass path
-     * sums them: in the pass that writes the output where there is one
-     * and the fill value is not their mean, else in a pass of their own
-     * (the work-item's rows are still in the cache) */
+    /* The moments of the values kept. Where someone reads them (a scaler
+     * follows: no output written here; or the fill value is their mean),
+     * summed in row order as the multi-pass path sums them, in a pass of
+     * their own (the work-item's rows are still in the cache): equal bit
+     * for bit. Else (clean.c then reads only the count) from the sorted
+     * sums, within rounding. */
     uint fm = (flags >> CLS_XF_FILL_SHIFT) & 7u;
     int wr = (flags & CLS_XF_WRITE) != 0;
     int sep = pre && (!wr || fm == 1);
     RV K = 0, s1 = 0, s2 = 0, mn = INFINITY, mx = -INFINITY, rel = 0, m2 = 0;
-    IV nk = 0;
+    IV nk = n;
+    if (pre && !sep) {
+        AV nA = TO_AV(n);
+        AIV hasa = TO_AIV(n != 0);
+        K = TO_RV_A(K0);
+        rel = TO_RV_A(select((AV)0, S1 / nA, hasa));
+        m2 = TO_RV_A(select((AV)0, fmax(S2 - S1 * (S1 / nA), (AV)0), hasa));
+        mn = X_GATHER(w, X_IDX(a));
+        mx = X_GATHER(w, X_IDX(a + n - 1));
+    }
     if (sep) {
+        nk = 0;
         for (uint i = 0; i < rows; i++) {
             if (!wr) X_PREFETCH(i);
             CLIP_MOMENTS_ADD(F(x_load)(p + (ulong)i * ncols, nl, (REAL)INFINITY));
@@ -409,19 +421,9 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
         int clm = (flags & CLS_XF_CLAMP) != 0;
         IV fil = fm != 0 ? (IV)-1 : (IV)0;
         __global REAL *q = y + (ulong)g * rows * ncols + c0;
-        if (pre && !sep) {
-            for (uint i = 0; i < rows; i++) {
-                X_PREFETCH(i);
-                RV t = F(x_load)(p + (ulong)i * ncols, nl, (REAL)0);
-                CLIP_MOMENTS_ADD(t);
-                CLIP_WRITE(t, i);
-            }
-            CLIP_MOMENTS_END();
-        } else {
-            for (uint i = 0; i < rows; i++) {
-                X_PREFETCH(i);
-                CLIP_WRITE(F(x_load)(p + (ulong)i * ncols, nl, (REAL)0), i);
-            }
+        for (uint i = 0; i < rows; i++) {
+            X_PREFETCH(i);
+            CLIP_WRITE(F(x_load)(p + (ulong)i * ncols, nl, (REAL)0), i);
         }
     }
 
@@ -434,7 +436,7 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
     F(x_store)(hir, st + 6 * pstride + e, nl);
     F(x_store)(fill, st + 7 * pstride + e, nl);
     F(x_store_u)(TO_UV(n0), cn + e, nl);
-    F(x_store_u)(TO_UV(pre ? nk : n), cn + pstride + e, nl);
+    F(x_store_u)(TO_UV(nk), cn + pstride + e, nl);
     F(x_store_u)(TO_UV(it), cn + 2 * pstride + e, nl);
 }
 #undef CLIP_MOMENTS_ADD
