@@ -5,8 +5,8 @@ the median of the rounds is reported. CLSCALE_CLIP_STAGE (read by
 src/engine/clip_fast.c, benches only) cuts the kernel short:
   1  load the columns and write them (no sort, no clipping)
   2  also sort them (the sorting network)
-  3  also the sums over the sorted values and the final moments pass
-     (everything but the iterations)
+  3  also the sums over the sorted values (and the row-order moments
+     where they are read: not here); everything but the iterations
   -  the whole clipping to convergence (3 sigma, median, std, masked)
 plus min-max fit-transform alone, the floor the issue compares with.
 Data: as tools/bench/clip_astropy.py (18 x 60 x COLS float64, 5% NaN).
@@ -53,7 +53,7 @@ def main():
         return clscale.MinMaxScaler().fit_transform(x)
 
     rows = [("load + store only", clip("1")), ("load + sort + store", clip("2")),
-            ("load + sort + sums + moments + store", clip("3")),
+            ("load + sort + sums + store", clip("3")),
             ("whole clipping", clip(None)), ("min-max fit-transform", minmax)]
     times = {name: [] for name, _ in rows}
     for r in range(-1, a.repeats):
