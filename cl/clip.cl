@@ -7,16 +7,22 @@
  * lane of explicit vectors (XW = 4 doubles or 8 floats: one AVX2 register;
  * a CPU driver does not vectorise a kernel whose loops run a
  * data-dependent number of times, so the kernel does it itself). It loads
- * the columns once into private memory (v, in row order), sorts a copy (w,
- * cl/sortnet.cl, on vectors) and clips in registers. The values kept are
- * always the sorted values inside the bounds [L, H], a contiguous range
- * w[a, a + n) per lane, so the median is the middle of the range and the
- * MAD the median of a merge of its two sides. The moments (count, mean,
- * m2, min, max) are summed in row order with the same shifted sums as
- * clean.cl's clean_moments and combined with the float64 arithmetic of
- * clean.c: with float64 available (ACC = double) every iteration's bounds,
- * hence every mask, equal the multi-pass path's. Without cl_khr_fp64
- * (rusticl) ACC is float and the centre and spread carry float32 rounding.
+ * the columns once into private memory (w), sorts them (cl/sortnet.cl's
+ * odd-even merge network, on vectors) and clips there. The values kept
+ * are always the sorted values inside the bounds [L, H], a contiguous
+ * range w[a, a + n) per lane, so the median is the middle of the range,
+ * the MAD the median of a merge of its two sides, and the std comes from
+ * S1, S2 (sums of x - K0 and its square over the range, K0 a median, in
+ * ACC), from which an iteration subtracts the values it clips (the new
+ * range: two binary searches). Where the subtraction would cancel, or the
+ * range drifted away from K0, the lane sums its range afresh; without
+ * cl_khr_fp64 (rusticl: ACC = float) every iteration does. The bounds
+ * thus agree with the multi-pass path's within rounding (not bit for bit).
+ * The moments handed on (count, mean, m2, min, max) are, where read (no
+ * output written: a scaler follows; or mean imputation), summed in row
+ * order with clean.cl's clean_moments arithmetic in one more pass: the
+ * multi-pass path's bit for bit when the masks agree; else taken from S1,
+ * S2 and the range (clean.c reads only the count then).
  * A lane's column that stopped changing is done; the work-item loops
  * until all of its lanes are (at most QN + 1 times: each iteration but
  * the last drops a value).
