@@ -7,16 +7,22 @@
  * lane of explicit vectors (XW = 4 doubles or 8 floats: one AVX2 register;
  * a CPU driver does not vectorise a kernel whose loops run a
  * data-dependent number of times, so the kernel does it itself). It loads
- * the columns once into private memory (v, in row order), sorts a copy (w,
- * cl/sortnet.cl, on vectors) and clips in registers. The values kept are
- * always the sorted values inside the bounds [L, H], a contiguous range
- * w[a, a + n) per lane, so the median is the middle of the range and the
- * MAD the median of a merge of its two sides. The moments (count, mean,
- * m2, min, max) are summed in row order with the same shifted sums as
- * clean.cl's clean_moments and combined with the float64 arithmetic of
- * clean.c: with float64 available (ACC = double) every iteration's bounds,
- * hence every mask, equal the multi-pass path's. Without cl_khr_fp64
- * (rusticl) ACC is float and the centre and spread carry float32 rounding.
+ * the columns once into private memory (w), sorts them (cl/sortnet.cl's
+ * odd-even merge network, on vectors) and clips there. The values kept
+ * are always the sorted values inside the bounds [L, H], a contiguous
+ * range w[a, a + n) per lane, so the median is the middle of the range,
+ * the MAD the median of a merge of its two sides, and the std comes from
+ * S1, S2 (sums of x - K0 and its square over the range, K0 a median, in
+ * ACC), from which an iteration subtracts the values it clips (the new
+ * range: two binary searches). Where the subtraction would cancel, or the
+ * range drifted away from K0, the lane sums its range afresh; without
+ * cl_khr_fp64 (rusticl: ACC = float) every iteration does. The bounds
+ * thus agree with the multi-pass path's within rounding (not bit for bit).
+ * The moments handed on (count, mean, m2, min, max) are, where read (no
+ * output written: a scaler follows; or mean imputation), summed in row
+ * order with clean.cl's clean_moments arithmetic in one more pass: the
+ * multi-pass path's bit for bit when the masks agree; else taken from S1,
+ * S2 and the range (clean.c reads only the count then).
  * A lane's column that stopped changing is done; the work-item loops
  * until all of its lanes are (at most QN + 1 times: each iteration but
  * the last drops a value).
@@ -36,6 +42,10 @@
 #define CLS_XF_CLAMP  8u   /* clipped values take the nearest bound (else NaN) */
 #define CLS_XF_WRITE  16u  /* write y */
 #define CLS_XF_FILL_SHIFT 8 /* bits 8..10: 0 none, 1 mean, 2 median, 3 most frequent, 4 constant */
+/* bits 12..13, for clip_fast.c's CLSCALE_CLIP_STAGE (benches only): 1 load
+ * and store only, 2 also the sort, 3 also the sums and the moments (no
+ * iteration), 0 everything */
+#define CLS_XF_STAGE_SHIFT 12
 
 #if CLS_KERNEL == CLS_KID_CLIP32 || CLS_KERNEL == CLS_KID_CLIP64
 #if CLS_KERNEL == CLS_KID_CLIP32
@@ -66,9 +76,9 @@
 #define TO_RV_A convert_double4
 #define X_VLOAD vload4
 #define X_VSTORE vstore4
-#define X_GATHER(w, i)                                                        \
-    ((RV)(((const REAL *)(w))[(i).s0 * 4], ((const REAL *)(w))[(i).s1 * 4 + 1],  \
-          ((const REAL *)(w))[(i).s2 * 4 + 2], ((const REAL *)(w))[(i).s3 * 4 + 3]))
+#define X_GATHER_T(V, T, w, i)                                                \
+    ((V)(((const T *)(w))[(i).s0 * 4], ((const T *)(w))[(i).s1 * 4 + 1],         \
+         ((const T *)(w))[(i).s2 * 4 + 2], ((const T *)(w))[(i).s3 * 4 + 3]))
 #else
 #define XW 8
 #define RV float8
@@ -79,11 +89,11 @@
 #define TO_IV convert_int8
 #define X_VLOAD vload8
 #define X_VSTORE vstore8
-#define X_GATHER(w, i)                                                        \
-    ((RV)(((const REAL *)(w))[(i).s0 * 8], ((const REAL *)(w))[(i).s1 * 8 + 1],  \
-          ((const REAL *)(w))[(i).s2 * 8 + 2], ((const REAL *)(w))[(i).s3 * 8 + 3],  \
-          ((const REAL *)(w))[(i).s4 * 8 + 4], ((const REAL *)(w))[(i).s5 * 8 + 5],  \
-          ((const REAL *)(w))[(i).s6 * 8 + 6], ((const REAL *)(w))[(i).s7 * 8 + 7]))
+#define X_GATHER_T(V, T, w, i)                                                \
+    ((V)(((const T *)(w))[(i).s0 * 8], ((const T *)(w))[(i).s1 * 8 + 1],         \
+         ((const T *)(w))[(i).s2 * 8 + 2], ((const T *)(w))[(i).s3 * 8 + 3],      \
+         ((const T *)(w))[(i).s4 * 8 + 4], ((const T *)(w))[(i).s5 * 8 + 5],      \
+         ((const T *)(w))[(i).s6 * 8 + 6], ((const T *)(w))[(i).s7 * 8 + 7]))
 #if CLS_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #define AV double8
@@ -100,6 +110,9 @@
 #endif
 #define TO_RV_A convert_float8
 #endif
+/* lane k of vector i of a private array of vectors, per lane */
+#define X_GATHER(w, i) X_GATHER_T(RV, REAL, w, i)
+#define X_GATHER_A(w, i) X_GATHER_T(AV, ACC, w, i)
 #if CLS_FP64
 #define X_MAD_STD 1.482602218505602 /* clean_host.h's CLS_MAD_STD */
 #else
@@ -147,29 +160,68 @@ void F(x_store_u)(UV v, __global uint *p, uint nl)
     for (uint k = 0; k < XW && k < nl; k++) p[k] = t[k];
 }
 
-/* The moments of the values of v[0, rows) inside [lo, hi] per lane
- * (missing ones are +Inf in v and never inside): clean_moments'
- * arithmetic, lane by lane. a: the values below lo. */
-#define CLIP_MOMENTS(lo, hi)                                                  \
+/* In the last pass over a work-item's rows (in cache), the same row of the
+ * work-items after it (64 bytes on): their first loads then hit the cache
+ * instead of waiting on memory a row at a time (scale.cl's fit_apply does
+ * the same). Only on the host CPU's drivers (program.c: CLS_PREFETCH). */
+#if CLS_PREFETCH
+#define X_PREFETCH(i) __builtin_prefetch(p + (ulong)(i) * ncols + 2 * XW)
+#else
+#define X_PREFETCH(i) ((void)0)
+#endif
+
+/* The moments (nk, K, s1, s2, mn, mx) of the values inside [lor, hir],
+ * one row t (as loaded from x) at a time: clean_moments' arithmetic in
+ * row order, lane by lane, so that the statistics handed on equal the
+ * multi-pass path's bit for bit. CLIP_MOMENTS_END: rel, m2. */
+#define CLIP_MOMENTS_ADD(t)                                                   \
     do {                                                                      \
-        RV lo_ = (lo), hi_ = (hi);                                            \
-        n = 0; a = 0;                                                         \
-        K = 0; s1 = 0; s2 = 0; mn = INFINITY; mx = -INFINITY;                 \
-        for (uint i = 0; i < rows; i++) {                                     \
-            RV xv = v[i];                                                     \
-            IV fin = xv != (RV)INFINITY;                                      \
-            IV keep = fin & (xv >= lo_) & (xv <= hi_);                        \
-            a -= fin & (xv < lo_);                                            \
-            K = select(K, xv, keep & (n == 0));                               \
-            RV u = select((RV)0, xv - K, keep);                               \
-            n -= keep;                                                        \
-            s1 += u;                                                          \
-            s2 += u * u;                                                      \
-            mn = select(mn, fmin(mn, xv), keep);                              \
-            mx = select(mx, fmax(mx, xv), keep);                              \
-        }                                                                     \
-        rel = select((RV)0, s1 / TO_RV(n), n != 0);                           \
+        RV xv = (t);                                                          \
+        IV keep = isfinite(xv) & (sen ? xv != (RV)sent : (IV)-1) & (xv >= lor) & (xv <= hir); \
+        K = select(K, xv, keep & (nk == 0));                                  \
+        RV u = select((RV)0, xv - K, keep);                                   \
+        nk -= keep;                                                           \
+        s1 += u;                                                              \
+        s2 += u * u;                                                          \
+        mn = select(mn, fmin(mn, xv), keep);                                  \
+        mx = select(mx, fmax(mx, xv), keep);                                  \
+    } while (0)
+#define CLIP_MOMENTS_END()                                                    \
+    do {                                                                      \
+        rel = select((RV)0, s1 / TO_RV(nk), nk != 0);                         \
         m2 = fmax(s2 - s1 * rel, (RV)0);                                      \
+    } while (0)
+/* One row of the output: clipped values NaN or clamped, missing ones
+ * filled or left (a sentinel not filled becomes NaN), as clean_apply. */
+#define CLIP_WRITE(t0, i)                                                     \
+    do {                                                                      \
+        RV t_ = (t0);                                                         \
+        IV is_sent = sen ? t_ == (RV)sent : (IV)0;                            \
+        IV miss = !isfinite(t_) | is_sent;                                    \
+        t_ = select(t_, X_QNAN, is_sent);                                     \
+        IV out = ~miss & !((t_ >= lor) & (t_ <= hir));                        \
+        t_ = select(t_, clm ? clamp(t_, lor, hir) : X_QNAN, out);             \
+        miss |= clm ? (IV)0 : out;                                            \
+        F(x_store)(select(t_, fill, miss & fil), q + (ulong)(i) * ncols, nl); \
+    } while (0)
+
+/* S1, S2 = the sums of (x - K0) and (x - K0)^2 over w[a, a + n), summed
+ * afresh for the lanes of `redo`, with K0 the range's median. */
+#define X_SUMS(redo)                                                          \
+    do {                                                                      \
+        IV r_ = (redo), e_ = a + n;                                           \
+        AIV ra_ = TO_AIV(r_);                                                 \
+        AV k_ = TO_AV(select((RV)0, X_GATHER(w, X_IDX(a + ((n - 1) >> 1))), n > 0)); \
+        AV f1_ = 0, f2_ = 0;                                                  \
+        for (int i = 0; i < QN; i++) {                                        \
+            AIV in_ = TO_AIV(((IV)i >= a) & ((IV)i < e_));                    \
+            AV d_ = TO_AV(w[i]) - k_;                                         \
+            f1_ = select(f1_, f1_ + d_, in_);                                 \
+            f2_ = select(f2_, f2_ + d_ * d_, in_);                            \
+        }                                                                     \
+        K0 = select(K0, k_, ra_);                                             \
+        S1 = select(S1, f1_, ra_);                                            \
+        S2 = select(S2, f2_, ra_);                                            \
     } while (0)
 
 __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uint rows, uint ngroups,
@@ -185,19 +237,23 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
     int sen = (flags & CLS_XF_SENT) != 0;
     /* missing values become +Inf: after every finite value in the sort, and
      * never inside the bounds */
-    RV v[QN], w[QN];
+    RV w[QN];
     IV n0 = 0, nlt = 0, nz = 0;
     for (uint i = 0; i < QN; i++) {
         RV t = i < rows ? F(x_load)(p + (ulong)i * ncols, nl, (REAL)INFINITY) : (RV)INFINITY;
         IV ok = isfinite(t) & (sen ? t != (RV)sent : (IV)-1);
         t = select((RV)INFINITY, t, ok);
-        v[i] = t;
         w[i] = t;
         n0 -= ok;
         nlt -= ok & (t < (RV)0);
         nz -= ok & (t == (RV)0) & signbit(t);
     }
-    CLS_SORTNET_BY(RV, w, QN, X_MIN, X_MAX);
+    uint stage = (flags >> CLS_XF_STAGE_SHIFT) & 3u;
+    /* Batcher's odd-even merge network: 1.26-1.30x faster than the
+     * bitonic one here (docs/guide/cleaning-speed.md) */
+    if (stage != 1) {
+        CLS_SORTNET_OEM_BY(RV, w, QN, X_MIN, X_MAX);
+    }
     /* zeros back in key order (-0 first), as the counting kernels rank them */
     IV nneg = nlt + nz;
 #pragma unroll
@@ -206,10 +262,23 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
 
     AV slo = (AV)sig[0], shi = (AV)sig[1];
     AV L = (AV)-INFINITY, H = (AV)INFINITY;
-    IV n, a;
-    RV K, s1, s2, mn, mx, rel, m2;
-    CLIP_MOMENTS((RV)-INFINITY, (RV)INFINITY);
+    /* The values kept are w[a, a + n). Their sums S1, S2 of (x - K0) and
+     * (x - K0)^2 (K0 a median) are summed once over the sorted values;
+     * an iteration subtracts those of the values it clips (a few, at the
+     * ends of the range: O(moves) instead of a pass over the rows). A lane
+     * whose clipped values outweigh those kept (S2) more than 8 times sums
+     * its new range afresh around its new median instead, as does a lane
+     * whose range moved away from K0 (S1^2 / n near S2), so that neither
+     * the subtraction nor m2 = S2 - S1^2 / n loses more than a few units
+     * of rounding. */
+    IV n = n0, a = 0;
+    AV K0 = 0, S1 = 0, S2 = 0;
+    /* the profile's stages (CLSCALE_CLIP_STAGE): 1 and 2 neither sum nor
+     * clip, 3 sums but does not clip */
+    int pre = stage == 0 || stage == 3;
+    if (pre) X_SUMS((IV)-1);
     IV act = (IV)-1, it = 0;
+    if (stage != 0) act = 0;
     for (uint t = 0; t <= QN; t++) {
         if ((maxiters >= 0 && t >= (uint)maxiters) || !any(act)) break;
         it -= act;
@@ -221,7 +290,8 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
         RV med = select((m0 + m1) / (RV)2, m0, (n & 1) != 0);
         med = select((RV)NAN, med, has);
         AIV hasa = TO_AIV(has);
-        AV cen = (flags & CLS_XF_MEAN) ? select((AV)NAN, TO_AV(K) + TO_AV(rel), hasa) : TO_AV(med);
+        AV nA = TO_AV(n);
+        AV cen = (flags & CLS_XF_MEAN) ? select((AV)NAN, K0 + S1 / nA, hasa) : TO_AV(med);
         AV spr;
         if (flags & CLS_XF_MAD) {
             /* median of |x - med| over the range: the distances grow away
@@ -244,25 +314,92 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
             spr = select(even, odd, TO_AIV((n & 1) != 0)) * (AV)X_MAD_STD;
             spr = select((AV)NAN, spr, hasa);
         } else {
-            spr = select((AV)NAN, sqrt(TO_AV(m2) / TO_AV(n)), hasa);
+            spr = select((AV)NAN, sqrt(fmax(S2 - S1 * (S1 / nA), (AV)0) / nA), hasa);
         }
         {
-            /* as the host computes them (no fused multiply-add) */
-#pragma OPENCL FP_CONTRACT OFF
             AV lo = cen - spr * slo, hi = cen + spr * shi;
             AIV upd = TO_AIV(act);
             L = select(L, lo, upd & (lo > L));
             H = select(H, hi, upd & (hi < H));
         }
+        /* the new range: the ranks of the bounds in w (binary searches) */
+        RV lr = TO_RV_A(L), hr = TO_RV_A(H);
+        IV pl = 0, ph = 0;
+#pragma unroll
+        for (uint s = QN / 2; s > 0; s >>= 1) {
+            pl += select((IV)0, (IV)s, X_GATHER(w, pl + (IV)(s - 1)) < lr);
+            ph += select((IV)0, (IV)s, X_GATHER(w, ph + (IV)(s - 1)) <= hr);
+        }
+        pl -= X_GATHER(w, pl) < lr;
+        ph -= X_GATHER(w, ph) <= hr;
+        pl = min(pl, n0);
+        ph = min(ph, n0);
+        /* the values clipped: w[a, pl) below, w[ph, a + n) above */
+        IV live = ph > pl, lo = a, hi = a + n - 1;
+        AV R1 = 0, R2 = 0;
+        for (uint k = 0; k < QN; k++) {
+            IV ml = live & (lo < pl), mh = live & (hi >= ph);
+            if (!any(ml | mh)) break;
+            AV dl = TO_AV(X_GATHER(w, X_IDX(lo))) - K0, dh = TO_AV(X_GATHER(w, X_IDX(hi))) - K0;
+            AIV aml = TO_AIV(ml), amh = TO_AIV(mh);
+            R1 += select((AV)0, dl, aml) + select((AV)0, dh, amh);
+            R2 += select((AV)0, dl * dl, aml) + select((AV)0, dh * dh, amh);
+            lo -= ml;
+            hi += mh;
+        }
         IV before = n;
-        CLIP_MOMENTS(TO_RV_A(L), TO_RV_A(H));
+        a = pl;
+        n = max(ph - pl, (IV)0);
+        S1 -= R1;
+        S2 -= R2;
+        AIV none = TO_AIV(n == 0);
+        S1 = select(S1, (AV)0, none);
+        S2 = select(S2, (AV)0, none);
+        /* afresh where the subtraction or m2 = S2 - S1^2 / n would cancel
+         * (S2 more than 10 m2: the range moved far from K0) */
+        nA = TO_AV(n);
+#if CLS_FP64
+        IV redo = live & TO_IV((R2 > (AV)8 * S2) | (S1 * S1 > (AV)0.9 * nA * S2));
+#else
+        /* float32 sums (rusticl): afresh every iteration, the subtraction
+         * lost too much (the reference's tolerance, 1e-6, was missed) */
+        IV redo = live;
+#endif
+        if (any(redo)) X_SUMS(redo);
         act &= n != before;
     }
     RV lor = TO_RV_A(L), hir = TO_RV_A(H);
+    /* The moments of the values kept. Where someone reads them (a scaler
+     * follows: no output written here; or the fill value is their mean),
+     * summed in row order as the multi-pass path sums them, in a pass of
+     * their own (the work-item's rows are still in the cache): equal bit
+     * for bit. Else (clean.c then reads only the count) from the sorted
+     * sums, within rounding. */
+    uint fm = (flags >> CLS_XF_FILL_SHIFT) & 7u;
+    int wr = (flags & CLS_XF_WRITE) != 0;
+    int sep = pre && (!wr || fm == 1);
+    RV K = 0, s1 = 0, s2 = 0, mn = INFINITY, mx = -INFINITY, rel = 0, m2 = 0;
+    IV nk = n;
+    if (pre && !sep) {
+        AV nA = TO_AV(n);
+        AIV hasa = TO_AIV(n != 0);
+        K = TO_RV_A(K0);
+        rel = TO_RV_A(select((AV)0, S1 / nA, hasa));
+        m2 = TO_RV_A(select((AV)0, fmax(S2 - S1 * (S1 / nA), (AV)0), hasa));
+        mn = X_GATHER(w, X_IDX(a));
+        mx = X_GATHER(w, X_IDX(a + n - 1));
+    }
+    if (sep) {
+        nk = 0;
+        for (uint i = 0; i < rows; i++) {
+            if (!wr) X_PREFETCH(i);
+            CLIP_MOMENTS_ADD(F(x_load)(p + (ulong)i * ncols, nl, (REAL)INFINITY));
+        }
+        CLIP_MOMENTS_END();
+    }
     IV has = n != 0;
 
     /* the fill value over the kept values */
-    uint fm = (flags >> CLS_XF_FILL_SHIFT) & 7u;
     RV fill = X_QNAN;
     if (fm == 4) {
         fill = (RV)cfill;
@@ -286,19 +423,13 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
         }
     }
 
-    if (flags & CLS_XF_WRITE) {
+    if (wr) {
         int clm = (flags & CLS_XF_CLAMP) != 0;
         IV fil = fm != 0 ? (IV)-1 : (IV)0;
         __global REAL *q = y + (ulong)g * rows * ncols + c0;
         for (uint i = 0; i < rows; i++) {
-            RV t = F(x_load)(p + (ulong)i * ncols, nl, (REAL)0);
-            IV is_sent = sen ? t == (RV)sent : (IV)0;
-            IV miss = !isfinite(t) | is_sent;
-            t = select(t, X_QNAN, is_sent);
-            IV out = ~miss & !((t >= lor) & (t <= hir));
-            t = select(t, clm ? clamp(t, lor, hir) : X_QNAN, out);
-            miss |= clm ? (IV)0 : out;
-            F(x_store)(select(t, fill, miss & fil), q + (ulong)i * ncols, nl);
+            X_PREFETCH(i);
+            CLIP_WRITE(F(x_load)(p + (ulong)i * ncols, nl, (REAL)0), i);
         }
     }
 
@@ -311,10 +442,16 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
     F(x_store)(hir, st + 6 * pstride + e, nl);
     F(x_store)(fill, st + 7 * pstride + e, nl);
     F(x_store_u)(TO_UV(n0), cn + e, nl);
-    F(x_store_u)(TO_UV(n), cn + pstride + e, nl);
+    F(x_store_u)(TO_UV(nk), cn + pstride + e, nl);
     F(x_store_u)(TO_UV(it), cn + 2 * pstride + e, nl);
 }
-#undef CLIP_MOMENTS
+#undef CLIP_MOMENTS_ADD
+#undef CLIP_MOMENTS_END
+#undef CLIP_WRITE
+#undef X_PREFETCH
+#undef X_SUMS
+#undef X_GATHER_T
+#undef X_GATHER_A
 #undef XW
 #undef RV
 #undef IV
@@ -347,3 +484,4 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
 #undef CLS_XF_CLAMP
 #undef CLS_XF_WRITE
 #undef CLS_XF_FILL_SHIFT
+#undef CLS_XF_STAGE_SHIFT

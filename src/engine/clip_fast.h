@@ -34,7 +34,9 @@ int cls_clip_fast_fits(const cls_context *ctx, const cls_cview *v);
 /* cls_clip_fast(): clips every column of every group of v as clean.c's
  * passes do and, with o->write, writes the cleaned column (y may be x).
  * Per entry e = group * C + column: n0[e] the values not missing; m the
- * moments of the values kept (below, above untouched); L[e], H[e] the
+ * moments of the values kept (below, above untouched): the multi-pass
+ * path's bit for bit without o->write or with mean imputation, else (only
+ * m->n is read then) from sums over the sorted values, within rounding; L[e], H[e] the
  * final bounds (as the data's dtype rounds them); fill[e] the fill value
  * (NaN for none or an empty column; the constant as given). *iters: the
  * most iterations a column ran. */

@@ -13,7 +13,7 @@ does.
     PYTHONPATH=build/python /usr/bin/python3 tools/bench/clip_astropy.py \
         [--cols 20000] [--batch 18] [--rows 60] [--repeats 5] [--dtype f64]
 
-Rows: clscale SigmaClip (one-pass kernel for groups of <= 128 rows), the
+Rows: clscale SigmaClip (one-pass kernel for groups of <= 64 rows), the
 same with CLSCALE_CLIP_MULTIPASS=1 (the counting passes; --multipass adds
 the row), and astropy. The masks are compared on the first matrix.
 """
