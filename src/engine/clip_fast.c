@@ -105,7 +105,7 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
         unsigned fl = (o->has_sent ? CLS_XF_SENT : 0) | (o->center_mean ? CLS_XF_MEAN : 0) |
                       (o->mad ? CLS_XF_MAD : 0) | (o->clamp ? CLS_XF_CLAMP : 0) | (o->write ? CLS_XF_WRITE : 0) |
                       ((unsigned)o->fill << CLS_XF_FILL_SHIFT);
-        /* benches only (tools/bench/clip_stages.py): run the kernel's first
+        /* benches only (tools/bench/clip_astropy.py --stages): run the kernel's first
          * stages alone, 1 load and store, 2 also the sort, 3 also the sums
          * (no iteration); results wrong */
         const char *sg = getenv("CLSCALE_CLIP_STAGE");

@@ -16,6 +16,13 @@ does.
 Rows: clscale SigmaClip (one-pass kernel for groups of <= 64 rows), the
 same with CLSCALE_CLIP_MULTIPASS=1 (the counting passes; --multipass adds
 the row), and astropy. The masks are compared on the first matrix.
+
+--stages: where the one-pass kernel's time goes instead (no astropy).
+CLSCALE_CLIP_STAGE (read by src/engine/clip_fast.c, benches only: its
+results are wrong) cuts the kernel short: 1 load the columns and write
+them (no sort, no clipping); 2 also sort them; 3 also the sums over the
+sorted values (everything but the iterations); then the whole clipping
+and min-max fit-transform alone, the floor the issue compares with.
 """
 import argparse
 import os
@@ -34,6 +41,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--dtype", default="f64", choices=["f32", "f64"])
     ap.add_argument("--multipass", action="store_true", help="also time the multi-pass path")
+    ap.add_argument("--stages", action="store_true", help="split the one-pass kernel's time (no astropy)")
     a = ap.parse_args()
 
     import clscale
@@ -47,20 +55,28 @@ def main():
     def lib():
         return clscale.SigmaClip(3, maxiters=None).fit_transform(x)
 
-    def lib_multi():
-        os.environ["CLSCALE_CLIP_MULTIPASS"] = "1"
-        try:
-            return clscale.SigmaClip(3, maxiters=None).fit_transform(x)
-        finally:
-            del os.environ["CLSCALE_CLIP_MULTIPASS"]
+    def with_env(name, value):
+        def f():
+            os.environ[name] = value
+            try:
+                return lib()
+            finally:
+                del os.environ[name]
+        return f
 
     def astro():
         return [sigma_clip(x[b], sigma=3, maxiters=None, axis=0) for b in range(a.batch)]
 
-    rows = [("clscale SigmaClip(3, maxiters=None)", lib)]
-    if a.multipass:
-        rows.append(("clscale, multi-pass path", lib_multi))
-    rows.append(("astropy sigma_clip(axis=0, maxiters=None) per matrix", astro))
+    if a.stages:
+        rows = [("load + store only", with_env("CLSCALE_CLIP_STAGE", "1")),
+                ("load + sort + store", with_env("CLSCALE_CLIP_STAGE", "2")),
+                ("load + sort + sums + store", with_env("CLSCALE_CLIP_STAGE", "3")),
+                ("whole clipping", lib), ("min-max fit-transform", lambda: clscale.MinMaxScaler().fit_transform(x))]
+    else:
+        rows = [("clscale SigmaClip(3, maxiters=None)", lib)]
+        if a.multipass:
+            rows.append(("clscale, multi-pass path", with_env("CLSCALE_CLIP_MULTIPASS", "1")))
+        rows.append(("astropy sigma_clip(axis=0, maxiters=None) per matrix", astro))
     times = {name: [] for name, _ in rows}
     for r in range(-1, a.repeats):
         order = rows if r % 2 == 0 else rows[::-1]
@@ -74,10 +90,16 @@ def main():
                 y = out
             if r == -1 and fn is astro:
                 m = out
-    same = np.array_equal(np.isnan(y[0]), np.ma.getmaskarray(m[0]) | np.isnan(x[0]))
-    print(f"clip bench: {a.batch} x {a.rows} x {a.cols} {a.dtype} ({x.nbytes / 1e6:.0f} MB), 5% NaN, "
-          f"median of {a.repeats} after a warm-up, rows alternating; load {os.getloadavg()[0]:.2f}")
+    head = f"{a.batch} x {a.rows} x {a.cols} {a.dtype} ({x.nbytes / 1e6:.0f} MB), 5% NaN, " \
+           f"median of {a.repeats} after a warm-up, rows alternating; load {os.getloadavg()[0]:.2f}"
     med = {name: statistics.median(t) for name, t in times.items()}
+    if a.stages:
+        print(f"clip stages: {head}")
+        for name, _ in rows:
+            print(f"  {name:38s} {med[name]:8.3f} s   {med[name] / med['whole clipping']:6.2f} of the whole")
+        return 0
+    same = np.array_equal(np.isnan(y[0]), np.ma.getmaskarray(m[0]) | np.isnan(x[0]))
+    print(f"clip bench: {head}")
     base = med[rows[-1][0]]
     for name, _ in rows:
         print(f"  {name:55s} {med[name]:8.3f} s   astropy / this: {base / med[name]:6.2f}x")
