@@ -318,9 +318,6 @@ static cls_status combine_moments(const cls_combine *cb, cls_status st, cwork *w
     return CLS_OK;
 }
 
-/* Cleans in into out; with `p` (a scaler that fuses), scales in the same
- * last pass and returns the fitted statistics in *fitted (may be NULL).
- * *fused says whether the scaler ran. */
 /* The most frequent value of every column (host, clean_host.c): blocks
  * of up to CLS_MODE_COLS columns of a group (one sweep over its rows
  * gathers them), blocks spread over the context's host threads, each with
@@ -374,6 +371,9 @@ static cls_status modes(cls_context *ctx, const cls_cview *v, const copts *o, in
                                   : CLS_OK;
 }
 
+/* Cleans in into out; with `p` (a scaler that fuses), scales in the same
+ * last pass and returns the fitted statistics in *fitted (may be NULL).
+ * *fused says whether the scaler ran. */
 static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o, cls_scope scope,
                             const cls_array *in, cls_array *out, const cls_pipeline *p, int *fused,
                             cls_stats **fitted, const cls_combine *cb)
