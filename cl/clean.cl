@@ -21,6 +21,19 @@
 #define CLS_CF_RCLIP  64u  /* apply: then clamp the scaled value into [rlo, rhi] */
 
 #define F(name) CAT(name, SFX)
+/* CACC: the moments' sums, float64 where the device has it (also for
+ * float32 data: the clipping decisions and the mean fill then follow the
+ * float64 reference, not the order of float32 roundings; NVIDIA's
+ * contracted float32 sums had clipped a different set than the reference
+ * on a ramp column) */
+#if REAL_BYTES == 8
+#define CACC double
+#elif CLS_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define CACC double
+#else
+#define CACC float
+#endif
 /* NaN as numpy writes it (0x7fc00000 / 0x7ff8...): PoCL's NAN is a float
  * with a full payload (0x7fffffff), so a clipped float32 value and a
  * float32 NaN passed through were different bytes */
@@ -43,12 +56,12 @@
 /* Moments of the values a column's chunk keeps (not missing, inside the
  * bounds): count, mean and m2 (from shifted sums), min and max; how many it
  * clips below and above. Entry j * ncols + c of planes `pstride` apart:
- * REAL K, mean - K, m2, min, max; uint count, below, above. */
+ * CACC K, mean - K, m2, min, max; uint count, below, above. */
 #if CLS_KERNEL == CLS_KID_CLEAN_MOMENTS
 __kernel void F(clean_moments)(__global const REAL *x, __global REAL *y, uint ncols, uint ng, ulong urows,
                                ulong cpg, uint chunk, uint flags, REAL sent,
                                __global const REAL *blo, __global const REAL *bhi,
-                               __global REAL *pr, __global uint *pc, ulong pstride)
+                               __global CACC *pr, __global uint *pc, ulong pstride)
 {
     CHUNK_ROWS();
     REAL lo = (flags & CLS_CF_BOUNDS) ? blo[e] : (REAL)-INFINITY;
@@ -58,7 +71,8 @@ __kernel void F(clean_moments)(__global const REAL *x, __global REAL *y, uint nc
     /* sums of v - K, K the first value kept: the moments of data far from
      * zero keep the precision of its spread (float32 at 1e6). Selects, not
      * branches, so that the work-items of a group run as vectors. */
-    REAL K = 0, s1 = 0, s2 = 0, mn = INFINITY, mx = -INFINITY;
+    REAL K = 0, mn = INFINITY, mx = -INFINITY;
+    CACC s1 = 0, s2 = 0;
     for (ulong r = r0; r < r1; r++) {
         REAL v = x[r * ncols + c];
         int fin = isfinite(v);
@@ -69,15 +83,15 @@ __kernel void F(clean_moments)(__global const REAL *x, __global REAL *y, uint nc
         above += (uint)a;
         if (wr) y[r * ncols + c] = keep || !fin ? v : CLS_QNAN;
         K = (n == 0 && keep) ? v : K;
-        REAL u = keep ? v - K : (REAL)0;
+        CACC u = keep ? (CACC)v - (CACC)K : (CACC)0;
         n += (uint)keep;
         s1 += u;
         s2 += u * u;
         mn = keep ? fmin(mn, v) : mn;
         mx = keep ? fmax(mx, v) : mx;
     }
-    REAL mean = n ? s1 / (REAL)n : (REAL)0;
-    REAL m2 = fmax(s2 - s1 * mean, (REAL)0);
+    CACC mean = n ? s1 / (CACC)n : (CACC)0;
+    CACC m2 = fmax(s2 - s1 * mean, (CACC)0);
     ulong o = j * ncols + c;
     pr[o] = K;
     pr[pstride + o] = mean;
@@ -134,3 +148,4 @@ __kernel void F(clean_apply)(__global const REAL *x, __global REAL *y, uint ncol
 #undef CLS_CF_SCALE
 #undef CLS_CF_RCLIP
 #undef CLS_QNAN
+#undef CACC

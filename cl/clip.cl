@@ -32,8 +32,10 @@
  * filled or left (a sentinel not filled becomes NaN), as clean_apply does.
  *
  * Outputs, entry e = g * ncols + column of planes `pstride` apart:
- * st: 0 shift K, 1 mean - K (the mean is their float64 sum), 2 m2, 3 min,
- *     4 max, 5 lower bound, 6 upper bound, 7 fill value;
+ * st (ACC: float64 where the device has it, also for float32 data):
+ *     0 shift K, 1 mean - K (the mean is their float64 sum), 2 m2, 3 min,
+ *     4 max, 5 lower bound, 6 upper bound (values of the data's type,
+ *     as numpy's bounds are for astropy), 7 fill value;
  * cn: 0 values not missing, 1 values kept, 2 iterations run. */
 
 #define CLS_XF_SENT   1u   /* a value equal to `sent` is missing */
@@ -153,6 +155,18 @@ void F(x_store)(RV v, __global REAL *p, uint nl)
     for (uint k = 0; k < nl; k++) p[k] = t[k];
 }
 
+/* the same for the accumulator's lanes (ACC: float64 where the device has it) */
+void F(x_store_a)(AV v, __global ACC *p, uint nl)
+{
+    if (nl >= XW) {
+        CAT(vstore, XW)(v, 0, p);
+        return;
+    }
+    ACC t[XW];
+    CAT(vstore, XW)(v, 0, t);
+    for (uint k = 0; k < nl; k++) p[k] = t[k];
+}
+
 void F(x_store_u)(UV v, __global uint *p, uint nl)
 {
     uint t[XW];
@@ -172,14 +186,15 @@ void F(x_store_u)(UV v, __global uint *p, uint nl)
 
 /* The moments (nk, K, s1, s2, mn, mx) of the values inside [lor, hir],
  * one row t (as loaded from x) at a time: clean_moments' arithmetic in
- * row order, lane by lane, so that the statistics handed on equal the
- * multi-pass path's bit for bit. CLIP_MOMENTS_END: rel, m2. */
+ * row order (sums in ACC, as its CACC), lane by lane, so that the
+ * statistics handed on equal the multi-pass path's bit for bit.
+ * CLIP_MOMENTS_END: rel, m2. */
 #define CLIP_MOMENTS_ADD(t)                                                   \
     do {                                                                      \
         RV xv = (t);                                                          \
         IV keep = isfinite(xv) & (sen ? xv != (RV)sent : (IV)-1) & (xv >= lor) & (xv <= hir); \
         K = select(K, xv, keep & (nk == 0));                                  \
-        RV u = select((RV)0, xv - K, keep);                                   \
+        AV u = select((AV)0, TO_AV(xv) - TO_AV(K), TO_AIV(keep));            \
         nk -= keep;                                                           \
         s1 += u;                                                              \
         s2 += u * u;                                                          \
@@ -188,8 +203,8 @@ void F(x_store_u)(UV v, __global uint *p, uint nl)
     } while (0)
 #define CLIP_MOMENTS_END()                                                    \
     do {                                                                      \
-        rel = select((RV)0, s1 / TO_RV(nk), nk != 0);                         \
-        m2 = fmax(s2 - s1 * rel, (RV)0);                                      \
+        rel = select((AV)0, s1 / TO_AV(nk), TO_AIV(nk != 0));                 \
+        m2 = fmax(s2 - s1 * rel, (AV)0);                                      \
     } while (0)
 /* One row of the output: clipped values NaN or clamped, missing ones
  * filled or left (a sentinel not filled becomes NaN), as clean_apply. */
@@ -226,7 +241,7 @@ void F(x_store_u)(UV v, __global uint *p, uint nl)
 
 __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uint rows, uint ngroups,
                        uint flags, REAL sent, __global const ACC *sig, int maxiters, REAL cfill,
-                       __global REAL *st, __global uint *cn, ulong pstride)
+                       __global ACC *st, __global uint *cn, ulong pstride)
 {
     uint c0 = (uint)get_global_id(0) * XW;
     uint g = (uint)get_global_id(1);
@@ -378,14 +393,15 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
     uint fm = (flags >> CLS_XF_FILL_SHIFT) & 7u;
     int wr = (flags & CLS_XF_WRITE) != 0;
     int sep = pre && (!wr || fm == 1);
-    RV K = 0, s1 = 0, s2 = 0, mn = INFINITY, mx = -INFINITY, rel = 0, m2 = 0;
+    RV K = 0, mn = INFINITY, mx = -INFINITY;
+    AV s1 = 0, s2 = 0, rel = 0, m2 = 0;
     IV nk = n;
     if (pre && !sep) {
         AV nA = TO_AV(n);
         AIV hasa = TO_AIV(n != 0);
         K = TO_RV_A(K0);
-        rel = TO_RV_A(select((AV)0, S1 / nA, hasa));
-        m2 = TO_RV_A(select((AV)0, fmax(S2 - S1 * (S1 / nA), (AV)0), hasa));
+        rel = select((AV)0, S1 / nA, hasa);
+        m2 = select((AV)0, fmax(S2 - S1 * (S1 / nA), (AV)0), hasa);
         mn = X_GATHER(w, X_IDX(a));
         mx = X_GATHER(w, X_IDX(a + n - 1));
     }
@@ -404,7 +420,7 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
     if (fm == 4) {
         fill = (RV)cfill;
     } else if (fm == 1) {
-        fill = select(X_QNAN, TO_RV_A(TO_AV(K) + TO_AV(rel)), has);
+        fill = select(X_QNAN, TO_RV_A(TO_AV(K) + rel), has);
     } else if (fm == 2) {
         IV i0 = X_IDX(a + ((n - 1) >> 1));
         IV i1 = X_IDX(a + (n >> 1));
@@ -433,14 +449,14 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
         }
     }
 
-    F(x_store)(K, st + e, nl);
-    F(x_store)(rel, st + pstride + e, nl);
-    F(x_store)(m2, st + 2 * pstride + e, nl);
-    F(x_store)(mn, st + 3 * pstride + e, nl);
-    F(x_store)(mx, st + 4 * pstride + e, nl);
-    F(x_store)(lor, st + 5 * pstride + e, nl);
-    F(x_store)(hir, st + 6 * pstride + e, nl);
-    F(x_store)(fill, st + 7 * pstride + e, nl);
+    F(x_store_a)(TO_AV(K), st + e, nl);
+    F(x_store_a)(rel, st + pstride + e, nl);
+    F(x_store_a)(m2, st + 2 * pstride + e, nl);
+    F(x_store_a)(TO_AV(mn), st + 3 * pstride + e, nl);
+    F(x_store_a)(TO_AV(mx), st + 4 * pstride + e, nl);
+    F(x_store_a)(TO_AV(lor), st + 5 * pstride + e, nl);
+    F(x_store_a)(TO_AV(hir), st + 6 * pstride + e, nl);
+    F(x_store_a)(TO_AV(fill), st + 7 * pstride + e, nl);
     F(x_store_u)(TO_UV(n0), cn + e, nl);
     F(x_store_u)(TO_UV(nk), cn + pstride + e, nl);
     F(x_store_u)(TO_UV(it), cn + 2 * pstride + e, nl);

@@ -162,9 +162,10 @@ typedef struct mstate {
     pthread_mutex_t  lock;
 } mstate;
 
-static double at(const void *p, size_t i, cls_dtype t)
+/* Element i of a table of elements `es` bytes wide (8: double, 4: float). */
+static double at(const void *p, size_t i, size_t es)
 {
-    return t == CLS_F64 ? ((const double *)p)[i] : (double)((const float *)p)[i];
+    return es == 8 ? ((const double *)p)[i] : (double)((const float *)p)[i];
 }
 
 /* Folds (n, mean, m2, min, max) into entry e (Chan). */
@@ -195,9 +196,11 @@ static cls_status moments_unit(void *user, cls_context *ctx, cls_dev *d, size_t 
     size_t C = v->C, es = v->dtype == CLS_F64 ? 8 : 4, ne = (size_t)c.ng * C, e0 = (size_t)c.g0 * C;
     uint64_t cpg = (c.urows + CLS_CCHUNK - 1) / CLS_CCHUNK, parts = c.ng * cpg;
     size_t np = (size_t)parts * C;
+    /* the moments' planes in clean.cl's CACC: float64 where the device has it */
+    size_t as = v->dtype == CLS_F64 || d->info.fp64 ? 8 : 4;
     int write = (s->flags & CLS_CF_WRITE) != 0;
     cl_mem m[7] = {0};
-    void *pr = malloc(5 * np * es), *pc = malloc(3 * np * 4), *blo = NULL, *bhi = NULL;
+    void *pr = malloc(5 * np * as), *pc = malloc(3 * np * 4), *blo = NULL, *bhi = NULL;
     cls_kargs a = {ctx, d, NULL, 0, v->dtype, CLS_OK};
     size_t local = 0;
     cls_status st = pr && pc ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
@@ -210,7 +213,7 @@ static cls_status moments_unit(void *user, cls_context *ctx, cls_dev *d, size_t 
     if (st == CLS_OK) st = io_buffers(ctx, d, v, &c, write, m);
     if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_READ_ONLY, blo ? ne * es : es, blo, &m[3]);
     if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_READ_ONLY, bhi ? ne * es : es, bhi, &m[4]);
-    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, 5 * np * es, NULL, &m[5]);
+    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, 5 * np * as, NULL, &m[5]);
     if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, 3 * np * 4, NULL, &m[6]);
     if (st == CLS_OK) {
         cls_karg_mem(&a, m[0]);
@@ -229,7 +232,7 @@ static cls_status moments_unit(void *user, cls_context *ctx, cls_dev *d, size_t 
     }
     if (st == CLS_OK && write) st = finish_out(ctx, d, v, &c, m[1]);
     if (st == CLS_OK) {
-        cl_int e = clEnqueueReadBuffer(d->q[0], m[5], CL_TRUE, 0, 5 * np * es, pr, 0, NULL, NULL);
+        cl_int e = clEnqueueReadBuffer(d->q[0], m[5], CL_TRUE, 0, 5 * np * as, pr, 0, NULL, NULL);
         if (e == CL_SUCCESS) e = clEnqueueReadBuffer(d->q[0], m[6], CL_TRUE, 0, 3 * np * 4, pc, 0, NULL, NULL);
         if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "clEnqueueReadBuffer", e);
     }
@@ -238,8 +241,8 @@ static cls_status moments_unit(void *user, cls_context *ctx, cls_dev *d, size_t 
         pthread_mutex_lock(&s->lock);
         for (size_t i = 0; i < np; i++) {
             size_t j = i / C, col = i % C, e = e0 + (size_t)(j / cpg) * C + col;
-            fold(s->m, e, cn[i], at(pr, i, v->dtype) + at(pr, np + i, v->dtype), at(pr, 2 * np + i, v->dtype),
-                 at(pr, 3 * np + i, v->dtype), at(pr, 4 * np + i, v->dtype));
+            fold(s->m, e, cn[i], at(pr, i, as) + at(pr, np + i, as), at(pr, 2 * np + i, as), at(pr, 3 * np + i, as),
+                 at(pr, 4 * np + i, as));
             s->m->below[e] += cn[np + i];
             s->m->above[e] += cn[2 * np + i];
         }

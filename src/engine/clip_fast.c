@@ -49,9 +49,10 @@ int cls_clip_fast_fits(const cls_context *ctx, const cls_cview *v)
            v->Rg * v->C * es <= CLS_XGROUP_MAX;
 }
 
-static double at(const void *p, size_t i, cls_dtype t)
+/* Element i of a table of elements `es` bytes wide (8: double, 4: float). */
+static double at(const void *p, size_t i, size_t es)
 {
-    return t == CLS_F64 ? ((const double *)p)[i] : (double)((const float *)p)[i];
+    return es == 8 ? ((const double *)p)[i] : (double)((const float *)p)[i];
 }
 
 static void release(cl_mem *m, size_t n)
@@ -71,8 +72,10 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
     const char *xp = v->x + off * es;
     char *yp = o->write ? v->y + off * es : NULL;
     int k = v->Rg <= 32 ? CLS_K_CLIP32 : CLS_K_CLIP64;
+    /* st's planes in clip.cl's ACC: float64 where the device has it */
+    size_t as = v->dtype == CLS_F64 || d->info.fp64 ? 8 : 4;
     cl_mem m[5] = {0}; /* input (in place: a second reference to the output), output, sigmas, st, cn */
-    void *stp = malloc(8 * ne * es), *cnp = malloc(3 * ne * 4);
+    void *stp = malloc(8 * ne * as), *cnp = malloc(3 * ne * 4);
     cls_kargs a = {ctx, d, NULL, 0, v->dtype, CLS_OK};
     size_t local = 0;
     cl_int e = CL_SUCCESS;
@@ -99,7 +102,7 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
         st = d->info.fp64 ? cls_pass_buffer(ctx, d, CL_MEM_READ_ONLY, sizeof sd, sd, &m[2])
                           : cls_pass_buffer(ctx, d, CL_MEM_READ_ONLY, sizeof sf, sf, &m[2]);
     }
-    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, 8 * ne * es, NULL, &m[3]);
+    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, 8 * ne * as, NULL, &m[3]);
     if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, 3 * ne * 4, NULL, &m[4]);
     if (st == CLS_OK) {
         unsigned fl = (o->has_sent ? CLS_XF_SENT : 0) | (o->center_mean ? CLS_XF_MEAN : 0) |
@@ -137,7 +140,7 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
         if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "clEnqueueReadBuffer(output)", e);
     }
     if (st == CLS_OK) {
-        e = clEnqueueReadBuffer(d->q[0], m[3], CL_TRUE, 0, 8 * ne * es, stp, 0, NULL, NULL);
+        e = clEnqueueReadBuffer(d->q[0], m[3], CL_TRUE, 0, 8 * ne * as, stp, 0, NULL, NULL);
         if (e == CL_SUCCESS) e = clEnqueueReadBuffer(d->q[0], m[4], CL_TRUE, 0, 3 * ne * 4, cnp, 0, NULL, NULL);
         if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "clEnqueueReadBuffer", e);
     }
@@ -150,15 +153,15 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
             s->n0[x] = cn[i];
             s->m->n[x] = n;
             /* the moments as clean_pass.c folds one chunk: NaN when empty */
-            s->m->mean[x] = n ? at(stp, i, v->dtype) + at(stp, ne + i, v->dtype) : NAN;
-            s->m->m2[x] = n ? at(stp, 2 * ne + i, v->dtype) : NAN;
-            s->m->min[x] = n ? at(stp, 3 * ne + i, v->dtype) : NAN;
-            s->m->max[x] = n ? at(stp, 4 * ne + i, v->dtype) : NAN;
-            s->L[x] = at(stp, 5 * ne + i, v->dtype);
-            s->H[x] = at(stp, 6 * ne + i, v->dtype);
+            s->m->mean[x] = n ? at(stp, i, as) + at(stp, ne + i, as) : NAN;
+            s->m->m2[x] = n ? at(stp, 2 * ne + i, as) : NAN;
+            s->m->min[x] = n ? at(stp, 3 * ne + i, as) : NAN;
+            s->m->max[x] = n ? at(stp, 4 * ne + i, as) : NAN;
+            s->L[x] = at(stp, 5 * ne + i, as);
+            s->H[x] = at(stp, 6 * ne + i, as);
             s->fill[x] = o->fill == CLS_XFILL_CONSTANT ? o->fill_value
                          : o->fill == CLS_XFILL_NONE  ? NAN
-                                                      : at(stp, 7 * ne + i, v->dtype);
+                                                      : at(stp, 7 * ne + i, as);
             if (cn[2 * ne + i] > it) it = cn[2 * ne + i];
         }
         s->iters_of[u] = it;
