@@ -11,11 +11,16 @@
  *   impute+minmax mean imputation fused with min-max
  *   clip          3-sigma clipping to convergence (median, std), masked
  * Data: batch x rows x cols float64 (default seed-A's shape, 18 x 60 x
- * 98450), normal values with 5% NaN, statistics per matrix.
- *   clscale-clean-bench [BATCH ROWS COLS [REPEATS]] */
+ * 98450), normal values with 5% NaN, statistics per matrix; or, with
+ * --raw FILE, the batch x rows x cols float64 values of FILE (native byte
+ * order, no header: numpy's tofile), so that a peer in another process
+ * (astropy, on a machine where clscale's Python package does not load)
+ * times the same data.
+ *   clscale-clean-bench [BATCH ROWS COLS [REPEATS [--raw FILE]]] */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "clscale.h"
@@ -38,8 +43,9 @@ int main(int argc, char **argv)
     size_t B = argc > 3 ? strtoul(argv[1], NULL, 10) : 18, R = argc > 3 ? strtoul(argv[2], NULL, 10) : 60,
            C = argc > 3 ? strtoul(argv[3], NULL, 10) : 98450;
     int reps = argc > 4 ? atoi(argv[4]) : 5;
-    if (!B || !R || !C || reps < 1 || reps > 100) {
-        fprintf(stderr, "usage: clscale-clean-bench [BATCH ROWS COLS [REPEATS]]\n");
+    const char *raw = argc == 7 && strcmp(argv[5], "--raw") == 0 ? argv[6] : NULL;
+    if (!B || !R || !C || reps < 1 || reps > 100 || (argc > 5 && !raw)) {
+        fprintf(stderr, "usage: clscale-clean-bench [BATCH ROWS COLS [REPEATS [--raw FILE]]]\n");
         return 2;
     }
     size_t n = B * R * C;
@@ -60,7 +66,17 @@ int main(int argc, char **argv)
     double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *z = malloc(n * sizeof *z);
     if (!x || !y || !z) return 1;
     uint64_t s = 12345;
-    for (size_t i = 0; i < n; i++) {
+    if (raw) {
+        FILE *f = fopen(raw, "rb");
+        size_t got = f ? fread(x, sizeof *x, n, f) : 0;
+        int extra = f && fgetc(f) != EOF;
+        if (f) fclose(f);
+        if (got != n || extra) {
+            fprintf(stderr, "clscale-clean-bench: %s: not %zu float64 values\n", raw, n);
+            return 1;
+        }
+    }
+    for (size_t i = 0; i < n && !raw; i++) {
         s = s * 6364136223846793005ull + 1442695040888963407ull;
         double u = (double)(s >> 11) / 9007199254740992.0;
         s = s * 6364136223846793005ull + 1442695040888963407ull;
@@ -97,15 +113,15 @@ int main(int argc, char **argv)
             }
             if (r >= 0) t[row][r] = now() - t0;
         }
-    printf("clean bench: %zu x %zu x %zu float64 (%.0f MB), %zu device(s), median of %d\n", B, R, C,
-           (double)n * 8 / 1e6, cls_device_count(ctx), reps);
+    printf("clean bench: %zu x %zu x %zu float64 (%.0f MB%s%s), %zu device(s), median of %d\n", B, R, C,
+           (double)n * 8 / 1e6, raw ? " from " : "", raw ? raw : "", cls_device_count(ctx), reps);
     double med[ROWS];
     for (int k = 0; k < ROWS; k++) {
         qsort(t[k], (size_t)reps, sizeof t[k][0], cmp);
         med[k] = t[k][reps / 2];
         /* the min-max rows against min-max alone */
         double base = k == 5 ? med[4] : med[0];
-        printf("  %-22s %8.3f s  %5.2fx %s alone\n", names[k], med[k], med[k] / base,
+        printf("  %-22s %8.4f s  %5.2fx %s alone\n", names[k], med[k], med[k] / base,
                k == 5 ? "min-max" : "z-score");
     }
     free(x);

@@ -17,6 +17,11 @@ Rows: clscale SigmaClip (one-pass kernel for groups of <= 64 rows), the
 same with CLSCALE_CLIP_MULTIPASS=1 (the counting passes; --multipass adds
 the row), and astropy. The masks are compared on the first matrix.
 
+--raw FILE: astropy alone, on a machine where clscale's Python package
+does not load (another Python): the data goes to FILE for
+`clscale-clean-bench BATCH ROWS COLS REPEATS --raw FILE` (its "3-sigma
+clip" row times the same call on the same values).
+
 --stages: where the one-pass kernel's time goes instead (no astropy).
 CLSCALE_CLIP_STAGE (read by src/engine/clip_fast.c, benches only: its
 results are wrong) cuts the kernel short: 1 load the columns and write
@@ -42,15 +47,21 @@ def main():
     ap.add_argument("--dtype", default="f64", choices=["f32", "f64"])
     ap.add_argument("--multipass", action="store_true", help="also time the multi-pass path")
     ap.add_argument("--stages", action="store_true", help="split the one-pass kernel's time (no astropy)")
+    ap.add_argument("--raw", metavar="FILE",
+                    help="astropy alone: write the data to FILE (numpy's tofile) for "
+                         "clscale-clean-bench B R C N --raw FILE in another process, and time astropy")
     a = ap.parse_args()
 
-    import clscale
     from astropy.stats import sigma_clip
 
     rng = np.random.default_rng(12345)
     x = rng.normal(10, 2, (a.batch, a.rows, a.cols))
     x[rng.random(x.shape) < 0.05] = np.nan
     x = x.astype(np.float32 if a.dtype == "f32" else np.float64)
+    if a.raw:
+        x.tofile(a.raw)
+    else:
+        import clscale
 
     def lib():
         return clscale.SigmaClip(3, maxiters=None).fit_transform(x)
@@ -67,7 +78,9 @@ def main():
     def astro():
         return [sigma_clip(x[b], sigma=3, maxiters=None, axis=0) for b in range(a.batch)]
 
-    if a.stages:
+    if a.raw:
+        rows = [("astropy sigma_clip(axis=0, maxiters=None) per matrix", astro)]
+    elif a.stages:
         rows = [("load + store only", with_env("CLSCALE_CLIP_STAGE", "1")),
                 ("load + sort + store", with_env("CLSCALE_CLIP_STAGE", "2")),
                 ("load + sort + sums + store", with_env("CLSCALE_CLIP_STAGE", "3")),
@@ -93,6 +106,10 @@ def main():
     head = f"{a.batch} x {a.rows} x {a.cols} {a.dtype} ({x.nbytes / 1e6:.0f} MB), 5% NaN, " \
            f"median of {a.repeats} after a warm-up, rows alternating; load {os.getloadavg()[0]:.2f}"
     med = {name: statistics.median(t) for name, t in times.items()}
+    if a.raw:
+        print(f"clip bench, astropy alone (data in {a.raw}): {head}")
+        print(f"  {rows[0][0]:55s} {med[rows[0][0]]:8.3f} s")
+        return 0
     if a.stages:
         print(f"clip stages: {head}")
         for name, _ in rows:
