@@ -10,6 +10,7 @@
  *   minmax        min-max fit-transform alone
  *   impute+minmax mean imputation fused with min-max
  *   clip          3-sigma clipping to convergence (median, std), masked
+ *   quantiles     median and quartiles (cls_quantiles: 25, 50, 75 %, exact)
  * Data: batch x rows x cols float64 (default seed-A's shape, 18 x 60 x
  * 98450), normal values with 5% NaN, statistics per matrix; or, with
  * --raw FILE, the batch x rows x cols float64 values of FILE (native byte
@@ -64,7 +65,8 @@ int main(int argc, char **argv)
     }
     unsetenv("CLSCALE_IMPUTE_FUSED");
     double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *z = malloc(n * sizeof *z);
-    if (!x || !y || !z) return 1;
+    double *qout = malloc(B * 3 * C * sizeof *qout);
+    if (!x || !y || !z || !qout) return 1;
     uint64_t s = 12345;
     if (raw) {
         FILE *f = fopen(raw, "rb");
@@ -88,9 +90,11 @@ int main(int argc, char **argv)
     cls_clean clip = {.sigma = 3, .maxiters = -1};
     cls_pipeline scale = {.scaler = CLS_ZSCORE}, fused = {.scaler = CLS_ZSCORE, .clean = &impute};
     cls_pipeline mm = {.scaler = CLS_MINMAX}, mm_fused = {.scaler = CLS_MINMAX, .clean = &impute};
-    enum { ROWS = 7 };
+    enum { ROWS = 8 };
     const char *names[ROWS] = {"scale (z-score)", "impute+scale fused", "impute+scale clean.c",
-                               "impute, then scale", "min-max", "impute+min-max fused", "3-sigma clip"};
+                               "impute, then scale", "min-max", "impute+min-max fused", "3-sigma clip",
+                               "median and quartiles"};
+    static const double qs[3] = {0.25, 0.5, 0.75};
     double t[ROWS][100];
     for (int r = -1; r < reps; r++) /* r = -1 warms up (kernel builds) */
         for (int k = 0; k < ROWS; k++) {
@@ -105,7 +109,8 @@ int main(int argc, char **argv)
                 if (st == CLS_OK) st = cls_fit_transform(ctx, &scale, &mid, &out, NULL);
             } else if (row == 4) st = cls_fit_transform(ctx, &mm, &in, &out, NULL);
             else if (row == 5) st = cls_fit_transform(ctx, &mm_fused, &in, &out, NULL);
-            else st = cls_clean_data(ctx, &clip, CLS_SCOPE_MATRIX, &in, &out);
+            else if (row == 6) st = cls_clean_data(ctx, &clip, CLS_SCOPE_MATRIX, &in, &out);
+            else st = cls_quantiles(ctx, &in, CLS_SCOPE_MATRIX, qs, 3, qout);
             if (st != CLS_OK) {
                 fprintf(stderr, "clscale-clean-bench: %s: %s\n", cls_status_str(st),
                         cls_last_error(row == 2 ? old : ctx));
@@ -119,14 +124,16 @@ int main(int argc, char **argv)
     for (int k = 0; k < ROWS; k++) {
         qsort(t[k], (size_t)reps, sizeof t[k][0], cmp);
         med[k] = t[k][reps / 2];
-        /* the min-max rows against min-max alone */
-        double base = k == 5 ? med[4] : med[0];
+        /* the min-max rows, clipping and quantiles against min-max alone */
+        int mm_base = k == 5 || k == 6 || k == 7;
+        double base = mm_base ? med[4] : med[0];
         printf("  %-22s %8.4f s  %5.2fx %s alone\n", names[k], med[k], med[k] / base,
-               k == 5 ? "min-max" : "z-score");
+               mm_base ? "min-max" : "z-score");
     }
     free(x);
     free(y);
     free(z);
+    free(qout);
     cls_context_destroy(old);
     cls_context_destroy(ctx);
     return 0;
