@@ -128,7 +128,8 @@ __kernel void F(clean_apply)(__global const REAL *x, __global REAL *y, uint ncol
     int is_sent = sen && v == sent;
     int miss = !isfinite(v) || is_sent;
     v = is_sent ? CLS_QNAN : v;
-    int out = bnd && !miss && !(v >= lo && v <= hi);
+    /* outside the bounds as astropy tests it: NaN bounds clip nothing */
+    int out = bnd && !miss && (v < lo || v > hi);
     v = out ? (clm ? clamp(v, lo, hi) : CLS_QNAN) : v;
     miss = miss || (out && !clm);
     v = (miss && fil) ? fill : v;

@@ -192,7 +192,7 @@ void F(x_store_u)(UV v, __global uint *p, uint nl)
 #define CLIP_MOMENTS_ADD(t)                                                   \
     do {                                                                      \
         RV xv = (t);                                                          \
-        IV keep = isfinite(xv) & (sen ? xv != (RV)sent : (IV)-1) & (xv >= lor) & (xv <= hir); \
+        IV keep = isfinite(xv) & (sen ? xv != (RV)sent : (IV)-1) & !(xv < lor) & !(xv > hir); \
         K = select(K, xv, keep & (nk == 0));                                  \
         AV u = select((AV)0, TO_AV(xv) - TO_AV(K), TO_AIV(keep));            \
         nk -= keep;                                                           \
@@ -214,7 +214,7 @@ void F(x_store_u)(UV v, __global uint *p, uint nl)
         IV is_sent = sen ? t_ == (RV)sent : (IV)0;                            \
         IV miss = !isfinite(t_) | is_sent;                                    \
         t_ = select(t_, X_QNAN, is_sent);                                     \
-        IV out = ~miss & !((t_ >= lor) & (t_ <= hir));                        \
+        IV out = ~miss & ((t_ < lor) | (t_ > hir));                           \
         t_ = select(t_, clm ? clamp(t_, lor, hir) : X_QNAN, out);             \
         miss |= clm ? (IV)0 : out;                                            \
         F(x_store)(select(t_, fill, miss & fil), q + (ulong)(i) * ncols, nl); \
@@ -288,6 +288,8 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
      * of rounding. */
     IV n = n0, a = 0;
     AV K0 = 0, S1 = 0, S2 = 0;
+    /* the last iteration's bounds of each lane (the final mask's, as astropy's) */
+    AV FL = (AV)-INFINITY, FH = (AV)INFINITY;
     /* the profile's stages (CLSCALE_CLIP_STAGE): 1 and 2 neither sum nor
      * clip, 3 sums but does not clip */
     int pre = stage == 0 || stage == 3;
@@ -336,6 +338,8 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
             AIV upd = TO_AIV(act);
             L = select(L, lo, upd & (lo > L));
             H = select(H, hi, upd & (hi < H));
+            FL = select(FL, lo, upd);
+            FH = select(FH, hi, upd);
         }
         /* the new range: the ranks of the bounds in w (binary searches) */
         RV lr = TO_RV_A(L), hr = TO_RV_A(H);
@@ -383,7 +387,31 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
         if (any(redo)) X_SUMS(redo);
         act &= n != before;
     }
-    RV lor = TO_RV_A(L), hir = TO_RV_A(H);
+    /* As astropy's sigma_clip: the values clipped in the end are those
+     * outside the last iteration's bounds. A value an earlier iteration
+     * clipped comes back when inside them (the range can widen: a mean
+     * centre moves once the outliers are gone), and NaN bounds (nothing
+     * left to compute them from) clip nothing. The range again by binary
+     * searches; its sums afresh where it moved. */
+    RV lor = TO_RV_A(FL), hir = TO_RV_A(FH);
+    {
+        RV lr = select(lor, (RV)-INFINITY, isnan(lor)), hr = select(hir, (RV)INFINITY, isnan(hir));
+        IV pl = 0, ph = 0;
+#pragma unroll
+        for (uint s = QN / 2; s > 0; s >>= 1) {
+            pl += select((IV)0, (IV)s, X_GATHER(w, pl + (IV)(s - 1)) < lr);
+            ph += select((IV)0, (IV)s, X_GATHER(w, ph + (IV)(s - 1)) <= hr);
+        }
+        pl -= X_GATHER(w, pl) < lr;
+        ph -= X_GATHER(w, ph) <= hr;
+        pl = min(pl, n0);
+        ph = min(ph, n0);
+        IV nf = max(ph - pl, (IV)0);
+        IV moved = (pl != a) | (nf != n);
+        a = pl;
+        n = nf;
+        if (pre && any(moved)) X_SUMS(moved);
+    }
     /* The moments of the values kept. Where someone reads them (a scaler
      * follows: no output written here; or the fill value is their mean),
      * summed in row order as the multi-pass path sums them, in a pass of

@@ -264,10 +264,12 @@ typedef enum cls_scope { CLS_SCOPE_MATRIX, CLS_SCOPE_BATCH } cls_scope;
  * to missing_value (a catalogue's -9999). Outliers: astropy's sigma_clip
  * along the rows of each column of each statistics group: the centre
  * (median or mean) and spread (std, ddof 0, or mad_std = 1.482602218505602
- * x the median absolute deviation) of the values still kept give the
- * bounds [centre - sigma_lower x spread, centre + sigma_upper x spread];
- * values outside are clipped, cumulatively, until an iteration clips
- * nothing or maxiters iterations ran. Clipped values become missing
+ * x the median absolute deviation) of the values every earlier iteration
+ * kept give the bounds [centre - sigma_lower x spread, centre + sigma_upper
+ * x spread], until an iteration clips nothing or maxiters iterations ran;
+ * as astropy's, the values clipped in the end are those outside the last
+ * bounds (one clipped early comes back inside them; NaN bounds, after a
+ * column was clipped whole, clip nothing). Clipped values become missing
  * (CLS_CLIP_MASK) or take the nearest final bound (CLS_CLIP_CLAMP).
  * Imputation (scikit-learn's SimpleImputer) then fills every missing value
  * with its column's mean, median or most frequent value (the smallest of

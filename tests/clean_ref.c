@@ -121,7 +121,12 @@ void cref_clean_column(const cls_array *x, cls_scope scope, size_t g, size_t c, 
         keep[r] = isfinite(v[r]) && !(o->has_missing_value && v[r] == o->missing_value);
         n0 += (size_t)keep[r];
     }
-    double L = -INFINITY, H = INFINITY;
+    /* L, H: the bounds so far (each iteration keeps what every one before
+     * kept); FL, FH: the last iteration's. As astropy's sigma_clip, the
+     * values clipped in the end are those outside the last bounds: one
+     * clipped by an earlier iteration comes back when inside them, and
+     * NaN bounds (nothing left to compute them from) clip nothing. */
+    double L = -INFINITY, H = INFINITY, FL = -INFINITY, FH = INFINITY;
     int clip = o->sigma > 0;
     double slo = o->sigma_lower > 0 ? o->sigma_lower : o->sigma, shi = o->sigma_upper > 0 ? o->sigma_upper : o->sigma;
     int maxit = o->maxiters == 0 ? 5 : o->maxiters;
@@ -134,7 +139,10 @@ void cref_clean_column(const cls_array *x, cls_scope scope, size_t g, size_t c, 
                 buf[k++] = v[r];
                 sum += v[r];
             }
-        if (k == 0) break;
+        if (k == 0) {
+            FL = FH = NAN;
+            break;
+        }
         double mean = sum / (double)k, m2 = 0;
         for (size_t i = 0; i < k; i++) m2 += (buf[i] - mean) * (buf[i] - mean);
         double med = median_of(buf, k, t);
@@ -149,12 +157,14 @@ void cref_clean_column(const cls_array *x, cls_scope scope, size_t g, size_t c, 
             spr = sqrt(m2 / (double)k);
         }
         double lo = cen - spr * slo, hi = cen + spr * shi;
+        if (t == CLS_F32) { /* bounds are values of the data's type */
+            lo = (float)lo;
+            hi = (float)hi;
+        }
+        FL = lo;
+        FH = hi;
         if (lo > L) L = lo;
         if (hi < H) H = hi;
-        if (t == CLS_F32) {
-            L = (float)L;
-            H = (float)H;
-        }
         size_t nn = 0;
         for (size_t r = 0; r < R; r++) {
             keep[r] = keep[r] && v[r] >= L && v[r] <= H;
@@ -163,6 +173,9 @@ void cref_clean_column(const cls_array *x, cls_scope scope, size_t g, size_t c, 
         if (nn == n) break;
         n = nn;
     }
+    for (size_t r = 0; r < R && clip; r++)
+        keep[r] = isfinite(v[r]) && !(o->has_missing_value && v[r] == o->missing_value) && !(v[r] < FL) &&
+                  !(v[r] > FH);
     size_t k = 0;
     double sum = 0;
     for (size_t r = 0; r < R; r++)
@@ -190,8 +203,8 @@ void cref_clean_column(const cls_array *x, cls_scope scope, size_t g, size_t c, 
         double y = v[r];
         int miss = !isfinite(y) || (o->has_missing_value && y == o->missing_value);
         if (miss && o->has_missing_value && y == o->missing_value) y = NAN;
-        if (!miss && clip && !(y >= L && y <= H)) {
-            if (o->mode == CLS_CLIP_CLAMP) y = y < L ? L : H;
+        if (!miss && clip && (y < FL || y > FH)) {
+            if (o->mode == CLS_CLIP_CLAMP) y = y < FL ? FL : FH;
             else {
                 miss = 1;
                 y = NAN;

@@ -103,9 +103,11 @@ class SigmaClip(TransformerMixin, BaseEstimator):
     """astropy's sigma_clip(X, axis=0) per column, on the devices: values
     beyond `sigma` spreads (`stdfunc`: "std" or "mad_std") from the centre
     (`cenfunc`: "median" or "mean") of the values kept are clipped,
-    cumulatively, until nothing changes (maxiters=None) or `maxiters`
-    iterations ran. Clipped values become NaN (mode="mask", astropy's
-    masked values) or take the nearest bound (mode="clamp").
+    iteration after iteration, until nothing changes (maxiters=None) or
+    `maxiters` iterations ran; as astropy's, the values clipped in the end
+    are those outside the last bounds. Clipped values become NaN
+    (mode="mask", astropy's masked values) or take the nearest bound
+    (mode="clamp").
 
     Stateless like astropy's SigmaClip: fit does nothing; transform clips
     the data it is given. After a transform, `clipped_` holds the counts of

@@ -405,7 +405,9 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
         st = cls_clip_fast(ctx, &vin, &xo, w.n0, &w.m, w.L, w.H, w.fill, &iters);
     }
 
-    if (o->clip && o->clamp && in->data == out->data && bytes && !fast) {
+    /* in place, the input's values are kept: the clamp reads them, and a
+     * value clipped by an early iteration may come back in the end (below) */
+    if (o->clip && in->data == out->data && bytes && !fast) {
         orig = malloc(bytes);
         if (!orig) st = cls_fail(ctx, CLS_E_NOMEM, "cleaning: out of memory for a copy of the input (%zu bytes)",
                                  bytes);
@@ -441,6 +443,31 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
             if (st != CLS_OK) break;
             for (size_t e = 0; e < ne; e++) after += w.m.n[e];
             if (after == before) break;
+        }
+    }
+    /* As astropy's sigma_clip: the values clipped in the end are those
+     * outside the last iteration's bounds. A value an earlier iteration
+     * clipped comes back when inside them (a mean centre moves once the
+     * outliers are gone), and NaN bounds (nothing was left to compute them
+     * from) clip nothing. Where no bound of the last iteration is wider than
+     * the bounds so far (the common case) the last pass kept exactly those
+     * values; else one more pass over the input keeps them. The decision
+     * reads only combined numbers: every process takes it alike. */
+    if (st == CLS_OK && o->clip && !fast && iters > 0) {
+        int again = 0;
+        for (size_t e = 0; e < ne; e++) {
+            double lo = w.cen[e] - w.spr[e] * o->slo, hi = w.cen[e] + w.spr[e] * o->shi;
+            if (isnan(lo) || isnan(hi)) again |= w.m.n[e] != w.n0[e];
+            else again |= lo < w.L[e] || hi > w.H[e];
+            w.L[e] = lo;
+            w.H[e] = hi;
+        }
+        if (again) {
+            cls_cview from = vin;
+            if (orig) from.x = orig;
+            from.y = out->data;
+            st = moments(ctx, &from, (o->has_sent ? CLS_CF_SENT : 0) | CLS_CF_WRITE, o->sent, w.L, w.H, &w.m);
+            st = combine_moments(cb, st, &w, Rg, &rows);
         }
     }
     /* fill values over the kept values */
@@ -489,7 +516,7 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
             }
         }
         cls_cview src = o->clip && o->clamp ? vin : o->clip && !fast ? vout : vin;
-        if (orig) src.x = orig;
+        if (orig && o->clamp) src.x = orig;
         src.y = out->data;
         if (st == CLS_OK && G && Rg) st = cls_clean_apply(ctx, &src, fl, o->sent, w.prm, rlo, rhi);
     }
