@@ -1,7 +1,9 @@
 /* k-sigma clipping of short groups in one pass (clip_fast.h): units of
- * whole statistics groups that every device able to run the dtype pulls,
- * one work-item per column of a group (cl/clip.cl). Each unit owns its
- * entries of the result tables, so no lock.
+ * whole statistics groups that every device able to run the dtype pulls.
+ * A GPU runs cl/clip_local.cl's kernel (a column per work-item, its rows
+ * in local memory), any other device cl/clip.cl's (a block of 4 or 8
+ * columns per work-item in the lanes of vectors, in private memory).
+ * Each unit owns its entries of the result tables, so no lock.
  * Calls: passes.c (the units on the devices), program.c (the kernels). */
 #include <math.h>
 #include <stdlib.h>
@@ -35,23 +37,37 @@ typedef struct xstate {
     unsigned            *iters_of; /* per unit */
 } xstate;
 
+/* Whether d runs clip_local.cl's kernel: on a GPU (a device claiming to
+ * be a CPU too, a simulator, is not one), or wherever a test forces it. */
+static int local_kernel(const cls_context *ctx, const cls_dev *d)
+{
+    if (ctx->clip_local) return ctx->clip_local > 0;
+    return (d->info.type & CLS_DEVICE_GPU) && !(d->info.type & CLS_DEVICE_CPU);
+}
+
+/* clip_local.cl's columns per work-group (its LW): 16 KiB of local memory */
+static size_t local_width(size_t rows_max, size_t es) { return rows_max * es > 256 ? 32 : 64; }
+
 int cls_clip_fast_fits(const cls_context *ctx, const cls_cview *v)
 {
     size_t es = v->dtype == CLS_F64 ? 8 : 4;
-    /* Oclgrind 21.10 runs this kernel wrongly (a column with negative
+    /* Oclgrind 21.10 runs clip.cl's kernel wrongly (a column with negative
      * values gets wrong moments; PoCL and rusticl agree with the multi-pass
      * path; not understood yet): a context with an Oclgrind device keeps
-     * the multi-pass path */
+     * the multi-pass path, unless a test forces clip_local.cl's kernel
+     * (scalar code, right there) */
     for (size_t i = 0; i < ctx->ndevs; i++)
-        if (ctx->devs[i].alive && ctx->devs[i].info.platform && strstr(ctx->devs[i].info.platform, "Oclgrind"))
+        if (ctx->devs[i].alive && ctx->devs[i].info.platform && strstr(ctx->devs[i].info.platform, "Oclgrind") &&
+            !local_kernel(ctx, &ctx->devs[i]))
             return 0;
     return v->Rg >= 1 && v->Rg <= CLS_CLIP_FAST_ROWS && v->C <= UINT32_MAX && v->G <= UINT32_MAX &&
            v->Rg * v->C * es <= CLS_XGROUP_MAX;
 }
 
-static double at(const void *p, size_t i, cls_dtype t)
+/* entry i of a table of doubles (es 8) or floats */
+static double at(const void *p, size_t i, size_t es)
 {
-    return t == CLS_F64 ? ((const double *)p)[i] : (double)((const float *)p)[i];
+    return es == 8 ? ((const double *)p)[i] : (double)((const float *)p)[i];
 }
 
 static void release(cl_mem *m, size_t n)
@@ -70,9 +86,13 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
     size_t off = (size_t)(g0 * v->Rg) * C, bytes = (size_t)(ng * v->Rg) * C * es;
     const char *xp = v->x + off * es;
     char *yp = o->write ? v->y + off * es : NULL;
-    int k = v->Rg <= 32 ? CLS_K_CLIP32 : CLS_K_CLIP64;
+    int loc = local_kernel(ctx, d);
+    int k = loc ? (v->Rg <= 32 ? CLS_K_CLIP32L : CLS_K_CLIP64L) : (v->Rg <= 32 ? CLS_K_CLIP32 : CLS_K_CLIP64);
+    /* st's entries: clip.cl writes REAL, clip_local.cl ACC (double where the
+     * device has it) */
+    size_t ses = loc && (v->dtype == CLS_F64 || d->info.fp64) ? 8 : es;
     cl_mem m[5] = {0}; /* input (in place: a second reference to the output), output, sigmas, st, cn */
-    void *stp = malloc(8 * ne * es), *cnp = malloc(3 * ne * 4);
+    void *stp = malloc(8 * ne * ses), *cnp = malloc(3 * ne * 4);
     cls_kargs a = {ctx, d, NULL, 0, v->dtype, CLS_OK};
     size_t local = 0;
     cl_int e = CL_SUCCESS;
@@ -99,7 +119,7 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
         st = d->info.fp64 ? cls_pass_buffer(ctx, d, CL_MEM_READ_ONLY, sizeof sd, sd, &m[2])
                           : cls_pass_buffer(ctx, d, CL_MEM_READ_ONLY, sizeof sf, sf, &m[2]);
     }
-    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, 8 * ne * es, NULL, &m[3]);
+    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, 8 * ne * ses, NULL, &m[3]);
     if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, 3 * ne * 4, NULL, &m[4]);
     if (st == CLS_OK) {
         unsigned fl = (o->has_sent ? CLS_XF_SENT : 0) | (o->center_mean ? CLS_XF_MEAN : 0) |
@@ -123,13 +143,15 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
         cls_karg_mem(&a, m[3]);
         cls_karg_mem(&a, m[4]);
         cls_karg_u64(&a, ne);
-        /* a work-item clips XW columns in the lanes of its vectors (clip.cl):
-         * the kernel vectorises itself, so small work-groups */
-        size_t wg = 0, want = 8;
+        /* clip.cl: a work-item clips XW columns in the lanes of its vectors
+         * (the kernel vectorises itself), so small work-groups.
+         * clip_local.cl: a column per work-item, LW of them per group (its
+         * local array's width; fewer are right too) */
+        size_t wg = 0, want = loc ? local_width(v->Rg <= 32 ? 32 : 64, es) : 8;
         if (a.st == CLS_OK &&
             clGetKernelWorkGroupInfo(a.k, d->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) == CL_SUCCESS)
             while (wg && want > wg) want /= 2;
-        size_t xw = v->dtype == CLS_F64 ? 4 : 8;
+        size_t xw = loc ? 1 : v->dtype == CLS_F64 ? 4 : 8;
         st = cls_pass_launch(&a, want, (C + xw - 1) / xw, (size_t)ng);
     }
     if (st == CLS_OK && o->write && !d->zero_copy) {
@@ -137,7 +159,7 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
         if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "clEnqueueReadBuffer(output)", e);
     }
     if (st == CLS_OK) {
-        e = clEnqueueReadBuffer(d->q[0], m[3], CL_TRUE, 0, 8 * ne * es, stp, 0, NULL, NULL);
+        e = clEnqueueReadBuffer(d->q[0], m[3], CL_TRUE, 0, 8 * ne * ses, stp, 0, NULL, NULL);
         if (e == CL_SUCCESS) e = clEnqueueReadBuffer(d->q[0], m[4], CL_TRUE, 0, 3 * ne * 4, cnp, 0, NULL, NULL);
         if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "clEnqueueReadBuffer", e);
     }
@@ -150,15 +172,15 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
             s->n0[x] = cn[i];
             s->m->n[x] = n;
             /* the moments as clean_pass.c folds one chunk: NaN when empty */
-            s->m->mean[x] = n ? at(stp, i, v->dtype) + at(stp, ne + i, v->dtype) : NAN;
-            s->m->m2[x] = n ? at(stp, 2 * ne + i, v->dtype) : NAN;
-            s->m->min[x] = n ? at(stp, 3 * ne + i, v->dtype) : NAN;
-            s->m->max[x] = n ? at(stp, 4 * ne + i, v->dtype) : NAN;
-            s->L[x] = at(stp, 5 * ne + i, v->dtype);
-            s->H[x] = at(stp, 6 * ne + i, v->dtype);
+            s->m->mean[x] = n ? at(stp, i, ses) + at(stp, ne + i, ses) : NAN;
+            s->m->m2[x] = n ? at(stp, 2 * ne + i, ses) : NAN;
+            s->m->min[x] = n ? at(stp, 3 * ne + i, ses) : NAN;
+            s->m->max[x] = n ? at(stp, 4 * ne + i, ses) : NAN;
+            s->L[x] = at(stp, 5 * ne + i, ses);
+            s->H[x] = at(stp, 6 * ne + i, ses);
             s->fill[x] = o->fill == CLS_XFILL_CONSTANT ? o->fill_value
                          : o->fill == CLS_XFILL_NONE  ? NAN
-                                                      : at(stp, 7 * ne + i, v->dtype);
+                                                      : at(stp, 7 * ne + i, ses);
             if (cn[2 * ne + i] > it) it = cn[2 * ne + i];
         }
         s->iters_of[u] = it;
