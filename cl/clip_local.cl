@@ -116,7 +116,16 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
     }
     uint stage = (flags >> XF_STAGE_SHIFT) & 3u;
     if (stage != 1) {
-        CLS_SORTNET_OEM_AT(REAL, W, QN, L_MIN, L_MAX);
+        /* Batcher's odd-even merge network, as clip.cl's. Unrolled
+         * completely (compile-time offsets into local memory) except on
+         * PoCL's CPU drivers (CLS_PREFETCH), which run this kernel only in
+         * the tests: unrolled, the 64-row kernel's cold build took 16.7 s
+         * there, with loops 2.6 s */
+#if CLS_PREFETCH
+        CLS_SORTNET_OEM_AT(REAL, W, QN, L_MIN, L_MAX, "unroll 1");
+#else
+        CLS_SORTNET_OEM_AT(REAL, W, QN, L_MIN, L_MAX, "unroll");
+#endif
     }
     /* zeros back in key order (-0 first), as the counting kernels rank them */
     int nneg = nlt + nz;
