@@ -304,6 +304,35 @@ static void in_place_equals_out_of_place(void **state)
     cls_context_destroy(ctx);
 }
 
+/* Unforced, each device takes its own kernel: clip_local.cl's on a GPU,
+ * clip.cl's on a CPU device (PoCL, rusticl's llvmpipe), neither on
+ * Oclgrind (a simulator claiming every type: the multi-pass path). */
+static void auto_picks_by_device_type(void **state)
+{
+    (void)state;
+    cls_context *ctx = test_context(NULL, 0, 0);
+    size_t gpus = 0, n = cls_device_count(ctx);
+    for (size_t i = 0; i < n; i++) {
+        unsigned ty = ctx->devs[i].info.type;
+        gpus += (ty & CLS_DEVICE_GPU) && !(ty & CLS_DEVICE_CPU);
+    }
+    cls_array x = cref_make(CLS_F32, 2, 20, cols(), 2000);
+    cls_array y = make_out(&x);
+    cls_clean c = {.sigma = 2, .maxiters = -1};
+    assert_int_equal(cls_clean_data(ctx, &c, CLS_SCOPE_MATRIX, &x, &y), CLS_OK);
+    int vec = built(ctx, CLS_K_CLIP32, CLS_F32), loc = built(ctx, CLS_K_CLIP32L, CLS_F32);
+    if (test_suite_is("oclgrind")) {
+        assert_false(vec || loc);
+    } else if (gpus == n) {
+        assert_true(loc && !vec);
+    } else if (gpus == 0) {
+        assert_true(vec && !loc);
+    }
+    ref_free(&y);
+    cref_free(&x);
+    cls_context_destroy(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -311,6 +340,7 @@ int main(void)
         cmocka_unit_test(local_kernel_holds_on_hostile_scales),
         cmocka_unit_test(fused_scaler_equals_other_path),
         cmocka_unit_test(in_place_equals_out_of_place),
+        cmocka_unit_test(auto_picks_by_device_type),
     };
     return TEST_RUN("clip_local", tests, NULL, NULL);
 }
