@@ -37,12 +37,20 @@ typedef struct xstate {
     unsigned            *iters_of; /* per unit */
 } xstate;
 
+/* clip_local.cl's local memory (QN * LW * REAL_BYTES at most) */
+#define CLS_XLOCAL_BYTES 16384
+
 /* Whether d runs clip_local.cl's kernel: on a GPU (a device claiming to
- * be a CPU too, a simulator, is not one), or wherever a test forces it. */
+ * be a CPU too, a simulator, is not one) with the local memory it takes
+ * (OpenCL promises 32 KiB; an embedded profile may have less), or wherever
+ * a test forces it. */
 static int local_kernel(const cls_context *ctx, const cls_dev *d)
 {
     if (ctx->clip_local) return ctx->clip_local > 0;
-    return (d->info.type & CLS_DEVICE_GPU) && !(d->info.type & CLS_DEVICE_CPU);
+    if (!(d->info.type & CLS_DEVICE_GPU) || (d->info.type & CLS_DEVICE_CPU)) return 0;
+    cl_ulong lm = 0;
+    return clGetDeviceInfo(d->id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof lm, &lm, NULL) == CL_SUCCESS &&
+           lm >= CLS_XLOCAL_BYTES;
 }
 
 /* clip_local.cl's columns per work-group (its LW): 16 KiB of local memory */
