@@ -1,5 +1,6 @@
 /* Shared by every kernel of clscale. program.c assembles the source as
- *   common.cl and sortnet.cl, then scale.cl, quantile.cl, clean.cl, describe.cl and clip.cl with REAL=float, then
+ *   common.cl and sortnet.cl, then scale.cl, quantile.cl, clean.cl, describe.cl, clip.cl and clip_local.cl with
+ *   REAL=float, then
  *   the same with REAL=double,
  * and builds one program per kernel and dtype, the first time a call needs
  * it, with -DCLS_KERNEL=<CLS_KID_*> -DCLS_REAL_BYTES=<4|8> -DVEC=<vector
@@ -37,6 +38,8 @@
 #define CLS_KID_ROW_HASH     16
 #define CLS_KID_CLIP32       17
 #define CLS_KID_CLIP64       18
+#define CLS_KID_CLIP32L      19
+#define CLS_KID_CLIP64L      20
 #ifndef CLS_KERNEL
 #define CLS_KERNEL (-1)
 #endif

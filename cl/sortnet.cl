@@ -43,4 +43,21 @@
             (w)[h_] = MAX(a_, b_);                                            \
         }                                                                     \
     }
+/* CLS_SORTNET_OEM_AT: the same network on values reached through AT(i),
+ * an lvalue macro (clip_local.cl: a column in local memory, w[i * LW +
+ * lid]), the same exchanges in the same order as CLS_SORTNET_OEM_BY; its
+ * loops unrolled as the pragma U says ("unroll": completely; "unroll 1":
+ * not at all, the exchanges' indices computed at run time). */
+#define CLS_SORTNET_OEM_AT(T, AT, QN, MIN, MAX, U)                            \
+    _Pragma(U) for (uint p_ = 1; p_ < (QN); p_ <<= 1)                         \
+    _Pragma(U) for (uint k_ = p_; k_ >= 1; k_ >>= 1)                          \
+    _Pragma(U) for (uint j_ = k_ % p_; j_ + k_ <= (QN) - 1; j_ += 2 * k_)     \
+    _Pragma(U) for (uint i_ = 0; i_ < k_ && i_ + j_ + k_ < (QN); i_++) {      \
+        uint l_ = i_ + j_, h_ = l_ + k_;                                      \
+        if (l_ / (2 * p_) == h_ / (2 * p_)) {                                 \
+            T a_ = AT(l_), b_ = AT(h_);                                       \
+            AT(l_) = MIN(a_, b_);                                             \
+            AT(h_) = MAX(a_, b_);                                             \
+        }                                                                     \
+    }
 #endif

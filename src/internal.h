@@ -85,6 +85,8 @@ enum cls_kernel_id {
     CLS_K_ROW_HASH,       /* a hash of each row's block of columns (describe.cl) */
     CLS_K_CLIP32,         /* k-sigma clipping of columns of <= 32 rows in private memory (clip.cl) */
     CLS_K_CLIP64,         /* the same, <= 64 rows */
+    CLS_K_CLIP32L,        /* the same for GPUs: a column per work-item, in local memory (clip_local.cl) */
+    CLS_K_CLIP64L,
     /* the first six again, built with -DCLS_IMPUTE=1 (a fill;
      * engine/impute_fused.c), then with -DCLS_IMPUTE=2 (a fill and a
      * sentinel: a compare per value that the first set saves), each in the
@@ -323,6 +325,9 @@ struct cls_context {
     int             no_prior;    /* CLSCALE_PRIOR=0: no speed probes */
     int             no_team;     /* CLSCALE_TEAM=0: every call runs on every device (team.c) */
     int             impute_unfused; /* CLSCALE_IMPUTE_FUSED=0: imputation takes clean.c's passes */
+    int             clip_local;  /* tests only (test_clip_fast.c): 1 the one-pass clipping runs
+                                    clip_local.cl's kernel on every device (Oclgrind's too),
+                                    -1 clip.cl's; 0 by device type (clip_fast.c) */
     cls_team        team[CLS_TEAM_KINDS];
     uint64_t        team_clock;
     cls_dev        *devs;

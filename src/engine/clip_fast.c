@@ -1,7 +1,9 @@
 /* k-sigma clipping of short groups in one pass (clip_fast.h): units of
- * whole statistics groups that every device able to run the dtype pulls,
- * one work-item per column of a group (cl/clip.cl). Each unit owns its
- * entries of the result tables, so no lock.
+ * whole statistics groups that every device able to run the dtype pulls.
+ * A GPU runs cl/clip_local.cl's kernel (a column per work-item, its rows
+ * in local memory), any other device cl/clip.cl's (a block of 4 or 8
+ * columns per work-item in the lanes of vectors, in private memory).
+ * Each unit owns its entries of the result tables, so no lock.
  * Calls: passes.c (the units on the devices), program.c (the kernels). */
 #include <math.h>
 #include <stdlib.h>
@@ -35,15 +37,36 @@ typedef struct xstate {
     unsigned            *iters_of; /* per unit */
 } xstate;
 
+/* clip_local.cl's local memory (QN * LW * REAL_BYTES at most) */
+#define CLS_XLOCAL_BYTES 16384
+
+/* Whether d runs clip_local.cl's kernel: on a GPU (a device claiming to
+ * be a CPU too, a simulator, is not one) with the local memory it takes
+ * (OpenCL promises 32 KiB; an embedded profile may have less), or wherever
+ * a test forces it. */
+static int local_kernel(const cls_context *ctx, const cls_dev *d)
+{
+    if (ctx->clip_local) return ctx->clip_local > 0;
+    if (!(d->info.type & CLS_DEVICE_GPU) || (d->info.type & CLS_DEVICE_CPU)) return 0;
+    cl_ulong lm = 0;
+    return clGetDeviceInfo(d->id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof lm, &lm, NULL) == CL_SUCCESS &&
+           lm >= CLS_XLOCAL_BYTES;
+}
+
+/* clip_local.cl's columns per work-group (its LW): 16 KiB of local memory */
+static size_t local_width(size_t rows_max, size_t es) { return rows_max * es > 256 ? 32 : 64; }
+
 int cls_clip_fast_fits(const cls_context *ctx, const cls_cview *v)
 {
     size_t es = v->dtype == CLS_F64 ? 8 : 4;
-    /* Oclgrind 21.10 runs this kernel wrongly (a column with negative
+    /* Oclgrind 21.10 runs clip.cl's kernel wrongly (a column with negative
      * values gets wrong moments; PoCL and rusticl agree with the multi-pass
      * path; not understood yet): a context with an Oclgrind device keeps
-     * the multi-pass path */
+     * the multi-pass path, unless a test forces clip_local.cl's kernel
+     * (scalar code, right there) */
     for (size_t i = 0; i < ctx->ndevs; i++)
-        if (ctx->devs[i].alive && ctx->devs[i].info.platform && strstr(ctx->devs[i].info.platform, "Oclgrind"))
+        if (ctx->devs[i].alive && ctx->devs[i].info.platform && strstr(ctx->devs[i].info.platform, "Oclgrind") &&
+            !local_kernel(ctx, &ctx->devs[i]))
             return 0;
     return v->Rg >= 1 && v->Rg <= CLS_CLIP_FAST_ROWS && v->C <= UINT32_MAX && v->G <= UINT32_MAX &&
            v->Rg * v->C * es <= CLS_XGROUP_MAX;
@@ -71,8 +94,9 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
     size_t off = (size_t)(g0 * v->Rg) * C, bytes = (size_t)(ng * v->Rg) * C * es;
     const char *xp = v->x + off * es;
     char *yp = o->write ? v->y + off * es : NULL;
-    int k = v->Rg <= 32 ? CLS_K_CLIP32 : CLS_K_CLIP64;
-    /* st's planes in clip.cl's ACC: float64 where the device has it */
+    int loc = local_kernel(ctx, d);
+    int k = loc ? (v->Rg <= 32 ? CLS_K_CLIP32L : CLS_K_CLIP64L) : (v->Rg <= 32 ? CLS_K_CLIP32 : CLS_K_CLIP64);
+    /* st's planes in the kernels' ACC: float64 where the device has it */
     size_t as = v->dtype == CLS_F64 || d->info.fp64 ? 8 : 4;
     cl_mem m[5] = {0}; /* input (in place: a second reference to the output), output, sigmas, st, cn */
     void *stp = malloc(8 * ne * as), *cnp = malloc(3 * ne * 4);
@@ -126,13 +150,15 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
         cls_karg_mem(&a, m[3]);
         cls_karg_mem(&a, m[4]);
         cls_karg_u64(&a, ne);
-        /* a work-item clips XW columns in the lanes of its vectors (clip.cl):
-         * the kernel vectorises itself, so small work-groups */
-        size_t wg = 0, want = 8;
+        /* clip.cl: a work-item clips XW columns in the lanes of its vectors
+         * (the kernel vectorises itself), so small work-groups.
+         * clip_local.cl: a column per work-item, LW of them per group (its
+         * local array's width; fewer are right too) */
+        size_t wg = 0, want = loc ? local_width(v->Rg <= 32 ? 32 : 64, es) : 8;
         if (a.st == CLS_OK &&
             clGetKernelWorkGroupInfo(a.k, d->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) == CL_SUCCESS)
             while (wg && want > wg) want /= 2;
-        size_t xw = v->dtype == CLS_F64 ? 4 : 8;
+        size_t xw = loc ? 1 : v->dtype == CLS_F64 ? 4 : 8;
         st = cls_pass_launch(&a, want, (C + xw - 1) / xw, (size_t)ng);
     }
     if (st == CLS_OK && o->write && !d->zero_copy) {

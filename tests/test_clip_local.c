@@ -1,0 +1,346 @@
+/* The one-pass clipping's GPU kernel (cl/clip_local.cl: a column per
+ * work-item, its rows in local memory), forced on every device through the
+ * test hook ctx->clip_local, against the float64 reference of astropy's
+ * sigma_clip + SimpleImputer (clean_ref.c) and against the path the device
+ * takes otherwise (ctx->clip_local = -1): clip.cl's kernel on PoCL and
+ * rusticl, the multi-pass path on Oclgrind (which keeps it for clip.cl).
+ *
+ * Against the other path: the same counts, masks, fill values and
+ * iterations, the output byte for byte, except clamped values (the bounds,
+ * computed from sums over the sorted values: within tol). The cases of
+ * test_clip_fast.c, fewer: hostile columns (ties, heavy tails, NaN and
+ * +-Inf, constant, all-NaN, float32 at 1e6), a sentinel, rows 1 to 64
+ * (both networks), column counts that leave the last work-group part-full
+ * (LW 32 or 64 columns), every option, the hostile scales of the sorted
+ * sums, a fused scaler's statistics (the row-order moments) and in place.
+ * rusticl: float32, rows <= 33 (test_clip_fast.c says why); Oclgrind:
+ * small shapes. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "clean_ref.h"
+#include "pipeline_util.h"
+
+typedef struct result {
+    cls_array y;
+    uint64_t *miss, *clip;
+    double   *fill;
+    unsigned  iters;
+} result;
+
+static int same(double a, double b) { return (isnan(a) && isnan(b)) || (a == b && signbit(a) == signbit(b)); }
+
+/* Whether some device of ctx built kernel k for dtype t. */
+static int built(cls_context *ctx, int k, cls_dtype t)
+{
+    for (size_t i = 0; i < ctx->ndevs; i++)
+        for (unsigned c = 0; c < CLS_MAX_QUEUES; c++)
+            if (ctx->devs[i].k[c][k][t]) return 1;
+    return 0;
+}
+
+/* Whether every device of ctx has float64. */
+static int all_fp64(cls_context *ctx)
+{
+    for (size_t i = 0; i < cls_device_count(ctx); i++) {
+        cls_device_info d;
+        if (cls_device_get(ctx, i, &d) != CLS_OK || !d.fp64) return 0;
+    }
+    return 1;
+}
+
+/* Cleans x with o, clip_local.cl's kernel forced (local) or not. */
+static void run(cls_context *ctx, const cls_array *x, cls_scope scope, cls_clean o, int local, result *r)
+{
+    size_t ne = cref_groups(x, scope) * x->cols;
+    r->y = make_out(x);
+    r->miss = calloc(ne, 8);
+    r->clip = calloc(ne, 8);
+    r->fill = calloc(ne, 8);
+    o.missing_out = r->miss;
+    o.clipped_out = r->clip;
+    o.fill_out = r->fill;
+    o.iterations_out = &r->iters;
+    ctx->clip_local = local ? 1 : -1;
+    cls_status st = cls_clean_data(ctx, &o, scope, x, &r->y);
+    ctx->clip_local = 0;
+    if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
+}
+
+static void result_free(result *r)
+{
+    ref_free(&r->y);
+    free(r->miss);
+    free(r->clip);
+    free(r->fill);
+}
+
+static void check(cls_context *ctx, const cls_array *x, cls_scope scope, cls_clean o, const char *label)
+{
+    size_t G = cref_groups(x, scope), C = x->cols, ne = G * C, n = x->batch * x->rows * C;
+    size_t rows = cref_group_rows(x, scope);
+    int k = rows <= 32 ? CLS_K_CLIP32L : CLS_K_CLIP64L;
+    result f, m;
+    run(ctx, x, scope, o, 1, &f);
+    if (!built(ctx, k, x->dtype)) fail_msg("%s: %s was not run", label, cls_kernel_names[k]);
+    double *want = malloc(n * sizeof *want);
+    uint64_t *wmiss = calloc(ne, 8), *wclip = calloc(ne, 8);
+    for (size_t g = 0; g < G; g++)
+        for (size_t c = 0; c < C; c++) cref_clean_column(x, scope, g, c, &o, want, &wmiss[g * C + c], &wclip[g * C + c]);
+    double tol = x->dtype == CLS_F64 ? 1e-12 : 1e-6;
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        double got = cref_get(&f.y, i), w = x->dtype == CLS_F32 ? (double)(float)want[i] : want[i];
+        if (!((isnan(got) && isnan(w)) || got == w || fabs(got - w) <= tol * fmax(1, fabs(w))) && bad++ < 5)
+            printf("# %s: element %zu (column %zu): got %.17g want %.17g\n", label, i, i % C, got, w);
+    }
+    for (size_t e = 0; e < ne; e++)
+        if ((f.miss[e] != wmiss[e] || f.clip[e] != wclip[e]) && bad++ < 10)
+            printf("# %s: entry %zu: missing %llu clipped %llu, want %llu %llu\n", label, e,
+                   (unsigned long long)f.miss[e], (unsigned long long)f.clip[e], (unsigned long long)wmiss[e],
+                   (unsigned long long)wclip[e]);
+    if (bad) fail_msg("%s: %zu differences from the reference", label, bad);
+    /* the other path: clip.cl's kernel; on Oclgrind the multi-pass path
+     * (slow there: on groups of 33 rows only), which sums float32 data in
+     * float32: compared where it is exact, as test_clip_fast.c does */
+    int og = test_suite_is("oclgrind");
+    if (!og || (rows == 33 && (x->dtype == CLS_F64 || all_fp64(ctx)))) {
+        run(ctx, x, scope, o, 0, &m);
+        size_t es = x->dtype == CLS_F64 ? 8 : 4;
+        int clamp = o.mode == CLS_CLIP_CLAMP;
+        double ctol = x->dtype == CLS_F64 ? tol : 1e-5;
+        for (size_t i = 0; i < n; i++)
+            if (memcmp((const char *)f.y.data + i * es, (const char *)m.y.data + i * es, es) != 0 &&
+                !(clamp && fabs(cref_get(&f.y, i) - cref_get(&m.y, i)) <= ctol * fmax(1, fabs(cref_get(&m.y, i)))) &&
+                bad++ < 5)
+                printf("# %s: element %zu: clip_local %.17g, other %.17g\n", label, i, cref_get(&f.y, i),
+                       cref_get(&m.y, i));
+        for (size_t e = 0; e < ne; e++)
+            if ((f.miss[e] != m.miss[e] || f.clip[e] != m.clip[e] || !same(f.fill[e], m.fill[e])) && bad++ < 10)
+                printf("# %s: entry %zu: clip_local missing %llu clipped %llu fill %.17g, other %llu %llu %.17g\n",
+                       label, e, (unsigned long long)f.miss[e], (unsigned long long)f.clip[e], f.fill[e],
+                       (unsigned long long)m.miss[e], (unsigned long long)m.clip[e], m.fill[e]);
+        if (f.iters != m.iters && bad++ < 10) printf("# %s: iterations %u, other %u\n", label, f.iters, m.iters);
+        result_free(&m);
+        if (bad) fail_msg("%s: %zu differences from the other path", label, bad);
+    }
+    result_free(&f);
+    free(want);
+    free(wmiss);
+    free(wclip);
+}
+
+/* columns: odd, past one work-group of 64 (and two of 32) on PoCL and
+ * rusticl, part of one (two of 32) on Oclgrind */
+static size_t cols(void) { return test_suite_is("oclgrind") ? 37 : test_suite_is("rusticl") ? 67 : 69; }
+static size_t rows_max(void) { return test_suite_is("rusticl") ? 33 : 64; }
+
+static const cls_clean opts[] = {
+    {.sigma = 3},
+    {.sigma = 3, .maxiters = -1},
+    {.sigma = 2, .maxiters = -1, .center = CLS_CENTER_MEAN},
+    {.sigma = 2.5, .maxiters = 3, .spread = CLS_SPREAD_MAD_STD},
+    {.sigma = 2, .maxiters = -1, .center = CLS_CENTER_MEAN, .spread = CLS_SPREAD_MAD_STD},
+    {.sigma = 3, .sigma_lower = 1.5, .sigma_upper = 2.5, .maxiters = 1},
+    {.sigma = 2, .maxiters = -1, .mode = CLS_CLIP_CLAMP, .impute = CLS_IMPUTE_MEDIAN},
+    {.sigma = 2, .impute = CLS_IMPUTE_MEAN, .has_missing_value = 1, .missing_value = 1},
+    {.sigma = 2, .maxiters = -1, .impute = CLS_IMPUTE_MOST_FREQUENT},
+    {.sigma = 1.5, .impute = CLS_IMPUTE_CONSTANT, .fill_value = -3.5, .mode = CLS_CLIP_CLAMP},
+};
+#define NOPTS (sizeof opts / sizeof opts[0])
+
+static void local_kernel_equals_other_path_and_reference(void **state)
+{
+    (void)state;
+    cls_context *ctx = test_context(NULL, 0, 0);
+    int og = test_suite_is("oclgrind");
+    const size_t rows[] = {60, 1, 2, 3, 31, 32, 33, 64};
+    for (int ti = 0; ti < 2; ti++) {
+        cls_dtype t = ti ? CLS_F64 : CLS_F32;
+        if (!suite_runs(t)) continue;
+        for (size_t ri = 0; ri < sizeof rows / sizeof rows[0]; ri++) {
+            if (rows[ri] > rows_max() || (og && rows[ri] != 60 && rows[ri] != 3 && rows[ri] != 33)) continue;
+            cls_array x = cref_make(t, 2, rows[ri], cols(), 1700 + ri + 10 * (uint64_t)ti);
+            /* every option set on 60 rows, two on the others (Oclgrind: two
+             * per dtype on 60 rows, one on 3 and 33) */
+            for (size_t k = 0; k < NOPTS; k++) {
+                int want = ri == 0 ? !og || k == 1 + 3 * (size_t)ti || k == 6 + 2 * (size_t)ti
+                                   : k == 1 || (!og && k == 4 + ri % 6);
+                if (!want) continue;
+                char label[96];
+                snprintf(label, sizeof label, "%s rows %zu options %zu", ti ? "f64" : "f32", rows[ri], k);
+                check(ctx, &x, CLS_SCOPE_MATRIX, opts[k], label);
+            }
+            cref_free(&x);
+        }
+        /* batch scope: 3 matrices of 11 rows are one group of 33 */
+        cls_array b = cref_make(t, 3, 11, cols(), 1790 + (uint64_t)ti);
+        check(ctx, &b, CLS_SCOPE_BATCH, opts[6], ti ? "f64 batch clamp" : "f32 batch clamp");
+        cref_free(&b);
+    }
+    cls_context_destroy(ctx);
+}
+
+/* test_clip_fast.c's hostile scales for the sums over the sorted values,
+ * by column modulo 6: outliers at many scales, a ramp cubed, powers of
+ * two, ties beside tiny differences, a ramp with the data's NaN, one huge
+ * value. */
+static cls_array scales_make(cls_dtype t, size_t rows, size_t cols, uint64_t seed)
+{
+    cls_array x = cref_make(t, 2, rows, cols, seed);
+    for (size_t b = 0; b < 2; b++)
+        for (size_t r = 0; r < rows; r++)
+            for (size_t c = 0; c < cols; c++) {
+                size_t i = (b * rows + r) * cols + c;
+                double u = cref_get(&x, i), v;
+                double k = (double)((r * 7 + c + b) % rows);
+                switch (c % 6) {
+                case 0: v = k == 0 ? 1e12 : k == 1 ? -1e6 : k == 2 ? 1e3 : k == 3 ? -30 : sin(k + (double)c); break;
+                case 1: v = k * k * k + (double)c; break;
+                case 2: v = ldexp(1, (int)k % 40) * (c % 12 == 2 ? 1 : -1); break;
+                case 3: v = k < (double)rows / 2 ? 5 : 5 + 1e-3 * k; break;
+                case 4: v = isfinite(u) ? k * 0.5 - 3 : u; break;
+                default: v = k == 0 ? 1e12 : u; break;
+                }
+                if (t == CLS_F64) ((double *)x.data)[i] = v;
+                else ((float *)x.data)[i] = (float)v;
+            }
+    return x;
+}
+
+static void local_kernel_holds_on_hostile_scales(void **state)
+{
+    (void)state;
+    cls_context *ctx = test_context(NULL, 0, 0);
+    const cls_clean o[] = {
+        {.sigma = 3, .sigma_lower = 0.2, .sigma_upper = 3, .maxiters = -1},
+        {.sigma = 1.5, .maxiters = -1, .center = CLS_CENTER_MEAN, .impute = CLS_IMPUTE_MEAN},
+        {.sigma = 1, .maxiters = -1, .spread = CLS_SPREAD_MAD_STD, .mode = CLS_CLIP_CLAMP},
+        {.sigma = 2, .sigma_lower = 3, .sigma_upper = 0.3, .maxiters = 2, .mode = CLS_CLIP_CLAMP},
+    };
+    const size_t rows[] = {60, 33, 5};
+    for (int ti = 0; ti < 2; ti++) {
+        cls_dtype t = ti ? CLS_F64 : CLS_F32;
+        if (!suite_runs(t)) continue;
+        for (size_t ri = 0; ri < sizeof rows / sizeof rows[0]; ri++) {
+            /* Oclgrind: float32 on 60 rows, float64 on 5 */
+            if (rows[ri] > rows_max() || (test_suite_is("oclgrind") && ri != 2 * (size_t)ti)) continue;
+            cls_array x = scales_make(t, rows[ri], 24, 1950 + ri);
+            for (size_t k = 0; k < sizeof o / sizeof o[0]; k++) {
+                if (test_suite_is("oclgrind") && k % 2) continue;
+                char label[96];
+                snprintf(label, sizeof label, "scales %s rows %zu options %zu", ti ? "f64" : "f32", rows[ri], k);
+                check(ctx, &x, CLS_SCOPE_MATRIX, o[k], label);
+            }
+            cref_free(&x);
+        }
+    }
+    cls_context_destroy(ctx);
+}
+
+/* A scaler after the cleaning: the kernel hands on the moments it summed
+ * in row order (no output written): fitted statistics and output as the
+ * other path's, bit for bit where the device sums in float64. */
+static void fused_scaler_equals_other_path(void **state)
+{
+    (void)state;
+    cls_context *ctx = test_context(NULL, 0, 0);
+    cls_dtype t = suite_runs(CLS_F64) ? CLS_F64 : CLS_F32;
+    cls_array x = cref_make(t, 2, test_suite_is("rusticl") ? 30 : 60, cols(), 1800);
+    cls_clean o = {.sigma = 3, .maxiters = -1, .impute = CLS_IMPUTE_MEAN, .has_missing_value = 1, .missing_value = 2};
+    cls_pipeline p = {.scaler = CLS_ZSCORE, .clean = &o};
+    cls_array y[2] = {make_out(&x), make_out(&x)};
+    cls_stats *s[2] = {NULL, NULL};
+    for (int k = 0; k < 2; k++) {
+        ctx->clip_local = k ? -1 : 1;
+        cls_status st = cls_fit_transform(ctx, &p, &x, &y[k], &s[k]);
+        ctx->clip_local = 0;
+        if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
+    }
+    assert_true(built(ctx, x.rows <= 32 ? CLS_K_CLIP32L : CLS_K_CLIP64L, t));
+    size_t n = x.batch * x.rows * x.cols;
+    for (size_t i = 0; i < n; i++)
+        if (!same(cref_get(&y[0], i), cref_get(&y[1], i)))
+            fail_msg("element %zu: clip_local %.17g, other %.17g", i, cref_get(&y[0], i), cref_get(&y[1], i));
+    for (size_t g = 0; g < x.batch; g++)
+        for (size_t c = 0; c < x.cols; c++) {
+            cls_column_stats a, b;
+            assert_int_equal(cls_stats_column(s[0], g, c, &a), CLS_OK);
+            assert_int_equal(cls_stats_column(s[1], g, c, &b), CLS_OK);
+            if (a.count != b.count || a.missing != b.missing || !same(a.mean, b.mean) || !same(a.m2, b.m2) ||
+                !same(a.min, b.min) || !same(a.max, b.max))
+                fail_msg("group %zu column %zu: count %llu mean %.17g m2 %.17g, other %llu %.17g %.17g", g, c,
+                         (unsigned long long)a.count, a.mean, a.m2, (unsigned long long)b.count, b.mean, b.m2);
+        }
+    for (int k = 0; k < 2; k++) {
+        cls_stats_destroy(s[k]);
+        ref_free(&y[k]);
+    }
+    cref_free(&x);
+    cls_context_destroy(ctx);
+}
+
+/* In place, clamped: each work-item reads its column whole before it
+ * writes it. */
+static void in_place_equals_out_of_place(void **state)
+{
+    (void)state;
+    cls_context *ctx = test_context(NULL, 0, 0);
+    cls_dtype t = suite_runs(CLS_F64) ? CLS_F64 : CLS_F32;
+    cls_array x = cref_make(t, 2, 30, cols(), 1900);
+    cls_clean c = {.sigma = 2, .maxiters = -1, .mode = CLS_CLIP_CLAMP, .impute = CLS_IMPUTE_MEDIAN};
+    cls_array y = make_out(&x);
+    ctx->clip_local = 1;
+    assert_int_equal(cls_clean_data(ctx, &c, CLS_SCOPE_MATRIX, &x, &y), CLS_OK);
+    assert_int_equal(cls_clean_data(ctx, &c, CLS_SCOPE_MATRIX, &x, &x), CLS_OK);
+    ctx->clip_local = 0;
+    assert_true(built(ctx, CLS_K_CLIP32L, t));
+    assert_memory_equal(x.data, y.data, x.batch * x.rows * x.cols * (t == CLS_F64 ? 8 : 4));
+    ref_free(&y);
+    cref_free(&x);
+    cls_context_destroy(ctx);
+}
+
+/* Unforced, each device takes its own kernel: clip_local.cl's on a GPU,
+ * clip.cl's on a CPU device (PoCL, rusticl's llvmpipe), neither on
+ * Oclgrind (a simulator claiming every type: the multi-pass path). */
+static void auto_picks_by_device_type(void **state)
+{
+    (void)state;
+    cls_context *ctx = test_context(NULL, 0, 0);
+    size_t gpus = 0, n = cls_device_count(ctx);
+    for (size_t i = 0; i < n; i++) {
+        unsigned ty = ctx->devs[i].info.type;
+        gpus += (ty & CLS_DEVICE_GPU) && !(ty & CLS_DEVICE_CPU);
+    }
+    cls_array x = cref_make(CLS_F32, 2, 20, cols(), 2000);
+    cls_array y = make_out(&x);
+    cls_clean c = {.sigma = 2, .maxiters = -1};
+    assert_int_equal(cls_clean_data(ctx, &c, CLS_SCOPE_MATRIX, &x, &y), CLS_OK);
+    int vec = built(ctx, CLS_K_CLIP32, CLS_F32), loc = built(ctx, CLS_K_CLIP32L, CLS_F32);
+    if (test_suite_is("oclgrind")) {
+        assert_false(vec || loc);
+    } else if (gpus == n) {
+        assert_true(loc && !vec);
+    } else if (gpus == 0) {
+        assert_true(vec && !loc);
+    }
+    ref_free(&y);
+    cref_free(&x);
+    cls_context_destroy(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(local_kernel_equals_other_path_and_reference),
+        cmocka_unit_test(local_kernel_holds_on_hostile_scales),
+        cmocka_unit_test(fused_scaler_equals_other_path),
+        cmocka_unit_test(in_place_equals_out_of_place),
+        cmocka_unit_test(auto_picks_by_device_type),
+    };
+    return TEST_RUN("clip_local", tests, NULL, NULL);
+}
