@@ -132,11 +132,14 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
         unsigned fl = (o->has_sent ? CLS_XF_SENT : 0) | (o->center_mean ? CLS_XF_MEAN : 0) |
                       (o->mad ? CLS_XF_MAD : 0) | (o->clamp ? CLS_XF_CLAMP : 0) | (o->write ? CLS_XF_WRITE : 0) |
                       ((unsigned)o->fill << CLS_XF_FILL_SHIFT);
-        /* benches only (tools/bench/clip_astropy.py --stages): run the kernel's first
+#if CLS_BENCH_STAGES
+        /* a bench build only (meson -Dbench_stages=true, for
+         * tools/bench/clip_astropy.py --stages): run the kernel's first
          * stages alone, 1 load and store, 2 also the sort, 3 also the sums
          * (no iteration); results wrong */
         const char *sg = getenv("CLSCALE_CLIP_STAGE");
         if (sg && sg[0] >= '1' && sg[0] <= '3') fl |= (unsigned)(sg[0] - '0') << CLS_XF_STAGE_SHIFT;
+#endif
         cls_karg_mem(&a, m[0]);
         cls_karg_mem(&a, o->write ? m[1] : m[0]);
         cls_karg_u32(&a, C);

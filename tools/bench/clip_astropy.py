@@ -24,8 +24,9 @@ FILE for `clscale-clean-bench BATCH ROWS COLS REPEATS --raw FILE` (its
 same values).
 
 --stages: where the one-pass kernel's time goes instead (no astropy).
-CLSCALE_CLIP_STAGE (read by src/engine/clip_fast.c, benches only: its
-results are wrong) cuts the kernel short: 1 load the columns and write
+CLSCALE_CLIP_STAGE (read by src/engine/clip_fast.c only in a build
+configured with `meson configure BUILD -Dbench_stages=true`, never one for
+use: its results are wrong) cuts the kernel short: 1 load the columns and write
 them (no sort, no clipping); 2 also sort them; 3 also the sums over the
 sorted values (everything but the iterations); then the whole clipping
 and min-max fit-transform alone, the floor the issue compares with.
@@ -86,6 +87,12 @@ def main():
         rows = [("astropy sigma_clip(axis=0, maxiters=None) per matrix", astro),
                 ("numpy nanpercentile([25, 50, 75], axis=0) per matrix", pct)]
     elif a.stages:
+        # a build without -Dbench_stages ignores the switch: every row would
+        # be the whole clipping
+        if np.array_equal(with_env("CLSCALE_CLIP_STAGE", "1")(), lib(), equal_nan=True):
+            print("clip_astropy.py --stages: this build ignores CLSCALE_CLIP_STAGE; "
+                  "meson configure BUILD -Dbench_stages=true (a bench build only)", file=sys.stderr)
+            return 2
         rows = [("load + store only", with_env("CLSCALE_CLIP_STAGE", "1")),
                 ("load + sort + store", with_env("CLSCALE_CLIP_STAGE", "2")),
                 ("load + sort + sums + store", with_env("CLSCALE_CLIP_STAGE", "3")),
