@@ -239,6 +239,24 @@ void F(x_store_u)(UV v, __global uint *p, uint nl)
         S2 = select(S2, f2_, ra_);                                            \
     } while (0)
 
+/* pl, ph: how many of the n0 values kept at first (w's first n0, sorted)
+ * are below lr, and how many are not above hr (binary searches): the
+ * values inside [lr, hr] are w[pl, ph). */
+#define X_RANKS(lr, hr, pl, ph)                                               \
+    do {                                                                      \
+        pl = 0;                                                               \
+        ph = 0;                                                               \
+        _Pragma("unroll")                                                     \
+        for (uint s_ = QN / 2; s_ > 0; s_ >>= 1) {                            \
+            pl += select((IV)0, (IV)s_, X_GATHER(w, pl + (IV)(s_ - 1)) < (lr)); \
+            ph += select((IV)0, (IV)s_, X_GATHER(w, ph + (IV)(s_ - 1)) <= (hr)); \
+        }                                                                     \
+        pl -= X_GATHER(w, pl) < (lr);                                         \
+        ph -= X_GATHER(w, ph) <= (hr);                                        \
+        pl = min(pl, n0);                                                     \
+        ph = min(ph, n0);                                                     \
+    } while (0)
+
 __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uint rows, uint ngroups,
                        uint flags, REAL sent, __global const ACC *sig, int maxiters, REAL cfill,
                        __global ACC *st, __global uint *cn, ulong pstride)
@@ -343,16 +361,8 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
         }
         /* the new range: the ranks of the bounds in w (binary searches) */
         RV lr = TO_RV_A(L), hr = TO_RV_A(H);
-        IV pl = 0, ph = 0;
-#pragma unroll
-        for (uint s = QN / 2; s > 0; s >>= 1) {
-            pl += select((IV)0, (IV)s, X_GATHER(w, pl + (IV)(s - 1)) < lr);
-            ph += select((IV)0, (IV)s, X_GATHER(w, ph + (IV)(s - 1)) <= hr);
-        }
-        pl -= X_GATHER(w, pl) < lr;
-        ph -= X_GATHER(w, ph) <= hr;
-        pl = min(pl, n0);
-        ph = min(ph, n0);
+        IV pl, ph;
+        X_RANKS(lr, hr, pl, ph);
         /* the values clipped: w[a, pl) below, w[ph, a + n) above */
         IV live = ph > pl, lo = a, hi = a + n - 1;
         AV R1 = 0, R2 = 0;
@@ -396,16 +406,8 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
     RV lor = TO_RV_A(FL), hir = TO_RV_A(FH);
     {
         RV lr = select(lor, (RV)-INFINITY, isnan(lor)), hr = select(hir, (RV)INFINITY, isnan(hir));
-        IV pl = 0, ph = 0;
-#pragma unroll
-        for (uint s = QN / 2; s > 0; s >>= 1) {
-            pl += select((IV)0, (IV)s, X_GATHER(w, pl + (IV)(s - 1)) < lr);
-            ph += select((IV)0, (IV)s, X_GATHER(w, ph + (IV)(s - 1)) <= hr);
-        }
-        pl -= X_GATHER(w, pl) < lr;
-        ph -= X_GATHER(w, ph) <= hr;
-        pl = min(pl, n0);
-        ph = min(ph, n0);
+        IV pl, ph;
+        X_RANKS(lr, hr, pl, ph);
         IV nf = max(ph - pl, (IV)0);
         IV moved = (pl != a) | (nf != n);
         a = pl;
@@ -494,6 +496,7 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
 #undef CLIP_WRITE
 #undef X_PREFETCH
 #undef X_SUMS
+#undef X_RANKS
 #undef X_GATHER_T
 #undef X_GATHER_A
 #undef XW

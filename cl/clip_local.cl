@@ -89,6 +89,23 @@
         S2 = f2_;                                                             \
     } while (0)
 
+/* pl, ph: how many of the n0 values kept at first (sorted) are below lr,
+ * and how many are not above hr (binary searches): the values inside
+ * [lr, hr] are w[pl, ph). */
+#define L_RANKS(lr, hr, pl, ph)                                               \
+    do {                                                                      \
+        pl = 0;                                                               \
+        ph = 0;                                                               \
+        for (int s_ = QN / 2; s_ > 0; s_ >>= 1) {                             \
+            pl += W(pl + s_ - 1) < (lr) ? s_ : 0;                             \
+            ph += W(ph + s_ - 1) <= (hr) ? s_ : 0;                            \
+        }                                                                     \
+        pl += W(pl) < (lr);                                                   \
+        ph += W(ph) <= (hr);                                                  \
+        pl = min(pl, n0);                                                     \
+        ph = min(ph, n0);                                                     \
+    } while (0)
+
 __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uint rows, uint ngroups,
                        uint flags, REAL sent, __global const ACC *sig, int maxiters, REAL cfill,
                        __global ACC *st, __global uint *cn, ulong pstride)
@@ -185,15 +202,8 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
         }
         /* the new range: the ranks of the bounds in w (binary searches) */
         REAL lr = (REAL)L, hr = (REAL)H;
-        int pl = 0, ph = 0;
-        for (int s = QN / 2; s > 0; s >>= 1) {
-            pl += W(pl + s - 1) < lr ? s : 0;
-            ph += W(ph + s - 1) <= hr ? s : 0;
-        }
-        pl += W(pl) < lr;
-        ph += W(ph) <= hr;
-        pl = min(pl, n0);
-        ph = min(ph, n0);
+        int pl, ph;
+        L_RANKS(lr, hr, pl, ph);
         /* the values clipped: w[a, pl) below, w[ph, a + n) above */
         int live = ph > pl, lo = a, hi = a + n - 1;
         ACC R1 = 0, R2 = 0;
@@ -227,15 +237,8 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
     REAL lor = (REAL)FL, hir = (REAL)FH;
     {
         REAL lr = isnan(lor) ? (REAL)-INFINITY : lor, hr = isnan(hir) ? (REAL)INFINITY : hir;
-        int pl = 0, ph = 0;
-        for (int s = QN / 2; s > 0; s >>= 1) {
-            pl += W(pl + s - 1) < lr ? s : 0;
-            ph += W(ph + s - 1) <= hr ? s : 0;
-        }
-        pl += W(pl) < lr;
-        ph += W(ph) <= hr;
-        pl = min(pl, n0);
-        ph = min(ph, n0);
+        int pl, ph;
+        L_RANKS(lr, hr, pl, ph);
         int nf = max(ph - pl, 0), moved = pl != a || nf != n;
         a = pl;
         n = nf;
@@ -330,6 +333,7 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
     cn[2 * pstride + e] = (uint)it;
 }
 #undef L_SUMS
+#undef L_RANKS
 #undef W
 #undef L_IDX
 #undef L_MIN

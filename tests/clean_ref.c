@@ -42,6 +42,29 @@ cls_array cref_make(cls_dtype t, size_t b, size_t r, size_t c, uint64_t seed)
     return a;
 }
 
+cls_array cref_make_scales(cls_dtype t, size_t rows, size_t cols, uint64_t seed)
+{
+    cls_array x = cref_make(t, 2, rows, cols, seed);
+    for (size_t b = 0; b < 2; b++)
+        for (size_t r = 0; r < rows; r++)
+            for (size_t c = 0; c < cols; c++) {
+                size_t i = (b * rows + r) * cols + c;
+                double u = cref_get(&x, i), v;
+                double k = (double)((r * 7 + c + b) % rows); /* the rows in a shuffled order */
+                switch (c % 6) {
+                case 0: v = k == 0 ? 1e12 : k == 1 ? -1e6 : k == 2 ? 1e3 : k == 3 ? -30 : sin(k + (double)c); break;
+                case 1: v = k * k * k + (double)c; break;
+                case 2: v = ldexp(1, (int)k % 40) * (c % 12 == 2 ? 1 : -1); break;
+                case 3: v = k < (double)rows / 2 ? 5 : 5 + 1e-3 * k; break;
+                case 4: v = isfinite(u) ? k * 0.5 - 3 : u; break;
+                default: v = k == 0 ? 1e12 : u; break;
+                }
+                if (t == CLS_F64) ((double *)x.data)[i] = v;
+                else ((float *)x.data)[i] = (float)v;
+            }
+    return x;
+}
+
 void cref_free(cls_array *a)
 {
     free(a->data);

@@ -9,6 +9,14 @@
  * integers), 2 heavy tails (Cauchy), 3 with NaN and +-Inf, 4 constant,
  * 5 all NaN, 6 float32 at a large offset (1e6 + small), 7 normal with NaN. */
 cls_array cref_make(cls_dtype t, size_t b, size_t r, size_t c, uint64_t seed);
+/* Columns that make the one-pass clipping kernels' sums over the sorted
+ * values (clip.cl, clip_local.cl) work, two matrices of rows x cols, by
+ * column modulo 6: outliers at many scales clipped one scale per iteration
+ * (the sums of the clipped values outweigh those kept: summed afresh), a
+ * lower bound creeping up (sigma_lower small: the range drifts away from the
+ * first median), values doubling row by row, ties beside tiny differences,
+ * a value per row of a ramp (with cref_make's NaN), one huge value. */
+cls_array cref_make_scales(cls_dtype t, size_t rows, size_t cols, uint64_t seed);
 void cref_free(cls_array *a);
 double cref_get(const cls_array *a, size_t i);
 

@@ -181,35 +181,6 @@ static void one_pass_equals_multipass_and_reference(void **state)
     cls_context_destroy(ctx);
 }
 
-/* Columns that make the one-pass kernel's sums over the sorted values
- * (clip.cl) work: outliers at many scales clipped one scale per iteration
- * (the sums of the clipped values outweigh those kept: summed afresh),
- * a lower bound creeping up (sigma_lower small: the range drifts away from
- * the first median), values doubling row by row, ties beside tiny
- * differences, a value per row of a ramp; by column modulo 6. */
-static cls_array scales_make(cls_dtype t, size_t rows, size_t cols, uint64_t seed)
-{
-    cls_array x = cref_make(t, 2, rows, cols, seed);
-    for (size_t b = 0; b < 2; b++)
-        for (size_t r = 0; r < rows; r++)
-            for (size_t c = 0; c < cols; c++) {
-                size_t i = (b * rows + r) * cols + c;
-                double u = cref_get(&x, i), v;
-                double k = (double)((r * 7 + c + b) % rows); /* the rows in a shuffled order */
-                switch (c % 6) {
-                case 0: v = k == 0 ? 1e12 : k == 1 ? -1e6 : k == 2 ? 1e3 : k == 3 ? -30 : sin(k + (double)c); break;
-                case 1: v = k * k * k + (double)c; break;
-                case 2: v = ldexp(1, (int)k % 40) * (c % 12 == 2 ? 1 : -1); break;
-                case 3: v = k < (double)rows / 2 ? 5 : 5 + 1e-3 * k; break;
-                case 4: v = isfinite(u) ? k * 0.5 - 3 : u; break;
-                default: v = k == 0 ? 1e12 : u; break;
-                }
-                if (t == CLS_F64) ((double *)x.data)[i] = v;
-                else ((float *)x.data)[i] = (float)v;
-            }
-    return x;
-}
-
 static void sorted_sums_hold_on_hostile_scales(void **state)
 {
     (void)state;
@@ -227,7 +198,7 @@ static void sorted_sums_hold_on_hostile_scales(void **state)
         if (!suite_runs(t)) continue;
         for (size_t ri = 0; ri < sizeof rows / sizeof rows[0]; ri++) {
             if (test_suite_is("rusticl") && rows[ri] > 33) continue;
-            cls_array x = scales_make(t, rows[ri], 24, 950 + ri);
+            cls_array x = cref_make_scales(t, rows[ri], 24, 950 + ri);
             for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
                 char label[96];
                 snprintf(label, sizeof label, "scales %s rows %zu options %zu", ti ? "f64" : "f32", rows[ri], k);

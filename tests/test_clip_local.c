@@ -184,33 +184,6 @@ static void local_kernel_equals_other_path_and_reference(void **state)
     cls_context_destroy(ctx);
 }
 
-/* test_clip_fast.c's hostile scales for the sums over the sorted values,
- * by column modulo 6: outliers at many scales, a ramp cubed, powers of
- * two, ties beside tiny differences, a ramp with the data's NaN, one huge
- * value. */
-static cls_array scales_make(cls_dtype t, size_t rows, size_t cols, uint64_t seed)
-{
-    cls_array x = cref_make(t, 2, rows, cols, seed);
-    for (size_t b = 0; b < 2; b++)
-        for (size_t r = 0; r < rows; r++)
-            for (size_t c = 0; c < cols; c++) {
-                size_t i = (b * rows + r) * cols + c;
-                double u = cref_get(&x, i), v;
-                double k = (double)((r * 7 + c + b) % rows);
-                switch (c % 6) {
-                case 0: v = k == 0 ? 1e12 : k == 1 ? -1e6 : k == 2 ? 1e3 : k == 3 ? -30 : sin(k + (double)c); break;
-                case 1: v = k * k * k + (double)c; break;
-                case 2: v = ldexp(1, (int)k % 40) * (c % 12 == 2 ? 1 : -1); break;
-                case 3: v = k < (double)rows / 2 ? 5 : 5 + 1e-3 * k; break;
-                case 4: v = isfinite(u) ? k * 0.5 - 3 : u; break;
-                default: v = k == 0 ? 1e12 : u; break;
-                }
-                if (t == CLS_F64) ((double *)x.data)[i] = v;
-                else ((float *)x.data)[i] = (float)v;
-            }
-    return x;
-}
-
 static void local_kernel_holds_on_hostile_scales(void **state)
 {
     (void)state;
@@ -228,7 +201,7 @@ static void local_kernel_holds_on_hostile_scales(void **state)
         for (size_t ri = 0; ri < sizeof rows / sizeof rows[0]; ri++) {
             /* Oclgrind: float32 on 60 rows, float64 on 5 */
             if (rows[ri] > rows_max() || (test_suite_is("oclgrind") && ri != 2 * (size_t)ti)) continue;
-            cls_array x = scales_make(t, rows[ri], 24, 1950 + ri);
+            cls_array x = cref_make_scales(t, rows[ri], 24, 1950 + ri);
             for (size_t k = 0; k < sizeof o / sizeof o[0]; k++) {
                 if (test_suite_is("oclgrind") && k % 2) continue;
                 char label[96];
