@@ -905,8 +905,10 @@ CLS_API cls_status cls_device_measure(cls_context *ctx, size_t i, size_t bytes, 
  * whole array for CLS_SCOPE_BATCH) fits one buffer, fitting and scaling take
  * one pass: the file is read once and written once. Otherwise a statistics
  * pass reads the group first, then a second pass reads and writes it: one
- * more read of the file. A transform with given statistics, and a discount,
- * is always one pass. A pipeline with a cleaning stage (cls_pipeline.clean)
+ * more read of the file. Robust scaling of groups larger than a buffer
+ * then reads the file once more per counting pass of its exact quantiles
+ * (4 for float32, 8 for float64; cls_stream_fit too). A transform with
+ * given statistics, and a discount, is always one pass. A pipeline with a cleaning stage (cls_pipeline.clean)
  * streams through cls_stream_fit_transform() only when every statistics
  * group fits one buffer (one pass: cleaning needs a group's values
  * together); otherwise, and in the other calls, CLS_E_UNSUPPORTED.

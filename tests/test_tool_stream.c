@@ -146,6 +146,15 @@ static void normalize_apply_discount_stream_like_mapped(void **s)
     const char *m3[] = {"discount", "--factors", file("f.npy"), file("x.npy"), file("dm.npy"), NULL};
     const char *s3[] = {"discount", "--factors", file("f.npy"), file("x.npy"), file("dn.npy"), NULL};
     same_both_ways(s3, m3, file("dn.npy"), file("dm.npy"));
+    /* robust scaling of a group over 4 KiB (the batch): exact quantiles by
+     * counting passes over the file, the same bytes and statistics (this
+     * wrote NaN everywhere once) */
+    const char *m4[] = {"normalize", "--method", "robust", "--scope", "batch", "--quantile-range", "10,90",
+                        "--stats-out", file("rs.bin"), file("x.npy"), file("rm.npy"), NULL};
+    const char *s4[] = {"normalize", "--method", "robust", "--scope", "batch", "--quantile-range", "10,90",
+                        "--stats-out", file("rs2.bin"), file("x.npy"), file("rn.npy"), NULL};
+    same_both_ways(s4, m4, file("rn.npy"), file("rm.npy"));
+    assert_same_files(file("rs.bin"), file("rs2.bin"));
     assert_int_equal(temps_in(dir), 0);
 }
 

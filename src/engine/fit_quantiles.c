@@ -29,27 +29,27 @@ static double quantile_of(const double *v, uint64_t n, double q, cls_dtype t)
     return lo == hi ? v[0] : cls_quantile_lerp(v[0], v[1], g, t);
 }
 
-/* The quantiles of x (this process's rows, or every process's with comb)
- * into s, whose description has been checked against x. */
-static cls_status fit_quantiles(cls_context *ctx, const cls_pipeline *p, const cls_array *x, const cls_combine *comb,
-                                cls_stats *s)
+/* The quantiles of the groups v describes (v->x, this process's rows, or
+ * every process's with comb; or src's chunks) into s, whose description
+ * has been checked against them. */
+static cls_status quantiles_into(cls_context *ctx, const cls_pipeline *p, const cls_qview *v, const cls_combine *comb,
+                                 const cls_qsource *src, cls_stats *s)
 {
     cls_scaler_opts o = cls_scaler_opts_of(p);
-    cls_qview v = {x->data, x->dtype, p->scope == CLS_SCOPE_BATCH ? 1 : x->batch,
-                   p->scope == CLS_SCOPE_BATCH ? (uint64_t)x->batch * x->rows : x->rows, x->cols};
-    size_t n = (size_t)v.G * v.C;
+    size_t n = (size_t)v->G * v->C;
     uint64_t *cnt = malloc(n * sizeof *cnt);
     double *vals = malloc(n * 6 * sizeof *vals);
     cls_status st = cnt && vals ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory for quantiles");
-    if (st == CLS_OK) st = cls_select_combined(ctx, &v, NULL, 6, robust_ranks, &o, comb, cnt, vals);
+    if (st == CLS_OK && src) st = cls_select_source(ctx, v, NULL, 6, robust_ranks, &o, src, cnt, vals);
+    else if (st == CLS_OK) st = cls_select_combined(ctx, v, NULL, 6, robust_ranks, &o, comb, cnt, vals);
     else if (comb) st = comb->fn(comb->user, st, NULL, 0);
     for (size_t e = 0; st == CLS_OK && e < n; e++) {
         cls_column_stats *c = &s->col[e];
         const double *pv = vals + e * 6;
         if (!cnt[e]) continue;
-        c->median = cls_median_of(pv[0], pv[1], cnt[e], x->dtype);
-        c->q_lo = quantile_of(pv + 2, cnt[e], o.qmin / 100.0, x->dtype);
-        c->q_hi = quantile_of(pv + 4, cnt[e], o.qmax / 100.0, x->dtype);
+        c->median = cls_median_of(pv[0], pv[1], cnt[e], v->dtype);
+        c->q_lo = quantile_of(pv + 2, cnt[e], o.qmin / 100.0, v->dtype);
+        c->q_hi = quantile_of(pv + 4, cnt[e], o.qmax / 100.0, v->dtype);
     }
     if (st == CLS_OK) {
         s->info.has_quantiles = 1;
@@ -62,6 +62,20 @@ static cls_status fit_quantiles(cls_context *ctx, const cls_pipeline *p, const c
     free(cnt);
     free(vals);
     return st;
+}
+
+static cls_status fit_quantiles(cls_context *ctx, const cls_pipeline *p, const cls_array *x, const cls_combine *comb,
+                                cls_stats *s)
+{
+    cls_qview v = {x->data, x->dtype, p->scope == CLS_SCOPE_BATCH ? 1 : x->batch,
+                   p->scope == CLS_SCOPE_BATCH ? (uint64_t)x->batch * x->rows : x->rows, x->cols};
+    return quantiles_into(ctx, p, &v, comb, NULL, s);
+}
+
+cls_status cls_fit_quantiles_source(cls_context *ctx, const cls_pipeline *p, const cls_qview *v,
+                                    const cls_qsource *src, cls_stats *s)
+{
+    return quantiles_into(ctx, p, v, NULL, src, s);
 }
 
 cls_status cls_fit_quantiles(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats *s)

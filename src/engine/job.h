@@ -358,6 +358,13 @@ cls_status cls_check_stats(cls_context *ctx, const cls_pipeline *p, const cls_st
 /* ---- fit_quantiles.c ---- */
 /* Adds the robust scaler's median and quantile range to `s`, fitted on x. */
 cls_status cls_fit_quantiles(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats *s);
+/* The same over groups streamed in chunks (engine/select.h's source; v
+ * describes the groups, v->x unused): stream.c, for groups larger than a
+ * buffer. */
+struct cls_qview;
+struct cls_qsource;
+cls_status cls_fit_quantiles_source(cls_context *ctx, const cls_pipeline *p, const struct cls_qview *v,
+                                    const struct cls_qsource *src, cls_stats *s);
 
 /* ---- pipeline.c: the calls shared with the buffer calls (buffer.c) ---- */
 /* The calls after their checks; `res` NULL: host arrays, else the data is

@@ -16,6 +16,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/passes.h"
 #include "engine/select.h"
@@ -39,6 +40,12 @@ typedef struct sel {
     uint64_t unit_rows;
     unsigned chunk;
     uint64_t seg0;              /* first segment of the wave (global index) */
+    const cls_qsource *src;     /* the data in chunks (a streamed file), or NULL: v->x */
+    /* the rows being counted: groups [cg0, cg0 + cng) of crows rows each at
+     * cx, and the units over them: segments [useg0, useg0 + nuseg) x parts */
+    const char *cx;
+    uint64_t cg0, cng, crows, useg0;
+    size_t   nuseg;
     size_t   nkp;               /* targets counted in this pass */
     unsigned shift;
     uint64_t *prefix;           /* G * C * nk: the wanted keys' bits found so far */
@@ -146,11 +153,11 @@ static cls_status hist_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
     sel *s = user;
     const cls_qview *v = s->v;
     size_t C = v->C;
-    uint64_t seg = s->seg0 + u / s->parts, part = u % s->parts;
+    uint64_t seg = s->useg0 + u / s->parts, part = u % s->parts;
     size_t segs_per_group = (C + s->W - 1) / s->W;
     uint64_t g = seg / segs_per_group;
     size_t c0 = (size_t)(seg % segs_per_group) * s->W, W = C - c0 < s->W ? C - c0 : s->W;
-    uint64_t r0 = part * s->unit_rows, rows = v->Rg - r0 < s->unit_rows ? v->Rg - r0 : s->unit_rows;
+    uint64_t r0 = part * s->unit_rows, rows = s->crows - r0 < s->unit_rows ? s->crows - r0 : s->unit_rows;
     size_t e0 = (size_t)g * C + c0, nkp = s->nkp, nk = s->nk;
     unsigned nchunks = (unsigned)((rows + s->chunk - 1) / s->chunk);
     size_t per_chunk = W * nkp * 256;
@@ -170,7 +177,7 @@ static cls_status hist_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
         st = cls_kernel_get(ctx, d, CLS_K_QHIST, v->dtype, 0, &a.k, &local, NULL);
     }
     if (st == CLS_OK) st = cls_kernel_get(ctx, d, CLS_K_QHIST_REDUCE, v->dtype, 0, &b.k, &blocal, NULL);
-    if (st == CLS_OK) st = cls_pass_input(ctx, d, v->x + (size_t)(g * v->Rg + r0) * C * s->es,
+    if (st == CLS_OK) st = cls_pass_input(ctx, d, s->cx + (size_t)((g - s->cg0) * s->crows + r0) * C * s->es,
                                           (size_t)rows * C * s->es, &m[0]);
     if (st == CLS_OK) st = filter_buffers(s, ctx, d, e0, W, &m[1]);
     if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_READ_ONLY, W * nkp * s->es, pf, &m[4]);
@@ -216,6 +223,35 @@ static cls_status hist_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
     free(h);
     free(pf);
     return st;
+}
+
+/* Counts the wave's segments of groups [g0, g0 + ng), rows * C values each
+ * at x, into the wave's histograms. */
+static cls_status count_rows(sel *s, cls_context *ctx, uint64_t g0, uint64_t ng, uint64_t rows, const char *x)
+{
+    size_t spg = (s->v->C + s->W - 1) / s->W;
+    uint64_t a = g0 * spg > s->seg0 ? g0 * spg : s->seg0;
+    uint64_t b = (g0 + ng) * spg < s->seg0 + s->nseg ? (g0 + ng) * spg : s->seg0 + s->nseg;
+    if (a >= b || !rows) return CLS_OK;
+    s->cx = x;
+    s->cg0 = g0;
+    s->cng = ng;
+    s->crows = rows;
+    s->useg0 = a;
+    s->nuseg = (size_t)(b - a);
+    s->parts = (size_t)((rows + s->unit_rows - 1) / s->unit_rows);
+    return cls_passes_run(ctx, s->v->dtype, s->nuseg * s->parts, hist_unit, s);
+}
+
+typedef struct chunk_ctx { sel *s; cls_context *ctx; } chunk_ctx;
+
+static cls_status count_chunk(void *cu, uint64_t g, uint64_t rows, const char *x)
+{
+    chunk_ctx *c = cu;
+    if (!x || g >= c->s->v->G || rows > c->s->v->Rg)
+        return cls_fail(c->ctx, CLS_E_ARG, "cls_select: a chunk of %llu rows of group %llu is outside the data",
+                        (unsigned long long)rows, (unsigned long long)g);
+    return count_rows(c->s, c->ctx, g, 1, rows, x);
 }
 
 /* After a pass: each target's digit, from its histogram and residual rank. */
@@ -267,11 +303,18 @@ static cls_status radix(sel *s, cls_context *ctx, cls_rank_fn rank, void *user)
     size_t max_chunks = 8192 / (s->W * nk) ? 8192 / (s->W * nk) : 1;
     if (max_chunks > 64) max_chunks = 64;
     s->unit_rows = (uint64_t)s->chunk * max_chunks;
-    s->parts = (size_t)((v->Rg + s->unit_rows - 1) / s->unit_rows);
     size_t segs_per_group = (C + s->W - 1) / s->W;
     uint64_t nsegs = v->G * segs_per_group;
-    /* a wave of segments whose histograms take at most 64 MiB on the host */
-    size_t wave = (64u << 20) / (s->W * nk * 256 * 8);
+    /* a wave of segments whose histograms take at most 64 MiB on the host;
+     * streamed, each wave reads all the data 4 or 8 times: up to 1/16 of
+     * physical memory then */
+    size_t budget = 64u << 20;
+    if (s->src) {
+        long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+        if (pages > 0 && psize > 0 && (uint64_t)pages * (uint64_t)psize / 16 > budget)
+            budget = (size_t)((uint64_t)pages * (uint64_t)psize / 16);
+    }
+    size_t wave = budget / (s->W * nk * 256 * 8);
     if (!wave) wave = 1;
     s->prefix = malloc(n * nk * sizeof *s->prefix);
     s->resid = malloc(n * nk * sizeof *s->resid);
@@ -283,12 +326,14 @@ static cls_status radix(sel *s, cls_context *ctx, cls_rank_fn rank, void *user)
     for (uint64_t w0 = 0; st == CLS_OK && w0 < nsegs; w0 += wave) {
         size_t nseg = (size_t)(nsegs - w0 < wave ? nsegs - w0 : wave);
         s->seg0 = w0;
+        s->nseg = nseg;
         for (unsigned pass = 0; st == CLS_OK && pass < key_bits / 8; pass++) {
             s->nkp = pass == 0 ? 1 : nk;
             s->shift = key_bits - 8 * (pass + 1);
             size_t nh = nseg * s->W * s->nkp * 256;
             memset(s->hist, 0, nh * sizeof *s->hist);
-            st = cls_passes_run(ctx, v->dtype, nseg * s->parts, hist_unit, s);
+            chunk_ctx cc = {s, ctx};
+            st = s->src ? s->src->each(s->src->user, count_chunk, &cc) : count_rows(s, ctx, 0, v->G, v->Rg, v->x);
             /* the same nh on every process: it depends on G, C and nk only */
             if (s->comb) st = s->comb->fn(s->comb->user, st, st == CLS_OK ? s->hist : NULL, st == CLS_OK ? nh : 0);
             for (size_t i = 0; st == CLS_OK && i < nseg; i++) settle(s, i, w0 + i, pass == 0, rank, user);
@@ -304,8 +349,9 @@ static cls_status radix(sel *s, cls_context *ctx, cls_rank_fn rank, void *user)
     return st;
 }
 
-cls_status cls_select_combined(cls_context *ctx, const cls_qview *v, const cls_qfilter *f, size_t nk,
-                               cls_rank_fn rank, void *user, const cls_combine *comb, uint64_t *count, double *vals)
+static cls_status select_any(cls_context *ctx, const cls_qview *v, const cls_qfilter *f, size_t nk, cls_rank_fn rank,
+                             void *user, const cls_combine *comb, const cls_qsource *src, uint64_t *count,
+                             double *vals)
 {
     if (nk == 0 || nk > 16) {
         cls_status st = cls_fail(ctx, CLS_E_ARG, "cls_select: %zu ranks per column (1..16)", nk);
@@ -316,6 +362,7 @@ cls_status cls_select_combined(cls_context *ctx, const cls_qview *v, const cls_q
     s.v = v;
     s.f = f;
     s.comb = comb;
+    s.src = src;
     s.es = v->dtype == CLS_F64 ? 8 : 4;
     s.nk = nk;
     s.count = count;
@@ -332,7 +379,7 @@ cls_status cls_select_combined(cls_context *ctx, const cls_qview *v, const cls_q
     if ((f && ((f->cen && !s.cen) || (f->flo && (!s.flo || !s.fhi))))) {
         st = cls_fail(ctx, CLS_E_NOMEM, "out of memory");
         if (comb) st = comb->fn(comb->user, st, NULL, 0);
-    } else if (v->Rg <= CLS_QSMALL && !comb) {
+    } else if (v->Rg <= CLS_QSMALL && !comb && !src) {
         s.rank_tab = calloc((size_t)(v->Rg + 1) * nk, 4);
         if (!s.rank_tab) st = cls_fail(ctx, CLS_E_NOMEM, "out of memory");
         uint64_t r[16];
@@ -353,6 +400,19 @@ cls_status cls_select_combined(cls_context *ctx, const cls_qview *v, const cls_q
     free(s.flo);
     free(s.fhi);
     return st;
+}
+
+cls_status cls_select_combined(cls_context *ctx, const cls_qview *v, const cls_qfilter *f, size_t nk,
+                               cls_rank_fn rank, void *user, const cls_combine *comb, uint64_t *count, double *vals)
+{
+    return select_any(ctx, v, f, nk, rank, user, comb, NULL, count, vals);
+}
+
+cls_status cls_select_source(cls_context *ctx, const cls_qview *v, const cls_qfilter *f, size_t nk, cls_rank_fn rank,
+                             void *user, const cls_qsource *src, uint64_t *count, double *vals)
+{
+    if (!src || !src->each) return cls_fail(ctx, CLS_E_ARG, "cls_select_source: no source");
+    return select_any(ctx, v, f, nk, rank, user, NULL, src, count, vals);
 }
 
 cls_status cls_select(cls_context *ctx, const cls_qview *v, const cls_qfilter *f, size_t nk, cls_rank_fn rank,

@@ -43,4 +43,23 @@ cls_status cls_select(cls_context *ctx, const cls_qview *v, const cls_qfilter *f
 cls_status cls_select_combined(cls_context *ctx, const cls_qview *v, const cls_qfilter *f, size_t nk,
                                cls_rank_fn rank, void *user, const cls_combine *comb, uint64_t *count, double *vals);
 
+/* Data that is not in memory at once (a file streamed in chunks). Before
+ * each counting pass the selection calls each(user, chunk, cu), which must
+ * call chunk(cu, g, rows, x) for every block of rows of the data, in any
+ * order, each block `rows` x C values of group g at x (valid during that
+ * call only), every row of every group exactly once per pass, and return
+ * the first failure (chunk's or its own). The same rows each pass. */
+typedef cls_status (*cls_qchunk_fn)(void *cu, uint64_t g, uint64_t rows, const char *x);
+typedef struct cls_qsource {
+    cls_status (*each)(void *user, cls_qchunk_fn chunk, void *cu);
+    void *user;
+} cls_qsource;
+/* cls_select_source(): cls_select over the data `src` gives (v->x is not
+ * read; v describes the groups): every group takes the radix passes, each
+ * pass a call of src->each (4 for float32, 8 for float64, per wave of
+ * columns: one wave unless the histograms of every column pass 1/16 of
+ * physical memory). */
+cls_status cls_select_source(cls_context *ctx, const cls_qview *v, const cls_qfilter *f, size_t nk, cls_rank_fn rank,
+                             void *user, const cls_qsource *src, uint64_t *count, double *vals);
+
 #endif

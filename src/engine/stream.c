@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engine/select.h"
 #include "io/stream_io.h"
 #include "job.h"
 
@@ -30,7 +31,8 @@ typedef struct chunk {
 typedef enum pass_kind {
     PASS_FIT,    /* statistics only; nothing written */
     PASS_FUSED,  /* fit and transform each chunk (whole groups), or a discount */
-    PASS_APPLY   /* transform with known statistics */
+    PASS_APPLY,  /* transform with known statistics */
+    PASS_COUNT   /* one counting pass of the exact quantiles; nothing written */
 } pass_kind;
 
 typedef struct sjob {
@@ -55,6 +57,10 @@ typedef struct sjob {
     cls_stats *acc;             /* the statistics being assembled */
     const cls_stats *use;       /* APPLY: the statistics to scale with */
     int want_stats;             /* FUSED: keep the chunks' statistics */
+    int split_quantiles;        /* robust, groups larger than a chunk: FIT takes the
+                                   extremes, counting passes the quantiles */
+    cls_qchunk_fn qchunk;       /* COUNT: the selection's chunk counter */
+    void *qcu;
     /* the report, summed over the chunks' calls */
     size_t *slices;
     uint64_t *dbytes, rbytes;
@@ -235,10 +241,24 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
     }
     cls_stats *cs = NULL, *sub = NULL;
     cls_status st = CLS_OK;
+    if (k == PASS_COUNT) {
+        /* the chunk's rows, per statistics group */
+        if (p.scope == CLS_SCOPE_BATCH) return j->qchunk(j->qcu, 0, (uint64_t)c->nb * c->nr, buf);
+        for (size_t b = 0; b < c->nb && st == CLS_OK; b++)
+            st = j->qchunk(j->qcu, c->b0 + b, c->nr, (const char *)buf + b * c->nr * j->C * j->es);
+        return st;
+    }
     if (k == PASS_FIT || (k == PASS_FUSED && p.scaler == CLS_NONE && !p.clean)) {
         if (k == PASS_FIT || j->want_stats) {
             cls_pipeline q = p;
             q.factors = NULL;
+            if (j->split_quantiles) {
+                /* what robust statistics hold besides the quantiles, which
+                 * do not merge across chunks: count, missing, min, max, absmax */
+                q.scaler = CLS_MAXABS;
+                q.qmin = q.qmax = 0;
+                q.no_centering = q.no_scaling = q.unit_variance = 0;
+            }
             st = cls_fit(ctx, &q, &x, &cs);
             if (st == CLS_OK) note_report(j);
             if (st == CLS_OK) st = accumulate(j, c, cs);
@@ -275,7 +295,7 @@ static cls_status run_pass(sjob *j, pass_kind k)
     cls_context *ctx = j->ctx;
     cls_sio_cfg cfg = {
         .in_fd = j->in->fd,
-        .out_fd = k == PASS_FIT ? -1 : j->out->fd,
+        .out_fd = k == PASS_FIT || k == PASS_COUNT ? -1 : j->out->fd,
         .in_name = j->iname,
         .out_name = j->oname,
         .bufs = j->bufs,
@@ -302,11 +322,37 @@ static cls_status run_pass(sjob *j, pass_kind k)
         tell_progress(j, j->done + cls_sio_bytes(s));
     }
     if (cls_sio_finish(s, st == CLS_OK, err, sizeof err) != 0 && st == CLS_OK) st = cls_fail(ctx, CLS_E_IO, "%s", err);
-    j->done += k == PASS_FIT ? j->bytes : 2 * j->bytes;
+    j->done += k == PASS_FIT || k == PASS_COUNT ? j->bytes : 2 * j->bytes;
     j->passes++;
     if (st == CLS_OK) tell_progress(j, j->done);
     return st;
 }
+
+/* ---- exact quantiles of groups larger than a chunk ---- */
+
+static cls_status count_pass(void *user, cls_qchunk_fn chunk, void *cu)
+{
+    sjob *j = user;
+    j->qchunk = chunk;
+    j->qcu = cu;
+    return run_pass(j, PASS_COUNT);
+}
+
+/* Robust scaling whose groups span chunks: the fit pass took the extremes
+ * (as max-abs); each counting pass of the exact selection (engine/select.c:
+ * 4 for float32, 8 for float64) now reads the file once more, and the
+ * quantiles go into the statistics, equal to the in-memory fit's. */
+static cls_status fit_split_quantiles(sjob *j)
+{
+    j->acc->info.scaler = CLS_ROBUST;
+    cls_qview v = {NULL, j->in->dtype, j->p.scope == CLS_SCOPE_BATCH ? 1 : j->B,
+                   j->p.scope == CLS_SCOPE_BATCH ? (uint64_t)j->B * j->R : j->R, j->C};
+    cls_qsource src = {count_pass, j};
+    return cls_fit_quantiles_source(j->ctx, &j->p, &v, &src, j->acc);
+}
+
+/* The passes of a split robust fit: the extremes, then the counting. */
+static unsigned split_passes(const sjob *j) { return j->split_quantiles ? 1 + (j->es == 8 ? 8 : 4) : 1; }
 
 /* The input must be what it was when the call began: same size, not
  * modified (its data was read in pieces over the whole call). */
@@ -427,6 +473,9 @@ static cls_status sjob_finish(sjob *j, cls_status st)
 
 /* ---- the public calls ---- */
 
+/* Every chunk holds whole statistics groups. */
+static int whole_groups(const sjob *j) { return j->p.scope == CLS_SCOPE_MATRIX ? j->ch[0].nr == j->R : j->n == 1; }
+
 cls_status cls_stream_fit(cls_context *ctx, const cls_pipeline *p, const cls_file_array *in,
                           const cls_stream_opts *opts, cls_stats **out)
 {
@@ -441,8 +490,10 @@ cls_status cls_stream_fit(cls_context *ctx, const cls_pipeline *p, const cls_fil
                       "cls_stream_fit_transform");
     if (st == CLS_OK) st = plan(&j, opts);
     if (st == CLS_OK) {
-        j.total = j.bytes;
+        j.split_quantiles = j.p.scaler == CLS_ROBUST && !whole_groups(&j);
+        j.total = split_passes(&j) * j.bytes;
         st = run_pass(&j, PASS_FIT);
+        if (st == CLS_OK && j.split_quantiles) st = fit_split_quantiles(&j);
     }
     if (st == CLS_OK) st = check_unchanged(&j);
     if (st == CLS_OK) {
@@ -486,7 +537,7 @@ cls_status cls_stream_fit_transform(cls_context *ctx, const cls_pipeline *p, con
     if (st == CLS_OK) st = plan(&j, opts);
     if (st == CLS_OK) {
         /* one pass when every chunk holds whole statistics groups */
-        int whole = j.p.scope == CLS_SCOPE_MATRIX ? j.ch[0].nr == j.R : j.n == 1;
+        int whole = whole_groups(&j);
         j.want_stats = fitted != NULL;
         if (j.p.clean && !whole) {
             /* imputation and clipping need a group's values together */
@@ -497,8 +548,10 @@ cls_status cls_stream_fit_transform(cls_context *ctx, const cls_pipeline *p, con
             j.total = 2 * j.bytes;
             st = run_pass(&j, PASS_FUSED);
         } else {
-            j.total = 3 * j.bytes;
+            j.split_quantiles = j.p.scaler == CLS_ROBUST;
+            j.total = (split_passes(&j) + 2) * j.bytes;
             st = run_pass(&j, PASS_FIT);
+            if (st == CLS_OK && j.split_quantiles) st = fit_split_quantiles(&j);
             if (st == CLS_OK) {
                 j.use = j.acc;
                 st = run_pass(&j, PASS_APPLY);
