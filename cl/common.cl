@@ -64,7 +64,7 @@
 /* Filters of the counting kernels (quantile.cl, clean.cl). */
 #define CLS_QF_SENTINEL 1u  /* a value equal to `sent` is missing */
 #define CLS_QF_ABSDEV   2u  /* count |x - cen[column]| instead of x */
-#define CLS_QF_BOUNDS   4u  /* only values in [flo, fhi] of their column take part */
+#define CLS_QF_BOUNDS   4u  /* values x outside [flo, fhi] of their column take no part */
 
 /* Statistics planes: one REAL buffer of 5 planes and one uint buffer of 2,
  * each plane `sstride` long, entry (group or chunk) * ncols + column.

@@ -2,9 +2,9 @@
  * them; written once for REAL = float or double like scale.cl).
  *
  * A value takes part when it is finite, differs from the sentinel (when
- * `has_sent`), and, after the optional transform |x - cen[col]| (`absdev`,
- * for the MAD), lies in [flo[col], fhi[col]] (the bounds of a sigma clip's
- * remaining values; -Inf..+Inf when none). Columns are `ld` apart in each
+ * `has_sent`) and is not outside [flo[col], fhi[col]] (the bounds of a
+ * sigma clip's remaining values); it is counted as itself, or as
+ * |x - cen[col]| (`absdev`, for the MAD). Columns are `ld` apart in each
  * row; entry e of a per-column table is (group * ncols + column).
  *
  * Keys: the order-preserving unsigned image of a value's bits (negative:
@@ -31,13 +31,14 @@ inline UKEY F(key_of)(REAL v)
 }
 #endif
 
-/* The value of one element as the counting sees it, and whether it takes part. */
+/* The value of one element as the counting sees it, and whether it takes
+ * part. The bounds test x itself, as clean.cl's moments pass does (NaN
+ * bounds clip nothing), before the optional |x - cen|. */
 inline int F(q_take)(REAL x, uint qflags, REAL sent, REAL cen, REAL flo, REAL fhi, REAL *out)
 {
     if (!isfinite(x) || ((qflags & CLS_QF_SENTINEL) && x == sent)) return 0;
-    REAL v = (qflags & CLS_QF_ABSDEV) ? fabs(x - cen) : x;
-    if ((qflags & CLS_QF_BOUNDS) && !(v >= flo && v <= fhi)) return 0;
-    *out = v;
+    if ((qflags & CLS_QF_BOUNDS) && (x < flo || x > fhi)) return 0;
+    *out = (qflags & CLS_QF_ABSDEV) ? fabs(x - cen) : x;
     return 1;
 }
 

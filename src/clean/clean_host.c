@@ -57,17 +57,22 @@ static uint64_t *radix_sort(uint64_t *a, uint64_t *tmp, size_t n, uint64_t (*cou
 }
 
 void cls_most_frequent_cols(const void *x, cls_dtype t, size_t ld, uint64_t rows, size_t ncols, int has_sent,
-                            double sent, uint64_t *scratch, double *out)
+                            double sent, const double *lo, const double *hi, uint64_t *scratch, double *out)
 {
     /* one sweep over the rows gathers every column's keys (a column alone
      * would touch a cache line per value on wide data) */
     uint64_t *keys = scratch, *tmp = scratch + ncols * rows;
     uint64_t(*count)[RADIX_BUCKETS] = (uint64_t(*)[RADIX_BUCKETS])(tmp + rows);
     size_t n[CLS_MODE_COLS] = {0};
+    double bl[CLS_MODE_COLS], bh[CLS_MODE_COLS];
+    for (size_t c = 0; c < ncols; c++) {
+        bl[c] = !lo ? -INFINITY : t == CLS_F32 ? (double)(float)lo[c] : lo[c];
+        bh[c] = !hi ? INFINITY : t == CLS_F32 ? (double)(float)hi[c] : hi[c];
+    }
     for (uint64_t r = 0; r < rows; r++)
         for (size_t c = 0; c < ncols; c++) {
             double v = t == CLS_F64 ? ((const double *)x)[r * ld + c] : (double)((const float *)x)[r * ld + c];
-            if (!isfinite(v) || (has_sent && v == sent)) continue;
+            if (!isfinite(v) || (has_sent && v == sent) || v < bl[c] || v > bh[c]) continue;
             keys[c * rows + n[c]++] = key_of(v);
         }
     for (size_t c = 0; c < ncols; c++) {

@@ -12,7 +12,9 @@
 /* The most frequent values of `ncols` (at most CLS_MODE_COLS) neighbouring
  * columns, `rows` values each, starting at x, rows `ld` elements apart,
  * into out[0..ncols): values that are not finite or equal `sent`
- * (has_sent) skipped; scikit-learn's SimpleImputer most_frequent, the
+ * (has_sent) skipped, and with lo (not NULL) those outside [lo[c], hi[c]]
+ * (compared in the data's dtype, as the devices compare them; NaN bounds
+ * skip nothing); scikit-learn's SimpleImputer most_frequent, the
  * smallest of ties; NaN when no value is left. -0.0 and +0.0 count as one
  * value (returned as +0.0). `scratch` holds CLS_MODE_SCRATCH(rows, ncols)
  * words (the values' keys and a radix sort's). */
@@ -20,7 +22,7 @@
 #define CLS_MODE_COUNTS 12288u
 #define CLS_MODE_SCRATCH(rows, ncols) (((size_t)(ncols) + 1) * (size_t)(rows) + CLS_MODE_COUNTS)
 void cls_most_frequent_cols(const void *x, cls_dtype t, size_t ld, uint64_t rows, size_t ncols, int has_sent,
-                            double sent, uint64_t *scratch, double *out);
+                            double sent, const double *lo, const double *hi, uint64_t *scratch, double *out);
 
 /* Adds k copies of the finite value v to column statistics c (Chan's
  * formulas with a group of k equal values, whose m2 is 0). */

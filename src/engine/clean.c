@@ -172,17 +172,19 @@ static void median_ranks(void *user, uint64_t n, uint64_t *r)
     cls_median_ranks(n, &r[0], &r[1]);
 }
 
-/* Medians of every column's values that the view's filter keeps; with
- * absdev, of |x - cen|. NaN for an empty column. */
-static cls_status medians(cls_context *ctx, const cls_cview *v, const copts *o, int use_sent, const double *absdev,
-                          double *out, size_t ne, const cls_combine *cb)
+/* Medians of every column's values that are not missing and, with lo, not
+ * outside [lo, hi]; with absdev, of |x - cen|. NaN for an empty column. */
+static cls_status medians(cls_context *ctx, const cls_cview *v, const copts *o, const double *lo, const double *hi,
+                          const double *absdev, double *out, size_t ne, const cls_combine *cb)
 {
     cls_qview qv = {v->x, v->dtype, v->G, v->Rg, v->C};
     cls_qfilter f;
     memset(&f, 0, sizeof f);
-    f.has_sent = use_sent && o->has_sent;
+    f.has_sent = o->has_sent;
     f.sent = o->sent;
     f.cen = absdev;
+    f.flo = lo;
+    f.fhi = hi;
     uint64_t *cnt = malloc(ne * sizeof *cnt);
     double *vals = malloc(2 * ne * sizeof *vals);
     cls_status st = cnt && vals ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
@@ -199,8 +201,8 @@ static cls_status medians(cls_context *ctx, const cls_cview *v, const copts *o, 
     return st;
 }
 
-/* Centre and spread of every column's kept values (the moments in w->m,
- * the data in v with the clipped values NaN). */
+/* Centre and spread of every column's kept values (the moments in w->m;
+ * the data in v, the values kept those inside w->L, w->H). */
 static cls_status centre_spread(cls_context *ctx, const cls_cview *v, const copts *o, cwork *w,
                                 const cls_combine *cb)
 {
@@ -209,7 +211,7 @@ static cls_status centre_spread(cls_context *ctx, const cls_cview *v, const copt
     if (o->center_mean) {
         for (size_t e = 0; e < ne; e++) w->cen[e] = w->m.n[e] ? w->m.mean[e] : NAN;
     } else {
-        st = medians(ctx, v, o, 0, NULL, w->cen, ne, cb);
+        st = medians(ctx, v, o, w->L, w->H, NULL, w->cen, ne, cb);
     }
     if (st != CLS_OK) return st;
     if (!o->mad) {
@@ -220,11 +222,11 @@ static cls_status centre_spread(cls_context *ctx, const cls_cview *v, const copt
     double *med = w->cen, *own = NULL;
     if (o->center_mean) {
         own = malloc(ne * sizeof *own);
-        st = own ? medians(ctx, v, o, 0, NULL, own, ne, cb) : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+        st = own ? medians(ctx, v, o, w->L, w->H, NULL, own, ne, cb) : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
         if (!own && cb) st = cb->fn(cb->user, st, NULL, 0);
         med = own;
     }
-    if (st == CLS_OK) st = medians(ctx, v, o, 0, med, w->spr, ne, cb);
+    if (st == CLS_OK) st = medians(ctx, v, o, w->L, w->H, med, w->spr, ne, cb);
     if (st == CLS_OK)
         for (size_t e = 0; e < ne; e++) w->spr[e] *= CLS_MAD_STD;
     free(own);
@@ -328,6 +330,7 @@ typedef struct mode_work {
     const cls_cview *v;
     int              sent;
     double           sv;
+    const double    *lo, *hi;  /* the kept values' bounds, or NULL */
     double          *fill;
     size_t           w, nb;    /* columns a block, blocks a group */
     uint64_t        *scratch;  /* shared, when one thread does all */
@@ -346,14 +349,17 @@ static void mode_item(void *arg, size_t i)
         atomic_store(&m->failed, 1);
         return;
     }
-    cls_most_frequent_cols(x0, v->dtype, v->C, v->Rg, nc, m->sent, m->sv, s, m->fill + g * v->C + c0);
+    size_t e0 = g * v->C + c0;
+    cls_most_frequent_cols(x0, v->dtype, v->C, v->Rg, nc, m->sent, m->sv, m->lo ? m->lo + e0 : NULL,
+                           m->hi ? m->hi + e0 : NULL, s, m->fill + e0);
     if (!m->scratch) free(s);
 }
 
-static cls_status modes(cls_context *ctx, const cls_cview *v, const copts *o, int kept_sent, double *fill)
+static cls_status modes(cls_context *ctx, const cls_cview *v, const copts *o, const double *lo, const double *hi,
+                        double *fill)
 {
     if (!v->G || !v->C) return CLS_OK;
-    mode_work m = {v, kept_sent && o->has_sent, o->sent, fill, 1, 0, NULL, 0};
+    mode_work m = {v, o->has_sent, o->sent, lo, hi, fill, 1, 0, NULL, 0};
     atomic_init(&m.failed, 0);
     /* blocks of at most 64 MiB of keys */
     while (m.w < CLS_MODE_COLS && m.w < v->C && 2 * m.w * (size_t)v->Rg * 8 <= ((size_t)64 << 20)) m.w *= 2;
@@ -378,13 +384,11 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
                             const cls_array *in, cls_array *out, const cls_pipeline *p, int *fused,
                             cls_stats **fitted, const cls_combine *cb)
 {
-    size_t es = in->dtype == CLS_F64 ? 8 : 4;
     uint64_t G = scope == CLS_SCOPE_BATCH ? 1 : in->batch;
     uint64_t Rg = scope == CLS_SCOPE_BATCH ? (uint64_t)in->batch * in->rows : in->rows;
-    size_t C = in->cols, ne = (size_t)G * C, bytes = (size_t)(G * Rg) * C * es;
+    size_t C = in->cols, ne = (size_t)G * C;
     uint64_t rows = Rg; /* a group's rows over every process */
     cwork w;
-    char *orig = NULL;
     cls_column_stats *cols = NULL;
     cls_status st = CLS_OK;
     *fused = 0;
@@ -393,10 +397,9 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
         st = cls_fail(ctx, CLS_E_NOMEM, "cleaning: out of memory for %zu columns", ne);
         return cb ? cb->stats(cb->user, st, NULL, 0) : st;
     }
+    /* every pass reads the input, the values a clip keeps given by bounds;
+     * only the last pass writes (out may be in) */
     cls_cview vin = {in->data, out->data, in->dtype, G, Rg, C};
-    cls_cview vout = {out->data, out->data, in->dtype, G, Rg, C};
-    const cls_cview *kept = &vin; /* where the kept values are, for medians and the mode */
-    int kept_sent = 1;            /* whether the sentinel is still in that data */
     int fast = !cb && o->clip && cls_clip_fast_fits(ctx, &vin) && !getenv("CLSCALE_CLIP_MULTIPASS");
     unsigned iters = 0;
     if (fast) {
@@ -404,32 +407,22 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
                             (int)o->impute, o->fill, p == NULL};
         st = cls_clip_fast(ctx, &vin, &xo, w.n0, &w.m, w.L, w.H, w.fill, &iters);
     }
-
-    /* in place, the input's values are kept: the clamp reads them, and a
-     * value clipped by an early iteration may come back in the end (below) */
-    if (o->clip && in->data == out->data && bytes && !fast) {
-        orig = malloc(bytes);
-        if (!orig) st = cls_fail(ctx, CLS_E_NOMEM, "cleaning: out of memory for a copy of the input (%zu bytes)",
-                                 bytes);
-        else memcpy(orig, in->data, bytes);
-    }
-    /* pass 1: missing values counted; when clipping, out = in with them NaN */
-    if (st == CLS_OK && !fast)
-        st = moments(ctx, &vin, (o->has_sent ? CLS_CF_SENT : 0) | (o->clip ? CLS_CF_WRITE : 0), o->sent, NULL, NULL,
-                     &w.m);
+    unsigned sf = o->has_sent ? CLS_CF_SENT : 0;
+    /* pass 1: missing values counted, the moments of the rest */
+    if (st == CLS_OK && !fast) st = moments(ctx, &vin, sf, o->sent, NULL, NULL, &w.m);
     if (!fast) st = combine_moments(cb, st, &w, Rg, &rows);
     if (st == CLS_OK && !fast) memcpy(w.n0, w.m.n, ne * sizeof *w.n0);
     for (size_t e = 0; e < ne && !fast; e++) {
         w.L[e] = -INFINITY;
         w.H[e] = INFINITY;
     }
+    /* each iteration keeps the values inside every bound so far (an
+     * interval: [L, H]), as astropy's loop, which makes clipped values NaN */
     if (st == CLS_OK && o->clip && !fast) {
-        kept = &vout;
-        kept_sent = 0;
         for (;;) {
             if (o->maxiters >= 0 && iters >= (unsigned)o->maxiters) break;
             iters++;
-            st = centre_spread(ctx, &vout, o, &w, cb);
+            st = centre_spread(ctx, &vin, o, &w, cb);
             if (st != CLS_OK) break;
             for (size_t e = 0; e < ne; e++) {
                 double lo = w.cen[e] - w.spr[e] * o->slo, hi = w.cen[e] + w.spr[e] * o->shi;
@@ -438,7 +431,7 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
             }
             uint64_t before = 0, after = 0;
             for (size_t e = 0; e < ne; e++) before += w.m.n[e];
-            st = moments(ctx, &vout, CLS_CF_WRITE, 0, w.L, w.H, &w.m);
+            st = moments(ctx, &vin, sf, o->sent, w.L, w.H, &w.m);
             st = combine_moments(cb, st, &w, Rg, &rows);
             if (st != CLS_OK) break;
             for (size_t e = 0; e < ne; e++) after += w.m.n[e];
@@ -463,10 +456,7 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
             w.H[e] = hi;
         }
         if (again) {
-            cls_cview from = vin;
-            if (orig) from.x = orig;
-            from.y = out->data;
-            st = moments(ctx, &from, (o->has_sent ? CLS_CF_SENT : 0) | CLS_CF_WRITE, o->sent, w.L, w.H, &w.m);
+            st = moments(ctx, &vin, sf, o->sent, w.L, w.H, &w.m);
             st = combine_moments(cb, st, &w, Rg, &rows);
         }
     }
@@ -478,9 +468,9 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
             if (in->dtype == CLS_F32)
                 for (size_t e = 0; e < ne; e++) w.fill[e] = (double)(float)w.fill[e];
         } else if (o->impute == CLS_IMPUTE_MEDIAN) {
-            st = medians(ctx, kept, o, kept_sent, NULL, w.fill, ne, cb);
+            st = medians(ctx, &vin, o, o->clip ? w.L : NULL, o->clip ? w.H : NULL, NULL, w.fill, ne, cb);
         } else if (o->impute == CLS_IMPUTE_MOST_FREQUENT) { /* never combined (the callers refuse it) */
-            st = modes(ctx, kept, o, kept_sent, w.fill);
+            st = modes(ctx, &vin, o, o->clip ? w.L : NULL, o->clip ? w.H : NULL, w.fill);
         } else if (o->impute == CLS_IMPUTE_CONSTANT) {
             for (size_t e = 0; e < ne; e++) w.fill[e] = o->fill;
         }
@@ -515,10 +505,7 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
                 }
             }
         }
-        cls_cview src = o->clip && o->clamp ? vin : o->clip && !fast ? vout : vin;
-        if (orig && o->clamp) src.x = orig;
-        src.y = out->data;
-        if (st == CLS_OK && G && Rg) st = cls_clean_apply(ctx, &src, fl, o->sent, w.prm, rlo, rhi);
+        if (st == CLS_OK && G && Rg) st = cls_clean_apply(ctx, &vin, fl, o->sent, w.prm, rlo, rhi);
     }
     if (st == CLS_OK && p && fitted) {
         cls_stats_info info;
@@ -555,7 +542,6 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
         if (c->iterations_out) *c->iterations_out = iters;
     }
     free(cols);
-    free(orig);
     work_free(&w);
     return st;
 }

@@ -14,8 +14,9 @@ typedef struct cls_qview {
 } cls_qview;
 
 /* Which values take part, and as what: finite ones, not equal to the
- * sentinel (has_sent), taken as |x - cen[e]| when cen is not NULL, inside
- * [flo[e], fhi[e]] when flo is not NULL; e = g * C + column. */
+ * sentinel (has_sent), not outside [flo[e], fhi[e]] when flo is not NULL
+ * (x < flo or x > fhi: NaN bounds exclude nothing, as a sigma clip's),
+ * taken as |x - cen[e]| when cen is not NULL; e = g * C + column. */
 typedef struct cls_qfilter {
     int           has_sent;
     double        sent;
