@@ -25,6 +25,7 @@
 
 #include "clean/clean_host.h"
 #include "engine/clean_pass.h"
+#include "engine/clean_stream.h"
 #include "engine/clip_fast.h"
 #include "engine/impute_fused.h"
 #include "engine/select.h"
@@ -166,6 +167,13 @@ static int work_alloc(cwork *w, size_t ne)
            w->L && w->H && w->cen && w->spr && w->fill && w->prm;
 }
 
+/* Where a run's data is: in memory (v: the input at x, the output at y),
+ * or streamed in chunks (src; v then only gives the shape). */
+typedef struct cdata {
+    cls_cview          v;
+    const cls_csource *src;
+} cdata;
+
 static void median_ranks(void *user, uint64_t n, uint64_t *r)
 {
     (void)user;
@@ -174,9 +182,10 @@ static void median_ranks(void *user, uint64_t n, uint64_t *r)
 
 /* Medians of every column's values that are not missing and, with lo, not
  * outside [lo, hi]; with absdev, of |x - cen|. NaN for an empty column. */
-static cls_status medians(cls_context *ctx, const cls_cview *v, const copts *o, const double *lo, const double *hi,
+static cls_status medians(cls_context *ctx, const cdata *d, const copts *o, const double *lo, const double *hi,
                           const double *absdev, double *out, size_t ne, const cls_combine *cb)
 {
+    const cls_cview *v = &d->v;
     cls_qview qv = {v->x, v->dtype, v->G, v->Rg, v->C};
     cls_qfilter f;
     memset(&f, 0, sizeof f);
@@ -188,7 +197,8 @@ static cls_status medians(cls_context *ctx, const cls_cview *v, const copts *o, 
     uint64_t *cnt = malloc(ne * sizeof *cnt);
     double *vals = malloc(2 * ne * sizeof *vals);
     cls_status st = cnt && vals ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
-    if (st == CLS_OK) st = cls_select_combined(ctx, &qv, &f, 2, median_ranks, NULL, cb, cnt, vals);
+    if (st == CLS_OK && d->src) st = cls_select_source(ctx, &qv, &f, 2, median_ranks, NULL, cb, &d->src->read, cnt, vals);
+    else if (st == CLS_OK) st = cls_select_combined(ctx, &qv, &f, 2, median_ranks, NULL, cb, cnt, vals);
     else if (cb) st = cb->fn(cb->user, st, NULL, 0);
     if (st == CLS_OK) {
         /* |x - cen| of float32 data is a float32 value on the device too */
@@ -203,7 +213,7 @@ static cls_status medians(cls_context *ctx, const cls_cview *v, const copts *o, 
 
 /* Centre and spread of every column's kept values (the moments in w->m;
  * the data in v, the values kept those inside w->L, w->H). */
-static cls_status centre_spread(cls_context *ctx, const cls_cview *v, const copts *o, cwork *w,
+static cls_status centre_spread(cls_context *ctx, const cdata *v, const copts *o, cwork *w,
                                 const cls_combine *cb)
 {
     cls_status st = CLS_OK;
@@ -267,17 +277,107 @@ static void fused_params(const cls_pipeline *p, const cls_cview *v, uint64_t row
     }
 }
 
-/* A moments pass; a process with no rows (combined) takes none. */
-static cls_status moments(cls_context *ctx, const cls_cview *v, unsigned flags, double sent, const double *lo,
-                          const double *hi, cls_cmoments *m)
+static void moments_clear(cls_cmoments *m, size_t e0, size_t n)
 {
-    if (v->G && v->Rg) return cls_clean_moments(ctx, v, flags, sent, lo, hi, m);
-    size_t ne = (size_t)v->G * v->C;
-    for (size_t e = 0; e < ne; e++) {
+    for (size_t e = e0; e < e0 + n; e++) {
         m->n[e] = m->below[e] = m->above[e] = 0;
         m->mean[e] = m->m2[e] = m->min[e] = m->max[e] = NAN;
     }
-    return CLS_OK;
+}
+
+/* Streamed: each chunk's moments (C entries of its group) merged into the
+ * group's with Chan's formulas, chunks in the order of the file. */
+typedef struct mchunk {
+    cls_context       *ctx;
+    const cdata       *d;
+    unsigned           flags;
+    double             sent;
+    const double      *lo, *hi;
+    cls_cmoments      *acc;
+    cwork              part;  /* C entries */
+} mchunk;
+
+static cls_status moments_chunk(void *cu, uint64_t g, uint64_t rows, const char *x)
+{
+    mchunk *k = cu;
+    size_t C = k->d->v.C, e0 = (size_t)g * C;
+    cls_cview v = {x, NULL, k->d->v.dtype, 1, rows, C};
+    cls_cmoments *p = &k->part.m, *a = k->acc;
+    cls_status st = cls_clean_moments(k->ctx, &v, k->flags, k->sent, k->lo ? k->lo + e0 : NULL,
+                                      k->hi ? k->hi + e0 : NULL, p);
+    for (size_t c = 0; st == CLS_OK && c < C; c++) {
+        size_t e = e0 + c;
+        a->below[e] += p->below[c];
+        a->above[e] += p->above[c];
+        if (!p->n[c]) continue;
+        if (!a->n[e]) {
+            a->mean[e] = p->mean[c];
+            a->m2[e] = p->m2[c];
+            a->min[e] = p->min[c];
+            a->max[e] = p->max[c];
+        } else {
+            double na = (double)a->n[e], nb = (double)p->n[c], nt = na + nb, dl = p->mean[c] - a->mean[e];
+            a->mean[e] += dl * (nb / nt);
+            a->m2[e] += p->m2[c] + dl * dl * na * (nb / nt);
+            if (p->min[c] < a->min[e]) a->min[e] = p->min[c];
+            if (p->max[c] > a->max[e]) a->max[e] = p->max[c];
+        }
+        a->n[e] += p->n[c];
+    }
+    return st;
+}
+
+/* A moments pass; a process with no rows (combined) takes none. */
+static cls_status moments(cls_context *ctx, const cdata *d, unsigned flags, double sent, const double *lo,
+                          const double *hi, cls_cmoments *m)
+{
+    const cls_cview *v = &d->v;
+    size_t ne = (size_t)v->G * v->C;
+    if (!v->G || !v->Rg) {
+        moments_clear(m, 0, ne);
+        return CLS_OK;
+    }
+    if (!d->src) return cls_clean_moments(ctx, v, flags, sent, lo, hi, m);
+    mchunk k = {ctx, d, flags, sent, lo, hi, m, {0}};
+    if (!work_alloc(&k.part, v->C)) {
+        work_free(&k.part);
+        return cls_fail(ctx, CLS_E_NOMEM, "cleaning: out of memory");
+    }
+    moments_clear(m, 0, ne);
+    cls_status st = d->src->read.each(d->src->read.user, moments_chunk, &k);
+    work_free(&k.part);
+    return st;
+}
+
+/* Streamed: the last pass, each chunk cleaned in place with its group's
+ * planes of prm. */
+typedef struct achunk {
+    cls_context  *ctx;
+    const cdata  *d;
+    unsigned      flags;
+    double        sent, rlo, rhi;
+    const double *prm;
+    double       *sub;  /* 7 x C */
+} achunk;
+
+static cls_status apply_chunk(void *cu, uint64_t g, uint64_t rows, char *x)
+{
+    achunk *k = cu;
+    size_t C = k->d->v.C, ne = (size_t)k->d->v.G * C;
+    for (size_t pl = 0; pl < 7; pl++) memcpy(k->sub + pl * C, k->prm + pl * ne + (size_t)g * C, C * sizeof *k->sub);
+    cls_cview v = {x, x, k->d->v.dtype, 1, rows, C};
+    return cls_clean_apply(k->ctx, &v, k->flags, k->sent, k->sub, k->rlo, k->rhi);
+}
+
+static cls_status apply(cls_context *ctx, const cdata *d, unsigned flags, double sent, const double *prm, double rlo,
+                        double rhi)
+{
+    if (!d->src) return cls_clean_apply(ctx, &d->v, flags, sent, prm, rlo, rhi);
+    achunk k = {ctx, d, flags, sent, rlo, rhi, prm, malloc(7 * d->v.C * sizeof(double))};
+    if (!k.sub) return cls_fail(ctx, CLS_E_NOMEM, "cleaning: out of memory");
+    cls_status st = d->src->write(d->src->read.user, apply_chunk, &k);
+    free(k.sub);
+    return st;
 }
 
 /* Across processes: this process's outcome and moments to the stats hook,
@@ -381,8 +481,8 @@ static cls_status modes(cls_context *ctx, const cls_cview *v, const copts *o, co
  * last pass and returns the fitted statistics in *fitted (may be NULL).
  * *fused says whether the scaler ran. */
 static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o, cls_scope scope,
-                            const cls_array *in, cls_array *out, const cls_pipeline *p, int *fused,
-                            cls_stats **fitted, const cls_combine *cb)
+                            const cls_array *in, cls_array *out, const cls_csource *src, const cls_pipeline *p,
+                            int *fused, cls_stats **fitted, const cls_combine *cb)
 {
     uint64_t G = scope == CLS_SCOPE_BATCH ? 1 : in->batch;
     uint64_t Rg = scope == CLS_SCOPE_BATCH ? (uint64_t)in->batch * in->rows : in->rows;
@@ -400,7 +500,8 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
     /* every pass reads the input, the values a clip keeps given by bounds;
      * only the last pass writes (out may be in) */
     cls_cview vin = {in->data, out->data, in->dtype, G, Rg, C};
-    int fast = !cb && o->clip && cls_clip_fast_fits(ctx, &vin) && !getenv("CLSCALE_CLIP_MULTIPASS");
+    cdata din = {vin, src};
+    int fast = !cb && !src && o->clip && cls_clip_fast_fits(ctx, &vin) && !getenv("CLSCALE_CLIP_MULTIPASS");
     unsigned iters = 0;
     if (fast) {
         cls_clip_opts xo = {o->has_sent, o->sent, o->slo, o->shi, o->maxiters, o->center_mean, o->mad, o->clamp,
@@ -409,7 +510,7 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
     }
     unsigned sf = o->has_sent ? CLS_CF_SENT : 0;
     /* pass 1: missing values counted, the moments of the rest */
-    if (st == CLS_OK && !fast) st = moments(ctx, &vin, sf, o->sent, NULL, NULL, &w.m);
+    if (st == CLS_OK && !fast) st = moments(ctx, &din, sf, o->sent, NULL, NULL, &w.m);
     if (!fast) st = combine_moments(cb, st, &w, Rg, &rows);
     if (st == CLS_OK && !fast) memcpy(w.n0, w.m.n, ne * sizeof *w.n0);
     for (size_t e = 0; e < ne && !fast; e++) {
@@ -422,7 +523,7 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
         for (;;) {
             if (o->maxiters >= 0 && iters >= (unsigned)o->maxiters) break;
             iters++;
-            st = centre_spread(ctx, &vin, o, &w, cb);
+            st = centre_spread(ctx, &din, o, &w, cb);
             if (st != CLS_OK) break;
             for (size_t e = 0; e < ne; e++) {
                 double lo = w.cen[e] - w.spr[e] * o->slo, hi = w.cen[e] + w.spr[e] * o->shi;
@@ -431,7 +532,7 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
             }
             uint64_t before = 0, after = 0;
             for (size_t e = 0; e < ne; e++) before += w.m.n[e];
-            st = moments(ctx, &vin, sf, o->sent, w.L, w.H, &w.m);
+            st = moments(ctx, &din, sf, o->sent, w.L, w.H, &w.m);
             st = combine_moments(cb, st, &w, Rg, &rows);
             if (st != CLS_OK) break;
             for (size_t e = 0; e < ne; e++) after += w.m.n[e];
@@ -456,7 +557,7 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
             w.H[e] = hi;
         }
         if (again) {
-            st = moments(ctx, &vin, sf, o->sent, w.L, w.H, &w.m);
+            st = moments(ctx, &din, sf, o->sent, w.L, w.H, &w.m);
             st = combine_moments(cb, st, &w, Rg, &rows);
         }
     }
@@ -468,7 +569,7 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
             if (in->dtype == CLS_F32)
                 for (size_t e = 0; e < ne; e++) w.fill[e] = (double)(float)w.fill[e];
         } else if (o->impute == CLS_IMPUTE_MEDIAN) {
-            st = medians(ctx, &vin, o, o->clip ? w.L : NULL, o->clip ? w.H : NULL, NULL, w.fill, ne, cb);
+            st = medians(ctx, &din, o, o->clip ? w.L : NULL, o->clip ? w.H : NULL, NULL, w.fill, ne, cb);
         } else if (o->impute == CLS_IMPUTE_MOST_FREQUENT) { /* never combined (the callers refuse it) */
             st = modes(ctx, &vin, o, o->clip ? w.L : NULL, o->clip ? w.H : NULL, w.fill);
         } else if (o->impute == CLS_IMPUTE_CONSTANT) {
@@ -505,7 +606,7 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
                 }
             }
         }
-        if (st == CLS_OK && G && Rg) st = cls_clean_apply(ctx, &vin, fl, o->sent, w.prm, rlo, rhi);
+        if (st == CLS_OK && G && Rg) st = apply(ctx, &din, fl, o->sent, w.prm, rlo, rhi);
     }
     if (st == CLS_OK && p && fitted) {
         cls_stats_info info;
@@ -562,7 +663,7 @@ cls_status cls_clean_data(cls_context *ctx, const cls_clean *c, cls_scope scope,
     cls_pipeline alone = {.scaler = CLS_NONE, .scope = scope, .clean = c};
     if (cls_impute_fusable(ctx, &alone)) return cls_impute_fused(ctx, &alone, in, out, NULL);
     int fused;
-    return clean_run(ctx, c, &o, scope, in, out, NULL, &fused, NULL, NULL);
+    return clean_run(ctx, c, &o, scope, in, out, NULL, NULL, &fused, NULL, NULL);
 }
 
 /* The checks of the combined calls; a failure reaches every process
@@ -594,7 +695,7 @@ cls_status cls_clean_data_combined(cls_context *ctx, const cls_clean *c, cls_sco
     cls_status st = check_combined(ctx, c, scope, in, out, combine, &o);
     if (st != CLS_OK) return st;
     int fused;
-    return clean_run(ctx, c, &o, scope, in, out, NULL, &fused, NULL, combine);
+    return clean_run(ctx, c, &o, scope, in, out, NULL, NULL, &fused, NULL, combine);
 }
 
 cls_status cls_fit_transform_combined(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
@@ -618,7 +719,7 @@ cls_status cls_fit_transform_combined(cls_context *ctx, const cls_pipeline *p, c
         return combine->stats(combine->user, st, NULL, 0);
     }
     int fused = 0;
-    return clean_run(ctx, p->clean, &o, p->scope, in, out, p, &fused, fitted, combine);
+    return clean_run(ctx, p->clean, &o, p->scope, in, out, NULL, p, &fused, fitted, combine);
 }
 
 cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
@@ -642,10 +743,31 @@ cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_
     const cls_scaler_desc *d = cls_scaler_get(p->scaler);
     int can_fuse = d && !(d->needs & CLS_NEED_QUANTILES) && !p->factors && !(o.clip && o.clamp);
     int fused = 0;
-    st = clean_run(ctx, p->clean, &o, p->scope, in, out, can_fuse ? p : NULL, &fused, fitted, NULL);
+    st = clean_run(ctx, p->clean, &o, p->scope, in, out, NULL, can_fuse ? p : NULL, &fused, fitted, NULL);
     if (st != CLS_OK || fused || (p->scaler == CLS_NONE && !p->factors && !fitted)) return st;
     /* the rest of the pipeline over the cleaned data, in place */
     cls_pipeline rest = *p;
     rest.clean = NULL;
     return cls_fit_transform_plain(ctx, &rest, out, out, fitted);
+}
+
+cls_status cls_clean_stream(cls_context *ctx, const cls_pipeline *p, const cls_array *shape, const cls_csource *src,
+                            cls_stats **fitted)
+{
+    if (fitted) *fitted = NULL;
+    copts o;
+    cls_status st = resolve(ctx, p->clean, &o);
+    if (st != CLS_OK) return st;
+    if (o.impute == CLS_IMPUTE_MOST_FREQUENT)
+        return cls_fail(ctx, CLS_E_UNSUPPORTED, "cleaning streamed in chunks: most_frequent imputation needs "
+                        "every value of a column in memory");
+    const cls_scaler_desc *d = cls_scaler_get(p->scaler);
+    int can_fuse = d && !(d->needs & CLS_NEED_QUANTILES) && !p->factors && !(o.clip && o.clamp);
+    if (!can_fuse && !(p->scaler == CLS_NONE && !p->factors && !fitted))
+        return cls_fail(ctx, CLS_E_UNSUPPORTED, "cleaning streamed in chunks: the scaler does not fuse with the "
+                        "cleaning (robust scaling, discount factors, or clamped clipping ahead of a scaler)");
+    cls_array in = *shape, out = *shape;
+    in.data = out.data = NULL;
+    int fused = 0;
+    return clean_run(ctx, p->clean, &o, p->scope, &in, &out, src, can_fuse ? p : NULL, &fused, fitted, NULL);
 }

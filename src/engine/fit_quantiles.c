@@ -40,7 +40,7 @@ static cls_status quantiles_into(cls_context *ctx, const cls_pipeline *p, const 
     uint64_t *cnt = malloc(n * sizeof *cnt);
     double *vals = malloc(n * 6 * sizeof *vals);
     cls_status st = cnt && vals ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory for quantiles");
-    if (st == CLS_OK && src) st = cls_select_source(ctx, v, NULL, 6, robust_ranks, &o, src, cnt, vals);
+    if (st == CLS_OK && src) st = cls_select_source(ctx, v, NULL, 6, robust_ranks, &o, comb, src, cnt, vals);
     else if (st == CLS_OK) st = cls_select_combined(ctx, v, NULL, 6, robust_ranks, &o, comb, cnt, vals);
     else if (comb) st = comb->fn(comb->user, st, NULL, 0);
     for (size_t e = 0; st == CLS_OK && e < n; e++) {

@@ -316,6 +316,7 @@ static cls_status radix(sel *s, cls_context *ctx, cls_rank_fn rank, void *user)
     }
     size_t wave = budget / (s->W * nk * 256 * 8);
     if (!wave) wave = 1;
+    if (wave > nsegs) wave = (size_t)nsegs;  /* the histograms of what there is */
     s->prefix = malloc(n * nk * sizeof *s->prefix);
     s->resid = malloc(n * nk * sizeof *s->resid);
     s->hist = malloc(wave * s->W * nk * 256 * sizeof *s->hist);
@@ -409,10 +410,14 @@ cls_status cls_select_combined(cls_context *ctx, const cls_qview *v, const cls_q
 }
 
 cls_status cls_select_source(cls_context *ctx, const cls_qview *v, const cls_qfilter *f, size_t nk, cls_rank_fn rank,
-                             void *user, const cls_qsource *src, uint64_t *count, double *vals)
+                             void *user, const cls_combine *comb, const cls_qsource *src, uint64_t *count,
+                             double *vals)
 {
-    if (!src || !src->each) return cls_fail(ctx, CLS_E_ARG, "cls_select_source: no source");
-    return select_any(ctx, v, f, nk, rank, user, NULL, src, count, vals);
+    if (!src || !src->each) {
+        cls_status st = cls_fail(ctx, CLS_E_ARG, "cls_select_source: no source");
+        return comb ? comb->fn(comb->user, st, NULL, 0) : st;
+    }
+    return select_any(ctx, v, f, nk, rank, user, comb, src, count, vals);
 }
 
 cls_status cls_select(cls_context *ctx, const cls_qview *v, const cls_qfilter *f, size_t nk, cls_rank_fn rank,

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engine/clean_stream.h"
 #include "engine/select.h"
 #include "io/stream_io.h"
 #include "job.h"
@@ -32,7 +33,8 @@ typedef enum pass_kind {
     PASS_FIT,    /* statistics only; nothing written */
     PASS_FUSED,  /* fit and transform each chunk (whole groups), or a discount */
     PASS_APPLY,  /* transform with known statistics */
-    PASS_COUNT   /* one counting pass of the exact quantiles; nothing written */
+    PASS_READ,   /* a caller's read-only pass (a counting or moments pass); nothing written */
+    PASS_WRITE   /* a caller's pass that rewrites every chunk (cleaning's last pass) */
 } pass_kind;
 
 typedef struct sjob {
@@ -57,9 +59,11 @@ typedef struct sjob {
     cls_stats *acc;             /* the statistics being assembled */
     const cls_stats *use;       /* APPLY: the statistics to scale with */
     int want_stats;             /* FUSED: keep the chunks' statistics */
+    int open_total;             /* cleaning: passes add to `total` as they start */
     int split_quantiles;        /* robust, groups larger than a chunk: FIT takes the
                                    extremes, counting passes the quantiles */
-    cls_qchunk_fn qchunk;       /* COUNT: the selection's chunk counter */
+    cls_qchunk_fn qchunk;       /* READ: the caller's function for each chunk */
+    cls_cchunk_fn wchunk;       /* WRITE: the same, rewriting the chunk */
     void *qcu;
     /* the report, summed over the chunks' calls */
     size_t *slices;
@@ -241,11 +245,15 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
     }
     cls_stats *cs = NULL, *sub = NULL;
     cls_status st = CLS_OK;
-    if (k == PASS_COUNT) {
+    if (k == PASS_READ || k == PASS_WRITE) {
         /* the chunk's rows, per statistics group */
-        if (p.scope == CLS_SCOPE_BATCH) return j->qchunk(j->qcu, 0, (uint64_t)c->nb * c->nr, buf);
-        for (size_t b = 0; b < c->nb && st == CLS_OK; b++)
-            st = j->qchunk(j->qcu, c->b0 + b, c->nr, (const char *)buf + b * c->nr * j->C * j->es);
+        size_t parts = p.scope == CLS_SCOPE_BATCH ? 1 : c->nb;
+        uint64_t rows = p.scope == CLS_SCOPE_BATCH ? (uint64_t)c->nb * c->nr : c->nr;
+        for (size_t b = 0; b < parts && st == CLS_OK; b++) {
+            char *x = (char *)buf + b * c->nr * j->C * j->es;
+            uint64_t g = p.scope == CLS_SCOPE_BATCH ? 0 : c->b0 + b;
+            st = k == PASS_READ ? j->qchunk(j->qcu, g, rows, x) : j->wchunk(j->qcu, g, rows, x);
+        }
         return st;
     }
     if (k == PASS_FIT || (k == PASS_FUSED && p.scaler == CLS_NONE && !p.clean)) {
@@ -295,7 +303,7 @@ static cls_status run_pass(sjob *j, pass_kind k)
     cls_context *ctx = j->ctx;
     cls_sio_cfg cfg = {
         .in_fd = j->in->fd,
-        .out_fd = k == PASS_FIT || k == PASS_COUNT ? -1 : j->out->fd,
+        .out_fd = k == PASS_FIT || k == PASS_READ ? -1 : j->out->fd,
         .in_name = j->iname,
         .out_name = j->oname,
         .bufs = j->bufs,
@@ -322,7 +330,7 @@ static cls_status run_pass(sjob *j, pass_kind k)
         tell_progress(j, j->done + cls_sio_bytes(s));
     }
     if (cls_sio_finish(s, st == CLS_OK, err, sizeof err) != 0 && st == CLS_OK) st = cls_fail(ctx, CLS_E_IO, "%s", err);
-    j->done += k == PASS_FIT || k == PASS_COUNT ? j->bytes : 2 * j->bytes;
+    j->done += k == PASS_FIT || k == PASS_READ ? j->bytes : 2 * j->bytes;
     j->passes++;
     if (st == CLS_OK) tell_progress(j, j->done);
     return st;
@@ -335,7 +343,30 @@ static cls_status count_pass(void *user, cls_qchunk_fn chunk, void *cu)
     sjob *j = user;
     j->qchunk = chunk;
     j->qcu = cu;
-    return run_pass(j, PASS_COUNT);
+    if (j->open_total) j->total += j->bytes;
+    return run_pass(j, PASS_READ);
+}
+
+static cls_status write_pass(void *user, cls_cchunk_fn chunk, void *cu)
+{
+    sjob *j = user;
+    j->wchunk = chunk;
+    j->qcu = cu;
+    return run_pass(j, PASS_WRITE);
+}
+
+/* A cleaning stage over groups larger than a chunk: clean.c takes the
+ * passes (moments, counting, the last writing one) over the file. Its
+ * number of passes is known only at the end: the progress total grows by
+ * a read before each read-only pass, the writing pass counted from the
+ * start. */
+static cls_status stream_clean(sjob *j, cls_stats **fitted)
+{
+    cls_array shape = {NULL, j->in->dtype, j->B, j->R, j->C};
+    cls_csource src = {{count_pass, j}, write_pass};
+    j->open_total = 1;
+    j->total = 2 * j->bytes;
+    return cls_clean_stream(j->ctx, &j->p, &shape, &src, fitted);
 }
 
 /* Robust scaling whose groups span chunks: the fit pass took the extremes
@@ -540,10 +571,9 @@ cls_status cls_stream_fit_transform(cls_context *ctx, const cls_pipeline *p, con
         int whole = whole_groups(&j);
         j.want_stats = fitted != NULL;
         if (j.p.clean && !whole) {
-            /* imputation and clipping need a group's values together */
-            st = cls_fail(ctx, CLS_E_UNSUPPORTED, "a cleaning stage is streamed only when each statistics group "
-                          "(%s) fits one buffer; this one does not", j.p.scope == CLS_SCOPE_MATRIX ? "a matrix"
-                          : "the whole array");
+            /* a group's values are not in memory together: the cleaning
+             * stage's passes over the file */
+            st = stream_clean(&j, fitted ? &j.acc : NULL);
         } else if (j.p.scaler == CLS_NONE || whole) {
             j.total = 2 * j.bytes;
             st = run_pass(&j, PASS_FUSED);

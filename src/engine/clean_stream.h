@@ -1,0 +1,35 @@
+/* A cleaning stage over data that is not in memory at once: stream.c
+ * hands clean.c the chunks of a file, pass after pass, and clean.c takes
+ * the same decisions as in memory (the moments merged over the chunks,
+ * the medians by counting passes over them), then writes every chunk in
+ * one last pass. */
+#ifndef CLS_CLEAN_STREAM_H
+#define CLS_CLEAN_STREAM_H
+
+#include "engine/select.h"
+
+/* A chunk of a writing pass: `rows` x C values of group g at x, which the
+ * function rewrites in place; the source then writes them out. */
+typedef cls_status (*cls_cchunk_fn)(void *cu, uint64_t g, uint64_t rows, char *x);
+
+/* The data: read.each is a read-only pass over every chunk (select.h);
+ * write(read.user, fn, cu) the same over a pass whose chunks are written
+ * back after fn. */
+typedef struct cls_csource {
+    cls_qsource read;
+    cls_status (*write)(void *user, cls_cchunk_fn fn, void *cu);
+} cls_csource;
+
+/* cls_clean_stream(): cls_fit_transform() of p (a cleaning stage; a scaler
+ * that fuses with it: min-max, z-score, decimal, max-abs; or none) over
+ * data shaped like `shape` (its data unused) that src gives: a moments
+ * pass, per clipping iteration the medians' counting passes and a moments
+ * pass, the fills, then the writing pass. `fitted` as cls_fit_transform().
+ * @return as cls_fit_transform(), or CLS_E_UNSUPPORTED (before any pass)
+ *         for most_frequent imputation (it needs a column's values in
+ *         memory) and for a pipeline whose scaler does not fuse (robust,
+ *         discount factors, clamped clipping ahead of a scaler). */
+cls_status cls_clean_stream(cls_context *ctx, const cls_pipeline *p, const cls_array *shape, const cls_csource *src,
+                            cls_stats **fitted);
+
+#endif
