@@ -908,10 +908,18 @@ CLS_API cls_status cls_device_measure(cls_context *ctx, size_t i, size_t bytes, 
  * more read of the file. Robust scaling of groups larger than a buffer
  * then reads the file once more per counting pass of its exact quantiles
  * (4 for float32, 8 for float64; cls_stream_fit too). A transform with
- * given statistics, and a discount, is always one pass. A pipeline with a cleaning stage (cls_pipeline.clean)
- * streams through cls_stream_fit_transform() only when every statistics
- * group fits one buffer (one pass: cleaning needs a group's values
- * together); otherwise, and in the other calls, CLS_E_UNSUPPORTED.
+ * given statistics, and a discount, is always one pass. A pipeline with a
+ * cleaning stage (cls_pipeline.clean) streams through
+ * cls_stream_fit_transform() only: in one pass when every statistics group
+ * fits one buffer; otherwise by the cleaning stage's own passes over the
+ * file (a moments pass, per clipping iteration the medians' counting
+ * passes and a moments pass, a median fill's counting passes, then the
+ * pass that writes; decisions from counts and medians equal the in-memory
+ * call's, means agree up to the rounding of their merge), except
+ * most_frequent imputation and a scaler that does not fuse with the
+ * cleaning (robust, discount factors, clamped clipping ahead of a scaler):
+ * CLS_E_UNSUPPORTED, before any pass. The other calls refuse a cleaning
+ * stage (CLS_E_UNSUPPORTED).
  *
  * Progress: the context's cls_config.progress is called after each chunk,
  * from the calling thread, with the bytes read and written so far over the

@@ -192,8 +192,11 @@ static cls_status medians(cls_context *ctx, const cdata *d, const copts *o, cons
     f.has_sent = o->has_sent;
     f.sent = o->sent;
     f.cen = absdev;
-    f.flo = lo;
-    f.fhi = hi;
+    /* no bounds test where nothing is clipped yet (a clip's first iteration) */
+    int bounded = 0;
+    for (size_t e = 0; lo && e < ne && !bounded; e++) bounded = lo[e] != -INFINITY || hi[e] != INFINITY;
+    f.flo = bounded ? lo : NULL;
+    f.fhi = bounded ? hi : NULL;
     uint64_t *cnt = malloc(ne * sizeof *cnt);
     double *vals = malloc(2 * ne * sizeof *vals);
     cls_status st = cnt && vals ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
