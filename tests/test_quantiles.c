@@ -56,12 +56,19 @@ static void short_columns_one_pass(void **state)
     cls_context_destroy(ctx);
 }
 
+/* Long columns: counting passes until the wanted buckets are small, then
+ * their values gathered on the host (engine/gather.c); and, with the
+ * gather off, every counting pass on the device (the kernels' later
+ * digits). */
 static void long_columns_radix_passes(void **state)
 {
     (void)state;
     cls_context *ctx = test_context(NULL, 0, 0);
     size_t rows = test_suite_is("oclgrind") ? 150 : 700;
     check(ctx, 2, rows, 8, 3);
+    setenv("CLSCALE_SELECT_GATHER", "0", 1);
+    check(ctx, 2, rows, 8, 13);
+    unsetenv("CLSCALE_SELECT_GATHER");
     cls_context_destroy(ctx);
 }
 
@@ -71,6 +78,9 @@ static void many_units_of_rows(void **state)
     if (test_suite_is("oclgrind")) return; /* 280k values: too slow for the simulator; pocl and rusticl run it */
     cls_context *ctx = test_context(NULL, 0, 0);
     check(ctx, 1, 140000, 2, 4);  /* more rows than one unit holds */
+    setenv("CLSCALE_SELECT_GATHER", "0", 1);
+    check(ctx, 1, 140000, 2, 5);
+    unsetenv("CLSCALE_SELECT_GATHER");
     cls_context_destroy(ctx);
 }
 

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/gather.h"
 #include "engine/passes.h"
 #include "engine/select.h"
 #include "stats/quantile.h"
@@ -50,6 +51,7 @@ typedef struct sel {
     unsigned shift;
     uint64_t *prefix;           /* G * C * nk: the wanted keys' bits found so far */
     uint64_t *resid;            /* G * C * nk: their rank among the values matching the prefix */
+    uint64_t *bcnt;             /* G * C * nk: how many values match the prefix */
     uint64_t *hist;             /* the wave's histograms: seg * W * nkp * 256 */
 } sel;
 
@@ -289,8 +291,63 @@ static void settle(sel *s, size_t seg_local, uint64_t seg, int first, cls_rank_f
             }
             s->prefix[e * s->nk + t] |= (uint64_t)dg << s->shift;
             s->resid[e * s->nk + t] = k - cum;
+            s->bcnt[e * s->nk + t] = ht[dg];
         }
     }
+}
+
+/* ---- the end on the host: the few values of the settled buckets ---- */
+
+typedef struct gsweep { sel *s; cls_context *ctx; cls_gather *g; uint64_t g0, g1; } gsweep;
+
+static cls_status gather_chunk(void *cu, uint64_t g, uint64_t rows, const char *x)
+{
+    gsweep *w = cu;
+    if (g >= w->g0 && g < w->g1) cls_gather_rows(w->g, w->ctx->pool, g, x, rows);
+    return CLS_OK;
+}
+
+/* After a pass that settled the wave's buckets: when they hold at most
+ * `max` values together, one sweep over the data copies them out and a
+ * selection on the host finishes every wanted key (*done = 1); else
+ * nothing changes. CLSCALE_SELECT_GATHER=0 turns it off (the tests of the
+ * later counting passes). */
+static cls_status try_gather(sel *s, cls_context *ctx, uint64_t max, int *done)
+{
+    *done = 0;
+    const cls_qview *v = s->v;
+    size_t C = v->C, nk = s->nk, spg = (C + s->W - 1) / s->W;
+    uint64_t sa = s->seg0, sb = s->seg0 + s->nseg - 1;
+    size_t e0 = (size_t)(sa / spg) * C + (size_t)(sa % spg) * s->W;
+    size_t lastc = (size_t)(sb % spg) * s->W, lastw = C - lastc < s->W ? C - lastc : s->W;
+    size_t e1 = (size_t)(sb / spg) * C + lastc + lastw;
+    cls_gather_filter gf = {s->f && s->f->has_sent, s->f ? s->f->sent : 0, s->cen, s->flo, s->fhi};
+    cls_gather *g = cls_gather_new(v->dtype, C, e0, e1 - e0, nk, s->prefix + e0 * nk, s->bcnt + e0 * nk, s->shift,
+                                   &gf);
+    if (!g) return cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+    if (cls_gather_size(g) > max) {
+        cls_gather_free(g);
+        return CLS_OK;
+    }
+    gsweep w = {s, ctx, g, sa / spg, sb / spg + 1};
+    size_t es = v->dtype == CLS_F64 ? 8 : 4;
+    cls_status st = CLS_OK;
+    if (s->src) st = s->src->each(s->src->user, gather_chunk, &w);
+    else
+        for (uint64_t grp = w.g0; grp < w.g1; grp++)
+            cls_gather_rows(g, ctx->pool, grp, v->x + (size_t)(grp * v->Rg) * C * es, v->Rg);
+    uint64_t *key = st == CLS_OK ? malloc((e1 - e0) * nk * sizeof *key) : NULL;
+    if (st == CLS_OK && !key) st = cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+    if (st == CLS_OK && cls_gather_pick(g, s->resid + e0 * nk, key) != 0)
+        st = cls_fail(ctx, CLS_E_IO, "exact quantiles: the data changed between two passes over it (or out of "
+                      "memory for the last values)");
+    for (size_t e = e0; st == CLS_OK && e < e1; e++)
+        if (s->count[e])
+            for (size_t t = 0; t < nk; t++) s->prefix[e * nk + t] = key[(e - e0) * nk + t];
+    free(key);
+    cls_gather_free(g);
+    if (st == CLS_OK) *done = 1;
+    return st;
 }
 
 static cls_status radix(sel *s, cls_context *ctx, cls_rank_fn rank, void *user)
@@ -319,8 +376,13 @@ static cls_status radix(sel *s, cls_context *ctx, cls_rank_fn rank, void *user)
     if (wave > nsegs) wave = (size_t)nsegs;  /* the histograms of what there is */
     s->prefix = malloc(n * nk * sizeof *s->prefix);
     s->resid = malloc(n * nk * sizeof *s->resid);
+    s->bcnt = calloc(n * nk, sizeof *s->bcnt);
     s->hist = malloc(wave * s->W * nk * 256 * sizeof *s->hist);
-    cls_status st = s->prefix && s->resid && s->hist ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+    cls_status st = s->prefix && s->resid && s->bcnt && s->hist ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+    /* the host's end: not across processes (each holds only its own values) */
+    const char *ge = getenv("CLSCALE_SELECT_GATHER");
+    int gather = !s->comb && !(ge && !strcmp(ge, "0"));
+    uint64_t gather_max = budget / 8;
     /* a failure before the first pass still reaches the other processes */
     if (st != CLS_OK && s->comb) s->comb->fn(s->comb->user, st, NULL, 0);
     unsigned key_bits = v->dtype == CLS_F64 ? 64 : 32;
@@ -338,6 +400,9 @@ static cls_status radix(sel *s, cls_context *ctx, cls_rank_fn rank, void *user)
             /* the same nh on every process: it depends on G, C and nk only */
             if (s->comb) st = s->comb->fn(s->comb->user, st, st == CLS_OK ? s->hist : NULL, st == CLS_OK ? nh : 0);
             for (size_t i = 0; st == CLS_OK && i < nseg; i++) settle(s, i, w0 + i, pass == 0, rank, user);
+            int done = 0;
+            if (st == CLS_OK && gather && pass >= 1 && pass + 1 < key_bits / 8) st = try_gather(s, ctx, gather_max, &done);
+            if (done) break;
         }
     }
     if (st == CLS_OK)
@@ -346,6 +411,7 @@ static cls_status radix(sel *s, cls_context *ctx, cls_rank_fn rank, void *user)
                 s->vals[e * nk + t] = s->count[e] ? cls_value_of_key(s->prefix[e * nk + t], v->dtype) : NAN;
     free(s->prefix);
     free(s->resid);
+    free(s->bcnt);
     free(s->hist);
     return st;
 }
