@@ -986,6 +986,29 @@ CLS_API cls_status cls_stream_fit_transform(cls_context *ctx, const cls_pipeline
                                             const cls_file_array *out, const cls_stream_opts *opts,
                                             cls_stats **fitted);
 
+/* cls_stream_fit_transform_combined() : cls_fit_transform_combined() (a
+ * fusing scaler: min-max, z-score, decimal, max-abs) or
+ * cls_clean_data_combined() (scaler CLS_NONE, no factors) of a pipeline with
+ * a cleaning stage whose rows lie in a file, each process its own rows (`in`
+ * and `out` as cls_stream_fit_transform() takes them; CLS_SCOPE_BATCH: any
+ * rows; CLS_SCOPE_MATRIX: rows of each of the same matrices): the cleaning
+ * stage's passes over the file, whatever the buffer size, with `combine`'s
+ * hooks (both set) after every pass, so that every process takes the
+ * decisions of one process over all the rows. A process with no rows calls
+ * cls_fit_transform_combined() or cls_clean_data_combined() with no rows
+ * instead: the hooks are called alike. combine NULL is
+ * cls_stream_fit_transform(). The buffer size may differ between
+ * processes: it changes the chunks, not the passes.
+ * @return as cls_fit_transform_combined(), CLS_E_IO as
+ *         cls_stream_fit_transform() (a failure after the last hook, such
+ *         as the input changing while read, is this process's alone);
+ *         CLS_E_UNSUPPORTED for most_frequent imputation and other
+ *         scalers. */
+CLS_API cls_status cls_stream_fit_transform_combined(cls_context *ctx, const cls_pipeline *p,
+                                                     const cls_file_array *in, const cls_file_array *out,
+                                                     const cls_stream_opts *opts, const cls_combine *combine,
+                                                     cls_stats **fitted);
+
 /* cls_stream_file() : one .npy file to another (little-endian float32 or
  * float64, C order, 1 to 3 dimensions; a 1-D file is one row). With `s` =
  * NULL it fits and transforms (cls_stream_fit_transform()), else it

@@ -123,9 +123,21 @@ CLS_API cls_status cls_mpi_fit_transform(cls_context *ctx, MPI_Comm comm, const 
  * transform with the combined ones); in CLS_SCOPE_MATRIX once or twice as
  * cls_stream_fit_transform(). A rank with no data passes batch or rows 0.
  * The same rules and results as cls_mpi_fit_transform(), up to the
- * rounding of means and variances merged over the stream's chunks.
+ * rounding of means and variances merged over the stream's chunks. A
+ * cleaning stage in CLS_SCOPE_BATCH streams too, by the cleaning stage's
+ * passes over each rank's part with the hooks between them
+ * (cls_stream_fit_transform_combined()), where cls_mpi_clean_streams(p):
+ * ahead of a fusing scaler (min-max, z-score, decimal, max-abs) or none,
+ * no factors, no clamped clipping ahead of a scaler; other such pipelines
+ * are CLS_E_UNSUPPORTED (clean arrays in memory with
+ * cls_mpi_fit_transform()).
  * @return as cls_mpi_fit_transform(); an I/O failure is CLS_E_IO on every
  *         rank with the failing rank's file and offset in cls_mpi_error(). */
+/* cls_mpi_clean_streams() : whether cls_mpi_stream_fit_transform() takes
+ * p's cleaning stage in CLS_SCOPE_BATCH (see above); 1 also for a pipeline
+ * without one. */
+CLS_API int cls_mpi_clean_streams(const cls_pipeline *p);
+
 CLS_API cls_status cls_mpi_stream_fit_transform(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p,
                                                 const cls_file_array *in, const cls_file_array *out,
                                                 cls_stats **fitted);

@@ -337,6 +337,14 @@ static void clean_and_normalize_clean_across_ranks(void **state)
     static const int two_three[] = {2, 3, 0};
     same_as_one_process(clean, "c.npy", two_three, 0, 0);
     same_as_one_process(norm, "c.npy", two_three, 1e-12, 1);
+    /* each rank's part in several chunks of the stream (4 KiB): the
+     * cleaning's passes over them, the moments merged over chunks and ranks */
+    size_t tall[3] = {2, 200, 6};
+    make_input("ct.npy", CLS_F64, 3, tall, 22);
+    setenv("CLSCALE_STREAM_BUFFER", "4k", 1);
+    same_as_one_process(clean, "ct.npy", two_three, 0, 0);
+    same_as_one_process(norm, "ct.npy", two_three, 1e-12, 1);
+    unsetenv("CLSCALE_STREAM_BUFFER");
     /* most_frequent: a usage error before MPI starts */
     const char *mf[] = {"clean", "--impute", "most_frequent", "--mpi", "x.npy", "y.npy", NULL};
     tool_result r;

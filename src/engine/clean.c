@@ -754,23 +754,45 @@ cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_
     return cls_fit_transform_plain(ctx, &rest, out, out, fitted);
 }
 
-cls_status cls_clean_stream(cls_context *ctx, const cls_pipeline *p, const cls_array *shape, const cls_csource *src,
-                            cls_stats **fitted)
+/* Streamed, alone or across processes (cb, both hooks set). */
+static cls_status clean_stream(cls_context *ctx, const cls_pipeline *p, const cls_array *shape,
+                               const cls_csource *src, const cls_combine *cb, cls_stats **fitted)
 {
     if (fitted) *fitted = NULL;
     copts o;
-    cls_status st = resolve(ctx, p->clean, &o);
-    if (st != CLS_OK) return st;
-    if (o.impute == CLS_IMPUTE_MOST_FREQUENT)
-        return cls_fail(ctx, CLS_E_UNSUPPORTED, "cleaning streamed in chunks: most_frequent imputation needs "
-                        "every value of a column in memory");
+    cls_status st = p->clean ? resolve(ctx, p->clean, &o) : cls_fail(ctx, CLS_E_ARG, "cleaning: no cleaning stage");
     const cls_scaler_desc *d = cls_scaler_get(p->scaler);
-    int can_fuse = d && !(d->needs & CLS_NEED_QUANTILES) && !p->factors && !(o.clip && o.clamp);
-    if (!can_fuse && !(p->scaler == CLS_NONE && !p->factors && !fitted))
-        return cls_fail(ctx, CLS_E_UNSUPPORTED, "cleaning streamed in chunks: the scaler does not fuse with the "
-                        "cleaning (robust scaling, discount factors, or clamped clipping ahead of a scaler)");
+    int can_fuse = st == CLS_OK && d && !(d->needs & CLS_NEED_QUANTILES) && !p->factors && !(o.clip && o.clamp);
+    if (st == CLS_OK && o.impute == CLS_IMPUTE_MOST_FREQUENT)
+        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "cleaning streamed in chunks: most_frequent imputation needs "
+                      "every value of a column in memory");
+    else if (st == CLS_OK && cb && p->scaler != CLS_NONE && !can_fuse)
+        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "cleaning streamed across processes: the scaler does not fuse with "
+                      "the cleaning (min-max, z-score, decimal, max-abs or none; no factors, no clamping)");
+    else if (st == CLS_OK && !can_fuse && !(p->scaler == CLS_NONE && !p->factors && !fitted))
+        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "cleaning streamed in chunks: the scaler does not fuse with the "
+                      "cleaning (robust scaling, discount factors, or clamped clipping ahead of a scaler)");
+    if (st != CLS_OK) return cb ? cb->stats(cb->user, st, NULL, 0) : st;
     cls_array in = *shape, out = *shape;
     in.data = out.data = NULL;
     int fused = 0;
-    return clean_run(ctx, p->clean, &o, p->scope, &in, &out, src, can_fuse ? p : NULL, &fused, fitted, NULL);
+    /* across processes, cleaning alone runs as cls_clean_data_combined does */
+    const cls_pipeline *fp = can_fuse && !(cb && p->scaler == CLS_NONE) ? p : NULL;
+    return clean_run(ctx, p->clean, &o, p->scope, &in, &out, src, fp, &fused, fp ? fitted : NULL, cb);
+}
+
+cls_status cls_clean_stream(cls_context *ctx, const cls_pipeline *p, const cls_array *shape, const cls_csource *src,
+                            cls_stats **fitted)
+{
+    return clean_stream(ctx, p, shape, src, NULL, fitted);
+}
+
+cls_status cls_clean_stream_combined(cls_context *ctx, const cls_pipeline *p, const cls_array *shape,
+                                     const cls_csource *src, const cls_combine *cb, cls_stats **fitted)
+{
+    if (!cb->stats) {
+        cls_status st = cls_fail(ctx, CLS_E_ARG, "cleaning across processes: the combine hook has no stats function");
+        return cb->fn(cb->user, st, NULL, 0);
+    }
+    return clean_stream(ctx, p, shape, src, cb, fitted);
 }

@@ -31,5 +31,11 @@ typedef struct cls_csource {
  *         discount factors, clamped clipping ahead of a scaler). */
 cls_status cls_clean_stream(cls_context *ctx, const cls_pipeline *p, const cls_array *shape, const cls_csource *src,
                             cls_stats **fitted);
+/* The same across processes (cls_stream_fit_transform_combined): the hooks
+ * of `cb` (both set) after every pass, as cls_fit_transform_combined() (a
+ * fusing scaler) or cls_clean_data_combined() (none) call them; a failure
+ * before the first pass goes through them too. */
+cls_status cls_clean_stream_combined(cls_context *ctx, const cls_pipeline *p, const cls_array *shape,
+                                     const cls_csource *src, const cls_combine *cb, cls_stats **fitted);
 
 #endif

@@ -366,7 +366,8 @@ static cls_status radix(sel *s, cls_context *ctx, cls_rank_fn rank, void *user)
      * streamed, each wave reads all the data 4 or 8 times: up to 1/16 of
      * physical memory then */
     size_t budget = 64u << 20;
-    if (s->src) {
+    /* across processes every one must take the same waves: the fixed budget */
+    if (s->src && !s->comb) {
         long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
         if (pages > 0 && psize > 0 && (uint64_t)pages * (uint64_t)psize / 16 > budget)
             budget = (size_t)((uint64_t)pages * (uint64_t)psize / 16);

@@ -360,13 +360,14 @@ static cls_status write_pass(void *user, cls_cchunk_fn chunk, void *cu)
  * number of passes is known only at the end: the progress total grows by
  * a read before each read-only pass, the writing pass counted from the
  * start. */
-static cls_status stream_clean(sjob *j, cls_stats **fitted)
+static cls_status stream_clean(sjob *j, cls_stats **fitted, const cls_combine *cb)
 {
     cls_array shape = {NULL, j->in->dtype, j->B, j->R, j->C};
     cls_csource src = {{count_pass, j}, write_pass};
     j->open_total = 1;
     j->total = 2 * j->bytes;
-    return cls_clean_stream(j->ctx, &j->p, &shape, &src, fitted);
+    return cb ? cls_clean_stream_combined(j->ctx, &j->p, &shape, &src, cb, fitted)
+              : cls_clean_stream(j->ctx, &j->p, &shape, &src, fitted);
 }
 
 /* Robust scaling whose groups span chunks: the fit pass took the extremes
@@ -573,7 +574,7 @@ cls_status cls_stream_fit_transform(cls_context *ctx, const cls_pipeline *p, con
         if (j.p.clean && !whole) {
             /* a group's values are not in memory together: the cleaning
              * stage's passes over the file */
-            st = stream_clean(&j, fitted ? &j.acc : NULL);
+            st = stream_clean(&j, fitted ? &j.acc : NULL, NULL);
         } else if (j.p.scaler == CLS_NONE || whole) {
             j.total = 2 * j.bytes;
             st = run_pass(&j, PASS_FUSED);
@@ -588,6 +589,36 @@ cls_status cls_stream_fit_transform(cls_context *ctx, const cls_pipeline *p, con
             }
         }
     }
+    if (st == CLS_OK) st = check_unchanged(&j);
+    if (st == CLS_OK && fitted) {
+        *fitted = j.acc;
+        j.acc = NULL;
+    }
+    cls_stats_destroy(j.acc);
+    return sjob_finish(&j, st);
+}
+
+cls_status cls_stream_fit_transform_combined(cls_context *ctx, const cls_pipeline *p, const cls_file_array *in,
+                                             const cls_file_array *out, const cls_stream_opts *opts,
+                                             const cls_combine *combine, cls_stats **fitted)
+{
+    if (!combine || !combine->fn) return cls_stream_fit_transform(ctx, p, in, out, opts, fitted);
+    if (fitted) *fitted = NULL;
+    sjob j;
+    cls_status st = sjob_init(&j, ctx, p, NULL, in, out, 0);
+    if (st == CLS_OK && !p) st = cls_fail(ctx, CLS_E_ARG, "cls_stream_fit_transform_combined: pipeline is NULL");
+    if (st == CLS_OK && (!j.p.clean || j.p.inverse))
+        st = cls_fail(ctx, CLS_E_ARG, "cls_stream_fit_transform_combined: the pipeline needs a cleaning stage (and "
+                      "cannot be inverse)");
+    if (st == CLS_OK) st = plan(&j, opts);
+    if (st != CLS_OK) {
+        /* the other processes learn it before any pass */
+        st = combine->stats ? combine->stats(combine->user, st, NULL, 0) : combine->fn(combine->user, st, NULL, 0);
+        return sjob_finish(&j, st);
+    }
+    /* always the cleaning stage's passes: a chunk's own one-pass call
+     * would decide on this process's rows alone */
+    st = stream_clean(&j, fitted ? &j.acc : NULL, combine);
     if (st == CLS_OK) st = check_unchanged(&j);
     if (st == CLS_OK && fitted) {
         *fitted = j.acc;

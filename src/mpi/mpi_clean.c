@@ -42,6 +42,42 @@ int mpi_clean_fuses(const cls_pipeline *p)
     return scaler && !p->factors && !(clip && c->mode == CLS_CLIP_CLAMP);
 }
 
+int mpi_clean_streams(const cls_pipeline *p)
+{
+    return mpi_clean_fuses(p) || (p->scaler == CLS_NONE && !p->factors);
+}
+
+int cls_mpi_clean_streams(const cls_pipeline *p)
+{
+    return !p || !p->clean || (p->clean->impute != CLS_IMPUTE_MOST_FREQUENT && mpi_clean_streams(p));
+}
+
+cls_status mpi_clean_run_files(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, const cls_file_array *fin,
+                               const cls_file_array *fout, int has_data, cls_stats **fitted)
+{
+    cls_mpi_report *r = mpi_report();
+    mpi_combine_state c;
+    cls_combine hook;
+    mpi_combine_init(&c, comm, ctx, &hook);
+    hook.stats = merge_stats;
+    double t = MPI_Wtime();
+    cls_status st;
+    int fuses = mpi_clean_fuses(p);
+    if (has_data) {
+        st = cls_stream_fit_transform_combined(ctx, p, fin, fout, NULL, &hook, fuses ? fitted : NULL);
+    } else {
+        /* no rows: every hook call alike, without a file */
+        cls_array x = {NULL, fin->dtype, 0, 0, fin->cols}, y = x;
+        st = fuses ? cls_fit_transform_combined(ctx, p, &x, &y, &hook, fitted)
+                   : cls_clean_data_combined(ctx, p->clean, CLS_SCOPE_BATCH, &x, &y, &hook);
+    }
+    r->clean = MPI_Wtime() - t;
+    r->clean_reduce = c.reduce;
+    r->clean_bytes = c.bytes;
+    r->clean_passes = c.stats_passes;
+    return st;
+}
+
 cls_status mpi_clean_run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, const cls_array *in, cls_array *out,
                          int has_data, cls_stats **fitted)
 {

@@ -87,10 +87,12 @@ static void check_local(call *k)
     else if (!distributed(k->p->scaler)) {
         k->st = CLS_E_UNSUPPORTED;
         k->why = "this scaler's statistics are not distributed across MPI ranks yet";
-    } else if (k->p->clean && k->p->scope == CLS_SCOPE_BATCH && (k->mode != FIT_TRANSFORM || k->fin)) {
+    } else if (k->p->clean && k->p->scope == CLS_SCOPE_BATCH &&
+               (k->mode != FIT_TRANSFORM || (k->fin && !mpi_clean_streams(k->p)))) {
         k->st = CLS_E_UNSUPPORTED;
         k->why = "a cleaning stage (imputation, sigma clipping) runs across MPI ranks in CLS_SCOPE_BATCH only in "
-                 "cls_mpi_fit_transform of arrays in memory (not cls_mpi_fit, not streamed from files)";
+                 "cls_mpi_fit_transform, and streamed from files only ahead of min-max, z-score, decimal, max-abs "
+                 "or no scaler (no factors, no clamping ahead of a scaler)";
     } else if (k->p->clean && k->p->scope == CLS_SCOPE_BATCH && k->p->clean->impute == CLS_IMPUTE_MOST_FREQUENT) {
         k->st = CLS_E_UNSUPPORTED;
         k->why = "most_frequent imputation is not distributed across MPI ranks (it needs every value of a column "
@@ -204,6 +206,8 @@ static cls_status clean_then_rest(cls_context *ctx, MPI_Comm comm, const call *k
 {
     const cls_pipeline *p = k->p;
     int fuses = mpi_clean_fuses(p);
+    if (k->fin) /* streamed: the scaler fuses or there is none (check_local) */
+        return mpi_clean_run_files(ctx, comm, p, k->fin, k->fout, k->has_data, fuses ? result : NULL);
     cls_status st = mpi_clean_run(ctx, comm, p, k->in, k->out, k->has_data, fuses ? result : NULL);
     cls_pipeline rest = *p;
     rest.clean = NULL;

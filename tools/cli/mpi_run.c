@@ -218,7 +218,7 @@ static int do_normalize(rank_state *r, const cls_file_array *x, const cls_file_a
     cls_pipeline p = r->j->p;
     if (r->by_rows) p.scope = CLS_SCOPE_BATCH;  /* also for a 2-D IN: the same statistics */
     cls_stats *fitted = NULL;
-    if (p.clean && r->by_rows) {
+    if (p.clean && r->by_rows && !cls_mpi_clean_streams(&p)) {
         if (clean_rows(r, &p, y, r->j->stats_out ? &fitted : NULL)) return 1;
     } else if (cls_mpi_stream_fit_transform(r->ctx, r->comm, &p, x, y, r->j->stats_out ? &fitted : NULL) !=
                CLS_OK) {
