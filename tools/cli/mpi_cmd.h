@@ -44,12 +44,16 @@ typedef struct mpi_out {
     uint64_t data_offset; /* where the array starts in the file, on every rank */
 } mpi_out;
 
-/* Collective. Rank 0 creates the temporary; the others open it when they
- * have `len` bytes of its data to write (len 0: nothing).
+/* Collective. Rank 0 names the temporary and tells the others; every rank
+ * calls named(user, tmp) (to register it for removal on a signal), then,
+ * after a barrier, rank 0 creates it: a rank killed at any moment leaves
+ * no temporary that a survivor does not know. The others open it when
+ * they have `len` bytes of its data to write (len 0: nothing).
  * Returns this rank's status and message; the caller combines them
  * (cls_mpi_agree). */
 cls_status mpi_out_open(MPI_Comm comm, const char *path, cls_dtype dtype, size_t ndim, const size_t *shape,
-                        size_t len, mpi_out *o, char *err, size_t errlen);
+                        size_t len, void (*named)(void *user, const char *tmp), void *user, mpi_out *o, char *err,
+                        size_t errlen);
 /* The descriptor this rank writes its range through, or -1. */
 int mpi_out_fd(const mpi_out *o);
 /* Puts this rank's range on disk (fsync) and closes its descriptor (ranks

@@ -360,13 +360,14 @@ static void summary(const rank_state *r, double seconds)
 }
 
 /* Every rank (the temporary is on a folder they share) registers rank 0's
- * temporary with its signal guard, so that whichever rank survives a dead
- * one removes it when mpirun ends the job. */
-static void guard_temporary(rank_state *r)
+ * temporary with its signal guard before rank 0 creates it (mpi_out_open),
+ * so that whichever rank survives a dead one removes it when mpirun ends
+ * the job. */
+static void guard_temporary(void *user, const char *tmp)
 {
-    if (!r->out.tmp[0]) return;  /* rank 0 could not create it (rank 0 reports why) */
+    rank_state *r = user;
     cli_guard_lock();
-    r->guard_slot = cli_guard_add(r->out.tmp);  /* -1 (a path too long): not removed on a signal */
+    r->guard_slot = cli_guard_add(tmp);  /* -1 (a path too long): not removed on a signal */
     cli_guard_unlock();
 }
 
@@ -377,8 +378,8 @@ static int run_rank(rank_state *r)
     if (step(r, same_input(r), r->err)) return EXIT_FAIL;
     plan(r);
     cls_status opened = mpi_out_open(r->comm, j->out, r->in.dtype, r->in.ndim, r->in.shape,
-                                     r->count * r->unit * r->es, &r->out, r->err, sizeof r->err);
-    guard_temporary(r);
+                                     r->count * r->unit * r->es, guard_temporary, r, &r->out, r->err,
+                                     sizeof r->err);
     if (step(r, opened, r->err)) return EXIT_FAIL;
 
     double t0 = MPI_Wtime();
