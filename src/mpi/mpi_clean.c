@@ -52,36 +52,37 @@ int cls_mpi_clean_streams(const cls_pipeline *p)
     return !p || !p->clean || (p->clean->impute != CLS_IMPUTE_MOST_FREQUENT && mpi_clean_streams(p));
 }
 
+/* The cleaning's times and collectives into the rank's report. */
+static void record(double t0, const mpi_combine_state *c)
+{
+    cls_mpi_report *r = mpi_report();
+    r->clean = MPI_Wtime() - t0;
+    r->clean_reduce = c->reduce;
+    r->clean_bytes = c->bytes;
+    r->clean_passes = c->stats_passes;
+}
+
 cls_status mpi_clean_run_files(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, const cls_file_array *fin,
                                const cls_file_array *fout, int has_data, cls_stats **fitted)
 {
-    cls_mpi_report *r = mpi_report();
+    if (!has_data) { /* no rows: every hook call alike, without a file */
+        cls_array x = {NULL, fin->dtype, 0, 0, fin->cols};
+        return mpi_clean_run(ctx, comm, p, &x, NULL, 0, fitted);
+    }
     mpi_combine_state c;
     cls_combine hook;
     mpi_combine_init(&c, comm, ctx, &hook);
     hook.stats = merge_stats;
     double t = MPI_Wtime();
-    cls_status st;
-    int fuses = mpi_clean_fuses(p);
-    if (has_data) {
-        st = cls_stream_fit_transform_combined(ctx, p, fin, fout, NULL, &hook, fuses ? fitted : NULL);
-    } else {
-        /* no rows: every hook call alike, without a file */
-        cls_array x = {NULL, fin->dtype, 0, 0, fin->cols}, y = x;
-        st = fuses ? cls_fit_transform_combined(ctx, p, &x, &y, &hook, fitted)
-                   : cls_clean_data_combined(ctx, p->clean, CLS_SCOPE_BATCH, &x, &y, &hook);
-    }
-    r->clean = MPI_Wtime() - t;
-    r->clean_reduce = c.reduce;
-    r->clean_bytes = c.bytes;
-    r->clean_passes = c.stats_passes;
+    cls_status st = cls_stream_fit_transform_combined(ctx, p, fin, fout, NULL, &hook,
+                                                      mpi_clean_fuses(p) ? fitted : NULL);
+    record(t, &c);
     return st;
 }
 
 cls_status mpi_clean_run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, const cls_array *in, cls_array *out,
                          int has_data, cls_stats **fitted)
 {
-    cls_mpi_report *r = mpi_report();
     mpi_combine_state c;
     cls_combine hook;
     mpi_combine_init(&c, comm, ctx, &hook);
@@ -94,9 +95,6 @@ cls_status mpi_clean_run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p,
     double t = MPI_Wtime();
     cls_status st = mpi_clean_fuses(p) ? cls_fit_transform_combined(ctx, p, &x, &y, &hook, fitted)
                                        : cls_clean_data_combined(ctx, p->clean, CLS_SCOPE_BATCH, &x, &y, &hook);
-    r->clean = MPI_Wtime() - t;
-    r->clean_reduce = c.reduce;
-    r->clean_bytes = c.bytes;
-    r->clean_passes = c.stats_passes;
+    record(t, &c);
     return st;
 }
