@@ -385,7 +385,20 @@ static void cleaning_streams_whole_groups_or_their_passes(void **s)
     for (int k = 0; k < 2; k++) {
         cls_pipeline p = {.scaler = scalers[k], .scope = CLS_SCOPE_MATRIX, .clean = &c};
         cls_array y = make_out(&x);
+        /* the cleaning's outputs, per matrix and column: in memory (w_) and
+         * streamed (g_), whichever chunk a matrix is in */
+        uint64_t w_miss[30], w_clip[30], g_miss[30], g_clip[30];
+        double w_fill[30], g_fill[30];
+        unsigned w_it = 0, g_it = 0;
+        c.missing_out = w_miss;
+        c.clipped_out = w_clip;
+        c.fill_out = w_fill;
+        c.iterations_out = &w_it;
         assert_int_equal(cls_fit_transform(ctx, &p, &x, &y, NULL), CLS_OK);
+        c.missing_out = g_miss;
+        c.clipped_out = g_clip;
+        c.fill_out = g_fill;
+        c.iterations_out = &g_it;
         int in = write_at(path("cin.bin"), &x, 64);
         int out = open(path("cout.bin"), O_RDWR | O_CREAT | O_TRUNC, 0644);
         assert_true(out >= 0);
@@ -396,13 +409,26 @@ static void cleaning_streams_whole_groups_or_their_passes(void **s)
         void *got = read_back(out, 0, bytes_of(&x));
         assert_same_data(got, y.data, t, x.batch * x.rows * x.cols, 0, "cleaning streamed");
         free(got);
+        for (size_t e = 0; e < 30; e++) {
+            assert_int_equal(g_miss[e], w_miss[e]);
+            assert_int_equal(g_clip[e], w_clip[e]);
+            assert_close(g_fill[e], w_fill[e], 0);
+        }
+        assert_int_equal(g_it, w_it);
         /* a buffer smaller than a matrix: the cleaning stage's passes over
          * the file; the medians are exact, the z-score's moments are
          * merged over the chunks in another order */
         cls_stream_opts small = {40 * 6 * es_of(t) / 2, 3, 2, 0};
         if (!test_suite_is("oclgrind")) { /* tens of passes: 20 s in the simulator */
+            memset(g_miss, 0xff, sizeof g_miss);
             st = cls_stream_fit_transform(ctx, &p, &a, &o, &small, NULL);
             if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
+            for (size_t e = 0; e < 30; e++) {
+                assert_int_equal(g_miss[e], w_miss[e]);
+                assert_int_equal(g_clip[e], w_clip[e]);
+                assert_close(g_fill[e], w_fill[e], 0);
+            }
+            assert_int_equal(g_it, w_it);
             got = read_back(out, 0, bytes_of(&x));
             assert_same_data(got, y.data, t, x.batch * x.rows * x.cols, k ? (t == CLS_F64 ? 1e-12 : 1e-5) : 0,
                              "cleaning streamed in row blocks");
@@ -412,6 +438,9 @@ static void cleaning_streams_whole_groups_or_their_passes(void **s)
         close(out);
         free(y.data);
     }
+    c.missing_out = c.clipped_out = NULL;
+    c.fill_out = NULL;
+    c.iterations_out = NULL;
     free(x.data);
 }
 

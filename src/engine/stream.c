@@ -276,7 +276,23 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
             if (st == CLS_OK) note_report(j);
         }
     } else if (k == PASS_FUSED) {
+        /* a cleaning stage's outputs are per statistics group: this chunk's
+         * groups start at matrix b0 (whole groups, or the one batch group);
+         * the iterations are the most any chunk took */
+        cls_clean cc;
+        unsigned it = 0, *its = NULL;
+        if (p.clean) {
+            cc = *p.clean;
+            size_t off = p.scope == CLS_SCOPE_MATRIX ? c->b0 * j->C : 0;
+            if (cc.missing_out) cc.missing_out += off;
+            if (cc.clipped_out) cc.clipped_out += off;
+            if (cc.fill_out) cc.fill_out += off;
+            its = cc.iterations_out;
+            if (its) cc.iterations_out = &it;
+            p.clean = &cc;
+        }
         st = cls_fit_transform(ctx, &p, &x, &x, j->want_stats ? &cs : NULL);
+        if (st == CLS_OK && its && (c->b0 == 0 || it > *its)) *its = it;
         if (st == CLS_OK) note_report(j);
         if (st == CLS_OK && cs) st = accumulate(j, c, cs);
     } else {
