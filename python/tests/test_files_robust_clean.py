@@ -15,7 +15,7 @@ import sklearn.preprocessing as skp
 from sklearn.impute import SimpleImputer as SkImputer
 
 import clscale
-from conftest import DTYPES, assert_close, make_data
+from conftest import DTYPES, assert_close, make_data, tol
 
 BUFFERS = [pytest.param(None, id="onepass"), pytest.param("4k", id="4k")]
 
@@ -46,12 +46,12 @@ def same(got, want, what):
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want), err_msg=what)
 
 
-def rel(got, want, dtype, what):
+def rel(got, want, dtype, what, atol=None):
     got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
     both = (np.isinf(got) & (got == want)) | (np.isnan(got) & np.isnan(want))
     scale = np.maximum(np.abs(np.where(both, 1.0, want)), 1.0)
     assert_close(np.where(both, 0.0, got / scale), np.where(both, 0.0, want / scale),
-                 1e-12 if dtype == np.float64 else 1e-6, what)
+                 atol or (1e-12 if dtype == np.float64 else 1e-6), what)
 
 
 # ---- RobustScaler, MaxAbsScaler ----
@@ -187,7 +187,8 @@ def test_sigma_clip_file_equals_in_memory(tmp_path, monkeypatch, kw, shape, size
     assert y.dtype == dtype
     if size and (kw.get("cenfunc") == "mean" or kw.get("mode") == "clamp"):
         # std and mean merged over chunks: a bound, so a clamped value, may move by a rounding
-        rel(y, want, dtype, "clip")
+        # (float32 on rusticl: 1.4e-6 relative; the data's spread is 5)
+        rel(y, want, dtype, "clip", atol=tol(dtype))
         assert abs(est.clipped_.astype(np.int64) - ref.clipped_.astype(np.int64)).max() <= 1
     else:
         same(y, want, "clip")
