@@ -132,6 +132,8 @@ CLEAN_IDS = ["2d", "3d", "3d-many", "3d-1row"]
 @pytest.mark.parametrize("size", BUFFERS)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_imputer_file_equals_in_memory(tmp_path, monkeypatch, strategy, shape, size, dtype):
+    if shape[1] == 1 and strategy in ("median", "constant"):
+        pytest.skip("the one-row fallback is the same for every strategy")
     buffer(monkeypatch, size)
     x = data(shape, dtype, 4)
     src = save(tmp_path, "in.npy", x)
@@ -221,8 +223,6 @@ PIPES = [
                  id="mean-zscore"),
     pytest.param(lambda: clscale.make_pipeline(clscale.SimpleImputer(strategy="constant", fill_value=1.5),
                                                clscale.MaxAbsScaler()), True, id="constant-maxabs"),
-    pytest.param(lambda: clscale.make_pipeline(clscale.SimpleImputer(), clscale.MinMaxScaler()), True,
-                 id="mean-minmax"),
     pytest.param(lambda: clscale.make_pipeline(clscale.SimpleImputer(strategy="median"), clscale.RobustScaler()),
                  False, id="median-robust"),
 ]
