@@ -205,6 +205,7 @@ class DiscountFiles:
 # ---- cleaning: SimpleImputer, SigmaClip, the fused clscale.Pipeline ----
 
 _MOST_FREQUENT = 3  # _clean._STRATEGIES["most_frequent"]
+_POOL = 4           # buffers in the library's default pool (cls_stream_opts.buffers)
 
 
 def stream_buffer_bytes():
@@ -238,10 +239,13 @@ def stream_clean(devices, in_path, out_path, opts, scope, scaler=None):
     Per-matrix cleaning of a file whose matrices fit a buffer several at a
     time but not all at once runs in one pass that writes the right data
     but leaves cls_clean's outputs of all but the last chunk's matrices
-    wrong (library bug, reported: the chunk's outputs land at its own group
-    indices). Such a call is given a buffer of half a matrix instead, so
-    that the library takes its passes over groups larger than a buffer,
-    which give every output right."""
+    wrong (library bug, docs/PYTHON.md: the chunk's outputs land at its own
+    group indices). Such a call is given instead one buffer of the whole
+    file when that is no more memory than the default pool (4 buffers), so
+    one chunk and one pass; else a buffer of half a matrix, so that the
+    library takes its passes over groups larger than a buffer, which give
+    every output right (tools/bench/py_clean_files.py: 2.1x the time of
+    one pass on a 102 MB file in the page cache)."""
     _check_paths(in_path, out_path)
     _, dtype, shape = npy_layout(in_path)
     b, r, c = _shape3(shape)
@@ -252,9 +256,12 @@ def stream_clean(devices, in_path, out_path, opts, scope, scaler=None):
         if opts.get("impute") == _MOST_FREQUENT:
             return dtype, shape, None
         if scope == _clscale.SCOPE_MATRIX and b > 1 and r * row <= want:
-            if r < 2:
+            if b * r * row <= _POOL * want:
+                buffer = b * r * row
+            elif r < 2:
                 return dtype, shape, None
-            buffer = -(-r // 2) * row
+            else:
+                buffer = -(-r // 2) * row
     groups = b if scope == _clscale.SCOPE_MATRIX else 1
     with context(devices) as ctx:
         res = _clscale.stream_file(ctx, os.fspath(in_path), os.fspath(out_path), None, scope=scope,
