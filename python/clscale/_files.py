@@ -244,8 +244,7 @@ def stream_clean(devices, in_path, out_path, opts, scope, scaler=None):
     file when that is no more memory than the default pool (4 buffers), so
     one chunk and one pass; else a buffer of half a matrix, so that the
     library takes its passes over groups larger than a buffer, which give
-    every output right (tools/bench/py_clean_files.py: 2.1x the time of
-    one pass on a 102 MB file in the page cache)."""
+    every output right (docs/PYTHON.md has what each costs)."""
     _check_paths(in_path, out_path)
     _, dtype, shape = npy_layout(in_path)
     b, r, c = _shape3(shape)
