@@ -61,6 +61,7 @@ AFFINE = [
     pytest.param(lambda: clscale.RobustScaler(quantile_range=(10.0, 90.0), with_centering=False,
                                               unit_variance=True), id="robust-opts"),
     pytest.param(lambda: clscale.RobustScaler(quantile_range=(0.0, 0.0)), id="robust-0-0"),
+    pytest.param(lambda: clscale.RobustScaler(scope="batch", with_scaling=False), id="robust-batch"),
     pytest.param(lambda: clscale.MaxAbsScaler(), id="maxabs"),
 ]
 ATTRS = ("center_", "scale_", "max_abs_", "n_samples_seen_")
