@@ -115,17 +115,16 @@ class Pipeline(_skp.Pipeline):
             return super().fit_transform(X, y, **fit_params)
         return self._fit_fused(X, steps)
 
-
     def fit_transform_file(self, in_path, out_path):
         """fit_transform() of the array in the .npy file `in_path`, written
         to the .npy file `out_path` (replaced only when everything
         succeeded; never the input); returns the pipeline. When the steps
         fuse (the class's doc), one streamed library call imputes and
         scales: one pass when each statistics group fits one stream buffer,
-        else the cleaning's passes over the file. Otherwise, and when the
-        scaler would map a column otherwise than scikit-learn (a near-
-        constant one: the fused output is then redone), each step's
-        fit_transform_file runs in turn through temporaries beside
+        else the cleaning's passes over the file; columns the scaler maps
+        otherwise than scikit-learn (near-constant ones) are then redone in
+        the finished file, as fit_transform redoes them. Otherwise each
+        step's fit_transform_file runs in turn through temporaries beside
         out_path. `fused_` says which ran."""
         _check_paths(in_path, out_path)
         _, _, shape = npy_layout(in_path)
@@ -161,7 +160,11 @@ class Pipeline(_skp.Pipeline):
         if isinstance(sc, Scaler):
             sc._install(fitted)
             if sc._refit_count(fitted.summary()):
-                return False
+                # the composed map on those columns alone, through a mapping of the finished file
+                Y = np.load(os.fspath(out_path), mmap_mode="r+")
+                sc._refit_columns(None, Y, fitted, x_intact=False)
+                Y.flush()
+                del Y
         else:
             sc._install_file(fitted, dtype)
         sc._empty_to_nan(out_path)

@@ -257,6 +257,23 @@ def test_pipeline_file_equals_in_memory(tmp_path, monkeypatch, make, fused, shap
     assert sorted(os.listdir(tmp_path)) == ["in.npy", "out.npy"]
 
 
+@pytest.mark.fp64
+@pytest.mark.parametrize("cls", [clscale.MinMaxScaler, clscale.StandardScaler], ids=["minmax", "zscore"])
+def test_fused_pipeline_file_redoes_near_constant_columns(tmp_path, cls):
+    # constant up to rounding: scikit-learn divides by 1 there, the library by the tiny range or std
+    x = make_data((3, 50, 5), seed=10, nan=0.05)
+    x[1, :, 3] = 1.0 + (np.arange(50) % 2) * 2.0 ** -52
+    x[2, :, 0] = 1e4 + (np.arange(50) % 2) * 1.8e-12
+    src = save(tmp_path, "in.npy", x)
+    make = lambda: clscale.make_pipeline(clscale.SimpleImputer(), cls())  # noqa: E731
+    pipe = make().fit_transform_file(src, tmp_path / "out.npy")
+    ref = make()
+    want = ref.fit_transform(x)
+    assert pipe.fused_ and ref.fused_
+    assert pipe[1]._refit_count(pipe[1]._fitted.summary()) > 0  # the case this test is for
+    same(np.load(tmp_path / "out.npy"), want, "near-constant columns")
+
+
 # ---- bad input ----
 
 def test_bad_input_raises_and_writes_nothing(tmp_path):
