@@ -168,6 +168,20 @@ def test_imputer_file_matches_sklearn(tmp_path, monkeypatch, strategy):
     np.testing.assert_allclose(est.statistics_, want.statistics_, rtol=1e-12)
 
 
+@pytest.mark.parametrize("size", BUFFERS)
+def test_imputer_file_with_a_sentinel(tmp_path, monkeypatch, size):
+    buffer(monkeypatch, size)
+    x = data((4, 300, 5), np.float32, 11)
+    x[..., 0].flat[::7] = -999.0
+    src = save(tmp_path, "in.npy", x)
+    make = lambda: clscale.SimpleImputer(missing_values=-999.0, strategy="median")  # noqa: E731
+    est = make().fit_transform_file(src, tmp_path / "out.npy")
+    ref = make()
+    same(np.load(tmp_path / "out.npy"), ref.fit_transform(x), "sentinel")
+    same(est.statistics_, ref.statistics_, "statistics_")
+    assert not (np.load(tmp_path / "out.npy") == -999.0).any()
+
+
 CLIPS = [
     pytest.param(dict(sigma=2.0, maxiters=None), id="median-std"),
     pytest.param(dict(sigma=2.0, cenfunc="mean", stdfunc="mad_std", maxiters=3), id="mean-mad"),
