@@ -1,6 +1,8 @@
 """Cleaning estimators: SimpleImputer (scikit-learn's semantics) and
 SigmaClip (astropy's sigma_clip along axis 0), both on every OpenCL device
-the `devices` selector names (the library's cls_clean_data)."""
+the `devices` selector names (the library's cls_clean_data), and from file
+to file through the library's streamed cleaning (fit_transform_file,
+_files.stream_clean)."""
 import numbers
 
 import numpy as np
@@ -10,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from . import _clscale
 from ._base import as_data, output_for
 from ._context import check_selector, context
+from ._files import stream_clean, via_memory
 
 _STRATEGIES = {"mean": 1, "median": 2, "most_frequent": 3, "constant": 4}
 _SCOPES = {"matrix": 0, "batch": 1}
@@ -74,6 +77,28 @@ class SimpleImputer(TransformerMixin, BaseEstimator):
         Y = output_for(X, self.copy, None)
         self._clean(X, Y)
         return Y
+
+    def fit_transform_file(self, in_path, out_path):
+        """fit_transform() of the array in the .npy file `in_path`, written
+        to the .npy file `out_path` (replaced only when everything
+        succeeded; never the input), through the library's streamed
+        cleaning: one pass when each group (a matrix, or the whole array
+        with scope="batch") fits one stream buffer, else the cleaning's own
+        passes over the file (a median: its counting passes too).
+        statistics_ as fit() sets it. most_frequent over a file larger than
+        one buffer is not streamed by the library: the input is mapped
+        (np.load(mmap_mode="r")) and imputed in memory into a mapped
+        temporary, renamed onto out_path."""
+        opts = self._opts()
+        devices = check_selector(self.devices)
+        _, shape, res = stream_clean(devices, in_path, out_path, opts, opts["scope"])
+        if res is None:
+            via_memory(in_path, out_path, lambda X, Y: self._clean(as_data(X, self), Y))
+            return self
+        fill = res[3]
+        self.statistics_ = fill[0] if len(shape) == 2 else fill
+        self.n_features_in_ = shape[-1]
+        return self
 
     def _clean(self, X, Y):
         with context(check_selector(self.devices)) as ctx:
@@ -159,11 +184,36 @@ class SigmaClip(TransformerMixin, BaseEstimator):
     def transform(self, X):
         X = as_data(X, self)
         Y = output_for(X, self.copy, None)
+        self._clip_into(X, Y)
+        return Y
+
+    def _clip_into(self, X, Y):
         with context(check_selector(self.devices)) as ctx:
             _, clipped, _, iters = _clscale.clean(ctx, X, Y, **self._opts())
-        self.clipped_ = clipped[0] if X.ndim == 2 else clipped
+        self._set_clipped(X.ndim, clipped, iters)
+
+    def _set_clipped(self, ndim, clipped, iters):
+        self.clipped_ = clipped[0] if ndim == 2 else clipped
         self.iterations_ = iters
-        return Y
+
+    def fit_transform_file(self, in_path, out_path):
+        """fit_transform() of the array in the .npy file `in_path`, written
+        to the .npy file `out_path` (replaced only when everything
+        succeeded; never the input), through the library's streamed
+        cleaning: one pass when each group (a matrix, or the whole array
+        with scope="batch") fits one stream buffer, else per iteration the
+        medians' counting passes (cenfunc or stdfunc median-based) and a
+        moments pass over the file, then the writing pass. clipped_ and
+        iterations_ as transform() sets them."""
+        opts = self._opts()
+        devices = check_selector(self.devices)
+        _, shape, res = stream_clean(devices, in_path, out_path, opts, opts["scope"])
+        if res is None:  # one-row matrices: see _files.stream_clean
+            via_memory(in_path, out_path, lambda X, Y: self._clip_into(as_data(X, self), Y))
+        else:
+            self._set_clipped(len(shape), res[2], res[4])
+        self.n_features_in_ = shape[-1]
+        return self
 
     def fit_transform(self, X, y=None, **fit_params):
         return self.fit(X).transform(X)

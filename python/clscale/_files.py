@@ -7,8 +7,14 @@ about 300 MB of memory and its data never passes through numpy. The output
 is written to a temporary beside it and renamed only when everything
 succeeded. Results equal the in-memory methods' (fit_transform_file may
 read the file twice: see its docstring).
+
+ScalerFiles serves every scaler (_base.Scaler and _robust's affine
+scalers, through a few hooks); stream_clean() the cleaning estimators and
+the fused clscale.Pipeline; via_memory() is the fallback for what the
+library does not stream (most_frequent over more than a buffer).
 """
 import os
+import tempfile
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
@@ -64,7 +70,26 @@ def _check_paths(in_path, out_path):
 
 class ScalerFiles:
     """fit_file, transform_file, inverse_transform_file and
-    fit_transform_file for the scalers (mixed into _base.Scaler)."""
+    fit_transform_file for the scalers (mixed into _base.Scaler and
+    _robust._AffineScaler). The hooks below are _base.Scaler's; the affine
+    scalers, whose statistics are restated for the library's z-score map,
+    override them."""
+
+    # ---- hooks ----
+
+    def _file_pipeline(self):
+        """stream_fit's pipeline keywords (scaler, lo, hi, clip, ...)."""
+        lo, hi = self._range()
+        return dict(scaler=self._code, lo=lo, hi=hi, clip=self._clip())
+
+    def _install_file(self, fitted, dtype):
+        """The fitted state from stream_fit's statistics of `dtype` data."""
+        self._install(fitted)
+
+    def _file_transform_args(self, info, inverse):
+        """stream_file's keywords for a transform with _transform_stats()."""
+        return dict(scaler=self._code, scope=info["scope"], lo=info["lo"], hi=info["hi"],
+                    clip=self._clip() and not inverse, inverse=inverse)
 
     def _file_scope(self, shape):
         return self._scope_of(np.empty((1,) * len(shape)))
@@ -88,12 +113,10 @@ class ScalerFiles:
         check_selector(self.devices)
         offset, dtype, shape = npy_layout(path)
         self._file_features(path, shape, reset=True)
-        lo, hi = self._range()
         with context(self.devices) as ctx:
             fitted = _clscale.stream_fit(ctx, os.fspath(path), offset, _DTYPES[dtype], _shape3(shape),
-                                         scaler=self._code, scope=self._file_scope(shape), lo=lo, hi=hi,
-                                         clip=self._clip())
-        self._install(fitted)
+                                         scope=self._file_scope(shape), **self._file_pipeline())
+        self._install_file(fitted, dtype)
         return self
 
     def transform_file(self, in_path, out_path):
@@ -117,9 +140,8 @@ class ScalerFiles:
             raise ValueError(f"the statistics were fitted per matrix of {info['groups']} matrices; "
                              f"{os.fspath(in_path)} has {_shape3(shape)[0]}")
         with context(self.devices) as ctx:
-            _clscale.stream_file(ctx, os.fspath(in_path), os.fspath(out_path), s, scaler=self._code,
-                                 scope=info["scope"], lo=info["lo"], hi=info["hi"],
-                                 clip=self._clip() and not inverse, inverse=inverse)
+            _clscale.stream_file(ctx, os.fspath(in_path), os.fspath(out_path), s,
+                                 **self._file_transform_args(info, inverse))
         self._empty_to_nan(out_path)
 
     def fit_transform_file(self, in_path, out_path):
@@ -178,3 +200,107 @@ class DiscountFiles:
         with context(self.devices) as ctx:
             _clscale.stream_file(ctx, os.fspath(in_path), os.fspath(out_path), None,
                                  factors=self._factors[dtype], fitted=False)
+
+
+# ---- cleaning: SimpleImputer, SigmaClip, the fused clscale.Pipeline ----
+
+_MOST_FREQUENT = 3  # _clean._STRATEGIES["most_frequent"]
+_POOL = 4           # buffers in the library's default pool (cls_stream_opts.buffers)
+
+
+def stream_buffer_bytes():
+    """The library's default stream buffer: $CLSCALE_STREAM_BUFFER (bytes,
+    k or M suffixed, at least 4096) or 64 MiB, read as src/engine/stream.c
+    reads it."""
+    e = os.environ.get("CLSCALE_STREAM_BUFFER", "")
+    digits = len(e) - len(e.lstrip("0123456789"))
+    if digits:
+        v = int(e[:digits])
+        suffix = e[digits:digits + 1]
+        v <<= 10 if suffix in ("k", "K") else 20 if suffix in ("m", "M") else 0
+        if v >= 4096:
+            return v
+    return 64 << 20
+
+
+def stream_clean(devices, in_path, out_path, opts, scope, scaler=None):
+    """Cleans the .npy file in_path into out_path with the library's
+    streamed cleaning stage (cls_stream_file with cls_pipeline.clean);
+    `opts` are clean()'s keywords, `scope` the pipeline's, `scaler`
+    (stream_file's scaler keywords) the scaler fused after it, if any.
+
+    Returns (dtype, shape, (fitted, missing, clipped, fill, iterations)),
+    cls_clean's outputs as clean() gives them; or (dtype, shape, None)
+    when the library cannot stream it with these outputs right: the
+    caller then runs via_memory(). That is most_frequent imputation of a
+    file larger than one buffer (the library needs a column's values in
+    memory), and one-row matrices (below).
+
+    Per-matrix cleaning of a file whose matrices fit a buffer several at a
+    time but not all at once runs in one pass that writes the right data
+    but leaves cls_clean's outputs of all but the last chunk's matrices
+    wrong (library bug, docs/PYTHON.md: the chunk's outputs land at its own
+    group indices). Such a call is given instead one buffer of the whole
+    file when that is no more memory than the default pool (4 buffers), so
+    one chunk and one pass; else a buffer of half a matrix, so that the
+    library takes its passes over groups larger than a buffer, which give
+    every output right (docs/PYTHON.md has what each costs)."""
+    _check_paths(in_path, out_path)
+    _, dtype, shape = npy_layout(in_path)
+    b, r, c = _shape3(shape)
+    row = c * dtype.itemsize
+    want = max(stream_buffer_bytes(), row)
+    buffer = 0
+    if b * r * row > want:
+        if opts.get("impute") == _MOST_FREQUENT:
+            return dtype, shape, None
+        if scope == _clscale.SCOPE_MATRIX and b > 1 and r * row <= want:
+            if b * r * row <= _POOL * want:
+                buffer = b * r * row
+            elif r < 2:
+                return dtype, shape, None
+            else:
+                buffer = -(-r // 2) * row
+    groups = b if scope == _clscale.SCOPE_MATRIX else 1
+    with context(devices) as ctx:
+        res = _clscale.stream_file(ctx, os.fspath(in_path), os.fspath(out_path), None, scope=scope,
+                                   clean=opts, clean_shape=(groups, c), buffer_bytes=buffer,
+                                   fitted=scaler is not None, **(scaler or {}))
+    return dtype, shape, res
+
+
+def temp_beside(path):
+    """A new empty file in `path`'s folder (mode as a new file's), for
+    writing there and renaming onto `path`."""
+    folder = os.path.dirname(os.path.abspath(os.fspath(path)))
+    fd, tmp = tempfile.mkstemp(prefix=".clscale-", suffix=".npy", dir=folder)
+    os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
+    return tmp
+
+
+def via_memory(in_path, out_path, run):
+    """What the library does not stream: the input mapped (np.load with
+    mmap_mode="r"), run(X, Y) writing into a mapped temporary beside
+    out_path, synced and renamed onto it when everything succeeded (on any
+    failure the temporary is removed and out_path left as it was). Memory:
+    the page cache and what the in-memory call allocates for itself."""
+    X = np.load(os.fspath(in_path), mmap_mode="r")
+    tmp = temp_beside(out_path)
+    try:
+        Y = np.lib.format.open_memmap(tmp, mode="w+", dtype=X.dtype, shape=X.shape)
+        result = run(X, Y)
+        Y.flush()
+        del Y
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, os.fspath(out_path))
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return result

@@ -4,7 +4,11 @@ clscale scaler right after it (MinMaxScaler, StandardScaler, DecimalScaler,
 MaxAbsScaler) as one library call, the imputation fused into the scaler's
 pass on the devices (cls_fit_transform with cls_pipeline.clean). Both steps
 end up fitted as if they had been fitted one after the other. Any other
-pipeline runs step by step, as scikit-learn's does."""
+pipeline runs step by step, as scikit-learn's does. fit_transform_file
+does the same from file to file (the streamed cleaning stage,
+_files.stream_clean), step by step through temporaries when not fused."""
+import os
+
 import numpy as np
 from sklearn import pipeline as _skp
 
@@ -12,6 +16,7 @@ from . import _clscale, _dask
 from ._base import SCOPES, Scaler, as_data, output_for
 from ._clean import SimpleImputer
 from ._context import check_selector, context
+from ._files import _check_paths, npy_layout, stream_clean, temp_beside
 from ._robust import MaxAbsScaler
 from ._scalers import DecimalScaler, MinMaxScaler, StandardScaler
 
@@ -109,6 +114,87 @@ class Pipeline(_skp.Pipeline):
             self.fused_ = False
             return super().fit_transform(X, y, **fit_params)
         return self._fit_fused(X, steps)
+
+    def fit_transform_file(self, in_path, out_path):
+        """fit_transform() of the array in the .npy file `in_path`, written
+        to the .npy file `out_path` (replaced only when everything
+        succeeded; never the input); returns the pipeline. When the steps
+        fuse (the class's doc), one streamed library call imputes and
+        scales: one pass when each statistics group fits one stream buffer,
+        else the cleaning's passes over the file; columns the scaler maps
+        otherwise than scikit-learn (near-constant ones) are then redone in
+        the finished file, as fit_transform redoes them. Otherwise each
+        step's fit_transform_file runs in turn through temporaries beside
+        out_path. `fused_` says which ran."""
+        _check_paths(in_path, out_path)
+        _, _, shape = npy_layout(in_path)
+        steps = self._fused_steps(np.empty((1,) * len(shape)), {})
+        if steps is None or not self._fit_fused_file(in_path, out_path, shape, steps):
+            self.fused_ = False
+            self._file_step_by_step(in_path, out_path)
+        return self
+
+    def _fit_fused_file(self, in_path, out_path, shape, steps):
+        """The fused steps from file to file; False when the result must be
+        made step by step instead."""
+        imp, sc = steps
+        if hasattr(self, "_parameter_constraints"):  # scikit-learn >= 1.3
+            self._validate_params()
+        self._validate_steps()
+        devices = check_selector(imp.devices)
+        clean = imp._opts()
+        sc._reset()
+        sc._check_params()
+        check_selector(sc.devices)
+        sc._file_features(in_path, shape, reset=True)
+        if isinstance(sc, Scaler):
+            lo, hi = sc._range()
+            kw = dict(scaler=sc._code, lo=lo, hi=hi, clip=sc._clip())
+        else:
+            kw = dict(scaler=_clscale.MAXABS)
+        dtype, shape, res = stream_clean(sc.devices if sc.devices is not None else devices, in_path, out_path,
+                                         clean, sc._file_scope(shape), scaler=kw)
+        if res is None:
+            return False
+        fitted, fill = res[0], res[3]
+        if isinstance(sc, Scaler):
+            sc._install(fitted)
+            if sc._refit_count(fitted.summary()):
+                # the composed map on those columns alone, through a mapping of the finished file
+                Y = np.load(os.fspath(out_path), mmap_mode="r+")
+                sc._refit_columns(None, Y, fitted, x_intact=False)
+                Y.flush()
+                del Y
+        else:
+            sc._install_file(fitted, dtype)
+        sc._empty_to_nan(out_path)
+        imp.statistics_ = fill[0] if len(shape) == 2 else fill
+        imp.n_features_in_ = shape[-1]
+        self.fused_ = True
+        return True
+
+    def _file_step_by_step(self, in_path, out_path):
+        todo = [est for _, est in self.steps if est is not None and est != "passthrough"]
+        for est in todo:
+            if not hasattr(est, "fit_transform_file"):
+                raise ValueError(f"{type(est).__name__} has no fit_transform_file: a pipeline runs from file "
+                                 f"to file only when every step does")
+        if not todo:
+            raise ValueError("the pipeline has no step to run")
+        temps, src = [], in_path
+        try:
+            for i, est in enumerate(todo):
+                dst = out_path if i == len(todo) - 1 else temp_beside(out_path)
+                if dst is not out_path:
+                    temps.append(dst)
+                est.fit_transform_file(src, dst)
+                src = dst
+        finally:
+            for t in temps:
+                try:
+                    os.unlink(t)
+                except OSError:
+                    pass
 
 
 def make_pipeline(*steps, memory=None, verbose=False):

@@ -3,7 +3,11 @@ devices: the statistics come from the library (exact quantiles by
 cls_quantiles, numpy's nanpercentile bit for bit in float64; max |x| by a
 fit), and the map y = (x - centre) / scale runs as the library's z-score
 transform of statistics restated with mean = centre and std = scale, so a
-transform is one pass on the devices like every other scaler's."""
+transform is one pass on the devices like every other scaler's. The *_file
+methods are _files.ScalerFiles', through its hooks: the fit streams the
+file (cls_stream_fit: the robust fit's exact quantiles, or max |x|), the
+attributes are made here as fit() makes them, the transform streams the
+same restated z-score map."""
 import numbers
 
 import numpy as np
@@ -12,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from . import _clscale, _mpi
 from ._base import Estimator, nan_columns, output_for, scope_of
 from ._context import check_selector, context
+from ._files import ScalerFiles
 
 
 def _handle_zeros(scale, dtype):
@@ -21,11 +26,39 @@ def _handle_zeros(scale, dtype):
     return scale
 
 
-class _AffineScaler(Estimator):
+class _AffineScaler(ScalerFiles, Estimator):
     """y = (x - center) / scale per column (and matrix with scope="matrix")."""
 
     def _scope_of(self, X):
         return scope_of(self.scope, X)
+
+    # ---- ScalerFiles' hooks ----
+
+    def _check_params(self):
+        check_selector(self.devices)
+
+    def _fusable(self):
+        # the library's robust map is not scikit-learn's for every column
+        # (its zero range is below 10 DBL_EPSILON, scikit-learn's the dtype's)
+        return False
+
+    def _file_transform_args(self, info, inverse):
+        return dict(scaler=_clscale.ZSCORE, scope=info["scope"], inverse=inverse)
+
+    def _transform_stats(self):
+        return self._stats()[0]
+
+    def _empty_columns(self):
+        return self._stats()[1]
+
+    def _nan_empty(self, Y):
+        nan_columns(Y, self._stats()[1])
+
+    def _info_of(self, fitted):
+        """The description a fit without a scaler (_fit_moments) keeps."""
+        info = dict(fitted.info)
+        info.update(scaler=_clscale.NONE, has_moments=True)
+        return info
 
     def _affine(self):
         """(center, scale, count) as groups x cols float64 arrays."""
@@ -116,6 +149,30 @@ class RobustScaler(_AffineScaler):
         self.unit_variance = unit_variance
         self.scope = scope
         self.devices = devices
+
+    def _reset(self):
+        """Forgets what an earlier fit saw."""
+        for a in ("center_", "scale_", "_count", "_cache", "_info", "_missing", "n_features_in_"):
+            self.__dict__.pop(a, None)
+
+    def _check_params(self):
+        self._check_range()
+
+    def _file_pipeline(self):
+        # quantile_range (0, 0) would read as the library's default (25, 75):
+        # ask for (0, 100), whose lower quantile, the minimum, is both
+        lo, hi = (float(v) for v in self._check_range())
+        return dict(scaler=_clscale.ROBUST, qmin=lo, qmax=hi if hi > 0 else 100.0)
+
+    def _install_file(self, fitted, dtype):
+        self._cache = {}
+        self._info = self._info_of(fitted)
+        c = fitted.columns()
+        self._missing = c["missing"]
+        q = fitted.quantiles()
+        if float(self.quantile_range[1]) == 0:
+            q[:, 2, :] = q[:, 1, :]
+        self._set_fitted(c["count"], q, dtype)
 
     def _check_range(self):
         check_selector(self.devices)
@@ -267,14 +324,22 @@ class MaxAbsScaler(_AffineScaler):
         g, n = self._count.shape
         return np.zeros((g, n)), np.reshape(self.scale_, (g, n)), self._count
 
+    def _file_pipeline(self):
+        return dict(scaler=_clscale.MAXABS)
+
+    def _install_file(self, fitted, dtype):
+        """The state a fit leaves, from the library's max-abs statistics
+        `fitted` (stream_fit of a file, or a fused fit_transform)."""
+        self._info = self._info_of(fitted)
+        c = fitted.columns()
+        self._missing = c["missing"]
+        self._set_fitted(c["absmax"], c["count"], int(self._info["rows"]), dtype)
+
     def _install_fused(self, fitted, X, Y):
         """The state a fit of the data that a fused fit_transform (the
         library's max-abs with a cleaning stage, clscale.Pipeline) scaled
         into Y leaves: the statistics `fitted` of the cleaned X."""
-        self._info = dict(fitted.info)
-        c = fitted.columns()
-        self._missing = c["missing"]
-        self._set_fitted(c["absmax"], c["count"], int(self._info["rows"]), X.dtype)
+        self._install_file(fitted, X.dtype)
         empty = self._count == 0
         nan_columns(Y, empty if empty.any() else None)
 

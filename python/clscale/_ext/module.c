@@ -16,11 +16,15 @@ static PyMethodDef methods[] = {
      "load_stats(path) -> Stats: reads a statistics file (`clscale normalize --stats-out`)."},
     {"stream_file", (PyCFunction)(void (*)(void))clsext_stream_file, METH_VARARGS | METH_KEYWORDS,
      "stream_file(ctx, in_path, out_path, stats=None, *, scaler=NONE, scope=SCOPE_MATRIX, lo=0.0, hi=0.0, "
-     "clip=False, inverse=False, factors=None, fitted=True) -> Stats or None: cls_stream_file(), one .npy "
-     "file to another through a fixed pool of buffers (fits when stats is None)."},
+     "clip=False, inverse=False, factors=None, fitted=True, qmin=0.0, qmax=0.0, no_centering=False, "
+     "no_scaling=False, unit_variance=False, clean=None, clean_shape=(0, 0), buffer_bytes=0) -> Stats or None: "
+     "cls_stream_file(), one .npy file to another through a fixed pool of buffers (fits when stats is None). "
+     "clean=dict (clean()'s keywords) adds the cleaning stage ahead of the scaler and returns (Stats or None, "
+     "missing, clipped, fill, iterations), the arrays clean_shape=(groups, cols) as clean() gives them."},
     {"stream_fit", (PyCFunction)(void (*)(void))clsext_stream_fit, METH_VARARGS | METH_KEYWORDS,
      "stream_fit(ctx, path, offset, dtype, (batch, rows, cols), *, scaler=NONE, scope=SCOPE_MATRIX, lo=0.0, "
-     "hi=0.0, clip=False) -> Stats: cls_stream_fit() of the array stored at byte `offset` of `path`."},
+     "hi=0.0, clip=False, qmin=0.0, qmax=0.0, no_centering=False, no_scaling=False, unit_variance=False, "
+     "buffer_bytes=0) -> Stats: cls_stream_fit() of the array stored at byte `offset` of `path`."},
     {"buffer_context", clsext_buffer_context, METH_VARARGS,
      "buffer_context(cl_context, cl_device, cl_queue) -> capsule: a context on the caller's OpenCL objects."},
     {"buffer_call", (PyCFunction)(void (*)(void))clsext_buffer_call, METH_VARARGS | METH_KEYWORDS,
@@ -82,6 +86,7 @@ PyMODINIT_FUNC PyInit__clscale(void)
         PyModule_AddIntConstant(m, "ZSCORE", CLS_ZSCORE) < 0 ||
         PyModule_AddIntConstant(m, "DECIMAL", CLS_DECIMAL) < 0 ||
         PyModule_AddIntConstant(m, "MAXABS", CLS_MAXABS) < 0 ||
+        PyModule_AddIntConstant(m, "ROBUST", CLS_ROBUST) < 0 ||
         PyModule_AddIntConstant(m, "SCOPE_MATRIX", CLS_SCOPE_MATRIX) < 0 ||
         PyModule_AddIntConstant(m, "SCOPE_BATCH", CLS_SCOPE_BATCH) < 0 ||
         PyModule_AddIntConstant(m, "F32", CLS_F32) < 0 || PyModule_AddIntConstant(m, "F64", CLS_F64) < 0)

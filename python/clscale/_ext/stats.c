@@ -94,6 +94,27 @@ fail:
     return NULL;
 }
 
+/* The exact quantiles of a robust fit, groups x 3 x cols: median, q_lo,
+ * q_hi (the layout of quantiles(ctx, x, [0.5, qmin, qmax])); NaN where the
+ * fit computed none (has_quantiles 0). */
+static PyObject *stats_quantiles(clsext_stats *self, PyObject *unused)
+{
+    (void)unused;
+    cls_stats_info in = info_of(self);
+    npy_intp dims[3] = {(npy_intp)in.groups, 3, (npy_intp)in.cols};
+    PyObject *a = PyArray_SimpleNew(3, dims, NPY_FLOAT64);
+    if (!a) return NULL;
+    double *q = PyArray_DATA((PyArrayObject *)a);
+    for (size_t g = 0; g < in.groups; g++)
+    for (size_t k = 0; k < in.cols; k++) {
+        cls_column_stats c;
+        cls_stats_column(self->s, g, k, &c);
+        double v[3] = {c.median, c.q_lo, c.q_hi};
+        for (size_t i = 0; i < 3; i++) q[(g * 3 + i) * in.cols + k] = in.has_quantiles ? v[i] : Py_NAN;
+    }
+    return a;
+}
+
 static PyObject *stats_params(clsext_stats *self, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"inverse", NULL};
@@ -417,6 +438,8 @@ static PyObject *stats_repr(clsext_stats *self)
 static PyMethodDef stats_methods[] = {
     {"columns", (PyCFunction)stats_columns, METH_NOARGS,
      "columns() -> dict of arrays (groups x cols): count, missing (uint64), min, max, mean, m2, absmax."},
+    {"quantiles", (PyCFunction)stats_quantiles, METH_NOARGS,
+     "quantiles() -> array (groups x 3 x cols): a robust fit's median, q_lo, q_hi (NaN when not computed)."},
     {"params", (PyCFunction)(void (*)(void))stats_params, METH_VARARGS | METH_KEYWORDS,
      "params(inverse=False) -> (shift, scale, offset): y = (x - shift) * scale + offset per group and column."},
     {"summary", (PyCFunction)stats_summary, METH_NOARGS,
