@@ -205,7 +205,6 @@ class DiscountFiles:
 # ---- cleaning: SimpleImputer, SigmaClip, the fused clscale.Pipeline ----
 
 _MOST_FREQUENT = 3  # _clean._STRATEGIES["most_frequent"]
-_POOL = 4           # buffers in the library's default pool (cls_stream_opts.buffers)
 
 
 def stream_buffer_bytes():
@@ -231,40 +230,20 @@ def stream_clean(devices, in_path, out_path, opts, scope, scaler=None):
 
     Returns (dtype, shape, (fitted, missing, clipped, fill, iterations)),
     cls_clean's outputs as clean() gives them; or (dtype, shape, None)
-    when the library cannot stream it with these outputs right: the
-    caller then runs via_memory(). That is most_frequent imputation of a
-    file larger than one buffer (the library needs a column's values in
-    memory), and one-row matrices (below).
-
-    Per-matrix cleaning of a file whose matrices fit a buffer several at a
-    time but not all at once runs in one pass that writes the right data
-    but leaves cls_clean's outputs of all but the last chunk's matrices
-    wrong (library bug, docs/PYTHON.md: the chunk's outputs land at its own
-    group indices). Such a call is given instead one buffer of the whole
-    file when that is no more memory than the default pool (4 buffers), so
-    one chunk and one pass; else a buffer of half a matrix, so that the
-    library takes its passes over groups larger than a buffer, which give
-    every output right (docs/PYTHON.md has what each costs)."""
+    when the library cannot stream it: most_frequent imputation of a file
+    larger than one buffer (the library needs a column's values in
+    memory); the caller then runs via_memory()."""
     _check_paths(in_path, out_path)
     _, dtype, shape = npy_layout(in_path)
     b, r, c = _shape3(shape)
     row = c * dtype.itemsize
     want = max(stream_buffer_bytes(), row)
-    buffer = 0
-    if b * r * row > want:
-        if opts.get("impute") == _MOST_FREQUENT:
-            return dtype, shape, None
-        if scope == _clscale.SCOPE_MATRIX and b > 1 and r * row <= want:
-            if b * r * row <= _POOL * want:
-                buffer = b * r * row
-            elif r < 2:
-                return dtype, shape, None
-            else:
-                buffer = -(-r // 2) * row
+    if b * r * row > want and opts.get("impute") == _MOST_FREQUENT:
+        return dtype, shape, None
     groups = b if scope == _clscale.SCOPE_MATRIX else 1
     with context(devices) as ctx:
         res = _clscale.stream_file(ctx, os.fspath(in_path), os.fspath(out_path), None, scope=scope,
-                                   clean=opts, clean_shape=(groups, c), buffer_bytes=buffer,
+                                   clean=opts, clean_shape=(groups, c),
                                    fitted=scaler is not None, **(scaler or {}))
     return dtype, shape, res
 

@@ -122,9 +122,8 @@ def test_affine_files_match_sklearn(tmp_path, monkeypatch, size):
 # ---- SimpleImputer, SigmaClip ----
 
 # with a 4 KiB buffer: (6, 700, 5) a matrix larger than a buffer (the streamed passes); (24, 40, 5)
-# several matrices to a buffer but not all, and more than 4 buffers (the library's per-chunk outputs:
-# _files.stream_clean gives half a matrix to a buffer); (12, 40, 5) f32 the same within 4 buffers
-# (one buffer of the whole file); (900, 1, 5) one-row matrices past 4 buffers (via_memory)
+# and (12, 40, 5) several matrices to a buffer but not all (each chunk's outputs at its matrices:
+# a library bug found by these cases, fixed in stream.c); (900, 1, 5) one-row matrices
 CLEAN_SHAPES = [(301, 5), (6, 700, 5), (24, 40, 5), (900, 1, 5), (12, 40, 5)]
 CLEAN_IDS = ["2d", "3d", "3d-many", "3d-1row", "3d-few"]
 
