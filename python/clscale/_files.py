@@ -204,24 +204,6 @@ class DiscountFiles:
 
 # ---- cleaning: SimpleImputer, SigmaClip, the fused clscale.Pipeline ----
 
-_MOST_FREQUENT = 3  # _clean._STRATEGIES["most_frequent"]
-
-
-def stream_buffer_bytes():
-    """The library's default stream buffer: $CLSCALE_STREAM_BUFFER (bytes,
-    k or M suffixed, at least 4096) or 64 MiB, read as src/engine/stream.c
-    reads it."""
-    e = os.environ.get("CLSCALE_STREAM_BUFFER", "")
-    digits = len(e) - len(e.lstrip("0123456789"))
-    if digits:
-        v = int(e[:digits])
-        suffix = e[digits:digits + 1]
-        v <<= 10 if suffix in ("k", "K") else 20 if suffix in ("m", "M") else 0
-        if v >= 4096:
-            return v
-    return 64 << 20
-
-
 def stream_clean(devices, in_path, out_path, opts, scope, scaler=None):
     """Cleans the .npy file in_path into out_path with the library's
     streamed cleaning stage (cls_stream_file with cls_pipeline.clean);
@@ -232,19 +214,21 @@ def stream_clean(devices, in_path, out_path, opts, scope, scaler=None):
     cls_clean's outputs as clean() gives them; or (dtype, shape, None)
     when the library cannot stream it: most_frequent imputation of a file
     larger than one buffer (the library needs a column's values in
-    memory); the caller then runs via_memory()."""
+    memory), which the library refuses with CLS_E_UNSUPPORTED before
+    any pass, out_path untouched; the caller then runs via_memory()."""
     _check_paths(in_path, out_path)
     _, dtype, shape = npy_layout(in_path)
-    b, r, c = _shape3(shape)
-    row = c * dtype.itemsize
-    want = max(stream_buffer_bytes(), row)
-    if b * r * row > want and opts.get("impute") == _MOST_FREQUENT:
-        return dtype, shape, None
+    b, _, c = _shape3(shape)
     groups = b if scope == _clscale.SCOPE_MATRIX else 1
-    with context(devices) as ctx:
-        res = _clscale.stream_file(ctx, os.fspath(in_path), os.fspath(out_path), None, scope=scope,
-                                   clean=opts, clean_shape=(groups, c),
-                                   fitted=scaler is not None, **(scaler or {}))
+    try:
+        with context(devices) as ctx:
+            res = _clscale.stream_file(ctx, os.fspath(in_path), os.fspath(out_path), None, scope=scope,
+                                       clean=opts, clean_shape=(groups, c),
+                                       fitted=scaler is not None, **(scaler or {}))
+    except _clscale.ClscaleError as e:
+        if getattr(e, "status", None) != "CLS_E_UNSUPPORTED":
+            raise
+        return dtype, shape, None
     return dtype, shape, res
 
 

@@ -192,11 +192,8 @@ static cls_status medians(cls_context *ctx, const cdata *d, const copts *o, cons
     f.has_sent = o->has_sent;
     f.sent = o->sent;
     f.cen = absdev;
-    /* no bounds test where nothing is clipped yet (a clip's first iteration) */
-    int bounded = 0;
-    for (size_t e = 0; lo && e < ne && !bounded; e++) bounded = lo[e] != -INFINITY || hi[e] != INFINITY;
-    f.flo = bounded ? lo : NULL;
-    f.fhi = bounded ? hi : NULL;
+    f.flo = lo;
+    f.fhi = hi;
     uint64_t *cnt = malloc(ne * sizeof *cnt);
     double *vals = malloc(2 * ne * sizeof *vals);
     cls_status st = cnt && vals ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
@@ -280,9 +277,9 @@ static void fused_params(const cls_pipeline *p, const cls_cview *v, uint64_t row
     }
 }
 
-static void moments_clear(cls_cmoments *m, size_t e0, size_t n)
+static void moments_clear(cls_cmoments *m, size_t n)
 {
-    for (size_t e = e0; e < e0 + n; e++) {
+    for (size_t e = 0; e < n; e++) {
         m->n[e] = m->below[e] = m->above[e] = 0;
         m->mean[e] = m->m2[e] = m->min[e] = m->max[e] = NAN;
     }
@@ -309,23 +306,9 @@ static cls_status moments_chunk(void *cu, uint64_t g, uint64_t rows, const char 
     cls_status st = cls_clean_moments(k->ctx, &v, k->flags, k->sent, k->lo ? k->lo + e0 : NULL,
                                       k->hi ? k->hi + e0 : NULL, p);
     for (size_t c = 0; st == CLS_OK && c < C; c++) {
-        size_t e = e0 + c;
-        a->below[e] += p->below[c];
-        a->above[e] += p->above[c];
-        if (!p->n[c]) continue;
-        if (!a->n[e]) {
-            a->mean[e] = p->mean[c];
-            a->m2[e] = p->m2[c];
-            a->min[e] = p->min[c];
-            a->max[e] = p->max[c];
-        } else {
-            double na = (double)a->n[e], nb = (double)p->n[c], nt = na + nb, dl = p->mean[c] - a->mean[e];
-            a->mean[e] += dl * (nb / nt);
-            a->m2[e] += p->m2[c] + dl * dl * na * (nb / nt);
-            if (p->min[c] < a->min[e]) a->min[e] = p->min[c];
-            if (p->max[c] > a->max[e]) a->max[e] = p->max[c];
-        }
-        a->n[e] += p->n[c];
+        a->below[e0 + c] += p->below[c];
+        a->above[e0 + c] += p->above[c];
+        cls_cmoments_fold(a, e0 + c, p->n[c], p->mean[c], p->m2[c], p->min[c], p->max[c]);
     }
     return st;
 }
@@ -337,7 +320,7 @@ static cls_status moments(cls_context *ctx, const cdata *d, unsigned flags, doub
     const cls_cview *v = &d->v;
     size_t ne = (size_t)v->G * v->C;
     if (!v->G || !v->Rg) {
-        moments_clear(m, 0, ne);
+        moments_clear(m, ne);
         return CLS_OK;
     }
     if (!d->src) return cls_clean_moments(ctx, v, flags, sent, lo, hi, m);
@@ -346,7 +329,7 @@ static cls_status moments(cls_context *ctx, const cdata *d, unsigned flags, doub
         work_free(&k.part);
         return cls_fail(ctx, CLS_E_NOMEM, "cleaning: out of memory");
     }
-    moments_clear(m, 0, ne);
+    moments_clear(m, ne);
     cls_status st = d->src->read.each(d->src->read.user, moments_chunk, &k);
     work_free(&k.part);
     return st;

@@ -168,8 +168,7 @@ static double at(const void *p, size_t i, size_t es)
     return es == 8 ? ((const double *)p)[i] : (double)((const float *)p)[i];
 }
 
-/* Folds (n, mean, m2, min, max) into entry e (Chan). */
-static void fold(cls_cmoments *m, size_t e, uint64_t n, double mean, double m2, double mn, double mx)
+void cls_cmoments_fold(cls_cmoments *m, size_t e, uint64_t n, double mean, double m2, double mn, double mx)
 {
     if (n == 0) return;
     uint64_t na = m->n[e];
@@ -241,8 +240,8 @@ static cls_status moments_unit(void *user, cls_context *ctx, cls_dev *d, size_t 
         pthread_mutex_lock(&s->lock);
         for (size_t i = 0; i < np; i++) {
             size_t j = i / C, col = i % C, e = e0 + (size_t)(j / cpg) * C + col;
-            fold(s->m, e, cn[i], at(pr, i, as) + at(pr, np + i, as), at(pr, 2 * np + i, as), at(pr, 3 * np + i, as),
-                 at(pr, 4 * np + i, as));
+            cls_cmoments_fold(s->m, e, cn[i], at(pr, i, as) + at(pr, np + i, as), at(pr, 2 * np + i, as),
+                              at(pr, 3 * np + i, as), at(pr, 4 * np + i, as));
             s->m->below[e] += cn[np + i];
             s->m->above[e] += cn[2 * np + i];
         }

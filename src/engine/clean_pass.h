@@ -43,6 +43,11 @@ typedef struct cls_cmoments {
 cls_status cls_clean_moments(cls_context *ctx, const cls_cview *v, unsigned flags, double sent, const double *lo,
                              const double *hi, cls_cmoments *m);
 
+/* Folds a part's (n, mean, m2, min, max) into entry e of m (Chan's
+ * formulas; an empty entry takes the part as it is). below and above are
+ * the caller's. */
+void cls_cmoments_fold(cls_cmoments *m, size_t e, uint64_t n, double mean, double m2, double mn, double mx);
+
 /* cls_clean_apply(): y = the cleaned x. prm holds 7 planes of G * C
  * doubles (lower bound, upper bound, fill, shift high, shift low,
  * multiplier, offset; cl/clean.cl); rlo, rhi the min-max clamp range. */

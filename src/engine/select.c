@@ -42,10 +42,10 @@ typedef struct sel {
     unsigned chunk;
     uint64_t seg0;              /* first segment of the wave (global index) */
     const cls_qsource *src;     /* the data in chunks (a streamed file), or NULL: v->x */
-    /* the rows being counted: groups [cg0, cg0 + cng) of crows rows each at
-     * cx, and the units over them: segments [useg0, useg0 + nuseg) x parts */
+    /* the rows being counted: groups from cg0 on, crows rows each, at cx,
+     * and the units over them: segments [useg0, useg0 + nuseg) x parts */
     const char *cx;
-    uint64_t cg0, cng, crows, useg0;
+    uint64_t cg0, crows, useg0;
     size_t   nuseg;
     size_t   nkp;               /* targets counted in this pass */
     unsigned shift;
@@ -237,7 +237,6 @@ static cls_status count_rows(sel *s, cls_context *ctx, uint64_t g0, uint64_t ng,
     if (a >= b || !rows) return CLS_OK;
     s->cx = x;
     s->cg0 = g0;
-    s->cng = ng;
     s->crows = rows;
     s->useg0 = a;
     s->nuseg = (size_t)(b - a);
