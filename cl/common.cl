@@ -44,6 +44,9 @@
 #define CLS_KID_CLIP64       18
 #define CLS_KID_CLIP32L      19
 #define CLS_KID_CLIP64L      20
+#define CLS_KID_QSORT32G     21
+#define CLS_KID_QSORT64G     22
+#define CLS_KID_QSORT128     23
 #ifndef CLS_KERNEL
 #define CLS_KERNEL (-1)
 #endif

@@ -58,9 +58,15 @@ inline int F(q_take)(REAL x, uint qflags, REAL sent, REAL cen, REAL flo, REAL fh
  * Writes the count n and nk values per column (NaN where n = 0 or the rank
  * is past n). Neighbouring work-items read neighbouring columns: every load
  * is a contiguous row segment, and the data is read once.
- * - qsort32 / qsort64 (rows <= 32 / 64): a bitonic sorting network over QN
- *   values, unrolled at compile time: no loop, no branch, the same code for
- *   every work-item, so PoCL runs the network across work-items in SIMD.
+ * - qsort32 / qsort64 (rows <= 32 / 64; every device but a GPU): a
+ *   work-item owns XW neighbouring columns, one per lane of explicit
+ *   vectors (cl/lanes.cl), as clip.cl does: each row is one vector load,
+ *   and Batcher's odd-even merge network (cl/sortnet.cl) sorts all lanes
+ *   at once. PoCL did not run the one-column form below across work-items
+ *   in SIMD: it took 6.7x a min-max pass on seed-A, this one
+ *   (docs/guide/cleaning-speed.md).
+ * - qsort32g / qsort64g (the same on GPUs: a column per work-item): a
+ *   bitonic network over QN values, unrolled at compile time.
  * - qselect_small (rows <= 128): each key's rank by counting the keys below
  *   and equal to it in private memory, rows^2 compares (at most 16384
  *   iterations per work-item: under rusticl's loop limit).
@@ -86,13 +92,105 @@ inline SKEY F(skey_of)(REAL v)
 inline REAL F(value_of_skey)(SKEY k) { return as_float(k ^ ((k >> 31) & 0x7fffffff)); }
 #endif
 
-#if CLS_KERNEL == CLS_KID_QSORT32 || CLS_KERNEL == CLS_KID_QSORT64 || CLS_KERNEL == CLS_KID_QSELECT_SMALL
+#if CLS_KERNEL == CLS_KID_QSORT32 || CLS_KERNEL == CLS_KID_QSORT64 || CLS_KERNEL == CLS_KID_QSORT128
 #if CLS_KERNEL == CLS_KID_QSORT32
 #define QN 32
 #define QNAME qsort32
 #elif CLS_KERNEL == CLS_KID_QSORT64
 #define QN 64
 #define QNAME qsort64
+#else
+#define QN 128
+#define QNAME qsort128
+#endif
+/* Lane k's rank j for n values: rank[n * nk + j], gathered per lane. */
+inline IV F(q_rank_of)(__global const uint *rank, IV n, uint nk, uint j)
+{
+    IS nv[XW], r[XW];
+    CAT(vstore, XW)(n, 0, nv);
+    for (uint k = 0; k < XW; k++) r[k] = (IS)rank[(ulong)nv[k] * nk + j];
+    return CAT(vload, XW)(0, r);
+}
+
+__kernel void F(QNAME)(__global const REAL *x, ulong xoff, uint ncols, uint rows, ulong ld,
+                       ulong gstride, ulong e0, Q_FILTER_ARGS,
+                       __global const uint *rank, uint nk,
+                       __global uint *cnt, __global REAL *val)
+{
+    uint c0 = (uint)get_global_id(0) * XW;
+    if (c0 >= ncols) return;
+    uint nl = ncols - c0; /* lanes with a column: XW, or fewer in the last block */
+    ulong g = get_global_id(1);
+    ulong e = e0 + g * ncols + c0;
+    __global const REAL *p = x + xoff + g * gstride + c0;
+    /* the filter's per-column values */
+    int sen = (qflags & CLS_QF_SENTINEL) != 0, bnd = (qflags & CLS_QF_BOUNDS) != 0,
+        dev = (qflags & CLS_QF_ABSDEV) != 0;
+    RV cc = dev ? F(x_load)(cen + e, nl, 0) : (RV)0;
+    RV lo = bnd ? F(x_load)(flo + e, nl, 0) : (RV)0;
+    RV hi = bnd ? F(x_load)(fhi + e, nl, 0) : (RV)0;
+    /* Values (minpd / maxpd sort twice as fast as integer keys on AVX2): a
+     * value that takes no part is +Inf, after every finite one. Equal
+     * values leave -0 and +0 in either order: nlt and nz put them back in
+     * key order (-0 first) when a zero is picked. */
+    RV w[QN];
+    IV n = 0, nlt = 0, nz = 0;
+    for (uint i = 0; i < QN; i++) {
+        RV t = i < rows ? F(x_load)(p + (ulong)i * ld, nl, (REAL)INFINITY) : (RV)INFINITY;
+#if CLS_PREFETCH
+        /* the same row of the work-items after this one (64 bytes on): the
+         * rows are a group's height apart, each a stream of its own */
+        if (i < rows) __builtin_prefetch(p + (ulong)i * ld + 2 * XW);
+#endif
+        IV ok = isfinite(t);
+        if (qflags) {
+            /* q_take's filter, lane by lane */
+            ok &= sen ? t != (RV)sent : (IV)-1;
+            ok &= bnd ? !(t < lo) & !(t > hi) : (IV)-1;
+            t = dev ? fabs(t - cc) : t;
+            ok &= !isnan(t);
+        }
+        t = select((RV)INFINITY, t, ok);
+        w[i] = t;
+        n -= ok;
+        nlt -= ok & (t < (RV)0);
+        nz -= ok & (t == (RV)0) & signbit(t);
+    }
+#if QN > 64
+    /* each half by the unrolled network (compiled once: a loop over the
+     * halves), then their merge in loops (cl/sortnet.cl) */
+#pragma unroll 1
+    for (uint h = 0; h < 2; h++) {
+        RV *hw = w + h * (QN / 2);
+        CLS_SORTNET_OEM_BY(RV, hw, QN / 2, X_MIN, X_MAX);
+    }
+    CLS_SORTNET_OEM_FROM(RV, w, QN, 6, X_MIN, X_MAX);
+#else
+    CLS_SORTNET_OEM_BY(RV, w, QN, X_MIN, X_MAX);
+#endif
+    F(x_store_u)(TO_UV(n), cnt + e, nl);
+    IV nneg = nlt + nz;
+    for (uint j = 0; j < nk; j++) {
+        IV r = F(q_rank_of)(rank, n, nk, j);
+        RV v = X_GATHER(w, X_IDX(r));
+        v = select(v, select((RV)0, -(RV)0, r < nneg), v == (RV)0);
+        v = select(X_QNAN, v, (n != 0) & (r < n));
+        REAL t[XW];
+        X_VSTORE(v, 0, t);
+        for (uint k = 0; k < XW && k < nl; k++) val[(e + k) * nk + j] = t[k];
+    }
+}
+#undef QN
+#undef QNAME
+#endif
+
+#if CLS_KERNEL == CLS_KID_QSORT32G || CLS_KERNEL == CLS_KID_QSORT64G || CLS_KERNEL == CLS_KID_QSELECT_SMALL
+#if CLS_KERNEL == CLS_KID_QSORT32G
+#define QN 32
+#define QNAME qsort32g
+#elif CLS_KERNEL == CLS_KID_QSORT64G
+#define QN 64
+#define QNAME qsort64g
 #else
 #define QN 128
 #define QNAME qselect_small

@@ -43,6 +43,24 @@
             (w)[h_] = MAX(a_, b_);                                            \
         }                                                                     \
     }
+/* CLS_SORTNET_OEM_FROM: the network's merges from runs of 2^LP0 sorted
+ * values on (the stages that CLS_SORTNET_OEM_BY on each run of 2^LP0 has
+ * done), in loops, not unrolled, the exchanges' indices computed at run
+ * time with shifts. qsort128 sorts its halves unrolled, then merges them
+ * so: unrolled whole, PoCL took 37 s to compile it cold; in loops whole,
+ * it sorted 1.7x slower (a division per exchange: 6x). */
+#define CLS_SORTNET_OEM_FROM(T, w, QN, LP0, MIN, MAX)                         \
+    for (uint lp_ = (LP0); (1u << lp_) < (QN); lp_++)                         \
+        for (uint k_ = 1u << lp_; k_ >= 1; k_ >>= 1)                          \
+            for (uint j_ = k_ & ((1u << lp_) - 1); j_ + k_ <= (QN) - 1; j_ += 2 * k_) \
+                for (uint i_ = 0; i_ < k_ && i_ + j_ + k_ < (QN); i_++) {     \
+                    uint l_ = i_ + j_, h_ = l_ + k_;                          \
+                    if ((l_ >> (lp_ + 1)) == (h_ >> (lp_ + 1))) {             \
+                        T a_ = (w)[l_], b_ = (w)[h_];                         \
+                        (w)[l_] = MIN(a_, b_);                                \
+                        (w)[h_] = MAX(a_, b_);                                \
+                    }                                                         \
+                }
 /* CLS_SORTNET_OEM_AT: the same network on values reached through AT(i),
  * an lvalue macro (clip_local.cl: a column in local memory, w[i * LW +
  * lid]), the same exchanges in the same order as CLS_SORTNET_OEM_BY; its

@@ -79,7 +79,8 @@ enum cls_kernel_id {
     CLS_K_QHIST_REDUCE,   /* sums the chunks' histograms */
     CLS_K_CLEAN_MOMENTS,  /* count, mean, m2, min, max of the values a filter keeps (clean.cl) */
     CLS_K_CLEAN_APPLY,    /* impute, clip, scale: the cleaning pass (clean.cl) */
-    CLS_K_QSORT32,        /* order statistics of columns of <= 32 rows by a sorting network (quantile.cl) */
+    CLS_K_QSORT32,        /* order statistics of columns of <= 32 rows by a sorting network on lanes of 4
+                           * or 8 columns (quantile.cl) */
     CLS_K_QSORT64,        /* the same, <= 64 rows */
     CLS_K_OUTLIERS,       /* per column: values with |x - mean| > k * std (describe.cl) */
     CLS_K_ROW_HASH,       /* a hash of each row's block of columns (describe.cl) */
@@ -87,6 +88,9 @@ enum cls_kernel_id {
     CLS_K_CLIP64,         /* the same, <= 64 rows */
     CLS_K_CLIP32L,        /* the same for GPUs: a column per work-item, in local memory (clip_local.cl) */
     CLS_K_CLIP64L,
+    CLS_K_QSORT32G,       /* CLS_K_QSORT32 for GPUs: a column per work-item (quantile.cl) */
+    CLS_K_QSORT64G,
+    CLS_K_QSORT128,       /* CLS_K_QSORT32's lanes for <= 128 rows (GPUs: CLS_K_QSELECT_SMALL) */
     /* the first six again, built with -DCLS_IMPUTE=1 (a fill;
      * engine/impute_fused.c), then with -DCLS_IMPUTE=2 (a fill and a
      * sentinel: a compare per value that the first set saves), each in the
@@ -328,6 +332,10 @@ struct cls_context {
     int             clip_local;  /* tests only (test_clip_fast.c): 1 the one-pass clipping runs
                                     clip_local.cl's kernel on every device (Oclgrind's too),
                                     -1 clip.cl's; 0 by device type (clip_fast.c) */
+    int             qsort_column; /* tests only (test_quantiles.c): 1 short columns' order
+                                     statistics take qsort32g/64g (a column per work-item) on
+                                     every device, -1 qsort32/64 (lanes); 0 by device type
+                                     (select.c) */
     cls_team        team[CLS_TEAM_KINDS];
     uint64_t        team_clock;
     cls_dev        *devs;

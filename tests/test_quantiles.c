@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "clean_ref.h"
 
 static const double qs[] = {0.0, 0.25, 0.5, 0.75, 1.0, 0.1, 0.999};
@@ -47,12 +48,23 @@ static void check(cls_context *ctx, size_t b, size_t r, size_t c, uint64_t seed)
     }
 }
 
+/* Short columns take one pass, in either of two kernel shapes that
+ * select.c picks by device type: a block of 4 or 8 columns in the lanes of
+ * a work-item's vectors (qsort32/64/128: CPU drivers, simulators) or a
+ * column per work-item (qsort32g/64g, qselect_small: GPUs). The test hook
+ * runs each on every device, on blocks cut short by the last column. */
 static void short_columns_one_pass(void **state)
 {
     (void)state;
     cls_context *ctx = test_context(NULL, 0, 0);
-    check(ctx, 3, 37, 16, 1);   /* matrix scope: 37 rows; batch: 111 */
-    check(ctx, 2, 1, 9, 2);     /* one-row columns */
+    for (int shape = 0; shape < 2; shape++) {
+        ctx->qsort_column = shape ? 1 : -1;
+        check(ctx, 3, 37, 16, 1);   /* matrix scope: 37 rows; batch: 111 */
+        check(ctx, 2, 1, 9, 2);     /* one-row columns */
+        check(ctx, 2, 29, 13, 3);   /* 29 rows; batch 58 */
+        check(ctx, 1, 100, 11, 4);  /* 65 to 128 rows */
+    }
+    ctx->qsort_column = 0;
     cls_context_destroy(ctx);
 }
 

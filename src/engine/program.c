@@ -42,6 +42,9 @@ const char *const cls_kernel_names[CLS_K_COUNT] = {
     [CLS_K_CLIP64] = "clip64",
     [CLS_K_CLIP32L] = "clip32l",
     [CLS_K_CLIP64L] = "clip64l",
+    [CLS_K_QSORT32G] = "qsort32g",
+    [CLS_K_QSORT64G] = "qsort64g",
+    [CLS_K_QSORT128] = "qsort128",
     /* the same functions, built with -DCLS_IMPUTE=1, then 2 */
     [CLS_K_FIT_APPLY_MM_IMP] = "fit_apply_mm",
     [CLS_K_FIT_APPLY_MV_IMP] = "fit_apply_mv",
@@ -69,15 +72,18 @@ static void assemble(void)
                               "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
                               "#define REAL double\n#define REAL_BYTES 8\n#define SFX _f64\n";
     static const char end[] = "\n#endif\n";
-    size_t body = strlen(cls_src_scale) + strlen(cls_src_quantile) + strlen(cls_src_clean) + strlen(cls_src_describe) +
-                  strlen(cls_src_clip) + strlen(cls_src_clip_local);
+    size_t body = strlen(cls_src_lanes) + strlen(cls_src_scale) + strlen(cls_src_quantile) + strlen(cls_src_clean) +
+                  strlen(cls_src_describe) + strlen(cls_src_clip) + strlen(cls_src_clip_local);
     size_t n = strlen(cls_src_common) + strlen(cls_src_sortnet) + strlen(f32) + 2 * body + strlen(f64) +
                strlen(end) + 1;
     source = malloc(n);
     if (!source) return;
-    snprintf(source, n, "%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s", cls_src_common, cls_src_sortnet, f32, cls_src_scale,
-             cls_src_quantile, cls_src_clean, cls_src_describe, cls_src_clip, cls_src_clip_local, f64, cls_src_scale,
-             cls_src_quantile, cls_src_clean, cls_src_describe, cls_src_clip, cls_src_clip_local, end);
+    /* each REAL section: lanes.cl after scale.cl (whose RV() it would
+     * clash with), before quantile.cl and clip.cl, which use it */
+    snprintf(source, n, "%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s", cls_src_common, cls_src_sortnet, f32, cls_src_scale,
+             cls_src_lanes, cls_src_quantile, cls_src_clean, cls_src_describe, cls_src_clip, cls_src_clip_local, f64,
+             cls_src_scale, cls_src_lanes, cls_src_quantile, cls_src_clean, cls_src_describe, cls_src_clip,
+             cls_src_clip_local, end);
     source_len = strlen(source);
 }
 

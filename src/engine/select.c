@@ -32,6 +32,8 @@ typedef struct sel {
     void    *cen, *flo, *fhi;   /* the filter in the data's dtype, or NULL */
     uint64_t *count;
     double  *vals;
+    cls_qtake_fn take;          /* small path: the results to take (cls_select_small), or NULL */
+    void    *take_user;
     pthread_mutex_t lock;
     /* small path */
     uint32_t *rank_tab;         /* (Rg + 1) * nk */
@@ -91,6 +93,16 @@ static double real_at(const void *p, size_t i, cls_dtype t)
 
 /* ---- short columns: one counting pass ---- */
 
+/* Whether d sorts short columns a column per work-item (qsort32g/64g: a
+ * GPU, which a device claiming to be a CPU too is not) rather than in the
+ * lanes of a block of columns (qsort32/64: CPU drivers, simulators), or
+ * as a test forces. */
+static int column_kernel(const cls_context *ctx, const cls_dev *d)
+{
+    if (ctx->qsort_column) return ctx->qsort_column > 0;
+    return (d->info.type & CLS_DEVICE_GPU) && !(d->info.type & CLS_DEVICE_CPU);
+}
+
 static cls_status small_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
 {
     sel *s = user;
@@ -98,13 +110,15 @@ static cls_status small_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
     uint64_t g0 = u * s->gpu, ng = v->G - g0 < s->gpu ? v->G - g0 : s->gpu;
     size_t C = v->C, ne = (size_t)(ng * C), e0 = (size_t)g0 * C;
     cl_mem m[7] = {0};
-    void *cnt = malloc(ne * 4), *val = malloc(ne * s->nk * s->es + 1);
     cls_kargs a = {ctx, d, NULL, 0, v->dtype, CLS_OK};
     size_t local = 0;
-    cls_status st = cnt && val ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
-    if (st == CLS_OK)
-        st = cls_kernel_get(ctx, d, v->Rg <= 32 ? CLS_K_QSORT32 : v->Rg <= 64 ? CLS_K_QSORT64 : CLS_K_QSELECT_SMALL,
-                            v->dtype, 0, &a.k, &local, NULL);
+    /* columns per work-item: the lanes of qsort32/64 (cl/lanes.cl's XW) */
+    int col = column_kernel(ctx, d);
+    size_t xw = col ? 1 : v->dtype == CLS_F64 ? 4 : 8;
+    int k = v->Rg > 64   ? (col ? CLS_K_QSELECT_SMALL : CLS_K_QSORT128)
+            : v->Rg > 32 ? (col ? CLS_K_QSORT64G : CLS_K_QSORT64)
+                         : (col ? CLS_K_QSORT32G : CLS_K_QSORT32);
+    cls_status st = cls_kernel_get(ctx, d, k, v->dtype, 0, &a.k, &local, NULL);
     if (st == CLS_OK) st = cls_pass_input(ctx, d, v->x + (size_t)(g0 * v->Rg) * C * s->es,
                                           (size_t)(ng * v->Rg) * C * s->es, &m[0]);
     if (st == CLS_OK) st = filter_buffers(s, ctx, d, e0, ne, &m[1]);
@@ -129,22 +143,34 @@ static cls_status small_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
         cls_karg_u32(&a, s->nk);
         cls_karg_mem(&a, m[5]);
         cls_karg_mem(&a, m[6]);
-        st = cls_pass_launch(&a, local, C, (size_t)ng);
+        st = cls_pass_launch(&a, local, (C + xw - 1) / xw, (size_t)ng);
     }
+    /* the results mapped, not read into fresh host memory (on a CPU
+     * device no copy at all) */
+    void *cnt = NULL, *val = NULL;
+    cl_command_queue q = d->q[0];
     if (st == CLS_OK) {
-        cl_command_queue q = d->q[0];
-        cl_int e = clEnqueueReadBuffer(q, m[5], CL_TRUE, 0, ne * 4, cnt, 0, NULL, NULL);
-        if (e == CL_SUCCESS) e = clEnqueueReadBuffer(q, m[6], CL_TRUE, 0, ne * s->nk * s->es, val, 0, NULL, NULL);
-        if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "clEnqueueReadBuffer", e);
+        cl_int e;
+        cnt = clEnqueueMapBuffer(q, m[5], CL_TRUE, CL_MAP_READ, 0, ne * 4, 0, NULL, NULL, &e);
+        if (e == CL_SUCCESS)
+            val = clEnqueueMapBuffer(q, m[6], CL_TRUE, CL_MAP_READ, 0, ne * s->nk * s->es, 0, NULL, NULL, &e);
+        if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "clEnqueueMapBuffer", e);
     }
     if (st == CLS_OK) {
         /* each unit owns its entries: no lock */
-        for (size_t i = 0; i < ne; i++) s->count[e0 + i] = ((const uint32_t *)cnt)[i];
-        for (size_t i = 0; i < ne * s->nk; i++) s->vals[e0 * s->nk + i] = real_at(val, i, v->dtype);
+        if (s->take) {
+            s->take(s->take_user, e0, ne, cnt, val);
+        } else {
+            for (size_t i = 0; i < ne; i++) s->count[e0 + i] = ((const uint32_t *)cnt)[i];
+            for (size_t i = 0; i < ne * s->nk; i++) s->vals[e0 * s->nk + i] = real_at(val, i, v->dtype);
+        }
     }
+    cl_int ue = CL_SUCCESS;
+    if (cnt) ue = clEnqueueUnmapMemObject(q, m[5], cnt, 0, NULL, NULL);
+    if (val && ue == CL_SUCCESS) ue = clEnqueueUnmapMemObject(q, m[6], val, 0, NULL, NULL);
+    if (ue == CL_SUCCESS && (cnt || val)) ue = clFinish(q);
+    if (ue != CL_SUCCESS && st == CLS_OK) st = cls_fail_cl(ctx, d, "clEnqueueUnmapMemObject", ue);
     release(m, 7);
-    free(cnt);
-    free(val);
     return st;
 }
 
@@ -418,7 +444,7 @@ static cls_status radix(sel *s, cls_context *ctx, cls_rank_fn rank, void *user)
 
 static cls_status select_any(cls_context *ctx, const cls_qview *v, const cls_qfilter *f, size_t nk, cls_rank_fn rank,
                              void *user, const cls_combine *comb, const cls_qsource *src, uint64_t *count,
-                             double *vals)
+                             double *vals, cls_qtake_fn take, void *take_user)
 {
     if (nk == 0 || nk > 16) {
         cls_status st = cls_fail(ctx, CLS_E_ARG, "cls_select: %zu ranks per column (1..16)", nk);
@@ -434,6 +460,8 @@ static cls_status select_any(cls_context *ctx, const cls_qview *v, const cls_qfi
     s.nk = nk;
     s.count = count;
     s.vals = vals;
+    s.take = take;
+    s.take_user = take_user;
     size_t n = (size_t)v->G * v->C;
     if (f) {
         s.qflags = (f->has_sent ? CLS_QF_SENTINEL : 0) | (f->cen ? CLS_QF_ABSDEV : 0) | (f->flo ? CLS_QF_BOUNDS : 0);
@@ -472,7 +500,16 @@ static cls_status select_any(cls_context *ctx, const cls_qview *v, const cls_qfi
 cls_status cls_select_combined(cls_context *ctx, const cls_qview *v, const cls_qfilter *f, size_t nk,
                                cls_rank_fn rank, void *user, const cls_combine *comb, uint64_t *count, double *vals)
 {
-    return select_any(ctx, v, f, nk, rank, user, comb, NULL, count, vals);
+    return select_any(ctx, v, f, nk, rank, user, comb, NULL, count, vals, NULL, NULL);
+}
+
+cls_status cls_select_small(cls_context *ctx, const cls_qview *v, const cls_qfilter *f, size_t nk, cls_rank_fn rank,
+                            void *user, cls_qtake_fn take, void *take_user)
+{
+    if (v->Rg > CLS_QSMALL || !take)
+        return cls_fail(ctx, CLS_E_ARG, "cls_select_small: groups of %llu rows (at most %d), or no consumer",
+                        (unsigned long long)v->Rg, CLS_QSMALL);
+    return select_any(ctx, v, f, nk, rank, user, NULL, NULL, NULL, NULL, take, take_user);
 }
 
 cls_status cls_select_source(cls_context *ctx, const cls_qview *v, const cls_qfilter *f, size_t nk, cls_rank_fn rank,
@@ -483,7 +520,7 @@ cls_status cls_select_source(cls_context *ctx, const cls_qview *v, const cls_qfi
         cls_status st = cls_fail(ctx, CLS_E_ARG, "cls_select_source: no source");
         return comb ? comb->fn(comb->user, st, NULL, 0) : st;
     }
-    return select_any(ctx, v, f, nk, rank, user, comb, src, count, vals);
+    return select_any(ctx, v, f, nk, rank, user, comb, src, count, vals, NULL, NULL);
 }
 
 cls_status cls_select(cls_context *ctx, const cls_qview *v, const cls_qfilter *f, size_t nk, cls_rank_fn rank,
@@ -528,6 +565,50 @@ static cls_status check_quantiles(cls_context *ctx, const cls_array *x, cls_scop
     return CLS_OK;
 }
 
+/* Where cls_quantiles puts its results, and numpy's weights by count for
+ * short groups (most columns of a call share a handful of counts;
+ * millions of entries per call): wt[n * nq + j], -1 where no value is
+ * interpolated. */
+typedef struct qput {
+    const double *q;
+    size_t        nq, C;
+    cls_dtype     dt;
+    double       *wt;
+    double       *out;
+} qput;
+
+/* Entry e's nq quantiles from its count n and its 2 * nq order statistics pv. */
+static void quantiles_put(const qput *o, size_t e, uint64_t n, const double *pv)
+{
+    size_t g = e / o->C, c = e % o->C;
+    for (size_t j = 0; j < o->nq; j++) {
+        double res = NAN, gamma;
+        if (n) {
+            if (o->wt) {
+                gamma = o->wt[n * o->nq + j];
+            } else {
+                uint64_t lo, hi;
+                cls_quantile_ranks(o->q[j], n, &lo, &hi, &gamma);
+                if (lo == hi) gamma = -1;
+            }
+            res = gamma < 0 ? pv[2 * j] : cls_quantile_lerp(pv[2 * j], pv[2 * j + 1], gamma, o->dt);
+        }
+        o->out[(g * o->nq + j) * o->C + c] = res;
+    }
+}
+
+/* cls_select_small's consumer: a unit's entries straight into out. */
+static void quantiles_take(void *user, size_t e0, size_t n, const uint32_t *count, const void *vals)
+{
+    const qput *o = user;
+    size_t nk = 2 * o->nq;
+    double pv[16];
+    for (size_t i = 0; i < n; i++) {
+        for (size_t t = 0; t < nk; t++) pv[t] = real_at(vals, i * nk + t, o->dt);
+        quantiles_put(o, e0 + i, count[i], pv);
+    }
+}
+
 cls_status cls_quantiles_combined(cls_context *ctx, const cls_array *x, cls_scope scope, const double *q, size_t nq,
                                   const cls_combine *combine, double *out)
 {
@@ -536,28 +617,33 @@ cls_status cls_quantiles_combined(cls_context *ctx, const cls_array *x, cls_scop
     if (st != CLS_OK) return combine ? combine->fn(combine->user, st, NULL, 0) : st;
     cls_qview v = {x->data, x->dtype, scope == CLS_SCOPE_BATCH ? 1 : x->batch,
                    scope == CLS_SCOPE_BATCH ? (uint64_t)x->batch * x->rows : x->rows, x->cols};
+    qreq r = {q, nq};
+    qput o = {q, nq, v.C, x->dtype, NULL, out};
+    if (!combine && v.Rg <= CLS_QSMALL) {
+        /* counts are at most Rg (not so across processes: theirs are
+         * summed); a failed malloc only costs the table's speed */
+        o.wt = malloc((size_t)(v.Rg + 1) * nq * sizeof *o.wt);
+        for (uint64_t m = 1; o.wt && m <= v.Rg; m++)
+            for (size_t j = 0; j < nq; j++) {
+                uint64_t lo, hi;
+                cls_quantile_ranks(q[j], m, &lo, &hi, &o.wt[m * nq + j]);
+                if (lo == hi) o.wt[m * nq + j] = -1;
+            }
+    }
+    if (!combine && v.Rg <= CLS_QSMALL) {
+        /* short groups (one process): each unit's results straight into out */
+        st = cls_select_small(ctx, &v, NULL, 2 * nq, quantile_ranks, &r, quantiles_take, &o);
+        free(o.wt);
+        return st;
+    }
     size_t n = (size_t)v.G * v.C;
     uint64_t *cnt = malloc(n * sizeof *cnt);
     double *vals = malloc(n * 2 * nq * sizeof *vals);
     st = cnt && vals ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
-    qreq r = {q, nq};
     if (st == CLS_OK) st = cls_select_combined(ctx, &v, NULL, 2 * nq, quantile_ranks, &r, combine, cnt, vals);
     else if (combine) st = combine->fn(combine->user, st, NULL, 0);
-    if (st == CLS_OK)
-        for (size_t g = 0; g < v.G; g++)
-            for (size_t j = 0; j < nq; j++)
-                for (size_t c = 0; c < v.C; c++) {
-                    size_t e = g * v.C + c;
-                    double res = NAN;
-                    if (cnt[e]) {
-                        uint64_t lo, hi;
-                        double gamma;
-                        cls_quantile_ranks(q[j], cnt[e], &lo, &hi, &gamma);
-                        const double *pv = vals + e * 2 * nq + 2 * j;
-                        res = lo == hi ? pv[0] : cls_quantile_lerp(pv[0], pv[1], gamma, x->dtype);
-                    }
-                    out[(g * nq + j) * v.C + c] = res;
-                }
+    for (size_t e = 0; st == CLS_OK && e < n; e++) quantiles_put(&o, e, cnt[e], vals + e * 2 * nq);
+    free(o.wt);
     free(cnt);
     free(vals);
     return st;

@@ -44,6 +44,17 @@ cls_status cls_select(cls_context *ctx, const cls_qview *v, const cls_qfilter *f
 cls_status cls_select_combined(cls_context *ctx, const cls_qview *v, const cls_qfilter *f, size_t nk,
                                cls_rank_fn rank, void *user, const cls_combine *comb, uint64_t *count, double *vals);
 
+/* cls_select_small(): cls_select for groups of at most CLS_QSMALL rows
+ * (CLS_E_ARG otherwise), handing each unit's results to `take` as the
+ * devices return them instead of filling arrays: n entries from e0 on,
+ * count[i] values taking part in entry e0 + i and vals[i * nk + j] (of the
+ * data's dtype; NaN where the rank is past the count) the value of rank j.
+ * take runs on the devices' workers, concurrently for disjoint entries,
+ * and must not fail; the buffers are valid during the call only. */
+typedef void (*cls_qtake_fn)(void *user, size_t e0, size_t n, const uint32_t *count, const void *vals);
+cls_status cls_select_small(cls_context *ctx, const cls_qview *v, const cls_qfilter *f, size_t nk, cls_rank_fn rank,
+                            void *user, cls_qtake_fn take, void *take_user);
+
 /* Data that is not in memory at once (a file streamed in chunks). Before
  * each counting pass the selection calls each(user, chunk, cu), which must
  * call chunk(cu, g, rows, x) for every block of rows of the data, in any

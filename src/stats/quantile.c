@@ -6,26 +6,6 @@
 
 #include "stats/quantile.h"
 
-void cls_quantile_ranks(double q, uint64_t n, uint64_t *lo, uint64_t *hi, double *gamma)
-{
-    double v = ((double)n - 1.0) * q;
-    if (v >= (double)n - 1.0) {
-        *lo = *hi = n - 1;
-        *gamma = 0.0;
-        return;
-    }
-    double f = floor(v);
-    *lo = (uint64_t)f;
-    *hi = *lo + 1;
-    *gamma = v - f;
-}
-
-double cls_quantile_lerp(double a, double b, double t, cls_dtype dt)
-{
-    double d = dt == CLS_F32 ? (double)((float)b - (float)a) : b - a;
-    return t >= 0.5 ? b - d * (1.0 - t) : a + d * t;
-}
-
 void cls_median_ranks(uint64_t n, uint64_t *lo, uint64_t *hi)
 {
     *lo = (n - 1) / 2;
