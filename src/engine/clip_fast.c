@@ -99,12 +99,11 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
     /* st's planes in the kernels' ACC: float64 where the device has it */
     size_t as = v->dtype == CLS_F64 || d->info.fp64 ? 8 : 4;
     cl_mem m[5] = {0}; /* input (in place: a second reference to the output), output, sigmas, st, cn */
-    void *stp = malloc(8 * ne * as), *cnp = malloc(3 * ne * 4);
+    void *stp = NULL, *cnp = NULL; /* st and cn, mapped */
     cls_kargs a = {ctx, d, NULL, 0, v->dtype, CLS_OK};
     size_t local = 0;
     cl_int e = CL_SUCCESS;
-    cls_status st = stp && cnp ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
-    if (st == CLS_OK) st = cls_kernel_get(ctx, d, k, v->dtype, 0, &a.k, &local, NULL);
+    cls_status st = cls_kernel_get(ctx, d, k, v->dtype, 0, &a.k, &local, NULL);
     /* buffers: the host memory itself on a zero-copy device (one buffer in
      * place), else a copy in and a device buffer read back */
     if (st == CLS_OK && o->write && d->zero_copy) {
@@ -168,11 +167,10 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
         e = clEnqueueReadBuffer(d->q[0], m[1], CL_TRUE, 0, bytes, yp, 0, NULL, NULL);
         if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "clEnqueueReadBuffer(output)", e);
     }
-    if (st == CLS_OK) {
-        e = clEnqueueReadBuffer(d->q[0], m[3], CL_TRUE, 0, 8 * ne * as, stp, 0, NULL, NULL);
-        if (e == CL_SUCCESS) e = clEnqueueReadBuffer(d->q[0], m[4], CL_TRUE, 0, 3 * ne * 4, cnp, 0, NULL, NULL);
-        if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "clEnqueueReadBuffer", e);
-    }
+    /* the statistics mapped, not read into fresh host memory (on a CPU
+     * device no copy at all) */
+    if (st == CLS_OK) st = cls_pass_map(ctx, d, m[3], 8 * ne * as, &stp);
+    if (st == CLS_OK) st = cls_pass_map(ctx, d, m[4], 3 * ne * 4, &cnp);
     if (st == CLS_OK) {
         const uint32_t *cn = cnp;
         unsigned it = 0;
@@ -195,9 +193,9 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
         }
         s->iters_of[u] = it;
     }
+    st = cls_pass_unmap(ctx, d, m[3], stp, st);
+    st = cls_pass_unmap(ctx, d, m[4], cnp, st);
     release(m, 5);
-    free(stp);
-    free(cnp);
     return st;
 }
 

@@ -139,6 +139,26 @@ cls_status cls_pass_buffer(cls_context *ctx, cls_dev *dev, cl_mem_flags flags, s
     return CLS_OK;
 }
 
+cls_status cls_pass_map(cls_context *ctx, cls_dev *dev, cl_mem m, size_t bytes, void **out)
+{
+    cl_int e;
+    *out = clEnqueueMapBuffer(dev->q[0], m, CL_TRUE, CL_MAP_READ, 0, bytes ? bytes : 1, 0, NULL, NULL, &e);
+    if (e != CL_SUCCESS) {
+        *out = NULL;
+        return cls_fail_cl(ctx, dev, "clEnqueueMapBuffer", e);
+    }
+    return CLS_OK;
+}
+
+cls_status cls_pass_unmap(cls_context *ctx, cls_dev *dev, cl_mem m, void *p, cls_status st)
+{
+    if (!p) return st;
+    cl_int e = clEnqueueUnmapMemObject(dev->q[0], m, p, 0, NULL, NULL);
+    if (e == CL_SUCCESS) e = clFinish(dev->q[0]);
+    if (e != CL_SUCCESS && st == CLS_OK) st = cls_fail_cl(ctx, dev, "clEnqueueUnmapMemObject", e);
+    return st;
+}
+
 static void karg(cls_kargs *a, size_t size, const void *v)
 {
     if (a->st != CLS_OK) return;

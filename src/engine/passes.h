@@ -28,6 +28,13 @@ cls_status cls_pass_input(cls_context *ctx, cls_dev *dev, const void *p, size_t 
 cls_status cls_pass_buffer(cls_context *ctx, cls_dev *dev, cl_mem_flags flags, size_t bytes, const void *init,
                            cl_mem *out);
 
+/* The results of a unit, mapped for reading on dev's queue 0 (blocking):
+ * on a device that shares host memory no copy, else one. *out is NULL
+ * until mapped; cls_pass_unmap() undoes it (a NULL p: nothing) and waits,
+ * keeping `st` when it is already a failure. */
+cls_status cls_pass_map(cls_context *ctx, cls_dev *dev, cl_mem m, size_t bytes, void **out);
+cls_status cls_pass_unmap(cls_context *ctx, cls_dev *dev, cl_mem m, void *p, cls_status st);
+
 /* Kernel arguments in order, the first failure kept. */
 typedef struct cls_kargs {
     cls_context *ctx;

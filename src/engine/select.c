@@ -148,14 +148,8 @@ static cls_status small_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
     /* the results mapped, not read into fresh host memory (on a CPU
      * device no copy at all) */
     void *cnt = NULL, *val = NULL;
-    cl_command_queue q = d->q[0];
-    if (st == CLS_OK) {
-        cl_int e;
-        cnt = clEnqueueMapBuffer(q, m[5], CL_TRUE, CL_MAP_READ, 0, ne * 4, 0, NULL, NULL, &e);
-        if (e == CL_SUCCESS)
-            val = clEnqueueMapBuffer(q, m[6], CL_TRUE, CL_MAP_READ, 0, ne * s->nk * s->es, 0, NULL, NULL, &e);
-        if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "clEnqueueMapBuffer", e);
-    }
+    if (st == CLS_OK) st = cls_pass_map(ctx, d, m[5], ne * 4, &cnt);
+    if (st == CLS_OK) st = cls_pass_map(ctx, d, m[6], ne * s->nk * s->es, &val);
     if (st == CLS_OK) {
         /* each unit owns its entries: no lock */
         if (s->take) {
@@ -165,11 +159,8 @@ static cls_status small_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
             for (size_t i = 0; i < ne * s->nk; i++) s->vals[e0 * s->nk + i] = real_at(val, i, v->dtype);
         }
     }
-    cl_int ue = CL_SUCCESS;
-    if (cnt) ue = clEnqueueUnmapMemObject(q, m[5], cnt, 0, NULL, NULL);
-    if (val && ue == CL_SUCCESS) ue = clEnqueueUnmapMemObject(q, m[6], val, 0, NULL, NULL);
-    if (ue == CL_SUCCESS && (cnt || val)) ue = clFinish(q);
-    if (ue != CL_SUCCESS && st == CLS_OK) st = cls_fail_cl(ctx, d, "clEnqueueUnmapMemObject", ue);
+    st = cls_pass_unmap(ctx, d, m[5], cnt, st);
+    st = cls_pass_unmap(ctx, d, m[6], val, st);
     release(m, 7);
     return st;
 }
