@@ -350,7 +350,14 @@ inline REALV F(scale_imp)(REALV v, REALV shi, REALV slo, REALV m, REALV o, uint 
 {
     REALV t = ((v - shi) - slo) * m + o;
     if (flags & CLS_KF_CLIP) t = clamp(t, lo, hi);
+#if CLS_IMPUTE == 1
+    /* a fill always (slice_compute.c's kid_of sends a sentinel alone to
+     * the other build): one select a value */
+    (void)imp;
+    return isfinite(v) ? t : sf;
+#else
     return isfinite(v) ? t : (imp ? sf : v);
+#endif
 }
 
 /* The statistics of the imputed column from those of the values kept
@@ -587,8 +594,25 @@ inline int F(clean_block)(__global const REAL *p, ulong ld, ulong pfd, uint r0, 
 #define MM_SUM_STORE *sum += s0 + s1
 #define MM_SUM_DECL REALV msum[KV]
 #define MM_SUM_INIT(k) msum[k] = RV(0)
-#define MM_SUM_ADD(k, v) msum[k] += isfinite(v) ? (v) - K[k] : RV(0)
-#define MM_SUM_END(k) rel[k] = msum[k] / fmax(cnt[k], RV(1))
+/* The careful loop's value (a block holding a missing value): a missing
+ * value counted, then taken as K, the column's first finite value, which
+ * changes neither its min nor its max and adds 0 to the sum: one select
+ * shared by the three instead of one each. A column with no finite value
+ * (K 0) gets its empty extremes back in MM_SUM_END. */
+#define MM_CAREFUL(k, v)                                                      \
+    do {                                                                      \
+        REALV f_ = isfinite(v) ? (v) : K[k];                                  \
+        miss[k] += isfinite(v) ? RV(0) : RV(1);                               \
+        mn[k] = fmin(mn[k], f_);                                              \
+        mx[k] = fmax(mx[k], f_);                                              \
+        msum[k] += f_ - K[k];                                                 \
+    } while (0)
+#define MM_SUM_END(k)                                                         \
+    do {                                                                      \
+        rel[k] = msum[k] / fmax(cnt[k], RV(1));                               \
+        mn[k] = cnt[k] > RV(0) ? mn[k] : RV(INFINITY);                        \
+        mx[k] = cnt[k] > RV(0) ? mx[k] : RV(-INFINITY);                       \
+    } while (0)
 #else
 #define MM_SHIFT SHIFT_SELF
 #define MM_SUM_P
@@ -596,7 +620,7 @@ inline int F(clean_block)(__global const REAL *p, ulong ld, ulong pfd, uint r0, 
 #define MM_SUM_STORE (void)0
 #define MM_SUM_DECL (void)0
 #define MM_SUM_INIT(k) (void)0
-#define MM_SUM_ADD(k, v) (void)0
+#define MM_CAREFUL(k, v) MINMAX(v, mn[k], mx[k], miss[k])
 #define MM_SUM_END(k) (void)0
 #endif
 
@@ -650,8 +674,7 @@ inline int F(clean_minmax)(__global const REAL *p, ulong ld, ulong pfd, uint r0,
                             continue;                                             \
                         for (uint r = r0; r < r1; r++) {                          \
                             REALV v = LOADV(px + r * ld + k * VEC, LN(k));    \
-                            MINMAX(v, mn[k], mx[k], miss[k]);                     \
-                            MM_SUM_ADD(k, v);                                     \
+                            MM_CAREFUL(k, v);                                     \
                         }                                                         \
                     }                                                             \
                 }                                                                 \
@@ -660,8 +683,7 @@ inline int F(clean_minmax)(__global const REAL *p, ulong ld, ulong pfd, uint r0,
                     if (r + CLS_PF_ROWS < rows) F(prefetch_row)(px + (r + CLS_PF_ROWS) * ld, (NK)); \
                     UNR for (uint k = 0; k < (NK); k++) {                         \
                         REALV v = LOADV(px + r * ld + k * VEC, LN(k));         \
-                        MINMAX(v, mn[k], mx[k], miss[k]);                         \
-                        MM_SUM_ADD(k, v);                                         \
+                        MM_CAREFUL(k, v);                                         \
                     }                                                             \
                 }                                                                 \
             }                                                                     \
@@ -1140,7 +1162,7 @@ __kernel void F(copy)(__global const REAL *x, __global REAL *y, ulong count)
 #undef MM_SUM_STORE
 #undef MM_SUM_DECL
 #undef MM_SUM_INIT
-#undef MM_SUM_ADD
+#undef MM_CAREFUL
 #undef MM_SUM_END
 #undef SCALED_FILL
 #undef LOAD_FULL

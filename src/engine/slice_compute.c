@@ -44,11 +44,13 @@ static void arg_real(kargs *a, cls_dtype t, double v)
 }
 
 /* The imputing build of a scale.cl kernel when the job imputes (with the
- * sentinel's compare only when there is one). */
+ * sentinel's compare only when there is one). The first build always
+ * fills (scale.cl's scale_imp relies on it): a sentinel alone, no fill,
+ * takes the second. */
 static int kid_of(const cls_job *job, int kernel)
 {
     if (!job->imp_on) return kernel;
-    return kernel + (isnan(job->sent) ? CLS_K_IMP_OFFSET : CLS_K_IMPS_OFFSET);
+    return kernel + (isnan(job->sent) && job->imp ? CLS_K_IMP_OFFSET : CLS_K_IMPS_OFFSET);
 }
 
 /* The trailing arguments of the imputing builds: sentinel, kind, constant. */
