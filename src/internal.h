@@ -332,10 +332,10 @@ struct cls_context {
     int             clip_local;  /* tests only (test_clip_fast.c): 1 the one-pass clipping runs
                                     clip_local.cl's kernel on every device (Oclgrind's too),
                                     -1 clip.cl's; 0 by device type (clip_fast.c) */
-    int             qsort_column; /* tests only (test_quantiles.c): 1 short columns' order
-                                     statistics take qsort32g/64g (a column per work-item) on
-                                     every device, -1 qsort32/64 (lanes); 0 by device type
-                                     (select.c) */
+    int             qsort_column; /* CLSCALE_QSORT_SHAPE, and tests (test_quantiles.c): 1 short
+                                     columns' order statistics take qsort32g/64g and
+                                     qselect_small (a column per work-item) on every device, -1
+                                     qsort32/64/128 (lanes); 0 by device type (select.c) */
     cls_team        team[CLS_TEAM_KINDS];
     uint64_t        team_clock;
     cls_dev        *devs;

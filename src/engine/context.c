@@ -54,6 +54,11 @@ static cls_status read_config(cls_context *ctx, const cls_config *cfg)
      * passes (clean.c), for comparisons (tests, clscale-clean-bench) */
     const char *imf = getenv("CLSCALE_IMPUTE_FUSED");
     ctx->impute_unfused = imf && strcmp(imf, "0") == 0;
+    /* "lanes" or "column": the short columns' order statistics in that
+     * kernel shape on every device (select.c), for comparisons on a GPU
+     * (the bench); else by device type */
+    const char *qs = getenv("CLSCALE_QSORT_SHAPE");
+    ctx->qsort_column = qs && strcmp(qs, "column") == 0 ? 1 : qs && strcmp(qs, "lanes") == 0 ? -1 : 0;
     return CLS_OK;
 }
 
