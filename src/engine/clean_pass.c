@@ -162,12 +162,6 @@ typedef struct mstate {
     pthread_mutex_t  lock;
 } mstate;
 
-/* Element i of a table of elements `es` bytes wide (8: double, 4: float). */
-static double at(const void *p, size_t i, size_t es)
-{
-    return es == 8 ? ((const double *)p)[i] : (double)((const float *)p)[i];
-}
-
 void cls_cmoments_fold(cls_cmoments *m, size_t e, uint64_t n, double mean, double m2, double mn, double mx)
 {
     if (n == 0) return;
@@ -240,8 +234,8 @@ static cls_status moments_unit(void *user, cls_context *ctx, cls_dev *d, size_t 
         pthread_mutex_lock(&s->lock);
         for (size_t i = 0; i < np; i++) {
             size_t j = i / C, col = i % C, e = e0 + (size_t)(j / cpg) * C + col;
-            cls_cmoments_fold(s->m, e, cn[i], at(pr, i, as) + at(pr, np + i, as), at(pr, 2 * np + i, as),
-                              at(pr, 3 * np + i, as), at(pr, 4 * np + i, as));
+            cls_cmoments_fold(s->m, e, cn[i], cls_pass_at(pr, i, as) + cls_pass_at(pr, np + i, as), cls_pass_at(pr, 2 * np + i, as),
+                              cls_pass_at(pr, 3 * np + i, as), cls_pass_at(pr, 4 * np + i, as));
             s->m->below[e] += cn[np + i];
             s->m->above[e] += cn[2 * np + i];
         }

@@ -47,7 +47,7 @@ typedef struct xstate {
 static int local_kernel(const cls_context *ctx, const cls_dev *d)
 {
     if (ctx->clip_local) return ctx->clip_local > 0;
-    if (!(d->info.type & CLS_DEVICE_GPU) || (d->info.type & CLS_DEVICE_CPU)) return 0;
+    if (!cls_pass_gpu(d)) return 0;
     cl_ulong lm = 0;
     return clGetDeviceInfo(d->id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof lm, &lm, NULL) == CL_SUCCESS &&
            lm >= CLS_XLOCAL_BYTES;
@@ -70,12 +70,6 @@ int cls_clip_fast_fits(const cls_context *ctx, const cls_cview *v)
             return 0;
     return v->Rg >= 1 && v->Rg <= CLS_CLIP_FAST_ROWS && v->C <= UINT32_MAX && v->G <= UINT32_MAX &&
            v->Rg * v->C * es <= CLS_XGROUP_MAX;
-}
-
-/* Element i of a table of elements `es` bytes wide (8: double, 4: float). */
-static double at(const void *p, size_t i, size_t es)
-{
-    return es == 8 ? ((const double *)p)[i] : (double)((const float *)p)[i];
 }
 
 static void release(cl_mem *m, size_t n)
@@ -180,15 +174,15 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
             s->n0[x] = cn[i];
             s->m->n[x] = n;
             /* the moments as clean_pass.c folds one chunk: NaN when empty */
-            s->m->mean[x] = n ? at(stp, i, as) + at(stp, ne + i, as) : NAN;
-            s->m->m2[x] = n ? at(stp, 2 * ne + i, as) : NAN;
-            s->m->min[x] = n ? at(stp, 3 * ne + i, as) : NAN;
-            s->m->max[x] = n ? at(stp, 4 * ne + i, as) : NAN;
-            s->L[x] = at(stp, 5 * ne + i, as);
-            s->H[x] = at(stp, 6 * ne + i, as);
+            s->m->mean[x] = n ? cls_pass_at(stp, i, as) + cls_pass_at(stp, ne + i, as) : NAN;
+            s->m->m2[x] = n ? cls_pass_at(stp, 2 * ne + i, as) : NAN;
+            s->m->min[x] = n ? cls_pass_at(stp, 3 * ne + i, as) : NAN;
+            s->m->max[x] = n ? cls_pass_at(stp, 4 * ne + i, as) : NAN;
+            s->L[x] = cls_pass_at(stp, 5 * ne + i, as);
+            s->H[x] = cls_pass_at(stp, 6 * ne + i, as);
             s->fill[x] = o->fill == CLS_XFILL_CONSTANT ? o->fill_value
                          : o->fill == CLS_XFILL_NONE  ? NAN
-                                                      : at(stp, 7 * ne + i, as);
+                                                      : cls_pass_at(stp, 7 * ne + i, as);
             if (cn[2 * ne + i] > it) it = cn[2 * ne + i];
         }
         s->iters_of[u] = it;

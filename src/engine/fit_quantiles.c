@@ -5,6 +5,7 @@
  * processes' counts (clscale_mpi). */
 #include <stdlib.h>
 
+#include "engine/passes.h"
 #include "engine/select.h"
 #include "job.h"
 #include "stats/quantile.h"
@@ -51,7 +52,7 @@ static void robust_take(void *user, size_t e0, size_t n, const uint32_t *count, 
     double pv[6];
     for (size_t i = 0; i < n; i++) {
         for (size_t t = 0; t < 6; t++)
-            pv[t] = r->dt == CLS_F64 ? ((const double *)vals)[i * 6 + t] : (double)((const float *)vals)[i * 6 + t];
+            pv[t] = cls_pass_at(vals, i * 6 + t, r->dt == CLS_F64 ? 8 : 4);
         robust_set(r, e0 + i, count[i], pv);
     }
 }

@@ -35,6 +35,21 @@ cls_status cls_pass_buffer(cls_context *ctx, cls_dev *dev, cl_mem_flags flags, s
 cls_status cls_pass_map(cls_context *ctx, cls_dev *dev, cl_mem m, size_t bytes, void **out);
 cls_status cls_pass_unmap(cls_context *ctx, cls_dev *dev, cl_mem m, void *p, cls_status st);
 
+/* Element i of a results table of elements `es` bytes wide (8: double,
+ * 4: float), as a double. */
+static inline double cls_pass_at(const void *p, size_t i, size_t es)
+{
+    return es == 8 ? ((const double *)p)[i] : (double)((const float *)p)[i];
+}
+
+/* Whether d is a GPU proper (a device claiming to be a CPU too, a
+ * simulator, is not): the short-column kernels take their GPU shape there,
+ * a column per work-item, instead of a block of columns in vector lanes. */
+static inline int cls_pass_gpu(const cls_dev *d)
+{
+    return (d->info.type & CLS_DEVICE_GPU) && !(d->info.type & CLS_DEVICE_CPU);
+}
+
 /* Kernel arguments in order, the first failure kept. */
 typedef struct cls_kargs {
     cls_context *ctx;

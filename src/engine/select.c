@@ -86,21 +86,15 @@ static void release(cl_mem *m, size_t n)
         if (m[i]) clReleaseMemObject(m[i]);
 }
 
-static double real_at(const void *p, size_t i, cls_dtype t)
-{
-    return t == CLS_F64 ? ((const double *)p)[i] : (double)((const float *)p)[i];
-}
-
 /* ---- short columns: one counting pass ---- */
 
-/* Whether d sorts short columns a column per work-item (qsort32g/64g: a
- * GPU, which a device claiming to be a CPU too is not) rather than in the
- * lanes of a block of columns (qsort32/64: CPU drivers, simulators), or
- * as a test forces. */
+/* Whether d sorts short columns a column per work-item (qsort32g/64g,
+ * qselect_small: a GPU) rather than in the lanes of a block of columns
+ * (qsort32/64/128: CPU drivers, simulators), or as a test forces. */
 static int column_kernel(const cls_context *ctx, const cls_dev *d)
 {
     if (ctx->qsort_column) return ctx->qsort_column > 0;
-    return (d->info.type & CLS_DEVICE_GPU) && !(d->info.type & CLS_DEVICE_CPU);
+    return cls_pass_gpu(d);
 }
 
 static cls_status small_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
@@ -156,7 +150,7 @@ static cls_status small_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
             s->take(s->take_user, e0, ne, cnt, val);
         } else {
             for (size_t i = 0; i < ne; i++) s->count[e0 + i] = ((const uint32_t *)cnt)[i];
-            for (size_t i = 0; i < ne * s->nk; i++) s->vals[e0 * s->nk + i] = real_at(val, i, v->dtype);
+            for (size_t i = 0; i < ne * s->nk; i++) s->vals[e0 * s->nk + i] = cls_pass_at(val, i, s->es);
         }
     }
     st = cls_pass_unmap(ctx, d, m[5], cnt, st);
@@ -595,7 +589,7 @@ static void quantiles_take(void *user, size_t e0, size_t n, const uint32_t *coun
     size_t nk = 2 * o->nq;
     double pv[16];
     for (size_t i = 0; i < n; i++) {
-        for (size_t t = 0; t < nk; t++) pv[t] = real_at(vals, i * nk + t, o->dt);
+        for (size_t t = 0; t < nk; t++) pv[t] = cls_pass_at(vals, i * nk + t, o->dt == CLS_F64 ? 8 : 4);
         quantiles_put(o, e0 + i, count[i], pv);
     }
 }
@@ -611,8 +605,9 @@ cls_status cls_quantiles_combined(cls_context *ctx, const cls_array *x, cls_scop
     qreq r = {q, nq};
     qput o = {q, nq, v.C, x->dtype, NULL, out};
     if (!combine && v.Rg <= CLS_QSMALL) {
-        /* counts are at most Rg (not so across processes: theirs are
-         * summed); a failed malloc only costs the table's speed */
+        /* short groups (one process): each unit's results straight into
+         * out, weights by count (at most Rg here; across processes the
+         * counts are summed); a failed malloc only costs the table's speed */
         o.wt = malloc((size_t)(v.Rg + 1) * nq * sizeof *o.wt);
         for (uint64_t m = 1; o.wt && m <= v.Rg; m++)
             for (size_t j = 0; j < nq; j++) {
@@ -620,9 +615,6 @@ cls_status cls_quantiles_combined(cls_context *ctx, const cls_array *x, cls_scop
                 cls_quantile_ranks(q[j], m, &lo, &hi, &o.wt[m * nq + j]);
                 if (lo == hi) o.wt[m * nq + j] = -1;
             }
-    }
-    if (!combine && v.Rg <= CLS_QSMALL) {
-        /* short groups (one process): each unit's results straight into out */
         st = cls_select_small(ctx, &v, NULL, 2 * nq, quantile_ranks, &r, quantiles_take, &o);
         free(o.wt);
         return st;
@@ -634,7 +626,6 @@ cls_status cls_quantiles_combined(cls_context *ctx, const cls_array *x, cls_scop
     if (st == CLS_OK) st = cls_select_combined(ctx, &v, NULL, 2 * nq, quantile_ranks, &r, combine, cnt, vals);
     else if (combine) st = combine->fn(combine->user, st, NULL, 0);
     for (size_t e = 0; st == CLS_OK && e < n; e++) quantiles_put(&o, e, cnt[e], vals + e * 2 * nq);
-    free(o.wt);
     free(cnt);
     free(vals);
     return st;
