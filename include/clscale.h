@@ -380,7 +380,9 @@ typedef struct cls_column_stats {
     double   mean, m2;  /* m2: sum of squared deviations from the mean; NaN when
                            the fit did not compute moments (see has_moments) */
     double   absmax;    /* max |x|, NaN when count = 0 */
-    double   median;    /* numpy's nanmedian, exact; NaN unless has_quantiles */
+    double   median;    /* exact: numpy's nanquantile(0.5) (float64 data: nanmedian, bit
+                           for bit; float32: the middle two's mean in float64, not
+                           rounded to float32); NaN unless has_quantiles */
     double   q_lo, q_hi; /* the quantiles qmin, qmax of cls_stats_info (nanpercentile);
                            NaN unless has_quantiles */
 } cls_column_stats;

@@ -23,7 +23,8 @@ static cls_column_stats *robust_ref(const cls_array *x, const cls_pipeline *p)
         for (size_t c = 0; c < x->cols; c++) {
             size_t n = cref_column(x, p->scope, g, c, col);
             cls_column_stats *s = &st[g * x->cols + c];
-            s->median = cref_median(col, n, x->dtype);
+            /* the 0.5 quantile (float64 interpolation), not nanmedian's float32 mean */
+            s->median = cref_quantile(col, n, 0.5, x->dtype);
             s->q_lo = cref_quantile(col, n, qa / 100, x->dtype);
             s->q_hi = cref_quantile(col, n, qb / 100, x->dtype);
         }

@@ -41,7 +41,14 @@ static void robust_set(const robust_put *r, size_t e, uint64_t n, const double *
 {
     cls_column_stats *c = &r->s->col[e];
     if (!n) return;
-    c->median = cls_median_of(pv[0], pv[1], n, r->dt);
+    /* the centre as the 0.5 quantile (cls_quantiles' arithmetic, in
+     * float64), not numpy's nanmedian in the data's dtype: for float32 data
+     * far from zero the mean of the middle two rounded to float32 moves the
+     * centre by up to half a unit of the data's last place (5e-4 of a unit
+     * spread at 1e4), which the scaled values would carry; so the file
+     * path, the tool and the in-memory Python RobustScaler (which takes
+     * cls_quantiles(0.5)) agree, within the float64 reference */
+    c->median = quantile_of(pv, n, 0.5, r->dt);
     c->q_lo = quantile_of(pv + 2, n, r->o.qmin / 100.0, r->dt);
     c->q_hi = quantile_of(pv + 4, n, r->o.qmax / 100.0, r->dt);
 }
