@@ -260,6 +260,51 @@ static void fused_scaler_equals_multipass(void **state)
 
 /* In place, clamped: each work-item reads its columns whole before it
  * writes them. */
+/* -0 and +0 in one column: the network leaves them in either order and
+ * clip.cl puts -0 first afterwards (only for lanes that have a zero), as
+ * the counting passes rank them; a median or a clamped value that is a
+ * zero keeps its sign bit as the multi-pass path's (check() compares
+ * bytes). Columns: zeros of both signs with NaN, mostly -0, half and half
+ * with an outlier, and none (lanes without a zero beside lanes with). */
+static void signed_zeros_as_the_multipass_path(void **state)
+{
+    (void)state;
+    cls_context *ctx = test_context(NULL, 0, 0);
+    const cls_clean opts[] = {
+        {.sigma = 2, .maxiters = -1, .impute = CLS_IMPUTE_MEDIAN},
+        {.sigma = 1.5, .maxiters = -1, .mode = CLS_CLIP_CLAMP, .impute = CLS_IMPUTE_MOST_FREQUENT},
+        {.sigma = 2, .spread = CLS_SPREAD_MAD_STD, .impute = CLS_IMPUTE_MEDIAN},
+    };
+    const size_t rows[] = {60, 31};
+    for (int ti = 0; ti < 2; ti++) {
+        cls_dtype t = ti ? CLS_F64 : CLS_F32;
+        if (!suite_runs(t)) continue;
+        for (size_t ri = 0; ri < 2; ri++) {
+            cls_array x = cref_make(t, 2, rows[ri], cols(), 1200 + ri + 10 * (uint64_t)ti);
+            size_t C = x.cols;
+            for (size_t i = 0; i < x.batch * x.rows * C; i++) {
+                size_t c = i % C, r = i / C % x.rows;
+                double v = cref_get(&x, i);
+                switch (c % 4) {
+                case 0: v = r % 7 == 3 ? NAN : r % 2 ? -0.0 : 0.0; break;
+                case 1: v = r % 5 == 0 ? 0.0 : r % 11 == 4 ? 1.0 : r % 13 == 6 ? -1.0 : -0.0; break;
+                case 2: v = r == 0 ? 1e3 : r % 2 ? -0.0 : 0.0; break;
+                default: break;
+                }
+                if (t == CLS_F64) ((double *)x.data)[i] = v;
+                else ((float *)x.data)[i] = (float)v;
+            }
+            for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+                char label[96];
+                snprintf(label, sizeof label, "signed zeros %s rows %zu options %zu", ti ? "f64" : "f32", rows[ri], k);
+                check(ctx, &x, CLS_SCOPE_MATRIX, opts[k], label);
+            }
+            cref_free(&x);
+        }
+    }
+    cls_context_destroy(ctx);
+}
+
 static void in_place_equals_out_of_place(void **state)
 {
     (void)state;
@@ -282,6 +327,7 @@ int main(void)
         cmocka_unit_test(one_pass_equals_multipass_and_reference),
         cmocka_unit_test(sorted_sums_hold_on_hostile_scales),
         cmocka_unit_test(fused_scaler_equals_multipass),
+        cmocka_unit_test(signed_zeros_as_the_multipass_path),
         cmocka_unit_test(in_place_equals_out_of_place),
     };
     return TEST_RUN("clip_fast", tests, NULL, NULL);
