@@ -277,7 +277,7 @@ typedef enum cls_scope { CLS_SCOPE_MATRIX, CLS_SCOPE_BATCH } cls_scope;
  * stays missing (scikit-learn would drop it) unless the constant fills it.
  * Missing values not filled are written as NaN (a sentinel too); NaN and
  * +-Inf stay what they were.
- * A zero-initialised cls_clean does nothing. The four pointers at the end
+ * A zero-initialised cls_clean does nothing. The six pointers at the end
  * are optional outputs, groups x cols entries [group * cols + col], that
  * the caller allocates. */
 typedef enum cls_impute {
@@ -302,6 +302,10 @@ typedef struct cls_clean {
     uint64_t       *clipped_out;       /* NULL, or: values clipped */
     double         *fill_out;          /* NULL, or: the fill value (NaN: none) */
     unsigned       *iterations_out;    /* NULL, or: clipping iterations run */
+    double         *lower_out, *upper_out; /* NULL, or: the last iteration's bounds (astropy's
+                                              return_bounds; the data's type, as numpy's);
+                                              NaN where nothing was left to compute them
+                                              from; -Inf and +Inf without clipping */
 } cls_clean;
 
 /* cls_clean_data() : cleans `in` into `out` (which may be `in`) as `c` says,
@@ -627,6 +631,16 @@ CLS_API cls_status cls_fit_transform_buffer(cls_context *ctx, const cls_pipeline
  *         device status; cls_last_error(ctx) says more. */
 CLS_API cls_status cls_quantiles(cls_context *ctx, const cls_array *x, cls_scope scope, const double *q,
                                  size_t nq, double *out);
+
+/* cls_medians() : numpy's nanmedian of every column of `x` over each
+ * statistics group of `scope`, exact, by the counting of cls_quantiles():
+ * the middle finite value, or for an even count the mean of the middle two
+ * in the data's dtype (numpy's arithmetic: (a + b) / 2, bit for bit; for
+ * float32 rounded to float32, where cls_quantiles() at 0.5 interpolates in
+ * float64). NaN and +-Inf are missing; a column with no finite value gives
+ * NaN. `out` receives groups x cols doubles, entry [group * cols + col].
+ * @return as cls_quantiles(). */
+CLS_API cls_status cls_medians(cls_context *ctx, const cls_array *x, cls_scope scope, double *out);
 
 /* Exact quantiles over the rows of several processes (MPI ranks, the
  * workers of a cluster), with no approximation: each process counts its own

@@ -23,8 +23,11 @@ static void check(cls_context *ctx, const cls_array *x, cls_scope scope, cls_cle
     size_t n = x->batch * x->rows * x->cols, G = cref_groups(x, scope), ne = G * x->cols;
     uint64_t *miss = calloc(ne, 8), *clip = calloc(ne, 8), *wmiss = calloc(ne, 8), *wclip = calloc(ne, 8);
     double *want = malloc(n * sizeof *want);
+    double *lo = malloc(ne * sizeof *lo), *hi = malloc(ne * sizeof *hi);
     o.missing_out = miss;
     o.clipped_out = clip;
+    o.lower_out = lo;
+    o.upper_out = hi;
     for (size_t g = 0; g < G; g++)
         for (size_t c = 0; c < x->cols; c++)
             cref_clean_column(x, scope, g, c, &o, want, &wmiss[g * x->cols + c], &wclip[g * x->cols + c]);
@@ -79,7 +82,25 @@ static void check(cls_context *ctx, const cls_array *x, cls_scope scope, cls_cle
                      (unsigned long long)miss[e], (unsigned long long)clip[e], (unsigned long long)wmiss[e],
                      (unsigned long long)wclip[e]);
     }
+    /* the bounds handed out are the last ones, values of the data's type:
+     * the values outside them are those clipped (NaN bounds clip nothing);
+     * without clipping -Inf and +Inf */
+    size_t R = cref_group_rows(x, scope), C = x->cols;
+    for (size_t e = 0; e < ne; e++) {
+        uint64_t out = 0;
+        for (size_t r = 0; r < R; r++) {
+            double v = cref_get(x, (e / C) * R * C + r * C + e % C);
+            if (isfinite(v) && !(o.has_missing_value && v == o.missing_value)) out += v < lo[e] || v > hi[e];
+        }
+        if (out != clip[e] || (x->dtype == CLS_F32 && isfinite(lo[e]) && (double)(float)lo[e] != lo[e]))
+            fail_msg("%s: entry %zu: %llu values outside [%.17g, %.17g], %llu clipped", label, e,
+                     (unsigned long long)out, lo[e], hi[e], (unsigned long long)clip[e]);
+        if (o.sigma <= 0 && !(lo[e] == -INFINITY && hi[e] == INFINITY))
+            fail_msg("%s: entry %zu: bounds %g %g without clipping", label, e, lo[e], hi[e]);
+    }
     ref_free(&y);
+    free(lo);
+    free(hi);
     free(want);
     free(miss);
     free(clip);

@@ -33,7 +33,7 @@
 typedef struct result {
     cls_array y;
     uint64_t *miss, *clip;
-    double   *fill;
+    double   *fill, *lo, *hi;
     unsigned  iters;
 } result;
 
@@ -48,6 +48,10 @@ static void run(cls_context *ctx, const cls_array *x, cls_scope scope, cls_clean
     r->miss = calloc(ne, 8);
     r->clip = calloc(ne, 8);
     r->fill = calloc(ne, 8);
+    r->lo = calloc(ne, 8);
+    r->hi = calloc(ne, 8);
+    o.lower_out = r->lo;
+    o.upper_out = r->hi;
     o.missing_out = r->miss;
     o.clipped_out = r->clip;
     o.fill_out = r->fill;
@@ -64,6 +68,8 @@ static void result_free(result *r)
     free(r->miss);
     free(r->clip);
     free(r->fill);
+    free(r->lo);
+    free(r->hi);
 }
 
 /* Whether every device of ctx has float64: then the paths are bit-equal. */
@@ -101,6 +107,21 @@ static void check(cls_context *ctx, const cls_array *x, cls_scope scope, cls_cle
                        (unsigned long long)f.miss[e], (unsigned long long)f.clip[e],
                        (unsigned long long)wmiss[e], (unsigned long long)wclip[e]);
         }
+    /* the bounds handed out (lower_out, upper_out) are the last ones: the
+     * values outside them are exactly those clipped (NaN bounds clip
+     * nothing) */
+    size_t R = cref_group_rows(x, scope);
+    for (size_t e = 0; e < ne; e++) {
+        size_t g = e / C, c = e % C;
+        uint64_t out = 0;
+        for (size_t r = 0; r < R; r++) {
+            double v = cref_get(x, g * R * C + r * C + c);
+            if (isfinite(v) && !(o.has_missing_value && v == o.missing_value)) out += v < f.lo[e] || v > f.hi[e];
+        }
+        if (out != f.clip[e] && bad++ < 10)
+            printf("# %s: entry %zu: %llu values outside [%.17g, %.17g], %llu clipped\n", label, e,
+                   (unsigned long long)out, f.lo[e], f.hi[e], (unsigned long long)f.clip[e]);
+    }
     if (bad) fail_msg("%s: %zu differences from the reference", label, bad);
     /* the multi-pass path: the same bits */
     if (x->dtype == CLS_F64 || all_fp64(ctx)) {
@@ -126,6 +147,12 @@ static void check(cls_context *ctx, const cls_array *x, cls_scope scope, cls_cle
                 printf("# %s: entry %zu: one pass missing %llu clipped %llu fill %.17g, multi-pass %llu %llu "
                        "%.17g\n", label, e, (unsigned long long)f.miss[e], (unsigned long long)f.clip[e], f.fill[e],
                        (unsigned long long)m.miss[e], (unsigned long long)m.clip[e], m.fill[e]);
+        for (size_t e = 0; e < ne; e++)
+            for (int k = 0; k < 2; k++) {
+                double a = k ? f.hi[e] : f.lo[e], b = k ? m.hi[e] : m.lo[e];
+                if (!(isnan(a) && isnan(b)) && a != b && !(fabs(a - b) <= ctol * fmax(1, fabs(b))) && bad++ < 10)
+                    printf("# %s: entry %zu: bound %d one pass %.17g, multi-pass %.17g\n", label, e, k, a, b);
+            }
         if (f.iters != m.iters && bad++ < 10)
             printf("# %s: iterations %u, multi-pass %u\n", label, f.iters, m.iters);
         result_free(&m);

@@ -388,17 +388,21 @@ static void cleaning_streams_whole_groups_or_their_passes(void **s)
         /* the cleaning's outputs, per matrix and column: in memory (w_) and
          * streamed (g_), whichever chunk a matrix is in */
         uint64_t w_miss[30], w_clip[30], g_miss[30], g_clip[30];
-        double w_fill[30], g_fill[30];
+        double w_fill[30], g_fill[30], w_lo[30], w_hi[30], g_lo[30], g_hi[30];
         unsigned w_it = 0, g_it = 0;
         c.missing_out = w_miss;
         c.clipped_out = w_clip;
         c.fill_out = w_fill;
         c.iterations_out = &w_it;
+        c.lower_out = w_lo;
+        c.upper_out = w_hi;
         assert_int_equal(cls_fit_transform(ctx, &p, &x, &y, NULL), CLS_OK);
         c.missing_out = g_miss;
         c.clipped_out = g_clip;
         c.fill_out = g_fill;
         c.iterations_out = &g_it;
+        c.lower_out = g_lo;
+        c.upper_out = g_hi;
         int in = write_at(path("cin.bin"), &x, 64);
         int out = open(path("cout.bin"), O_RDWR | O_CREAT | O_TRUNC, 0644);
         assert_true(out >= 0);
@@ -413,6 +417,8 @@ static void cleaning_streams_whole_groups_or_their_passes(void **s)
             assert_int_equal(g_miss[e], w_miss[e]);
             assert_int_equal(g_clip[e], w_clip[e]);
             assert_close(g_fill[e], w_fill[e], 0);
+            assert_close(g_lo[e], w_lo[e], 0);
+            assert_close(g_hi[e], w_hi[e], 0);
         }
         assert_int_equal(g_it, w_it);
         /* a buffer smaller than a matrix: the cleaning stage's passes over
@@ -421,12 +427,16 @@ static void cleaning_streams_whole_groups_or_their_passes(void **s)
         cls_stream_opts small = {40 * 6 * es_of(t) / 2, 3, 2, 0};
         if (!test_suite_is("oclgrind")) { /* tens of passes: 20 s in the simulator */
             memset(g_miss, 0xff, sizeof g_miss);
+            memset(g_lo, 0, sizeof g_lo);
             st = cls_stream_fit_transform(ctx, &p, &a, &o, &small, NULL);
             if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
             for (size_t e = 0; e < 30; e++) {
                 assert_int_equal(g_miss[e], w_miss[e]);
                 assert_int_equal(g_clip[e], w_clip[e]);
                 assert_close(g_fill[e], w_fill[e], 0);
+                /* the moments merged in another order: the bounds within rounding */
+                assert_close(g_lo[e], w_lo[e], t == CLS_F64 ? 1e-12 : 1e-6);
+                assert_close(g_hi[e], w_hi[e], t == CLS_F64 ? 1e-12 : 1e-6);
             }
             assert_int_equal(g_it, w_it);
             got = read_back(out, 0, bytes_of(&x));

@@ -625,6 +625,11 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
             if (c->missing_out) c->missing_out[e] = rows - w.n0[e];
             if (c->clipped_out) c->clipped_out[e] = o->clip ? w.n0[e] - w.m.n[e] : 0;
             if (c->fill_out) c->fill_out[e] = w.fill[e];
+            /* the bounds as the passes compared with them: values of the
+             * data's type (the kernels take them as REAL) */
+            double lo = o->clip ? w.L[e] : -INFINITY, hi = o->clip ? w.H[e] : INFINITY;
+            if (c->lower_out) c->lower_out[e] = in->dtype == CLS_F32 ? (double)(float)lo : lo;
+            if (c->upper_out) c->upper_out[e] = in->dtype == CLS_F32 ? (double)(float)hi : hi;
         }
         if (c->iterations_out) *c->iterations_out = iters;
     }

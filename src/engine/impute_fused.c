@@ -54,5 +54,10 @@ cls_status cls_impute_fused(cls_context *ctx, const cls_pipeline *p, const cls_a
         memset(c->clipped_out, 0, n * sizeof *c->clipped_out);
     }
     if (c->iterations_out) *c->iterations_out = 0;
+    size_t nb = (p->scope == CLS_SCOPE_BATCH ? 1 : in->batch) * in->cols;
+    for (size_t e = 0; e < nb; e++) {
+        if (c->lower_out) c->lower_out[e] = -INFINITY;
+        if (c->upper_out) c->upper_out[e] = INFINITY;
+    }
     return CLS_OK;
 }

@@ -527,26 +527,27 @@ static void quantile_ranks(void *user, uint64_t n, uint64_t *r)
     }
 }
 
-/* The argument checks of cls_quantiles; rows or batch may be 0 (with data
+/* The argument checks of cls_quantiles (and cls_medians, fn naming the
+ * call); rows or batch may be 0 (with data
  * NULL) only when several processes combine their counts. */
-static cls_status check_quantiles(cls_context *ctx, const cls_array *x, cls_scope scope, const double *q, size_t nq,
-                                  double *out, int combined)
+static cls_status check_select(cls_context *ctx, const char *fn, const cls_array *x, cls_scope scope, const double *q,
+                               size_t nq, double *out, int combined)
 {
     if (!ctx) return CLS_E_ARG;
     if (!ctx->usable) return cls_fail(ctx, CLS_E_ARG, "the context failed to initialise: %s", ctx->err);
-    if (!x || !out || (nq && !q)) return cls_fail(ctx, CLS_E_ARG, "cls_quantiles: NULL argument");
+    if (!x || !out || (nq && !q)) return cls_fail(ctx, CLS_E_ARG, "%s: NULL argument", fn);
     if (x->dtype != CLS_F32 && x->dtype != CLS_F64)
-        return cls_fail(ctx, CLS_E_ARG, "cls_quantiles: dtype %d is neither CLS_F32 nor CLS_F64", (int)x->dtype);
-    if ((unsigned)scope > CLS_SCOPE_BATCH) return cls_fail(ctx, CLS_E_ARG, "cls_quantiles: unknown scope %d", (int)scope);
+        return cls_fail(ctx, CLS_E_ARG, "%s: dtype %d is neither CLS_F32 nor CLS_F64", fn, (int)x->dtype);
+    if ((unsigned)scope > CLS_SCOPE_BATCH) return cls_fail(ctx, CLS_E_ARG, "%s: unknown scope %d", fn, (int)scope);
     int empty = !x->batch || !x->rows;
     if (!x->cols || (empty && !(combined && (x->batch || scope == CLS_SCOPE_BATCH))))
-        return cls_fail(ctx, CLS_E_ARG, "cls_quantiles: shape %zu x %zu x %zu has a zero dimension", x->batch,
-                        x->rows, x->cols);
-    if (!x->data && !empty) return cls_fail(ctx, CLS_E_ARG, "cls_quantiles: NULL argument");
-    if (nq == 0 || nq > 8) return cls_fail(ctx, CLS_E_ARG, "cls_quantiles: %zu quantiles (1..8 per call)", nq);
+        return cls_fail(ctx, CLS_E_ARG, "%s: shape %zu x %zu x %zu has a zero dimension", fn,
+                        x->batch, x->rows, x->cols);
+    if (!x->data && !empty) return cls_fail(ctx, CLS_E_ARG, "%s: NULL argument", fn);
+    if (nq == 0 || nq > 8) return cls_fail(ctx, CLS_E_ARG, "%s: %zu quantiles (1..8 per call)", fn, nq);
     for (size_t j = 0; j < nq; j++)
         if (!(q[j] >= 0 && q[j] <= 1))
-            return cls_fail(ctx, CLS_E_ARG, "cls_quantiles: q[%zu] = %g is outside [0, 1]", j, q[j]);
+            return cls_fail(ctx, CLS_E_ARG, "%s: q[%zu] = %g is outside [0, 1]", fn, j, q[j]);
     return CLS_OK;
 }
 
@@ -598,7 +599,7 @@ cls_status cls_quantiles_combined(cls_context *ctx, const cls_array *x, cls_scop
                                   const cls_combine *combine, double *out)
 {
     if (combine && !combine->fn) combine = NULL;
-    cls_status st = check_quantiles(ctx, x, scope, q, nq, out, combine != NULL);
+    cls_status st = check_select(ctx, "cls_quantiles", x, scope, q, nq, out, combine != NULL);
     if (st != CLS_OK) return combine ? combine->fn(combine->user, st, NULL, 0) : st;
     cls_qview v = {x->data, x->dtype, scope == CLS_SCOPE_BATCH ? 1 : x->batch,
                    scope == CLS_SCOPE_BATCH ? (uint64_t)x->batch * x->rows : x->rows, x->cols};
@@ -635,4 +636,49 @@ cls_status cls_quantiles(cls_context *ctx, const cls_array *x, cls_scope scope, 
                          double *out)
 {
     return cls_quantiles_combined(ctx, x, scope, q, nq, NULL, out);
+}
+
+/* ---- numpy's nanmedian (cls_medians) ---- */
+
+static void median_ranks(void *user, uint64_t n, uint64_t *r)
+{
+    (void)user;
+    cls_median_ranks(n, &r[0], &r[1]);
+}
+
+typedef struct mput {
+    size_t    C;
+    cls_dtype dt;
+    double   *out;
+} mput;
+
+static void medians_take(void *user, size_t e0, size_t n, const uint32_t *count, const void *vals)
+{
+    const mput *o = user;
+    size_t es = o->dt == CLS_F64 ? 8 : 4;
+    for (size_t i = 0; i < n; i++)
+        o->out[e0 + i] = count[i] ? cls_median_of(cls_pass_at(vals, 2 * i, es), cls_pass_at(vals, 2 * i + 1, es),
+                                                  count[i], o->dt)
+                                  : NAN;
+}
+
+cls_status cls_medians(cls_context *ctx, const cls_array *x, cls_scope scope, double *out)
+{
+    static const double half = 0.5;
+    cls_status st = check_select(ctx, "cls_medians", x, scope, &half, 1, out, 0);
+    if (st != CLS_OK) return st;
+    cls_qview v = {x->data, x->dtype, scope == CLS_SCOPE_BATCH ? 1 : x->batch,
+                   scope == CLS_SCOPE_BATCH ? (uint64_t)x->batch * x->rows : x->rows, x->cols};
+    mput o = {v.C, x->dtype, out};
+    if (v.Rg <= CLS_QSMALL) return cls_select_small(ctx, &v, NULL, 2, median_ranks, NULL, medians_take, &o);
+    size_t n = (size_t)v.G * v.C;
+    uint64_t *cnt = malloc(n * sizeof *cnt);
+    double *vals = malloc(n * 2 * sizeof *vals);
+    st = cnt && vals ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "cls_medians: out of memory");
+    if (st == CLS_OK) st = cls_select_combined(ctx, &v, NULL, 2, median_ranks, NULL, NULL, cnt, vals);
+    for (size_t e = 0; st == CLS_OK && e < n; e++)
+        out[e] = cnt[e] ? cls_median_of(vals[2 * e], vals[2 * e + 1], cnt[e], x->dtype) : NAN;
+    free(cnt);
+    free(vals);
+    return st;
 }

@@ -287,6 +287,8 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
             if (cc.missing_out) cc.missing_out += off;
             if (cc.clipped_out) cc.clipped_out += off;
             if (cc.fill_out) cc.fill_out += off;
+            if (cc.lower_out) cc.lower_out += off;
+            if (cc.upper_out) cc.upper_out += off;
             its = cc.iterations_out;
             if (its) cc.iterations_out = &it;
             p.clean = &cc;

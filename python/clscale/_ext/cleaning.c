@@ -1,6 +1,7 @@
 /* Module functions for the cleaning stage and exact quantiles: clean (the
  * estimators SimpleImputer and SigmaClip, through cls_clean_data) and
- * quantiles (cls_quantiles, timed in C for the benchmark). Each runs on a
+ * quantiles (cls_quantiles, timed in C for the benchmark), medians
+ * (cls_medians: clscale.nanmedian). Each runs on a
  * Context's cls_context with the GIL released (clsext_context_call). */
 #include <stdlib.h>
 #include <string.h>
@@ -36,16 +37,19 @@ PyObject *clsext_clean(PyObject *self, PyObject *args, PyObject *kwds)
     cls_clean *c = &k.c;
     npy_intp dims[2] = {scope == CLS_SCOPE_BATCH ? 1 : (npy_intp)k.x.batch, (npy_intp)k.x.cols};
     PyObject *am = PyArray_SimpleNew(2, dims, NPY_UINT64), *ac = PyArray_SimpleNew(2, dims, NPY_UINT64),
-             *af = PyArray_SimpleNew(2, dims, NPY_FLOAT64);
+             *af = PyArray_SimpleNew(2, dims, NPY_FLOAT64), *alo = PyArray_SimpleNew(2, dims, NPY_FLOAT64),
+             *ahi = PyArray_SimpleNew(2, dims, NPY_FLOAT64);
     char *msg = malloc(CLSEXT_MSG_LEN);
     PyObject *res = NULL;
-    if (!am || !ac || !af || !msg) {
+    if (!am || !ac || !af || !alo || !ahi || !msg) {
         if (!PyErr_Occurred()) PyErr_NoMemory();
         goto done;
     }
     c->missing_out = PyArray_DATA((PyArrayObject *)am);
     c->clipped_out = PyArray_DATA((PyArrayObject *)ac);
     c->fill_out = PyArray_DATA((PyArrayObject *)af);
+    c->lower_out = PyArray_DATA((PyArrayObject *)alo);
+    c->upper_out = PyArray_DATA((PyArrayObject *)ahi);
     unsigned iters = 0;
     c->iterations_out = &iters;
     cls_status st = CLS_OK;
@@ -54,11 +58,13 @@ PyObject *clsext_clean(PyObject *self, PyObject *args, PyObject *kwds)
         clsext_raise(st, msg);
         goto done;
     }
-    res = Py_BuildValue("(OOOI)", am, ac, af, iters);
+    res = Py_BuildValue("(OOOIOO)", am, ac, af, iters, alo, ahi);
 done:
     Py_XDECREF(am);
     Py_XDECREF(ac);
     Py_XDECREF(af);
+    Py_XDECREF(alo);
+    Py_XDECREF(ahi);
     free(msg);
     return res;
 }
@@ -239,4 +245,55 @@ done:
     PyMem_Free(k.times);
     free(msg);
     return res;
+}
+
+/* ---- medians ---- */
+
+typedef struct {
+    cls_array x;
+    cls_scope scope;
+    double   *out;
+} medians_call;
+
+static cls_status run_medians(cls_context *ctx, void *arg)
+{
+    medians_call *k = arg;
+    return cls_medians(ctx, &k->x, k->scope, k->out);
+}
+
+PyObject *clsext_medians(PyObject *self, PyObject *args, PyObject *kwds)
+{
+    (void)self;
+    static char *kwlist[] = {"ctx", "x", "scope", NULL};
+    PyObject *ctx, *xo;
+    int scope = CLS_SCOPE_MATRIX;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|i:medians", kwlist, &ctx, &xo, &scope)) return NULL;
+    medians_call k;
+    memset(&k, 0, sizeof k);
+    if (scope != CLS_SCOPE_MATRIX && scope != CLS_SCOPE_BATCH) {
+        PyErr_SetString(PyExc_ValueError, "medians: scope must be SCOPE_MATRIX or SCOPE_BATCH");
+        return NULL;
+    }
+    if (clsext_data_array(xo, "x", 0, &k.x) < 0) return NULL;
+    k.scope = (cls_scope)scope;
+    npy_intp dims[2] = {scope == CLS_SCOPE_BATCH ? 1 : (npy_intp)k.x.batch, (npy_intp)k.x.cols};
+    PyObject *out = PyArray_SimpleNew(2, dims, NPY_FLOAT64);
+    char *msg = malloc(CLSEXT_MSG_LEN);
+    cls_status st = CLS_OK;
+    if (!out || !msg) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        goto fail;
+    }
+    k.out = PyArray_DATA((PyArrayObject *)out);
+    if (clsext_context_call(ctx, run_medians, &k, &st, msg) < 0) goto fail;
+    if (st != CLS_OK) {
+        clsext_raise(st, msg);
+        goto fail;
+    }
+    free(msg);
+    return out;
+fail:
+    Py_XDECREF(out);
+    free(msg);
+    return NULL;
 }

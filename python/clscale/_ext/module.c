@@ -36,8 +36,11 @@ static PyMethodDef methods[] = {
      "which side holds which). b must be writable."},
     {"clean", (PyCFunction)(void (*)(void))clsext_clean, METH_VARARGS | METH_KEYWORDS,
      "clean(ctx, x, out, *, scope=0, impute=0, fill_value=0.0, missing_value=None, sigma=0.0, sigma_lower=0.0, "
-     "sigma_upper=0.0, maxiters=0, center=0, spread=0, mode=0) -> (missing, clipped, fill, iterations): "
+     "sigma_upper=0.0, maxiters=0, center=0, spread=0, mode=0) -> (missing, clipped, fill, iterations, lower, upper): "
      "cls_clean_data() into out (which may be x)."},
+    {"medians", (PyCFunction)(void (*)(void))clsext_medians, METH_VARARGS | METH_KEYWORDS,
+     "medians(ctx, x, *, scope=SCOPE_MATRIX) -> array: cls_medians (numpy's nanmedian, exact) per group, "
+     "groups x cols."},
     {"quantiles", (PyCFunction)(void (*)(void))clsext_quantiles, METH_VARARGS | METH_KEYWORDS,
      "quantiles(ctx, x, q, *, scope=SCOPE_MATRIX, repeats=1, combine=None) -> (array, list of float): "
      "cls_quantiles (numpy's nanquantile, exact) per group, groups x len(q) x cols, each call timed in C. "

@@ -1,0 +1,234 @@
+"""numpy's nanquantile, nanpercentile and nanmedian and astropy's sigma_clip
+as functions, on the devices: the same arguments and the same results
+(bit for bit where numpy's arithmetic is the library's: every quantile and
+median; astropy's masks), for code that calls those functions today.
+
+Each call brings the axes it reduces to the front and runs the library
+on a rows x columns view (a copy only when those axes are not already the
+leading ones of a C-contiguous array): exact quantiles and medians by
+counting (cls_quantiles, cls_medians), clipping by cls_clean_data.
+
+Where the library and numpy differ, the function does what numpy does:
++-Inf take part in numpy's quantiles and medians (the library skips them
+as missing), so the columns holding one are computed by numpy; float16
+and extended precision go to numpy whole; an empty reduction too.
+"""
+import numbers
+import warnings
+
+import numpy as np
+
+from . import _clscale
+from ._context import check_selector, context
+
+__all__ = ["nanmedian", "nanpercentile", "nanquantile", "sigma_clip"]
+
+_CHUNK = 1 << 20  # values per slice of the host's scan for +-Inf
+
+
+def _axes(ndim, axis):
+    """The reduced axes as a sorted tuple (numpy's checks and errors)."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        ax = tuple(np.core.multiarray.normalize_axis_index(int(a), ndim) for a in axis)
+        if len(set(ax)) != len(ax):
+            raise ValueError("repeated axis")
+        return tuple(sorted(ax))
+    if not isinstance(axis, numbers.Integral):
+        raise TypeError(f"axis must be None, an integer or a tuple of integers, got {axis!r}")
+    return (np.core.multiarray.normalize_axis_index(int(axis), ndim),)
+
+
+def _matrix(a, axes):
+    """a as rows x columns (the reduced axes' values down each column), C-
+    contiguous, and the shape of the kept axes."""
+    k = len(axes)
+    kept = [d for d in range(a.ndim) if d not in axes]
+    b = np.moveaxis(a, axes, tuple(range(k))) if axes != tuple(range(k)) else a
+    rows = int(np.prod([a.shape[d] for d in axes], dtype=np.int64))
+    shape = tuple(a.shape[d] for d in kept)
+    return np.ascontiguousarray(b).reshape(rows, -1), shape
+
+
+def _data(a):
+    """(array the library takes, or None for numpy's own path)."""
+    a = np.asanyarray(a)
+    if isinstance(a, np.ma.MaskedArray):
+        return None
+    if a.dtype.kind in "biu":
+        return a.astype(np.float64)
+    if a.dtype in (np.float32, np.float64):
+        return a
+    return None
+
+
+def _inf_columns(m):
+    """Columns of m holding +-Inf (None when none does): a scan by slices,
+    so that no temporary of m's size is made."""
+    flat = m.reshape(-1)
+    step = max(_CHUNK // max(m.shape[1], 1), 1) * m.shape[1]
+    cols = None
+    for s in range(0, flat.size, step):
+        part = np.isinf(flat[s:s + step])
+        if part.any():
+            hit = part.reshape(-1, m.shape[1]).any(axis=0)
+            cols = hit if cols is None else cols | hit
+    return cols
+
+
+def _finish(res, shape, axes, keepdims, lead=()):
+    """res (lead x columns) to numpy's output shape."""
+    res = res.reshape(lead + shape)
+    if keepdims:
+        for d in axes:
+            res = np.expand_dims(res, len(lead) + d)
+    return res
+
+
+def _all_nan_warning(res):
+    if np.isnan(res).any():
+        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
+
+
+def nanquantile(a, q, axis=None, *, keepdims=False, devices=None):
+    """numpy.nanquantile(a, q, axis, keepdims=keepdims) (method "linear"),
+    exact, on the devices: NaN ignored, float64 results bit for bit
+    numpy's (also for float32 and integer data). q: a number or an array
+    of numbers in [0, 1]; the result has q's shape in front, as numpy's."""
+    devices = check_selector(devices)
+    qa = np.asanyarray(q, dtype=np.float64)
+    if not np.all((qa >= 0) & (qa <= 1)):
+        raise ValueError("Quantiles must be in the range [0, 1]")
+    x = _data(a)
+    arr = np.asanyarray(a)
+    axes = _axes(arr.ndim, axis)
+    if x is None or arr.size == 0:
+        return np.nanquantile(arr, qa, axis=axis, keepdims=keepdims)
+    m, shape = _matrix(x, axes)
+    qs = qa.reshape(-1)
+    res = np.empty((qs.size, m.shape[1]))
+    with context(devices) as ctx:
+        for s in range(0, qs.size, 8):
+            part, _ = _clscale.quantiles(ctx, m, [float(v) for v in qs[s:s + 8]],
+                                         scope=_clscale.SCOPE_BATCH)
+            res[s:s + 8] = part[0]
+    inf = _inf_columns(m)
+    if inf is not None:
+        res[:, inf] = np.nanquantile(m[:, inf], qs, axis=0)
+    _all_nan_warning(res)
+    out = _finish(res, shape, axes, keepdims, lead=(qs.size,))
+    out = out.reshape(qa.shape + out.shape[1:])
+    return out if out.ndim else out[()]
+
+
+def nanpercentile(a, q, axis=None, *, keepdims=False, devices=None):
+    """numpy.nanpercentile: nanquantile(a, q / 100, ...), exact, q in
+    [0, 100]."""
+    qa = np.asanyarray(q, dtype=np.float64)
+    if not np.all((qa >= 0) & (qa <= 100)):
+        raise ValueError("Percentiles must be in the range [0, 100]")
+    return nanquantile(a, qa / 100, axis=axis, keepdims=keepdims, devices=devices)
+
+
+def nanmedian(a, axis=None, *, keepdims=False, devices=None):
+    """numpy.nanmedian(a, axis, keepdims=keepdims), exact, on the devices:
+    the middle value or the mean of the middle two in the data's dtype
+    (float32 data gives float32, as numpy's), NaN ignored, bit for bit."""
+    devices = check_selector(devices)
+    x = _data(a)
+    arr = np.asanyarray(a)
+    axes = _axes(arr.ndim, axis)
+    if x is None or arr.size == 0:
+        return np.nanmedian(arr, axis=axis, keepdims=keepdims)
+    m, shape = _matrix(x, axes)
+    with context(devices) as ctx:
+        res = _clscale.medians(ctx, m, scope=_clscale.SCOPE_BATCH)[0]
+    inf = _inf_columns(m)
+    if inf is not None:
+        res[inf] = np.nanmedian(m[:, inf], axis=0)
+    _all_nan_warning(res)
+    res = res.astype(x.dtype, copy=False)
+    out = _finish(res, shape, axes, keepdims)
+    return out if out.ndim else out[()]
+
+
+def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, cenfunc="median",
+               stdfunc="std", axis=None, masked=True, return_bounds=False, copy=True, grow=False,
+               devices=None):
+    """astropy.stats.sigma_clip on the devices, for cenfunc "median" or
+    "mean" and stdfunc "std" or "mad_std" (astropy's fast path): values
+    beyond sigma_lower / sigma_upper spreads from the centre of the values
+    kept are clipped, iteration after iteration, until none is or maxiters
+    iterations ran (None: until none is); the values clipped in the end
+    are those outside the last bounds; NaN and +-Inf are masked too.
+    masked=True returns a numpy.ma.MaskedArray over the data (copied unless
+    copy=False), masked=False an array with NaN where masked (float64 when
+    copied, as astropy's; in place with copy=False); return_bounds adds the
+    last bounds (float64; per column of the kept axes)."""
+    devices = check_selector(devices)
+    if grow not in (False, None, 0):
+        raise ValueError("grow is not supported (astropy's sigma_clip has it)")
+    if cenfunc not in ("median", "mean"):
+        raise ValueError(f"cenfunc must be 'median' or 'mean', got {cenfunc!r}")
+    if stdfunc not in ("std", "mad_std"):
+        raise ValueError(f"stdfunc must be 'std' or 'mad_std', got {stdfunc!r}")
+
+    def k(v, name):
+        if not (isinstance(v, numbers.Real) and np.isfinite(v) and v > 0):
+            raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
+        return float(v)
+    slo = k(sigma if sigma_lower is None else sigma_lower, "sigma_lower")
+    shi = k(sigma if sigma_upper is None else sigma_upper, "sigma_upper")
+    if maxiters is None or (isinstance(maxiters, numbers.Real) and np.isinf(maxiters)):
+        iters = -1
+    elif isinstance(maxiters, numbers.Integral) and maxiters >= 0:
+        iters = max(int(maxiters), 1)  # astropy's fast path computes bounds at least once
+    else:
+        raise ValueError(f"maxiters must be None or an integer >= 0, got {maxiters!r}")
+    arr = np.asanyarray(data)
+    if isinstance(arr, np.ma.MaskedArray):
+        raise ValueError("masked input is not supported: give the data with NaN where masked")
+    if arr.dtype.kind in "biu":
+        if not copy and not masked:
+            raise ValueError("cannot mask non-floating-point array with NaN values, set copy=True or "
+                             "masked=True to avoid this.")
+        x = arr.astype(np.float64)
+    elif arr.dtype in (np.float32, np.float64):
+        x = arr
+    else:
+        raise ValueError(f"data must be float32, float64 or integer, got {arr.dtype}")
+    axes = _axes(x.ndim, axis)
+    m, shape = _matrix(x, axes)
+    y = np.empty_like(m)
+    lo = hi = None
+    if m.size:
+        with context(devices) as ctx:
+            _, _, _, _, lo, hi = _clscale.clean(ctx, m, y, scope=_clscale.SCOPE_BATCH, sigma=slo,
+                                                sigma_lower=slo, sigma_upper=shi, maxiters=iters,
+                                                center=int(cenfunc == "mean"), spread=int(stdfunc == "mad_std"))
+        lo, hi = lo[0], hi[0]
+    else:
+        lo = hi = np.full(m.shape[1], np.nan)
+    bad = ~np.isfinite(y)  # NaN and +-Inf as given, and the values clipped (NaN now)
+
+    def back(v):
+        """rows x columns to the data's layout."""
+        v = v.reshape(tuple(x.shape[d] for d in axes) + shape)
+        k_ = len(axes)
+        return np.moveaxis(v, tuple(range(k_)), axes) if axes != tuple(range(k_)) else v
+    mask = back(bad)
+    if masked:
+        result = np.ma.array(arr, mask=mask, copy=copy)
+    elif copy:
+        result = arr.astype(float, copy=True)
+        result[mask] = np.nan
+    else:
+        result = arr
+        result[mask] = np.nan
+    if not return_bounds:
+        return result
+    lo, hi = lo.reshape(shape), hi.reshape(shape)
+    if not shape:
+        lo, hi = float(lo), float(hi)
+    return result, lo, hi

@@ -1,0 +1,182 @@
+"""clscale.nanquantile, nanpercentile, nanmedian and sigma_clip against
+numpy's and astropy's functions on the same arguments: quantiles and
+medians bit for bit (float64 results; nanmedian in the data's dtype),
+masks equal to astropy's, bounds within rounding of astropy's on the
+float64 values. Hostile data: NaN, all-NaN and constant columns, +-Inf
+(numpy counts them: those columns go to numpy), one row, short (one
+kernel) and long (counting passes) columns, float32 far from zero, every
+axis form, keepdims, more than 8 quantiles."""
+import warnings
+
+import numpy as np
+import pytest
+
+import clscale
+from conftest import DTYPES, make_data
+
+astropy_stats = pytest.importorskip("astropy.stats")
+
+
+def same(got, want):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    np.testing.assert_array_equal(got, want)
+
+
+def hostile(shape, dtype, seed, offset=3.0):
+    x = make_data(shape, np.float64, seed=seed, offset=offset, spread=5.0, all_nan_col=True)
+    x[..., 2] = np.round(x[..., 2])  # ties
+    return x.astype(dtype)
+
+
+def quiet(fn, *args, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return fn(*args, **kw)
+
+
+SHAPES = [pytest.param((60, 9), id="60x9"), pytest.param((1, 5), id="1x5"), pytest.param((300, 7), id="300x7"),
+          pytest.param((4, 50, 6), id="4x50x6")]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_nanquantile_equals_numpy(dtype, shape):
+    x = hostile(shape, dtype, 1)
+    for axis in [0, None, -1] + ([1, (0, 2)] if len(shape) == 3 else []):
+        # a 2-D q only where numpy 1.24's nanquantile puts q's axes in front (its other axes
+        # interleave them, unlike its quantile; clscale follows quantile's documented shape)
+        qs = (0.5, [0.0, 0.25, 0.75, 1.0]) + ((np.array([[0.1, 0.9], [0.33, 0.5]]),) if axis in (0, None) else ())
+        for q in qs:
+            want = quiet(np.nanquantile, x, q, axis=axis)
+            same(quiet(clscale.nanquantile, x, q, axis=axis), want)
+        same(quiet(clscale.nanquantile, x, 0.3, axis=axis, keepdims=True),
+             quiet(np.nanquantile, x, 0.3, axis=axis, keepdims=True))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_nanpercentile_many_quantiles_and_infinities(dtype):
+    x = hostile((70, 8), dtype, 2)
+    x[3, 0], x[5, 0], x[9, 4] = np.inf, -np.inf, np.inf  # numpy ranks them: numpy's columns
+    x[:, 6] = np.inf
+    q = np.linspace(0, 100, 13)  # more than the library's 8 per call
+    same(quiet(clscale.nanpercentile, x, q, axis=0), quiet(np.nanpercentile, x, q, axis=0))
+    same(quiet(clscale.nanpercentile, x, 42.0), quiet(np.nanpercentile, x, 42.0))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_nanmedian_equals_numpy(dtype, shape):
+    x = hostile(shape, dtype, 3, offset=1e4)  # float32 at 1e4: the mean of the middle two rounds
+    for axis in [0, None, -1] + ([1, (0, 2)] if len(shape) == 3 else []):
+        same(quiet(clscale.nanmedian, x, axis=axis), quiet(np.nanmedian, x, axis=axis))
+        same(quiet(clscale.nanmedian, x, axis=axis, keepdims=True),
+             quiet(np.nanmedian, x, axis=axis, keepdims=True))
+
+
+@pytest.mark.fp64
+def test_integers_and_scalars():
+    x = np.random.default_rng(4).integers(-50, 50, (33, 5))
+    same(clscale.nanmedian(x, axis=0), np.nanmedian(x, axis=0))
+    same(clscale.nanquantile(x, 0.37, axis=0), np.nanquantile(x, 0.37, axis=0))
+    got, want = clscale.nanmedian(x), np.nanmedian(x)
+    assert type(got) is type(want) and got == want
+
+
+def test_all_nan_column_warns_as_numpy():
+    x = make_data((20, 4), np.float32, seed=5, all_nan_col=True)
+    with pytest.warns(RuntimeWarning, match="All-NaN"):
+        got = clscale.nanmedian(x, axis=0)
+    assert np.isnan(got[-1]) and not np.isnan(got[:-1]).any()
+
+
+def test_bad_arguments():
+    x = make_data((10, 3), np.float32, seed=6)
+    with pytest.raises(ValueError, match=r"range \[0, 1\]"):
+        clscale.nanquantile(x, 1.5)
+    with pytest.raises(ValueError, match=r"range \[0, 100\]"):
+        clscale.nanpercentile(x, -1)
+    with pytest.raises(np.AxisError):
+        clscale.nanmedian(x, axis=2)
+    with pytest.raises(ValueError, match="repeated"):
+        clscale.nanmedian(x, axis=(0, 0))
+    with pytest.raises(ValueError, match="cenfunc"):
+        clscale.sigma_clip(x, cenfunc=np.nanmean)
+    with pytest.raises(ValueError, match="grow"):
+        clscale.sigma_clip(x, grow=1)
+    with pytest.raises(ValueError, match="sigma_lower"):
+        clscale.sigma_clip(x, sigma=0)
+    with pytest.raises(ValueError, match="maxiters"):
+        clscale.sigma_clip(x, maxiters=-2)
+
+
+def astro(x, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return astropy_stats.sigma_clip(x, **kw)
+
+
+CLIPS = [pytest.param(dict(), id="defaults"), pytest.param(dict(sigma=2.5, maxiters=None), id="to-convergence"),
+         pytest.param(dict(sigma=2, cenfunc="mean", stdfunc="mad_std", maxiters=3), id="mean-mad"),
+         pytest.param(dict(sigma_lower=1.5, sigma_upper=2.0, maxiters=1), id="asymmetric")]
+
+
+def outliers(shape, dtype, seed, offset=10.0):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(offset, 2.0, shape)
+    x[rng.random(shape) < 0.05] *= 8  # outliers
+    x[rng.random(shape) < 0.05] = np.nan
+    x[..., 1] = offset  # constant
+    x[..., -1] = np.nan  # all missing
+    x.flat[7] = np.inf
+    x.flat[11] = -np.inf
+    return x.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [pytest.param((60, 40), id="60x40"), pytest.param((200, 9), id="200x9"),
+                                   pytest.param((5, 30, 8), id="5x30x8")])
+@pytest.mark.parametrize("opts", CLIPS)
+def test_sigma_clip_masks_equal_astropy(dtype, shape, opts):
+    x = outliers(shape, dtype, 7)
+    for axis in [0, None] + ([1, (0, 1)] if len(shape) == 3 else [1]):
+        want, wlo, whi = astro(x, axis=axis, return_bounds=True, **opts)
+        got, lo, hi = clscale.sigma_clip(x, axis=axis, return_bounds=True, **opts)
+        assert isinstance(got, np.ma.MaskedArray)
+        np.testing.assert_array_equal(np.ma.getmaskarray(got), np.ma.getmaskarray(want), err_msg=f"axis {axis}")
+        np.testing.assert_array_equal(got.data, x)
+        # the bounds: astropy's on the float64 values (the float64 reference), float64 within
+        # 1e-12, float32 within 1e-5 of max(1, |bound|) (DESIGN.md's promise; astropy's own
+        # float32 arithmetic is further off far from zero)
+        _, rlo, rhi = astro(x.astype(np.float64), axis=axis, return_bounds=True, **opts)
+        eps = 1e-12 if dtype == np.float64 else 1e-5
+        for g, w in ((lo, rlo), (hi, rhi)):
+            g, w = np.asarray(g, np.float64), np.asarray(w, np.float64)
+            assert g.shape == w.shape
+            both = np.isnan(g) & np.isnan(w)
+            np.testing.assert_allclose(np.where(both, 0, g), np.where(both, 0, w), rtol=eps, atol=eps)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sigma_clip_unmasked_copy_and_in_place(dtype):
+    x = outliers((64, 12), dtype, 8)
+    want = astro(x, axis=0, masked=False, maxiters=None)
+    got = clscale.sigma_clip(x, axis=0, masked=False, maxiters=None)
+    assert got.dtype == want.dtype  # float64, as astropy's copy
+    np.testing.assert_array_equal(got, want)
+    y = x.copy()
+    res = clscale.sigma_clip(y, axis=0, masked=False, copy=False, maxiters=None)
+    assert res is y
+    np.testing.assert_array_equal(y, astro(x.copy(), axis=0, masked=False, copy=False, maxiters=None))
+
+
+@pytest.mark.fp64
+def test_sigma_clip_integers_and_scalar_bounds():
+    x = np.random.default_rng(9).integers(0, 100, 500)
+    x[::50] = 10000
+    got, lo, hi = clscale.sigma_clip(x, return_bounds=True)
+    want, wlo, whi = astro(x, return_bounds=True)
+    np.testing.assert_array_equal(np.ma.getmaskarray(got), np.ma.getmaskarray(want))
+    assert isinstance(lo, float) and isinstance(hi, float)
+    assert abs(lo - wlo) <= 1e-9 * abs(wlo) and abs(hi - whi) <= 1e-9 * abs(whi)
