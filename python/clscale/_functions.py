@@ -3,10 +3,12 @@ as functions, on the devices: the same arguments and the same results
 (bit for bit where numpy's arithmetic is the library's: every quantile and
 median; astropy's masks), for code that calls those functions today.
 
-Each call brings the axes it reduces to the front and runs the library
-on a rows x columns view (a copy only when those axes are not already the
-leading ones of a C-contiguous array): exact quantiles and medians by
-counting (cls_quantiles, cls_medians), clipping by cls_clean_data.
+Each call runs the library on a batch x rows x columns view of the data,
+per matrix: the axes before the reduced ones are the batch, those after
+them the columns, so that reducing any run of neighbouring axes of a
+C-contiguous array copies nothing (other sets of axes are moved to the
+front, a copy): exact quantiles and medians by counting (cls_quantiles,
+cls_medians), clipping by cls_clean_data.
 
 Where the library and numpy differ, the function does what numpy does:
 +-Inf take part in numpy's quantiles and medians (the library skips them
@@ -40,15 +42,22 @@ def _axes(ndim, axis):
     return (np.core.multiarray.normalize_axis_index(int(axis), ndim),)
 
 
-def _matrix(a, axes):
-    """a as rows x columns (the reduced axes' values down each column), C-
-    contiguous, and the shape of the kept axes."""
-    k = len(axes)
+def _blocks(a, axes):
+    """a as (batch, rows, cols) for the library's per-matrix scope, with the
+    reduced axes' values down each column of each matrix, and the shape of
+    the kept axes. A run of neighbouring axes (axis 0, None, -1, 1 of a 3-D
+    array, ...) is a view of a C-contiguous array: the axes before it are
+    the batch, those after it the columns. Other sets of axes are moved to
+    the front (a copy)."""
     kept = [d for d in range(a.ndim) if d not in axes]
-    b = np.moveaxis(a, axes, tuple(range(k))) if axes != tuple(range(k)) else a
-    rows = int(np.prod([a.shape[d] for d in axes], dtype=np.int64))
     shape = tuple(a.shape[d] for d in kept)
-    return np.ascontiguousarray(b).reshape(rows, -1), shape
+    if axes != tuple(range(axes[0], axes[-1] + 1)):
+        a = np.moveaxis(a, axes, tuple(range(len(axes))))
+        axes = tuple(range(len(axes)))
+    a = np.ascontiguousarray(a)
+    n = lambda dims: int(np.prod(dims, dtype=np.int64))
+    b, r, c = n(a.shape[:axes[0]]), n(a.shape[axes[0]:axes[-1] + 1]), n(a.shape[axes[-1] + 1:])
+    return a.reshape(b, r, c), shape
 
 
 def _data(a):
@@ -64,21 +73,26 @@ def _data(a):
 
 
 def _inf_columns(m):
-    """Columns of m holding +-Inf (None when none does): a scan by slices,
-    so that no temporary of m's size is made."""
-    flat = m.reshape(-1)
-    step = max(_CHUNK // max(m.shape[1], 1), 1) * m.shape[1]
-    cols = None
-    for s in range(0, flat.size, step):
-        part = np.isinf(flat[s:s + step])
-        if part.any():
-            hit = part.reshape(-1, m.shape[1]).any(axis=0)
-            cols = hit if cols is None else cols | hit
-    return cols
+    """(batch, cols) entries of m (batch x rows x cols) holding +-Inf, None
+    when none does: a scan by matrices and slices of rows, so that no
+    temporary of m's size is made."""
+    hit = None
+    rows = max(_CHUNK // max(m.shape[2], 1), 1)
+    for b in range(m.shape[0]):
+        for r in range(0, m.shape[1], rows):
+            part = np.isinf(m[b, r:r + rows])
+            if part.any():
+                if hit is None:
+                    hit = np.zeros((m.shape[0], m.shape[2]), dtype=bool)
+                hit[b] |= part.any(axis=0)
+    return hit
 
 
-def _finish(res, shape, axes, keepdims, lead=()):
-    """res (lead x columns) to numpy's output shape."""
+def _finish(res, shape, axes, keepdims):
+    """res (batch x cols entries, any leading axes before them) to numpy's
+    output shape: the leading axes, then the kept axes (or all, with the
+    reduced ones of size 1 under keepdims)."""
+    lead = res.shape[:-2]
     res = res.reshape(lead + shape)
     if keepdims:
         for d in axes:
@@ -103,21 +117,21 @@ def nanquantile(a, q, axis=None, *, keepdims=False, devices=None):
     x = _data(a)
     arr = np.asanyarray(a)
     axes = _axes(arr.ndim, axis)
-    if x is None or arr.size == 0:
+    if x is None or arr.size == 0 or arr.ndim == 0:
         return np.nanquantile(arr, qa, axis=axis, keepdims=keepdims)
-    m, shape = _matrix(x, axes)
+    m, shape = _blocks(x, axes)
     qs = qa.reshape(-1)
-    res = np.empty((qs.size, m.shape[1]))
+    res = np.empty((qs.size, m.shape[0], m.shape[2]))
     with context(devices) as ctx:
         for s in range(0, qs.size, 8):
-            part, _ = _clscale.quantiles(ctx, m, [float(v) for v in qs[s:s + 8]],
-                                         scope=_clscale.SCOPE_BATCH)
-            res[s:s + 8] = part[0]
+            part, _ = _clscale.quantiles(ctx, m, [float(v) for v in qs[s:s + 8]], scope=_clscale.SCOPE_MATRIX)
+            res[s:s + 8] = np.moveaxis(part, 1, 0)
     inf = _inf_columns(m)
     if inf is not None:
-        res[:, inf] = np.nanquantile(m[:, inf], qs, axis=0)
+        for b in np.nonzero(inf.any(axis=1))[0]:
+            res[:, b, inf[b]] = np.nanquantile(m[b][:, inf[b]], qs, axis=0)
     _all_nan_warning(res)
-    out = _finish(res, shape, axes, keepdims, lead=(qs.size,))
+    out = _finish(res, shape, axes, keepdims)
     out = out.reshape(qa.shape + out.shape[1:])
     return out if out.ndim else out[()]
 
@@ -139,14 +153,15 @@ def nanmedian(a, axis=None, *, keepdims=False, devices=None):
     x = _data(a)
     arr = np.asanyarray(a)
     axes = _axes(arr.ndim, axis)
-    if x is None or arr.size == 0:
+    if x is None or arr.size == 0 or arr.ndim == 0:
         return np.nanmedian(arr, axis=axis, keepdims=keepdims)
-    m, shape = _matrix(x, axes)
+    m, shape = _blocks(x, axes)
     with context(devices) as ctx:
-        res = _clscale.medians(ctx, m, scope=_clscale.SCOPE_BATCH)[0]
+        res = _clscale.medians(ctx, m, scope=_clscale.SCOPE_MATRIX)
     inf = _inf_columns(m)
     if inf is not None:
-        res[inf] = np.nanmedian(m[:, inf], axis=0)
+        for b in np.nonzero(inf.any(axis=1))[0]:
+            res[b, inf[b]] = np.nanmedian(m[b][:, inf[b]], axis=0)
     _all_nan_warning(res)
     res = res.astype(x.dtype, copy=False)
     out = _finish(res, shape, axes, keepdims)
@@ -189,6 +204,8 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     arr = np.asanyarray(data)
     if isinstance(arr, np.ma.MaskedArray):
         raise ValueError("masked input is not supported: give the data with NaN where masked")
+    if arr.ndim == 0:
+        raise ValueError("data must have at least one dimension")
     if arr.dtype.kind in "biu":
         if not copy and not masked:
             raise ValueError("cannot mask non-floating-point array with NaN values, set copy=True or "
@@ -199,24 +216,24 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     else:
         raise ValueError(f"data must be float32, float64 or integer, got {arr.dtype}")
     axes = _axes(x.ndim, axis)
-    m, shape = _matrix(x, axes)
+    m, shape = _blocks(x, axes)
     y = np.empty_like(m)
-    lo = hi = None
     if m.size:
         with context(devices) as ctx:
-            _, _, _, _, lo, hi = _clscale.clean(ctx, m, y, scope=_clscale.SCOPE_BATCH, sigma=slo,
+            _, _, _, _, lo, hi = _clscale.clean(ctx, m, y, scope=_clscale.SCOPE_MATRIX, sigma=slo,
                                                 sigma_lower=slo, sigma_upper=shi, maxiters=iters,
                                                 center=int(cenfunc == "mean"), spread=int(stdfunc == "mad_std"))
-        lo, hi = lo[0], hi[0]
     else:
-        lo = hi = np.full(m.shape[1], np.nan)
+        lo = hi = np.full((m.shape[0], m.shape[2]), np.nan)
     bad = ~np.isfinite(y)  # NaN and +-Inf as given, and the values clipped (NaN now)
 
     def back(v):
-        """rows x columns to the data's layout."""
-        v = v.reshape(tuple(x.shape[d] for d in axes) + shape)
+        """batch x rows x cols to the data's layout."""
+        if axes == tuple(range(axes[0], axes[-1] + 1)):
+            return v.reshape(x.shape)
         k_ = len(axes)
-        return np.moveaxis(v, tuple(range(k_)), axes) if axes != tuple(range(k_)) else v
+        v = v.reshape(tuple(x.shape[d] for d in axes) + shape)
+        return np.moveaxis(v, tuple(range(k_)), axes)
     mask = back(bad)
     if masked:
         result = np.ma.array(arr, mask=mask, copy=copy)
