@@ -16,6 +16,7 @@ as missing), so the columns holding one are computed by numpy; float16
 and extended precision go to numpy whole; an empty reduction too.
 """
 import numbers
+import threading
 import warnings
 
 import numpy as np
@@ -88,6 +89,28 @@ def _inf_columns(m):
     return hit
 
 
+class _Scan:
+    """_inf_columns(m) in a thread of its own while the devices work (both
+    release the GIL): on a machine with cores to spare it costs nothing."""
+
+    def __init__(self, m):
+        self._m, self._res, self._err = m, None, None
+        self._t = threading.Thread(target=self._run, daemon=True)
+        self._t.start()
+
+    def _run(self):
+        try:
+            self._res = _inf_columns(self._m)
+        except BaseException as e:  # raised in the caller's thread
+            self._err = e
+
+    def result(self):
+        self._t.join()
+        if self._err is not None:
+            raise self._err
+        return self._res
+
+
 def _finish(res, shape, axes, keepdims):
     """res (batch x cols entries, any leading axes before them) to numpy's
     output shape: the leading axes, then the kept axes (or all, with the
@@ -122,11 +145,12 @@ def nanquantile(a, q, axis=None, *, keepdims=False, devices=None):
     m, shape = _blocks(x, axes)
     qs = qa.reshape(-1)
     res = np.empty((qs.size, m.shape[0], m.shape[2]))
+    scan = _Scan(m)
     with context(devices) as ctx:
         for s in range(0, qs.size, 8):
             part, _ = _clscale.quantiles(ctx, m, [float(v) for v in qs[s:s + 8]], scope=_clscale.SCOPE_MATRIX)
             res[s:s + 8] = np.moveaxis(part, 1, 0)
-    inf = _inf_columns(m)
+    inf = scan.result()
     if inf is not None:
         for b in np.nonzero(inf.any(axis=1))[0]:
             res[:, b, inf[b]] = np.nanquantile(m[b][:, inf[b]], qs, axis=0)
@@ -156,9 +180,10 @@ def nanmedian(a, axis=None, *, keepdims=False, devices=None):
     if x is None or arr.size == 0 or arr.ndim == 0:
         return np.nanmedian(arr, axis=axis, keepdims=keepdims)
     m, shape = _blocks(x, axes)
+    scan = _Scan(m)
     with context(devices) as ctx:
         res = _clscale.medians(ctx, m, scope=_clscale.SCOPE_MATRIX)
-    inf = _inf_columns(m)
+    inf = scan.result()
     if inf is not None:
         for b in np.nonzero(inf.any(axis=1))[0]:
             res[b, inf[b]] = np.nanmedian(m[b][:, inf[b]], axis=0)
@@ -217,7 +242,9 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
         raise ValueError(f"data must be float32, float64 or integer, got {arr.dtype}")
     axes = _axes(x.ndim, axis)
     m, shape = _blocks(x, axes)
-    y = np.empty_like(m)
+    # in place (copy=False, masked=False) where the view is the data itself
+    inplace = not copy and not masked and np.shares_memory(m, arr)
+    y = m if inplace else np.empty_like(m)
     if m.size:
         with context(devices) as ctx:
             _, _, _, _, lo, hi = _clscale.clean(ctx, m, y, scope=_clscale.SCOPE_MATRIX, sigma=slo,
@@ -225,7 +252,9 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
                                                 center=int(cenfunc == "mean"), spread=int(stdfunc == "mad_std"))
     else:
         lo = hi = np.full((m.shape[0], m.shape[2]), np.nan)
-    bad = ~np.isfinite(y)  # NaN and +-Inf as given, and the values clipped (NaN now)
+    # masked: NaN and +-Inf as given, and the values clipped (NaN in y now)
+    bad = np.isfinite(y)
+    np.logical_not(bad, out=bad)
 
     def back(v):
         """batch x rows x cols to the data's layout."""
@@ -235,11 +264,25 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
         v = v.reshape(tuple(x.shape[d] for d in axes) + shape)
         return np.moveaxis(v, tuple(range(k_)), axes)
     mask = back(bad)
+
+    def inf_to_nan(v):
+        """+-Inf become NaN, as in astropy's unmasked result (y holds NaN
+        where clipped already)"""
+        inf = np.isinf(v)
+        if inf.any():
+            v[inf] = np.nan
     if masked:
+        # astropy's: the data (copied unless copy=False) under the mask
         result = np.ma.array(arr, mask=mask, copy=copy)
+    elif copy and y.dtype == np.float64:
+        inf_to_nan(y)
+        result = back(y)
     elif copy:
         result = arr.astype(float, copy=True)
         result[mask] = np.nan
+    elif inplace:
+        inf_to_nan(y)
+        result = arr
     else:
         result = arr
         result[mask] = np.nan
