@@ -39,10 +39,27 @@ def test_bench_quantiles_workload_is_exact_against_numpy(tmp_path):
     assert r.returncode == 0, r.stderr
     w = json.loads(out.read_text())["workloads"][0]
     assert w["name"] == "quantiles" and w["shape"] == [1, 60, 98450]
-    assert w["exact_vs_numpy"] is True
+    assert w["exact_vs_numpy"] is True and w["function_equals_c"] is True
     assert set(w["ratios"]) == {"quantiles_over_minmax_fit", "quantiles_over_minmax_fit_transform",
-                                "numpy_nanpercentile_over_quantiles", "numpy_percentile_over_quantiles"}
+                                "numpy_nanpercentile_over_quantiles", "numpy_percentile_over_quantiles",
+                                "function_over_c", "numpy_nanpercentile_over_function"}
     assert all(run["times"]["median"] > 0 for run in w["runs"])
+
+
+def test_bench_sigma_clip_workload_masks_equal_astropy(tmp_path):
+    """The sigma-clip workload times clscale.sigma_clip, the estimator and
+    the library call beside astropy's sigma_clip, and compares the masks."""
+    pytest.importorskip("astropy")
+    out = tmp_path / "s.json"
+    r = subprocess.run([sys.executable, "-m", "clscale.bench", "--workload", "sigma-clip", "--size", "0.06",
+                        "--repeats", "1", "--no-memory", "--json", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    w = json.loads(out.read_text())["workloads"][0]
+    assert w["name"] == "sigma-clip" and w["shape"] == [1, 60, 20000]
+    assert w["masks_equal_astropy"] is True
+    assert [run["kind"] for run in w["runs"]] == ["python", "python-estimator", "c", "astropy"]
+    assert set(w["ratios"]) == {"function_over_c", "astropy_over_function", "astropy_over_estimator"}
 
 
 def test_bench_impute_workload_rows_and_ratios(tmp_path):
