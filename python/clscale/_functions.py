@@ -24,7 +24,7 @@ import numpy as np
 from . import _clscale
 from ._context import check_selector, context
 
-__all__ = ["nanmedian", "nanpercentile", "nanquantile", "sigma_clip"]
+__all__ = ["nanmedian", "nanpercentile", "nanquantile", "sigma_clip", "sigma_clipped_stats"]
 
 _CHUNK = 1 << 20  # values per slice of the host's scan for +-Inf
 
@@ -204,8 +204,10 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     are those outside the last bounds; NaN and +-Inf are masked too.
     masked=True returns a numpy.ma.MaskedArray over the data (copied unless
     copy=False), masked=False an array with NaN where masked (float64 when
-    copied, as astropy's; in place with copy=False); return_bounds adds the
-    last bounds (float64; per column of the kept axes)."""
+    copied, as astropy's; in place with copy=False), or with axis=None the
+    values kept, flattened, in the data's type (as astropy's);
+    return_bounds adds the last bounds (float64; per column of the kept
+    axes). Masked input: its masked values are left out."""
     devices = check_selector(devices)
     if grow not in (False, None, 0):
         raise ValueError("grow is not supported (astropy's sigma_clip has it)")
@@ -227,8 +229,11 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     else:
         raise ValueError(f"maxiters must be None or an integer >= 0, got {maxiters!r}")
     arr = np.asanyarray(data)
+    inmask = None
     if isinstance(arr, np.ma.MaskedArray):
-        raise ValueError("masked input is not supported: give the data with NaN where masked")
+        # masked values are left out, as astropy leaves them out: NaN for the library
+        inmask = np.ma.getmaskarray(arr)
+        arr = np.ma.getdata(arr)
     if arr.ndim == 0:
         raise ValueError("data must have at least one dimension")
     if arr.dtype.kind in "biu":
@@ -240,10 +245,12 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
         x = arr
     else:
         raise ValueError(f"data must be float32, float64 or integer, got {arr.dtype}")
+    if inmask is not None and inmask.any():
+        x = np.where(inmask, np.nan, x).astype(x.dtype, copy=False)
     axes = _axes(x.ndim, axis)
     m, shape = _blocks(x, axes)
     # in place (copy=False, masked=False) where the view is the data itself
-    inplace = not copy and not masked and np.shares_memory(m, arr)
+    inplace = not copy and not masked and x is arr and np.shares_memory(m, arr)
     y = m if inplace else np.empty_like(m)
     if m.size:
         with context(devices) as ctx:
@@ -274,6 +281,9 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     if masked:
         # astropy's: the data (copied unless copy=False) under the mask
         result = np.ma.array(arr, mask=mask, copy=copy)
+    elif axis is None:
+        # astropy's flattened case: the values kept, in the data's type
+        result = arr.ravel()[~mask.ravel()]
     elif copy and y.dtype == np.float64:
         inf_to_nan(y)
         result = back(y)
@@ -292,3 +302,63 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     if not shape:
         lo, hi = float(lo), float(hi)
     return result, lo, hi
+
+
+def sigma_clipped_stats(data, mask=None, mask_value=None, sigma=3.0, sigma_lower=None, sigma_upper=None,
+                        maxiters=5, cenfunc="median", stdfunc="std", std_ddof=0, axis=None, grow=False,
+                        devices=None):
+    """astropy.stats.sigma_clipped_stats on the devices: the mean, median
+    and standard deviation (ddof std_ddof) of the values sigma_clip keeps
+    (`mask` and values equal to `mask_value`, as numpy.ma.masked_values
+    finds them, left out first). The median is numpy's nanmedian of them,
+    bit for bit; the mean and std come from the library's moments (Welford
+    per column), within rounding of numpy's nanmean and nanstd. All masked:
+    numpy.ma.masked three times, as astropy's."""
+    if mask is not None:
+        data = np.ma.MaskedArray(data, mask)
+    if mask_value is not None:
+        data = np.ma.masked_values(data, mask_value)
+    if isinstance(data, np.ma.MaskedArray) and data.mask.all():
+        return np.ma.masked, np.ma.masked, np.ma.masked
+    if not (isinstance(std_ddof, numbers.Integral) and std_ddof >= 0):
+        raise ValueError(f"std_ddof must be an integer >= 0, got {std_ddof!r}")
+    # astropy's: the values kept, NaN where clipped (float64; with axis=None
+    # flattened, NaN-free, in the data's type: float32 statistics then)
+    y = sigma_clip(data, sigma=sigma, sigma_lower=sigma_lower, sigma_upper=sigma_upper, maxiters=maxiters,
+                   cenfunc=cenfunc, stdfunc=stdfunc, axis=axis, masked=False, copy=True, grow=grow,
+                   devices=devices)
+    rtype = y.dtype if axis is None and y.dtype == np.float32 else np.float64
+    if axis is None:
+        if y.size == 0:
+            return np.ma.masked, np.ma.masked, np.ma.masked
+        y = y.reshape(-1, 1)  # one column of the values kept
+    if y.dtype.kind != "f":
+        y = y.astype(np.float64)
+    # the median in the values' type (numpy's nanmedian: float32 for the
+    # flattened float32 case), the moments over float64
+    axes = _axes(y.ndim, 0 if axis is None else axis)
+    m, shape = _blocks(y, axes)
+    with context(devices) as ctx:
+        if all(d["fp64"] for d in ctx.devices()):
+            med = _clscale.medians(ctx, m, scope=_clscale.SCOPE_MATRIX)
+            m64 = m if m.dtype == np.float64 else m.astype(np.float64)
+            c = ctx.fit(m64, scaler=_clscale.NONE, scope=_clscale.SCOPE_MATRIX).columns()
+        else:
+            # devices without float64 (rusticl, some GPUs): the values are
+            # float32 data's (or the call would have failed already), taken
+            # as float32: the median interpolated in float64 (cls_quantiles),
+            # the moments within the float32 promise (1e-5 of the reference)
+            m32 = m.astype(np.float32)
+            q, _ = _clscale.quantiles(ctx, m32, [0.5], scope=_clscale.SCOPE_MATRIX)
+            med = q[:, 0, :] if rtype == np.float64 else _clscale.medians(ctx, m32, scope=_clscale.SCOPE_MATRIX)
+            c = ctx.fit(m32, scaler=_clscale.NONE, scope=_clscale.SCOPE_MATRIX).columns()
+    n = c["count"].astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(n > 0, c["mean"], np.nan)
+        std = np.where(n > std_ddof, np.sqrt(c["m2"] / (n - std_ddof)), np.nan)
+    if np.isnan(mean).any() or np.isnan(std).any():
+        warnings.warn("Mean of empty slice" if np.isnan(mean).any() else "Degrees of freedom <= 0 for slice.",
+                      RuntimeWarning, stacklevel=2)
+    shape = () if axis is None else shape
+    out = tuple(v.reshape(shape).astype(rtype, copy=False) for v in (mean, med, std))
+    return tuple(v if v.ndim else v[()] for v in out)

@@ -58,8 +58,11 @@ def test_bench_sigma_clip_workload_masks_equal_astropy(tmp_path):
     w = json.loads(out.read_text())["workloads"][0]
     assert w["name"] == "sigma-clip" and w["shape"] == [1, 60, 20000]
     assert w["masks_equal_astropy"] is True
-    assert [run["kind"] for run in w["runs"]] == ["python", "python-estimator", "c", "astropy"]
-    assert set(w["ratios"]) == {"function_over_c", "astropy_over_function", "astropy_over_estimator"}
+    assert w["stats_equal_astropy"] is True
+    assert [run["kind"] for run in w["runs"]] == ["python", "python-estimator", "c", "python-stats", "astropy",
+                                                   "astropy-stats"]
+    assert set(w["ratios"]) == {"function_over_c", "astropy_over_function", "astropy_over_estimator",
+                                "astropy_over_stats"}
 
 
 def test_bench_impute_workload_rows_and_ratios(tmp_path):

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import clscale
-from conftest import DTYPES, make_data
+from conftest import DTYPES, FP64, make_data
 
 astropy_stats = pytest.importorskip("astropy.stats")
 
@@ -180,3 +180,51 @@ def test_sigma_clip_integers_and_scalar_bounds():
     np.testing.assert_array_equal(np.ma.getmaskarray(got), np.ma.getmaskarray(want))
     assert isinstance(lo, float) and isinstance(hi, float)
     assert abs(lo - wlo) <= 1e-9 * abs(wlo) and abs(hi - whi) <= 1e-9 * abs(whi)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sigma_clip_flattened_unmasked_and_masked_input(dtype):
+    # axis=None, masked=False: astropy returns the values kept, flattened, in the data's type
+    x = outliers((40, 6), dtype, 10)
+    got, want = clscale.sigma_clip(x, masked=False), astro(x, masked=False)
+    same(got, want)
+    # masked input: its masked values are left out, and stay masked
+    mx = np.ma.MaskedArray(x, mask=np.abs(x - 10) > 5)
+    got, want = clscale.sigma_clip(mx, axis=0), astro(mx, axis=0)
+    np.testing.assert_array_equal(np.ma.getmaskarray(got), np.ma.getmaskarray(want))
+    np.testing.assert_array_equal(got.data, want.data)
+
+
+STATS = [pytest.param(dict(), id="flat"), pytest.param(dict(axis=0), id="axis0"),
+         pytest.param(dict(axis=1, std_ddof=1), id="axis1-ddof"),
+         pytest.param(dict(axis=0, mask_value=10.0, sigma=2.5, maxiters=None), id="mask-value"),
+         pytest.param(dict(axis=(0, 1), cenfunc="mean", stdfunc="mad_std"), id="mean-mad")]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("opts", STATS)
+def test_sigma_clipped_stats_equal_astropy(dtype, opts):
+    x = outliers((5, 30, 8), dtype, 11)
+    x[2, 4, 3] = 10.0  # a mask_value
+    if "axis" not in opts:
+        x = x[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = astropy_stats.sigma_clipped_stats(x, **opts)
+        got = clscale.sigma_clipped_stats(x, **opts)
+    # the median bit for bit; mean and std from the library's moments, within rounding
+    # (the flattened float32 case: astropy's float32 statistics; without float64 on the
+    # devices, rusticl: float32 moments, within the float32 promise)
+    rtol = 1e-12 if dtype == np.float64 or ("axis" in opts and FP64) else 1e-6 if FP64 else 1e-5
+    for k, (g, w) in enumerate(zip(got, want)):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape and g.dtype == w.dtype, (k, g.shape, w.shape, g.dtype, w.dtype)
+        if k == 1 and FP64:
+            np.testing.assert_array_equal(g, w)
+        else:
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=0, equal_nan=True)
+
+
+def test_sigma_clipped_stats_all_masked():
+    x = np.ones((4, 3), np.float32)
+    assert clscale.sigma_clipped_stats(x, mask=np.ones(x.shape, bool)) == (np.ma.masked,) * 3
