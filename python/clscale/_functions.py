@@ -1,7 +1,8 @@
 """numpy's nanquantile, nanpercentile and nanmedian and astropy's sigma_clip
-as functions, on the devices: the same arguments and the same results
-(bit for bit where numpy's arithmetic is the library's: every quantile and
-median; astropy's masks), for code that calls those functions today.
+and sigma_clipped_stats as functions, on the devices: the same arguments
+and the same results (bit for bit where numpy's arithmetic is the
+library's: every quantile and median; astropy's masks; means and stds
+within rounding), for code that calls those functions today.
 
 Each call runs the library on a batch x rows x columns view of the data,
 per matrix: the axes before the reduced ones are the batch, those after
