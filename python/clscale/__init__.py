@@ -9,7 +9,8 @@ Estimators (scikit-learn transformers, usable in Pipeline and
 ColumnTransformer): MinMaxScaler, StandardScaler, DecimalScaler, Discount,
 and for cleaning SimpleImputer and SigmaClip. Functions with numpy's and
 astropy's signatures, exact on the devices: nanquantile, nanpercentile,
-nanmedian, sigma_clip and sigma_clipped_stats. `make_pipeline()` and
+nanmedian, sigma_clip and sigma_clipped_stats; describe(), the data
+summary of `clscale describe` for an array in memory. `make_pipeline()` and
 `Pipeline` are scikit-learn's, except that a leading SimpleImputer (mean or
 constant) and a clscale scaler after it are fitted in one pass on the
 devices.
@@ -28,7 +29,7 @@ from ._clean import SigmaClip, SimpleImputer
 from ._context import devices
 from ._device import device_fit_transform, device_transform
 from ._discount import Discount
-from ._functions import nanmedian, nanpercentile, nanquantile, sigma_clip, sigma_clipped_stats
+from ._functions import describe, nanmedian, nanpercentile, nanquantile, sigma_clip, sigma_clipped_stats
 from ._pipeline import Pipeline, make_pipeline
 from ._robust import MaxAbsScaler, RobustScaler
 from ._scalers import DecimalScaler, MinMaxScaler, StandardScaler
@@ -37,5 +38,6 @@ __version__ = _library_version()
 
 __all__ = ["ClscaleError", "DecimalScaler", "Discount", "MaxAbsScaler", "MinMaxScaler", "Pipeline",
            "RobustScaler", "SigmaClip", "SimpleImputer",
-           "StandardScaler", "Stats", "device_fit_transform", "device_transform", "devices", "load", "make_pipeline",
+           "StandardScaler", "Stats", "describe", "device_fit_transform", "device_transform", "devices", "load",
+           "make_pipeline",
            "nanmedian", "nanpercentile", "nanquantile", "sigma_clip", "sigma_clipped_stats", "__version__"]

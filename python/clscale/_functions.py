@@ -1,5 +1,6 @@
 """numpy's nanquantile, nanpercentile and nanmedian and astropy's sigma_clip
-and sigma_clipped_stats as functions, on the devices: the same arguments
+and sigma_clipped_stats as functions, on the devices (and describe, the
+tool's data summary, for arrays in memory): the same arguments
 and the same results (bit for bit where numpy's arithmetic is the
 library's: every quantile and median; astropy's masks; means and stds
 within rounding), for code that calls those functions today.
@@ -23,9 +24,10 @@ import warnings
 import numpy as np
 
 from . import _clscale
+from ._base import as_data
 from ._context import check_selector, context
 
-__all__ = ["nanmedian", "nanpercentile", "nanquantile", "sigma_clip", "sigma_clipped_stats"]
+__all__ = ["describe", "nanmedian", "nanpercentile", "nanquantile", "sigma_clip", "sigma_clipped_stats"]
 
 _CHUNK = 1 << 20  # values per slice of the host's scan for +-Inf
 
@@ -363,3 +365,37 @@ def sigma_clipped_stats(data, mask=None, mask_value=None, sigma=3.0, sigma_lower
     shape = () if axis is None else shape
     out = tuple(v.reshape(shape).astype(rtype, copy=False) for v in (mean, med, std))
     return tuple(v if v.ndim else v[()] for v in out)
+
+
+_SUMMARY = ("count", "missing", "mean", "std", "min", "25%", "50%", "75%", "max", "outliers")
+
+
+def describe(x, *, sigma=3.0, scope="matrix", devices=None):
+    """The data summary of `clscale describe`, for an array in memory
+    (cls_describe, on the devices): per column the count of finite values,
+    the missing ones (NaN, +-Inf), mean, std (ddof 0), min, the quartiles
+    and median (numpy's nanpercentile and nanmedian, exact), max, and the
+    values beyond `sigma` standard deviations from the mean; and the
+    duplicate rows, counted as pandas' DataFrame.duplicated().sum() counts
+    them (exact: hashes on the devices, candidates compared on the host).
+
+    x: 2-D (rows x cols), or 3-D (batch x rows x cols) summarised per
+    matrix (scope="matrix") or over all rows (scope="batch"). Returns a
+    dict of arrays of shape (cols,) (3-D per matrix: (batch, cols)) in
+    pandas' describe() order, and "duplicate_rows" (an int; 3-D per matrix:
+    an array of batch); `pandas.DataFrame(d)` turns a 2-D summary into a
+    table without the duplicates."""
+    devices = check_selector(devices)
+    if not (isinstance(sigma, numbers.Real) and np.isfinite(sigma) and sigma > 0):
+        raise ValueError(f"sigma must be a finite number > 0, got {sigma!r}")
+    if scope not in ("matrix", "batch"):
+        raise ValueError(f"scope must be 'matrix' or 'batch', got {scope!r}")
+    x = as_data(x)
+    per_matrix = x.ndim == 3 and scope == "matrix"
+    with context(devices) as ctx:
+        d = _clscale.describe(ctx, x, sigma=float(sigma),
+                              scope=_clscale.SCOPE_MATRIX if scope == "matrix" else _clscale.SCOPE_BATCH)
+    out = {k: (d[k] if per_matrix else d[k][0]) for k in _SUMMARY}
+    dup = d["duplicate_rows"]
+    out["duplicate_rows"] = dup if per_matrix else int(dup[0])
+    return out

@@ -228,3 +228,50 @@ def test_sigma_clipped_stats_equal_astropy(dtype, opts):
 def test_sigma_clipped_stats_all_masked():
     x = np.ones((4, 3), np.float32)
     assert clscale.sigma_clipped_stats(x, mask=np.ones(x.shape, bool)) == (np.ma.masked,) * 3
+
+
+def duplicate_rows(x2):
+    """pandas' DataFrame(x2).duplicated().sum(): NaN equal to NaN, -0.0 to 0.0."""
+    canon = np.where(np.isnan(x2), np.nan, x2 + 0.0)  # one NaN, -0.0 as 0.0
+    keys = np.ascontiguousarray(canon).view(np.dtype((np.void, canon.dtype.itemsize * canon.shape[1])))
+    return x2.shape[0] - np.unique(keys).size
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,scope", [((120, 7), "matrix"), ((3, 40, 5), "matrix"), ((3, 40, 5), "batch")],
+                         ids=["2d", "3d-matrix", "3d-batch"])
+def test_describe_equals_numpy(dtype, shape, scope):
+    x = hostile(shape, dtype, 12)
+    x[..., 3, :] = x[..., 1, :]  # duplicate rows (NaN equal to NaN)
+    x[..., 7, :] = x[..., 1, :]
+    x[..., 5, 0] = np.inf
+    d = clscale.describe(x, sigma=2.5, scope=scope)
+    groups = [x] if x.ndim == 2 else ([x.reshape(-1, shape[-1])] if scope == "batch" else list(x))
+    for g, xg in enumerate(groups):
+        at = (lambda k: d[k][g]) if x.ndim == 3 and scope == "matrix" else (lambda k: d[k])
+        fin = np.where(np.isfinite(xg), xg, np.nan).astype(np.float64)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            same(at("count"), np.isfinite(xg).sum(axis=0).astype(np.uint64))
+            same(at("missing"), (~np.isfinite(xg)).sum(axis=0).astype(np.uint64))
+            same(at("min"), np.nanmin(fin, axis=0))
+            same(at("max"), np.nanmax(fin, axis=0))
+            same(at("25%"), np.nanpercentile(fin, 25, axis=0))
+            same(at("75%"), np.nanpercentile(fin, 75, axis=0))
+            same(at("50%"), np.nanmedian(np.where(np.isfinite(xg), xg, np.nan), axis=0).astype(np.float64))
+            mean, std = np.nanmean(fin, axis=0), np.nanstd(fin, axis=0)
+            np.testing.assert_allclose(at("mean"), mean, rtol=1e-12 if dtype == np.float64 else 1e-6, atol=1e-12)
+            np.testing.assert_allclose(at("std"), std, rtol=1e-9 if dtype == np.float64 else 1e-5, atol=1e-9)
+            # outliers in the data's dtype, from the library's own mean and std
+            m, t = at("mean").astype(dtype), (2.5 * at("std")).astype(dtype)
+            same(at("outliers"), (np.isfinite(xg) & (np.abs(xg - m) > t)).sum(axis=0).astype(np.uint64))
+        dup = at("duplicate_rows")
+        assert dup == duplicate_rows(xg) and dup >= 2
+
+
+def test_describe_bad_arguments():
+    x = make_data((10, 3), np.float32, seed=13)
+    with pytest.raises(ValueError, match="sigma"):
+        clscale.describe(x, sigma=0)
+    with pytest.raises(ValueError, match="scope"):
+        clscale.describe(x, scope="rows")

@@ -1,8 +1,10 @@
 /* Module functions for the cleaning stage and exact quantiles: clean (the
  * estimators SimpleImputer and SigmaClip, through cls_clean_data) and
  * quantiles (cls_quantiles, timed in C for the benchmark), medians
- * (cls_medians: clscale.nanmedian). Each runs on a
+ * (cls_medians: clscale.nanmedian) and describe (cls_describe:
+ * clscale.describe). Each runs on a
  * Context's cls_context with the GIL released (clsext_context_call). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -296,4 +298,87 @@ fail:
     Py_XDECREF(out);
     free(msg);
     return NULL;
+}
+
+/* ---- describe ---- */
+
+typedef struct {
+    cls_array    x;
+    cls_scope    scope;
+    double       sigma;
+    cls_summary *out;
+} describe_call;
+
+static cls_status run_describe(cls_context *ctx, void *arg)
+{
+    describe_call *k = arg;
+    return cls_describe(ctx, &k->x, k->scope, k->sigma, &k->out);
+}
+
+/* One field of every column summary as a groups x cols array. */
+static PyObject *summary_field(const cls_summary *s, size_t off, int is_count)
+{
+    npy_intp dims[2] = {(npy_intp)s->groups, (npy_intp)s->cols};
+    PyObject *a = PyArray_SimpleNew(2, dims, is_count ? NPY_UINT64 : NPY_FLOAT64);
+    if (!a) return NULL;
+    char *dst = PyArray_DATA((PyArrayObject *)a);
+    for (size_t e = 0; e < s->groups * s->cols; e++)
+        memcpy(dst + e * 8, (const char *)&s->columns[e] + off, 8);
+    return a;
+}
+
+PyObject *clsext_describe(PyObject *self, PyObject *args, PyObject *kwds)
+{
+    (void)self;
+    static char *kwlist[] = {"ctx", "x", "scope", "sigma", NULL};
+    PyObject *ctx, *xo;
+    int scope = CLS_SCOPE_MATRIX;
+    double sigma = 3.0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|id:describe", kwlist, &ctx, &xo, &scope, &sigma)) return NULL;
+    describe_call k;
+    memset(&k, 0, sizeof k);
+    if (scope != CLS_SCOPE_MATRIX && scope != CLS_SCOPE_BATCH) {
+        PyErr_SetString(PyExc_ValueError, "describe: scope must be SCOPE_MATRIX or SCOPE_BATCH");
+        return NULL;
+    }
+    if (clsext_data_array(xo, "x", 0, &k.x) < 0) return NULL;
+    k.scope = (cls_scope)scope;
+    k.sigma = sigma;
+    char *msg = malloc(CLSEXT_MSG_LEN);
+    if (!msg) return PyErr_NoMemory();
+    cls_status st = CLS_OK;
+    PyObject *res = NULL;
+    if (clsext_context_call(ctx, run_describe, &k, &st, msg) < 0) goto done;
+    if (st != CLS_OK) {
+        clsext_raise(st, msg);
+        goto done;
+    }
+    static const struct {
+        const char *name;
+        size_t      off;
+        int         count;
+    } fields[] = {
+        {"count", offsetof(cls_column_summary, count), 1},     {"missing", offsetof(cls_column_summary, missing), 1},
+        {"min", offsetof(cls_column_summary, min), 0},         {"max", offsetof(cls_column_summary, max), 0},
+        {"mean", offsetof(cls_column_summary, mean), 0},       {"std", offsetof(cls_column_summary, std), 0},
+        {"25%", offsetof(cls_column_summary, q25), 0},         {"50%", offsetof(cls_column_summary, median), 0},
+        {"75%", offsetof(cls_column_summary, q75), 0},         {"outliers", offsetof(cls_column_summary, outliers), 1},
+    };
+    res = PyDict_New();
+    for (size_t i = 0; res && i < sizeof fields / sizeof fields[0]; i++) {
+        PyObject *a = summary_field(k.out, fields[i].off, fields[i].count);
+        if (!a || PyDict_SetItemString(res, fields[i].name, a) < 0) Py_CLEAR(res);
+        Py_XDECREF(a);
+    }
+    if (res) {
+        npy_intp g = (npy_intp)k.out->groups;
+        PyObject *d = PyArray_SimpleNew(1, &g, NPY_UINT64);
+        if (d) memcpy(PyArray_DATA((PyArrayObject *)d), k.out->duplicate_rows, (size_t)g * 8);
+        if (!d || PyDict_SetItemString(res, "duplicate_rows", d) < 0) Py_CLEAR(res);
+        Py_XDECREF(d);
+    }
+done:
+    cls_summary_destroy(k.out);
+    free(msg);
+    return res;
 }

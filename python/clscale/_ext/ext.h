@@ -120,10 +120,12 @@ PyObject *clsext_stats_load(PyObject *self, PyObject *args);
 /* ---- cleaning.c ---- */
 
 /* The module-level functions cleaning.c defines: clean (cls_clean_data),
- * quantiles (cls_quantiles, timed) and medians (cls_medians). */
+ * quantiles (cls_quantiles, timed), medians (cls_medians) and describe
+ * (cls_describe). */
 PyObject *clsext_clean(PyObject *self, PyObject *args, PyObject *kwds);
 PyObject *clsext_quantiles(PyObject *self, PyObject *args, PyObject *kwds);
 PyObject *clsext_medians(PyObject *self, PyObject *args, PyObject *kwds);
+PyObject *clsext_describe(PyObject *self, PyObject *args, PyObject *kwds);
 
 /* ---- clean_opts.c ---- */
 

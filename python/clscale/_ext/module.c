@@ -38,6 +38,9 @@ static PyMethodDef methods[] = {
      "clean(ctx, x, out, *, scope=0, impute=0, fill_value=0.0, missing_value=None, sigma=0.0, sigma_lower=0.0, "
      "sigma_upper=0.0, maxiters=0, center=0, spread=0, mode=0) -> (missing, clipped, fill, iterations, lower, upper): "
      "cls_clean_data() into out (which may be x)."},
+    {"describe", (PyCFunction)(void (*)(void))clsext_describe, METH_VARARGS | METH_KEYWORDS,
+     "describe(ctx, x, *, scope=SCOPE_MATRIX, sigma=3.0) -> dict: cls_describe, each statistic a groups x cols "
+     "array (count, missing, min, max, mean, std, 25%, 50%, 75%, outliers) and duplicate_rows per group."},
     {"medians", (PyCFunction)(void (*)(void))clsext_medians, METH_VARARGS | METH_KEYWORDS,
      "medians(ctx, x, *, scope=SCOPE_MATRIX) -> array: cls_medians (numpy's nanmedian, exact) per group, "
      "groups x cols."},
