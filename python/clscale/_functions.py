@@ -126,9 +126,23 @@ def _finish(res, shape, axes, keepdims):
     return res
 
 
-def _all_nan_warning(res):
+def _per_column(x, axes, devices, on_devices, by_numpy):
+    """The reduction of x over `axes` on the devices: on_devices(ctx, m)
+    gives res (any leading axes, then batch x cols) for m, x's batch x
+    rows x cols view; the columns holding +-Inf (found by a scan beside the
+    device call) are replaced by by_numpy(their values, rows x k), as numpy
+    ranks +-Inf. Returns res and the kept axes' shape."""
+    m, shape = _blocks(x, axes)
+    scan = _Scan(m)
+    with context(devices) as ctx:
+        res = on_devices(ctx, m)
+    inf = scan.result()
+    if inf is not None:
+        for b in np.nonzero(inf.any(axis=1))[0]:
+            res[..., b, inf[b]] = by_numpy(m[b][:, inf[b]])
     if np.isnan(res).any():
         warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
+    return res, shape
 
 
 def nanquantile(a, q, axis=None, *, keepdims=False, devices=None):
@@ -145,19 +159,15 @@ def nanquantile(a, q, axis=None, *, keepdims=False, devices=None):
     axes = _axes(arr.ndim, axis)
     if x is None or arr.size == 0 or arr.ndim == 0:
         return np.nanquantile(arr, qa, axis=axis, keepdims=keepdims)
-    m, shape = _blocks(x, axes)
     qs = qa.reshape(-1)
-    res = np.empty((qs.size, m.shape[0], m.shape[2]))
-    scan = _Scan(m)
-    with context(devices) as ctx:
+
+    def on_devices(ctx, m):
+        res = np.empty((qs.size, m.shape[0], m.shape[2]))
         for s in range(0, qs.size, 8):
             part, _ = _clscale.quantiles(ctx, m, [float(v) for v in qs[s:s + 8]], scope=_clscale.SCOPE_MATRIX)
             res[s:s + 8] = np.moveaxis(part, 1, 0)
-    inf = scan.result()
-    if inf is not None:
-        for b in np.nonzero(inf.any(axis=1))[0]:
-            res[:, b, inf[b]] = np.nanquantile(m[b][:, inf[b]], qs, axis=0)
-    _all_nan_warning(res)
+        return res
+    res, shape = _per_column(x, axes, devices, on_devices, lambda cols: np.nanquantile(cols, qs, axis=0))
     out = _finish(res, shape, axes, keepdims)
     out = out.reshape(qa.shape + out.shape[1:])
     return out if out.ndim else out[()]
@@ -182,15 +192,8 @@ def nanmedian(a, axis=None, *, keepdims=False, devices=None):
     axes = _axes(arr.ndim, axis)
     if x is None or arr.size == 0 or arr.ndim == 0:
         return np.nanmedian(arr, axis=axis, keepdims=keepdims)
-    m, shape = _blocks(x, axes)
-    scan = _Scan(m)
-    with context(devices) as ctx:
-        res = _clscale.medians(ctx, m, scope=_clscale.SCOPE_MATRIX)
-    inf = scan.result()
-    if inf is not None:
-        for b in np.nonzero(inf.any(axis=1))[0]:
-            res[b, inf[b]] = np.nanmedian(m[b][:, inf[b]], axis=0)
-    _all_nan_warning(res)
+    res, shape = _per_column(x, axes, devices, lambda ctx, m: _clscale.medians(ctx, m, scope=_clscale.SCOPE_MATRIX),
+                             lambda cols: np.nanmedian(cols, axis=0))
     res = res.astype(x.dtype, copy=False)
     out = _finish(res, shape, axes, keepdims)
     return out if out.ndim else out[()]

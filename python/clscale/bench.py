@@ -284,20 +284,16 @@ def _run_sigma_clip(args, results):
         def function():
             got["fn"] = sigma_clip(x, sigma=3, maxiters=None, axis=1, devices=args.devices)
 
-        def astro():
-            import warnings
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                got["astropy"] = astro_clip(x, sigma=3, maxiters=None, axis=1)
+        def astro(key, fn):
+            def run():
+                import warnings
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # astropy warns of the NaN it clips
+                    got[key] = fn(x, sigma=3, maxiters=None, axis=1)
+            return run
 
         def stats():
             got["stats"] = sigma_clipped_stats(x, sigma=3, maxiters=None, axis=1, devices=args.devices)
-
-        def astro_stats():
-            import warnings
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                got["astropy-stats"] = astro_clipped_stats(x, sigma=3, maxiters=None, axis=1)
 
         rows = [("clscale.sigma_clip(x, sigma=3, maxiters=None, axis=1) (masked array)", "python", function),
                 ("clscale.SigmaClip(3, maxiters=None).fit_transform(x) (NaN where clipped)", "python-estimator",
@@ -305,9 +301,10 @@ def _run_sigma_clip(args, results):
                 ("library cls_clean_data into a reused output (the extension's call)", "c", c_call, c_times),
                 ("clscale.sigma_clipped_stats(x, sigma=3, maxiters=None, axis=1)", "python-stats", stats)]
         if astro_clip is not None:
-            rows.append(("astropy sigma_clip(x, sigma=3, maxiters=None, axis=1)", "astropy", astro))
+            rows.append(("astropy sigma_clip(x, sigma=3, maxiters=None, axis=1)", "astropy",
+                         astro("astropy", astro_clip)))
             rows.append(("astropy sigma_clipped_stats(x, sigma=3, maxiters=None, axis=1)", "astropy-stats",
-                         astro_stats))
+                         astro("astropy-stats", astro_clipped_stats)))
         times = _time_rows(rows, args.repeats)
     med = {r[1]: statistics.median(times[r[0]]) for r in rows}
     res = {

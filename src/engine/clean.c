@@ -174,16 +174,23 @@ typedef struct cdata {
     const cls_csource *src;
 } cdata;
 
-static void median_ranks(void *user, uint64_t n, uint64_t *r)
+/* Where medians() puts each column's median: numpy's, of the middle two
+ * values, in dtype; NaN for an empty column. */
+typedef struct mput {
+    cls_dtype dt;
+    double   *out;
+} mput;
+
+static void median_put(void *user, size_t e, uint64_t n, const double *pv)
 {
-    (void)user;
-    cls_median_ranks(n, &r[0], &r[1]);
+    const mput *m = user;
+    m->out[e] = n ? cls_median_of(pv[0], pv[1], n, m->dt) : NAN;
 }
 
 /* Medians of every column's values that are not missing and, with lo, not
  * outside [lo, hi]; with absdev, of |x - cen|. NaN for an empty column. */
 static cls_status medians(cls_context *ctx, const cdata *d, const copts *o, const double *lo, const double *hi,
-                          const double *absdev, double *out, size_t ne, const cls_combine *cb)
+                          const double *absdev, double *out, const cls_combine *cb)
 {
     const cls_cview *v = &d->v;
     cls_qview qv = {v->x, v->dtype, v->G, v->Rg, v->C};
@@ -194,21 +201,10 @@ static cls_status medians(cls_context *ctx, const cdata *d, const copts *o, cons
     f.cen = absdev;
     f.flo = lo;
     f.fhi = hi;
-    uint64_t *cnt = malloc(ne * sizeof *cnt);
-    double *vals = malloc(2 * ne * sizeof *vals);
-    cls_status st = cnt && vals ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
-    if (st == CLS_OK && d->src) st = cls_select_source(ctx, &qv, &f, 2, median_ranks, NULL, cb, &d->src->read, cnt, vals);
-    else if (st == CLS_OK) st = cls_select_combined(ctx, &qv, &f, 2, median_ranks, NULL, cb, cnt, vals);
-    else if (cb) st = cb->fn(cb->user, st, NULL, 0);
-    if (st == CLS_OK) {
-        /* |x - cen| of float32 data is a float32 value on the device too */
-        for (size_t e = 0; e < ne; e++)
-            out[e] = cnt[e] ? cls_median_of(vals[2 * e], vals[2 * e + 1], cnt[e], absdev ? CLS_F64 : v->dtype)
-                            : NAN;
-    }
-    free(cnt);
-    free(vals);
-    return st;
+    /* |x - cen| of float32 data is a float32 value on the device too */
+    mput m = {absdev ? CLS_F64 : v->dtype, out};
+    return cls_select_put(ctx, &qv, &f, 2, cls_select_median_ranks, NULL, cb, d->src ? &d->src->read : NULL,
+                          median_put, &m);
 }
 
 /* Centre and spread of every column's kept values (the moments in w->m;
@@ -221,7 +217,7 @@ static cls_status centre_spread(cls_context *ctx, const cdata *v, const copts *o
     if (o->center_mean) {
         for (size_t e = 0; e < ne; e++) w->cen[e] = w->m.n[e] ? w->m.mean[e] : NAN;
     } else {
-        st = medians(ctx, v, o, w->L, w->H, NULL, w->cen, ne, cb);
+        st = medians(ctx, v, o, w->L, w->H, NULL, w->cen, cb);
     }
     if (st != CLS_OK) return st;
     if (!o->mad) {
@@ -232,11 +228,11 @@ static cls_status centre_spread(cls_context *ctx, const cdata *v, const copts *o
     double *med = w->cen, *own = NULL;
     if (o->center_mean) {
         own = malloc(ne * sizeof *own);
-        st = own ? medians(ctx, v, o, w->L, w->H, NULL, own, ne, cb) : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+        st = own ? medians(ctx, v, o, w->L, w->H, NULL, own, cb) : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
         if (!own && cb) st = cb->fn(cb->user, st, NULL, 0);
         med = own;
     }
-    if (st == CLS_OK) st = medians(ctx, v, o, w->L, w->H, med, w->spr, ne, cb);
+    if (st == CLS_OK) st = medians(ctx, v, o, w->L, w->H, med, w->spr, cb);
     if (st == CLS_OK)
         for (size_t e = 0; e < ne; e++) w->spr[e] *= CLS_MAD_STD;
     free(own);
@@ -555,7 +551,7 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
             if (in->dtype == CLS_F32)
                 for (size_t e = 0; e < ne; e++) w.fill[e] = (double)(float)w.fill[e];
         } else if (o->impute == CLS_IMPUTE_MEDIAN) {
-            st = medians(ctx, &din, o, o->clip ? w.L : NULL, o->clip ? w.H : NULL, NULL, w.fill, ne, cb);
+            st = medians(ctx, &din, o, o->clip ? w.L : NULL, o->clip ? w.H : NULL, NULL, w.fill, cb);
         } else if (o->impute == CLS_IMPUTE_MOST_FREQUENT) { /* never combined (the callers refuse it) */
             st = modes(ctx, &vin, o, o->clip ? w.L : NULL, o->clip ? w.H : NULL, w.fill);
         } else if (o->impute == CLS_IMPUTE_CONSTANT) {

@@ -30,15 +30,16 @@ static double quantile_of(const double *v, uint64_t n, double q, cls_dtype t)
     return lo == hi ? v[0] : cls_quantile_lerp(v[0], v[1], g, t);
 }
 
-/* Where a column's six order statistics go (cls_select_small's consumer). */
+/* Where a column's six order statistics go (cls_select_put's consumer). */
 typedef struct robust_put {
     cls_scaler_opts o;
     cls_dtype       dt;
     cls_stats      *s;
 } robust_put;
 
-static void robust_set(const robust_put *r, size_t e, uint64_t n, const double *pv)
+static void robust_set(void *user, size_t e, uint64_t n, const double *pv)
 {
+    const robust_put *r = user;
     cls_column_stats *c = &r->s->col[e];
     if (!n) return;
     /* the centre as the 0.5 quantile (cls_quantiles' arithmetic, in
@@ -53,17 +54,6 @@ static void robust_set(const robust_put *r, size_t e, uint64_t n, const double *
     c->q_hi = quantile_of(pv + 4, n, r->o.qmax / 100.0, r->dt);
 }
 
-static void robust_take(void *user, size_t e0, size_t n, const uint32_t *count, const void *vals)
-{
-    const robust_put *r = user;
-    double pv[6];
-    for (size_t i = 0; i < n; i++) {
-        for (size_t t = 0; t < 6; t++)
-            pv[t] = cls_pass_at(vals, i * 6 + t, r->dt == CLS_F64 ? 8 : 4);
-        robust_set(r, e0 + i, count[i], pv);
-    }
-}
-
 /* The quantiles of the groups v describes (v->x, this process's rows, or
  * every process's with comb; or src's chunks) into s, whose description
  * has been checked against them. */
@@ -72,22 +62,7 @@ static cls_status quantiles_into(cls_context *ctx, const cls_pipeline *p, const 
 {
     cls_scaler_opts o = cls_scaler_opts_of(p);
     robust_put r = {o, v->dtype, s};
-    size_t n = (size_t)v->G * v->C;
-    uint64_t *cnt = NULL;
-    double *vals = NULL;
-    cls_status st = CLS_OK;
-    if (!src && !comb && v->Rg <= CLS_QSMALL) {
-        /* short groups in one process: each unit's results straight into s */
-        st = cls_select_small(ctx, v, NULL, 6, robust_ranks, &o, robust_take, &r);
-    } else {
-        cnt = malloc(n * sizeof *cnt);
-        vals = malloc(n * 6 * sizeof *vals);
-        st = cnt && vals ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory for quantiles");
-        if (st == CLS_OK && src) st = cls_select_source(ctx, v, NULL, 6, robust_ranks, &o, comb, src, cnt, vals);
-        else if (st == CLS_OK) st = cls_select_combined(ctx, v, NULL, 6, robust_ranks, &o, comb, cnt, vals);
-        else if (comb) st = comb->fn(comb->user, st, NULL, 0);
-        for (size_t e = 0; st == CLS_OK && e < n; e++) robust_set(&r, e, cnt[e], vals + e * 6);
-    }
+    cls_status st = cls_select_put(ctx, v, NULL, 6, robust_ranks, &o, comb, src, robust_set, &r);
     if (st == CLS_OK) {
         s->info.has_quantiles = 1;
         s->info.qmin = o.qmin;
@@ -96,8 +71,6 @@ static cls_status quantiles_into(cls_context *ctx, const cls_pipeline *p, const 
         s->info.no_scaling = !o.scale;
         s->info.unit_variance = o.unit_variance;
     }
-    free(cnt);
-    free(vals);
     return st;
 }
 

@@ -514,6 +514,51 @@ cls_status cls_select(cls_context *ctx, const cls_qview *v, const cls_qfilter *f
     return cls_select_combined(ctx, v, f, nk, rank, user, NULL, count, vals);
 }
 
+/* cls_select_small's consumer for cls_select_put: each entry's values as
+ * doubles to put */
+typedef struct sput {
+    cls_qput_fn put;
+    void       *user;
+    size_t      nk, es;
+} sput;
+
+static void put_take(void *user, size_t e0, size_t n, const uint32_t *count, const void *vals)
+{
+    const sput *p = user;
+    double pv[16];
+    for (size_t i = 0; i < n; i++) {
+        for (size_t t = 0; t < p->nk; t++) pv[t] = cls_pass_at(vals, i * p->nk + t, p->es);
+        p->put(p->user, e0 + i, count[i], pv);
+    }
+}
+
+cls_status cls_select_put(cls_context *ctx, const cls_qview *v, const cls_qfilter *f, size_t nk, cls_rank_fn rank,
+                          void *user, const cls_combine *comb, const cls_qsource *src, cls_qput_fn put,
+                          void *put_user)
+{
+    if (!comb && !src && v->Rg <= CLS_QSMALL) {
+        sput p = {put, put_user, nk, v->dtype == CLS_F64 ? 8 : 4};
+        return cls_select_small(ctx, v, f, nk, rank, user, put_take, &p);
+    }
+    size_t n = (size_t)v->G * v->C;
+    uint64_t *cnt = malloc((n ? n : 1) * sizeof *cnt);
+    double *vals = malloc((n ? n : 1) * nk * sizeof *vals);
+    cls_status st = cnt && vals ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory for %zu columns", n);
+    if (st == CLS_OK && src) st = cls_select_source(ctx, v, f, nk, rank, user, comb, src, cnt, vals);
+    else if (st == CLS_OK) st = cls_select_combined(ctx, v, f, nk, rank, user, comb, cnt, vals);
+    else if (comb) st = comb->fn(comb->user, st, NULL, 0);
+    for (size_t e = 0; st == CLS_OK && e < n; e++) put(put_user, e, cnt[e], vals + e * nk);
+    free(cnt);
+    free(vals);
+    return st;
+}
+
+void cls_select_median_ranks(void *user, uint64_t n, uint64_t *ranks)
+{
+    (void)user;
+    cls_median_ranks(n, &ranks[0], &ranks[1]);
+}
+
 /* ---- cls_quantiles ---- */
 
 typedef struct qreq { const double *q; size_t nq; } qreq;
@@ -563,9 +608,11 @@ typedef struct qput {
     double       *out;
 } qput;
 
-/* Entry e's nq quantiles from its count n and its 2 * nq order statistics pv. */
-static void quantiles_put(const qput *o, size_t e, uint64_t n, const double *pv)
+/* Entry e's nq quantiles from its count n and its 2 * nq order statistics
+ * pv (a cls_qput_fn). */
+static void quantiles_put(void *user, size_t e, uint64_t n, const double *pv)
 {
+    const qput *o = user;
     size_t g = e / o->C, c = e % o->C;
     for (size_t j = 0; j < o->nq; j++) {
         double res = NAN, gamma;
@@ -583,16 +630,12 @@ static void quantiles_put(const qput *o, size_t e, uint64_t n, const double *pv)
     }
 }
 
-/* cls_select_small's consumer: a unit's entries straight into out. */
-static void quantiles_take(void *user, size_t e0, size_t n, const uint32_t *count, const void *vals)
+/* The statistics view of x's groups for scope. */
+static cls_qview view_of(const cls_array *x, cls_scope scope)
 {
-    const qput *o = user;
-    size_t nk = 2 * o->nq;
-    double pv[16];
-    for (size_t i = 0; i < n; i++) {
-        for (size_t t = 0; t < nk; t++) pv[t] = cls_pass_at(vals, i * nk + t, o->dt == CLS_F64 ? 8 : 4);
-        quantiles_put(o, e0 + i, count[i], pv);
-    }
+    cls_qview v = {x->data, x->dtype, scope == CLS_SCOPE_BATCH ? 1 : x->batch,
+                   scope == CLS_SCOPE_BATCH ? (uint64_t)x->batch * x->rows : x->rows, x->cols};
+    return v;
 }
 
 cls_status cls_quantiles_combined(cls_context *ctx, const cls_array *x, cls_scope scope, const double *q, size_t nq,
@@ -601,14 +644,13 @@ cls_status cls_quantiles_combined(cls_context *ctx, const cls_array *x, cls_scop
     if (combine && !combine->fn) combine = NULL;
     cls_status st = check_select(ctx, "cls_quantiles", x, scope, q, nq, out, combine != NULL);
     if (st != CLS_OK) return combine ? combine->fn(combine->user, st, NULL, 0) : st;
-    cls_qview v = {x->data, x->dtype, scope == CLS_SCOPE_BATCH ? 1 : x->batch,
-                   scope == CLS_SCOPE_BATCH ? (uint64_t)x->batch * x->rows : x->rows, x->cols};
+    cls_qview v = view_of(x, scope);
     qreq r = {q, nq};
     qput o = {q, nq, v.C, x->dtype, NULL, out};
     if (!combine && v.Rg <= CLS_QSMALL) {
-        /* short groups (one process): each unit's results straight into
-         * out, weights by count (at most Rg here; across processes the
-         * counts are summed); a failed malloc only costs the table's speed */
+        /* short groups of one process: numpy's weights by count (at most
+         * Rg here; across processes the counts are summed); a failed
+         * malloc only costs the table's speed */
         o.wt = malloc((size_t)(v.Rg + 1) * nq * sizeof *o.wt);
         for (uint64_t m = 1; o.wt && m <= v.Rg; m++)
             for (size_t j = 0; j < nq; j++) {
@@ -616,19 +658,9 @@ cls_status cls_quantiles_combined(cls_context *ctx, const cls_array *x, cls_scop
                 cls_quantile_ranks(q[j], m, &lo, &hi, &o.wt[m * nq + j]);
                 if (lo == hi) o.wt[m * nq + j] = -1;
             }
-        st = cls_select_small(ctx, &v, NULL, 2 * nq, quantile_ranks, &r, quantiles_take, &o);
-        free(o.wt);
-        return st;
     }
-    size_t n = (size_t)v.G * v.C;
-    uint64_t *cnt = malloc(n * sizeof *cnt);
-    double *vals = malloc(n * 2 * nq * sizeof *vals);
-    st = cnt && vals ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
-    if (st == CLS_OK) st = cls_select_combined(ctx, &v, NULL, 2 * nq, quantile_ranks, &r, combine, cnt, vals);
-    else if (combine) st = combine->fn(combine->user, st, NULL, 0);
-    for (size_t e = 0; st == CLS_OK && e < n; e++) quantiles_put(&o, e, cnt[e], vals + e * 2 * nq);
-    free(cnt);
-    free(vals);
+    st = cls_select_put(ctx, &v, NULL, 2 * nq, quantile_ranks, &r, combine, NULL, quantiles_put, &o);
+    free(o.wt);
     return st;
 }
 
@@ -640,26 +672,15 @@ cls_status cls_quantiles(cls_context *ctx, const cls_array *x, cls_scope scope, 
 
 /* ---- numpy's nanmedian (cls_medians) ---- */
 
-static void median_ranks(void *user, uint64_t n, uint64_t *r)
-{
-    (void)user;
-    cls_median_ranks(n, &r[0], &r[1]);
-}
-
 typedef struct mput {
-    size_t    C;
     cls_dtype dt;
     double   *out;
 } mput;
 
-static void medians_take(void *user, size_t e0, size_t n, const uint32_t *count, const void *vals)
+static void medians_put(void *user, size_t e, uint64_t n, const double *pv)
 {
     const mput *o = user;
-    size_t es = o->dt == CLS_F64 ? 8 : 4;
-    for (size_t i = 0; i < n; i++)
-        o->out[e0 + i] = count[i] ? cls_median_of(cls_pass_at(vals, 2 * i, es), cls_pass_at(vals, 2 * i + 1, es),
-                                                  count[i], o->dt)
-                                  : NAN;
+    o->out[e] = n ? cls_median_of(pv[0], pv[1], n, o->dt) : NAN;
 }
 
 cls_status cls_medians(cls_context *ctx, const cls_array *x, cls_scope scope, double *out)
@@ -667,18 +688,7 @@ cls_status cls_medians(cls_context *ctx, const cls_array *x, cls_scope scope, do
     static const double half = 0.5;
     cls_status st = check_select(ctx, "cls_medians", x, scope, &half, 1, out, 0);
     if (st != CLS_OK) return st;
-    cls_qview v = {x->data, x->dtype, scope == CLS_SCOPE_BATCH ? 1 : x->batch,
-                   scope == CLS_SCOPE_BATCH ? (uint64_t)x->batch * x->rows : x->rows, x->cols};
-    mput o = {v.C, x->dtype, out};
-    if (v.Rg <= CLS_QSMALL) return cls_select_small(ctx, &v, NULL, 2, median_ranks, NULL, medians_take, &o);
-    size_t n = (size_t)v.G * v.C;
-    uint64_t *cnt = malloc(n * sizeof *cnt);
-    double *vals = malloc(n * 2 * sizeof *vals);
-    st = cnt && vals ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "cls_medians: out of memory");
-    if (st == CLS_OK) st = cls_select_combined(ctx, &v, NULL, 2, median_ranks, NULL, NULL, cnt, vals);
-    for (size_t e = 0; st == CLS_OK && e < n; e++)
-        out[e] = cnt[e] ? cls_median_of(vals[2 * e], vals[2 * e + 1], cnt[e], x->dtype) : NAN;
-    free(cnt);
-    free(vals);
-    return st;
+    cls_qview v = view_of(x, scope);
+    mput o = {x->dtype, out};
+    return cls_select_put(ctx, &v, NULL, 2, cls_select_median_ranks, NULL, NULL, NULL, medians_put, &o);
 }

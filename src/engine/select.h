@@ -75,4 +75,19 @@ cls_status cls_select_source(cls_context *ctx, const cls_qview *v, const cls_qfi
                              void *user, const cls_combine *comb, const cls_qsource *src, uint64_t *count,
                              double *vals);
 
+/* cls_select_put(): every entry's count and nk order statistics (as
+ * doubles) handed to put(put_user, e, n, pv), in any order: short groups of
+ * one process (no comb, no src) straight from each unit's results
+ * (cls_select_small), everything else through count and value tables
+ * (cls_select_combined, or cls_select_source with src). put must not fail;
+ * on short groups it runs on the devices' workers, concurrently for
+ * disjoint entries. nk <= 16. */
+typedef void (*cls_qput_fn)(void *user, size_t e, uint64_t n, const double *pv);
+cls_status cls_select_put(cls_context *ctx, const cls_qview *v, const cls_qfilter *f, size_t nk, cls_rank_fn rank,
+                          void *user, const cls_combine *comb, const cls_qsource *src, cls_qput_fn put,
+                          void *put_user);
+
+/* The ranks of the median (the middle two; a cls_rank_fn, user unused). */
+void cls_select_median_ranks(void *user, uint64_t n, uint64_t *ranks);
+
 #endif

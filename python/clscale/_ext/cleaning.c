@@ -251,6 +251,16 @@ done:
 
 /* ---- medians ---- */
 
+/* The data of a per-group call (medians, describe) and its scope, checked. */
+static int group_args(PyObject *xo, int scope, const char *fn, cls_array *x)
+{
+    if (scope != CLS_SCOPE_MATRIX && scope != CLS_SCOPE_BATCH) {
+        PyErr_Format(PyExc_ValueError, "%s: scope must be SCOPE_MATRIX or SCOPE_BATCH", fn);
+        return -1;
+    }
+    return clsext_data_array(xo, "x", 0, x);
+}
+
 typedef struct {
     cls_array x;
     cls_scope scope;
@@ -272,11 +282,7 @@ PyObject *clsext_medians(PyObject *self, PyObject *args, PyObject *kwds)
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|i:medians", kwlist, &ctx, &xo, &scope)) return NULL;
     medians_call k;
     memset(&k, 0, sizeof k);
-    if (scope != CLS_SCOPE_MATRIX && scope != CLS_SCOPE_BATCH) {
-        PyErr_SetString(PyExc_ValueError, "medians: scope must be SCOPE_MATRIX or SCOPE_BATCH");
-        return NULL;
-    }
-    if (clsext_data_array(xo, "x", 0, &k.x) < 0) return NULL;
+    if (group_args(xo, scope, "medians", &k.x) < 0) return NULL;
     k.scope = (cls_scope)scope;
     npy_intp dims[2] = {scope == CLS_SCOPE_BATCH ? 1 : (npy_intp)k.x.batch, (npy_intp)k.x.cols};
     PyObject *out = PyArray_SimpleNew(2, dims, NPY_FLOAT64);
@@ -337,11 +343,7 @@ PyObject *clsext_describe(PyObject *self, PyObject *args, PyObject *kwds)
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|id:describe", kwlist, &ctx, &xo, &scope, &sigma)) return NULL;
     describe_call k;
     memset(&k, 0, sizeof k);
-    if (scope != CLS_SCOPE_MATRIX && scope != CLS_SCOPE_BATCH) {
-        PyErr_SetString(PyExc_ValueError, "describe: scope must be SCOPE_MATRIX or SCOPE_BATCH");
-        return NULL;
-    }
-    if (clsext_data_array(xo, "x", 0, &k.x) < 0) return NULL;
+    if (group_args(xo, scope, "describe", &k.x) < 0) return NULL;
     k.scope = (cls_scope)scope;
     k.sigma = sigma;
     char *msg = malloc(CLSEXT_MSG_LEN);
