@@ -30,6 +30,7 @@
 #undef X_VLOAD
 #undef X_VSTORE
 #undef X_GATHER_T
+#undef X_G1
 #undef X_GATHER
 #undef X_GATHER_A
 #undef X_IDX
@@ -39,57 +40,69 @@
 
 #if CLS_KERNEL == CLS_KID_CLIP32 || CLS_KERNEL == CLS_KID_CLIP64 || CLS_KERNEL == CLS_KID_QSORT32 || \
     CLS_KERNEL == CLS_KID_QSORT64 || CLS_KERNEL == CLS_KID_QSORT128
+/* XW: program.c's -DCLS_XW64 lanes of doubles (4, or 8 where the device's
+ * native vectors hold 8: AVX-512), twice as many floats */
+#ifndef CLS_XW64
+#define CLS_XW64 4
+#endif
 #if REAL_BYTES == 8
-#define XW 4
-#define RV double4
-#define IV long4
+#define XW CLS_XW64
+#define RV CAT(double, XW)
+#define IV CAT(long, XW)
 #define IS long
-#define UV uint4
-#define AV double4
-#define AIV long4
+#define AV CAT(double, XW)
+#define AIV CAT(long, XW)
 #define ACC double
-#define TO_UV convert_uint4
-#define TO_RV convert_double4
-#define TO_IV convert_long4
-#define TO_AV convert_double4
-#define TO_AIV convert_long4
-#define TO_RV_A convert_double4
-#define X_VLOAD vload4
-#define X_VSTORE vstore4
-#define X_GATHER_T(V, T, w, i)                                                \
-    ((V)(((const T *)(w))[(i).s0 * 4], ((const T *)(w))[(i).s1 * 4 + 1],         \
-         ((const T *)(w))[(i).s2 * 4 + 2], ((const T *)(w))[(i).s3 * 4 + 3]))
+#define TO_RV CAT(convert_double, XW)
+#define TO_IV CAT(convert_long, XW)
+#define TO_AV CAT(convert_double, XW)
+#define TO_AIV CAT(convert_long, XW)
+#define TO_RV_A CAT(convert_double, XW)
+#else
+#if CLS_XW64 == 8
+#define XW 16
 #else
 #define XW 8
-#define RV float8
-#define IV int8
+#endif
+#define RV CAT(float, XW)
+#define IV CAT(int, XW)
 #define IS int
-#define UV uint8
-#define TO_UV convert_uint8
-#define TO_RV convert_float8
-#define TO_IV convert_int8
-#define X_VLOAD vload8
-#define X_VSTORE vstore8
-#define X_GATHER_T(V, T, w, i)                                                \
-    ((V)(((const T *)(w))[(i).s0 * 8], ((const T *)(w))[(i).s1 * 8 + 1],         \
-         ((const T *)(w))[(i).s2 * 8 + 2], ((const T *)(w))[(i).s3 * 8 + 3],      \
-         ((const T *)(w))[(i).s4 * 8 + 4], ((const T *)(w))[(i).s5 * 8 + 5],      \
-         ((const T *)(w))[(i).s6 * 8 + 6], ((const T *)(w))[(i).s7 * 8 + 7]))
+#define TO_RV CAT(convert_float, XW)
+#define TO_IV CAT(convert_int, XW)
 #if CLS_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#define AV double8
-#define AIV long8
+#define AV CAT(double, XW)
+#define AIV CAT(long, XW)
 #define ACC double
-#define TO_AV convert_double8
-#define TO_AIV convert_long8
+#define TO_AV CAT(convert_double, XW)
+#define TO_AIV CAT(convert_long, XW)
 #else
-#define AV float8
-#define AIV int8
+#define AV CAT(float, XW)
+#define AIV CAT(int, XW)
 #define ACC float
-#define TO_AV convert_float8
-#define TO_AIV convert_int8
+#define TO_AV CAT(convert_float, XW)
+#define TO_AIV CAT(convert_int, XW)
 #endif
-#define TO_RV_A convert_float8
+#define TO_RV_A CAT(convert_float, XW)
+#endif
+#define UV CAT(uint, XW)
+#define TO_UV CAT(convert_uint, XW)
+#define X_VLOAD CAT(vload, XW)
+#define X_VSTORE CAT(vstore, XW)
+/* lane k of vector i[k] of the private array w of vectors (V of T) */
+#define X_G1(T, w, i, k) (((const T *)(w))[(i).s##k * XW + 0x##k])
+#if XW == 4
+#define X_GATHER_T(V, T, w, i) ((V)(X_G1(T, w, i, 0), X_G1(T, w, i, 1), X_G1(T, w, i, 2), X_G1(T, w, i, 3)))
+#elif XW == 8
+#define X_GATHER_T(V, T, w, i)                                                \
+    ((V)(X_G1(T, w, i, 0), X_G1(T, w, i, 1), X_G1(T, w, i, 2), X_G1(T, w, i, 3), \
+         X_G1(T, w, i, 4), X_G1(T, w, i, 5), X_G1(T, w, i, 6), X_G1(T, w, i, 7)))
+#else
+#define X_GATHER_T(V, T, w, i)                                                \
+    ((V)(X_G1(T, w, i, 0), X_G1(T, w, i, 1), X_G1(T, w, i, 2), X_G1(T, w, i, 3), \
+         X_G1(T, w, i, 4), X_G1(T, w, i, 5), X_G1(T, w, i, 6), X_G1(T, w, i, 7), \
+         X_G1(T, w, i, 8), X_G1(T, w, i, 9), X_G1(T, w, i, a), X_G1(T, w, i, b), \
+         X_G1(T, w, i, c), X_G1(T, w, i, d), X_G1(T, w, i, e), X_G1(T, w, i, f)))
 #endif
 /* lane k of vector i of a private array of vectors, per lane */
 #define X_GATHER(w, i) X_GATHER_T(RV, REAL, w, i)

@@ -213,6 +213,8 @@ typedef struct cls_dev {
     int             from_cache; /* the copy kernel's program came from the binary cache */
     unsigned        vec;        /* vector width of the kernels */
     unsigned        kv;         /* vectors per work-item at most (a column block) */
+    unsigned        xw64;       /* lanes of doubles in cl/lanes.cl's kernels: 4, or 8 where the
+                                   native vectors hold 16 floats (AVX-512); floats twice */
     int             nt;         /* compiler takes non-temporal stores and prefetches */
     unsigned        loop_limit; /* iterations per work-item the driver runs (0: any) */
     size_t          local;      /* work-group size wanted (kernels may need less: klocal) */

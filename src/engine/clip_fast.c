@@ -154,7 +154,7 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
         if (a.st == CLS_OK &&
             clGetKernelWorkGroupInfo(a.k, d->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) == CL_SUCCESS)
             while (wg && want > wg) want /= 2;
-        size_t xw = loc ? 1 : v->dtype == CLS_F64 ? 4 : 8;
+        size_t xw = loc ? 1 : (v->dtype == CLS_F64 ? 1 : 2) * (size_t)d->xw64;
         st = cls_pass_launch(&a, want, (C + xw - 1) / xw, (size_t)ng);
     }
     if (st == CLS_OK && o->write && !d->zero_copy) {

@@ -274,7 +274,7 @@ static int env_uint(const char *name, unsigned *out)
 cls_status cls_device_describe(cls_context *ctx, cls_dev *dev, const cls_found *f, size_t global_index)
 {
     char name[256], vendor[256], version[256], driver[256];
-    cl_uint cu = 0;
+    cl_uint cu = 0, nvf = 0;
     cl_ulong gmem = 0, maxalloc = 0;
     cl_device_fp_config fp64 = 0;
     cl_bool unified = CL_FALSE;
@@ -289,6 +289,7 @@ cls_status cls_device_describe(cls_context *ctx, cls_dev *dev, const cls_found *
     CL_TRY(ctx, dev, clGetDeviceInfo(id, CL_DEVICE_VERSION, sizeof version, version, NULL));
     CL_TRY(ctx, dev, clGetDeviceInfo(id, CL_DRIVER_VERSION, sizeof driver, driver, NULL));
     CL_TRY(ctx, dev, clGetDeviceInfo(id, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu, NULL));
+    if (clGetDeviceInfo(id, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, sizeof nvf, &nvf, NULL) != CL_SUCCESS) nvf = 0;
     CL_TRY(ctx, dev, clGetDeviceInfo(id, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof gmem, &gmem, NULL));
     CL_TRY(ctx, dev, clGetDeviceInfo(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof maxalloc, &maxalloc, NULL));
     if (clGetDeviceInfo(id, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp64, &fp64, NULL) != CL_SUCCESS) fp64 = 0;
@@ -346,6 +347,11 @@ cls_status cls_device_describe(cls_context *ctx, cls_dev *dev, const cls_found *
     dev->kv = cpu_like ? 24 : 1;
     dev->local = cpu_like ? 4 : 128;
     dev->nt = pocl && cpu_like;
+    /* the short-column kernels (clip.cl, quantile.cl's qsort) hold a column
+     * per vector lane: where the CPU's vectors hold 16 floats (AVX-512: 32
+     * registers of 8 doubles), a work-item takes 8 columns of doubles,
+     * else 4 (AVX2) */
+    dev->xw64 = cpu_like && nvf >= 16 ? 8 : 4;
     /* PoCL's CPU drivers run kernels on a CL_MEM_USE_HOST_PTR buffer's own
      * host memory, whatever its alignment (the tests write unaligned views
      * in place). Other CPU runtimes may shadow memory that is not aligned
@@ -357,6 +363,7 @@ cls_status cls_device_describe(cls_context *ctx, cls_dev *dev, const cls_found *
     if (env_uint("CLSCALE_VEC", &v) && (v == 1 || v == 2 || v == 4 || v == 8 || v == 16)) dev->vec = v;
     if (env_uint("CLSCALE_KV", &v) && v >= 1 && v <= 64) dev->kv = v;
     if (env_uint("CLSCALE_LOCAL", &v) && v > 0) dev->local = v;
+    if (env_uint("CLSCALE_LANES", &v) && (v == 4 || v == 8)) dev->xw64 = v;
     return CLS_OK;
 }
 

@@ -108,7 +108,7 @@ static cls_status small_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
     size_t local = 0;
     /* columns per work-item: the lanes of qsort32/64 (cl/lanes.cl's XW) */
     int col = column_kernel(ctx, d);
-    size_t xw = col ? 1 : v->dtype == CLS_F64 ? 4 : 8;
+    size_t xw = col ? 1 : (v->dtype == CLS_F64 ? 1 : 2) * (size_t)d->xw64;
     int k = v->Rg > 64   ? (col ? CLS_K_QSELECT_SMALL : CLS_K_QSORT128)
             : v->Rg > 32 ? (col ? CLS_K_QSORT64G : CLS_K_QSORT64)
                          : (col ? CLS_K_QSORT32G : CLS_K_QSORT32);
