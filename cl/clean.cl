@@ -19,6 +19,8 @@
 #define CLS_CF_FILL   16u  /* apply: missing values take fill */
 #define CLS_CF_SCALE  32u  /* apply: then y = ((v - shi) - slo) * m + o on finite values */
 #define CLS_CF_RCLIP  64u  /* apply: then clamp the scaled value into [rlo, rhi] */
+#define CLS_CF_MASK   128u /* apply: mk = 1 where missing or clipped, else 0 */
+#define CLS_CF_NOY    256u /* apply: y not written (the mask only) */
 
 #define F(name) CAT(name, SFX)
 /* CACC: the moments' sums, float64 where the device has it (also for
@@ -110,7 +112,8 @@ __kernel void F(clean_moments)(__global const REAL *x, __global REAL *y, uint nc
  * 3 shift high, 4 shift low, 5 multiplier, 6 offset. A sentinel not filled
  * becomes NaN; NaN and +-Inf not filled stay what they were. */
 #if CLS_KERNEL == CLS_KID_CLEAN_APPLY
-__kernel void F(clean_apply)(__global const REAL *x, __global REAL *y, uint ncols, uint ng, ulong urows,
+__kernel void F(clean_apply)(__global const REAL *x, __global REAL *y, __global uchar *mk, uint ncols, uint ng,
+                             ulong urows,
                              uint flags, REAL sent, __global const REAL *prm, ulong pstride, REAL rlo, REAL rhi)
 {
     /* one value per work-item (c, row of the unit): no loop, so that a CPU
@@ -130,12 +133,13 @@ __kernel void F(clean_apply)(__global const REAL *x, __global REAL *y, uint ncol
     v = is_sent ? CLS_QNAN : v;
     /* outside the bounds as astropy tests it: NaN bounds clip nothing */
     int out = bnd && !miss && (v < lo || v > hi);
+    if (flags & CLS_CF_MASK) mk[r * ncols + c] = (uchar)(miss || out);
     v = out ? (clm ? clamp(v, lo, hi) : CLS_QNAN) : v;
     miss = miss || (out && !clm);
     v = (miss && fil) ? fill : v;
     REAL t = ((v - shi) - slo) * m + o;
     t = rcl ? clamp(t, rlo, rhi) : t;
-    y[r * ncols + c] = (scl && isfinite(v)) ? t : v;
+    if (!(flags & CLS_CF_NOY)) y[r * ncols + c] = (scl && isfinite(v)) ? t : v;
 }
 #endif
 
@@ -148,5 +152,7 @@ __kernel void F(clean_apply)(__global const REAL *x, __global REAL *y, uint ncol
 #undef CLS_CF_FILL
 #undef CLS_CF_SCALE
 #undef CLS_CF_RCLIP
+#undef CLS_CF_MASK
+#undef CLS_CF_NOY
 #undef CLS_QNAN
 #undef CACC

@@ -28,7 +28,9 @@
  *
  * Then, with CLS_XF_WRITE, it writes the columns once: clipped values NaN
  * or clamped to the final bounds, missing ones (NaN, +-Inf, the sentinel)
- * filled or left (a sentinel not filled becomes NaN), as clean_apply does.
+ * filled or left (a sentinel not filled becomes NaN), as clean_apply does;
+ * with CLS_XF_MASK, a byte per value into mk: 1 where missing or clipped
+ * (astropy's mask).
  *
  * Outputs, entry e = g * ncols + column of planes `pstride` apart:
  * st (ACC: float64 where the device has it, also for float32 data):
@@ -42,6 +44,7 @@
 #define CLS_XF_MAD    4u   /* spread: mad_std (else std) */
 #define CLS_XF_CLAMP  8u   /* clipped values take the nearest bound (else NaN) */
 #define CLS_XF_WRITE  16u  /* write y */
+#define CLS_XF_MASK   32u  /* write mk: 1 where missing or clipped */
 #define CLS_XF_FILL_SHIFT 8 /* bits 8..10: 0 none, 1 mean, 2 median, 3 most frequent, 4 constant */
 /* bits 12..13, for clip_fast.c's CLSCALE_CLIP_STAGE (benches only): 1 load
  * and store only, 2 also the sort, 3 also the sums and the moments (no
@@ -97,7 +100,8 @@
         m2 = fmax(s2 - s1 * rel, (AV)0);                                      \
     } while (0)
 /* One row of the output: clipped values NaN or clamped, missing ones
- * filled or left (a sentinel not filled becomes NaN), as clean_apply. */
+ * filled or left (a sentinel not filled becomes NaN), as clean_apply; of
+ * the mask, 1 where missing or clipped. */
 #define CLIP_WRITE(t0, i)                                                     \
     do {                                                                      \
         RV t_ = (t0);                                                         \
@@ -105,9 +109,10 @@
         IV miss = !isfinite(t_) | is_sent;                                    \
         t_ = select(t_, X_QNAN, is_sent);                                     \
         IV out = ~miss & ((t_ < lor) | (t_ > hir));                           \
+        if (wm) F(x_store_m)(miss | out, mk + o + (ulong)(i) * ncols, nl);     \
         t_ = select(t_, clm ? clamp(t_, lor, hir) : X_QNAN, out);             \
         miss |= clm ? (IV)0 : out;                                            \
-        F(x_store)(select(t_, fill, miss & fil), q + (ulong)(i) * ncols, nl); \
+        if (wr) F(x_store)(select(t_, fill, miss & fil), y + o + (ulong)(i) * ncols, nl); \
     } while (0)
 
 /* S1, S2 = the sums of (x - K0) and (x - K0)^2 over w[a, a + n), summed
@@ -147,7 +152,7 @@
         ph = min(ph, n0);                                                     \
     } while (0)
 
-__kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uint rows, uint ngroups,
+__kernel void F(QNAME)(__global const REAL *x, __global REAL *y, __global uchar *mk, uint ncols, uint rows, uint ngroups,
                        uint flags, REAL sent, __global const ACC *sig, int maxiters, REAL cfill,
                        __global ACC *st, __global uint *cn, ulong pstride)
 {
@@ -317,7 +322,8 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
      * sums, within rounding. */
     uint fm = (flags >> CLS_XF_FILL_SHIFT) & 7u;
     int wr = (flags & CLS_XF_WRITE) != 0;
-    int sep = pre && (!wr || fm == 1);
+    int wm = (flags & CLS_XF_MASK) != 0;
+    int sep = pre && ((!wr && !wm) || fm == 1);
     RV K = 0, mn = INFINITY, mx = -INFINITY;
     AV s1 = 0, s2 = 0, rel = 0, m2 = 0;
     IV nk = n;
@@ -364,10 +370,10 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
         }
     }
 
-    if (wr) {
+    if (wr || wm) {
         int clm = (flags & CLS_XF_CLAMP) != 0;
         IV fil = fm != 0 ? (IV)-1 : (IV)0;
-        __global REAL *q = y + (ulong)g * rows * ncols + c0;
+        ulong o = (ulong)g * rows * ncols + c0;
         for (uint i = 0; i < rows; i++) {
             X_PREFETCH(i);
             CLIP_WRITE(F(x_load)(p + (ulong)i * ncols, nl, (REAL)0), i);
@@ -403,5 +409,6 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
 #undef CLS_XF_MAD
 #undef CLS_XF_CLAMP
 #undef CLS_XF_WRITE
+#undef CLS_XF_MASK
 #undef CLS_XF_FILL_SHIFT
 #undef CLS_XF_STAGE_SHIFT

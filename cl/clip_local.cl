@@ -50,6 +50,7 @@
 #define XF_MAD    4u
 #define XF_CLAMP  8u
 #define XF_WRITE  16u
+#define XF_MASK   32u /* write mk: 1 where missing or clipped */
 #define XF_FILL_SHIFT 8
 #define XF_STAGE_SHIFT 12
 
@@ -106,7 +107,7 @@
         ph = min(ph, n0);                                                     \
     } while (0)
 
-__kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uint rows, uint ngroups,
+__kernel void F(QNAME)(__global const REAL *x, __global REAL *y, __global uchar *mk, uint ncols, uint rows, uint ngroups,
                        uint flags, REAL sent, __global const ACC *sig, int maxiters, REAL cfill,
                        __global ACC *st, __global uint *cn, ulong pstride)
 {
@@ -249,7 +250,8 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
      * scaler follows; or mean imputation), else from the sorted sums. */
     uint fm = (flags >> XF_FILL_SHIFT) & 7u;
     int wr = (flags & XF_WRITE) != 0;
-    int sep = pre && (!wr || fm == 1);
+    int wm = (flags & XF_MASK) != 0;
+    int sep = pre && ((!wr && !wm) || fm == 1);
     /* (sums in ACC, as clean.cl's CACC) */
     REAL K = 0, mn = INFINITY, mx = -INFINITY;
     ACC s1 = 0, s2 = 0, rel = 0, m2 = 0;
@@ -303,20 +305,22 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
         }
     }
 
-    if (wr) {
+    if (wr || wm) {
         /* clipped values NaN or clamped, missing ones filled or left (a
-         * sentinel not filled becomes NaN), as clean_apply */
+         * sentinel not filled becomes NaN), as clean_apply; the mask 1
+         * where missing or clipped */
         int clm = (flags & XF_CLAMP) != 0, fil = fm != 0;
-        __global REAL *q = y + (ulong)g * rows * ncols + c;
+        ulong o = (ulong)g * rows * ncols + c;
         for (uint i = 0; i < rows; i++) {
             REAL t_ = p[(ulong)i * ncols];
             int is_sent = sen && t_ == sent;
             int miss = !isfinite(t_) || is_sent;
             t_ = is_sent ? L_QNAN : t_;
             int out = !miss && (t_ < lor || t_ > hir);
+            if (wm) mk[o + (ulong)i * ncols] = (uchar)(miss || out);
             t_ = out ? (clm ? clamp(t_, lor, hir) : L_QNAN) : t_;
             miss = miss || (!clm && out);
-            q[(ulong)i * ncols] = miss && fil ? fill : t_;
+            if (wr) y[o + (ulong)i * ncols] = miss && fil ? fill : t_;
         }
     }
 
@@ -346,6 +350,7 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, uint ncols, uin
 #undef XF_MAD
 #undef XF_CLAMP
 #undef XF_WRITE
+#undef XF_MASK
 #undef XF_FILL_SHIFT
 #undef XF_STAGE_SHIFT
 #undef LW

@@ -154,6 +154,19 @@ void CAT(x_store_a, SFX)(AV v, __global ACC *p, uint nl)
     for (uint k = 0; k < nl; k++) p[k] = t[k];
 }
 
+/* a row of a byte mask: 1 in the lanes of m set (a lane mask, -1 or 0) */
+void CAT(x_store_m, SFX)(IV m, __global uchar *p, uint nl)
+{
+    CAT(uchar, XW) b = CAT(convert_uchar, XW)(m & (IV)1);
+    if (nl >= XW) {
+        CAT(vstore, XW)(b, 0, p);
+        return;
+    }
+    uchar t[XW];
+    CAT(vstore, XW)(b, 0, t);
+    for (uint k = 0; k < nl; k++) p[k] = t[k];
+}
+
 void CAT(x_store_u, SFX)(UV v, __global uint *p, uint nl)
 {
     uint t[XW];

@@ -277,9 +277,9 @@ typedef enum cls_scope { CLS_SCOPE_MATRIX, CLS_SCOPE_BATCH } cls_scope;
  * stays missing (scikit-learn would drop it) unless the constant fills it.
  * Missing values not filled are written as NaN (a sentinel too); NaN and
  * +-Inf stay what they were.
- * A zero-initialised cls_clean does nothing. The six pointers at the end
- * are optional outputs, groups x cols entries [group * cols + col], that
- * the caller allocates. */
+ * A zero-initialised cls_clean does nothing. The pointers at the end are
+ * optional outputs that the caller allocates: groups x cols entries
+ * [group * cols + col], and mask_out, a byte per value. */
 typedef enum cls_impute {
     CLS_IMPUTE_NONE, CLS_IMPUTE_MEAN, CLS_IMPUTE_MEDIAN, CLS_IMPUTE_MOST_FREQUENT, CLS_IMPUTE_CONSTANT
 } cls_impute;
@@ -306,9 +306,14 @@ typedef struct cls_clean {
                                               return_bounds; the data's type, as numpy's);
                                               NaN where nothing was left to compute them
                                               from; -Inf and +Inf without clipping */
+    uint8_t        *mask_out;          /* cls_clean_data() only; NULL, or: one byte per value
+                                          of the input, in its layout: 1 where the value is
+                                          missing or clipped (astropy's sigma_clip mask),
+                                          else 0 */
 } cls_clean;
 
-/* cls_clean_data() : cleans `in` into `out` (which may be `in`) as `c` says,
+/* cls_clean_data() : cleans `in` into `out` (which may be `in`; NULL when
+ * c->mask_out is not: the mask and the per-column outputs alone) as `c` says,
  * per statistics group of `scope`, on the devices: one pass counts the
  * missing values and the moments of the rest; each clipping iteration is
  * one pass (plus the counting passes of cls_quantiles for a median or

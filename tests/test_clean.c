@@ -5,7 +5,8 @@
  * frequent with the smallest of ties, constant), missing values NaN, +-Inf
  * or a sentinel; hostile columns (clean_ref.c: ties, heavy tails, +-Inf,
  * constant, all-NaN, a large offset), one-row columns, both scopes and
- * dtypes, the counts, the fused scaling, in place, and bad arguments. */
+ * dtypes, the counts, the mask (mask_out), the fused scaling, in place, and
+ * bad arguments. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +98,26 @@ static void check(cls_context *ctx, const cls_array *x, cls_scope scope, cls_cle
                      (unsigned long long)out, lo[e], hi[e], (unsigned long long)clip[e]);
         if (o.sigma <= 0 && !(lo[e] == -INFINITY && hi[e] == INFINITY))
             fail_msg("%s: entry %zu: bounds %g %g without clipping", label, e, lo[e], hi[e]);
+    }
+    /* mask_out alone (no output): 1 where missing or outside those bounds */
+    if (scaler == CLS_NONE) {
+        uint8_t *mask = malloc(n);
+        memset(mask, 7, n);
+        cls_clean k = o;
+        k.mask_out = mask;
+        k.missing_out = k.clipped_out = NULL;
+        k.lower_out = k.upper_out = NULL;
+        st = cls_clean_data(ctx, &k, scope, x, NULL);
+        if (st != CLS_OK) fail_msg("%s: mask: %s: %s", label, cls_status_str(st), cls_last_error(ctx));
+        for (size_t i = 0; i < n; i++) {
+            size_t e = (i / (R * C)) * C + i % C;
+            double v = cref_get(x, i);
+            int want_m = !isfinite(v) || (o.has_missing_value && v == o.missing_value) || v < lo[e] || v > hi[e];
+            if (mask[i] != want_m)
+                fail_msg("%s: mask element %zu (%.17g in [%.17g, %.17g]): %u, want %d", label, i, v, lo[e], hi[e],
+                         mask[i], want_m);
+        }
+        free(mask);
     }
     ref_free(&y);
     free(lo);
@@ -255,6 +276,17 @@ static void bad_arguments_leave_out_untouched(void **state)
         assert_int_equal(cls_fit_transform(ctx, &p, &x, &y, NULL), CLS_E_ARG);
         assert_memory_equal(y.data, before.data, bytes);
     }
+    /* no output at all; a mask is cls_clean_data's alone */
+    cls_clean clip = {.sigma = 3};
+    assert_int_equal(cls_clean_data(ctx, &clip, CLS_SCOPE_MATRIX, &x, NULL), CLS_E_ARG);
+    uint8_t mask[80];
+    memset(mask, 7, sizeof mask);
+    clip.mask_out = mask;
+    cls_pipeline pm = {.scaler = CLS_ZSCORE, .clean = &clip};
+    assert_int_equal(cls_fit_transform(ctx, &pm, &x, &y, NULL), CLS_E_ARG);
+    assert_non_null(strstr(cls_last_error(ctx), "mask_out"));
+    assert_memory_equal(y.data, before.data, bytes);
+    for (size_t i = 0; i < sizeof mask; i++) assert_int_equal(mask[i], 7);
     /* cleaning belongs to cls_fit_transform */
     cls_clean ok = {.impute = CLS_IMPUTE_MEAN};
     cls_pipeline p = {.scaler = CLS_ZSCORE, .clean = &ok};

@@ -18,7 +18,8 @@
  * (each sorting network: 32 and 64 rows), the last block of columns
  * part-full, both scopes (batch scope with few rows in all), median or
  * mean centre, std or mad_std, sigma_lower != sigma_upper, maxiters 1, 3,
- * 5 and none, mask and clamp, every imputation.
+ * 5 and none, mask and clamp, every imputation; mask_out alone and beside
+ * the output on both paths.
  *
  * Not on Oclgrind: a context with an Oclgrind device keeps the multi-pass
  * path (clip_fast.c says why); test_clean covers that path there. */
@@ -82,6 +83,51 @@ static int all_fp64(cls_context *ctx)
     return 1;
 }
 
+/* mask_out (astropy's mask: 1 where missing or clipped) on the path
+ * `multipass` picks: alone (out NULL), and beside the output, whose bytes
+ * must stay f's; against the values outside f's bounds, which the checks
+ * below tie to the reference. */
+static size_t check_mask(cls_context *ctx, const cls_array *x, cls_scope scope, cls_clean o, int multipass,
+                         const result *f, const char *label)
+{
+    size_t G = cref_groups(x, scope), C = x->cols, R = cref_group_rows(x, scope), n = x->batch * x->rows * C;
+    size_t ne = G * C, es = x->dtype == CLS_F64 ? 8 : 4, bad = 0;
+    uint8_t *mask = malloc(n ? n : 1);
+    uint64_t *clip = calloc(ne, 8);
+    for (int both = 0; both < 2; both++) {
+        cls_clean k = o;
+        memset(mask, 7, n);
+        k.mask_out = mask;
+        k.clipped_out = clip;
+        cls_array y = both ? make_out(x) : (cls_array){0};
+        if (multipass) setenv("CLSCALE_CLIP_MULTIPASS", "1", 1);
+        cls_status st = cls_clean_data(ctx, &k, scope, x, both ? &y : NULL);
+        unsetenv("CLSCALE_CLIP_MULTIPASS");
+        if (st != CLS_OK) fail_msg("%s: mask: %s: %s", label, cls_status_str(st), cls_last_error(ctx));
+        for (size_t i = 0; i < n; i++) {
+            size_t e = (i / (R * C)) * C + i % C;
+            double v = cref_get(x, i);
+            int miss = !isfinite(v) || (o.has_missing_value && v == o.missing_value);
+            int want = miss || v < f->lo[e] || v > f->hi[e];
+            if (mask[i] != want && bad++ < 5)
+                printf("# %s: %s mask, element %zu (%.17g in [%.17g, %.17g]): %u, want %d\n", label,
+                       both ? "output and" : "alone,", i, v, f->lo[e], f->hi[e], mask[i], want);
+            if (both && memcmp((const char *)y.data + i * es, (const char *)f->y.data + i * es, es) != 0 &&
+                bad++ < 5)
+                printf("# %s: element %zu: with a mask %.17g, without %.17g\n", label, i, cref_get(&y, i),
+                       cref_get(&f->y, i));
+        }
+        for (size_t e = 0; e < ne; e++)
+            if (clip[e] != f->clip[e] && bad++ < 10)
+                printf("# %s: mask: entry %zu: clipped %llu, without a mask %llu\n", label, e,
+                       (unsigned long long)clip[e], (unsigned long long)f->clip[e]);
+        if (both) ref_free(&y);
+    }
+    free(mask);
+    free(clip);
+    return bad;
+}
+
 static void check(cls_context *ctx, const cls_array *x, cls_scope scope, cls_clean o, const char *label)
 {
     size_t G = cref_groups(x, scope), C = x->cols, ne = G * C, n = x->batch * x->rows * C;
@@ -123,6 +169,8 @@ static void check(cls_context *ctx, const cls_array *x, cls_scope scope, cls_cle
                    (unsigned long long)out, f.lo[e], f.hi[e], (unsigned long long)f.clip[e]);
     }
     if (bad) fail_msg("%s: %zu differences from the reference", label, bad);
+    bad = check_mask(ctx, x, scope, o, 0, &f, label);
+    if (bad) fail_msg("%s: %zu differences in the mask (one pass)", label, bad);
     /* the multi-pass path: the same bits */
     if (x->dtype == CLS_F64 || all_fp64(ctx)) {
         run(ctx, x, scope, o, 1, &m);
@@ -155,8 +203,9 @@ static void check(cls_context *ctx, const cls_array *x, cls_scope scope, cls_cle
             }
         if (f.iters != m.iters && bad++ < 10)
             printf("# %s: iterations %u, multi-pass %u\n", label, f.iters, m.iters);
+        bad += check_mask(ctx, x, scope, o, 1, &m, label);
         result_free(&m);
-        if (bad) fail_msg("%s: %zu differences from the multi-pass path", label, bad);
+        if (bad) fail_msg("%s: %zu differences from the multi-pass path (or its mask)", label, bad);
     }
     result_free(&f);
     free(want);

@@ -5,7 +5,7 @@
  * takes otherwise (ctx->clip_local = -1): clip.cl's kernel on PoCL and
  * rusticl, the multi-pass path on Oclgrind (which keeps it for clip.cl).
  *
- * Against the other path: the same counts, masks, fill values and
+ * Against the other path: the same counts, masks (mask_out too), fill values and
  * iterations, the output byte for byte, except clamped values (the bounds,
  * computed from sums over the sorted values: within tol). The cases of
  * test_clip_fast.c, fewer: hostile columns (ties, heavy tails, NaN and
@@ -29,6 +29,7 @@ typedef struct result {
     uint64_t *miss, *clip;
     double   *fill;
     unsigned  iters;
+    uint8_t  *mask;
 } result;
 
 static int same(double a, double b) { return (isnan(a) && isnan(b)) || (a == b && signbit(a) == signbit(b)); }
@@ -64,6 +65,8 @@ static void run(cls_context *ctx, const cls_array *x, cls_scope scope, cls_clean
     o.clipped_out = r->clip;
     o.fill_out = r->fill;
     o.iterations_out = &r->iters;
+    r->mask = malloc(x->batch * x->rows * x->cols);
+    o.mask_out = r->mask;
     ctx->clip_local = local ? 1 : -1;
     cls_status st = cls_clean_data(ctx, &o, scope, x, &r->y);
     ctx->clip_local = 0;
@@ -76,6 +79,7 @@ static void result_free(result *r)
     free(r->miss);
     free(r->clip);
     free(r->fill);
+    free(r->mask);
 }
 
 static void check(cls_context *ctx, const cls_array *x, cls_scope scope, cls_clean o, const char *label)
@@ -102,6 +106,12 @@ static void check(cls_context *ctx, const cls_array *x, cls_scope scope, cls_cle
             printf("# %s: entry %zu: missing %llu clipped %llu, want %llu %llu\n", label, e,
                    (unsigned long long)f.miss[e], (unsigned long long)f.clip[e], (unsigned long long)wmiss[e],
                    (unsigned long long)wclip[e]);
+    /* the mask: where the output is NaN or +-Inf (NaN where clipped or
+     * missing, +-Inf passed through) when nothing is filled or clamped */
+    if (o.mode == CLS_CLIP_MASK && o.impute == CLS_IMPUTE_NONE)
+        for (size_t i = 0; i < n; i++)
+            if (f.mask[i] != !isfinite(cref_get(&f.y, i)) && bad++ < 5)
+                printf("# %s: element %zu: mask %u, output %.17g\n", label, i, f.mask[i], cref_get(&f.y, i));
     if (bad) fail_msg("%s: %zu differences from the reference", label, bad);
     /* the other path: clip.cl's kernel; on Oclgrind the multi-pass path
      * (slow there: on groups of 33 rows only), which sums float32 data in
@@ -124,6 +134,9 @@ static void check(cls_context *ctx, const cls_array *x, cls_scope scope, cls_cle
                        label, e, (unsigned long long)f.miss[e], (unsigned long long)f.clip[e], f.fill[e],
                        (unsigned long long)m.miss[e], (unsigned long long)m.clip[e], m.fill[e]);
         if (f.iters != m.iters && bad++ < 10) printf("# %s: iterations %u, other %u\n", label, f.iters, m.iters);
+        for (size_t i = 0; i < n; i++)
+            if (f.mask[i] != m.mask[i] && bad++ < 10)
+                printf("# %s: element %zu: mask %u, other %u\n", label, i, f.mask[i], m.mask[i]);
         result_free(&m);
         if (bad) fail_msg("%s: %zu differences from the other path", label, bad);
     }

@@ -92,18 +92,19 @@ def _inf_columns(m):
     return hit
 
 
-class _Scan:
-    """_inf_columns(m) in a thread of its own while the devices work (both
-    release the GIL): on a machine with cores to spare it costs nothing."""
+class _Beside:
+    """fn(*args) in a thread of its own while the devices work (both
+    release the GIL): _inf_columns(m), or the copy of the data a masked
+    result holds; on a machine with cores to spare it costs nothing."""
 
-    def __init__(self, m):
-        self._m, self._res, self._err = m, None, None
+    def __init__(self, fn, *args):
+        self._fn, self._args, self._res, self._err = fn, args, None, None
         self._t = threading.Thread(target=self._run, daemon=True)
         self._t.start()
 
     def _run(self):
         try:
-            self._res = _inf_columns(self._m)
+            self._res = self._fn(*self._args)
         except BaseException as e:  # raised in the caller's thread
             self._err = e
 
@@ -133,7 +134,7 @@ def _per_column(x, axes, devices, on_devices, by_numpy):
     device call) are replaced by by_numpy(their values, rows x k), as numpy
     ranks +-Inf. Returns res and the kept axes' shape."""
     m, shape = _blocks(x, axes)
-    scan = _Scan(m)
+    scan = _Beside(_inf_columns, m)
     with context(devices) as ctx:
         res = on_devices(ctx, m)
     inf = scan.result()
@@ -257,17 +258,25 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     m, shape = _blocks(x, axes)
     # in place (copy=False, masked=False) where the view is the data itself
     inplace = not copy and not masked and x is arr and np.shares_memory(m, arr)
-    y = m if inplace else np.empty_like(m)
+    # the cleaned values (NaN where masked) where the result is made of
+    # them; else the library's mask alone (a byte per value, not a float64
+    # output to read the mask back from: 2x faster on 18 x 60 x 20000)
+    want_y = not masked and axis is not None and (inplace or (copy and x.dtype == np.float64))
+    y = (m if inplace else np.empty_like(m)) if want_y else None
+    bad = None if want_y else np.empty(m.shape, dtype=bool)
+    # a masked result's copy of the data, made while the devices clip
+    data = _Beside(np.copy, arr) if masked and copy else None
     if m.size:
         with context(devices) as ctx:
-            _, _, _, _, lo, hi = _clscale.clean(ctx, m, y, scope=_clscale.SCOPE_MATRIX, sigma=slo,
+            _, _, _, _, lo, hi = _clscale.clean(ctx, m, y, bad, scope=_clscale.SCOPE_MATRIX, sigma=slo,
                                                 sigma_lower=slo, sigma_upper=shi, maxiters=iters,
                                                 center=int(cenfunc == "mean"), spread=int(stdfunc == "mad_std"))
     else:
         lo = hi = np.full((m.shape[0], m.shape[2]), np.nan)
-    # masked: NaN and +-Inf as given, and the values clipped (NaN in y now)
-    bad = np.isfinite(y)
-    np.logical_not(bad, out=bad)
+    if want_y:
+        # masked: NaN and +-Inf as given, and the values clipped (NaN in y now)
+        bad = np.isfinite(y)
+        np.logical_not(bad, out=bad)
 
     def back(v):
         """batch x rows x cols to the data's layout."""
@@ -286,11 +295,12 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
             v[inf] = np.nan
     if masked:
         # astropy's: the data (copied unless copy=False) under the mask
-        result = np.ma.array(arr, mask=mask, copy=copy)
+        # (the library's, not copied again)
+        result = np.ma.MaskedArray(data.result() if copy else arr, mask=mask, copy=False)
     elif axis is None:
         # astropy's flattened case: the values kept, in the data's type
         result = arr.ravel()[~mask.ravel()]
-    elif copy and y.dtype == np.float64:
+    elif want_y and not inplace:
         inf_to_nan(y)
         result = back(y)
     elif copy:

@@ -171,6 +171,20 @@ def test_sigma_clip_unmasked_copy_and_in_place(dtype):
     np.testing.assert_array_equal(y, astro(x.copy(), axis=0, masked=False, copy=False, maxiters=None))
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sigma_clip_masked_copy_shares_or_not(dtype):
+    # the masked result's mask is the library's (a byte per value, out of the
+    # devices); its data a copy of x, or x itself with copy=False, as astropy's
+    x = outliers((5, 30, 8), dtype, 12)
+    want = astro(x, axis=1, maxiters=None)
+    for copy in (True, False):
+        got = clscale.sigma_clip(x, axis=1, maxiters=None, copy=copy)
+        assert np.shares_memory(got.data, x) is (not copy)
+        assert got.mask.dtype == np.bool_ and got.mask.shape == x.shape
+        np.testing.assert_array_equal(got.mask, np.ma.getmaskarray(want))
+        np.testing.assert_array_equal(got.data, x)
+
+
 @pytest.mark.fp64
 def test_sigma_clip_integers_and_scalar_bounds():
     x = np.random.default_rng(9).integers(0, 100, 500)

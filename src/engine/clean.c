@@ -45,9 +45,12 @@ typedef struct copts {
     int        clamp;
 } copts;
 
-static cls_status resolve(cls_context *ctx, const cls_clean *c, copts *o)
+static cls_status resolve(cls_context *ctx, const cls_clean *c, copts *o, int mask_ok)
 {
     memset(o, 0, sizeof *o);
+    if (c->mask_out && !mask_ok)
+        return cls_fail(ctx, CLS_E_ARG, "cleaning: mask_out is for cls_clean_data() alone (this call writes "
+                        "its cleaned values; their NaN are the mask)");
     o->has_sent = c->has_missing_value != 0;
     o->sent = c->missing_value;
     if (o->has_sent && isnan(o->sent))
@@ -297,7 +300,7 @@ static cls_status moments_chunk(void *cu, uint64_t g, uint64_t rows, const char 
 {
     mchunk *k = cu;
     size_t C = k->d->v.C, e0 = (size_t)g * C;
-    cls_cview v = {x, NULL, k->d->v.dtype, 1, rows, C};
+    cls_cview v = {x, NULL, k->d->v.dtype, 1, rows, C, NULL};
     cls_cmoments *p = &k->part.m, *a = k->acc;
     cls_status st = cls_clean_moments(k->ctx, &v, k->flags, k->sent, k->lo ? k->lo + e0 : NULL,
                                       k->hi ? k->hi + e0 : NULL, p);
@@ -347,7 +350,7 @@ static cls_status apply_chunk(void *cu, uint64_t g, uint64_t rows, char *x)
     achunk *k = cu;
     size_t C = k->d->v.C, ne = (size_t)k->d->v.G * C;
     for (size_t pl = 0; pl < 7; pl++) memcpy(k->sub + pl * C, k->prm + pl * ne + (size_t)g * C, C * sizeof *k->sub);
-    cls_cview v = {x, x, k->d->v.dtype, 1, rows, C};
+    cls_cview v = {x, x, k->d->v.dtype, 1, rows, C, NULL};
     return cls_clean_apply(k->ctx, &v, k->flags, k->sent, k->sub, k->rlo, k->rhi);
 }
 
@@ -481,13 +484,13 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
     }
     /* every pass reads the input, the values a clip keeps given by bounds;
      * only the last pass writes (out may be in) */
-    cls_cview vin = {in->data, out->data, in->dtype, G, Rg, C};
+    cls_cview vin = {in->data, out ? out->data : NULL, in->dtype, G, Rg, C, c->mask_out};
     cdata din = {vin, src};
     int fast = !cb && !src && o->clip && cls_clip_fast_fits(ctx, &vin) && !getenv("CLSCALE_CLIP_MULTIPASS");
     unsigned iters = 0;
     if (fast) {
         cls_clip_opts xo = {o->has_sent, o->sent, o->slo, o->shi, o->maxiters, o->center_mean, o->mad, o->clamp,
-                            (int)o->impute, o->fill, p == NULL};
+                            (int)o->impute, o->fill, p == NULL && out};
         st = cls_clip_fast(ctx, &vin, &xo, w.n0, &w.m, w.L, w.H, w.fill, &iters);
     }
     unsigned sf = o->has_sent ? CLS_CF_SENT : 0;
@@ -563,7 +566,8 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
     /* the last pass: clean (and scale) into out (the one-pass clip wrote it unless a scaler follows) */
     if (st == CLS_OK && !(fast && !p)) {
         unsigned fl = (o->has_sent ? CLS_CF_SENT : 0) | (o->clip ? CLS_CF_BOUNDS : 0) |
-                      (o->clip && o->clamp ? CLS_CF_CLAMP : 0) | (o->impute != CLS_IMPUTE_NONE ? CLS_CF_FILL : 0);
+                      (o->clip && o->clamp ? CLS_CF_CLAMP : 0) | (o->impute != CLS_IMPUTE_NONE ? CLS_CF_FILL : 0) |
+                      (vin.mask ? CLS_CF_MASK : 0) | (out ? 0 : CLS_CF_NOY);
         for (size_t e = 0; e < ne; e++) {
             w.prm[e] = w.L[e];
             w.prm[ne + e] = w.H[e];
@@ -641,14 +645,16 @@ cls_status cls_clean_data(cls_context *ctx, const cls_clean *c, cls_scope scope,
     if (!ctx->usable) return cls_fail(ctx, CLS_E_ARG, "the context failed to initialise: %s", ctx->err);
     if (!c) return cls_fail(ctx, CLS_E_ARG, "cls_clean_data: NULL cleaning options");
     if ((unsigned)scope > CLS_SCOPE_BATCH) return cls_fail(ctx, CLS_E_ARG, "cls_clean_data: unknown scope");
-    cls_status st = check_arrays(ctx, in, out, 0, scope);
+    if (!out && !c->mask_out) return cls_fail(ctx, CLS_E_ARG, "cls_clean_data: NULL out and no mask_out");
+    /* out NULL: the mask (and the per-column outputs) alone */
+    cls_status st = check_arrays(ctx, in, out ? out : in, 0, scope);
     copts o;
-    if (st == CLS_OK) st = resolve(ctx, c, &o);
+    if (st == CLS_OK) st = resolve(ctx, c, &o, 1);
     if (st != CLS_OK) return st;
     /* imputation alone by the mean or a constant: the engine's one pass
      * (the cleaning stage's two passes took 3.4-5.5x a scaler pass) */
     cls_pipeline alone = {.scaler = CLS_NONE, .scope = scope, .clean = c};
-    if (cls_impute_fusable(ctx, &alone)) return cls_impute_fused(ctx, &alone, in, out, NULL);
+    if (!c->mask_out && cls_impute_fusable(ctx, &alone)) return cls_impute_fused(ctx, &alone, in, out, NULL);
     int fused;
     return clean_run(ctx, c, &o, scope, in, out, NULL, NULL, &fused, NULL, NULL);
 }
@@ -666,7 +672,7 @@ static cls_status check_combined(cls_context *ctx, const cls_clean *c, cls_scope
     else if (!c) st = cls_fail(ctx, CLS_E_ARG, "cleaning across processes: NULL cleaning options");
     else if ((unsigned)scope > CLS_SCOPE_BATCH) st = cls_fail(ctx, CLS_E_ARG, "cleaning: unknown scope");
     if (st == CLS_OK) st = check_arrays(ctx, in, out, 1, scope);
-    if (st == CLS_OK) st = resolve(ctx, c, o);
+    if (st == CLS_OK) st = resolve(ctx, c, o, 0);
     if (st == CLS_OK && o->impute == CLS_IMPUTE_MOST_FREQUENT)
         st = cls_fail(ctx, CLS_E_UNSUPPORTED, "cleaning across processes: most_frequent imputation needs every "
                       "value of a column in one process (counts do not give it); use mean, median or constant");
@@ -723,7 +729,7 @@ cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_
         return cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: unknown scaler %d", (int)p->scaler);
     cls_status st = check_arrays(ctx, in, out, 0, p->scope);
     copts o;
-    if (st == CLS_OK) st = resolve(ctx, p->clean, &o);
+    if (st == CLS_OK) st = resolve(ctx, p->clean, &o, 0);
     if (st != CLS_OK) return st;
     /* imputation alone ahead of a one-pass scaler: the engine's one pass */
     if (cls_impute_fusable(ctx, p)) return cls_impute_fused(ctx, p, in, out, fitted);
@@ -744,7 +750,7 @@ static cls_status clean_stream(cls_context *ctx, const cls_pipeline *p, const cl
 {
     if (fitted) *fitted = NULL;
     copts o;
-    cls_status st = p->clean ? resolve(ctx, p->clean, &o) : cls_fail(ctx, CLS_E_ARG, "cleaning: no cleaning stage");
+    cls_status st = p->clean ? resolve(ctx, p->clean, &o, 0) : cls_fail(ctx, CLS_E_ARG, "cleaning: no cleaning stage");
     const cls_scaler_desc *d = cls_scaler_get(p->scaler);
     int can_fuse = st == CLS_OK && d && !(d->needs & CLS_NEED_QUANTILES) && !p->factors && !(o.clip && o.clamp);
     if (st == CLS_OK && o.impute == CLS_IMPUTE_MOST_FREQUENT)

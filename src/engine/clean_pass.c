@@ -289,7 +289,8 @@ static cls_status apply_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
     cunit c = unit_of(v, &s->p, u);
     size_t C = v->C, es = v->dtype == CLS_F64 ? 8 : 4, ne = (size_t)c.ng * C, e0 = (size_t)c.g0 * C;
     size_t total = (size_t)v->G * C;
-    cl_mem m[4] = {0};
+    cl_mem m[5] = {0}; /* x, y, -, params, mask */
+    int wy = !(s->flags & CLS_CF_NOY), wm = (s->flags & CLS_CF_MASK) != 0;
     double *planes = malloc(7 * ne * sizeof *planes);
     void *prm = NULL;
     cls_kargs a = {ctx, d, NULL, 0, v->dtype, CLS_OK};
@@ -301,11 +302,13 @@ static cls_status apply_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
         if (!prm) st = cls_fail(ctx, CLS_E_NOMEM, "out of memory");
     }
     if (st == CLS_OK) st = cls_kernel_get(ctx, d, CLS_K_CLEAN_APPLY, v->dtype, 0, &a.k, &local, NULL);
-    if (st == CLS_OK) st = io_buffers(ctx, d, v, &c, 1, m);
+    if (st == CLS_OK) st = io_buffers(ctx, d, v, &c, wy, m);
     if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_READ_ONLY, 7 * ne * es, prm, &m[3]);
+    if (st == CLS_OK && wm) st = cls_pass_output(ctx, d, v->mask + c.off, c.elems, &m[4]);
     if (st == CLS_OK) {
         cls_karg_mem(&a, m[0]);
-        cls_karg_mem(&a, m[1]);
+        cls_karg_mem(&a, wy ? m[1] : m[0]);
+        cls_karg_mem(&a, wm ? m[4] : m[0]);
         cls_karg_u32(&a, v->C);
         cls_karg_u32(&a, c.ng);
         cls_karg_u64(&a, c.urows);
@@ -319,8 +322,9 @@ static cls_status apply_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
         tiles(C, group_size(local), &lx, &ly);
         st = cls_pass_launch_tiles(&a, lx, ly, C, (size_t)(c.ng * c.urows));
     }
-    if (st == CLS_OK) st = finish_out(ctx, d, v, &c, m[1]);
-    release(m, 4);
+    if (st == CLS_OK && wy) st = finish_out(ctx, d, v, &c, m[1]);
+    if (st == CLS_OK && wm) st = cls_pass_output_back(ctx, d, m[4], v->mask + c.off, c.elems);
+    release(m, 5);
     free(planes);
     free(prm);
     return st;

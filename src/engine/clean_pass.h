@@ -17,16 +17,21 @@
 #define CLS_CF_FILL   16u
 #define CLS_CF_SCALE  32u
 #define CLS_CF_RCLIP  64u
+#define CLS_CF_MASK   128u
+#define CLS_CF_NOY    256u
 
 /* The data as statistics groups: group g is rows [g * Rg, (g + 1) * Rg) of
  * a (G * Rg) x C row-major matrix at x; y, when not NULL, is where a pass
- * writes (same shape; may be x). */
+ * writes (same shape; may be x); mask, when not NULL, a byte per value
+ * (same layout) that the writing pass sets to 1 where the value is
+ * missing or clipped, else 0 (cls_clean.mask_out). */
 typedef struct cls_cview {
     const char *x;
     char       *y;
     cls_dtype   dtype;
     uint64_t    G, Rg;
     size_t      C;
+    uint8_t    *mask;
 } cls_cview;
 
 /* Per entry (group * C + column), float64: what the moments pass found. */
@@ -48,7 +53,8 @@ cls_status cls_clean_moments(cls_context *ctx, const cls_cview *v, unsigned flag
  * the caller's. */
 void cls_cmoments_fold(cls_cmoments *m, size_t e, uint64_t n, double mean, double m2, double mn, double mx);
 
-/* cls_clean_apply(): y = the cleaned x. prm holds 7 planes of G * C
+/* cls_clean_apply(): y = the cleaned x (not with CLS_CF_NOY), and with
+ * CLS_CF_MASK the mask (v->mask). prm holds 7 planes of G * C
  * doubles (lower bound, upper bound, fill, shift high, shift low,
  * multiplier, offset; cl/clean.cl); rlo, rhi the min-max clamp range. */
 cls_status cls_clean_apply(cls_context *ctx, const cls_cview *v, unsigned flags, double sent, const double *prm,

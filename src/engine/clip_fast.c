@@ -23,6 +23,7 @@
 #define CLS_XF_MAD   4u
 #define CLS_XF_CLAMP 8u
 #define CLS_XF_WRITE 16u
+#define CLS_XF_MASK  32u
 #define CLS_XF_FILL_SHIFT 8
 #define CLS_XF_STAGE_SHIFT 12
 
@@ -92,7 +93,7 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
     int k = loc ? (v->Rg <= 32 ? CLS_K_CLIP32L : CLS_K_CLIP64L) : (v->Rg <= 32 ? CLS_K_CLIP32 : CLS_K_CLIP64);
     /* st's planes in the kernels' ACC: float64 where the device has it */
     size_t as = v->dtype == CLS_F64 || d->info.fp64 ? 8 : 4;
-    cl_mem m[5] = {0}; /* input (in place: a second reference to the output), output, sigmas, st, cn */
+    cl_mem m[6] = {0}; /* input (in place: a second reference to the output), output, sigmas, st, cn, mask */
     void *stp = NULL, *cnp = NULL; /* st and cn, mapped */
     cls_kargs a = {ctx, d, NULL, 0, v->dtype, CLS_OK};
     size_t local = 0;
@@ -111,6 +112,7 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
         st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, bytes, NULL, &m[1]);
     }
     if (st == CLS_OK && !m[0]) st = cls_pass_input(ctx, d, xp, bytes, &m[0]);
+    if (st == CLS_OK && v->mask) st = cls_pass_output(ctx, d, v->mask + off, bytes / es, &m[5]);
     if (st == CLS_OK) {
         /* the sigmas in the kernel's accumulator type: double where the
          * device has it (clip.cl's ACC) */
@@ -123,7 +125,7 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
     if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, 3 * ne * 4, NULL, &m[4]);
     if (st == CLS_OK) {
         unsigned fl = (o->has_sent ? CLS_XF_SENT : 0) | (o->center_mean ? CLS_XF_MEAN : 0) |
-                      (o->mad ? CLS_XF_MAD : 0) | (o->clamp ? CLS_XF_CLAMP : 0) | (o->write ? CLS_XF_WRITE : 0) |
+                      (o->mad ? CLS_XF_MAD : 0) | (o->clamp ? CLS_XF_CLAMP : 0) | (o->write ? CLS_XF_WRITE : 0) | (v->mask ? CLS_XF_MASK : 0) |
                       ((unsigned)o->fill << CLS_XF_FILL_SHIFT);
 #if CLS_BENCH_STAGES
         /* a bench build only (meson -Dbench_stages=true, for
@@ -135,6 +137,7 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
 #endif
         cls_karg_mem(&a, m[0]);
         cls_karg_mem(&a, o->write ? m[1] : m[0]);
+        cls_karg_mem(&a, v->mask ? m[5] : m[0]);
         cls_karg_u32(&a, C);
         cls_karg_u32(&a, v->Rg);
         cls_karg_u32(&a, ng);
@@ -161,6 +164,7 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
         e = clEnqueueReadBuffer(d->q[0], m[1], CL_TRUE, 0, bytes, yp, 0, NULL, NULL);
         if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "clEnqueueReadBuffer(output)", e);
     }
+    if (st == CLS_OK && v->mask) st = cls_pass_output_back(ctx, d, m[5], v->mask + off, bytes / es);
     /* the statistics mapped, not read into fresh host memory (on a CPU
      * device no copy at all) */
     if (st == CLS_OK) st = cls_pass_map(ctx, d, m[3], 8 * ne * as, &stp);
@@ -189,7 +193,7 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
     }
     st = cls_pass_unmap(ctx, d, m[3], stp, st);
     st = cls_pass_unmap(ctx, d, m[4], cnp, st);
-    release(m, 5);
+    release(m, 6);
     return st;
 }
 

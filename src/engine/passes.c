@@ -129,6 +129,22 @@ cls_status cls_pass_input(cls_context *ctx, cls_dev *dev, const void *p, size_t 
     return CLS_OK;
 }
 
+cls_status cls_pass_output(cls_context *ctx, cls_dev *dev, void *p, size_t bytes, cl_mem *out)
+{
+    if (!dev->zero_copy) return cls_pass_buffer(ctx, dev, CL_MEM_WRITE_ONLY, bytes, NULL, out);
+    cl_int e;
+    *out = clCreateBuffer(dev->cl, CL_MEM_WRITE_ONLY | CL_MEM_USE_HOST_PTR, bytes ? bytes : 1, p, &e);
+    if (e != CL_SUCCESS) return cls_fail_cl(ctx, dev, "clCreateBuffer(output)", e);
+    return CLS_OK;
+}
+
+cls_status cls_pass_output_back(cls_context *ctx, cls_dev *dev, cl_mem m, void *p, size_t bytes)
+{
+    if (dev->zero_copy || !bytes) return CLS_OK;
+    CL_TRY(ctx, dev, clEnqueueReadBuffer(dev->q[0], m, CL_TRUE, 0, bytes, p, 0, NULL, NULL));
+    return CLS_OK;
+}
+
 cls_status cls_pass_buffer(cls_context *ctx, cls_dev *dev, cl_mem_flags flags, size_t bytes, const void *init,
                            cl_mem *out)
 {

@@ -24,6 +24,12 @@ cls_status cls_passes_run(cls_context *ctx, cls_dtype t, size_t n, cls_unit_fn f
 /* A read-only buffer over host memory [p, p + bytes) for dev: the memory
  * itself where the device reads host memory in place, else a copy. */
 cls_status cls_pass_input(cls_context *ctx, cls_dev *dev, const void *p, size_t bytes, cl_mem *out);
+/* A buffer a kernel writes that ends in host memory [p, p + bytes): the
+ * memory itself where the device shares host memory, else a device buffer
+ * that cls_pass_output_back() reads into p (blocking; nothing to do on a
+ * device that shares host memory). */
+cls_status cls_pass_output(cls_context *ctx, cls_dev *dev, void *p, size_t bytes, cl_mem *out);
+cls_status cls_pass_output_back(cls_context *ctx, cls_dev *dev, cl_mem m, void *p, size_t bytes);
 /* A device buffer of `bytes` (at least 1), initialised from `init` when not NULL. */
 cls_status cls_pass_buffer(cls_context *ctx, cls_dev *dev, cl_mem_flags flags, size_t bytes, const void *init,
                            cl_mem *out);

@@ -22,20 +22,49 @@ typedef struct {
 static cls_status run_clean(cls_context *ctx, void *arg)
 {
     clean_call *k = arg;
-    return cls_clean_data(ctx, &k->c, k->scope, &k->x, &k->y);
+    return cls_clean_data(ctx, &k->c, k->scope, &k->x, k->y.data ? &k->y : NULL);
+}
+
+/* mask: a writable C-contiguous bool or uint8 array of x's size (the
+ * library writes 0 or 1, valid bools) */
+static int mask_array(PyObject *obj, const cls_array *x, uint8_t **out)
+{
+    if (!PyArray_Check(obj)) {
+        PyErr_SetString(PyExc_TypeError, "mask must be a numpy array");
+        return -1;
+    }
+    PyArrayObject *a = (PyArrayObject *)obj;
+    int t = PyArray_TYPE(a);
+    if ((t != NPY_BOOL && t != NPY_UINT8) || !PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISWRITEABLE(a)) {
+        PyErr_SetString(PyExc_ValueError, "mask must be a writable C-contiguous bool or uint8 array");
+        return -1;
+    }
+    if ((size_t)PyArray_SIZE(a) != x->batch * x->rows * x->cols) {
+        PyErr_SetString(PyExc_ValueError, "mask must have as many elements as x");
+        return -1;
+    }
+    *out = PyArray_DATA(a);
+    return 0;
 }
 
 PyObject *clsext_clean(PyObject *self, PyObject *args, PyObject *kwds)
 {
     (void)self;
-    PyObject *ctx, *x, *out;
-    if (!PyArg_ParseTuple(args, "OOO:clean", &ctx, &x, &out)) return NULL;
+    PyObject *ctx, *x, *out, *mask = Py_None;
+    if (!PyArg_ParseTuple(args, "OOO|O:clean", &ctx, &x, &out, &mask)) return NULL;
     clean_call k;
     memset(&k, 0, sizeof k);
     int scope = CLS_SCOPE_MATRIX;
     if (clsext_clean_options(kwds, &k.c, &scope) < 0) return NULL;
     k.scope = (cls_scope)scope;
-    if (clsext_data_array(x, "x", 0, &k.x) < 0 || clsext_data_array(out, "out", 1, &k.y) < 0) return NULL;
+    /* out None with a mask: the mask alone */
+    if (clsext_data_array(x, "x", 0, &k.x) < 0) return NULL;
+    if (mask != Py_None && mask_array(mask, &k.x, &k.c.mask_out) < 0) return NULL;
+    if (out == Py_None && mask == Py_None) {
+        PyErr_SetString(PyExc_ValueError, "clean: out is None and no mask");
+        return NULL;
+    }
+    if (out != Py_None && clsext_data_array(out, "out", 1, &k.y) < 0) return NULL;
     cls_clean *c = &k.c;
     npy_intp dims[2] = {scope == CLS_SCOPE_BATCH ? 1 : (npy_intp)k.x.batch, (npy_intp)k.x.cols};
     PyObject *am = PyArray_SimpleNew(2, dims, NPY_UINT64), *ac = PyArray_SimpleNew(2, dims, NPY_UINT64),
