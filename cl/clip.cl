@@ -45,6 +45,7 @@
 #define CLS_XF_CLAMP  8u   /* clipped values take the nearest bound (else NaN) */
 #define CLS_XF_WRITE  16u  /* write y */
 #define CLS_XF_MASK   32u  /* write mk: 1 where missing or clipped */
+#define CLS_XF_MOMENTS 64u /* the moments of the values kept are read: sum them in row order */
 #define CLS_XF_FILL_SHIFT 8 /* bits 8..10: 0 none, 1 mean, 2 median, 3 most frequent, 4 constant */
 /* bits 12..13, for clip_fast.c's CLSCALE_CLIP_STAGE (benches only): 1 load
  * and store only, 2 also the sort, 3 also the sums and the moments (no
@@ -314,8 +315,9 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, __global uchar 
         n = nf;
         if (pre && any(moved)) X_SUMS(moved);
     }
-    /* The moments of the values kept. Where someone reads them (a scaler
-     * follows: no output written here; or the fill value is their mean),
+    /* The moments of the values kept. Where someone reads them
+     * (CLS_XF_MOMENTS: a scaler follows, or cls_clean's mean_out; or the
+     * fill value is their mean),
      * summed in row order as the multi-pass path sums them, in a pass of
      * their own (the work-item's rows are still in the cache): equal bit
      * for bit. Else (clean.c then reads only the count) from the sorted
@@ -323,7 +325,7 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, __global uchar 
     uint fm = (flags >> CLS_XF_FILL_SHIFT) & 7u;
     int wr = (flags & CLS_XF_WRITE) != 0;
     int wm = (flags & CLS_XF_MASK) != 0;
-    int sep = pre && ((!wr && !wm) || fm == 1);
+    int sep = pre && ((flags & CLS_XF_MOMENTS) || fm == 1);
     RV K = 0, mn = INFINITY, mx = -INFINITY;
     AV s1 = 0, s2 = 0, rel = 0, m2 = 0;
     IV nk = n;
@@ -410,5 +412,6 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, __global uchar 
 #undef CLS_XF_CLAMP
 #undef CLS_XF_WRITE
 #undef CLS_XF_MASK
+#undef CLS_XF_MOMENTS
 #undef CLS_XF_FILL_SHIFT
 #undef CLS_XF_STAGE_SHIFT

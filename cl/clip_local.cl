@@ -51,6 +51,7 @@
 #define XF_CLAMP  8u
 #define XF_WRITE  16u
 #define XF_MASK   32u /* write mk: 1 where missing or clipped */
+#define XF_MOMENTS 64u /* the moments of the values kept are read: sum them in row order */
 #define XF_FILL_SHIFT 8
 #define XF_STAGE_SHIFT 12
 
@@ -251,7 +252,7 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, __global uchar 
     uint fm = (flags >> XF_FILL_SHIFT) & 7u;
     int wr = (flags & XF_WRITE) != 0;
     int wm = (flags & XF_MASK) != 0;
-    int sep = pre && ((!wr && !wm) || fm == 1);
+    int sep = pre && ((flags & XF_MOMENTS) || fm == 1);
     /* (sums in ACC, as clean.cl's CACC) */
     REAL K = 0, mn = INFINITY, mx = -INFINITY;
     ACC s1 = 0, s2 = 0, rel = 0, m2 = 0;
@@ -351,6 +352,7 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, __global uchar 
 #undef XF_CLAMP
 #undef XF_WRITE
 #undef XF_MASK
+#undef XF_MOMENTS
 #undef XF_FILL_SHIFT
 #undef XF_STAGE_SHIFT
 #undef LW

@@ -306,14 +306,18 @@ typedef struct cls_clean {
                                               return_bounds; the data's type, as numpy's);
                                               NaN where nothing was left to compute them
                                               from; -Inf and +Inf without clipping */
-    uint8_t        *mask_out;          /* cls_clean_data() only; NULL, or: one byte per value
-                                          of the input, in its layout: 1 where the value is
-                                          missing or clipped (astropy's sigma_clip mask),
-                                          else 0 */
+    /* cls_clean_data() only: */
+    uint8_t        *mask_out;          /* NULL, or: one byte per value of the input, in its
+                                          layout: 1 where the value is missing or clipped
+                                          (astropy's sigma_clip mask), else 0 */
+    double         *mean_out, *m2_out; /* NULL, or: the mean of the values kept and the sum
+                                          of their squared deviations from it (a std of
+                                          ddof d is sqrt(m2 / (kept - d)), kept = rows -
+                                          missing - clipped); NaN where none is kept */
 } cls_clean;
 
-/* cls_clean_data() : cleans `in` into `out` (which may be `in`; NULL when
- * c->mask_out is not: the mask and the per-column outputs alone) as `c` says,
+/* cls_clean_data() : cleans `in` into `out` (which may be `in`, or NULL:
+ * then only the mask and the per-column outputs are written) as `c` says,
  * per statistics group of `scope`, on the devices: one pass counts the
  * missing values and the moments of the rest; each clipping iteration is
  * one pass (plus the counting passes of cls_quantiles for a median or

@@ -99,12 +99,17 @@ static void check(cls_context *ctx, const cls_array *x, cls_scope scope, cls_cle
         if (o.sigma <= 0 && !(lo[e] == -INFINITY && hi[e] == INFINITY))
             fail_msg("%s: entry %zu: bounds %g %g without clipping", label, e, lo[e], hi[e]);
     }
-    /* mask_out alone (no output): 1 where missing or outside those bounds */
+    /* no output (out NULL): mask_out, 1 where missing or outside those
+     * bounds, and the moments of the values kept (mean_out, m2_out)
+     * against a two-pass float64 reference over the same values */
     if (scaler == CLS_NONE) {
         uint8_t *mask = malloc(n);
+        double *mean = malloc(ne * sizeof *mean), *m2 = malloc(ne * sizeof *m2);
         memset(mask, 7, n);
         cls_clean k = o;
         k.mask_out = mask;
+        k.mean_out = mean;
+        k.m2_out = m2;
         k.missing_out = k.clipped_out = NULL;
         k.lower_out = k.upper_out = NULL;
         st = cls_clean_data(ctx, &k, scope, x, NULL);
@@ -117,7 +122,33 @@ static void check(cls_context *ctx, const cls_array *x, cls_scope scope, cls_cle
                 fail_msg("%s: mask element %zu (%.17g in [%.17g, %.17g]): %u, want %d", label, i, v, lo[e], hi[e],
                          mask[i], want_m);
         }
+        /* float32 data summed in float32 where the device lacks float64 */
+        double mtol = x->dtype == CLS_F64 ? 1e-12 : 1e-5;
+        for (size_t e = 0; e < ne; e++) {
+            size_t base = (e / C) * R * C + e % C, kept = 0;
+            double sum = 0, dev = 0;
+            for (size_t r = 0; r < R; r++)
+                if (!mask[base + r * C]) {
+                    kept++;
+                    sum += cref_get(x, base + r * C);
+                }
+            double wm = kept ? sum / (double)kept : NAN;
+            for (size_t r = 0; r < R; r++)
+                if (!mask[base + r * C]) dev += (cref_get(x, base + r * C) - wm) * (cref_get(x, base + r * C) - wm);
+            double wm2 = kept ? dev : NAN;
+            /* m2 against the spread's scale: the sums are shifted, not centred */
+            double scale = kept ? fmax(1, wm * wm * (double)kept) : 1;
+            if (kept != R - miss[e] - clip[e])
+                fail_msg("%s: entry %zu: %zu kept by the mask, counts say %llu", label, e, kept,
+                         (unsigned long long)(R - miss[e] - clip[e]));
+            if (!(isnan(mean[e]) && isnan(wm)) && !(fabs(mean[e] - wm) <= mtol * fmax(1, fabs(wm))))
+                fail_msg("%s: entry %zu: mean %.17g, want %.17g", label, e, mean[e], wm);
+            if (!(isnan(m2[e]) && isnan(wm2)) && !(fabs(m2[e] - wm2) <= mtol * fmax(wm2, scale)))
+                fail_msg("%s: entry %zu: m2 %.17g, want %.17g", label, e, m2[e], wm2);
+        }
         free(mask);
+        free(mean);
+        free(m2);
     }
     ref_free(&y);
     free(lo);
@@ -276,16 +307,20 @@ static void bad_arguments_leave_out_untouched(void **state)
         assert_int_equal(cls_fit_transform(ctx, &p, &x, &y, NULL), CLS_E_ARG);
         assert_memory_equal(y.data, before.data, bytes);
     }
-    /* no output at all; a mask is cls_clean_data's alone */
-    cls_clean clip = {.sigma = 3};
-    assert_int_equal(cls_clean_data(ctx, &clip, CLS_SCOPE_MATRIX, &x, NULL), CLS_E_ARG);
+    /* the mask and the kept values' moments are cls_clean_data's alone: a
+     * pipeline refuses them, also with nothing else to clean */
     uint8_t mask[80];
+    double mean[8];
     memset(mask, 7, sizeof mask);
-    clip.mask_out = mask;
-    cls_pipeline pm = {.scaler = CLS_ZSCORE, .clean = &clip};
-    assert_int_equal(cls_fit_transform(ctx, &pm, &x, &y, NULL), CLS_E_ARG);
-    assert_non_null(strstr(cls_last_error(ctx), "mask_out"));
-    assert_memory_equal(y.data, before.data, bytes);
+    for (int i = 0; i < 3; i++) {
+        cls_clean only = {.sigma = i == 1 ? 3 : 0, .impute = i == 2 ? CLS_IMPUTE_MEAN : CLS_IMPUTE_NONE};
+        if (i == 0) only.mask_out = mask;
+        else only.mean_out = mean;
+        cls_pipeline pm = {.scaler = CLS_ZSCORE, .clean = &only};
+        assert_int_equal(cls_fit_transform(ctx, &pm, &x, &y, NULL), CLS_E_ARG);
+        assert_non_null(strstr(cls_last_error(ctx), "mask_out"));
+        assert_memory_equal(y.data, before.data, bytes);
+    }
     for (size_t i = 0; i < sizeof mask; i++) assert_int_equal(mask[i], 7);
     /* cleaning belongs to cls_fit_transform */
     cls_clean ok = {.impute = CLS_IMPUTE_MEAN};

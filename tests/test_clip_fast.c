@@ -88,7 +88,7 @@ static int all_fp64(cls_context *ctx)
  * must stay f's; against the values outside f's bounds, which the checks
  * below tie to the reference. */
 static size_t check_mask(cls_context *ctx, const cls_array *x, cls_scope scope, cls_clean o, int multipass,
-                         const result *f, const char *label)
+                         const result *f, double *mean, double *m2, const char *label)
 {
     size_t G = cref_groups(x, scope), C = x->cols, R = cref_group_rows(x, scope), n = x->batch * x->rows * C;
     size_t ne = G * C, es = x->dtype == CLS_F64 ? 8 : 4, bad = 0;
@@ -99,6 +99,10 @@ static size_t check_mask(cls_context *ctx, const cls_array *x, cls_scope scope, 
         memset(mask, 7, n);
         k.mask_out = mask;
         k.clipped_out = clip;
+        /* the moments of the values kept, with no output written (the
+         * one-pass kernel sums them in row order then) */
+        k.mean_out = both ? NULL : mean;
+        k.m2_out = both ? NULL : m2;
         cls_array y = both ? make_out(x) : (cls_array){0};
         if (multipass) setenv("CLSCALE_CLIP_MULTIPASS", "1", 1);
         cls_status st = cls_clean_data(ctx, &k, scope, x, both ? &y : NULL);
@@ -169,7 +173,9 @@ static void check(cls_context *ctx, const cls_array *x, cls_scope scope, cls_cle
                    (unsigned long long)out, f.lo[e], f.hi[e], (unsigned long long)f.clip[e]);
     }
     if (bad) fail_msg("%s: %zu differences from the reference", label, bad);
-    bad = check_mask(ctx, x, scope, o, 0, &f, label);
+    double *fmean = malloc(ne * sizeof *fmean), *fm2 = malloc(ne * sizeof *fm2);
+    double *mmean = malloc(ne * sizeof *mmean), *mm2 = malloc(ne * sizeof *mm2);
+    bad = check_mask(ctx, x, scope, o, 0, &f, fmean, fm2, label);
     if (bad) fail_msg("%s: %zu differences in the mask (one pass)", label, bad);
     /* the multi-pass path: the same bits */
     if (x->dtype == CLS_F64 || all_fp64(ctx)) {
@@ -203,7 +209,12 @@ static void check(cls_context *ctx, const cls_array *x, cls_scope scope, cls_cle
             }
         if (f.iters != m.iters && bad++ < 10)
             printf("# %s: iterations %u, multi-pass %u\n", label, f.iters, m.iters);
-        bad += check_mask(ctx, x, scope, o, 1, &m, label);
+        bad += check_mask(ctx, x, scope, o, 1, &m, mmean, mm2, label);
+        /* mean_out, m2_out: the same bits on both paths */
+        for (size_t e = 0; e < ne; e++)
+            if ((!same(fmean[e], mmean[e]) || !same(fm2[e], mm2[e])) && bad++ < 10)
+                printf("# %s: entry %zu: one pass mean %.17g m2 %.17g, multi-pass %.17g %.17g\n", label, e,
+                       fmean[e], fm2[e], mmean[e], mm2[e]);
         result_free(&m);
         if (bad) fail_msg("%s: %zu differences from the multi-pass path (or its mask)", label, bad);
     }
@@ -211,6 +222,10 @@ static void check(cls_context *ctx, const cls_array *x, cls_scope scope, cls_cle
     free(want);
     free(wmiss);
     free(wclip);
+    free(fmean);
+    free(fm2);
+    free(mmean);
+    free(mm2);
 }
 
 static size_t cols(void) { return test_suite_is("rusticl") ? 21 : 37; }

@@ -102,7 +102,7 @@ class SimpleImputer(TransformerMixin, BaseEstimator):
 
     def _clean(self, X, Y):
         with context(check_selector(self.devices)) as ctx:
-            missing, _, fill, _, _, _ = _clscale.clean(ctx, X, Y, **self._opts())
+            missing, _, fill, _, _, _, _, _ = _clscale.clean(ctx, X, Y, **self._opts())
         self.statistics_ = fill[0] if X.ndim == 2 else fill
         self.n_features_in_ = X.shape[-1]
         return missing, fill
@@ -189,7 +189,7 @@ class SigmaClip(TransformerMixin, BaseEstimator):
 
     def _clip_into(self, X, Y):
         with context(check_selector(self.devices)) as ctx:
-            _, clipped, _, iters, _, _ = _clscale.clean(ctx, X, Y, **self._opts())
+            _, clipped, _, iters, _, _, _, _ = _clscale.clean(ctx, X, Y, **self._opts())
         self._set_clipped(X.ndim, clipped, iters)
 
     def _set_clipped(self, ndim, clipped, iters):

@@ -200,22 +200,9 @@ def nanmedian(a, axis=None, *, keepdims=False, devices=None):
     return out if out.ndim else out[()]
 
 
-def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, cenfunc="median",
-               stdfunc="std", axis=None, masked=True, return_bounds=False, copy=True, grow=False,
-               devices=None):
-    """astropy.stats.sigma_clip on the devices, for cenfunc "median" or
-    "mean" and stdfunc "std" or "mad_std" (astropy's fast path): values
-    beyond sigma_lower / sigma_upper spreads from the centre of the values
-    kept are clipped, iteration after iteration, until none is or maxiters
-    iterations ran (None: until none is); the values clipped in the end
-    are those outside the last bounds; NaN and +-Inf are masked too.
-    masked=True returns a numpy.ma.MaskedArray over the data (copied unless
-    copy=False), masked=False an array with NaN where masked (float64 when
-    copied, as astropy's; in place with copy=False), or with axis=None the
-    values kept, flattened, in the data's type (as astropy's);
-    return_bounds adds the last bounds (float64; per column of the kept
-    axes). Masked input: its masked values are left out."""
-    devices = check_selector(devices)
+def _clip_options(sigma, sigma_lower, sigma_upper, maxiters, cenfunc, stdfunc, grow):
+    """astropy's clipping arguments, checked, as the extension's clean()
+    takes them."""
     if grow not in (False, None, 0):
         raise ValueError("grow is not supported (astropy's sigma_clip has it)")
     if cenfunc not in ("median", "mean"):
@@ -235,6 +222,27 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
         iters = max(int(maxiters), 1)  # astropy's fast path computes bounds at least once
     else:
         raise ValueError(f"maxiters must be None or an integer >= 0, got {maxiters!r}")
+    return dict(sigma=slo, sigma_lower=slo, sigma_upper=shi, maxiters=iters, center=int(cenfunc == "mean"),
+                spread=int(stdfunc == "mad_std"))
+
+
+def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, cenfunc="median",
+               stdfunc="std", axis=None, masked=True, return_bounds=False, copy=True, grow=False,
+               devices=None):
+    """astropy.stats.sigma_clip on the devices, for cenfunc "median" or
+    "mean" and stdfunc "std" or "mad_std" (astropy's fast path): values
+    beyond sigma_lower / sigma_upper spreads from the centre of the values
+    kept are clipped, iteration after iteration, until none is or maxiters
+    iterations ran (None: until none is); the values clipped in the end
+    are those outside the last bounds; NaN and +-Inf are masked too.
+    masked=True returns a numpy.ma.MaskedArray over the data (copied unless
+    copy=False), masked=False an array with NaN where masked (float64 when
+    copied, as astropy's; in place with copy=False), or with axis=None the
+    values kept, flattened, in the data's type (as astropy's);
+    return_bounds adds the last bounds (float64; per column of the kept
+    axes). Masked input: its masked values are left out."""
+    devices = check_selector(devices)
+    clip = _clip_options(sigma, sigma_lower, sigma_upper, maxiters, cenfunc, stdfunc, grow)
     arr = np.asanyarray(data)
     inmask = None
     if isinstance(arr, np.ma.MaskedArray):
@@ -268,9 +276,7 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     data = _Beside(np.copy, arr) if masked and copy else None
     if m.size:
         with context(devices) as ctx:
-            _, _, _, _, lo, hi = _clscale.clean(ctx, m, y, bad, scope=_clscale.SCOPE_MATRIX, sigma=slo,
-                                                sigma_lower=slo, sigma_upper=shi, maxiters=iters,
-                                                center=int(cenfunc == "mean"), spread=int(stdfunc == "mad_std"))
+            _, _, _, _, lo, hi, _, _ = _clscale.clean(ctx, m, y, bad, scope=_clscale.SCOPE_MATRIX, **clip)
     else:
         lo = hi = np.full((m.shape[0], m.shape[2]), np.nan)
     if want_y:
@@ -320,6 +326,50 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     return result, lo, hi
 
 
+_IMPUTE_MEDIAN = 2  # cls_impute's CLS_IMPUTE_MEDIAN
+
+
+def _clipped_stats(data, sigma, sigma_lower, sigma_upper, maxiters, cenfunc, stdfunc, std_ddof, axis, grow,
+                   devices):
+    """sigma_clipped_stats in one library call, or None where it cannot
+    be: the clipping's own statistics of the values kept (cls_clean's
+    mean_out, m2_out, and the median as a median imputation's fill value),
+    nothing written back. Over float64 values, as astropy's copy (integers
+    and float32 converted); not for the flattened float32 case (astropy's
+    statistics are float32 there) nor on devices without float64."""
+    clip = _clip_options(sigma, sigma_lower, sigma_upper, maxiters, cenfunc, stdfunc, grow)
+    arr = np.asanyarray(data)
+    inmask = None
+    if isinstance(arr, np.ma.MaskedArray):
+        inmask = np.ma.getmaskarray(arr)
+        arr = np.ma.getdata(arr)
+    if arr.ndim == 0 or arr.size == 0 or arr.dtype.kind not in "biuf" or arr.dtype == np.float16:
+        return None
+    if axis is None and arr.dtype == np.float32:
+        return None
+    with context(devices) as ctx:
+        if not all(d["fp64"] for d in ctx.devices()):
+            return None
+        x = arr.astype(np.float64, copy=False)
+        if inmask is not None and inmask.any():
+            x = np.where(inmask, np.nan, x)
+        axes = _axes(x.ndim, axis)
+        m, shape = _blocks(x, axes)
+        missing, clipped, med, _, _, _, mean, m2 = _clscale.clean(ctx, m, None, None, True,
+                                                                   scope=_clscale.SCOPE_MATRIX,
+                                                                   impute=_IMPUTE_MEDIAN, **clip)
+    n = (m.shape[1] - missing - clipped).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(n > 0, mean, np.nan)
+        std = np.where(n > std_ddof, np.sqrt(m2 / (n - std_ddof)), np.nan)
+    if np.isnan(mean).any() or np.isnan(std).any():
+        warnings.warn("Mean of empty slice" if np.isnan(mean).any() else "Degrees of freedom <= 0 for slice.",
+                      RuntimeWarning, stacklevel=3)
+    shape = () if axis is None else shape
+    out = tuple(np.asarray(v, np.float64).reshape(shape) for v in (mean, med, std))
+    return tuple(v if v.ndim else v[()] for v in out)
+
+
 def sigma_clipped_stats(data, mask=None, mask_value=None, sigma=3.0, sigma_lower=None, sigma_upper=None,
                         maxiters=5, cenfunc="median", stdfunc="std", std_ddof=0, axis=None, grow=False,
                         devices=None):
@@ -338,6 +388,11 @@ def sigma_clipped_stats(data, mask=None, mask_value=None, sigma=3.0, sigma_lower
         return np.ma.masked, np.ma.masked, np.ma.masked
     if not (isinstance(std_ddof, numbers.Integral) and std_ddof >= 0):
         raise ValueError(f"std_ddof must be an integer >= 0, got {std_ddof!r}")
+    devices = check_selector(devices)
+    fast = _clipped_stats(data, sigma, sigma_lower, sigma_upper, maxiters, cenfunc, stdfunc, std_ddof, axis,
+                          grow, devices)
+    if fast is not None:
+        return fast
     # astropy's: the values kept, NaN where clipped (float64; with axis=None
     # flattened, NaN-free, in the data's type: float32 statistics then)
     y = sigma_clip(data, sigma=sigma, sigma_lower=sigma_lower, sigma_upper=sigma_upper, maxiters=maxiters,

@@ -239,6 +239,28 @@ def test_sigma_clipped_stats_equal_astropy(dtype, opts):
             np.testing.assert_allclose(g, w, rtol=rtol, atol=0, equal_nan=True)
 
 
+@pytest.mark.fp64
+def test_sigma_clipped_stats_integers_long_columns_and_a_mask():
+    # one library call (the clipping's own statistics): integers as float64, columns of
+    # 300 rows (the counting passes), a mask, mad_std to convergence
+    rng = np.random.default_rng(13)
+    xi = rng.integers(0, 50, (300, 6))
+    xi[::37, 2] = 5000
+    mask = rng.random(xi.shape) < 0.1
+    for x, kw in ((xi, dict(axis=0)), (xi.astype(np.float32), dict(axis=0, mask=mask)),
+                  (xi.astype(np.float64), dict(axis=1, stdfunc="mad_std", maxiters=None, std_ddof=1))):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = astropy_stats.sigma_clipped_stats(x, **kw)
+            got = clscale.sigma_clipped_stats(x, **kw)
+        for k, (g, w) in enumerate(zip(got, want)):
+            assert np.asarray(g).dtype == np.asarray(w).dtype == np.float64
+            if k == 1:
+                np.testing.assert_array_equal(g, w)
+            else:
+                np.testing.assert_allclose(g, w, rtol=1e-12, atol=0, equal_nan=True)
+
+
 def test_sigma_clipped_stats_all_masked():
     x = np.ones((4, 3), np.float32)
     assert clscale.sigma_clipped_stats(x, mask=np.ones(x.shape, bool)) == (np.ma.masked,) * 3

@@ -45,12 +45,12 @@ typedef struct copts {
     int        clamp;
 } copts;
 
-static cls_status resolve(cls_context *ctx, const cls_clean *c, copts *o, int mask_ok)
+static cls_status resolve(cls_context *ctx, const cls_clean *c, copts *o, int data_only)
 {
     memset(o, 0, sizeof *o);
-    if (c->mask_out && !mask_ok)
-        return cls_fail(ctx, CLS_E_ARG, "cleaning: mask_out is for cls_clean_data() alone (this call writes "
-                        "its cleaned values; their NaN are the mask)");
+    if ((c->mask_out || c->mean_out || c->m2_out) && !data_only)
+        return cls_fail(ctx, CLS_E_ARG, "cleaning: mask_out, mean_out and m2_out are for cls_clean_data() alone "
+                        "(this call writes its cleaned values, whose NaN are the mask, and fits their statistics)");
     o->has_sent = c->has_missing_value != 0;
     o->sent = c->missing_value;
     if (o->has_sent && isnan(o->sent))
@@ -85,8 +85,9 @@ static cls_status resolve(cls_context *ctx, const cls_clean *c, copts *o, int ma
 
 static int active(const cls_clean *c)
 {
+    /* the outputs of cls_clean_data() alone count: a pipeline refuses them */
     return c && (c->has_missing_value || c->impute != CLS_IMPUTE_NONE || c->sigma != 0 || c->sigma_lower != 0 ||
-                 c->sigma_upper != 0);
+                 c->sigma_upper != 0 || c->mask_out || c->mean_out || c->m2_out);
 }
 
 /* combined: rows (and, in batch scope, batch) may be 0, data then NULL */
@@ -490,7 +491,7 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
     unsigned iters = 0;
     if (fast) {
         cls_clip_opts xo = {o->has_sent, o->sent, o->slo, o->shi, o->maxiters, o->center_mean, o->mad, o->clamp,
-                            (int)o->impute, o->fill, p == NULL && out};
+                            (int)o->impute, o->fill, p == NULL && out, p || c->mean_out || c->m2_out};
         st = cls_clip_fast(ctx, &vin, &xo, w.n0, &w.m, w.L, w.H, w.fill, &iters);
     }
     unsigned sf = o->has_sent ? CLS_CF_SENT : 0;
@@ -563,8 +564,9 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
     }
     /* every failure so far went through the hooks (combined) */
     int agreed = st != CLS_OK;
-    /* the last pass: clean (and scale) into out (the one-pass clip wrote it unless a scaler follows) */
-    if (st == CLS_OK && !(fast && !p)) {
+    /* the last pass: clean (and scale) into out, and the mask (the one-pass
+     * clip wrote them unless a scaler follows; nothing to write: no pass) */
+    if (st == CLS_OK && !(fast && !p) && (out || vin.mask || p)) {
         unsigned fl = (o->has_sent ? CLS_CF_SENT : 0) | (o->clip ? CLS_CF_BOUNDS : 0) |
                       (o->clip && o->clamp ? CLS_CF_CLAMP : 0) | (o->impute != CLS_IMPUTE_NONE ? CLS_CF_FILL : 0) |
                       (vin.mask ? CLS_CF_MASK : 0) | (out ? 0 : CLS_CF_NOY);
@@ -630,6 +632,9 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
             double lo = o->clip ? w.L[e] : -INFINITY, hi = o->clip ? w.H[e] : INFINITY;
             if (c->lower_out) c->lower_out[e] = in->dtype == CLS_F32 ? (double)(float)lo : lo;
             if (c->upper_out) c->upper_out[e] = in->dtype == CLS_F32 ? (double)(float)hi : hi;
+            /* the moments of the values kept (the last pass's: the kept set's) */
+            if (c->mean_out) c->mean_out[e] = w.m.n[e] ? w.m.mean[e] : NAN;
+            if (c->m2_out) c->m2_out[e] = w.m.n[e] ? w.m.m2[e] : NAN;
         }
         if (c->iterations_out) *c->iterations_out = iters;
     }
@@ -645,8 +650,7 @@ cls_status cls_clean_data(cls_context *ctx, const cls_clean *c, cls_scope scope,
     if (!ctx->usable) return cls_fail(ctx, CLS_E_ARG, "the context failed to initialise: %s", ctx->err);
     if (!c) return cls_fail(ctx, CLS_E_ARG, "cls_clean_data: NULL cleaning options");
     if ((unsigned)scope > CLS_SCOPE_BATCH) return cls_fail(ctx, CLS_E_ARG, "cls_clean_data: unknown scope");
-    if (!out && !c->mask_out) return cls_fail(ctx, CLS_E_ARG, "cls_clean_data: NULL out and no mask_out");
-    /* out NULL: the mask (and the per-column outputs) alone */
+    /* out NULL: the mask and the per-column outputs alone */
     cls_status st = check_arrays(ctx, in, out ? out : in, 0, scope);
     copts o;
     if (st == CLS_OK) st = resolve(ctx, c, &o, 1);
@@ -654,7 +658,8 @@ cls_status cls_clean_data(cls_context *ctx, const cls_clean *c, cls_scope scope,
     /* imputation alone by the mean or a constant: the engine's one pass
      * (the cleaning stage's two passes took 3.4-5.5x a scaler pass) */
     cls_pipeline alone = {.scaler = CLS_NONE, .scope = scope, .clean = c};
-    if (!c->mask_out && cls_impute_fusable(ctx, &alone)) return cls_impute_fused(ctx, &alone, in, out, NULL);
+    if (out && !c->mask_out && !c->mean_out && !c->m2_out && cls_impute_fusable(ctx, &alone))
+        return cls_impute_fused(ctx, &alone, in, out, NULL);
     int fused;
     return clean_run(ctx, c, &o, scope, in, out, NULL, NULL, &fused, NULL, NULL);
 }

@@ -26,6 +26,9 @@ typedef struct cls_clip_opts {
     int    fill;           /* CLS_XFILL_* */
     double fill_value;     /* CLS_XFILL_CONSTANT */
     int    write;          /* write the cleaned data to v->y */
+    int    moments;        /* the moments of the values kept are read (a scaler follows,
+                              mean_out): summed in row order, the multi-pass path's bit for
+                              bit; else from the sorted sums, within rounding */
 } cls_clip_opts;
 
 /* Whether the one-pass kernel takes groups of v's shape on ctx's devices. */

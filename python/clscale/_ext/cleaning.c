@@ -51,28 +51,29 @@ PyObject *clsext_clean(PyObject *self, PyObject *args, PyObject *kwds)
 {
     (void)self;
     PyObject *ctx, *x, *out, *mask = Py_None;
-    if (!PyArg_ParseTuple(args, "OOO|O:clean", &ctx, &x, &out, &mask)) return NULL;
+    int moments = 0;
+    if (!PyArg_ParseTuple(args, "OOO|Op:clean", &ctx, &x, &out, &mask, &moments)) return NULL;
     clean_call k;
     memset(&k, 0, sizeof k);
     int scope = CLS_SCOPE_MATRIX;
     if (clsext_clean_options(kwds, &k.c, &scope) < 0) return NULL;
     k.scope = (cls_scope)scope;
-    /* out None with a mask: the mask alone */
+    /* out None: the mask and the per-column outputs alone */
     if (clsext_data_array(x, "x", 0, &k.x) < 0) return NULL;
     if (mask != Py_None && mask_array(mask, &k.x, &k.c.mask_out) < 0) return NULL;
-    if (out == Py_None && mask == Py_None) {
-        PyErr_SetString(PyExc_ValueError, "clean: out is None and no mask");
-        return NULL;
-    }
     if (out != Py_None && clsext_data_array(out, "out", 1, &k.y) < 0) return NULL;
     cls_clean *c = &k.c;
     npy_intp dims[2] = {scope == CLS_SCOPE_BATCH ? 1 : (npy_intp)k.x.batch, (npy_intp)k.x.cols};
     PyObject *am = PyArray_SimpleNew(2, dims, NPY_UINT64), *ac = PyArray_SimpleNew(2, dims, NPY_UINT64),
              *af = PyArray_SimpleNew(2, dims, NPY_FLOAT64), *alo = PyArray_SimpleNew(2, dims, NPY_FLOAT64),
              *ahi = PyArray_SimpleNew(2, dims, NPY_FLOAT64);
+    /* the kept values' moments only when asked: the one-pass kernel then
+     * sums them in an extra pass over the rows */
+    PyObject *amean = moments ? PyArray_SimpleNew(2, dims, NPY_FLOAT64) : Py_NewRef(Py_None),
+             *am2 = moments ? PyArray_SimpleNew(2, dims, NPY_FLOAT64) : Py_NewRef(Py_None);
     char *msg = malloc(CLSEXT_MSG_LEN);
     PyObject *res = NULL;
-    if (!am || !ac || !af || !alo || !ahi || !msg) {
+    if (!am || !ac || !af || !alo || !ahi || !amean || !am2 || !msg) {
         if (!PyErr_Occurred()) PyErr_NoMemory();
         goto done;
     }
@@ -81,6 +82,10 @@ PyObject *clsext_clean(PyObject *self, PyObject *args, PyObject *kwds)
     c->fill_out = PyArray_DATA((PyArrayObject *)af);
     c->lower_out = PyArray_DATA((PyArrayObject *)alo);
     c->upper_out = PyArray_DATA((PyArrayObject *)ahi);
+    if (moments) {
+        c->mean_out = PyArray_DATA((PyArrayObject *)amean);
+        c->m2_out = PyArray_DATA((PyArrayObject *)am2);
+    }
     unsigned iters = 0;
     c->iterations_out = &iters;
     cls_status st = CLS_OK;
@@ -89,13 +94,15 @@ PyObject *clsext_clean(PyObject *self, PyObject *args, PyObject *kwds)
         clsext_raise(st, msg);
         goto done;
     }
-    res = Py_BuildValue("(OOOIOO)", am, ac, af, iters, alo, ahi);
+    res = Py_BuildValue("(OOOIOOOO)", am, ac, af, iters, alo, ahi, amean, am2);
 done:
     Py_XDECREF(am);
     Py_XDECREF(ac);
     Py_XDECREF(af);
     Py_XDECREF(alo);
     Py_XDECREF(ahi);
+    Py_XDECREF(amean);
+    Py_XDECREF(am2);
     free(msg);
     return res;
 }

@@ -35,10 +35,11 @@ static PyMethodDef methods[] = {
      "(Chan's formulas, the operands ordered by their bytes so that the result does not depend on\n"
      "which side holds which). b must be writable."},
     {"clean", (PyCFunction)(void (*)(void))clsext_clean, METH_VARARGS | METH_KEYWORDS,
-     "clean(ctx, x, out, mask=None, *, scope=0, impute=0, fill_value=0.0, missing_value=None, sigma=0.0, "
+     "clean(ctx, x, out, mask=None, moments=False, *, scope=0, impute=0, fill_value=0.0, missing_value=None, sigma=0.0, "
      "sigma_lower=0.0, sigma_upper=0.0, maxiters=0, center=0, spread=0, mode=0) -> (missing, clipped, fill, "
-     "iterations, lower, upper): cls_clean_data() into out (which may be x; None with a mask), and into mask "
-     "(bool or uint8, x's size) 1 where a value is missing or clipped."},
+     "iterations, lower, upper, mean, m2): cls_clean_data() into out (which may be x, or None: nothing written "
+     "but the mask and the per-column outputs), and into mask (bool or uint8, x's size) 1 where a value is "
+     "missing or clipped; with moments, the mean and m2 of the values kept (else None)."},
     {"describe", (PyCFunction)(void (*)(void))clsext_describe, METH_VARARGS | METH_KEYWORDS,
      "describe(ctx, x, *, scope=SCOPE_MATRIX, sigma=3.0) -> dict: cls_describe, each statistic a groups x cols "
      "array (count, missing, min, max, mean, std, 25%, 50%, 75%, outliers) and duplicate_rows per group."},
