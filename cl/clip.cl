@@ -69,7 +69,10 @@
 #endif
 
 /* In the last pass over a work-item's rows (in cache), the same row of the
- * work-items after it (64 bytes on): their first loads then hit the cache
+ * work-items after it (2 * XW values on: 64 bytes with 4 lanes of doubles,
+ * 128 with 8; on the Zen 5 VM 64 bytes with 8 lanes, the very next
+ * work-item's line, ran as slowly as no prefetch, 1.3x, and 256 to 1024
+ * as fast as 128, 2026-11-26): their first loads then hit the cache
  * instead of waiting on memory a row at a time (scale.cl's fit_apply does
  * the same). Only on the host CPU's drivers (program.c: CLS_PREFETCH). */
 #if CLS_PREFETCH

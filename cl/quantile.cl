@@ -138,8 +138,9 @@ __kernel void F(QNAME)(__global const REAL *x, ulong xoff, uint ncols, uint rows
     for (uint i = 0; i < QN; i++) {
         RV t = i < rows ? F(x_load)(p + (ulong)i * ld, nl, (REAL)INFINITY) : (RV)INFINITY;
 #if CLS_PREFETCH
-        /* the same row of the work-items after this one (64 bytes on): the
-         * rows are a group's height apart, each a stream of its own */
+        /* the same row of the work-items after this one (2 * XW values on,
+         * as clip.cl's X_PREFETCH): the rows are a group's height apart,
+         * each a stream of its own */
         if (i < rows) __builtin_prefetch(p + (ulong)i * ld + 2 * XW);
 #endif
         IV ok = isfinite(t);
