@@ -29,7 +29,6 @@ from ._context import check_selector, context
 
 __all__ = ["describe", "nanmedian", "nanpercentile", "nanquantile", "sigma_clip", "sigma_clipped_stats"]
 
-_CHUNK = 1 << 20  # values per slice of the host's scan for +-Inf
 
 
 def _axes(ndim, axis):
@@ -77,19 +76,10 @@ def _data(a):
 
 
 def _inf_columns(m):
-    """(batch, cols) entries of m (batch x rows x cols) holding +-Inf, None
-    when none does: a scan by matrices and slices of rows, so that no
-    temporary of m's size is made."""
-    hit = None
-    rows = max(_CHUNK // max(m.shape[2], 1), 1)
-    for b in range(m.shape[0]):
-        for r in range(0, m.shape[1], rows):
-            part = np.isinf(m[b, r:r + rows])
-            if part.any():
-                if hit is None:
-                    hit = np.zeros((m.shape[0], m.shape[2]), dtype=bool)
-                hit[b] |= part.any(axis=0)
-    return hit
+    """(batch, cols) entries of m (batch x rows x cols, C-contiguous)
+    holding +-Inf, None when none does: one read of the data in C, the GIL
+    released."""
+    return _clscale.inf_columns(m)
 
 
 class _Beside:

@@ -17,6 +17,7 @@
  *              save/load, pickling
  *   cleaning.c clean, quantiles: the cleaning stage, exact quantiles
  *   clean_opts.c  the cleaning options of clean() and fit_transform(clean=)
+ *   scan.c     inf_columns: the columns numpy ranks +-Inf in (the functions)
  *   files.c    stream_file, stream_fit: .npy files larger than memory,
  *              file to file (cls_stream_*)
 
@@ -126,6 +127,12 @@ PyObject *clsext_clean(PyObject *self, PyObject *args, PyObject *kwds);
 PyObject *clsext_quantiles(PyObject *self, PyObject *args, PyObject *kwds);
 PyObject *clsext_medians(PyObject *self, PyObject *args, PyObject *kwds);
 PyObject *clsext_describe(PyObject *self, PyObject *args, PyObject *kwds);
+
+/* ---- scan.c ---- */
+
+/* inf_columns(x) -> bool array (batch, cols), or None when no value of x
+ * is +-Inf. */
+PyObject *clsext_inf_columns(PyObject *self, PyObject *args);
 
 /* ---- clean_opts.c ---- */
 

@@ -43,6 +43,9 @@ static PyMethodDef methods[] = {
     {"describe", (PyCFunction)(void (*)(void))clsext_describe, METH_VARARGS | METH_KEYWORDS,
      "describe(ctx, x, *, scope=SCOPE_MATRIX, sigma=3.0) -> dict: cls_describe, each statistic a groups x cols "
      "array (count, missing, min, max, mean, std, 25%, 50%, 75%, outliers) and duplicate_rows per group."},
+    {"inf_columns", clsext_inf_columns, METH_VARARGS,
+     "inf_columns(x) -> bool array (groups, cols) or None: the columns of a batch x rows x cols array that hold "
+     "+-Inf (None: none does), a scan on the host with the GIL released."},
     {"medians", (PyCFunction)(void (*)(void))clsext_medians, METH_VARARGS | METH_KEYWORDS,
      "medians(ctx, x, *, scope=SCOPE_MATRIX) -> array: cls_medians (numpy's nanmedian, exact) per group, "
      "groups x cols."},
