@@ -190,6 +190,15 @@ def nanmedian(a, axis=None, *, keepdims=False, devices=None):
     return out if out.ndim else out[()]
 
 
+def _unmasked(data):
+    """(the data as an ndarray, its mask or None): masked values are left
+    out, as astropy leaves them out (NaN for the library)."""
+    arr = np.asanyarray(data)
+    if isinstance(arr, np.ma.MaskedArray):
+        return np.ma.getdata(arr), np.ma.getmaskarray(arr)
+    return arr, None
+
+
 def _clip_options(sigma, sigma_lower, sigma_upper, maxiters, cenfunc, stdfunc, grow):
     """astropy's clipping arguments, checked, as the extension's clean()
     takes them."""
@@ -233,12 +242,7 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     axes). Masked input: its masked values are left out."""
     devices = check_selector(devices)
     clip = _clip_options(sigma, sigma_lower, sigma_upper, maxiters, cenfunc, stdfunc, grow)
-    arr = np.asanyarray(data)
-    inmask = None
-    if isinstance(arr, np.ma.MaskedArray):
-        # masked values are left out, as astropy leaves them out: NaN for the library
-        inmask = np.ma.getmaskarray(arr)
-        arr = np.ma.getdata(arr)
+    arr, inmask = _unmasked(data)
     if arr.ndim == 0:
         raise ValueError("data must have at least one dimension")
     if arr.dtype.kind in "biu":
@@ -328,11 +332,7 @@ def _clipped_stats(data, sigma, sigma_lower, sigma_upper, maxiters, cenfunc, std
     and float32 converted); not for the flattened float32 case (astropy's
     statistics are float32 there) nor on devices without float64."""
     clip = _clip_options(sigma, sigma_lower, sigma_upper, maxiters, cenfunc, stdfunc, grow)
-    arr = np.asanyarray(data)
-    inmask = None
-    if isinstance(arr, np.ma.MaskedArray):
-        inmask = np.ma.getmaskarray(arr)
-        arr = np.ma.getdata(arr)
+    arr, inmask = _unmasked(data)
     if arr.ndim == 0 or arr.size == 0 or arr.dtype.kind not in "biuf" or arr.dtype == np.float16:
         return None
     if axis is None and arr.dtype == np.float32:

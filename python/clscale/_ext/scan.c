@@ -10,59 +10,38 @@
 
 #include "ext.h"
 
-static int scan_f64(const double *restrict x, size_t batch, size_t rows, size_t cols, npy_bool *restrict hit)
-{
-    int any = 0;
-    for (size_t b = 0; b < batch; b++) {
-        npy_bool *h = hit + b * cols;
-        for (size_t r = 0; r < rows; r++) {
-            const double *row = x + (b * rows + r) * cols;
-            unsigned char seen = 0;
-            size_t c = 0;
-            /* blocks of 8 (the compiler's -O2 vectorises blocks of a known size) */
-            for (; c + 8 <= cols; c += 8)
-                for (size_t k = 0; k < 8; k++) {
-                    unsigned char inf = fabs(row[c + k]) == INFINITY;
-                    h[c + k] |= inf;
-                    seen |= inf;
-                }
-            for (; c < cols; c++) {
-                unsigned char inf = fabs(row[c]) == INFINITY;
-                h[c] |= inf;
-                seen |= inf;
-            }
-            any |= seen;
-        }
+/* scan_f64, scan_f32: whether x holds +-Inf; hit[b * cols + c] set for
+ * each column c of matrix b that does */
+#define SCAN(NAME, T, ABS)                                                            \
+    static int NAME(const T *restrict x, size_t batch, size_t rows, size_t cols, npy_bool *restrict hit) \
+    {                                                                                 \
+        int any = 0;                                                                  \
+        for (size_t b = 0; b < batch; b++) {                                          \
+            npy_bool *h = hit + b * cols;                                             \
+            for (size_t r = 0; r < rows; r++) {                                       \
+                const T *row = x + (b * rows + r) * cols;                             \
+                unsigned char seen = 0;                                               \
+                size_t c = 0;                                                         \
+                /* blocks of 8: -O2 vectorises blocks of a known size */              \
+                for (; c + 8 <= cols; c += 8)                                         \
+                    for (size_t k = 0; k < 8; k++) {                                  \
+                        unsigned char inf = ABS(row[c + k]) == INFINITY;              \
+                        h[c + k] |= inf;                                              \
+                        seen |= inf;                                                  \
+                    }                                                                 \
+                for (; c < cols; c++) {                                               \
+                    unsigned char inf = ABS(row[c]) == INFINITY;                      \
+                    h[c] |= inf;                                                      \
+                    seen |= inf;                                                      \
+                }                                                                     \
+                any |= seen;                                                          \
+            }                                                                         \
+        }                                                                             \
+        return any;                                                                   \
     }
-    return any;
-}
-
-static int scan_f32(const float *restrict x, size_t batch, size_t rows, size_t cols, npy_bool *restrict hit)
-{
-    int any = 0;
-    for (size_t b = 0; b < batch; b++) {
-        npy_bool *h = hit + b * cols;
-        for (size_t r = 0; r < rows; r++) {
-            const float *row = x + (b * rows + r) * cols;
-            unsigned char seen = 0;
-            size_t c = 0;
-            /* blocks of 8 (the compiler's -O2 vectorises blocks of a known size) */
-            for (; c + 8 <= cols; c += 8)
-                for (size_t k = 0; k < 8; k++) {
-                    unsigned char inf = fabsf(row[c + k]) == INFINITY;
-                    h[c + k] |= inf;
-                    seen |= inf;
-                }
-            for (; c < cols; c++) {
-                unsigned char inf = fabsf(row[c]) == INFINITY;
-                h[c] |= inf;
-                seen |= inf;
-            }
-            any |= seen;
-        }
-    }
-    return any;
-}
+SCAN(scan_f64, double, fabs)
+SCAN(scan_f32, float, fabsf)
+#undef SCAN
 
 PyObject *clsext_inf_columns(PyObject *self, PyObject *args)
 {
