@@ -26,7 +26,8 @@
  * until all of its lanes are (at most QN + 1 times: each iteration but
  * the last drops a value).
  *
- * Then, with CLS_XF_WRITE, it writes the columns once: clipped values NaN
+ * Then, with CLS_XF_WRITE, it writes the columns once (a large output's
+ * whole 64-byte rows of a block streamed past the cache, CLS_XF_NT): clipped values NaN
  * or clamped to the final bounds, missing ones (NaN, +-Inf, the sentinel)
  * filled or left (a sentinel not filled becomes NaN), as clean_apply does;
  * with CLS_XF_MASK, a byte per value into mk: 1 where missing or clipped
@@ -46,6 +47,7 @@
 #define CLS_XF_WRITE  16u  /* write y */
 #define CLS_XF_MASK   32u  /* write mk: 1 where missing or clipped */
 #define CLS_XF_MOMENTS 64u /* the moments of the values kept are read: sum them in row order */
+#define CLS_XF_NT     128u /* a large output: stream full lines past the cache */
 #define CLS_XF_FILL_SHIFT 8 /* bits 8..10: 0 none, 1 mean, 2 median, 3 most frequent, 4 constant */
 /* bits 12..13, for clip_fast.c's CLSCALE_CLIP_STAGE (benches only): 1 load
  * and store only, 2 also the sort, 3 also the sums and the moments (no
@@ -116,7 +118,7 @@
         if (wm) F(x_store_m)(miss | out, mk + o + (ulong)(i) * ncols, nl);     \
         t_ = select(t_, clm ? clamp(t_, lor, hir) : X_QNAN, out);             \
         miss |= clm ? (IV)0 : out;                                            \
-        if (wr) F(x_store)(select(t_, fill, miss & fil), y + o + (ulong)(i) * ncols, nl); \
+        if (wr) F(x_store)(select(t_, fill, miss & fil), y + o + (ulong)(i) * ncols, nl, nt); \
     } while (0)
 
 /* S1, S2 = the sums of (x - K0) and (x - K0)^2 over w[a, a + n), summed
@@ -158,12 +160,18 @@
 
 __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, __global uchar *mk, uint ncols, uint rows, uint ngroups,
                        uint flags, REAL sent, __global const ACC *sig, int maxiters, REAL cfill,
-                       __global ACC *st, __global uint *cn, ulong pstride)
+                       __global ACC *st, __global uint *cn, ulong pstride, uint lead)
 {
-    uint c0 = (uint)get_global_id(0) * XW;
+    /* lead (0 to XW - 1): the first block holds the columns before the
+     * first whose rows start a 64-byte line (clip_fast.c sets it where
+     * every row starts a line at the same column), so that the others
+     * write whole lines */
+    uint b = (uint)get_global_id(0);
+    uint c0 = lead == 0 ? b * XW : b == 0 ? 0 : lead + (b - 1) * XW;
     uint g = (uint)get_global_id(1);
     if (c0 >= ncols || g >= ngroups) return;
-    uint nl = ncols - c0; /* lanes with a column: XW, or fewer in the last block */
+    /* lanes with a column: XW, or fewer in the first (lead) or last block */
+    uint nl = lead != 0 && b == 0 ? lead : ncols - c0;
     ulong e = (ulong)g * ncols + c0;
     __global const REAL *p = x + (ulong)g * rows * ncols + c0;
     int sen = (flags & CLS_XF_SENT) != 0;
@@ -376,7 +384,7 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, __global uchar 
     }
 
     if (wr || wm) {
-        int clm = (flags & CLS_XF_CLAMP) != 0;
+        int clm = (flags & CLS_XF_CLAMP) != 0, nt = (flags & CLS_XF_NT) != 0;
         IV fil = fm != 0 ? (IV)-1 : (IV)0;
         ulong o = (ulong)g * rows * ncols + c0;
         for (uint i = 0; i < rows; i++) {
@@ -416,5 +424,6 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, __global uchar 
 #undef CLS_XF_WRITE
 #undef CLS_XF_MASK
 #undef CLS_XF_MOMENTS
+#undef CLS_XF_NT
 #undef CLS_XF_FILL_SHIFT
 #undef CLS_XF_STAGE_SHIFT

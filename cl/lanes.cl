@@ -131,8 +131,20 @@ RV CAT(x_load, SFX)(__global const REAL *p, uint nl, REAL dflt)
     return X_VLOAD(0, t);
 }
 
-void CAT(x_store, SFX)(RV v, __global REAL *p, uint nl)
+/* With nt (a large output, a CPU driver that takes non-temporal stores):
+ * a full row of the block that fills a 64-byte line exactly, streamed past
+ * the cache (no read for ownership). Never part of a line: a neighbour
+ * writes the rest of it much later. */
+void CAT(x_store, SFX)(RV v, __global REAL *p, uint nl, int nt)
 {
+#if CLS_NT && XW * REAL_BYTES == 64
+    if (nt && nl >= XW && (ulong)p % 64 == 0) {
+        __builtin_nontemporal_store(v, (__global RV *)p);
+        return;
+    }
+#else
+    (void)nt;
+#endif
     if (nl >= XW) {
         X_VSTORE(v, 0, p);
         return;

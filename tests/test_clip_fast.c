@@ -412,6 +412,56 @@ static void in_place_equals_out_of_place(void **state)
     cls_context_destroy(ctx);
 }
 
+/* Large outputs whose rows all start a 64-byte line at the same column:
+ * the one-pass kernel's first block ends there and the rest stream whole
+ * lines (clip_fast.c: lead, CLS_XF_NT, on PoCL). Outputs placed at every
+ * kind of offset from a line (0, one value, most of a line), and in place,
+ * against the multi-pass path byte for byte (counts too); 1.15 MB each. */
+static void streamed_whole_lines_equal_the_multipass_path(void **state)
+{
+    (void)state;
+    cls_context *ctx = test_context(NULL, 0, 0);
+    for (int ti = 0; ti < 2; ti++) {
+        cls_dtype t = ti ? CLS_F64 : CLS_F32;
+        if (!suite_runs(t) || (t == CLS_F32 && !all_fp64(ctx))) continue;
+        size_t es = ti ? 8 : 4, C = 640 / es, B = 30, R = 60, n = B * R * C, bytes = n * es;
+        cls_array x = cref_make(t, B, R, C, 950 + (uint64_t)ti);
+        cls_clean c = {.sigma = 2.5, .maxiters = -1, .impute = CLS_IMPUTE_MEAN};
+        uint64_t clip_m[30 * 160], clip_f[30 * 160];
+        c.clipped_out = clip_m;
+        cls_array want = make_out(&x);
+        setenv("CLSCALE_CLIP_MULTIPASS", "1", 1);
+        cls_status st = cls_clean_data(ctx, &c, CLS_SCOPE_MATRIX, &x, &want);
+        unsetenv("CLSCALE_CLIP_MULTIPASS");
+        assert_int_equal(st, CLS_OK);
+        char *mem = aligned_alloc(64, bytes + 128);
+        assert_non_null(mem);
+        const size_t offs[] = {0, es, 64 - es, 40};
+        for (size_t k = 0; k < sizeof offs / sizeof offs[0]; k++) {
+            cls_array y = x;
+            y.data = mem + offs[k];
+            memset(mem, 0x5a, bytes + 128);
+            c.clipped_out = clip_f;
+            assert_int_equal(cls_clean_data(ctx, &c, CLS_SCOPE_MATRIX, &x, &y), CLS_OK);
+            if (memcmp(y.data, want.data, bytes) != 0)
+                fail_msg("%s: output at %zu bytes from a line differs from the multi-pass path", ti ? "f64" : "f32",
+                         offs[k]);
+            assert_memory_equal(clip_f, clip_m, B * C * sizeof *clip_f);
+            /* nothing written past the output */
+            for (size_t i = offs[k] + bytes; i < bytes + 128; i++) assert_int_equal((unsigned char)mem[i], 0x5a);
+            /* in place, at the same offset */
+            memcpy(y.data, x.data, bytes);
+            assert_int_equal(cls_clean_data(ctx, &c, CLS_SCOPE_MATRIX, &y, &y), CLS_OK);
+            if (memcmp(y.data, want.data, bytes) != 0)
+                fail_msg("%s: in place at %zu bytes from a line differs", ti ? "f64" : "f32", offs[k]);
+        }
+        free(mem);
+        ref_free(&want);
+        cref_free(&x);
+    }
+    cls_context_destroy(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -420,6 +470,7 @@ int main(void)
         cmocka_unit_test(fused_scaler_equals_multipass),
         cmocka_unit_test(signed_zeros_as_the_multipass_path),
         cmocka_unit_test(in_place_equals_out_of_place),
+        cmocka_unit_test(streamed_whole_lines_equal_the_multipass_path),
     };
     return TEST_RUN("clip_fast", tests, NULL, NULL);
 }

@@ -6,6 +6,7 @@
  * Each unit owns its entries of the result tables, so no lock.
  * Calls: passes.c (the units on the devices), program.c (the kernels). */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,7 @@
 #define CLS_XF_WRITE 16u
 #define CLS_XF_MASK  32u
 #define CLS_XF_MOMENTS 64u
+#define CLS_XF_NT 128u
 #define CLS_XF_FILL_SHIFT 8
 #define CLS_XF_STAGE_SHIFT 12
 
@@ -124,10 +126,26 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
     }
     if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, 8 * ne * as, NULL, &m[3]);
     if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, 3 * ne * 4, NULL, &m[4]);
+    /* clip.cl: XW columns per work-item */
+    size_t xw = loc ? 1 : (v->dtype == CLS_F64 ? 1 : 2) * (size_t)d->xw64;
+    unsigned lead = 0;
+    int nt = 0;
+    if (!loc && o->write && d->nt && d->in_place && xw * es == 64 && bytes >= ((size_t)1 << 20)) {
+        /* a large output written in place in host memory by a CPU driver
+         * that takes non-temporal stores, a block's row a whole line: where
+         * every row starts a line at the same column, the first block ends
+         * there, and the others stream whole lines past the cache (no read
+         * for ownership: the clipping 1.2x faster on 18 x 60 x 20000
+         * float64, docs/PERFORMANCE.md 37) */
+        nt = 1;
+        uintptr_t mis = (uintptr_t)yp % 64;
+        if ((C * es) % 64 == 0 && mis % es == 0 && mis) lead = (unsigned)((64 - mis) / es);
+        if (lead >= C) lead = 0;
+    }
     if (st == CLS_OK) {
         unsigned fl = (o->has_sent ? CLS_XF_SENT : 0) | (o->center_mean ? CLS_XF_MEAN : 0) |
-                      (o->mad ? CLS_XF_MAD : 0) | (o->clamp ? CLS_XF_CLAMP : 0) | (o->write ? CLS_XF_WRITE : 0) | (v->mask ? CLS_XF_MASK : 0) |
-                      (o->moments ? CLS_XF_MOMENTS : 0) |
+                      (o->mad ? CLS_XF_MAD : 0) | (o->clamp ? CLS_XF_CLAMP : 0) | (o->write ? CLS_XF_WRITE : 0) |
+                      (v->mask ? CLS_XF_MASK : 0) | (o->moments ? CLS_XF_MOMENTS : 0) | (nt ? CLS_XF_NT : 0) |
                       ((unsigned)o->fill << CLS_XF_FILL_SHIFT);
 #if CLS_BENCH_STAGES
         /* a bench build only (meson -Dbench_stages=true, for
@@ -151,6 +169,7 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
         cls_karg_mem(&a, m[3]);
         cls_karg_mem(&a, m[4]);
         cls_karg_u64(&a, ne);
+        if (!loc) cls_karg_u32(&a, lead);
         /* clip.cl: a work-item clips XW columns in the lanes of its vectors
          * (the kernel vectorises itself), so small work-groups.
          * clip_local.cl: a column per work-item, LW of them per group (its
@@ -159,8 +178,8 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
         if (a.st == CLS_OK &&
             clGetKernelWorkGroupInfo(a.k, d->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) == CL_SUCCESS)
             while (wg && want > wg) want /= 2;
-        size_t xw = loc ? 1 : (v->dtype == CLS_F64 ? 1 : 2) * (size_t)d->xw64;
-        st = cls_pass_launch(&a, want, (C + xw - 1) / xw, (size_t)ng);
+        size_t blocks = lead ? 1 + (C - lead + xw - 1) / xw : (C + xw - 1) / xw;
+        st = cls_pass_launch(&a, want, blocks, (size_t)ng);
     }
     if (st == CLS_OK && o->write && !d->zero_copy) {
         e = clEnqueueReadBuffer(d->q[0], m[1], CL_TRUE, 0, bytes, yp, 0, NULL, NULL);
