@@ -25,6 +25,7 @@ import numpy as np
 
 from . import _clscale
 from ._base import as_data
+from ._clean import _STRATEGIES
 from ._context import check_selector, context
 
 __all__ = ["describe", "nanmedian", "nanpercentile", "nanquantile", "sigma_clip", "sigma_clipped_stats"]
@@ -320,9 +321,6 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     return result, lo, hi
 
 
-_IMPUTE_MEDIAN = 2  # cls_impute's CLS_IMPUTE_MEDIAN
-
-
 def _clipped_stats(data, sigma, sigma_lower, sigma_upper, maxiters, cenfunc, stdfunc, std_ddof, axis, grow,
                    devices):
     """sigma_clipped_stats in one library call, or None where it cannot
@@ -347,7 +345,7 @@ def _clipped_stats(data, sigma, sigma_lower, sigma_upper, maxiters, cenfunc, std
         m, shape = _blocks(x, axes)
         missing, clipped, med, _, _, _, mean, m2 = _clscale.clean(ctx, m, None, None, True,
                                                                    scope=_clscale.SCOPE_MATRIX,
-                                                                   impute=_IMPUTE_MEDIAN, **clip)
+                                                                   impute=_STRATEGIES["median"], **clip)
     n = (m.shape[1] - missing - clipped).astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(n > 0, mean, np.nan)

@@ -178,19 +178,6 @@ typedef struct cdata {
     const cls_csource *src;
 } cdata;
 
-/* Where medians() puts each column's median: numpy's, of the middle two
- * values, in dtype; NaN for an empty column. */
-typedef struct mput {
-    cls_dtype dt;
-    double   *out;
-} mput;
-
-static void median_put(void *user, size_t e, uint64_t n, const double *pv)
-{
-    const mput *m = user;
-    m->out[e] = n ? cls_median_of(pv[0], pv[1], n, m->dt) : NAN;
-}
-
 /* Medians of every column's values that are not missing and, with lo, not
  * outside [lo, hi]; with absdev, of |x - cen|. NaN for an empty column. */
 static cls_status medians(cls_context *ctx, const cdata *d, const copts *o, const double *lo, const double *hi,
@@ -206,9 +193,9 @@ static cls_status medians(cls_context *ctx, const cdata *d, const copts *o, cons
     f.flo = lo;
     f.fhi = hi;
     /* |x - cen| of float32 data is a float32 value on the device too */
-    mput m = {absdev ? CLS_F64 : v->dtype, out};
+    cls_median_out m = {absdev ? CLS_F64 : v->dtype, out};
     return cls_select_put(ctx, &qv, &f, 2, cls_select_median_ranks, NULL, cb, d->src ? &d->src->read : NULL,
-                          median_put, &m);
+                          cls_select_median_put, &m);
 }
 
 /* Centre and spread of every column's kept values (the moments in w->m;
@@ -658,8 +645,7 @@ cls_status cls_clean_data(cls_context *ctx, const cls_clean *c, cls_scope scope,
     /* imputation alone by the mean or a constant: the engine's one pass
      * (the cleaning stage's two passes took 3.4-5.5x a scaler pass) */
     cls_pipeline alone = {.scaler = CLS_NONE, .scope = scope, .clean = c};
-    if (out && !c->mask_out && !c->mean_out && !c->m2_out && cls_impute_fusable(ctx, &alone))
-        return cls_impute_fused(ctx, &alone, in, out, NULL);
+    if (out && cls_impute_fusable(ctx, &alone)) return cls_impute_fused(ctx, &alone, in, out, NULL);
     int fused;
     return clean_run(ctx, c, &o, scope, in, out, NULL, NULL, &fused, NULL, NULL);
 }

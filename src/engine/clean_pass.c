@@ -83,39 +83,19 @@ static void *to_real(const double *a, size_t n, cls_dtype t)
     return r;
 }
 
-/* The unit's input and output buffers: the host memory itself on a
- * zero-copy device (one buffer when writing in place), else a copy of the
- * input and a device buffer read back by finish_out(). m[0] input, m[1]
- * output (NULL when not writing), m[2] a second reference kept for release. */
+/* The unit's input and output buffers (cls_pass_io): m[0] input, m[1]
+ * output (NULL when not writing), read back by finish_out(). */
 static cls_status io_buffers(cls_context *ctx, cls_dev *d, const cls_cview *v, const cunit *c, int write,
-                             cl_mem m[3])
+                             cl_mem m[2])
 {
-    size_t es = v->dtype == CLS_F64 ? 8 : 4, bytes = c->elems * es;
-    const char *xp = v->x + c->off * es;
-    char *yp = write ? v->y + c->off * es : NULL;
-    cl_int e;
-    if (write && d->zero_copy) {
-        m[1] = clCreateBuffer(d->cl, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, yp, &e);
-        if (e != CL_SUCCESS) return cls_fail_cl(ctx, d, "clCreateBuffer(output)", e);
-        if (yp == xp) {
-            m[0] = m[1];
-            clRetainMemObject(m[0]);
-            return CLS_OK;
-        }
-    } else if (write) {
-        cls_status st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, bytes, NULL, &m[1]);
-        if (st != CLS_OK) return st;
-    }
-    return cls_pass_input(ctx, d, xp, bytes, &m[0]);
+    size_t es = v->dtype == CLS_F64 ? 8 : 4;
+    return cls_pass_io(ctx, d, v->x + c->off * es, write ? v->y + c->off * es : NULL, c->elems * es, &m[0], &m[1]);
 }
 
 static cls_status finish_out(cls_context *ctx, cls_dev *d, const cls_cview *v, const cunit *c, cl_mem out)
 {
-    if (d->zero_copy) return CLS_OK;
     size_t es = v->dtype == CLS_F64 ? 8 : 4;
-    CL_TRY(ctx, d, clEnqueueReadBuffer(d->q[0], out, CL_TRUE, 0, c->elems * es, v->y + c->off * es, 0, NULL,
-                                       NULL));
-    return CLS_OK;
+    return cls_pass_output_back(ctx, d, out, v->y + c->off * es, c->elems * es);
 }
 
 /* Work-group size of the cleaning kernels: one column per work-item, so a

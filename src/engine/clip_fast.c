@@ -100,21 +100,10 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
     void *stp = NULL, *cnp = NULL; /* st and cn, mapped */
     cls_kargs a = {ctx, d, NULL, 0, v->dtype, CLS_OK};
     size_t local = 0;
-    cl_int e = CL_SUCCESS;
     cls_status st = cls_kernel_get(ctx, d, k, v->dtype, 0, &a.k, &local, NULL);
     /* buffers: the host memory itself on a zero-copy device (one buffer in
      * place), else a copy in and a device buffer read back */
-    if (st == CLS_OK && o->write && d->zero_copy) {
-        m[1] = clCreateBuffer(d->cl, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, yp, &e);
-        if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "clCreateBuffer(output)", e);
-        else if (yp == xp) {
-            m[0] = m[1];
-            clRetainMemObject(m[1]);
-        }
-    } else if (st == CLS_OK && o->write) {
-        st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, bytes, NULL, &m[1]);
-    }
-    if (st == CLS_OK && !m[0]) st = cls_pass_input(ctx, d, xp, bytes, &m[0]);
+    if (st == CLS_OK) st = cls_pass_io(ctx, d, xp, yp, bytes, &m[0], &m[1]);
     if (st == CLS_OK && v->mask) st = cls_pass_output(ctx, d, v->mask + off, bytes / es, &m[5]);
     if (st == CLS_OK) {
         /* the sigmas in the kernel's accumulator type: double where the
@@ -181,10 +170,7 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
         size_t blocks = lead ? 1 + (C - lead + xw - 1) / xw : (C + xw - 1) / xw;
         st = cls_pass_launch(&a, want, blocks, (size_t)ng);
     }
-    if (st == CLS_OK && o->write && !d->zero_copy) {
-        e = clEnqueueReadBuffer(d->q[0], m[1], CL_TRUE, 0, bytes, yp, 0, NULL, NULL);
-        if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "clEnqueueReadBuffer(output)", e);
-    }
+    if (st == CLS_OK && o->write) st = cls_pass_output_back(ctx, d, m[1], yp, bytes);
     if (st == CLS_OK && v->mask) st = cls_pass_output_back(ctx, d, m[5], v->mask + off, bytes / es);
     /* the statistics mapped, not read into fresh host memory (on a CPU
      * device no copy at all) */

@@ -133,9 +133,25 @@ cls_status cls_pass_output(cls_context *ctx, cls_dev *dev, void *p, size_t bytes
 {
     if (!dev->zero_copy) return cls_pass_buffer(ctx, dev, CL_MEM_WRITE_ONLY, bytes, NULL, out);
     cl_int e;
-    *out = clCreateBuffer(dev->cl, CL_MEM_WRITE_ONLY | CL_MEM_USE_HOST_PTR, bytes ? bytes : 1, p, &e);
+    /* read-write: cls_pass_io() hands it out as the input too, in place */
+    *out = clCreateBuffer(dev->cl, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes ? bytes : 1, p, &e);
     if (e != CL_SUCCESS) return cls_fail_cl(ctx, dev, "clCreateBuffer(output)", e);
     return CLS_OK;
+}
+
+cls_status cls_pass_io(cls_context *ctx, cls_dev *dev, const void *x, void *y, size_t bytes, cl_mem *in,
+                       cl_mem *out)
+{
+    if (y) {
+        cls_status st = cls_pass_output(ctx, dev, y, bytes, out);
+        if (st != CLS_OK) return st;
+        if (y == x && dev->zero_copy) {
+            *in = *out;
+            clRetainMemObject(*in);
+            return CLS_OK;
+        }
+    }
+    return cls_pass_input(ctx, dev, x, bytes, in);
 }
 
 cls_status cls_pass_output_back(cls_context *ctx, cls_dev *dev, cl_mem m, void *p, size_t bytes)

@@ -30,6 +30,12 @@ cls_status cls_pass_input(cls_context *ctx, cls_dev *dev, const void *p, size_t 
  * device that shares host memory). */
 cls_status cls_pass_output(cls_context *ctx, cls_dev *dev, void *p, size_t bytes, cl_mem *out);
 cls_status cls_pass_output_back(cls_context *ctx, cls_dev *dev, cl_mem m, void *p, size_t bytes);
+/* A unit's data buffers: *in over x (cls_pass_input) and, when y is not
+ * NULL, *out over y (cls_pass_output); on a device that shares host memory
+ * writing in place (y == x), one buffer: *in a second reference to *out,
+ * released like any. */
+cls_status cls_pass_io(cls_context *ctx, cls_dev *dev, const void *x, void *y, size_t bytes, cl_mem *in,
+                       cl_mem *out);
 /* A device buffer of `bytes` (at least 1), initialised from `init` when not NULL. */
 cls_status cls_pass_buffer(cls_context *ctx, cls_dev *dev, cl_mem_flags flags, size_t bytes, const void *init,
                            cl_mem *out);

@@ -672,15 +672,10 @@ cls_status cls_quantiles(cls_context *ctx, const cls_array *x, cls_scope scope, 
 
 /* ---- numpy's nanmedian (cls_medians) ---- */
 
-typedef struct mput {
-    cls_dtype dt;
-    double   *out;
-} mput;
-
-static void medians_put(void *user, size_t e, uint64_t n, const double *pv)
+void cls_select_median_put(void *user, size_t e, uint64_t n, const double *pv)
 {
-    const mput *o = user;
-    o->out[e] = n ? cls_median_of(pv[0], pv[1], n, o->dt) : NAN;
+    const cls_median_out *o = user;
+    o->out[e] = n ? cls_median_of(pv[0], pv[1], n, o->dtype) : NAN;
 }
 
 cls_status cls_medians(cls_context *ctx, const cls_array *x, cls_scope scope, double *out)
@@ -689,6 +684,6 @@ cls_status cls_medians(cls_context *ctx, const cls_array *x, cls_scope scope, do
     cls_status st = check_select(ctx, "cls_medians", x, scope, &half, 1, out, 0);
     if (st != CLS_OK) return st;
     cls_qview v = view_of(x, scope);
-    mput o = {x->dtype, out};
-    return cls_select_put(ctx, &v, NULL, 2, cls_select_median_ranks, NULL, NULL, NULL, medians_put, &o);
+    cls_median_out o = {x->dtype, out};
+    return cls_select_put(ctx, &v, NULL, 2, cls_select_median_ranks, NULL, NULL, NULL, cls_select_median_put, &o);
 }

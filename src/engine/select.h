@@ -90,4 +90,13 @@ cls_status cls_select_put(cls_context *ctx, const cls_qview *v, const cls_qfilte
 /* The ranks of the median (the middle two; a cls_rank_fn, user unused). */
 void cls_select_median_ranks(void *user, uint64_t n, uint64_t *ranks);
 
+/* Where cls_select_median_put (a cls_qput_fn with those ranks) puts each
+ * entry's median: numpy's, of the middle two values in dtype, at out[e];
+ * NaN for an empty entry. */
+typedef struct cls_median_out {
+    cls_dtype dtype;
+    double   *out;
+} cls_median_out;
+void cls_select_median_put(void *user, size_t e, uint64_t n, const double *pv);
+
 #endif
