@@ -348,10 +348,12 @@ cls_status cls_device_describe(cls_context *ctx, cls_dev *dev, const cls_found *
     dev->local = cpu_like ? 4 : 128;
     dev->nt = pocl && cpu_like;
     /* the short-column kernels (clip.cl, quantile.cl's qsort) hold a column
-     * per vector lane: where the CPU's vectors hold 16 floats (AVX-512: 32
-     * registers of 8 doubles), a work-item takes 8 columns of doubles,
-     * else 4 (AVX2) */
-    dev->xw64 = cpu_like && nvf >= 16 ? 8 : 4;
+     * per vector lane: a work-item takes 8 columns of doubles (a row of
+     * them one 64-byte line, which clip.cl streams past the cache) where
+     * the CPU's vectors hold at least 8 floats (AVX2: two registers a row,
+     * 1.3x faster than 4 columns in code built for haswell,
+     * docs/PERFORMANCE.md 38), else 4 */
+    dev->xw64 = cpu_like && nvf >= 8 ? 8 : 4;
     /* PoCL's CPU drivers run kernels on a CL_MEM_USE_HOST_PTR buffer's own
      * host memory, whatever its alignment (the tests write unaligned views
      * in place). Other CPU runtimes may shadow memory that is not aligned
