@@ -21,6 +21,7 @@
 #define CLS_CF_RCLIP  64u  /* apply: then clamp the scaled value into [rlo, rhi] */
 #define CLS_CF_MASK   128u /* apply: mk = 1 where missing or clipped, else 0 */
 #define CLS_CF_NOY    256u /* apply: y not written (the mask only) */
+#define CLS_CF_KEEP   512u /* apply: y = x as read (the mask says what was clipped) */
 
 #define F(name) CAT(name, SFX)
 /* CACC: the moments' sums, float64 where the device has it (also for
@@ -110,7 +111,8 @@ __kernel void F(clean_moments)(__global const REAL *x, __global REAL *y, uint nc
  * NaN, then (CLS_CF_SCALE) the scaler's map on finite values. Planes of
  * `prm`, `pstride` apart, entry e: 0 lower bound, 1 upper bound, 2 fill,
  * 3 shift high, 4 shift low, 5 multiplier, 6 offset. A sentinel not filled
- * becomes NaN; NaN and +-Inf not filled stay what they were. */
+ * becomes NaN; NaN and +-Inf not filled stay what they were. CLS_CF_KEEP:
+ * every value written as read (only the mask shows the cleaning). */
 #if CLS_KERNEL == CLS_KID_CLEAN_APPLY
 __kernel void F(clean_apply)(__global const REAL *x, __global REAL *y, __global uchar *mk, uint ncols, uint ng,
                              ulong urows,
@@ -127,7 +129,7 @@ __kernel void F(clean_apply)(__global const REAL *x, __global REAL *y, __global 
     REAL m = prm[5 * pstride + e], o = prm[6 * pstride + e];
     int sen = (flags & CLS_CF_SENT) != 0, bnd = (flags & CLS_CF_BOUNDS) != 0, clm = (flags & CLS_CF_CLAMP) != 0;
     int fil = (flags & CLS_CF_FILL) != 0, scl = (flags & CLS_CF_SCALE) != 0, rcl = (flags & CLS_CF_RCLIP) != 0;
-    REAL v = x[r * ncols + c];
+    REAL v = x[r * ncols + c], v0 = v;
     int is_sent = sen && v == sent;
     int miss = !isfinite(v) || is_sent;
     v = is_sent ? CLS_QNAN : v;
@@ -139,7 +141,7 @@ __kernel void F(clean_apply)(__global const REAL *x, __global REAL *y, __global 
     v = (miss && fil) ? fill : v;
     REAL t = ((v - shi) - slo) * m + o;
     t = rcl ? clamp(t, rlo, rhi) : t;
-    if (!(flags & CLS_CF_NOY)) y[r * ncols + c] = (scl && isfinite(v)) ? t : v;
+    if (!(flags & CLS_CF_NOY)) y[r * ncols + c] = (flags & CLS_CF_KEEP) ? v0 : (scl && isfinite(v)) ? t : v;
 }
 #endif
 
@@ -154,5 +156,6 @@ __kernel void F(clean_apply)(__global const REAL *x, __global REAL *y, __global 
 #undef CLS_CF_RCLIP
 #undef CLS_CF_MASK
 #undef CLS_CF_NOY
+#undef CLS_CF_KEEP
 #undef CLS_QNAN
 #undef CACC

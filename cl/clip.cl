@@ -53,6 +53,10 @@
  * and store only, 2 also the sort, 3 also the sums and the moments (no
  * iteration), 0 everything */
 #define CLS_XF_STAGE_SHIFT 12
+/* bit 11: y = x as read (astropy's masked data), the mask says what was
+ * clipped (Oclgrind 21.10 ran the clipping wrongly with this flag at bit
+ * 14, PoCL and rusticl right: not understood) */
+#define CLS_XF_KEEP   2048u
 
 #if CLS_KERNEL == CLS_KID_CLIP32 || CLS_KERNEL == CLS_KID_CLIP64
 #if CLS_KERNEL == CLS_KID_CLIP32
@@ -106,11 +110,11 @@
         m2 = fmax(s2 - s1 * rel, (AV)0);                                      \
     } while (0)
 /* One row of the output: clipped values NaN or clamped, missing ones
- * filled or left (a sentinel not filled becomes NaN), as clean_apply; of
- * the mask, 1 where missing or clipped. */
+ * filled or left (a sentinel not filled becomes NaN), as clean_apply, or
+ * (kp) every value as read; of the mask, 1 where missing or clipped. */
 #define CLIP_WRITE(t0, i)                                                     \
     do {                                                                      \
-        RV t_ = (t0);                                                         \
+        RV r_ = (t0), t_ = r_;                                                \
         IV is_sent = sen ? t_ == (RV)sent : (IV)0;                            \
         IV miss = !isfinite(t_) | is_sent;                                    \
         t_ = select(t_, X_QNAN, is_sent);                                     \
@@ -118,7 +122,7 @@
         if (wm) F(x_store_m)(miss | out, mk + o + (ulong)(i) * ncols, nl);     \
         t_ = select(t_, clm ? clamp(t_, lor, hir) : X_QNAN, out);             \
         miss |= clm ? (IV)0 : out;                                            \
-        if (wr) F(x_store)(select(t_, fill, miss & fil), y + o + (ulong)(i) * ncols, nl, nt); \
+        if (wr) F(x_store)(kp ? r_ : select(t_, fill, miss & fil), y + o + (ulong)(i) * ncols, nl, nt); \
     } while (0)
 
 /* S1, S2 = the sums of (x - K0) and (x - K0)^2 over w[a, a + n), summed
@@ -384,7 +388,7 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, __global uchar 
     }
 
     if (wr || wm) {
-        int clm = (flags & CLS_XF_CLAMP) != 0, nt = (flags & CLS_XF_NT) != 0;
+        int clm = (flags & CLS_XF_CLAMP) != 0, nt = (flags & CLS_XF_NT) != 0, kp = (flags & CLS_XF_KEEP) != 0;
         IV fil = fm != 0 ? (IV)-1 : (IV)0;
         ulong o = (ulong)g * rows * ncols + c0;
         for (uint i = 0; i < rows; i++) {
@@ -427,3 +431,4 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, __global uchar 
 #undef CLS_XF_NT
 #undef CLS_XF_FILL_SHIFT
 #undef CLS_XF_STAGE_SHIFT
+#undef CLS_XF_KEEP

@@ -54,6 +54,7 @@
 #define XF_MOMENTS 64u /* the moments of the values kept are read: sum them in row order */
 #define XF_FILL_SHIFT 8
 #define XF_STAGE_SHIFT 12
+#define XF_KEEP   2048u /* y = x as read: the mask says what was clipped */
 
 #if CLS_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -310,10 +311,10 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, __global uchar 
         /* clipped values NaN or clamped, missing ones filled or left (a
          * sentinel not filled becomes NaN), as clean_apply; the mask 1
          * where missing or clipped */
-        int clm = (flags & XF_CLAMP) != 0, fil = fm != 0;
+        int clm = (flags & XF_CLAMP) != 0, fil = fm != 0, kp = (flags & XF_KEEP) != 0;
         ulong o = (ulong)g * rows * ncols + c;
         for (uint i = 0; i < rows; i++) {
-            REAL t_ = p[(ulong)i * ncols];
+            REAL t_ = p[(ulong)i * ncols], t0 = t_;
             int is_sent = sen && t_ == sent;
             int miss = !isfinite(t_) || is_sent;
             t_ = is_sent ? L_QNAN : t_;
@@ -321,7 +322,7 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, __global uchar 
             if (wm) mk[o + (ulong)i * ncols] = (uchar)(miss || out);
             t_ = out ? (clm ? clamp(t_, lor, hir) : L_QNAN) : t_;
             miss = miss || (!clm && out);
-            if (wr) y[o + (ulong)i * ncols] = miss && fil ? fill : t_;
+            if (wr) y[o + (ulong)i * ncols] = kp ? t0 : miss && fil ? fill : t_;
         }
     }
 
@@ -355,6 +356,7 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, __global uchar 
 #undef XF_MOMENTS
 #undef XF_FILL_SHIFT
 #undef XF_STAGE_SHIFT
+#undef XF_KEEP
 #undef LW
 #undef QN
 #undef QNAME

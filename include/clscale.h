@@ -270,7 +270,11 @@ typedef enum cls_scope { CLS_SCOPE_MATRIX, CLS_SCOPE_BATCH } cls_scope;
  * as astropy's, the values clipped in the end are those outside the last
  * bounds (one clipped early comes back inside them; NaN bounds, after a
  * column was clipped whole, clip nothing). Clipped values become missing
- * (CLS_CLIP_MASK) or take the nearest final bound (CLS_CLIP_CLAMP).
+ * (CLS_CLIP_MASK) or take the nearest final bound (CLS_CLIP_CLAMP); with
+ * CLS_CLIP_KEEP (cls_clean_data() alone, no imputation) every value is
+ * written as it was read, missing ones and the sentinel too: astropy's
+ * masked array, whose data is a copy of the input and mask_out the mask
+ * (one pass over the data writes both; in place, nothing is written).
  * Imputation (scikit-learn's SimpleImputer) then fills every missing value
  * with its column's mean, median or most frequent value (the smallest of
  * ties) over the values kept, or a constant. A column with no value kept
@@ -285,7 +289,7 @@ typedef enum cls_impute {
 } cls_impute;
 typedef enum cls_clip_center { CLS_CENTER_MEDIAN, CLS_CENTER_MEAN } cls_clip_center;
 typedef enum cls_clip_spread { CLS_SPREAD_STD, CLS_SPREAD_MAD_STD } cls_clip_spread;
-typedef enum cls_clip_mode { CLS_CLIP_MASK, CLS_CLIP_CLAMP } cls_clip_mode;
+typedef enum cls_clip_mode { CLS_CLIP_MASK, CLS_CLIP_CLAMP, CLS_CLIP_KEEP } cls_clip_mode;
 
 typedef struct cls_clean {
     int             has_missing_value; /* values equal to missing_value are missing */

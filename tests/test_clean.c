@@ -146,6 +146,34 @@ static void check(cls_context *ctx, const cls_array *x, cls_scope scope, cls_cle
             if (!(isnan(m2[e]) && isnan(wm2)) && !(fabs(m2[e] - wm2) <= mtol * fmax(wm2, scale)))
                 fail_msg("%s: entry %zu: m2 %.17g, want %.17g", label, e, m2[e], wm2);
         }
+        /* CLS_CLIP_KEEP: every value written as read, bit for bit, beside
+         * the same mask and counts; in place nothing changes */
+        if (o.impute == CLS_IMPUTE_NONE) {
+            uint8_t *mk2 = malloc(n);
+            uint64_t *clip2 = calloc(ne, 8);
+            cls_array y2 = make_out(x), x2 = make_out(x);
+            size_t bytes = n * (x->dtype == CLS_F64 ? 8 : 4);
+            memset(y2.data, 0x5a, bytes);
+            memcpy(x2.data, x->data, bytes);
+            cls_clean kk = o;
+            kk.mode = CLS_CLIP_KEEP;
+            kk.mask_out = mk2;
+            kk.clipped_out = clip2;
+            kk.missing_out = NULL;
+            kk.lower_out = kk.upper_out = NULL;
+            for (int inplace = 0; inplace < 2; inplace++) {
+                memset(mk2, 7, n);
+                st = cls_clean_data(ctx, &kk, scope, inplace ? &x2 : x, inplace ? &x2 : &y2);
+                if (st != CLS_OK) fail_msg("%s: keep: %s: %s", label, cls_status_str(st), cls_last_error(ctx));
+                assert_memory_equal(inplace ? x2.data : y2.data, x->data, bytes);
+                assert_memory_equal(mk2, mask, n);
+                assert_memory_equal(clip2, clip, ne * 8);
+            }
+            ref_free(&y2);
+            ref_free(&x2);
+            free(mk2);
+            free(clip2);
+        }
         free(mask);
         free(mean);
         free(m2);
@@ -299,6 +327,9 @@ static void bad_arguments_leave_out_untouched(void **state)
         {.sigma_lower = 2}, /* the upper side resolves to 0 */
         {.impute = (cls_impute)9},
         {.sigma = 3, .mode = (cls_clip_mode)5},
+        {.sigma = 3, .mode = CLS_CLIP_KEEP, .impute = CLS_IMPUTE_MEAN}, /* values as read: no fill */
+        {.has_missing_value = 1, .missing_value = 3, .mode = CLS_CLIP_KEEP, .impute = CLS_IMPUTE_CONSTANT,
+         .fill_value = 1},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal(cls_clean_data(ctx, &bad[i], CLS_SCOPE_MATRIX, &x, &y), CLS_E_ARG);
@@ -322,6 +353,12 @@ static void bad_arguments_leave_out_untouched(void **state)
         assert_memory_equal(y.data, before.data, bytes);
     }
     for (size_t i = 0; i < sizeof mask; i++) assert_int_equal(mask[i], 7);
+    /* so are values written as read: a scaler would scale the values clipped */
+    cls_clean keep = {.sigma = 3, .mode = CLS_CLIP_KEEP};
+    cls_pipeline pk = {.scaler = CLS_MINMAX, .clean = &keep};
+    assert_int_equal(cls_fit_transform(ctx, &pk, &x, &y, NULL), CLS_E_ARG);
+    assert_non_null(strstr(cls_last_error(ctx), "CLS_CLIP_KEEP"));
+    assert_memory_equal(y.data, before.data, bytes);
     /* cleaning belongs to cls_fit_transform */
     cls_clean ok = {.impute = CLS_IMPUTE_MEAN};
     cls_pipeline p = {.scaler = CLS_ZSCORE, .clean = &ok};

@@ -84,8 +84,9 @@ static int all_fp64(cls_context *ctx)
 }
 
 /* mask_out (astropy's mask: 1 where missing or clipped) on the path
- * `multipass` picks: alone (out NULL), and beside the output, whose bytes
- * must stay f's; against the values outside f's bounds, which the checks
+ * `multipass` picks: alone (out NULL), beside the output, whose bytes must
+ * stay f's, and (without imputation) beside CLS_CLIP_KEEP's output, the
+ * input's bytes; against the values outside f's bounds, which the checks
  * below tie to the reference. */
 static size_t check_mask(cls_context *ctx, const cls_array *x, cls_scope scope, cls_clean o, int multipass,
                          const result *f, double *mean, double *m2, const char *label)
@@ -94,8 +95,11 @@ static size_t check_mask(cls_context *ctx, const cls_array *x, cls_scope scope, 
     size_t ne = G * C, es = x->dtype == CLS_F64 ? 8 : 4, bad = 0;
     uint8_t *mask = malloc(n ? n : 1);
     uint64_t *clip = calloc(ne, 8);
-    for (int both = 0; both < 2; both++) {
+    for (int pass = 0; pass < 3; pass++) {
+        int both = pass > 0, keep = pass == 2;
+        if (keep && o.impute != CLS_IMPUTE_NONE) break;
         cls_clean k = o;
+        if (keep) k.mode = CLS_CLIP_KEEP;
         memset(mask, 7, n);
         k.mask_out = mask;
         k.clipped_out = clip;
@@ -116,10 +120,11 @@ static size_t check_mask(cls_context *ctx, const cls_array *x, cls_scope scope, 
             if (mask[i] != want && bad++ < 5)
                 printf("# %s: %s mask, element %zu (%.17g in [%.17g, %.17g]): %u, want %d\n", label,
                        both ? "output and" : "alone,", i, v, f->lo[e], f->hi[e], mask[i], want);
-            if (both && memcmp((const char *)y.data + i * es, (const char *)f->y.data + i * es, es) != 0 &&
+            const cls_array *w = keep ? x : &f->y;
+            if (both && memcmp((const char *)y.data + i * es, (const char *)w->data + i * es, es) != 0 &&
                 bad++ < 5)
-                printf("# %s: element %zu: with a mask %.17g, without %.17g\n", label, i, cref_get(&y, i),
-                       cref_get(&f->y, i));
+                printf("# %s: element %zu: with a mask%s %.17g, want %.17g\n", label, i, keep ? ", kept" : "",
+                       cref_get(&y, i), cref_get(w, i));
         }
         for (size_t e = 0; e < ne; e++)
             if (clip[e] != f->clip[e] && bad++ < 10)
@@ -454,6 +459,14 @@ static void streamed_whole_lines_equal_the_multipass_path(void **state)
             assert_int_equal(cls_clean_data(ctx, &c, CLS_SCOPE_MATRIX, &y, &y), CLS_OK);
             if (memcmp(y.data, want.data, bytes) != 0)
                 fail_msg("%s: in place at %zu bytes from a line differs", ti ? "f64" : "f32", offs[k]);
+            /* CLS_CLIP_KEEP streams the input's own bytes */
+            cls_clean kc = {.sigma = 2.5, .maxiters = -1, .mode = CLS_CLIP_KEEP, .clipped_out = clip_f};
+            memset(mem, 0x5a, bytes + 128);
+            assert_int_equal(cls_clean_data(ctx, &kc, CLS_SCOPE_MATRIX, &x, &y), CLS_OK);
+            if (memcmp(y.data, x.data, bytes) != 0)
+                fail_msg("%s: kept values at %zu bytes from a line differ from the input", ti ? "f64" : "f32",
+                         offs[k]);
+            for (size_t i = offs[k] + bytes; i < bytes + 128; i++) assert_int_equal((unsigned char)mem[i], 0x5a);
         }
         free(mem);
         ref_free(&want);

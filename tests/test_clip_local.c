@@ -96,6 +96,14 @@ static void check(cls_context *ctx, const cls_array *x, cls_scope scope, cls_cle
         for (size_t c = 0; c < C; c++) cref_clean_column(x, scope, g, c, &o, want, &wmiss[g * C + c], &wclip[g * C + c]);
     double tol = x->dtype == CLS_F64 ? 1e-12 : 1e-6;
     size_t bad = 0;
+    /* CLS_CLIP_KEEP: the mask where the reference (which masks) is NaN or
+     * +-Inf, and every value as read */
+    if (o.mode == CLS_CLIP_KEEP)
+        for (size_t i = 0; i < n; i++) {
+            if (f.mask[i] != !isfinite(want[i]) && bad++ < 5)
+                printf("# %s: element %zu: mask %u, reference %.17g\n", label, i, f.mask[i], want[i]);
+            want[i] = cref_get(x, i);
+        }
     for (size_t i = 0; i < n; i++) {
         double got = cref_get(&f.y, i), w = x->dtype == CLS_F32 ? (double)(float)want[i] : want[i];
         if (!((isnan(got) && isnan(w)) || got == w || fabs(got - w) <= tol * fmax(1, fabs(w))) && bad++ < 5)
@@ -162,6 +170,7 @@ static const cls_clean opts[] = {
     {.sigma = 2, .impute = CLS_IMPUTE_MEAN, .has_missing_value = 1, .missing_value = 1},
     {.sigma = 2, .maxiters = -1, .impute = CLS_IMPUTE_MOST_FREQUENT},
     {.sigma = 1.5, .impute = CLS_IMPUTE_CONSTANT, .fill_value = -3.5, .mode = CLS_CLIP_CLAMP},
+    {.sigma = 2.5, .maxiters = -1, .mode = CLS_CLIP_KEEP, .has_missing_value = 1, .missing_value = 1},
 };
 #define NOPTS (sizeof opts / sizeof opts[0])
 
@@ -178,9 +187,11 @@ static void local_kernel_equals_other_path_and_reference(void **state)
             if (rows[ri] > rows_max() || (og && rows[ri] != 60 && rows[ri] != 3 && rows[ri] != 33)) continue;
             cls_array x = cref_make(t, 2, rows[ri], cols(), 1700 + ri + 10 * (uint64_t)ti);
             /* every option set on 60 rows, two on the others (Oclgrind: two
-             * per dtype on 60 rows, one on 3 and 33) */
+             * per dtype on 60 rows, and CLS_CLIP_KEEP in float64; one on 3
+             * and 33) */
             for (size_t k = 0; k < NOPTS; k++) {
-                int want = ri == 0 ? !og || k == 1 + 3 * (size_t)ti || k == 6 + 2 * (size_t)ti
+                int want = ri == 0 ? !og || k == 1 + 3 * (size_t)ti || k == 6 + 2 * (size_t)ti ||
+                                         (ti && k == NOPTS - 1)
                                    : k == 1 || (!og && k == 4 + ri % 6);
                 if (!want) continue;
                 char label[96];

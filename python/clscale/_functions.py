@@ -200,6 +200,10 @@ def _unmasked(data):
     return arr, None
 
 
+# cls_clip_mode's CLS_CLIP_KEEP: every value written as read, the mask apart
+_KEEP = 2
+
+
 def _clip_options(sigma, sigma_lower, sigma_upper, maxiters, cenfunc, stdfunc, grow):
     """astropy's clipping arguments, checked, as the extension's clean()
     takes them."""
@@ -265,13 +269,18 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     # them; else the library's mask alone (a byte per value, not a float64
     # output to read the mask back from: 2x faster on 18 x 60 x 20000)
     want_y = not masked and axis is not None and (inplace or (copy and x.dtype == np.float64))
-    y = (m if inplace else np.empty_like(m)) if want_y else None
+    # a masked result's copy of the data: written by the devices in the
+    # pass that writes the mask (CLS_CLIP_KEEP) where it is a view of the
+    # data's own layout, else made by a thread while the devices clip
+    keep = (masked and copy and x is arr and arr.flags.c_contiguous and m.size
+            and axes == tuple(range(axes[0], axes[-1] + 1)))
+    y = (m if inplace else np.empty_like(m)) if want_y or keep else None
     bad = None if want_y else np.empty(m.shape, dtype=bool)
-    # a masked result's copy of the data, made while the devices clip
-    data = _Beside(np.copy, arr) if masked and copy else None
+    data = _Beside(np.copy, arr) if masked and copy and not keep else None
     if m.size:
         with context(devices) as ctx:
-            _, _, _, _, lo, hi, _, _ = _clscale.clean(ctx, m, y, bad, scope=_clscale.SCOPE_MATRIX, **clip)
+            _, _, _, _, lo, hi, _, _ = _clscale.clean(ctx, m, y, bad, scope=_clscale.SCOPE_MATRIX,
+                                                      mode=_KEEP if keep else 0, **clip)
     else:
         lo = hi = np.full((m.shape[0], m.shape[2]), np.nan)
     if want_y:
@@ -297,7 +306,8 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     if masked:
         # astropy's: the data (copied unless copy=False) under the mask
         # (the library's, not copied again)
-        result = np.ma.MaskedArray(data.result() if copy else arr, mask=mask, copy=False)
+        values = y.reshape(arr.shape) if keep else data.result() if copy else arr
+        result = np.ma.MaskedArray(values, mask=mask, copy=False)
     elif axis is None:
         # astropy's flattened case: the values kept, in the data's type
         result = arr.ravel()[~mask.ravel()]

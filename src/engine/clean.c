@@ -43,6 +43,7 @@ typedef struct copts {
     int        maxiters;   /* < 0: until nothing changes */
     int        center_mean, mad;
     int        clamp;
+    int        keep;       /* CLS_CLIP_KEEP: values written as read */
 } copts;
 
 static cls_status resolve(cls_context *ctx, const cls_clean *c, copts *o, int data_only)
@@ -73,13 +74,20 @@ static cls_status resolve(cls_context *ctx, const cls_clean *c, copts *o, int da
             return cls_fail(ctx, CLS_E_ARG, "cleaning: sigma_lower %g and sigma_upper %g must be > 0 (set sigma "
                             "or both)", o->slo, o->shi);
         if ((unsigned)c->center > CLS_CENTER_MEAN || (unsigned)c->spread > CLS_SPREAD_MAD_STD ||
-            (unsigned)c->mode > CLS_CLIP_CLAMP)
+            (unsigned)c->mode > CLS_CLIP_KEEP)
             return cls_fail(ctx, CLS_E_ARG, "cleaning: unknown clip centre, spread or mode");
         o->maxiters = c->maxiters == 0 ? 5 : c->maxiters < 0 ? -1 : c->maxiters;
         o->center_mean = c->center == CLS_CENTER_MEAN;
         o->mad = c->spread == CLS_SPREAD_MAD_STD;
         o->clamp = c->mode == CLS_CLIP_CLAMP;
     }
+    o->keep = c->mode == CLS_CLIP_KEEP;
+    if (o->keep && !data_only)
+        return cls_fail(ctx, CLS_E_ARG, "cleaning: CLS_CLIP_KEEP is for cls_clean_data() alone (it writes the "
+                        "values as they were; this call scales or combines cleaned values)");
+    if (o->keep && o->impute != CLS_IMPUTE_NONE)
+        return cls_fail(ctx, CLS_E_ARG, "cleaning: CLS_CLIP_KEEP writes every value as it was read: no "
+                        "imputation (impute must be CLS_IMPUTE_NONE)");
     return CLS_OK;
 }
 
@@ -477,8 +485,10 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
     int fast = !cb && !src && o->clip && cls_clip_fast_fits(ctx, &vin) && !getenv("CLSCALE_CLIP_MULTIPASS");
     unsigned iters = 0;
     if (fast) {
-        cls_clip_opts xo = {o->has_sent, o->sent, o->slo, o->shi, o->maxiters, o->center_mean, o->mad, o->clamp,
-                            (int)o->impute, o->fill, p == NULL && out, p || c->mean_out || c->m2_out};
+        cls_clip_opts xo = {.has_sent = o->has_sent, .sent = o->sent, .slo = o->slo, .shi = o->shi,
+                            .maxiters = o->maxiters, .center_mean = o->center_mean, .mad = o->mad,
+                            .clamp = o->clamp, .keep = o->keep, .fill = (int)o->impute, .fill_value = o->fill,
+                            .write = p == NULL && out, .moments = p || c->mean_out || c->m2_out};
         st = cls_clip_fast(ctx, &vin, &xo, w.n0, &w.m, w.L, w.H, w.fill, &iters);
     }
     unsigned sf = o->has_sent ? CLS_CF_SENT : 0;
@@ -556,7 +566,7 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
     if (st == CLS_OK && !(fast && !p) && (out || vin.mask || p)) {
         unsigned fl = (o->has_sent ? CLS_CF_SENT : 0) | (o->clip ? CLS_CF_BOUNDS : 0) |
                       (o->clip && o->clamp ? CLS_CF_CLAMP : 0) | (o->impute != CLS_IMPUTE_NONE ? CLS_CF_FILL : 0) |
-                      (vin.mask ? CLS_CF_MASK : 0) | (out ? 0 : CLS_CF_NOY);
+                      (vin.mask ? CLS_CF_MASK : 0) | (out ? 0 : CLS_CF_NOY) | (o->keep ? CLS_CF_KEEP : 0);
         for (size_t e = 0; e < ne; e++) {
             w.prm[e] = w.L[e];
             w.prm[ne + e] = w.H[e];
@@ -642,6 +652,8 @@ cls_status cls_clean_data(cls_context *ctx, const cls_clean *c, cls_scope scope,
     copts o;
     if (st == CLS_OK) st = resolve(ctx, c, &o, 1);
     if (st != CLS_OK) return st;
+    /* values written as read, in place: nothing to write */
+    if (o.keep && out && out->data == in->data) out = NULL;
     /* imputation alone by the mean or a constant: the engine's one pass
      * (the cleaning stage's two passes took 3.4-5.5x a scaler pass) */
     cls_pipeline alone = {.scaler = CLS_NONE, .scope = scope, .clean = c};

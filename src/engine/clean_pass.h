@@ -19,6 +19,7 @@
 #define CLS_CF_RCLIP  64u
 #define CLS_CF_MASK   128u
 #define CLS_CF_NOY    256u
+#define CLS_CF_KEEP   512u
 
 /* The data as statistics groups: group g is rows [g * Rg, (g + 1) * Rg) of
  * a (G * Rg) x C row-major matrix at x; y, when not NULL, is where a pass

@@ -29,6 +29,7 @@
 #define CLS_XF_NT 128u
 #define CLS_XF_FILL_SHIFT 8
 #define CLS_XF_STAGE_SHIFT 12
+#define CLS_XF_KEEP 2048u
 
 typedef struct xstate {
     const cls_cview     *v;
@@ -135,7 +136,7 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
         unsigned fl = (o->has_sent ? CLS_XF_SENT : 0) | (o->center_mean ? CLS_XF_MEAN : 0) |
                       (o->mad ? CLS_XF_MAD : 0) | (o->clamp ? CLS_XF_CLAMP : 0) | (o->write ? CLS_XF_WRITE : 0) |
                       (v->mask ? CLS_XF_MASK : 0) | (o->moments ? CLS_XF_MOMENTS : 0) | (nt ? CLS_XF_NT : 0) |
-                      ((unsigned)o->fill << CLS_XF_FILL_SHIFT);
+                      (o->keep ? CLS_XF_KEEP : 0) | ((unsigned)o->fill << CLS_XF_FILL_SHIFT);
 #if CLS_BENCH_STAGES
         /* a bench build only (meson -Dbench_stages=true, for
          * tools/bench/clip_astropy.py --stages): run the kernel's first

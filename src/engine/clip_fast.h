@@ -23,6 +23,7 @@ typedef struct cls_clip_opts {
     int    center_mean;    /* else the median */
     int    mad;            /* spread mad_std, else std */
     int    clamp;          /* clipped values take the bounds, else NaN */
+    int    keep;           /* every value written as read (the mask shows the clipping) */
     int    fill;           /* CLS_XFILL_* */
     double fill_value;     /* CLS_XFILL_CONSTANT */
     int    write;          /* write the cleaned data to v->y */

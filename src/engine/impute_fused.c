@@ -21,8 +21,9 @@ int cls_impute_fusable(const cls_context *ctx, const cls_pipeline *p)
 {
     const cls_clean *c = p->clean;
     if (!c || ctx->impute_unfused || p->inverse) return 0;
-    /* the mask and the kept values' moments come from the cleaning passes */
-    if (c->mask_out || c->mean_out || c->m2_out) return 0;
+    /* the mask, the kept values' moments and values written as read come
+     * from the cleaning passes */
+    if (c->mask_out || c->mean_out || c->m2_out || c->mode == CLS_CLIP_KEEP) return 0;
     if (c->sigma != 0 || c->sigma_lower != 0 || c->sigma_upper != 0) return 0;
     if (c->impute != CLS_IMPUTE_MEAN && c->impute != CLS_IMPUTE_CONSTANT &&
         !(c->impute == CLS_IMPUTE_NONE && c->has_missing_value))
