@@ -33,9 +33,11 @@
  * beats the team (H200 machine: it did 0-35% of team calls that took
  * 1.1-1.9x its own calls alone), and only calls alone can.
  *
- * A call's throughput is its bytes over its wall time, kept only for calls
- * that built no kernel, probed no device and lost no device: those carry
- * one-time costs. Each way's figure is the best of its last KEEP calls
+ * A call's throughput is its bytes over its wall time (the release of its
+ * device buffers included), kept only for calls that built no kernel,
+ * probed no device and lost no device: those carry one-time costs. A team
+ * call in which one device did everything (the helpers declined) counts
+ * as that device's call alone. Each way's figure is the best of its last KEEP calls
  * (noise on a busy host only ever slows a call down).
  * Owns: the table of kinds (cls_context.team), the choice and the record. */
 #include <string.h>
@@ -176,7 +178,11 @@ static int next_other(const cls_job *job, cls_team *t, int winner)
 /* The way the call runs: -1 (every device) or one device alone. */
 static int choose(cls_job *job, cls_team *t)
 {
-    if (t->nteam == 0) return -1; /* a team call first */
+    /* a team call first (one in which the helpers took nothing counts as
+     * its lead's call alone) */
+    int known = t->nteam > 0;
+    for (size_t d = 0; d < CLS_TEAM_DEVS; d++) known |= t->nsolo[d] > 0;
+    if (!known) return -1;
     for (size_t d = 0; d < CLS_TEAM_DEVS; d++)
         if (!t->nsolo[d] && candidate(job, t, d)) { /* a candidate not tried yet */
             job->trial = 1;
@@ -248,23 +254,32 @@ void cls_team_record(cls_job *job, double wall)
         if (job->runs[i].failed) return;
     double bps = (double)job->bytes_total / wall;
     int before = winner_of(job, t);
-    if (job->solo >= 0) {
-        if (job->solo >= CLS_TEAM_DEVS) return;
-        t->solo[job->solo][t->nsolo[job->solo]++ % CLS_TEAM_KEEP] = bps;
-    } else {
-        int top = -1;
-        uint64_t most = 0, all = 0;
-        for (size_t i = 0; i < job->nruns; i++) {
-            all += job->runs[i].bytes;
-            if (job->runs[i].bytes > most) {
-                most = job->runs[i].bytes;
-                top = (int)i;
-            }
+    int top = -1, working = 0;
+    uint64_t most = 0, all = 0;
+    for (size_t i = 0; i < job->nruns; i++) {
+        all += job->runs[i].bytes;
+        working += job->runs[i].bytes > 0;
+        if (job->runs[i].bytes > most) {
+            most = job->runs[i].bytes;
+            top = (int)i;
         }
+    }
+    if (job->solo < 0) {
         for (size_t d = 0; d < CLS_TEAM_DEVS; d++)
             t->share[d] = d < job->nruns && all ? (double)job->runs[d].bytes / (double)all : 0;
         t->lead = top;
         t->lead_share = all ? (double)most / (double)all : 0;
+    }
+    /* a team call in which the helpers declined every slice ran as the one
+     * device alone: its time is that device's, not the team's (counted as
+     * the team's, such a call on the modelled bus, 44.6 ms, kept the team
+     * the winner while the team calls that followed, the modelled GPU
+     * taking slices, took 68-75 ms against 46 ms alone) */
+    int solo = job->solo >= 0 ? job->solo : working == 1 ? top : -1;
+    if (solo >= 0) {
+        if (solo >= CLS_TEAM_DEVS) return;
+        t->solo[solo][t->nsolo[solo]++ % CLS_TEAM_KEEP] = bps;
+    } else {
         t->team[t->nteam++ % CLS_TEAM_KEEP] = bps;
     }
     /* the winner changed (a try won, or the winner's own calls slowed
