@@ -94,32 +94,50 @@ void cls_most_frequent_cols(const void *x, cls_dtype t, size_t ld, uint64_t rows
     }
 }
 
+/* cls_column_merge() of k copies of v, written out (no entry built, no
+ * struct copied: it runs once per column of a fused imputation, 360 000
+ * times for 18 x 20000 columns), the same operations in the same order. */
 void cls_column_add_constant(cls_column_stats *c, uint64_t k, double v)
 {
     if (k == 0) return;
-    cls_column_stats add = cls_column_empty();
-    add.count = k;
-    add.min = add.max = add.mean = v;
-    add.m2 = 0;
-    add.absmax = fabs(v);
-    cls_column_merge(c, &add, 1);
+    if (c->count == 0) {
+        c->count = k;
+        c->min = c->max = c->mean = v;
+        c->m2 = 0;
+        c->absmax = fabs(v);
+        c->median = c->q_lo = c->q_hi = NAN;
+        return;
+    }
+    uint64_t n = c->count + k;
+    double na = (double)c->count, nb = (double)k, dn = (double)n;
+    double delta = v - c->mean;
+    c->count = n;
+    c->min = fmin(c->min, v);
+    c->max = fmax(c->max, v);
+    c->absmax = fmax(c->absmax, fabs(v));
+    c->mean = c->mean + delta * (nb / dn);
+    c->m2 = c->m2 + 0.0 + delta * delta * na * (nb / dn);
+    c->median = c->q_lo = c->q_hi = NAN;
+}
+
+double cls_impute_column(cls_column_stats *s, uint64_t rows, unsigned imp, double c, cls_dtype t,
+                         uint64_t *missing)
+{
+    uint64_t k = rows - s->count;
+    double v = NAN;
+    if (imp == 1 && s->count) v = t == CLS_F32 ? (double)(float)s->mean : s->mean;
+    else if (imp == 2) v = c;
+    if (missing) *missing = k;
+    s->missing = k;
+    if (isfinite(v)) {
+        cls_column_add_constant(s, k, v);
+        s->missing = 0;
+    }
+    return v;
 }
 
 void cls_impute_columns(cls_column_stats *col, size_t n, uint64_t rows, unsigned imp, double c, cls_dtype t,
                         double *fill, uint64_t *missing)
 {
-    for (size_t e = 0; e < n; e++) {
-        cls_column_stats *s = &col[e];
-        uint64_t k = rows - s->count;
-        double v = NAN;
-        if (imp == 1 && s->count) v = t == CLS_F32 ? (double)(float)s->mean : s->mean;
-        else if (imp == 2) v = c;
-        if (missing) missing[e] = k;
-        fill[e] = v;
-        s->missing = k;
-        if (isfinite(v)) {
-            cls_column_add_constant(s, k, v);
-            s->missing = 0;
-        }
-    }
+    for (size_t e = 0; e < n; e++) fill[e] = cls_impute_column(&col[e], rows, imp, c, t, missing ? &missing[e] : NULL);
 }

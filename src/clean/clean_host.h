@@ -38,4 +38,9 @@ void cls_column_add_constant(cls_column_stats *c, uint64_t k, double v);
 void cls_impute_columns(cls_column_stats *col, size_t n, uint64_t rows, unsigned imp, double c, cls_dtype t,
                         double *fill, uint64_t *missing);
 
+/* The same for one column: returns its fill, and its missing count in
+ * *missing (may be NULL). */
+double cls_impute_column(cls_column_stats *s, uint64_t rows, unsigned imp, double c, cls_dtype t,
+                         uint64_t *missing);
+
 #endif

@@ -126,6 +126,10 @@ typedef struct cls_job {
     double       sent;        /* NaN: no sentinel */
     double       fillc;       /* imp 2 */
     const double *ifill;      /* APPLY with host params: each group and column's fill (G * C) */
+    double      *fill_direct; /* with sdirect: each column's fill (G * C), and its
+                                 statistics made the imputed column's, as the slice
+                                 that covers it finishes; NULL: not there */
+    uint64_t    *miss_direct; /* with fill_direct: missing counts (G * C) or NULL */
 
     const char  *f;           /* factors (NULL: none) in the data's dtype */
     uint64_t     fsb, fsr, fsc, felems;

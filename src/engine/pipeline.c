@@ -567,8 +567,17 @@ static cls_status fit_transform_with(cls_context *ctx, const cls_pipeline *p, co
             st = new_stats(&job, p, 1, &s);
             if (st == CLS_OK) job.sdirect = cls_stats_columns(s);
         }
+        /* imputation: each column's fill and imputed statistics made as
+         * its slice finishes (slice.c) */
+        size_t ne = (size_t)job.G * job.C;
+        if (st == CLS_OK && want && imp) {
+            fill = malloc((ne ? ne : 1) * sizeof *fill);
+            if (!fill) st = cls_fail(ctx, CLS_E_NOMEM, "out of memory for %zu fill values", ne);
+            job.fill_direct = fill;
+            job.miss_direct = imp->missing_out;
+        }
         if (st == CLS_OK) st = run(&job, CLS_OP_FUSED, sb);
-        if (st == CLS_OK && want && imp) st = imputed_stats(&job, imp, s, &fill);
+        if (st == CLS_OK && want && imp && imp->fill_out) memcpy(imp->fill_out, fill, ne * sizeof *fill);
     } else {
         job.phases = 2;
         job.bytes_total = 3 * (uint64_t)bytes_of(in);

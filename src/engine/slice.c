@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clean/clean_host.h"
 #include "job.h"
 
 /* First and one-past-last element of the slice in the row-major view. */
@@ -193,19 +194,27 @@ static void convert_stats(cls_devrun *r, unsigned q, const cls_slice *s)
                                          : (double)((const float *)sl->st_host)[p * n + i];
         /* FIT: straight into the result (entry i is group i / ncols of the
          * slice, column i % ncols) */
-        cls_column_stats *c = job->sdirect ? &job->sdirect[(s->group0 + i / s->ncols) * job->C + s->col0 + i % s->ncols]
-                                           : &job->sstats[s->stats_at + i];
+        size_t e = (s->group0 + i / s->ncols) * job->C + s->col0 + i % s->ncols;
+        cls_column_stats *c = job->sdirect ? &job->sdirect[e] : &job->sstats[s->stats_at + i];
         *c = cls_column_empty();
         c->count = cn[i];
         c->missing = cn[n + i];
-        if (c->count == 0) continue;
-        c->min = v[3];
-        c->max = v[4];
-        c->absmax = fabs(v[3]) > fabs(v[4]) ? fabs(v[3]) : fabs(v[4]);
-        if (job->moments) {
-            c->mean = v[0] + v[1];
-            c->m2 = v[2];
+        if (c->count) {
+            c->min = v[3];
+            c->max = v[4];
+            c->absmax = fabs(v[3]) > fabs(v[4]) ? fabs(v[3]) : fabs(v[4]);
+            if (job->moments) {
+                c->mean = v[0] + v[1];
+                c->m2 = v[2];
+            }
         }
+        /* fused imputation: the imputed column's statistics while the
+         * entry is in the cache, on this device's thread (a pass over
+         * every column's entry after the run took 4.6 ms of a 20 ms call,
+         * 18 x 60 x 20000 float64 per matrix) */
+        if (job->fill_direct && job->sdirect)
+            job->fill_direct[e] = cls_impute_column(c, job->Rg, job->imp, job->fillc, job->dtype,
+                                                    job->miss_direct ? &job->miss_direct[e] : NULL);
     }
 }
 
