@@ -126,7 +126,7 @@ typedef struct cls_job {
     double       sent;        /* NaN: no sentinel */
     double       fillc;       /* imp 2 */
     const double *ifill;      /* APPLY with host params: each group and column's fill (G * C) */
-    double      *fill_direct; /* with sdirect: each column's fill (G * C), and its
+    double      *fill_direct; /* only with sdirect: each column's fill (G * C), and its
                                  statistics made the imputed column's, as the slice
                                  that covers it finishes; NULL: not there */
     uint64_t    *miss_direct; /* with fill_direct: missing counts (G * C) or NULL */

@@ -458,17 +458,12 @@ cls_status cls_fit_transform_plain(cls_context *ctx, const cls_pipeline *p, cons
 static cls_status fit_transform_with(cls_context *ctx, const cls_pipeline *p, const cls_imp_opts *imp,
                                      const cls_array *in, cls_array *out, cls_resident *res, cls_stats **fitted);
 
-/* Imputation's host side, once the statistics of the values kept are in s:
- * the fills (into *fill, G * C), the caller's outputs, and s made the
- * imputed columns' statistics. */
-static cls_status imputed_stats(cls_job *job, const cls_imp_opts *imp, cls_stats *s, double **fill)
+/* The table of a fused imputation's fills, one per group and column. */
+static cls_status fills_new(cls_job *job, double **fill)
 {
     size_t n = (size_t)job->G * job->C;
     *fill = malloc((n ? n : 1) * sizeof **fill);
-    if (!*fill) return cls_fail(job->ctx, CLS_E_NOMEM, "out of memory for %zu fill values", n);
-    cls_impute_columns(s->col, n, job->Rg, imp->imp, imp->fillc, job->dtype, *fill, imp->missing_out);
-    if (imp->fill_out) memcpy(imp->fill_out, *fill, n * sizeof **fill);
-    return CLS_OK;
+    return *fill ? CLS_OK : cls_fail(job->ctx, CLS_E_NOMEM, "out of memory for %zu fill values", n);
 }
 
 cls_status cls_do_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
@@ -569,22 +564,21 @@ static cls_status fit_transform_with(cls_context *ctx, const cls_pipeline *p, co
         }
         /* imputation: each column's fill and imputed statistics made as
          * its slice finishes (slice.c) */
-        size_t ne = (size_t)job.G * job.C;
-        if (st == CLS_OK && want && imp) {
-            fill = malloc((ne ? ne : 1) * sizeof *fill);
-            if (!fill) st = cls_fail(ctx, CLS_E_NOMEM, "out of memory for %zu fill values", ne);
-            job.fill_direct = fill;
-            job.miss_direct = imp->missing_out;
-        }
+        if (st == CLS_OK && want && imp) st = fills_new(&job, &fill);
+        job.fill_direct = fill;
+        job.miss_direct = imp ? imp->missing_out : NULL;
         if (st == CLS_OK) st = run(&job, CLS_OP_FUSED, sb);
-        if (st == CLS_OK && want && imp && imp->fill_out) memcpy(imp->fill_out, fill, ne * sizeof *fill);
     } else {
         job.phases = 2;
         job.bytes_total = 3 * (uint64_t)bytes_of(in);
         st = run(&job, CLS_OP_STATS, sb);
         if (st == CLS_OK) st = collect_stats(&job, p, &s);
+        /* imputation: the fills, and s made the imputed columns'
+         * statistics, which give the params */
+        if (st == CLS_OK && imp) st = fills_new(&job, &fill);
         if (st == CLS_OK && imp) {
-            st = imputed_stats(&job, imp, s, &fill);
+            cls_impute_columns(s->col, (size_t)job.G * job.C, job.Rg, imp->imp, imp->fillc, job.dtype, fill,
+                               imp->missing_out);
             job.ifill = fill;
         }
         if (st == CLS_OK) {
@@ -599,6 +593,7 @@ static cls_status fit_transform_with(cls_context *ctx, const cls_pipeline *p, co
             job.done_all += job.done;
         }
     }
+    if (st == CLS_OK && fill && imp->fill_out) memcpy(imp->fill_out, fill, (size_t)job.G * job.C * sizeof *fill);
     if (st == CLS_OK && fitted) *fitted = s;
     else cls_stats_destroy(s);
     st = finish(&job, st);

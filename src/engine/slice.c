@@ -212,7 +212,7 @@ static void convert_stats(cls_devrun *r, unsigned q, const cls_slice *s)
          * entry is in the cache, on this device's thread (a pass over
          * every column's entry after the run took 4.6 ms of a 20 ms call,
          * 18 x 60 x 20000 float64 per matrix) */
-        if (job->fill_direct && job->sdirect)
+        if (job->fill_direct)
             job->fill_direct[e] = cls_impute_column(c, job->Rg, job->imp, job->fillc, job->dtype,
                                                     job->miss_direct ? &job->miss_direct[e] : NULL);
     }

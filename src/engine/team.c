@@ -37,8 +37,8 @@
  * device buffers included), kept only for calls that built no kernel,
  * probed no device and lost no device: those carry one-time costs. A team
  * call in which one device did everything (the helpers declined) counts
- * as that device's call alone. Each way's figure is the best of its last KEEP calls
- * (noise on a busy host only ever slows a call down).
+ * as that device's call alone. Each way's figure is the best of its last
+ * KEEP calls (noise on a busy host only ever slows a call down).
  * Owns: the table of kinds (cls_context.team), the choice and the record. */
 #include <string.h>
 
