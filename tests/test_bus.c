@@ -3,17 +3,19 @@
  * behind a modelled bus (the layer's defaults: the H100 machine's figures
  * times 0.1, 5.4 GB/s each way pinned, 0.8-1.1 pageable). It stages its
  * data as a GPU would; its measured bandwidths are the model's; and on the
- * four workloads (small), pageable and pinned, all devices together are
- * not slower than the better device alone: the best of 7 calls
- * alternating between the three contexts, within 10% plus 0.5 ms, in one
- * of up to three measurements (a load burst on the shared host spoils
- * one; a scheduling failure spoils all). The
- * modelled GPU's kernels run on the same two host cores as the CPU device,
- * so on this 2-core VM together competes for cores and the 5% of the
- * promise cannot be timed reliably in CI: `clscale bench --model` measures
- * it (docs/DISCRETE.md). What this test catches is a scheduling failure:
- * a slow device given a share it cannot finish (7x in the cold-compile
- * case, tests/test_cold.c). */
+ * four workloads, pageable and pinned, all devices together are never more
+ * than 5% slower than the better device alone (the promise itself): the
+ * lower quartile of 31 calls alternating between the three contexts, in
+ * one of up to three measurements (a load burst on the shared host spoils
+ * one; a scheduling failure spoils all).
+ *
+ * What makes 5% measurable on a shared 2-core host (docs/DISCRETE.md,
+ * 2026-11-27b): the workloads are several times this VM's 32 MiB L3 (at
+ * sizes near it, calls fell in two modes, in cache and not, 0.41 against
+ * 0.8-0.9 ms, and the best of a few calls was a lottery between them:
+ * 1.15-1.67x with the modelled GPU in no call); the lower quartile, which
+ * neither a lucky call nor a burst of other work moves; 31 rounds. The
+ * test runs alone (is_parallel false in meson.build). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +26,7 @@
 #include "pipeline_util.h"
 #include "reference.h"
 
-#define ROUNDS 7
+#define ROUNDS 31
 
 static double now_s(void)
 {
@@ -191,16 +193,16 @@ static void promise(work *w)
                     t[c][r] = call(ctx[c], w, &in[c], &out[c]);
                     if (c == 2 && gpu_slices(ctx[2]) > 0) took++;
                 }
-            double best[3]; /* the best call of each: noise on a shared host only adds */
+            double best[3]; /* the lower quartile of each */
             for (int c = 0; c < 3; c++) {
                 qsort(t[c], ROUNDS, sizeof t[c][0], cmp);
-                best[c] = t[c][0];
+                best[c] = t[c][ROUNDS / 4];
             }
             double alone = fmin(best[0], best[1]);
             /* ratio to the bound: <= 1 keeps it */
-            double r = best[2] / (1.10 * alone + 0.5e-3);
+            double r = best[2] / (1.05 * alone);
             if (r < ratio) ratio = r;
-            print_message("# %s, %s (best of %d, measurement %d): %s %.2f ms, %s %.2f ms, %s %.2f ms (%.3f of the "
+            print_message("# %s, %s (lower quartile of %d, measurement %d): %s %.2f ms, %s %.2f ms, %s %.2f ms (%.3f of the "
                           "better alone; the modelled gpu took part in %zu of %d calls)\n",
                           w->name, pinned ? "pinned" : "pageable", ROUNDS, attempt + 1, names[0], 1e3 * best[0],
                           names[1], 1e3 * best[1], names[2], 1e3 * best[2], best[2] / alone, took, ROUNDS);
@@ -222,7 +224,7 @@ static void promise(work *w)
 static void seed_a_beside_the_modelled_gpu(void **state)
 {
     (void)state;
-    work w = {.name = "seed-a (3 x 60 x 9845 float64)", .x = ref_make(CLS_F64, 3, 60, 9845, 1, 0)};
+    work w = {.name = "seed-a (12 x 60 x 9845 float64)", .x = ref_make(CLS_F64, 12, 60, 9845, 1, 0)};
     w.p.scaler = CLS_MINMAX;
     promise(&w);
     ref_free(&w.x);
@@ -231,7 +233,7 @@ static void seed_a_beside_the_modelled_gpu(void **state)
 static void seed_b_beside_the_modelled_gpu(void **state)
 {
     (void)state;
-    work w = {.name = "seed-b (100 x 4000 x 5 float64)", .x = ref_make(CLS_F64, 100, 4000, 5, 2, 0)};
+    work w = {.name = "seed-b (400 x 4000 x 5 float64)", .x = ref_make(CLS_F64, 400, 4000, 5, 2, 0)};
     w.f = ref_make_factors(CLS_F64, 1, 4000, 5, 3);
     w.p.factors = &w.f;
     promise(&w);
@@ -254,7 +256,7 @@ static void seed_b_large_beside_the_modelled_gpu(void **state)
 static void table_beside_the_modelled_gpu(void **state)
 {
     (void)state;
-    work w = {.name = "table (200000 x 8 float32, batch z-score)", .x = ref_make(CLS_F32, 1, 200000, 8, 6, 0)};
+    work w = {.name = "table (1600000 x 8 float32, batch z-score)", .x = ref_make(CLS_F32, 1, 1600000, 8, 6, 0)};
     w.p.scaler = CLS_ZSCORE;
     w.p.scope = CLS_SCOPE_BATCH;
     promise(&w);
