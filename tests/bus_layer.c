@@ -18,6 +18,22 @@
  *     duplex, but the H100 machine measured 96 GB/s both ways against 54
  *     each way);
  *   - kernels optionally take `kernel` times their own time (>= 1).
+ * Optionally a second device, `slow`, stays host-unified (no bus) but runs
+ * its kernels `slow_kernel` times slower, one after another: a CPU device
+ * slower than this host's memory, as on a machine with few cores per
+ * memory channel, where a team can beat both devices alone. The gate
+ * sleeps, so the slowed device leaves its core to the other one (what a
+ * team needs to win, and what two real devices on two cores of this host
+ * cannot show: each alone already takes what the memory gives). Its
+ * kernel takes `slow_kernel` times its work-items over the fastest rate
+ * per work-item seen for that kernel (not its own real time, which the
+ * other device's threads stretch when they share the cores: that factor
+ * would multiply the contention too, and a team's slices, of other sizes
+ * than a device's alone, would be judged on contended runs only), and no
+ * less than its real time. Real
+ * times come from the event's profiling (the layer turns it on for that
+ * device's queues): PoCL delivers event callbacks on a thread of its own,
+ * late enough that a kernel's start read from them came out near its end.
  * The modelled device must be a PoCL pthread device: PoCL 3.1's basic
  * device deadlocks when a user event is set from another thread while a
  * command waits for it (seen here: clSetUserEventStatus never returns).
@@ -39,6 +55,9 @@
  *                  GB/s (1e9 bytes/s)
  *   latency_us=U   per transfer (default 10)
  *   kernel=F       kernel time factor (default 1)
+ *   slow=NAME      substring of the slowed device's name (default: none)
+ *   slow_nth=N     the Nth such device of its platform (default 0)
+ *   slow_kernel=F  its kernels' time factor (default 1)
  *   scale=S        multiplies the default rates (default 0.1)
  * The default rates are the H100 machine's (docs/bench-h100.json: pinned
  * 54.4 / 54.6 GB/s, pageable 7.96 / 10.8, both ways 95.7) times `scale`:
@@ -74,6 +93,9 @@ typedef struct clsbus_model {
     double h2d_pinned, d2h_pinned, h2d_pageable, d2h_pageable, both;
     double latency;
     double kernel;
+    char   slow[64];
+    int    slow_nth;
+    double slow_kernel;
 } clsbus_model;
 
 typedef struct clsbus_totals {
@@ -92,7 +114,32 @@ static clsbus_model model;
 static int configured;
 static clsbus_totals totals;
 static double link_free[2];        /* host seconds at which each direction is free (0: h2d, 1: d2h) */
-static cl_device_id modelled = NULL;  /* the device once found; (cl_device_id)-1: looked, none */
+static cl_device_id modelled = NULL;  /* the device once found */
+static cl_device_id slowed = NULL;    /* the slowed device once found */
+static double slow_free;              /* host seconds at which the slowed device's modelled kernels are done */
+
+/* The slowed device's shortest real time per work-item, per kernel. */
+#define MAX_KERNELS 256
+static struct { char name[64]; double best; } kernels[MAX_KERNELS];
+static int nkernels;
+
+/* Lock held. The fastest real time of n work-items of `name` seen so
+ * far, this run of `secs` included. */
+static double shortest(const char *name, size_t n, double secs)
+{
+    double per = secs / (double)(n ? n : 1);
+    for (int i = 0; i < nkernels; i++)
+        if (!strcmp(kernels[i].name, name)) {
+            if (per < kernels[i].best) kernels[i].best = per;
+            return kernels[i].best * (double)(n ? n : 1);
+        }
+    if (nkernels < MAX_KERNELS) {
+        snprintf(kernels[nkernels].name, sizeof kernels[nkernels].name, "%s", name);
+        kernels[nkernels].best = per;
+        nkernels++;
+    }
+    return secs;
+}
 
 /* ---- time ---- */
 
@@ -117,6 +164,7 @@ static void defaults(clsbus_model *m, double scale)
     m->both = 95.7 * scale;
     m->latency = 10e-6;
     m->kernel = 1.0;
+    m->slow_kernel = 1.0;
 }
 
 /* Parses a spec into *m; returns 0, or -1 on an unknown key. */
@@ -144,6 +192,9 @@ static int parse(const char *spec, clsbus_model *m)
         else if (!strcmp(k, "both")) m->both = atof(v);
         else if (!strcmp(k, "latency_us")) m->latency = atof(v) * 1e-6;
         else if (!strcmp(k, "kernel")) m->kernel = atof(v) < 1 ? 1 : atof(v);
+        else if (!strcmp(k, "slow")) snprintf(m->slow, sizeof m->slow, "%s", v);
+        else if (!strcmp(k, "slow_nth")) m->slow_nth = atoi(v);
+        else if (!strcmp(k, "slow_kernel")) m->slow_kernel = atof(v) < 1 ? 1 : atof(v);
         else if (strcmp(k, "scale") != 0) return -1;
     }
     return 0;
@@ -177,36 +228,46 @@ static int named(cl_device_id d, const char *sub)
     return contains_ci(name, sub);
 }
 
-/* Whether d is the modelled device (found once). */
-static int is_modelled(cl_device_id d)
+/* The nth device of d's platform whose name contains `want`, or NULL. */
+static cl_device_id nth_named(cl_device_id d, const char *want, int nth)
+{
+    cl_platform_id p = NULL;
+    if (next->clGetDeviceInfo(d, CL_DEVICE_PLATFORM, sizeof p, &p, NULL) != CL_SUCCESS) return NULL;
+    cl_device_id ids[64];
+    cl_uint n = 0;
+    if (next->clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 64, ids, &n) != CL_SUCCESS) return NULL;
+    int ord = 0;
+    for (cl_uint i = 0; i < n && i < 64; i++) {
+        if (!named(ids[i], want)) continue;
+        if (ord++ == nth) return ids[i];
+    }
+    return NULL;
+}
+
+/* Whether d is the device that `which` names (the modelled one, or the
+ * slowed one when `slow`), found once and kept in *cache. */
+static int is_device(cl_device_id d, int slow, cl_device_id *cache)
 {
     if (!d) return 0;
     pthread_mutex_lock(&lock);
     ensure_configured();
-    cl_device_id m = modelled;
+    cl_device_id m = *cache;
     char want[64];
-    int nth = model.nth;
-    snprintf(want, sizeof want, "%s", model.device);
+    int nth = slow ? model.slow_nth : model.nth;
+    snprintf(want, sizeof want, "%s", slow ? model.slow : model.device);
     pthread_mutex_unlock(&lock);
     if (m) return m == d;
-    if (!named(d, want)) return 0;
-    cl_platform_id p = NULL;
-    if (next->clGetDeviceInfo(d, CL_DEVICE_PLATFORM, sizeof p, &p, NULL) != CL_SUCCESS) return 0;
-    cl_device_id ids[64];
-    cl_uint n = 0;
-    if (next->clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 64, ids, &n) != CL_SUCCESS) return 0;
-    int ord = 0;
-    cl_device_id found = NULL;
-    for (cl_uint i = 0; i < n && i < 64 && !found; i++) {
-        if (!named(ids[i], want)) continue;
-        if (ord++ == nth) found = ids[i];
-    }
+    if (!want[0] || !named(d, want)) return 0;
+    cl_device_id found = nth_named(d, want, nth);
     if (!found) return 0;
     pthread_mutex_lock(&lock);
-    modelled = found;
+    *cache = found;
     pthread_mutex_unlock(&lock);
     return found == d;
 }
+
+static int is_modelled(cl_device_id d) { return is_device(d, 0, &modelled); }
+static int is_slowed(cl_device_id d) { return is_device(d, 1, &slowed); }
 
 static cl_device_id device_of_queue(cl_command_queue q)
 {
@@ -336,6 +397,10 @@ typedef struct gate {
     size_t bytes;
     int pinned;
     double ready;        /* KERNEL: when the kernel could start */
+    double factor;       /* KERNEL: its time factor */
+    int serial;          /* KERNEL: the slowed device's (one at a time) */
+    char name[64];       /* serial: the kernel's name and global size */
+    size_t n;
     cl_event user;       /* completed at the modelled end */
 } gate;
 
@@ -381,18 +446,35 @@ static void CL_CALLBACK on_ready(cl_event ev, cl_int status, void *arg)
     free(g);
 }
 
-/* A kernel has run: it ends `kernel` times its own time after it could start. */
+/* A kernel has run: it ends `factor` times its own time after it could
+ * start. The slowed device's kernels also wait for each other: its real
+ * kernel ran from when it could start or its previous kernel really ended
+ * (one PoCL thread runs them in turn), and its modelled one from when it
+ * could start or the previous modelled one ended. */
 static void CL_CALLBACK on_kernel_done(cl_event ev, cl_int status, void *arg)
 {
     (void)status;
-    next->clReleaseEvent(ev);
     gate *g = arg;
     double t = now();
     pthread_mutex_lock(&lock);
     double ready = g->ready > 0 && g->ready <= t ? g->ready : t;
     totals.kernels++;
-    schedule(g->user, ready + (t - ready) * model.kernel);
+    double end = ready + (t - ready) * g->factor;
+    if (g->serial) {
+        cl_ulong t0 = 0, t1 = 0;
+        double real = t - ready;
+        if (next->clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) == CL_SUCCESS
+            && next->clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) == CL_SUCCESS
+            && t1 >= t0)
+            real = 1e-9 * (double)(t1 - t0);
+        double start = slow_free > ready ? slow_free : ready;
+        end = start + shortest(g->name, g->n, real) * g->factor;
+        if (end < t) end = t;
+        slow_free = end;
+    }
+    schedule(g->user, end);
     pthread_mutex_unlock(&lock);
+    next->clReleaseEvent(ev);
     free(g);
 }
 
@@ -625,13 +707,21 @@ static cl_int CL_API_CALL hook_clEnqueueNDRangeKernel(cl_command_queue q, cl_ker
 {
     pthread_mutex_lock(&lock);
     ensure_configured();
-    double factor = model.kernel;
+    double kernel = model.kernel, slow = model.slow_kernel;
     pthread_mutex_unlock(&lock);
-    if (factor <= 1.0 || !is_modelled(device_of_queue(q)))
-        return next->clEnqueueNDRangeKernel(q, k, dim, off, global, local, nwait, wait, ev);
+    cl_device_id d = device_of_queue(q);
+    int serial = slow > 1.0 && is_slowed(d);
+    double factor = serial ? slow : is_modelled(d) ? kernel : 1.0;
+    if (factor <= 1.0) return next->clEnqueueNDRangeKernel(q, k, dim, off, global, local, nwait, wait, ev);
     cl_event ready = NULL, real = NULL;
     gate *g = gate_open(q, KERNEL, 0, 0, nwait, wait, &ready);
     if (!g) return next->clEnqueueNDRangeKernel(q, k, dim, off, global, local, nwait, wait, ev);
+    g->factor = factor;
+    g->serial = serial;
+    if (serial && next->clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof g->name - 1, g->name, NULL) != CL_SUCCESS)
+        g->name[0] = '\0';
+    g->n = 1;
+    for (cl_uint i = 0; i < dim && global; i++) g->n *= global[i];
     cl_int e = next->clEnqueueNDRangeKernel(q, k, dim, off, global, local, nwait, wait, &real);
     if (e != CL_SUCCESS) {
         next->clSetUserEventStatus(g->user, CL_COMPLETE);
@@ -641,6 +731,15 @@ static cl_int CL_API_CALL hook_clEnqueueNDRangeKernel(cl_command_queue q, cl_ker
         return e;
     }
     return gate_close(q, g, ready, real, CL_FALSE, ev);
+}
+
+/* The slowed device's queues are made with profiling (its kernels' real
+ * times, on_kernel_done()). */
+static cl_command_queue CL_API_CALL hook_clCreateCommandQueue(cl_context c, cl_device_id d,
+                                                              cl_command_queue_properties props, cl_int *e)
+{
+    if (is_slowed(d)) props |= CL_QUEUE_PROFILING_ENABLE;
+    return next->clCreateCommandQueue(c, d, props, e);
 }
 
 /* ---- layer entry points ---- */
@@ -695,6 +794,7 @@ EXPORT CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint num_entries, const st
     layer.clEnqueueMapBuffer = hook_clEnqueueMapBuffer;
     layer.clEnqueueUnmapMemObject = hook_clEnqueueUnmapMemObject;
     layer.clEnqueueNDRangeKernel = hook_clEnqueueNDRangeKernel;
+    layer.clCreateCommandQueue = hook_clCreateCommandQueue;
     *num_entries_ret = (cl_uint)mine;
     *layer_dispatch = &layer;
     return CL_SUCCESS;
@@ -714,6 +814,9 @@ EXPORT int clsbus_configure(const char *spec)
     model = m;
     configured = 1;
     modelled = NULL;
+    slowed = NULL;
+    slow_free = 0;
+    nkernels = 0;
     memset(&totals, 0, sizeof totals);
     pthread_mutex_unlock(&lock);
     return 0;

@@ -145,6 +145,7 @@ typedef struct cls_job {
     size_t       max_out;     /* largest stats output (groups * ncols) */
     size_t       max_prm;     /* largest params table for one slice (entries) */
     uint64_t     max_span;    /* largest factor window (elements) */
+    uint64_t     sum_span;    /* the factor windows of all slices (elements) */
     int          phase;       /* 1 or 2 */
     int          phases;
     size_t       slices_all, done_all;  /* over both phases, for the report */

@@ -143,6 +143,7 @@ static cls_status add(builder *b, cls_op op, uint64_t row0, uint64_t nrows, size
         s->flo = b0 * job->fsb + rmin * job->fsr + col0 * job->fsc;
         s->fhi = b1 * job->fsb + rmax * job->fsr + (col0 + ncols - 1) * job->fsc + 1;
         if (s->fhi - s->flo > job->max_span) job->max_span = s->fhi - s->flo;
+        job->sum_span += s->fhi - s->flo;
     }
     return CLS_OK;
 }
@@ -280,7 +281,7 @@ cls_status cls_plan(cls_job *job, cls_op op, size_t sb)
     job->sstats = NULL;
     job->nsl = job->nsstats = 0;
     job->max_elems = job->max_part = job->max_out = job->max_prm = 0;
-    job->max_span = 0;
+    job->max_span = job->sum_span = 0;
     builder b = {.job = job};
     cls_status st = op == CLS_OP_FUSED ? plan_groups(&b, op, sb, CLS_FUSED_ROWS)
                     : op == CLS_OP_FIT   ? plan_groups(&b, op, sb, CLS_FIT_CHUNK_ROWS)

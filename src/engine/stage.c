@@ -251,8 +251,30 @@ cls_status cls_zero_copy_verify(cls_context *ctx)
     return CLS_OK;
 }
 
+/* A device that another one taking part in the call is known to be faster
+ * than: it will likely take a minority of the slices. */
+static int helper(const cls_job *job, const cls_devrun *r)
+{
+    double mine = cls_known_speed(r);
+    for (size_t i = 0; i < job->nruns; i++) {
+        const cls_devrun *o = &job->runs[i];
+        if (o != r && cls_run_active(o) && cls_known_speed(o) > mine) return 1;
+    }
+    return 0;
+}
+
 /* Binds the factor array for the call: the whole array on the device (staged
- * once, or in place for zero copy) when it fits, else per-slice windows. */
+ * once, or in place for zero copy) when it fits, else per-slice windows.
+ * A staging device takes windows also as a helper, and where the slices'
+ * windows barely overlap (all of them together under 1.25 times the array:
+ * factors as large as the data): the whole array is one blocking upload
+ * before the device's first slice, paid in full by a helper that then
+ * takes one slice of ten (the modelled GPU beside a slow CPU device,
+ * seed-b-large's 40 MB of factors: 20-25 ms for a slice of 8 MB, a rate
+ * that kept it out of every later call, docs/DISCRETE.md), where windows
+ * go up with the slices that use them, overlapped with other slices'
+ * kernels. Factors that many slices share (seed-b's one matrix of factors
+ * for 400) still go up once for the device that leads. */
 static cls_status bind_factors(cls_job *job, cls_devrun *r)
 {
     cls_dev *d = r->dev;
@@ -265,6 +287,7 @@ static cls_status bind_factors(cls_job *job, cls_devrun *r)
         return CLS_OK;
     }
     if (bytes > d->info.max_alloc_bytes || bytes > d->info.global_mem_bytes / 4) return CLS_OK;
+    if (helper(job, r) || job->sum_span < job->felems + job->felems / 4) return CLS_OK;
     r->factors = clCreateBuffer(d->cl, CL_MEM_READ_ONLY, bytes, NULL, &e);
     if (e != CL_SUCCESS) return cls_fail_cl(job->ctx, d, "clCreateBuffer(factors)", e);
     CL_TRY(job->ctx, d, clEnqueueWriteBuffer(d->q[0], r->factors, CL_TRUE, 0, bytes, job->f, 0, NULL, NULL));

@@ -9,7 +9,11 @@
  * between the three contexts round by round, medians of `repeats` after
  * three warm-up calls each, every row's last output checked against the
  * single-threaded reference. The promise: together within 5% of the better
- * alone. Owns the environment it sets (before the first OpenCL call), the
+ * alone. When $CLSBUS names a slowed device (`slow=`), the CPU device is
+ * instead a pthread device whose kernels the layer slows
+ * (POCL_DEVICES="pthread pthread", two PoCL threads, which the two devices
+ * share), a machine where a team can beat both alone; the table then also
+ * prints the model's ideal team, 1 / (1/cpu + 1/gpu). Owns the environment it sets (before the first OpenCL call), the
  * three contexts, and the table it prints (stdout; the one printer of the
  * bench besides cmd_bench.c and bench_report.c). */
 #include <stdio.h>
@@ -18,6 +22,13 @@
 
 #include "bench_run.h"
 #include "cli.h"
+
+/* Whether $CLSBUS slows the CPU device (bus_layer.c's `slow=`). */
+static int slowed_cpu(void)
+{
+    const char *env = getenv("CLSBUS");
+    return env && strstr(env, "slow=") != NULL;
+}
 
 int bench_model_env(const char *layer, char *why, size_t len)
 {
@@ -29,8 +40,11 @@ int bench_model_env(const char *layer, char *why, size_t len)
     fclose(f);
     /* the ICD loader and PoCL read these once, at the first OpenCL call */
     setenv("OPENCL_LAYERS", layer, 1);
-    setenv("POCL_DEVICES", "basic pthread", 1);
-    setenv("POCL_MAX_PTHREAD_COUNT", "1", 1);
+    /* the layer slows a pthread device only (PoCL's basic device deadlocks
+     * on its gates); pthread devices share PoCL's threads, and with one the
+     * modelled GPU's copies waited behind the CPU device's kernels */
+    setenv("POCL_DEVICES", slowed_cpu() ? "pthread pthread" : "basic pthread", 1);
+    setenv("POCL_MAX_PTHREAD_COUNT", slowed_cpu() ? "2" : "1", 1);
     return 0;
 }
 
@@ -41,9 +55,11 @@ static int cmp_d(const void *a, const void *b)
 }
 
 static const char *const selectors[3] = {"basic", "pthread", NULL};
+static const char *const slowed_selectors[3] = {"0", "1", NULL};
 
 int bench_model_run(const bench_workload *w, int repeats, bench_model_row rows[2])
 {
+    const char *const *sel = slowed_cpu() ? slowed_selectors : selectors;
     memset(rows, 0, 2 * sizeof *rows);
     wl_data d;
     if (bench_wl_alloc(&d, w, rows[0].why, sizeof rows[0].why) != 0) return -1;
@@ -60,7 +76,7 @@ int bench_model_run(const bench_workload *w, int repeats, bench_model_row rows[2
         goto out;
     }
     for (int c = 0; c < 3; c++) {
-        cls_config cfg = {.devices = selectors[c] ? selectors[c] : "all"};
+        cls_config cfg = {.devices = sel[c] ? sel[c] : "all"};
         cls_status st = cls_context_create(&cfg, &ctx[c]);
         if (st != CLS_OK) {
             snprintf(why, wl, "no context for \"%s\": %s: %s", cfg.devices, cls_status_str(st),
@@ -104,7 +120,7 @@ int bench_model_run(const bench_workload *w, int repeats, bench_model_row rows[2
                 if (r == repeats - 1) {
                     double err = bench_max_error(w, out.data, d.ys);
                     if (!(err <= bench_tolerance(w))) {
-                        snprintf(why, wl, "wrong result on \"%s\": error %.3g", selectors[c] ? selectors[c] : "all",
+                        snprintf(why, wl, "wrong result on \"%s\": error %.3g", sel[c] ? sel[c] : "all",
                                  err);
                         goto out;
                     }
@@ -143,12 +159,15 @@ int bench_model_main(const char *layer, unsigned want, double size, int repeats,
     char cpu[256];
     bench_cpu_model(cpu, sizeof cpu);
     const char *env = getenv("CLSBUS");
-    printf("clscale %s bench --model: the CPU device (PoCL basic, 1 thread) beside PoCL's pthread device behind "
+    int slow = slowed_cpu();
+    printf("clscale %s bench --model: %s beside PoCL's pthread device behind "
            "a modelled bus (%s)\non %s, %u CPUs; medians of %d calls, calls of the three alternating\n\n",
-           cls_version(), env && *env ? env : "the layer's defaults: the H100 machine's rates x 0.1", cpu,
-           bench_cpus(), repeats);
-    printf("%-14s %-9s %12s %12s %12s %8s  %s\n", "workload", "memory", "cpu alone", "gpu alone", "together",
-           "ratio", "promise (<= 1.05 of the better alone)");
+           cls_version(),
+           slow ? "a PoCL pthread device that the layer slows (two PoCL threads shared)"
+                : "the CPU device (PoCL basic, 1 thread)",
+           env && *env ? env : "the layer's defaults: the H100 machine's rates x 0.1", cpu, bench_cpus(), repeats);
+    printf("%-14s %-9s %12s %12s %12s %8s  %s%s\n", "workload", "memory", "cpu alone", "gpu alone", "together",
+           "ratio", slow ? "ideal  " : "", "promise (<= 1.05 of the better alone)");
     bench_workload ws[BENCH_MAX_WORKLOADS];
     size_t nw = bench_workloads(size, ws, BENCH_MAX_WORKLOADS);
     int failures = 0;
@@ -166,8 +185,11 @@ int bench_model_main(const char *layer, unsigned want, double size, int repeats,
         for (int k = 0; k < 2; k++) {
             if (k == 1 && pageable_only) break;
             const bench_model_row *x = &rows[k];
-            printf("%-14s %-9s %9.2f ms %9.2f ms %9.2f ms %8.3f  %s\n", ws[i].name,
-                   x->pinned ? "pinned" : "pageable", 1e3 * x->t[0], 1e3 * x->t[1], 1e3 * x->t[2], x->ratio,
+            double best = x->t[0] < x->t[1] ? x->t[0] : x->t[1];
+            char ideal[16] = "";
+            if (slow) snprintf(ideal, sizeof ideal, "%5.3f  ", 1.0 / (1.0 / x->t[0] + 1.0 / x->t[1]) / best);
+            printf("%-14s %-9s %9.2f ms %9.2f ms %9.2f ms %8.3f  %s%s\n", ws[i].name,
+                   x->pinned ? "pinned" : "pageable", 1e3 * x->t[0], 1e3 * x->t[1], 1e3 * x->t[2], x->ratio, ideal,
                    x->ratio <= 1.05 ? "kept" : "NOT kept");
         }
         fflush(stdout);
