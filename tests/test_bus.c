@@ -30,7 +30,12 @@
  * GPU declines for host memory (admit.c, host_bound: a staging device on
  * pageable memory beside zero-copy devices that move half what its copies
  * have shown; the model's slowed device sleeps rather than use memory, so
- * the model cannot judge that rule). */
+ * the model cannot judge that rule); and a row where the modelled GPU
+ * alone is over 1.5x faster than the CPU device alone: it then works on
+ * both PoCL threads, which also run the slowed device's kernels, so a
+ * team takes cores from it that the ideal counts as free (seed-a pinned:
+ * 0.81-0.90 in 8 runs, at 1.6x; 0.99-1.12 in the one where it ran 2x). */
+#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +52,16 @@
  * GPU, or (CLS_BUS_SLOW_CPU set) a team that must beat both devices alone
  * where the model lets it. */
 static int slow_cpu;
+
+/* Under AddressSanitizer the library's host work (the staging copies, the
+ * scheduler) runs instrumented, slower than on the machine the model
+ * describes: the gain is not asked there, the promise is (table pageable
+ * then teamed in 1-18 of 31 calls, 1.00 of the better alone). */
+#if defined(__SANITIZE_ADDRESS__)
+static const int sanitized = 1;
+#else
+static const int sanitized = 0;
+#endif
 #define SLOW_CPU_MODEL "scale=1.0,nth=1,slow=pthread,slow_nth=0,slow_kernel=4"
 static const char *cpu_sel = "basic", *gpu_sel = "pthread";
 
@@ -171,6 +186,21 @@ static size_t gpu_slices(const cls_context *together, int *host_bound)
     return 0;
 }
 
+/* The layer's model afresh (clsbus_configure): the slowed device's fastest
+ * times are kept per kernel name, and another workload's shapes give the
+ * same kernel other times per work-item (seed-b's discount kernel made
+ * seed-b-large's CPU device alone 40 ms in one order of workloads and 85
+ * in another, at full size in the bench). */
+static void fresh_model(void)
+{
+    void *h = dlopen(getenv("CLS_BUS_LAYER"), RTLD_NOW | RTLD_NOLOAD);
+    if (!h) return; /* not loaded yet: no OpenCL call so far, nothing to forget */
+    int (*configure)(const char *) = (int (*)(const char *))dlsym(h, "clsbus_configure");
+    assert_non_null(configure);
+    assert_int_equal(configure(getenv("CLSBUS")), 0);
+    dlclose(h);
+}
+
 /* The three contexts read and write the same memory where they can: where
  * a buffer lies (its page and cache alignment, how the allocator got it)
  * moved the CPU device's time by 5-45% on this VM, the same way whichever
@@ -180,6 +210,7 @@ static size_t gpu_slices(const cls_context *together, int *host_bound)
  * modelled GPU alone gets its own, pinned for it. */
 static void promise(work *w)
 {
+    fresh_model();
     cls_context *ctx[3] = {test_context(cpu_sel, 0, 0), test_context(gpu_sel, 0, 0), test_context(NULL, 0, 0)};
     const char *names[3] = {"cpu alone", "modelled gpu alone", "all together"};
     for (int pinned = 0; pinned < 2; pinned++) {
@@ -232,7 +263,8 @@ static void promise(work *w)
             double alone = fmin(best[0], best[1]);
             /* the bound: the promise, or a share of the model's gain */
             double ideal = 1.0 / (1.0 / best[0] + 1.0 / best[1]) / alone, limit = 1.05;
-            if (slow_cpu && ideal < 0.8 && 2 * bound <= ROUNDS) limit = 1.0 - (1.0 - ideal) / 4;
+            if (slow_cpu && !sanitized && ideal < 0.8 && 2 * bound <= ROUNDS && 1.5 * best[1] >= best[0])
+                limit = 1.0 - (1.0 - ideal) / 4;
             double r = best[2] / (limit * alone); /* <= 1 keeps it */
             if (r < ratio) ratio = r;
             if (slow_cpu)

@@ -16,6 +16,7 @@
  * prints the model's ideal team, 1 / (1/cpu + 1/gpu). Owns the environment it sets (before the first OpenCL call), the
  * three contexts, and the table it prints (stdout; the one printer of the
  * bench besides cmd_bench.c and bench_report.c). */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,20 @@ static int slowed_cpu(void)
     return env && strstr(env, "slow=") != NULL;
 }
 
+static const char *model_layer;
+
+/* The layer's model afresh before each workload (clsbus_configure): the
+ * slowed device's fastest times are kept per kernel name, and another
+ * workload's shapes give the same kernel other times per work-item. */
+static void fresh_model(void)
+{
+    void *h = model_layer ? dlopen(model_layer, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    if (!h) return;
+    int (*configure)(const char *) = (int (*)(const char *))dlsym(h, "clsbus_configure");
+    if (configure) configure(getenv("CLSBUS"));
+    dlclose(h);
+}
+
 int bench_model_env(const char *layer, char *why, size_t len)
 {
     FILE *f = fopen(layer, "rb");
@@ -40,6 +55,7 @@ int bench_model_env(const char *layer, char *why, size_t len)
     fclose(f);
     /* the ICD loader and PoCL read these once, at the first OpenCL call */
     setenv("OPENCL_LAYERS", layer, 1);
+    model_layer = layer;
     /* the layer slows a pthread device only (PoCL's basic device deadlocks
      * on its gates); pthread devices share PoCL's threads, and with one the
      * modelled GPU's copies waited behind the CPU device's kernels */
@@ -60,6 +76,7 @@ static const char *const slowed_selectors[3] = {"0", "1", NULL};
 int bench_model_run(const bench_workload *w, int repeats, bench_model_row rows[2])
 {
     const char *const *sel = slowed_cpu() ? slowed_selectors : selectors;
+    fresh_model();
     memset(rows, 0, 2 * sizeof *rows);
     wl_data d;
     if (bench_wl_alloc(&d, w, rows[0].why, sizeof rows[0].why) != 0) return -1;
