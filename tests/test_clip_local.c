@@ -302,8 +302,8 @@ static void in_place_equals_out_of_place(void **state)
 }
 
 /* Unforced, each device takes its own kernel: clip_local.cl's on a GPU,
- * clip.cl's on a CPU device (PoCL, rusticl's llvmpipe), neither on
- * Oclgrind (a simulator claiming every type: the multi-pass path). */
+ * clip.cl's on a CPU device (PoCL, rusticl's llvmpipe) and on Oclgrind (a
+ * simulator claiming every type is not taken for a GPU). */
 static void auto_picks_by_device_type(void **state)
 {
     (void)state;
@@ -318,9 +318,7 @@ static void auto_picks_by_device_type(void **state)
     cls_clean c = {.sigma = 2, .maxiters = -1};
     assert_int_equal(cls_clean_data(ctx, &c, CLS_SCOPE_MATRIX, &x, &y), CLS_OK);
     int vec = built(ctx, CLS_K_CLIP32, CLS_F32), loc = built(ctx, CLS_K_CLIP32L, CLS_F32);
-    if (test_suite_is("oclgrind")) {
-        assert_false(vec || loc);
-    } else if (gpus == n) {
+    if (gpus == n) {
         assert_true(loc && !vec);
     } else if (gpus == 0) {
         assert_true(vec && !loc);
