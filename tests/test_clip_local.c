@@ -2,8 +2,8 @@
  * work-item, its rows in local memory), forced on every device through the
  * test hook ctx->clip_local, against the float64 reference of astropy's
  * sigma_clip + SimpleImputer (clean_ref.c) and against the path the device
- * takes otherwise (ctx->clip_local = -1): clip.cl's kernel on PoCL and
- * rusticl, the multi-pass path on Oclgrind (which keeps it for clip.cl).
+ * takes otherwise (ctx->clip_local = -1): clip.cl's kernel (on Oclgrind
+ * built unoptimised, src/engine/program.c).
  *
  * Against the other path: the same counts, masks (mask_out too), fill values and
  * iterations, the output byte for byte, except clamped values (the bounds,
@@ -121,9 +121,9 @@ static void check(cls_context *ctx, const cls_array *x, cls_scope scope, cls_cle
             if (f.mask[i] != !isfinite(cref_get(&f.y, i)) && bad++ < 5)
                 printf("# %s: element %zu: mask %u, output %.17g\n", label, i, f.mask[i], cref_get(&f.y, i));
     if (bad) fail_msg("%s: %zu differences from the reference", label, bad);
-    /* the other path: clip.cl's kernel; on Oclgrind the multi-pass path
-     * (slow there: on groups of 33 rows only), which sums float32 data in
-     * float32: compared where it is exact, as test_clip_fast.c does */
+    /* the other path: clip.cl's kernel (on Oclgrind, unoptimised and slow:
+     * on groups of 33 rows only, and where the devices have float64, as
+     * test_clip_fast.c compares) */
     int og = test_suite_is("oclgrind");
     if (!og || (rows == 33 && (x->dtype == CLS_F64 || all_fp64(ctx)))) {
         run(ctx, x, scope, o, 0, &m);
