@@ -314,40 +314,6 @@ static void a_cpu_device_beside_a_gpu_is_tried_alone_whatever_its_share(void **s
     release(f);
 }
 
-/* A GPU (staging) at a third of the team calls beside a CPU device: its
- * few slices in a team run one after another, while alone its queues
- * overlap one slice's copies with another's kernel, so it is tried alone
- * and runs the calls when faster (the bus model beside a slowed CPU
- * device, seed-b pinned: the GPU alone 1.7-2.1 ms, the CPU device alone
- * 2.1-2.6, the team 2.2, docs/DISCRETE.md). A GPU at a tenth of them
- * (under 0.6 / nq) is not tried. */
-static void a_gpu_at_a_third_of_the_team_calls_is_tried_alone(void **state)
-{
-    (void)state;
-    fake *f = make(2);
-    f->dev[1].zero_copy = 0;
-    size_t on[3] = {0, 0, 0}; /* team, CPU alone, GPU alone */
-    for (int c = 0; c < 100; c++) {
-        cls_job *j = new_call(f, CLS_F64, 18);
-        double t = j->solo == 0 ? 0.0025 : j->solo == 1 ? 0.0018 : 0.0022;
-        on[j->solo + 1]++;
-        end_call(f, t, 0.67);
-    }
-    print_message("# 100 calls: %zu as a team, %zu on the CPU device alone, %zu on the GPU alone\n", on[0], on[1],
-                  on[2]);
-    assert_true(on[2] >= 85);
-    release(f);
-
-    f = make(2);
-    f->dev[1].zero_copy = 0;
-    for (int c = 0; c < 50; c++) {
-        cls_job *j = new_call(f, CLS_F64, 18);
-        assert_int_not_equal(j->solo, 1);
-        end_call(f, j->solo == 0 ? 0.010 : 0.011, 0.9);
-    }
-    release(f);
-}
-
 static void one_device_or_cls_team_0_has_nothing_to_choose(void **state)
 {
     (void)state;
@@ -563,7 +529,6 @@ int main(void)
         cmocka_unit_test(a_team_within_two_percent_of_the_lead_alone_stays_a_team),
         cmocka_unit_test(an_even_team_is_not_tried_alone),
         cmocka_unit_test(a_cpu_device_beside_a_gpu_is_tried_alone_whatever_its_share),
-        cmocka_unit_test(a_gpu_at_a_third_of_the_team_calls_is_tried_alone),
         cmocka_unit_test(a_change_of_the_machine_is_found_again),
         cmocka_unit_test(calls_with_one_time_costs_are_not_kept),
         cmocka_unit_test(kinds_are_kept_apart),

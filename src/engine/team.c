@@ -28,12 +28,10 @@
  * Candidates (candidate()): the device that did at least 60% of the last
  * team call (one that did less would have to run 1.7 times faster without
  * the others to win, and two equal devices would pay a slow call at every
- * try for nothing), a zero-copy device beside a staging one, whatever its
- * share: there the team's rates cannot show that the CPU device alone
+ * try for nothing), and a zero-copy device beside a staging one, whatever
+ * its share: there the team's rates cannot show that the CPU device alone
  * beats the team (H200 machine: it did 0-35% of team calls that took
- * 1.1-1.9x its own calls alone), and only calls alone can; and a staging
- * device beside a zero-copy one from 60% / nq of a team call (its few
- * slices there run one after another, its queues overlap them alone).
+ * 1.1-1.9x its own calls alone), and only calls alone can.
  *
  * A call's throughput is its bytes over its wall time (the release of its
  * device buffers included), kept only for calls that built no kernel,
@@ -122,38 +120,30 @@ static int usable(const cls_job *job, size_t d)
 }
 
 /* Whether device d may run a call of this kind alone: it did TRY_SHARE of
- * the last team call; or devices of both kinds (zero-copy and staging)
- * take part, and it is a zero-copy device not far slower than the fastest
- * (CLS_PRIOR_MARGIN: a simulator is never tried alone), or a staging
- * device that did TRY_SHARE / nq of the last team call. Mixed teams are
- * the case whole calls exist for: a GPU's DMA and the CPU device share
- * the host's memory and cores, each slows the other, and in the team one
- * can do little while alone it is faster than the team. The CPU device
- * (H200 machine, one bench run: seed-A on pinned memory, alone 15.3 ms,
- * the team 17.8 ms with the CPU device at 35%; the table 2.53 against 4.88
- * ms at 31%); the GPU, whose few slices in a team run one after another,
- * while alone its nq queues overlap the copies of one slice with another's
- * kernel (the tests' bus model beside a CPU device it slows, seed-b on
- * pinned memory: the GPU alone 1.7-2.1 ms, the CPU device alone 2.1-2.6,
- * the GPU at a third of the team calls, never tried alone: together ran as
- * the CPU device alone, 1.18-1.31x the better). */
+ * the last team call, or it is a zero-copy device beside a staging one
+ * and not far slower than the fastest (CLS_PRIOR_MARGIN: a simulator is
+ * never tried alone). The second case is the one whole calls exist for: a
+ * GPU's DMA and the CPU device share the host's memory, each slows the
+ * other, and in the team the CPU device can do little or nothing while
+ * alone it is faster than the team (H200 machine, one bench run: seed-A on
+ * pinned memory, the CPU device alone 15.3 ms, the team 17.8 ms with the
+ * CPU device at 35%; the table 2.53 against 4.88 ms at 31%). */
 static int candidate(const cls_job *job, const cls_team *t, size_t d)
 {
     if (d >= CLS_TEAM_DEVS || !usable(job, d)) return 0;
     if (t->share[d] >= TRY_SHARE) return 1;
     const cls_devrun *r = &job->runs[d];
-    int other_kind = 0;
+    if (!r->dev->zero_copy) return 0;
+    int staging = 0;
     double fastest = 0;
     for (size_t i = 0; i < job->nruns; i++) {
         if (!usable(job, i)) continue;
-        other_kind |= job->runs[i].dev->zero_copy != r->dev->zero_copy;
+        staging |= !job->runs[i].dev->zero_copy;
         double v = cls_known_speed(&job->runs[i]);
         if (v > fastest) fastest = v;
     }
-    if (!other_kind) return 0;
-    if (!r->dev->zero_copy) return t->share[d] * (r->dev->nq ? r->dev->nq : 1) >= TRY_SHARE;
     double mine = cls_known_speed(r);
-    return mine > 0 && mine * CLS_PRIOR_MARGIN >= fastest;
+    return staging && mine > 0 && mine * CLS_PRIOR_MARGIN >= fastest;
 }
 
 /* The candidate with the best calls alone, -1 when none has run alone. */
