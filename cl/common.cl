@@ -1,5 +1,6 @@
 /* Shared by every kernel of clscale. program.c assembles the source as
- *   common.cl and sortnet.cl, then scale.cl, quantile.cl, clean.cl, describe.cl, clip.cl and clip_local.cl with
+ *   common.cl and sortnet.cl, then scale.cl, lanes.cl, quantile.cl, sort.cl, clip_sort.cl, clean.cl,
+ *   describe.cl, clip.cl and clip_local.cl with
  *   REAL=float, then
  *   the same with REAL=double,
  * and builds one program per kernel and dtype, the first time a call needs
@@ -47,6 +48,8 @@
 #define CLS_KID_QSORT32G     21
 #define CLS_KID_QSORT64G     22
 #define CLS_KID_QSORT128     23
+#define CLS_KID_QSORTG       24
+#define CLS_KID_CLIPSORT     25
 #ifndef CLS_KERNEL
 #define CLS_KERNEL (-1)
 #endif

@@ -331,8 +331,5 @@ __kernel void F(qhist_reduce)(__global const uint *hist, uint nchunks, ulong per
 }
 #endif
 
-#undef UKEY
-#undef KEY_BITS
-#undef F
-#undef Q_FILTER_ARGS
-#undef Q_FILTER_LOAD
+/* UKEY, KEY_BITS, F and the filter stay defined for sort.cl and
+ * clip_sort.cl, which come next (program.c) and undefine them. */

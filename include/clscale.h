@@ -131,6 +131,9 @@ typedef struct cls_config {
     struct _cl_command_queue *const *cl_queues;  /* NULL, or one in-order queue per device of
                                                     cl_devices (in its order): clscale then runs
                                                     on that queue alone for that device */
+    size_t      scratch_bytes; /* device scratch of exact selection and clipping (groups sorted
+                                  once), shared by the devices; 0: 256 MiB. Longer groups than
+                                  it holds take counting passes instead (docs/ENGINE.md) */
 } cls_config;
 
 /* Device selector (cls_config.devices or $CLSCALE_DEVICES): comma-separated

@@ -91,6 +91,8 @@ enum cls_kernel_id {
     CLS_K_QSORT32G,       /* CLS_K_QSORT32 for GPUs: a column per work-item (quantile.cl) */
     CLS_K_QSORT64G,
     CLS_K_QSORT128,       /* CLS_K_QSORT32's lanes for <= 128 rows (GPUs: CLS_K_QSELECT_SMALL) */
+    CLS_K_QSORTG,         /* order statistics of longer columns, each sorted once in scratch (sort.cl) */
+    CLS_K_CLIPSORT,       /* k-sigma clipping of longer columns, each sorted once in scratch (clip_sort.cl) */
     /* the first six again, built with -DCLS_IMPUTE=1 (a fill;
      * engine/impute_fused.c), then with -DCLS_IMPUTE=2 (a fill and a
      * sentinel: a compare per value that the first set saves), each in the

@@ -12,6 +12,7 @@
 
 #include "engine/clip_fast.h"
 #include "engine/passes.h"
+#include "engine/regime.h"
 
 /* Bytes of data per unit: units small enough for several devices to share
  * seed-A's 18 matrices; a group larger than CLS_XGROUP_MAX takes the
@@ -40,6 +41,7 @@ typedef struct xstate {
     cls_cmoments        *m;
     double              *L, *H, *fill;
     unsigned            *iters_of; /* per unit */
+    cl_mem              *scr;      /* per device: the sort regime's scratch, or NULL */
 } xstate;
 
 /* clip_local.cl's local memory (QN * LW * REAL_BYTES at most) */
@@ -63,10 +65,39 @@ static size_t local_width(size_t rows_max, size_t es) { return rows_max * es > 2
 
 int cls_clip_fast_fits(const cls_context *ctx, const cls_cview *v)
 {
-    (void)ctx; /* Oclgrind runs clip.cl unoptimised: program.c says why */
     size_t es = v->dtype == CLS_F64 ? 8 : 4;
-    return v->Rg >= 1 && v->Rg <= CLS_CLIP_FAST_ROWS && v->C <= UINT32_MAX && v->G <= UINT32_MAX &&
-           v->Rg * v->C * es <= CLS_XGROUP_MAX;
+    return v->Rg >= 1 && cls_regime_of(ctx, v->Rg, es, CLS_CLIP_FAST_ROWS) != CLS_REGIME_COUNT &&
+           v->C <= UINT32_MAX && v->G <= UINT32_MAX && v->Rg * v->C * es <= CLS_XGROUP_MAX;
+}
+
+/* The sort regime's launches (cl/clip_sort.cl): the unit's entries in
+ * runs of as many columns as the scratch holds, one window each, the
+ * device's scratch (*scr, made by its first unit, kept for the call's
+ * next units on that device) reused by each run (the queue is in order
+ * and each launch waits). a's arguments up to the scratch are set. */
+static cls_status sort_launches(cls_kargs *a, cl_mem *scr, size_t ne, uint64_t rows, size_t es)
+{
+    cls_context *ctx = a->ctx;
+    cls_dev *d = a->d;
+    size_t w = cls_sort_columns(ctx, rows, es);
+    cls_status st = a->st;
+    if (st == CLS_OK && !*scr)
+        st = cls_pass_buffer(ctx, d, CL_MEM_READ_WRITE, (size_t)(w * cls_sort_window_bytes(rows, es)), NULL, scr);
+    if (w > ne) w = ne;
+    /* work-groups enough for every compute unit: PoCL runs a group on one
+     * thread, and a tall table has a handful of columns */
+    size_t cu = d->info.compute_units ? d->info.compute_units : 1, local = 8;
+    while (local > 1 && w / local < 4 * cu) local /= 2;
+    cl_uint base = a->i;
+    for (size_t e0 = 0; st == CLS_OK && e0 < ne; e0 += w) {
+        size_t n = ne - e0 < w ? ne - e0 : w;
+        a->i = base;
+        cls_karg_mem(a, *scr);
+        cls_karg_u64(a, e0);
+        cls_karg_u64(a, n);
+        st = cls_pass_launch(a, local, n, 1);
+    }
+    return st;
 }
 
 static void release(cl_mem *m, size_t n)
@@ -85,8 +116,11 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
     size_t off = (size_t)(g0 * v->Rg) * C, bytes = (size_t)(ng * v->Rg) * C * es;
     const char *xp = v->x + off * es;
     char *yp = o->write ? v->y + off * es : NULL;
-    int loc = local_kernel(ctx, d);
-    int k = loc ? (v->Rg <= 32 ? CLS_K_CLIP32L : CLS_K_CLIP64L) : (v->Rg <= 32 ? CLS_K_CLIP32 : CLS_K_CLIP64);
+    int sorted = v->Rg > CLS_CLIP_FAST_ROWS; /* the sort regime (cls_clip_fast_fits) */
+    int loc = !sorted && local_kernel(ctx, d);
+    int k = sorted ? CLS_K_CLIPSORT
+            : loc  ? (v->Rg <= 32 ? CLS_K_CLIP32L : CLS_K_CLIP64L)
+                   : (v->Rg <= 32 ? CLS_K_CLIP32 : CLS_K_CLIP64);
     /* st's planes in the kernels' ACC: float64 where the device has it */
     size_t as = v->dtype == CLS_F64 || d->info.fp64 ? 8 : 4;
     cl_mem m[6] = {0}; /* input (in place: a second reference to the output), output, sigmas, st, cn, mask */
@@ -112,7 +146,7 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
     size_t xw = loc ? 1 : (v->dtype == CLS_F64 ? 1 : 2) * (size_t)d->xw64;
     unsigned lead = 0;
     int nt = 0;
-    if (!loc && o->write && d->nt && d->in_place && xw * es == 64 && bytes >= ((size_t)1 << 20)) {
+    if (!loc && !sorted && o->write && d->nt && d->in_place && xw * es == 64 && bytes >= ((size_t)1 << 20)) {
         /* a large output written in place in host memory by a CPU driver
          * that takes non-temporal stores, a block's row a whole line: where
          * every row starts a line at the same column, the first block ends
@@ -151,7 +185,7 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
         cls_karg_mem(&a, m[3]);
         cls_karg_mem(&a, m[4]);
         cls_karg_u64(&a, ne);
-        if (!loc) cls_karg_u32(&a, lead);
+        if (!loc && !sorted) cls_karg_u32(&a, lead);
         /* clip.cl: a work-item clips XW columns in the lanes of its vectors
          * (the kernel vectorises itself), so small work-groups.
          * clip_local.cl: a column per work-item, LW of them per group (its
@@ -161,7 +195,7 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
             clGetKernelWorkGroupInfo(a.k, d->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) == CL_SUCCESS)
             while (wg && want > wg) want /= 2;
         size_t blocks = lead ? 1 + (C - lead + xw - 1) / xw : (C + xw - 1) / xw;
-        st = cls_pass_launch(&a, want, blocks, (size_t)ng);
+        st = sorted ? sort_launches(&a, &s->scr[d - ctx->devs], ne, v->Rg, es) : cls_pass_launch(&a, want, blocks, (size_t)ng);
     }
     if (st == CLS_OK && o->write) st = cls_pass_output_back(ctx, d, m[1], yp, bytes);
     if (st == CLS_OK && v->mask) st = cls_pass_output_back(ctx, d, m[5], v->mask + off, bytes / es);
@@ -215,7 +249,12 @@ cls_status cls_clip_fast(cls_context *ctx, const cls_cview *v, const cls_clip_op
     s.H = H;
     s.fill = fill;
     s.iters_of = calloc(s.n ? s.n : 1, sizeof *s.iters_of);
-    if (!s.iters_of) return cls_fail(ctx, CLS_E_NOMEM, "cleaning: out of memory");
+    s.scr = calloc(ctx->ndevs ? ctx->ndevs : 1, sizeof *s.scr);
+    if (!s.iters_of || !s.scr) {
+        free(s.iters_of);
+        free(s.scr);
+        return cls_fail(ctx, CLS_E_NOMEM, "cleaning: out of memory");
+    }
     cls_status st = cls_passes_run(ctx, v->dtype, s.n, unit_run, &s);
     if (st == CLS_OK) {
         unsigned it = 0;
@@ -223,6 +262,9 @@ cls_status cls_clip_fast(cls_context *ctx, const cls_cview *v, const cls_clip_op
             if (s.iters_of[u] > it) it = s.iters_of[u];
         *iters = it;
     }
+    for (size_t i = 0; i < ctx->ndevs; i++)
+        if (s.scr[i]) clReleaseMemObject(s.scr[i]);
     free(s.iters_of);
+    free(s.scr);
     return st;
 }

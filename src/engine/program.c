@@ -45,6 +45,8 @@ const char *const cls_kernel_names[CLS_K_COUNT] = {
     [CLS_K_QSORT32G] = "qsort32g",
     [CLS_K_QSORT64G] = "qsort64g",
     [CLS_K_QSORT128] = "qsort128",
+    [CLS_K_QSORTG] = "qsortg",
+    [CLS_K_CLIPSORT] = "clipsort",
     /* the same functions, built with -DCLS_IMPUTE=1, then 2 */
     [CLS_K_FIT_APPLY_MM_IMP] = "fit_apply_mm",
     [CLS_K_FIT_APPLY_MV_IMP] = "fit_apply_mv",
@@ -72,18 +74,26 @@ static void assemble(void)
                               "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
                               "#define REAL double\n#define REAL_BYTES 8\n#define SFX _f64\n";
     static const char end[] = "\n#endif\n";
-    size_t body = strlen(cls_src_lanes) + strlen(cls_src_scale) + strlen(cls_src_quantile) + strlen(cls_src_clean) +
-                  strlen(cls_src_describe) + strlen(cls_src_clip) + strlen(cls_src_clip_local);
+    /* each REAL section: lanes.cl after scale.cl (whose RV() it would
+     * clash with), before quantile.cl and clip.cl, which use it;
+     * quantile.cl, sort.cl and clip_sort.cl in a row (the last undefines
+     * the keys and filter the first defines) */
+    const char *part[] = {cls_src_scale, cls_src_lanes, cls_src_quantile, cls_src_sort, cls_src_clip_sort,
+                          cls_src_clean, cls_src_describe, cls_src_clip, cls_src_clip_local};
+    size_t np = sizeof part / sizeof *part, body = 0;
+    for (size_t i = 0; i < np; i++) body += strlen(part[i]);
     size_t n = strlen(cls_src_common) + strlen(cls_src_sortnet) + strlen(f32) + 2 * body + strlen(f64) +
                strlen(end) + 1;
     source = malloc(n);
     if (!source) return;
-    /* each REAL section: lanes.cl after scale.cl (whose RV() it would
-     * clash with), before quantile.cl and clip.cl, which use it */
-    snprintf(source, n, "%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s", cls_src_common, cls_src_sortnet, f32, cls_src_scale,
-             cls_src_lanes, cls_src_quantile, cls_src_clean, cls_src_describe, cls_src_clip, cls_src_clip_local, f64,
-             cls_src_scale, cls_src_lanes, cls_src_quantile, cls_src_clean, cls_src_describe, cls_src_clip,
-             cls_src_clip_local, end);
+    char *o = source;
+    o = stpcpy(o, cls_src_common);
+    o = stpcpy(o, cls_src_sortnet);
+    o = stpcpy(o, f32);
+    for (size_t i = 0; i < np; i++) o = stpcpy(o, part[i]);
+    o = stpcpy(o, f64);
+    for (size_t i = 0; i < np; i++) o = stpcpy(o, part[i]);
+    stpcpy(o, end);
     source_len = strlen(source);
 }
 

@@ -20,6 +20,7 @@
 
 #include "engine/gather.h"
 #include "engine/passes.h"
+#include "engine/regime.h"
 #include "engine/select.h"
 #include "stats/quantile.h"
 
@@ -35,9 +36,12 @@ typedef struct sel {
     cls_qtake_fn take;          /* small path: the results to take (cls_select_small), or NULL */
     void    *take_user;
     pthread_mutex_t lock;
-    /* small path */
-    uint32_t *rank_tab;         /* (Rg + 1) * nk */
+    /* small and sort paths */
+    uint32_t *rank_tab;         /* small path: (Rg + 1) * nk */
     uint64_t gpu;               /* groups per unit */
+    cl_mem  *scr;               /* sort path: per device, its scratch, or NULL */
+    cls_rank_fn rank;           /* sort path: the ranks of a count */
+    void    *rank_user;
     /* radix path */
     size_t   W, nseg, parts;    /* columns per segment, segments of the wave, row parts per segment */
     uint64_t unit_rows;
@@ -84,6 +88,17 @@ static void release(cl_mem *m, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         if (m[i]) clReleaseMemObject(m[i]);
+}
+
+/* A unit's results: each unit owns its entries, so no lock. */
+static void deliver(sel *s, size_t e0, size_t ne, const void *cnt, const void *val)
+{
+    if (s->take) {
+        s->take(s->take_user, e0, ne, cnt, val);
+    } else {
+        for (size_t i = 0; i < ne; i++) s->count[e0 + i] = ((const uint32_t *)cnt)[i];
+        for (size_t i = 0; i < ne * s->nk; i++) s->vals[e0 * s->nk + i] = cls_pass_at(val, i, s->es);
+    }
 }
 
 /* ---- short columns: one counting pass ---- */
@@ -144,18 +159,93 @@ static cls_status small_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
     void *cnt = NULL, *val = NULL;
     if (st == CLS_OK) st = cls_pass_map(ctx, d, m[5], ne * 4, &cnt);
     if (st == CLS_OK) st = cls_pass_map(ctx, d, m[6], ne * s->nk * s->es, &val);
-    if (st == CLS_OK) {
-        /* each unit owns its entries: no lock */
-        if (s->take) {
-            s->take(s->take_user, e0, ne, cnt, val);
-        } else {
-            for (size_t i = 0; i < ne; i++) s->count[e0 + i] = ((const uint32_t *)cnt)[i];
-            for (size_t i = 0; i < ne * s->nk; i++) s->vals[e0 * s->nk + i] = cls_pass_at(val, i, s->es);
-        }
-    }
+    if (st == CLS_OK) deliver(s, e0, ne, cnt, val);
     st = cls_pass_unmap(ctx, d, m[5], cnt, st);
     st = cls_pass_unmap(ctx, d, m[6], val, st);
     release(m, 7);
+    return st;
+}
+
+/* ---- longer columns that a window of scratch holds: sorted once ---- */
+
+/* A unit of whole groups (as small_unit's), in runs of as many entries
+ * as the device's scratch holds (regime.h): qsortg's phase 0 sorts each
+ * entry's values into its window and counts them, the host makes the
+ * entry's ranks from its count, phase 1 picks them. */
+static cls_status sort_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
+{
+    sel *s = user;
+    const cls_qview *v = s->v;
+    uint64_t g0 = u * s->gpu, ng = v->G - g0 < s->gpu ? v->G - g0 : s->gpu;
+    size_t C = v->C, ne = (size_t)(ng * C), e0 = (size_t)g0 * C, nk = s->nk;
+    size_t w = cls_sort_columns(ctx, v->Rg, s->es);
+    cl_mem m[4] = {0}, *scr = &s->scr[d - ctx->devs];
+    cls_kargs a = {ctx, d, NULL, 0, v->dtype, CLS_OK};
+    size_t local = 0;
+    uint32_t *rk = malloc((w < ne ? w : ne) * nk * sizeof *rk);
+    cls_status st = rk ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+    if (st == CLS_OK) st = cls_kernel_get(ctx, d, CLS_K_QSORTG, v->dtype, 0, &a.k, &local, NULL);
+    if (st == CLS_OK && !*scr)
+        st = cls_pass_buffer(ctx, d, CL_MEM_READ_WRITE, (size_t)(w * cls_sort_window_bytes(v->Rg, s->es)), NULL,
+                             scr);
+    if (st == CLS_OK) st = cls_pass_input(ctx, d, v->x + (size_t)(g0 * v->Rg) * C * s->es,
+                                          (size_t)(ng * v->Rg) * C * s->es, &m[0]);
+    if (st == CLS_OK) st = filter_buffers(s, ctx, d, e0, ne, &m[1]);
+    if (w > ne) w = ne;
+    size_t cu = d->info.compute_units ? d->info.compute_units : 1, lsz = 8;
+    while (lsz > 1 && w / lsz < 4 * cu) lsz /= 2;
+    for (size_t c0 = 0; st == CLS_OK && c0 < ne; c0 += w) {
+        size_t n = ne - c0 < w ? ne - c0 : w;
+        cl_mem cb = NULL, vb = NULL, rb = NULL;
+        void *cnt = NULL, *val = NULL;
+        st = cls_pass_buffer(ctx, d, CL_MEM_READ_WRITE, n * 4, NULL, &cb);
+        if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, n * nk * s->es, NULL, &vb);
+        for (unsigned phase = 0; st == CLS_OK && phase < 2; phase++) {
+            if (phase == 1) {
+                /* the ranks of each entry's count */
+                st = cls_pass_map(ctx, d, cb, n * 4, &cnt);
+                uint64_t r[16];
+                for (size_t i = 0; st == CLS_OK && i < n; i++) {
+                    uint32_t c = ((const uint32_t *)cnt)[i];
+                    if (c) s->rank(s->rank_user, c, r);
+                    for (size_t j = 0; j < nk; j++) rk[i * nk + j] = c ? (uint32_t)r[j] : 0;
+                }
+                st = cls_pass_unmap(ctx, d, cb, cnt, st);
+                cnt = NULL;
+                if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_READ_ONLY, n * nk * 4, rk, &rb);
+            }
+            a.i = 0;
+            cls_karg_mem(&a, m[0]);
+            cls_karg_u64(&a, 0);
+            cls_karg_u32(&a, C);
+            cls_karg_u32(&a, v->Rg);
+            cls_karg_u64(&a, C);
+            cls_karg_u64(&a, v->Rg * C);
+            cls_karg_u64(&a, c0);
+            cls_karg_u32(&a, s->qflags);
+            cls_karg_real(&a, s->f && s->f->has_sent ? s->f->sent : 0);
+            cls_karg_mem(&a, m[1]);
+            cls_karg_mem(&a, m[2]);
+            cls_karg_mem(&a, m[3]);
+            cls_karg_mem(&a, phase ? rb : m[0]); /* phase 0 reads no ranks */
+            cls_karg_u32(&a, nk);
+            cls_karg_mem(&a, cb);
+            cls_karg_mem(&a, vb);
+            cls_karg_mem(&a, *scr);
+            cls_karg_u64(&a, n);
+            cls_karg_u32(&a, phase);
+            if (st == CLS_OK) st = cls_pass_launch(&a, lsz, n, 1);
+        }
+        if (st == CLS_OK) st = cls_pass_map(ctx, d, cb, n * 4, &cnt);
+        if (st == CLS_OK) st = cls_pass_map(ctx, d, vb, n * nk * s->es, &val);
+        if (st == CLS_OK) deliver(s, e0 + c0, n, cnt, val);
+        st = cls_pass_unmap(ctx, d, cb, cnt, st);
+        st = cls_pass_unmap(ctx, d, vb, val, st);
+        cl_mem t[3] = {cb, vb, rb};
+        release(t, 3);
+    }
+    release(m, 4);
+    free(rk);
     return st;
 }
 
@@ -471,6 +561,18 @@ static cls_status select_any(cls_context *ctx, const cls_qview *v, const cls_qfi
         uint64_t gbytes = v->Rg * v->C * s.es;
         s.gpu = gbytes >= (16u << 20) ? 1 : (16u << 20) / gbytes;
         if (st == CLS_OK) st = cls_passes_run(ctx, v->dtype, (size_t)((v->G + s.gpu - 1) / s.gpu), small_unit, &s);
+    } else if (!comb && !src && cls_regime_of(ctx, v->Rg, s.es, CLS_QSMALL) == CLS_REGIME_SORT) {
+        s.rank = rank;
+        s.rank_user = user;
+        s.scr = calloc(ctx->ndevs ? ctx->ndevs : 1, sizeof *s.scr);
+        /* units of whole groups, about 16 MiB each */
+        uint64_t gbytes = v->Rg * v->C * s.es;
+        s.gpu = gbytes >= (16u << 20) ? 1 : (16u << 20) / gbytes;
+        st = s.scr ? cls_passes_run(ctx, v->dtype, (size_t)((v->G + s.gpu - 1) / s.gpu), sort_unit, &s)
+                   : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+        for (size_t i = 0; s.scr && i < ctx->ndevs; i++)
+            if (s.scr[i]) clReleaseMemObject(s.scr[i]);
+        free(s.scr);
     } else {
         st = radix(&s, ctx, rank, user);
     }
@@ -491,9 +593,9 @@ cls_status cls_select_combined(cls_context *ctx, const cls_qview *v, const cls_q
 cls_status cls_select_small(cls_context *ctx, const cls_qview *v, const cls_qfilter *f, size_t nk, cls_rank_fn rank,
                             void *user, cls_qtake_fn take, void *take_user)
 {
-    if (v->Rg > CLS_QSMALL || !take)
-        return cls_fail(ctx, CLS_E_ARG, "cls_select_small: groups of %llu rows (at most %d), or no consumer",
-                        (unsigned long long)v->Rg, CLS_QSMALL);
+    if (cls_regime_of(ctx, v->Rg, v->dtype == CLS_F64 ? 8 : 4, CLS_QSMALL) == CLS_REGIME_COUNT || !take)
+        return cls_fail(ctx, CLS_E_ARG, "cls_select_small: groups of %llu rows take counting passes, or no consumer",
+                        (unsigned long long)v->Rg);
     return select_any(ctx, v, f, nk, rank, user, NULL, NULL, NULL, NULL, take, take_user);
 }
 
@@ -536,7 +638,7 @@ cls_status cls_select_put(cls_context *ctx, const cls_qview *v, const cls_qfilte
                           void *user, const cls_combine *comb, const cls_qsource *src, cls_qput_fn put,
                           void *put_user)
 {
-    if (!comb && !src && v->Rg <= CLS_QSMALL) {
+    if (!comb && !src && cls_regime_of(ctx, v->Rg, v->dtype == CLS_F64 ? 8 : 4, CLS_QSMALL) != CLS_REGIME_COUNT) {
         sput p = {put, put_user, nk, v->dtype == CLS_F64 ? 8 : 4};
         return cls_select_small(ctx, v, f, nk, rank, user, put_take, &p);
     }

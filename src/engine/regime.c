@@ -1,0 +1,46 @@
+/* Regimes of exact selection and clipping by group length (regime.h). */
+#include "engine/regime.h"
+
+uint64_t cls_sort_window_bytes(uint64_t rows, size_t es)
+{
+    /* two key arrays, then 256 counters */
+    uint64_t counters = (256 * 4 + es - 1) / es * es;
+    return 2 * rows * es + counters;
+}
+
+/* The scratch one unit may hold: the budget shared by the devices, each
+ * running one unit at a time (passes.c). */
+static uint64_t unit_scratch(const cls_context *ctx)
+{
+    size_t budget = ctx->cfg.scratch_bytes ? ctx->cfg.scratch_bytes : CLS_SCRATCH_DEFAULT;
+    size_t n = ctx->ndevs ? ctx->ndevs : 1;
+    return budget / n;
+}
+
+size_t cls_sort_columns(const cls_context *ctx, uint64_t rows, size_t es)
+{
+    uint64_t w = cls_sort_window_bytes(rows, es), most = unit_scratch(ctx) / w;
+    /* a launch's windows stay in the caches when the columns are short
+     * (the buffer is reused launch after launch), and enough windows for
+     * every compute unit when they are long */
+    uint64_t cu = 1;
+    for (size_t i = 0; i < ctx->ndevs; i++)
+        if (ctx->devs[i].info.compute_units > cu) cu = ctx->devs[i].info.compute_units;
+    uint64_t want = CLS_SORT_LAUNCH_BYTES / w;
+    if (want < 4 * cu) want = 4 * cu;
+    uint64_t n = want < most ? want : most;
+    return n > SIZE_MAX ? SIZE_MAX : (size_t)n;
+}
+
+cls_regime cls_regime_of(const cls_context *ctx, uint64_t rows, size_t es, uint64_t network_rows)
+{
+    if (rows <= network_rows) return CLS_REGIME_NETWORK;
+    /* a work-item loops over its rows about 16 times (load, scatters,
+     * sums, output): within every device's loop limit, counted as a total
+     * (llvmpipe stops long loops silently, PITFALLS.md); counts and
+     * indices are 32-bit */
+    if (rows > UINT32_MAX / 2) return CLS_REGIME_COUNT;
+    for (size_t i = 0; i < ctx->ndevs; i++)
+        if (ctx->devs[i].loop_limit && rows * 16 > ctx->devs[i].loop_limit) return CLS_REGIME_COUNT;
+    return cls_sort_columns(ctx, rows, es) >= 1 ? CLS_REGIME_SORT : CLS_REGIME_COUNT;
+}

@@ -1,0 +1,43 @@
+/* The one place that decides how exact order statistics and k-sigma
+ * clipping are computed for a statistics group of `rows` values per
+ * column (docs/ENGINE.md, "Exact statistics at every shape"):
+ *
+ *   CLS_REGIME_NETWORK  rows <= the sorting networks' length (clipping 64,
+ *                       order statistics 128): each column sorted in
+ *                       registers or local memory, one pass;
+ *   CLS_REGIME_SORT     longer groups whose one-column window (cl/sort.cl:
+ *                       two key arrays and the digit counters) fits the
+ *                       scratch a unit may hold: each column sorted once
+ *                       in scratch, one pass, every iteration O(log n);
+ *   CLS_REGIME_COUNT    anything else (and several processes, streamed
+ *                       files): counting passes over the data, histograms
+ *                       of a fixed size per column.
+ *
+ * The scratch of the sort regime is the context's budget
+ * (cls_config.scratch_bytes, default CLS_SCRATCH_DEFAULT) shared by the
+ * devices that run units at once; a launch takes as many columns as its
+ * share holds, so the scratch depends on the budget, not on the number of
+ * groups or columns. */
+#ifndef CLS_REGIME_H
+#define CLS_REGIME_H
+
+#include "internal.h"
+
+typedef enum cls_regime { CLS_REGIME_NETWORK, CLS_REGIME_SORT, CLS_REGIME_COUNT } cls_regime;
+
+#define CLS_SCRATCH_DEFAULT ((size_t)256 << 20)
+/* The scratch one launch of the sort regime aims at: a few MiB, reused by
+ * the next launch, so its pages stay mapped and mostly cached. */
+#define CLS_SORT_LAUNCH_BYTES ((uint64_t)4 << 20)
+
+/* The regime of groups of `rows` values (es bytes each) on ctx's devices,
+ * where the networks take up to network_rows. */
+cls_regime cls_regime_of(const cls_context *ctx, uint64_t rows, size_t es, uint64_t network_rows);
+
+/* Bytes of one column's window in cl/sort.cl (S_WIN). */
+uint64_t cls_sort_window_bytes(uint64_t rows, size_t es);
+
+/* Columns one launch of a sort-regime kernel takes (>= 1 in the sort regime). */
+size_t cls_sort_columns(const cls_context *ctx, uint64_t rows, size_t es);
+
+#endif
