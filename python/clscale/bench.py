@@ -35,6 +35,12 @@ scikit-learn on the benchmark's workloads, in one run, as JSON (like
           rows on 18 x 60 x 20000 float64 (batch scaled by --size),
           statistics per matrix (scikit-learn per matrix). Neither is in
           the default --workload.
+  shapes  exact statistics and cleaning at every group length (1 to 10^7
+          values per group): robust scaling, quantiles, median imputation
+          and sigma clipping as multiples of one min-max call and against
+          scikit-learn, numpy and astropy (clscale/_bench_shapes.py says
+          what each row runs); --svg FILE draws the speed-ups. Not in the
+          default --workload.
   memory  a fresh process transforms seed-A in place (copy=False; and
           another the library call itself): the peak RSS during the call
           against the RSS with the array and the array's size.
@@ -553,6 +559,7 @@ def main(argv=None):
     p.add_argument("--workload", default="seed-a,seed-b")
     p.add_argument("--size", type=float, default=1.0, help="scales the batch of each workload")
     p.add_argument("--no-memory", action="store_true", help="skip the peak-RSS measurement")
+    p.add_argument("--svg", help="shapes: draw the speed-up over the peers by group length here")
     p.add_argument("--numpy-matrices", type=int, default=2,
                    help="quantiles: matrices numpy's nanpercentile runs on (its time scaled to the batch)")
     p.add_argument("--memory-child", choices=("python", "c"), help=argparse.SUPPRESS)
@@ -580,6 +587,13 @@ def main(argv=None):
     for name in ("impute", "impute-seed-a"):
         if name in wanted:
             _run_impute(args, results, name)
+    if "shapes" in wanted:
+        from . import _bench_shapes
+        results.append(_bench_shapes.shapes(args))
+        if args.svg:
+            with open(args.svg, "w") as f:
+                f.write(_bench_shapes.svg(results[-1], f"clscale against its peers by group length "
+                                                      f"({_cpu_model()}, {os.cpu_count()} cores)"))
     doc = {
         "tool": "python -m clscale.bench", "clscale_version": _clscale.version(),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),

@@ -1,0 +1,281 @@
+/* Exact statistics at every group length (src/engine/regime.h): the regime
+ * decided by length, scratch budget and loop limit, and the sort regime
+ * (cl/sort.cl, cl/clip_sort.cl: each column sorted once in scratch) equal
+ * to the counting passes it replaces (order statistics bit for bit; the
+ * values clipping keeps and clips exactly, sums within rounding) and to the plain-C
+ * reference of numpy's nanquantile and astropy's sigma_clip.
+ *
+ * Lengths at each boundary: the networks' last (64 clipping, 128 order
+ * statistics) and one past, 24 and 25 kept values (the sort's insertion
+ * cut-over, with NaN columns below it), a few hundred and a thousand, and
+ * a group whose window exceeds a small budget (scratch_bytes), which then
+ * takes the counting passes. Columns from clean_ref.c's hostile set (ties,
+ * Cauchy tails, NaN and +-Inf, constant, all NaN, large offset) and signed
+ * zeros; float32 and float64 where the suite has them; on Oclgrind the
+ * shortest lengths only. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clean_ref.h"
+#include "engine/regime.h"
+#include "internal.h"
+#include "pipeline_util.h"
+
+static cls_context *budget_context(size_t scratch)
+{
+    cls_config cfg = {0};
+    cfg.scratch_bytes = scratch;
+    cls_context *ctx = NULL;
+    cls_status st = cls_context_create(&cfg, &ctx);
+    if (st != CLS_OK) fail_msg("cls_context_create: %s", cls_last_error(ctx));
+    return ctx;
+}
+
+/* Whether a device's loop limit (rusticl) keeps groups of `rows` from the
+ * sort regime: the rule regime.c states, 16 loops over the rows. */
+static int over_limit(const cls_context *ctx, uint64_t rows)
+{
+    for (size_t i = 0; i < ctx->ndevs; i++)
+        if (ctx->devs[i].loop_limit && rows * 16 > ctx->devs[i].loop_limit) return 1;
+    return 0;
+}
+
+static int same(double a, double b) { return (isnan(a) && isnan(b)) || (a == b && signbit(a) == signbit(b)); }
+
+/* The decision itself, without running a device. */
+static void regime_by_length_budget_and_loop_limit(void **state)
+{
+    (void)state;
+    cls_context *ctx = budget_context(0);
+    assert_int_equal(cls_regime_of(ctx, 1, 8, 64), CLS_REGIME_NETWORK);
+    assert_int_equal(cls_regime_of(ctx, 64, 8, 64), CLS_REGIME_NETWORK);
+    assert_int_equal(cls_regime_of(ctx, 129, 4, 128), CLS_REGIME_SORT);
+    /* past a loop limit (rusticl) the counting passes; else a million-row
+     * group fits the default budget */
+    assert_int_equal(cls_regime_of(ctx, 1000000, 8, 64), over_limit(ctx, 1000000) ? CLS_REGIME_COUNT : CLS_REGIME_SORT);
+    assert_int_equal(cls_regime_of(ctx, 65, 8, 64), over_limit(ctx, 65) ? CLS_REGIME_COUNT : CLS_REGIME_SORT);
+    /* more rows than the budget's windows hold: the counting passes */
+    assert_int_equal(cls_regime_of(ctx, (uint64_t)1 << 31, 8, 64), CLS_REGIME_COUNT);
+    /* a launch takes at least one window, and never more than the budget */
+    size_t w = cls_sort_columns(ctx, 300, 8);
+    assert_true(w >= 1);
+    assert_true(w * cls_sort_window_bytes(300, 8) <= CLS_SCRATCH_DEFAULT);
+    cls_context_destroy(ctx);
+    /* a budget one window of 1000 float64 rows holds, per device */
+    size_t one = (size_t)cls_sort_window_bytes(1000, 8);
+    ctx = budget_context(one * 4);
+    size_t nd = ctx->ndevs;
+    int fits = !over_limit(ctx, 1000) && nd <= 4;
+    assert_int_equal(cls_regime_of(ctx, 1000, 8, 64), fits ? CLS_REGIME_SORT : CLS_REGIME_COUNT);
+    assert_int_equal(cls_regime_of(ctx, 5000, 8, 64), CLS_REGIME_COUNT);
+    if (fits) assert_int_equal(cls_sort_columns(ctx, 1000, 8), 4 / nd);
+    cls_context_destroy(ctx);
+}
+
+static size_t cols(void) { return test_suite_is("oclgrind") ? 9 : 19; }
+
+static int skip_rows(size_t rows)
+{
+    if (test_suite_is("oclgrind")) return rows > 130;
+    return 0;
+}
+
+/* Signed zeros in every fourth column from 3 on: the sort keeps -0 first. */
+static void add_zeros(cls_array *x)
+{
+    size_t C = x->cols;
+    for (size_t i = 0; i < x->batch * x->rows * C; i++) {
+        size_t c = i % C, r = i / C % x->rows;
+        if (c % 4 != 3) continue;
+        double v = r % 5 == 0 ? 0.0 : r % 11 == 4 ? 1.0 : -0.0;
+        if (x->dtype == CLS_F64) ((double *)x->data)[i] = v;
+        else ((float *)x->data)[i] = (float)v;
+    }
+}
+
+static void quantiles_equal_counting_and_reference(void **state)
+{
+    (void)state;
+    cls_context *sort = budget_context(0), *count = budget_context(1);
+    const size_t rows[] = {129, 130, 200, 1000, 3000};
+    const double q[] = {0, 0.1, 0.25, 0.5, 0.75, 0.99, 1};
+    const size_t nq = sizeof q / sizeof q[0];
+    for (int ti = 0; ti < 2; ti++) {
+        cls_dtype t = ti ? CLS_F64 : CLS_F32;
+        if (!suite_runs(t)) continue;
+        for (size_t ri = 0; ri < sizeof rows / sizeof rows[0]; ri++) {
+            if (skip_rows(rows[ri])) continue;
+            size_t es = ti ? 8 : 4;
+            int sorted = cls_regime_of(sort, rows[ri], es, 128) == CLS_REGIME_SORT;
+            assert_int_equal(cls_regime_of(count, rows[ri], es, 128), CLS_REGIME_COUNT);
+            cls_array x = cref_make(t, 2, rows[ri], cols(), 4100 + ri + 10 * (uint64_t)ti);
+            add_zeros(&x);
+            size_t C = x.cols, G = x.batch, n = G * nq * C;
+            double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *v = malloc(rows[ri] * sizeof *v);
+            assert_int_equal(cls_quantiles(sort, &x, CLS_SCOPE_MATRIX, q, nq, a), CLS_OK);
+            assert_int_equal(cls_quantiles(count, &x, CLS_SCOPE_MATRIX, q, nq, b), CLS_OK);
+            for (size_t g = 0; g < G; g++)
+                for (size_t c = 0; c < C; c++) {
+                    size_t m = cref_column(&x, CLS_SCOPE_MATRIX, g, c, v);
+                    for (size_t j = 0; j < nq; j++) {
+                        size_t i = (g * nq + j) * C + c;
+                        double want = m ? cref_quantile(v, m, q[j], t) : NAN;
+                        if (!same(a[i], b[i]))
+                            fail_msg("%s rows %zu group %zu column %zu q %g: sorted %.17g, counting %.17g",
+                                     ti ? "f64" : "f32", rows[ri], g, c, q[j], a[i], b[i]);
+                        if (!(same(a[i], want) || fabs(a[i] - want) <= 1e-12 * fmax(1, fabs(want))))
+                            fail_msg("%s rows %zu group %zu column %zu q %g: %.17g, reference %.17g",
+                                     ti ? "f64" : "f32", rows[ri], g, c, q[j], a[i], want);
+                    }
+                }
+            printf("# %s rows %zu: %s regime\n", ti ? "f64" : "f32", rows[ri], sorted ? "sort" : "counting");
+            free(a);
+            free(b);
+            free(v);
+            cref_free(&x);
+        }
+    }
+    cls_context_destroy(sort);
+    cls_context_destroy(count);
+}
+
+typedef struct clipped {
+    cls_array y;
+    uint64_t *miss, *clip;
+    double   *fill, *lo, *hi;
+    unsigned  iters;
+} clipped;
+
+static void clip_run(cls_context *ctx, const cls_array *x, cls_clean o, clipped *r)
+{
+    size_t ne = x->batch * x->cols;
+    r->y = make_out(x);
+    r->miss = calloc(ne, 8);
+    r->clip = calloc(ne, 8);
+    r->fill = calloc(ne, 8);
+    r->lo = calloc(ne, 8);
+    r->hi = calloc(ne, 8);
+    o.lower_out = r->lo;
+    o.upper_out = r->hi;
+    o.missing_out = r->miss;
+    o.clipped_out = r->clip;
+    o.fill_out = r->fill;
+    o.iterations_out = &r->iters;
+    cls_status st = cls_clean_data(ctx, &o, CLS_SCOPE_MATRIX, x, &r->y);
+    if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
+}
+
+static void clipped_free(clipped *r)
+{
+    ref_free(&r->y);
+    free(r->miss);
+    free(r->clip);
+    free(r->fill);
+    free(r->lo);
+    free(r->hi);
+}
+
+static int all_fp64(cls_context *ctx)
+{
+    for (size_t i = 0; i < cls_device_count(ctx); i++) {
+        cls_device_info d;
+        if (cls_device_get(ctx, i, &d) != CLS_OK || !d.fp64) return 0;
+    }
+    return 1;
+}
+
+static void clipping_equals_counting_and_reference(void **state)
+{
+    (void)state;
+    cls_context *sort = budget_context(0), *count = budget_context(1);
+    const cls_clean opts[] = {
+        {.sigma = 3, .maxiters = -1},
+        {.sigma = 2, .maxiters = -1, .center = CLS_CENTER_MEAN, .impute = CLS_IMPUTE_MEAN},
+        {.sigma = 2.5, .maxiters = 3, .spread = CLS_SPREAD_MAD_STD, .impute = CLS_IMPUTE_MEDIAN},
+        {.sigma = 2, .maxiters = -1, .center = CLS_CENTER_MEAN, .spread = CLS_SPREAD_MAD_STD,
+         .impute = CLS_IMPUTE_MOST_FREQUENT},
+        {.sigma = 3, .sigma_lower = 1.5, .sigma_upper = 2.5, .maxiters = 1, .has_missing_value = 1,
+         .missing_value = 1},
+    };
+    const size_t rows[] = {65, 66, 127, 300, 1000};
+    for (int ti = 0; ti < 2; ti++) {
+        cls_dtype t = ti ? CLS_F64 : CLS_F32;
+        if (!suite_runs(t)) continue;
+        for (size_t ri = 0; ri < sizeof rows / sizeof rows[0]; ri++) {
+            if (skip_rows(rows[ri])) continue;
+            cls_array x = cref_make(t, 2, rows[ri], cols(), 4200 + ri + 10 * (uint64_t)ti);
+            add_zeros(&x);
+            size_t C = x.cols, ne = x.batch * C, n = x.batch * x.rows * C, es = ti ? 8 : 4;
+            for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+                clipped a, b;
+                clip_run(sort, &x, opts[k], &a);
+                /* against astropy's sigma_clip + SimpleImputer in float64 */
+                double *want = malloc(n * sizeof *want);
+                uint64_t wm, wc;
+                size_t bad = 0;
+                for (size_t g = 0; g < x.batch; g++)
+                    for (size_t c = 0; c < C; c++) {
+                        cref_clean_column(&x, CLS_SCOPE_MATRIX, g, c, &opts[k], want, &wm, &wc);
+                        if ((a.miss[g * C + c] != wm || a.clip[g * C + c] != wc) && bad++ < 5)
+                            printf("# entry %zu: missing %llu clipped %llu, want %llu %llu\n", g * C + c,
+                                   (unsigned long long)a.miss[g * C + c], (unsigned long long)a.clip[g * C + c],
+                                   (unsigned long long)wm, (unsigned long long)wc);
+                    }
+                /* float32: sums in float32 where a device lacks float64 */
+                double tol = ti ? 1e-12 : 1e-5;
+                for (size_t i = 0; i < n; i++) {
+                    double got = cref_get(&a.y, i), w = ti ? want[i] : (double)(float)want[i];
+                    if (!(same(got, w) || got == w || fabs(got - w) <= tol * fmax(1, fabs(w))) && bad++ < 5)
+                        printf("# element %zu: %.17g, want %.17g\n", i, got, w);
+                }
+                free(want);
+                if (bad)
+                    fail_msg("%s rows %zu options %zu: %zu differences from the reference", ti ? "f64" : "f32",
+                             rows[ri], k, bad);
+                /* the counting passes where sums are float64: the same values
+                 * kept and clipped, the same iterations; values equal but for
+                 * a mean fill or a clamp to a bound, which the counting
+                 * passes sum in chunks of rows merged (Chan) and the sort
+                 * regime in one run or from the sorted sums: within tol */
+                if (ti || all_fp64(sort)) {
+                    clip_run(count, &x, opts[k], &b);
+                    for (size_t i = 0; i < n; i++)
+                        if (memcmp((char *)a.y.data + i * es, (char *)b.y.data + i * es, es) != 0 &&
+                            !(fabs(cref_get(&a.y, i) - cref_get(&b.y, i)) <= tol * fmax(1, fabs(cref_get(&b.y, i)))))
+                            fail_msg("%s rows %zu options %zu element %zu (column %zu, %.17g): %.17g, counting "
+                                     "passes %.17g; bounds [%.17g, %.17g], counting [%.17g, %.17g]",
+                                     ti ? "f64" : "f32", rows[ri], k, i, i % C, cref_get(&x, i), cref_get(&a.y, i),
+                                     cref_get(&b.y, i), a.lo[i / (x.rows * C) * C + i % C],
+                                     a.hi[i / (x.rows * C) * C + i % C], b.lo[i / (x.rows * C) * C + i % C],
+                                     b.hi[i / (x.rows * C) * C + i % C]);
+                    for (size_t e = 0; e < ne; e++)
+                        if (a.miss[e] != b.miss[e] || a.clip[e] != b.clip[e] ||
+                            !(same(a.fill[e], b.fill[e]) || fabs(a.fill[e] - b.fill[e]) <= tol * fmax(1, fabs(b.fill[e]))))
+                            fail_msg("%s rows %zu options %zu entry %zu: clipped %llu fill %.17g, counting %llu "
+                                     "%.17g", ti ? "f64" : "f32", rows[ri], k, e, (unsigned long long)a.clip[e],
+                                     a.fill[e], (unsigned long long)b.clip[e], b.fill[e]);
+                    if (a.iters != b.iters)
+                        fail_msg("%s rows %zu options %zu: %u iterations, counting %u", ti ? "f64" : "f32",
+                                 rows[ri], k, a.iters, b.iters);
+                    clipped_free(&b);
+                }
+                clipped_free(&a);
+            }
+            cref_free(&x);
+        }
+    }
+    cls_context_destroy(sort);
+    cls_context_destroy(count);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(regime_by_length_budget_and_loop_limit),
+        cmocka_unit_test(quantiles_equal_counting_and_reference),
+        cmocka_unit_test(clipping_equals_counting_and_reference),
+    };
+    return TEST_RUN("regimes", tests, NULL, NULL);
+}
