@@ -501,6 +501,5 @@ int main(void)
         cmocka_unit_test(two_phase_fit_transform_survives_a_failure_at_every_call),
         cmocka_unit_test(in_place_transform_survives_a_failure_at_every_call),
     };
-    if (getenv("CLS_TEST_FILTER")) cmocka_set_test_filter(getenv("CLS_TEST_FILTER"));
     return TEST_RUN("fault-loop", tests, group_setup, NULL);
 }
