@@ -269,8 +269,10 @@ int test_run(const char *name, const struct CMUnitTest *tests, size_t n,
     int ws;
     while (waitpid(pid, &ws, 0) < 0)
         if (errno != EINTR) return 1;
-    if (WIFSIGNALED(ws)) {
+    if (WIFSIGNALED(ws)) { /* die the same way, as the tests' process did */
         fprintf(stderr, "%s: the tests' process died of signal %d\n", name, WTERMSIG(ws));
+        signal(WTERMSIG(ws), SIG_DFL);
+        raise(WTERMSIG(ws));
         return 1;
     }
     return WIFEXITED(ws) ? WEXITSTATUS(ws) : 1;
