@@ -48,7 +48,18 @@ typedef struct tool_result {
 } tool_result;
 int test_run_tool(const char *dir, tool_result *r, const char *const *args);
 
-/* Runs the group; with Oclgrind, also fails when its log holds any report. */
+/* Reports the running test as skipped, saying why (printf format): for a
+ * test that cannot run here. Never return early as a pass: meson and
+ * .ci/run count skips, and CI fails on one it does not expect. */
+void test_note_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define test_skip(...)                  \
+    do {                                \
+        test_note_skip(__VA_ARGS__);    \
+        skip();                         \
+    } while (0)
+
+/* Runs the group; with Oclgrind, also fails when its log holds any report.
+ * A skipped test is an "ok ... # SKIP" line in TAP (see common.c). */
 int test_run(const char *name, const struct CMUnitTest *tests, size_t n,
              CMFixtureFunction setup, CMFixtureFunction teardown);
 #define TEST_RUN(name, tests, setup, teardown) \

@@ -128,7 +128,7 @@ static void keeps_the_callers_choice(void **state)
 static void leaves_a_cpu_mask_alone(void **state)
 {
     (void)state;
-    if (sysconf(_SC_NPROCESSORS_ONLN) < 2) skip();
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2) test_skip("one CPU online");
     in_child(child_restricted);
 }
 

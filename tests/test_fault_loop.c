@@ -17,7 +17,9 @@
  * Suite pocl: two PoCL pthread devices; small shapes so that a run takes
  * tens of milliseconds (a few hundred runs in all). The number of calls a
  * device makes in a call varies a little with the scheduler (which device
- * pulls which slice): k runs until three runs in a row never reach it. */
+ * pulls which slice): k runs to the largest count seen. The faults must
+ * fire: on each device, at least half as many faulted runs as it made
+ * calls when healthy, and in calls, at a kernel enqueue among them. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,12 +99,14 @@ static void creation_survives_a_failure_at_every_call(void **state)
     (void)state;
     size_t runs = 0, dropped = 0, kept_both = 0, failed = 0;
     for (int nth = 0; nth < 2; nth++) {
+        size_t runs_before = runs;
+        long healthy;
         /* the healthy count */
         long before = live_objects();
         int r = fault_count.add(DEVICE, nth, NULL, -1, 0, 0);
         cls_context *ctx = NULL;
         assert_int_equal(create(&ctx), CLS_OK);
-        long healthy = fault_count.seen(r);
+        healthy = fault_count.seen(r);
         cls_context_destroy(ctx);
         fault_count.clear();
         expect_balanced(before, "healthy creation");
@@ -163,6 +167,10 @@ static void creation_survives_a_failure_at_every_call(void **state)
             cls_context_destroy(ctx);
             expect_balanced(before, label);
         }
+        /* a layer that never fires would pass every check above */
+        print_message("# creation, device %d: %zu runs with a failure\n", nth, runs - runs_before);
+        assert_true(runs - runs_before > 0);
+        assert_true(2 * (long)(runs - runs_before) >= healthy);
     }
     print_message("# creation: %zu runs with a failure: %zu dropped the device, %zu kept both, %zu failed\n", runs,
                   dropped, kept_both, failed);
@@ -319,6 +327,27 @@ static void right_or_untouched(const cls_array *y, const cls_array *good, const 
     assert_int_equal(bad, 0);
 }
 
+/* The distinct OpenCL calls that a device's faulted runs failed. */
+typedef struct call_kinds {
+    const char *name[64];
+    size_t n;
+} call_kinds;
+
+static void kinds_add(call_kinds *k, const char *call)
+{
+    if (!call) return;
+    for (size_t i = 0; i < k->n; i++)
+        if (!strcmp(k->name[i], call)) return;
+    if (k->n < sizeof k->name / sizeof k->name[0]) k->name[k->n++] = call;
+}
+
+static int kinds_has(const call_kinds *k, const char *call)
+{
+    for (size_t i = 0; i < k->n; i++)
+        if (!strcmp(k->name[i], call)) return 1;
+    return 0;
+}
+
 static void call_survives_a_failure_at_every_call(const call_case *c)
 {
     /* read at context creation, on this thread, while no call runs */
@@ -351,6 +380,10 @@ static void call_survives_a_failure_at_every_call(const call_case *c)
 
     size_t runs = 0, ok = 0, failed = 0;
     for (int nth = 0; nth < 2; nth++) {
+        /* both devices take part, so that both are faulted */
+        assert_true(healthy[nth] > 0);
+        call_kinds kinds = {0};
+        size_t runs_before = runs;
         /* to the longest run seen: the device may make more calls in one
          * run than in another (it took more slices) */
         long longest = healthy[nth];
@@ -370,6 +403,7 @@ static void call_survives_a_failure_at_every_call(const call_case *c)
             if (seen > longest) longest = seen;
             snprintf(label, sizeof label, "%s, device %d, call %ld (%s)", c->name, nth, k, call ? call : "-");
             runs += injected > 0;
+            if (injected > 0) kinds_add(&kinds, call);
             if (st == CLS_OK) {
                 ok += injected > 0;
                 if (!same_bits(&e.y, &good)) {
@@ -399,6 +433,16 @@ static void call_survives_a_failure_at_every_call(const call_case *c)
             data_free(&e);
             expect_balanced(before, label);
         }
+        /* the faults fired: a layer that never fails a call would pass
+         * every check above */
+        print_message("# %s, device %d: %zu runs with a failure, at %zu kinds of call:", c->name, nth,
+                      runs - runs_before, kinds.n);
+        for (size_t i = 0; i < kinds.n; i++) print_message(" %s", kinds.name[i]);
+        print_message("\n");
+        assert_true(runs - runs_before > 0);
+        /* most of its calls: a device's count varies a little from run to run */
+        assert_true(2 * (long)(runs - runs_before) >= healthy[nth]);
+        assert_true(kinds_has(&kinds, "clEnqueueNDRangeKernel"));
     }
     print_message("# %s: %zu runs with a failure: %zu succeeded, %zu failed cleanly\n", c->name, runs, ok, failed);
     ref_free(&good);
@@ -457,6 +501,5 @@ int main(void)
         cmocka_unit_test(two_phase_fit_transform_survives_a_failure_at_every_call),
         cmocka_unit_test(in_place_transform_survives_a_failure_at_every_call),
     };
-    if (getenv("CLS_TEST_FILTER")) cmocka_set_test_filter(getenv("CLS_TEST_FILTER"));
     return TEST_RUN("fault-loop", tests, group_setup, NULL);
 }

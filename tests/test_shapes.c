@@ -237,10 +237,8 @@ static void group_of_4096_rows_across_column_blocks(void **state)
 static void large_slices_with_streaming_stores(void **state)
 {
     (void)state;
-    if (!test_suite_is("pocl") && !test_suite_is("pocl1")) {
-        print_message("# PoCL only: the other implementations have no streaming stores\n");
-        return;
-    }
+    if (!test_suite_is("pocl") && !test_suite_is("pocl1"))
+        test_skip("PoCL only: the other implementations have no streaming stores");
     cls_context *ctx = test_context(NULL, 0, 0);
     run_shape(ctx, 2, 1000, 300, 1880, REF_MISSING | REF_NEGATIVE, &one_pass);
     run_shape(ctx, 1, 5000, 100, 1890, REF_MISSING | REF_NEGATIVE, &one_pass);
@@ -286,10 +284,7 @@ static void big_groups_run_two_phases_with_host_merge(void **state)
 static void big_groups_two_phases_with_64k_slices(void **state)
 {
     (void)state;
-    if (test_suite_is("oclgrind")) {
-        print_message("# not on Oclgrind: 180,000 elements per case\n");
-        return;
-    }
+    if (test_suite_is("oclgrind")) test_skip("not on Oclgrind: 180,000 elements per case");
     cls_context *ctx = test_context(NULL, 0, 65536);
     const expect both = {{2, 2}, 4};
     run_shape(ctx, 1, 20011, 9, 2200, REF_MISSING | REF_NEGATIVE, &both);
@@ -304,10 +299,7 @@ static void big_groups_two_phases_with_64k_slices(void **state)
 static void two_phases_with_row_and_column_tiles(void **state)
 {
     (void)state;
-    if (!test_suite_is("pocl") && !test_suite_is("pocl1")) {
-        print_message("# PoCL only: thousands of slices\n");
-        return;
-    }
+    if (!test_suite_is("pocl") && !test_suite_is("pocl1")) test_skip("PoCL only: thousands of slices");
     cls_context *ctx = test_context(NULL, 0, 4096);
     const expect both = {{2, 2}, 100};
     for (int t = 0; t < 2; t++) {

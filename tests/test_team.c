@@ -8,11 +8,14 @@
  * interval, the 2% margin that favours the team, no try alone for a lead
  * that did under 60% of a team call, calls with one-time costs
  * left out, kinds kept apart, a reserve that shapes no slice and takes none
- * until it is called in. On the suite's devices (pocl, basic, all): the call
+ * until it is called in, and beside a staging GPU at GPU/CPU speed ratios
+ * of 0.1 to 10, the fastest of the ways compared runs the calls (the
+ * scheduler's side of test_bus's model, on given call times). On the suite's devices (pocl, basic, all): the call
  * that tries the lead alone is right and names the devices in reserve; and
  * (pocl) when the lead fails in such a call, a device in reserve finishes
  * it. The fault layer slows the second PoCL device there, so that the
  * first does most of a team call and is tried alone. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -314,6 +317,73 @@ static void a_cpu_device_beside_a_gpu_is_tried_alone_whatever_its_share(void **s
     release(f);
 }
 
+/* test_bus's modelled GPU, on whole calls: a CPU device (zero-copy) beside
+ * a staging GPU, each call's time given by the way it runs (the CPU device
+ * alone, the GPU alone, both), the work of a team call shared by speed.
+ * Over GPU/CPU ratios of 0.1 to 10 (the bus model's workloads, pageable and
+ * pinned, a CPU device at full speed or slowed, span about 0.2 to 10) and a
+ * team at the ideal 1 / (1/cpu + 1/gpu), that with a 30% cost, or slower
+ * than both (the two slowing each other on the host's memory): once the
+ * tries have settled (calls 200 to 400), all but 8 calls run the fastest
+ * way among those the context compares, the calls alone only when 2%
+ * faster than the team.
+ *
+ * As the code is (team.c, candidate()): the GPU alone is compared only
+ * when it did 60% of a team call, here when it is 1.5x faster than the CPU
+ * device. Between 1x and 1.5x, with a team slower than both, the calls run
+ * on the CPU device alone although the GPU alone is faster (at 1.25x: 1.25
+ * times the better device alone). And a try of a way far slower than the
+ * winner costs that call: about one call in 64 once settled, so a way 12x
+ * slower than the winner adds about 15% to the average of the calls. */
+typedef struct way_count { size_t on[3], settled[3]; } way_count;
+
+static double mean_call(double t_cpu, double t_gpu, double t_team, way_count *w)
+{
+    fake *f = make(2);
+    f->dev[1].zero_copy = 0;
+    double share0 = t_gpu / (t_cpu + t_gpu), sum = 0;
+    memset(w, 0, sizeof *w);
+    for (int c = 0; c < 400; c++) {
+        cls_job *j = new_call(f, CLS_F64, 18);
+        double t = j->solo == 0 ? t_cpu : j->solo == 1 ? t_gpu : t_team;
+        w->on[j->solo + 1]++;
+        if (c >= 200) w->settled[j->solo + 1]++;
+        sum += t;
+        end_call(f, t, share0);
+    }
+    release(f);
+    return sum / 400;
+}
+
+static void the_fastest_compared_way_runs_the_calls_beside_a_modelled_gpu(void **state)
+{
+    (void)state;
+    static const double gpu_over_cpu[] = {0.1, 0.25, 0.5, 0.8, 1.0, 1.25, 2.0, 4.0, 10.0};
+    static const double team_cost[] = {1.0, 1.3, 0}; /* 0: 1.2x the slower device alone */
+    size_t bad = 0;
+    for (size_t g = 0; g < sizeof gpu_over_cpu / sizeof *gpu_over_cpu; g++)
+        for (size_t k = 0; k < sizeof team_cost / sizeof *team_cost; k++) {
+            double t_cpu = 0.010, t_gpu = t_cpu * gpu_over_cpu[g];
+            double ideal = 1.0 / (1.0 / t_cpu + 1.0 / t_gpu);
+            double t_team = team_cost[k] > 0 ? ideal * team_cost[k] : 1.2 * fmax(t_cpu, t_gpu);
+            /* the ways compared: the team, the CPU device alone, and the
+             * GPU alone when it did 60% of a team call */
+            int gpu_compared = t_cpu / (t_cpu + t_gpu) >= 0.6;
+            double solo = gpu_compared ? fmin(t_cpu, t_gpu) : t_cpu;
+            int want = solo * 1.02 < t_team ? (gpu_compared && t_gpu < t_cpu ? 2 : 1) : 0; /* team, cpu, gpu */
+            way_count w;
+            double mean = mean_call(t_cpu, t_gpu, t_team, &w);
+            double best = fmin(fmin(t_cpu, t_gpu), t_team);
+            int ok = w.settled[want] >= 200 - 8;
+            print_message("# gpu/cpu %.2f, team %.2f of the better alone: calls team %zu, cpu %zu, gpu %zu (settled: "
+                          "%zu, %zu, %zu), mean %.3f of the fastest way%s\n",
+                          gpu_over_cpu[g], t_team / fmin(t_cpu, t_gpu), w.on[0], w.on[1], w.on[2], w.settled[0],
+                          w.settled[1], w.settled[2], mean / best, ok ? "" : "  <- not the fastest compared way");
+            bad += !ok;
+        }
+    assert_int_equal(bad, 0);
+}
+
 static void one_device_or_cls_team_0_has_nothing_to_choose(void **state)
 {
     (void)state;
@@ -529,6 +599,7 @@ int main(void)
         cmocka_unit_test(a_team_within_two_percent_of_the_lead_alone_stays_a_team),
         cmocka_unit_test(an_even_team_is_not_tried_alone),
         cmocka_unit_test(a_cpu_device_beside_a_gpu_is_tried_alone_whatever_its_share),
+        cmocka_unit_test(the_fastest_compared_way_runs_the_calls_beside_a_modelled_gpu),
         cmocka_unit_test(a_change_of_the_machine_is_found_again),
         cmocka_unit_test(calls_with_one_time_costs_are_not_kept),
         cmocka_unit_test(kinds_are_kept_apart),
@@ -541,6 +612,6 @@ int main(void)
     };
     /* made-up jobs everywhere; the suite's devices where it has several;
      * the fault layer on the two pthread devices */
-    size_t n = test_suite_is("noicd") ? 10 : test_suite_is("pocl") ? 12 : 11;
+    size_t n = test_suite_is("noicd") ? 11 : test_suite_is("pocl") ? 13 : 12;
     return test_run("team", tests, n, NULL, NULL);
 }

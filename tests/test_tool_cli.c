@@ -217,14 +217,13 @@ static void an_unwritable_pocl_cache_is_named_as_the_cause(void **state)
 {
     (void)state;
     if (geteuid() != 0) { /* runs as nobody: needs root to switch */
-        print_message("# not root: cannot run as nobody, skipped\n");
-        skip();
+        test_skip("not root: cannot run as nobody");
     }
     static const char *env[] = {"HOME=/nonexistent", "POCL_CACHE_DIR", "XDG_CACHE_HOME", NULL};
     tu_opts o = {env, 1, -1, -1};
     int st = tu_run(&o, (const char *const[]){"devices", NULL});
     const char *e = tu_stderr();
-    if (st == 0) skip(); /* this PoCL needs no cache to list its devices */
+    if (st == 0) test_skip("this PoCL needs no cache to list its devices");
     assert_int_equal(st, 1);
     assert_non_null(strstr(e, "kernel cache"));
     assert_non_null(strstr(e, "POCL_CACHE_DIR"));

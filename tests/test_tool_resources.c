@@ -50,7 +50,7 @@ static int mount_small(const char *opts)
     if (mounted) umount(mnt);
     mounted = 0;
     if (geteuid() != 0 || mount("tmpfs", mnt, "tmpfs", 0, opts) != 0) {
-        print_message("# cannot mount a tmpfs here (%s): skipped\n", geteuid() ? "not root" : strerror(errno));
+        print_message("# cannot mount a tmpfs here (%s)\n", geteuid() ? "not root" : strerror(errno));
         return -1;
     }
     mounted = 1;
@@ -83,7 +83,7 @@ static void refused_naming(int st, const char *path, const char *why) { ended_na
 static void a_full_disk_is_an_error_naming_out(void **state)
 {
     (void)state;
-    if (mount_small("size=8m")) skip();
+    if (mount_small("size=8m")) test_skip("no tmpfs of 8 MiB (root only)");
     const char *out = in_mnt("out.npy");
     tu_write_bytes(out, old_out, sizeof old_out);
     failed_naming(TU_RUN("normalize", "--method", "minmax", tu_file("in.npy"), out), out, "No space");
@@ -95,7 +95,7 @@ static void a_full_disk_is_an_error_naming_out(void **state)
 static void a_disk_full_at_the_side_file_leaves_both_old_files(void **state)
 {
     (void)state;
-    if (mount_small("size=8m")) skip();
+    if (mount_small("size=8m")) test_skip("no tmpfs of 8 MiB (root only)");
     const char *out = in_mnt("out.npy"), *stats = in_mnt("s.stats");
     tu_write_bytes(out, old_out, sizeof old_out);
     tu_write_bytes(stats, old_stats, sizeof old_stats);
@@ -124,7 +124,7 @@ static void a_disk_full_at_the_side_file_leaves_both_old_files(void **state)
 static void a_read_only_folder_is_an_error_before_any_work(void **state)
 {
     (void)state;
-    if (mount_small("size=8m")) skip();
+    if (mount_small("size=8m")) test_skip("no tmpfs of 8 MiB (root only)");
     const char *out = in_mnt("out.npy");
     tu_write_bytes(out, old_out, sizeof old_out);
     assert_int_equal(mount("tmpfs", mnt, "tmpfs", MS_REMOUNT | MS_RDONLY, "size=8m"), 0);
@@ -137,8 +137,7 @@ static void an_unwritable_folder_is_an_error_for_a_user(void **state)
 {
     (void)state;
     if (geteuid() != 0) { /* runs as nobody: needs root to switch */
-        print_message("# not root: cannot run as nobody, skipped\n");
-        skip();
+        test_skip("not root: cannot run as nobody");
     }
     const char *locked = tu_file("locked");
     mkdir(locked, 0755); /* root's: nobody may not write in it */

@@ -316,7 +316,7 @@ static void input_truncated_while_read_fails_leaving_nothing(void **s)
     tool("normalize", "--method", "minmax", file("t.npy"), file("t-out.npy"));
     unsetenv("CLSCALE_STREAM_BUFFER");
     pthread_join(th, NULL);
-    if (!t.done) skip();  /* never saw the temporary: nothing proven either way */
+    if (!t.done) test_skip("never saw the temporary: nothing proven either way");
     expect_status(1);
     if (!strstr(R.err, "t.npy") || (!strstr(R.err, "at byte") && !strstr(R.err, "changed size")))
         fail_msg("message does not name the file and where: %s", R.err);
@@ -333,7 +333,7 @@ static void full_disk_fails_leaving_nothing(void **s)
     (void)s;
     const char *mnt = file("small");
     mkdir(mnt, 0755);
-    if (mount("tmpfs", mnt, "tmpfs", 0, "size=1m") != 0) skip();
+    if (mount("tmpfs", mnt, "tmpfs", 0, "size=1m") != 0) test_skip("cannot mount a tmpfs here (root only): %s", strerror(errno));
     write_npy(file("big.npy"), 32, 64, 64, 5);  /* 1 MiB + header: does not fit */
     size_t n0, n1;
     char *before = slurp_file(file("big.npy"), &n0);

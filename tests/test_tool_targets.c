@@ -67,8 +67,7 @@ static void dev_null_works_for_an_unprivileged_user(void **state)
 {
     (void)state;
     if (geteuid() != 0) { /* runs as nobody: needs root to switch */
-        print_message("# not root: cannot run as nobody, skipped\n");
-        skip();
+        test_skip("not root: cannot run as nobody");
     }
     dev_null_as(1);
 }
@@ -151,7 +150,7 @@ static void a_fifo_is_written_through_and_stays_a_fifo(void **state)
 static void dev_full_fails_naming_it(void **state)
 {
     (void)state;
-    if (access("/dev/full", W_OK) != 0) skip();
+    if (access("/dev/full", W_OK) != 0) test_skip("no writable /dev/full here");
     tu_expect(TU_RUN(NORMALIZE("/dev/full")), 1);
     assert_non_null(strstr(tu_stderr(), "/dev/full"));
     assert_non_null(strstr(tu_stderr(), "No space"));

@@ -502,10 +502,7 @@ static void in_place_equals_out_of_place_with_small_slices(void **state)
 static void in_place_equals_out_of_place_through_staging(void **state)
 {
     (void)state;
-    if (test_suite_is("oclgrind")) {
-        print_message("# Oclgrind stages always: covered above\n");
-        return;
-    }
+    if (test_suite_is("oclgrind")) test_skip("Oclgrind stages always: the tests above cover it there");
     cls_context *ctx = test_context(NULL, CLS_FORCE_STAGING, 4096);
     in_place_on(ctx, 3, 60, 40, 3750, "staging column blocks");
     in_place_on(ctx, 1, 4500, 3, 3850, "staging two phases");
@@ -573,10 +570,7 @@ static void agree_on(cls_context *c1, cls_context *c2, size_t b, size_t r, size_
 static void one_device_and_two_devices_agree(void **state)
 {
     (void)state;
-    if (!test_suite_is("pocl")) { /* the suite with two devices of one implementation */
-        print_message("# needs the pocl suite (two devices of one implementation)\n");
-        return;
-    }
+    if (!test_suite_is("pocl")) test_skip("needs the pocl suite (two devices of one implementation)");
     cls_context *c1 = test_context("0", 0, 0), *c2 = test_context("0,1", 0, 0);
     assert_int_equal(cls_device_count(c1), 1);
     assert_int_equal(cls_device_count(c2), 2);
