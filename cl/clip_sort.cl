@@ -136,7 +136,7 @@ __kernel void F(clipsort)(__global const REAL *x, __global REAL *y, __global uch
             kor |= k;
         }
     }
-    __global const UKEY *w = F(sort_keys)(ka, kb, h, (uint)n0, kand ^ kor) ? kb : ka;
+    __global const UKEY *w = F(sort_keys)(ka, kb, h, (uint)n0, rows, kand ^ kor) ? kb : ka;
 
     ACC slo = sig[0], shi = sig[1];
     ACC L = -INFINITY, H = INFINITY;
@@ -331,7 +331,9 @@ __kernel void F(clipsort)(__global const REAL *x, __global REAL *y, __global uch
 #endif
 
 #undef S_WIN
-#undef S_DIGITS
+#undef S_WIDE_MIN
+#undef S_RUN
+#undef S_MERGE_MAX
 #undef UKEY
 #undef KEY_BITS
 #undef F

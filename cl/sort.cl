@@ -5,24 +5,31 @@
  * index, a binary search or a run of the sorted values.
  *
  * The sort is an LSD radix sort of the keys (quantile.cl's key_of: value
- * order, -0 before +0) with 8-bit digits. The load notes which bits vary
- * between the keys (the AND and OR of all of them): a digit position that
- * does not vary (the sign and exponent bits of most data) costs nothing;
- * each other one is a count, a prefix sum of 256 and one scatter over the
- * window (in cache). Work per value: at most KEY_BITS / 8 scatters,
- * whatever the group's length, and no work-group barrier (the same code
- * on CPU drivers, where a work-item is a loop iteration, and on
+ * order, -0 before +0), with 8-bit digits, or 11-bit ones from
+ * S_WIDE_MIN keys on (fewer passes where 2048 counters per pass cost
+ * little beside the keys). The load notes which bits vary between the
+ * keys (the AND and OR of all of them): a digit that does not vary (the
+ * sign and exponent bits of most data) costs nothing; each other one is a
+ * prefix sum and one scatter over the window (in cache), which also counts
+ * the next digit, so the keys are read once per pass. Short runs (at most
+ * S_MERGE_MAX keys) are merge-sorted instead: the counters' fixed cost per
+ * pass outweighs the keys there. Work per value: at most KEY_BITS / 8
+ * passes whatever the group's length, and no work-group barrier (the same
+ * code on CPU drivers, where a work-item is a loop iteration, and on
  * simulators).
  *
- * A work-item's window (S_WIN keys): keys a[rows], keys b[rows], then 256
- * counters. The host sizes the buffer for the work-items of one launch
- * and launches again over the next entries (src/engine/clip_fast.c,
- * select.c): the scratch is bounded by the context's budget, not by the
- * number of groups. */
+ * A work-item's window (S_WIN keys): keys a[rows], keys b[rows], then two
+ * tables of counters, one per digit value. The host sizes the buffer for the work-items
+ * of one launch and launches again over the next entries
+ * (src/engine/clip_fast.c, select.c): the scratch is bounded by the
+ * context's budget, not by the number of groups. */
 
-#define S_DIGITS (KEY_BITS / 8)
-/* a window's length in keys: two arrays and the counters (a uint each) */
-#define S_WIN(rows) (2 * (ulong)(rows) + (256 * 4 + sizeof(UKEY) - 1) / sizeof(UKEY))
+/* 11-bit digits from this many rows on, else 8-bit */
+#define S_WIDE_MIN 16384
+/* a window's length in keys: two arrays and two tables of counters (a
+ * uint each, 2^digit bits); regime.c's cls_sort_window_bytes says the same */
+#define S_WIN(rows) \
+    (2 * (ulong)(rows) + (2 * ((rows) >= S_WIDE_MIN ? 2048 : 256) * 4 + sizeof(UKEY) - 1) / sizeof(UKEY))
 
 inline REAL F(value_of_key)(UKEY k)
 {
@@ -33,40 +40,91 @@ inline REAL F(value_of_key)(UKEY k)
 #endif
 }
 
-/* Sorts a[0, n), whose keys' bits vary only where `vary` (the XOR of
- * their AND and OR) is set, with b as the other array and h as 256
- * counters; returns 0 when the sorted keys are in a, 1 when in b. A short
- * run by insertion (fewer moves than a pass). */
-inline int F(sort_keys)(__global UKEY *a, __global UKEY *b, __global uint *h, uint n, UKEY vary)
+/* Runs of S_RUN keys sorted by insertion, then merged pairwise (a to b
+ * and back, without branches on the keys): fewer moves than the radix
+ * passes below S_MERGE_MAX keys, whose 256 counters per digit cost each
+ * column the same however short. Returns 0 when the sorted keys are in a,
+ * 1 when in b. */
+#define S_RUN 8
+#define S_MERGE_MAX 96
+inline int F(sort_merge)(__global UKEY *a, __global UKEY *b, uint n)
 {
-    if (n <= 24) {
-        for (uint i = 1; i < n; i++) {
+    for (uint r = 0; r < n; r += S_RUN) {
+        uint e = min(n, r + S_RUN);
+        for (uint i = r + 1; i < e; i++) {
             UKEY k = a[i];
             uint j = i;
-            while (j > 0 && a[j - 1] > k) {
+            while (j > r && a[j - 1] > k) {
                 a[j] = a[j - 1];
                 j--;
             }
             a[j] = k;
         }
-        return 0;
     }
     int in_b = 0;
-    for (uint d = 0; d < S_DIGITS; d++) {
-        uint sh = 8 * d;
-        if (((vary >> sh) & 255) == 0) continue;
+    for (uint w = S_RUN; w < n; w *= 2) {
         __global UKEY *src = in_b ? b : a, *dst = in_b ? a : b;
-        for (uint i = 0; i < 256; i++) h[i] = 0;
-        for (uint i = 0; i < n; i++) h[(uint)((src[i] >> sh) & 255)]++;
+        for (uint lo = 0; lo < n; lo += 2 * w) {
+            uint i = lo, ie = min(n, lo + w), j = ie, je = min(n, lo + 2 * w), k = lo;
+            while (i < ie && j < je) {
+                UKEY x = src[i], y = src[j];
+                int t = y < x;
+                dst[k++] = t ? y : x;
+                i += !t;
+                j += t;
+            }
+            while (i < ie) dst[k++] = src[i++];
+            while (j < je) dst[k++] = src[j++];
+        }
+        in_b = !in_b;
+    }
+    return in_b;
+}
+
+/* Sorts a[0, n), whose keys' bits vary only where `vary` (the XOR of
+ * their AND and OR) is set, with b as the other array and h as two tables
+ * of counters (S_WIN's for `rows`); returns 0 when the sorted keys are in
+ * a, 1 when in b. */
+inline int F(sort_keys)(__global UKEY *a, __global UKEY *b, __global uint *h, uint n, uint rows, UKEY vary)
+{
+    if (n <= S_MERGE_MAX) return F(sort_merge)(a, b, n);
+    /* the digit's width by the group's rows (the window's counters), not n */
+    uint bits = rows >= S_WIDE_MIN ? 11 : 8, nb = 1u << bits, mask = nb - 1;
+    /* the digits that vary, lowest first */
+    uint sh[8], np = 0;
+    for (uint s = 0; s < KEY_BITS && np < 8; s += bits)
+        if ((vary >> s) & mask) sh[np++] = s;
+    if (np == 0) return 0;
+    __global uint *c = h, *cn = h + nb;
+    for (uint i = 0; i < nb; i++) c[i] = 0;
+    for (uint i = 0; i < n; i++) c[(uint)((a[i] >> sh[0]) & mask)]++;
+    int in_b = 0;
+    for (uint p = 0; p < np; p++) {
+        __global UKEY *src = in_b ? b : a, *dst = in_b ? a : b;
         uint s = 0;
-        for (uint i = 0; i < 256; i++) {
-            uint t = h[i];
-            h[i] = s;
+        for (uint i = 0; i < nb; i++) {
+            uint t = c[i];
+            c[i] = s;
             s += t;
         }
-        for (uint i = 0; i < n; i++) {
-            UKEY k = src[i];
-            dst[h[(uint)((k >> sh) & 255)]++] = k;
+        uint d = sh[p];
+        if (p + 1 < np) {
+            /* scatter this digit, count the next */
+            uint dn = sh[p + 1];
+            for (uint i = 0; i < nb; i++) cn[i] = 0;
+            for (uint i = 0; i < n; i++) {
+                UKEY k = src[i];
+                dst[c[(uint)((k >> d) & mask)]++] = k;
+                cn[(uint)((k >> dn) & mask)]++;
+            }
+            __global uint *t = c;
+            c = cn;
+            cn = t;
+        } else {
+            for (uint i = 0; i < n; i++) {
+                UKEY k = src[i];
+                dst[c[(uint)((k >> d) & mask)]++] = k;
+            }
         }
         in_b = !in_b;
     }
@@ -109,7 +167,7 @@ __kernel void F(qsortg)(__global const REAL *x, ulong xoff, uint ncols, uint row
             }
         }
         /* the sorted keys back in a */
-        if (F(sort_keys)(a, b, h, n, kand ^ kor))
+        if (F(sort_keys)(a, b, h, n, rows, kand ^ kor))
             for (uint r = 0; r < n; r++) a[r] = b[r];
         cnt[i] = n;
     } else {

@@ -28,7 +28,7 @@ typedef enum cls_regime { CLS_REGIME_NETWORK, CLS_REGIME_SORT, CLS_REGIME_COUNT 
 #define CLS_SCRATCH_DEFAULT ((size_t)256 << 20)
 /* The scratch one launch of the sort regime aims at: a few MiB, reused by
  * the next launch, so its pages stay mapped and mostly cached. */
-#define CLS_SORT_LAUNCH_BYTES ((uint64_t)4 << 20)
+#define CLS_SORT_LAUNCH_BYTES ((uint64_t)8 << 20)
 
 /* The regime of groups of `rows` values (es bytes each) on ctx's devices,
  * where the networks take up to network_rows. */

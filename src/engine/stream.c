@@ -22,11 +22,15 @@
 #define DEFAULT_BUFFERS 4
 #define DEFAULT_THREADS 4
 #define IO_PART ((size_t)8 << 20)
+/* The shortest run of a row a block of columns reads (column_blocks) */
+#define CLS_STREAM_RUN_MIN ((size_t)4096)
 
-/* Rows [r0, r0 + nr) of matrices [b0, b0 + nb): either whole matrices
- * (r0 = 0, nr = R) or a row block of one (nb = 1). */
+/* Rows [r0, r0 + nr) and columns [c0, c0 + nc) of matrices [b0, b0 +
+ * nb): whole matrices (r0 = 0, nr = R, nc = C), a row block of one (nb =
+ * 1), or a block of columns of whole statistics groups (one matrix, or
+ * every matrix in batch scope), its rows packed in the buffer. */
 typedef struct chunk {
-    size_t b0, nb, r0, nr;
+    size_t b0, nb, r0, nr, c0, nc;
 } chunk;
 
 typedef enum pass_kind {
@@ -57,6 +61,7 @@ typedef struct sjob {
     uint64_t total, done;       /* bytes of all passes; of finished ones */
     struct stat st0;            /* the input at the start */
     cls_stats *acc;             /* the statistics being assembled */
+    int colblocks;              /* the chunks are blocks of columns of whole groups */
     const cls_stats *use;       /* APPLY: the statistics to scale with */
     int want_stats;             /* FUSED: keep the chunks' statistics */
     int open_total;             /* cleaning: passes add to `total` as they start */
@@ -115,13 +120,42 @@ static size_t buffer_default(void)
     return DEFAULT_BUFFER;
 }
 
-static cls_status plan(sjob *j, const cls_stream_opts *o)
+/* Whether blocks of columns of whole groups take the place of row blocks
+ * when groups do not fit a buffer: each chunk then holds whole groups
+ * (every pipeline one pass, every read of the file once), at the price of
+ * reading each row in runs of a block's width. Not for a discount (its
+ * factors by column and row), nor for several processes (their passes
+ * count whole rows), nor where a run would be shorter than a page or a
+ * block of one column would not fit. *w: the columns per block. */
+static int column_blocks(const sjob *j, size_t want, int allowed, size_t *w)
+{
+    size_t grows = j->p.scope == CLS_SCOPE_BATCH ? j->B * j->R : j->R, gbytes = grows * j->es;
+    int whole = j->p.scope == CLS_SCOPE_BATCH ? j->bytes <= want : j->R * j->C * j->es <= want;
+    if (!allowed || whole || j->p.factors || j->C < 2 || gbytes > want) return 0;
+    *w = want / gbytes; /* < C: a matrix (a batch) does not fit */
+    return *w * j->es >= CLS_STREAM_RUN_MIN;
+}
+
+static cls_status plan(sjob *j, const cls_stream_opts *o, int cols_ok)
 {
     size_t want = o && o->buffer_bytes ? o->buffer_bytes : buffer_default();
     size_t row = j->C * j->es, mat = j->R * row;
-    if (want < row) want = row;  /* a row is the smallest chunk */
-    size_t n;
-    if (mat <= want) {
+    size_t n, w = 0;
+    if (column_blocks(j, want, cols_ok, &w)) {
+        size_t per = (j->C + w - 1) / w, mats = j->p.scope == CLS_SCOPE_BATCH ? 1 : j->B;
+        n = per * mats;
+        j->ch = calloc(n, sizeof *j->ch);
+        if (!j->ch) return cls_fail(j->ctx, CLS_E_NOMEM, "out of memory");
+        for (size_t i = 0; i < n; i++) {
+            chunk *c = &j->ch[i];
+            c->b0 = j->p.scope == CLS_SCOPE_BATCH ? 0 : i / per;
+            c->nb = j->p.scope == CLS_SCOPE_BATCH ? j->B : 1;
+            c->nr = j->R;
+            c->c0 = (i % per) * w;
+            c->nc = j->C - c->c0 < w ? j->C - c->c0 : w;
+        }
+        j->colblocks = 1;
+    } else if (mat <= (want = want < row ? row : want)) { /* a row is the smallest chunk */
         size_t k = want / mat;
         n = (j->B + k - 1) / k;
         j->ch = calloc(n, sizeof *j->ch);
@@ -130,6 +164,7 @@ static cls_status plan(sjob *j, const cls_stream_opts *o)
             j->ch[i].b0 = i * k;
             j->ch[i].nb = j->B - i * k < k ? j->B - i * k : k;
             j->ch[i].nr = j->R;
+            j->ch[i].nc = j->C;
         }
     } else {
         size_t k = want / row, per = (j->R + k - 1) / k;
@@ -143,6 +178,7 @@ static cls_status plan(sjob *j, const cls_stream_opts *o)
             c->nb = 1;
             c->r0 = (i % per) * k;
             c->nr = j->R - c->r0 < k ? j->R - c->r0 : k;
+            c->nc = j->C;
         }
     }
     j->n = n;
@@ -151,10 +187,15 @@ static cls_status plan(sjob *j, const cls_stream_opts *o)
     j->cap = 0;
     for (size_t i = 0; i < n; i++) {
         const chunk *c = &j->ch[i];
-        uint64_t at = ((uint64_t)c->b0 * j->R + c->r0) * row;
+        uint64_t at = ((uint64_t)c->b0 * j->R + c->r0) * row + (uint64_t)c->c0 * j->es;
         j->io[i].in_off = j->in->offset + at;
         j->io[i].out_off = j->out ? j->out->offset + at : 0;
-        j->io[i].len = c->nb * c->nr * row;
+        j->io[i].len = c->nb * c->nr * c->nc * j->es;
+        if (c->nc < j->C) {
+            /* a run of the block's width in each row */
+            j->io[i].seg = c->nc * j->es;
+            j->io[i].stride = row;
+        }
         if (j->io[i].len > j->cap) j->cap = j->io[i].len;
     }
     j->nbufs = o && o->buffers ? o->buffers : DEFAULT_BUFFERS;
@@ -199,24 +240,29 @@ static cls_status accumulate(sjob *j, const chunk *c, const cls_stats *cs)
     if (!j->acc) {
         cls_stats_info info = cs->info;
         info.groups = j->p.scope == CLS_SCOPE_MATRIX ? j->B : 1;
+        info.cols = j->C;
         info.rows = j->p.scope == CLS_SCOPE_MATRIX ? j->R : (uint64_t)j->B * j->R;
         if (!(j->acc = cls_stats_new(&info))) return cls_fail(j->ctx, CLS_E_NOMEM, "out of memory for statistics");
     }
     int moments = j->acc->info.has_moments;
     size_t g0 = j->p.scope == CLS_SCOPE_MATRIX ? c->b0 : 0;
     for (size_t g = 0; g < cs->info.groups; g++)
-        for (size_t k = 0; k < j->C; k++)
-            cls_column_merge(&j->acc->col[(g0 + g) * j->C + k], &cs->col[g * j->C + k], moments);
+        for (size_t k = 0; k < c->nc; k++)
+            cls_column_merge(&j->acc->col[(g0 + g) * j->C + c->c0 + k], &cs->col[g * c->nc + k], moments);
     return CLS_OK;
 }
 
-/* The statistics of chunk c's groups, as cls_transform wants them. */
+/* The statistics of chunk c's groups and columns, as cls_transform wants
+ * them. */
 static cls_stats *sub_stats(const sjob *j, const chunk *c)
 {
     cls_stats_info info = j->use->info;
-    info.groups = c->nb;
+    size_t ng = j->p.scope == CLS_SCOPE_MATRIX ? c->nb : 1, g0 = j->p.scope == CLS_SCOPE_MATRIX ? c->b0 : 0;
+    info.groups = ng;
+    info.cols = c->nc;
     cls_stats *s = cls_stats_new(&info);
-    if (s) memcpy(s->col, j->use->col + c->b0 * j->C, c->nb * j->C * sizeof *s->col);
+    for (size_t g = 0; s && g < ng; g++)
+        memcpy(s->col + g * c->nc, j->use->col + (g0 + g) * j->C + c->c0, c->nc * sizeof *s->col);
     return s;
 }
 
@@ -237,7 +283,7 @@ static void note_report(sjob *j)
 static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
 {
     cls_context *ctx = j->ctx;
-    cls_array x = {buf, j->in->dtype, c->nb, c->nr, j->C}, f;
+    cls_array x = {buf, j->in->dtype, c->nb, c->nr, c->nc}, f;
     cls_pipeline p = j->p;
     if (p.factors) {
         f = factor_window(j, c);
@@ -283,7 +329,9 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
         unsigned it = 0, *its = NULL;
         if (p.clean) {
             cc = *p.clean;
-            size_t off = p.scope == CLS_SCOPE_MATRIX ? c->b0 * j->C : 0;
+            /* (a block of columns holds one group: its entries are
+             * consecutive from its first column's) */
+            size_t off = (p.scope == CLS_SCOPE_MATRIX ? c->b0 * j->C : 0) + c->c0;
             if (cc.missing_out) cc.missing_out += off;
             if (cc.clipped_out) cc.clipped_out += off;
             if (cc.fill_out) cc.fill_out += off;
@@ -294,12 +342,12 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
             p.clean = &cc;
         }
         st = cls_fit_transform(ctx, &p, &x, &x, j->want_stats ? &cs : NULL);
-        if (st == CLS_OK && its && (c->b0 == 0 || it > *its)) *its = it;
+        if (st == CLS_OK && its && (c == j->ch || it > *its)) *its = it;
         if (st == CLS_OK) note_report(j);
         if (st == CLS_OK && cs) st = accumulate(j, c, cs);
     } else {
         const cls_stats *s = j->use;
-        if (s && p.scope == CLS_SCOPE_MATRIX && !(s = sub = sub_stats(j, c)))
+        if (s && (p.scope == CLS_SCOPE_MATRIX || j->colblocks) && !(s = sub = sub_stats(j, c)))
             st = cls_fail(ctx, CLS_E_NOMEM, "out of memory for statistics");
         if (st == CLS_OK) st = cls_transform(ctx, &p, s, &x, &x);
         if (st == CLS_OK) note_report(j);
@@ -524,7 +572,10 @@ static cls_status sjob_finish(sjob *j, cls_status st)
 /* ---- the public calls ---- */
 
 /* Every chunk holds whole statistics groups. */
-static int whole_groups(const sjob *j) { return j->p.scope == CLS_SCOPE_MATRIX ? j->ch[0].nr == j->R : j->n == 1; }
+static int whole_groups(const sjob *j)
+{
+    return j->colblocks || (j->p.scope == CLS_SCOPE_MATRIX ? j->ch[0].nr == j->R : j->n == 1);
+}
 
 cls_status cls_stream_fit(cls_context *ctx, const cls_pipeline *p, const cls_file_array *in,
                           const cls_stream_opts *opts, cls_stats **out)
@@ -538,7 +589,7 @@ cls_status cls_stream_fit(cls_context *ctx, const cls_pipeline *p, const cls_fil
     if (st == CLS_OK && j.p.clean)
         st = cls_fail(ctx, CLS_E_UNSUPPORTED, "cls_stream_fit: a cleaning stage is streamed only by "
                       "cls_stream_fit_transform");
-    if (st == CLS_OK) st = plan(&j, opts);
+    if (st == CLS_OK) st = plan(&j, opts, 1);
     if (st == CLS_OK) {
         j.split_quantiles = j.p.scaler == CLS_ROBUST && !whole_groups(&j);
         j.total = split_passes(&j) * j.bytes;
@@ -564,7 +615,7 @@ cls_status cls_stream_transform(cls_context *ctx, const cls_pipeline *p, const c
         st = cls_fail(ctx, CLS_E_UNSUPPORTED, "cls_stream_transform: a cleaning stage is streamed only by "
                       "cls_stream_fit_transform");
     if (st == CLS_OK) st = cls_check_stats(ctx, &j.p, s, &shape);
-    if (st == CLS_OK) st = plan(&j, opts);
+    if (st == CLS_OK) st = plan(&j, opts, 1);
     if (st == CLS_OK) {
         j.total = 2 * j.bytes;
         j.use = s;
@@ -584,7 +635,7 @@ cls_status cls_stream_fit_transform(cls_context *ctx, const cls_pipeline *p, con
     if (st == CLS_OK && j.p.inverse)
         st = cls_fail(ctx, CLS_E_ARG, "cls_stream_fit_transform: inverse needs fitted statistics; use "
                       "cls_stream_transform");
-    if (st == CLS_OK) st = plan(&j, opts);
+    if (st == CLS_OK) st = plan(&j, opts, 1);
     if (st == CLS_OK) {
         /* one pass when every chunk holds whole statistics groups */
         int whole = whole_groups(&j);
@@ -628,7 +679,7 @@ cls_status cls_stream_fit_transform_combined(cls_context *ctx, const cls_pipelin
     if (st == CLS_OK && (!j.p.clean || j.p.inverse))
         st = cls_fail(ctx, CLS_E_ARG, "cls_stream_fit_transform_combined: the pipeline needs a cleaning stage (and "
                       "cannot be inverse)");
-    if (st == CLS_OK) st = plan(&j, opts);
+    if (st == CLS_OK) st = plan(&j, opts, 0);
     if (st != CLS_OK) {
         /* the other processes learn it before any pass */
         st = combine->stats ? combine->stats(combine->user, st, NULL, 0) : combine->fn(combine->user, st, NULL, 0);

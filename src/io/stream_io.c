@@ -19,6 +19,7 @@ typedef struct req {
     uint64_t off;   /* file offset */
     size_t   len;
     char    *buf;
+    size_t   chunk; /* REQ_DROP: the chunk whose output to drop */
 } req;
 
 typedef enum { SLOT_IDLE, SLOT_READING, SLOT_READY, SLOT_COMPUTING, SLOT_WRITING } slot_state;
@@ -76,12 +77,21 @@ static void queue_chunk(cls_sio *s, unsigned k, size_t c, req_kind kind)
     sl->state = kind == REQ_READ ? SLOT_READING : SLOT_WRITING;
     sl->pending = 0;
     uint64_t base = kind == REQ_READ ? ch->in_off : ch->out_off;
-    for (size_t at = 0; at < ch->len; at += s->cfg.part) {
-        size_t n = ch->len - at < s->cfg.part ? ch->len - at : s->cfg.part;
-        req r = {kind, k, base + at, n, (char *)s->cfg.bufs[k] + at};
-        push_locked(s, r);
-        sl->pending++;
-    }
+    size_t seg = ch->seg ? ch->seg : ch->len;
+    for (size_t s0 = 0, i = 0; s0 < ch->len; s0 += seg, i++)
+        for (size_t at = 0; at < seg; at += s->cfg.part) {
+            size_t n = seg - at < s->cfg.part ? seg - at : s->cfg.part;
+            req r = {kind, k, base + i * ch->stride + at, n, (char *)s->cfg.bufs[k] + s0 + at, 0};
+            push_locked(s, r);
+            sl->pending++;
+        }
+}
+
+/* The requests chunk ch takes. */
+static size_t requests_of(const cls_sio_chunk *ch, size_t part)
+{
+    size_t seg = ch->seg ? ch->seg : ch->len;
+    return seg ? ch->len / seg * ((seg + part - 1) / part) : 0;
 }
 
 void cls_sio_drop_range(int fd, uint64_t off, uint64_t len, int written)
@@ -92,12 +102,23 @@ void cls_sio_drop_range(int fd, uint64_t off, uint64_t len, int written)
     (void)posix_fadvise(fd, (off_t)off, (off_t)len, POSIX_FADV_DONTNEED);
 }
 
+void cls_sio_drop_chunk(int fd, const cls_sio_chunk *ch, uint64_t base, int written)
+{
+    if (!ch->seg) {
+        cls_sio_drop_range(fd, base, ch->len, written);
+        return;
+    }
+    for (size_t s0 = 0, i = 0; s0 < ch->len; s0 += ch->seg, i++)
+        cls_sio_drop_range(fd, base + i * ch->stride, ch->seg, written);
+}
+
 /* Does one request; 0, or -1 with the failure described (lock not held). */
 static int serve(cls_sio *s, const req *r, char *why, size_t whylen)
 {
     const cls_sio_cfg *c = &s->cfg;
     if (r->kind == REQ_DROP) {
-        cls_sio_drop_range(c->out_fd, r->off, r->len, 1);
+        const cls_sio_chunk *ch = &c->chunks[r->chunk];
+        cls_sio_drop_chunk(c->out_fd, ch, ch->out_off, 1);
         return 0;
     }
     size_t done = 0;
@@ -154,7 +175,7 @@ static void slot_finished(cls_sio *s, unsigned k)
          * whole round of the buffers to finish */
         if (!sl->dropped) {
             const cls_sio_chunk *old = &s->cfg.chunks[sl->written];
-            req r = {REQ_DROP, k, old->out_off, old->len, NULL};
+            req r = {REQ_DROP, k, old->out_off, old->len, NULL, sl->written};
             push_locked(s, r);
         }
         sl->dropped = 0;
@@ -218,10 +239,11 @@ cls_sio *cls_sio_start(const cls_sio_cfg *cfg, char *err, size_t errlen)
     s->cfg = *cfg;
     if (s->cfg.part == 0) s->cfg.part = (size_t)8 << 20;
     if (s->cfg.threads == 0) s->cfg.threads = 1;
-    size_t maxlen = 0;
-    for (size_t i = 0; i < cfg->nchunks; i++)
-        if (cfg->chunks[i].len > maxlen) maxlen = cfg->chunks[i].len;
-    size_t parts = (maxlen + s->cfg.part - 1) / s->cfg.part;
+    size_t parts = 0;
+    for (size_t i = 0; i < cfg->nchunks; i++) {
+        size_t n = requests_of(&cfg->chunks[i], s->cfg.part);
+        if (n > parts) parts = n;
+    }
     s->qcap = (size_t)cfg->nbufs * (parts + 2) + 1;
     s->q = malloc(s->qcap * sizeof *s->q);
     s->slots = calloc(cfg->nbufs, sizeof *s->slots);
@@ -276,7 +298,7 @@ void cls_sio_done(cls_sio *s, size_t i)
     unsigned k = (unsigned)(i % s->cfg.nbufs);
     const cls_sio_chunk *ch = &s->cfg.chunks[i];
     /* the input of a computed chunk is not read again (in this pass) */
-    if (s->cfg.drop_cache) cls_sio_drop_range(s->cfg.in_fd, ch->in_off, ch->len, 0);
+    if (s->cfg.drop_cache) cls_sio_drop_chunk(s->cfg.in_fd, ch, ch->in_off, 0);
     pthread_mutex_lock(&s->lock);
     if (s->cfg.out_fd >= 0 && !s->failed) {
         queue_chunk(s, k, i, REQ_WRITE);
@@ -305,7 +327,7 @@ int cls_sio_finish(cls_sio *s, int ok, char *err, size_t errlen)
         for (unsigned k = 0; k < s->cfg.nbufs; k++)
             if (!s->slots[k].dropped) {
                 const cls_sio_chunk *old = &s->cfg.chunks[s->slots[k].written];
-                req r = {REQ_DROP, k, old->out_off, old->len, NULL};
+                req r = {REQ_DROP, k, old->out_off, old->len, NULL, s->slots[k].written};
                 push_locked(s, r);
                 s->slots[k].dropped = 1;
             }

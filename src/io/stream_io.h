@@ -24,10 +24,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A chunk is `len` bytes of its buffer: one run of the file, or (seg
+ * not 0) len / seg runs of seg bytes, `stride` bytes apart in the file
+ * (a block of columns of a matrix stored by rows), packed in the buffer. */
 typedef struct cls_sio_chunk {
     uint64_t in_off;    /* byte offset in the input file */
     uint64_t out_off;   /* byte offset in the output file (unused without one) */
     size_t   len;       /* bytes, at most the buffers' size */
+    size_t   seg;       /* 0: contiguous; else bytes per run (len a multiple) */
+    uint64_t stride;    /* bytes from one run's start to the next's in the files */
 } cls_sio_chunk;
 
 typedef struct cls_sio_cfg {
@@ -69,5 +74,8 @@ int cls_sio_finish(cls_sio *s, int ok, char *err, size_t errlen);
 /* Drops [off, off + len) of fd from the page cache after waiting for its
  * write-back (written files) or at once (read files). Best effort. */
 void cls_sio_drop_range(int fd, uint64_t off, uint64_t len, int written);
+/* The same for each run of chunk ch, from file offset `base` (its in_off
+ * or out_off). */
+void cls_sio_drop_chunk(int fd, const cls_sio_chunk *ch, uint64_t base, int written);
 
 #endif /* CLS_STREAM_IO_H */
