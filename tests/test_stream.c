@@ -153,7 +153,8 @@ static void fit_transform_case_p(const cls_pipeline *base, cls_dtype t, cls_scal
     p.factors = factors;
     cls_array y = make_out(&x);
     cls_stats *sm = NULL, *ss = NULL;
-    assert_int_equal(cls_fit_transform(ctx, &p, &x, &y, sc == CLS_NONE && factors ? NULL : &sm), CLS_OK);
+    cls_status st0 = cls_fit_transform(ctx, &p, &x, &y, sc == CLS_NONE && factors ? NULL : &sm);
+    if (st0 != CLS_OK) fail_msg("%s: in memory: %s", label, cls_last_error(ctx));
 
     const uint64_t off = 100;  /* not aligned to anything */
     int in = write_at(path("in.bin"), &x, off);
@@ -258,6 +259,90 @@ static void robust_groups_larger_than_a_buffer_more_cases(void **s)
     cls_stats_destroy(sm);
     cls_stats_destroy(ss);
     free(x.data);
+}
+
+/* Groups whose rows do not fit a buffer but whose blocks of columns do
+ * (runs of 4 KiB and more of each row): every pipeline in one pass over
+ * the file (the report's phases), the same bits as in memory; blocks of
+ * 600 columns of 1500 (the last 300), matrix and batch scope, robust,
+ * min-max, cleaning with its per-group outputs, and a transform with given
+ * statistics. */
+static void column_blocks_hold_whole_groups_in_one_pass(void **s)
+{
+    (void)s;
+    if (test_suite_is("oclgrind")) test_skip("the simulator: blocks of 4 KiB runs take minutes there");
+    cls_pipeline dflt = {.qmin = 25, .qmax = 75};
+    size_t R = 70, C = 1500;
+    fit_transform_case_p(&dflt, CLS_F64, CLS_ROBUST, CLS_SCOPE_MATRIX, 2, R, C, R * 8 * 600, NULL, 0,
+                         "robust f64 column blocks");
+    cls_report rep;
+    assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
+    assert_int_equal(rep.phases, 1);
+    fit_transform_case(CLS_F64, CLS_MINMAX, CLS_SCOPE_MATRIX, 2, R, C, R * 8 * 600, NULL, 0,
+                       "minmax f64 column blocks");
+    assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
+    assert_int_equal(rep.phases, 1);
+    /* batch scope: a block holds every matrix's rows of its columns */
+    fit_transform_case_p(&dflt, CLS_F32, CLS_ROBUST, CLS_SCOPE_BATCH, 3, R, C, 3 * R * 4 * 1100, NULL, 0,
+                         "robust f32 batch column blocks");
+    assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
+    assert_int_equal(rep.phases, 1);
+
+    /* cleaning: the per-group outputs land at their columns */
+    cls_dtype t = suite_runs(CLS_F64) ? CLS_F64 : CLS_F32;
+    size_t es = es_of(t), B = 2, ne = B * C;
+    cls_array x = make_data(t, B, R, C, 91);
+    uint64_t *wm = calloc(ne, 8), *gm = calloc(ne, 8), *wc = calloc(ne, 8), *gc = calloc(ne, 8);
+    double *wf = calloc(ne, 8), *gf = calloc(ne, 8), *wl = calloc(ne, 8), *gl = calloc(ne, 8);
+    unsigned wi = 0, gi = 0;
+    cls_clean c = {.impute = CLS_IMPUTE_MEDIAN, .sigma = 2.5, .maxiters = -1, .missing_out = wm, .clipped_out = wc,
+                   .fill_out = wf, .lower_out = wl, .iterations_out = &wi};
+    cls_pipeline p = {.scaler = CLS_ZSCORE, .scope = CLS_SCOPE_MATRIX, .clean = &c};
+    cls_array y = make_out(&x);
+    cls_stats *sm = NULL, *ss = NULL;
+    assert_int_equal(cls_fit_transform(ctx, &p, &x, &y, &sm), CLS_OK);
+    c.missing_out = gm;
+    c.clipped_out = gc;
+    c.fill_out = gf;
+    c.lower_out = gl;
+    c.iterations_out = &gi;
+    int in = write_at(path("kin.bin"), &x, 24);
+    int out = open(path("kout.bin"), O_RDWR | O_CREAT | O_TRUNC, 0644);
+    assert_true(out >= 0);
+    cls_file_array a = fa(in, 24, &x, "kin.bin"), o = fa(out, 0, &x, "kout.bin");
+    cls_stream_opts opts = {R * es * (4096 / es + 7), 3, 2, 0};
+    cls_status st = cls_stream_fit_transform(ctx, &p, &a, &o, &opts, &ss);
+    if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
+    assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
+    assert_int_equal(rep.phases, 1);
+    void *got = read_back(out, 0, bytes_of(&x));
+    assert_same_data(got, y.data, t, B * R * C, 0, "cleaning in column blocks");
+    free(got);
+    for (size_t e = 0; e < ne; e++) {
+        assert_int_equal(gm[e], wm[e]);
+        assert_int_equal(gc[e], wc[e]);
+        assert_close(gf[e], wf[e], 0);
+        assert_close(gl[e], wl[e], 0);
+    }
+    assert_int_equal(gi, wi);
+    assert_same_stats(ss, sm, 0);
+    /* a transform with those statistics, in the same blocks */
+    cls_pipeline q = {.scaler = CLS_ZSCORE, .scope = CLS_SCOPE_MATRIX};
+    cls_array z = make_out(&x);
+    assert_int_equal(cls_transform(ctx, &q, sm, &x, &z), CLS_OK);
+    st = cls_stream_transform(ctx, &q, sm, &a, &o, &opts);
+    if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
+    got = read_back(out, 0, bytes_of(&x));
+    assert_same_data(got, z.data, t, B * R * C, 0, "transform in column blocks");
+    free(got);
+    close(in);
+    close(out);
+    cls_stats_destroy(sm);
+    cls_stats_destroy(ss);
+    free(wm), free(gm), free(wc), free(gc), free(wf), free(gf), free(wl), free(gl);
+    free(x.data);
+    free(y.data);
+    free(z.data);
 }
 
 /* Discount alone, factors rows x cols, and fused with a scaler, factors
@@ -648,6 +733,7 @@ int main(void)
         cmocka_unit_test(two_pass_batch_scope_matches),
         cmocka_unit_test(robust_groups_larger_than_a_buffer_are_exact),
         cmocka_unit_test(robust_groups_larger_than_a_buffer_more_cases),
+        cmocka_unit_test(column_blocks_hold_whole_groups_in_one_pass),
         cmocka_unit_test(discount_in_row_blocks_is_byte_identical),
         cmocka_unit_test(transform_and_fit_are_byte_identical),
         cmocka_unit_test(stream_file_matches_in_memory),
