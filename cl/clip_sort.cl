@@ -109,36 +109,13 @@ inline REAL F(s_kth_dist)(__global const UKEY *w, int a, int j, int end, REAL me
 #undef S_DA
 #undef S_DB
 
-__kernel void F(clipsort)(__global const REAL *x, __global REAL *y, __global uchar *mk, uint ncols, uint rows,
-                          uint ngroups, uint flags, REAL sent, __global const ACC *sig, int maxiters, REAL cfill,
-                          __global ACC *st, __global uint *cn, ulong pstride, __global UKEY *scr, ulong e0,
-                          ulong n_e)
+/* Clips one column whose n0 kept values w[0, n0) are sorted: the last
+ * iteration's bounds (*lor, *hir, as astropy's: NaN bounds clip nothing),
+ * the final kept run w[*a, *a + *n), its sums *S1, *S2 around *K0, and
+ * the iterations run. */
+inline void F(clip_run)(__global const UKEY *w, int n0, uint flags, ACC slo, ACC shi, int maxiters, REAL *lor,
+                        REAL *hir, int *ap, int *np, ACC *K0p, ACC *S1p, ACC *S2p, int *itp)
 {
-    ulong wi = get_global_id(0);
-    if (wi >= n_e) return;
-    ulong e = e0 + wi;
-    ulong g = e / ncols;
-    uint c = (uint)(e % ncols);
-    if (g >= ngroups) return;
-    __global const REAL *p = x + g * rows * ncols + c;
-    __global UKEY *ka = scr + wi * S_WIN(rows), *kb = ka + rows;
-    __global uint *h = (__global uint *)(kb + rows);
-    int sen = (flags & XF_SENT) != 0;
-    /* the kept values' keys, sorted once */
-    int n0 = 0;
-    UKEY kand = ~(UKEY)0, kor = 0;
-    for (uint i = 0; i < rows; i++) {
-        REAL t = p[(ulong)i * ncols];
-        if (isfinite(t) && !(sen && t == sent)) {
-            UKEY k = F(key_of)(t);
-            ka[n0++] = k;
-            kand &= k;
-            kor |= k;
-        }
-    }
-    __global const UKEY *w = F(sort_keys)(ka, kb, h, (uint)n0, rows, kand ^ kor) ? kb : ka;
-
-    ACC slo = sig[0], shi = sig[1];
     ACC L = -INFINITY, H = INFINITY;
     /* the values kept are w[a, a + n); S1, S2 their sums around K0, less
      * those an iteration clips (clip.cl says why and when afresh) */
@@ -162,7 +139,7 @@ __kernel void F(clipsort)(__global const REAL *x, __global REAL *y, __global uch
             spr = (ACC)NAN;
             if (has) {
                 /* median of |x - med| over the range */
-                int end = a + n, j = a + F(s_lower)(w + a, n, med) ;
+                int end = a + n, j = a + F(s_lower)(w + a, n, med);
                 REAL d0 = F(s_kth_dist)(w, a, j, end, med, (n - 1) >> 1);
                 REAL d1 = (n & 1) != 0 ? d0 : F(s_kth_dist)(w, a, j, end, med, n >> 1);
                 ACC odd = (ACC)d0, even = ((ACC)d0 + (ACC)d1) / (ACC)2;
@@ -214,106 +191,181 @@ __kernel void F(clipsort)(__global const REAL *x, __global REAL *y, __global uch
     }
     /* As astropy's (clip.cl says why): the values clipped in the end are
      * those outside the last bounds; NaN bounds clip nothing. */
-    REAL lor = (REAL)FL, hir = (REAL)FH;
+    REAL lo_ = (REAL)FL, hi_ = (REAL)FH;
     {
-        REAL lr = isnan(lor) ? (REAL)-INFINITY : lor, hr = isnan(hir) ? (REAL)INFINITY : hir;
+        REAL lr = isnan(lo_) ? (REAL)-INFINITY : lo_, hr = isnan(hi_) ? (REAL)INFINITY : hi_;
         int pl = F(s_lower)(w, n0, lr), ph = F(s_upper)(w, n0, hr);
         int nf = max(ph - pl, 0), moved = pl != a || nf != n;
         a = pl;
         n = nf;
         if (moved) S_SUMS();
     }
-    /* The moments of the values kept: summed in row order as the
-     * multi-pass path sums them where someone reads them (no output: a
-     * scaler follows; or mean imputation), else from the sorted sums. */
+    *lor = lo_;
+    *hir = hi_;
+    *ap = a;
+    *np = n;
+    *K0p = K0;
+    *S1p = S1;
+    *S2p = S2;
+    *itp = it;
+}
+
+/* A work-item clips S_XB consecutive entries (its lanes): it loads and
+ * writes them a row at a time, the lanes' values neighbours in memory (a
+ * 64-byte line for 8 doubles) where one column per work-item read a line
+ * per value; in between it sorts and clips lane after lane, each in its
+ * own window. */
+#define S_XB 8
+__kernel void F(clipsort)(__global const REAL *x, __global REAL *y, __global uchar *mk, uint ncols, uint rows,
+                          uint ngroups, uint flags, REAL sent, __global const ACC *sig, int maxiters, REAL cfill,
+                          __global ACC *st, __global uint *cn, ulong pstride, __global UKEY *scr, ulong e0,
+                          ulong n_e)
+{
+    ulong b0 = get_global_id(0) * S_XB;
+    if (b0 >= n_e) return;
+    uint nl = (uint)min((ulong)S_XB, n_e - b0);
+    int sen = (flags & XF_SENT) != 0;
+    /* each lane's column: group e / ncols, column e % ncols */
+    ulong off[S_XB];
+    for (uint k = 0; k < S_XB; k++) {
+        ulong e = e0 + b0 + min(k, nl - 1);
+        off[k] = (e / ncols) * rows * ncols + e % ncols;
+    }
+    /* the kept values' keys, a row of the lanes at a time */
+    int n0[S_XB];
+    UKEY kand[S_XB], kor[S_XB];
+    for (uint k = 0; k < S_XB; k++) {
+        n0[k] = 0;
+        kand[k] = ~(UKEY)0;
+        kor[k] = 0;
+    }
+    for (uint i = 0; i < rows; i++)
+        for (uint k = 0; k < nl; k++) {
+            REAL t = x[off[k] + (ulong)i * ncols];
+            if (isfinite(t) && !(sen && t == sent)) {
+                UKEY key = F(key_of)(t);
+                __global UKEY *ka = scr + (b0 + k) * S_WIN(rows);
+                ka[n0[k]++] = key;
+                kand[k] &= key;
+                kor[k] |= key;
+            }
+        }
     uint fm = (flags >> XF_FILL_SHIFT) & 7u;
     int wr = (flags & XF_WRITE) != 0;
     int wm = (flags & XF_MASK) != 0;
     int sep = (flags & XF_MOMENTS) || fm == 1;
-    REAL K = 0, mn = INFINITY, mx = -INFINITY;
-    ACC s1 = 0, s2 = 0, rel = 0, m2 = 0;
-    int nk = n;
-    if (!sep && n != 0) {
-        ACC nA = (ACC)n;
-        K = (REAL)K0;
-        rel = S1 / nA;
-        m2 = fmax(S2 - S1 * (S1 / nA), (ACC)0);
-        mn = W(a);
-        mx = W(a + n - 1);
-    }
-    if (sep) {
-        nk = 0;
-        for (uint i = 0; i < rows; i++) {
-            REAL xv = p[(ulong)i * ncols];
-            int keep = isfinite(xv) && !(sen && xv == sent) && !(xv < lor) && !(xv > hir);
-            K = keep && nk == 0 ? xv : K;
-            ACC u = keep ? (ACC)xv - (ACC)K : (ACC)0;
-            nk += keep;
-            s1 += u;
-            s2 += u * u;
-            mn = keep ? fmin(mn, xv) : mn;
-            mx = keep ? fmax(mx, xv) : mx;
+    ACC slo = sig[0], shi = sig[1];
+    REAL lor[S_XB], hir[S_XB], fill[S_XB], K[S_XB], mn[S_XB], mx[S_XB];
+    ACC rel[S_XB], m2[S_XB];
+    int nk[S_XB], it[S_XB];
+    for (uint k = 0; k < nl; k++) {
+        __global UKEY *ka = scr + (b0 + k) * S_WIN(rows), *kb = ka + rows;
+        __global uint *h = (__global uint *)(kb + rows);
+        __global const UKEY *w = F(sort_keys)(ka, kb, h, (uint)n0[k], rows, kand[k] ^ kor[k]) ? kb : ka;
+        int a, n;
+        ACC K0, S1, S2;
+        F(clip_run)(w, n0[k], flags, slo, shi, maxiters, &lor[k], &hir[k], &a, &n, &K0, &S1, &S2, &it[k]);
+        /* the moments of the values kept from the sorted sums, unless
+         * someone reads them (summed in row order below) */
+        K[k] = 0;
+        mn[k] = INFINITY;
+        mx[k] = -INFINITY;
+        rel[k] = 0;
+        m2[k] = 0;
+        nk[k] = n;
+        if (!sep && n != 0) {
+            ACC nA = (ACC)n;
+            K[k] = (REAL)K0;
+            rel[k] = S1 / nA;
+            m2[k] = fmax(S2 - S1 * (S1 / nA), (ACC)0);
+            mn[k] = W(a);
+            mx[k] = W(a + n - 1);
         }
-        rel = nk != 0 ? s1 / (ACC)nk : (ACC)0;
-        m2 = fmax(s2 - s1 * rel, (ACC)0);
-    }
-    int has = n != 0;
-
-    /* the fill value over the kept values */
-    REAL fill = S_QNAN;
-    if (fm == 4) {
-        fill = cfill;
-    } else if (fm == 1) {
-        fill = has ? (REAL)((ACC)K + rel) : S_QNAN;
-    } else if (fm == 2) {
-        if (has) {
-            REAL m0 = W(a + ((n - 1) >> 1)), m1 = W(a + (n >> 1));
-            fill = (n & 1) != 0 ? m0 : (m0 + m1) / (REAL)2;
-        }
-    } else if (fm == 3) {
-        /* the longest run of equal values, the smallest of ties */
-        int run = 0, best = 0, end = a + n;
-        for (int i = a; i < end; i++) {
-            int same = i > a && W(i) == W(i - 1);
-            run = same ? run + 1 : 1;
-            if (run > best) {
-                fill = W(i);
-                best = run;
+        /* the fill value over the kept values (a mean fill below) */
+        REAL f = S_QNAN;
+        if (fm == 4) {
+            f = cfill;
+        } else if (fm == 2) {
+            if (n != 0) {
+                REAL m0 = W(a + ((n - 1) >> 1)), m1 = W(a + (n >> 1));
+                f = (n & 1) != 0 ? m0 : (m0 + m1) / (REAL)2;
+            }
+        } else if (fm == 3) {
+            /* the longest run of equal values, the smallest of ties */
+            int run = 0, best = 0, end = a + n;
+            for (int i = a; i < end; i++) {
+                int same = i > a && W(i) == W(i - 1);
+                run = same ? run + 1 : 1;
+                if (run > best) {
+                    f = W(i);
+                    best = run;
+                }
             }
         }
+        fill[k] = f;
     }
-
+    if (sep) {
+        /* The moments of the values kept, summed in row order as the
+         * multi-pass path sums them (clean.cl's arithmetic) */
+        ACC s1[S_XB], s2[S_XB];
+        for (uint k = 0; k < S_XB; k++) {
+            s1[k] = 0;
+            s2[k] = 0;
+            nk[k] = 0;
+        }
+        for (uint i = 0; i < rows; i++)
+            for (uint k = 0; k < nl; k++) {
+                REAL xv = x[off[k] + (ulong)i * ncols];
+                int keep = isfinite(xv) && !(sen && xv == sent) && !(xv < lor[k]) && !(xv > hir[k]);
+                K[k] = keep && nk[k] == 0 ? xv : K[k];
+                ACC u = keep ? (ACC)xv - (ACC)K[k] : (ACC)0;
+                nk[k] += keep;
+                s1[k] += u;
+                s2[k] += u * u;
+                mn[k] = keep ? fmin(mn[k], xv) : mn[k];
+                mx[k] = keep ? fmax(mx[k], xv) : mx[k];
+            }
+        for (uint k = 0; k < nl; k++) {
+            rel[k] = nk[k] != 0 ? s1[k] / (ACC)nk[k] : (ACC)0;
+            m2[k] = fmax(s2[k] - s1[k] * rel[k], (ACC)0);
+            if (fm == 1) fill[k] = nk[k] != 0 ? (REAL)((ACC)K[k] + rel[k]) : S_QNAN;
+        }
+    }
     if (wr || wm) {
         /* clipped values NaN or clamped, missing ones filled or left (a
          * sentinel not filled becomes NaN), as clean_apply; the mask 1
          * where missing or clipped */
         int clm = (flags & XF_CLAMP) != 0, fil = fm != 0, kp = (flags & XF_KEEP) != 0;
-        ulong o = g * rows * ncols + c;
-        for (uint i = 0; i < rows; i++) {
-            REAL t_ = p[(ulong)i * ncols], t0 = t_;
-            int is_sent = sen && t_ == sent;
-            int miss = !isfinite(t_) || is_sent;
-            t_ = is_sent ? S_QNAN : t_;
-            int out = !miss && (t_ < lor || t_ > hir);
-            if (wm) mk[o + (ulong)i * ncols] = (uchar)(miss || out);
-            t_ = out ? (clm ? clamp(t_, lor, hir) : S_QNAN) : t_;
-            miss = miss || (!clm && out);
-            if (wr) y[o + (ulong)i * ncols] = kp ? t0 : miss && fil ? fill : t_;
-        }
+        for (uint i = 0; i < rows; i++)
+            for (uint k = 0; k < nl; k++) {
+                ulong o = off[k] + (ulong)i * ncols;
+                REAL t_ = x[o], t0 = t_;
+                int is_sent = sen && t_ == sent;
+                int miss = !isfinite(t_) || is_sent;
+                t_ = is_sent ? S_QNAN : t_;
+                int out = !miss && (t_ < lor[k] || t_ > hir[k]);
+                if (wm) mk[o] = (uchar)(miss || out);
+                t_ = out ? (clm ? clamp(t_, lor[k], hir[k]) : S_QNAN) : t_;
+                miss = miss || (!clm && out);
+                if (wr) y[o] = kp ? t0 : miss && fil ? fill[k] : t_;
+            }
     }
-
-    st[e] = (ACC)K;
-    st[pstride + e] = (ACC)rel;
-    st[2 * pstride + e] = (ACC)m2;
-    st[3 * pstride + e] = (ACC)mn;
-    st[4 * pstride + e] = (ACC)mx;
-    st[5 * pstride + e] = (ACC)lor;
-    st[6 * pstride + e] = (ACC)hir;
-    st[7 * pstride + e] = (ACC)fill;
-    cn[e] = (uint)n0;
-    cn[pstride + e] = (uint)nk;
-    cn[2 * pstride + e] = (uint)it;
+    for (uint k = 0; k < nl; k++) {
+        ulong e = b0 + k + e0;
+        st[e] = (ACC)K[k];
+        st[pstride + e] = (ACC)rel[k];
+        st[2 * pstride + e] = (ACC)m2[k];
+        st[3 * pstride + e] = (ACC)mn[k];
+        st[4 * pstride + e] = (ACC)mx[k];
+        st[5 * pstride + e] = (ACC)lor[k];
+        st[6 * pstride + e] = (ACC)hir[k];
+        st[7 * pstride + e] = (ACC)fill[k];
+        cn[e] = (uint)n0[k];
+        cn[pstride + e] = (uint)nk[k];
+        cn[2 * pstride + e] = (uint)it[k];
+    }
 }
+#undef S_XB
 #undef S_SUMS
 #undef W
 #undef S_QNAN

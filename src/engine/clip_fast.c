@@ -84,10 +84,11 @@ static cls_status sort_launches(cls_kargs *a, cl_mem *scr, size_t ne, uint64_t r
     if (st == CLS_OK && !*scr)
         st = cls_pass_buffer(ctx, d, CL_MEM_READ_WRITE, (size_t)(w * cls_sort_window_bytes(rows, es)), NULL, scr);
     if (w > ne) w = ne;
-    /* work-groups enough for every compute unit: PoCL runs a group on one
-     * thread, and a tall table has a handful of columns */
+    /* cl/clip_sort.cl: 8 entries per work-item (S_XB); work-groups enough
+     * for every compute unit: PoCL runs a group on one thread, and a tall
+     * table has a handful of columns */
     size_t cu = d->info.compute_units ? d->info.compute_units : 1, local = 8;
-    while (local > 1 && w / local < 4 * cu) local /= 2;
+    while (local > 1 && (w + CLS_SORT_LANES - 1) / CLS_SORT_LANES / local < 4 * cu) local /= 2;
     cl_uint base = a->i;
     for (size_t e0 = 0; st == CLS_OK && e0 < ne; e0 += w) {
         size_t n = ne - e0 < w ? ne - e0 : w;
@@ -95,7 +96,7 @@ static cls_status sort_launches(cls_kargs *a, cl_mem *scr, size_t ne, uint64_t r
         cls_karg_mem(a, *scr);
         cls_karg_u64(a, e0);
         cls_karg_u64(a, n);
-        st = cls_pass_launch(a, local, n, 1);
+        st = cls_pass_launch(a, local, (n + CLS_SORT_LANES - 1) / CLS_SORT_LANES, 1);
     }
     return st;
 }

@@ -37,11 +37,12 @@ cls_regime cls_regime_of(const cls_context *ctx, uint64_t rows, size_t es, uint6
 {
     if (rows <= network_rows) return CLS_REGIME_NETWORK;
     /* a work-item loops over its rows about 16 times (load, scatters,
-     * sums, output): within every device's loop limit, counted as a total
-     * (llvmpipe stops long loops silently, PITFALLS.md); counts and
-     * indices are 32-bit */
+     * sums, output) for each of up to CLS_SORT_LANES columns: within every
+     * device's loop limit, counted as a total (llvmpipe stops long loops
+     * silently, PITFALLS.md); counts and indices are 32-bit */
     if (rows > UINT32_MAX / 2) return CLS_REGIME_COUNT;
     for (size_t i = 0; i < ctx->ndevs; i++)
-        if (ctx->devs[i].loop_limit && rows * 16 > ctx->devs[i].loop_limit) return CLS_REGIME_COUNT;
+        if (ctx->devs[i].loop_limit && rows * 16 * CLS_SORT_LANES > ctx->devs[i].loop_limit)
+            return CLS_REGIME_COUNT;
     return cls_sort_columns(ctx, rows, es) >= 1 ? CLS_REGIME_SORT : CLS_REGIME_COUNT;
 }

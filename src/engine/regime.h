@@ -29,6 +29,8 @@ typedef enum cls_regime { CLS_REGIME_NETWORK, CLS_REGIME_SORT, CLS_REGIME_COUNT 
 /* The scratch one launch of the sort regime aims at: a few MiB, reused by
  * the next launch, so its pages stay mapped and mostly cached. */
 #define CLS_SORT_LAUNCH_BYTES ((uint64_t)8 << 20)
+/* The columns a work-item of cl/clip_sort.cl takes (its S_XB). */
+#define CLS_SORT_LANES 8
 
 /* The regime of groups of `rows` values (es bytes each) on ctx's devices,
  * where the networks take up to network_rows. */
