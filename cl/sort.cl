@@ -138,39 +138,56 @@ inline int F(sort_keys)(__global UKEY *a, __global UKEY *b, __global uint *h, ui
  * them) into window i and writes its count; the host then makes each
  * entry's nk ranks from its count (rank[i * nk + j], no table by count:
  * the ranks take nk uints per entry however long the groups), and phase 1
- * picks them (NaN past the count). Work-item i: entry e0 + i (group
- * e / ncols, column e % ncols); n_e entries in this launch. */
+ * picks them (NaN past the count). Phase 0: work-item i takes entries
+ * e0 + 8i to e0 + 8i + 7 (group e / ncols, column e % ncols), loaded a
+ * row of them at a time (neighbours in memory); phase 1: work-item i
+ * entry e0 + i. n_e entries in this launch. */
 __kernel void F(qsortg)(__global const REAL *x, ulong xoff, uint ncols, uint rows, ulong ld,
                         ulong gstride, ulong e0, Q_FILTER_ARGS,
                         __global const uint *rank, uint nk,
                         __global uint *cnt, __global REAL *val, __global UKEY *scr, ulong n_e, uint phase)
 {
-    ulong i = get_global_id(0);
-    if (i >= n_e) return;
-    ulong e = e0 + i;
-    ulong g = e / ncols;
-    uint c = (uint)(e % ncols);
-    __global UKEY *a = scr + i * S_WIN(rows), *b = a + rows;
-    __global uint *h = (__global uint *)(b + rows);
     if (phase == 0) {
-        __global const REAL *p = x + xoff + g * gstride + c;
-        Q_FILTER_LOAD(e);
-        uint n = 0;
-        UKEY kand = ~(UKEY)0, kor = 0;
-        for (uint r = 0; r < rows; r++) {
-            REAL v = 0;
-            if (F(q_take)(p[r * ld], qflags, sent, cc, lo, hi, &v) && !isnan(v)) {
-                UKEY k = F(key_of)(v);
-                a[n++] = k;
-                kand &= k;
-                kor |= k;
-            }
+        ulong b0 = get_global_id(0) * 8;
+        if (b0 >= n_e) return;
+        uint nl = (uint)min((ulong)8, n_e - b0);
+        ulong off[8];
+        REAL fc[8], fl[8], fh[8];
+        uint n[8];
+        UKEY kand[8], kor[8];
+        for (uint k = 0; k < 8; k++) {
+            ulong e = e0 + b0 + min(k, nl - 1);
+            off[k] = xoff + (e / ncols) * gstride + e % ncols;
+            Q_FILTER_LOAD(e);
+            fc[k] = cc;
+            fl[k] = lo;
+            fh[k] = hi;
+            n[k] = 0;
+            kand[k] = ~(UKEY)0;
+            kor[k] = 0;
         }
-        /* the sorted keys back in a */
-        if (F(sort_keys)(a, b, h, n, rows, kand ^ kor))
-            for (uint r = 0; r < n; r++) a[r] = b[r];
-        cnt[i] = n;
+        for (uint r = 0; r < rows; r++)
+            for (uint k = 0; k < nl; k++) {
+                REAL v = 0;
+                if (F(q_take)(x[off[k] + r * ld], qflags, sent, fc[k], fl[k], fh[k], &v) && !isnan(v)) {
+                    UKEY key = F(key_of)(v);
+                    scr[(b0 + k) * S_WIN(rows) + n[k]++] = key;
+                    kand[k] &= key;
+                    kor[k] |= key;
+                }
+            }
+        for (uint k = 0; k < nl; k++) {
+            __global UKEY *a = scr + (b0 + k) * S_WIN(rows), *b = a + rows;
+            __global uint *h = (__global uint *)(b + rows);
+            /* the sorted keys back in a */
+            if (F(sort_keys)(a, b, h, n[k], rows, kand[k] ^ kor[k]))
+                for (uint r = 0; r < n[k]; r++) a[r] = b[r];
+            cnt[b0 + k] = n[k];
+        }
     } else {
+        ulong i = get_global_id(0);
+        if (i >= n_e) return;
+        __global UKEY *a = scr + i * S_WIN(rows);
         uint n = cnt[i];
         for (uint j = 0; j < nk; j++) {
             uint r = rank[i * nk + j];

@@ -193,7 +193,7 @@ static cls_status sort_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
     if (st == CLS_OK) st = filter_buffers(s, ctx, d, e0, ne, &m[1]);
     if (w > ne) w = ne;
     size_t cu = d->info.compute_units ? d->info.compute_units : 1, lsz = 8;
-    while (lsz > 1 && w / lsz < 4 * cu) lsz /= 2;
+    while (lsz > 1 && w / CLS_SORT_LANES / lsz < 4 * cu) lsz /= 2;
     for (size_t c0 = 0; st == CLS_OK && c0 < ne; c0 += w) {
         size_t n = ne - c0 < w ? ne - c0 : w;
         cl_mem cb = NULL, vb = NULL, rb = NULL;
@@ -234,7 +234,8 @@ static cls_status sort_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
             cls_karg_mem(&a, *scr);
             cls_karg_u64(&a, n);
             cls_karg_u32(&a, phase);
-            if (st == CLS_OK) st = cls_pass_launch(&a, lsz, n, 1);
+            /* phase 0: CLS_SORT_LANES entries a work-item; phase 1: one */
+            if (st == CLS_OK) st = cls_pass_launch(&a, lsz, phase ? n : (n + CLS_SORT_LANES - 1) / CLS_SORT_LANES, 1);
         }
         if (st == CLS_OK) st = cls_pass_map(ctx, d, cb, n * 4, &cnt);
         if (st == CLS_OK) st = cls_pass_map(ctx, d, vb, n * nk * s->es, &val);
