@@ -5,9 +5,11 @@
  * values clipping keeps and clips exactly, sums within rounding) and to the plain-C
  * reference of numpy's nanquantile and astropy's sigma_clip.
  *
- * Lengths at each boundary: the networks' last (64 clipping, 128 order
- * statistics) and one past, 24 and 25 kept values (the sort's insertion
- * cut-over, with NaN columns below it), a few hundred and a thousand, and
+ * Clipping, and median and most-frequent imputation without it (the same
+ * kernels, no iteration). Lengths at each boundary: the networks' last (64
+ * clipping, 128 order statistics) and one past, around the merge sort's
+ * cut-over to the radix passes (96 kept values: 100 rows, some NaN), a few
+ * hundred and a thousand, and
  * a group whose window exceeds a small budget (scratch_bytes), which then
  * takes the counting passes. Columns from clean_ref.c's hostile set (ties,
  * Cauchy tails, NaN and +-Inf, constant, all NaN, large offset) and signed
@@ -199,8 +201,11 @@ static void clipping_equals_counting_and_reference(void **state)
          .impute = CLS_IMPUTE_MOST_FREQUENT},
         {.sigma = 3, .sigma_lower = 1.5, .sigma_upper = 2.5, .maxiters = 1, .has_missing_value = 1,
          .missing_value = 1},
+        /* the fills that need the order, without clipping: the same kernels, no iteration */
+        {.impute = CLS_IMPUTE_MEDIAN},
+        {.impute = CLS_IMPUTE_MOST_FREQUENT, .has_missing_value = 1, .missing_value = 1},
     };
-    const size_t rows[] = {65, 66, 127, 300, 1000};
+    const size_t rows[] = {33, 64, 65, 66, 100, 127, 300, 1000};
     for (int ti = 0; ti < 2; ti++) {
         cls_dtype t = ti ? CLS_F64 : CLS_F32;
         if (!suite_runs(t)) continue;

@@ -482,11 +482,15 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
      * only the last pass writes (out may be in) */
     cls_cview vin = {in->data, out ? out->data : NULL, in->dtype, G, Rg, C, c->mask_out};
     cdata din = {vin, src};
-    int fast = !cb && !src && o->clip && cls_clip_fast_fits(ctx, &vin) && !getenv("CLSCALE_CLIP_MULTIPASS");
+    /* one pass over each column sorted once (clip_fast.c): clipping, and
+     * the fills that need the order (median, most frequent) without
+     * clipping too (no iteration) */
+    int ordered = o->clip || o->impute == CLS_IMPUTE_MEDIAN || o->impute == CLS_IMPUTE_MOST_FREQUENT;
+    int fast = !cb && !src && ordered && cls_clip_fast_fits(ctx, &vin) && !getenv("CLSCALE_CLIP_MULTIPASS");
     unsigned iters = 0;
     if (fast) {
         cls_clip_opts xo = {.has_sent = o->has_sent, .sent = o->sent, .slo = o->slo, .shi = o->shi,
-                            .maxiters = o->maxiters, .center_mean = o->center_mean, .mad = o->mad,
+                            .maxiters = o->clip ? o->maxiters : 0, .center_mean = o->center_mean, .mad = o->mad,
                             .clamp = o->clamp, .keep = o->keep, .fill = (int)o->impute, .fill_value = o->fill,
                             .write = p == NULL && out, .moments = p || c->mean_out || c->m2_out};
         st = cls_clip_fast(ctx, &vin, &xo, w.n0, &w.m, w.L, w.H, w.fill, &iters);
