@@ -4,9 +4,9 @@ the same data and against the peers a scientist runs today.
 
 Data: float64, normal (mean 10, std 2) with 1 % NaN and 0.1 % outliers
 (x 50), of `rows x cols` with the statistics per column (axis 0: a group
-is a column of `rows` values). The group lengths run from 1 to 10^7; the
-columns are as many as make about 16 M values (128 MB) (scaled by --size), at most
-10^6 groups.
+is a column of `rows` values). The group lengths run from 1 to 10^7 (those
+up to the values per shape); the columns are as many as make 16 M values
+(128 MB, scaled by --size), at most 10^6 groups.
 
 Rows of each shape (every one a full call on the whole array):
   minmax       MinMaxScaler().fit_transform(x): the unit of the ratios
@@ -77,7 +77,8 @@ def shapes(args):
         ap_clip = None
     total = max(1, int(16_000_000 * args.size))
     rows_out = []
-    for rows in LENGTHS:
+    lengths = [n for n in LENGTHS if n <= total]  # all of them at --size 1
+    for rows in lengths:
         cols = max(1, min(MAX_GROUPS, total // rows))
         x = _data(rows, cols)
         q = [0.25, 0.5, 0.75]
@@ -124,7 +125,7 @@ def shapes(args):
                   + (f", {row['speedup']:.1f}x the peer ({row['check']})" if "speedup" in row else ""),
                   flush=True)
         del x
-    return {"name": "shapes", "lengths": list(LENGTHS), "values_per_shape": total, "rows": rows_out}
+    return {"name": "shapes", "lengths": lengths, "values_per_shape": total, "rows": rows_out}
 
 
 _COLORS = {"robust": "#1f77b4", "quantiles": "#ff7f0e", "impute": "#2ca02c", "clip-5": "#d62728",

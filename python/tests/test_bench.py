@@ -82,3 +82,26 @@ def test_bench_impute_workload_rows_and_ratios(tmp_path):
     assert set(w["ratios"]) == {"fused_over_scaler_alone", "fused_over_scaler_on_nan", "two_steps_over_scaler_alone",
                                 "two_steps_over_fused", "sklearn_over_fused", "sklearn_imputer_over_imputer",
                                 "imputer_over_scaler_on_nan", "c_fused_over_c_alone", "c_fused_over_c_on_nan"}
+
+
+def test_bench_shapes_sweep_checks_every_row_against_its_peer(tmp_path):
+    """The shape sweep at a small size: every operation at every length it
+    reaches, each result equal to the peer's (astropy's masks, numpy's and
+    scikit-learn's values), and the SVG drawn."""
+    pytest.importorskip("astropy")
+    out, svg = tmp_path / "s.json", tmp_path / "s.svg"
+    r = subprocess.run([sys.executable, "-m", "clscale.bench", "--workload", "shapes", "--size", "0.0005",
+                        "--repeats", "1", "--no-memory", "--json", str(out), "--svg", str(svg)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    w = json.loads(out.read_text())["workloads"][0]
+    assert w["name"] == "shapes"
+    assert w["lengths"] == [1, 60, 64, 65, 300, 1000, 5000]
+    ops = {"minmax", "robust", "quantiles", "impute", "clip-5", "clip-conv", "clip-mean", "clip-mad"}
+    for n in w["lengths"]:
+        assert {row["op"] for row in w["rows"] if row["rows"] == n} == ops
+    for row in w["rows"]:
+        if row["op"] != "minmax":
+            assert row["check"] in ("masks equal",) or row["check"].startswith("max rel error"), row
+    text = svg.read_text()
+    assert text.startswith("<svg") and text.count("<polyline") == len(ops) - 1
