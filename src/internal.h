@@ -336,6 +336,8 @@ struct cls_context {
     int             clip_local;  /* tests only (test_clip_fast.c): 1 the one-pass clipping runs
                                     clip_local.cl's kernel on every device (Oclgrind's too),
                                     -1 clip.cl's; 0 by device type (clip_fast.c) */
+    int             count_regime; /* tests only (set directly): every group takes the counting
+                                     passes (engine/regime.c), to compare the regimes */
     int             qsort_column; /* CLSCALE_QSORT_SHAPE, and tests (test_quantiles.c): 1 short
                                      columns' order statistics take qsort32g/64g and
                                      qselect_small (a column per work-item) on every device, -1

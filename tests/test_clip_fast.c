@@ -1,6 +1,6 @@
 /* The one-pass clipping of short groups (<= 64 rows: cl/clip.cl,
  * src/engine/clip_fast.c) against the multi-pass path it replaces
- * (CLSCALE_CLIP_MULTIPASS=1) and against the float64 reference of
+ * (the context's count_regime, tests only) and against the float64 reference of
  * astropy's sigma_clip + SimpleImputer (clean_ref.c): outputs, counts,
  * fill values, iterations and the fused scaler's fitted statistics.
  *
@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "clean_ref.h"
+#include "internal.h"
 #include "pipeline_util.h"
 
 typedef struct result {
@@ -42,7 +43,7 @@ typedef struct result {
 static int same(double a, double b) { return (isnan(a) && isnan(b)) || (a == b && signbit(a) == signbit(b)); }
 
 /* Cleans x with o through the one-pass path or (multipass) the counting
- * passes. setenv between calls: no library thread runs then. */
+ * passes. */
 static void run(cls_context *ctx, const cls_array *x, cls_scope scope, cls_clean o, int multipass, result *r)
 {
     size_t ne = cref_groups(x, scope) * x->cols;
@@ -58,9 +59,9 @@ static void run(cls_context *ctx, const cls_array *x, cls_scope scope, cls_clean
     o.clipped_out = r->clip;
     o.fill_out = r->fill;
     o.iterations_out = &r->iters;
-    if (multipass) setenv("CLSCALE_CLIP_MULTIPASS", "1", 1);
+    ctx->count_regime = multipass;
     cls_status st = cls_clean_data(ctx, &o, scope, x, &r->y);
-    unsetenv("CLSCALE_CLIP_MULTIPASS");
+    ctx->count_regime = 0;
     if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
 }
 
@@ -109,9 +110,9 @@ static size_t check_mask(cls_context *ctx, const cls_array *x, cls_scope scope, 
         k.mean_out = both ? NULL : mean;
         k.m2_out = both ? NULL : m2;
         cls_array y = both ? make_out(x) : (cls_array){0};
-        if (multipass) setenv("CLSCALE_CLIP_MULTIPASS", "1", 1);
+        ctx->count_regime = multipass;
         cls_status st = cls_clean_data(ctx, &k, scope, x, both ? &y : NULL);
-        unsetenv("CLSCALE_CLIP_MULTIPASS");
+        ctx->count_regime = 0;
         if (st != CLS_OK) fail_msg("%s: mask: %s: %s", label, cls_status_str(st), cls_last_error(ctx));
         for (size_t i = 0; i < n; i++) {
             size_t e = (i / (R * C)) * C + i % C;
@@ -331,9 +332,9 @@ static void fused_scaler_equals_multipass(void **state)
             cls_array y[2] = {make_out(&x), make_out(&x)};
             cls_stats *s[2] = {NULL, NULL};
             for (int mp = 0; mp < 2; mp++) {
-                if (mp) setenv("CLSCALE_CLIP_MULTIPASS", "1", 1);
+                ctx->count_regime = mp;
                 cls_status st = cls_fit_transform(ctx, &p, &x, &y[mp], &s[mp]);
-                unsetenv("CLSCALE_CLIP_MULTIPASS");
+                ctx->count_regime = 0;
                 if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
             }
             size_t n = x.batch * x.rows * x.cols;
@@ -444,9 +445,9 @@ static void streamed_whole_lines_equal_the_multipass_path(void **state)
         uint64_t clip_m[30 * 160], clip_f[30 * 160];
         c.clipped_out = clip_m;
         cls_array want = make_out(&x);
-        setenv("CLSCALE_CLIP_MULTIPASS", "1", 1);
+        ctx->count_regime = 1;
         cls_status st = cls_clean_data(ctx, &c, CLS_SCOPE_MATRIX, &x, &want);
-        unsetenv("CLSCALE_CLIP_MULTIPASS");
+        ctx->count_regime = 0;
         assert_int_equal(st, CLS_OK);
         char *mem = aligned_alloc(64, bytes + 128);
         assert_non_null(mem);

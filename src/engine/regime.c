@@ -35,6 +35,7 @@ size_t cls_sort_columns(const cls_context *ctx, uint64_t rows, size_t es)
 
 cls_regime cls_regime_of(const cls_context *ctx, uint64_t rows, size_t es, uint64_t network_rows)
 {
+    if (ctx->count_regime) return CLS_REGIME_COUNT;
     if (rows <= network_rows) return CLS_REGIME_NETWORK;
     /* a work-item loops over its rows about 16 times (load, scatters,
      * sums, output) for each of up to CLS_SORT_LANES columns: within every

@@ -33,7 +33,8 @@ typedef enum cls_regime { CLS_REGIME_NETWORK, CLS_REGIME_SORT, CLS_REGIME_COUNT 
 #define CLS_SORT_LANES 8
 
 /* The regime of groups of `rows` values (es bytes each) on ctx's devices,
- * where the networks take up to network_rows. */
+ * where the networks take up to network_rows (the counting passes for
+ * every length where a test set ctx->count_regime). */
 cls_regime cls_regime_of(const cls_context *ctx, uint64_t rows, size_t es, uint64_t network_rows);
 
 /* Bytes of one column's window in cl/sort.cl (S_WIN). */

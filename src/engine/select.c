@@ -547,10 +547,11 @@ static cls_status select_any(cls_context *ctx, const cls_qview *v, const cls_qfi
     }
     pthread_mutex_init(&s.lock, NULL);
     cls_status st = CLS_OK;
+    cls_regime regime = cls_regime_of(ctx, v->Rg, s.es, CLS_QSMALL);
     if ((f && ((f->cen && !s.cen) || (f->flo && (!s.flo || !s.fhi))))) {
         st = cls_fail(ctx, CLS_E_NOMEM, "out of memory");
         if (comb) st = comb->fn(comb->user, st, NULL, 0);
-    } else if (v->Rg <= CLS_QSMALL && !comb && !src) {
+    } else if (!comb && !src && regime == CLS_REGIME_NETWORK) {
         s.rank_tab = calloc((size_t)(v->Rg + 1) * nk, 4);
         if (!s.rank_tab) st = cls_fail(ctx, CLS_E_NOMEM, "out of memory");
         uint64_t r[16];
@@ -562,7 +563,7 @@ static cls_status select_any(cls_context *ctx, const cls_qview *v, const cls_qfi
         uint64_t gbytes = v->Rg * v->C * s.es;
         s.gpu = gbytes >= (16u << 20) ? 1 : (16u << 20) / gbytes;
         if (st == CLS_OK) st = cls_passes_run(ctx, v->dtype, (size_t)((v->G + s.gpu - 1) / s.gpu), small_unit, &s);
-    } else if (!comb && !src && cls_regime_of(ctx, v->Rg, s.es, CLS_QSMALL) == CLS_REGIME_SORT) {
+    } else if (!comb && !src && regime == CLS_REGIME_SORT) {
         s.rank = rank;
         s.rank_user = user;
         s.scr = calloc(ctx->ndevs ? ctx->ndevs : 1, sizeof *s.scr);

@@ -13,9 +13,7 @@ does.
     PYTHONPATH=build/python /usr/bin/python3 tools/bench/clip_astropy.py \
         [--cols 20000] [--batch 18] [--rows 60] [--repeats 5] [--dtype f64]
 
-Rows: clscale SigmaClip (one-pass kernel for groups of <= 64 rows), the
-same with CLSCALE_CLIP_MULTIPASS=1 (the counting passes; --multipass adds
-the row), and astropy. The masks are compared on the first matrix.
+Rows: clscale SigmaClip (one pass: each column sorted once) and astropy. The masks are compared on the first matrix.
 
 --raw FILE: astropy (and numpy's nanpercentile) alone, on a machine where
 clscale's Python package does not load (another Python): the data goes to
@@ -47,7 +45,6 @@ def main():
     ap.add_argument("--cols", type=int, default=20000)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--dtype", default="f64", choices=["f32", "f64"])
-    ap.add_argument("--multipass", action="store_true", help="also time the multi-pass path")
     ap.add_argument("--stages", action="store_true", help="split the one-pass kernel's time (no astropy)")
     ap.add_argument("--raw", metavar="FILE",
                     help="astropy alone: write the data to FILE (numpy's tofile) for "
@@ -99,8 +96,6 @@ def main():
                 ("whole clipping", lib), ("min-max fit-transform", lambda: clscale.MinMaxScaler().fit_transform(x))]
     else:
         rows = [("clscale SigmaClip(3, maxiters=None)", lib)]
-        if a.multipass:
-            rows.append(("clscale, multi-pass path", with_env("CLSCALE_CLIP_MULTIPASS", "1")))
         rows.append(("astropy sigma_clip(axis=0, maxiters=None) per matrix", astro))
     times = {name: [] for name, _ in rows}
     for r in range(-1, a.repeats):
