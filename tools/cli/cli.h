@@ -22,6 +22,13 @@ int cmd_startup_child(int argc, char **argv); /* hidden: clscale __startup, for 
 /* Prints "clscale: " + message to stderr; returns `code`. */
 int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A usage error of command `cmd`: "clscale: CMD: message", then the line
+ * every usage error ends with, "Try 'clscale CMD --help'.". @return 2. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The closing line of a usage error of `cmd` (what cli_usage_error() ends with). */
+void cli_usage_hint(const char *cmd);
+
 /* Creates a context for --devices SEL (NULL: $CLSCALE_DEVICES, else all);
  * on failure prints the library's message, sets *rc (see
  * cli_context_failed()) and returns NULL. */

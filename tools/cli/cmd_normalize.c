@@ -72,12 +72,14 @@ static const char usage_clean_head[] =
     "                     [--sigma-clip K[,ITERS]] [--sigma-lower K] [--sigma-upper K]\n"
     "                     [--clip-center median|mean] [--clip-spread std|mad_std]\n"
     "                     [--clip-mode mask|clamp] [--scope matrix|batch] [--devices SEL]\n"
-    "                     [--verbose] [--mpi] IN.npy OUT.npy\n"
+    "                     [--verbose] [--quiet] [--mpi] IN.npy OUT.npy\n"
     "\n"
     "Cleans the columns of IN (per matrix of a 3-D IN, or over all with --scope\n"
     "batch) on the devices: outliers clipped as astropy's sigma_clip does, then\n"
     "missing values (NaN, +-Inf, --missing-value V, clipped values) filled as\n"
     "scikit-learn's SimpleImputer does. Missing values not filled are written as NaN.\n"
+    "At least one of --impute, --missing-value, --sigma-clip, --sigma-lower or\n"
+    "--sigma-upper is needed (without one there is nothing to clean).\n"
     "\n";
 static const char usage_clean_tail[] =
     "  --scope S        matrix (default) or batch\n"
@@ -85,7 +87,8 @@ static const char usage_clean_tail[] =
     "  --verbose        print the missing and clipped counts per column to stderr\n"
     "                   (under --mpi: a summary line per rank)\n"
     "  --mpi            under mpirun: each rank cleans its rows, all ranks deciding\n"
-    "                   together (docs/guide/mpi.md); not with most_frequent\n";
+    "                   together (docs/guide/mpi.md); not with most_frequent\n"
+    "  --quiet          no progress bar (one is drawn on a terminal for long runs)\n";
 
 static const char usage_apply[] =
     "usage: clscale apply --stats S [--inverse] [--devices SEL] [--verbose] [--quiet] IN.npy OUT.npy\n"
@@ -150,7 +153,7 @@ static const option options[] = {
     {"devices", 1, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT | CMD_CLEAN},
     {"verbose", 0, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT | CMD_CLEAN},
     {"mpi", 0, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT | CMD_CLEAN},
-    {"quiet", 0, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT},
+    {"quiet", 0, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT | CMD_CLEAN},
 };
 
 static int usage_error(const args *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -161,9 +164,7 @@ static int usage_error(const args *a, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    cli_error(EXIT_USAGE, "%s: %s", a->name, msg);
-    fprintf(stderr, "Try 'clscale %s --help'.\n", a->name);
-    return EXIT_USAGE;
+    return cli_usage_error(a->name, "%s", msg);
 }
 
 /* "LO,HI": two finite numbers, LO < HI, whose width HI - LO is finite too
@@ -293,6 +294,11 @@ static int parse(args *a, int argc, char **argv, const char *usage)
             a->p.hi = 1;
         }
     }
+    /* clean with no cleaning option would copy IN to OUT: surely not what
+     * was meant */
+    if (a->cmd == CMD_CLEAN && !a->cl.any)
+        return usage_error(a, "nothing to clean: give --impute, --missing-value, --sigma-clip, --sigma-lower or "
+                           "--sigma-upper");
     if (a->cmd & (CMD_NORMALIZE | CMD_CLEAN)) {
         char err[256];
         if (cli_clean_finish(&a->cl, err, sizeof err)) return usage_error(a, "%s", err);

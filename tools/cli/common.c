@@ -17,6 +17,20 @@ int cli_error(int code, const char *fmt, ...)
     return code;
 }
 
+void cli_usage_hint(const char *cmd) { fprintf(stderr, "Try 'clscale %s --help'.\n", cmd); }
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "clscale: %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    cli_usage_hint(cmd);
+    return EXIT_USAGE;
+}
+
 int cli_selector_check(const char *cmd, const char *sel)
 {
     if (!sel) return 0;
@@ -24,7 +38,7 @@ int cli_selector_check(const char *cmd, const char *sel)
         if (*c != ',' && *c != ' ' && *c != '\t') return 0;
     cli_error(EXIT_USAGE, "%s: --devices \"%s\" names no device (all, gpu, cpu, indices such as 0,2, or part "
               "of a name)", cmd, sel);
-    fprintf(stderr, "Try 'clscale %s --help'.\n", cmd);
+    cli_usage_hint(cmd);
     return EXIT_USAGE;
 }
 
@@ -43,12 +57,14 @@ static int devices_exist(void)
 
 int cli_context_failed(const char *cmd, const char *devices, cls_status st, cls_context *ctx)
 {
-    (void)cmd;
     cli_error(EXIT_FAIL, "%s: %s", cls_status_str(st), ctx ? cls_last_error(ctx) : "out of memory");
     const char *env = getenv("CLSCALE_DEVICES");
     int selected = (devices && *devices) || (!devices && env && *env);
     cls_context_destroy(ctx);
-    return st == CLS_E_NO_DEVICE && selected && devices_exist() ? EXIT_USAGE : EXIT_FAIL;
+    if (st != CLS_E_NO_DEVICE || !selected || !devices_exist()) return EXIT_FAIL;
+    /* a selector that matched nothing is a usage error, and ends as one */
+    cli_usage_hint(cmd);
+    return EXIT_USAGE;
 }
 
 cls_context *cli_context(const char *cmd, const char *devices, unsigned flags, int *rc)
