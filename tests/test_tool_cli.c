@@ -322,6 +322,39 @@ static void every_usage_error_ends_with_the_help_hint(void **state)
     }
 }
 
+/* The number before `unit` (the first one after `from`), with its SI
+ * prefix: 1 <= number < 1000 unless it is in the unit's base ("512 B"). */
+static void expect_fitting(const char *text, const char *unit)
+{
+    const char *u = strstr(text, unit);
+    if (!u) fail_msg("no \"%s\" in: %s", unit, text);
+    const char *p = u;
+    int prefixed = p > text && strchr("kMGTPE", p[-1]) != NULL;
+    if (prefixed) p--;
+    if (p <= text || p[-1] != ' ') fail_msg("no space before the unit of \"%s\" in: %s", unit, text);
+    p--;
+    while (p > text && (p[-1] == '.' || (p[-1] >= '0' && p[-1] <= '9'))) p--;
+    double v = strtod(p, NULL);
+    if (!(v < 1000) || (prefixed && !(v >= 1)))
+        fail_msg("\"%.*s\": not the unit that fits; in: %s", (int)(u - p + strlen(unit)), p, text);
+}
+
+static void verbose_uses_units_that_fit(void **state)
+{
+    (void)state;
+    const char *in = tu_file("in.npy"), *out = tu_file("v.npy");
+    /* 50 x 6 float32: 1.2 kB each way; a rate far below 1 GB/s */
+    tu_expect(TU_RUN("normalize", "--verbose", "--method", "minmax", in, out), 0);
+    const char *e = tu_stderr();
+    if (strstr(e, "0.0")) fail_msg("a figure with leading zeros: %s", e);
+    expect_fitting(e, "B/s");
+    expect_fitting(e, "B read");
+    if (!strstr(e, " ms, ") && !strstr(e, " s, ")) fail_msg("no time in ms or s: %s", e);
+    assert_non_null(strstr(e, "2.40 kB read and written"));
+    tu_expect(TU_RUN("discount", "--verbose", "--factors", in, in, out), 0);
+    expect_fitting(tu_stderr(), "B/s");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -336,6 +369,7 @@ int main(void)
         cmocka_unit_test(every_long_command_takes_quiet),
         cmocka_unit_test(clean_with_nothing_to_clean_is_a_usage_error),
         cmocka_unit_test(every_usage_error_ends_with_the_help_hint),
+        cmocka_unit_test(verbose_uses_units_that_fit),
     };
     return TEST_RUN("tool_cli", tests, group_setup, tu_teardown);
 }

@@ -43,6 +43,18 @@ int cli_context_failed(const char *cmd, const char *devices, cls_status st, cls_
  * `cmd` and returns 2; else 0. NULL (not given) is fine. */
 int cli_selector_check(const char *cmd, const char *sel);
 
+/* `v` (bytes, or bytes per second with unit "B/s") in the decimal unit
+ * that fits it, three significant digits: "512 B", "33.7 kB", "1.20 GB/s".
+ * @return buf. */
+const char *cli_si(char *buf, size_t len, double v, const char *unit);
+
+/* What cli_si() writes `v` in: @return the divisor (1, 1e3, 1e6, ...), with
+ * its prefix ("", "k", "M", ...) and the decimals to print. */
+double cli_si_fit(double v, const char **prefix, int *decimals);
+
+/* Seconds in the unit that fits them: "1.23 s", "337 ms", "0.0412 ms". @return buf. */
+const char *cli_seconds(char *buf, size_t len, double s);
+
 /* Writes s as a JSON string literal (quotes included). */
 void cli_json_string(FILE *f, const char *s);
 

@@ -318,7 +318,8 @@ static void shape_text(char *buf, size_t len, const cls_npy *f)
     else snprintf(buf, len, "%zux%zu", f->shape[0], f->shape[1]);
 }
 
-/* One line: shape, dtype, each device's slices, seconds, GB/s. */
+/* One line: shape, dtype, each device's slices, the time, the bytes read
+ * and written and their rate, in units that fit them. */
 static void summary(const args *a, cls_context *ctx, const cls_npy *in)
 {
     cls_report r;
@@ -338,9 +339,11 @@ static void summary(const args *a, cls_context *ctx, const cls_npy *in)
         snprintf(devs + used, sizeof devs - used, "%s%s", i ? "; " : "", one);
         n++;
     }
-    fprintf(stderr, "clscale: %s %s %s: %zu device%s [%s], %.3g s, %.3g GB/s\n", a->name, sh,
-            in->dtype == CLS_F64 ? "float64" : "float32", n, n == 1 ? "" : "s", devs, r.wall,
-            r.wall > 0 ? (double)r.bytes / r.wall / 1e9 : 0.0);
+    char secs[32], size[32], rate[32];
+    fprintf(stderr, "clscale: %s %s %s: %zu device%s [%s], %s, %s read and written, %s\n", a->name, sh,
+            in->dtype == CLS_F64 ? "float64" : "float32", n, n == 1 ? "" : "s", devs,
+            cli_seconds(secs, sizeof secs, r.wall), cli_si(size, sizeof size, (double)r.bytes, "B"),
+            cli_si(rate, sizeof rate, r.wall > 0 ? (double)r.bytes / r.wall : 0.0, "B/s"));
     const char *notes = cls_last_error(ctx);
     if (*notes) fprintf(stderr, "clscale: note: %s\n", notes);
 }

@@ -82,6 +82,40 @@ cls_context *cli_context(const char *cmd, const char *devices, unsigned flags, i
     return ctx;
 }
 
+double cli_si_fit(double v, const char **prefix, int *decimals)
+{
+    static const char *const names[] = {"", "k", "M", "G", "T", "P", "E"};
+    size_t k = 0;
+    double d = 1;
+    if (!(v >= 0)) v = 0;
+    while (v / d >= 999.5 && k + 1 < sizeof names / sizeof names[0]) {
+        d *= 1000;
+        k++;
+    }
+    /* whole bytes as they are; three significant digits past them */
+    double x = v / d;
+    *prefix = names[k];
+    *decimals = k == 0 ? 0 : x < 9.995 ? 2 : x < 99.95 ? 1 : 0;
+    return d;
+}
+
+const char *cli_si(char *buf, size_t len, double v, const char *unit)
+{
+    const char *prefix;
+    int decimals;
+    double d = cli_si_fit(v, &prefix, &decimals);
+    snprintf(buf, len, "%.*f %s%s", decimals, v > 0 ? v / d : 0.0, prefix, unit);
+    return buf;
+}
+
+const char *cli_seconds(char *buf, size_t len, double s)
+{
+    if (!(s >= 0)) s = 0;
+    if (s >= 0.9995) snprintf(buf, len, "%.3g s", s);
+    else snprintf(buf, len, "%.3g ms", s * 1e3);
+    return buf;
+}
+
 void cli_json_string(FILE *f, const char *s)
 {
     fputc('"', f);

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "progress.h"
 
 #define BAR_WIDTH 30
@@ -48,11 +49,15 @@ void cli_progress_update(void *user, uint64_t done, uint64_t total)
         if (secs < 3600) snprintf(left, sizeof left, "  %d:%02d left", (int)secs / 60, (int)secs % 60);
         else snprintf(left, sizeof left, "  %dh%02d left", (int)(secs / 3600), (int)secs % 3600 / 60);
     }
-    char amount[48];
-    if (total >= 1000000000ull) snprintf(amount, sizeof amount, "%.1f/%.1f GB", done / 1e9, total / 1e9);
-    else snprintf(amount, sizeof amount, "%.0f/%.0f MB", done / 1e6, total / 1e6);
+    /* done in the unit that fits total: "12.3/27.2 GB", "300/850 kB" */
+    char amount[64], speed[32];
+    const char *prefix;
+    int dec;
+    double d = cli_si_fit((double)total, &prefix, &dec);
+    snprintf(amount, sizeof amount, "%.*f/%.*f %sB", dec, (double)done / d, dec, (double)total / d, prefix);
     /* \r and erase-to-end-of-line: each redraw replaces the last. */
-    fprintf(stderr, "\r[%s] %3d%%  %s  %.2f GB/s%s\033[K", bar, (int)(frac * 100.0), amount, rate / 1e9, left);
+    fprintf(stderr, "\r[%s] %3d%%  %s  %s%s\033[K", bar, (int)(frac * 100.0), amount,
+            cli_si(speed, sizeof speed, rate, "B/s"), left);
     fflush(stderr);
     p->drawn = 1;
 }
