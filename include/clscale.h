@@ -145,7 +145,11 @@ typedef struct cls_config {
  *                                       name, vendor or version, or the device's name
  *                                       ("pocl", "nvidia", "rusticl", "oclgrind")
  * A device matched by several terms is taken once. A term that matches nothing
- * fails with CLS_E_NO_DEVICE and a message listing the devices that exist. */
+ * fails with CLS_E_NO_DEVICE and a message listing the devices that exist;
+ * when the term names a driver that is installed but off, the message also
+ * says why and how to enable it (rusticl without RUSTICL_ENABLE, or left
+ * out by $OCL_ICD_VENDORS; Oclgrind not registered with the ICD loader).
+ * The library prints nothing: the text is cls_last_error()'s. */
 
 /* cls_device_info.type bits */
 #define CLS_DEVICE_CPU         (1u << 0)

@@ -355,6 +355,74 @@ static void verbose_uses_units_that_fit(void **state)
     expect_fitting(tu_stderr(), "B/s");
 }
 
+/* A vendors folder in tu_dir holding PoCL and, when `extra` is not NULL, a
+ * second .icd line; returns "OCL_ICD_VENDORS=..." (static). */
+static const char *vendors_with(const char *extra)
+{
+    static char env[4600];
+    char dir[4400], path[4500];
+    snprintf(dir, sizeof dir, "%s/vendors-%s", tu_dir, extra ? "extra" : "pocl");
+    mkdir(dir, 0777);
+    snprintf(path, sizeof path, "%s/pocl.icd", dir);
+    tu_write_bytes(path, "libpocl.so.2\n", 13);
+    if (extra) {
+        snprintf(path, sizeof path, "%s/extra.icd", dir);
+        tu_write_bytes(path, extra, strlen(extra));
+    }
+    snprintf(env, sizeof env, "OCL_ICD_VENDORS=%s", dir);
+    return env;
+}
+
+static int rusticl_installed(void)
+{
+    return access("/etc/OpenCL/vendors/rusticl.icd", R_OK) == 0;
+}
+
+static void selectors_naming_a_disabled_driver_say_how_to_enable_it(void **state)
+{
+    (void)state;
+    int ran = 0;
+    if (rusticl_installed()) {
+        /* registered, RUSTICL_ENABLE unset: no device */
+        const char *env[] = {vendors_with("libRusticlOpenCL.so.1\n"), "RUSTICL_ENABLE", NULL};
+        tu_opts o = {env, 0, -1, -1};
+        tu_expect(tu_run(&o, (const char *const[]){"devices", "--devices", "rusticl", NULL}), 2);
+        assert_non_null(strstr(tu_stderr(), "RUSTICL_ENABLE=llvmpipe"));
+        assert_non_null(strstr(tu_stderr(), "matches no device"));
+        assert_string_equal(last_line(), "Try 'clscale devices --help'.");
+        /* installed, but $OCL_ICD_VENDORS leaves it out */
+        const char *env2[] = {vendors_with(NULL), "RUSTICL_ENABLE", NULL};
+        o.env = env2;
+        tu_expect(tu_run(&o, (const char *const[]){"normalize", "--method", "minmax", "--devices", "rusticl",
+                                                   tu_file("in.npy"), tu_file("r.npy"), NULL}),
+                  2);
+        assert_non_null(strstr(tu_stderr(), "/etc/OpenCL/vendors/rusticl.icd"));
+        assert_non_null(strstr(tu_stderr(), "OCL_ICD_VENDORS"));
+        assert_non_null(strstr(tu_stderr(), "RUSTICL_ENABLE=llvmpipe"));
+        ran++;
+    }
+    const char *oclgrind = "/usr/lib/oclgrind/liboclgrind-rt-icd.so";
+    if (access(oclgrind, R_OK) == 0) {
+        const char *env[] = {vendors_with(NULL), NULL};
+        tu_opts o = {env, 0, -1, -1};
+        tu_expect(tu_run(&o, (const char *const[]){"describe", "--devices", "oclgrind", tu_file("in.npy"), NULL}),
+                  2);
+        const char *e = tu_stderr();
+        assert_non_null(strstr(e, "not registered"));
+        assert_non_null(strstr(e, oclgrind));
+        assert_non_null(strstr(e, "OCL_ICD_VENDORS="));
+        assert_non_null(strstr(e, "oclgrind.icd"));
+        ran++;
+    }
+    /* a term that names no known driver gets no such hint */
+    const char *env[] = {vendors_with(NULL), NULL};
+    tu_opts o = {env, 0, -1, -1};
+    tu_expect(tu_run(&o, (const char *const[]){"devices", "--devices", "nosuch", NULL}), 2);
+    assert_null(strstr(tu_stderr(), "RUSTICL_ENABLE"));
+    assert_null(strstr(tu_stderr(), "registered"));
+    if (!ran) test_skip("neither rusticl's .icd nor Oclgrind is installed here");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -370,6 +438,7 @@ int main(void)
         cmocka_unit_test(clean_with_nothing_to_clean_is_a_usage_error),
         cmocka_unit_test(every_usage_error_ends_with_the_help_hint),
         cmocka_unit_test(verbose_uses_units_that_fit),
+        cmocka_unit_test(selectors_naming_a_disabled_driver_say_how_to_enable_it),
     };
     return TEST_RUN("tool_cli", tests, group_setup, tu_teardown);
 }
