@@ -439,6 +439,7 @@ static int run(args *a)
     cfg.devices = a->devices;
     cfg.progress = on_progress;
     cfg.progress_user = &bar;
+    cfg.pass = cli_progress_pass;
     cls_status st = cls_context_create(&cfg, &ctx);
     /* the drivers are loaded now, and LLVM inside them took SIGBUS over */
     cli_guard_reclaim();
@@ -460,7 +461,7 @@ static int run(args *a)
         a->cl.c.missing_out = missing;
         a->cl.c.clipped_out = clipped;
     }
-    cli_progress_start(&bar);
+    cli_progress_start(&bar, (uint64_t)in.data_bytes);
     if (a->quiet) bar.enabled = 0;
     const cls_pipeline *pp = a->cmd == CMD_APPLY && !a->inverse ? NULL : &a->p;
     cls_stats **fit = a->cmd == CMD_NORMALIZE && a->stats_out ? &stats : NULL;
