@@ -114,6 +114,16 @@ typedef struct cls_context cls_context;
  * `done` <= `total` are bytes of the call's work. */
 typedef void (*cls_progress_fn)(void *user, uint64_t done, uint64_t total);
 
+/* Called by the streaming calls (cls_stream_*) as each pass over the file
+ * begins, before that pass's progress calls, from the thread that calls
+ * progress, with cls_config.progress_user: pass `k` (from 1) of `n` passes
+ * known so far (n >= k). `more` is 1 while passes whose number depends on
+ * the data may still be added (the counting passes of exact quantiles,
+ * clipping iterations), 0 when n is the count. The pass runs the progress
+ * callback's `done` from `first` to first + `bytes` (its own bytes: read,
+ * plus written when it writes). */
+typedef void (*cls_pass_fn)(void *user, unsigned k, unsigned n, int more, uint64_t first, uint64_t bytes);
+
 typedef struct cls_config {
     const char *devices;     /* selector, see below; NULL: $CLSCALE_DEVICES, else "all" */
     unsigned    queues;      /* in-order queues (slices in flight) per device; 0: default (3) */
@@ -134,6 +144,7 @@ typedef struct cls_config {
     size_t      scratch_bytes; /* device scratch of exact selection and clipping (groups sorted
                                   once), shared by the devices; 0: 256 MiB. Longer groups than
                                   it holds take counting passes instead (docs/ENGINE.md) */
+    cls_pass_fn pass;          /* NULL: none; see cls_pass_fn */
 } cls_config;
 
 /* Device selector (cls_config.devices or $CLSCALE_DEVICES): comma-separated
@@ -145,7 +156,11 @@ typedef struct cls_config {
  *                                       name, vendor or version, or the device's name
  *                                       ("pocl", "nvidia", "rusticl", "oclgrind")
  * A device matched by several terms is taken once. A term that matches nothing
- * fails with CLS_E_NO_DEVICE and a message listing the devices that exist. */
+ * fails with CLS_E_NO_DEVICE and a message listing the devices that exist;
+ * when the term names a driver that is installed but off, the message also
+ * says why and how to enable it (rusticl without RUSTICL_ENABLE, or left
+ * out by $OCL_ICD_VENDORS; Oclgrind not registered with the ICD loader).
+ * The library prints nothing: the text is cls_last_error()'s. */
 
 /* cls_device_info.type bits */
 #define CLS_DEVICE_CPU         (1u << 0)
@@ -955,7 +970,10 @@ CLS_API cls_status cls_device_measure(cls_context *ctx, size_t i, size_t bytes, 
  *
  * Progress: the context's cls_config.progress is called after each chunk,
  * from the calling thread, with the bytes read and written so far over the
- * call's total (a two-pass call counts both passes). The report
+ * call's total: the passes begun and those certain to follow (a two-pass
+ * call counts both), never a pass that may not run, so that the total grows
+ * as each pass whose number depends on the data begins, and `done` equals
+ * `total` at the end. cls_config.pass is called as each pass begins. The report
  * (cls_last_report()) sums the chunks' calls; it keeps no events.
  *
  * Threads: like every call, one thread per context; the call starts a few

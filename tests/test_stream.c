@@ -3,7 +3,9 @@
  * rounding of merged moments when they take two; and their failures on bad
  * input: a file shorter than its array, truncated, grown or written while
  * read, a read error (a pipe), a full disk (/dev/full), each naming the
- * file and the byte offset, with cls_stream_file() leaving no output.
+ * file and the byte offset, with cls_stream_file() leaving no output; and
+ * their progress: a total that never counts a pass that does not run,
+ * reached at the end, and the passes told as they begin.
  * Small buffers (a few KiB) make many chunks out of small arrays. */
 #include <errno.h>
 #include <fcntl.h>
@@ -563,6 +565,102 @@ static void shorter_than_its_array_fails_before_work(void **s)
     free(x.data);
 }
 
+/* ---- progress ---- */
+
+typedef struct prog {
+    uint64_t done, total, max_total;
+    unsigned calls, passes, last_n;
+    int      more, bad;
+    uint64_t pass_bytes;  /* the told passes' bytes, summed */
+    char     why[256];
+} prog;
+
+static void prog_fn(void *user, uint64_t done, uint64_t total)
+{
+    prog *g = user;
+    if (!g->bad && (done > total || done < g->done)) {
+        snprintf(g->why, sizeof g->why, "done %llu of %llu after %llu", (unsigned long long)done,
+                 (unsigned long long)total, (unsigned long long)g->done);
+        g->bad = 1;
+    }
+    g->done = done;
+    g->total = total;
+    if (total > g->max_total) g->max_total = total;
+    g->calls++;
+}
+
+static void pass_fn(void *user, unsigned k, unsigned n, int more, uint64_t first, uint64_t bytes)
+{
+    prog *g = user;
+    if (!g->bad && (k != g->passes + 1 || n < k || n < g->last_n || first != g->done || (g->passes && !g->more && more))) {
+        snprintf(g->why, sizeof g->why, "pass %u/%u%s from %llu after pass %u/%u%s at %llu", k, n, more ? "+" : "",
+                 (unsigned long long)first, g->passes, g->last_n, g->more ? "+" : "", (unsigned long long)g->done);
+        g->bad = 1;
+    }
+    g->passes = k;
+    g->last_n = n;
+    g->more = more;
+    g->pass_bytes += bytes;
+}
+
+/* Streams `p` over x with small chunks; the progress must count exactly
+ * the passes that ran: the total never above the work done by the end,
+ * done = total at the end, the passes told in order, the last one final. */
+static unsigned progress_of(const cls_array *x, const cls_pipeline *p, size_t buf, const char *what)
+{
+    prog g;
+    memset(&g, 0, sizeof g);
+    cls_config cfg = {0};
+    cfg.progress = prog_fn;
+    cfg.pass = pass_fn;
+    cfg.progress_user = &g;
+    cls_context *c2 = NULL;
+    assert_int_equal(cls_context_create(&cfg, &c2), CLS_OK);
+    int in = write_at(path("pin.bin"), x, 0);
+    int out = open(path("pout.bin"), O_RDWR | O_CREAT | O_TRUNC, 0644);
+    assert_true(out >= 0);
+    cls_file_array a = fa(in, 0, x, "pin.bin"), o = fa(out, 0, x, "pout.bin");
+    cls_stream_opts opts = {buf, 3, 2, 0};
+    cls_status st = cls_stream_fit_transform(c2, p, &a, &o, &opts, NULL);
+    if (st != CLS_OK) fail_msg("%s: %s: %s", what, cls_status_str(st), cls_last_error(c2));
+    cls_context_destroy(c2);
+    close(in);
+    close(out);
+    if (g.bad) fail_msg("%s: %s", what, g.why);
+    if (!g.calls || !g.passes) fail_msg("%s: no progress (%u calls, %u passes)", what, g.calls, g.passes);
+    if (g.done != g.total || g.max_total > g.total)
+        fail_msg("%s: ended at %llu of %llu, the total having been %llu", what, (unsigned long long)g.done,
+                 (unsigned long long)g.total, (unsigned long long)g.max_total);
+    if (g.more || g.last_n != g.passes || g.pass_bytes != g.total)
+        fail_msg("%s: the last pass told %u/%u%s, passes of %llu bytes for a total of %llu", what, g.passes,
+                 g.last_n, g.more ? "+" : "", (unsigned long long)g.pass_bytes, (unsigned long long)g.total);
+    return g.passes;
+}
+
+static void progress_counts_the_passes_that_run(void **s)
+{
+    (void)s;
+    cls_dtype t = suite_runs(CLS_F64) ? CLS_F64 : CLS_F32;
+    cls_array x = make_data(t, 4, 64, 6, 91);
+    size_t matrix = x.rows * x.cols * es_of(t);
+    /* whole matrices a chunk: one pass */
+    cls_pipeline one = {.scaler = CLS_MINMAX, .scope = CLS_SCOPE_MATRIX, .lo = 0, .hi = 1};
+    assert_int_equal(progress_of(&x, &one, 2 * matrix, "minmax per matrix"), 1);
+    /* groups across chunks (a quarter of a matrix each): a fit, then the transform */
+    assert_int_equal(progress_of(&x, &one, matrix / 4, "minmax per matrix, split"), 2);
+    cls_pipeline two = {.scaler = CLS_ZSCORE, .scope = CLS_SCOPE_BATCH};
+    assert_int_equal(progress_of(&x, &two, matrix, "zscore batch"), 2);
+    /* the extremes, the counting passes the data need, the transform */
+    cls_pipeline rob = {.scaler = CLS_ROBUST, .scope = CLS_SCOPE_BATCH, .qmin = 25, .qmax = 75};
+    unsigned n = progress_of(&x, &rob, matrix / 4, "robust batch");
+    if (n < 2) fail_msg("robust batch: %u passes", n);
+    cls_clean c = {.impute = CLS_IMPUTE_MEDIAN, .sigma = 3, .maxiters = 5};
+    cls_pipeline cl = {.scaler = CLS_NONE, .scope = CLS_SCOPE_BATCH, .clean = &c};
+    n = progress_of(&x, &cl, matrix / 4, "sigma clip and median fill, batch");
+    if (n < 3) fail_msg("clean batch: %u passes", n);
+    free(x.data);
+}
+
 /* The progress callback runs on the computing thread after each chunk:
  * the tests change the input there, as another process could. */
 typedef struct meddle {
@@ -738,6 +836,7 @@ int main(void)
         cmocka_unit_test(transform_and_fit_are_byte_identical),
         cmocka_unit_test(stream_file_matches_in_memory),
         cmocka_unit_test(cleaning_streams_whole_groups_or_their_passes),
+        cmocka_unit_test(progress_counts_the_passes_that_run),
         cmocka_unit_test(shorter_than_its_array_fails_before_work),
         cmocka_unit_test(input_truncated_while_read_names_the_offset),
         cmocka_unit_test(input_growing_while_read_fails),

@@ -3,7 +3,9 @@
  * device that is not there, `devices` and $CLSCALE_DEVICES, empty and
  * unmatched selectors (exit 2; no driver at all stays exit 1), a top-level
  * help that lists every option, one wording for dimension errors, and
- * PoCL's unwritable kernel cache named as the cause. */
+ * PoCL's unwritable kernel cache named as the cause. Issue 42: every
+ * command that can run long takes --quiet, clean with nothing to clean is
+ * a usage error, and every usage error ends with the same hint line. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,6 +232,197 @@ static void an_unwritable_pocl_cache_is_named_as_the_cause(void **state)
     assert_null(strstr(e, "no OpenCL platform found"));
 }
 
+/* The last line of the last run's stderr. */
+static const char *last_line(void)
+{
+    static char line[1024];
+    const char *e = tu_stderr();
+    size_t n = strlen(e);
+    while (n && e[n - 1] == '\n') n--;
+    size_t b = n;
+    while (b && e[b - 1] != '\n') b--;
+    snprintf(line, sizeof line, "%.*s", (int)(n - b), e + b);
+    return line;
+}
+
+static void every_long_command_takes_quiet(void **state)
+{
+    (void)state;
+    const char *in = tu_file("in.npy"), *out = tu_file("q.npy");
+    tu_expect(TU_RUN("normalize", "--quiet", "--method", "zscore", in, out), 0);
+    tu_expect(TU_RUN("clean", "--quiet", "--impute", "mean", in, out), 0);
+    tu_expect(TU_RUN("apply", "--quiet", "--stats", tu_file("nosuch.stats"), in, out), 1); /* past the options */
+    tu_expect(TU_RUN("describe", "--quiet", in), 0);
+    /* bench: --quiet is taken, the next unknown option is the one refused */
+    usage_exit((const char *const[]){"bench", "--quiet", "--bogus", NULL}, "--bogus");
+    assert_null(strstr(tu_stderr(), "\"--quiet\""));
+    const char *cmds[] = {"normalize", "clean", "apply", "discount", "describe", "bench"};
+    for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
+        tu_expect(TU_RUN(cmds[c], "--help"), 0);
+        size_t n;
+        unsigned char *b = tu_read(tu_file(".out"), &n);
+        char *h = calloc(1, n + 1);
+        memcpy(h, b, n);
+        free(b);
+        if (!strstr(h, "--quiet")) fail_msg("`clscale %s --help` does not document --quiet", cmds[c]);
+        free(h);
+    }
+}
+
+static void clean_with_nothing_to_clean_is_a_usage_error(void **state)
+{
+    (void)state;
+    const char *in = tu_file("in.npy"), *out = tu_file("nothing.npy");
+    unlink(out);
+    usage_exit((const char *const[]){"clean", in, out, NULL}, "--impute");
+    const char *e = tu_stderr();
+    assert_non_null(strstr(e, "--sigma-clip"));
+    assert_non_null(strstr(e, "--missing-value"));
+    assert_false(tu_exists(out));
+    usage_exit((const char *const[]){"clean", "--scope", "batch", "--quiet", in, out, NULL}, "--impute");
+    assert_false(tu_exists(out));
+    /* --missing-value alone cleans: V becomes NaN */
+    tu_expect(TU_RUN("clean", "--missing-value", "0", in, out), 0);
+}
+
+static void every_usage_error_ends_with_the_help_hint(void **state)
+{
+    (void)state;
+    const char *in = tu_file("in.npy"), *out = tu_file("o.npy");
+    const char *const *cases[] = {
+        (const char *const[]){"describe", "--bogus", in, NULL},
+        (const char *const[]){"describe", NULL},
+        (const char *const[]){"describe", "--sigma", "-1", in, NULL},
+        (const char *const[]){"describe", "--sigma", NULL},
+        (const char *const[]){"describe", in, in, NULL},
+        (const char *const[]){"describe", "--devices", "nosuch", in, NULL},
+        (const char *const[]){"describe", "--devices", ",", in, NULL},
+        (const char *const[]){"devices", "--bogus", NULL},
+        (const char *const[]){"devices", "--devices", "nosuch", NULL},
+        (const char *const[]){"bench", "--bogus", NULL},
+        (const char *const[]){"bench", "--size", "0", NULL},
+        (const char *const[]){"bench", "--workload", "nosuch", NULL},
+        (const char *const[]){"normalize", "--bogus", in, out, NULL},
+        (const char *const[]){"normalize", "--method", "minmax", "--devices", "nosuch", in, out, NULL},
+        (const char *const[]){"clean", in, out, NULL},
+        (const char *const[]){"apply", in, out, NULL},
+        (const char *const[]){"discount", in, out, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int st = tu_run(NULL, cases[i]);
+        char want[128];
+        snprintf(want, sizeof want, "Try 'clscale %s --help'.", cases[i][0]);
+        if (st != 2 || strcmp(last_line(), want))
+            fail_msg("case %zu (%s %s): status %d, last line \"%s\", expected 2 and \"%s\"; stderr:\n%s", i,
+                     cases[i][0], cases[i][1] ? cases[i][1] : "", st, last_line(), want, tu_stderr());
+        /* exactly once */
+        const char *e = tu_stderr();
+        if (strstr(e, "Try ") != strstr(e, want) || strstr(strstr(e, want) + 1, "Try "))
+            fail_msg("case %zu: the hint is not printed once; stderr:\n%s", i, e);
+    }
+}
+
+/* The number before `unit` (the first one after `from`), with its SI
+ * prefix: 1 <= number < 1000 unless it is in the unit's base ("512 B"). */
+static void expect_fitting(const char *text, const char *unit)
+{
+    const char *u = strstr(text, unit);
+    if (!u) fail_msg("no \"%s\" in: %s", unit, text);
+    const char *p = u;
+    int prefixed = p > text && strchr("kMGTPE", p[-1]) != NULL;
+    if (prefixed) p--;
+    if (p <= text || p[-1] != ' ') fail_msg("no space before the unit of \"%s\" in: %s", unit, text);
+    p--;
+    while (p > text && (p[-1] == '.' || (p[-1] >= '0' && p[-1] <= '9'))) p--;
+    double v = strtod(p, NULL);
+    if (!(v < 1000) || (prefixed && !(v >= 1)))
+        fail_msg("\"%.*s\": not the unit that fits; in: %s", (int)(u - p + strlen(unit)), p, text);
+}
+
+static void verbose_uses_units_that_fit(void **state)
+{
+    (void)state;
+    const char *in = tu_file("in.npy"), *out = tu_file("v.npy");
+    /* 50 x 6 float32: 1.2 kB each way; a rate far below 1 GB/s */
+    tu_expect(TU_RUN("normalize", "--verbose", "--method", "minmax", in, out), 0);
+    const char *e = tu_stderr();
+    if (strstr(e, "0.0")) fail_msg("a figure with leading zeros: %s", e);
+    expect_fitting(e, "B/s");
+    expect_fitting(e, "B read");
+    if (!strstr(e, " ms, ") && !strstr(e, " s, ")) fail_msg("no time in ms or s: %s", e);
+    assert_non_null(strstr(e, "2.40 kB read and written"));
+    tu_expect(TU_RUN("discount", "--verbose", "--factors", in, in, out), 0);
+    expect_fitting(tu_stderr(), "B/s");
+}
+
+/* A vendors folder in tu_dir holding PoCL and, when `extra` is not NULL, a
+ * second .icd line; returns "OCL_ICD_VENDORS=..." (static). */
+static const char *vendors_with(const char *extra)
+{
+    static char env[4600];
+    char dir[4400], path[4500];
+    snprintf(dir, sizeof dir, "%s/vendors-%s", tu_dir, extra ? "extra" : "pocl");
+    mkdir(dir, 0777);
+    snprintf(path, sizeof path, "%s/pocl.icd", dir);
+    tu_write_bytes(path, "libpocl.so.2\n", 13);
+    if (extra) {
+        snprintf(path, sizeof path, "%s/extra.icd", dir);
+        tu_write_bytes(path, extra, strlen(extra));
+    }
+    snprintf(env, sizeof env, "OCL_ICD_VENDORS=%s", dir);
+    return env;
+}
+
+static int rusticl_installed(void)
+{
+    return access("/etc/OpenCL/vendors/rusticl.icd", R_OK) == 0;
+}
+
+static void selectors_naming_a_disabled_driver_say_how_to_enable_it(void **state)
+{
+    (void)state;
+    int ran = 0;
+    if (rusticl_installed()) {
+        /* registered, RUSTICL_ENABLE unset: no device */
+        const char *env[] = {vendors_with("libRusticlOpenCL.so.1\n"), "RUSTICL_ENABLE", NULL};
+        tu_opts o = {env, 0, -1, -1};
+        tu_expect(tu_run(&o, (const char *const[]){"devices", "--devices", "rusticl", NULL}), 2);
+        assert_non_null(strstr(tu_stderr(), "RUSTICL_ENABLE=llvmpipe"));
+        assert_non_null(strstr(tu_stderr(), "matches no device"));
+        assert_string_equal(last_line(), "Try 'clscale devices --help'.");
+        /* installed, but $OCL_ICD_VENDORS leaves it out */
+        const char *env2[] = {vendors_with(NULL), "RUSTICL_ENABLE", NULL};
+        o.env = env2;
+        tu_expect(tu_run(&o, (const char *const[]){"normalize", "--method", "minmax", "--devices", "rusticl",
+                                                   tu_file("in.npy"), tu_file("r.npy"), NULL}),
+                  2);
+        assert_non_null(strstr(tu_stderr(), "/etc/OpenCL/vendors/rusticl.icd"));
+        assert_non_null(strstr(tu_stderr(), "OCL_ICD_VENDORS"));
+        assert_non_null(strstr(tu_stderr(), "RUSTICL_ENABLE=llvmpipe"));
+        ran++;
+    }
+    const char *oclgrind = "/usr/lib/oclgrind/liboclgrind-rt-icd.so";
+    if (access(oclgrind, R_OK) == 0) {
+        const char *env[] = {vendors_with(NULL), NULL};
+        tu_opts o = {env, 0, -1, -1};
+        tu_expect(tu_run(&o, (const char *const[]){"describe", "--devices", "oclgrind", tu_file("in.npy"), NULL}),
+                  2);
+        const char *e = tu_stderr();
+        assert_non_null(strstr(e, "not registered"));
+        assert_non_null(strstr(e, oclgrind));
+        assert_non_null(strstr(e, "OCL_ICD_VENDORS="));
+        assert_non_null(strstr(e, "oclgrind.icd"));
+        ran++;
+    }
+    /* a term that names no known driver gets no such hint */
+    const char *env[] = {vendors_with(NULL), NULL};
+    tu_opts o = {env, 0, -1, -1};
+    tu_expect(tu_run(&o, (const char *const[]){"devices", "--devices", "nosuch", NULL}), 2);
+    assert_null(strstr(tu_stderr(), "RUSTICL_ENABLE"));
+    assert_null(strstr(tu_stderr(), "registered"));
+    if (!ran) test_skip("neither rusticl's .icd nor Oclgrind is installed here");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -241,6 +434,11 @@ int main(void)
         cmocka_unit_test(the_top_level_help_lists_every_option),
         cmocka_unit_test(dimension_errors_use_one_wording),
         cmocka_unit_test(an_unwritable_pocl_cache_is_named_as_the_cause),
+        cmocka_unit_test(every_long_command_takes_quiet),
+        cmocka_unit_test(clean_with_nothing_to_clean_is_a_usage_error),
+        cmocka_unit_test(every_usage_error_ends_with_the_help_hint),
+        cmocka_unit_test(verbose_uses_units_that_fit),
+        cmocka_unit_test(selectors_naming_a_disabled_driver_say_how_to_enable_it),
     };
     return TEST_RUN("tool_cli", tests, group_setup, tu_teardown);
 }

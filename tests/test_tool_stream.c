@@ -1,7 +1,8 @@
 /* The tool's streaming path (tools/cli/stream_run.c), run as a subprocess:
  * its output equals the mapped path's byte for byte (normalize, apply,
  * discount, chunks of a few KiB), the progress bar on a terminal shows
- * bytes, rate and time left and --quiet turns it off, and bad input (an
+ * bytes, rate and time left and --quiet turns it off, runs of several
+ * passes show each pass and never overstate the work, and bad input (an
  * input truncated while read, a full disk) fails with exit 1 and a message
  * naming the file, leaving no output and the input untouched. */
 #include <errno.h>
@@ -257,23 +258,107 @@ static int run_on_tty(const char *const *args, char *buf, size_t len)
 static void progress_on_a_terminal_shows_bytes_rate_and_time_left(void **s)
 {
     (void)s;
-    write_npy(file("p.npy"), 64, 32, 16, 3);  /* 1 MiB, 64 chunks of 16 KiB */
+    write_npy(file("p.npy"), 64, 32, 16, 3);  /* 256 KiB, 16 chunks of 16 KiB */
     setenv("CLSCALE_PROGRESS_DELAY", "0", 1);
     setenv("CLSCALE_STREAM_BUFFER", "16k", 1);
     static char screen[65536];
     const char *args[] = {"normalize", "--method", "minmax", file("p.npy"), file("po.npy"), NULL};
     assert_int_equal(run_on_tty(args, screen, sizeof screen), 0);
-    if (!strstr(screen, "MB") || !strstr(screen, "GB/s") || !strstr(screen, "%"))
+    if (!(strstr(screen, " kB") || strstr(screen, " MB")) || !strstr(screen, "B/s") || !strstr(screen, "%"))
         fail_msg("no progress bar with bytes and rate on the terminal: \"%s\"", screen);
     if (!strstr(screen, "left") && !strstr(screen, "100%"))
         fail_msg("no time left on the terminal: \"%s\"", screen);
     const char *quiet[] = {"normalize", "--quiet", "--method", "minmax", file("p.npy"), file("po.npy"), NULL};
     assert_int_equal(run_on_tty(quiet, screen, sizeof screen), 0);
-    if (strstr(screen, "GB/s")) fail_msg("--quiet drew a bar: \"%s\"", screen);
+    if (strstr(screen, "B/s")) fail_msg("--quiet drew a bar: \"%s\"", screen);
     /* not a terminal: nothing */
     tool("normalize", "--method", "minmax", file("p.npy"), file("po.npy"));
     expect_status(0);
     assert_string_equal(R.err, "");
+    unsetenv("CLSCALE_PROGRESS_DELAY");
+    unsetenv("CLSCALE_STREAM_BUFFER");
+}
+
+/* The frames of a progress bar on `screen` (redraws split at '\r'): each
+ * "pass k/n[+]" has k <= n, n never falls, a "+" only before the last
+ * pass; each amount is "X/Y kB" of the input file (262 kB: read once per
+ * pass, not the bytes read and written), X <= Y; the percentage never
+ * passes 100, and the last frame is 100% of the last pass, k = n, no "+".
+ * @return the last pass's number (1 without "pass"). */
+static unsigned check_frames(const char *screen, const char *what)
+{
+    char *copy = strdup(screen), *save = NULL;
+    unsigned last_k = 0, last_n = 0, frames = 0;
+    int last_pct = -1, last_plus = 0;
+    for (char *f = strtok_r(copy, "\r", &save); f; f = strtok_r(NULL, "\r", &save)) {
+        char *pc = strchr(f, '%');
+        if (!pc || !strchr(f, '[')) continue;
+        frames++;
+        unsigned k = 1, n = 1;
+        int plus = 0;
+        const char *ps = strstr(f, "pass ");
+        if (ps) {
+            if (sscanf(ps, "pass %u/%u", &k, &n) != 2) fail_msg("%s: no \"pass k/n\" in \"%s\"", what, f);
+            const char *after = strchr(ps, '/') + 1;
+            while (*after >= '0' && *after <= '9') after++;
+            plus = *after == '+';
+        }
+        if (k > n) fail_msg("%s: pass %u of %u: \"%s\"", what, k, n, f);
+        if (n < last_n) fail_msg("%s: the passes fell from %u to %u: \"%s\"", what, last_n, n, f);
+        const char *q = pc - 1;
+        while (q > f && q[-1] >= '0' && q[-1] <= '9') q--;
+        int pct = atoi(q);
+        if (pct < 0 || pct > 100) fail_msg("%s: %d%%: \"%s\"", what, pct, f);
+        double x, y;
+        char unit[8];
+        const char *am = pc + 1;
+        while (*am == ' ') am++;
+        if (sscanf(am, "%lf/%lf %7s", &x, &y, unit) != 3 || strcmp(unit, "kB") || fabs(y - 262) > 0.5 ||
+            x > y + 1e-9)
+            fail_msg("%s: the amount is not \"X/262 kB\" of the file: \"%s\"", what, f);
+        last_k = k;
+        last_n = n;
+        last_pct = pct;
+        last_plus = plus;
+    }
+    free(copy);
+    if (!frames) fail_msg("%s: no progress bar: \"%s\"", what, screen);
+    if (last_pct != 100 || last_k != last_n || last_plus)
+        fail_msg("%s: the bar ended at pass %u/%u%s %d%%, not at 100%% of the last pass: \"%s\"", what, last_k,
+                 last_n, last_plus ? "+" : "", last_pct, screen);
+    return last_k;
+}
+
+static void progress_of_several_passes_counts_them_and_ends_at_100(void **s)
+{
+    (void)s;
+    write_npy(file("p.npy"), 64, 32, 16, 3);  /* 262 kB of float64 */
+    setenv("CLSCALE_PROGRESS_DELAY", "0", 1);
+    setenv("CLSCALE_STREAM_BUFFER", "16k", 1);
+    static char screen[1 << 18];
+    /* one pass: the file's size, not twice it */
+    const char *one[] = {"normalize", "--method", "minmax", file("p.npy"), file("po.npy"), NULL};
+    assert_int_equal(run_on_tty(one, screen, sizeof screen), 0);
+    assert_int_equal(check_frames(screen, "minmax"), 1);
+    if (strstr(screen, "pass")) fail_msg("one pass shown as passes: \"%s\"", screen);
+    /* a fit, then the transform: two passes known from the start */
+    const char *two[] = {"normalize", "--method", "zscore", "--scope", "batch", file("p.npy"), file("po.npy"), NULL};
+    assert_int_equal(run_on_tty(two, screen, sizeof screen), 0);
+    assert_int_equal(check_frames(screen, "zscore batch"), 2);
+    /* robust over a group larger than a buffer: the extremes, the counting
+     * passes (as many as the data need), the transform */
+    const char *rob[] = {"normalize", "--method", "robust", "--scope", "batch", file("p.npy"), file("po.npy"), NULL};
+    assert_int_equal(run_on_tty(rob, screen, sizeof screen), 0);
+    if (check_frames(screen, "robust batch") < 3) fail_msg("robust batch: fewer than 3 passes: \"%s\"", screen);
+    /* sigma clipping, then a median fill: passes until nothing changes */
+    const char *cl[] = {"clean", "--sigma-clip", "3", "--impute", "median", "--scope", "batch", file("p.npy"),
+                        file("po.npy"), NULL};
+    assert_int_equal(run_on_tty(cl, screen, sizeof screen), 0);
+    if (check_frames(screen, "clean batch") < 3) fail_msg("clean batch: fewer than 3 passes: \"%s\"", screen);
+    const char *quiet[] = {"clean", "--quiet", "--sigma-clip", "3", "--scope", "batch", file("p.npy"),
+                           file("po.npy"), NULL};
+    assert_int_equal(run_on_tty(quiet, screen, sizeof screen), 0);
+    if (strchr(screen, '%')) fail_msg("clean --quiet drew a bar: \"%s\"", screen);
     unsetenv("CLSCALE_PROGRESS_DELAY");
     unsetenv("CLSCALE_STREAM_BUFFER");
 }
@@ -375,6 +460,7 @@ int main(void)
         cmocka_unit_test(normalize_apply_discount_stream_like_mapped),
         cmocka_unit_test(cleaning_streams_like_mapped),
         cmocka_unit_test(progress_on_a_terminal_shows_bytes_rate_and_time_left),
+        cmocka_unit_test(progress_of_several_passes_counts_them_and_ends_at_100),
         cmocka_unit_test(input_truncated_while_read_fails_leaving_nothing),
         cmocka_unit_test(full_disk_fails_leaving_nothing),
     };

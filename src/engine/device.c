@@ -3,11 +3,13 @@
  * A platform without devices is skipped (Clover always answers
  * CL_DEVICE_NOT_FOUND). No platform at all names the packages to install. */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -188,6 +190,107 @@ static void list_devices(const cls_found *all, size_t n, char *buf, size_t len)
     }
 }
 
+/* ---- why a term naming a known driver matched nothing ---- */
+
+#define SYSTEM_VENDORS "/etc/OpenCL/vendors"
+
+/* Whether an .icd file (one library name a line) names a library whose
+ * name contains `lib`. */
+static int icd_file_names(const char *path, const char *lib)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char line[1024];
+    int hit = 0;
+    while (!hit && fgets(line, sizeof line, f)) hit = contains_nocase(line, lib);
+    fclose(f);
+    return hit;
+}
+
+/* The first .icd file of folder `dir` that names `lib`, into path; 1 when
+ * there is one. */
+static int icd_in_folder(const char *dir, const char *lib, char *path, size_t len)
+{
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int hit = 0;
+    for (struct dirent *e; !hit && (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (n < 5 || strcmp(e->d_name + n - 4, ".icd")) continue;
+        snprintf(path, len, "%s/%s", dir, e->d_name);
+        hit = icd_file_names(path, lib);
+    }
+    closedir(d);
+    return hit;
+}
+
+/* Whether the ICD loader (ocl-icd) loads a library whose name contains
+ * `lib`: $OCL_ICD_VENDORS (a folder of .icd files, one .icd file, or a
+ * library name) when set, else the system's folder. */
+static int icd_in_use(const char *lib)
+{
+    const char *v = getenv("OCL_ICD_VENDORS");
+    char path[4200];
+    if (!v || !*v) return icd_in_folder(SYSTEM_VENDORS, lib, path, sizeof path);
+    struct stat sb;
+    if (stat(v, &sb) == 0 && S_ISDIR(sb.st_mode)) return icd_in_folder(v, lib, path, sizeof path);
+    size_t n = strlen(v);
+    if (n > 4 && !strcmp(v + n - 4, ".icd")) return icd_file_names(v, lib);
+    return contains_nocase(v, lib);
+}
+
+/* Whether selector term `t` names `driver` ("rusticl" or a part of it of
+ * four letters or more, or a longer word holding it). */
+static int term_names(const char *t, const char *driver)
+{
+    return contains_nocase(t, driver) || (strlen(t) >= 4 && contains_nocase(driver, t));
+}
+
+/* Why term `t`, which matched no device, found none, when the reason is
+ * known, and how to enable it: rusticl installed but disabled (no
+ * RUSTICL_ENABLE) or left out by $OCL_ICD_VENDORS; Oclgrind installed but
+ * not registered with the ICD loader. Writes "" when nothing is known. */
+static void disabled_driver_hint(const char *t, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    const char *vendors = getenv("OCL_ICD_VENDORS");
+    int custom = vendors && *vendors;
+    char sys[4200];
+    if (term_names(t, "rusticl")) {
+        const char *en = getenv("RUSTICL_ENABLE");
+        int enabled = en && *en;
+        if (icd_in_use("rusticl")) {
+            if (!enabled)
+                snprintf(buf, len, "rusticl (Mesa) is installed but offers no device until it is enabled: set "
+                         "RUSTICL_ENABLE=llvmpipe (the CPU, float32 only), or the name of a GPU driver it "
+                         "supports (radeonsi, iris)");
+            else if (!contains_nocase(en, "llvmpipe"))
+                snprintf(buf, len, "rusticl is registered but RUSTICL_ENABLE=%.256s gives it no device here; "
+                         "RUSTICL_ENABLE=llvmpipe runs it on the CPU (float32 only)", en);
+        } else if (custom && icd_in_folder(SYSTEM_VENDORS, "rusticl", sys, sizeof sys)) {
+            snprintf(buf, len, "rusticl (Mesa) is installed (%.512s) but OCL_ICD_VENDORS=%.512s leaves it out: add "
+                     "that file to the drivers OCL_ICD_VENDORS names, or unset it%s", sys, vendors,
+                     enabled ? "" : "; rusticl also needs RUSTICL_ENABLE=llvmpipe (the CPU, float32 only)");
+        }
+    } else if (term_names(t, "oclgrind")) {
+        static const char *const libs[] = {"/usr/lib/oclgrind/liboclgrind-rt-icd.so",
+                                           "/usr/lib/x86_64-linux-gnu/liboclgrind-rt-icd.so",
+                                           "/usr/lib/aarch64-linux-gnu/liboclgrind-rt-icd.so",
+                                           "/usr/lib64/liboclgrind-rt-icd.so", "/usr/lib/liboclgrind-rt-icd.so",
+                                           "/usr/local/lib/liboclgrind-rt-icd.so"};
+        const char *lib = NULL;
+        for (size_t i = 0; i < sizeof libs / sizeof libs[0] && !lib; i++)
+            if (access(libs[i], R_OK) == 0) lib = libs[i];
+        if (lib && !icd_in_use("oclgrind"))
+            snprintf(buf, len, "Oclgrind is installed (%s) but not registered as an OpenCL driver. Register it "
+                     "in a folder of your own, beside the other drivers: mkdir -p ~/oclgrind-icd && cp %s/*.icd "
+                     "~/oclgrind-icd/ && echo %s > ~/oclgrind-icd/oclgrind.icd, then set "
+                     "OCL_ICD_VENDORS=~/oclgrind-icd%s; or, as root, echo %s > %s/oclgrind.icd",
+                     lib, SYSTEM_VENDORS, lib, custom ? " (instead of the drivers it names now)" : "", lib,
+                     SYSTEM_VENDORS);
+    }
+}
+
 /* Trims spaces around a term in place. */
 static char *trim(char *s)
 {
@@ -237,12 +340,13 @@ cls_status cls_devices_select(cls_context *ctx, const cls_found *all, size_t n,
             }
         }
         if (!hit) {
-            char list[4096];
+            char list[4096], hint[2048];
             list_devices(all, n, list, sizeof list);
+            disabled_driver_hint(t, hint, sizeof hint);
             st = cls_fail(ctx, CLS_E_NO_DEVICE,
                           "device selector \"%s\": term \"%s\" matches no device; the devices "
                           "are:%s\n(a term is all, gpu, cpu, accelerator, an index, or part of "
-                          "a platform or device name)", selector, t, list);
+                          "a platform or device name)%s%s", selector, t, list, *hint ? "\n" : "", hint);
             break;
         }
     }

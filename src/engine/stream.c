@@ -64,7 +64,10 @@ typedef struct sjob {
     int colblocks;              /* the chunks are blocks of columns of whole groups */
     const cls_stats *use;       /* APPLY: the statistics to scale with */
     int want_stats;             /* FUSED: keep the chunks' statistics */
-    int open_total;             /* cleaning: passes add to `total` as they start */
+    cls_pass_fn pass;           /* the caller's, called by this file only */
+    unsigned after;             /* passes certain to follow the next one to begin */
+    uint64_t after_bytes;       /* their bytes */
+    int open;                   /* passes whose number depends on the data may be added */
     int split_quantiles;        /* robust, groups larger than a chunk: FIT takes the
                                    extremes, counting passes the quantiles */
     cls_qchunk_fn qchunk;       /* READ: the caller's function for each chunk */
@@ -364,9 +367,29 @@ static void tell_progress(sjob *j, uint64_t done)
     if (j->progress) j->progress(j->progress_user, done < j->total ? done : j->total, j->total);
 }
 
+/* What follows the next pass to begin: `after` passes certain to run, of
+ * `after_bytes` bytes, and (`open`) maybe more, as many as the data needs. */
+static void next_passes(sjob *j, unsigned after, uint64_t after_bytes, int open)
+{
+    j->after = after;
+    j->after_bytes = after_bytes;
+    j->open = open;
+}
+
+/* A pass begins: the total is what has run, this pass and the passes
+ * certain to follow (never one that may not run). */
+static void begin_pass(sjob *j, uint64_t mine)
+{
+    j->total = j->done + mine + j->after_bytes;
+    unsigned k = (unsigned)j->passes + 1;
+    if (j->pass) j->pass(j->progress_user, k, k + j->after, j->open, j->done, mine);
+}
+
 static cls_status run_pass(sjob *j, pass_kind k)
 {
     cls_context *ctx = j->ctx;
+    uint64_t mine = k == PASS_FIT || k == PASS_READ ? j->bytes : 2 * j->bytes;
+    begin_pass(j, mine);
     cls_sio_cfg cfg = {
         .in_fd = j->in->fd,
         .out_fd = k == PASS_FIT || k == PASS_READ ? -1 : j->out->fd,
@@ -396,7 +419,7 @@ static cls_status run_pass(sjob *j, pass_kind k)
         tell_progress(j, j->done + cls_sio_bytes(s));
     }
     if (cls_sio_finish(s, st == CLS_OK, err, sizeof err) != 0 && st == CLS_OK) st = cls_fail(ctx, CLS_E_IO, "%s", err);
-    j->done += k == PASS_FIT || k == PASS_READ ? j->bytes : 2 * j->bytes;
+    j->done += mine;
     j->passes++;
     if (st == CLS_OK) tell_progress(j, j->done);
     return st;
@@ -409,7 +432,6 @@ static cls_status count_pass(void *user, cls_qchunk_fn chunk, void *cu)
     sjob *j = user;
     j->qchunk = chunk;
     j->qcu = cu;
-    if (j->open_total) j->total += j->bytes;
     return run_pass(j, PASS_READ);
 }
 
@@ -418,20 +440,20 @@ static cls_status write_pass(void *user, cls_cchunk_fn chunk, void *cu)
     sjob *j = user;
     j->wchunk = chunk;
     j->qcu = cu;
+    next_passes(j, 0, 0, 0); /* the last pass */
     return run_pass(j, PASS_WRITE);
 }
 
 /* A cleaning stage over groups larger than a chunk: clean.c takes the
  * passes (moments, counting, the last writing one) over the file. Its
  * number of passes is known only at the end: the progress total grows by
- * a read before each read-only pass, the writing pass counted from the
+ * a read as each read-only pass begins, the writing pass counted from the
  * start. */
 static cls_status stream_clean(sjob *j, cls_stats **fitted, const cls_combine *cb)
 {
     cls_array shape = {NULL, j->in->dtype, j->B, j->R, j->C};
     cls_csource src = {{count_pass, j}, write_pass};
-    j->open_total = 1;
-    j->total = 2 * j->bytes;
+    next_passes(j, 1, 2 * j->bytes, 1);
     return cb ? cls_clean_stream_combined(j->ctx, &j->p, &shape, &src, cb, fitted)
               : cls_clean_stream(j->ctx, &j->p, &shape, &src, fitted);
 }
@@ -448,9 +470,6 @@ static cls_status fit_split_quantiles(sjob *j)
     cls_qsource src = {count_pass, j};
     return cls_fit_quantiles_source(j->ctx, &j->p, &v, &src, j->acc);
 }
-
-/* The passes of a split robust fit: the extremes, then the counting. */
-static unsigned split_passes(const sjob *j) { return j->split_quantiles ? 1 + (j->es == 8 ? 8 : 4) : 1; }
 
 /* The input must be what it was when the call began: same size, not
  * modified (its data was read in pieces over the whole call). */
@@ -523,7 +542,9 @@ static cls_status sjob_init(sjob *j, cls_context *ctx, const cls_pipeline *p, co
     /* the chunks' calls must not report progress of their own */
     j->progress = ctx->cfg.progress;
     j->progress_user = ctx->cfg.progress_user;
+    j->pass = ctx->cfg.pass;
     ctx->cfg.progress = NULL;
+    ctx->cfg.pass = NULL;
     j->saved = 1;
     return CLS_OK;
 }
@@ -556,6 +577,7 @@ static cls_status sjob_finish(sjob *j, cls_status st)
     if (j->saved) {
         ctx->cfg.progress = j->progress;
         ctx->cfg.progress_user = j->progress_user;
+        ctx->cfg.pass = j->pass;
     }
     if (j->passes && ctx->rep_devs) report_stream(j);
     for (unsigned i = 0; j->bufs && i < j->nbufs; i++)
@@ -592,7 +614,9 @@ cls_status cls_stream_fit(cls_context *ctx, const cls_pipeline *p, const cls_fil
     if (st == CLS_OK) st = plan(&j, opts, 1);
     if (st == CLS_OK) {
         j.split_quantiles = j.p.scaler == CLS_ROBUST && !whole_groups(&j);
-        j.total = split_passes(&j) * j.bytes;
+        /* the counting passes of a split robust fit: at most 4 (float32) or
+         * 8 (float64), fewer when the data allow */
+        next_passes(&j, 0, 0, j.split_quantiles);
         st = run_pass(&j, PASS_FIT);
         if (st == CLS_OK && j.split_quantiles) st = fit_split_quantiles(&j);
     }
@@ -617,7 +641,7 @@ cls_status cls_stream_transform(cls_context *ctx, const cls_pipeline *p, const c
     if (st == CLS_OK) st = cls_check_stats(ctx, &j.p, s, &shape);
     if (st == CLS_OK) st = plan(&j, opts, 1);
     if (st == CLS_OK) {
-        j.total = 2 * j.bytes;
+        next_passes(&j, 0, 0, 0);
         j.use = s;
         st = run_pass(&j, PASS_APPLY);
     }
@@ -645,15 +669,18 @@ cls_status cls_stream_fit_transform(cls_context *ctx, const cls_pipeline *p, con
              * stage's passes over the file */
             st = stream_clean(&j, fitted ? &j.acc : NULL, NULL);
         } else if (j.p.scaler == CLS_NONE || whole) {
-            j.total = 2 * j.bytes;
+            next_passes(&j, 0, 0, 0);
             st = run_pass(&j, PASS_FUSED);
         } else {
             j.split_quantiles = j.p.scaler == CLS_ROBUST;
-            j.total = (split_passes(&j) + 2) * j.bytes;
+            /* the fit, the counting passes of a robust fit (as many as the
+             * data need), the apply */
+            next_passes(&j, 1, 2 * j.bytes, j.split_quantiles);
             st = run_pass(&j, PASS_FIT);
             if (st == CLS_OK && j.split_quantiles) st = fit_split_quantiles(&j);
             if (st == CLS_OK) {
                 j.use = j.acc;
+                next_passes(&j, 0, 0, 0);
                 st = run_pass(&j, PASS_APPLY);
             }
         }

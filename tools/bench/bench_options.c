@@ -16,7 +16,7 @@
 static const char help[] =
     "usage: clscale bench [--workload NAME] [--size X] [--devices SEL] [--repeats N] [--alone LIST]\n"
     "                     [--memory both|pageable] [--json F] [--trace F.json] [--timeline F.svg]\n"
-    "                     [--model LAYER]\n"
+    "                     [--model LAYER] [--quiet]\n"
     "\n"
     "Times clscale on seeded workloads against plain C on the host, on each selected\n"
     "device alone and on all of them together, next to the limits measured in the\n"
@@ -49,6 +49,7 @@ static const char help[] =
     "                    PoCL's pthread device goes behind the modelled bus ($CLSBUS sets the\n"
     "                    model) beside a one-thread basic CPU device; each workload runs on\n"
     "                    each alone and both together, pageable and pinned\n"
+    "  --quiet           no progress line (one is drawn on a terminal)\n"
     "  --help            this text\n"
     "\n"
     "Times are wall clock around each call (what the caller waits for), out of\n"
@@ -93,6 +94,7 @@ static int select_workloads(options *o, const char *list)
             fprintf(stderr, "clscale: bench: unknown workload \"%.*s\"; the workloads are", (int)len, p);
             for (size_t k = 0; k < n; k++) fprintf(stderr, "%s %s", k ? "," : "", all[k].name);
             fputc('\n', stderr);
+            cli_usage_hint("bench");
             return -1;
         }
         o->want |= 1u << i;
@@ -113,6 +115,10 @@ int bench_parse_options(int argc, char **argv, options *o)
             fputs(help, stdout);
             return 1;
         }
+        if (!strcmp(a, "--quiet")) {
+            o->quiet = 1;
+            continue;
+        }
         static const char *const valued[] = {"--workload", "--size", "--devices", "--repeats",
                                              "--json", "--trace", "--timeline", "--alone",
                                              "--memory", "--file", "--model"};
@@ -126,11 +132,11 @@ int bench_parse_options(int argc, char **argv, options *o)
             }
         }
         if (!name) {
-            cli_error(EXIT_USAGE, "bench: unknown option \"%s\" (see clscale bench --help)", a);
+            cli_usage_error("bench", "unknown option \"%s\"", a);
             return -1;
         }
         if (!v || !*v) {
-            cli_error(EXIT_USAGE, "bench: %s needs a value", name);
+            cli_usage_error("bench", "%s needs a value", name);
             return -1;
         }
         char *end = NULL;
@@ -140,14 +146,14 @@ int bench_parse_options(int argc, char **argv, options *o)
             errno = 0;
             o->size = strtod(v, &end);
             if (errno || *end || !(o->size > 0.0 && o->size <= 1000.0)) {
-                cli_error(EXIT_USAGE, "bench: --size wants a number above 0 and at most 1000, not \"%s\"", v);
+                cli_usage_error("bench", "--size wants a number above 0 and at most 1000, not \"%s\"", v);
                 return -1;
             }
         } else if (!strcmp(name, "--repeats")) {
             errno = 0;
             long r = strtol(v, &end, 10);
             if (errno || *end || r < 1 || r > BENCH_MAX_REPEATS) {
-                cli_error(EXIT_USAGE, "bench: --repeats wants a whole number from 1 to %d, not \"%s\"",
+                cli_usage_error("bench", "--repeats wants a whole number from 1 to %d, not \"%s\"",
                           BENCH_MAX_REPEATS, v);
                 return -1;
             }
@@ -157,13 +163,13 @@ int bench_parse_options(int argc, char **argv, options *o)
             if (!strcmp(v, "none")) v = "";
             for (const char *c = v; *c; c++)
                 if (!(*c >= '0' && *c <= '9') && *c != ',') {
-                    cli_error(EXIT_USAGE, "bench: --alone wants device indices such as 0,2, not \"%s\"", v);
+                    cli_usage_error("bench", "--alone wants device indices such as 0,2, not \"%s\"", v);
                     return -1;
                 }
             o->alone = v;
         } else if (!strcmp(name, "--memory")) {
             if (strcmp(v, "both") && strcmp(v, "pageable")) {
-                cli_error(EXIT_USAGE, "bench: --memory wants both or pageable, not \"%s\"", v);
+                cli_usage_error("bench", "--memory wants both or pageable, not \"%s\"", v);
                 return -1;
             }
             o->pageable_only = !strcmp(v, "pageable");

@@ -14,6 +14,7 @@ typedef struct options {
     const char *file;        /* --file: only the files row */
     int         repeats_set;
     const char *model;       /* --model: the bus layer's path */
+    int         quiet;       /* --quiet: no progress line */
 } options;
 
 /* Reads argv into *o (defaults first). 0: run; 1: --help was printed;

@@ -9,7 +9,7 @@
 
 static int progress_on;   /* stderr is a terminal */
 
-void bench_progress_start(void) { progress_on = isatty(STDERR_FILENO) == 1; }
+void bench_progress_start(int quiet) { progress_on = !quiet && isatty(STDERR_FILENO) == 1; }
 
 void bench_progress(const char *fmt, ...)
 {

@@ -18,8 +18,8 @@
 
 /* ---- bench_progress.c --------------------------------------------------- */
 
-/* Decides once whether to draw: stderr is a terminal. */
-void bench_progress_start(void);
+/* Decides once whether to draw: stderr is a terminal and not --quiet. */
+void bench_progress_start(int quiet);
 /* Redraws the one progress line on stderr (only when it is a terminal). */
 void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Wipes the progress line, before anything else is printed. */

@@ -256,9 +256,8 @@ static int check_alone(const options *o, const bench_machine *m)
         size_t i = 0;
         while (i < m->ndev && m->dev[i].info.index != v) i++;
         if (i == m->ndev) {
-            cli_error(EXIT_USAGE, "bench: --alone %s: device %lu is not one of the selected devices (see "
+            cli_usage_error("bench", "--alone %s: device %lu is not one of the selected devices (see "
                       "clscale devices)", o->alone, v);
-            fputs("Try 'clscale bench --help'.\n", stderr);
             return EXIT_USAGE;
         }
         p = *end ? end + 1 : end;
@@ -276,7 +275,7 @@ static int check_outputs(const options *o)
         char *real;
         int kind, e = cls_target_resolve(paths[i], &real, &kind);
         if (e) {
-            cli_error(EXIT_USAGE, "bench: %s %s: %s", flags[i], paths[i], cls_target_why(e));
+            cli_usage_error("bench", "%s %s: %s", flags[i], paths[i], cls_target_why(e));
             return EXIT_USAGE;
         }
         free(real);
@@ -331,7 +330,7 @@ int cmd_bench(int argc, char **argv)
     int pr = bench_parse_options(argc, argv, &s.o);
     if (pr != 0) return pr > 0 ? EXIT_OK : EXIT_USAGE;
     if (s.o.file) return bench_files(s.o.file, s.o.repeats_set ? s.o.repeats : 1);
-    bench_progress_start();
+    bench_progress_start(s.o.quiet);
     if (s.o.model) return bench_model_main(s.o.model, s.o.want, s.o.size, s.o.repeats, s.o.pageable_only);
     const char *corrupt = getenv("CLSCALE_BENCH_CORRUPT");
     s.corrupt = corrupt && *corrupt ? strtol(corrupt, NULL, 10) : -1;

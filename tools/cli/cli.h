@@ -22,6 +22,13 @@ int cmd_startup_child(int argc, char **argv); /* hidden: clscale __startup, for 
 /* Prints "clscale: " + message to stderr; returns `code`. */
 int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A usage error of command `cmd`: "clscale: CMD: message", then the line
+ * every usage error ends with, "Try 'clscale CMD --help'.". @return 2. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The closing line of a usage error of `cmd` (what cli_usage_error() ends with). */
+void cli_usage_hint(const char *cmd);
+
 /* Creates a context for --devices SEL (NULL: $CLSCALE_DEVICES, else all);
  * on failure prints the library's message, sets *rc (see
  * cli_context_failed()) and returns NULL. */
@@ -35,6 +42,18 @@ int cli_context_failed(const char *cmd, const char *devices, cls_status st, cls_
 /* --devices SEL that names nothing ("" or ","): prints a usage error for
  * `cmd` and returns 2; else 0. NULL (not given) is fine. */
 int cli_selector_check(const char *cmd, const char *sel);
+
+/* `v` (bytes, or bytes per second with unit "B/s") in the decimal unit
+ * that fits it, three significant digits: "512 B", "33.7 kB", "1.20 GB/s".
+ * @return buf. */
+const char *cli_si(char *buf, size_t len, double v, const char *unit);
+
+/* What cli_si() writes `v` in: @return the divisor (1, 1e3, 1e6, ...), with
+ * its prefix ("", "k", "M", ...) and the decimals to print. */
+double cli_si_fit(double v, const char **prefix, int *decimals);
+
+/* Seconds in the unit that fits them: "1.23 s", "337 ms", "0.0412 ms". @return buf. */
+const char *cli_seconds(char *buf, size_t len, double s);
 
 /* Writes s as a JSON string literal (quotes included). */
 void cli_json_string(FILE *f, const char *s);

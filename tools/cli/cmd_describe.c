@@ -20,7 +20,8 @@
 #include <jansson.h>
 
 static const char usage[] =
-    "usage: clscale describe [--json] [--sigma K] [--scope matrix|batch] [--devices SEL] IN.npy\n"
+    "usage: clscale describe [--json] [--sigma K] [--scope matrix|batch] [--devices SEL] [--quiet]\n"
+    "                        IN.npy\n"
     "\n"
     "Per column of IN (2-D rows x cols, or 3-D batch x rows x cols): count, missing\n"
     "(NaN, +-Inf), min, max, mean, std (ddof 0), 25%, 50% (median), 75% (numpy's\n"
@@ -31,7 +32,9 @@ static const char usage[] =
     "  --sigma K        the outliers' K, a number above 0 (default 3)\n"
     "  --scope S        matrix: one summary per matrix of a 3-D IN (default);\n"
     "                   batch: all batch x rows rows together\n"
-    "  --devices SEL    the OpenCL devices (see clscale --help)\n";
+    "  --devices SEL    the OpenCL devices (see clscale --help)\n"
+    "  --quiet          no progress bar (describe draws none; taken as the other\n"
+    "                   commands take it, so that one set of options fits all)\n";
 
 static json_t *jstr(const char *s) { return json_stringn(s, strlen(s)); }
 static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
@@ -150,31 +153,33 @@ int cmd_describe(int argc, char **argv)
             return EXIT_OK;
         } else if (!strcmp(a, "--json")) {
             json = 1;
+        } else if (!strcmp(a, "--quiet")) {
+            /* nothing to hide: describe draws no progress bar */
         } else if (!strcmp(a, "--sigma") || !strcmp(a, "--scope") || !strcmp(a, "--devices")) {
-            if (i + 1 >= argc) return cli_error(EXIT_USAGE, "describe: %s needs a value", a);
+            if (i + 1 >= argc) return cli_usage_error("describe", "%s needs a value", a);
             const char *v = argv[++i];
             if (!strcmp(a, "--sigma")) {
                 char *end;
                 errno = 0;
                 sigma = strtod(v, &end);
                 if (end == v || *end || errno || !isfinite(sigma) || sigma <= 0)
-                    return cli_error(EXIT_USAGE, "describe: --sigma \"%s\": K must be a finite number above 0", v);
+                    return cli_usage_error("describe", "--sigma \"%s\": K must be a finite number above 0", v);
             } else if (!strcmp(a, "--scope")) {
                 if (!strcmp(v, "matrix")) scope = CLS_SCOPE_MATRIX;
                 else if (!strcmp(v, "batch")) scope = CLS_SCOPE_BATCH;
-                else return cli_error(EXIT_USAGE, "describe: --scope \"%s\": matrix or batch", v);
+                else return cli_usage_error("describe", "--scope \"%s\": matrix or batch", v);
             } else {
                 sel = v;
             }
         } else if (a[0] == '-' && a[1]) {
-            return cli_error(EXIT_USAGE, "describe: unknown option \"%s\" (see clscale describe --help)", a);
+            return cli_usage_error("describe", "unknown option \"%s\"", a);
         } else if (!in) {
             in = a;
         } else {
-            return cli_error(EXIT_USAGE, "describe: one input file, not \"%s\" too", a);
+            return cli_usage_error("describe", "one input file, not \"%s\" too", a);
         }
     }
-    if (!in) return cli_error(EXIT_USAGE, "describe: no input file (usage: clscale describe [OPTIONS] IN.npy)");
+    if (!in) return cli_usage_error("describe", "no input file (usage: clscale describe [OPTIONS] IN.npy)");
     int rc = cli_selector_check("describe", sel);
     if (rc) return rc;
     cls_npy f;

@@ -22,7 +22,8 @@ int cmd_devices(int argc, char **argv)
         else if (!strcmp(argv[i], "--help")) {
             puts("usage: clscale devices [--json] [--devices SEL]");
             return EXIT_OK;
-        } else return cli_error(EXIT_USAGE, "devices: unknown option \"%s\"", argv[i]);
+        } else if (!strcmp(argv[i], "--devices")) return cli_usage_error("devices", "--devices needs a value");
+        else return cli_usage_error("devices", "unknown option \"%s\"", argv[i]);
     }
     int rc = cli_selector_check("devices", sel);
     if (rc) return rc;

@@ -72,12 +72,14 @@ static const char usage_clean_head[] =
     "                     [--sigma-clip K[,ITERS]] [--sigma-lower K] [--sigma-upper K]\n"
     "                     [--clip-center median|mean] [--clip-spread std|mad_std]\n"
     "                     [--clip-mode mask|clamp] [--scope matrix|batch] [--devices SEL]\n"
-    "                     [--verbose] [--mpi] IN.npy OUT.npy\n"
+    "                     [--verbose] [--quiet] [--mpi] IN.npy OUT.npy\n"
     "\n"
     "Cleans the columns of IN (per matrix of a 3-D IN, or over all with --scope\n"
     "batch) on the devices: outliers clipped as astropy's sigma_clip does, then\n"
     "missing values (NaN, +-Inf, --missing-value V, clipped values) filled as\n"
     "scikit-learn's SimpleImputer does. Missing values not filled are written as NaN.\n"
+    "At least one of --impute, --missing-value, --sigma-clip, --sigma-lower or\n"
+    "--sigma-upper is needed (without one there is nothing to clean).\n"
     "\n";
 static const char usage_clean_tail[] =
     "  --scope S        matrix (default) or batch\n"
@@ -85,7 +87,8 @@ static const char usage_clean_tail[] =
     "  --verbose        print the missing and clipped counts per column to stderr\n"
     "                   (under --mpi: a summary line per rank)\n"
     "  --mpi            under mpirun: each rank cleans its rows, all ranks deciding\n"
-    "                   together (docs/guide/mpi.md); not with most_frequent\n";
+    "                   together (docs/guide/mpi.md); not with most_frequent\n"
+    "  --quiet          no progress bar (one is drawn on a terminal for long runs)\n";
 
 static const char usage_apply[] =
     "usage: clscale apply --stats S [--inverse] [--devices SEL] [--verbose] [--quiet] IN.npy OUT.npy\n"
@@ -150,7 +153,7 @@ static const option options[] = {
     {"devices", 1, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT | CMD_CLEAN},
     {"verbose", 0, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT | CMD_CLEAN},
     {"mpi", 0, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT | CMD_CLEAN},
-    {"quiet", 0, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT},
+    {"quiet", 0, CMD_NORMALIZE | CMD_APPLY | CMD_DISCOUNT | CMD_CLEAN},
 };
 
 static int usage_error(const args *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -161,9 +164,7 @@ static int usage_error(const args *a, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    cli_error(EXIT_USAGE, "%s: %s", a->name, msg);
-    fprintf(stderr, "Try 'clscale %s --help'.\n", a->name);
-    return EXIT_USAGE;
+    return cli_usage_error(a->name, "%s", msg);
 }
 
 /* "LO,HI": two finite numbers, LO < HI, whose width HI - LO is finite too
@@ -293,6 +294,11 @@ static int parse(args *a, int argc, char **argv, const char *usage)
             a->p.hi = 1;
         }
     }
+    /* clean with no cleaning option would copy IN to OUT: surely not what
+     * was meant */
+    if (a->cmd == CMD_CLEAN && !a->cl.any)
+        return usage_error(a, "nothing to clean: give --impute, --missing-value, --sigma-clip, --sigma-lower or "
+                           "--sigma-upper");
     if (a->cmd & (CMD_NORMALIZE | CMD_CLEAN)) {
         char err[256];
         if (cli_clean_finish(&a->cl, err, sizeof err)) return usage_error(a, "%s", err);
@@ -312,7 +318,8 @@ static void shape_text(char *buf, size_t len, const cls_npy *f)
     else snprintf(buf, len, "%zux%zu", f->shape[0], f->shape[1]);
 }
 
-/* One line: shape, dtype, each device's slices, seconds, GB/s. */
+/* One line: shape, dtype, each device's slices, the time, the bytes read
+ * and written and their rate, in units that fit them. */
 static void summary(const args *a, cls_context *ctx, const cls_npy *in)
 {
     cls_report r;
@@ -332,9 +339,11 @@ static void summary(const args *a, cls_context *ctx, const cls_npy *in)
         snprintf(devs + used, sizeof devs - used, "%s%s", i ? "; " : "", one);
         n++;
     }
-    fprintf(stderr, "clscale: %s %s %s: %zu device%s [%s], %.3g s, %.3g GB/s\n", a->name, sh,
-            in->dtype == CLS_F64 ? "float64" : "float32", n, n == 1 ? "" : "s", devs, r.wall,
-            r.wall > 0 ? (double)r.bytes / r.wall / 1e9 : 0.0);
+    char secs[32], size[32], rate[32];
+    fprintf(stderr, "clscale: %s %s %s: %zu device%s [%s], %s, %s read and written, %s\n", a->name, sh,
+            in->dtype == CLS_F64 ? "float64" : "float32", n, n == 1 ? "" : "s", devs,
+            cli_seconds(secs, sizeof secs, r.wall), cli_si(size, sizeof size, (double)r.bytes, "B"),
+            cli_si(rate, sizeof rate, r.wall > 0 ? (double)r.bytes / r.wall : 0.0, "B/s"));
     const char *notes = cls_last_error(ctx);
     if (*notes) fprintf(stderr, "clscale: note: %s\n", notes);
 }
@@ -430,6 +439,7 @@ static int run(args *a)
     cfg.devices = a->devices;
     cfg.progress = on_progress;
     cfg.progress_user = &bar;
+    cfg.pass = cli_progress_pass;
     cls_status st = cls_context_create(&cfg, &ctx);
     /* the drivers are loaded now, and LLVM inside them took SIGBUS over */
     cli_guard_reclaim();
@@ -451,7 +461,7 @@ static int run(args *a)
         a->cl.c.missing_out = missing;
         a->cl.c.clipped_out = clipped;
     }
-    cli_progress_start(&bar);
+    cli_progress_start(&bar, (uint64_t)in.data_bytes);
     if (a->quiet) bar.enabled = 0;
     const cls_pipeline *pp = a->cmd == CMD_APPLY && !a->inverse ? NULL : &a->p;
     cls_stats **fit = a->cmd == CMD_NORMALIZE && a->stats_out ? &stats : NULL;

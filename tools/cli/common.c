@@ -17,6 +17,20 @@ int cli_error(int code, const char *fmt, ...)
     return code;
 }
 
+void cli_usage_hint(const char *cmd) { fprintf(stderr, "Try 'clscale %s --help'.\n", cmd); }
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "clscale: %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    cli_usage_hint(cmd);
+    return EXIT_USAGE;
+}
+
 int cli_selector_check(const char *cmd, const char *sel)
 {
     if (!sel) return 0;
@@ -24,7 +38,7 @@ int cli_selector_check(const char *cmd, const char *sel)
         if (*c != ',' && *c != ' ' && *c != '\t') return 0;
     cli_error(EXIT_USAGE, "%s: --devices \"%s\" names no device (all, gpu, cpu, indices such as 0,2, or part "
               "of a name)", cmd, sel);
-    fprintf(stderr, "Try 'clscale %s --help'.\n", cmd);
+    cli_usage_hint(cmd);
     return EXIT_USAGE;
 }
 
@@ -43,12 +57,14 @@ static int devices_exist(void)
 
 int cli_context_failed(const char *cmd, const char *devices, cls_status st, cls_context *ctx)
 {
-    (void)cmd;
     cli_error(EXIT_FAIL, "%s: %s", cls_status_str(st), ctx ? cls_last_error(ctx) : "out of memory");
     const char *env = getenv("CLSCALE_DEVICES");
     int selected = (devices && *devices) || (!devices && env && *env);
     cls_context_destroy(ctx);
-    return st == CLS_E_NO_DEVICE && selected && devices_exist() ? EXIT_USAGE : EXIT_FAIL;
+    if (st != CLS_E_NO_DEVICE || !selected || !devices_exist()) return EXIT_FAIL;
+    /* a selector that matched nothing is a usage error, and ends as one */
+    cli_usage_hint(cmd);
+    return EXIT_USAGE;
 }
 
 cls_context *cli_context(const char *cmd, const char *devices, unsigned flags, int *rc)
@@ -64,6 +80,40 @@ cls_context *cli_context(const char *cmd, const char *devices, unsigned flags, i
     }
     *rc = EXIT_OK;
     return ctx;
+}
+
+double cli_si_fit(double v, const char **prefix, int *decimals)
+{
+    static const char *const names[] = {"", "k", "M", "G", "T", "P", "E"};
+    size_t k = 0;
+    double d = 1;
+    if (!(v >= 0)) v = 0;
+    while (v / d >= 999.5 && k + 1 < sizeof names / sizeof names[0]) {
+        d *= 1000;
+        k++;
+    }
+    /* whole bytes as they are; three significant digits past them */
+    double x = v / d;
+    *prefix = names[k];
+    *decimals = k == 0 ? 0 : x < 9.995 ? 2 : x < 99.95 ? 1 : 0;
+    return d;
+}
+
+const char *cli_si(char *buf, size_t len, double v, const char *unit)
+{
+    const char *prefix;
+    int decimals;
+    double d = cli_si_fit(v, &prefix, &decimals);
+    snprintf(buf, len, "%.*f %s%s", decimals, v > 0 ? v / d : 0.0, prefix, unit);
+    return buf;
+}
+
+const char *cli_seconds(char *buf, size_t len, double s)
+{
+    if (!(s >= 0)) s = 0;
+    if (s >= 0.9995) snprintf(buf, len, "%.3g s", s);
+    else snprintf(buf, len, "%.3g ms", s * 1e3);
+    return buf;
 }
 
 void cli_json_string(FILE *f, const char *s)

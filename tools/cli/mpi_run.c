@@ -351,9 +351,10 @@ static void summary(const rank_state *r, double seconds)
                     v[9], v[10]);
         /* no fit nor transform of their own: the scaler ran in the cleaning's last pass, or there is none */
         int scaled_apart = !(v[10] > 0 && v[3] == 0 && v[7] == 0);
+        char red[32];
         if (r->j->cmd == CLI_MPI_NORMALIZE && scaled_apart)
-            fprintf(stderr, " (fit %.3f s, checks %.4f s, allreduce %.4f s of %.0f bytes, transform %.3f s)",
-                    v[3], v[4], v[5], v[6], v[7]);
+            fprintf(stderr, " (fit %.3f s, checks %.4f s, allreduce %.4f s of %s, transform %.3f s)",
+                    v[3], v[4], v[5], cli_si(red, sizeof red, v[6], "B"), v[7]);
         fputc('\n', stderr);
     }
     free(all);
