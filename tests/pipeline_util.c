@@ -116,3 +116,45 @@ size_t compare_on_column_scale(const cls_array *y, const double *want, const cls
     free(scale);
     return wrong;
 }
+
+int all_fp64(cls_context *ctx)
+{
+    for (size_t i = 0; i < cls_device_count(ctx); i++) {
+        cls_device_info d;
+        if (cls_device_get(ctx, i, &d) != CLS_OK || !d.fp64) return 0;
+    }
+    return 1;
+}
+
+void clean_into(cls_context *ctx, const cls_array *x, cls_scope scope, cls_clean o, int with_mask, cleaned *r)
+{
+    size_t ne = (scope == CLS_SCOPE_BATCH ? 1 : x->batch) * x->cols;
+    memset(r, 0, sizeof *r);
+    r->y = make_out(x);
+    r->miss = calloc(ne, 8);
+    r->clip = calloc(ne, 8);
+    r->fill = calloc(ne, 8);
+    r->lo = calloc(ne, 8);
+    r->hi = calloc(ne, 8);
+    if (with_mask) r->mask = malloc(x->batch * x->rows * x->cols + 1);
+    o.missing_out = r->miss;
+    o.clipped_out = r->clip;
+    o.fill_out = r->fill;
+    o.lower_out = r->lo;
+    o.upper_out = r->hi;
+    o.iterations_out = &r->iters;
+    if (with_mask) o.mask_out = r->mask;
+    cls_status st = cls_clean_data(ctx, &o, scope, x, &r->y);
+    if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
+}
+
+void cleaned_free(cleaned *r)
+{
+    ref_free(&r->y);
+    free(r->miss);
+    free(r->clip);
+    free(r->fill);
+    free(r->lo);
+    free(r->hi);
+    free(r->mask);
+}

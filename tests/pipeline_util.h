@@ -36,4 +36,22 @@ size_t compare_on_column_scale(const cls_array *y, const double *want, const cls
 /* An output array like x, filled with a sentinel. */
 cls_array make_out(const cls_array *x);
 
+/* Whether every device of ctx has float64. */
+int all_fp64(cls_context *ctx);
+
+/* A cleaning call's outputs, one entry per statistics group and column. */
+typedef struct cleaned {
+    cls_array y;
+    uint64_t *miss, *clip;
+    double   *fill, *lo, *hi;
+    uint8_t  *mask;           /* NULL unless asked */
+    unsigned  iters;
+} cleaned;
+
+/* cls_clean_data(ctx, o, scope, x) into a fresh r: every per-entry output
+ * of o pointed at r's (and, with_mask, mask_out); fails the test with the
+ * library's message on error. cleaned_free() frees r. */
+void clean_into(cls_context *ctx, const cls_array *x, cls_scope scope, cls_clean o, int with_mask, cleaned *r);
+void cleaned_free(cleaned *r);
+
 #endif

@@ -33,12 +33,7 @@
 #include "internal.h"
 #include "pipeline_util.h"
 
-typedef struct result {
-    cls_array y;
-    uint64_t *miss, *clip;
-    double   *fill, *lo, *hi;
-    unsigned  iters;
-} result;
+typedef cleaned result;
 
 static int same(double a, double b) { return (isnan(a) && isnan(b)) || (a == b && signbit(a) == signbit(b)); }
 
@@ -46,43 +41,9 @@ static int same(double a, double b) { return (isnan(a) && isnan(b)) || (a == b &
  * passes. */
 static void run(cls_context *ctx, const cls_array *x, cls_scope scope, cls_clean o, int multipass, result *r)
 {
-    size_t ne = cref_groups(x, scope) * x->cols;
-    r->y = make_out(x);
-    r->miss = calloc(ne, 8);
-    r->clip = calloc(ne, 8);
-    r->fill = calloc(ne, 8);
-    r->lo = calloc(ne, 8);
-    r->hi = calloc(ne, 8);
-    o.lower_out = r->lo;
-    o.upper_out = r->hi;
-    o.missing_out = r->miss;
-    o.clipped_out = r->clip;
-    o.fill_out = r->fill;
-    o.iterations_out = &r->iters;
     ctx->count_regime = multipass;
-    cls_status st = cls_clean_data(ctx, &o, scope, x, &r->y);
+    clean_into(ctx, x, scope, o, 0, r);
     ctx->count_regime = 0;
-    if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
-}
-
-static void result_free(result *r)
-{
-    ref_free(&r->y);
-    free(r->miss);
-    free(r->clip);
-    free(r->fill);
-    free(r->lo);
-    free(r->hi);
-}
-
-/* Whether every device of ctx has float64: then the paths are bit-equal. */
-static int all_fp64(cls_context *ctx)
-{
-    for (size_t i = 0; i < cls_device_count(ctx); i++) {
-        cls_device_info d;
-        if (cls_device_get(ctx, i, &d) != CLS_OK || !d.fp64) return 0;
-    }
-    return 1;
 }
 
 /* mask_out (astropy's mask: 1 where missing or clipped) on the path
@@ -222,10 +183,10 @@ static void check(cls_context *ctx, const cls_array *x, cls_scope scope, cls_cle
             if ((!same(fmean[e], mmean[e]) || !same(fm2[e], mm2[e])) && bad++ < 10)
                 printf("# %s: entry %zu: one pass mean %.17g m2 %.17g, multi-pass %.17g %.17g\n", label, e,
                        fmean[e], fm2[e], mmean[e], mm2[e]);
-        result_free(&m);
+        cleaned_free(&m);
         if (bad) fail_msg("%s: %zu differences from the multi-pass path (or its mask)", label, bad);
     }
-    result_free(&f);
+    cleaned_free(&f);
     free(want);
     free(wmiss);
     free(wclip);

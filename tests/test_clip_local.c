@@ -24,13 +24,7 @@
 #include "clean_ref.h"
 #include "pipeline_util.h"
 
-typedef struct result {
-    cls_array y;
-    uint64_t *miss, *clip;
-    double   *fill;
-    unsigned  iters;
-    uint8_t  *mask;
-} result;
+typedef cleaned result;
 
 static int same(double a, double b) { return (isnan(a) && isnan(b)) || (a == b && signbit(a) == signbit(b)); }
 
@@ -43,43 +37,12 @@ static int built(cls_context *ctx, int k, cls_dtype t)
     return 0;
 }
 
-/* Whether every device of ctx has float64. */
-static int all_fp64(cls_context *ctx)
-{
-    for (size_t i = 0; i < cls_device_count(ctx); i++) {
-        cls_device_info d;
-        if (cls_device_get(ctx, i, &d) != CLS_OK || !d.fp64) return 0;
-    }
-    return 1;
-}
-
 /* Cleans x with o, clip_local.cl's kernel forced (local) or not. */
 static void run(cls_context *ctx, const cls_array *x, cls_scope scope, cls_clean o, int local, result *r)
 {
-    size_t ne = cref_groups(x, scope) * x->cols;
-    r->y = make_out(x);
-    r->miss = calloc(ne, 8);
-    r->clip = calloc(ne, 8);
-    r->fill = calloc(ne, 8);
-    o.missing_out = r->miss;
-    o.clipped_out = r->clip;
-    o.fill_out = r->fill;
-    o.iterations_out = &r->iters;
-    r->mask = malloc(x->batch * x->rows * x->cols);
-    o.mask_out = r->mask;
     ctx->clip_local = local ? 1 : -1;
-    cls_status st = cls_clean_data(ctx, &o, scope, x, &r->y);
+    clean_into(ctx, x, scope, o, 1, r);
     ctx->clip_local = 0;
-    if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
-}
-
-static void result_free(result *r)
-{
-    ref_free(&r->y);
-    free(r->miss);
-    free(r->clip);
-    free(r->fill);
-    free(r->mask);
 }
 
 static void check(cls_context *ctx, const cls_array *x, cls_scope scope, cls_clean o, const char *label)
@@ -145,10 +108,10 @@ static void check(cls_context *ctx, const cls_array *x, cls_scope scope, cls_cle
         for (size_t i = 0; i < n; i++)
             if (f.mask[i] != m.mask[i] && bad++ < 10)
                 printf("# %s: element %zu: mask %u, other %u\n", label, i, f.mask[i], m.mask[i]);
-        result_free(&m);
+        cleaned_free(&m);
         if (bad) fail_msg("%s: %zu differences from the other path", label, bad);
     }
-    result_free(&f);
+    cleaned_free(&f);
     free(want);
     free(wmiss);
     free(wclip);

@@ -144,51 +144,6 @@ static void quantiles_equal_counting_and_reference(void **state)
     cls_context_destroy(count);
 }
 
-typedef struct clipped {
-    cls_array y;
-    uint64_t *miss, *clip;
-    double   *fill, *lo, *hi;
-    unsigned  iters;
-} clipped;
-
-static void clip_run(cls_context *ctx, const cls_array *x, cls_clean o, clipped *r)
-{
-    size_t ne = x->batch * x->cols;
-    r->y = make_out(x);
-    r->miss = calloc(ne, 8);
-    r->clip = calloc(ne, 8);
-    r->fill = calloc(ne, 8);
-    r->lo = calloc(ne, 8);
-    r->hi = calloc(ne, 8);
-    o.lower_out = r->lo;
-    o.upper_out = r->hi;
-    o.missing_out = r->miss;
-    o.clipped_out = r->clip;
-    o.fill_out = r->fill;
-    o.iterations_out = &r->iters;
-    cls_status st = cls_clean_data(ctx, &o, CLS_SCOPE_MATRIX, x, &r->y);
-    if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
-}
-
-static void clipped_free(clipped *r)
-{
-    ref_free(&r->y);
-    free(r->miss);
-    free(r->clip);
-    free(r->fill);
-    free(r->lo);
-    free(r->hi);
-}
-
-static int all_fp64(cls_context *ctx)
-{
-    for (size_t i = 0; i < cls_device_count(ctx); i++) {
-        cls_device_info d;
-        if (cls_device_get(ctx, i, &d) != CLS_OK || !d.fp64) return 0;
-    }
-    return 1;
-}
-
 static void clipping_equals_counting_and_reference(void **state)
 {
     (void)state;
@@ -215,8 +170,8 @@ static void clipping_equals_counting_and_reference(void **state)
             add_zeros(&x);
             size_t C = x.cols, ne = x.batch * C, n = x.batch * x.rows * C, es = ti ? 8 : 4;
             for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
-                clipped a, b;
-                clip_run(sort, &x, opts[k], &a);
+                cleaned a, b;
+                clean_into(sort, &x, CLS_SCOPE_MATRIX, opts[k], 0, &a);
                 /* against astropy's sigma_clip + SimpleImputer in float64 */
                 double *want = malloc(n * sizeof *want);
                 uint64_t wm, wc;
@@ -246,7 +201,7 @@ static void clipping_equals_counting_and_reference(void **state)
                  * passes sum in chunks of rows merged (Chan) and the sort
                  * regime in one run or from the sorted sums: within tol */
                 if (ti || all_fp64(sort)) {
-                    clip_run(count, &x, opts[k], &b);
+                    clean_into(count, &x, CLS_SCOPE_MATRIX, opts[k], 0, &b);
                     for (size_t i = 0; i < n; i++)
                         if (memcmp((char *)a.y.data + i * es, (char *)b.y.data + i * es, es) != 0 &&
                             !(fabs(cref_get(&a.y, i) - cref_get(&b.y, i)) <= tol * fmax(1, fabs(cref_get(&b.y, i)))))
@@ -265,9 +220,9 @@ static void clipping_equals_counting_and_reference(void **state)
                     if (a.iters != b.iters)
                         fail_msg("%s rows %zu options %zu: %u iterations, counting %u", ti ? "f64" : "f32",
                                  rows[ri], k, a.iters, b.iters);
-                    clipped_free(&b);
+                    cleaned_free(&b);
                 }
-                clipped_free(&a);
+                cleaned_free(&a);
             }
             cref_free(&x);
         }
