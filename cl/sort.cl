@@ -81,25 +81,19 @@ inline int F(sort_merge)(__global UKEY *a, __global UKEY *b, uint n)
     return in_b;
 }
 
-/* Sorts a[0, n), whose keys' bits vary only where `vary` (the XOR of
- * their AND and OR) is set, with b as the other array and h as two tables
- * of counters (S_WIN's for `rows`); returns 0 when the sorted keys are in
- * a, 1 when in b. */
-inline int F(sort_keys)(__global UKEY *a, __global UKEY *b, __global uint *h, uint n, uint rows, UKEY vary)
+/* LSD radix passes over the digits at shifts sh[p0, p1) of a[0, n)
+ * (b the other array, h two tables of nb counters, digits `mask` wide);
+ * returns 0 when the result is in a, 1 when in b. Each scatter counts the
+ * next digit, so the keys are read once per pass. */
+inline int F(sort_radix)(__global UKEY *a, __global UKEY *b, __global uint *h, uint n, const uint *sh, uint p0,
+                         uint p1, uint nb, uint mask)
 {
-    if (n <= S_MERGE_MAX) return F(sort_merge)(a, b, n);
-    /* the digit's width by the group's rows (the window's counters), not n */
-    uint bits = rows >= S_WIDE_MIN ? 11 : 8, nb = 1u << bits, mask = nb - 1;
-    /* the digits that vary, lowest first */
-    uint sh[8], np = 0;
-    for (uint s = 0; s < KEY_BITS && np < 8; s += bits)
-        if ((vary >> s) & mask) sh[np++] = s;
-    if (np == 0) return 0;
+    if (p0 >= p1) return 0;
     __global uint *c = h, *cn = h + nb;
     for (uint i = 0; i < nb; i++) c[i] = 0;
-    for (uint i = 0; i < n; i++) c[(uint)((a[i] >> sh[0]) & mask)]++;
+    for (uint i = 0; i < n; i++) c[(uint)((a[i] >> sh[p0]) & mask)]++;
     int in_b = 0;
-    for (uint p = 0; p < np; p++) {
+    for (uint p = p0; p < p1; p++) {
         __global UKEY *src = in_b ? b : a, *dst = in_b ? a : b;
         uint s = 0;
         for (uint i = 0; i < nb; i++) {
@@ -108,7 +102,7 @@ inline int F(sort_keys)(__global UKEY *a, __global UKEY *b, __global uint *h, ui
             s += t;
         }
         uint d = sh[p];
-        if (p + 1 < np) {
+        if (p + 1 < p1) {
             /* scatter this digit, count the next */
             uint dn = sh[p + 1];
             for (uint i = 0; i < nb; i++) cn[i] = 0;
@@ -127,6 +121,57 @@ inline int F(sort_keys)(__global UKEY *a, __global UKEY *b, __global uint *h, ui
             }
         }
         in_b = !in_b;
+    }
+    return in_b;
+}
+
+/* The high digits a sort takes before it settles the runs of keys equal
+ * on them (float64: 4 of up to 8) */
+#define S_HIGH 4
+/* Sorts a[0, n), whose keys' bits vary only where `vary` (the XOR of
+ * their AND and OR) is set, with b as the other array and h as two tables
+ * of counters (S_WIN's for `rows`); returns 0 when the sorted keys are in
+ * a, 1 when in b.
+ *
+ * Keys with more than S_HIGH varying digits (float64 data, whose low
+ * mantissa bits vary) are sorted by their S_HIGH highest varying digits
+ * first; keys equal on those (runs, mostly of one key: 32 bits below the
+ * highest varying one tell most values apart) are then sorted by the rest,
+ * a short run by insertion, a long one by the remaining radix passes. The
+ * worst case (every key in one run) costs what the full passes cost. */
+inline int F(sort_keys)(__global UKEY *a, __global UKEY *b, __global uint *h, uint n, uint rows, UKEY vary)
+{
+    if (n <= S_MERGE_MAX) return F(sort_merge)(a, b, n);
+    /* the digit's width by the group's rows (the window's counters), not n */
+    uint bits = rows >= S_WIDE_MIN ? 11 : 8, nb = 1u << bits, mask = nb - 1;
+    /* the digits that vary, lowest first */
+    uint sh[8], np = 0;
+    for (uint s = 0; s < KEY_BITS && np < 8; s += bits)
+        if ((vary >> s) & mask) sh[np++] = s;
+    if (np <= S_HIGH) return F(sort_radix)(a, b, h, n, sh, 0, np, nb, mask);
+    uint cut = np - S_HIGH, lsh = sh[cut];
+    int in_b = F(sort_radix)(a, b, h, n, sh, cut, np, nb, mask);
+    __global UKEY *src = in_b ? b : a, *oth = in_b ? a : b;
+    for (uint i = 0; i < n;) {
+        UKEY hi = src[i] >> lsh;
+        uint j = i + 1;
+        while (j < n && (src[j] >> lsh) == hi) j++;
+        uint len = j - i;
+        if (len > 32) {
+            if (F(sort_radix)(src + i, oth + i, h, len, sh, 0, cut, nb, mask))
+                for (uint r = i; r < j; r++) src[r] = oth[r];
+        } else {
+            for (uint r = i + 1; r < j; r++) {
+                UKEY k = src[r];
+                uint q = r;
+                while (q > i && src[q - 1] > k) {
+                    src[q] = src[q - 1];
+                    q--;
+                }
+                src[q] = k;
+            }
+        }
+        i = j;
     }
     return in_b;
 }

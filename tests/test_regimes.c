@@ -231,12 +231,65 @@ static void clipping_equals_counting_and_reference(void **state)
     cls_context_destroy(count);
 }
 
+/* Keys whose highest varying bits do not tell them apart (cl/sort.cl sorts
+ * by those first, then each run of equal ones by the rest): values a few
+ * units of 2^-40 apart beside one huge one, a shuffled ramp of them, ties
+ * among them; and clean_ref.c's hostile scales. Order statistics and
+ * clipping as the counting passes. */
+static void runs_of_equal_high_digits(void **state)
+{
+    (void)state;
+    if (!suite_runs(CLS_F64)) test_skip("no float64 on this implementation");
+    cls_context *sort = budget_context(0), *count = budget_context(1);
+    const size_t rows[] = {97, 300, 2000};
+    const double q[] = {0.1, 0.5, 0.9};
+    for (size_t ri = 0; ri < sizeof rows / sizeof rows[0]; ri++) {
+        size_t R = rows[ri], C = 6;
+        if (skip_rows(R)) continue;
+        cls_array x = cref_make_scales(CLS_F64, R, C, 4300 + ri);
+        double *d = x.data;
+        rng g;
+        rng_seed(&g, 4400 + ri);
+        for (size_t r = 0; r < R; r++) {
+            /* columns 0-2 of the first matrix: ramps 2^-40 apart, shuffled */
+            double u = rng_range(&g, 0, 1);
+            d[r * C + 0] = r == R / 3 ? 1e300 : 1.0 + (double)((r * 7919) % R) * 0x1p-40;
+            d[r * C + 1] = r == 0 ? -1e300 : -(1.0 + (double)((r * 104729) % R) * 0x1p-40);
+            d[r * C + 2] = r == R - 1 ? 1e300 : 1e-300 * (1.0 + (double)(u < 0.5 ? r % 5 : (r * 31) % R) * 0x1p-44);
+        }
+        size_t G = x.batch, nq = 3, n = G * nq * C;
+        double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+        assert_int_equal(cls_quantiles(sort, &x, CLS_SCOPE_MATRIX, q, nq, a), CLS_OK);
+        assert_int_equal(cls_quantiles(count, &x, CLS_SCOPE_MATRIX, q, nq, b), CLS_OK);
+        for (size_t i = 0; i < n; i++)
+            if (!same(a[i], b[i])) fail_msg("rows %zu entry %zu: sorted %.17g, counting %.17g", R, i, a[i], b[i]);
+        cls_clean opts[] = {{.sigma = 3, .maxiters = -1}, {.sigma = 2, .maxiters = -1, .spread = CLS_SPREAD_MAD_STD}};
+        for (size_t k = 0; k < 2; k++) {
+            cleaned p, m;
+            clean_into(sort, &x, CLS_SCOPE_MATRIX, opts[k], 0, &p);
+            clean_into(count, &x, CLS_SCOPE_MATRIX, opts[k], 0, &m);
+            for (size_t e = 0; e < G * C; e++)
+                if (p.clip[e] != m.clip[e] || p.miss[e] != m.miss[e])
+                    fail_msg("rows %zu options %zu entry %zu: clipped %llu, counting %llu", R, k, e,
+                             (unsigned long long)p.clip[e], (unsigned long long)m.clip[e]);
+            cleaned_free(&p);
+            cleaned_free(&m);
+        }
+        free(a);
+        free(b);
+        cref_free(&x);
+    }
+    cls_context_destroy(sort);
+    cls_context_destroy(count);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(regime_by_length_budget_and_loop_limit),
         cmocka_unit_test(quantiles_equal_counting_and_reference),
         cmocka_unit_test(clipping_equals_counting_and_reference),
+        cmocka_unit_test(runs_of_equal_high_digits),
     };
     return TEST_RUN("regimes", tests, NULL, NULL);
 }
