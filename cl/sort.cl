@@ -27,9 +27,11 @@
 /* 11-bit digits from this many rows on, else 8-bit */
 #define S_WIDE_MIN 16384
 /* a window's length in keys: two arrays and two tables of counters (a
- * uint each, 2^digit bits); regime.c's cls_sort_window_bytes says the same */
-#define S_WIN(rows) \
-    (2 * (ulong)(rows) + (2 * ((rows) >= S_WIDE_MIN ? 2048 : 256) * 4 + sizeof(UKEY) - 1) / sizeof(UKEY))
+ * uint each, 2^digit bits; none where every column is merge-sorted);
+ * regime.c's cls_sort_window_bytes says the same */
+#define S_WIN(rows)                                                           \
+    (2 * (ulong)(rows) +                                                      \
+     ((rows) <= S_MERGE_MAX ? 0 : (2 * ((rows) >= S_WIDE_MIN ? 2048 : 256) * 4 + sizeof(UKEY) - 1) / sizeof(UKEY)))
 
 inline REAL F(value_of_key)(UKEY k)
 {

@@ -117,7 +117,7 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
     size_t off = (size_t)(g0 * v->Rg) * C, bytes = (size_t)(ng * v->Rg) * C * es;
     const char *xp = v->x + off * es;
     char *yp = o->write ? v->y + off * es : NULL;
-    int sorted = v->Rg > CLS_CLIP_FAST_ROWS; /* the sort regime (cls_clip_fast_fits) */
+    int sorted = cls_regime_of(ctx, v->Rg, es, CLS_CLIP_FAST_ROWS) == CLS_REGIME_SORT;
     int loc = !sorted && local_kernel(ctx, d);
     int k = sorted ? CLS_K_CLIPSORT
             : loc  ? (v->Rg <= 32 ? CLS_K_CLIP32L : CLS_K_CLIP64L)

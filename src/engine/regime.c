@@ -4,8 +4,9 @@
 uint64_t cls_sort_window_bytes(uint64_t rows, size_t es)
 {
     /* two key arrays, then two tables of counters, 11-bit digits from
-     * 16384 rows on, else 8-bit (cl/sort.cl's S_WIN) */
-    uint64_t counters = (2 * (rows >= 16384 ? 2048 : 256) * 4 + es - 1) / es * es;
+     * 16384 rows on, else 8-bit, none where every column is merge-sorted
+     * (cl/sort.cl's S_WIN, S_MERGE_MAX) */
+    uint64_t counters = rows <= 96 ? 0 : (2 * (rows >= 16384 ? 2048 : 256) * 4 + es - 1) / es * es;
     return 2 * rows * es + counters;
 }
 
