@@ -417,6 +417,37 @@ static void workload_option_runs_only_that_one(void **state)
     json_decref(j);
 }
 
+/* The shape sweep, small: every operation at every length the size
+ * reaches, each as a multiple of the min-max call of its shape (1 for
+ * min-max itself), in the table and the JSON. */
+static void shapes_sweep_has_every_operation_at_every_length(void **state)
+{
+    (void)state;
+    static result r;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/shapes.json", dir);
+    assert_int_equal(tool(&r, "bench", "--workload", "shapes", "--size", "0.0005", "--repeats", "1", "--json", path), 0);
+    expect_status(&r, 0);
+    assert_non_null(strstr(r.out, "5000 x 1"));
+    assert_null(strstr(r.out, "seed-a: "));
+    json_t *j = load_json(path);
+    json_t *rows = json_object_get(j, "rows");
+    /* 8000 values: lengths 1, 60, 64, 65, 300, 1000, 5000; 8 operations each */
+    assert_int_equal(json_array_size(rows), 7 * 8);
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        json_t *row = json_array_get(rows, i);
+        double x = json_number_value(json_object_get(row, "x_minmax"));
+        assert_true(json_number_value(json_object_get(row, "median_s")) > 0);
+        if (i % 8 == 0) {
+            assert_string_equal(str(row, "op"), "minmax");
+            assert_true(x == 1.0);
+        } else {
+            assert_true(x > 0);
+        }
+    }
+    json_decref(j);
+}
+
 static void one_device_has_no_together_run_and_traces_itself(void **state)
 {
     (void)state;
@@ -614,6 +645,7 @@ int main(void)
         cmocka_unit_test(trace_has_one_track_per_queue_used),
         cmocka_unit_test(timeline_is_xml_with_one_lane_per_queue_used),
         cmocka_unit_test(workload_option_runs_only_that_one),
+        cmocka_unit_test(shapes_sweep_has_every_operation_at_every_length),
         cmocka_unit_test(one_device_has_no_together_run_and_traces_itself),
         cmocka_unit_test(wrong_result_is_a_failure_not_a_time),
         cmocka_unit_test(bad_options_exit_2_before_any_work),

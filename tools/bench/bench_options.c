@@ -24,7 +24,10 @@ static const char help[] =
     "device's memory and host<->device bandwidth, pinned and pageable (as clpeak).\n"
     "\n"
     "  --workload NAME   seed-a, seed-b, seed-b-large, table; repeatable or a comma\n"
-    "                    list (default: all four, run in that order)\n"
+    "                    list (default: all four, run in that order); or shapes: robust\n"
+    "                    scaling, quantiles, median imputation and sigma clipping at group\n"
+    "                    lengths 1 to 10^7, each as a multiple of one min-max call (run\n"
+    "                    alone; python -m clscale.bench --workload shapes adds the peers)\n"
     "  --size X          scale each workload's first dimension by X (default 1);\n"
     "                    the limits are measured at full size whatever X is\n"
     "  --devices SEL     the devices to benchmark (default: all; see clscale --help)\n"
@@ -88,6 +91,13 @@ static int select_workloads(options *o, const char *list)
     const char *p = list;
     for (;;) {
         size_t len = strcspn(p, ",");
+        if (len == 6 && !strncmp(p, "shapes", 6)) {
+            /* the shape sweep (bench_shapes.c), run on its own */
+            o->shapes = 1;
+            if (!p[len]) return 0;
+            p += len + 1;
+            continue;
+        }
         size_t i = 0;
         while (i < n && !(strlen(all[i].name) == len && !strncmp(all[i].name, p, len))) i++;
         if (i == n) {
@@ -183,7 +193,7 @@ int bench_parse_options(int argc, char **argv, options *o)
         else if (!strcmp(name, "--trace")) o->trace = v;
         else o->timeline = v;
     }
-    if (!o->want) o->want = ~0u;
+    if (!o->want && !o->shapes) o->want = ~0u;
     return 0;
 }
 

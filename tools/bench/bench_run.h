@@ -137,5 +137,9 @@ int bench_model_run(const bench_workload *w, int repeats, bench_model_row rows[2
  * whose bit is set in `want` at `size` and prints the table; the exit
  * status (EXIT_OK, EXIT_FAIL). */
 int bench_model_main(const char *layer, unsigned want, double size, int repeats, int pageable_only);
+/* --workload shapes (bench_shapes.c): the shape sweep, its table on stdout
+ * and, with --json, its rows; an exit status. */
+struct options;
+int bench_shapes(const struct options *o);
 
 #endif

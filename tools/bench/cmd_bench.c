@@ -332,6 +332,10 @@ int cmd_bench(int argc, char **argv)
     if (s.o.file) return bench_files(s.o.file, s.o.repeats_set ? s.o.repeats : 1);
     bench_progress_start(s.o.quiet);
     if (s.o.model) return bench_model_main(s.o.model, s.o.want, s.o.size, s.o.repeats, s.o.pageable_only);
+    if (s.o.shapes) {
+        int rc = bench_shapes(&s.o);
+        if (rc != EXIT_OK || !s.o.want) return rc;
+    }
     const char *corrupt = getenv("CLSCALE_BENCH_CORRUPT");
     s.corrupt = corrupt && *corrupt ? strtol(corrupt, NULL, 10) : -1;
 
