@@ -74,6 +74,32 @@ def output_for(X, copy, out):
     return np.empty_like(X)
 
 
+def repair_moments(data, stats):
+    """`stats` with float64 moments where the device's float32 ones
+    overflowed, else `stats` itself.
+
+    A float32 column of values past ~1e19 has a sum of squares past the
+    largest float: the library's fit gives it an infinite m2 (and leaves the
+    column as it is in a fused transform). Its mean and m2 are taken again
+    here in float64 from `data` (the values the statistics are of, grouped
+    as the statistics are; only those columns are read), as scikit-learn
+    takes float32 moments in float64."""
+    info = stats.info
+    if not info["has_moments"] or stats.summary()["m2_overflow"] == 0:
+        return stats
+    c = stats.columns()
+    bad = (c["count"] > 0) & ~np.isfinite(c["m2"]) & np.isfinite(c["min"]) & np.isfinite(c["max"])
+    data3 = _by_group(data, info["groups"])
+    for g in np.nonzero(bad.any(axis=1))[0]:
+        cols = np.nonzero(bad[g])[0]
+        x = data3[g][:, cols].astype(np.float64)
+        x[~np.isfinite(x)] = np.nan
+        mean = np.nanmean(x, axis=0)
+        c["mean"][g, cols] = mean
+        c["m2"][g, cols] = np.nansum((x - mean) ** 2, axis=0)
+    return _clscale.Stats.from_state(info, c)
+
+
 def restate(stats, **changes):
     """`stats` with some of its description changed (a new object)."""
     info = dict(stats.info)
@@ -271,6 +297,7 @@ class Scaler(ScalerFiles, Estimator):
         lo, hi = self._range()
         with context(self.devices) as ctx:
             new = ctx.fit(X, scaler=self._code, scope=scope, lo=lo, hi=hi, clip=self._clip())
+        new = repair_moments(X, new)
         self._check_mergeable(new.info, first)
         return (new, new.info) if empty_ok else new
 
@@ -327,11 +354,13 @@ class Scaler(ScalerFiles, Estimator):
         Y = output_for(X, self.copy, out)
         lo, hi = self._range()
         with context(self.devices) as ctx:
-            fitted = ctx.fit_transform(X, Y, scaler=self._code, scope=self._scope_of(X),
-                                       lo=lo, hi=hi, clip=self._clip())
+            applied = ctx.fit_transform(X, Y, scaler=self._code, scope=self._scope_of(X),
+                                        lo=lo, hi=hi, clip=self._clip())
+        # columns whose moments overflowed hold their values in Y
+        fitted = repair_moments(Y, applied)
         self._install(fitted)
-        if self._refit_count(fitted.summary()):
-            self._refit_columns(X, Y, fitted)
+        if fitted is not applied or self._refit_count(fitted.summary()):
+            self._refit_columns(X, Y, applied)
         self._nan_empty(Y)
         return Y
 

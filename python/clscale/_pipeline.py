@@ -13,7 +13,7 @@ import numpy as np
 from sklearn import pipeline as _skp
 
 from . import _clscale, _dask
-from ._base import SCOPES, Scaler, as_data, output_for
+from ._base import SCOPES, Scaler, as_data, output_for, repair_moments
 from ._clean import SimpleImputer
 from ._context import check_selector, context
 from ._files import _check_paths, npy_layout, stream_clean, temp_beside
@@ -87,9 +87,11 @@ class Pipeline(_skp.Pipeline):
         imp.statistics_ = fill[0] if X.ndim == 2 else fill
         imp.n_features_in_ = X.shape[-1]
         if isinstance(sc, Scaler):
+            # columns whose moments overflowed hold their imputed values in Y
+            applied, fitted = fitted, repair_moments(Y, fitted)
             sc._install(fitted)
-            if sc._refit_count(fitted.summary()):
-                sc._refit_columns(X, Y, fitted, x_intact=False)
+            if fitted is not applied or sc._refit_count(fitted.summary()):
+                sc._refit_columns(X, Y, applied, x_intact=False)
             sc._nan_empty(Y)
         else:
             sc._install_fused(fitted, X, Y)

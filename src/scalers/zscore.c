@@ -1,6 +1,16 @@
 /* z-score: y = (x - mean) / std, population std (ddof 0); std 0 maps to 0
  * (scikit-learn's StandardScaler). Needs the moments, taken by Welford and
- * merged by Chan's formulas in the fused kernel's pass. */
+ * merged by Chan's formulas in the fused kernel's pass.
+ *
+ * The params are the fused kernel's (cl/scale.cl MAKE_PARAMS) bit for bit,
+ * so that a fused fit and transform equals a fit then a transform: the
+ * shift is the mean (split in two for float32 by params.c, as the kernel
+ * splits it), and the multiplier 1 / sqrt(m2 / n) is taken in the data's
+ * dtype (float32 division and square root, correctly rounded on both
+ * sides) where m2 fits it. A std that is not finite (float32 moments that
+ * overflowed on the device) leaves the column as it is, as the kernel
+ * does; the Python layer takes such moments again in float64. */
+#include <float.h>
 #include <math.h>
 
 #include "scalers/scaler.h"
@@ -8,12 +18,17 @@
 static cls_params params(const cls_column_stats *s, const cls_scaler_opts *o, int inverse, cls_dtype t)
 {
     (void)o;
-    (void)t;
     cls_params p = {0.0, 1.0, 0.0};
     double sd = sqrt(s->m2 / (double)s->count);
+    if (!(sd < INFINITY)) return p;
     if (!inverse) {
         p.shift = s->mean;
-        p.m = sd > 0 ? 1.0 / sd : 0.0;
+        if (t == CLS_F32 && s->m2 <= FLT_MAX) {
+            float sdf = sqrtf((float)s->m2 / (float)s->count);
+            p.m = sdf > 0 ? (double)(1.0f / sdf) : 0.0;
+        } else {
+            p.m = sd > 0 ? 1.0 / sd : 0.0;
+        }
     } else {
         p.m = sd;
         p.o = s->mean;

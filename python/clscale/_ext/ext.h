@@ -99,6 +99,8 @@ typedef struct {
     Py_ssize_t tiny_range;               /* 0 < max - min < 10 eps(dtype), in dtype */
     Py_ssize_t const_var;                /* scikit-learn's near-constant test on the variance */
     Py_ssize_t const_var_nonzero;        /* ... of those, m2 > 0 */
+    Py_ssize_t m2_overflow;              /* count > 0, m2 not finite, min and max finite:
+                                            float32 moments past FLT_MAX */
 } clsext_summary;
 
 typedef struct {

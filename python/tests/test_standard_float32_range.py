@@ -1,0 +1,107 @@
+"""StandardScaler on float32 data past ~1e19, whose sum of squares is past
+the largest float32 (the variance overflowed to inf on the devices, and
+the column came back unscaled with scale_ 1, silently), and
+fit_transform(X) against fit(X).transform(X), which scikit-learn's
+test_fit_transform asks to be equal."""
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.impute import SimpleImputer as SkImputer
+from sklearn.pipeline import make_pipeline as sk_make_pipeline
+from sklearn.preprocessing import StandardScaler as SkStandardScaler
+
+import clscale
+
+from conftest import DTYPES
+
+
+def huge(shape=(200, 4), seed=0):
+    """float32 columns of magnitude 1e19 (one from 0 to 1e19, one of
+    ordinary values), a few missing."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(0, 1e19, size=shape)
+    x[..., 1] = rng.uniform(0, 1e19, size=shape[:-1])
+    x[..., 2] = rng.normal(3, 2, size=shape[:-1])
+    x[..., 3] = rng.normal(-2e19, 5e18, size=shape[:-1])
+    x[rng.random(shape) < 0.03] = np.nan
+    return x.astype(np.float32)
+
+
+def check_like_sklearn(est, sk, x, y):
+    assert_allclose(est.var_, sk.var_, rtol=1e-5)
+    assert_allclose(est.scale_, sk.scale_, rtol=1e-5)
+    assert np.all(np.abs(est.mean_ - sk.mean_) <= 1e-5 * sk.scale_)
+    assert y.dtype == np.float32
+    assert_allclose(y, sk.transform(x), atol=1e-5, equal_nan=True)
+
+
+def test_fit_transform_matches_sklearn():
+    x = huge()
+    sk = SkStandardScaler().fit(x)
+    assert np.all(np.isfinite(sk.var_)) and sk.scale_[0] > 1e18
+    est = clscale.StandardScaler()
+    y = est.fit_transform(x)
+    check_like_sklearn(est, sk, x, y)
+    assert np.nanmax(np.abs(y[:, [0, 1, 3]])) < 10  # scaled, not left as it was
+
+
+def test_fit_then_transform_matches_sklearn():
+    x = huge()
+    sk = SkStandardScaler().fit(x)
+    est = clscale.StandardScaler().fit(x)
+    check_like_sklearn(est, sk, x, est.transform(x))
+    assert_allclose(est.inverse_transform(est.transform(x)), x, rtol=1e-5, atol=1e-5 * 1e19, equal_nan=True)
+
+
+def test_in_place_matches_sklearn():
+    x = huge()
+    sk = SkStandardScaler().fit(x)
+    y = x.copy()
+    est = clscale.StandardScaler(copy=False)
+    assert est.fit_transform(y) is y
+    check_like_sklearn(est, sk, x, y)
+
+
+def test_partial_fit_matches_sklearn():
+    x = huge(seed=1)
+    sk = SkStandardScaler().fit(x)
+    est = clscale.StandardScaler().partial_fit(x[:90]).partial_fit(x[90:])
+    check_like_sklearn(est, sk, x, est.transform(x))
+
+
+def test_per_matrix_matches_sklearn():
+    x = huge(shape=(3, 150, 4), seed=2)
+    est = clscale.StandardScaler(scope="matrix")
+    y = est.fit_transform(x)
+    for b in range(3):
+        sk = SkStandardScaler().fit(x[b])
+        assert_allclose(est.var_[b], sk.var_, rtol=1e-5)
+        assert_allclose(y[b], sk.transform(x[b]), atol=1e-5, equal_nan=True)
+
+
+def test_fused_pipeline_matches_sklearn():
+    x = huge(seed=3)
+    ours = clscale.make_pipeline(clscale.SimpleImputer(), clscale.StandardScaler())
+    y = ours.fit_transform(x)
+    assert ours.fused_
+    ref = sk_make_pipeline(SkImputer(), SkStandardScaler()).fit(x)
+    assert_allclose(ours[-1].var_, ref[-1].var_, rtol=1e-5)
+    assert_allclose(y, ref.transform(x), atol=1e-5)
+
+
+# ---- fit_transform(X) is fit(X).transform(X), bit for bit ----
+
+def test_fit_transform_equals_fit_transform_sklearn_test():
+    # scikit-learn's test_fit_transform
+    x = np.random.RandomState(0).random_sample((5, 4))
+    assert_array_equal(clscale.StandardScaler().fit(x).transform(x), clscale.StandardScaler().fit_transform(x))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(5, 4), (100, 7), (512, 300), (3, 200, 33)])
+def test_fit_transform_equals_fit_then_transform(dtype, shape):
+    rng = np.random.default_rng(4)
+    x = (rng.normal(100, 3, size=shape)).astype(dtype)
+    x[rng.random(shape) < 0.05] = np.nan
+    x[..., 1] = 7.5  # constant: scikit-learn's scale_ 1
+    assert_array_equal(clscale.StandardScaler().fit(x).transform(x), clscale.StandardScaler().fit_transform(x))
