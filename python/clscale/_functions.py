@@ -261,6 +261,8 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
         raise ValueError(f"data must be float32, float64 or integer, got {arr.dtype}")
     if inmask is not None and inmask.any():
         x = np.where(inmask, np.nan, x).astype(x.dtype, copy=False)
+    if axis is None and not masked and x.size:
+        return _clip_flat(arr, x, clip, maxiters, devices, return_bounds)
     axes = _axes(x.ndim, axis)
     m, shape = _blocks(x, axes)
     # in place (copy=False, masked=False) where the view is the data itself
@@ -331,20 +333,55 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     return result, lo, hi
 
 
+def _clip_flat(arr, x, clip, maxiters, devices, return_bounds):
+    """astropy's flattened clipping (axis=None, masked=False: its
+    _sigmaclip_noaxis): the values kept are those within the bounds of
+    every iteration, each iteration's bounds taken from the values the one
+    before kept; a value clipped once stays clipped. (With an axis, and
+    with masked=True, astropy keeps the values within the last bounds
+    instead, which may take back values clipped earlier: the library's one
+    call.) One library call per iteration (maxiters=1) on the finite values
+    still kept, as a column; the values kept in the data's type, and the
+    last bounds (NaN once no value is left)."""
+    v = x.ravel()
+    idx = np.flatnonzero(np.isfinite(v))
+    v = np.ascontiguousarray(v[idx])
+    iters = np.inf if maxiters is None else maxiters
+    one = dict(clip, maxiters=1)
+    lo = hi = np.nan
+    it, changed = 0, True
+    with context(devices) as ctx:
+        while changed and it < iters:
+            it += 1
+            if v.size == 0:
+                lo = hi = np.nan  # astropy's bounds of no values
+                break
+            bad = np.empty((1, v.size, 1), dtype=bool)
+            _, _, _, _, lo_, hi_, _, _ = _clscale.clean(ctx, v.reshape(1, -1, 1), None, bad,
+                                                        scope=_clscale.SCOPE_MATRIX, mode=0, **one)
+            lo, hi = float(np.ravel(lo_)[0]), float(np.ravel(hi_)[0])
+            keep = ~bad.ravel()
+            changed = not keep.all()
+            if changed:
+                idx, v = idx[keep], v[keep]
+    result = arr.ravel()[idx]
+    return (result, lo, hi) if return_bounds else result
+
+
 def _clipped_stats(data, sigma, sigma_lower, sigma_upper, maxiters, cenfunc, stdfunc, std_ddof, axis, grow,
                    devices):
     """sigma_clipped_stats in one library call, or None where it cannot
     be: the clipping's own statistics of the values kept (cls_clean's
     mean_out, m2_out, and the median as a median imputation's fill value),
     nothing written back. Over float64 values, as astropy's copy (integers
-    and float32 converted); not for the flattened float32 case (astropy's
-    statistics are float32 there) nor on devices without float64."""
+    and float32 converted), with an axis (the flattened case keeps other
+    values: _clip_flat), not on devices without float64."""
     clip = _clip_options(sigma, sigma_lower, sigma_upper, maxiters, cenfunc, stdfunc, grow)
     arr, inmask = _unmasked(data)
     if arr.ndim == 0 or arr.size == 0 or arr.dtype.kind not in "biuf" or arr.dtype == np.float16:
         return None
-    if axis is None and arr.dtype == np.float32:
-        return None
+    if axis is None:
+        return None  # astropy's flattened clipping (_clip_flat): not the library's one call
     with context(devices) as ctx:
         if not all(d["fp64"] for d in ctx.devices()):
             return None
@@ -399,7 +436,10 @@ def sigma_clipped_stats(data, mask=None, mask_value=None, sigma=3.0, sigma_lower
     rtype = y.dtype if axis is None and y.dtype == np.float32 else np.float64
     if axis is None:
         if y.size == 0:
-            return np.ma.masked, np.ma.masked, np.ma.masked
+            # every value clipped: numpy's statistics of no values, as astropy's
+            warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)
+            nan = np.dtype(rtype).type(np.nan)
+            return nan, nan, nan
         y = y.reshape(-1, 1)  # one column of the values kept
     if y.dtype.kind != "f":
         y = y.astype(np.float64)
