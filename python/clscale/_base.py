@@ -13,6 +13,7 @@ fit_transform, pickling, save/load and the stats file's registry are here,
 once. Nothing on the path of a call touches the per-column statistics in
 Python unless a column needs it (Stats.summary() counts them in C).
 """
+import functools
 import inspect
 
 import numpy as np
@@ -34,12 +35,18 @@ def as_data(X, estimator=None, empty_ok=False):
     """X as the library reads it, copied only when it must be.
 
     A C-contiguous float32/float64 ndarray of 2 or 3 dimensions passes as
-    it is (no copy). Anything else follows scikit-learn's check_array: lists
-    and other array-likes become arrays, integer and other dtypes become
-    float64, Fortran-ordered and strided arrays are copied to C order, once.
+    it is (no copy). float16 and big-endian float32 arrays become native
+    float32. Anything else follows scikit-learn's check_array: lists
+    and other array-likes become arrays, integer and other dtypes (and
+    big-endian float64) become native float64, Fortran-ordered and strided arrays are copied to C order, once.
     Sparse, complex and empty input raise. NaN and +-Inf are kept: they are
     missing values. `empty_ok` lets through data without rows (one rank
     of a fit over MPI ranks): 2-D (0, cols) or 3-D (batch, 0, cols)."""
+    if _is_half(X) or (isinstance(X, np.ndarray) and X.dtype.kind == "f" and X.dtype.itemsize == 4
+                       and not X.dtype.isnative):
+        # float16 (kept float16 by keeps_float16) and big-endian float32
+        # (FITS) as native float32, converted once
+        X = X.astype(np.float32, order="C")
     X = check_array(X, accept_sparse=False, dtype=_DTYPES, order="C", copy=False,
                     allow_nd=True, estimator=estimator, ensure_min_samples=0 if empty_ok else 1,
                     **{_FINITE_KW: False})
@@ -50,6 +57,26 @@ def as_data(X, estimator=None, empty_ok=False):
     if 0 in X.shape and not (empty_ok and no_rows):
         raise ValueError(f"Found array with an empty dimension (shape {X.shape}).")
     return X
+
+
+def _is_half(X):
+    """Whether X is a float16 ndarray (either byte order)."""
+    return isinstance(X, np.ndarray) and X.dtype.kind == "f" and X.dtype.itemsize == 2
+
+
+def keeps_float16(method):
+    """A transforming method (X first) that gives float16 data back as
+    float16, as scikit-learn does: the library scales it as float32
+    (as_data converts it), the result is rounded to float16 at the end
+    (not when written into a given `out`)."""
+    @functools.wraps(method)
+    def wrapper(self, X, *args, **kwargs):
+        Y = method(self, X, *args, **kwargs)
+        if (_is_half(X) and kwargs.get("out") is None and isinstance(Y, np.ndarray)
+                and Y.dtype == np.float32):
+            Y = Y.astype(np.float16)
+        return Y
+    return wrapper
 
 
 def output_for(X, copy, out):
@@ -330,6 +357,7 @@ class Scaler(ScalerFiles, Estimator):
             error = e
         return _mpi.combine(comm, error, new, info, new is not None)
 
+    @keeps_float16
     def fit_transform(self, X, y=None, out=None, comm=None):
         """fit(X) then transform(X), in one pass over X where the library
         can (stats and scaling fused on the devices). comm=: fit over every
@@ -420,6 +448,7 @@ class Scaler(ScalerFiles, Estimator):
         self._run(X, Y, inverse=inverse)
         return Y
 
+    @keeps_float16
     def transform(self, X, copy=None, out=None):
         """Scales X with the fitted statistics on the devices. NaN and +-Inf
         pass through. copy=False writes into X (a C-contiguous float array;
@@ -431,6 +460,7 @@ class Scaler(ScalerFiles, Estimator):
         X = self._validate(X, reset=False)
         return self._transform_checked(X, self.copy if copy is None else copy, out, inverse=False)
 
+    @keeps_float16
     def inverse_transform(self, X, copy=None, out=None):
         """Undoes transform (no clipping)."""
         check_is_fitted(self)

@@ -13,7 +13,7 @@ import numpy as np
 from sklearn import pipeline as _skp
 
 from . import _clscale, _dask
-from ._base import SCOPES, Scaler, as_data, output_for, repair_moments
+from ._base import SCOPES, Scaler, as_data, keeps_float16, output_for, repair_moments
 from ._clean import SimpleImputer
 from ._context import check_selector, context
 from ._files import _check_paths, npy_layout, stream_clean, temp_beside
@@ -108,6 +108,7 @@ class Pipeline(_skp.Pipeline):
         self._fit_fused(X, steps)
         return self
 
+    @keeps_float16
     def fit_transform(self, X, y=None, **fit_params):
         """scikit-learn's Pipeline.fit_transform; the imputer and scaler in
         one pass when they fuse (the class's doc)."""
