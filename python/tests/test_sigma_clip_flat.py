@@ -81,6 +81,7 @@ def test_random_against_astropy(dtype):
                             equal_nan=True, err_msg=f"{kw} {x.tolist()}")
 
 
+@pytest.mark.fp64
 def test_masked_and_integer_input():
     x = np.ma.MaskedArray([[2, 4, 5], [9, 0, 70], [3, 3, 500]], mask=[[0, 0, 0], [0, 0, 0], [0, 0, 1]])
     ref = astropy_stats.sigma_clip(x, axis=None, masked=False, **MEAN_MAD)

@@ -91,6 +91,7 @@ def test_fused_pipeline_matches_sklearn():
 
 # ---- fit_transform(X) is fit(X).transform(X), bit for bit ----
 
+@pytest.mark.fp64
 def test_fit_transform_equals_fit_transform_sklearn_test():
     # scikit-learn's test_fit_transform
     x = np.random.RandomState(0).random_sample((5, 4))
