@@ -101,21 +101,36 @@ def output_for(X, copy, out):
     return np.empty_like(X)
 
 
+def moments_to_redo(stats):
+    """groups x cols mask of the float32 columns whose moments the library
+    could not take in float32 (Stats.summary()'s m2_redo test), or None."""
+    if not stats.info["has_moments"] or stats.summary()["m2_redo"] == 0:
+        return None
+    c = stats.columns()
+    with np.errstate(invalid="ignore"):
+        return (c["count"] > 0) & (
+            (~np.isfinite(c["m2"]) & np.isfinite(c["min"]) & np.isfinite(c["max"]))
+            | ((c["max"] > c["min"]) & (c["m2"] < c["count"] * 2.0 ** -100)))
+
+
 def repair_moments(data, stats):
-    """`stats` with float64 moments where the device's float32 ones
-    overflowed, else `stats` itself.
+    """`stats` with float64 moments where the device's float32 ones are
+    out of float32's range, else `stats` itself.
 
     A float32 column of values past ~1e19 has a sum of squares past the
-    largest float: the library's fit gives it an infinite m2 (and leaves the
-    column as it is in a fused transform). Its mean and m2 are taken again
-    here in float64 from `data` (the values the statistics are of, grouped
-    as the statistics are; only those columns are read), as scikit-learn
-    takes float32 moments in float64."""
-    info = stats.info
-    if not info["has_moments"] or stats.summary()["m2_overflow"] == 0:
+    largest float: the library's fit gives it an infinite m2; one whose
+    deviations are below ~1e-15 has squares below the smallest normal
+    float, and an m2 below count 2^-100 of few bits or 0. (A fused
+    transform leaves such columns as they are: cl/scale.cl's ZS_KEEP, the
+    same test.) Their mean and m2
+    are taken again here in float64 from `data` (the values the statistics
+    are of, grouped as the statistics are; only those columns are read),
+    as scikit-learn takes float32 moments in float64. The test is
+    Stats.summary()'s m2_redo (python/clscale/_ext/stats.c)."""
+    bad = moments_to_redo(stats)
+    if bad is None:
         return stats
-    c = stats.columns()
-    bad = (c["count"] > 0) & ~np.isfinite(c["m2"]) & np.isfinite(c["min"]) & np.isfinite(c["max"])
+    info, c = stats.info, stats.columns()
     data3 = _by_group(data, info["groups"])
     for g in np.nonzero(bad.any(axis=1))[0]:
         cols = np.nonzero(bad[g])[0]
@@ -402,6 +417,9 @@ class Scaler(ScalerFiles, Estimator):
             self._run(X, Y, inverse=False)
             return
         s1, m1, o1 = fitted.params()
+        left = moments_to_redo(fitted)
+        if left is not None:  # the kernel left these columns as they are
+            s1, m1, o1 = np.where(left, 0.0, s1), np.where(left, 1.0, m1), np.where(left, 0.0, o1)
         s2, m2, o2 = self._transform_stats().params()
         # constant columns (m1 == 0) hold shift1 everywhere: they keep their
         # output when the new map sends shift1 to the same value

@@ -1,6 +1,8 @@
 """StandardScaler on float32 data past ~1e19, whose sum of squares is past
 the largest float32 (the variance overflowed to inf on the devices, and
-the column came back unscaled with scale_ 1, silently), and
+the column came back unscaled with scale_ 1, silently), or of magnitude
+below ~1e-15, whose squares are below the smallest normal float32 (the
+variance underflowed to 0: scale_ 1, silently), and
 fit_transform(X) against fit(X).transform(X), which scikit-learn's
 test_fit_transform asks to be equal."""
 import numpy as np
@@ -79,14 +81,40 @@ def test_per_matrix_matches_sklearn():
         assert_allclose(y[b], sk.transform(x[b]), atol=1e-5, equal_nan=True)
 
 
-def test_fused_pipeline_matches_sklearn():
-    x = huge(seed=3)
+@pytest.mark.parametrize("make", ["huge", "tiny"])
+def test_fused_pipeline_matches_sklearn(make):
+    x = huge(seed=3) if make == "huge" else tiny(seed=3)
     ours = clscale.make_pipeline(clscale.SimpleImputer(), clscale.StandardScaler())
     y = ours.fit_transform(x)
     assert ours.fused_
     ref = sk_make_pipeline(SkImputer(), SkStandardScaler()).fit(x)
     assert_allclose(ours[-1].var_, ref[-1].var_, rtol=1e-5)
     assert_allclose(y, ref.transform(x), atol=1e-5)
+
+
+def tiny(shape=(200, 3), seed=6):
+    """float32 columns of magnitude 1e-25 and 1e-17 (squares below the
+    smallest normal float32), one of ordinary values."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(0, 1, size=shape) * np.array([1e-25, 1e-17, 1.0]) + np.array([3e-25, 0, 5])
+    x[rng.random(shape) < 0.03] = np.nan
+    return x.astype(np.float32)
+
+
+@pytest.mark.parametrize("how", ["fit_transform", "fit+transform", "in place"])
+def test_tiny_values_match_sklearn(how):
+    x = tiny()
+    sk = SkStandardScaler().fit(x)
+    est = clscale.StandardScaler(copy=how != "in place")
+    if how == "fit+transform":
+        y = est.fit(x).transform(x)
+    else:
+        y = x.copy()
+        y = est.fit_transform(y)
+    assert_allclose(est.var_, sk.var_, rtol=1e-5)
+    assert_allclose(est.scale_, sk.scale_, rtol=1e-5)
+    assert_allclose(y, sk.transform(x), atol=1e-5, equal_nan=True)
+    assert np.nanmax(np.abs(y[:, :2])) > 0.5  # scaled, not left at 1e-25
 
 
 # ---- fit_transform(X) is fit(X).transform(X), bit for bit ----
@@ -106,3 +134,13 @@ def test_fit_transform_equals_fit_then_transform(dtype, shape):
     x[rng.random(shape) < 0.05] = np.nan
     x[..., 1] = 7.5  # constant: scikit-learn's scale_ 1
     assert_array_equal(clscale.StandardScaler().fit(x).transform(x), clscale.StandardScaler().fit_transform(x))
+
+
+@pytest.mark.parametrize("make", ["huge", "tiny"])
+def test_dask_chunks_match_sklearn(make):
+    da = pytest.importorskip("dask.array")
+    x = huge(seed=7) if make == "huge" else tiny(seed=7)
+    sk = SkStandardScaler().fit(x)
+    est = clscale.StandardScaler().fit(da.from_array(x, chunks=(50, 4)))
+    assert_allclose(est.var_, sk.var_, rtol=1e-5)
+    assert_allclose(est.transform(x), sk.transform(x), atol=1e-5, equal_nan=True)

@@ -7,9 +7,12 @@
  * shift is the mean (split in two for float32 by params.c, as the kernel
  * splits it), and the multiplier 1 / sqrt(m2 / n) is taken in the data's
  * dtype (float32 division and square root, correctly rounded on both
- * sides) where m2 fits it. A std that is not finite (float32 moments that
- * overflowed on the device) leaves the column as it is, as the kernel
- * does; the Python layer takes such moments again in float64. */
+ * sides) where m2 is in the kernel's float range (at least count 2^-100,
+ * at most FLT_MAX), else in double. An infinite m2 leaves the column as it
+ * is, as the kernel does. (The kernel also leaves a float32 column that is
+ * not constant and whose m2 is below count 2^-100 as it is; the Python
+ * layer takes such float32 moments again in float64, and redoes those
+ * columns.) */
 #include <float.h>
 #include <math.h>
 
@@ -20,10 +23,11 @@ static cls_params params(const cls_column_stats *s, const cls_scaler_opts *o, in
     (void)o;
     cls_params p = {0.0, 1.0, 0.0};
     double sd = sqrt(s->m2 / (double)s->count);
-    if (!(sd < INFINITY)) return p;
+    if (!(s->m2 < INFINITY)) return p;
+    /* float32 in the kernel's range (its ZS_KEEP): its float arithmetic */
     if (!inverse) {
         p.shift = s->mean;
-        if (t == CLS_F32 && s->m2 <= FLT_MAX) {
+        if (t == CLS_F32 && s->m2 <= FLT_MAX && s->m2 >= ldexp((double)s->count, -100)) {
             float sdf = sqrtf((float)s->m2 / (float)s->count);
             p.m = sdf > 0 ? (double)(1.0f / sdf) : 0.0;
         } else {

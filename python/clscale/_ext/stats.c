@@ -301,11 +301,17 @@ static void *summarize_part(void *arg)
          * below 10 eps is taken as 1 */
         else if (p->in.dtype == CLS_F32 ? (float)c.max - (float)c.min < 10 * eps32 : c.max - c.min < 10 * eps64)
             out->tiny_range++;
-        if (p->in.has_moments && !isfinite(c.m2) && isfinite(c.min) && isfinite(c.max)) {
+        if (p->in.has_moments && p->in.dtype == CLS_F32 &&
+            ((!isfinite(c.m2) && isfinite(c.min) && isfinite(c.max)) ||
+             (c.max > c.min && c.m2 < ldexp((double)c.count, -100)))) {
             /* the device's float32 sum of squares overflowed (values past
-             * ~1e19): the Python layer takes these moments again in
-             * float64; until then they are not near-constant */
-            out->m2_overflow++;
+             * ~1e19) or is below count 2^-100 (deviations below ~1e-15,
+             * squares below FLT_MIN) in a column that is not constant: the
+             * kernel left the column as it is (cl/scale.cl ZS_KEEP, the
+             * same test), and the Python layer takes these moments again
+             * in float64 (repair_moments); until then they are not
+             * near-constant */
+            out->m2_redo++;
         } else if (p->in.has_moments) {
             /* scikit-learn's StandardScaler: _is_constant_feature */
             double nn = (double)c.count, var = c.m2 / nn, b = nn * c.mean * eps64;
@@ -350,7 +356,7 @@ static void summarize(const cls_stats *s, clsext_summary *out)
         out->tiny_range += b->tiny_range;
         out->const_var += b->const_var;
         out->const_var_nonzero += b->const_var_nonzero;
-        out->m2_overflow += b->m2_overflow;
+        out->m2_redo += b->m2_redo;
     }
     out->columns = (Py_ssize_t)n;
     if (n == 0) out->count_min = 0;
@@ -372,7 +378,7 @@ static PyObject *stats_summary(clsext_stats *self, PyObject *unused)
                          "count_min", (unsigned long long)m->count_min, "count_max",
                          (unsigned long long)m->count_max, "zero_range", m->zero_range, "tiny_range",
                          m->tiny_range, "const_var", m->const_var, "const_var_nonzero", m->const_var_nonzero,
-                         "m2_overflow", m->m2_overflow);
+                         "m2_redo", m->m2_redo);
 }
 
 /* ---- merge, files ---- */
