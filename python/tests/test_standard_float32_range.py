@@ -144,3 +144,16 @@ def test_dask_chunks_match_sklearn(make):
     est = clscale.StandardScaler().fit(da.from_array(x, chunks=(50, 4)))
     assert_allclose(est.var_, sk.var_, rtol=1e-5)
     assert_allclose(est.transform(x), sk.transform(x), atol=1e-5, equal_nan=True)
+
+
+@pytest.mark.parametrize("make", ["huge", "tiny"])
+def test_files_match_sklearn(tmp_path, make):
+    x = huge(seed=8) if make == "huge" else tiny(seed=8)
+    sk = SkStandardScaler().fit(x)
+    src, dst = tmp_path / "x.npy", tmp_path / "y.npy"
+    np.save(src, x)
+    est = clscale.StandardScaler().fit_file(src)
+    assert_allclose(est.var_, sk.var_, rtol=1e-5)
+    est = clscale.StandardScaler().fit_transform_file(src, dst)
+    assert_allclose(est.var_, sk.var_, rtol=1e-5)
+    assert_allclose(np.load(dst), sk.transform(x), atol=1e-5, equal_nan=True)
