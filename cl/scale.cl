@@ -299,18 +299,11 @@ inline REALV F(decimal_mv)(REALV a)
 }
 
 /* z-score's low part of the shift: the mean's rounding error in float
- * (params.c splits float32 shifts in two), none in double. ZS_KEEP: the
- * column is scaled, else left as it is: its sum of squares is finite, and
- * in float at least n 2^-100 unless the column is constant (squares of
- * deviations below ~1e-15 fall below FLT_MIN and lose their bits). The
- * Python layer takes such float32 moments again in float64 (its
- * repair_moments, the same test). */
+ * (params.c splits float32 shifts in two), none in double. */
 #if REAL_BYTES == 8
 #define ZS_LOW(e) 0
-#define ZS_KEEP(m2, n, mn, mx) ((m2) < INFINITY)
 #else
 #define ZS_LOW(e) (e)
-#define ZS_KEEP(m2, n, mn, mx) (((m2) < INFINITY) && (!((mx) > (mn)) || ((m2) >= (n) * 0x1p-100f)))
 #endif
 
 /* The scaler's params from the statistics, for T = REAL or REALV lanes
@@ -326,15 +319,20 @@ inline REALV F(decimal_mv)(REALV a)
             /* the host's params (src/scalers/zscore.c) bit for bit, so that  \
              * a fused fit_transform equals fit then transform: the mean     \
              * K + rel rounded, and in float its rounding error (TwoSum, the \
-             * low part the host splits off); a sum of squares out of      \
-             * REAL's range (ZS_KEEP) leaves the column as it is */          \
+             * low part the host splits off). An infinite sum of squares      \
+             * (float values past ~1e19) leaves the column as it is; a std    \
+             * of 0 in a column that is not constant (float squares below     \
+             * FLT_MIN) only centres it: both keep the values, which the      \
+             * Python layer takes back to redo their moments in float64 */    \
             T mu_ = (K) + (rel);                                              \
             T bb_ = mu_ - (K);                                                \
-            T lo_ = (T)(ZS_LOW(((K) - (mu_ - bb_)) + ((rel) - bb_)));          \
+            T lo_ = (T)(ZS_LOW(((K) - (mu_ - bb_)) + ((rel) - bb_)));         \
             T sd_ = sqrt((m2) / fmax((n), (T)(1)));                           \
-            shi = ZS_KEEP(m2, n, mn, mx) ? mu_ : (T)(0);                        \
-            slo = ZS_KEEP(m2, n, mn, mx) ? lo_ : (T)(0);                        \
-            m = ZS_KEEP(m2, n, mn, mx) ? (sd_ > (T)(0) ? (T)(1) / sd_ : (T)(0)) : (T)(1); \
+            shi = (m2) < (T)(INFINITY) ? mu_ : (T)(0);                        \
+            slo = (m2) < (T)(INFINITY) ? lo_ : (T)(0);                        \
+            m = (m2) < (T)(INFINITY)                                          \
+                    ? (sd_ > (T)(0) ? (T)(1) / sd_ : ((mx) > (mn) ? (T)(1) : (T)(0))) \
+                    : (T)(1);                                                 \
             o = (T)(0);                                                       \
         } else if ((scaler) == CLS_KS_IDENT) {                                \
             /* + -0.0 keeps every value's bits, -0.0 too */                   \
@@ -1147,7 +1145,6 @@ __kernel void F(copy)(__global const REAL *x, __global REAL *y, ulong count)
 #undef NTT
 #undef MAKE_PARAMS
 #undef ZS_LOW
-#undef ZS_KEEP
 #undef MINMAX
 #undef LANES
 #undef BLOCK

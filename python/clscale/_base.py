@@ -113,20 +113,24 @@ def moments_to_redo(stats):
             | ((c["max"] > c["min"]) & (c["m2"] < c["count"] * 2.0 ** -100)))
 
 
-def repair_moments(data, stats):
+def repair_moments(data, stats, applied=None):
     """`stats` with float64 moments where the device's float32 ones are
     out of float32's range, else `stats` itself.
 
     A float32 column of values past ~1e19 has a sum of squares past the
     largest float: the library's fit gives it an infinite m2; one whose
     deviations are below ~1e-15 has squares below the smallest normal
-    float, and an m2 below count 2^-100 of few bits or 0. (A fused
-    transform leaves such columns as they are: cl/scale.cl's ZS_KEEP, the
-    same test.) Their mean and m2
+    float, and an m2 below count 2^-100 of few bits or 0. Their mean and m2
     are taken again here in float64 from `data` (the values the statistics
     are of, grouped as the statistics are; only those columns are read),
-    as scikit-learn takes float32 moments in float64. The test is
-    Stats.summary()'s m2_redo (python/clscale/_ext/stats.c)."""
+    as scikit-learn takes float32 moments in float64. `applied`: the
+    params (shift, multiplier, offset; Stats.params()) that a fused call
+    applied to `data`, whose values are taken back through them (the
+    library's z-score keeps such columns invertible: infinite m2 leaves
+    them as they are, a std of 0 only centres them). A float64 m2 that is
+    a float32 value is moved by one double ulp, so that the library's
+    host params take it as float64 moments (src/scalers/zscore.c). The
+    test is Stats.summary()'s m2_redo (python/clscale/_ext/stats.c)."""
     bad = moments_to_redo(stats)
     if bad is None:
         return stats
@@ -135,10 +139,16 @@ def repair_moments(data, stats):
     for g in np.nonzero(bad.any(axis=1))[0]:
         cols = np.nonzero(bad[g])[0]
         x = data3[g][:, cols].astype(np.float64)
+        if applied is not None:
+            s_, m_, o_ = (p[g, cols] for p in applied)
+            x = (x - o_) / m_ + s_
         x[~np.isfinite(x)] = np.nan
         mean = np.nanmean(x, axis=0)
+        m2 = np.nansum((x - mean) ** 2, axis=0)
+        with np.errstate(over="ignore"):
+            m2 = np.where(m2.astype(np.float32) == m2, np.nextafter(m2, np.inf), m2)
         c["mean"][g, cols] = mean
-        c["m2"][g, cols] = np.nansum((x - mean) ** 2, axis=0)
+        c["m2"][g, cols] = m2
     return _clscale.Stats.from_state(info, c)
 
 
@@ -399,8 +409,14 @@ class Scaler(ScalerFiles, Estimator):
         with context(self.devices) as ctx:
             applied = ctx.fit_transform(X, Y, scaler=self._code, scope=self._scope_of(X),
                                         lo=lo, hi=hi, clip=self._clip())
-        # columns whose moments overflowed hold their values in Y
-        fitted = repair_moments(Y, applied)
+        # float32 moments out of range: taken again from X, or from Y
+        # through the params applied where Y is X
+        if Y is not X:
+            fitted = repair_moments(X, applied)
+        elif moments_to_redo(applied) is not None:
+            fitted = repair_moments(Y, applied, applied=applied.params())
+        else:
+            fitted = applied
         self._install(fitted)
         if fitted is not applied or self._refit_count(fitted.summary()):
             self._refit_columns(X, Y, applied)
@@ -417,9 +433,6 @@ class Scaler(ScalerFiles, Estimator):
             self._run(X, Y, inverse=False)
             return
         s1, m1, o1 = fitted.params()
-        left = moments_to_redo(fitted)
-        if left is not None:  # the kernel left these columns as they are
-            s1, m1, o1 = np.where(left, 0.0, s1), np.where(left, 1.0, m1), np.where(left, 0.0, o1)
         s2, m2, o2 = self._transform_stats().params()
         # constant columns (m1 == 0) hold shift1 everywhere: they keep their
         # output when the new map sends shift1 to the same value

@@ -7,12 +7,13 @@
  * shift is the mean (split in two for float32 by params.c, as the kernel
  * splits it), and the multiplier 1 / sqrt(m2 / n) is taken in the data's
  * dtype (float32 division and square root, correctly rounded on both
- * sides) where m2 is in the kernel's float range (at least count 2^-100,
- * at most FLT_MAX), else in double. An infinite m2 leaves the column as it
- * is, as the kernel does. (The kernel also leaves a float32 column that is
- * not constant and whose m2 is below count 2^-100 as it is; the Python
- * layer takes such float32 moments again in float64, and redoes those
- * columns.) */
+ * sides) where m2 is a float32 value (as the device's statistics of
+ * float32 data are), else in double (float32 moments taken again in
+ * float64, merged ones). An infinite m2 (float32 values past ~1e19) leaves
+ * the column as it is, and a std of 0 in a column that is not constant
+ * (float32 squares below FLT_MIN) only centres it, as the kernel does:
+ * the Python layer takes such float32 moments again in float64 from the
+ * values these maps keep. */
 #include <float.h>
 #include <math.h>
 
@@ -24,14 +25,14 @@ static cls_params params(const cls_column_stats *s, const cls_scaler_opts *o, in
     cls_params p = {0.0, 1.0, 0.0};
     double sd = sqrt(s->m2 / (double)s->count);
     if (!(s->m2 < INFINITY)) return p;
-    /* float32 in the kernel's range (its ZS_KEEP): its float arithmetic */
+    double flat = s->max > s->min ? 1.0 : 0.0; /* the multiplier of a std of 0 */
     if (!inverse) {
         p.shift = s->mean;
-        if (t == CLS_F32 && s->m2 <= FLT_MAX && s->m2 >= ldexp((double)s->count, -100)) {
+        if (t == CLS_F32 && s->m2 <= FLT_MAX && (double)(float)s->m2 == s->m2) {
             float sdf = sqrtf((float)s->m2 / (float)s->count);
-            p.m = sdf > 0 ? (double)(1.0f / sdf) : 0.0;
+            p.m = sdf > 0 ? (double)(1.0f / sdf) : flat;
         } else {
-            p.m = sd > 0 ? 1.0 / sd : 0.0;
+            p.m = sd > 0 ? 1.0 / sd : flat;
         }
     } else {
         p.m = sd;

@@ -307,10 +307,8 @@ static void *summarize_part(void *arg)
             /* the device's float32 sum of squares overflowed (values past
              * ~1e19) or is below count 2^-100 (deviations below ~1e-15,
              * squares below FLT_MIN) in a column that is not constant: the
-             * kernel left the column as it is (cl/scale.cl ZS_KEEP, the
-             * same test), and the Python layer takes these moments again
-             * in float64 (repair_moments); until then they are not
-             * near-constant */
+             * Python layer takes these moments again in float64
+             * (repair_moments); until then they are not near-constant */
             out->m2_redo++;
         } else if (p->in.has_moments) {
             /* scikit-learn's StandardScaler: _is_constant_feature */
