@@ -36,9 +36,10 @@ def as_data(X, estimator=None, empty_ok=False):
 
     A C-contiguous float32/float64 ndarray of 2 or 3 dimensions passes as
     it is (no copy). float16 and big-endian float32 arrays become native
-    float32. Anything else follows scikit-learn's check_array: lists
-    and other array-likes become arrays, integer and other dtypes (and
-    big-endian float64) become native float64, Fortran-ordered and strided arrays are copied to C order, once.
+    float32. Anything else follows scikit-learn's check_array: lists and
+    other array-likes become arrays, integer and other dtypes (and
+    big-endian float64) become native float64, Fortran-ordered and strided
+    arrays are copied to C order, once.
     Sparse, complex and empty input raise. NaN and +-Inf are kept: they are
     missing values. `empty_ok` lets through data without rows (one rank
     of a fit over MPI ranks): 2-D (0, cols) or 3-D (batch, 0, cols)."""

@@ -93,7 +93,8 @@ def test_quantity_keeps_its_unit(axis):
     # masked: a masked array of the Quantity (astropy's with an axis is a
     # Quantity without the mask)
     m = quiet(clscale.sigma_clip, x, axis=axis)
-    assert_array_equal(np.ma.getmaskarray(m), np.ma.getmaskarray(quiet(astropy_stats.sigma_clip, x.value, axis=axis)))
+    ref = quiet(astropy_stats.sigma_clip, x.value, axis=axis)
+    assert_array_equal(np.ma.getmaskarray(m), np.ma.getmaskarray(ref))
     assert np.ma.getdata(m).unit == u.adu
 
 

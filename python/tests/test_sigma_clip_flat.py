@@ -68,7 +68,8 @@ def test_random_against_astropy(dtype):
         for cen, std in itertools.product(["mean", "median"], ["std", "mad_std"]):
             kw = dict(sigma=float(rng.choice([1.5, 2.5])), maxiters=[None, 1, 3][trial % 3], cenfunc=cen,
                       stdfunc=std)
-            ref, rlo, rhi = quiet(astropy_stats.sigma_clip, x, axis=None, masked=False, return_bounds=True, **kw)
+            ref, rlo, rhi = quiet(astropy_stats.sigma_clip, x, axis=None, masked=False, return_bounds=True,
+                                  **kw)
             got, lo, hi = quiet(clscale.sigma_clip, x, axis=None, masked=False, return_bounds=True, **kw)
             assert_array_equal(got, ref, err_msg=f"{kw} {x.tolist()}")
             assert got.dtype == ref.dtype
