@@ -171,6 +171,8 @@ class Pipeline(_skp.Pipeline):
         if res is None:
             return False
         fitted, fill = res[0], res[3]
+        if isinstance(sc, Scaler) and moments_to_redo(fitted) is not None:
+            return False  # float32 moments out of float32's range: as in memory, step by step
         if isinstance(sc, Scaler):
             sc._install(fitted)
             if sc._refit_count(fitted.summary()):

@@ -162,3 +162,14 @@ def test_files_match_sklearn(tmp_path, make):
     est = clscale.StandardScaler().fit_transform_file(src, dst)
     assert_allclose(est.var_, sk.var_, rtol=1e-5)
     assert_allclose(np.load(dst), sk.transform(x), atol=1e-5, equal_nan=True)
+
+
+@pytest.mark.parametrize("make", ["huge", "tiny"])
+def test_fused_pipeline_file_matches_sklearn(tmp_path, make):
+    x = huge(seed=9) if make == "huge" else tiny(seed=9)
+    src, dst = tmp_path / "x.npy", tmp_path / "y.npy"
+    np.save(src, x)
+    ours = clscale.make_pipeline(clscale.SimpleImputer(), clscale.StandardScaler()).fit_transform_file(src, dst)
+    ref = sk_make_pipeline(SkImputer(), SkStandardScaler()).fit(x)
+    assert_allclose(ours[-1].var_, ref[-1].var_, rtol=1e-5)
+    assert_allclose(np.load(dst), ref.transform(x), atol=1e-5)
