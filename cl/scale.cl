@@ -298,6 +298,14 @@ inline REALV F(decimal_mv)(REALV a)
 #endif
 }
 
+/* z-score's low part of the shift: the mean's rounding error in float
+ * (params.c splits float32 shifts in two), none in double. */
+#if REAL_BYTES == 8
+#define ZS_LOW(e) 0
+#else
+#define ZS_LOW(e) (e)
+#endif
+
 /* The scaler's params from the statistics, for T = REAL or REALV lanes
  * (DECM: decimal_m or decimal_mv to match). */
 #define MAKE_PARAMS(T, DECM, scaler, n, K, rel, m2, mn, mx, lo, hi, shi, slo, m, o) \
@@ -308,9 +316,23 @@ inline REALV F(decimal_mv)(REALV a)
             m = range_ > (T)(0) ? ((T)(hi) - (T)(lo)) / range_ : (T)(0);      \
             o = (T)(lo);                                                      \
         } else if ((scaler) == CLS_KS_ZSCORE) {                               \
+            /* the host's params (src/scalers/zscore.c) bit for bit, so that  \
+             * a fused fit_transform equals fit then transform: the mean     \
+             * K + rel rounded, and in float its rounding error (TwoSum, the \
+             * low part the host splits off). An infinite sum of squares      \
+             * (float values past ~1e19) leaves the column as it is; a std    \
+             * of 0 in a column that is not constant (float squares below     \
+             * FLT_MIN) only centres it: both keep the values, which the      \
+             * Python layer takes back to redo their moments in float64 */    \
+            T mu_ = (K) + (rel);                                              \
+            T bb_ = mu_ - (K);                                                \
+            T lo_ = (T)(ZS_LOW(((K) - (mu_ - bb_)) + ((rel) - bb_)));         \
             T sd_ = sqrt((m2) / fmax((n), (T)(1)));                           \
-            shi = (K); slo = (rel);                                           \
-            m = sd_ > (T)(0) ? (T)(1) / sd_ : (T)(0);                         \
+            shi = (m2) < (T)(INFINITY) ? mu_ : (T)(0);                        \
+            slo = (m2) < (T)(INFINITY) ? lo_ : (T)(0);                        \
+            m = (m2) < (T)(INFINITY)                                          \
+                    ? (sd_ > (T)(0) ? (T)(1) / sd_ : ((mx) > (mn) ? (T)(1) : (T)(0))) \
+                    : (T)(1);                                                 \
             o = (T)(0);                                                       \
         } else if ((scaler) == CLS_KS_IDENT) {                                \
             /* + -0.0 keeps every value's bits, -0.0 too */                   \
@@ -1122,6 +1144,7 @@ __kernel void F(copy)(__global const REAL *x, __global REAL *y, ulong count)
 #undef NTW
 #undef NTT
 #undef MAKE_PARAMS
+#undef ZS_LOW
 #undef MINMAX
 #undef LANES
 #undef BLOCK

@@ -13,6 +13,7 @@ fit_transform, pickling, save/load and the stats file's registry are here,
 once. Nothing on the path of a call touches the per-column statistics in
 Python unless a column needs it (Stats.summary() counts them in C).
 """
+import functools
 import inspect
 
 import numpy as np
@@ -34,12 +35,19 @@ def as_data(X, estimator=None, empty_ok=False):
     """X as the library reads it, copied only when it must be.
 
     A C-contiguous float32/float64 ndarray of 2 or 3 dimensions passes as
-    it is (no copy). Anything else follows scikit-learn's check_array: lists
-    and other array-likes become arrays, integer and other dtypes become
-    float64, Fortran-ordered and strided arrays are copied to C order, once.
+    it is (no copy). float16 and big-endian float32 arrays become native
+    float32. Anything else follows scikit-learn's check_array: lists and
+    other array-likes become arrays, integer and other dtypes (and
+    big-endian float64) become native float64, Fortran-ordered and strided
+    arrays are copied to C order, once.
     Sparse, complex and empty input raise. NaN and +-Inf are kept: they are
     missing values. `empty_ok` lets through data without rows (one rank
     of a fit over MPI ranks): 2-D (0, cols) or 3-D (batch, 0, cols)."""
+    if _is_half(X) or (isinstance(X, np.ndarray) and X.dtype.kind == "f" and X.dtype.itemsize == 4
+                       and not X.dtype.isnative):
+        # float16 (kept float16 by keeps_float16) and big-endian float32
+        # (FITS) as native float32, converted once
+        X = X.astype(np.float32, order="C")
     X = check_array(X, accept_sparse=False, dtype=_DTYPES, order="C", copy=False,
                     allow_nd=True, estimator=estimator, ensure_min_samples=0 if empty_ok else 1,
                     **{_FINITE_KW: False})
@@ -50,6 +58,26 @@ def as_data(X, estimator=None, empty_ok=False):
     if 0 in X.shape and not (empty_ok and no_rows):
         raise ValueError(f"Found array with an empty dimension (shape {X.shape}).")
     return X
+
+
+def _is_half(X):
+    """Whether X is a float16 ndarray (either byte order)."""
+    return isinstance(X, np.ndarray) and X.dtype.kind == "f" and X.dtype.itemsize == 2
+
+
+def keeps_float16(method):
+    """A transforming method (X first) that gives float16 data back as
+    float16, as scikit-learn does: the library scales it as float32
+    (as_data converts it), the result is rounded to float16 at the end
+    (not when written into a given `out`)."""
+    @functools.wraps(method)
+    def wrapper(self, X, *args, **kwargs):
+        Y = method(self, X, *args, **kwargs)
+        if (_is_half(X) and kwargs.get("out") is None and isinstance(Y, np.ndarray)
+                and Y.dtype == np.float32):
+            Y = Y.astype(np.float16)
+        return Y
+    return wrapper
 
 
 def output_for(X, copy, out):
@@ -72,6 +100,57 @@ def output_for(X, copy, out):
             raise ValueError("X is read-only: transform it with copy=True, or give out=")
         return X
     return np.empty_like(X)
+
+
+def moments_to_redo(stats):
+    """groups x cols mask of the float32 columns whose moments the library
+    could not take in float32 (Stats.summary()'s m2_redo test), or None."""
+    if not stats.info["has_moments"] or stats.summary()["m2_redo"] == 0:
+        return None
+    c = stats.columns()
+    with np.errstate(invalid="ignore"):
+        return (c["count"] > 0) & (
+            (~np.isfinite(c["m2"]) & np.isfinite(c["min"]) & np.isfinite(c["max"]))
+            | ((c["max"] > c["min"]) & (c["m2"] < c["count"] * 2.0 ** -100)))
+
+
+def repair_moments(data, stats, applied=None):
+    """`stats` with float64 moments where the device's float32 ones are
+    out of float32's range, else `stats` itself.
+
+    A float32 column of values past ~1e19 has a sum of squares past the
+    largest float: the library's fit gives it an infinite m2; one whose
+    deviations are below ~1e-15 has squares below the smallest normal
+    float, and an m2 below count 2^-100 of few bits or 0. Their mean and m2
+    are taken again here in float64 from `data` (the values the statistics
+    are of, grouped as the statistics are; only those columns are read),
+    as scikit-learn takes float32 moments in float64. `applied`: the
+    params (shift, multiplier, offset; Stats.params()) that a fused call
+    applied to `data`, whose values are taken back through them (the
+    library's z-score keeps such columns invertible: infinite m2 leaves
+    them as they are, a std of 0 only centres them). A float64 m2 that is
+    a float32 value is moved by one double ulp, so that the library's
+    host params take it as float64 moments (src/scalers/zscore.c). The
+    test is Stats.summary()'s m2_redo (python/clscale/_ext/stats.c)."""
+    bad = moments_to_redo(stats)
+    if bad is None:
+        return stats
+    info, c = stats.info, stats.columns()
+    data3 = _by_group(data, info["groups"])
+    for g in np.nonzero(bad.any(axis=1))[0]:
+        cols = np.nonzero(bad[g])[0]
+        x = data3[g][:, cols].astype(np.float64)
+        if applied is not None:
+            s_, m_, o_ = (p[g, cols] for p in applied)
+            x = (x - o_) / m_ + s_
+        x[~np.isfinite(x)] = np.nan
+        mean = np.nanmean(x, axis=0)
+        m2 = np.nansum((x - mean) ** 2, axis=0)
+        with np.errstate(over="ignore"):
+            m2 = np.where(m2.astype(np.float32) == m2, np.nextafter(m2, np.inf), m2)
+        c["mean"][g, cols] = mean
+        c["m2"][g, cols] = m2
+    return _clscale.Stats.from_state(info, c)
 
 
 def restate(stats, **changes):
@@ -271,6 +350,7 @@ class Scaler(ScalerFiles, Estimator):
         lo, hi = self._range()
         with context(self.devices) as ctx:
             new = ctx.fit(X, scaler=self._code, scope=scope, lo=lo, hi=hi, clip=self._clip())
+        new = repair_moments(X, new)
         self._check_mergeable(new.info, first)
         return (new, new.info) if empty_ok else new
 
@@ -303,6 +383,7 @@ class Scaler(ScalerFiles, Estimator):
             error = e
         return _mpi.combine(comm, error, new, info, new is not None)
 
+    @keeps_float16
     def fit_transform(self, X, y=None, out=None, comm=None):
         """fit(X) then transform(X), in one pass over X where the library
         can (stats and scaling fused on the devices). comm=: fit over every
@@ -327,11 +408,19 @@ class Scaler(ScalerFiles, Estimator):
         Y = output_for(X, self.copy, out)
         lo, hi = self._range()
         with context(self.devices) as ctx:
-            fitted = ctx.fit_transform(X, Y, scaler=self._code, scope=self._scope_of(X),
-                                       lo=lo, hi=hi, clip=self._clip())
+            applied = ctx.fit_transform(X, Y, scaler=self._code, scope=self._scope_of(X),
+                                        lo=lo, hi=hi, clip=self._clip())
+        # float32 moments out of range: taken again from X, or from Y
+        # through the params applied where Y is X
+        if Y is not X:
+            fitted = repair_moments(X, applied)
+        elif moments_to_redo(applied) is not None:
+            fitted = repair_moments(Y, applied, applied=applied.params())
+        else:
+            fitted = applied
         self._install(fitted)
-        if self._refit_count(fitted.summary()):
-            self._refit_columns(X, Y, fitted)
+        if fitted is not applied or self._refit_count(fitted.summary()):
+            self._refit_columns(X, Y, applied)
         self._nan_empty(Y)
         return Y
 
@@ -391,6 +480,7 @@ class Scaler(ScalerFiles, Estimator):
         self._run(X, Y, inverse=inverse)
         return Y
 
+    @keeps_float16
     def transform(self, X, copy=None, out=None):
         """Scales X with the fitted statistics on the devices. NaN and +-Inf
         pass through. copy=False writes into X (a C-contiguous float array;
@@ -402,6 +492,7 @@ class Scaler(ScalerFiles, Estimator):
         X = self._validate(X, reset=False)
         return self._transform_checked(X, self.copy if copy is None else copy, out, inverse=False)
 
+    @keeps_float16
     def inverse_transform(self, X, copy=None, out=None):
         """Undoes transform (no clipping)."""
         check_is_fitted(self)

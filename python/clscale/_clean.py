@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from . import _clscale
-from ._base import as_data, output_for
+from ._base import as_data, keeps_float16, output_for
 from ._context import check_selector, context
 from ._files import stream_clean, via_memory
 
@@ -72,6 +72,7 @@ class SimpleImputer(TransformerMixin, BaseEstimator):
         self._clean(X, np.empty_like(X))
         return self
 
+    @keeps_float16
     def fit_transform(self, X, y=None, **fit_params):
         X = as_data(X, self)
         Y = output_for(X, self.copy, None)
@@ -107,6 +108,7 @@ class SimpleImputer(TransformerMixin, BaseEstimator):
         self.n_features_in_ = X.shape[-1]
         return missing, fill
 
+    @keeps_float16
     def transform(self, X):
         check_is_fitted(self, "statistics_")
         X = as_data(X, self)
@@ -181,6 +183,7 @@ class SigmaClip(TransformerMixin, BaseEstimator):
         self.n_features_in_ = as_data(X, self).shape[-1]
         return self
 
+    @keeps_float16
     def transform(self, X):
         X = as_data(X, self)
         Y = output_for(X, self.copy, None)
@@ -215,5 +218,6 @@ class SigmaClip(TransformerMixin, BaseEstimator):
         self.n_features_in_ = shape[-1]
         return self
 
+    @keeps_float16
     def fit_transform(self, X, y=None, **fit_params):
         return self.fit(X).transform(X)

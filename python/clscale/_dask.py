@@ -47,7 +47,9 @@ def _block_stats(block, code, scope, lo, hi, clip, devices):
         return None
     block = np.ascontiguousarray(block)
     with context(devices) as ctx:
-        return ctx.fit(block, scaler=code, scope=scope, lo=lo, hi=hi, clip=clip)
+        stats = ctx.fit(block, scaler=code, scope=scope, lo=lo, hi=hi, clip=clip)
+    from ._base import repair_moments  # _base imports this module
+    return repair_moments(block, stats)
 
 
 def _merge(a, b):

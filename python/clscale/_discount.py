@@ -2,7 +2,7 @@
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import Estimator, output_for
+from ._base import Estimator, keeps_float16, output_for
 from ._context import check_selector, context
 from ._files import DiscountFiles
 
@@ -66,6 +66,7 @@ class Discount(DiscountFiles, Estimator):
         with context(self.devices) as ctx:
             ctx.transform(X, Y, factors=f)
 
+    @keeps_float16
     def transform(self, X, copy=None, out=None):
         """X * factors (copy=False: into X; out=: into out)."""
         check_is_fitted(self)
@@ -74,9 +75,11 @@ class Discount(DiscountFiles, Estimator):
         self._run(X, Y, self._factors)
         return Y
 
+    @keeps_float16
     def fit_transform(self, X, y=None, out=None):
         return self.fit(X).transform(X, out=out)
 
+    @keeps_float16
     def inverse_transform(self, X, copy=None, out=None):
         """X * (1 / factors)."""
         check_is_fitted(self)

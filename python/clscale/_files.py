@@ -68,6 +68,17 @@ def _check_paths(in_path, out_path):
         raise ValueError(f"{os.fspath(out_path)}: the output may not be the input file")
 
 
+def _repaired(path, fitted):
+    """`fitted` (the statistics of the .npy file `path`) with float32
+    moments out of float32's range taken again in float64 from the file
+    (_base.repair_moments, through a read-only mapping: only those
+    columns are read)."""
+    from ._base import moments_to_redo, repair_moments  # _base imports this module
+    if moments_to_redo(fitted) is None:
+        return fitted
+    return repair_moments(np.load(os.fspath(path), mmap_mode="r"), fitted)
+
+
 class ScalerFiles:
     """fit_file, transform_file, inverse_transform_file and
     fit_transform_file for the scalers (mixed into _base.Scaler and
@@ -116,7 +127,7 @@ class ScalerFiles:
         with context(self.devices) as ctx:
             fitted = _clscale.stream_fit(ctx, os.fspath(path), offset, _DTYPES[dtype], _shape3(shape),
                                          scope=self._file_scope(shape), **self._file_pipeline())
-        self._install_file(fitted, dtype)
+        self._install_file(_repaired(path, fitted), dtype)
         return self
 
     def transform_file(self, in_path, out_path):
@@ -165,8 +176,9 @@ class ScalerFiles:
         with context(self.devices) as ctx:
             fitted = _clscale.stream_file(ctx, os.fspath(in_path), os.fspath(out_path), None, scaler=self._code,
                                           scope=self._file_scope(shape), lo=lo, hi=hi, clip=self._clip())
-        self._install(fitted)
-        if self._refit_count(fitted.summary()):
+        repaired = _repaired(in_path, fitted)
+        self._install(repaired)
+        if repaired is not fitted or self._refit_count(repaired.summary()):
             self.transform_file(in_path, out_path)
         else:
             self._empty_to_nan(out_path)

@@ -18,6 +18,7 @@ as missing), so the columns holding one are computed by numpy; float16
 and extended precision go to numpy whole; an empty reduction too.
 """
 import numbers
+import sys
 import threading
 import warnings
 
@@ -191,6 +192,39 @@ def nanmedian(a, axis=None, *, keepdims=False, devices=None):
     return out if out.ndim else out[()]
 
 
+def _unit_of(data):
+    """(data without its unit, the unit) for an astropy Quantity (astropy
+    returns Quantities from sigma_clip and sigma_clipped_stats then), else
+    (data, None). astropy is not imported for it."""
+    units = sys.modules.get("astropy.units")
+    if units is not None and isinstance(data, units.Quantity):
+        return data.value, data.unit
+    return data, None
+
+
+def _with_unit(v, unit):
+    """v (an array, masked array or scalar) as a Quantity of `unit`."""
+    if unit is None:
+        return v
+    if isinstance(v, np.ma.MaskedArray):
+        # as astropy's flattened masked case: a masked array of a Quantity
+        return np.ma.MaskedArray(np.ma.getdata(v) << unit, mask=np.ma.getmaskarray(v), copy=False)
+    return v << unit
+
+
+def _native_float(arr):
+    """A float array the library reads: big-endian float32/float64 (FITS
+    files' byte order) converted to the native order, float16 to float32
+    (exact); other arrays as they are."""
+    if arr.dtype.kind != "f":
+        return arr
+    if arr.dtype.itemsize == 2:
+        return arr.astype(np.float32)
+    if arr.dtype.itemsize in (4, 8) and not arr.dtype.isnative:
+        return arr.astype(arr.dtype.newbyteorder("="))
+    return arr
+
+
 def _unmasked(data):
     """(the data as an ndarray, its mask or None): masked values are left
     out, as astropy leaves them out (NaN for the library)."""
@@ -247,6 +281,13 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     axes). Masked input: its masked values are left out."""
     devices = check_selector(devices)
     clip = _clip_options(sigma, sigma_lower, sigma_upper, maxiters, cenfunc, stdfunc, grow)
+    data, unit = _unit_of(data)
+    if unit is not None:
+        out = sigma_clip(data, sigma, sigma_lower, sigma_upper, maxiters, cenfunc, stdfunc, axis, masked,
+                         return_bounds, copy, grow, devices)
+        if not return_bounds:
+            return _with_unit(out, unit)
+        return tuple(_with_unit(v, unit) for v in out)
     arr, inmask = _unmasked(data)
     if arr.ndim == 0:
         raise ValueError("data must have at least one dimension")
@@ -255,12 +296,16 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
             raise ValueError("cannot mask non-floating-point array with NaN values, set copy=True or "
                              "masked=True to avoid this.")
         x = arr.astype(np.float64)
-    elif arr.dtype in (np.float32, np.float64):
-        x = arr
+    elif arr.dtype.kind == "f" and arr.dtype.itemsize in (2, 4, 8):
+        # big-endian (FITS) and float16 data: clipped as native float32/float64
+        # values, the result in the data's type as astropy's
+        x = _native_float(arr)
     else:
-        raise ValueError(f"data must be float32, float64 or integer, got {arr.dtype}")
+        raise ValueError(f"data must be float16, float32, float64 or integer, got {arr.dtype}")
     if inmask is not None and inmask.any():
         x = np.where(inmask, np.nan, x).astype(x.dtype, copy=False)
+    if axis is None and not masked and x.size:
+        return _clip_flat(arr, x, clip, maxiters, devices, return_bounds)
     axes = _axes(x.ndim, axis)
     m, shape = _blocks(x, axes)
     # in place (copy=False, masked=False) where the view is the data itself
@@ -331,20 +376,55 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     return result, lo, hi
 
 
+def _clip_flat(arr, x, clip, maxiters, devices, return_bounds):
+    """astropy's flattened clipping (axis=None, masked=False: its
+    _sigmaclip_noaxis): the values kept are those within the bounds of
+    every iteration, each iteration's bounds taken from the values the one
+    before kept; a value clipped once stays clipped. (With an axis, and
+    with masked=True, astropy keeps the values within the last bounds
+    instead, which may take back values clipped earlier: the library's one
+    call.) One library call per iteration (maxiters=1) on the finite values
+    still kept, as a column; the values kept in the data's type, and the
+    last bounds (NaN once no value is left)."""
+    v = x.ravel()
+    idx = np.flatnonzero(np.isfinite(v))
+    v = np.ascontiguousarray(v[idx])
+    iters = np.inf if maxiters is None else maxiters
+    one = dict(clip, maxiters=1)
+    lo = hi = np.nan
+    it, changed = 0, True
+    with context(devices) as ctx:
+        while changed and it < iters:
+            it += 1
+            if v.size == 0:
+                lo = hi = np.nan  # astropy's bounds of no values
+                break
+            bad = np.empty((1, v.size, 1), dtype=bool)
+            _, _, _, _, lo_, hi_, _, _ = _clscale.clean(ctx, v.reshape(1, -1, 1), None, bad,
+                                                        scope=_clscale.SCOPE_MATRIX, mode=0, **one)
+            lo, hi = float(np.ravel(lo_)[0]), float(np.ravel(hi_)[0])
+            keep = ~bad.ravel()
+            changed = not keep.all()
+            if changed:
+                idx, v = idx[keep], v[keep]
+    result = arr.ravel()[idx]
+    return (result, lo, hi) if return_bounds else result
+
+
 def _clipped_stats(data, sigma, sigma_lower, sigma_upper, maxiters, cenfunc, stdfunc, std_ddof, axis, grow,
                    devices):
     """sigma_clipped_stats in one library call, or None where it cannot
     be: the clipping's own statistics of the values kept (cls_clean's
     mean_out, m2_out, and the median as a median imputation's fill value),
     nothing written back. Over float64 values, as astropy's copy (integers
-    and float32 converted); not for the flattened float32 case (astropy's
-    statistics are float32 there) nor on devices without float64."""
+    and float32 converted), with an axis (the flattened case keeps other
+    values: _clip_flat), not on devices without float64."""
     clip = _clip_options(sigma, sigma_lower, sigma_upper, maxiters, cenfunc, stdfunc, grow)
     arr, inmask = _unmasked(data)
-    if arr.ndim == 0 or arr.size == 0 or arr.dtype.kind not in "biuf" or arr.dtype == np.float16:
+    if arr.ndim == 0 or arr.size == 0 or arr.dtype.kind not in "biuf" or arr.dtype.itemsize > 8:
         return None
-    if axis is None and arr.dtype == np.float32:
-        return None
+    if axis is None:
+        return None  # astropy's flattened clipping (_clip_flat): not the library's one call
     with context(devices) as ctx:
         if not all(d["fp64"] for d in ctx.devices()):
             return None
@@ -378,6 +458,14 @@ def sigma_clipped_stats(data, mask=None, mask_value=None, sigma=3.0, sigma_lower
     bit for bit; the mean and std come from the library's moments (Welford
     per column), within rounding of numpy's nanmean and nanstd. All masked:
     numpy.ma.masked three times, as astropy's."""
+    data, unit = _unit_of(data)
+    if unit is not None:
+        # astropy's: Quantities in the data's unit
+        if mask_value is not None:
+            mask_value = (mask_value << unit).to_value(unit) if hasattr(mask_value, "unit") else mask_value
+        out = sigma_clipped_stats(data, mask, mask_value, sigma, sigma_lower, sigma_upper, maxiters, cenfunc,
+                                  stdfunc, std_ddof, axis, grow, devices)
+        return tuple(v if v is np.ma.masked else _with_unit(v, unit) for v in out)
     if mask is not None:
         data = np.ma.MaskedArray(data, mask)
     if mask_value is not None:
@@ -396,10 +484,17 @@ def sigma_clipped_stats(data, mask=None, mask_value=None, sigma=3.0, sigma_lower
     y = sigma_clip(data, sigma=sigma, sigma_lower=sigma_lower, sigma_upper=sigma_upper, maxiters=maxiters,
                    cenfunc=cenfunc, stdfunc=stdfunc, axis=axis, masked=False, copy=True, grow=grow,
                    devices=devices)
-    rtype = y.dtype if axis is None and y.dtype == np.float32 else np.float64
+    # the statistics' type: the values kept's for the flattened float16
+    # and float32 cases (numpy's nanmean of them), else float64
+    rtype = (np.dtype(y.dtype.kind + str(y.dtype.itemsize)) if axis is None and y.dtype.kind == "f"
+             and y.dtype.itemsize in (2, 4) else np.dtype(np.float64))
+    y = _native_float(y)
     if axis is None:
         if y.size == 0:
-            return np.ma.masked, np.ma.masked, np.ma.masked
+            # every value clipped: numpy's statistics of no values, as astropy's
+            warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)
+            nan = np.dtype(rtype).type(np.nan)
+            return nan, nan, nan
         y = y.reshape(-1, 1)  # one column of the values kept
     if y.dtype.kind != "f":
         y = y.astype(np.float64)

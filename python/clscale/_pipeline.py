@@ -13,7 +13,7 @@ import numpy as np
 from sklearn import pipeline as _skp
 
 from . import _clscale, _dask
-from ._base import SCOPES, Scaler, as_data, output_for
+from ._base import SCOPES, Scaler, as_data, keeps_float16, moments_to_redo, output_for, repair_moments
 from ._clean import SimpleImputer
 from ._context import check_selector, context
 from ._files import _check_paths, npy_layout, stream_clean, temp_beside
@@ -86,10 +86,23 @@ class Pipeline(_skp.Pipeline):
                                                 clip=clip, clean=clean)
         imp.statistics_ = fill[0] if X.ndim == 2 else fill
         imp.n_features_in_ = X.shape[-1]
+        if isinstance(sc, Scaler) and moments_to_redo(fitted) is not None and Y is not X:
+            # float32 moments out of float32's range (values past ~1e19 or
+            # below ~1e-15): the steps one after the other, each taking
+            # them in float64 (the fused kernel's map of the imputed values
+            # is not the host's there)
+            self.fused_ = False
+            return _skp.Pipeline.fit_transform(self, X)
         if isinstance(sc, Scaler):
+            # in place: taken again from the imputed values through the
+            # params applied to them in Y (exact for values past ~1e19,
+            # which the kernel leaves as they are)
+            applied = fitted
+            if moments_to_redo(applied) is not None:
+                fitted = repair_moments(Y, applied, applied=applied.params())
             sc._install(fitted)
-            if sc._refit_count(fitted.summary()):
-                sc._refit_columns(X, Y, fitted, x_intact=False)
+            if fitted is not applied or sc._refit_count(fitted.summary()):
+                sc._refit_columns(X, Y, applied, x_intact=False)
             sc._nan_empty(Y)
         else:
             sc._install_fused(fitted, X, Y)
@@ -106,6 +119,7 @@ class Pipeline(_skp.Pipeline):
         self._fit_fused(X, steps)
         return self
 
+    @keeps_float16
     def fit_transform(self, X, y=None, **fit_params):
         """scikit-learn's Pipeline.fit_transform; the imputer and scaler in
         one pass when they fuse (the class's doc)."""
@@ -157,6 +171,8 @@ class Pipeline(_skp.Pipeline):
         if res is None:
             return False
         fitted, fill = res[0], res[3]
+        if isinstance(sc, Scaler) and moments_to_redo(fitted) is not None:
+            return False  # float32 moments out of float32's range: as in memory, step by step
         if isinstance(sc, Scaler):
             sc._install(fitted)
             if sc._refit_count(fitted.summary()):

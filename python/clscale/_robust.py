@@ -14,7 +14,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from . import _clscale, _mpi
-from ._base import Estimator, nan_columns, output_for, scope_of
+from ._base import Estimator, keeps_float16, nan_columns, output_for, scope_of
 from ._context import check_selector, context
 from ._files import ScalerFiles
 
@@ -98,12 +98,14 @@ class _AffineScaler(ScalerFiles, Estimator):
         nan_columns(Y, empty)  # no finite value: scikit-learn's statistics are NaN, so is its output
         return Y
 
+    @keeps_float16
     def transform(self, X, copy=None, out=None):
         """Scales X on the devices (copy=False: in place; out=: into out)."""
         check_is_fitted(self)
         X = self._validate(X, reset=False)
         return self._run(X, output_for(X, self.copy if copy is None else copy, out), inverse=False)
 
+    @keeps_float16
     def inverse_transform(self, X, copy=None, out=None):
         """x = y * scale + center."""
         check_is_fitted(self)
@@ -262,6 +264,7 @@ class RobustScaler(_AffineScaler):
         scale = np.ones((g, n)) if self.scale_ is None else np.reshape(self.scale_, (g, n))
         return center, scale, self._count
 
+    @keeps_float16
     def fit_transform(self, X, y=None, out=None, comm=None):
         if comm is None:
             return self.fit(X).transform(X, out=out)
@@ -343,5 +346,6 @@ class MaxAbsScaler(_AffineScaler):
         empty = self._count == 0
         nan_columns(Y, empty if empty.any() else None)
 
+    @keeps_float16
     def fit_transform(self, X, y=None, out=None):
         return self.fit(X).transform(X, out=out)

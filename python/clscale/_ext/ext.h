@@ -99,6 +99,9 @@ typedef struct {
     Py_ssize_t tiny_range;               /* 0 < max - min < 10 eps(dtype), in dtype */
     Py_ssize_t const_var;                /* scikit-learn's near-constant test on the variance */
     Py_ssize_t const_var_nonzero;        /* ... of those, m2 > 0 */
+    Py_ssize_t m2_redo;                  /* float32 moments out of float's range: m2 not
+                                            finite (min and max finite), or below
+                                            count 2^-100 with max > min */
 } clsext_summary;
 
 typedef struct {

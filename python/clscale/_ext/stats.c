@@ -301,7 +301,16 @@ static void *summarize_part(void *arg)
          * below 10 eps is taken as 1 */
         else if (p->in.dtype == CLS_F32 ? (float)c.max - (float)c.min < 10 * eps32 : c.max - c.min < 10 * eps64)
             out->tiny_range++;
-        if (p->in.has_moments) {
+        if (p->in.has_moments && p->in.dtype == CLS_F32 &&
+            ((!isfinite(c.m2) && isfinite(c.min) && isfinite(c.max)) ||
+             (c.max > c.min && c.m2 < ldexp((double)c.count, -100)))) {
+            /* the device's float32 sum of squares overflowed (values past
+             * ~1e19) or is below count 2^-100 (deviations below ~1e-15,
+             * squares below FLT_MIN) in a column that is not constant: the
+             * Python layer takes these moments again in float64
+             * (repair_moments); until then they are not near-constant */
+            out->m2_redo++;
+        } else if (p->in.has_moments) {
             /* scikit-learn's StandardScaler: _is_constant_feature */
             double nn = (double)c.count, var = c.m2 / nn, b = nn * c.mean * eps64;
             if (var <= nn * eps64 * var + b * b) {
@@ -345,6 +354,7 @@ static void summarize(const cls_stats *s, clsext_summary *out)
         out->tiny_range += b->tiny_range;
         out->const_var += b->const_var;
         out->const_var_nonzero += b->const_var_nonzero;
+        out->m2_redo += b->m2_redo;
     }
     out->columns = (Py_ssize_t)n;
     if (n == 0) out->count_min = 0;
@@ -362,10 +372,11 @@ static PyObject *stats_summary(clsext_stats *self, PyObject *unused)
         self->have_summary = 1;
     }
     const clsext_summary *m = &self->sum;
-    return Py_BuildValue("{s:n,s:n,s:K,s:K,s:n,s:n,s:n,s:n}", "columns", m->columns, "empty", m->empty,
+    return Py_BuildValue("{s:n,s:n,s:K,s:K,s:n,s:n,s:n,s:n,s:n}", "columns", m->columns, "empty", m->empty,
                          "count_min", (unsigned long long)m->count_min, "count_max",
                          (unsigned long long)m->count_max, "zero_range", m->zero_range, "tiny_range",
-                         m->tiny_range, "const_var", m->const_var, "const_var_nonzero", m->const_var_nonzero);
+                         m->tiny_range, "const_var", m->const_var, "const_var_nonzero", m->const_var_nonzero,
+                         "m2_redo", m->m2_redo);
 }
 
 /* ---- merge, files ---- */
