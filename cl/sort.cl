@@ -24,8 +24,11 @@
  * (src/engine/clip_fast.c, select.c): the scratch is bounded by the
  * context's budget, not by the number of groups. */
 
-/* 11-bit digits from this many rows on, else 8-bit */
-#define S_WIDE_MIN 16384
+#if CLS_KERNEL == CLS_KID_QSORTG || CLS_KERNEL == CLS_KID_CLIPSORT
+/* 11-bit digits from this many rows on, else 8-bit (the host's
+ * CLS_SORT_WIDE_MIN, src/engine/regime.h, passed as -D, as is
+ * CLS_SORT_MERGE_MAX: one definition for the windows both sides size) */
+#define S_WIDE_MIN CLS_SORT_WIDE_MIN
 /* a window's length in keys: two arrays and two tables of counters (a
  * uint each, 2^digit bits; none where every column is merge-sorted);
  * regime.c's cls_sort_window_bytes says the same */
@@ -42,16 +45,26 @@ inline REAL F(value_of_key)(UKEY k)
 #endif
 }
 
-/* Runs of S_RUN keys sorted by insertion, then merged pairwise (a to b
- * and back, without branches on the keys): fewer moves than the radix
+/* Runs of S_RUN keys sorted by a network (the last, short one by
+ * insertion), then merged pairwise (a to b and back, without branches on
+ * the keys): fewer moves than the radix
  * passes below S_MERGE_MAX keys, whose 256 counters per digit cost each
  * column the same however short. Returns 0 when the sorted keys are in a,
  * 1 when in b. */
 #define S_RUN 8
-#define S_MERGE_MAX 96
+#define S_MERGE_MAX CLS_SORT_MERGE_MAX
 inline int F(sort_merge)(__global UKEY *a, __global UKEY *b, uint n)
 {
-    for (uint r = 0; r < n; r += S_RUN) {
+    /* whole runs by Batcher's network (cl/sortnet.cl) on registers: no
+     * branch on the keys, where insertion mispredicted half its compares */
+    uint whole = n / S_RUN * S_RUN;
+    for (uint r = 0; r < whole; r += S_RUN) {
+        UKEY w[S_RUN];
+        for (uint i = 0; i < S_RUN; i++) w[i] = a[r + i];
+        CLS_SORTNET_OEM_BY(UKEY, w, S_RUN, min, max);
+        for (uint i = 0; i < S_RUN; i++) a[r + i] = w[i];
+    }
+    for (uint r = whole; r < n; r += S_RUN) {
         uint e = min(n, r + S_RUN);
         for (uint i = r + 1; i < e; i++) {
             UKEY k = a[i];
@@ -177,6 +190,8 @@ inline int F(sort_keys)(__global UKEY *a, __global UKEY *b, __global uint *h, ui
     }
     return in_b;
 }
+
+#endif
 
 #if CLS_KERNEL == CLS_KID_QSORTG
 /* Order statistics of columns of any length (quantile.cl's qsort kernels'

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/regime.h"
 #include "internal.h"
 #include "kernels.h"
 
@@ -110,9 +111,9 @@ void cls_program_options(const cls_dev *dev, int kernel, cls_dtype t, unsigned c
     long slot = (long)(dev->build_slot > 0 ? dev->build_slot : 0) * CLS_MAX_QUEUES + copy;
     int n = snprintf(buf, len,
                      "-cl-std=CL1.2 -DCLS_KERNEL=%d -DCLS_REAL_BYTES=%d -DVEC=%u -DKV=%u -DCLS_FP64=%d "
-                     "-DCLS_NT=%d -DCLS_PREFETCH=%d -DCLS_XW64=%u",
+                     "-DCLS_NT=%d -DCLS_PREFETCH=%d -DCLS_XW64=%u -DCLS_SORT_MERGE_MAX=%d -DCLS_SORT_WIDE_MIN=%d",
                      cls_kernel_base(kernel), t == CLS_F64 ? 8 : 4, dev->vec, dev->kv, dev->info.fp64 ? 1 : 0,
-                     dev->nt, dev->nt, dev->xw64);
+                     dev->nt, dev->nt, dev->xw64, CLS_SORT_MERGE_MAX, CLS_SORT_WIDE_MIN);
     if (cls_kernel_imputes(kernel) && n > 0 && (size_t)n < len)
         n += snprintf(buf + n, len - (size_t)n, " -DCLS_IMPUTE=%d", cls_kernel_imputes(kernel));
     /* Oclgrind 21.10 runs clip.cl's optimised code wrongly (a column with
