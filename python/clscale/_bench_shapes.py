@@ -157,9 +157,15 @@ def svg(result, title):
                        f'<text x="{L - 8}" y="{py(e) + 4:.1f}" text-anchor="end">{10.0 ** e:g}x</text>')
     out.append(f'<line x1="{L}" x2="{W - R}" y1="{py(0):.1f}" y2="{py(0):.1f}" stroke="#888" '
                f'stroke-dasharray="4 3"/>')
+    last = -1e9
     for n in result["lengths"]:
-        v = np.log10(n)
-        out.append(f'<text x="{px(v):.1f}" y="{H - B + 18}" text-anchor="middle">{n:g}</text>')
+        x = px(np.log10(n))
+        if x - last >= 28:  # 60, 64 and 65 share one place
+            out.append(f'<text x="{x:.1f}" y="{H - B + 18}" text-anchor="middle">{n:g}</text>')
+            last = x
+    out.append(f'<line x1="{L}" x2="{W - R}" y1="{py(np.log10(5)):.1f}" y2="{py(np.log10(5)):.1f}" '
+               f'stroke="#2a2" stroke-dasharray="2 4"/><text x="{W - R - 4}" y="{py(np.log10(5)) - 4:.1f}" '
+               f'text-anchor="end" fill="#2a2">5x</text>')
     out.append(f'<text x="{(L + W - R) / 2:.0f}" y="{H - 12}" text-anchor="middle">values per group '
                f'(rows of a column)</text>')
     out.append(f'<text x="16" y="{(T + H - B) / 2:.0f}" transform="rotate(-90 16 {(T + H - B) / 2:.0f})" '
