@@ -52,6 +52,19 @@ inline REAL F(value_of_key)(UKEY k)
  * column the same however short. Returns 0 when the sorted keys are in a,
  * 1 when in b. */
 #define S_RUN 8
+/* a[lo, hi) sorted by insertion (a short run) */
+inline void F(sort_insert)(__global UKEY *a, uint lo, uint hi)
+{
+    for (uint i = lo + 1; i < hi; i++) {
+        UKEY k = a[i];
+        uint j = i;
+        while (j > lo && a[j - 1] > k) {
+            a[j] = a[j - 1];
+            j--;
+        }
+        a[j] = k;
+    }
+}
 #define S_MERGE_MAX CLS_SORT_MERGE_MAX
 inline int F(sort_merge)(__global UKEY *a, __global UKEY *b, uint n)
 {
@@ -64,18 +77,7 @@ inline int F(sort_merge)(__global UKEY *a, __global UKEY *b, uint n)
         CLS_SORTNET_OEM_BY(UKEY, w, S_RUN, min, max);
         for (uint i = 0; i < S_RUN; i++) a[r + i] = w[i];
     }
-    for (uint r = whole; r < n; r += S_RUN) {
-        uint e = min(n, r + S_RUN);
-        for (uint i = r + 1; i < e; i++) {
-            UKEY k = a[i];
-            uint j = i;
-            while (j > r && a[j - 1] > k) {
-                a[j] = a[j - 1];
-                j--;
-            }
-            a[j] = k;
-        }
-    }
+    F(sort_insert)(a, whole, n);
     int in_b = 0;
     for (uint w = S_RUN; w < n; w *= 2) {
         __global UKEY *src = in_b ? b : a, *dst = in_b ? a : b;
@@ -176,15 +178,7 @@ inline int F(sort_keys)(__global UKEY *a, __global UKEY *b, __global uint *h, ui
             if (F(sort_radix)(src + i, oth + i, h, len, sh, 0, cut, nb, mask))
                 for (uint r = i; r < j; r++) src[r] = oth[r];
         } else {
-            for (uint r = i + 1; r < j; r++) {
-                UKEY k = src[r];
-                uint q = r;
-                while (q > i && src[q - 1] > k) {
-                    src[q] = src[q - 1];
-                    q--;
-                }
-                src[q] = k;
-            }
+            F(sort_insert)(src, i, j);
         }
         i = j;
     }

@@ -41,7 +41,7 @@ typedef struct xstate {
     cls_cmoments        *m;
     double              *L, *H, *fill;
     unsigned            *iters_of; /* per unit */
-    cl_mem              *scr;      /* per device: the sort regime's scratch, or NULL */
+    cl_mem              *scr;      /* the sort regime's scratch (cls_sort_scratch_new) */
 } xstate;
 
 /* clip_local.cl's local memory (QN * LW * REAL_BYTES at most) */
@@ -71,29 +71,21 @@ int cls_clip_fast_fits(const cls_context *ctx, const cls_cview *v)
 }
 
 /* The sort regime's launches (cl/clip_sort.cl): the unit's entries in
- * runs of as many columns as the scratch holds, one window each, the
- * device's scratch (*scr, made by its first unit, kept for the call's
- * next units on that device) reused by each run (the queue is in order
- * and each launch waits). a's arguments up to the scratch are set. */
+ * runs of as many columns as the device's scratch holds, one window each
+ * (the queue is in order and each launch waits), CLS_SORT_LANES entries a
+ * work-item. a's arguments up to the scratch are set. */
 static cls_status sort_launches(cls_kargs *a, cl_mem *scr, size_t ne, uint64_t rows, size_t es)
 {
-    cls_context *ctx = a->ctx;
-    cls_dev *d = a->d;
-    size_t w = cls_sort_columns(ctx, rows, es);
-    cls_status st = a->st;
-    if (st == CLS_OK && !*scr)
-        st = cls_pass_buffer(ctx, d, CL_MEM_READ_WRITE, (size_t)(w * cls_sort_window_bytes(rows, es)), NULL, scr);
+    size_t w = cls_sort_columns(a->ctx, rows, es);
+    cl_mem sb = NULL;
+    cls_status st = a->st == CLS_OK ? cls_sort_scratch_get(a->ctx, scr, a->d, rows, es, &sb) : a->st;
     if (w > ne) w = ne;
-    /* cl/clip_sort.cl: 8 entries per work-item (S_XB); work-groups enough
-     * for every compute unit: PoCL runs a group on one thread, and a tall
-     * table has a handful of columns */
-    size_t cu = d->info.compute_units ? d->info.compute_units : 1, local = 8;
-    while (local > 1 && (w + CLS_SORT_LANES - 1) / CLS_SORT_LANES / local < 4 * cu) local /= 2;
+    size_t local = cls_sort_local(a->d, (w + CLS_SORT_LANES - 1) / CLS_SORT_LANES);
     cl_uint base = a->i;
     for (size_t e0 = 0; st == CLS_OK && e0 < ne; e0 += w) {
         size_t n = ne - e0 < w ? ne - e0 : w;
         a->i = base;
-        cls_karg_mem(a, *scr);
+        cls_karg_mem(a, sb);
         cls_karg_u64(a, e0);
         cls_karg_u64(a, n);
         st = cls_pass_launch(a, local, (n + CLS_SORT_LANES - 1) / CLS_SORT_LANES, 1);
@@ -196,7 +188,7 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
             clGetKernelWorkGroupInfo(a.k, d->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) == CL_SUCCESS)
             while (wg && want > wg) want /= 2;
         size_t blocks = lead ? 1 + (C - lead + xw - 1) / xw : (C + xw - 1) / xw;
-        st = sorted ? sort_launches(&a, &s->scr[d - ctx->devs], ne, v->Rg, es) : cls_pass_launch(&a, want, blocks, (size_t)ng);
+        st = sorted ? sort_launches(&a, s->scr, ne, v->Rg, es) : cls_pass_launch(&a, want, blocks, (size_t)ng);
     }
     if (st == CLS_OK && o->write) st = cls_pass_output_back(ctx, d, m[1], yp, bytes);
     if (st == CLS_OK && v->mask) st = cls_pass_output_back(ctx, d, m[5], v->mask + off, bytes / es);
@@ -250,10 +242,10 @@ cls_status cls_clip_fast(cls_context *ctx, const cls_cview *v, const cls_clip_op
     s.H = H;
     s.fill = fill;
     s.iters_of = calloc(s.n ? s.n : 1, sizeof *s.iters_of);
-    s.scr = calloc(ctx->ndevs ? ctx->ndevs : 1, sizeof *s.scr);
+    s.scr = cls_sort_scratch_new(ctx);
     if (!s.iters_of || !s.scr) {
         free(s.iters_of);
-        free(s.scr);
+        cls_sort_scratch_free(ctx, s.scr);
         return cls_fail(ctx, CLS_E_NOMEM, "cleaning: out of memory");
     }
     cls_status st = cls_passes_run(ctx, v->dtype, s.n, unit_run, &s);
@@ -263,9 +255,7 @@ cls_status cls_clip_fast(cls_context *ctx, const cls_cview *v, const cls_clip_op
             if (s.iters_of[u] > it) it = s.iters_of[u];
         *iters = it;
     }
-    for (size_t i = 0; i < ctx->ndevs; i++)
-        if (s.scr[i]) clReleaseMemObject(s.scr[i]);
+    cls_sort_scratch_free(ctx, s.scr);
     free(s.iters_of);
-    free(s.scr);
     return st;
 }

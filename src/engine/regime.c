@@ -1,4 +1,8 @@
-/* Regimes of exact selection and clipping by group length (regime.h). */
+/* Regimes of exact selection and clipping by group length, and the sort
+ * regime's scratch (regime.h). */
+#include <stdlib.h>
+
+#include "engine/passes.h"
 #include "engine/regime.h"
 
 uint64_t cls_sort_window_bytes(uint64_t rows, size_t es)
@@ -48,4 +52,32 @@ cls_regime cls_regime_of(const cls_context *ctx, uint64_t rows, size_t es, uint6
         if (ctx->devs[i].loop_limit && rows * 16 * CLS_SORT_LANES > ctx->devs[i].loop_limit)
             return CLS_REGIME_COUNT;
     return cls_sort_columns(ctx, rows, es) >= 1 ? CLS_REGIME_SORT : CLS_REGIME_COUNT;
+}
+
+cl_mem *cls_sort_scratch_new(const cls_context *ctx) { return calloc(ctx->ndevs ? ctx->ndevs : 1, sizeof(cl_mem)); }
+
+cls_status cls_sort_scratch_get(cls_context *ctx, cl_mem *per_dev, cls_dev *d, uint64_t rows, size_t es,
+                                cl_mem *out)
+{
+    cl_mem *m = &per_dev[d - ctx->devs];
+    cls_status st = CLS_OK;
+    if (!*m)
+        st = cls_pass_buffer(ctx, d, CL_MEM_READ_WRITE,
+                             (size_t)(cls_sort_columns(ctx, rows, es) * cls_sort_window_bytes(rows, es)), NULL, m);
+    *out = *m;
+    return st;
+}
+
+void cls_sort_scratch_free(const cls_context *ctx, cl_mem *per_dev)
+{
+    for (size_t i = 0; per_dev && i < ctx->ndevs; i++)
+        if (per_dev[i]) clReleaseMemObject(per_dev[i]);
+    free(per_dev);
+}
+
+size_t cls_sort_local(const cls_dev *d, size_t items)
+{
+    size_t cu = d->info.compute_units ? d->info.compute_units : 1, local = 8;
+    while (local > 1 && items / local < 4 * cu) local /= 2;
+    return local;
 }

@@ -48,4 +48,19 @@ uint64_t cls_sort_window_bytes(uint64_t rows, size_t es);
 /* Columns one launch of a sort-regime kernel takes (>= 1 in the sort regime). */
 size_t cls_sort_columns(const cls_context *ctx, uint64_t rows, size_t es);
 
+/* The sort regime's scratch over a call: one buffer per device (an array
+ * of ctx->ndevs, from cls_sort_scratch_new), made by the device's first
+ * unit with cls_sort_columns windows, reused by its later units and
+ * launches (a device runs one unit at a time), released by
+ * cls_sort_scratch_free. *out: device d's buffer. */
+cl_mem *cls_sort_scratch_new(const cls_context *ctx);
+cls_status cls_sort_scratch_get(cls_context *ctx, cl_mem *per_dev, cls_dev *d, uint64_t rows, size_t es,
+                                cl_mem *out);
+void cls_sort_scratch_free(const cls_context *ctx, cl_mem *per_dev);
+
+/* The work-group size of a launch of `items` work-items on d: at most 8,
+ * and groups enough for every compute unit (PoCL runs a group on one
+ * thread; a tall table has a handful of columns). */
+size_t cls_sort_local(const cls_dev *d, size_t items);
+
 #endif

@@ -39,7 +39,7 @@ typedef struct sel {
     /* small and sort paths */
     uint32_t *rank_tab;         /* small path: (Rg + 1) * nk */
     uint64_t gpu;               /* groups per unit */
-    cl_mem  *scr;               /* sort path: per device, its scratch, or NULL */
+    cl_mem  *scr;               /* sort path: its scratch (cls_sort_scratch_new) */
     cls_rank_fn rank;           /* sort path: the ranks of a count */
     void    *rank_user;
     /* radix path */
@@ -101,6 +101,26 @@ static void deliver(sel *s, size_t e0, size_t ne, const void *cnt, const void *v
     }
 }
 
+/* The arguments the order-statistics kernels of whole groups share
+ * (quantile.cl's qsort kernels, sort.cl's qsortg): the unit's data m[0]
+ * from entry e0 on, the filter m[1..3]. */
+static void qsort_args(cls_kargs *a, const sel *s, const cl_mem *m, uint64_t e0)
+{
+    const cls_qview *v = s->v;
+    cls_karg_mem(a, m[0]);
+    cls_karg_u64(a, 0);
+    cls_karg_u32(a, v->C);
+    cls_karg_u32(a, v->Rg);
+    cls_karg_u64(a, v->C);
+    cls_karg_u64(a, v->Rg * v->C);
+    cls_karg_u64(a, e0);
+    cls_karg_u32(a, s->qflags);
+    cls_karg_real(a, s->f && s->f->has_sent ? s->f->sent : 0);
+    cls_karg_mem(a, m[1]);
+    cls_karg_mem(a, m[2]);
+    cls_karg_mem(a, m[3]);
+}
+
 /* ---- short columns: one counting pass ---- */
 
 /* Whether d sorts short columns a column per work-item (qsort32g/64g,
@@ -136,18 +156,7 @@ static cls_status small_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
     if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, ne * 4, NULL, &m[5]);
     if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, ne * s->nk * s->es, NULL, &m[6]);
     if (st == CLS_OK) {
-        cls_karg_mem(&a, m[0]);
-        cls_karg_u64(&a, 0);
-        cls_karg_u32(&a, C);
-        cls_karg_u32(&a, v->Rg);
-        cls_karg_u64(&a, C);
-        cls_karg_u64(&a, v->Rg * C);
-        cls_karg_u64(&a, 0);
-        cls_karg_u32(&a, s->qflags);
-        cls_karg_real(&a, s->f && s->f->has_sent ? s->f->sent : 0);
-        cls_karg_mem(&a, m[1]);
-        cls_karg_mem(&a, m[2]);
-        cls_karg_mem(&a, m[3]);
+        qsort_args(&a, s, m, 0);
         cls_karg_mem(&a, m[4]);
         cls_karg_u32(&a, s->nk);
         cls_karg_mem(&a, m[5]);
@@ -179,21 +188,18 @@ static cls_status sort_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
     uint64_t g0 = u * s->gpu, ng = v->G - g0 < s->gpu ? v->G - g0 : s->gpu;
     size_t C = v->C, ne = (size_t)(ng * C), e0 = (size_t)g0 * C, nk = s->nk;
     size_t w = cls_sort_columns(ctx, v->Rg, s->es);
-    cl_mem m[4] = {0}, *scr = &s->scr[d - ctx->devs];
+    cl_mem m[4] = {0}, scr = NULL;
     cls_kargs a = {ctx, d, NULL, 0, v->dtype, CLS_OK};
     size_t local = 0;
     uint32_t *rk = malloc((w < ne ? w : ne) * nk * sizeof *rk);
     cls_status st = rk ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
     if (st == CLS_OK) st = cls_kernel_get(ctx, d, CLS_K_QSORTG, v->dtype, 0, &a.k, &local, NULL);
-    if (st == CLS_OK && !*scr)
-        st = cls_pass_buffer(ctx, d, CL_MEM_READ_WRITE, (size_t)(w * cls_sort_window_bytes(v->Rg, s->es)), NULL,
-                             scr);
+    if (st == CLS_OK) st = cls_sort_scratch_get(ctx, s->scr, d, v->Rg, s->es, &scr);
     if (st == CLS_OK) st = cls_pass_input(ctx, d, v->x + (size_t)(g0 * v->Rg) * C * s->es,
                                           (size_t)(ng * v->Rg) * C * s->es, &m[0]);
     if (st == CLS_OK) st = filter_buffers(s, ctx, d, e0, ne, &m[1]);
     if (w > ne) w = ne;
-    size_t cu = d->info.compute_units ? d->info.compute_units : 1, lsz = 8;
-    while (lsz > 1 && w / CLS_SORT_LANES / lsz < 4 * cu) lsz /= 2;
+    size_t lsz = cls_sort_local(d, (w + CLS_SORT_LANES - 1) / CLS_SORT_LANES);
     for (size_t c0 = 0; st == CLS_OK && c0 < ne; c0 += w) {
         size_t n = ne - c0 < w ? ne - c0 : w;
         cl_mem cb = NULL, vb = NULL, rb = NULL;
@@ -215,23 +221,12 @@ static cls_status sort_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
                 if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_READ_ONLY, n * nk * 4, rk, &rb);
             }
             a.i = 0;
-            cls_karg_mem(&a, m[0]);
-            cls_karg_u64(&a, 0);
-            cls_karg_u32(&a, C);
-            cls_karg_u32(&a, v->Rg);
-            cls_karg_u64(&a, C);
-            cls_karg_u64(&a, v->Rg * C);
-            cls_karg_u64(&a, c0);
-            cls_karg_u32(&a, s->qflags);
-            cls_karg_real(&a, s->f && s->f->has_sent ? s->f->sent : 0);
-            cls_karg_mem(&a, m[1]);
-            cls_karg_mem(&a, m[2]);
-            cls_karg_mem(&a, m[3]);
+            qsort_args(&a, s, m, c0);
             cls_karg_mem(&a, phase ? rb : m[0]); /* phase 0 reads no ranks */
             cls_karg_u32(&a, nk);
             cls_karg_mem(&a, cb);
             cls_karg_mem(&a, vb);
-            cls_karg_mem(&a, *scr);
+            cls_karg_mem(&a, scr);
             cls_karg_u64(&a, n);
             cls_karg_u32(&a, phase);
             /* phase 0: CLS_SORT_LANES entries a work-item; phase 1: one */
@@ -566,15 +561,13 @@ static cls_status select_any(cls_context *ctx, const cls_qview *v, const cls_qfi
     } else if (!comb && !src && regime == CLS_REGIME_SORT) {
         s.rank = rank;
         s.rank_user = user;
-        s.scr = calloc(ctx->ndevs ? ctx->ndevs : 1, sizeof *s.scr);
+        s.scr = cls_sort_scratch_new(ctx);
         /* units of whole groups, about 16 MiB each */
         uint64_t gbytes = v->Rg * v->C * s.es;
         s.gpu = gbytes >= (16u << 20) ? 1 : (16u << 20) / gbytes;
         st = s.scr ? cls_passes_run(ctx, v->dtype, (size_t)((v->G + s.gpu - 1) / s.gpu), sort_unit, &s)
                    : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
-        for (size_t i = 0; s.scr && i < ctx->ndevs; i++)
-            if (s.scr[i]) clReleaseMemObject(s.scr[i]);
-        free(s.scr);
+        cls_sort_scratch_free(ctx, s.scr);
     } else {
         st = radix(&s, ctx, rank, user);
     }

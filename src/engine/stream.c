@@ -61,7 +61,6 @@ typedef struct sjob {
     uint64_t total, done;       /* bytes of all passes; of finished ones */
     struct stat st0;            /* the input at the start */
     cls_stats *acc;             /* the statistics being assembled */
-    int colblocks;              /* the chunks are blocks of columns of whole groups */
     const cls_stats *use;       /* APPLY: the statistics to scale with */
     int want_stats;             /* FUSED: keep the chunks' statistics */
     cls_pass_fn pass;           /* the caller's, called by this file only */
@@ -143,6 +142,7 @@ static cls_status plan(sjob *j, const cls_stream_opts *o, int cols_ok)
 {
     size_t want = o && o->buffer_bytes ? o->buffer_bytes : buffer_default();
     size_t row = j->C * j->es, mat = j->R * row;
+    size_t rwant = want < row ? row : want; /* a row is the smallest chunk of rows */
     size_t n, w = 0;
     if (column_blocks(j, want, cols_ok, &w)) {
         size_t per = (j->C + w - 1) / w, mats = j->p.scope == CLS_SCOPE_BATCH ? 1 : j->B;
@@ -157,9 +157,8 @@ static cls_status plan(sjob *j, const cls_stream_opts *o, int cols_ok)
             c->c0 = (i % per) * w;
             c->nc = j->C - c->c0 < w ? j->C - c->c0 : w;
         }
-        j->colblocks = 1;
-    } else if (mat <= (want = want < row ? row : want)) { /* a row is the smallest chunk */
-        size_t k = want / mat;
+    } else if (mat <= rwant) {
+        size_t k = rwant / mat;
         n = (j->B + k - 1) / k;
         j->ch = calloc(n, sizeof *j->ch);
         if (!j->ch) return cls_fail(j->ctx, CLS_E_NOMEM, "out of memory");
@@ -170,7 +169,7 @@ static cls_status plan(sjob *j, const cls_stream_opts *o, int cols_ok)
             j->ch[i].nc = j->C;
         }
     } else {
-        size_t k = want / row, per = (j->R + k - 1) / k;
+        size_t k = rwant / row, per = (j->R + k - 1) / k;
         if (per > SIZE_MAX / j->B) return cls_fail(j->ctx, CLS_E_ARG, "too many chunks");
         n = per * j->B;
         j->ch = calloc(n, sizeof *j->ch);
@@ -350,7 +349,7 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
         if (st == CLS_OK && cs) st = accumulate(j, c, cs);
     } else {
         const cls_stats *s = j->use;
-        if (s && (p.scope == CLS_SCOPE_MATRIX || j->colblocks) && !(s = sub = sub_stats(j, c)))
+        if (s && (p.scope == CLS_SCOPE_MATRIX || c->nc < j->C) && !(s = sub = sub_stats(j, c)))
             st = cls_fail(ctx, CLS_E_NOMEM, "out of memory for statistics");
         if (st == CLS_OK) st = cls_transform(ctx, &p, s, &x, &x);
         if (st == CLS_OK) note_report(j);
@@ -596,7 +595,8 @@ static cls_status sjob_finish(sjob *j, cls_status st)
 /* Every chunk holds whole statistics groups. */
 static int whole_groups(const sjob *j)
 {
-    return j->colblocks || (j->p.scope == CLS_SCOPE_MATRIX ? j->ch[0].nr == j->R : j->n == 1);
+    /* (blocks of columns always hold whole groups) */
+    return j->ch[0].nc < j->C || (j->p.scope == CLS_SCOPE_MATRIX ? j->ch[0].nr == j->R : j->n == 1);
 }
 
 cls_status cls_stream_fit(cls_context *ctx, const cls_pipeline *p, const cls_file_array *in,
