@@ -28,6 +28,9 @@
 #define XF_MOMENTS 64u
 #define XF_FILL_SHIFT 8
 #define XF_KEEP   2048u
+/* the windows hold the kept values' keys sorted and cn[e] their count
+ * (sort.cl's wsort ran first: GPUs) */
+#define XF_SORTED 16384u
 
 #if CLS_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -239,7 +242,9 @@ __kernel void F(clipsort)(__global const REAL *x, __global REAL *y, __global uch
         kand[k] = ~(UKEY)0;
         kor[k] = 0;
     }
-    for (uint i = 0; i < rows; i++)
+    int pre = (flags & XF_SORTED) != 0;
+    for (uint k = 0; pre && k < nl; k++) n0[k] = (int)cn[e0 + b0 + k];
+    for (uint i = 0; !pre && i < rows; i++)
         for (uint k = 0; k < nl; k++) {
             REAL t = x[off[k] + (ulong)i * ncols];
             if (isfinite(t) && !(sen && t == sent)) {
@@ -261,7 +266,7 @@ __kernel void F(clipsort)(__global const REAL *x, __global REAL *y, __global uch
     for (uint k = 0; k < nl; k++) {
         __global UKEY *ka = scr + (b0 + k) * S_WIN(rows), *kb = ka + rows;
         __global uint *h = (__global uint *)(kb + rows);
-        __global const UKEY *w = F(sort_keys)(ka, kb, h, (uint)n0[k], rows, kand[k] ^ kor[k]) ? kb : ka;
+        __global const UKEY *w = !pre && F(sort_keys)(ka, kb, h, (uint)n0[k], rows, kand[k] ^ kor[k]) ? kb : ka;
         int a, n;
         ACC K0, S1, S2;
         F(clip_run)(w, n0[k], flags, slo, shi, maxiters, &lor[k], &hir[k], &a, &n, &K0, &S1, &S2, &it[k]);
@@ -380,6 +385,7 @@ __kernel void F(clipsort)(__global const REAL *x, __global REAL *y, __global uch
 #undef XF_MOMENTS
 #undef XF_FILL_SHIFT
 #undef XF_KEEP
+#undef XF_SORTED
 #endif
 
 #undef S_WIN

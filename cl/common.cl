@@ -50,6 +50,7 @@
 #define CLS_KID_QSORT128     23
 #define CLS_KID_QSORTG       24
 #define CLS_KID_CLIPSORT     25
+#define CLS_KID_WSORT        26
 #ifndef CLS_KERNEL
 #define CLS_KERNEL (-1)
 #endif

@@ -93,6 +93,7 @@ enum cls_kernel_id {
     CLS_K_QSORT128,       /* CLS_K_QSORT32's lanes for <= 128 rows (GPUs: CLS_K_QSELECT_SMALL) */
     CLS_K_QSORTG,         /* order statistics of longer columns, each sorted once in scratch (sort.cl) */
     CLS_K_CLIPSORT,       /* k-sigma clipping of longer columns, each sorted once in scratch (clip_sort.cl) */
+    CLS_K_WSORT,          /* the same scratch windows sorted by every work-item at once: GPUs (sort.cl) */
     /* the first six again, built with -DCLS_IMPUTE=1 (a fill;
      * engine/impute_fused.c), then with -DCLS_IMPUTE=2 (a fill and a
      * sentinel: a compare per value that the first set saves), each in the
@@ -338,6 +339,9 @@ struct cls_context {
                                     -1 clip.cl's; 0 by device type (clip_fast.c) */
     int             count_regime; /* tests only (set directly): every group takes the counting
                                      passes (engine/regime.c), to compare the regimes */
+    int             sort_parallel; /* tests only (set directly): 1 the sort regime's windows
+                                      sorted by cl/sort.cl's wsort on every device, -1 on none,
+                                      0 as regime.c decides */
     int             qsort_column; /* CLSCALE_QSORT_SHAPE, and tests (test_quantiles.c): 1 short
                                      columns' order statistics take qsort32g/64g and
                                      qselect_small (a column per work-item) on every device, -1
