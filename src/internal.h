@@ -238,6 +238,9 @@ typedef struct cls_dev {
     double          probe_backoff; /* the interval's factor, doubling per probe */
     int             zc_checked; /* zero copy was verified (or refuted) */
     cls_slot        slot[CLS_MAX_QUEUES];
+    cl_mem          pass_pinned; /* the counting passes' staging (passes.c): pinned host memory, */
+    void           *pass_host;   /* mapped at pass_host, two halves of pass_cap / 2 bytes */
+    size_t          pass_cap;
     size_t          cache_bytes; /* CL_DEVICE_GLOBAL_MEM_CACHE_SIZE */
     int             build_slot; /* build_slot.c: held slot (> 0 changes the options), -1 none */
     cl_event        resident_busy; /* the last command of a resident call that returned before it
