@@ -24,7 +24,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from extract_example import example, examples  # noqa: E402
 
-KNOWN = ["tool", "c", "c-build", "python", "mpi"]
+KNOWN = ["tool", "c", "c-build", "c-install", "python", "mpi"]
 
 
 class Tap:
@@ -129,12 +129,26 @@ def main():
                                     universal_newlines=True, check=True).stdout
             import json
             opts = {o["name"]: o["value"] for o in json.loads(prefix)}
+            installed = json.loads(subprocess.run(["meson", "introspect", "--installed", build],
+                                                  stdout=subprocess.PIPE, universal_newlines=True,
+                                                  check=True).stdout).values()
             libdir = os.path.join(opts["prefix"], opts["libdir"])
             env["PKG_CONFIG_PATH"] = root + os.path.join(libdir, "pkgconfig")
             env["PKG_CONFIG_SYSROOT_DIR"] = root
             env["LD_LIBRARY_PATH"] = root + libdir
         ok, out = run_sh(example(readme, mode), scratch, env)
         tap.result(ok, f"the C example, {'installed' if mode == 'c-install' else 'from the build tree'}", out)
+        if mode == "c-install":
+            # the Python package went where Debian's python3 searches (not under DESTDIR)
+            look = subprocess.run(["/usr/bin/python3", "-c", "import sys; print(chr(10).join(sys.path))"],
+                                   stdout=subprocess.PIPE, universal_newlines=True).stdout.split()
+            pkg = [d for d in installed if d.endswith("/clscale/__init__.py")]
+            where = os.path.dirname(os.path.dirname(pkg[0])) if pkg else None
+            if where is None:
+                tap.skip("the Python package installs where python3 looks", "this build has no Python package")
+            else:
+                tap.result(where in look, "the Python package installs where python3 looks",
+                           f"installed in {where}; python3 searches {look}")
     elif mode == "python":
         path = os.path.join(scratch, "example.py")
         with open(path, "w") as f:
