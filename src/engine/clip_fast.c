@@ -178,10 +178,11 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
         st = d->info.fp64 ? cls_pass_buffer(ctx, d, CL_MEM_READ_ONLY, sizeof sd, sd, &m[2])
                           : cls_pass_buffer(ctx, d, CL_MEM_READ_ONLY, sizeof sf, sf, &m[2]);
     }
-    /* st: read too by the per-value write launch over sorted windows */
-    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, par ? CL_MEM_READ_WRITE : CL_MEM_WRITE_ONLY, 8 * ne * as, NULL, &m[3]);
-    /* cn: read too where cls_wsort leaves the counts in it */
-    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, par ? CL_MEM_READ_WRITE : CL_MEM_WRITE_ONLY, 3 * ne * 4, NULL, &m[4]);
+    /* st and cn read too over sorted windows: the bounds by the per-value
+     * write launch, the counts cls_wsort leaves in cn */
+    cl_mem_flags out_fl = par ? CL_MEM_READ_WRITE : CL_MEM_WRITE_ONLY;
+    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, out_fl, 8 * ne * as, NULL, &m[3]);
+    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, out_fl, 3 * ne * 4, NULL, &m[4]);
     /* clip.cl: XW columns per work-item */
     size_t xw = loc ? 1 : (v->dtype == CLS_F64 ? 1 : 2) * (size_t)d->xw64;
     unsigned lead = 0;
