@@ -15,7 +15,10 @@ cls_medians), clipping by cls_clean_data.
 Where the library and numpy differ, the function does what numpy does:
 +-Inf take part in numpy's quantiles and medians (the library skips them
 as missing), so the columns holding one are computed by numpy; float16
-and extended precision go to numpy whole; an empty reduction too.
+and extended precision go to numpy whole; an empty reduction too; and
+numpy's quantile methods other than "linear" (the library interpolates
+linearly only). The result's dtype is asked of the installed numpy, whose
+rules changed between versions.
 """
 import numbers
 import sys
@@ -138,58 +141,137 @@ def _per_column(x, axes, devices, on_devices, by_numpy):
     return res, shape
 
 
-def nanquantile(a, q, axis=None, *, keepdims=False, devices=None):
-    """numpy.nanquantile(a, q, axis, keepdims=keepdims) (method "linear"),
-    exact, on the devices: NaN ignored, float64 results bit for bit
-    numpy's (also for float32 and integer data). q: a number or an array
-    of numbers in [0, 1]; the result has q's shape in front, as numpy's."""
+# numpy's quantile methods (numpy.quantile's documentation). "linear",
+# numpy's default, is the library's (cls_quantiles); the others go to numpy
+# itself on the host, so that they too are numpy's bits.
+_METHODS = ("inverted_cdf", "averaged_inverted_cdf", "closest_observation", "interpolated_inverted_cdf", "hazen",
+            "weibull", "linear", "median_unbiased", "normal_unbiased", "lower", "higher", "midpoint", "nearest")
+
+
+def _check_method(method):
+    if not isinstance(method, str) or method not in _METHODS:
+        raise ValueError(f"method must be one of {', '.join(_METHODS)} (numpy's; 'linear' runs on the devices, "
+                         f"the others with numpy on the host), got {method!r}")
+
+
+def _first_slice_all_nan(m):
+    """Whether the first slice numpy reduces (kept index 0 in C order:
+    m[0, :, 0]) is all NaN: numpy's nanquantile takes its result's dtype
+    from that slice's result (apply_along_axis), the data's dtype for an
+    all-NaN slice."""
+    return bool(m.shape[1]) and bool(np.isnan(m[0, :, 0]).all())
+
+
+def _result_dtype(like, dtype, q, all_nan):
+    """The dtype numpy's `like` (nanquantile or nanpercentile) gives for
+    data of `dtype` and this q, from a one-value array: its dtype rules
+    (an integer q keeps float32; float32 data and a float q give float64
+    in numpy 1.x; an all-NaN first slice keeps the data's dtype) differ
+    between numpy versions, and asking it follows the installed one."""
+    probe = np.full(1, np.nan if all_nan else 0, dtype=dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.asarray(like(probe, q)).dtype
+
+
+def _into(out, res):
+    """numpy's out=: the result written into `out` (cast as numpy's
+    `out[...] = result` casts), which is returned."""
+    if out is None:
+        return res
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"out must be a numpy array, got {type(out).__name__}")
+    if out.shape != np.shape(res):
+        raise ValueError(f"out has shape {out.shape}, the result {np.shape(res)}")
+    out[...] = res
+    return out
+
+
+def _quantile(a, q, qa, axis, out, overwrite_input, method, keepdims, weights, devices, like):
+    """nanquantile (like=np.nanquantile, qa = q) and nanpercentile
+    (like=np.nanpercentile, qa = q / 100): qa, float64 in [0, 1], is what
+    the devices interpolate at."""
     devices = check_selector(devices)
-    qa = np.asanyarray(q, dtype=np.float64)
-    if not np.all((qa >= 0) & (qa <= 1)):
-        raise ValueError("Quantiles must be in the range [0, 1]")
+    _check_method(method)
     x = _data(a)
     arr = np.asanyarray(a)
     axes = _axes(arr.ndim, axis)
-    if x is None or arr.size == 0 or arr.ndim == 0:
-        return np.nanquantile(arr, qa, axis=axis, keepdims=keepdims)
+    qd = np.asanyarray(q)
+    # numpy's own computation: the methods other than "linear", weights
+    # (numpy 2's), data the library does not take, integer data with an
+    # integer q (numpy returns its elements as integers, beyond float64's
+    # 2**53 too), and a q neither integer nor float64 (numpy places a
+    # float32 q in float32 arithmetic, the library in float64)
+    if (x is None or arr.size == 0 or arr.ndim == 0 or method != "linear" or weights is not None
+            or (arr.dtype.kind in "biu" and qd.dtype.kind in "biu")
+            or (qd.dtype.kind not in "biu" and qd.dtype != np.float64)):
+        kw = {} if weights is None else dict(weights=weights)
+        return like(arr, q, axis=axis, out=out, overwrite_input=overwrite_input, method=method,
+                    keepdims=keepdims, **kw)
     qs = qa.reshape(-1)
+    first = []
 
     def on_devices(ctx, m):
+        first.append(_first_slice_all_nan(m))
         res = np.empty((qs.size, m.shape[0], m.shape[2]))
         for s in range(0, qs.size, 8):
             part, _ = _clscale.quantiles(ctx, m, [float(v) for v in qs[s:s + 8]], scope=_clscale.SCOPE_MATRIX)
             res[s:s + 8] = np.moveaxis(part, 1, 0)
         return res
-    res, shape = _per_column(x, axes, devices, on_devices, lambda cols: np.nanquantile(cols, qs, axis=0))
-    out = _finish(res, shape, axes, keepdims)
-    out = out.reshape(qa.shape + out.shape[1:])
-    return out if out.ndim else out[()]
+    # the columns holding +-Inf: numpy's function on the q given (an integer
+    # q takes an element there, where a float one would interpolate Inf - Inf)
+    res, shape = _per_column(x, axes, devices, on_devices, lambda cols: like(cols, qd.reshape(-1), axis=0))
+    # float64 values, numpy's bits; cast to numpy's dtype (an exact cast
+    # where numpy's is not float64: an order statistic or NaN)
+    res = res.astype(_result_dtype(like, arr.dtype, q, first[0]), copy=False)
+    res = _finish(res, shape, axes, keepdims)
+    res = res.reshape(qa.shape + res.shape[1:])
+    return _into(out, res if res.ndim else res[()])
 
 
-def nanpercentile(a, q, axis=None, *, keepdims=False, devices=None):
-    """numpy.nanpercentile: nanquantile(a, q / 100, ...), exact, q in
-    [0, 100]."""
+def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
+                weights=None, devices=None):
+    """numpy.nanquantile, with its arguments: exact, on the devices for
+    method "linear" (numpy's default): NaN ignored, results bit for bit
+    numpy's in numpy's dtype (also for float32 and integer data). q: a
+    number or an array of numbers in [0, 1]; the result has q's shape in
+    front, as numpy's. The other methods of numpy, and `weights` (numpy
+    2), are numpy's own computation on the host. out: the result written
+    into it and returned; overwrite_input: allowed, the data is never
+    changed by the devices."""
+    qa = np.asanyarray(q, dtype=np.float64)
+    if not np.all((qa >= 0) & (qa <= 1)):
+        raise ValueError("Quantiles must be in the range [0, 1]")
+    return _quantile(a, q, qa, axis, out, overwrite_input, method, keepdims, weights, devices, np.nanquantile)
+
+
+def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
+                  weights=None, devices=None):
+    """numpy.nanpercentile: nanquantile at q / 100 (numpy's division),
+    exact, q in [0, 100]."""
     qa = np.asanyarray(q, dtype=np.float64)
     if not np.all((qa >= 0) & (qa <= 100)):
         raise ValueError("Percentiles must be in the range [0, 100]")
-    return nanquantile(a, qa / 100, axis=axis, keepdims=keepdims, devices=devices)
+    return _quantile(a, q, qa / 100, axis, out, overwrite_input, method, keepdims, weights, devices,
+                     np.nanpercentile)
 
 
-def nanmedian(a, axis=None, *, keepdims=False, devices=None):
-    """numpy.nanmedian(a, axis, keepdims=keepdims), exact, on the devices:
-    the middle value or the mean of the middle two in the data's dtype
-    (float32 data gives float32, as numpy's), NaN ignored, bit for bit."""
+def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False, *, devices=None):
+    """numpy.nanmedian, with its arguments, exact, on the devices: the
+    middle value or the mean of the middle two in the data's dtype
+    (float32 data gives float32, as numpy's), NaN ignored, bit for bit.
+    out and overwrite_input as nanquantile's."""
     devices = check_selector(devices)
     x = _data(a)
     arr = np.asanyarray(a)
     axes = _axes(arr.ndim, axis)
     if x is None or arr.size == 0 or arr.ndim == 0:
-        return np.nanmedian(arr, axis=axis, keepdims=keepdims)
+        return np.nanmedian(arr, axis=axis, out=out, overwrite_input=overwrite_input, keepdims=keepdims)
     res, shape = _per_column(x, axes, devices, lambda ctx, m: _clscale.medians(ctx, m, scope=_clscale.SCOPE_MATRIX),
                              lambda cols: np.nanmedian(cols, axis=0))
     res = res.astype(x.dtype, copy=False)
-    out = _finish(res, shape, axes, keepdims)
-    return out if out.ndim else out[()]
+    out_ = _finish(res, shape, axes, keepdims)
+    return _into(out, out_ if out_.ndim else out_[()])
 
 
 def _unit_of(data):
