@@ -27,7 +27,7 @@ import warnings
 
 import numpy as np
 
-from . import _clscale
+from . import _clip_loop, _clscale
 from ._base import as_data
 from ._clean import _STRATEGIES
 from ._context import check_selector, context
@@ -320,15 +320,32 @@ def _unmasked(data):
 _KEEP = 2
 
 
+def _check_grow(grow):
+    """astropy's grow: False, None or 0 for none, else a radius > 0 (True
+    is 1, as in astropy)."""
+    if grow is None or grow is False:
+        return False
+    if not (isinstance(grow, numbers.Real) and np.isfinite(grow) and grow >= 0):
+        raise ValueError(f"grow must be False or a radius >= 0 (in pixels), got {grow!r}")
+    return grow
+
+
+def _host_loop(cenfunc, stdfunc, grow):
+    """Whether the clipping iterates here (_clip_loop) rather than in one
+    library call: grow dilates the masks between iterations, and a
+    callable runs on the host."""
+    return bool(grow) or callable(cenfunc) or callable(stdfunc)
+
+
 def _clip_options(sigma, sigma_lower, sigma_upper, maxiters, cenfunc, stdfunc, grow):
     """astropy's clipping arguments, checked, as the extension's clean()
-    takes them."""
-    if grow not in (False, None, 0):
-        raise ValueError("grow is not supported (astropy's sigma_clip has it)")
-    if cenfunc not in ("median", "mean"):
-        raise ValueError(f"cenfunc must be 'median' or 'mean', got {cenfunc!r}")
-    if stdfunc not in ("std", "mad_std"):
-        raise ValueError(f"stdfunc must be 'std' or 'mad_std', got {stdfunc!r}")
+    takes them (center and spread name the functions when both are named;
+    callables are _clip_loop's)."""
+    _check_grow(grow)
+    for name, fn, named in (("cenfunc", cenfunc, ("median", "mean")), ("stdfunc", stdfunc, ("std", "mad_std"))):
+        if not (callable(fn) or (isinstance(fn, str) and fn in named)):
+            raise ValueError(f"{name} must be {named[0]!r}, {named[1]!r} (on the devices) or a callable taking "
+                             f"(data, axis=...) and ignoring NaN (on the host), got {fn!r}")
 
     def k(v, name):
         if not (isinstance(v, numbers.Real) and np.isfinite(v) and v > 0):
@@ -336,14 +353,38 @@ def _clip_options(sigma, sigma_lower, sigma_upper, maxiters, cenfunc, stdfunc, g
         return float(v)
     slo = k(sigma if sigma_lower is None else sigma_lower, "sigma_lower")
     shi = k(sigma if sigma_upper is None else sigma_upper, "sigma_upper")
-    if maxiters is None or (isinstance(maxiters, numbers.Real) and np.isinf(maxiters)):
+    # astropy iterates until nothing changes for maxiters None, inf and 0
+    # (its `maxiters or np.inf`)
+    if maxiters is None or (isinstance(maxiters, numbers.Real) and (np.isinf(maxiters) or maxiters == 0)):
         iters = -1
-    elif isinstance(maxiters, numbers.Integral) and maxiters >= 0:
-        iters = max(int(maxiters), 1)  # astropy's fast path computes bounds at least once
+    elif isinstance(maxiters, numbers.Integral) and maxiters > 0:
+        iters = int(maxiters)
     else:
         raise ValueError(f"maxiters must be None or an integer >= 0, got {maxiters!r}")
     return dict(sigma=slo, sigma_lower=slo, sigma_upper=shi, maxiters=iters, center=int(cenfunc == "mean"),
                 spread=int(stdfunc == "mad_std"))
+
+
+def _sigma_clip_loop(arr, inmask, sigma, sigma_lower, sigma_upper, clip, cenfunc, stdfunc, axis, masked,
+                     return_bounds, copy, grow, devices):
+    """sigma_clip with grow or a callable: astropy's iterating paths
+    (_clip_loop), with astropy's results for empty and all-masked data."""
+    if arr.dtype.kind not in "biuf" or (arr.dtype.kind == "f" and arr.dtype.itemsize > 8):
+        raise ValueError(f"data must be float16, float32, float64 or integer, got {arr.dtype}")
+    if arr.size == 0 or (inmask is not None and inmask.all()):
+        if masked:
+            result = np.ma.MaskedArray(arr, mask=inmask)
+        else:
+            result = arr if arr.size == 0 else np.full(arr.shape, np.nan)
+        return (result, np.nan, np.nan) if return_bounds else result
+    axes = None if axis is None else _axes(arr.ndim, axis)
+    # astropy's own sigma_lower/upper (`sigma_lower or sigma`): their
+    # types take part in the flattened path's arithmetic, as in astropy's
+    bounds = _clip_loop._Bounds(cenfunc, stdfunc, sigma_lower or sigma, sigma_upper or sigma, clip, axes, devices)
+    iters = np.inf if clip["maxiters"] < 0 else clip["maxiters"]
+    if axis is None and not grow:
+        return _clip_loop.clip_flat(arr, inmask, masked, return_bounds, copy, iters, bounds)
+    return _clip_loop.clip_with_axis(arr, inmask, axes, masked, return_bounds, copy, iters, bounds, grow)
 
 
 def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, cenfunc="median",
@@ -360,7 +401,9 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     copied, as astropy's; in place with copy=False), or with axis=None the
     values kept, flattened, in the data's type (as astropy's);
     return_bounds adds the last bounds (float64; per column of the kept
-    axes). Masked input: its masked values are left out."""
+    axes). Masked input: its masked values are left out. grow and
+    callable cenfunc/stdfunc: astropy's iterating path (_clip_loop), the
+    callables on the host; maxiters=0 is astropy's no limit."""
     devices = check_selector(devices)
     clip = _clip_options(sigma, sigma_lower, sigma_upper, maxiters, cenfunc, stdfunc, grow)
     data, unit = _unit_of(data)
@@ -373,6 +416,9 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     arr, inmask = _unmasked(data)
     if arr.ndim == 0:
         raise ValueError("data must have at least one dimension")
+    if _host_loop(cenfunc, stdfunc, grow):
+        return _sigma_clip_loop(arr, inmask, sigma, sigma_lower, sigma_upper, clip, cenfunc, stdfunc, axis, masked,
+                                return_bounds, copy, grow, devices)
     if arr.dtype.kind in "biu":
         if not copy and not masked:
             raise ValueError("cannot mask non-floating-point array with NaN values, set copy=True or "
@@ -471,7 +517,7 @@ def _clip_flat(arr, x, clip, maxiters, devices, return_bounds):
     v = x.ravel()
     idx = np.flatnonzero(np.isfinite(v))
     v = np.ascontiguousarray(v[idx])
-    iters = np.inf if maxiters is None else maxiters
+    iters = np.inf if clip["maxiters"] < 0 else clip["maxiters"]
     one = dict(clip, maxiters=1)
     lo = hi = np.nan
     it, changed = 0, True
@@ -502,6 +548,8 @@ def _clipped_stats(data, sigma, sigma_lower, sigma_upper, maxiters, cenfunc, std
     and float32 converted), with an axis (the flattened case keeps other
     values: _clip_flat), not on devices without float64."""
     clip = _clip_options(sigma, sigma_lower, sigma_upper, maxiters, cenfunc, stdfunc, grow)
+    if _host_loop(cenfunc, stdfunc, grow):
+        return None
     arr, inmask = _unmasked(data)
     if arr.ndim == 0 or arr.size == 0 or arr.dtype.kind not in "biuf" or arr.dtype.itemsize > 8:
         return None
