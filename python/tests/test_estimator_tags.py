@@ -41,6 +41,7 @@ def test_nan_allowed_and_float32_preserved(est):
     assert t["preserves_dtype"] == ["float64", "float32"]
 
 
+@pytest.mark.fp64
 @pytest.mark.parametrize("est", [clscale.MinMaxScaler(), clscale.StandardScaler(), clscale.RobustScaler(),
                                  clscale.MaxAbsScaler(), clscale.SimpleImputer()], ids=repr)
 def test_nan_is_taken_and_kept_or_filled(est):

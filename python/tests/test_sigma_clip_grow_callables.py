@@ -147,6 +147,7 @@ def test_shapes_of_one_empty_and_all_masked():
                                   astropy_stats.sigma_clip(allmasked, cenfunc=np.nanmean, masked=False))
 
 
+@pytest.mark.fp64
 @pytest.mark.parametrize("kw", [pytest.param(dict(grow=1), id="grow-flat"),
                                 pytest.param(dict(grow=1.5, axis=0), id="grow-axis"),
                                 pytest.param(dict(cenfunc=np.nanmean, stdfunc=np.nanstd), id="callables-flat"),
@@ -160,6 +161,7 @@ def test_sigma_clipped_stats_equal_astropy(kw):
         np.testing.assert_allclose(g, w, rtol=1e-12, equal_nan=True)
 
 
+@pytest.mark.fp64
 @pytest.mark.parametrize("axis", AXES)
 def test_maxiters_zero_iterates_until_nothing_changes(axis):
     # astropy's `maxiters or np.inf`: 0 is no limit, on the devices' path too
