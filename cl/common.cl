@@ -1,6 +1,6 @@
 /* Shared by every kernel of clscale. program.c assembles the source as
  *   common.cl and sortnet.cl, then scale.cl, lanes.cl, quantile.cl, sort.cl, clip_sort.cl, clean.cl,
- *   describe.cl, clip.cl and clip_local.cl with
+ *   describe.cl, clip.cl, clip_local.cl and lightcurve.cl with
  *   REAL=float, then
  *   the same with REAL=double,
  * and builds one program per kernel and dtype, the first time a call needs
@@ -50,6 +50,10 @@
 #define CLS_KID_QSORT128     23
 #define CLS_KID_QSORTG       24
 #define CLS_KID_CLIPSORT     25
+#define CLS_KID_MOVAVG       26
+#define CLS_KID_SAVGOL       27
+#define CLS_KID_BIN_SMOOTH   28
+#define CLS_KID_BIN_REDUCE   29
 #ifndef CLS_KERNEL
 #define CLS_KERNEL (-1)
 #endif

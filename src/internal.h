@@ -93,6 +93,10 @@ enum cls_kernel_id {
     CLS_K_QSORT128,       /* CLS_K_QSORT32's lanes for <= 128 rows (GPUs: CLS_K_QSELECT_SMALL) */
     CLS_K_QSORTG,         /* order statistics of longer columns, each sorted once in scratch (sort.cl) */
     CLS_K_CLIPSORT,       /* k-sigma clipping of longer columns, each sorted once in scratch (clip_sort.cl) */
+    CLS_K_MOVAVG,         /* moving-average trend along the rows (lightcurve.cl) */
+    CLS_K_SAVGOL,         /* Savitzky-Golay trend along the rows (lightcurve.cl) */
+    CLS_K_BIN_SMOOTH,     /* smoothing by bins of rows (lightcurve.cl) */
+    CLS_K_BIN_REDUCE,     /* one row per bin of rows (lightcurve.cl) */
     /* the first six again, built with -DCLS_IMPUTE=1 (a fill;
      * engine/impute_fused.c), then with -DCLS_IMPUTE=2 (a fill and a
      * sentinel: a compare per value that the first set saves), each in the

@@ -1,0 +1,432 @@
+/* Light curves along the rows (src/lightcurve/ drives them; written once for
+ * REAL = float or double like scale.cl): a moving-average or Savitzky-Golay
+ * trend of each column, and smoothing or reducing by bins of rows.
+ *
+ * Layout: a unit holds `ngroups` groups of `nrows` x `ncols` row-major
+ * values; work-item dimension 0 is (group, column), so that neighbouring
+ * work-items read neighbouring columns (coalesced on GPUs, one cache line
+ * for several work-items on CPUs); dimension 1 is a chunk of rows (or a
+ * bin), so that a work-item's loops stay bounded (rusticl's llvmpipe stops
+ * a loop silently past about 65 535 iterations) and a long column still
+ * spreads over many work-items.
+ *
+ * Sums are taken in ACC: double where the device has cl_khr_fp64 (float32
+ * data too, as scipy computes in float64), else float with a compensation
+ * term (rusticl). */
+
+#define F(name) CAT(name, SFX)
+
+#if CLS_KERNEL == CLS_KID_MOVAVG || CLS_KERNEL == CLS_KID_SAVGOL || CLS_KERNEL == CLS_KID_BIN_SMOOTH || \
+    CLS_KERNEL == CLS_KID_BIN_REDUCE
+#if CLS_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define ACC double
+#else
+#define ACC float
+#endif
+
+/* mirrors src/lightcurve/lightcurve.h */
+#define LC_EDGE_REFLECT  1
+#define LC_EDGE_MIRROR   2
+#define LC_EDGE_NEAREST  3
+#define LC_EDGE_CONSTANT 4
+#define LC_EDGE_WRAP     5
+#define LC_EDGE_INTERP   6
+#define LC_OP_SUBTRACT   0
+#define LC_OP_DIVIDE     1
+#define LC_OP_TREND      2
+#define LC_F_SENT        1u
+#define LC_BIN_MEAN      1
+#define LC_BIN_MEDIAN    2
+#define LC_BIN_BOUNDARY  3
+#define LC_BIN_SUM       4
+#define LC_BIN_COUNT     5
+
+static inline int F(lc_valid)(REAL v, uint flags, REAL sent)
+{
+    return isfinite(v) && !((flags & LC_F_SENT) && v == sent);
+}
+
+/* The index of extended row j in a series of n rows, or -1 for the
+ * constant beyond the ends. The extensions repeat with their period, as
+ * scipy.ndimage's do for windows longer than the series. */
+static inline long F(lc_map)(long j, long n, int mode)
+{
+    if (j >= 0 && j < n) return j;
+    long p, r;
+    switch (mode) {
+    case LC_EDGE_NEAREST:
+        return j < 0 ? 0 : n - 1;
+    case LC_EDGE_WRAP:
+        r = j % n;
+        return r < 0 ? r + n : r;
+    case LC_EDGE_REFLECT: /* d c b a | a b c d | d c b a */
+        p = 2 * n;
+        r = j % p;
+        if (r < 0) r += p;
+        return r < n ? r : p - 1 - r;
+    case LC_EDGE_MIRROR: /* d c b | a b c d | c b a */
+        if (n == 1) return 0;
+        p = 2 * n - 2;
+        r = j % p;
+        if (r < 0) r += p;
+        return r < n ? r : p - r;
+    default:
+        return -1;
+    }
+}
+
+/* The trend's effect on a valid value. */
+static inline REAL F(lc_out)(REAL v, ACC trend, int op)
+{
+    if (op == LC_OP_TREND) return (REAL)trend;
+    if (op == LC_OP_DIVIDE) return (REAL)((ACC)v / trend);
+    return (REAL)((ACC)v - trend);
+}
+#endif
+
+/* Moving average (scipy.ndimage.uniform_filter1d): row i's trend is the
+ * mean of the valid values of extended rows [i + start, i + start + w);
+ * a constant edge's cval counts as a value. A running sum: each row adds
+ * the entering value and removes the leaving one, O(rows) per column
+ * whatever the window; each chunk starts its sum afresh, which bounds the
+ * drift of the running sum. */
+#if CLS_KERNEL == CLS_KID_MOVAVG
+__kernel void F(movavg)(__global const REAL *x, __global REAL *y, uint ncols, ulong nrows, uint ngroups,
+                        uint chunk, uint w, long start, int mode, REAL cval, int op, uint flags, REAL sent)
+{
+    ulong gc = get_global_id(0);
+    if (gc >= (ulong)ngroups * ncols) return;
+    ulong g = gc / ncols, c = gc % ncols;
+    ulong i0 = get_global_id(1) * (ulong)chunk;
+    if (i0 >= nrows) return;
+    ulong i1 = min(i0 + chunk, nrows);
+    __global const REAL *px = x + g * nrows * ncols + c;
+    __global REAL *py = y + g * nrows * ncols + c;
+    long n = (long)nrows;
+    ACC sum = 0, comp = 0;
+    uint cnt = 0;
+    for (long t = (long)i0 + start; t < (long)i0 + start + (long)w; t++) {
+        long k = F(lc_map)(t, n, mode);
+        REAL v = k < 0 ? cval : px[k * ncols];
+        if (F(lc_valid)(v, flags, sent)) {
+            /* Neumaier's compensated sum: exact enough in float (rusticl) */
+            ACC a = (ACC)v, s = sum + a;
+            comp += fabs(sum) >= fabs(a) ? (sum - s) + a : (a - s) + sum;
+            sum = s;
+            cnt++;
+        }
+    }
+    for (ulong i = i0; i < i1; i++) {
+        if (i > i0) {
+            long tout = (long)i - 1 + start, tin = (long)i + start + (long)w - 1;
+            long ko = F(lc_map)(tout, n, mode), ki = F(lc_map)(tin, n, mode);
+            REAL vo = ko < 0 ? cval : px[ko * ncols], vi = ki < 0 ? cval : px[ki * ncols];
+            if (F(lc_valid)(vo, flags, sent)) {
+                ACC a = -(ACC)vo, s = sum + a;
+                comp += fabs(sum) >= fabs(a) ? (sum - s) + a : (a - s) + sum;
+                sum = s;
+                cnt--;
+            }
+            if (F(lc_valid)(vi, flags, sent)) {
+                ACC a = (ACC)vi, s = sum + a;
+                comp += fabs(sum) >= fabs(a) ? (sum - s) + a : (a - s) + sum;
+                sum = s;
+                cnt++;
+            }
+        }
+        REAL v = px[i * ncols];
+        if (!F(lc_valid)(v, flags, sent)) {
+            py[i * ncols] = v; /* missing stays missing */
+            continue;
+        }
+        ACC trend = cnt ? (sum + comp) / (ACC)cnt : (ACC)NAN;
+        py[i * ncols] = F(lc_out)(v, trend, op);
+    }
+}
+#endif
+
+/* Savitzky-Golay (scipy.signal.savgol_filter): row i's trend is the value
+ * (or derivative) at row i + off of the least-squares polynomial of order
+ * p through the valid values of extended rows [ws, ws + w), ws = i + start
+ * (start = -((w - 1) / 2)), evaluated at the window's centre (row i, or
+ * i + 1/2 for an even w, as scipy); interp: the first and last w rows for
+ * the first and last w / 2 outputs, evaluated at row i itself. Positions are u = (t - c) / s within the window, c = (w - 1) / 2 its
+ * centre, s = max(c, 1): the normal equations then stay well conditioned.
+ *
+ * Sliding: the window's sums S_j = sum x u^j move by one row with the
+ * binomial re-expansion of (u - 1/s)^j (O(p^2) per row, whatever w). A
+ * full window at its centre (the common case) takes the precomputed
+ * weights g (host, float64): trend = sum g_j S_j, scipy's convolution in
+ * another order. A window with missing values or an interp edge solves its
+ * own normal equations (moments of the valid positions, O(w p) once per
+ * window). g[p + 1] is the derivative's scale 1 / (s delta)^deriv. */
+#if CLS_KERNEL == CLS_KID_SAVGOL
+#define LC_PMAX 8 /* polyorder at most (src/lightcurve/lightcurve.h) */
+#if CLS_FP64
+#define LC_TINY 1e-12 /* a pivot below this times the count is a singular fit */
+#else
+#define LC_TINY 1e-6f
+#endif
+
+/* Solves the (q x q) symmetric system m a = b in place (Gaussian
+ * elimination, partial pivoting); 0 when singular. */
+static int F(lc_solve)(ACC m[LC_PMAX + 1][LC_PMAX + 1], ACC b[LC_PMAX + 1], int q)
+{
+    for (int k = 0; k < q; k++) {
+        int piv = k;
+        for (int r = k + 1; r < q; r++)
+            if (fabs(m[r][k]) > fabs(m[piv][k])) piv = r;
+        if (!(fabs(m[piv][k]) > LC_TINY * fabs(m[0][0]))) return 0;
+        if (piv != k) {
+            for (int cc = 0; cc < q; cc++) {
+                ACC t = m[k][cc];
+                m[k][cc] = m[piv][cc];
+                m[piv][cc] = t;
+            }
+            ACC t = b[k];
+            b[k] = b[piv];
+            b[piv] = t;
+        }
+        for (int r = k + 1; r < q; r++) {
+            ACC f = m[r][k] / m[k][k];
+            for (int cc = k; cc < q; cc++) m[r][cc] -= f * m[k][cc];
+            b[r] -= f * b[k];
+        }
+    }
+    for (int k = q - 1; k >= 0; k--) {
+        ACC s = b[k];
+        for (int cc = k + 1; cc < q; cc++) s -= m[k][cc] * b[cc];
+        b[k] = s / m[k][k];
+    }
+    return 1;
+}
+
+__kernel void F(savgol)(__global const REAL *x, __global REAL *y, uint ncols, ulong nrows, uint ngroups,
+                        uint chunk, uint w, uint p, uint deriv, long start, int mode, REAL cval, int op,
+                        uint flags, REAL sent, __global const ACC *g)
+{
+    ulong gc = get_global_id(0);
+    if (gc >= (ulong)ngroups * ncols) return;
+    ulong gi = gc / ncols, c = gc % ncols;
+    ulong i0 = get_global_id(1) * (ulong)chunk;
+    if (i0 >= nrows) return;
+    ulong i1 = min(i0 + chunk, nrows);
+    __global const REAL *px = x + gi * nrows * ncols + c;
+    __global REAL *py = y + gi * nrows * ncols + c;
+    long n = (long)nrows, hw = (long)(w / 2);
+    int q = (int)p + 1;
+    ACC cen = (ACC)(w - 1) / 2, sc = cen > 1 ? cen : 1, d = 1 / sc, fac = g[q];
+    ACC S[LC_PMAX + 1], a[LC_PMAX + 1];
+    uint cnt = 0;
+    long cur = LONG_MIN, coef = LONG_MIN;
+    for (ulong i = i0; i < i1; i++) {
+        long ws = (long)i + start, li = (long)i;
+        int edge = 0;
+        if (mode == LC_EDGE_INTERP && (li < hw || li >= n - hw)) {
+            ws = li < hw ? 0 : n - (long)w;
+            edge = 1;
+        }
+        if (ws != cur) {
+            if (cur != LONG_MIN && ws == cur + 1) {
+                /* the leaving row at u = -c/s, then the shift, then the
+                 * entering row at u = c/s */
+                long ko = F(lc_map)(cur, n, mode), ki = F(lc_map)(cur + (long)w, n, mode);
+                REAL vo = ko < 0 ? cval : px[ko * ncols], vi = ki < 0 ? cval : px[ki * ncols];
+                if (F(lc_valid)(vo, flags, sent)) {
+                    ACC u = -cen * d, pw = (ACC)vo;
+                    for (int j = 0; j < q; j++, pw *= u) S[j] -= pw;
+                    cnt--;
+                }
+                /* S_j' = sum_m C(j, m) (-d)^(j - m) S_m, from the top so
+                 * that each S_m is read before it changes */
+                for (int j = q - 1; j > 0; j--) {
+                    ACC s = S[j], bin = 1, pw = 1;
+                    for (int m = j - 1; m >= 0; m--) {
+                        bin = bin * (ACC)(m + 1) / (ACC)(j - m);
+                        pw *= -d;
+                        s += bin * pw * S[m];
+                    }
+                    S[j] = s;
+                }
+                if (F(lc_valid)(vi, flags, sent)) {
+                    ACC u = cen * d, pw = (ACC)vi;
+                    for (int j = 0; j < q; j++, pw *= u) S[j] += pw;
+                    cnt++;
+                }
+            } else {
+                for (int j = 0; j < q; j++) S[j] = 0;
+                cnt = 0;
+                for (uint t = 0; t < w; t++) {
+                    long k = F(lc_map)(ws + (long)t, n, mode);
+                    REAL v = k < 0 ? cval : px[k * ncols];
+                    if (!F(lc_valid)(v, flags, sent)) continue;
+                    ACC u = ((ACC)t - cen) * d, pw = (ACC)v;
+                    for (int j = 0; j < q; j++, pw *= u) S[j] += pw;
+                    cnt++;
+                }
+            }
+            cur = ws;
+        }
+        REAL v = px[i * ncols];
+        if (!F(lc_valid)(v, flags, sent)) {
+            py[i * ncols] = v;
+            continue;
+        }
+        ACC trend;
+        if (!edge && cnt == w) {
+            trend = 0;
+            for (int j = 0; j < q; j++) trend += g[j] * S[j];
+        } else {
+            if (coef != ws) {
+                ACC M[LC_PMAX + 1][LC_PMAX + 1], mom[2 * LC_PMAX + 1];
+                for (int k = 0; k < 2 * q - 1; k++) mom[k] = 0;
+                for (uint t = 0; t < w; t++) {
+                    long k = F(lc_map)(ws + (long)t, n, mode);
+                    REAL vv = k < 0 ? cval : px[k * ncols];
+                    if (!F(lc_valid)(vv, flags, sent)) continue;
+                    ACC u = ((ACC)t - cen) * d, pw = 1;
+                    for (int k2 = 0; k2 < 2 * q - 1; k2++, pw *= u) mom[k2] += pw;
+                }
+                for (int r = 0; r < q; r++) {
+                    a[r] = S[r];
+                    for (int k2 = 0; k2 < q; k2++) M[r][k2] = mom[r + k2];
+                }
+                if (cnt < (uint)q || !F(lc_solve)(M, a, q))
+                    for (int r = 0; r < q; r++) a[r] = (ACC)NAN;
+                coef = ws;
+            }
+            /* derivative `deriv` of sum a_k u^k at the row's position */
+            ACC ue = ((ACC)(li - ws) - cen) * d, pw = 1;
+            trend = 0;
+            for (int k = (int)deriv; k < q; k++) {
+                ACC f = 1;
+                for (int m = k - (int)deriv + 1; m <= k; m++) f *= (ACC)m;
+                trend += a[k] * f * pw;
+                pw *= ue;
+            }
+            trend *= fac;
+        }
+        py[i * ncols] = F(lc_out)(v, trend, op);
+    }
+}
+#undef LC_PMAX
+#undef LC_TINY
+#endif
+
+/* Smoothing by bins: work-item (group and column, bin) replaces each valid
+ * value of its `k` rows by the bin's mean, median or nearest boundary
+ * (min or max; the min on a tie) of its valid values; missing values
+ * stay. In place is safe: a work-item reads its bin before writing it. The median selects
+ * in `tmp` (the unit's shape, the bin's own rows: no two work-items
+ * share a place).
+ * Reducing: out[(group * nbins + bin) * ncols + column] is the bin's
+ * mean, median, sum or count of valid values (NaN for the mean and the
+ * median of a bin with none). */
+#if CLS_KERNEL == CLS_KID_BIN_SMOOTH || CLS_KERNEL == CLS_KID_BIN_REDUCE
+/* The k-th smallest (0-based) of a[0], a[st], ... (n >= 1 finite values),
+ * by quickselect in place (Hoare's partition, the middle as pivot): after
+ * each partition [lo, j] <= pivot <= [i, hi], and between them all equal
+ * the pivot. */
+static REAL F(lc_select)(__global REAL *a, ulong st, long n, long k)
+{
+    long lo = 0, hi = n - 1;
+    while (hi > lo) {
+        REAL piv = a[(ulong)(lo + (hi - lo) / 2) * st];
+        long i = lo, j = hi;
+        do {
+            while (a[(ulong)i * st] < piv) i++;
+            while (piv < a[(ulong)j * st]) j--;
+            if (i <= j) {
+                REAL t = a[(ulong)i * st];
+                a[(ulong)i * st] = a[(ulong)j * st];
+                a[(ulong)j * st] = t;
+                i++;
+                j--;
+            }
+        } while (i <= j);
+        if (k <= j) hi = j;
+        else if (k >= i) lo = i;
+        else break;
+    }
+    return a[(ulong)k * st];
+}
+
+/* The statistic of the valid values of rows [r0, r1) of column pointer px */
+static ACC F(lc_bin_stat)(__global const REAL *px, __global REAL *pt, ulong st, ulong r0, ulong r1, int method,
+                          uint flags, REAL sent)
+{
+    ACC sum = 0, comp = 0;
+    uint cnt = 0;
+    for (ulong r = r0; r < r1; r++) {
+        REAL v = px[r * st];
+        if (!F(lc_valid)(v, flags, sent)) continue;
+        if (method == LC_BIN_MEDIAN) pt[(ulong)cnt * st] = v;
+        ACC a = (ACC)v, s = sum + a;
+        comp += fabs(sum) >= fabs(a) ? (sum - s) + a : (a - s) + sum;
+        sum = s;
+        cnt++;
+    }
+    if (method == LC_BIN_COUNT) return (ACC)cnt;
+    if (method == LC_BIN_SUM) return sum + comp;
+    if (!cnt) return (ACC)NAN;
+    if (method == LC_BIN_MEAN) return (sum + comp) / (ACC)cnt;
+    /* median: numpy's, the mean of the middle two of an even count; after
+     * the selection of the upper one, the lower is the largest below it */
+    ACC hi = (ACC)F(lc_select)(pt, st, (long)cnt, (long)(cnt / 2));
+    if (cnt & 1) return hi;
+    REAL lo = pt[0];
+    for (uint r = 1; r < cnt / 2; r++) lo = fmax(lo, pt[(ulong)r * st]);
+    return ((ACC)lo + hi) / 2;
+}
+#endif
+
+#if CLS_KERNEL == CLS_KID_BIN_SMOOTH
+__kernel void F(bin_smooth)(__global const REAL *x, __global REAL *y, __global REAL *tmp, uint ncols,
+                            ulong nrows, uint ngroups, uint k, int method, uint flags, REAL sent)
+{
+    ulong gc = get_global_id(0);
+    if (gc >= (ulong)ngroups * ncols) return;
+    ulong gi = gc / ncols, c = gc % ncols;
+    ulong r0 = get_global_id(1) * (ulong)k;
+    if (r0 >= nrows) return;
+    ulong r1 = min(r0 + k, nrows);
+    ulong base = gi * nrows * ncols + c;
+    __global const REAL *px = x + base;
+    __global REAL *py = y + base;
+    REAL mn = INFINITY, mx = -INFINITY, s = 0;
+    if (method == LC_BIN_BOUNDARY) {
+        for (ulong r = r0; r < r1; r++) {
+            REAL v = px[r * ncols];
+            if (!F(lc_valid)(v, flags, sent)) continue;
+            mn = fmin(mn, v);
+            mx = fmax(mx, v);
+        }
+    } else {
+        s = (REAL)F(lc_bin_stat)(px, tmp + base + r0 * ncols, ncols, r0, r1, method, flags, sent);
+    }
+    /* x may be y: each row read before it is written */
+    for (ulong r = r0; r < r1; r++) {
+        REAL v = px[r * ncols];
+        if (F(lc_valid)(v, flags, sent)) v = method == LC_BIN_BOUNDARY ? ((v - mn) <= (mx - v) ? mn : mx) : s;
+        py[r * ncols] = v;
+    }
+}
+#endif
+
+#if CLS_KERNEL == CLS_KID_BIN_REDUCE
+__kernel void F(bin_reduce)(__global const REAL *x, __global REAL *tmp, __global REAL *out, uint ncols,
+                            ulong nrows, uint ngroups, uint k, int method, uint flags, REAL sent)
+{
+    ulong gc = get_global_id(0);
+    if (gc >= (ulong)ngroups * ncols) return;
+    ulong gi = gc / ncols, c = gc % ncols;
+    ulong b = get_global_id(1);
+    ulong r0 = b * (ulong)k;
+    if (r0 >= nrows) return;
+    ulong r1 = min(r0 + k, nrows), nbins = (nrows + k - 1) / k;
+    ulong base = gi * nrows * ncols + c;
+    REAL s = (REAL)F(lc_bin_stat)(x + base, tmp + base + r0 * ncols, ncols, r0, r1, method, flags, sent);
+    out[(gi * nbins + b) * ncols + c] = s;
+}
+#endif
