@@ -136,8 +136,8 @@ __kernel void F(movavg)(__global const REAL *x, __global REAL *y, uint ncols, ul
             }
         }
         REAL v = px[i * ncols];
-        if (!F(lc_valid)(v, flags, sent)) {
-            py[i * ncols] = v; /* missing stays missing */
+        if (!F(lc_valid)(v, flags, sent) && op != LC_OP_TREND) {
+            py[i * ncols] = v; /* missing stays missing; the trend is written at every row */
             continue;
         }
         ACC trend = cnt ? (sum + comp) / (ACC)cnt : (ACC)NAN;
@@ -218,6 +218,10 @@ __kernel void F(savgol)(__global const REAL *x, __global REAL *y, uint ncols, ul
     int q = (int)p + 1;
     ACC cen = (ACC)(w - 1) / 2, sc = cen > 1 ? cen : 1, d = 1 / sc, fac = g[q];
     ACC S[LC_PMAX + 1], a[LC_PMAX + 1];
+    /* the sums are of x - K, K a value of the column: the trend's offset
+     * then costs no precision (float sums on rusticl lost 2e-4 of it) */
+    REAL k0 = px[i0 * ncols];
+    ACC K = F(lc_valid)(k0, flags, sent) ? (ACC)k0 : 0, K0 = deriv ? 0 : K;
     uint cnt = 0;
     long cur = LONG_MIN, coef = LONG_MIN;
     for (ulong i = i0; i < i1; i++) {
@@ -234,7 +238,7 @@ __kernel void F(savgol)(__global const REAL *x, __global REAL *y, uint ncols, ul
                 long ko = F(lc_map)(cur, n, mode), ki = F(lc_map)(cur + (long)w, n, mode);
                 REAL vo = ko < 0 ? cval : px[ko * ncols], vi = ki < 0 ? cval : px[ki * ncols];
                 if (F(lc_valid)(vo, flags, sent)) {
-                    ACC u = -cen * d, pw = (ACC)vo;
+                    ACC u = -cen * d, pw = (ACC)vo - K;
                     for (int j = 0; j < q; j++, pw *= u) S[j] -= pw;
                     cnt--;
                 }
@@ -250,7 +254,7 @@ __kernel void F(savgol)(__global const REAL *x, __global REAL *y, uint ncols, ul
                     S[j] = s;
                 }
                 if (F(lc_valid)(vi, flags, sent)) {
-                    ACC u = cen * d, pw = (ACC)vi;
+                    ACC u = cen * d, pw = (ACC)vi - K;
                     for (int j = 0; j < q; j++, pw *= u) S[j] += pw;
                     cnt++;
                 }
@@ -261,7 +265,7 @@ __kernel void F(savgol)(__global const REAL *x, __global REAL *y, uint ncols, ul
                     long k = F(lc_map)(ws + (long)t, n, mode);
                     REAL v = k < 0 ? cval : px[k * ncols];
                     if (!F(lc_valid)(v, flags, sent)) continue;
-                    ACC u = ((ACC)t - cen) * d, pw = (ACC)v;
+                    ACC u = ((ACC)t - cen) * d, pw = (ACC)v - K;
                     for (int j = 0; j < q; j++, pw *= u) S[j] += pw;
                     cnt++;
                 }
@@ -269,7 +273,7 @@ __kernel void F(savgol)(__global const REAL *x, __global REAL *y, uint ncols, ul
             cur = ws;
         }
         REAL v = px[i * ncols];
-        if (!F(lc_valid)(v, flags, sent)) {
+        if (!F(lc_valid)(v, flags, sent) && op != LC_OP_TREND) {
             py[i * ncols] = v;
             continue;
         }
@@ -277,6 +281,7 @@ __kernel void F(savgol)(__global const REAL *x, __global REAL *y, uint ncols, ul
         if (!edge && cnt == w) {
             trend = 0;
             for (int j = 0; j < q; j++) trend += g[j] * S[j];
+            trend += K0;
         } else {
             if (coef != ws) {
                 ACC M[LC_PMAX + 1][LC_PMAX + 1], mom[2 * LC_PMAX + 1];
@@ -305,7 +310,7 @@ __kernel void F(savgol)(__global const REAL *x, __global REAL *y, uint ncols, ul
                 trend += a[k] * f * pw;
                 pw *= ue;
             }
-            trend *= fac;
+            trend = trend * fac + K0;
         }
         py[i * ncols] = F(lc_out)(v, trend, op);
     }

@@ -369,7 +369,8 @@ typedef struct cls_clean {
      * cleaning above, along the rows of each column of each statistics
      * group (the time axis; docs/guide/lightcurves.md): */
     cls_detrend     detrend;           /* the trend: none, moving average, Savitzky-Golay */
-    cls_detrend_op  detrend_op;        /* subtract it (default), divide by it, or write it */
+    cls_detrend_op  detrend_op;        /* subtract it (default), divide by it, or write it
+                                          (CLS_DETREND_TREND: at every row, missing ones too) */
     unsigned        window;            /* the trend's window in rows, >= 1 (may exceed the rows
                                           but for CLS_EDGE_INTERP) */
     unsigned        polyorder;         /* Savitzky-Golay: < window, at most 8 */

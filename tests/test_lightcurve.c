@@ -171,7 +171,9 @@ static void ref_lc(const cls_array *x, cls_scope scope, const cls_clean *o, doub
             for (size_t i = 0; i < R; i++) s[i] = get(x, (g * R + i) * C + c);
             for (size_t i = 0; i < R; i++) {
                 t[i] = s[i];
-                if (!valid(s[i], o) || o->detrend == CLS_DETREND_NONE) continue;
+                /* the trend is written at every row, the rest keeps missing values */
+                if ((!valid(s[i], o) && o->detrend_op != CLS_DETREND_TREND) || o->detrend == CLS_DETREND_NONE)
+                    continue;
                 double tr = ref_trend(s, (long)R, (long)i, o);
                 t[i] = o->detrend_op == CLS_DETREND_TREND ? tr : o->detrend_op == CLS_DETREND_DIVIDE ? s[i] / tr
                                                                                                      : s[i] - tr;

@@ -105,6 +105,7 @@ typedef struct lcjob {
     uint64_t    G, Rg, gpu; /* groups, rows per group, groups per unit */
     size_t      C;
     uint32_t    chunk;      /* rows per work-item (trends) */
+    uint32_t    chunk_by_fp64[2]; /* Savitzky-Golay: by the device's sums, float [0] or double [1] */
     int64_t     start;      /* the window's first row relative to the row */
     int         edge;
     double      g[CLS_LC_PMAX + 2];
@@ -158,6 +159,7 @@ static cls_status unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
                              d->info.fp64 ? (const void *)j->g : (const void *)gf, &m[3]);
     }
     uint64_t cols = ng * j->C;
+    uint32_t chunk = j->kind == CLS_K_SAVGOL ? j->chunk_by_fp64[d->info.fp64 ? 1 : 0] : j->chunk;
     if (st == CLS_OK) {
         cls_karg_mem(&a, m[0]);
         if (j->kind == CLS_K_BIN_REDUCE) { /* (x, tmp, out, ...) */
@@ -183,7 +185,7 @@ static cls_status unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
         } else {
             cl_long start = j->start;
             cl_int mode = j->edge, op = (cl_int)c->detrend_op;
-            cls_karg_u32(&a, j->chunk);
+            cls_karg_u32(&a, chunk);
             cls_karg_u32(&a, c->window);
             if (j->kind == CLS_K_SAVGOL) {
                 cls_karg_u32(&a, c->polyorder);
@@ -203,7 +205,7 @@ static cls_status unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
             cls_karg_u32(&a, fl);
             cls_karg_real(&a, c->has_missing_value ? c->missing_value : 0);
             if (j->kind == CLS_K_SAVGOL) cls_karg_mem(&a, m[3]);
-            st = cls_pass_launch(&a, local, (size_t)cols, (size_t)((j->Rg + j->chunk - 1) / j->chunk));
+            st = cls_pass_launch(&a, local, (size_t)cols, (size_t)((j->Rg + chunk - 1) / chunk));
         }
     }
     if (back) {
@@ -265,16 +267,23 @@ cls_status cls_lc_run(cls_context *ctx, const cls_clean *c, cls_dtype t, const v
             j.kind = CLS_K_SAVGOL;
             j.edge = c->edge == CLS_EDGE_DEFAULT ? CLS_EDGE_INTERP : (int)c->edge;
             j.start = -(int64_t)((w - 1) / 2);
-            /* each chunk starts its sums afresh: that also bounds the
-             * rounding the sliding sums gather */
-            uint64_t ch = 4 * (uint64_t)w;
-            j.chunk = (uint32_t)(ch < 256 ? 256 : ch > 4096 ? 4096 : ch);
+            /* each chunk starts its sums afresh, which bounds the rounding
+             * the sliding sums gather: k slides multiply an error of S_0
+             * by about (k / s)^p in S_p (the shift's binomial terms), so
+             * a chunk is s A^(1/p) rows at most, A = 1e3 with float64
+             * sums (errors ~1e-13), 10 with float sums (~1e-6) */
+            double s = cls_savgol_scale(w);
+            for (int f = 0; f < 2; f++) {
+                double ch = c->polyorder ? s * pow(f ? 1e3 : 10, 1.0 / c->polyorder) : 4096;
+                ch = ch < 1 ? 1 : ch > 4096 ? 4096 : ch;
+                if (w < LOOP_MAX && ch + w > LOOP_MAX) ch = LOOP_MAX - w;
+                j.chunk_by_fp64[f] = (uint32_t)(ch < 1 ? 1 : ch);
+            }
             if (!cls_savgol_weights(w, c->polyorder, c->deriv, c->delta, j.g))
                 return cls_fail(ctx, CLS_E_ARG, "light curves: the Savitzky-Golay fit of window %u, polyorder %u "
                                 "is singular", w, c->polyorder);
         }
-        if (w < LOOP_MAX && j.chunk + w > LOOP_MAX) j.chunk = LOOP_MAX - w;
-        if (j.chunk < 1) j.chunk = 1;
+        if (j.kind == CLS_K_MOVAVG && w < LOOP_MAX && j.chunk + w > LOOP_MAX) j.chunk = LOOP_MAX - w;
         st = run(ctx, &j);
         x = y; /* the bins smooth the detrended values in place */
     }
