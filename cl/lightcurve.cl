@@ -17,7 +17,7 @@
 #define F(name) CAT(name, SFX)
 
 #if CLS_KERNEL == CLS_KID_MOVAVG || CLS_KERNEL == CLS_KID_SAVGOL || CLS_KERNEL == CLS_KID_BIN_SMOOTH || \
-    CLS_KERNEL == CLS_KID_BIN_REDUCE
+    CLS_KERNEL == CLS_KID_BIN_REDUCE || CLS_KERNEL == CLS_KID_SAVGOL3
 #if CLS_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #define ACC double
@@ -92,6 +92,18 @@ static inline REAL F(lc_out)(REAL v, ACC trend, int op)
  * whatever the window; each chunk starts its sum afresh, which bounds the
  * drift of the running sum. */
 #if CLS_KERNEL == CLS_KID_MOVAVG
+/* adds a to the running sum: plain in double (a chunk's drift is far
+ * below its rounding), Neumaier's compensation in float (rusticl) */
+#if CLS_FP64
+#define LC_ADD(a) (sum += (a))
+#else
+#define LC_ADD(a)                                                          \
+    do {                                                                   \
+        ACC a_ = (a), s_ = sum + a_;                                       \
+        comp += fabs(sum) >= fabs(a_) ? (sum - s_) + a_ : (a_ - s_) + sum; \
+        sum = s_;                                                          \
+    } while (0)
+#endif
 __kernel void F(movavg)(__global const REAL *x, __global REAL *y, uint ncols, ulong nrows, uint ngroups,
                         uint chunk, uint w, long start, int mode, REAL cval, int op, uint flags, REAL sent)
 {
@@ -109,31 +121,27 @@ __kernel void F(movavg)(__global const REAL *x, __global REAL *y, uint ncols, ul
     for (long t = (long)i0 + start; t < (long)i0 + start + (long)w; t++) {
         long k = F(lc_map)(t, n, mode);
         REAL v = k < 0 ? cval : px[k * ncols];
-        if (F(lc_valid)(v, flags, sent)) {
-            /* Neumaier's compensated sum: exact enough in float (rusticl) */
-            ACC a = (ACC)v, s = sum + a;
-            comp += fabs(sum) >= fabs(a) ? (sum - s) + a : (a - s) + sum;
-            sum = s;
-            cnt++;
-        }
+        int ok = F(lc_valid)(v, flags, sent);
+        LC_ADD(ok ? (ACC)v : (ACC)0);
+        cnt += ok;
     }
     for (ulong i = i0; i < i1; i++) {
         if (i > i0) {
-            long tout = (long)i - 1 + start, tin = (long)i + start + (long)w - 1;
-            long ko = F(lc_map)(tout, n, mode), ki = F(lc_map)(tin, n, mode);
-            REAL vo = ko < 0 ? cval : px[ko * ncols], vi = ki < 0 ? cval : px[ki * ncols];
-            if (F(lc_valid)(vo, flags, sent)) {
-                ACC a = -(ACC)vo, s = sum + a;
-                comp += fabs(sum) >= fabs(a) ? (sum - s) + a : (a - s) + sum;
-                sum = s;
-                cnt--;
+            /* inside the series (most rows) no edge mapping; no branch on
+             * validity: a missing value adds 0 */
+            long tout = (long)i - 1 + start, tin = tout + (long)w;
+            REAL vo, vi;
+            if (tout >= 0 && tin < n) {
+                vo = px[tout * ncols];
+                vi = px[tin * ncols];
+            } else {
+                long ko = F(lc_map)(tout, n, mode), ki = F(lc_map)(tin, n, mode);
+                vo = ko < 0 ? cval : px[ko * ncols];
+                vi = ki < 0 ? cval : px[ki * ncols];
             }
-            if (F(lc_valid)(vi, flags, sent)) {
-                ACC a = (ACC)vi, s = sum + a;
-                comp += fabs(sum) >= fabs(a) ? (sum - s) + a : (a - s) + sum;
-                sum = s;
-                cnt++;
-            }
+            int oko = F(lc_valid)(vo, flags, sent), oki = F(lc_valid)(vi, flags, sent);
+            LC_ADD((oki ? (ACC)vi : (ACC)0) - (oko ? (ACC)vo : (ACC)0));
+            cnt = cnt + oki - oko;
         }
         REAL v = px[i * ncols];
         if (!F(lc_valid)(v, flags, sent) && op != LC_OP_TREND) {
@@ -144,6 +152,7 @@ __kernel void F(movavg)(__global const REAL *x, __global REAL *y, uint ncols, ul
         py[i * ncols] = F(lc_out)(v, trend, op);
     }
 }
+#undef LC_ADD
 #endif
 
 /* Savitzky-Golay (scipy.signal.savgol_filter): row i's trend is the value
@@ -160,8 +169,10 @@ __kernel void F(movavg)(__global const REAL *x, __global REAL *y, uint ncols, ul
  * weights g (host, float64): trend = sum g_j S_j, scipy's convolution in
  * another order. A window with missing values or an interp edge solves its
  * own normal equations (moments of the valid positions, O(w p) once per
- * window). g[p + 1] is the derivative's scale 1 / (s delta)^deriv. */
-#if CLS_KERNEL == CLS_KID_SAVGOL
+ * window). g[p + 1] is the derivative's scale 1 / (s delta)^deriv; then
+ * the shift's table T (q x q, q = p + 1) and the powers uo, ui (q each) of
+ * the leaving and entering rows' positions. */
+#if CLS_KERNEL == CLS_KID_SAVGOL || CLS_KERNEL == CLS_KID_SAVGOL3
 #define LC_PMAX 8 /* polyorder at most (src/lightcurve/lightcurve.h) */
 #if CLS_FP64
 #define LC_TINY 1e-12 /* a pivot below this times the count is a singular fit */
@@ -215,8 +226,23 @@ __kernel void F(savgol)(__global const REAL *x, __global REAL *y, uint ncols, ul
     __global const REAL *px = x + gi * nrows * ncols + c;
     __global REAL *py = y + gi * nrows * ncols + c;
     long n = (long)nrows, hw = (long)(w / 2);
+#if CLS_KERNEL == CLS_KID_SAVGOL3
+    /* polyorder 2 (lightkurve's and most callers'): the loops over the
+     * sums unroll and the sums stay in registers (3x faster on PoCL) */
+    const int q = 3;
+    (void)p;
+#else
     int q = (int)p + 1;
+#endif
     ACC cen = (ACC)(w - 1) / 2, sc = cen > 1 ? cen : 1, d = 1 / sc, fac = g[q];
+    /* the host's tables in private memory (registers once q is known) */
+    ACC gw[LC_PMAX + 1], T[(LC_PMAX + 1) * (LC_PMAX + 1)], uo[LC_PMAX + 1], ui[LC_PMAX + 1];
+    for (int j = 0; j < q; j++) {
+        gw[j] = g[j];
+        uo[j] = g[q + 1 + q * q + j];
+        ui[j] = g[q + 1 + q * q + q + j];
+        for (int m = 0; m < q; m++) T[j * q + m] = g[q + 1 + j * q + m];
+    }
     ACC S[LC_PMAX + 1], a[LC_PMAX + 1];
     /* the sums are of x - K, K a value of the column: the trend's offset
      * then costs no precision (float sums on rusticl lost 2e-4 of it) */
@@ -233,31 +259,29 @@ __kernel void F(savgol)(__global const REAL *x, __global REAL *y, uint ncols, ul
         }
         if (ws != cur) {
             if (cur != LONG_MIN && ws == cur + 1) {
-                /* the leaving row at u = -c/s, then the shift, then the
-                 * entering row at u = c/s */
-                long ko = F(lc_map)(cur, n, mode), ki = F(lc_map)(cur + (long)w, n, mode);
-                REAL vo = ko < 0 ? cval : px[ko * ncols], vi = ki < 0 ? cval : px[ki * ncols];
-                if (F(lc_valid)(vo, flags, sent)) {
-                    ACC u = -cen * d, pw = (ACC)vo - K;
-                    for (int j = 0; j < q; j++, pw *= u) S[j] -= pw;
-                    cnt--;
+                /* the leaving row (at u = -c/s) out, the shift, the
+                 * entering row (at u = c/s) in, at once: S_j' = sum_m
+                 * T_jm (S_m - xo uo_m) + xi ui_j, T_jm = C(j, m) (-1/s)^(j-m)
+                 * (the host's table), from the top so that each S_m is read
+                 * before it changes; a missing value counts as 0 */
+                long to = cur, ti = cur + (long)w;
+                REAL vo, vi;
+                if (to >= 0 && ti < n) {
+                    vo = px[to * ncols];
+                    vi = px[ti * ncols];
+                } else {
+                    long ko = F(lc_map)(to, n, mode), ki = F(lc_map)(ti, n, mode);
+                    vo = ko < 0 ? cval : px[ko * ncols];
+                    vi = ki < 0 ? cval : px[ki * ncols];
                 }
-                /* S_j' = sum_m C(j, m) (-d)^(j - m) S_m, from the top so
-                 * that each S_m is read before it changes */
-                for (int j = q - 1; j > 0; j--) {
-                    ACC s = S[j], bin = 1, pw = 1;
-                    for (int m = j - 1; m >= 0; m--) {
-                        bin = bin * (ACC)(m + 1) / (ACC)(j - m);
-                        pw *= -d;
-                        s += bin * pw * S[m];
-                    }
-                    S[j] = s;
+                int oko = F(lc_valid)(vo, flags, sent), oki = F(lc_valid)(vi, flags, sent);
+                ACC xo = oko ? (ACC)vo - K : 0, xi = oki ? (ACC)vi - K : 0;
+                for (int j = q - 1; j >= 0; j--) {
+                    ACC acc = xi * ui[j];
+                    for (int m = 0; m <= j; m++) acc += T[j * q + m] * (S[m] - xo * uo[m]);
+                    S[j] = acc;
                 }
-                if (F(lc_valid)(vi, flags, sent)) {
-                    ACC u = cen * d, pw = (ACC)vi - K;
-                    for (int j = 0; j < q; j++, pw *= u) S[j] += pw;
-                    cnt++;
-                }
+                cnt = cnt + oki - oko;
             } else {
                 for (int j = 0; j < q; j++) S[j] = 0;
                 cnt = 0;
@@ -280,7 +304,7 @@ __kernel void F(savgol)(__global const REAL *x, __global REAL *y, uint ncols, ul
         ACC trend;
         if (!edge && cnt == w) {
             trend = 0;
-            for (int j = 0; j < q; j++) trend += g[j] * S[j];
+            for (int j = 0; j < q; j++) trend += gw[j] * S[j];
             trend += K0;
         } else {
             if (coef != ws) {
@@ -357,16 +381,19 @@ static REAL F(lc_select)(__global REAL *a, ulong st, long n, long k)
     return a[(ulong)k * st];
 }
 
+#define LC_SMALL 32 /* bins up to this many rows take their median in private memory (lightcurve.c) */
 /* The statistic of the valid values of rows [r0, r1) of column pointer px */
 static ACC F(lc_bin_stat)(__global const REAL *px, __global REAL *pt, ulong st, ulong r0, ulong r1, int method,
                           uint flags, REAL sent)
 {
     ACC sum = 0, comp = 0;
     uint cnt = 0;
+    /* the median of a short bin by ranks (below), longer bins select in scratch */
+    int priv = method == LC_BIN_MEDIAN && r1 - r0 <= LC_SMALL;
     for (ulong r = r0; r < r1; r++) {
         REAL v = px[r * st];
         if (!F(lc_valid)(v, flags, sent)) continue;
-        if (method == LC_BIN_MEDIAN) pt[(ulong)cnt * st] = v;
+        if (method == LC_BIN_MEDIAN && !priv) pt[(ulong)cnt * st] = v;
         ACC a = (ACC)v, s = sum + a;
         comp += fabs(sum) >= fabs(a) ? (sum - s) + a : (a - s) + sum;
         sum = s;
@@ -376,6 +403,28 @@ static ACC F(lc_bin_stat)(__global const REAL *px, __global REAL *pt, ulong st, 
     if (method == LC_BIN_SUM) return sum + comp;
     if (!cnt) return (ACC)NAN;
     if (method == LC_BIN_MEAN) return (sum + comp) / (ACC)cnt;
+    if (priv) {
+        /* a value of rank lt (values below it) with eq equal ones holds
+         * the sorted places [lt, lt + eq): the middle one or two found by
+         * counting, O(k^2) reads of the bin (in cache), no private array
+         * indexed at run time (which PoCL keeps out of registers) */
+        uint m2 = cnt / 2, m1 = cnt & 1 ? m2 : m2 - 1;
+        ACC lo = 0, hi = 0;
+        for (ulong r = r0; r < r1; r++) {
+            REAL v = px[r * st];
+            if (!F(lc_valid)(v, flags, sent)) continue;
+            uint lt = 0, eq = 0;
+            for (ulong q = r0; q < r1; q++) {
+                REAL u = px[q * st];
+                int ok = F(lc_valid)(u, flags, sent);
+                lt += ok && u < v;
+                eq += ok && u == v;
+            }
+            if (lt <= m1 && m1 < lt + eq) lo = (ACC)v;
+            if (lt <= m2 && m2 < lt + eq) hi = (ACC)v;
+        }
+        return (lo + hi) / 2;
+    }
     /* median: numpy's, the mean of the middle two of an even count; after
      * the selection of the upper one, the lower is the largest below it */
     ACC hi = (ACC)F(lc_select)(pt, st, (long)cnt, (long)(cnt / 2));
@@ -387,51 +436,53 @@ static ACC F(lc_bin_stat)(__global const REAL *px, __global REAL *pt, ulong st, 
 #endif
 
 #if CLS_KERNEL == CLS_KID_BIN_SMOOTH
+/* work-item (group and column, nbw bins from bin id1 * nbw): several
+ * short bins per work-item, so that a CPU's work-groups are not mostly
+ * overhead */
 __kernel void F(bin_smooth)(__global const REAL *x, __global REAL *y, __global REAL *tmp, uint ncols,
-                            ulong nrows, uint ngroups, uint k, int method, uint flags, REAL sent)
+                            ulong nrows, uint ngroups, uint k, uint nbw, int method, uint flags, REAL sent)
 {
     ulong gc = get_global_id(0);
     if (gc >= (ulong)ngroups * ncols) return;
     ulong gi = gc / ncols, c = gc % ncols;
-    ulong r0 = get_global_id(1) * (ulong)k;
-    if (r0 >= nrows) return;
-    ulong r1 = min(r0 + k, nrows);
     ulong base = gi * nrows * ncols + c;
     __global const REAL *px = x + base;
     __global REAL *py = y + base;
-    REAL mn = INFINITY, mx = -INFINITY, s = 0;
-    if (method == LC_BIN_BOUNDARY) {
+    for (ulong r0 = get_global_id(1) * (ulong)nbw * k, e = min(r0 + (ulong)nbw * k, nrows); r0 < e; r0 += k) {
+        ulong r1 = min(r0 + k, nrows);
+        REAL mn = INFINITY, mx = -INFINITY, s = 0;
+        if (method == LC_BIN_BOUNDARY) {
+            for (ulong r = r0; r < r1; r++) {
+                REAL v = px[r * ncols];
+                if (!F(lc_valid)(v, flags, sent)) continue;
+                mn = fmin(mn, v);
+                mx = fmax(mx, v);
+            }
+        } else {
+            s = (REAL)F(lc_bin_stat)(px, tmp + base + r0 * ncols, ncols, r0, r1, method, flags, sent);
+        }
+        /* x may be y: each row read before it is written */
         for (ulong r = r0; r < r1; r++) {
             REAL v = px[r * ncols];
-            if (!F(lc_valid)(v, flags, sent)) continue;
-            mn = fmin(mn, v);
-            mx = fmax(mx, v);
+            if (F(lc_valid)(v, flags, sent)) v = method == LC_BIN_BOUNDARY ? ((v - mn) <= (mx - v) ? mn : mx) : s;
+            py[r * ncols] = v;
         }
-    } else {
-        s = (REAL)F(lc_bin_stat)(px, tmp + base + r0 * ncols, ncols, r0, r1, method, flags, sent);
-    }
-    /* x may be y: each row read before it is written */
-    for (ulong r = r0; r < r1; r++) {
-        REAL v = px[r * ncols];
-        if (F(lc_valid)(v, flags, sent)) v = method == LC_BIN_BOUNDARY ? ((v - mn) <= (mx - v) ? mn : mx) : s;
-        py[r * ncols] = v;
     }
 }
 #endif
 
 #if CLS_KERNEL == CLS_KID_BIN_REDUCE
 __kernel void F(bin_reduce)(__global const REAL *x, __global REAL *tmp, __global REAL *out, uint ncols,
-                            ulong nrows, uint ngroups, uint k, int method, uint flags, REAL sent)
+                            ulong nrows, uint ngroups, uint k, uint nbw, int method, uint flags, REAL sent)
 {
     ulong gc = get_global_id(0);
     if (gc >= (ulong)ngroups * ncols) return;
     ulong gi = gc / ncols, c = gc % ncols;
-    ulong b = get_global_id(1);
-    ulong r0 = b * (ulong)k;
-    if (r0 >= nrows) return;
-    ulong r1 = min(r0 + k, nrows), nbins = (nrows + k - 1) / k;
-    ulong base = gi * nrows * ncols + c;
-    REAL s = (REAL)F(lc_bin_stat)(x + base, tmp + base + r0 * ncols, ncols, r0, r1, method, flags, sent);
-    out[(gi * nbins + b) * ncols + c] = s;
+    ulong nbins = (nrows + k - 1) / k, base = gi * nrows * ncols + c;
+    for (ulong b = get_global_id(1) * (ulong)nbw, e = min(b + nbw, nbins); b < e; b++) {
+        ulong r0 = b * (ulong)k, r1 = min(r0 + k, nrows);
+        REAL s = (REAL)F(lc_bin_stat)(x + base, tmp + base + r0 * ncols, ncols, r0, r1, method, flags, sent);
+        out[(gi * nbins + b) * ncols + c] = s;
+    }
 }
 #endif

@@ -97,6 +97,7 @@ enum cls_kernel_id {
     CLS_K_SAVGOL,         /* Savitzky-Golay trend along the rows (lightcurve.cl) */
     CLS_K_BIN_SMOOTH,     /* smoothing by bins of rows (lightcurve.cl) */
     CLS_K_BIN_REDUCE,     /* one row per bin of rows (lightcurve.cl) */
+    CLS_K_SAVGOL3,        /* CLS_K_SAVGOL for polyorder 2, its loops unrolled */
     /* the first six again, built with -DCLS_IMPUTE=1 (a fill;
      * engine/impute_fused.c), then with -DCLS_IMPUTE=2 (a fill and a
      * sentinel: a compare per value that the first set saves), each in the

@@ -16,7 +16,10 @@
 
 /* cl/lightcurve.cl mirrors these */
 enum { LC_OP_SUBTRACT, LC_OP_DIVIDE, LC_OP_TREND };
+#define SAVGOL(k) ((k) == CLS_K_SAVGOL || (k) == CLS_K_SAVGOL3)
 #define LC_F_SENT 1u
+#define LC_Q (CLS_LC_PMAX + 1)
+#define LC_GLEN (LC_Q + 1 + LC_Q * LC_Q + 2 * LC_Q)
 
 int cls_lc_active(const cls_clean *c)
 {
@@ -108,7 +111,7 @@ typedef struct lcjob {
     uint32_t    chunk_by_fp64[2]; /* Savitzky-Golay: by the device's sums, float [0] or double [1] */
     int64_t     start;      /* the window's first row relative to the row */
     int         edge;
-    double      g[CLS_LC_PMAX + 2];
+    double      g[LC_GLEN];  /* Savitzky-Golay: weights, scale, shift table, powers (cl/lightcurve.cl) */
     uint64_t    nbins;
 } lcjob;
 
@@ -139,7 +142,7 @@ static cls_status unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
         y = j->y + (size_t)(g0 * j->nbins) * j->C * j->es;
         st = cls_pass_input(ctx, d, x, bytes, &m[0]);
         if (st == CLS_OK) st = cls_pass_output(ctx, d, y, ybytes, &m[1]);
-    } else if ((j->kind == CLS_K_MOVAVG || j->kind == CLS_K_SAVGOL) && x == y && d->zero_copy) {
+    } else if ((j->kind == CLS_K_MOVAVG || SAVGOL(j->kind)) && x == y && d->zero_copy) {
         /* a window reads rows that other work-items write: never in place */
         back = 1;
         st = cls_pass_input(ctx, d, x, bytes, &m[0]);
@@ -147,19 +150,22 @@ static cls_status unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
     } else {
         st = cls_pass_io(ctx, d, x, y, bytes, &m[0], &m[1]);
     }
-    int median = (j->kind == CLS_K_BIN_SMOOTH || j->kind == CLS_K_BIN_REDUCE) && c->bin_stat == CLS_BIN_MEDIAN;
+    /* scratch for the medians of bins longer than cl/lightcurve.cl's LC_SMALL */
+    int median = (j->kind == CLS_K_BIN_SMOOTH || j->kind == CLS_K_BIN_REDUCE) && c->bin_stat == CLS_BIN_MEDIAN &&
+                 c->bin_rows > 32;
     if (st == CLS_OK && (j->kind == CLS_K_BIN_SMOOTH || j->kind == CLS_K_BIN_REDUCE))
         st = cls_pass_buffer(ctx, d, CL_MEM_READ_WRITE, median ? bytes : 1, NULL, &m[2]);
-    if (st == CLS_OK && j->kind == CLS_K_SAVGOL) {
+    if (st == CLS_OK && SAVGOL(j->kind)) {
         /* the weights in the kernel's sums' type: double where the device has it */
-        unsigned q = c->polyorder + 2;
-        float gf[CLS_LC_PMAX + 2];
+        unsigned q = c->polyorder + 1;
+        q = q + 1 + q * q + 2 * q;
+        float gf[LC_GLEN];
         for (unsigned i = 0; i < q; i++) gf[i] = (float)j->g[i];
         st = cls_pass_buffer(ctx, d, CL_MEM_READ_ONLY, q * (d->info.fp64 ? 8 : 4),
                              d->info.fp64 ? (const void *)j->g : (const void *)gf, &m[3]);
     }
     uint64_t cols = ng * j->C;
-    uint32_t chunk = j->kind == CLS_K_SAVGOL ? j->chunk_by_fp64[d->info.fp64 ? 1 : 0] : j->chunk;
+    uint32_t chunk = SAVGOL(j->kind) ? j->chunk_by_fp64[d->info.fp64 ? 1 : 0] : j->chunk;
     if (st == CLS_OK) {
         cls_karg_mem(&a, m[0]);
         if (j->kind == CLS_K_BIN_REDUCE) { /* (x, tmp, out, ...) */
@@ -173,7 +179,11 @@ static cls_status unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
         cls_karg_u64(&a, j->Rg);
         cls_karg_u32(&a, ng);
         if (j->kind == CLS_K_BIN_SMOOTH || j->kind == CLS_K_BIN_REDUCE) {
+            /* bins per work-item: a few hundred rows each, within the loop bound */
+            uint32_t nbw = c->bin_rows >= 256 ? 1 : 256 / c->bin_rows;
+            uint64_t nbins = (j->Rg + c->bin_rows - 1) / c->bin_rows;
             cls_karg_u32(&a, c->bin_rows);
+            cls_karg_u32(&a, nbw);
             cl_int method = (cl_int)c->bin_stat;
             if (a.st == CLS_OK) {
                 cl_int e = clSetKernelArg(a.k, a.i++, sizeof method, &method);
@@ -181,13 +191,13 @@ static cls_status unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
             }
             cls_karg_u32(&a, fl);
             cls_karg_real(&a, c->has_missing_value ? c->missing_value : 0);
-            st = cls_pass_launch(&a, local, (size_t)cols, (size_t)((j->Rg + c->bin_rows - 1) / c->bin_rows));
+            st = cls_pass_launch(&a, local, (size_t)cols, (size_t)((nbins + nbw - 1) / nbw));
         } else {
             cl_long start = j->start;
             cl_int mode = j->edge, op = (cl_int)c->detrend_op;
             cls_karg_u32(&a, chunk);
             cls_karg_u32(&a, c->window);
-            if (j->kind == CLS_K_SAVGOL) {
+            if (SAVGOL(j->kind)) {
                 cls_karg_u32(&a, c->polyorder);
                 cls_karg_u32(&a, c->deriv);
             }
@@ -204,7 +214,7 @@ static cls_status unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
             }
             cls_karg_u32(&a, fl);
             cls_karg_real(&a, c->has_missing_value ? c->missing_value : 0);
-            if (j->kind == CLS_K_SAVGOL) cls_karg_mem(&a, m[3]);
+            if (SAVGOL(j->kind)) cls_karg_mem(&a, m[3]);
             st = cls_pass_launch(&a, local, (size_t)cols, (size_t)((j->Rg + chunk - 1) / chunk));
         }
     }
@@ -264,7 +274,7 @@ cls_status cls_lc_run(cls_context *ctx, const cls_clean *c, cls_dtype t, const v
             uint64_t ch = 4 * (uint64_t)w;
             j.chunk = (uint32_t)(ch < 256 ? 256 : ch > 16384 ? 16384 : ch);
         } else {
-            j.kind = CLS_K_SAVGOL;
+            j.kind = c->polyorder == 2 ? CLS_K_SAVGOL3 : CLS_K_SAVGOL;
             j.edge = c->edge == CLS_EDGE_DEFAULT ? CLS_EDGE_INTERP : (int)c->edge;
             j.start = -(int64_t)((w - 1) / 2);
             /* each chunk starts its sums afresh, which bounds the rounding
@@ -282,6 +292,20 @@ cls_status cls_lc_run(cls_context *ctx, const cls_clean *c, cls_dtype t, const v
             if (!cls_savgol_weights(w, c->polyorder, c->deriv, c->delta, j.g))
                 return cls_fail(ctx, CLS_E_ARG, "light curves: the Savitzky-Golay fit of window %u, polyorder %u "
                                 "is singular", w, c->polyorder);
+            /* the shift by one row of the sums S_j = sum x u^j, u = (t - c) / s:
+             * T_jm = C(j, m) (-1/s)^(j - m); the leaving and entering rows'
+             * u^m at u = -c/s and c/s */
+            unsigned q = c->polyorder + 1;
+            double *T = j.g + q + 1, *uo = T + q * q, *ui = uo + q, cs = ((w - 1) / 2.0) / s;
+            for (unsigned r = 0; r < q; r++) {
+                double bin = 1; /* C(r, m) */
+                for (unsigned m = 0; m < q; m++) {
+                    T[r * q + m] = m <= r ? bin * pow(-1.0 / s, (double)(r - m)) : 0;
+                    if (m < r) bin = bin * (double)(r - m) / (double)(m + 1);
+                }
+                uo[r] = pow(-cs, (double)r);
+                ui[r] = pow(cs, (double)r);
+            }
         }
         if (j.kind == CLS_K_MOVAVG && w < LOOP_MAX && j.chunk + w > LOOP_MAX) j.chunk = LOOP_MAX - w;
         st = run(ctx, &j);
