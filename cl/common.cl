@@ -55,6 +55,7 @@
 #define CLS_KID_BIN_SMOOTH   28
 #define CLS_KID_BIN_REDUCE   29
 #define CLS_KID_SAVGOL3      30
+#define CLS_KID_SAVGOL3V     31
 #ifndef CLS_KERNEL
 #define CLS_KERNEL (-1)
 #endif

@@ -17,7 +17,7 @@
 #define F(name) CAT(name, SFX)
 
 #if CLS_KERNEL == CLS_KID_MOVAVG || CLS_KERNEL == CLS_KID_SAVGOL || CLS_KERNEL == CLS_KID_BIN_SMOOTH || \
-    CLS_KERNEL == CLS_KID_BIN_REDUCE || CLS_KERNEL == CLS_KID_SAVGOL3
+    CLS_KERNEL == CLS_KID_BIN_REDUCE || CLS_KERNEL == CLS_KID_SAVGOL3 || CLS_KERNEL == CLS_KID_SAVGOL3V
 #if CLS_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #define ACC double
@@ -172,7 +172,7 @@ __kernel void F(movavg)(__global const REAL *x, __global REAL *y, uint ncols, ul
  * window). g[p + 1] is the derivative's scale 1 / (s delta)^deriv; then
  * the shift's table T (q x q, q = p + 1) and the powers uo, ui (q each) of
  * the leaving and entering rows' positions. */
-#if CLS_KERNEL == CLS_KID_SAVGOL || CLS_KERNEL == CLS_KID_SAVGOL3
+#if CLS_KERNEL == CLS_KID_SAVGOL || CLS_KERNEL == CLS_KID_SAVGOL3 || CLS_KERNEL == CLS_KID_SAVGOL3V
 #define LC_PMAX 8 /* polyorder at most (src/lightcurve/lightcurve.h) */
 #if CLS_FP64
 #define LC_TINY 1e-12 /* a pivot below this times the count is a singular fit */
@@ -213,6 +213,43 @@ static int F(lc_solve)(ACC m[LC_PMAX + 1][LC_PMAX + 1], ACC b[LC_PMAX + 1], int 
     return 1;
 }
 
+/* The polynomial's coefficients a[0..q) of the window [ws, ws + w) of a
+ * column (x - K's sums S given; their moments counted here), NaN when
+ * singular or with fewer than q valid values. */
+static void F(lc_fit)(__global const REAL *px, uint ncols, long n, int mode, REAL cval, uint flags, REAL sent,
+                      long ws, uint w, int q, ACC cen, ACC d, const ACC *S, uint cnt, ACC *a)
+{
+    ACC M[LC_PMAX + 1][LC_PMAX + 1], mom[2 * LC_PMAX + 1];
+    for (int k = 0; k < 2 * q - 1; k++) mom[k] = 0;
+    for (uint t = 0; t < w; t++) {
+        long k = F(lc_map)(ws + (long)t, n, mode);
+        REAL vv = k < 0 ? cval : px[k * ncols];
+        if (!F(lc_valid)(vv, flags, sent)) continue;
+        ACC u = ((ACC)t - cen) * d, pw = 1;
+        for (int k2 = 0; k2 < 2 * q - 1; k2++, pw *= u) mom[k2] += pw;
+    }
+    for (int r = 0; r < q; r++) {
+        a[r] = S[r];
+        for (int k2 = 0; k2 < q; k2++) M[r][k2] = mom[r + k2];
+    }
+    if (cnt < (uint)q || !F(lc_solve)(M, a, q))
+        for (int r = 0; r < q; r++) a[r] = (ACC)NAN;
+}
+
+/* The derivative `deriv` of sum a_k u^k at u = ue, scaled, plus K0. */
+static ACC F(lc_eval)(const ACC *a, int q, uint deriv, ACC ue, ACC fac, ACC K0)
+{
+    ACC pw = 1, trend = 0;
+    for (int k = (int)deriv; k < q; k++) {
+        ACC f = 1;
+        for (int m = k - (int)deriv + 1; m <= k; m++) f *= (ACC)m;
+        trend += a[k] * f * pw;
+        pw *= ue;
+    }
+    return trend * fac + K0;
+}
+
+#if CLS_KERNEL != CLS_KID_SAVGOL3V
 __kernel void F(savgol)(__global const REAL *x, __global REAL *y, uint ncols, ulong nrows, uint ngroups,
                         uint chunk, uint w, uint p, uint deriv, long start, int mode, REAL cval, int op,
                         uint flags, REAL sent, __global const ACC *g)
@@ -308,37 +345,153 @@ __kernel void F(savgol)(__global const REAL *x, __global REAL *y, uint ncols, ul
             trend += K0;
         } else {
             if (coef != ws) {
-                ACC M[LC_PMAX + 1][LC_PMAX + 1], mom[2 * LC_PMAX + 1];
-                for (int k = 0; k < 2 * q - 1; k++) mom[k] = 0;
-                for (uint t = 0; t < w; t++) {
-                    long k = F(lc_map)(ws + (long)t, n, mode);
-                    REAL vv = k < 0 ? cval : px[k * ncols];
-                    if (!F(lc_valid)(vv, flags, sent)) continue;
-                    ACC u = ((ACC)t - cen) * d, pw = 1;
-                    for (int k2 = 0; k2 < 2 * q - 1; k2++, pw *= u) mom[k2] += pw;
-                }
-                for (int r = 0; r < q; r++) {
-                    a[r] = S[r];
-                    for (int k2 = 0; k2 < q; k2++) M[r][k2] = mom[r + k2];
-                }
-                if (cnt < (uint)q || !F(lc_solve)(M, a, q))
-                    for (int r = 0; r < q; r++) a[r] = (ACC)NAN;
+                F(lc_fit)(px, ncols, n, mode, cval, flags, sent, ws, w, q, cen, d, S, cnt, a);
                 coef = ws;
             }
-            /* derivative `deriv` of sum a_k u^k at the row's position */
-            ACC ue = ((ACC)(li - ws) - cen) * d, pw = 1;
-            trend = 0;
-            for (int k = (int)deriv; k < q; k++) {
-                ACC f = 1;
-                for (int m = k - (int)deriv + 1; m <= k; m++) f *= (ACC)m;
-                trend += a[k] * f * pw;
-                pw *= ue;
-            }
-            trend = trend * fac + K0;
+            trend = F(lc_eval)(a, q, deriv, ((ACC)(li - ws) - cen) * d, fac, K0);
         }
         py[i * ncols] = F(lc_out)(v, trend, op);
     }
 }
+#endif
+
+#if CLS_KERNEL == CLS_KID_SAVGOL3V
+/* CLS_K_SAVGOL3 on CPUs: a work-item takes 4 columns (of one group or of
+ * neighbouring groups) in the lanes of vectors. Their rows, windows and
+ * edges are alike, so the slide and the full windows' weights run on the
+ * vectors (PoCL does not vectorise a kernel whose work-items each loop
+ * over rows); a row where a lane's window is not full, or an interp edge,
+ * fits that lane alone (lc_fit), as the scalar kernel does. */
+#define LV 4
+#define VACC CAT(ACC, 4)
+#define VINT CAT(int, 4)
+#define VREAL CAT(REAL, 4)
+__kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, ulong nrows, uint ngroups,
+                          uint chunk, uint w, uint p, uint deriv, long start, int mode, REAL cval, int op,
+                          uint flags, REAL sent, __global const ACC *g)
+{
+    const int q = 3;
+    (void)p;
+    ulong total = (ulong)ngroups * ncols, gc0 = get_global_id(0) * LV;
+    if (gc0 >= total) return;
+    ulong i0 = get_global_id(1) * (ulong)chunk;
+    if (i0 >= nrows) return;
+    ulong i1 = min(i0 + chunk, nrows);
+    __global const REAL *px[LV];
+    __global REAL *py[LV];
+    int live[LV];
+    for (int l = 0; l < LV; l++) {
+        ulong gc = gc0 + (ulong)l < total ? gc0 + (ulong)l : total - 1; /* a lane past the end repeats the last */
+        live[l] = gc0 + (ulong)l < total;
+        px[l] = x + (gc / ncols) * nrows * ncols + gc % ncols;
+        py[l] = y + (gc / ncols) * nrows * ncols + gc % ncols;
+    }
+    long n = (long)nrows, hw = (long)(w / 2);
+    ACC cen = (ACC)(w - 1) / 2, sc = cen > 1 ? cen : 1, d = 1 / sc, fac = g[q];
+    ACC gw0 = g[0], gw1 = g[1], gw2 = g[2];
+    ACC T10 = g[q + 1 + 3], T20 = g[q + 1 + 6], T21 = g[q + 1 + 7];
+    ACC uo1 = g[q + 1 + 9 + 1], uo2 = g[q + 1 + 9 + 2], ui1 = g[q + 1 + 12 + 1], ui2 = g[q + 1 + 12 + 2];
+    VACC K, K0;
+    ACC Ks[LV];
+    for (int l = 0; l < LV; l++) {
+        REAL k0 = px[l][i0 * ncols];
+        Ks[l] = F(lc_valid)(k0, flags, sent) ? (ACC)k0 : 0;
+    }
+    K = (VACC)(Ks[0], Ks[1], Ks[2], Ks[3]);
+    K0 = deriv ? (VACC)0 : K;
+    VACC S0 = 0, S1 = 0, S2 = 0;
+    VINT cnt = 0;
+    long cur = LONG_MIN, coef[LV];
+    ACC a[LV][3];
+    for (int l = 0; l < LV; l++) coef[l] = LONG_MIN;
+    for (ulong i = i0; i < i1; i++) {
+        long ws = (long)i + start, li = (long)i;
+        int edge = 0;
+        if (mode == LC_EDGE_INTERP && (li < hw || li >= n - hw)) {
+            ws = li < hw ? 0 : n - (long)w;
+            edge = 1;
+        }
+        if (ws != cur) {
+            if (cur != LONG_MIN && ws == cur + 1) {
+                long to = cur, ti = cur + (long)w;
+                ACC vo[LV], vi[LV];
+                int ok_o[LV], ok_i[LV];
+                for (int l = 0; l < LV; l++) {
+                    REAL ro, ri;
+                    if (to >= 0 && ti < n) {
+                        ro = px[l][to * ncols];
+                        ri = px[l][ti * ncols];
+                    } else {
+                        long ko = F(lc_map)(to, n, mode), ki = F(lc_map)(ti, n, mode);
+                        ro = ko < 0 ? cval : px[l][ko * ncols];
+                        ri = ki < 0 ? cval : px[l][ki * ncols];
+                    }
+                    ok_o[l] = F(lc_valid)(ro, flags, sent);
+                    ok_i[l] = F(lc_valid)(ri, flags, sent);
+                    vo[l] = ok_o[l] ? (ACC)ro - Ks[l] : 0;
+                    vi[l] = ok_i[l] ? (ACC)ri - Ks[l] : 0;
+                }
+                VACC xo = (VACC)(vo[0], vo[1], vo[2], vo[3]), xi = (VACC)(vi[0], vi[1], vi[2], vi[3]);
+                /* S_j' = sum_m T_jm (S_m - xo uo_m) + xi ui_j (uo_0 = ui_0 = 1, T_jj = 1) */
+                VACC a0 = S0 - xo, a1 = S1 - xo * uo1, a2 = S2 - xo * uo2;
+                S2 = T20 * a0 + T21 * a1 + a2 + xi * ui2;
+                S1 = T10 * a0 + a1 + xi * ui1;
+                S0 = a0 + xi;
+                cnt += (VINT)(ok_i[0], ok_i[1], ok_i[2], ok_i[3]) - (VINT)(ok_o[0], ok_o[1], ok_o[2], ok_o[3]);
+            } else {
+                S0 = S1 = S2 = 0;
+                cnt = 0;
+                for (uint t = 0; t < w; t++) {
+                    long k = F(lc_map)(ws + (long)t, n, mode);
+                    ACC vv[LV];
+                    int ok[LV];
+                    for (int l = 0; l < LV; l++) {
+                        REAL r = k < 0 ? cval : px[l][k * ncols];
+                        ok[l] = F(lc_valid)(r, flags, sent);
+                        vv[l] = ok[l] ? (ACC)r - Ks[l] : 0;
+                    }
+                    VACC v = (VACC)(vv[0], vv[1], vv[2], vv[3]);
+                    ACC u = ((ACC)t - cen) * d;
+                    S0 += v;
+                    S1 += v * u;
+                    S2 += v * (u * u);
+                    cnt += (VINT)(ok[0], ok[1], ok[2], ok[3]);
+                }
+            }
+            cur = ws;
+        }
+        VACC full = gw0 * S0 + gw1 * S1 + gw2 * S2 + K0;
+        ACC fl[LV], s0[LV], s1[LV], s2[LV];
+        int cn[LV];
+        vstore4(full, 0, fl);
+        vstore4(S0, 0, s0);
+        vstore4(S1, 0, s1);
+        vstore4(S2, 0, s2);
+        vstore4(cnt, 0, cn);
+        for (int l = 0; l < LV; l++) {
+            REAL v = px[l][i * ncols];
+            if (!live[l] || (!F(lc_valid)(v, flags, sent) && op != LC_OP_TREND)) {
+                if (live[l]) py[l][i * ncols] = v;
+                continue;
+            }
+            ACC trend = fl[l];
+            if (edge || cn[l] != (int)w) {
+                if (coef[l] != ws) {
+                    ACC Sl[3] = {s0[l], s1[l], s2[l]};
+                    F(lc_fit)(px[l], ncols, n, mode, cval, flags, sent, ws, w, q, cen, d, Sl, (uint)cn[l], a[l]);
+                    coef[l] = ws;
+                }
+                trend = F(lc_eval)(a[l], q, deriv, ((ACC)(li - ws) - cen) * d, fac, deriv ? 0 : Ks[l]);
+            }
+            py[l][i * ncols] = F(lc_out)(v, trend, op);
+        }
+    }
+}
+#undef LV
+#undef VACC
+#undef VINT
+#undef VREAL
+#endif
 #undef LC_PMAX
 #undef LC_TINY
 #endif

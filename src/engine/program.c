@@ -53,6 +53,7 @@ const char *const cls_kernel_names[CLS_K_COUNT] = {
     [CLS_K_BIN_SMOOTH] = "bin_smooth",
     [CLS_K_BIN_REDUCE] = "bin_reduce",
     [CLS_K_SAVGOL3] = "savgol",
+    [CLS_K_SAVGOL3V] = "savgol3v",
     /* the same functions, built with -DCLS_IMPUTE=1, then 2 */
     [CLS_K_FIT_APPLY_MM_IMP] = "fit_apply_mm",
     [CLS_K_FIT_APPLY_MV_IMP] = "fit_apply_mv",

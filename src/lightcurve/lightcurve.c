@@ -134,7 +134,9 @@ static cls_status unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
     cl_mem m[4] = {0};
     int back = 0; /* out is a device buffer read back after the input is released */
     unsigned fl = c->has_missing_value ? LC_F_SENT : 0;
-    cls_status st = cls_kernel_get(ctx, d, j->kind, j->t, 0, &a.k, &local, NULL);
+    /* CPUs take polyorder 2 four columns at a time in vector lanes */
+    int kind = j->kind == CLS_K_SAVGOL3 && !cls_pass_gpu(d) ? CLS_K_SAVGOL3V : j->kind;
+    cls_status st = cls_kernel_get(ctx, d, kind, j->t, 0, &a.k, &local, NULL);
     if (st != CLS_OK) return st;
     size_t ybytes = bytes;
     if (j->kind == CLS_K_BIN_REDUCE) {
@@ -215,7 +217,8 @@ static cls_status unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
             cls_karg_u32(&a, fl);
             cls_karg_real(&a, c->has_missing_value ? c->missing_value : 0);
             if (SAVGOL(j->kind)) cls_karg_mem(&a, m[3]);
-            st = cls_pass_launch(&a, local, (size_t)cols, (size_t)((j->Rg + chunk - 1) / chunk));
+            size_t items = kind == CLS_K_SAVGOL3V ? (size_t)((cols + 3) / 4) : (size_t)cols;
+            st = cls_pass_launch(&a, local, items, (size_t)((j->Rg + chunk - 1) / chunk));
         }
     }
     if (back) {
