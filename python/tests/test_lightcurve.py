@@ -4,6 +4,9 @@ longer than the series), against numpy and scipy built references with
 NaN gaps, and lightkurve's flatten as its algorithm (lightkurve itself is
 not a Debian package): a Savitzky-Golay trend, refitted without the values
 astropy's sigma_clip finds outliers in flux - trend, then flux / trend."""
+import os
+import subprocess
+
 import numpy as np
 import pytest
 from scipy import ndimage, signal
@@ -219,3 +222,24 @@ def test_bad_arguments_raise_clear_errors():
         clscale.bin(x, 3, "boundary")
     with pytest.raises(ValueError, match="size"):
         clscale.bin(x, 0)
+
+
+TOOL = os.environ.get("CLS_TOOL")
+
+
+@pytest.mark.fp64
+@pytest.mark.skipif(not TOOL or not os.path.exists(TOOL), reason="the clscale tool is not built (CLS_TOOL unset)")
+def test_tool_detrends_and_smooths_as_the_functions(tmp_path):
+    x = _curves(np.float64, (3, 120, 2), seed=9)
+    x[0, 30:36, 1] = np.nan
+    src, dst = tmp_path / "in.npy", tmp_path / "out.npy"
+    np.save(src, x)
+    r = subprocess.run([TOOL, "clean", "--detrend", "savgol:21,2", "--detrend-op", "divide", "--bin-smooth",
+                        "5,median", "--quiet", str(src), str(dst)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    want = clscale.bin(x / clscale.savgol_filter(x, 21, 2, axis=1), 5, "median", axis=1, smooth=True)
+    want[np.isnan(x)] = np.nan
+    got = np.load(dst)
+    assert np.allclose(got, want, rtol=1e-12, atol=0, equal_nan=True)
+    r = subprocess.run([TOOL, "clean", "--detrend", "savgol:21", str(src), str(dst)], capture_output=True, text=True)
+    assert r.returncode == 2 and "savgol:W,P" in r.stderr
