@@ -362,10 +362,13 @@ __kernel void F(savgol)(__global const REAL *x, __global REAL *y, uint ncols, ul
  * vectors (PoCL does not vectorise a kernel whose work-items each loop
  * over rows); a row where a lane's window is not full, or an interp edge,
  * fits that lane alone (lc_fit), as the scalar kernel does. */
-#define LV 4
-#define VACC CAT(ACC, 4)
-#define VINT CAT(int, 4)
-#define VREAL CAT(REAL, 4)
+#ifndef LV
+#define LV 8 /* lanes: lightcurve.c's LC_LANES */
+#endif
+#define VACC CAT(ACC, LV)
+#define VINT CAT(int, LV)
+#define VLOAD CAT(vload, LV)
+#define VSTORE CAT(vstore, LV)
 __kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, ulong nrows, uint ngroups,
                           uint chunk, uint w, uint p, uint deriv, long start, int mode, REAL cval, int op,
                           uint flags, REAL sent, __global const ACC *g)
@@ -397,7 +400,7 @@ __kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, 
         REAL k0 = px[l][i0 * ncols];
         Ks[l] = F(lc_valid)(k0, flags, sent) ? (ACC)k0 : 0;
     }
-    K = (VACC)(Ks[0], Ks[1], Ks[2], Ks[3]);
+    K = VLOAD(0, Ks);
     K0 = deriv ? (VACC)0 : K;
     VACC S0 = 0, S1 = 0, S2 = 0;
     VINT cnt = 0;
@@ -431,13 +434,13 @@ __kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, 
                     vo[l] = ok_o[l] ? (ACC)ro - Ks[l] : 0;
                     vi[l] = ok_i[l] ? (ACC)ri - Ks[l] : 0;
                 }
-                VACC xo = (VACC)(vo[0], vo[1], vo[2], vo[3]), xi = (VACC)(vi[0], vi[1], vi[2], vi[3]);
+                VACC xo = VLOAD(0, vo), xi = VLOAD(0, vi);
                 /* S_j' = sum_m T_jm (S_m - xo uo_m) + xi ui_j (uo_0 = ui_0 = 1, T_jj = 1) */
                 VACC a0 = S0 - xo, a1 = S1 - xo * uo1, a2 = S2 - xo * uo2;
                 S2 = T20 * a0 + T21 * a1 + a2 + xi * ui2;
                 S1 = T10 * a0 + a1 + xi * ui1;
                 S0 = a0 + xi;
-                cnt += (VINT)(ok_i[0], ok_i[1], ok_i[2], ok_i[3]) - (VINT)(ok_o[0], ok_o[1], ok_o[2], ok_o[3]);
+                cnt += VLOAD(0, ok_i) - VLOAD(0, ok_o);
             } else {
                 S0 = S1 = S2 = 0;
                 cnt = 0;
@@ -450,12 +453,12 @@ __kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, 
                         ok[l] = F(lc_valid)(r, flags, sent);
                         vv[l] = ok[l] ? (ACC)r - Ks[l] : 0;
                     }
-                    VACC v = (VACC)(vv[0], vv[1], vv[2], vv[3]);
+                    VACC v = VLOAD(0, vv);
                     ACC u = ((ACC)t - cen) * d;
                     S0 += v;
                     S1 += v * u;
                     S2 += v * (u * u);
-                    cnt += (VINT)(ok[0], ok[1], ok[2], ok[3]);
+                    cnt += VLOAD(0, ok);
                 }
             }
             cur = ws;
@@ -463,11 +466,11 @@ __kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, 
         VACC full = gw0 * S0 + gw1 * S1 + gw2 * S2 + K0;
         ACC fl[LV], s0[LV], s1[LV], s2[LV];
         int cn[LV];
-        vstore4(full, 0, fl);
-        vstore4(S0, 0, s0);
-        vstore4(S1, 0, s1);
-        vstore4(S2, 0, s2);
-        vstore4(cnt, 0, cn);
+        VSTORE(full, 0, fl);
+        VSTORE(S0, 0, s0);
+        VSTORE(S1, 0, s1);
+        VSTORE(S2, 0, s2);
+        VSTORE(cnt, 0, cn);
         for (int l = 0; l < LV; l++) {
             REAL v = px[l][i * ncols];
             if (!live[l] || (!F(lc_valid)(v, flags, sent) && op != LC_OP_TREND)) {
@@ -490,7 +493,8 @@ __kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, 
 #undef LV
 #undef VACC
 #undef VINT
-#undef VREAL
+#undef VLOAD
+#undef VSTORE
 #endif
 #undef LC_PMAX
 #undef LC_TINY

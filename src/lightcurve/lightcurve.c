@@ -19,6 +19,7 @@ enum { LC_OP_SUBTRACT, LC_OP_DIVIDE, LC_OP_TREND };
 #define SAVGOL(k) ((k) == CLS_K_SAVGOL || (k) == CLS_K_SAVGOL3)
 #define LC_F_SENT 1u
 #define LC_Q (CLS_LC_PMAX + 1)
+#define LC_LANES 8 /* columns per work-item of CLS_K_SAVGOL3V (cl/lightcurve.cl's LV) */
 #define LC_GLEN (LC_Q + 1 + LC_Q * LC_Q + 2 * LC_Q)
 
 int cls_lc_active(const cls_clean *c)
@@ -134,7 +135,7 @@ static cls_status unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
     cl_mem m[4] = {0};
     int back = 0; /* out is a device buffer read back after the input is released */
     unsigned fl = c->has_missing_value ? LC_F_SENT : 0;
-    /* CPUs take polyorder 2 four columns at a time in vector lanes */
+    /* CPUs take polyorder 2 LC_LANES columns at a time in vector lanes */
     int kind = j->kind == CLS_K_SAVGOL3 && !cls_pass_gpu(d) ? CLS_K_SAVGOL3V : j->kind;
     cls_status st = cls_kernel_get(ctx, d, kind, j->t, 0, &a.k, &local, NULL);
     if (st != CLS_OK) return st;
@@ -217,7 +218,7 @@ static cls_status unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
             cls_karg_u32(&a, fl);
             cls_karg_real(&a, c->has_missing_value ? c->missing_value : 0);
             if (SAVGOL(j->kind)) cls_karg_mem(&a, m[3]);
-            size_t items = kind == CLS_K_SAVGOL3V ? (size_t)((cols + 3) / 4) : (size_t)cols;
+            size_t items = kind == CLS_K_SAVGOL3V ? (size_t)((cols + LC_LANES - 1) / LC_LANES) : (size_t)cols;
             st = cls_pass_launch(&a, local, items, (size_t)((j->Rg + chunk - 1) / chunk));
         }
     }
