@@ -424,6 +424,39 @@ static void bins_reduce_to_one_row_each(void **state)
     }
 }
 
+/* cls_bin_data cleans and detrends into a copy first (in only read), and
+ * in batch scope a group is every matrix's rows one after the other */
+static void bins_reduce_after_cleaning_and_trend(void **state)
+{
+    (void)state;
+    cls_dtype t = runs(CLS_F64) ? CLS_F64 : CLS_F32;
+    size_t B = 2, R = 30, C = 3, es = t == CLS_F64 ? 8 : 4;
+    cls_array x = curves(t, B, R, C, 91);
+    put(&x, 7 * C, 300);
+    cls_array keep = make(t, B, R, C);
+    memcpy(keep.data, x.data, B * R * C * es);
+    for (int sc = 0; sc < 2; sc++) {
+        cls_scope scope = sc ? CLS_SCOPE_BATCH : CLS_SCOPE_MATRIX;
+        size_t G = sc ? 1 : B, Rg = sc ? B * R : R, nb = (Rg + 3) / 4;
+        cls_clean all = {.sigma = 3, .detrend = CLS_DETREND_MEAN, .window = 5, .bin_rows = 4,
+                         .bin_stat = CLS_BIN_MEDIAN};
+        cls_clean pre = all, bins = {.bin_rows = 4, .bin_stat = CLS_BIN_MEDIAN};
+        pre.bin_rows = 0;
+        pre.bin_stat = CLS_BIN_NONE;
+        cls_array y = make(t, G, nb, C), z = make(t, G, nb, C), mid = make(t, B, R, C);
+        assert_int_equal(cls_bin_data(ctx, &all, scope, &x, &y), CLS_OK);
+        assert_memory_equal(x.data, keep.data, B * R * C * es);
+        assert_int_equal(cls_clean_data(ctx, &pre, scope, &x, &mid), CLS_OK);
+        assert_int_equal(cls_bin_data(ctx, &bins, scope, &mid, &z), CLS_OK);
+        assert_memory_equal(y.data, z.data, G * nb * C * es);
+        free(y.data);
+        free(z.data);
+        free(mid.data);
+    }
+    free(keep.data);
+    free(x.data);
+}
+
 /* clipping first, then the trend: the same as the two calls one after the other */
 static void clipping_then_trend_then_bins(void **state)
 {
@@ -514,6 +547,7 @@ int main(void)
         cmocka_unit_test(missing_values_are_ignored_in_windows_and_kept),
         cmocka_unit_test(bins_smooth_by_mean_median_and_boundary),
         cmocka_unit_test(bins_reduce_to_one_row_each),
+        cmocka_unit_test(bins_reduce_after_cleaning_and_trend),
         cmocka_unit_test(clipping_then_trend_then_bins),
         cmocka_unit_test(columns_longer_than_a_loop_limit),
         cmocka_unit_test(bad_arguments_leave_the_output_untouched),
