@@ -327,7 +327,10 @@ typedef enum cls_clip_mode { CLS_CLIP_MASK, CLS_CLIP_CLAMP, CLS_CLIP_KEEP } cls_
  * (Savitzky-Golay only: the polynomial of the first and last window rows
  * for the first and last window / 2 rows; window <= rows). Smoothing by
  * bins of bin_rows rows follows the trend; the last bin of a group may be
- * shorter; a bin with no valid value gives NaN (count: 0). */
+ * shorter; a bin with no valid value gives NaN (count: 0). A light-curve
+ * field set without what it needs (a window without a trend, a statistic
+ * without bins) is CLS_E_ARG. Not yet in a pipeline's cleaning stage,
+ * streamed, or across processes: those calls return CLS_E_UNSUPPORTED. */
 typedef enum cls_detrend { CLS_DETREND_NONE, CLS_DETREND_MEAN, CLS_DETREND_SAVGOL } cls_detrend;
 typedef enum cls_detrend_op { CLS_DETREND_SUBTRACT, CLS_DETREND_DIVIDE, CLS_DETREND_TREND } cls_detrend_op;
 typedef enum cls_edge {
@@ -401,7 +404,9 @@ typedef struct cls_clean {
  * @return CLS_OK; CLS_E_ARG (NULL, zero shape, `out` not matching `in`, a
  *         NaN missing_value, a constant that is not finite, a sigma below
  *         0, sigma_lower or sigma_upper resolving to 0 while clipping,
- *         an unknown enum), CLS_E_UNSUPPORTED, CLS_E_NOMEM, CLS_E_DEVICE.
+ *         an unknown enum, light-curve fields that do not fit together or
+ *         with the rows, out NULL with a trend or bins), CLS_E_UNSUPPORTED,
+ *         CLS_E_NOMEM, CLS_E_DEVICE.
  *         cls_last_error(ctx) says which. */
 CLS_API cls_status cls_clean_data(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in,
                                   cls_array *out);
