@@ -368,6 +368,11 @@ __kernel void F(savgol)(__global const REAL *x, __global REAL *y, uint ncols, ul
 #define VACC CAT(ACC, LV)
 #define VINT CAT(int, LV)
 #define VLOAD CAT(vload, LV)
+#if CLS_FP64
+#define VMASK CAT(long, LV) /* what a comparison of VACC gives */
+#else
+#define VMASK CAT(int, LV)
+#endif
 #define VSTORE CAT(vstore, LV)
 __kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, ulong nrows, uint ngroups,
                           uint chunk, uint w, uint p, uint deriv, long start, int mode, REAL cval, int op,
@@ -464,6 +469,20 @@ __kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, 
             cur = ws;
         }
         VACC full = gw0 * S0 + gw1 * S1 + gw2 * S2 + K0;
+        if (!edge && all(cnt == (VINT)(int)w)) {
+            /* every lane's window full: the outputs on the vector too, a
+             * missing value written as it was (but the trend) */
+            ACC xv[LV];
+            for (int l = 0; l < LV; l++) xv[l] = (ACC)px[l][i * ncols];
+            VACC v = VLOAD(0, xv), out = op == LC_OP_TREND ? full : op == LC_OP_DIVIDE ? v / full : v - full;
+            VMASK keep = isfinite(v);
+            if (flags & LC_F_SENT) keep = keep & (v != (VACC)(ACC)sent);
+            if (op != LC_OP_TREND) out = select(v, out, keep);
+            VSTORE(out, 0, xv);
+            for (int l = 0; l < LV; l++)
+                if (live[l]) py[l][i * ncols] = (REAL)xv[l];
+            continue;
+        }
         ACC fl[LV], s0[LV], s1[LV], s2[LV];
         int cn[LV];
         VSTORE(full, 0, fl);
@@ -495,6 +514,7 @@ __kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, 
 #undef VINT
 #undef VLOAD
 #undef VSTORE
+#undef VMASK
 #endif
 #undef LC_PMAX
 #undef LC_TINY
