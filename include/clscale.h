@@ -329,8 +329,10 @@ typedef enum cls_clip_mode { CLS_CLIP_MASK, CLS_CLIP_CLAMP, CLS_CLIP_KEEP } cls_
  * bins of bin_rows rows follows the trend; the last bin of a group may be
  * shorter; a bin with no valid value gives NaN (count: 0). A light-curve
  * field set without what it needs (a window without a trend, a statistic
- * without bins) is CLS_E_ARG. Not yet in a pipeline's cleaning stage,
- * streamed, or across processes: those calls return CLS_E_UNSUPPORTED. */
+ * without bins) is CLS_E_ARG. In cls_fit_transform()'s cleaning stage
+ * they run after the cleaning, then the scaler over the result (passes of
+ * their own, not fused); not yet streamed or across processes: those calls
+ * return CLS_E_UNSUPPORTED. */
 typedef enum cls_detrend { CLS_DETREND_NONE, CLS_DETREND_MEAN, CLS_DETREND_SAVGOL } cls_detrend;
 typedef enum cls_detrend_op { CLS_DETREND_SUBTRACT, CLS_DETREND_DIVIDE, CLS_DETREND_TREND } cls_detrend_op;
 typedef enum cls_edge {
@@ -368,7 +370,7 @@ typedef struct cls_clean {
                                           of their squared deviations from it (a std of
                                           ddof d is sqrt(m2 / (kept - d)), kept = rows -
                                           missing - clipped); NaN where none is kept */
-    /* Light curves (cls_clean_data() and cls_bin_data() only), after the
+    /* Light curves (cls_clean_data(), cls_bin_data(), cls_fit_transform()), after the
      * cleaning above, along the rows of each column of each statistics
      * group (the time axis; docs/guide/lightcurves.md): */
     cls_detrend     detrend;           /* the trend: none, moving average, Savitzky-Golay */

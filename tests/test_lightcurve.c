@@ -494,6 +494,40 @@ static void columns_longer_than_a_loop_limit(void **state)
     free(x.data);
 }
 
+/* one process alone: its own numbers are everyone's */
+static cls_status count_hook(void *user, cls_status local, uint64_t *counts, size_t n)
+{
+    (void)user, (void)counts, (void)n;
+    return local;
+}
+static cls_status stats_hook(void *user, cls_status local, cls_column_stats *cols, size_t n)
+{
+    (void)user, (void)cols, (void)n;
+    return local;
+}
+
+/* cleaning, trend, bins, then min-max in one cls_fit_transform: the same
+ * as cls_clean_data, then cls_fit_transform of the result */
+static void pipeline_runs_the_light_curves_before_the_scaler(void **state)
+{
+    (void)state;
+    cls_dtype t = runs(CLS_F64) ? CLS_F64 : CLS_F32;
+    size_t n = 2 * 40 * 3, es = t == CLS_F64 ? 8 : 4;
+    cls_array x = curves(t, 2, 40, 3, 101), y = make(t, 2, 40, 3), z = make(t, 2, 40, 3);
+    put(&x, 5 * 3, 900);
+    cls_clean c = {.sigma = 3, .detrend = CLS_DETREND_SAVGOL, .window = 9, .polyorder = 2,
+                   .detrend_op = CLS_DETREND_DIVIDE, .bin_rows = 4, .bin_stat = CLS_BIN_MEAN};
+    cls_pipeline p = {.scaler = CLS_MINMAX, .clean = &c}, plain = {.scaler = CLS_MINMAX};
+    cls_status st = cls_fit_transform(ctx, &p, &x, &y, NULL);
+    if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
+    assert_int_equal(cls_clean_data(ctx, &c, CLS_SCOPE_MATRIX, &x, &z), CLS_OK);
+    assert_int_equal(cls_fit_transform(ctx, &plain, &z, &z, NULL), CLS_OK);
+    assert_memory_equal(y.data, z.data, n * es);
+    free(x.data);
+    free(y.data);
+    free(z.data);
+}
+
 static void bad_arguments_leave_the_output_untouched(void **state)
 {
     (void)state;
@@ -527,10 +561,15 @@ static void bad_arguments_leave_the_output_untouched(void **state)
     b.bin_stat = CLS_BIN_BOUNDARY;
     r.rows = 7;
     assert_int_equal(cls_bin_data(ctx, &b, CLS_SCOPE_MATRIX, &x, &r), CLS_E_ARG);
-    /* not yet in a pipeline: said so, not ignored */
-    cls_clean lc = {.detrend = CLS_DETREND_MEAN, .window = 3};
+    /* a pipeline checks the light-curve fields before anything is written */
+    cls_clean lc = {.detrend = CLS_DETREND_SAVGOL, .window = 5, .polyorder = 7};
     cls_pipeline p = {.scaler = CLS_MINMAX, .clean = &lc};
-    assert_int_equal(cls_fit_transform(ctx, &p, &x, &y, NULL), CLS_E_UNSUPPORTED);
+    assert_int_equal(cls_fit_transform(ctx, &p, &x, &y, NULL), CLS_E_ARG);
+    for (size_t k = 0; k < 40; k++) assert_true(get(&y, k) == 42);
+    /* not yet across processes: said so, not ignored */
+    lc.polyorder = 2;
+    cls_combine cb = {count_hook, NULL, stats_hook};
+    assert_int_equal(cls_clean_data_combined(ctx, &lc, CLS_SCOPE_MATRIX, &x, &y, &cb), CLS_E_UNSUPPORTED);
     assert_non_null(strstr(cls_last_error(ctx), "light curves"));
     for (size_t k = 0; k < 40; k++) assert_true(get(&y, k) == 42);
     free(r.data);
@@ -550,6 +589,7 @@ int main(void)
         cmocka_unit_test(bins_reduce_after_cleaning_and_trend),
         cmocka_unit_test(clipping_then_trend_then_bins),
         cmocka_unit_test(columns_longer_than_a_loop_limit),
+        cmocka_unit_test(pipeline_runs_the_light_curves_before_the_scaler),
         cmocka_unit_test(bad_arguments_leave_the_output_untouched),
     };
     return TEST_RUN("lightcurve", tests, group_setup, group_teardown);

@@ -243,3 +243,11 @@ def test_tool_detrends_and_smooths_as_the_functions(tmp_path):
     assert np.allclose(got, want, rtol=1e-12, atol=0, equal_nan=True)
     r = subprocess.run([TOOL, "clean", "--detrend", "savgol:21", str(src), str(dst)], capture_output=True, text=True)
     assert r.returncode == 2 and "savgol:W,P" in r.stderr
+    # normalize: the cleaning stage (trend, bins), then min-max
+    r = subprocess.run([TOOL, "normalize", "--method", "minmax", "--detrend", "mean:15", "--detrend-op", "divide",
+                        "--quiet", str(src), str(dst)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    d = x / clscale.uniform_filter1d(x, 15, axis=1)
+    d[np.isnan(x)] = np.nan
+    lo, hi = np.nanmin(d, axis=1, keepdims=True), np.nanmax(d, axis=1, keepdims=True)
+    assert np.allclose(np.load(dst), (d - lo) / (hi - lo), rtol=0, atol=1e-9, equal_nan=True)

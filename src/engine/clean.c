@@ -83,8 +83,8 @@ static cls_status resolve(cls_context *ctx, const cls_clean *c, copts *o, int da
         o->clamp = c->mode == CLS_CLIP_CLAMP;
     }
     if (cls_lc_active(c) && !data_only)
-        return cls_fail(ctx, CLS_E_UNSUPPORTED, "light curves (detrend, bins) run in cls_clean_data() and "
-                        "cls_bin_data() alone: not yet in a pipeline, streamed from a file or across processes");
+        return cls_fail(ctx, CLS_E_UNSUPPORTED, "light curves (detrend, bins) run in cls_clean_data(), "
+                        "cls_bin_data() and cls_fit_transform(): not yet streamed from a file or across processes");
     o->keep = c->mode == CLS_CLIP_KEEP;
     if (o->keep && !data_only)
         return cls_fail(ctx, CLS_E_ARG, "cleaning: CLS_CLIP_KEEP is for cls_clean_data() alone (it writes the "
@@ -801,6 +801,27 @@ cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_
         return cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: unknown scaler %d", (int)p->scaler);
     cls_status st = check_arrays(ctx, in, out, 0, p->scope);
     copts o;
+    if (cls_lc_active(p->clean) && st == CLS_OK) {
+        /* light curves: the cleaning stage whole (cleaning, trend, bins)
+         * into out, then the scaler over it in place; the checks of both
+         * stages first (nothing written on bad options) */
+        cls_clean plain = *p->clean;
+        plain.detrend = CLS_DETREND_NONE;
+        plain.detrend_op = CLS_DETREND_SUBTRACT;
+        plain.window = plain.polyorder = plain.deriv = plain.bin_rows = 0;
+        plain.delta = plain.cval = 0;
+        plain.edge = CLS_EDGE_DEFAULT;
+        plain.origin = 0;
+        plain.bin_stat = CLS_BIN_NONE;
+        uint64_t Rg = p->scope == CLS_SCOPE_BATCH ? (uint64_t)in->batch * in->rows : in->rows;
+        st = resolve(ctx, &plain, &o, 0);
+        if (st == CLS_OK) st = cls_lc_check(ctx, p->clean, Rg, 0);
+        if (st == CLS_OK) st = cls_clean_data(ctx, p->clean, p->scope, in, out);
+        if (st != CLS_OK) return st;
+        cls_pipeline rest = *p;
+        rest.clean = NULL;
+        return cls_fit_transform_plain(ctx, &rest, out, out, fitted);
+    }
     if (st == CLS_OK) st = resolve(ctx, p->clean, &o, 0);
     if (st != CLS_OK) return st;
     /* imputation alone ahead of a one-pass scaler: the engine's one pass */

@@ -150,9 +150,9 @@ static const option options[] = {
     {"sigma-clip", 1, CMD_NORMALIZE | CMD_CLEAN}, {"sigma-lower", 1, CMD_NORMALIZE | CMD_CLEAN},
     {"sigma-upper", 1, CMD_NORMALIZE | CMD_CLEAN}, {"clip-center", 1, CMD_NORMALIZE | CMD_CLEAN},
     {"clip-spread", 1, CMD_NORMALIZE | CMD_CLEAN}, {"clip-mode", 1, CMD_NORMALIZE | CMD_CLEAN},
-    /* light curves: clean alone (cls_clean_data; pipelines refuse them yet) */
-    {"detrend", 1, CMD_CLEAN}, {"detrend-op", 1, CMD_CLEAN}, {"detrend-edge", 1, CMD_CLEAN},
-    {"bin-smooth", 1, CMD_CLEAN},
+    /* light curves (not under --mpi yet) */
+    {"detrend", 1, CMD_NORMALIZE | CMD_CLEAN}, {"detrend-op", 1, CMD_NORMALIZE | CMD_CLEAN},
+    {"detrend-edge", 1, CMD_NORMALIZE | CMD_CLEAN}, {"bin-smooth", 1, CMD_NORMALIZE | CMD_CLEAN},
     {"stats-out", 1, CMD_NORMALIZE}, {"stats", 1, CMD_APPLY},
     {"quantile-range", 1, CMD_NORMALIZE}, {"no-centering", 0, CMD_NORMALIZE},
     {"no-scaling", 0, CMD_NORMALIZE}, {"unit-variance", 0, CMD_NORMALIZE},
@@ -312,9 +312,9 @@ static int parse(args *a, int argc, char **argv, const char *usage)
         if (a->cl.any && a->mpi && a->cl.c.impute == CLS_IMPUTE_MOST_FREQUENT)
             return usage_error(a, "--impute most_frequent does not run under --mpi (it needs every value of a "
                                "column in one process); use mean, median or constant");
-        if (a->cl.light_curve && (a->cmd == CMD_NORMALIZE || a->mpi))
-            return usage_error(a, "--detrend and --bin-smooth run in `clscale clean` alone, not under --mpi yet "
-                               "(normalize the cleaned file next)");
+        if (a->cl.light_curve && a->mpi)
+            return usage_error(a, "--detrend and --bin-smooth do not run under --mpi yet (a window needs its "
+                               "neighbouring rows in one process)");
         if (a->cl.any && (a->cmd == CMD_NORMALIZE || a->mpi)) a->p.clean = &a->cl.c;
     }
     if (a->cmd == CMD_APPLY && !a->stats) return usage_error(a, "--stats S is required");
