@@ -50,12 +50,13 @@
 #define CLS_KID_QSORT128     23
 #define CLS_KID_QSORTG       24
 #define CLS_KID_CLIPSORT     25
-#define CLS_KID_MOVAVG       26
-#define CLS_KID_SAVGOL       27
-#define CLS_KID_BIN_SMOOTH   28
-#define CLS_KID_BIN_REDUCE   29
-#define CLS_KID_SAVGOL3      30
-#define CLS_KID_SAVGOL3V     31
+#define CLS_KID_WSORT        26
+#define CLS_KID_MOVAVG       27
+#define CLS_KID_SAVGOL       28
+#define CLS_KID_BIN_SMOOTH   29
+#define CLS_KID_BIN_REDUCE   30
+#define CLS_KID_SAVGOL3      31
+#define CLS_KID_SAVGOL3V     32
 #ifndef CLS_KERNEL
 #define CLS_KERNEL (-1)
 #endif

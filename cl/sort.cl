@@ -24,7 +24,7 @@
  * (src/engine/clip_fast.c, select.c): the scratch is bounded by the
  * context's budget, not by the number of groups. */
 
-#if CLS_KERNEL == CLS_KID_QSORTG || CLS_KERNEL == CLS_KID_CLIPSORT
+#if CLS_KERNEL == CLS_KID_QSORTG || CLS_KERNEL == CLS_KID_CLIPSORT || CLS_KERNEL == CLS_KID_WSORT
 /* 11-bit digits from this many rows on, else 8-bit (the host's
  * CLS_SORT_WIDE_MIN, src/engine/regime.h, passed as -D, as is
  * CLS_SORT_MERGE_MAX: one definition for the windows both sides size) */
@@ -251,4 +251,112 @@ __kernel void F(qsortg)(__global const REAL *x, ulong xoff, uint ncols, uint row
         }
     }
 }
+#endif
+
+#if CLS_KERNEL == CLS_KID_WSORT
+/* The windows of the sort regime sorted by every work-item at once (for
+ * GPUs, src/engine/regime.c's cls_sort_parallel): a work-item per column
+ * leaves a GPU nearly idle where a table has a few hundred columns (and
+ * takes one thread for a single tall one), so here every value has its
+ * own work-item whatever the shape. Three phases, launched by the host
+ * (src/engine/wsort.c) over the n_e windows from entry e0 on:
+ *  0  a work-group per tile of `width` rows (a power of 2) of one entry:
+ *     the kept values' keys (qsortg's filter: q_take, NaN dropped), the
+ *     others WS_NONE (sorting last), sorted in local memory by a bitonic
+ *     network, written to the window's a (src_b: b) at the tile's rows;
+ *  1  a work-item per value: merges sorted runs of `width` pairwise into
+ *     the other array, each value placed by a binary search of its
+ *     partner run (values of the left run before equal ones of the right);
+ *     the host doubles the width until one run holds the column;
+ *  2  a work-item per entry: its count of kept values (the keys before
+ *     the first WS_NONE) into cnt[cnt_off + i].
+ * The host starts phase 0 in the array that makes the last merge land in
+ * a, where qsortg's phase 1 and clipsort (XF_SORTED) read the keys.
+ * Work per value: log2(tile)^2 / 2 compares, then one search per merge. */
+#define WS_TILE_MAX 1024
+#define WS_NONE (~(UKEY)0)
+
+/* the first of w[0, n) not below k, or above it */
+inline uint F(ws_lower)(__global const UKEY *w, uint n, UKEY k)
+{
+    uint lo = 0, hi = n;
+    while (lo < hi) {
+        uint m = (lo + hi) >> 1;
+        if (w[m] < k) lo = m + 1;
+        else hi = m;
+    }
+    return lo;
+}
+inline uint F(ws_upper)(__global const UKEY *w, uint n, UKEY k)
+{
+    uint lo = 0, hi = n;
+    while (lo < hi) {
+        uint m = (lo + hi) >> 1;
+        if (w[m] <= k) lo = m + 1;
+        else hi = m;
+    }
+    return lo;
+}
+
+__kernel void F(wsort)(__global const REAL *x, ulong xoff, uint ncols, uint rows, ulong ld, ulong gstride,
+                       ulong e0, Q_FILTER_ARGS, __global UKEY *scr, __global uint *cnt, ulong cnt_off,
+                       ulong n_e, uint phase, uint width, uint src_b)
+{
+    __local UKEY t[WS_TILE_MAX];
+    ulong win = S_WIN(rows);
+    if (phase == 0) {
+        /* every item of the group reaches the barriers: no early return */
+        uint L = (uint)get_local_size(0), lid = (uint)get_local_id(0), T = width;
+        uint tpe = (rows + T - 1) / T;
+        ulong g = get_group_id(0), i = g / tpe;
+        uint r0 = (uint)(g % tpe) * T;
+        uint nr = i < n_e ? min(T, rows - r0) : 0;
+        ulong e = e0 + min(i, n_e - 1);
+        ulong off = xoff + (e / ncols) * gstride + e % ncols;
+        Q_FILTER_LOAD(e);
+        for (uint j = lid; j < T; j += L) {
+            UKEY k = WS_NONE;
+            REAL v = 0;
+            if (j < nr && F(q_take)(x[off + (ulong)(r0 + j) * ld], qflags, sent, cc, lo, hi, &v) && !isnan(v))
+                k = F(key_of)(v);
+            t[j] = k;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint s = 2; s <= T; s <<= 1)
+            for (uint h = s >> 1; h > 0; h >>= 1) {
+                for (uint p = lid; p < T / 2; p += L) {
+                    uint a = 2 * p - (p & (h - 1)), b = a + h;
+                    UKEY u = t[a], w = t[b];
+                    if ((u > w) == ((a & s) == 0)) {
+                        t[a] = w;
+                        t[b] = u;
+                    }
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);
+            }
+        __global UKEY *dst = scr + i * win + (src_b ? rows : 0) + r0;
+        for (uint j = lid; j < nr; j += L) dst[j] = t[j];
+    } else if (phase == 1) {
+        ulong gid = get_global_id(0);
+        if (gid >= n_e * rows) return;
+        ulong i = gid / rows;
+        uint j = (uint)(gid % rows), w = width, rs = j / w * w;
+        __global const UKEY *src = scr + i * win + (src_b ? rows : 0);
+        __global UKEY *dst = scr + i * win + (src_b ? 0 : rows);
+        UKEY k = src[j];
+        if (((j / w) & 1) == 0) {
+            uint ps = rs + w;
+            dst[ps >= rows ? j : j + F(ws_lower)(src + ps, min(w, rows - ps), k)] = k;
+        } else {
+            uint ps = rs - w;
+            dst[ps + (j - rs) + F(ws_upper)(src + ps, w, k)] = k;
+        }
+    } else {
+        ulong i = get_global_id(0);
+        if (i >= n_e) return;
+        cnt[cnt_off + i] = F(ws_lower)(scr + i * win, rows, WS_NONE);
+    }
+}
+#undef WS_TILE_MAX
+#undef WS_NONE
 #endif

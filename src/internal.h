@@ -93,12 +93,13 @@ enum cls_kernel_id {
     CLS_K_QSORT128,       /* CLS_K_QSORT32's lanes for <= 128 rows (GPUs: CLS_K_QSELECT_SMALL) */
     CLS_K_QSORTG,         /* order statistics of longer columns, each sorted once in scratch (sort.cl) */
     CLS_K_CLIPSORT,       /* k-sigma clipping of longer columns, each sorted once in scratch (clip_sort.cl) */
+    CLS_K_WSORT,          /* the same scratch windows sorted by every work-item at once: GPUs (sort.cl) */
     CLS_K_MOVAVG,         /* moving-average trend along the rows (lightcurve.cl) */
     CLS_K_SAVGOL,         /* Savitzky-Golay trend along the rows (lightcurve.cl) */
     CLS_K_BIN_SMOOTH,     /* smoothing by bins of rows (lightcurve.cl) */
     CLS_K_BIN_REDUCE,     /* one row per bin of rows (lightcurve.cl) */
     CLS_K_SAVGOL3,        /* CLS_K_SAVGOL for polyorder 2, its loops unrolled */
-    CLS_K_SAVGOL3V,       /* CLS_K_SAVGOL3 for CPUs: 4 columns per work-item in vector lanes */
+    CLS_K_SAVGOL3V,       /* CLS_K_SAVGOL3 for CPUs: LC_LANES columns per work-item in vector lanes */
     /* the first six again, built with -DCLS_IMPUTE=1 (a fill;
      * engine/impute_fused.c), then with -DCLS_IMPUTE=2 (a fill and a
      * sentinel: a compare per value that the first set saves), each in the
@@ -243,6 +244,9 @@ typedef struct cls_dev {
     double          probe_backoff; /* the interval's factor, doubling per probe */
     int             zc_checked; /* zero copy was verified (or refuted) */
     cls_slot        slot[CLS_MAX_QUEUES];
+    cl_mem          pass_pinned; /* the counting passes' staging (passes.c): pinned host memory, */
+    void           *pass_host;   /* mapped at pass_host, two halves of pass_cap / 2 bytes */
+    size_t          pass_cap;
     size_t          cache_bytes; /* CL_DEVICE_GLOBAL_MEM_CACHE_SIZE */
     int             build_slot; /* build_slot.c: held slot (> 0 changes the options), -1 none */
     cl_event        resident_busy; /* the last command of a resident call that returned before it
@@ -344,6 +348,9 @@ struct cls_context {
                                     -1 clip.cl's; 0 by device type (clip_fast.c) */
     int             count_regime; /* tests only (set directly): every group takes the counting
                                      passes (engine/regime.c), to compare the regimes */
+    int             sort_parallel; /* tests only (set directly): 1 the sort regime's windows
+                                      sorted by cl/sort.cl's wsort on every device, -1 on none,
+                                      0 as regime.c decides */
     int             qsort_column; /* CLSCALE_QSORT_SHAPE, and tests (test_quantiles.c): 1 short
                                      columns' order statistics take qsort32g/64g and
                                      qselect_small (a column per work-item) on every device, -1

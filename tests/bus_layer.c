@@ -59,7 +59,7 @@
  *   slow_nth=N     the Nth such device of its platform (default 0)
  *   slow_kernel=F  its kernels' time factor (default 1)
  *   scale=S        multiplies the default rates (default 0.1)
- * The default rates are the H100 machine's (docs/bench-h100.json: pinned
+ * The default rates are the H100 machine's (docs/results/bench-h100.json: pinned
  * 54.4 / 54.6 GB/s, pageable 7.96 / 10.8, both ways 95.7) times `scale`:
  * 0.1 makes 5.4 GB/s each way pinned, well under what this machine's
  * memory copies (24-26 GB/s; a host copy thread 8-12).

@@ -625,6 +625,55 @@ static void model_without_the_layer_fails_naming_it(void **state)
     assert_non_null(strstr(r.err, "no-such-layer.so"));
 }
 
+/* The first thing printed after the machine is one line per workload, the
+ * run a plain call makes (every device together, or the one device) against
+ * the host references; the limits, the workloads' rows and how the figures
+ * are taken come after it, in that order. */
+static void summary_comes_first_with_the_users_run_per_workload(void **state)
+{
+    (void)state;
+    expect_status(&full, 0);
+    const char *summary = strstr(full.out, "\nclscale, every selected device, against plain C");
+    const char *limits = strstr(full.out, "\nlimits ");
+    const char *first_block = strstr(full.out, "\nseed-a: ");
+    const char *how = strstr(full.out, "\nhow ");
+    if (!summary || !limits || !first_block || !how) fail_msg("a part is missing in:\n%s", full.out);
+    if (!(summary < limits && limits < first_block && first_block < how))
+        fail_msg("not summary, limits, workloads, how in:\n%s", full.out);
+    const char *machine = strstr(full.out, "\nmachine ");
+    assert_true(machine && machine < summary);
+
+    json_t *j = load_json(json_path);
+    json_t *ws = json_object_get(j, "workloads");
+    const char *want = test_suite_is("pocl") ? "all together" : "device 0 alone";
+    for (size_t i = 0; i < 4; i++) {
+        char head[32];
+        snprintf(head, sizeof head, "\n%-14s ", workload_names[i]);
+        const char *line = strstr(summary, head);
+        if (!line || line > limits) fail_msg("no summary line for %s in:\n%s", workload_names[i], full.out);
+        double ms = 0, gbs = 0, vs1 = 0, vs2 = 0;
+        char unit[8] = "", what[64] = "";
+        /* "seed-a   12.9 ms   7.35   40% host copy   3.35x   1.11x   min-max ..." */
+        assert_int_equal(sscanf(line + strlen(head), "%lf %7s %lf", &ms, unit, &gbs), 3);
+        assert_string_equal(unit, "ms");
+        const char *x1 = strstr(line, "x ");
+        assert_non_null(x1);
+        while (x1 > line && x1[-1] != ' ') x1--;
+        assert_int_equal(sscanf(x1, "%lfx %lfx %63s", &vs1, &vs2, what), 3);
+        /* the figures are the JSON's for the run a plain call makes */
+        json_t *runs = json_object_get(json_array_get(ws, i), "runs"), *run = NULL;
+        for (size_t k = 0; k < json_array_size(runs) && !run; k++)
+            if (!strcmp(str(json_array_get(runs, k), "name"), want)) run = json_array_get(runs, k);
+        if (!run) fail_msg("%s: no \"%s\" run in the JSON", workload_names[i], want);
+        json_t *sp = json_object_get(run, "speedup");
+        double med_ms = 1e3 * num(json_object_get(run, "times"), "median");
+        assert_close(ms, med_ms, 0.006 * med_ms + 0.0006);
+        assert_close(vs1, num(sp, "vs_single"), 0.006 * num(sp, "vs_single") + 0.006);
+        assert_close(vs2, num(sp, "vs_threads"), 0.006 * num(sp, "vs_threads") + 0.006);
+    }
+    json_decref(j);
+}
+
 static void help_exits_0_and_says_what_is_traced(void **state)
 {
     (void)state;
@@ -640,6 +689,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(full_run_exits_0_with_a_block_per_workload),
+        cmocka_unit_test(summary_comes_first_with_the_users_run_per_workload),
         cmocka_unit_test(json_has_the_machine_and_every_limit),
         cmocka_unit_test(json_has_every_workload_and_run_with_figures),
         cmocka_unit_test(trace_has_one_track_per_queue_used),

@@ -25,6 +25,12 @@
 #include "internal.h"
 #include "pipeline_util.h"
 
+/* How the sort regime's windows are sorted in the tests that follow: 0
+ * as regime.c decides for the device (a work-item per column on CPU
+ * drivers), 1 by every work-item at once (cl/sort.cl's wsort, a GPU's
+ * way), forced here so that every suite runs both. */
+static int parallel_sort;
+
 static cls_context *budget_context(size_t scratch)
 {
     cls_config cfg = {0};
@@ -32,6 +38,7 @@ static cls_context *budget_context(size_t scratch)
     cls_context *ctx = NULL;
     cls_status st = cls_context_create(&cfg, &ctx);
     if (st != CLS_OK) fail_msg("cls_context_create: %s", cls_last_error(ctx));
+    ctx->sort_parallel = parallel_sort;
     return ctx;
 }
 
@@ -160,7 +167,7 @@ static void clipping_equals_counting_and_reference(void **state)
         {.impute = CLS_IMPUTE_MEDIAN},
         {.impute = CLS_IMPUTE_MOST_FREQUENT, .has_missing_value = 1, .missing_value = 1},
     };
-    const size_t rows[] = {33, 64, 65, 66, 100, 127, 300, 1000};
+    const size_t rows[] = {33, 64, 65, 66, 100, 127, 300, 1000, 1500};
     for (int ti = 0; ti < 2; ti++) {
         cls_dtype t = ti ? CLS_F64 : CLS_F32;
         if (!suite_runs(t)) continue;
@@ -283,13 +290,59 @@ static void runs_of_equal_high_digits(void **state)
     cls_context_destroy(count);
 }
 
+/* The decision of how windows are sorted: a GPU proper sorts them with
+ * every work-item, any other device a work-item per column; a test's
+ * choice overrides both. */
+static void parallel_sort_by_device(void **state)
+{
+    (void)state;
+    cls_context *ctx = budget_context(0);
+    for (size_t i = 0; i < ctx->ndevs; i++) {
+        const cls_dev *d = &ctx->devs[i];
+        int gpu = (d->info.type & CLS_DEVICE_GPU) && !(d->info.type & CLS_DEVICE_CPU);
+        ctx->sort_parallel = 0;
+        assert_int_equal(cls_sort_parallel(ctx, d), gpu);
+        ctx->sort_parallel = 1;
+        assert_true(cls_sort_parallel(ctx, d));
+        ctx->sort_parallel = -1;
+        assert_false(cls_sort_parallel(ctx, d));
+    }
+    cls_context_destroy(ctx);
+}
+
+/* The same tests with the windows sorted by every work-item at once
+ * (tiles of up to 1024 rows, then merges: 1500 and 3000 rows take one and
+ * two of them), whatever the device. */
+static void parallel_quantiles(void **state)
+{
+    parallel_sort = 1;
+    quantiles_equal_counting_and_reference(state);
+    parallel_sort = 0;
+}
+static void parallel_clipping(void **state)
+{
+    parallel_sort = 1;
+    clipping_equals_counting_and_reference(state);
+    parallel_sort = 0;
+}
+static void parallel_high_digits(void **state)
+{
+    parallel_sort = 1;
+    runs_of_equal_high_digits(state);
+    parallel_sort = 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(regime_by_length_budget_and_loop_limit),
+        cmocka_unit_test(parallel_sort_by_device),
         cmocka_unit_test(quantiles_equal_counting_and_reference),
         cmocka_unit_test(clipping_equals_counting_and_reference),
         cmocka_unit_test(runs_of_equal_high_digits),
+        cmocka_unit_test(parallel_quantiles),
+        cmocka_unit_test(parallel_clipping),
+        cmocka_unit_test(parallel_high_digits),
     };
     return TEST_RUN("regimes", tests, NULL, NULL);
 }

@@ -33,6 +33,7 @@
 #include "scalers/scaler.h"
 #include "stats/quantile.h"
 #include "util/pool.h"
+#include "util/table.h"
 
 typedef struct copts {
     int        has_sent;
@@ -172,20 +173,20 @@ static int work_alloc(cwork *w, size_t ne)
     memset(w, 0, sizeof *w);
     w->ne = ne;
     size_t b = (ne ? ne : 1) * 8;
-    w->m.n = malloc(b);
-    w->m.below = malloc(b);
-    w->m.above = malloc(b);
-    w->m.mean = malloc(b);
-    w->m.m2 = malloc(b);
-    w->m.min = malloc(b);
-    w->m.max = malloc(b);
-    w->n0 = malloc(b);
-    w->L = malloc(b);
-    w->H = malloc(b);
-    w->cen = malloc(b);
-    w->spr = malloc(b);
-    w->fill = malloc(b);
-    w->prm = malloc(7 * b);
+    w->m.n = cls_table_alloc(b);
+    w->m.below = cls_table_alloc(b);
+    w->m.above = cls_table_alloc(b);
+    w->m.mean = cls_table_alloc(b);
+    w->m.m2 = cls_table_alloc(b);
+    w->m.min = cls_table_alloc(b);
+    w->m.max = cls_table_alloc(b);
+    w->n0 = cls_table_alloc(b);
+    w->L = cls_table_alloc(b);
+    w->H = cls_table_alloc(b);
+    w->cen = cls_table_alloc(b);
+    w->spr = cls_table_alloc(b);
+    w->fill = cls_table_alloc(b);
+    w->prm = cls_table_alloc(7 * b);
     return w->m.n && w->m.below && w->m.above && w->m.mean && w->m.m2 && w->m.min && w->m.max && w->n0 &&
            w->L && w->H && w->cen && w->spr && w->fill && w->prm;
 }

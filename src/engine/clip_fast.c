@@ -31,6 +31,20 @@
 #define CLS_XF_FILL_SHIFT 8
 #define CLS_XF_STAGE_SHIFT 12
 #define CLS_XF_KEEP 2048u
+#define CLS_XF_SORTED 16384u /* clip_sort.cl: windows sorted by cls_wsort */
+#define CLS_XF_APPLY 32768u  /* clip_sort.cl: a work-item per value writes */
+/* clipsort's flags: its seventh argument */
+#define CLIPSORT_FLAGS_ARG 6
+
+/* Work-groups of the launches over sorted windows: a GPU's (regime.c's
+ * cls_sort_parallel), whose groups want a few warps */
+static size_t pre_local(const cls_kargs *a)
+{
+    size_t want = a->d->info.type & CLS_DEVICE_GPU ? 128 : 8, wg = 0;
+    if (clGetKernelWorkGroupInfo(a->k, a->d->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) == CL_SUCCESS)
+        while (wg && want > wg) want /= 2;
+    return want;
+}
 
 typedef struct xstate {
     const cls_cview     *v;
@@ -74,7 +88,15 @@ int cls_clip_fast_fits(const cls_context *ctx, const cls_cview *v)
  * runs of as many columns as the device's scratch holds, one window each
  * (the queue is in order and each launch waits), CLS_SORT_LANES entries a
  * work-item. a's arguments up to the scratch are set. */
-static cls_status sort_launches(cls_kargs *a, cl_mem *scr, size_t ne, uint64_t rows, size_t es)
+static void set_flags(const cls_kargs *a, unsigned fl)
+{
+    cls_kargs f = *a;
+    f.i = CLIPSORT_FLAGS_ARG;
+    cls_karg_u32(&f, fl);
+}
+
+static cls_status sort_launches(cls_kargs *a, cl_mem *scr, size_t ne, uint64_t rows, size_t es,
+                                const cls_wsort_args *pre, unsigned fl)
 {
     size_t w = cls_sort_columns(a->ctx, rows, es);
     cl_mem sb = NULL;
@@ -84,12 +106,34 @@ static cls_status sort_launches(cls_kargs *a, cl_mem *scr, size_t ne, uint64_t r
     cl_uint base = a->i;
     for (size_t e0 = 0; st == CLS_OK && e0 < ne; e0 += w) {
         size_t n = ne - e0 < w ? ne - e0 : w;
+        if (pre) {
+            /* the windows sorted first by every work-item (XF_SORTED) */
+            cls_wsort_args wa = *pre;
+            wa.scr = sb;
+            wa.e0 = e0;
+            wa.cnt_off = e0;
+            wa.n_e = n;
+            st = cls_wsort(a->ctx, a->d, a->t, &wa);
+            if (st != CLS_OK) break;
+        }
         a->i = base;
         cls_karg_mem(a, sb);
         cls_karg_u64(a, e0);
         cls_karg_u64(a, n);
-        st = cls_pass_launch(a, local, (n + CLS_SORT_LANES - 1) / CLS_SORT_LANES, 1);
+        if (!pre) {
+            st = cls_pass_launch(a, local, (n + CLS_SORT_LANES - 1) / CLS_SORT_LANES, 1);
+            continue;
+        }
+        /* sorted windows: an entry a work-item clips, then a work-item a
+         * value writes (the output of a tall column is not one item's) */
+        set_flags(a, fl & ~(unsigned)(CLS_XF_WRITE | CLS_XF_MASK));
+        st = cls_pass_launch(a, pre_local(a), n, 1);
+        if (st == CLS_OK && (fl & (CLS_XF_WRITE | CLS_XF_MASK))) {
+            set_flags(a, fl | CLS_XF_APPLY);
+            st = cls_pass_launch(a, pre_local(a), n * (size_t)rows, 1);
+        }
     }
+    if (pre) set_flags(a, fl);
     return st;
 }
 
@@ -111,6 +155,7 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
     char *yp = o->write ? v->y + off * es : NULL;
     int sorted = cls_regime_of(ctx, v->Rg, es, CLS_CLIP_FAST_ROWS) == CLS_REGIME_SORT;
     int loc = !sorted && local_kernel(ctx, d);
+    int par = sorted && cls_sort_parallel(ctx, d);
     int k = sorted ? CLS_K_CLIPSORT
             : loc  ? (v->Rg <= 32 ? CLS_K_CLIP32L : CLS_K_CLIP64L)
                    : (v->Rg <= 32 ? CLS_K_CLIP32 : CLS_K_CLIP64);
@@ -134,7 +179,8 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
                           : cls_pass_buffer(ctx, d, CL_MEM_READ_ONLY, sizeof sf, sf, &m[2]);
     }
     if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, 8 * ne * as, NULL, &m[3]);
-    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, 3 * ne * 4, NULL, &m[4]);
+    /* cn: read too where cls_wsort leaves the counts in it */
+    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, par ? CL_MEM_READ_WRITE : CL_MEM_WRITE_ONLY, 3 * ne * 4, NULL, &m[4]);
     /* clip.cl: XW columns per work-item */
     size_t xw = loc ? 1 : (v->dtype == CLS_F64 ? 1 : 2) * (size_t)d->xw64;
     unsigned lead = 0;
@@ -155,7 +201,8 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
         unsigned fl = (o->has_sent ? CLS_XF_SENT : 0) | (o->center_mean ? CLS_XF_MEAN : 0) |
                       (o->mad ? CLS_XF_MAD : 0) | (o->clamp ? CLS_XF_CLAMP : 0) | (o->write ? CLS_XF_WRITE : 0) |
                       (v->mask ? CLS_XF_MASK : 0) | (o->moments ? CLS_XF_MOMENTS : 0) | (nt ? CLS_XF_NT : 0) |
-                      (o->keep ? CLS_XF_KEEP : 0) | ((unsigned)o->fill << CLS_XF_FILL_SHIFT);
+                      (o->keep ? CLS_XF_KEEP : 0) | ((unsigned)o->fill << CLS_XF_FILL_SHIFT) |
+                      (par ? CLS_XF_SORTED : 0);
 #if CLS_BENCH_STAGES
         /* a bench build only (meson -Dbench_stages=true, for
          * tools/bench/clip_astropy.py --stages): run the kernel's first
@@ -188,7 +235,13 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
             clGetKernelWorkGroupInfo(a.k, d->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) == CL_SUCCESS)
             while (wg && want > wg) want /= 2;
         size_t blocks = lead ? 1 + (C - lead + xw - 1) / xw : (C + xw - 1) / xw;
-        st = sorted ? sort_launches(&a, s->scr, ne, v->Rg, es) : cls_pass_launch(&a, want, blocks, (size_t)ng);
+        /* the filter of the sort (q_take): the sentinel alone; m[0] stands
+         * for the bounds it does not read */
+        cls_wsort_args pre = {m[0], m[0], m[0], m[0], NULL, m[4], 0, C, v->Rg * C, 0, 0, 0,
+                              (uint32_t)C, (uint32_t)v->Rg, o->has_sent ? CLS_QF_SENTINEL : 0,
+                              o->has_sent ? o->sent : 0};
+        st = sorted ? sort_launches(&a, s->scr, ne, v->Rg, es, par ? &pre : NULL, fl)
+                    : cls_pass_launch(&a, want, blocks, (size_t)ng);
     }
     if (st == CLS_OK && o->write) st = cls_pass_output_back(ctx, d, m[1], yp, bytes);
     if (st == CLS_OK && v->mask) st = cls_pass_output_back(ctx, d, m[5], v->mask + off, bytes / es);

@@ -58,6 +58,30 @@ cls_status cls_sort_scratch_get(cls_context *ctx, cl_mem *per_dev, cls_dev *d, u
                                 cl_mem *out);
 void cls_sort_scratch_free(const cls_context *ctx, cl_mem *per_dev);
 
+/* Whether device d sorts the sort regime's windows with every work-item
+ * at once (cl/sort.cl's wsort: tiles in local memory, then merges, a
+ * work-item per value) before the per-column kernels read them sorted,
+ * rather than a work-item sorting its columns alone: on a GPU proper,
+ * whose thousands of lanes a work-item per column leaves idle on a table
+ * of a few hundred columns (or a tests' choice, ctx->sort_parallel). A
+ * CPU driver runs a work-item per column at its best: the column stays
+ * in one core's caches. */
+int cls_sort_parallel(const cls_context *ctx, const cls_dev *d);
+
+/* Sorts windows [0, n_e) of scr: entry e0 + i's kept values (the filter
+ * of quantile.cl's q_take: qflags, sent, cen/flo/fhi) of x, laid out as
+ * qsortg reads it, into window i's first array, their count into
+ * cnt[cnt_off + i] (cl/sort.cl's wsort, launched on d's queue 0, waited
+ * for). cen, flo and fhi are buffers of the data's type (any, where
+ * qflags does not read them). */
+typedef struct cls_wsort_args {
+    cl_mem   x, cen, flo, fhi, scr, cnt;
+    uint64_t xoff, ld, gstride, e0, cnt_off, n_e;
+    uint32_t ncols, rows, qflags;
+    double   sent;
+} cls_wsort_args;
+cls_status cls_wsort(cls_context *ctx, cls_dev *d, cls_dtype t, const cls_wsort_args *w);
+
 /* The work-group size of a launch of `items` work-items on d: at most 8,
  * and groups enough for every compute unit (PoCL runs a group on one
  * thread; a tall table has a handful of columns). */

@@ -206,7 +206,16 @@ static cls_status sort_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
         void *cnt = NULL, *val = NULL;
         st = cls_pass_buffer(ctx, d, CL_MEM_READ_WRITE, n * 4, NULL, &cb);
         if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, n * nk * s->es, NULL, &vb);
-        for (unsigned phase = 0; st == CLS_OK && phase < 2; phase++) {
+        /* phase 0 by every work-item at once where the device wants it */
+        unsigned ph0 = 0;
+        if (st == CLS_OK && cls_sort_parallel(ctx, d)) {
+            cls_wsort_args wa = {m[0], m[1], m[2], m[3], scr, cb, 0, C, v->Rg * C, c0, 0, n,
+                                 (uint32_t)C, (uint32_t)v->Rg, s->qflags,
+                                 s->f && s->f->has_sent ? s->f->sent : 0};
+            st = cls_wsort(ctx, d, v->dtype, &wa);
+            ph0 = 1;
+        }
+        for (unsigned phase = ph0; st == CLS_OK && phase < 2; phase++) {
             if (phase == 1) {
                 /* the ranks of each entry's count */
                 st = cls_pass_map(ctx, d, cb, n * 4, &cnt);

@@ -122,6 +122,18 @@ void cls_stage_release(cls_dev *d)
         clReleaseEvent(d->resident_busy);
         d->resident_busy = NULL;
     }
+    if (d->pass_pinned) {
+        cl_event ev = NULL;
+        if (d->pass_host &&
+            clEnqueueUnmapMemObject(d->q[0], d->pass_pinned, d->pass_host, 0, NULL, &ev) == CL_SUCCESS && ev) {
+            clWaitForEvents(1, &ev);
+            clReleaseEvent(ev);
+        }
+        clReleaseMemObject(d->pass_pinned);
+        d->pass_pinned = NULL;
+        d->pass_host = NULL;
+        d->pass_cap = 0;
+    }
     for (unsigned q = 0; q < CLS_MAX_QUEUES; q++) {
         cls_slot *s = &d->slot[q];
         if (q < d->nq) {

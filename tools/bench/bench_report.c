@@ -62,7 +62,7 @@ static void print_indented(FILE *f, const char *msg, int indent)
     fputc('\n', f);
 }
 
-void bench_print_header(FILE *f, const bench_machine *m)
+void bench_print_title(FILE *f, const bench_machine *m)
 {
     fprintf(f, "clscale %s bench, %s, seed %llu, size %g\n", m->version, m->date, (unsigned long long)m->seed,
             m->size);
@@ -74,6 +74,11 @@ void bench_print_header(FILE *f, const bench_machine *m)
                 (double)d->global_mem_bytes / 1073741824.0, d->fp64 ? "fp64" : "no fp64",
                 d->staging ? "pinned staging" : "zero-copy");
     }
+}
+
+void bench_print_limits(FILE *f, const bench_machine *m)
+{
+    fputc('\n', f);
     char c[16], t[16];
     fmt_gbs(c, sizeof c, m->host_copy);
     fmt_gbs(t, sizeof t, m->host_triad);
@@ -113,6 +118,11 @@ void bench_print_header(FILE *f, const bench_machine *m)
                     m->startup.drivers * 1e3, m->startup.ndrivers, m->startup.drivers_min * 1e3,
                     m->startup.drivers_max * 1e3);
     }
+}
+
+void bench_print_how(FILE *f, const bench_machine *m)
+{
+    fputc('\n', f);
     fprintf(f,
             "how       wall clock around each call (what the caller waits for), out of place on pageable\n"
             "          caller memory (malloc), or on memory from cls_host_alloc() in the \"pinned\" rows\n"
@@ -133,6 +143,57 @@ void bench_print_header(FILE *f, const bench_machine *m)
             "          queues; they overlap, so they may add up to more than the wall time.\n",
             m->repeats);
     fprintf(f, "GB/s are 1e9 bytes per second; GiB and MiB are powers of 2.\n");
+}
+
+/* The run a user gets from a plain call: every selected device together on
+ * malloc'ed memory, or the one device; NULL when there is none. */
+static const bench_run *user_run(const bench_result *r)
+{
+    const bench_run *alone = NULL;
+    size_t nalone = 0;
+    for (size_t i = 0; i < r->nruns; i++) {
+        const bench_run *run = &r->runs[i];
+        if (run->pinned) continue;
+        if (run->kind == RUN_TOGETHER) return run;
+        if (run->kind == RUN_DEVICE) {
+            alone = alone ? alone : run;
+            nalone++;
+        }
+    }
+    return nalone == 1 ? alone : NULL;
+}
+
+void bench_print_summary(FILE *f, const bench_machine *m, const bench_result *r, size_t nr)
+{
+    fprintf(f, "\nclscale, every selected device, against plain C on this machine's CPU in the same rounds\n");
+    fprintf(f, "%-14s %10s %7s  %-23s %11s %12s  %s\n", "workload", "time", "GB/s", "of the limit", "vs one core",
+            "vs all cores", "what");
+    int above = 0;
+    for (size_t i = 0; i < nr; i++) {
+        const bench_result *w = &r[i];
+        const bench_run *run = w->error[0] ? NULL : user_run(w);
+        fprintf(f, "%-14s ", w->w.name);
+        if (w->error[0] || !run || run->status != RUN_OK) {
+            fprintf(f, "%-10s %s\n", run && run->status == RUN_SAT_OUT ? "sat out" : "FAILED",
+                    w->error[0] ? w->error : "(the rows below say why)");
+            continue;
+        }
+        char med[16], time[24], gbs[16], pct[32], vs1[16], vs2[16];
+        fmt_ms(med, sizeof med, run->median);
+        snprintf(time, sizeof time, "%s ms", med);
+        fmt_gbs(gbs, sizeof gbs, run->gbs);
+        if (run->limit_name && run->frac > 0)
+            snprintf(pct, sizeof pct, "%3.0f%% %s%s", run->frac * 100, run->limit_name, run->frac > 1 ? "*" : "");
+        else snprintf(pct, sizeof pct, "   -");
+        above |= run->frac > 1;
+        fmt_x(vs1, sizeof vs1, run->vs_single);
+        fmt_x(vs2, sizeof vs2, run->vs_threads);
+        fprintf(f, "%10s %7s  %-23s %11s %12s  %s\n", time, gbs, pct, vs1, vs2, w->w.description);
+    }
+    fprintf(f, "time: median of %d calls, wall clock, data out of the caches; every result checked against\n"
+               "the C reference first. Each workload's rows, the limits and how they are measured follow.\n",
+            m->repeats);
+    if (above) fprintf(f, "* above the limit: STREAM's stores also read each line they write; clscale's do not.\n");
 }
 
 static void print_row(FILE *f, const bench_run *run)
@@ -224,6 +285,7 @@ void bench_print_result(FILE *f, const bench_machine *m, const bench_result *r)
         print_parts(f, &r->runs[i]);
         above |= r->runs[i].status == RUN_OK && r->runs[i].frac > 1;
     }
+    for (size_t i = 0; i < r->nresident; i++) bench_print_resident(f, &r->resident[i]);
     if (above)
         fprintf(f, "* above the limit: STREAM counts the bytes it reads and writes, but its stores first read\n"
                    "  each line they write (write-allocate); clscale's streaming stores do not, so it can move\n"

@@ -141,11 +141,18 @@ typedef struct bench_trace {
     const char *json_path, *svg_path;   /* NULL: not asked for, or failed */
 } bench_trace;
 
-/* The header: machine, devices, limits, and how the figures are taken. */
-void bench_print_header(FILE *f, const bench_machine *m);
-/* One workload's block. */
+/* The table's parts, in the order printed: the title (version, machine,
+ * devices); the summary a user reads first, one line per workload (the run
+ * a plain call makes: every selected device together, or the one device,
+ * against the host references); the limits and start-up measured; each
+ * workload's block; how the figures are taken. */
+void bench_print_title(FILE *f, const bench_machine *m);
+void bench_print_summary(FILE *f, const bench_machine *m, const bench_result *r, size_t nr);
+void bench_print_limits(FILE *f, const bench_machine *m);
+void bench_print_how(FILE *f, const bench_machine *m);
 /* One resident row ("  resident, device N ...": measured, sat out or failed). */
 void bench_print_resident(FILE *f, const bench_resident_row *row);
+/* One workload's block: its rows, then its resident rows. */
 void bench_print_result(FILE *f, const bench_machine *m, const bench_result *r);
 /* The closing lines: what was traced, the total wall time, the verdict. */
 void bench_print_footer(FILE *f, const bench_trace *t, double total_s, int failures, int unwritten);

@@ -308,7 +308,6 @@ static void resident_rows(bench_state *s, const bench_workload *w, bench_result 
             snprintf(row->why, sizeof row->why,
                      "two buffers of %.0f MB do not fit it (largest buffer %.0f MB, memory %.0f MB)",
                      (double)bytes / 1e6, (double)info->max_alloc_bytes / 1e6, (double)info->global_mem_bytes / 1e6);
-            bench_print_resident(stdout, row);
             continue;
         }
         bench_progress("%s: resident on device %zu", w->name, info->index);
@@ -318,7 +317,6 @@ static void resident_rows(bench_state *s, const bench_workload *w, bench_result 
             row->status = 2;
             s->failures++;
         }
-        bench_print_resident(stdout, row);
     }
 }
 
@@ -380,19 +378,22 @@ int cmd_bench(int argc, char **argv)
     if (evict_bytes < ((size_t)64 << 20)) evict_bytes = (size_t)64 << 20;
     bench_round_mem_open(&s.mem, evict_bytes, s.m->stream_bytes);
     bench_progress_clear();
-    bench_print_header(stdout, s.m);
-    fflush(stdout);
 
     size_t nr = 0;
     for (size_t i = 0; i < nw; i++) {
         if (!((s.o.want >> i) & 1u)) continue;
         run_workload(&s, &ws[i], &results[nr]);
-        bench_progress_clear();
-        bench_print_result(stdout, s.m, &results[nr]);
         if (i == 0) resident_rows(&s, &ws[i], &results[nr]);
-        fflush(stdout);
+        bench_progress_clear();
         nr++;
     }
+    /* printed once every workload ran, so that what a user reads first
+     * (one line per workload) comes first and the detail after it */
+    bench_print_title(stdout, s.m);
+    bench_print_summary(stdout, s.m, results, nr);
+    bench_print_limits(stdout, s.m);
+    for (size_t i = 0; i < nr; i++) bench_print_result(stdout, s.m, &results[i]);
+    bench_print_how(stdout, s.m);
     if ((s.o.trace || s.o.timeline) && !s.trace.written) {
         cli_error(EXIT_FAIL, "bench: no %s run reached its timed calls: no --trace or --timeline written",
                   s.m->ndev > 1 ? "all-devices" : "device");
