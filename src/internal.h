@@ -11,6 +11,7 @@
 
 #include "clscale.h"
 #include "scalers/scaler.h"
+#include "testing.h"
 
 #define CLS_MAX_QUEUES 8
 #define CLS_DEFAULT_QUEUES 3
@@ -280,12 +281,6 @@ cls_status cls_build_slot_take(cls_context *ctx, cls_dev *dev);
 unsigned cls_build_copy(const cls_dev *dev, unsigned q);
 void cls_build_slot_give(cls_dev *dev);
 
-/* ---- affinity.c ---- */
-
-/* Sets POCL_AFFINITY=1 once, before the first platform query, unless the
- * caller set it or the process may not run on every core (see the file). */
-void cls_pocl_affinity_default(void);
-
 /* Applies a selector; `chosen[i]` = 1 for devices taken. */
 cls_status cls_devices_select(cls_context *ctx, const cls_found *all, size_t n,
                               const char *selector, unsigned char *chosen);
@@ -328,20 +323,14 @@ struct cls_context {
     cls_config      cfg;         /* strings below are owned copies */
     char           *selector;
     char           *cache_dir;
-    char           *force_staging; /* CLSCALE_FORCE_STAGING as a selector, or NULL */
+    char           *force_staging; /* tune.force_staging's copy, or NULL */
     unsigned        flags;
-    int             no_prior;    /* CLSCALE_PRIOR=0: no speed probes */
-    int             no_team;     /* CLSCALE_TEAM=0: every call runs on every device (team.c) */
-    int             impute_unfused; /* CLSCALE_IMPUTE_FUSED=0: imputation takes clean.c's passes */
+    cls_tuning      tune;        /* tests' and experiments' switches (testing.h) */
     int             clip_local;  /* tests only (test_clip_fast.c): 1 the one-pass clipping runs
                                     clip_local.cl's kernel on every device (Oclgrind's too),
                                     -1 clip.cl's; 0 by device type (clip_fast.c) */
     int             count_regime; /* tests only (set directly): every group takes the counting
                                      passes (engine/regime.c), to compare the regimes */
-    int             qsort_column; /* CLSCALE_QSORT_SHAPE, and tests (test_quantiles.c): 1 short
-                                     columns' order statistics take qsort32g/64g and
-                                     qselect_small (a column per work-item) on every device, -1
-                                     qsort32/64/128 (lanes); 0 by device type (select.c) */
     cls_team        team[CLS_TEAM_KINDS];
     uint64_t        team_clock;
     cls_dev        *devs;

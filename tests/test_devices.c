@@ -200,9 +200,9 @@ static void forced_staging_is_reported(void **state)
     cls_context_destroy(ctx);
 }
 
-/* CLSCALE_FORCE_STAGING=SELECTOR stages the devices it picks, and only
- * those; a selector that matches nothing fails the context and names the
- * variable. */
+/* The switch force_staging (testing.h), a selector, stages the devices it
+ * picks, and only those; a selector that matches nothing fails the context
+ * and names the switch. */
 static void forced_staging_by_selector(void **state)
 {
     (void)state;
@@ -210,19 +210,12 @@ static void forced_staging_by_selector(void **state)
     assert_int_equal(try_select(NULL, &ctx), CLS_OK);
     size_t n = cls_device_count(ctx);
     cls_context_destroy(ctx);
-    setenv("CLSCALE_FORCE_STAGING", "0", 1); /* by index: the first device only */
-    ctx = NULL;
-    assert_int_equal(try_select(NULL, &ctx), CLS_OK);
-    for (size_t i = 0; i < n; i++) {
-        cls_device_info d;
-        assert_int_equal(cls_device_get(ctx, i, &d), CLS_OK);
-        if (d.host_unified) assert_false(d.staging); /* "0" turns forcing off */
-    }
-    cls_context_destroy(ctx);
+    cls_tuning t = test_tune;
     for (size_t pick = 0; pick < n; pick++) {
         char sel[32];
         snprintf(sel, sizeof sel, " %zu ", pick);
-        setenv("CLSCALE_FORCE_STAGING", sel, 1);
+        t.force_staging = sel;
+        cls_tuning_default(&t);
         ctx = NULL;
         cls_status st = try_select(NULL, &ctx);
         if (st != CLS_OK) print_error("%s\n", cls_last_error(ctx));
@@ -235,12 +228,13 @@ static void forced_staging_by_selector(void **state)
         }
         cls_context_destroy(ctx);
     }
-    setenv("CLSCALE_FORCE_STAGING", "no-such-device", 1);
+    t.force_staging = "no-such-device";
+    cls_tuning_default(&t);
     ctx = NULL;
     assert_int_equal(try_select(NULL, &ctx), CLS_E_NO_DEVICE);
-    assert_non_null(strstr(cls_last_error(ctx), "CLSCALE_FORCE_STAGING"));
+    assert_non_null(strstr(cls_last_error(ctx), "force_staging"));
     cls_context_destroy(ctx);
-    unsetenv("CLSCALE_FORCE_STAGING");
+    cls_tuning_default(&test_tune);
 }
 
 int main(void)

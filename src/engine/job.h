@@ -412,7 +412,7 @@ cls_status cls_resident_end(cls_job *job, cls_status st);
 /* ---- team.c ---- */
 /* Before planning a call with several devices: runs it on the lead device
  * alone, the others in reserve, when recent calls of its kind were faster
- * so (or to find out whether they are). CLSCALE_TEAM=0: never. */
+ * so (or to find out whether they are). The switch no_team: never. */
 void cls_team_choose(cls_job *job);
 /* After a call that succeeded: keeps its throughput for the way it ran. */
 void cls_team_record(cls_job *job, double wall);

@@ -274,13 +274,12 @@ static int one_pass(const cls_job *job, size_t sb)
  * columns (STATS), whose partial statistics per slice and column a merge
  * must combine: seed-A's 540 rows of 98450 float64 columns cut into 13
  * slices of 42 rows, whose 13 x 98450 partial entries cost as much time as
- * reading the data (docs/PERFORMANCE.md, 33). CLSCALE_FIT_TILES=1 (for
- * experiments) keeps the row tiles. */
+ * reading the data (docs/PERFORMANCE.md, 33). The switch fit_tiles (for
+ * experiments, testing.h) keeps the row tiles. */
 static int fit_by_groups(const cls_job *job, size_t sb)
 {
     if (!job->G || !job->Rg || !job->C) return 0; /* nothing to read: no slice at all */
-    const char *tiles = getenv("CLSCALE_FIT_TILES");
-    if (tiles && !strcmp(tiles, "1")) return 0;
+    if (job->ctx->tune.fit_tiles) return 0;
     return job->Rg * job->C * job->es <= sb || job->Rg * (uint64_t)4096 <= sb;
 }
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "affinity.h"
 #include "cli.h"
 
 static const char usage[] =
@@ -61,6 +62,7 @@ static int flush_stdout(int rc)
 
 int main(int argc, char **argv)
 {
+    cli_pocl_affinity_default(); /* before the first OpenCL call */
     signal(SIGPIPE, SIG_IGN);
     if (argc < 2) {
         fputs(usage, stderr);
