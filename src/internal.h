@@ -128,14 +128,8 @@ extern const char *const cls_kernel_names[CLS_K_COUNT];
 #define CLS_KF_WRITE_PARAMS 8u  /* reduce: also write the params */
 #define CLS_KF_NT       16u  /* non-temporal stores for large outputs */
 
-/* Scaler codes passed to kernels (cl/common.cl mirrors them; each scaler's
- * descriptor, src/scalers/, names its own). */
-#define CLS_KS_MINMAX   1
-#define CLS_KS_ZSCORE   2
-#define CLS_KS_DECIMAL  3
-#define CLS_KS_ROBUST   4   /* never fused: params from the host */
-#define CLS_KS_MAXABS   5
-#define CLS_KS_IDENT    6   /* no scaler: imputation alone through the fused kernels */
+/* Scaler codes passed to kernels: the table's (src/scalers/table.c,
+ * cls_scaler_kernel_code), defined in every build by their names. */
 
 /* Filters of the counting kernels (cl/common.cl mirrors them). */
 #define CLS_QF_SENTINEL 1u
@@ -157,6 +151,7 @@ cls_status cls_kernel_get(cls_context *ctx, struct cls_dev *dev, int k, cls_dtyp
 void cls_program_release(struct cls_dev *dev);
 /* The full OpenCL C source and the build options of one kernel's program. */
 const char *cls_program_source(size_t *len);
+#define CLS_OPTIONS_LEN 640 /* room for cls_program_options() */
 void cls_program_options(const struct cls_dev *dev, int kernel, cls_dtype t, unsigned copy, char *buf, size_t len);
 
 /* ---- cache.c: program binaries on disk ---- */

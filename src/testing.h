@@ -40,9 +40,9 @@ typedef struct cls_tuning {
                                   -Dbench_stages=true (clip_fast.c), ignored elsewhere */
 } cls_tuning;
 
-/* The switches contexts created after this call start with (NULL: none).
- * Not thread-safe against a context being created at the same time; the
- * string force_staging points to must outlive those creations. */
+/* The switches contexts created after this call start with (NULL: none),
+ * a copy; the string force_staging points to must outlive the creations
+ * that copy it (each context keeps a copy of its own). */
 void cls_tuning_default(const cls_tuning *t);
 
 /* This context's switches, to change between calls (those read at creation

@@ -108,7 +108,7 @@ typedef struct cls_job {
     size_t       C;           /* columns of the view (= row stride) */
     uint64_t     Rg, G;       /* rows per group, groups */
 
-    unsigned     scaler;      /* CLS_KS_*, 0: none */
+    unsigned     scaler;      /* the kernels' scaler code (cls_scaler_kernel_code), 0: none */
     int          moments;     /* statistics need mean and m2 */
     int          no_stats;    /* FUSED: nobody wants the statistics; skip them */
     int          clip;

@@ -14,12 +14,6 @@
 
 static size_t bytes_of(const cls_array *a) { return cls_array_bytes(a); }
 
-static unsigned scaler_code(cls_scaler s)
-{
-    const cls_scaler_desc *d = cls_scaler_get(s);
-    return d ? d->kernel : 0;
-}
-
 /* The fit computes mean and m2 (also for CLS_NONE: a describe). */
 static int needs_moments(cls_scaler s)
 {
@@ -401,7 +395,7 @@ cls_status cls_do_transform(cls_context *ctx, const cls_pipeline *p, const cls_s
             lo = s->info.lo;
             hi = s->info.hi;
         }
-        job.scaler = scaler_code(p->scaler);
+        job.scaler = cls_scaler_get(p->scaler) ? cls_scaler_kernel_code(p->scaler) : 0;
         job.clip = p->clip && !p->inverse;
         job.lo = lo;
         job.hi = hi;
@@ -478,7 +472,7 @@ cls_status cls_do_fit_transform_imp(cls_context *ctx, const cls_pipeline *p, con
 }
 
 /* `imp` (impute_fused.c) comes only with a scaler that fuses, or none
- * (imputation alone: the identity map, CLS_KS_IDENT). */
+ * (imputation alone: the identity map, the kernels' CLS_KS_IDENT). */
 static cls_status fit_transform_with(cls_context *ctx, const cls_pipeline *p, const cls_imp_opts *imp,
                                      const cls_array *in, cls_array *out, cls_resident *res, cls_stats **fitted)
 {
@@ -518,7 +512,7 @@ static cls_status fit_transform_with(cls_context *ctx, const cls_pipeline *p, co
         job.G = 1;
     }
     /* imputation alone: the identity map after the fill */
-    job.scaler = p->scaler == CLS_NONE ? CLS_KS_IDENT : scaler_code(p->scaler);
+    job.scaler = cls_scaler_kernel_code(p->scaler); /* CLS_NONE: the identity's */
     job.moments = p->scaler != CLS_NONE && needs_moments(p->scaler);
     job.clip = p->clip;
     range_of(p, &job.lo, &job.hi);
