@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "common.h"
+#include "internal.h"
+#include "util/pool.h"
 
 static cls_status try_select(const char *sel, cls_context **ctx)
 {
@@ -237,10 +239,42 @@ static void forced_staging_by_selector(void **state)
     cls_tuning_default(&test_tune);
 }
 
+/* The switches (testing.h) a context is created with set its devices'
+ * kernel shapes and its copy threads; the context keeps its own copy, which
+ * cls_context_tuning() returns, and later contexts take the suite's again. */
+static void switches_shape_the_devices_of_a_new_context(void **state)
+{
+    (void)state;
+    cls_tuning t = test_tune;
+    t.vec = 2;
+    t.kv = 3;
+    t.local = 32;
+    t.lanes = 8;
+    t.copy_threads = 3;
+    cls_context *ctx = test_context_tuned(&t, NULL, 0, 0);
+    assert_ptr_equal(cls_context_tuning(ctx), &ctx->tune);
+    assert_int_equal(ctx->tune.copy_threads, 3);
+    assert_int_equal(cls_pool_size(ctx->pool), 3);
+    for (size_t i = 0; i < ctx->ndevs; i++) {
+        assert_int_equal(ctx->devs[i].vec, 2);
+        assert_int_equal(ctx->devs[i].kv, 3);
+        assert_int_equal(ctx->devs[i].local, 32);
+        assert_int_equal(ctx->devs[i].xw64, 8);
+    }
+    cls_context *plain = test_context(NULL, 0, 0);
+    assert_int_equal(plain->tune.vec, test_tune.vec);
+    assert_int_equal(plain->tune.kv, test_tune.kv);
+    assert_int_equal(plain->tune.lanes, test_tune.lanes);
+    assert_int_equal(plain->tune.copy_threads, test_tune.copy_threads);
+    cls_context_destroy(plain);
+    cls_context_destroy(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_device_is_described),
+        cmocka_unit_test(switches_shape_the_devices_of_a_new_context),
         cmocka_unit_test(selector_all_and_empty_take_every_device),
         cmocka_unit_test(selector_index_takes_that_device_once),
         cmocka_unit_test(selector_substring_is_case_insensitive),
