@@ -1,4 +1,6 @@
-/* The context: configuration, the selected devices with their OpenCL
+/* The context: configuration (with the tests' and experiments' switches of
+ * testing.h, never the environment beyond CLSCALE_DEVICES and
+ * CLSCALE_CACHE_DIR), the selected devices with their OpenCL
  * contexts (one per platform) and queues, and the first kernel build of
  * each (program.c builds the others when calls need them) with the
  * zero-copy check that needs it, done in parallel per distinct device
