@@ -257,7 +257,7 @@ static void tool_lists_a_dropped_device_and_why(void **state)
 
 typedef struct call_case {
     const char *name;
-    int probes;     /* speed probes in the first call (CLSCALE_PRIOR); else none, for fewer calls */
+    int probes;     /* speed probes in the first call (the switch no_prior off); else none, for fewer calls */
     cls_dtype dtype;
     size_t batch, rows, cols;
     cls_pipeline p;
@@ -351,7 +351,9 @@ static int kinds_has(const call_kinds *k, const char *call)
 static void call_survives_a_failure_at_every_call(const call_case *c)
 {
     /* read at context creation, on this thread, while no call runs */
-    setenv("CLSCALE_PRIOR", c->probes ? "1" : "0", 1);
+    cls_tuning t = test_tune;
+    t.no_prior = !c->probes;
+    cls_tuning_default(&t);
     /* the healthy result and count */
     call_data d;
     data_make(c, &d);
