@@ -24,7 +24,11 @@ reads a statistics file written by `save()` or `clscale normalize
 --stats-out`. Device, driver and file failures raise ClscaleError (a
 RuntimeError carrying the library's message); bad arguments ValueError.
 """
-from ._clscale import ClscaleError, Stats
+from ._affinity import pin_pocl as _pin_pocl
+
+_pin_pocl()  # before the extension makes the first OpenCL call
+
+from ._clscale import ClscaleError, Stats  # noqa: E402
 from ._clscale import version as _library_version
 from ._base import load
 from ._clean import SigmaClip, SimpleImputer
