@@ -566,6 +566,11 @@ static void bad_arguments_leave_the_output_untouched(void **state)
     cls_pipeline p = {.scaler = CLS_MINMAX, .clean = &lc};
     assert_int_equal(cls_fit_transform(ctx, &p, &x, &y, NULL), CLS_E_ARG);
     for (size_t k = 0; k < 40; k++) assert_true(get(&y, k) == 42);
+    /* and the scaler's options, though the light curves' are right */
+    lc.polyorder = 2;
+    cls_pipeline pr = {.scaler = CLS_ROBUST, .qmin = 80, .qmax = 20, .clean = &lc};
+    assert_int_equal(cls_fit_transform(ctx, &pr, &x, &y, NULL), CLS_E_ARG);
+    for (size_t k = 0; k < 40; k++) assert_true(get(&y, k) == 42);
     /* not yet across processes: said so, not ignored */
     lc.polyorder = 2;
     cls_combine cb = {count_hook, NULL, stats_hook};

@@ -28,6 +28,7 @@
 #include "engine/clean_stream.h"
 #include "engine/clip_fast.h"
 #include "engine/impute_fused.h"
+#include "engine/job.h"
 #include "engine/select.h"
 #include "lightcurve/lightcurve.h"
 #include "scalers/scaler.h"
@@ -807,6 +808,8 @@ cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_
         /* light curves: the cleaning stage whole (cleaning, trend, bins)
          * into out, then the scaler over it in place; the checks of both
          * stages first (nothing written on bad options) */
+        cls_pipeline rest = *p;
+        rest.clean = NULL;
         cls_clean plain = *p->clean;
         plain.detrend = CLS_DETREND_NONE;
         plain.detrend_op = CLS_DETREND_SUBTRACT;
@@ -818,10 +821,10 @@ cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_
         uint64_t Rg = p->scope == CLS_SCOPE_BATCH ? (uint64_t)in->batch * in->rows : in->rows;
         st = resolve(ctx, &plain, &o, 0);
         if (st == CLS_OK) st = cls_lc_check(ctx, p->clean, Rg, 0);
+        /* the scaler's options too, before the cleaning writes out */
+        if (st == CLS_OK) st = cls_check_pipeline(ctx, &rest, in, out);
         if (st == CLS_OK) st = cls_clean_data(ctx, p->clean, p->scope, in, out);
         if (st != CLS_OK) return st;
-        cls_pipeline rest = *p;
-        rest.clean = NULL;
         return cls_fit_transform_plain(ctx, &rest, out, out, fitted);
     }
     if (st == CLS_OK) st = resolve(ctx, p->clean, &o, 0);
