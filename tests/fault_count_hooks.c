@@ -1,7 +1,7 @@
 /* The fault layer's counting hooks (tests/fault_count.c has the rules and
  * the counters): one hook per counted OpenCL call, charged to its device
  * and counted before it goes on to the fault layer's own hook and the
- * driver; retains and releases counted as objects; and
+ * driver; retains and releases of every kind counted as objects; and
  * clsfault_count_install(), which puts the hooks into the layer's table. */
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_0_APIS
@@ -233,6 +233,57 @@ static cl_int CL_API_CALL h_EnqueueUnmapMemObject(cl_command_queue q, cl_mem m, 
     return e;
 }
 
+static cl_int CL_API_CALL h_EnqueueCopyBuffer(cl_command_queue q, cl_mem src, cl_mem dst, size_t so, size_t dof,
+                                              size_t n, cl_uint nw, const cl_event *w, cl_event *ev)
+{
+    ENQUEUE_PROLOGUE(q, "clEnqueueCopyBuffer");
+    e = fc_inner.clEnqueueCopyBuffer(q, src, dst, so, dof, n, nw, w, ev);
+    if (e == CL_SUCCESS && ev) fc_made(OBJ_EVENT, *ev);
+    return e;
+}
+
+static cl_int CL_API_CALL h_EnqueueMarkerWithWaitList(cl_command_queue q, cl_uint nw, const cl_event *w,
+                                                      cl_event *ev)
+{
+    ENQUEUE_PROLOGUE(q, "clEnqueueMarkerWithWaitList");
+    e = fc_inner.clEnqueueMarkerWithWaitList(q, nw, w, ev);
+    if (e == CL_SUCCESS && ev) fc_made(OBJ_EVENT, *ev);
+    return e;
+}
+
+static cl_int CL_API_CALL h_EnqueueBarrierWithWaitList(cl_command_queue q, cl_uint nw, const cl_event *w,
+                                                       cl_event *ev)
+{
+    ENQUEUE_PROLOGUE(q, "clEnqueueBarrierWithWaitList");
+    e = fc_inner.clEnqueueBarrierWithWaitList(q, nw, w, ev);
+    if (e == CL_SUCCESS && ev) fc_made(OBJ_EVENT, *ev);
+    return e;
+}
+
+static cl_event CL_API_CALL h_CreateUserEvent(cl_context ctx, cl_int *errcode)
+{
+    charge c;
+    fc_charge_context(&c, ctx);
+    cl_int e = fc_count(&c, "clCreateUserEvent");
+    if (e != CL_SUCCESS) FAIL_NULL(e);
+    cl_event x = fc_inner.clCreateUserEvent(ctx, errcode);
+    fc_made(OBJ_EVENT, x);
+    return x;
+}
+
+static cl_command_queue CL_API_CALL h_CreateCommandQueueWithProperties(cl_context ctx, cl_device_id d,
+                                                                       const cl_queue_properties *props,
+                                                                       cl_int *errcode)
+{
+    charge c;
+    fc_charge_one(&c, d);
+    cl_int e = fc_count(&c, "clCreateCommandQueueWithProperties");
+    if (e != CL_SUCCESS) FAIL_NULL(e);
+    cl_command_queue x = fc_inner.clCreateCommandQueueWithProperties(ctx, d, props, errcode);
+    fc_made(OBJ_QUEUE, x);
+    return x;
+}
+
 static cl_int CL_API_CALL h_Flush(cl_command_queue q)
 {
     ENQUEUE_PROLOGUE(q, "clFlush");
@@ -274,13 +325,23 @@ static cl_int CL_API_CALL h_GetEventProfilingInfo(cl_event ev, cl_profiling_info
     return e != CL_SUCCESS ? e : fc_inner.clGetEventProfilingInfo(ev, w, n, v, r);
 }
 
-/* Retains and releases: counted as objects, never failed. */
-static cl_int CL_API_CALL h_RetainMemObject(cl_mem m)
-{
-    cl_int e = fc_inner.clRetainMemObject(m);
-    if (e == CL_SUCCESS) atomic_fetch_add(&fc_created[OBJ_MEM], 1);
-    return e;
-}
+/* Retains and releases: counted as objects (a retain as a creation),
+ * never failed, so that every reference the library takes must be given
+ * back, whatever the kind of object. */
+#define RETAIN(fn, T, type)                                           \
+    static cl_int CL_API_CALL h_##fn(T x)                             \
+    {                                                                 \
+        cl_int e = fc_inner.cl##fn(x);                                \
+        if (e == CL_SUCCESS) atomic_fetch_add(&fc_created[type], 1); \
+        return e;                                                     \
+    }
+RETAIN(RetainMemObject, cl_mem, OBJ_MEM)
+RETAIN(RetainCommandQueue, cl_command_queue, OBJ_QUEUE)
+RETAIN(RetainProgram, cl_program, OBJ_PROGRAM)
+RETAIN(RetainKernel, cl_kernel, OBJ_KERNEL)
+RETAIN(RetainEvent, cl_event, OBJ_EVENT)
+RETAIN(RetainContext, cl_context, OBJ_CONTEXT)
+#undef RETAIN
 
 #define RELEASE(fn, T, type)                                   \
     static cl_int CL_API_CALL h_##fn(T x)                      \
@@ -297,6 +358,27 @@ RELEASE(ReleaseEvent, cl_event, OBJ_EVENT)
 RELEASE(ReleaseContext, cl_context, OBJ_CONTEXT)
 #undef RELEASE
 
+EXPORT long clsfault_count_seen(int i);
+EXPORT long clsfault_count_injected(int i);
+EXPORT const char *clsfault_count_failed_call(int i);
+EXPORT long clsfault_objects_created(int type);
+EXPORT long clsfault_objects_released(int type);
+
+/* CLSFAULT_COUNT_OUT=FILE: at exit, the process's rule 0 and object counts
+ * written to FILE as "seen injected call live", for a test that armed the
+ * rule in a process it cannot reach (the tool): live is the objects
+ * created (or retained) and not released at exit. */
+static void report_at_exit(void)
+{
+    const char *path = getenv("CLSFAULT_COUNT_OUT");
+    FILE *f = path ? fopen(path, "w") : NULL;
+    if (!f) return;
+    const char *call = clsfault_count_failed_call(0);
+    fprintf(f, "%ld %ld %s %ld\n", clsfault_count_seen(0), clsfault_count_injected(0), call ? call : "-",
+            clsfault_objects_created(-1) - clsfault_objects_released(-1));
+    fclose(f);
+}
+
 void clsfault_count_install(struct _cl_icd_dispatch *layer, size_t entries)
 {
     memset(&fc_inner, 0, sizeof fc_inner);
@@ -308,6 +390,9 @@ void clsfault_count_install(struct _cl_icd_dispatch *layer, size_t entries)
     HOOK(EnqueueNDRangeKernel); HOOK(EnqueueWriteBuffer); HOOK(EnqueueReadBuffer); HOOK(EnqueueWriteBufferRect);
     HOOK(EnqueueReadBufferRect); HOOK(EnqueueMapBuffer); HOOK(EnqueueUnmapMemObject); HOOK(Flush); HOOK(Finish);
     HOOK(WaitForEvents); HOOK(GetEventInfo); HOOK(GetEventProfilingInfo); HOOK(RetainMemObject);
+    HOOK(EnqueueCopyBuffer); HOOK(EnqueueMarkerWithWaitList); HOOK(EnqueueBarrierWithWaitList);
+    HOOK(CreateUserEvent); HOOK(CreateCommandQueueWithProperties); HOOK(RetainCommandQueue);
+    HOOK(RetainProgram); HOOK(RetainKernel); HOOK(RetainEvent); HOOK(RetainContext);
     HOOK(ReleaseMemObject); HOOK(ReleaseCommandQueue); HOOK(ReleaseProgram); HOOK(ReleaseKernel);
     HOOK(ReleaseEvent); HOOK(ReleaseContext);
 #undef HOOK
@@ -321,5 +406,6 @@ void clsfault_count_install(struct _cl_icd_dispatch *layer, size_t entries)
         clsfault_count_add(dev, nth, call, k, times, 0);
     else if (env && sscanf(env, "%127[^:]:%d::%ld:%ld", dev, &nth, &k, &times) == 4)
         clsfault_count_add(dev, nth, NULL, k, times, 0);
+    if (getenv("CLSFAULT_COUNT_OUT")) atexit(report_at_exit);
 }
 

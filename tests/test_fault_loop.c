@@ -14,6 +14,13 @@
  * object the run created is released once its context is destroyed (the
  * layer's create/release counts balance).
  *
+ * Also cls_quantiles (a host output: each entry right or untouched on a
+ * failure; it fails the call rather than redo a failed device's units),
+ * and the tool: `clscale normalize` over an existing file, each call of
+ * a device after creation failed in its process, leaves the healthy
+ * output or the old file, byte for byte, and no OpenCL object live at
+ * exit. Objects are counted by every kind of creation and retain.
+ *
  * Suite pocl: two PoCL pthread devices; small shapes so that a run takes
  * tens of milliseconds (a few hundred runs in all). The number of calls a
  * device makes in a call varies a little with the scheduler (which device
@@ -24,9 +31,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <time.h>
 
 #include "fault_ctl.h"
+#include "io/npy.h"
 #include "pipeline_util.h"
 
 #define SLICE_BYTES 4096
@@ -477,6 +486,230 @@ static void in_place_transform_survives_a_failure_at_every_call(void **state)
     call_survives_a_failure_at_every_call(&c);
 }
 
+/* ---- quantiles: a host output of another shape ---- */
+
+static const double QS[] = {0.0, 0.25, 0.5, 0.9, 1.0};
+#define NQS (sizeof QS / sizeof QS[0])
+
+/* cls_quantiles over groups longer than the sorting networks (the sort
+ * regime's units, which both devices pull), a failure at every call of
+ * each device: a success gives the healthy result bit for bit; a failure
+ * leaves every output entry right or untouched; objects balance. */
+static void quantiles_survive_a_failure_at_every_call(void **state)
+{
+    (void)state;
+    setenv("CLSCALE_PRIOR", "0", 1);
+    cls_array x = ref_make(CLS_F64, 2, 300, 7, 43, REF_MISSING | REF_NEGATIVE);
+    size_t nout = x.batch * NQS * x.cols;
+    double *good = malloc(nout * sizeof *good), *out = malloc(nout * sizeof *out);
+    assert_non_null(good);
+    assert_non_null(out);
+    cls_context *ctx = NULL;
+    assert_int_equal(create(&ctx), CLS_OK);
+    assert_int_equal(cls_device_count(ctx), 2);
+    int r0 = fault_count.add(DEVICE, 0, NULL, -1, 0, 0), r1 = fault_count.add(DEVICE, 1, NULL, -1, 0, 0);
+    assert_int_equal(cls_quantiles(ctx, &x, CLS_SCOPE_MATRIX, QS, NQS, good), CLS_OK);
+    long healthy[2] = {fault_count.seen(r0), fault_count.seen(r1)};
+    fault_count.clear();
+    cls_context_destroy(ctx);
+    print_message("# quantiles: healthy, %ld and %ld calls on the devices\n", healthy[0], healthy[1]);
+
+    /* the units go to the devices that pull them: one device may take all */
+    assert_true(healthy[0] + healthy[1] > 0);
+    size_t runs = 0, ok = 0, failed = 0;
+    for (int nth = 0; nth < 2; nth++) {
+        size_t runs_before = runs;
+        long longest = healthy[nth];
+        for (long k = 0; k < longest && k < MAX_K; k++) {
+            char label[160];
+            long before = live_objects();
+            for (size_t i = 0; i < nout; i++) out[i] = SENTINEL;
+            ctx = NULL;
+            assert_int_equal(create(&ctx), CLS_OK);
+            int r = fault_count.add(DEVICE, nth, NULL, k, 1, 0);
+            cls_status st = cls_quantiles(ctx, &x, CLS_SCOPE_MATRIX, QS, NQS, out);
+            long injected = fault_count.injected(r), seen = fault_count.seen(r);
+            const char *call = fault_count.failed_call(r);
+            fault_count.clear();
+            if (seen > longest) longest = seen;
+            snprintf(label, sizeof label, "quantiles, device %d, call %ld (%s)", nth, k, call ? call : "-");
+            runs += injected > 0;
+            size_t bad = 0;
+            if (st == CLS_OK) {
+                ok += injected > 0;
+                bad = memcmp(out, good, nout * sizeof *out) != 0;
+                if (bad) print_message("# %s: succeeded with another result\n", label);
+            } else {
+                failed++;
+                assert_true(injected > 0);
+                if (failed <= 3) print_lines(label, cls_last_error(ctx));
+                for (size_t i = 0; i < nout; i++)
+                    if (out[i] != SENTINEL && memcmp(&out[i], &good[i], 8) != 0 && bad++ < 3)
+                        print_message("# %s: entry %zu is %.17g, neither %.17g nor untouched\n", label, i, out[i],
+                                      good[i]);
+            }
+            assert_int_equal(bad, 0);
+            cls_context_destroy(ctx);
+            expect_balanced(before, label);
+        }
+        print_message("# quantiles, device %d: %zu runs with a failure\n", nth, runs - runs_before);
+        assert_true(2 * (long)(runs - runs_before) >= healthy[nth]);
+    }
+    print_message("# quantiles: %zu runs with a failure: %zu succeeded, %zu failed cleanly\n", runs, ok, failed);
+    assert_true(runs > 0);
+    free(good);
+    free(out);
+    ref_free(&x);
+}
+
+/* ---- the tool: its output file ---- */
+
+static void write_input(const char *path, const cls_array *x)
+{
+    size_t shape[3] = {x->batch, x->rows, x->cols};
+    cls_npy f;
+    char err[1024];
+    if (cls_npy_create(path, x->dtype, 3, shape, &f, err, sizeof err) != CLS_OK) fail_msg("%s", err);
+    memcpy(f.data, x->data, f.data_bytes);
+    if (cls_npy_close(&f, 1, err, sizeof err) != CLS_OK) fail_msg("%s", err);
+}
+
+/* The whole file at `path` (malloc'ed, *n its size), or NULL. */
+static char *slurp_file(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc(len > 0 ? (size_t)len : 1);
+    *n = b ? fread(b, 1, len > 0 ? (size_t)len : 0, f) : 0;
+    fclose(f);
+    return b;
+}
+
+static void put_file(const char *path, const char *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, n, f), n);
+    fclose(f);
+}
+
+/* Files in `dir` other than the ones the test keeps there. */
+static int stray_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] == '.' && strstr(e->d_name, ".tmp.")) {
+            print_message("# left behind: %s\n", e->d_name);
+            n++;
+        }
+    closedir(d);
+    return n;
+}
+
+/* `clscale normalize IN OUT` over an existing OUT, a failure at every call
+ * of device 0 after the context is made, in the tool's process (armed by CLSFAULT_COUNT, counted back
+ * through CLSFAULT_COUNT_OUT): OUT is afterwards either the healthy run's
+ * file byte for byte (exit 0) or the old file byte for byte (exit 1), no
+ * temporary is left, and the process released every OpenCL object it
+ * made before it exited. */
+static void tool_output_is_whole_or_unchanged_at_every_call(void **state)
+{
+    (void)state;
+    char dir[4096], in[4200], out[4200], counts[4200], rule[128];
+    test_tmpdir(dir, sizeof dir, "fault-loop-tool-out");
+    snprintf(in, sizeof in, "%s/in.npy", dir);
+    snprintf(out, sizeof out, "%s/out.npy", dir);
+    snprintf(counts, sizeof counts, "%s/.counts", dir);
+    cls_array x = ref_make(CLS_F32, 3, 40, 12, 44, REF_MISSING | REF_NEGATIVE);
+    write_input(in, &x);
+    ref_free(&x);
+    static tool_result res;
+    const char *args[] = {"normalize", "--method", "zscore", in, out, NULL};
+    static const char old[] = "an older file the tool must leave alone on failure";
+    setenv("CLSFAULT_COUNT_OUT", counts, 1);
+
+    /* the healthy file and count */
+    setenv("CLSFAULT_COUNT", "pthread:0::-1:0", 1);
+    assert_int_equal(test_run_tool(dir, &res, args), 0);
+    assert_int_equal(res.status, 0);
+    size_t ngood = 0, nc = 0;
+    char *good = slurp_file(out, &ngood);
+    assert_non_null(good);
+    char *c = slurp_file(counts, &nc);
+    assert_non_null(c);
+    long healthy = 0, injected = 0, live = 0;
+    char call[64];
+    assert_int_equal(sscanf(c, "%ld %ld %63s %ld", &healthy, &injected, call, &live), 4);
+    free(c);
+    print_message("# tool: healthy, %ld calls on device 0, %ld objects live at exit\n", healthy, live);
+    assert_true(healthy > 5);
+    assert_int_equal(live, 0);
+
+    /* the calls of creation alone (`clscale devices` makes the context and
+     * lists it): creation_survives_a_failure_at_every_call covers those */
+    const char *list[] = {"devices", NULL};
+    assert_int_equal(test_run_tool(dir, &res, list), 0);
+    assert_int_equal(res.status, 0);
+    c = slurp_file(counts, &nc);
+    assert_non_null(c);
+    long creation = 0;
+    assert_int_equal(sscanf(c, "%ld %ld %63s %ld", &creation, &injected, call, &live), 4);
+    free(c);
+    print_message("# tool: %ld of them at creation\n", creation);
+    assert_true(creation > 0 && creation < healthy);
+
+    size_t runs = 0, ok = 0, failed = 0;
+    long longest = healthy;
+    for (long k = creation; k < longest && k < MAX_K; k++) {
+        char label[160];
+        put_file(out, old, sizeof old);
+        remove(counts);
+        snprintf(rule, sizeof rule, "pthread:0::%ld:1", k);
+        setenv("CLSFAULT_COUNT", rule, 1);
+        assert_int_equal(test_run_tool(dir, &res, args), 0);
+        c = slurp_file(counts, &nc);
+        if (!c) print_lines("no counts; stderr", res.err);
+        assert_non_null(c);
+        long seen = 0;
+        assert_int_equal(sscanf(c, "%ld %ld %63s %ld", &seen, &injected, call, &live), 4);
+        free(c);
+        if (seen > longest) longest = seen;
+        snprintf(label, sizeof label, "tool, call %ld (%s), exit %d", k, call, res.status);
+        runs += injected > 0;
+        size_t n = 0;
+        char *now = slurp_file(out, &n);
+        assert_non_null(now);
+        if (res.status == 0) {
+            ok += injected > 0;
+            if (n != ngood || memcmp(now, good, n)) print_message("# %s: another output\n", label);
+            assert_true(n == ngood && !memcmp(now, good, n));
+        } else {
+            failed++;
+            print_lines(label, res.err);
+            assert_true(injected > 0);
+            assert_int_equal(res.status, 1);
+            if (n != sizeof old || memcmp(now, old, n)) print_message("# %s: the old output changed\n", label);
+            assert_true(n == sizeof old && !memcmp(now, old, n));
+        }
+        free(now);
+        assert_int_equal(stray_files(dir), 0);
+        if (live != 0) print_message("# %s: %ld OpenCL objects live at exit\n", label, live);
+        assert_int_equal(live, 0);
+    }
+    unsetenv("CLSFAULT_COUNT");
+    unsetenv("CLSFAULT_COUNT_OUT");
+    print_message("# tool: %zu runs with a failure: %zu wrote the whole output, %zu failed leaving the old one\n", runs,
+                  ok, failed);
+    assert_true(2 * (long)runs >= healthy - creation);
+    free(good);
+}
+
 static int group_setup(void **state)
 {
     (void)state;
@@ -500,6 +733,8 @@ int main(void)
         cmocka_unit_test(fused_fit_transform_survives_a_failure_at_every_call),
         cmocka_unit_test(two_phase_fit_transform_survives_a_failure_at_every_call),
         cmocka_unit_test(in_place_transform_survives_a_failure_at_every_call),
+        cmocka_unit_test(quantiles_survive_a_failure_at_every_call),
+        cmocka_unit_test(tool_output_is_whole_or_unchanged_at_every_call),
     };
     return TEST_RUN("fault-loop", tests, group_setup, NULL);
 }
