@@ -1,6 +1,6 @@
 /* Shared by every kernel of clscale. program.c assembles the source as
  *   common.cl and sortnet.cl, then scale.cl, lanes.cl, quantile.cl, sort.cl, clip_sort.cl, clean.cl,
- *   describe.cl, clip.cl and clip_local.cl with
+ *   describe.cl, clip.cl, clip_local.cl and lightcurve.cl with
  *   REAL=float, then
  *   the same with REAL=double,
  * and builds one program per kernel and dtype, the first time a call needs
@@ -51,6 +51,12 @@
 #define CLS_KID_QSORTG       24
 #define CLS_KID_CLIPSORT     25
 #define CLS_KID_WSORT        26
+#define CLS_KID_MOVAVG       27
+#define CLS_KID_SAVGOL       28
+#define CLS_KID_BIN_SMOOTH   29
+#define CLS_KID_BIN_REDUCE   30
+#define CLS_KID_SAVGOL3      31
+#define CLS_KID_SAVGOL3V     32
 #ifndef CLS_KERNEL
 #define CLS_KERNEL (-1)
 #endif

@@ -309,6 +309,40 @@ typedef enum cls_clip_center { CLS_CENTER_MEDIAN, CLS_CENTER_MEAN } cls_clip_cen
 typedef enum cls_clip_spread { CLS_SPREAD_STD, CLS_SPREAD_MAD_STD } cls_clip_spread;
 typedef enum cls_clip_mode { CLS_CLIP_MASK, CLS_CLIP_CLAMP, CLS_CLIP_KEEP } cls_clip_mode;
 
+/* Light curves: a trend along the rows of each column (the time axis),
+ * missing values (NaN, +-Inf, the sentinel) ignored in each window and
+ * written as they were:
+ *   CLS_DETREND_MEAN    the mean of the valid values of the window of
+ *                       `window` rows that starts `window / 2 + origin`
+ *                       rows before the row (scipy.ndimage.uniform_filter1d)
+ *   CLS_DETREND_SAVGOL  the least-squares polynomial of order `polyorder`
+ *                       through the window's valid values, at the window's
+ *                       centre (scipy.signal.savgol_filter; NaN with fewer
+ *                       than polyorder + 1 valid values)
+ * equal to scipy's on finite data (float64 sums where the device has
+ * cl_khr_fp64; float32 sums with compensation elsewhere, ~1e-5 relative).
+ * Edges as scipy's modes: reflect (d c b a | a b c d, ndimage's 'reflect'),
+ * mirror (d c b | a b c d, ndimage's 'mirror' = savgol_filter's 'mirror'),
+ * nearest, constant (cval, a value like any), wrap, and interp
+ * (Savitzky-Golay only: the polynomial of the first and last window rows
+ * for the first and last window / 2 rows; window <= rows). Smoothing by
+ * bins of bin_rows rows follows the trend; the last bin of a group may be
+ * shorter; a bin with no valid value gives NaN (count: 0). A light-curve
+ * field set without what it needs (a window without a trend, a statistic
+ * without bins) is CLS_E_ARG. In cls_fit_transform()'s cleaning stage
+ * they run after the cleaning, then the scaler over the result (passes of
+ * their own, not fused); not yet streamed or across processes: those calls
+ * return CLS_E_UNSUPPORTED. */
+typedef enum cls_detrend { CLS_DETREND_NONE, CLS_DETREND_MEAN, CLS_DETREND_SAVGOL } cls_detrend;
+typedef enum cls_detrend_op { CLS_DETREND_SUBTRACT, CLS_DETREND_DIVIDE, CLS_DETREND_TREND } cls_detrend_op;
+typedef enum cls_edge {
+    CLS_EDGE_DEFAULT, CLS_EDGE_REFLECT, CLS_EDGE_MIRROR, CLS_EDGE_NEAREST, CLS_EDGE_CONSTANT, CLS_EDGE_WRAP,
+    CLS_EDGE_INTERP
+} cls_edge;
+typedef enum cls_bin_stat {
+    CLS_BIN_NONE, CLS_BIN_MEAN, CLS_BIN_MEDIAN, CLS_BIN_BOUNDARY, CLS_BIN_SUM, CLS_BIN_COUNT
+} cls_bin_stat;
+
 typedef struct cls_clean {
     int             has_missing_value; /* values equal to missing_value are missing */
     double          missing_value;     /* not NaN */
@@ -336,6 +370,28 @@ typedef struct cls_clean {
                                           of their squared deviations from it (a std of
                                           ddof d is sqrt(m2 / (kept - d)), kept = rows -
                                           missing - clipped); NaN where none is kept */
+    /* Light curves (cls_clean_data(), cls_bin_data(), cls_fit_transform()), after the
+     * cleaning above, along the rows of each column of each statistics
+     * group (the time axis; docs/guide/lightcurves.md): */
+    cls_detrend     detrend;           /* the trend: none, moving average, Savitzky-Golay */
+    cls_detrend_op  detrend_op;        /* subtract it (default), divide by it, or write it
+                                          (CLS_DETREND_TREND: at every row, missing ones too) */
+    unsigned        window;            /* the trend's window in rows, >= 1 (may exceed the rows
+                                          but for CLS_EDGE_INTERP) */
+    unsigned        polyorder;         /* Savitzky-Golay: < window, at most 8 */
+    unsigned        deriv;             /* Savitzky-Golay: the derivative (scipy's deriv) */
+    double          delta;             /* Savitzky-Golay: the rows' spacing for deriv; 0: 1 */
+    cls_edge        edge;              /* beyond the ends; CLS_EDGE_DEFAULT: scipy's default
+                                          (interp for Savitzky-Golay, reflect for the mean) */
+    double          cval;              /* CLS_EDGE_CONSTANT's value; finite */
+    int             origin;            /* moving average: scipy.ndimage's origin, in
+                                          [-(window / 2), (window - 1) / 2] */
+    unsigned        bin_rows;          /* bins of this many rows (from each group's first);
+                                          0: none */
+    cls_bin_stat    bin_stat;          /* cls_clean_data(): each valid value replaced by its
+                                          bin's mean, median or nearest boundary;
+                                          cls_bin_data(): one row per bin, its mean,
+                                          median, sum or count of valid values */
 } cls_clean;
 
 /* cls_clean_data() : cleans `in` into `out` (which may be `in`, or NULL:
@@ -350,10 +406,24 @@ typedef struct cls_clean {
  * @return CLS_OK; CLS_E_ARG (NULL, zero shape, `out` not matching `in`, a
  *         NaN missing_value, a constant that is not finite, a sigma below
  *         0, sigma_lower or sigma_upper resolving to 0 while clipping,
- *         an unknown enum), CLS_E_UNSUPPORTED, CLS_E_NOMEM, CLS_E_DEVICE.
+ *         an unknown enum, light-curve fields that do not fit together or
+ *         with the rows, out NULL with a trend or bins), CLS_E_UNSUPPORTED,
+ *         CLS_E_NOMEM, CLS_E_DEVICE.
  *         cls_last_error(ctx) says which. */
 CLS_API cls_status cls_clean_data(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in,
                                   cls_array *out);
+
+/* cls_bin_data() : cleans and detrends `in` as cls_clean_data() does (into
+ * a copy: `in` is only read), then reduces each statistics group's bins of
+ * c->bin_rows rows to one row: out has ceil(rows / bin_rows) rows per
+ * group (batch x that x cols in CLS_SCOPE_MATRIX, 1 x that x cols in
+ * CLS_SCOPE_BATCH), in's dtype, each value the bin's mean, median, sum or
+ * count of valid values (c->bin_stat; lightkurve's bin, astropy's
+ * aggregate_downsample on evenly sampled rows).
+ * @return as cls_clean_data(); CLS_E_ARG also for bin_rows 0, a bin_stat
+ *         of CLS_BIN_NONE or CLS_BIN_BOUNDARY, or out of the wrong shape. */
+CLS_API cls_status cls_bin_data(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in,
+                                cls_array *out);
 
 /* A pipeline: an optional cleaning stage (cls_fit_transform only), an optional scaler, then an optional discount product, fused in
  * one pass over the data. Non-finite values (NaN, +-Inf) are missing: ignored

@@ -94,6 +94,12 @@ enum cls_kernel_id {
     CLS_K_QSORTG,         /* order statistics of longer columns, each sorted once in scratch (sort.cl) */
     CLS_K_CLIPSORT,       /* k-sigma clipping of longer columns, each sorted once in scratch (clip_sort.cl) */
     CLS_K_WSORT,          /* the same scratch windows sorted by every work-item at once: GPUs (sort.cl) */
+    CLS_K_MOVAVG,         /* moving-average trend along the rows (lightcurve.cl) */
+    CLS_K_SAVGOL,         /* Savitzky-Golay trend along the rows (lightcurve.cl) */
+    CLS_K_BIN_SMOOTH,     /* smoothing by bins of rows (lightcurve.cl) */
+    CLS_K_BIN_REDUCE,     /* one row per bin of rows (lightcurve.cl) */
+    CLS_K_SAVGOL3,        /* CLS_K_SAVGOL for polyorder 2, its loops unrolled */
+    CLS_K_SAVGOL3V,       /* CLS_K_SAVGOL3 for CPUs: LC_LANES columns per work-item in vector lanes */
     /* the first six again, built with -DCLS_IMPUTE=1 (a fill;
      * engine/impute_fused.c), then with -DCLS_IMPUTE=2 (a fill and a
      * sentinel: a compare per value that the first set saves), each in the

@@ -118,10 +118,19 @@ SHAPE_OPS = [("robust", "robust"), ("quantiles", "quantiles"), ("impute", "media
              ("clip-conv", "clip to convergence"), ("clip-mad", "clip, mad_std")]
 
 
+# the columns of a GPU's run (`clscale bench --workload shapes --json`)
+GPU_OPS = [("robust", "robust"), ("quantiles", "quantiles")]
+
+
 def render_shapes(files):
     """python -m clscale.bench --workload shapes: a cell is the call as a
-    multiple of one min-max call, then its speed-up over the peer."""
+    multiple of one min-max call, then its speed-up over the peer; a second
+    file, `clscale bench --workload shapes` on a GPU, adds its multiples."""
     w = files[0]["workloads"][0]
+    gpu = {}
+    if len(files) > 1:
+        for r in files[1]["rows"]:
+            gpu[(r["rows"], r["cols"], r["op"])] = r
     cells = {}
     for r in w["rows"]:
         cells[(r["rows"], r["cols"], r["op"])] = r
@@ -132,8 +141,11 @@ def render_shapes(files):
         for op, _ in SHAPE_OPS:
             c = cells[(nr, nc, op)]
             row.append(f"{c['x_minmax']:.1f}x; {c['speedup']:.1f}x" if "speedup" in c else f"{c['x_minmax']:.1f}x")
+        for op, _ in GPU_OPS if gpu else []:
+            row.append(f"{gpu[(nr, nc, op)]['x_minmax']:.1f}x")
         rows.append(row)
-    return table(["rows x columns", "min-max"] + [name for _, name in SHAPE_OPS], rows)
+    head = ["rows x columns", "min-max"] + [name for _, name in SHAPE_OPS]
+    return table(head + ([f"H200: {name}" for _, name in GPU_OPS] if gpu else []), rows)
 
 
 RENDER = {"bench": render_bench, "gpu": render_gpu, "cleaning": render_cleaning, "shapes": render_shapes}

@@ -10,7 +10,9 @@ ColumnTransformer): MinMaxScaler, StandardScaler, DecimalScaler, Discount,
 and for cleaning SimpleImputer and SigmaClip. Functions with numpy's and
 astropy's signatures, exact on the devices: nanquantile, nanpercentile,
 nanmedian, sigma_clip and sigma_clipped_stats; describe(), the data
-summary of `clscale describe` for an array in memory. `make_pipeline()` and
+summary of `clscale describe` for an array in memory. Light curves:
+savgol_filter and uniform_filter1d with scipy's signatures, flatten
+(lightkurve's) and bin, for a whole batch along an axis. `make_pipeline()` and
 `Pipeline` are scikit-learn's, except that a leading SimpleImputer (mean or
 constant) and a clscale scaler after it are fitted in one pass on the
 devices.
@@ -30,6 +32,7 @@ from ._context import devices
 from ._device import device_fit_transform, device_transform
 from ._discount import Discount
 from ._functions import describe, nanmedian, nanpercentile, nanquantile, sigma_clip, sigma_clipped_stats
+from ._lightcurves import bin, flatten, savgol_filter, uniform_filter1d
 from ._pipeline import Pipeline, make_pipeline
 from ._robust import MaxAbsScaler, RobustScaler
 from ._scalers import DecimalScaler, MinMaxScaler, StandardScaler
@@ -38,6 +41,7 @@ __version__ = _library_version()
 
 __all__ = ["ClscaleError", "DecimalScaler", "Discount", "MaxAbsScaler", "MinMaxScaler", "Pipeline",
            "RobustScaler", "SigmaClip", "SimpleImputer",
-           "StandardScaler", "Stats", "describe", "device_fit_transform", "device_transform", "devices", "load",
-           "make_pipeline",
-           "nanmedian", "nanpercentile", "nanquantile", "sigma_clip", "sigma_clipped_stats", "__version__"]
+           "StandardScaler", "Stats", "bin", "describe", "device_fit_transform", "device_transform", "devices", "load",
+           "flatten", "make_pipeline",
+           "nanmedian", "nanpercentile", "nanquantile", "savgol_filter", "sigma_clip",
+           "sigma_clipped_stats", "uniform_filter1d", "__version__"]

@@ -160,11 +160,31 @@ def restate(stats, **changes):
     return _clscale.Stats.from_state(info, stats.columns())
 
 
-class Estimator(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
-    """Base of the clscale transformers: validation and tags."""
+class NanTags:
+    """scikit-learn's estimator tags of every clscale transformer, for
+    every scikit-learn version in one place: NaN is accepted (ignored by
+    fit, kept or filled by transform, as scikit-learn's scalers and
+    imputers do), and float32 comes back float32. scikit-learn < 1.6 reads
+    the `_more_tags` dicts along the MRO; 1.6 and later read the Tags
+    object of `__sklearn_tags__` (and 1.7 no longer reads `_more_tags`).
+    Placed before BaseEstimator in the bases, so that super() reaches
+    scikit-learn's own tags."""
+
+    _preserves_dtype = (np.float64, np.float32)
 
     def _more_tags(self):
-        return {"allow_nan": True, "preserves_dtype": [np.float64, np.float32]}
+        return {"allow_nan": True, "preserves_dtype": list(self._preserves_dtype)}
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        if tags.transformer_tags is not None:
+            tags.transformer_tags.preserves_dtype = [np.dtype(t).name for t in self._preserves_dtype]
+        return tags
+
+
+class Estimator(NanTags, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+    """Base of the clscale transformers: validation and tags."""
 
     def get_feature_names_out(self, input_features=None):
         """Output feature names: the input's (one output per input)."""

@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from . import _clscale
-from ._base import as_data, keeps_float16, output_for
+from ._base import NanTags, as_data, keeps_float16, output_for
 from ._context import check_selector, context
 from ._files import stream_clean, via_memory
 
@@ -33,7 +33,7 @@ def _missing(missing_values):
     return float(missing_values)
 
 
-class SimpleImputer(TransformerMixin, BaseEstimator):
+class SimpleImputer(NanTags, TransformerMixin, BaseEstimator):
     """Fills missing values with each column's mean, median, most frequent
     value (the smallest of ties) or a constant, as scikit-learn's
     SimpleImputer does, on the devices.
@@ -126,7 +126,7 @@ class SimpleImputer(TransformerMixin, BaseEstimator):
         return Y
 
 
-class SigmaClip(TransformerMixin, BaseEstimator):
+class SigmaClip(NanTags, TransformerMixin, BaseEstimator):
     """astropy's sigma_clip(X, axis=0) per column, on the devices: values
     beyond `sigma` spreads (`stdfunc`: "std" or "mad_std") from the centre
     (`cenfunc`: "median" or "mean") of the values kept are clipped,

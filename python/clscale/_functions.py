@@ -15,7 +15,10 @@ cls_medians), clipping by cls_clean_data.
 Where the library and numpy differ, the function does what numpy does:
 +-Inf take part in numpy's quantiles and medians (the library skips them
 as missing), so the columns holding one are computed by numpy; float16
-and extended precision go to numpy whole; an empty reduction too.
+and extended precision go to numpy whole; an empty reduction too; and
+numpy's quantile methods other than "linear" (the library interpolates
+linearly only). The result's dtype is asked of the installed numpy, whose
+rules changed between versions.
 """
 import numbers
 import sys
@@ -24,7 +27,7 @@ import warnings
 
 import numpy as np
 
-from . import _clscale
+from . import _clip_loop, _clscale
 from ._base import as_data
 from ._clean import _STRATEGIES
 from ._context import check_selector, context
@@ -138,58 +141,137 @@ def _per_column(x, axes, devices, on_devices, by_numpy):
     return res, shape
 
 
-def nanquantile(a, q, axis=None, *, keepdims=False, devices=None):
-    """numpy.nanquantile(a, q, axis, keepdims=keepdims) (method "linear"),
-    exact, on the devices: NaN ignored, float64 results bit for bit
-    numpy's (also for float32 and integer data). q: a number or an array
-    of numbers in [0, 1]; the result has q's shape in front, as numpy's."""
+# numpy's quantile methods (numpy.quantile's documentation). "linear",
+# numpy's default, is the library's (cls_quantiles); the others go to numpy
+# itself on the host, so that they too are numpy's bits.
+_METHODS = ("inverted_cdf", "averaged_inverted_cdf", "closest_observation", "interpolated_inverted_cdf", "hazen",
+            "weibull", "linear", "median_unbiased", "normal_unbiased", "lower", "higher", "midpoint", "nearest")
+
+
+def _check_method(method):
+    if not isinstance(method, str) or method not in _METHODS:
+        raise ValueError(f"method must be one of {', '.join(_METHODS)} (numpy's; 'linear' runs on the devices, "
+                         f"the others with numpy on the host), got {method!r}")
+
+
+def _first_slice_all_nan(m):
+    """Whether the first slice numpy reduces (kept index 0 in C order:
+    m[0, :, 0]) is all NaN: numpy's nanquantile takes its result's dtype
+    from that slice's result (apply_along_axis), the data's dtype for an
+    all-NaN slice."""
+    return bool(m.shape[1]) and bool(np.isnan(m[0, :, 0]).all())
+
+
+def _result_dtype(like, dtype, q, all_nan):
+    """The dtype numpy's `like` (nanquantile or nanpercentile) gives for
+    data of `dtype` and this q, from a one-value array: its dtype rules
+    (an integer q keeps float32; float32 data and a float q give float64
+    in numpy 1.x; an all-NaN first slice keeps the data's dtype) differ
+    between numpy versions, and asking it follows the installed one."""
+    probe = np.full(1, np.nan if all_nan else 0, dtype=dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.asarray(like(probe, q)).dtype
+
+
+def _into(out, res):
+    """numpy's out=: the result written into `out` (cast as numpy's
+    `out[...] = result` casts), which is returned."""
+    if out is None:
+        return res
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"out must be a numpy array, got {type(out).__name__}")
+    if out.shape != np.shape(res):
+        raise ValueError(f"out has shape {out.shape}, the result {np.shape(res)}")
+    out[...] = res
+    return out
+
+
+def _quantile(a, q, qa, axis, out, overwrite_input, method, keepdims, weights, devices, like):
+    """nanquantile (like=np.nanquantile, qa = q) and nanpercentile
+    (like=np.nanpercentile, qa = q / 100): qa, float64 in [0, 1], is what
+    the devices interpolate at."""
     devices = check_selector(devices)
-    qa = np.asanyarray(q, dtype=np.float64)
-    if not np.all((qa >= 0) & (qa <= 1)):
-        raise ValueError("Quantiles must be in the range [0, 1]")
+    _check_method(method)
     x = _data(a)
     arr = np.asanyarray(a)
     axes = _axes(arr.ndim, axis)
-    if x is None or arr.size == 0 or arr.ndim == 0:
-        return np.nanquantile(arr, qa, axis=axis, keepdims=keepdims)
+    qd = np.asanyarray(q)
+    # numpy's own computation: the methods other than "linear", weights
+    # (numpy 2's), data the library does not take, integer data with an
+    # integer q (numpy returns its elements as integers, beyond float64's
+    # 2**53 too), and a q neither integer nor float64 (numpy places a
+    # float32 q in float32 arithmetic, the library in float64)
+    if (x is None or arr.size == 0 or arr.ndim == 0 or method != "linear" or weights is not None
+            or (arr.dtype.kind in "biu" and qd.dtype.kind in "biu")
+            or (qd.dtype.kind not in "biu" and qd.dtype != np.float64)):
+        kw = {} if weights is None else dict(weights=weights)
+        return like(arr, q, axis=axis, out=out, overwrite_input=overwrite_input, method=method,
+                    keepdims=keepdims, **kw)
     qs = qa.reshape(-1)
+    first = []
 
     def on_devices(ctx, m):
+        first.append(_first_slice_all_nan(m))
         res = np.empty((qs.size, m.shape[0], m.shape[2]))
         for s in range(0, qs.size, 8):
             part, _ = _clscale.quantiles(ctx, m, [float(v) for v in qs[s:s + 8]], scope=_clscale.SCOPE_MATRIX)
             res[s:s + 8] = np.moveaxis(part, 1, 0)
         return res
-    res, shape = _per_column(x, axes, devices, on_devices, lambda cols: np.nanquantile(cols, qs, axis=0))
-    out = _finish(res, shape, axes, keepdims)
-    out = out.reshape(qa.shape + out.shape[1:])
-    return out if out.ndim else out[()]
+    # the columns holding +-Inf: numpy's function on the q given (an integer
+    # q takes an element there, where a float one would interpolate Inf - Inf)
+    res, shape = _per_column(x, axes, devices, on_devices, lambda cols: like(cols, qd.reshape(-1), axis=0))
+    # float64 values, numpy's bits; cast to numpy's dtype (an exact cast
+    # where numpy's is not float64: an order statistic or NaN)
+    res = res.astype(_result_dtype(like, arr.dtype, q, first[0]), copy=False)
+    res = _finish(res, shape, axes, keepdims)
+    res = res.reshape(qa.shape + res.shape[1:])
+    return _into(out, res if res.ndim else res[()])
 
 
-def nanpercentile(a, q, axis=None, *, keepdims=False, devices=None):
-    """numpy.nanpercentile: nanquantile(a, q / 100, ...), exact, q in
-    [0, 100]."""
+def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
+                weights=None, devices=None):
+    """numpy.nanquantile, with its arguments: exact, on the devices for
+    method "linear" (numpy's default): NaN ignored, results bit for bit
+    numpy's in numpy's dtype (also for float32 and integer data). q: a
+    number or an array of numbers in [0, 1]; the result has q's shape in
+    front, as numpy's. The other methods of numpy, and `weights` (numpy
+    2), are numpy's own computation on the host. out: the result written
+    into it and returned; overwrite_input: allowed, the data is never
+    changed by the devices."""
+    qa = np.asanyarray(q, dtype=np.float64)
+    if not np.all((qa >= 0) & (qa <= 1)):
+        raise ValueError("Quantiles must be in the range [0, 1]")
+    return _quantile(a, q, qa, axis, out, overwrite_input, method, keepdims, weights, devices, np.nanquantile)
+
+
+def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
+                  weights=None, devices=None):
+    """numpy.nanpercentile: nanquantile at q / 100 (numpy's division),
+    exact, q in [0, 100]."""
     qa = np.asanyarray(q, dtype=np.float64)
     if not np.all((qa >= 0) & (qa <= 100)):
         raise ValueError("Percentiles must be in the range [0, 100]")
-    return nanquantile(a, qa / 100, axis=axis, keepdims=keepdims, devices=devices)
+    return _quantile(a, q, qa / 100, axis, out, overwrite_input, method, keepdims, weights, devices,
+                     np.nanpercentile)
 
 
-def nanmedian(a, axis=None, *, keepdims=False, devices=None):
-    """numpy.nanmedian(a, axis, keepdims=keepdims), exact, on the devices:
-    the middle value or the mean of the middle two in the data's dtype
-    (float32 data gives float32, as numpy's), NaN ignored, bit for bit."""
+def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False, *, devices=None):
+    """numpy.nanmedian, with its arguments, exact, on the devices: the
+    middle value or the mean of the middle two in the data's dtype
+    (float32 data gives float32, as numpy's), NaN ignored, bit for bit.
+    out and overwrite_input as nanquantile's."""
     devices = check_selector(devices)
     x = _data(a)
     arr = np.asanyarray(a)
     axes = _axes(arr.ndim, axis)
     if x is None or arr.size == 0 or arr.ndim == 0:
-        return np.nanmedian(arr, axis=axis, keepdims=keepdims)
+        return np.nanmedian(arr, axis=axis, out=out, overwrite_input=overwrite_input, keepdims=keepdims)
     res, shape = _per_column(x, axes, devices, lambda ctx, m: _clscale.medians(ctx, m, scope=_clscale.SCOPE_MATRIX),
                              lambda cols: np.nanmedian(cols, axis=0))
     res = res.astype(x.dtype, copy=False)
-    out = _finish(res, shape, axes, keepdims)
-    return out if out.ndim else out[()]
+    out_ = _finish(res, shape, axes, keepdims)
+    return _into(out, out_ if out_.ndim else out_[()])
 
 
 def _unit_of(data):
@@ -238,15 +320,32 @@ def _unmasked(data):
 _KEEP = 2
 
 
+def _check_grow(grow):
+    """astropy's grow: False, None or 0 for none, else a radius > 0 (True
+    is 1, as in astropy)."""
+    if grow is None or grow is False:
+        return False
+    if not (isinstance(grow, numbers.Real) and np.isfinite(grow) and grow >= 0):
+        raise ValueError(f"grow must be False or a radius >= 0 (in pixels), got {grow!r}")
+    return grow
+
+
+def _host_loop(cenfunc, stdfunc, grow):
+    """Whether the clipping iterates here (_clip_loop) rather than in one
+    library call: grow dilates the masks between iterations, and a
+    callable runs on the host."""
+    return bool(grow) or callable(cenfunc) or callable(stdfunc)
+
+
 def _clip_options(sigma, sigma_lower, sigma_upper, maxiters, cenfunc, stdfunc, grow):
     """astropy's clipping arguments, checked, as the extension's clean()
-    takes them."""
-    if grow not in (False, None, 0):
-        raise ValueError("grow is not supported (astropy's sigma_clip has it)")
-    if cenfunc not in ("median", "mean"):
-        raise ValueError(f"cenfunc must be 'median' or 'mean', got {cenfunc!r}")
-    if stdfunc not in ("std", "mad_std"):
-        raise ValueError(f"stdfunc must be 'std' or 'mad_std', got {stdfunc!r}")
+    takes them (center and spread name the functions when both are named;
+    callables are _clip_loop's)."""
+    _check_grow(grow)
+    for name, fn, named in (("cenfunc", cenfunc, ("median", "mean")), ("stdfunc", stdfunc, ("std", "mad_std"))):
+        if not (callable(fn) or (isinstance(fn, str) and fn in named)):
+            raise ValueError(f"{name} must be {named[0]!r}, {named[1]!r} (on the devices) or a callable taking "
+                             f"(data, axis=...) and ignoring NaN (on the host), got {fn!r}")
 
     def k(v, name):
         if not (isinstance(v, numbers.Real) and np.isfinite(v) and v > 0):
@@ -254,14 +353,38 @@ def _clip_options(sigma, sigma_lower, sigma_upper, maxiters, cenfunc, stdfunc, g
         return float(v)
     slo = k(sigma if sigma_lower is None else sigma_lower, "sigma_lower")
     shi = k(sigma if sigma_upper is None else sigma_upper, "sigma_upper")
-    if maxiters is None or (isinstance(maxiters, numbers.Real) and np.isinf(maxiters)):
+    # astropy iterates until nothing changes for maxiters None, inf and 0
+    # (its `maxiters or np.inf`)
+    if maxiters is None or (isinstance(maxiters, numbers.Real) and (np.isinf(maxiters) or maxiters == 0)):
         iters = -1
-    elif isinstance(maxiters, numbers.Integral) and maxiters >= 0:
-        iters = max(int(maxiters), 1)  # astropy's fast path computes bounds at least once
+    elif isinstance(maxiters, numbers.Integral) and maxiters > 0:
+        iters = int(maxiters)
     else:
         raise ValueError(f"maxiters must be None or an integer >= 0, got {maxiters!r}")
     return dict(sigma=slo, sigma_lower=slo, sigma_upper=shi, maxiters=iters, center=int(cenfunc == "mean"),
                 spread=int(stdfunc == "mad_std"))
+
+
+def _sigma_clip_loop(arr, inmask, sigma, sigma_lower, sigma_upper, clip, cenfunc, stdfunc, axis, masked,
+                     return_bounds, copy, grow, devices):
+    """sigma_clip with grow or a callable: astropy's iterating paths
+    (_clip_loop), with astropy's results for empty and all-masked data."""
+    if arr.dtype.kind not in "biuf" or (arr.dtype.kind == "f" and arr.dtype.itemsize > 8):
+        raise ValueError(f"data must be float16, float32, float64 or integer, got {arr.dtype}")
+    if arr.size == 0 or (inmask is not None and inmask.all()):
+        if masked:
+            result = np.ma.MaskedArray(arr, mask=inmask)
+        else:
+            result = arr if arr.size == 0 else np.full(arr.shape, np.nan)
+        return (result, np.nan, np.nan) if return_bounds else result
+    axes = None if axis is None else _axes(arr.ndim, axis)
+    # astropy's own sigma_lower/upper (`sigma_lower or sigma`): their
+    # types take part in the flattened path's arithmetic, as in astropy's
+    bounds = _clip_loop._Bounds(cenfunc, stdfunc, sigma_lower or sigma, sigma_upper or sigma, clip, axes, devices)
+    iters = np.inf if clip["maxiters"] < 0 else clip["maxiters"]
+    if axis is None and not grow:
+        return _clip_loop.clip_flat(arr, inmask, masked, return_bounds, copy, iters, bounds)
+    return _clip_loop.clip_with_axis(arr, inmask, axes, masked, return_bounds, copy, iters, bounds, grow)
 
 
 def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, cenfunc="median",
@@ -278,7 +401,9 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     copied, as astropy's; in place with copy=False), or with axis=None the
     values kept, flattened, in the data's type (as astropy's);
     return_bounds adds the last bounds (float64; per column of the kept
-    axes). Masked input: its masked values are left out."""
+    axes). Masked input: its masked values are left out. grow and
+    callable cenfunc/stdfunc: astropy's iterating path (_clip_loop), the
+    callables on the host; maxiters=0 is astropy's no limit."""
     devices = check_selector(devices)
     clip = _clip_options(sigma, sigma_lower, sigma_upper, maxiters, cenfunc, stdfunc, grow)
     data, unit = _unit_of(data)
@@ -291,6 +416,9 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     arr, inmask = _unmasked(data)
     if arr.ndim == 0:
         raise ValueError("data must have at least one dimension")
+    if _host_loop(cenfunc, stdfunc, grow):
+        return _sigma_clip_loop(arr, inmask, sigma, sigma_lower, sigma_upper, clip, cenfunc, stdfunc, axis, masked,
+                                return_bounds, copy, grow, devices)
     if arr.dtype.kind in "biu":
         if not copy and not masked:
             raise ValueError("cannot mask non-floating-point array with NaN values, set copy=True or "
@@ -389,7 +517,7 @@ def _clip_flat(arr, x, clip, maxiters, devices, return_bounds):
     v = x.ravel()
     idx = np.flatnonzero(np.isfinite(v))
     v = np.ascontiguousarray(v[idx])
-    iters = np.inf if maxiters is None else maxiters
+    iters = np.inf if clip["maxiters"] < 0 else clip["maxiters"]
     one = dict(clip, maxiters=1)
     lo = hi = np.nan
     it, changed = 0, True
@@ -420,6 +548,8 @@ def _clipped_stats(data, sigma, sigma_lower, sigma_upper, maxiters, cenfunc, std
     and float32 converted), with an axis (the flattened case keeps other
     values: _clip_flat), not on devices without float64."""
     clip = _clip_options(sigma, sigma_lower, sigma_upper, maxiters, cenfunc, stdfunc, grow)
+    if _host_loop(cenfunc, stdfunc, grow):
+        return None
     arr, inmask = _unmasked(data)
     if arr.ndim == 0 or arr.size == 0 or arr.dtype.kind not in "biuf" or arr.dtype.itemsize > 8:
         return None

@@ -41,6 +41,10 @@ scikit-learn on the benchmark's workloads, in one run, as JSON (like
           scikit-learn, numpy and astropy (clscale/_bench_shapes.py says
           what each row runs); --svg FILE draws the speed-ups. Not in the
           default --workload.
+  lightcurves  2000 light curves x 4000 cadences x 2 bands float64 along
+          time: savgol_filter(x, 101, 2, axis=1) and uniform_filter1d(x,
+          101, axis=1) against scipy's, bins against one min-max call
+          (clscale/_bench_lightcurves.py). Not in the default --workload.
   memory  a fresh process transforms seed-A in place (copy=False; and
           another the library call itself): the peak RSS during the call
           against the RSS with the array and the array's size.
@@ -587,6 +591,9 @@ def main(argv=None):
     for name in ("impute", "impute-seed-a"):
         if name in wanted:
             _run_impute(args, results, name)
+    if "lightcurves" in wanted:
+        from . import _bench_lightcurves
+        results.append(_bench_lightcurves.lightcurves(args))
     if "shapes" in wanted:
         from . import _bench_shapes
         results.append(_bench_shapes.shapes(args))

@@ -101,10 +101,12 @@ def test_bad_arguments():
         clscale.nanmedian(x, axis=2)
     with pytest.raises(ValueError, match="repeated"):
         clscale.nanmedian(x, axis=(0, 0))
-    with pytest.raises(ValueError, match="cenfunc"):
-        clscale.sigma_clip(x, cenfunc=np.nanmean)
+    with pytest.raises(ValueError, match="cenfunc must be 'median', 'mean'.*or a callable"):
+        clscale.sigma_clip(x, cenfunc="nanmean")  # a callable is taken (test_sigma_clip_grow_callables.py)
+    with pytest.raises(ValueError, match="stdfunc must be 'std', 'mad_std'"):
+        clscale.sigma_clip(x, stdfunc="var")
     with pytest.raises(ValueError, match="grow"):
-        clscale.sigma_clip(x, grow=1)
+        clscale.sigma_clip(x, grow=-1)
     with pytest.raises(ValueError, match="sigma_lower"):
         clscale.sigma_clip(x, sigma=0)
     with pytest.raises(ValueError, match="maxiters"):

@@ -29,9 +29,11 @@
 #include "engine/clip_fast.h"
 #include "engine/impute_fused.h"
 #include "engine/select.h"
+#include "lightcurve/lightcurve.h"
 #include "scalers/scaler.h"
 #include "stats/quantile.h"
 #include "util/pool.h"
+#include "util/table.h"
 
 typedef struct copts {
     int        has_sent;
@@ -81,6 +83,9 @@ static cls_status resolve(cls_context *ctx, const cls_clean *c, copts *o, int da
         o->mad = c->spread == CLS_SPREAD_MAD_STD;
         o->clamp = c->mode == CLS_CLIP_CLAMP;
     }
+    if (cls_lc_active(c) && !data_only)
+        return cls_fail(ctx, CLS_E_UNSUPPORTED, "light curves (detrend, bins) run in cls_clean_data(), "
+                        "cls_bin_data() and cls_fit_transform(): not yet streamed from a file or across processes");
     o->keep = c->mode == CLS_CLIP_KEEP;
     if (o->keep && !data_only)
         return cls_fail(ctx, CLS_E_ARG, "cleaning: CLS_CLIP_KEEP is for cls_clean_data() alone (it writes the "
@@ -91,11 +96,18 @@ static cls_status resolve(cls_context *ctx, const cls_clean *c, copts *o, int da
     return CLS_OK;
 }
 
-static int active(const cls_clean *c)
+/* Whether c asks for the cleaning passes proper (the light curves' come after them). */
+static int cleans(const cls_clean *c)
 {
-    /* the outputs of cls_clean_data() alone count: a pipeline refuses them */
     return c && (c->has_missing_value || c->impute != CLS_IMPUTE_NONE || c->sigma != 0 || c->sigma_lower != 0 ||
                  c->sigma_upper != 0 || c->mask_out || c->mean_out || c->m2_out);
+}
+
+static int active(const cls_clean *c)
+{
+    /* the outputs of cls_clean_data() alone count: a pipeline refuses
+     * them, and the light curves (resolve()) */
+    return cleans(c) || cls_lc_active(c);
 }
 
 /* combined: rows (and, in batch scope, batch) may be 0, data then NULL */
@@ -161,20 +173,20 @@ static int work_alloc(cwork *w, size_t ne)
     memset(w, 0, sizeof *w);
     w->ne = ne;
     size_t b = (ne ? ne : 1) * 8;
-    w->m.n = malloc(b);
-    w->m.below = malloc(b);
-    w->m.above = malloc(b);
-    w->m.mean = malloc(b);
-    w->m.m2 = malloc(b);
-    w->m.min = malloc(b);
-    w->m.max = malloc(b);
-    w->n0 = malloc(b);
-    w->L = malloc(b);
-    w->H = malloc(b);
-    w->cen = malloc(b);
-    w->spr = malloc(b);
-    w->fill = malloc(b);
-    w->prm = malloc(7 * b);
+    w->m.n = cls_table_alloc(b);
+    w->m.below = cls_table_alloc(b);
+    w->m.above = cls_table_alloc(b);
+    w->m.mean = cls_table_alloc(b);
+    w->m.m2 = cls_table_alloc(b);
+    w->m.min = cls_table_alloc(b);
+    w->m.max = cls_table_alloc(b);
+    w->n0 = cls_table_alloc(b);
+    w->L = cls_table_alloc(b);
+    w->H = cls_table_alloc(b);
+    w->cen = cls_table_alloc(b);
+    w->spr = cls_table_alloc(b);
+    w->fill = cls_table_alloc(b);
+    w->prm = cls_table_alloc(7 * b);
     return w->m.n && w->m.below && w->m.above && w->m.mean && w->m.m2 && w->m.min && w->m.max && w->n0 &&
            w->L && w->H && w->cen && w->spr && w->fill && w->prm;
 }
@@ -655,15 +667,69 @@ cls_status cls_clean_data(cls_context *ctx, const cls_clean *c, cls_scope scope,
     cls_status st = check_arrays(ctx, in, out ? out : in, 0, scope);
     copts o;
     if (st == CLS_OK) st = resolve(ctx, c, &o, 1);
+    /* the light curves' checks too before any pass: bad options leave out as it was */
+    int lc = cls_lc_active(c);
+    uint64_t G = scope == CLS_SCOPE_BATCH ? 1 : in->batch;
+    uint64_t Rg = scope == CLS_SCOPE_BATCH ? (uint64_t)in->batch * in->rows : in->rows;
+    if (st == CLS_OK && lc) st = cls_lc_check(ctx, c, Rg, 0);
+    if (st == CLS_OK && lc && !out)
+        st = cls_fail(ctx, CLS_E_ARG, "cls_clean_data: a trend or bins write the data: out may not be NULL");
     if (st != CLS_OK) return st;
+    if (lc && !cleans(c)) return cls_lc_run(ctx, c, in->dtype, in->data, out->data, G, Rg, in->cols);
     /* values written as read, in place: nothing to write */
-    if (o.keep && out && out->data == in->data) out = NULL;
+    if (o.keep && out && out->data == in->data && !lc) out = NULL;
     /* imputation alone by the mean or a constant: the engine's one pass
      * (the cleaning stage's two passes took 3.4-5.5x a scaler pass) */
     cls_pipeline alone = {.scaler = CLS_NONE, .scope = scope, .clean = c};
-    if (out && cls_impute_fusable(ctx, &alone)) return cls_impute_fused(ctx, &alone, in, out, NULL);
     int fused;
-    return clean_run(ctx, c, &o, scope, in, out, NULL, NULL, &fused, NULL, NULL);
+    if (out && cls_impute_fusable(ctx, &alone)) st = cls_impute_fused(ctx, &alone, in, out, NULL);
+    else st = clean_run(ctx, c, &o, scope, in, out, NULL, NULL, &fused, NULL, NULL);
+    /* clipping, then the trend, then the bins (over the cleaned values, in out) */
+    if (st == CLS_OK && lc) st = cls_lc_run(ctx, c, in->dtype, out->data, out->data, G, Rg, in->cols);
+    return st;
+}
+
+cls_status cls_bin_data(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in,
+                        cls_array *out)
+{
+    if (!ctx) return CLS_E_ARG;
+    if (!ctx->usable) return cls_fail(ctx, CLS_E_ARG, "the context failed to initialise: %s", ctx->err);
+    if (!c) return cls_fail(ctx, CLS_E_ARG, "cls_bin_data: NULL cleaning options");
+    if ((unsigned)scope > CLS_SCOPE_BATCH) return cls_fail(ctx, CLS_E_ARG, "cls_bin_data: unknown scope");
+    if (!out) return cls_fail(ctx, CLS_E_ARG, "cls_bin_data: NULL output array");
+    cls_status st = check_arrays(ctx, in, in, 0, scope);
+    copts o;
+    if (st == CLS_OK) st = resolve(ctx, c, &o, 1);
+    if (st != CLS_OK) return st;
+    uint64_t G = scope == CLS_SCOPE_BATCH ? 1 : in->batch;
+    uint64_t Rg = scope == CLS_SCOPE_BATCH ? (uint64_t)in->batch * in->rows : in->rows;
+    st = cls_lc_check(ctx, c, Rg, 1);
+    if (st != CLS_OK) return st;
+    if (c->mask_out) return cls_fail(ctx, CLS_E_ARG, "cls_bin_data: no mask_out (the rows change; "
+                                     "cls_clean_data writes the mask)");
+    uint64_t nb = (Rg + c->bin_rows - 1) / c->bin_rows;
+    if (!out->data || out->dtype != in->dtype || out->batch != G || out->rows != nb || out->cols != in->cols)
+        return cls_fail(ctx, CLS_E_ARG, "cls_bin_data: out must be %llu x %llu x %zu of in's dtype (one row per "
+                        "bin of %u rows)", (unsigned long long)G, (unsigned long long)nb, in->cols, c->bin_rows);
+    const char *a = in->data, *b = out->data;
+    size_t es = in->dtype == CLS_F64 ? 8 : 4, ib = in->batch * in->rows * in->cols * es;
+    size_t ob = (size_t)(G * nb) * in->cols * es;
+    if (a < b + ob && b < a + ib) return cls_fail(ctx, CLS_E_ARG, "cls_bin_data: out overlaps in");
+    if (!cleans(c) && c->detrend == CLS_DETREND_NONE)
+        return cls_lc_reduce(ctx, c, in->dtype, in->data, out->data, G, Rg, in->cols);
+    /* cleaning and trend first, into a copy: in is only read */
+    cls_array tmp = *in;
+    tmp.data = malloc(ib ? ib : 1);
+    if (!tmp.data) return cls_fail(ctx, CLS_E_NOMEM, "cls_bin_data: out of memory for a copy of %zu bytes", ib);
+    cls_clean pre = *c;
+    pre.bin_rows = 0;
+    pre.bin_stat = CLS_BIN_NONE;
+    st = cls_clean_data(ctx, &pre, scope, in, &tmp);
+    if (st == CLS_OK) {
+        st = cls_lc_reduce(ctx, c, in->dtype, tmp.data, out->data, G, Rg, in->cols);
+    }
+    free(tmp.data);
+    return st;
 }
 
 /* The checks of the combined calls; a failure reaches every process
@@ -736,6 +802,27 @@ cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_
         return cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: unknown scaler %d", (int)p->scaler);
     cls_status st = check_arrays(ctx, in, out, 0, p->scope);
     copts o;
+    if (cls_lc_active(p->clean) && st == CLS_OK) {
+        /* light curves: the cleaning stage whole (cleaning, trend, bins)
+         * into out, then the scaler over it in place; the checks of both
+         * stages first (nothing written on bad options) */
+        cls_clean plain = *p->clean;
+        plain.detrend = CLS_DETREND_NONE;
+        plain.detrend_op = CLS_DETREND_SUBTRACT;
+        plain.window = plain.polyorder = plain.deriv = plain.bin_rows = 0;
+        plain.delta = plain.cval = 0;
+        plain.edge = CLS_EDGE_DEFAULT;
+        plain.origin = 0;
+        plain.bin_stat = CLS_BIN_NONE;
+        uint64_t Rg = p->scope == CLS_SCOPE_BATCH ? (uint64_t)in->batch * in->rows : in->rows;
+        st = resolve(ctx, &plain, &o, 0);
+        if (st == CLS_OK) st = cls_lc_check(ctx, p->clean, Rg, 0);
+        if (st == CLS_OK) st = cls_clean_data(ctx, p->clean, p->scope, in, out);
+        if (st != CLS_OK) return st;
+        cls_pipeline rest = *p;
+        rest.clean = NULL;
+        return cls_fit_transform_plain(ctx, &rest, out, out, fitted);
+    }
     if (st == CLS_OK) st = resolve(ctx, p->clean, &o, 0);
     if (st != CLS_OK) return st;
     /* imputation alone ahead of a one-pass scaler: the engine's one pass */

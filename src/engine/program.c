@@ -49,6 +49,12 @@ const char *const cls_kernel_names[CLS_K_COUNT] = {
     [CLS_K_QSORTG] = "qsortg",
     [CLS_K_CLIPSORT] = "clipsort",
     [CLS_K_WSORT] = "wsort",
+    [CLS_K_MOVAVG] = "movavg",
+    [CLS_K_SAVGOL] = "savgol",
+    [CLS_K_BIN_SMOOTH] = "bin_smooth",
+    [CLS_K_BIN_REDUCE] = "bin_reduce",
+    [CLS_K_SAVGOL3] = "savgol",
+    [CLS_K_SAVGOL3V] = "savgol3v",
     /* the same functions, built with -DCLS_IMPUTE=1, then 2 */
     [CLS_K_FIT_APPLY_MM_IMP] = "fit_apply_mm",
     [CLS_K_FIT_APPLY_MV_IMP] = "fit_apply_mv",
@@ -81,7 +87,7 @@ static void assemble(void)
      * quantile.cl, sort.cl and clip_sort.cl in a row (the last undefines
      * the keys and filter the first defines) */
     const char *part[] = {cls_src_scale, cls_src_lanes, cls_src_quantile, cls_src_sort, cls_src_clip_sort,
-                          cls_src_clean, cls_src_describe, cls_src_clip, cls_src_clip_local};
+                          cls_src_clean, cls_src_describe, cls_src_clip, cls_src_clip_local, cls_src_lightcurve};
     size_t np = sizeof part / sizeof *part, body = 0;
     for (size_t i = 0; i < np; i++) body += strlen(part[i]);
     size_t n = strlen(cls_src_common) + strlen(cls_src_sortnet) + strlen(f32) + 2 * body + strlen(f64) +

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "util/table.h"
 
 cls_column_stats cls_column_empty(void)
 {
@@ -30,7 +31,7 @@ cls_stats *cls_stats_alloc(const cls_stats_info *info)
     if (!s) return NULL;
     /* One element at least, so that an empty shape is not mistaken for a
      * failed allocation. */
-    s->col = malloc((n ? n : 1) * sizeof(cls_column_stats));
+    s->col = cls_table_alloc((n ? n : 1) * sizeof(cls_column_stats));
     if (!s->col) {
         free(s);
         return NULL;

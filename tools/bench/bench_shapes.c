@@ -114,8 +114,23 @@ int bench_shapes(const options *o)
     char cpu[256];
     bench_cpu_model(cpu, sizeof cpu);
     if (js) {
-        fputs("{\"tool\": \"clscale bench\", \"workload\": \"shapes\", \"cpu\": ", js);
+        fprintf(js, "{\"tool\": \"clscale bench\", \"clscale_version\": \"%s\", \"workload\": \"shapes\", \"cpu\": ",
+                cls_version());
         cli_json_string(js, cpu);
+        /* the devices the sweep ran on: a result file says its machine */
+        fputs(", \"devices\": [", js);
+        for (size_t i = 0; i < cls_device_count(ctx); i++) {
+            cls_device_info di;
+            if (cls_device_get(ctx, i, &di) != CLS_OK) continue;
+            fputs(i ? ", {\"name\": " : "{\"name\": ", js);
+            cli_json_string(js, di.name);
+            fputs(", \"platform\": ", js);
+            cli_json_string(js, di.platform);
+            fputs(", \"driver\": ", js);
+            cli_json_string(js, di.driver);
+            fputs("}", js);
+        }
+        fputs("]", js);
         fprintf(js, ", \"values_per_shape\": %llu, \"repeats\": %d,\n \"rows\": [", (unsigned long long)total,
                 o->repeats);
     }

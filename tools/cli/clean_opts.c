@@ -19,10 +19,19 @@ const char cli_clean_usage[] =
     "  --clip-center C  median (default) or mean\n"
     "  --clip-spread S  std (default) or mad_std\n"
     "  --clip-mode M    mask: clipped values become missing (default); clamp: they\n"
-    "                   take the nearest bound\n";
+    "                   take the nearest bound\n"
+    "  --detrend T      after the clipping, a trend along the rows of each column:\n"
+    "                   savgol:W,P (scipy's savgol_filter, window W, polyorder P) or\n"
+    "                   mean:W (uniform_filter1d); missing values ignored in a window\n"
+    "  --detrend-op O   subtract (default), divide (lightkurve's flatten) or trend\n"
+    "  --detrend-edge E interp (savgol's default), reflect (mean's default), mirror,\n"
+    "                   nearest, wrap or constant:V (docs/guide/lightcurves.md)\n"
+    "  --bin-smooth K,S after the trend, each value replaced by its bin of K rows'\n"
+    "                   mean, median or boundary (the nearer of min and max)\n";
 
 static const char *const names[] = {"impute", "missing-value", "sigma-clip", "sigma-lower", "sigma-upper",
-                                    "clip-center", "clip-spread", "clip-mode"};
+                                    "clip-center", "clip-spread", "clip-mode", "detrend", "detrend-op",
+                                    "detrend-edge", "bin-smooth"};
 
 int cli_clean_is_option(const char *name)
 {
@@ -47,8 +56,96 @@ static int positive(const char *name, const char *s, double *out, char *err, siz
     return -1;
 }
 
+/* "W" or "W,P": whole numbers, W >= 1, P >= 0 */
+static int window_spec(const char *s, unsigned *w, unsigned *p, int with_p)
+{
+    char *end;
+    errno = 0;
+    unsigned long a = strtoul(s, &end, 10), b = 0;
+    if (end == s || errno || a < 1 || a > (1ul << 24) || *s == '-') return -1;
+    if (with_p) {
+        if (*end != ',') return -1;
+        const char *t = end + 1;
+        b = strtoul(t, &end, 10);
+        if (end == t || errno || b > 8 || *t == '-') return -1;
+    }
+    if (*end != '\0') return -1;
+    *w = (unsigned)a;
+    *p = (unsigned)b;
+    return 0;
+}
+
+static int light_curve_option(cli_clean *c, const char *name, const char *v, char *err, size_t len)
+{
+    if (!strcmp(name, "detrend")) {
+        int sg = !strncmp(v, "savgol:", 7), mean = !strncmp(v, "mean:", 5);
+        unsigned w = 0, p = 0;
+        if ((!sg && !mean) || window_spec(v + (sg ? 7 : 5), &w, &p, sg)) {
+            snprintf(err, len, "--detrend \"%s\": expected savgol:W,P (window W >= 1, polyorder 0 to 8) or "
+                               "mean:W", v);
+            return -1;
+        }
+        c->c.detrend = sg ? CLS_DETREND_SAVGOL : CLS_DETREND_MEAN;
+        c->c.window = w;
+        c->c.polyorder = p;
+    } else if (!strcmp(name, "detrend-op")) {
+        if (!strcmp(v, "subtract")) c->c.detrend_op = CLS_DETREND_SUBTRACT;
+        else if (!strcmp(v, "divide")) c->c.detrend_op = CLS_DETREND_DIVIDE;
+        else if (!strcmp(v, "trend")) c->c.detrend_op = CLS_DETREND_TREND;
+        else {
+            snprintf(err, len, "--detrend-op \"%s\": expected subtract, divide or trend", v);
+            return -1;
+        }
+    } else if (!strcmp(name, "detrend-edge")) {
+        static const char *const edges[] = {"", "reflect", "mirror", "nearest", "", "wrap", "interp"};
+        c->c.edge = CLS_EDGE_DEFAULT;
+        for (int e = 1; e <= CLS_EDGE_INTERP; e++)
+            if (*edges[e] && !strcmp(v, edges[e])) c->c.edge = (cls_edge)e;
+        if (!strncmp(v, "constant:", 9)) {
+            if (number(v + 9, &c->c.cval) != 0 || !isfinite(c->c.cval)) {
+                snprintf(err, len, "--detrend-edge \"%s\": the constant must be a finite number", v);
+                return -1;
+            }
+            c->c.edge = CLS_EDGE_CONSTANT;
+        }
+        if (c->c.edge == CLS_EDGE_DEFAULT) {
+            snprintf(err, len, "--detrend-edge \"%s\": expected interp, reflect, mirror, nearest, wrap or "
+                               "constant:V", v);
+            return -1;
+        }
+    } else {
+        const char *comma = strchr(v, ',');
+        unsigned k = 0, unused;
+        char num[32];
+        int stat = !comma                       ? 0
+                   : !strcmp(comma + 1, "mean")     ? CLS_BIN_MEAN
+                   : !strcmp(comma + 1, "median")   ? CLS_BIN_MEDIAN
+                   : !strcmp(comma + 1, "boundary") ? CLS_BIN_BOUNDARY
+                                                    : 0;
+        if (comma && (size_t)(comma - v) < sizeof num) {
+            memcpy(num, v, (size_t)(comma - v));
+            num[comma - v] = '\0';
+        } else {
+            num[0] = '\0';
+        }
+        if (!stat || window_spec(num, &k, &unused, 0) || k > 60000) {
+            snprintf(err, len, "--bin-smooth \"%s\": expected K,mean, K,median or K,boundary (K rows, 1 to "
+                               "60000)", v);
+            return -1;
+        }
+        c->c.bin_rows = k;
+        c->c.bin_stat = (cls_bin_stat)stat;
+    }
+    c->light_curve = 1;
+    return 0;
+}
+
 int cli_clean_set(cli_clean *c, const char *name, const char *v, char *err, size_t len)
 {
+    if (!strncmp(name, "detrend", 7) || !strcmp(name, "bin-smooth")) {
+        c->any = 1;
+        return light_curve_option(c, name, v, err, len);
+    }
     c->any = 1;
     if (!strcmp(name, "impute")) {
         if (!strcmp(v, "mean")) c->c.impute = CLS_IMPUTE_MEAN;
@@ -130,6 +227,10 @@ int cli_clean_finish(cli_clean *c, char *err, size_t len)
     if (c->clip_detail && !c->clip_given) {
         snprintf(err, len, "--clip-center, --clip-spread and --clip-mode need --sigma-clip (or --sigma-lower, "
                            "--sigma-upper)");
+        return -1;
+    }
+    if ((c->c.detrend_op || c->c.edge) && !c->c.detrend) {
+        snprintf(err, len, "--detrend-op and --detrend-edge need --detrend");
         return -1;
     }
     if (c->clip_given && c->c.sigma == 0) {

@@ -12,6 +12,7 @@ typedef struct cli_clean {
     int       any;        /* a cleaning option was given */
     int       clip_given; /* --sigma-clip, --sigma-lower or --sigma-upper */
     int       clip_detail; /* --clip-center, --clip-spread or --clip-mode */
+    int       light_curve; /* --detrend, --bin-smooth (not streamed, not under --mpi) */
 } cli_clean;
 
 /* The usage text of the options, for --help. */

@@ -71,15 +71,19 @@ static const char usage_clean_head[] =
     "usage: clscale clean [--impute mean|median|most_frequent|constant:V] [--missing-value V]\n"
     "                     [--sigma-clip K[,ITERS]] [--sigma-lower K] [--sigma-upper K]\n"
     "                     [--clip-center median|mean] [--clip-spread std|mad_std]\n"
-    "                     [--clip-mode mask|clamp] [--scope matrix|batch] [--devices SEL]\n"
-    "                     [--verbose] [--quiet] [--mpi] IN.npy OUT.npy\n"
+    "                     [--clip-mode mask|clamp] [--detrend savgol:W,P|mean:W]\n"
+    "                     [--detrend-op subtract|divide|trend] [--detrend-edge E]\n"
+    "                     [--bin-smooth K,mean|median|boundary] [--scope matrix|batch]\n"
+    "                     [--devices SEL] [--verbose] [--quiet] [--mpi] IN.npy OUT.npy\n"
     "\n"
     "Cleans the columns of IN (per matrix of a 3-D IN, or over all with --scope\n"
     "batch) on the devices: outliers clipped as astropy's sigma_clip does, then\n"
     "missing values (NaN, +-Inf, --missing-value V, clipped values) filled as\n"
     "scikit-learn's SimpleImputer does. Missing values not filled are written as NaN.\n"
-    "At least one of --impute, --missing-value, --sigma-clip, --sigma-lower or\n"
-    "--sigma-upper is needed (without one there is nothing to clean).\n"
+    "Then, with --detrend and --bin-smooth, light curves along the rows: a trend\n"
+    "removed and bins smoothed (docs/guide/lightcurves.md). At least one of\n"
+    "--impute, --missing-value, --sigma-clip, --sigma-lower, --sigma-upper,\n"
+    "--detrend or --bin-smooth is needed (without one there is nothing to clean).\n"
     "\n";
 static const char usage_clean_tail[] =
     "  --scope S        matrix (default) or batch\n"
@@ -146,6 +150,9 @@ static const option options[] = {
     {"sigma-clip", 1, CMD_NORMALIZE | CMD_CLEAN}, {"sigma-lower", 1, CMD_NORMALIZE | CMD_CLEAN},
     {"sigma-upper", 1, CMD_NORMALIZE | CMD_CLEAN}, {"clip-center", 1, CMD_NORMALIZE | CMD_CLEAN},
     {"clip-spread", 1, CMD_NORMALIZE | CMD_CLEAN}, {"clip-mode", 1, CMD_NORMALIZE | CMD_CLEAN},
+    /* light curves (not under --mpi yet) */
+    {"detrend", 1, CMD_NORMALIZE | CMD_CLEAN}, {"detrend-op", 1, CMD_NORMALIZE | CMD_CLEAN},
+    {"detrend-edge", 1, CMD_NORMALIZE | CMD_CLEAN}, {"bin-smooth", 1, CMD_NORMALIZE | CMD_CLEAN},
     {"stats-out", 1, CMD_NORMALIZE}, {"stats", 1, CMD_APPLY},
     {"quantile-range", 1, CMD_NORMALIZE}, {"no-centering", 0, CMD_NORMALIZE},
     {"no-scaling", 0, CMD_NORMALIZE}, {"unit-variance", 0, CMD_NORMALIZE},
@@ -297,14 +304,17 @@ static int parse(args *a, int argc, char **argv, const char *usage)
     /* clean with no cleaning option would copy IN to OUT: surely not what
      * was meant */
     if (a->cmd == CMD_CLEAN && !a->cl.any)
-        return usage_error(a, "nothing to clean: give --impute, --missing-value, --sigma-clip, --sigma-lower or "
-                           "--sigma-upper");
+        return usage_error(a, "nothing to clean: give --impute, --missing-value, --sigma-clip, --sigma-lower, "
+                           "--sigma-upper, --detrend or --bin-smooth");
     if (a->cmd & (CMD_NORMALIZE | CMD_CLEAN)) {
         char err[256];
         if (cli_clean_finish(&a->cl, err, sizeof err)) return usage_error(a, "%s", err);
         if (a->cl.any && a->mpi && a->cl.c.impute == CLS_IMPUTE_MOST_FREQUENT)
             return usage_error(a, "--impute most_frequent does not run under --mpi (it needs every value of a "
                                "column in one process); use mean, median or constant");
+        if (a->cl.light_curve && a->mpi)
+            return usage_error(a, "--detrend and --bin-smooth do not run under --mpi yet (a window needs its "
+                               "neighbouring rows in one process)");
         if (a->cl.any && (a->cmd == CMD_NORMALIZE || a->mpi)) a->p.clean = &a->cl.c;
     }
     if (a->cmd == CMD_APPLY && !a->stats) return usage_error(a, "--stats S is required");

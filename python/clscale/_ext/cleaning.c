@@ -107,6 +107,35 @@ done:
     return res;
 }
 
+/* ---- bin_data ---- */
+
+static cls_status run_bin(cls_context *ctx, void *arg)
+{
+    clean_call *k = arg;
+    return cls_bin_data(ctx, &k->c, k->scope, &k->x, &k->y);
+}
+
+PyObject *clsext_bin_data(PyObject *self, PyObject *args, PyObject *kwds)
+{
+    (void)self;
+    PyObject *ctx, *x, *out;
+    if (!PyArg_ParseTuple(args, "OOO:bin_data", &ctx, &x, &out)) return NULL;
+    clean_call k;
+    memset(&k, 0, sizeof k);
+    int scope = CLS_SCOPE_MATRIX;
+    if (clsext_clean_options(kwds, &k.c, &scope) < 0) return NULL;
+    k.scope = (cls_scope)scope;
+    if (clsext_data_array(x, "x", 0, &k.x) < 0 || clsext_data_array(out, "out", 1, &k.y) < 0) return NULL;
+    char msg[CLSEXT_MSG_LEN];
+    cls_status st = CLS_OK;
+    if (clsext_context_call(ctx, run_bin, &k, &st, msg) < 0) return NULL;
+    if (st != CLS_OK) {
+        clsext_raise(st, msg);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 /* ---- quantiles ---- */
 
 /* combine=: a Python callable that several processes (mpi4py ranks) pass

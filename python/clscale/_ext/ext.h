@@ -127,6 +127,7 @@ PyObject *clsext_stats_load(PyObject *self, PyObject *args);
  * quantiles (cls_quantiles, timed), medians (cls_medians) and describe
  * (cls_describe). */
 PyObject *clsext_clean(PyObject *self, PyObject *args, PyObject *kwds);
+PyObject *clsext_bin_data(PyObject *self, PyObject *args, PyObject *kwds);
 PyObject *clsext_quantiles(PyObject *self, PyObject *args, PyObject *kwds);
 PyObject *clsext_medians(PyObject *self, PyObject *args, PyObject *kwds);
 PyObject *clsext_describe(PyObject *self, PyObject *args, PyObject *kwds);

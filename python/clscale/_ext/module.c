@@ -40,6 +40,9 @@ static PyMethodDef methods[] = {
      "iterations, lower, upper, mean, m2): cls_clean_data() into out (which may be x, or None: nothing written "
      "but the mask and the per-column outputs), and into mask (bool or uint8, x's size) 1 where a value is "
      "missing or clipped; with moments, the mean and m2 of the values kept (else None)."},
+    {"bin_data", (PyCFunction)(void (*)(void))clsext_bin_data, METH_VARARGS | METH_KEYWORDS,
+     "bin_data(ctx, x, out, *, scope=0, bin_rows, bin_stat, [the cleaning and trend keywords of clean]): "
+     "cls_bin_data() into out (batch x ceil(rows / bin_rows) x cols): one row per bin."},
     {"describe", (PyCFunction)(void (*)(void))clsext_describe, METH_VARARGS | METH_KEYWORDS,
      "describe(ctx, x, *, scope=SCOPE_MATRIX, sigma=3.0) -> dict: cls_describe, each statistic a groups x cols "
      "array (count, missing, min, max, mean, std, 25%, 50%, 75%, outliers) and duplicate_rows per group."},

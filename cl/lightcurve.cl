@@ -1,0 +1,665 @@
+/* Light curves along the rows (src/lightcurve/ drives them; written once for
+ * REAL = float or double like scale.cl): a moving-average or Savitzky-Golay
+ * trend of each column, and smoothing or reducing by bins of rows.
+ *
+ * Layout: a unit holds `ngroups` groups of `nrows` x `ncols` row-major
+ * values; work-item dimension 0 is (group, column), so that neighbouring
+ * work-items read neighbouring columns (coalesced on GPUs, one cache line
+ * for several work-items on CPUs); dimension 1 is a chunk of rows (or a
+ * bin), so that a work-item's loops stay bounded (rusticl's llvmpipe stops
+ * a loop silently past about 65 535 iterations) and a long column still
+ * spreads over many work-items.
+ *
+ * Sums are taken in ACC: double where the device has cl_khr_fp64 (float32
+ * data too, as scipy computes in float64), else float with a compensation
+ * term (rusticl). */
+
+#define F(name) CAT(name, SFX)
+
+#if CLS_KERNEL == CLS_KID_MOVAVG || CLS_KERNEL == CLS_KID_SAVGOL || CLS_KERNEL == CLS_KID_BIN_SMOOTH || \
+    CLS_KERNEL == CLS_KID_BIN_REDUCE || CLS_KERNEL == CLS_KID_SAVGOL3 || CLS_KERNEL == CLS_KID_SAVGOL3V
+#if CLS_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define ACC double
+#else
+#define ACC float
+#endif
+
+/* mirrors src/lightcurve/lightcurve.h */
+#define LC_EDGE_REFLECT  1
+#define LC_EDGE_MIRROR   2
+#define LC_EDGE_NEAREST  3
+#define LC_EDGE_CONSTANT 4
+#define LC_EDGE_WRAP     5
+#define LC_EDGE_INTERP   6
+#define LC_OP_SUBTRACT   0
+#define LC_OP_DIVIDE     1
+#define LC_OP_TREND      2
+#define LC_F_SENT        1u
+#define LC_BIN_MEAN      1
+#define LC_BIN_MEDIAN    2
+#define LC_BIN_BOUNDARY  3
+#define LC_BIN_SUM       4
+#define LC_BIN_COUNT     5
+
+static inline int F(lc_valid)(REAL v, uint flags, REAL sent)
+{
+    return isfinite(v) && !((flags & LC_F_SENT) && v == sent);
+}
+
+/* The index of extended row j in a series of n rows, or -1 for the
+ * constant beyond the ends. The extensions repeat with their period, as
+ * scipy.ndimage's do for windows longer than the series. */
+static inline long F(lc_map)(long j, long n, int mode)
+{
+    if (j >= 0 && j < n) return j;
+    long p, r;
+    switch (mode) {
+    case LC_EDGE_NEAREST:
+        return j < 0 ? 0 : n - 1;
+    case LC_EDGE_WRAP:
+        r = j % n;
+        return r < 0 ? r + n : r;
+    case LC_EDGE_REFLECT: /* d c b a | a b c d | d c b a */
+        p = 2 * n;
+        r = j % p;
+        if (r < 0) r += p;
+        return r < n ? r : p - 1 - r;
+    case LC_EDGE_MIRROR: /* d c b | a b c d | c b a */
+        if (n == 1) return 0;
+        p = 2 * n - 2;
+        r = j % p;
+        if (r < 0) r += p;
+        return r < n ? r : p - r;
+    default:
+        return -1;
+    }
+}
+
+/* The trend's effect on a valid value. */
+static inline REAL F(lc_out)(REAL v, ACC trend, int op)
+{
+    if (op == LC_OP_TREND) return (REAL)trend;
+    if (op == LC_OP_DIVIDE) return (REAL)((ACC)v / trend);
+    return (REAL)((ACC)v - trend);
+}
+#endif
+
+/* Moving average (scipy.ndimage.uniform_filter1d): row i's trend is the
+ * mean of the valid values of extended rows [i + start, i + start + w);
+ * a constant edge's cval counts as a value. A running sum: each row adds
+ * the entering value and removes the leaving one, O(rows) per column
+ * whatever the window; each chunk starts its sum afresh, which bounds the
+ * drift of the running sum. */
+#if CLS_KERNEL == CLS_KID_MOVAVG
+/* adds a to the running sum: plain in double (a chunk's drift is far
+ * below its rounding), Neumaier's compensation in float (rusticl) */
+#if CLS_FP64
+#define LC_ADD(a) (sum += (a))
+#else
+#define LC_ADD(a)                                                          \
+    do {                                                                   \
+        ACC a_ = (a), s_ = sum + a_;                                       \
+        comp += fabs(sum) >= fabs(a_) ? (sum - s_) + a_ : (a_ - s_) + sum; \
+        sum = s_;                                                          \
+    } while (0)
+#endif
+__kernel void F(movavg)(__global const REAL *x, __global REAL *y, uint ncols, ulong nrows, uint ngroups,
+                        uint chunk, uint w, long start, int mode, REAL cval, int op, uint flags, REAL sent)
+{
+    ulong gc = get_global_id(0);
+    if (gc >= (ulong)ngroups * ncols) return;
+    ulong g = gc / ncols, c = gc % ncols;
+    ulong i0 = get_global_id(1) * (ulong)chunk;
+    if (i0 >= nrows) return;
+    ulong i1 = min(i0 + chunk, nrows);
+    __global const REAL *px = x + g * nrows * ncols + c;
+    __global REAL *py = y + g * nrows * ncols + c;
+    long n = (long)nrows;
+    ACC sum = 0, comp = 0;
+    uint cnt = 0;
+    for (long t = (long)i0 + start; t < (long)i0 + start + (long)w; t++) {
+        long k = F(lc_map)(t, n, mode);
+        REAL v = k < 0 ? cval : px[k * ncols];
+        int ok = F(lc_valid)(v, flags, sent);
+        LC_ADD(ok ? (ACC)v : (ACC)0);
+        cnt += ok;
+    }
+    for (ulong i = i0; i < i1; i++) {
+        if (i > i0) {
+            /* inside the series (most rows) no edge mapping; no branch on
+             * validity: a missing value adds 0 */
+            long tout = (long)i - 1 + start, tin = tout + (long)w;
+            REAL vo, vi;
+            if (tout >= 0 && tin < n) {
+                vo = px[tout * ncols];
+                vi = px[tin * ncols];
+            } else {
+                long ko = F(lc_map)(tout, n, mode), ki = F(lc_map)(tin, n, mode);
+                vo = ko < 0 ? cval : px[ko * ncols];
+                vi = ki < 0 ? cval : px[ki * ncols];
+            }
+            int oko = F(lc_valid)(vo, flags, sent), oki = F(lc_valid)(vi, flags, sent);
+            LC_ADD((oki ? (ACC)vi : (ACC)0) - (oko ? (ACC)vo : (ACC)0));
+            cnt = cnt + oki - oko;
+        }
+        REAL v = px[i * ncols];
+        if (!F(lc_valid)(v, flags, sent) && op != LC_OP_TREND) {
+            py[i * ncols] = v; /* missing stays missing; the trend is written at every row */
+            continue;
+        }
+        ACC trend = cnt ? (sum + comp) / (ACC)cnt : (ACC)NAN;
+        py[i * ncols] = F(lc_out)(v, trend, op);
+    }
+}
+#undef LC_ADD
+#endif
+
+/* Savitzky-Golay (scipy.signal.savgol_filter): row i's trend is the value
+ * (or derivative) at row i + off of the least-squares polynomial of order
+ * p through the valid values of extended rows [ws, ws + w), ws = i + start
+ * (start = -((w - 1) / 2)), evaluated at the window's centre (row i, or
+ * i + 1/2 for an even w, as scipy); interp: the first and last w rows for
+ * the first and last w / 2 outputs, evaluated at row i itself. Positions are u = (t - c) / s within the window, c = (w - 1) / 2 its
+ * centre, s = max(c, 1): the normal equations then stay well conditioned.
+ *
+ * Sliding: the window's sums S_j = sum x u^j move by one row with the
+ * binomial re-expansion of (u - 1/s)^j (O(p^2) per row, whatever w). A
+ * full window at its centre (the common case) takes the precomputed
+ * weights g (host, float64): trend = sum g_j S_j, scipy's convolution in
+ * another order. A window with missing values or an interp edge solves its
+ * own normal equations (moments of the valid positions, O(w p) once per
+ * window). g[p + 1] is the derivative's scale 1 / (s delta)^deriv; then
+ * the shift's table T (q x q, q = p + 1) and the powers uo, ui (q each) of
+ * the leaving and entering rows' positions. */
+#if CLS_KERNEL == CLS_KID_SAVGOL || CLS_KERNEL == CLS_KID_SAVGOL3 || CLS_KERNEL == CLS_KID_SAVGOL3V
+#define LC_PMAX 8 /* polyorder at most (src/lightcurve/lightcurve.h) */
+#if CLS_FP64
+#define LC_TINY 1e-12 /* a pivot below this times the count is a singular fit */
+#else
+#define LC_TINY 1e-6f
+#endif
+
+/* Solves the (q x q) symmetric system m a = b in place (Gaussian
+ * elimination, partial pivoting); 0 when singular. */
+static int F(lc_solve)(ACC m[LC_PMAX + 1][LC_PMAX + 1], ACC b[LC_PMAX + 1], int q)
+{
+    for (int k = 0; k < q; k++) {
+        int piv = k;
+        for (int r = k + 1; r < q; r++)
+            if (fabs(m[r][k]) > fabs(m[piv][k])) piv = r;
+        if (!(fabs(m[piv][k]) > LC_TINY * fabs(m[0][0]))) return 0;
+        if (piv != k) {
+            for (int cc = 0; cc < q; cc++) {
+                ACC t = m[k][cc];
+                m[k][cc] = m[piv][cc];
+                m[piv][cc] = t;
+            }
+            ACC t = b[k];
+            b[k] = b[piv];
+            b[piv] = t;
+        }
+        for (int r = k + 1; r < q; r++) {
+            ACC f = m[r][k] / m[k][k];
+            for (int cc = k; cc < q; cc++) m[r][cc] -= f * m[k][cc];
+            b[r] -= f * b[k];
+        }
+    }
+    for (int k = q - 1; k >= 0; k--) {
+        ACC s = b[k];
+        for (int cc = k + 1; cc < q; cc++) s -= m[k][cc] * b[cc];
+        b[k] = s / m[k][k];
+    }
+    return 1;
+}
+
+/* The polynomial's coefficients a[0..q) of the window [ws, ws + w) of a
+ * column (x - K's sums S given; their moments counted here), NaN when
+ * singular or with fewer than q valid values. */
+static void F(lc_fit)(__global const REAL *px, uint ncols, long n, int mode, REAL cval, uint flags, REAL sent,
+                      long ws, uint w, int q, ACC cen, ACC d, const ACC *S, uint cnt, ACC *a)
+{
+    ACC M[LC_PMAX + 1][LC_PMAX + 1], mom[2 * LC_PMAX + 1];
+    for (int k = 0; k < 2 * q - 1; k++) mom[k] = 0;
+    for (uint t = 0; t < w; t++) {
+        long k = F(lc_map)(ws + (long)t, n, mode);
+        REAL vv = k < 0 ? cval : px[k * ncols];
+        if (!F(lc_valid)(vv, flags, sent)) continue;
+        ACC u = ((ACC)t - cen) * d, pw = 1;
+        for (int k2 = 0; k2 < 2 * q - 1; k2++, pw *= u) mom[k2] += pw;
+    }
+    for (int r = 0; r < q; r++) {
+        a[r] = S[r];
+        for (int k2 = 0; k2 < q; k2++) M[r][k2] = mom[r + k2];
+    }
+    if (cnt < (uint)q || !F(lc_solve)(M, a, q))
+        for (int r = 0; r < q; r++) a[r] = (ACC)NAN;
+}
+
+/* The derivative `deriv` of sum a_k u^k at u = ue, scaled, plus K0. */
+static ACC F(lc_eval)(const ACC *a, int q, uint deriv, ACC ue, ACC fac, ACC K0)
+{
+    ACC pw = 1, trend = 0;
+    for (int k = (int)deriv; k < q; k++) {
+        ACC f = 1;
+        for (int m = k - (int)deriv + 1; m <= k; m++) f *= (ACC)m;
+        trend += a[k] * f * pw;
+        pw *= ue;
+    }
+    return trend * fac + K0;
+}
+
+#if CLS_KERNEL != CLS_KID_SAVGOL3V
+__kernel void F(savgol)(__global const REAL *x, __global REAL *y, uint ncols, ulong nrows, uint ngroups,
+                        uint chunk, uint w, uint p, uint deriv, long start, int mode, REAL cval, int op,
+                        uint flags, REAL sent, __global const ACC *g)
+{
+    ulong gc = get_global_id(0);
+    if (gc >= (ulong)ngroups * ncols) return;
+    ulong gi = gc / ncols, c = gc % ncols;
+    ulong i0 = get_global_id(1) * (ulong)chunk;
+    if (i0 >= nrows) return;
+    ulong i1 = min(i0 + chunk, nrows);
+    __global const REAL *px = x + gi * nrows * ncols + c;
+    __global REAL *py = y + gi * nrows * ncols + c;
+    long n = (long)nrows, hw = (long)(w / 2);
+#if CLS_KERNEL == CLS_KID_SAVGOL3
+    /* polyorder 2 (lightkurve's and most callers'): the loops over the
+     * sums unroll and the sums stay in registers (3x faster on PoCL) */
+    const int q = 3;
+    (void)p;
+#else
+    int q = (int)p + 1;
+#endif
+    ACC cen = (ACC)(w - 1) / 2, sc = cen > 1 ? cen : 1, d = 1 / sc, fac = g[q];
+    /* the host's tables in private memory (registers once q is known) */
+    ACC gw[LC_PMAX + 1], T[(LC_PMAX + 1) * (LC_PMAX + 1)], uo[LC_PMAX + 1], ui[LC_PMAX + 1];
+    for (int j = 0; j < q; j++) {
+        gw[j] = g[j];
+        uo[j] = g[q + 1 + q * q + j];
+        ui[j] = g[q + 1 + q * q + q + j];
+        for (int m = 0; m < q; m++) T[j * q + m] = g[q + 1 + j * q + m];
+    }
+    ACC S[LC_PMAX + 1], a[LC_PMAX + 1];
+    /* the sums are of x - K, K a value of the column: the trend's offset
+     * then costs no precision (float sums on rusticl lost 2e-4 of it) */
+    REAL k0 = px[i0 * ncols];
+    ACC K = F(lc_valid)(k0, flags, sent) ? (ACC)k0 : 0, K0 = deriv ? 0 : K;
+    uint cnt = 0;
+    long cur = LONG_MIN, coef = LONG_MIN;
+    for (ulong i = i0; i < i1; i++) {
+        long ws = (long)i + start, li = (long)i;
+        int edge = 0;
+        if (mode == LC_EDGE_INTERP && (li < hw || li >= n - hw)) {
+            ws = li < hw ? 0 : n - (long)w;
+            edge = 1;
+        }
+        if (ws != cur) {
+            if (cur != LONG_MIN && ws == cur + 1) {
+                /* the leaving row (at u = -c/s) out, the shift, the
+                 * entering row (at u = c/s) in, at once: S_j' = sum_m
+                 * T_jm (S_m - xo uo_m) + xi ui_j, T_jm = C(j, m) (-1/s)^(j-m)
+                 * (the host's table), from the top so that each S_m is read
+                 * before it changes; a missing value counts as 0 */
+                long to = cur, ti = cur + (long)w;
+                REAL vo, vi;
+                if (to >= 0 && ti < n) {
+                    vo = px[to * ncols];
+                    vi = px[ti * ncols];
+                } else {
+                    long ko = F(lc_map)(to, n, mode), ki = F(lc_map)(ti, n, mode);
+                    vo = ko < 0 ? cval : px[ko * ncols];
+                    vi = ki < 0 ? cval : px[ki * ncols];
+                }
+                int oko = F(lc_valid)(vo, flags, sent), oki = F(lc_valid)(vi, flags, sent);
+                ACC xo = oko ? (ACC)vo - K : 0, xi = oki ? (ACC)vi - K : 0;
+                for (int j = q - 1; j >= 0; j--) {
+                    ACC acc = xi * ui[j];
+                    for (int m = 0; m <= j; m++) acc += T[j * q + m] * (S[m] - xo * uo[m]);
+                    S[j] = acc;
+                }
+                cnt = cnt + oki - oko;
+            } else {
+                for (int j = 0; j < q; j++) S[j] = 0;
+                cnt = 0;
+                for (uint t = 0; t < w; t++) {
+                    long k = F(lc_map)(ws + (long)t, n, mode);
+                    REAL v = k < 0 ? cval : px[k * ncols];
+                    if (!F(lc_valid)(v, flags, sent)) continue;
+                    ACC u = ((ACC)t - cen) * d, pw = (ACC)v - K;
+                    for (int j = 0; j < q; j++, pw *= u) S[j] += pw;
+                    cnt++;
+                }
+            }
+            cur = ws;
+        }
+        REAL v = px[i * ncols];
+        if (!F(lc_valid)(v, flags, sent) && op != LC_OP_TREND) {
+            py[i * ncols] = v;
+            continue;
+        }
+        ACC trend;
+        if (!edge && cnt == w) {
+            trend = 0;
+            for (int j = 0; j < q; j++) trend += gw[j] * S[j];
+            trend += K0;
+        } else {
+            if (coef != ws) {
+                F(lc_fit)(px, ncols, n, mode, cval, flags, sent, ws, w, q, cen, d, S, cnt, a);
+                coef = ws;
+            }
+            trend = F(lc_eval)(a, q, deriv, ((ACC)(li - ws) - cen) * d, fac, K0);
+        }
+        py[i * ncols] = F(lc_out)(v, trend, op);
+    }
+}
+#endif
+
+#if CLS_KERNEL == CLS_KID_SAVGOL3V
+/* CLS_K_SAVGOL3 on CPUs: a work-item takes 4 columns (of one group or of
+ * neighbouring groups) in the lanes of vectors. Their rows, windows and
+ * edges are alike, so the slide and the full windows' weights run on the
+ * vectors (PoCL does not vectorise a kernel whose work-items each loop
+ * over rows); a row where a lane's window is not full, or an interp edge,
+ * fits that lane alone (lc_fit), as the scalar kernel does. */
+#ifndef LV
+#define LV 8 /* lanes: lightcurve.c's LC_LANES */
+#endif
+#define VACC CAT(ACC, LV)
+#define VINT CAT(int, LV)
+#define VLOAD CAT(vload, LV)
+#if CLS_FP64
+#define VMASK CAT(long, LV) /* what a comparison of VACC gives */
+#else
+#define VMASK CAT(int, LV)
+#endif
+#define VSTORE CAT(vstore, LV)
+__kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, ulong nrows, uint ngroups,
+                          uint chunk, uint w, uint p, uint deriv, long start, int mode, REAL cval, int op,
+                          uint flags, REAL sent, __global const ACC *g)
+{
+    const int q = 3;
+    (void)p;
+    ulong total = (ulong)ngroups * ncols, gc0 = get_global_id(0) * LV;
+    if (gc0 >= total) return;
+    ulong i0 = get_global_id(1) * (ulong)chunk;
+    if (i0 >= nrows) return;
+    ulong i1 = min(i0 + chunk, nrows);
+    __global const REAL *px[LV];
+    __global REAL *py[LV];
+    int live[LV];
+    for (int l = 0; l < LV; l++) {
+        ulong gc = gc0 + (ulong)l < total ? gc0 + (ulong)l : total - 1; /* a lane past the end repeats the last */
+        live[l] = gc0 + (ulong)l < total;
+        px[l] = x + (gc / ncols) * nrows * ncols + gc % ncols;
+        py[l] = y + (gc / ncols) * nrows * ncols + gc % ncols;
+    }
+    long n = (long)nrows, hw = (long)(w / 2);
+    ACC cen = (ACC)(w - 1) / 2, sc = cen > 1 ? cen : 1, d = 1 / sc, fac = g[q];
+    ACC gw0 = g[0], gw1 = g[1], gw2 = g[2];
+    ACC T10 = g[q + 1 + 3], T20 = g[q + 1 + 6], T21 = g[q + 1 + 7];
+    ACC uo1 = g[q + 1 + 9 + 1], uo2 = g[q + 1 + 9 + 2], ui1 = g[q + 1 + 12 + 1], ui2 = g[q + 1 + 12 + 2];
+    VACC K, K0;
+    ACC Ks[LV];
+    for (int l = 0; l < LV; l++) {
+        REAL k0 = px[l][i0 * ncols];
+        Ks[l] = F(lc_valid)(k0, flags, sent) ? (ACC)k0 : 0;
+    }
+    K = VLOAD(0, Ks);
+    K0 = deriv ? (VACC)0 : K;
+    VACC S0 = 0, S1 = 0, S2 = 0;
+    VINT cnt = 0;
+    long cur = LONG_MIN, coef[LV];
+    ACC a[LV][3];
+    for (int l = 0; l < LV; l++) coef[l] = LONG_MIN;
+    for (ulong i = i0; i < i1; i++) {
+        long ws = (long)i + start, li = (long)i;
+        int edge = 0;
+        if (mode == LC_EDGE_INTERP && (li < hw || li >= n - hw)) {
+            ws = li < hw ? 0 : n - (long)w;
+            edge = 1;
+        }
+        if (ws != cur) {
+            if (cur != LONG_MIN && ws == cur + 1) {
+                long to = cur, ti = cur + (long)w;
+                ACC vo[LV], vi[LV];
+                int ok_o[LV], ok_i[LV];
+                for (int l = 0; l < LV; l++) {
+                    REAL ro, ri;
+                    if (to >= 0 && ti < n) {
+                        ro = px[l][to * ncols];
+                        ri = px[l][ti * ncols];
+                    } else {
+                        long ko = F(lc_map)(to, n, mode), ki = F(lc_map)(ti, n, mode);
+                        ro = ko < 0 ? cval : px[l][ko * ncols];
+                        ri = ki < 0 ? cval : px[l][ki * ncols];
+                    }
+                    ok_o[l] = F(lc_valid)(ro, flags, sent);
+                    ok_i[l] = F(lc_valid)(ri, flags, sent);
+                    vo[l] = ok_o[l] ? (ACC)ro - Ks[l] : 0;
+                    vi[l] = ok_i[l] ? (ACC)ri - Ks[l] : 0;
+                }
+                VACC xo = VLOAD(0, vo), xi = VLOAD(0, vi);
+                /* S_j' = sum_m T_jm (S_m - xo uo_m) + xi ui_j (uo_0 = ui_0 = 1, T_jj = 1) */
+                VACC a0 = S0 - xo, a1 = S1 - xo * uo1, a2 = S2 - xo * uo2;
+                S2 = T20 * a0 + T21 * a1 + a2 + xi * ui2;
+                S1 = T10 * a0 + a1 + xi * ui1;
+                S0 = a0 + xi;
+                cnt += VLOAD(0, ok_i) - VLOAD(0, ok_o);
+            } else {
+                S0 = S1 = S2 = 0;
+                cnt = 0;
+                for (uint t = 0; t < w; t++) {
+                    long k = F(lc_map)(ws + (long)t, n, mode);
+                    ACC vv[LV];
+                    int ok[LV];
+                    for (int l = 0; l < LV; l++) {
+                        REAL r = k < 0 ? cval : px[l][k * ncols];
+                        ok[l] = F(lc_valid)(r, flags, sent);
+                        vv[l] = ok[l] ? (ACC)r - Ks[l] : 0;
+                    }
+                    VACC v = VLOAD(0, vv);
+                    ACC u = ((ACC)t - cen) * d;
+                    S0 += v;
+                    S1 += v * u;
+                    S2 += v * (u * u);
+                    cnt += VLOAD(0, ok);
+                }
+            }
+            cur = ws;
+        }
+        VACC full = gw0 * S0 + gw1 * S1 + gw2 * S2 + K0;
+        if (!edge && all(cnt == (VINT)(int)w)) {
+            /* every lane's window full: the outputs on the vector too, a
+             * missing value written as it was (but the trend) */
+            ACC xv[LV];
+            for (int l = 0; l < LV; l++) xv[l] = (ACC)px[l][i * ncols];
+            VACC v = VLOAD(0, xv), out = op == LC_OP_TREND ? full : op == LC_OP_DIVIDE ? v / full : v - full;
+            VMASK keep = isfinite(v);
+            if (flags & LC_F_SENT) keep = keep & (v != (VACC)(ACC)sent);
+            if (op != LC_OP_TREND) out = select(v, out, keep);
+            VSTORE(out, 0, xv);
+            for (int l = 0; l < LV; l++)
+                if (live[l]) py[l][i * ncols] = (REAL)xv[l];
+            continue;
+        }
+        ACC fl[LV], s0[LV], s1[LV], s2[LV];
+        int cn[LV];
+        VSTORE(full, 0, fl);
+        VSTORE(S0, 0, s0);
+        VSTORE(S1, 0, s1);
+        VSTORE(S2, 0, s2);
+        VSTORE(cnt, 0, cn);
+        for (int l = 0; l < LV; l++) {
+            REAL v = px[l][i * ncols];
+            if (!live[l] || (!F(lc_valid)(v, flags, sent) && op != LC_OP_TREND)) {
+                if (live[l]) py[l][i * ncols] = v;
+                continue;
+            }
+            ACC trend = fl[l];
+            if (edge || cn[l] != (int)w) {
+                if (coef[l] != ws) {
+                    ACC Sl[3] = {s0[l], s1[l], s2[l]};
+                    F(lc_fit)(px[l], ncols, n, mode, cval, flags, sent, ws, w, q, cen, d, Sl, (uint)cn[l], a[l]);
+                    coef[l] = ws;
+                }
+                trend = F(lc_eval)(a[l], q, deriv, ((ACC)(li - ws) - cen) * d, fac, deriv ? 0 : Ks[l]);
+            }
+            py[l][i * ncols] = F(lc_out)(v, trend, op);
+        }
+    }
+}
+#undef LV
+#undef VACC
+#undef VINT
+#undef VLOAD
+#undef VSTORE
+#undef VMASK
+#endif
+#undef LC_PMAX
+#undef LC_TINY
+#endif
+
+/* Smoothing by bins: work-item (group and column, bin) replaces each valid
+ * value of its `k` rows by the bin's mean, median or nearest boundary
+ * (min or max; the min on a tie) of its valid values; missing values
+ * stay. In place is safe: a work-item reads its bin before writing it. The median selects
+ * in `tmp` (the unit's shape, the bin's own rows: no two work-items
+ * share a place).
+ * Reducing: out[(group * nbins + bin) * ncols + column] is the bin's
+ * mean, median, sum or count of valid values (NaN for the mean and the
+ * median of a bin with none). */
+#if CLS_KERNEL == CLS_KID_BIN_SMOOTH || CLS_KERNEL == CLS_KID_BIN_REDUCE
+/* The k-th smallest (0-based) of a[0], a[st], ... (n >= 1 finite values),
+ * by quickselect in place (Hoare's partition, the middle as pivot): after
+ * each partition [lo, j] <= pivot <= [i, hi], and between them all equal
+ * the pivot. */
+static REAL F(lc_select)(__global REAL *a, ulong st, long n, long k)
+{
+    long lo = 0, hi = n - 1;
+    while (hi > lo) {
+        REAL piv = a[(ulong)(lo + (hi - lo) / 2) * st];
+        long i = lo, j = hi;
+        do {
+            while (a[(ulong)i * st] < piv) i++;
+            while (piv < a[(ulong)j * st]) j--;
+            if (i <= j) {
+                REAL t = a[(ulong)i * st];
+                a[(ulong)i * st] = a[(ulong)j * st];
+                a[(ulong)j * st] = t;
+                i++;
+                j--;
+            }
+        } while (i <= j);
+        if (k <= j) hi = j;
+        else if (k >= i) lo = i;
+        else break;
+    }
+    return a[(ulong)k * st];
+}
+
+#define LC_SMALL 32 /* bins up to this many rows take their median in private memory (lightcurve.c) */
+/* The statistic of the valid values of rows [r0, r1) of column pointer px */
+static ACC F(lc_bin_stat)(__global const REAL *px, __global REAL *pt, ulong st, ulong r0, ulong r1, int method,
+                          uint flags, REAL sent)
+{
+    ACC sum = 0, comp = 0;
+    uint cnt = 0;
+    /* the median of a short bin by ranks (below), longer bins select in scratch */
+    int priv = method == LC_BIN_MEDIAN && r1 - r0 <= LC_SMALL;
+    for (ulong r = r0; r < r1; r++) {
+        REAL v = px[r * st];
+        if (!F(lc_valid)(v, flags, sent)) continue;
+        if (method == LC_BIN_MEDIAN && !priv) pt[(ulong)cnt * st] = v;
+        ACC a = (ACC)v, s = sum + a;
+        comp += fabs(sum) >= fabs(a) ? (sum - s) + a : (a - s) + sum;
+        sum = s;
+        cnt++;
+    }
+    if (method == LC_BIN_COUNT) return (ACC)cnt;
+    if (method == LC_BIN_SUM) return sum + comp;
+    if (!cnt) return (ACC)NAN;
+    if (method == LC_BIN_MEAN) return (sum + comp) / (ACC)cnt;
+    if (priv) {
+        /* a value of rank lt (values below it) with eq equal ones holds
+         * the sorted places [lt, lt + eq): the middle one or two found by
+         * counting, O(k^2) reads of the bin (in cache), no private array
+         * indexed at run time (which PoCL keeps out of registers) */
+        uint m2 = cnt / 2, m1 = cnt & 1 ? m2 : m2 - 1;
+        ACC lo = 0, hi = 0;
+        for (ulong r = r0; r < r1; r++) {
+            REAL v = px[r * st];
+            if (!F(lc_valid)(v, flags, sent)) continue;
+            uint lt = 0, eq = 0;
+            for (ulong q = r0; q < r1; q++) {
+                REAL u = px[q * st];
+                int ok = F(lc_valid)(u, flags, sent);
+                lt += ok && u < v;
+                eq += ok && u == v;
+            }
+            if (lt <= m1 && m1 < lt + eq) lo = (ACC)v;
+            if (lt <= m2 && m2 < lt + eq) hi = (ACC)v;
+        }
+        return (lo + hi) / 2;
+    }
+    /* median: numpy's, the mean of the middle two of an even count; after
+     * the selection of the upper one, the lower is the largest below it */
+    ACC hi = (ACC)F(lc_select)(pt, st, (long)cnt, (long)(cnt / 2));
+    if (cnt & 1) return hi;
+    REAL lo = pt[0];
+    for (uint r = 1; r < cnt / 2; r++) lo = fmax(lo, pt[(ulong)r * st]);
+    return ((ACC)lo + hi) / 2;
+}
+#endif
+
+#if CLS_KERNEL == CLS_KID_BIN_SMOOTH
+/* work-item (group and column, nbw bins from bin id1 * nbw): several
+ * short bins per work-item, so that a CPU's work-groups are not mostly
+ * overhead */
+__kernel void F(bin_smooth)(__global const REAL *x, __global REAL *y, __global REAL *tmp, uint ncols,
+                            ulong nrows, uint ngroups, uint k, uint nbw, int method, uint flags, REAL sent)
+{
+    ulong gc = get_global_id(0);
+    if (gc >= (ulong)ngroups * ncols) return;
+    ulong gi = gc / ncols, c = gc % ncols;
+    ulong base = gi * nrows * ncols + c;
+    __global const REAL *px = x + base;
+    __global REAL *py = y + base;
+    for (ulong r0 = get_global_id(1) * (ulong)nbw * k, e = min(r0 + (ulong)nbw * k, nrows); r0 < e; r0 += k) {
+        ulong r1 = min(r0 + k, nrows);
+        REAL mn = INFINITY, mx = -INFINITY, s = 0;
+        if (method == LC_BIN_BOUNDARY) {
+            for (ulong r = r0; r < r1; r++) {
+                REAL v = px[r * ncols];
+                if (!F(lc_valid)(v, flags, sent)) continue;
+                mn = fmin(mn, v);
+                mx = fmax(mx, v);
+            }
+        } else {
+            s = (REAL)F(lc_bin_stat)(px, tmp + base + r0 * ncols, ncols, r0, r1, method, flags, sent);
+        }
+        /* x may be y: each row read before it is written */
+        for (ulong r = r0; r < r1; r++) {
+            REAL v = px[r * ncols];
+            if (F(lc_valid)(v, flags, sent)) v = method == LC_BIN_BOUNDARY ? ((v - mn) <= (mx - v) ? mn : mx) : s;
+            py[r * ncols] = v;
+        }
+    }
+}
+#endif
+
+#if CLS_KERNEL == CLS_KID_BIN_REDUCE
+__kernel void F(bin_reduce)(__global const REAL *x, __global REAL *tmp, __global REAL *out, uint ncols,
+                            ulong nrows, uint ngroups, uint k, uint nbw, int method, uint flags, REAL sent)
+{
+    ulong gc = get_global_id(0);
+    if (gc >= (ulong)ngroups * ncols) return;
+    ulong gi = gc / ncols, c = gc % ncols;
+    ulong nbins = (nrows + k - 1) / k, base = gi * nrows * ncols + c;
+    for (ulong b = get_global_id(1) * (ulong)nbw, e = min(b + nbw, nbins); b < e; b++) {
+        ulong r0 = b * (ulong)k, r1 = min(r0 + k, nrows);
+        REAL s = (REAL)F(lc_bin_stat)(x + base, tmp + base + r0 * ncols, ncols, r0, r1, method, flags, sent);
+        out[(gi * nbins + b) * ncols + c] = s;
+    }
+}
+#endif

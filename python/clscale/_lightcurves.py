@@ -1,0 +1,208 @@
+"""Light curves on the devices: scipy's savgol_filter and uniform_filter1d
+with their signatures and results (on finite data), lightkurve's flatten,
+and bins (lightkurve's bin, the lecture's smoothing by bins), for a whole
+batch of light curves in one call.
+
+Each call views the array as batch x rows x columns with the filtered axis
+as the rows (the axes before it the batch, those after it the columns: a
+view of a C-contiguous array, no copy) and runs cls_clean_data's trend or
+bins, or cls_bin_data, on every device. Missing values (NaN, +-Inf) are
+ignored in each window and kept in the output, where scipy spreads them;
+on finite data the results are scipy's (float64 sums where a device has
+float64, float32 sums with a compensation on rusticl, ~1e-5 relative).
+"""
+import math
+import numbers
+import operator
+
+import numpy as np
+
+from . import _clscale
+from ._context import context
+
+__all__ = ["bin", "flatten", "savgol_filter", "uniform_filter1d"]
+
+# include/clscale.h's enums
+_MEAN, _SAVGOL = 1, 2
+_SUBTRACT, _DIVIDE, _TREND = 0, 1, 2
+_EDGES = {"reflect": 1, "grid-mirror": 1, "mirror": 2, "nearest": 3, "constant": 4, "grid-constant": 4,
+          "wrap": 5, "grid-wrap": 5, "interp": 6}
+_BINS = {"mean": 1, "median": 2, "boundary": 3, "sum": 4, "count": 5}
+_PMAX = 8
+
+
+def _along(x, axis):
+    """x (float32/float64, any shape) as (batch, rows, cols) with `axis` as
+    the rows: a view when x is C-contiguous."""
+    x = np.ascontiguousarray(x)
+    axis = np.core.multiarray.normalize_axis_index(axis, x.ndim)
+    n = lambda dims: int(np.prod(dims, dtype=np.int64))
+    return x.reshape(n(x.shape[:axis]), x.shape[axis], n(x.shape[axis + 1:]))
+
+
+def _float(x, what):
+    x = np.asarray(x)
+    if np.iscomplexobj(x):
+        raise TypeError(f"clscale.{what}: complex data is not supported")
+    if x.dtype not in (np.float32, np.float64):
+        raise TypeError(f"clscale.{what}: float32 or float64 data (got {x.dtype}); convert it first")
+    return x
+
+
+def _run(x3, out3, devices, **opts):
+    with context(devices) as ctx:
+        _clscale.clean(ctx, x3, out3, **opts)
+
+
+def savgol_filter(x, window_length, polyorder, deriv=0, delta=1.0, axis=-1, mode="interp", cval=0.0, *,
+                  devices=None):
+    """scipy.signal.savgol_filter on the devices: the same arguments and,
+    on finite data, the same results. NaN and +-Inf are ignored in each
+    window (the fit goes through the valid values; NaN with fewer than
+    polyorder + 1 of them) and the trend is written at every row. polyorder
+    at most 8."""
+    if mode not in ("mirror", "constant", "nearest", "interp", "wrap"):
+        raise ValueError("mode must be 'mirror', 'constant', 'nearest' 'wrap' or 'interp'.")
+    x = np.asarray(x)
+    if x.dtype != np.float64 and x.dtype != np.float32:
+        x = _float(x.astype(np.float64), "savgol_filter")
+    window_length, polyorder, deriv = (operator.index(v) for v in (window_length, polyorder, deriv))
+    if window_length < 1:
+        raise ValueError("window_length must be a positive integer")
+    if polyorder >= window_length:
+        raise ValueError("polyorder must be less than window_length.")
+    if deriv < 0:
+        raise ValueError("deriv must be nonnegative.")
+    if polyorder > _PMAX:
+        raise ValueError(f"clscale.savgol_filter: polyorder {polyorder}: at most {_PMAX}")
+    axis = np.core.multiarray.normalize_axis_index(axis, x.ndim)
+    if mode == "interp" and window_length > x.shape[axis]:
+        raise ValueError("If mode is 'interp', window_length must be less than or equal to the size of x.")
+    if not math.isfinite(cval):
+        raise ValueError("clscale.savgol_filter: cval must be finite")
+    if deriv and not delta > 0:
+        raise ValueError(f"clscale.savgol_filter: delta must be > 0, got {delta}")
+    if x.size == 0:
+        return x.copy()
+    x3 = _along(x, axis)
+    out = np.empty_like(x3)
+    _run(x3, out, devices, detrend=_SAVGOL, detrend_op=_TREND, window=window_length, polyorder=polyorder,
+         deriv=deriv, delta=float(delta) if deriv else 0.0, edge=_EDGES[mode],
+         cval=float(cval) if mode == "constant" else 0.0)
+    return out.reshape(x.shape)
+
+
+def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, devices=None):
+    """scipy.ndimage.uniform_filter1d on the devices: the same arguments and,
+    on finite data, the same results. NaN and +-Inf are ignored in each
+    window (the mean of the valid values; NaN with none) and the mean is
+    written at every row. float32 and float64 data."""
+    x = _float(input, "uniform_filter1d")
+    size = operator.index(size)
+    if size < 1:
+        raise RuntimeError("incorrect filter size")
+    origin = operator.index(origin)
+    if size // 2 + origin < 0 or size // 2 + origin >= size:
+        raise ValueError("invalid origin")
+    if mode not in _EDGES or mode == "interp":
+        raise RuntimeError("boundary mode not supported")
+    if not math.isfinite(cval):
+        raise ValueError("clscale.uniform_filter1d: cval must be finite")
+    axis = np.core.multiarray.normalize_axis_index(axis, x.ndim)
+    if isinstance(output, np.ndarray):
+        if output.shape != x.shape:
+            raise RuntimeError("output shape not correct")
+        target = output
+    else:
+        target = np.empty(x.shape, dtype=x.dtype if output is None else output)
+        if target.dtype not in (np.float32, np.float64):
+            raise TypeError(f"clscale.uniform_filter1d: a float32 or float64 output (got {target.dtype})")
+    if x.size == 0:
+        return target
+    x3 = _along(x, axis)
+    direct = target.dtype == x.dtype and target.flags.c_contiguous and target.flags.writeable
+    out = target.reshape(x3.shape) if direct else np.empty_like(x3)
+    _run(x3, out, devices, detrend=_MEAN, detrend_op=_TREND, window=size, origin=origin, edge=_EDGES[mode],
+         cval=float(cval) if _EDGES[mode] == 4 else 0.0)
+    if not direct:
+        target[...] = out.reshape(x.shape)
+    return target
+
+
+def flatten(flux, window_length=101, polyorder=2, return_trend=False, niters=3, sigma=3, mask=None, axis=-1, *,
+            devices=None):
+    """lightkurve's LightCurve.flatten for a batch of evenly sampled light
+    curves along `axis`: a Savitzky-Golay trend (window_length, polyorder,
+    scipy's interp edges) fitted `niters` times, each time without the
+    values that astropy's sigma_clip (sigma, median centre, std, 5
+    iterations) finds outliers in flux - trend (lightkurve's outlier mask),
+    then flux / trend. NaN, +-Inf and `mask` (True: leave out of the fit)
+    take no part in the fit; the trend is the fit's value at every row (a
+    value left out gets the trend of its window, where lightkurve
+    interpolates between the values kept, and lightkurve drops the values
+    left out before it fits: the windows here keep their length in rows).
+    Returns the flattened flux, and (flattened, trend) with return_trend."""
+    x = np.asarray(flux)
+    if x.dtype not in (np.float32, np.float64):
+        x = _float(x.astype(np.float64), "flatten")
+    window_length, polyorder, niters = (operator.index(v) for v in (window_length, polyorder, niters))
+    axis = np.core.multiarray.normalize_axis_index(axis, x.ndim)
+    n = x.shape[axis]
+    if window_length > n:  # lightkurve shortens the window to the series (odd)
+        window_length = n if n % 2 else n - 1
+    if polyorder >= window_length:
+        polyorder = window_length - 1
+    if window_length < 1 or polyorder < 0 or niters < 1 or not sigma > 0:
+        raise ValueError("clscale.flatten: window_length >= 1, polyorder >= 0, niters >= 1 and sigma > 0")
+    x3 = _along(x, axis)
+    keep = np.isfinite(x3)
+    if mask is not None:
+        m = np.broadcast_to(np.asarray(mask, dtype=bool), x.shape)
+        keep &= ~_along(m, axis)
+    trend = np.empty_like(x3)
+    bad = np.empty(x3.shape, dtype=np.uint8)
+    with context(devices) as ctx:
+        for _ in range(niters):
+            work = np.where(keep, x3, np.nan).astype(x3.dtype, copy=False)
+            _clscale.clean(ctx, work, trend, detrend=_SAVGOL, detrend_op=_TREND, window=window_length,
+                           polyorder=polyorder)
+            resid = (x3 - trend).astype(x3.dtype, copy=False)
+            # astropy's sigma_clip over each light curve (cls_clean_data's mask, values kept as they are)
+            _clscale.clean(ctx, resid, None, bad, sigma=float(sigma), maxiters=5, mode=2)
+            keep &= ~(bad.astype(bool) & np.isfinite(resid))
+    flat = (x3 / trend).reshape(x.shape)
+    return (flat, trend.reshape(x.shape)) if return_trend else flat
+
+
+def bin(x, size, method="mean", axis=-1, *, smooth=False, devices=None):
+    """Bins of `size` neighbouring values along `axis` (from the first; the
+    last may be shorter), missing values (NaN, +-Inf) left out.
+    smooth=False (lightkurve's bin, astropy's aggregate_downsample for
+    evenly sampled series): one value per bin, its 'mean', 'median', 'sum'
+    or 'count' of valid values (NaN for the mean and median of a bin with
+    none). smooth=True (smoothing by bins): the same shape, each valid
+    value replaced by its bin's 'mean', 'median' or nearest 'boundary'
+    (min or max; the min on a tie)."""
+    x = _float(x, "bin")
+    size = operator.index(size)
+    if size < 1:
+        raise ValueError(f"clscale.bin: size must be >= 1, got {size}")
+    allowed = ("mean", "median", "boundary") if smooth else ("mean", "median", "sum", "count")
+    if method not in allowed:
+        raise ValueError(f"clscale.bin: method must be one of {', '.join(allowed)} (smooth={smooth}), "
+                         f"got {method!r}")
+    axis = np.core.multiarray.normalize_axis_index(axis, x.ndim)
+    x3 = _along(x, axis)
+    if smooth:
+        out = np.empty_like(x3)
+        if x.size:
+            _run(x3, out, devices, bin_rows=size, bin_stat=_BINS[method])
+        return out.reshape(x.shape)
+    nb = -(-x.shape[axis] // size)
+    out = np.empty((x3.shape[0], nb, x3.shape[2]), dtype=x.dtype)
+    if out.size:
+        with context(devices) as ctx:
+            _clscale.bin_data(ctx, x3, out, bin_rows=size, bin_stat=_BINS[method])
+    shape = list(x.shape)
+    shape[axis] = nb
+    return out.reshape(shape)

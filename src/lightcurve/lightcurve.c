@@ -1,0 +1,334 @@
+/* Light curves: the checks of cls_clean's light-curve fields and the
+ * device passes of cl/lightcurve.cl over units of whole statistics groups.
+ * Owns: the units (a range of groups: a window never crosses a group, so a
+ * unit needs no halo), the rows per work-item, the buffers of a unit.
+ * Calls: engine/passes.c (units pulled by every device, failover),
+ * engine/program.c (kernels), savgol.c. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/passes.h"
+#include "lightcurve/lightcurve.h"
+
+#define UNIT_BYTES (16u << 20) /* a unit's data at most, but for one group larger than this */
+#define LOOP_MAX 60000u        /* trip count per work-item (rusticl: ~65 535, PITFALLS.md) */
+
+/* cl/lightcurve.cl mirrors these */
+enum { LC_OP_SUBTRACT, LC_OP_DIVIDE, LC_OP_TREND };
+#define SAVGOL(k) ((k) == CLS_K_SAVGOL || (k) == CLS_K_SAVGOL3)
+#define LC_F_SENT 1u
+#define LC_Q (CLS_LC_PMAX + 1)
+#define LC_LANES 8 /* columns per work-item of CLS_K_SAVGOL3V (cl/lightcurve.cl's LV) */
+#define LC_GLEN (LC_Q + 1 + LC_Q * LC_Q + 2 * LC_Q)
+
+int cls_lc_active(const cls_clean *c)
+{
+    /* any field set counts, so that one set alone is refused, not ignored */
+    return c && (c->detrend != CLS_DETREND_NONE || c->bin_rows || c->bin_stat != CLS_BIN_NONE || c->window ||
+                 c->polyorder || c->deriv || c->delta != 0 || c->edge || c->cval != 0 || c->origin ||
+                 c->detrend_op);
+}
+
+cls_status cls_lc_check(cls_context *ctx, const cls_clean *c, uint64_t Rg, int reduce)
+{
+    if ((unsigned)c->detrend > CLS_DETREND_SAVGOL)
+        return cls_fail(ctx, CLS_E_ARG, "light curves: unknown detrend %d", (int)c->detrend);
+    if ((unsigned)c->detrend_op > CLS_DETREND_TREND)
+        return cls_fail(ctx, CLS_E_ARG, "light curves: unknown detrend_op %d", (int)c->detrend_op);
+    if ((unsigned)c->edge > CLS_EDGE_INTERP)
+        return cls_fail(ctx, CLS_E_ARG, "light curves: unknown edge mode %d", (int)c->edge);
+    if ((unsigned)c->bin_stat > CLS_BIN_COUNT)
+        return cls_fail(ctx, CLS_E_ARG, "light curves: unknown bin_stat %d", (int)c->bin_stat);
+    if (c->detrend == CLS_DETREND_NONE) {
+        if (c->window || c->polyorder || c->deriv || c->edge || c->origin || c->detrend_op || c->delta != 0 ||
+            c->cval != 0)
+            return cls_fail(ctx, CLS_E_ARG, "light curves: window, polyorder, deriv, delta, edge, cval, origin "
+                            "and detrend_op need a detrend (CLS_DETREND_MEAN or CLS_DETREND_SAVGOL)");
+    } else {
+        if (c->window < 1 || c->window > CLS_LC_WMAX)
+            return cls_fail(ctx, CLS_E_ARG, "light curves: window %u rows: must be 1 to %u", c->window,
+                            CLS_LC_WMAX);
+        if (!isfinite(c->cval)) return cls_fail(ctx, CLS_E_ARG, "light curves: cval %g is not finite", c->cval);
+        if (c->detrend == CLS_DETREND_MEAN) {
+            long h = (long)(c->window / 2), hi = (long)((c->window - 1) / 2);
+            if (c->polyorder || c->deriv || c->delta != 0)
+                return cls_fail(ctx, CLS_E_ARG, "light curves: polyorder, deriv and delta are for the "
+                                "Savitzky-Golay trend");
+            if (c->edge == CLS_EDGE_INTERP)
+                return cls_fail(ctx, CLS_E_ARG, "light curves: the interp edge is for the Savitzky-Golay trend "
+                                "(the moving average takes reflect, mirror, nearest, constant or wrap)");
+            if (c->origin < -h || c->origin > hi)
+                return cls_fail(ctx, CLS_E_ARG, "light curves: origin %d outside [%ld, %ld] for a window of %u",
+                                c->origin, -h, hi, c->window);
+        } else {
+            if (c->polyorder >= c->window)
+                return cls_fail(ctx, CLS_E_ARG, "light curves: polyorder %u must be less than the window %u",
+                                c->polyorder, c->window);
+            if (c->polyorder > CLS_LC_PMAX)
+                return cls_fail(ctx, CLS_E_ARG, "light curves: polyorder %u: at most %d", c->polyorder,
+                                CLS_LC_PMAX);
+            if (c->origin) return cls_fail(ctx, CLS_E_ARG, "light curves: origin is for the moving average");
+            if (!(c->delta >= 0) || !isfinite(c->delta))
+                return cls_fail(ctx, CLS_E_ARG, "light curves: delta %g must be > 0 (0: 1)", c->delta);
+            int interp = c->edge == CLS_EDGE_INTERP || c->edge == CLS_EDGE_DEFAULT;
+            if (interp && c->window > Rg)
+                return cls_fail(ctx, CLS_E_ARG, "light curves: the interp edge needs window (%u) <= rows (%llu) "
+                                "(scipy's rule); take another edge mode", c->window, (unsigned long long)Rg);
+            if (c->edge == CLS_EDGE_REFLECT)
+                return cls_fail(ctx, CLS_E_ARG, "light curves: savgol_filter has no 'reflect' edge (mirror, "
+                                "nearest, constant, wrap or interp)");
+        }
+    }
+    if (c->bin_stat != CLS_BIN_NONE && !c->bin_rows)
+        return cls_fail(ctx, CLS_E_ARG, "light curves: bin_stat needs bin_rows > 0");
+    if (reduce) {
+        if (!c->bin_rows)
+            return cls_fail(ctx, CLS_E_ARG, "cls_bin_data: bin_rows must be > 0");
+        if (c->bin_stat != CLS_BIN_MEAN && c->bin_stat != CLS_BIN_MEDIAN && c->bin_stat != CLS_BIN_SUM &&
+            c->bin_stat != CLS_BIN_COUNT)
+            return cls_fail(ctx, CLS_E_ARG, "cls_bin_data: bin_stat must be mean, median, sum or count "
+                            "(the boundary smooths: cls_clean_data)");
+    } else if (c->bin_rows && c->bin_stat != CLS_BIN_MEAN && c->bin_stat != CLS_BIN_MEDIAN &&
+               c->bin_stat != CLS_BIN_BOUNDARY) {
+        return cls_fail(ctx, CLS_E_ARG, "light curves: smoothing by bins takes the mean, median or boundary "
+                        "(sum and count reduce: cls_bin_data)");
+    }
+    if (c->bin_rows > LOOP_MAX)
+        return cls_fail(ctx, CLS_E_ARG, "light curves: bins of %u rows: at most %u", c->bin_rows, LOOP_MAX);
+    return CLS_OK;
+}
+
+typedef struct lcjob {
+    const cls_clean *c;
+    int         kind;     /* CLS_K_MOVAVG, CLS_K_SAVGOL, CLS_K_BIN_SMOOTH, CLS_K_BIN_REDUCE */
+    cls_dtype   t;
+    size_t      es;
+    const char *x;
+    char       *y;
+    uint64_t    G, Rg, gpu; /* groups, rows per group, groups per unit */
+    size_t      C;
+    uint32_t    chunk;      /* rows per work-item (trends) */
+    uint32_t    chunk_by_fp64[2]; /* Savitzky-Golay: by the device's sums, float [0] or double [1] */
+    int64_t     start;      /* the window's first row relative to the row */
+    int         edge;
+    double      g[LC_GLEN];  /* Savitzky-Golay: weights, scale, shift table, powers (cl/lightcurve.cl) */
+    uint64_t    nbins;
+} lcjob;
+
+static void release(cl_mem *m, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (m[i]) clReleaseMemObject(m[i]);
+}
+
+static cls_status unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
+{
+    lcjob *j = user;
+    const cls_clean *c = j->c;
+    uint64_t g0 = u * j->gpu, ng = j->G - g0 < j->gpu ? j->G - g0 : j->gpu;
+    size_t vals = (size_t)(ng * j->Rg) * j->C, bytes = vals * j->es, off = (size_t)(g0 * j->Rg) * j->C * j->es;
+    const char *x = j->x + off;
+    char *y = j->y + off;
+    cls_kargs a = {ctx, d, NULL, 0, j->t, CLS_OK};
+    size_t local = 0;
+    cl_mem m[4] = {0};
+    int back = 0; /* out is a device buffer read back after the input is released */
+    unsigned fl = c->has_missing_value ? LC_F_SENT : 0;
+    /* CPUs take polyorder 2 LC_LANES columns at a time in vector lanes */
+    int kind = j->kind == CLS_K_SAVGOL3 && !cls_pass_gpu(d) ? CLS_K_SAVGOL3V : j->kind;
+    cls_status st = cls_kernel_get(ctx, d, kind, j->t, 0, &a.k, &local, NULL);
+    if (st != CLS_OK) return st;
+    size_t ybytes = bytes;
+    if (j->kind == CLS_K_BIN_REDUCE) {
+        ybytes = (size_t)(ng * j->nbins) * j->C * j->es;
+        y = j->y + (size_t)(g0 * j->nbins) * j->C * j->es;
+        st = cls_pass_input(ctx, d, x, bytes, &m[0]);
+        if (st == CLS_OK) st = cls_pass_output(ctx, d, y, ybytes, &m[1]);
+    } else if ((j->kind == CLS_K_MOVAVG || SAVGOL(j->kind)) && x == y && d->zero_copy) {
+        /* a window reads rows that other work-items write: never in place */
+        back = 1;
+        st = cls_pass_input(ctx, d, x, bytes, &m[0]);
+        if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, bytes, NULL, &m[1]);
+    } else {
+        st = cls_pass_io(ctx, d, x, y, bytes, &m[0], &m[1]);
+    }
+    /* scratch for the medians of bins longer than cl/lightcurve.cl's LC_SMALL */
+    int median = (j->kind == CLS_K_BIN_SMOOTH || j->kind == CLS_K_BIN_REDUCE) && c->bin_stat == CLS_BIN_MEDIAN &&
+                 c->bin_rows > 32;
+    if (st == CLS_OK && (j->kind == CLS_K_BIN_SMOOTH || j->kind == CLS_K_BIN_REDUCE))
+        st = cls_pass_buffer(ctx, d, CL_MEM_READ_WRITE, median ? bytes : 1, NULL, &m[2]);
+    if (st == CLS_OK && SAVGOL(j->kind)) {
+        /* the weights in the kernel's sums' type: double where the device has it */
+        unsigned q = c->polyorder + 1;
+        q = q + 1 + q * q + 2 * q;
+        float gf[LC_GLEN];
+        for (unsigned i = 0; i < q; i++) gf[i] = (float)j->g[i];
+        st = cls_pass_buffer(ctx, d, CL_MEM_READ_ONLY, q * (d->info.fp64 ? 8 : 4),
+                             d->info.fp64 ? (const void *)j->g : (const void *)gf, &m[3]);
+    }
+    uint64_t cols = ng * j->C;
+    uint32_t chunk = SAVGOL(j->kind) ? j->chunk_by_fp64[d->info.fp64 ? 1 : 0] : j->chunk;
+    if (st == CLS_OK) {
+        cls_karg_mem(&a, m[0]);
+        if (j->kind == CLS_K_BIN_REDUCE) { /* (x, tmp, out, ...) */
+            cls_karg_mem(&a, m[2]);
+            cls_karg_mem(&a, m[1]);
+        } else { /* (x, y, ...), the smoothing (x, y, tmp, ...) */
+            cls_karg_mem(&a, m[1]);
+            if (m[2]) cls_karg_mem(&a, m[2]);
+        }
+        cls_karg_u32(&a, j->C);
+        cls_karg_u64(&a, j->Rg);
+        cls_karg_u32(&a, ng);
+        if (j->kind == CLS_K_BIN_SMOOTH || j->kind == CLS_K_BIN_REDUCE) {
+            /* bins per work-item: a few hundred rows each, within the loop bound */
+            uint32_t nbw = c->bin_rows >= 256 ? 1 : 256 / c->bin_rows;
+            uint64_t nbins = (j->Rg + c->bin_rows - 1) / c->bin_rows;
+            cls_karg_u32(&a, c->bin_rows);
+            cls_karg_u32(&a, nbw);
+            cl_int method = (cl_int)c->bin_stat;
+            if (a.st == CLS_OK) {
+                cl_int e = clSetKernelArg(a.k, a.i++, sizeof method, &method);
+                if (e != CL_SUCCESS) a.st = cls_fail_cl(ctx, d, "clSetKernelArg", e);
+            }
+            cls_karg_u32(&a, fl);
+            cls_karg_real(&a, c->has_missing_value ? c->missing_value : 0);
+            st = cls_pass_launch(&a, local, (size_t)cols, (size_t)((nbins + nbw - 1) / nbw));
+        } else {
+            cl_long start = j->start;
+            cl_int mode = j->edge, op = (cl_int)c->detrend_op;
+            cls_karg_u32(&a, chunk);
+            cls_karg_u32(&a, c->window);
+            if (SAVGOL(j->kind)) {
+                cls_karg_u32(&a, c->polyorder);
+                cls_karg_u32(&a, c->deriv);
+            }
+            const void *v[2] = {&start, &mode};
+            size_t sz[2] = {sizeof start, sizeof mode};
+            for (int i = 0; i < 2 && a.st == CLS_OK; i++) {
+                cl_int e = clSetKernelArg(a.k, a.i++, sz[i], v[i]);
+                if (e != CL_SUCCESS) a.st = cls_fail_cl(ctx, d, "clSetKernelArg", e);
+            }
+            cls_karg_real(&a, c->cval);
+            if (a.st == CLS_OK) {
+                cl_int e = clSetKernelArg(a.k, a.i++, sizeof op, &op);
+                if (e != CL_SUCCESS) a.st = cls_fail_cl(ctx, d, "clSetKernelArg", e);
+            }
+            cls_karg_u32(&a, fl);
+            cls_karg_real(&a, c->has_missing_value ? c->missing_value : 0);
+            if (SAVGOL(j->kind)) cls_karg_mem(&a, m[3]);
+            size_t items = kind == CLS_K_SAVGOL3V ? (size_t)((cols + LC_LANES - 1) / LC_LANES) : (size_t)cols;
+            st = cls_pass_launch(&a, local, items, (size_t)((j->Rg + chunk - 1) / chunk));
+        }
+    }
+    if (back) {
+        clReleaseMemObject(m[0]);
+        m[0] = NULL;
+        if (st == CLS_OK) {
+            cl_int e = clEnqueueReadBuffer(d->q[0], m[1], CL_TRUE, 0, bytes, y, 0, NULL, NULL);
+            if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "clEnqueueReadBuffer", e);
+        }
+    } else if (st == CLS_OK) {
+        st = cls_pass_output_back(ctx, d, m[1], y, ybytes);
+    }
+    release(m, 4);
+    return st;
+}
+
+static cls_status run(cls_context *ctx, lcjob *j)
+{
+    uint64_t gbytes = j->Rg * j->C * j->es;
+    j->gpu = gbytes >= UNIT_BYTES ? 1 : UNIT_BYTES / gbytes;
+    if (j->gpu > j->G) j->gpu = j->G;
+    /* dimension 0 of a launch counts (group, column) in a size_t and the
+     * kernels in ulong: one unit's values fit a size_t by check_arrays */
+    size_t units = (size_t)((j->G + j->gpu - 1) / j->gpu);
+    return cls_passes_run(ctx, j->t, units, unit, j);
+}
+
+static void job_init(lcjob *j, const cls_clean *c, cls_dtype t, const void *x, void *y, uint64_t G, uint64_t Rg,
+                     size_t C)
+{
+    memset(j, 0, sizeof *j);
+    j->c = c;
+    j->t = t;
+    j->es = t == CLS_F64 ? 8 : 4;
+    j->x = x;
+    j->y = y;
+    j->G = G;
+    j->Rg = Rg;
+    j->C = C;
+}
+
+cls_status cls_lc_run(cls_context *ctx, const cls_clean *c, cls_dtype t, const void *x, void *y, uint64_t G,
+                      uint64_t Rg, size_t C)
+{
+    lcjob j;
+    cls_status st = CLS_OK;
+    if (c->detrend != CLS_DETREND_NONE) {
+        job_init(&j, c, t, x, y, G, Rg, C);
+        unsigned w = c->window;
+        if (c->detrend == CLS_DETREND_MEAN) {
+            j.kind = CLS_K_MOVAVG;
+            j.edge = c->edge == CLS_EDGE_DEFAULT ? CLS_EDGE_REFLECT : (int)c->edge;
+            j.start = -(int64_t)(w / 2) - c->origin;
+            /* each chunk starts its sum afresh (w reads): chunks of a few
+             * windows keep that a small part of the work */
+            uint64_t ch = 4 * (uint64_t)w;
+            j.chunk = (uint32_t)(ch < 256 ? 256 : ch > 16384 ? 16384 : ch);
+        } else {
+            j.kind = c->polyorder == 2 ? CLS_K_SAVGOL3 : CLS_K_SAVGOL;
+            j.edge = c->edge == CLS_EDGE_DEFAULT ? CLS_EDGE_INTERP : (int)c->edge;
+            j.start = -(int64_t)((w - 1) / 2);
+            /* each chunk starts its sums afresh, which bounds the rounding
+             * the sliding sums gather: k slides multiply an error of S_0
+             * by about (k / s)^p in S_p (the shift's binomial terms), so
+             * a chunk is s A^(1/p) rows at most, A = 1e3 with float64
+             * sums (errors ~1e-13), 10 with float sums (~1e-6) */
+            double s = cls_savgol_scale(w);
+            for (int f = 0; f < 2; f++) {
+                double ch = c->polyorder ? s * pow(f ? 1e3 : 10, 1.0 / c->polyorder) : 4096;
+                ch = ch < 1 ? 1 : ch > 4096 ? 4096 : ch;
+                if (w < LOOP_MAX && ch + w > LOOP_MAX) ch = LOOP_MAX - w;
+                j.chunk_by_fp64[f] = (uint32_t)(ch < 1 ? 1 : ch);
+            }
+            if (!cls_savgol_weights(w, c->polyorder, c->deriv, c->delta, j.g))
+                return cls_fail(ctx, CLS_E_ARG, "light curves: the Savitzky-Golay fit of window %u, polyorder %u "
+                                "is singular", w, c->polyorder);
+            /* the shift by one row of the sums S_j = sum x u^j, u = (t - c) / s:
+             * T_jm = C(j, m) (-1/s)^(j - m); the leaving and entering rows'
+             * u^m at u = -c/s and c/s */
+            unsigned q = c->polyorder + 1;
+            double *T = j.g + q + 1, *uo = T + q * q, *ui = uo + q, cs = ((w - 1) / 2.0) / s;
+            for (unsigned r = 0; r < q; r++) {
+                double bin = 1; /* C(r, m) */
+                for (unsigned m = 0; m < q; m++) {
+                    T[r * q + m] = m <= r ? bin * pow(-1.0 / s, (double)(r - m)) : 0;
+                    if (m < r) bin = bin * (double)(r - m) / (double)(m + 1);
+                }
+                uo[r] = pow(-cs, (double)r);
+                ui[r] = pow(cs, (double)r);
+            }
+        }
+        if (j.kind == CLS_K_MOVAVG && w < LOOP_MAX && j.chunk + w > LOOP_MAX) j.chunk = LOOP_MAX - w;
+        st = run(ctx, &j);
+        x = y; /* the bins smooth the detrended values in place */
+    }
+    if (st == CLS_OK && c->bin_rows) {
+        job_init(&j, c, t, x, y, G, Rg, C);
+        j.kind = CLS_K_BIN_SMOOTH;
+        st = run(ctx, &j);
+    }
+    return st;
+}
+
+cls_status cls_lc_reduce(cls_context *ctx, const cls_clean *c, cls_dtype t, const void *x, void *y, uint64_t G,
+                         uint64_t Rg, size_t C)
+{
+    lcjob j;
+    job_init(&j, c, t, x, y, G, Rg, C);
+    j.kind = CLS_K_BIN_REDUCE;
+    j.nbins = (Rg + c->bin_rows - 1) / c->bin_rows;
+    return run(ctx, &j);
+}

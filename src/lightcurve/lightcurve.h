@@ -1,0 +1,42 @@
+/* Light curves along the rows (the time axis): the trend (moving average,
+ * Savitzky-Golay) and the bins of each column of each statistics group, as
+ * device passes over units of whole groups that every device able to run
+ * the dtype pulls (engine/passes.h). The cleaning stage (engine/clean.c)
+ * checks the options here before any pass, then runs the trend and the
+ * smoothing after its own passes; cls_bin_data() reduces.
+ * Calls: engine/passes.c, engine/program.c. */
+#ifndef CLS_LIGHTCURVE_H
+#define CLS_LIGHTCURVE_H
+
+#include "internal.h"
+
+/* cl/lightcurve.cl mirrors these */
+#define CLS_LC_PMAX 8       /* Savitzky-Golay polyorder at most */
+#define CLS_LC_WMAX (1u << 24) /* window at most: the kernels' sums count in uint */
+
+/* Whether c asks for a trend or bins (any light-curve field set). */
+int cls_lc_active(const cls_clean *c);
+
+/* Checks c's light-curve fields against groups of Rg rows; reduce: for
+ * cls_bin_data() (bins required, a reducing statistic), else for
+ * cls_clean_data() (a smoothing statistic). CLS_E_ARG with the message. */
+cls_status cls_lc_check(cls_context *ctx, const cls_clean *c, uint64_t Rg, int reduce);
+
+/* The trend, then the smoothing by bins, of G groups of Rg x C values at
+ * x into y (same shape; may be x). */
+cls_status cls_lc_run(cls_context *ctx, const cls_clean *c, cls_dtype t, const void *x, void *y, uint64_t G,
+                      uint64_t Rg, size_t C);
+
+/* One row per bin: y holds G x ceil(Rg / bin_rows) x C values. */
+cls_status cls_lc_reduce(cls_context *ctx, const cls_clean *c, cls_dtype t, const void *x, void *y, uint64_t G,
+                         uint64_t Rg, size_t C);
+
+/* savgol.c: the weights g[0..p] of the window's sums S_j = sum x u^j, u =
+ * (t - c) / s, c = (w - 1) / 2, s = max(c, 1), that give the least-squares
+ * polynomial's derivative `deriv` at the centre of a full window, scaled by
+ * g[p + 1] = 1 / (s delta)^deriv (included in g[0..p]). 0 if singular. */
+int cls_savgol_weights(unsigned w, unsigned p, unsigned deriv, double delta, double *g);
+/* The position scale s of a window of w rows. */
+double cls_savgol_scale(unsigned w);
+
+#endif
