@@ -49,7 +49,7 @@
 #define CLS_XF_MOMENTS 64u /* the moments of the values kept are read: sum them in row order */
 #define CLS_XF_NT     128u /* a large output: stream full lines past the cache */
 #define CLS_XF_FILL_SHIFT 8 /* bits 8..10: 0 none, 1 mean, 2 median, 3 most frequent, 4 constant */
-/* bits 12..13, for clip_fast.c's CLSCALE_CLIP_STAGE (benches only): 1 load
+/* bits 12..13, for clip_fast.c's switch clip_stage (benches only): 1 load
  * and store only, 2 also the sort, 3 also the sums and the moments (no
  * iteration), 0 everything */
 #define CLS_XF_STAGE_SHIFT 12
@@ -224,7 +224,7 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, __global uchar 
     AV K0 = 0, S1 = 0, S2 = 0;
     /* the last iteration's bounds of each lane (the final mask's, as astropy's) */
     AV FL = (AV)-INFINITY, FH = (AV)INFINITY;
-    /* the profile's stages (CLSCALE_CLIP_STAGE): 1 and 2 neither sum nor
+    /* the profile's stages (the switch clip_stage): 1 and 2 neither sum nor
      * clip, 3 sums but does not clip */
     int pre = stage == 0 || stage == 3;
     if (pre) X_SUMS((IV)-1);

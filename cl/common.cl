@@ -9,8 +9,10 @@
  * -DCLS_PREFETCH=<0|1>: a program holds the one kernel, so that a device
  * loads (and, with a cold cache, compiles) only what its calls use.
  *
- * The numbers below mirror src/internal.h (enum cls_kernel_id, CLS_KF_*,
- * CLS_KS_*). */
+ * The numbers below mirror src/internal.h (enum cls_kernel_id, CLS_KF_*).
+ * The scalers' codes CLS_KS_MINMAX, ... and CLS_KS_IDENT (no scaler: the
+ * identity map of imputation alone) come from the scaler table
+ * (src/scalers/table.c) as -D options of every build. */
 
 /* clang (PoCL, rusticl, Oclgrind) warns that 8-wide double vectors passed
  * to helper functions change the ABI without AVX-512; PoCL compiles with
@@ -66,13 +68,6 @@
 #define CLS_KF_CLIP         4u
 #define CLS_KF_WRITE_PARAMS 8u
 #define CLS_KF_NT           16u
-
-#define CLS_KS_MINMAX  1u
-#define CLS_KS_ZSCORE  2u
-#define CLS_KS_DECIMAL 3u
-#define CLS_KS_ROBUST  4u
-#define CLS_KS_MAXABS  5u
-#define CLS_KS_IDENT   6u
 
 /* Filters of the counting kernels (quantile.cl, clean.cl). */
 #define CLS_QF_SENTINEL 1u  /* a value equal to `sent` is missing */

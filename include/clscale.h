@@ -105,10 +105,8 @@ typedef struct cls_context cls_context;
 
 /* cls_config.flags */
 #define CLS_PROFILE        (1u << 0) /* time every slice's commands with OpenCL events */
-#define CLS_FORCE_STAGING  (1u << 1) /* use the discrete (pinned staging) path on every device;
-                                        also set by the environment CLSCALE_FORCE_STAGING=1;
-                                        CLSCALE_FORCE_STAGING=SELECTOR (as cls_config.devices,
-                                        "basic", "gpu", "0,2") forces it on those devices only */
+#define CLS_FORCE_STAGING  (1u << 1) /* use the discrete (pinned staging) path on every device
+                                        (for tests and measurements) */
 
 /* Called after each slice completes, from a library thread, never two at once.
  * `done` <= `total` are bytes of the call's work. */
@@ -203,9 +201,10 @@ typedef struct cls_device_info {
  * built and checked like the others (the zero-copy check runs a 256-byte
  * kernel on the device's first queue, the caller's when given, and waits
  * for that queue with clFinish); one that fails is dropped the same way.
- * Before the process's first platform query it sets POCL_AFFINITY=1 (PoCL's
- * CPU workers pinned one per core), once, unless POCL_AFFINITY is set or
- * the process may not run on every online core; see the README.
+ * It reads CLSCALE_DEVICES and CLSCALE_CACHE_DIR (above) and never changes
+ * the process's environment: PoCL's CPU workers run pinned one per core only
+ * when the caller sets POCL_AFFINITY=1 before the first OpenCL call (the
+ * clscale tool does; docs/DEVICES.md says when it helps).
  * @return CLS_OK, or CLS_E_NO_DEVICE, CLS_E_BUILD, CLS_E_NOMEM, CLS_E_DEVICE,
  *         CLS_E_ARG. In both cases *out is set to a context (destroy it);
  *         after a failure it only answers cls_last_error(). *out is NULL only
@@ -1073,8 +1072,9 @@ typedef struct cls_file_array {
 
 /* Tuning; NULL or zeros give the defaults, which measured best here. */
 typedef struct cls_stream_opts {
-    size_t   buffer_bytes;  /* bytes per buffer; 0: $CLSCALE_STREAM_BUFFER or 64 MiB
-                               (raised to one row when a row is larger) */
+    size_t   buffer_bytes;  /* bytes per buffer; 0: $CLSCALE_STREAM_BUFFER (bytes, or with
+                               a k or M suffix; 4096 at least) or 64 MiB (raised to one
+                               row when a row is larger) */
     unsigned buffers;       /* buffers in the pool; 0: 4 (at least 2) */
     unsigned io_threads;    /* I/O requests in flight; 0: 4 */
     unsigned flags;         /* CLS_STREAM_* */

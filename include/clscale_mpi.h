@@ -159,8 +159,7 @@ CLS_API cls_status cls_mpi_stream_fit_transform(cls_context *ctx, MPI_Comm comm,
  * densely (one MPI_Allreduce of 2048 * nq * cols bytes; the first pass
  * 2048 * cols) or, when fewer bytes, as 16-byte (index, count) pairs of the
  * non-zero ones (one MPI_Allgatherv; after the first pass most buckets are
- * empty). CLSCALE_MPI_COUNTS=dense or sparse in rank 0's environment
- * forces either (for measurements). See cls_mpi_last_report().
+ * empty). See cls_mpi_last_report().
  * @return as cls_mpi_fit(): CLS_OK on every rank, or the lowest failing
  *         rank's status on every rank (out then undefined); CLS_E_ARG also
  *         when the ranks disagree or no rank holds data. */

@@ -11,6 +11,7 @@
 
 #include "clscale.h"
 #include "scalers/scaler.h"
+#include "testing.h"
 
 #define CLS_MAX_QUEUES 8
 #define CLS_DEFAULT_QUEUES 3
@@ -134,14 +135,8 @@ extern const char *const cls_kernel_names[CLS_K_COUNT];
 #define CLS_KF_WRITE_PARAMS 8u  /* reduce: also write the params */
 #define CLS_KF_NT       16u  /* non-temporal stores for large outputs */
 
-/* Scaler codes passed to kernels (cl/common.cl mirrors them; each scaler's
- * descriptor, src/scalers/, names its own). */
-#define CLS_KS_MINMAX   1
-#define CLS_KS_ZSCORE   2
-#define CLS_KS_DECIMAL  3
-#define CLS_KS_ROBUST   4   /* never fused: params from the host */
-#define CLS_KS_MAXABS   5
-#define CLS_KS_IDENT    6   /* no scaler: imputation alone through the fused kernels */
+/* Scaler codes passed to kernels: the table's (src/scalers/table.c,
+ * cls_scaler_kernel_code), defined in every build by their names. */
 
 /* Filters of the counting kernels (cl/common.cl mirrors them). */
 #define CLS_QF_SENTINEL 1u
@@ -163,6 +158,7 @@ cls_status cls_kernel_get(cls_context *ctx, struct cls_dev *dev, int k, cls_dtyp
 void cls_program_release(struct cls_dev *dev);
 /* The full OpenCL C source and the build options of one kernel's program. */
 const char *cls_program_source(size_t *len);
+#define CLS_OPTIONS_LEN 640 /* room for cls_program_options() */
 void cls_program_options(const struct cls_dev *dev, int kernel, cls_dtype t, unsigned copy, char *buf, size_t len);
 
 /* ---- cache.c: program binaries on disk ---- */
@@ -290,12 +286,6 @@ cls_status cls_build_slot_take(cls_context *ctx, cls_dev *dev);
 unsigned cls_build_copy(const cls_dev *dev, unsigned q);
 void cls_build_slot_give(cls_dev *dev);
 
-/* ---- affinity.c ---- */
-
-/* Sets POCL_AFFINITY=1 once, before the first platform query, unless the
- * caller set it or the process may not run on every core (see the file). */
-void cls_pocl_affinity_default(void);
-
 /* Applies a selector; `chosen[i]` = 1 for devices taken. */
 cls_status cls_devices_select(cls_context *ctx, const cls_found *all, size_t n,
                               const char *selector, unsigned char *chosen);
@@ -338,11 +328,9 @@ struct cls_context {
     cls_config      cfg;         /* strings below are owned copies */
     char           *selector;
     char           *cache_dir;
-    char           *force_staging; /* CLSCALE_FORCE_STAGING as a selector, or NULL */
+    char           *force_staging; /* tune.force_staging's copy, or NULL */
     unsigned        flags;
-    int             no_prior;    /* CLSCALE_PRIOR=0: no speed probes */
-    int             no_team;     /* CLSCALE_TEAM=0: every call runs on every device (team.c) */
-    int             impute_unfused; /* CLSCALE_IMPUTE_FUSED=0: imputation takes clean.c's passes */
+    cls_tuning      tune;        /* tests' and experiments' switches (testing.h) */
     int             clip_local;  /* tests only (test_clip_fast.c): 1 the one-pass clipping runs
                                     clip_local.cl's kernel on every device (Oclgrind's too),
                                     -1 clip.cl's; 0 by device type (clip_fast.c) */
@@ -351,10 +339,6 @@ struct cls_context {
     int             sort_parallel; /* tests only (set directly): 1 the sort regime's windows
                                       sorted by cl/sort.cl's wsort on every device, -1 on none,
                                       0 as regime.c decides */
-    int             qsort_column; /* CLSCALE_QSORT_SHAPE, and tests (test_quantiles.c): 1 short
-                                     columns' order statistics take qsort32g/64g and
-                                     qselect_small (a column per work-item) on every device, -1
-                                     qsort32/64/128 (lanes); 0 by device type (select.c) */
     cls_team        team[CLS_TEAM_KINDS];
     uint64_t        team_clock;
     cls_dev        *devs;

@@ -73,6 +73,18 @@ void test_assert_close(double a, double e, double tol, const char *what, const c
     }
 }
 
+#if CLS_TEST_INTERNAL
+cls_tuning test_tune;
+
+cls_context *test_context_tuned(const cls_tuning *t, const char *devices, unsigned flags, size_t slice_bytes)
+{
+    cls_tuning_default(t);
+    cls_context *ctx = test_context(devices, flags, slice_bytes);
+    cls_tuning_default(&test_tune);
+    return ctx;
+}
+#endif
+
 cls_context *test_context(const char *devices, unsigned flags, size_t slice_bytes)
 {
     cls_config cfg = {0};
@@ -145,11 +157,22 @@ static void make_vendors(const char *dir, const char *const *libs, size_t n)
 #define OCLGRIND_LIB "/usr/lib/oclgrind/liboclgrind-rt-icd.so"
 
 /* The environment of the suite, set before the first OpenCL call (the ICD
- * loader reads it once). An environment already pinned by the caller (a
- * sanitizer run) is kept. */
+ * loader reads it once), and the suite's switches. An environment already
+ * pinned by the caller (a sanitizer run) is kept. */
 static void setup_env(void)
 {
     const char *suite = test_suite();
+#if CLS_TEST_INTERNAL
+    /* the CPU kernels' column blocks under Oclgrind's bounds checks (the
+     * "all" suite runs Oclgrind with its own GPU-style defaults) */
+    if (!strcmp(suite, "oclgrind")) {
+        if (!test_tune.vec) test_tune.vec = 8;
+        if (!test_tune.kv) test_tune.kv = 4;
+    }
+    const char *lanes = getenv("CLS_TEST_LANES");
+    if (lanes && *lanes) test_tune.lanes = (unsigned)atoi(lanes);
+    cls_tuning_default(&test_tune);
+#endif
     const char *base = getenv("CLS_TEST_TMP");
     if (!base) base = "/tmp";
     char dir[4096];
@@ -167,10 +190,6 @@ static void setup_env(void)
     } else if (!strcmp(suite, "oclgrind")) {
         const char *libs[] = {OCLGRIND_LIB};
         make_vendors(dir, libs, 1);
-        /* the CPU kernels' column blocks under Oclgrind's bounds checks (the
-         * "all" suite runs Oclgrind with its own GPU-style defaults) */
-        setenv("CLSCALE_VEC", "8", 0);
-        setenv("CLSCALE_KV", "4", 0);
     } else if (!strcmp(suite, "all")) {
         /* Clover has no device here: it proves an empty platform is skipped. */
         const char *libs[] = {OCLGRIND_LIB, POCL_LIB, RUSTICL_LIB, CLOVER_LIB};

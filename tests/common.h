@@ -35,6 +35,18 @@ void test_assert_close(double a, double e, double tol, const char *what, const c
  * the test on error, printing cls_last_error(). */
 cls_context *test_context(const char *devices, unsigned flags, size_t slice_bytes);
 
+#if CLS_TEST_INTERNAL /* tests linked with the static library (not the MPI ones) */
+#include "testing.h"
+/* The suite's switches (src/testing.h), every context's default in the
+ * test process, set before the tests run: Oclgrind's kernel shapes, and
+ * $CLS_TEST_LANES (4 or 8, the short-column kernels' lanes). A test's main()
+ * may add its own before TEST_RUN. */
+extern cls_tuning test_tune;
+/* test_context() made with the switches `t` (start from a copy of
+ * test_tune); later contexts get test_tune again. */
+cls_context *test_context_tuned(const cls_tuning *t, const char *devices, unsigned flags, size_t slice_bytes);
+#endif
+
 /* A scratch folder under the build directory, made fresh. */
 void test_tmpdir(char *buf, size_t len, const char *name);
 

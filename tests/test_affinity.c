@@ -1,6 +1,8 @@
-/* POCL_AFFINITY: clscale pins PoCL's worker threads unless the caller chose,
- * and never where pinning would move them out of the process's CPU mask.
- * PoCL reads the variable once per process, so each case runs in a child. */
+/* POCL_AFFINITY: the library never sets it (nor anything else in its
+ * caller's environment); the tool (tools/cli/affinity.c, called first in
+ * main) pins PoCL's worker threads unless the user chose, and never where
+ * pinning would move them out of the process's CPU mask. PoCL reads the
+ * variable once per process, so each case runs in a child. */
 #include <dirent.h>
 #include <sched.h>
 #include <stdio.h>
@@ -9,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "affinity.h"
 #include "common.h"
 
 /* Threads of this process other than the caller that are bound to one CPU. */
@@ -68,9 +71,21 @@ static void in_child(int (*fn)(void))
     assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+static int child_library_alone(void)
+{
+    unsetenv("POCL_AFFINITY");
+    if (run_one_call() != 0) return 1;
+    if (getenv("POCL_AFFINITY")) {
+        fprintf(stderr, "the library set POCL_AFFINITY=%s\n", getenv("POCL_AFFINITY"));
+        return 1;
+    }
+    return 0;
+}
+
 static int child_default(void)
 {
     unsetenv("POCL_AFFINITY");
+    cli_pocl_affinity_default();
     if (run_one_call() != 0) return 1;
     const char *v = getenv("POCL_AFFINITY");
     if (!v || strcmp(v, "1") != 0) {
@@ -88,6 +103,7 @@ static int child_default(void)
 static int child_caller_chose(void)
 {
     setenv("POCL_AFFINITY", "0", 1);
+    cli_pocl_affinity_default();
     if (run_one_call() != 0) return 1;
     const char *v = getenv("POCL_AFFINITY");
     if (!v || strcmp(v, "0") != 0) return 1;
@@ -105,6 +121,7 @@ static int child_restricted(void)
     CPU_ZERO(&one);
     CPU_SET(sched_getcpu() >= 0 ? sched_getcpu() : 0, &one);
     if (sched_setaffinity(0, sizeof one, &one) != 0) return 1;
+    cli_pocl_affinity_default();
     if (run_one_call() != 0) return 1;
     if (getenv("POCL_AFFINITY")) {
         fprintf(stderr, "POCL_AFFINITY set although the process may run on one CPU only\n");
@@ -113,19 +130,25 @@ static int child_restricted(void)
     return 0;
 }
 
-static void pins_by_default(void **state)
+static void the_library_leaves_the_environment_alone(void **state)
+{
+    (void)state;
+    in_child(child_library_alone);
+}
+
+static void the_tool_pins_by_default(void **state)
 {
     (void)state;
     in_child(child_default);
 }
 
-static void keeps_the_callers_choice(void **state)
+static void the_tool_keeps_the_users_choice(void **state)
 {
     (void)state;
     in_child(child_caller_chose);
 }
 
-static void leaves_a_cpu_mask_alone(void **state)
+static void the_tool_leaves_a_cpu_mask_alone(void **state)
 {
     (void)state;
     if (sysconf(_SC_NPROCESSORS_ONLN) < 2) test_skip("one CPU online");
@@ -135,9 +158,10 @@ static void leaves_a_cpu_mask_alone(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(pins_by_default),
-        cmocka_unit_test(keeps_the_callers_choice),
-        cmocka_unit_test(leaves_a_cpu_mask_alone),
+        cmocka_unit_test(the_library_leaves_the_environment_alone),
+        cmocka_unit_test(the_tool_pins_by_default),
+        cmocka_unit_test(the_tool_keeps_the_users_choice),
+        cmocka_unit_test(the_tool_leaves_a_cpu_mask_alone),
     };
     return TEST_RUN("affinity", tests, NULL, NULL);
 }

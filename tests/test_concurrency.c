@@ -265,9 +265,10 @@ static void every_queue_runs_one_kernel_at_random_widths(void **state)
 }
 
 /* Build options of the devices of a context, [i] for device i. */
-static void options_of(cls_context *ctx, char opts[][320])
+static void options_of(cls_context *ctx, char opts[][CLS_OPTIONS_LEN])
 {
-    for (size_t i = 0; i < ctx->ndevs; i++) cls_program_options(&ctx->devs[i], CLS_K_COPY, CLS_F32, 0, opts[i], 320);
+    for (size_t i = 0; i < ctx->ndevs; i++)
+        cls_program_options(&ctx->devs[i], CLS_K_COPY, CLS_F32, 0, opts[i], CLS_OPTIONS_LEN);
 }
 
 /* Two live basic devices never share a build (PoCL's kernel cache is keyed
@@ -279,7 +280,7 @@ static void live_programs_of_basic_devices_differ(void **state)
 {
     (void)state;
     int basic = test_suite_is("basic");
-    char o[2][320], o_a[1][320], o_b[1][320], o_c[1][320];
+    char o[2][CLS_OPTIONS_LEN], o_a[1][CLS_OPTIONS_LEN], o_b[1][CLS_OPTIONS_LEN], o_c[1][CLS_OPTIONS_LEN];
     cls_context *ctx = test_context(NULL, 0, 0);
     options_of(ctx, o);
     if (basic) assert_string_not_equal(o[0], o[1]);

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "common.h"
+#include "internal.h"
+#include "util/pool.h"
 
 static cls_status try_select(const char *sel, cls_context **ctx)
 {
@@ -200,9 +202,9 @@ static void forced_staging_is_reported(void **state)
     cls_context_destroy(ctx);
 }
 
-/* CLSCALE_FORCE_STAGING=SELECTOR stages the devices it picks, and only
- * those; a selector that matches nothing fails the context and names the
- * variable. */
+/* The switch force_staging (testing.h), a selector, stages the devices it
+ * picks, and only those; a selector that matches nothing fails the context
+ * and names the switch. */
 static void forced_staging_by_selector(void **state)
 {
     (void)state;
@@ -210,19 +212,12 @@ static void forced_staging_by_selector(void **state)
     assert_int_equal(try_select(NULL, &ctx), CLS_OK);
     size_t n = cls_device_count(ctx);
     cls_context_destroy(ctx);
-    setenv("CLSCALE_FORCE_STAGING", "0", 1); /* by index: the first device only */
-    ctx = NULL;
-    assert_int_equal(try_select(NULL, &ctx), CLS_OK);
-    for (size_t i = 0; i < n; i++) {
-        cls_device_info d;
-        assert_int_equal(cls_device_get(ctx, i, &d), CLS_OK);
-        if (d.host_unified) assert_false(d.staging); /* "0" turns forcing off */
-    }
-    cls_context_destroy(ctx);
+    cls_tuning t = test_tune;
     for (size_t pick = 0; pick < n; pick++) {
         char sel[32];
         snprintf(sel, sizeof sel, " %zu ", pick);
-        setenv("CLSCALE_FORCE_STAGING", sel, 1);
+        t.force_staging = sel;
+        cls_tuning_default(&t);
         ctx = NULL;
         cls_status st = try_select(NULL, &ctx);
         if (st != CLS_OK) print_error("%s\n", cls_last_error(ctx));
@@ -235,18 +230,51 @@ static void forced_staging_by_selector(void **state)
         }
         cls_context_destroy(ctx);
     }
-    setenv("CLSCALE_FORCE_STAGING", "no-such-device", 1);
+    t.force_staging = "no-such-device";
+    cls_tuning_default(&t);
     ctx = NULL;
     assert_int_equal(try_select(NULL, &ctx), CLS_E_NO_DEVICE);
-    assert_non_null(strstr(cls_last_error(ctx), "CLSCALE_FORCE_STAGING"));
+    assert_non_null(strstr(cls_last_error(ctx), "force_staging"));
     cls_context_destroy(ctx);
-    unsetenv("CLSCALE_FORCE_STAGING");
+    cls_tuning_default(&test_tune);
+}
+
+/* The switches (testing.h) a context is created with set its devices'
+ * kernel shapes and its copy threads; the context keeps its own copy, which
+ * cls_context_tuning() returns, and later contexts take the suite's again. */
+static void switches_shape_the_devices_of_a_new_context(void **state)
+{
+    (void)state;
+    cls_tuning t = test_tune;
+    t.vec = 2;
+    t.kv = 3;
+    t.local = 32;
+    t.lanes = 8;
+    t.copy_threads = 3;
+    cls_context *ctx = test_context_tuned(&t, NULL, 0, 0);
+    assert_ptr_equal(cls_context_tuning(ctx), &ctx->tune);
+    assert_int_equal(ctx->tune.copy_threads, 3);
+    assert_int_equal(cls_pool_size(ctx->pool), 3);
+    for (size_t i = 0; i < ctx->ndevs; i++) {
+        assert_int_equal(ctx->devs[i].vec, 2);
+        assert_int_equal(ctx->devs[i].kv, 3);
+        assert_int_equal(ctx->devs[i].local, 32);
+        assert_int_equal(ctx->devs[i].xw64, 8);
+    }
+    cls_context *plain = test_context(NULL, 0, 0);
+    assert_int_equal(plain->tune.vec, test_tune.vec);
+    assert_int_equal(plain->tune.kv, test_tune.kv);
+    assert_int_equal(plain->tune.lanes, test_tune.lanes);
+    assert_int_equal(plain->tune.copy_threads, test_tune.copy_threads);
+    cls_context_destroy(plain);
+    cls_context_destroy(ctx);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_device_is_described),
+        cmocka_unit_test(switches_shape_the_devices_of_a_new_context),
         cmocka_unit_test(selector_all_and_empty_take_every_device),
         cmocka_unit_test(selector_index_takes_that_device_once),
         cmocka_unit_test(selector_substring_is_case_insensitive),

@@ -16,7 +16,7 @@
  * Suite pocl: two PoCL pthread devices (zero copy), the second one fails.
  * Suite all: Oclgrind fails (the staging path), PoCL and rusticl carry on;
  * each test has a fresh context, in which the simulator's rate is unknown
- * and, with CLSCALE_PRIOR=0, not estimated by a probe, so that it takes a
+ * and, with the switch no_prior (testing.h), not estimated by a probe, so that it takes a
  * slice before it is measured as slow (test_scheduler.c tests the probe). */
 #include <math.h>
 #include <stdio.h>
@@ -784,7 +784,7 @@ int main(void)
     if (layer) setenv("OPENCL_LAYERS", layer, 1);
     /* suite all: no speed probes, so that the simulator, unmeasured in a
      * fresh context, takes a slice (its probe would keep it out) */
-    if (test_suite_is("all")) setenv("CLSCALE_PRIOR", "0", 1);
+    if (test_suite_is("all")) test_tune.no_prior = 1;
 
     const struct CMUnitTest pocl_tests[] = {
         cmocka_unit_test_teardown(kernel_enqueue_failure_is_redone_on_the_other_device, disarm),

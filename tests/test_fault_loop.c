@@ -275,7 +275,7 @@ static void tool_lists_a_dropped_device_and_why(void **state)
 
 typedef struct call_case {
     const char *name;
-    int probes;     /* speed probes in the first call (CLSCALE_PRIOR); else none, for fewer calls */
+    int probes;     /* speed probes in the first call (the switch no_prior off); else none, for fewer calls */
     cls_dtype dtype;
     size_t batch, rows, cols;
     cls_pipeline p;
@@ -369,7 +369,9 @@ static int kinds_has(const call_kinds *k, const char *call)
 static void call_survives_a_failure_at_every_call(const call_case *c)
 {
     /* read at context creation, on this thread, while no call runs */
-    setenv("CLSCALE_PRIOR", c->probes ? "1" : "0", 1);
+    cls_tuning t = test_tune;
+    t.no_prior = !c->probes;
+    cls_tuning_default(&t);
     /* the healthy result and count */
     call_data d;
     data_make(c, &d);
@@ -522,7 +524,9 @@ static size_t partial_slices(const cls_array *y, const cls_array *x0, const cls_
 static void a_device_lost_halfway_through_a_kernel(void **state)
 {
     (void)state;
-    setenv("CLSCALE_PRIOR", "0", 1);
+    cls_tuning tune = test_tune;
+    tune.no_prior = 1; /* no speed probes: fewer calls */
+    cls_tuning_default(&tune);
     for (int in_place = 0; in_place < 2; in_place++) {
         call_case c = {in_place ? "half kernel, in place" : "half kernel, out of place", 0, CLS_F32, 1, 64, 512,
                        {.scaler = CLS_ZSCORE, .scope = CLS_SCOPE_MATRIX}, 0, in_place, 0};
@@ -599,7 +603,9 @@ static const double QS[] = {0.0, 0.25, 0.5, 0.9, 1.0};
 static void quantiles_survive_a_failure_at_every_call(void **state)
 {
     (void)state;
-    setenv("CLSCALE_PRIOR", "0", 1);
+    cls_tuning tune = test_tune;
+    tune.no_prior = 1; /* no speed probes: fewer calls */
+    cls_tuning_default(&tune);
     cls_array x = ref_make(CLS_F64, 2, 300, 7, 43, REF_MISSING | REF_NEGATIVE);
     size_t nout = x.batch * NQS * x.cols;
     double *good = malloc(nout * sizeof *good), *out = malloc(nout * sizeof *out);

@@ -5,7 +5,7 @@
  *   - a float64 reference in plain C written below (SimpleImputer, then the
  *     scaler fitted on the imputed column), and
  *   - the cleaning stage's own passes (clean.c), which a context made with
- *     CLSCALE_IMPUTE_FUSED=0 takes: outputs, fitted statistics, missing
+ *     the switch impute_unfused takes: outputs, fitted statistics, missing
  *     counts and fills.
  * The two paths sum in different orders (clean.c per row, float32 in
  * float64; the fused kernel in blocks of 16 rows merged by Chan's
@@ -180,13 +180,12 @@ static int light(void) { return oclgrind() || test_suite_is("rusticl"); }
  * the cases), and clean.c's path is compared on PoCL and Oclgrind only. */
 static int rusticl(void) { return test_suite_is("rusticl"); }
 
-/* The clean.c path: a context made with CLSCALE_IMPUTE_FUSED=0. */
+/* The clean.c path: a context with the switch impute_unfused. */
 static cls_context *unfused_context(size_t slice_bytes)
 {
-    setenv("CLSCALE_IMPUTE_FUSED", "0", 1);
-    cls_context *ctx = test_context(NULL, 0, slice_bytes);
-    unsetenv("CLSCALE_IMPUTE_FUSED");
-    return ctx;
+    cls_tuning t = test_tune;
+    t.impute_unfused = 1;
+    return test_context_tuned(&t, NULL, 0, slice_bytes);
 }
 
 /* Fit-transforms x with cleaning `o` and `scaler` on ctx (fused) and on

@@ -103,7 +103,7 @@ static void build_options_name_the_vector_width(void **state)
 {
     (void)state;
     cls_context *ctx = test_context("0", 0, 0);
-    char opts[320];
+    char opts[CLS_OPTIONS_LEN];
     cls_program_options(&ctx->devs[0], CLS_K_APPLY, CLS_F64, 0, opts, sizeof opts);
     assert_non_null(strstr(opts, "-DVEC="));
     assert_non_null(strstr(opts, "-DCLS_FP64="));
@@ -118,12 +118,39 @@ static void build_options_name_the_vector_width(void **state)
     cls_context_destroy(ctx);
 }
 
+/* The scalers' kernel codes come from the table alone: every build defines
+ * each descriptor's name with its code (distinct, from 1), and CLS_KS_IDENT
+ * (no scaler) after them; the kernel source defines none of them itself. */
+static void build_options_define_the_scalers_codes_from_the_table(void **state)
+{
+    (void)state;
+    cls_context *ctx = test_context("0", 0, 0);
+    char opts[CLS_OPTIONS_LEN], want[64];
+    cls_program_options(&ctx->devs[0], CLS_K_APPLY, CLS_F32, 0, opts, sizeof opts);
+    unsigned seen = 0, n = 0;
+    for (int s = CLS_NONE + 1; cls_scaler_get((cls_scaler)s); s++, n++) {
+        const cls_scaler_desc *d = cls_scaler_get((cls_scaler)s);
+        unsigned code = cls_scaler_kernel_code(d->id);
+        assert_true(code >= 1 && code < 32 && !(seen & (1u << code)));
+        seen |= 1u << code;
+        snprintf(want, sizeof want, "-D%s=%uu ", d->kernel, code);
+        if (!strstr(opts, want)) fail_msg("%s: no \"%s\" in \"%s\"", d->name, want, opts);
+    }
+    assert_true(n >= 5);
+    assert_int_equal(cls_scaler_kernel_code(CLS_NONE), n + 1);
+    snprintf(want, sizeof want, "-DCLS_KS_IDENT=%uu", n + 1);
+    assert_non_null(strstr(opts, want));
+    assert_null(strstr(cls_program_source(NULL), "#define CLS_KS_"));
+    cls_context_destroy(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(copy_kernel_runs_on_every_device),
         cmocka_unit_test(every_kernel_builds_when_first_needed),
         cmocka_unit_test(build_options_name_the_vector_width),
+        cmocka_unit_test(build_options_define_the_scalers_codes_from_the_table),
     };
     return TEST_RUN("kernels", tests, NULL, NULL);
 }

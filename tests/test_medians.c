@@ -53,12 +53,12 @@ static void medians_equal_sorting(void **state)
     /* Oclgrind: one shape (the simulator's builds are slow; test_quantiles
      * runs both there) */
     for (int shape = 0; shape < (test_suite_is("oclgrind") ? 1 : 2); shape++) {
-        ctx->qsort_column = shape ? 1 : -1;
+        ctx->tune.qsort_column = shape ? 1 : -1;
         check(ctx, 3, 36, 16, 21); /* matrix scope: 36 rows (even); batch: 108 */
         check(ctx, 2, 1, 9, 22);   /* one-row columns */
         check(ctx, 2, 29, 13, 23); /* 29 rows; batch 58 */
     }
-    ctx->qsort_column = 0;
+    ctx->tune.qsort_column = 0;
     check(ctx, 2, test_suite_is("oclgrind") ? 150 : 600, 8, 24);
     cls_context_destroy(ctx);
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "clscale_mpi.h"
+#include "mpi_internal.h" /* cls_mpi_counts_force */
 #include "mpi_main.h"
 
 static cls_context *ctx;
@@ -145,9 +146,9 @@ static void quantiles_batch_equal_one_process_f64(void **state)
     quantiles_case(CLS_F64, 1, 50, 7);  /* 50 rows: a sorting network on one process */
     /* the counts as a dense MPI_Allreduce rather than the pairs these small
      * columns take by default (rank 0's setting decides for all) */
-    setenv("CLSCALE_MPI_COUNTS", "dense", 1);
+    cls_mpi_counts_force(MPI_COUNTS_DENSE);
     quantiles_case(CLS_F64, 3, 67, 7);
-    unsetenv("CLSCALE_MPI_COUNTS");
+    cls_mpi_counts_force(MPI_COUNTS_AUTO);
 }
 
 static void quantiles_batch_equal_one_process_f32(void **state)
@@ -258,9 +259,9 @@ static void robust_batch_equals_one_process(void **state)
     robust_case(CLS_F64, 211, 7, 0, 0, 0);
     robust_case(CLS_F32, 211, 7, 10, 90, 1);
     robust_case(CLS_F64, 40, 7, 5, 95, 0);
-    setenv("CLSCALE_MPI_COUNTS", "dense", 1);
+    cls_mpi_counts_force(MPI_COUNTS_DENSE);
     robust_case(CLS_F32, 97, 7, 25, 75, 0);
-    unsetenv("CLSCALE_MPI_COUNTS");
+    cls_mpi_counts_force(MPI_COUNTS_AUTO);
 }
 
 /* Per matrix: each rank's whole matrices, the same bytes as one process. */

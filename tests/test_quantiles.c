@@ -58,13 +58,13 @@ static void short_columns_one_pass(void **state)
     (void)state;
     cls_context *ctx = test_context(NULL, 0, 0);
     for (int shape = 0; shape < 2; shape++) {
-        ctx->qsort_column = shape ? 1 : -1;
+        ctx->tune.qsort_column = shape ? 1 : -1;
         check(ctx, 3, 37, 16, 1);   /* matrix scope: 37 rows; batch: 111 */
         check(ctx, 2, 1, 9, 2);     /* one-row columns */
         check(ctx, 2, 29, 13, 3);   /* 29 rows; batch 58 */
         check(ctx, 1, 100, 11, 4);  /* 65 to 128 rows */
     }
-    ctx->qsort_column = 0;
+    ctx->tune.qsort_column = 0;
     cls_context_destroy(ctx);
 }
 
@@ -78,9 +78,9 @@ static void long_columns_radix_passes(void **state)
     cls_context *ctx = test_context(NULL, 0, 0);
     size_t rows = test_suite_is("oclgrind") ? 150 : 700;
     check(ctx, 2, rows, 8, 3);
-    setenv("CLSCALE_SELECT_GATHER", "0", 1);
+    ctx->tune.no_gather = 1;
     check(ctx, 2, rows, 8, 13);
-    unsetenv("CLSCALE_SELECT_GATHER");
+    ctx->tune.no_gather = 0;
     cls_context_destroy(ctx);
 }
 
@@ -90,9 +90,9 @@ static void many_units_of_rows(void **state)
     if (test_suite_is("oclgrind")) test_skip("280k values: too slow for the simulator; pocl and rusticl run it");
     cls_context *ctx = test_context(NULL, 0, 0);
     check(ctx, 1, 140000, 2, 4);  /* more rows than one unit holds */
-    setenv("CLSCALE_SELECT_GATHER", "0", 1);
+    ctx->tune.no_gather = 1;
     check(ctx, 1, 140000, 2, 5);
-    unsetenv("CLSCALE_SELECT_GATHER");
+    ctx->tune.no_gather = 0;
     cls_context_destroy(ctx);
 }
 

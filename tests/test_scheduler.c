@@ -83,32 +83,27 @@ static size_t call(cls_context *ctx, size_t i, const char *label)
 
 /* Small slices (two_devices_many) leave the second worker time to start before the
  * first has taken everything, even under the sanitizers. */
-static cls_context *two_devices_sliced(size_t slice_bytes)
+/* With the switches t (NULL: the suite's) and, always, the per-slice rules
+ * alone: no call runs on one device to compare (src/team.c; tests/test_team.c). */
+static cls_context *two_devices_sliced_with(size_t slice_bytes, const cls_tuning *t, unsigned flags)
 {
-    /* the per-slice rules alone: no call runs on one device to compare
-     * (src/team.c; tests/test_team.c) */
-    setenv("CLSCALE_TEAM", "0", 1);
-    cls_context *ctx = test_context(NULL, 0, slice_bytes);
-    unsetenv("CLSCALE_TEAM");
+    cls_tuning tt = t ? *t : test_tune;
+    tt.no_team = 1;
+    cls_context *ctx = test_context_tuned(&tt, NULL, flags, slice_bytes);
     assert_int_equal(cls_device_count(ctx), 2);
     return ctx;
 }
 
+static cls_context *two_devices_sliced(size_t slice_bytes) { return two_devices_sliced_with(slice_bytes, NULL, 0); }
 static cls_context *two_devices(void) { return two_devices_sliced(SLICE_BYTES); }
 static cls_context *two_devices_many(void) { return two_devices_sliced(MANY_SLICE_BYTES); }
 
-/* two_devices_sliced() created with `name`=`value` in the environment */
-static cls_context *two_devices_sliced_with(size_t slice_bytes, const char *name, const char *value)
+/* test_tune with no speed probes: an unmeasured device takes a slice */
+static cls_tuning no_prior(void)
 {
-    setenv(name, value, 1);
-    cls_context *ctx = two_devices_sliced(slice_bytes);
-    unsetenv(name);
-    return ctx;
-}
-
-static cls_context *two_devices_many_with(const char *name, const char *value)
-{
-    return two_devices_sliced_with(MANY_SLICE_BYTES, name, value);
+    cls_tuning t = test_tune;
+    t.no_prior = 1;
+    return t;
 }
 
 /* Device 1 slow: each of its kernel launches waits DELAY_US first. */
@@ -163,7 +158,7 @@ static void a_slow_first_probe_launch_does_not_spoil_the_prior(void **state)
     /* the same for the speed probe's copy kernel: its first launch is not
      * timed. Staging devices (as discrete GPUs): on a zero-copy device the
      * check that memory is shared launches the copy kernel first. */
-    cls_context *ctx = two_devices_many_with("CLSCALE_FORCE_STAGING", "1");
+    cls_context *ctx = two_devices_sliced_with(MANY_SLICE_BYTES, NULL, CLS_FORCE_STAGING);
     slow_device_1();
     assert_true(fault.add(FAULT_DELAY, "pthread", 0, "copy", 0, 1, 200000) >= 0);
     assert_int_equal(call(ctx, 1, "device 0's first probe launch slow, device 1 slow"), 0);
@@ -182,7 +177,7 @@ static void a_stalled_probe_round_does_not_spoil_the_prior(void **state)
      * more than in the other cases so that a second stall of a few ms on a
      * loaded machine (seen with a busy loop beside the test) still leaves
      * it over 8x slower. */
-    cls_context *ctx = two_devices_many_with("CLSCALE_FORCE_STAGING", "1");
+    cls_context *ctx = two_devices_sliced_with(MANY_SLICE_BYTES, NULL, CLS_FORCE_STAGING);
     assert_true(fault.add(FAULT_DELAY, "pthread", 1, NULL, 0, -1, 5 * DELAY_US) >= 0);
     int stall = fault.add(FAULT_DELAY, "pthread", 0, "copy", 1, 1, 25000);
     assert_true(stall >= 0);
@@ -252,13 +247,14 @@ static void a_device_left_out_takes_over_when_the_other_fails(void **state)
     cls_context_destroy(ctx);
 }
 
-static void no_probe_with_cls_prior_0(void **state)
+static void no_probe_with_the_no_prior_switch(void **state)
 {
     (void)state;
-    /* CLSCALE_PRIOR=0: an unmeasured device takes a slice whatever its speed */
-    cls_context *ctx = two_devices_many_with("CLSCALE_PRIOR", "0");
+    /* no speed probes: an unmeasured device takes a slice whatever its speed */
+    cls_tuning t = no_prior();
+    cls_context *ctx = two_devices_sliced_with(MANY_SLICE_BYTES, &t, 0);
     slow_device_1();
-    assert_true(call(ctx, 1, "CLSCALE_PRIOR=0, device 1 slow") > 0);
+    assert_true(call(ctx, 1, "no speed probes, device 1 slow") > 0);
     fault.clear();
     cls_context_destroy(ctx);
 }
@@ -269,7 +265,8 @@ static void a_device_that_finds_every_slice_taken_says_so(void **state)
     /* one slice for two devices, both unmeasured and unprobed (so both
      * would take it): one does, the other's worker finds none left, and
      * the report says that rather than nothing */
-    cls_context *ctx = two_devices_sliced_with((size_t)64 << 20, "CLSCALE_PRIOR", "0");
+    cls_tuning t = no_prior();
+    cls_context *ctx = two_devices_sliced_with((size_t)64 << 20, &t, 0);
     cls_array small = ref_make(CLS_F32, 1, 97, 5, 7300, REF_NEGATIVE);
     assert_non_null(small.data);
     cls_pipeline p = {.scaler = CLS_MINMAX};
@@ -302,7 +299,7 @@ int main(void)
         cmocka_unit_test_teardown(comparable_devices_both_take_part_in_the_first_call, clear_faults),
         cmocka_unit_test_teardown(a_prior_spoilt_by_a_busy_moment_is_taken_again, clear_faults),
         cmocka_unit_test_teardown(a_device_left_out_takes_over_when_the_other_fails, clear_faults),
-        cmocka_unit_test_teardown(no_probe_with_cls_prior_0, clear_faults),
+        cmocka_unit_test_teardown(no_probe_with_the_no_prior_switch, clear_faults),
         cmocka_unit_test_teardown(a_device_that_finds_every_slice_taken_says_so, clear_faults),
     };
     return TEST_RUN("scheduler", tests, setup, teardown);

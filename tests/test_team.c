@@ -403,7 +403,7 @@ static void one_device_or_cls_team_0_has_nothing_to_choose(void **state)
     release(f);
 
     f = make(2);
-    f->ctx.no_team = 1;
+    f->ctx.tune.no_team = 1;
     for (int c = 0; c < 5; c++) {
         cls_job *j = new_call(f, CLS_F64, 18);
         assert_null(j->team);

@@ -555,7 +555,23 @@ def _cpu_model():
     return platform.processor()
 
 
+def _pin_pocl():
+    """PoCL's CPU workers pinned one per core in this benchmark's process, as
+    the clscale tool does (docs/DEVICES.md): unless POCL_AFFINITY is set or the
+    process may not run on every online core. Before the first context: PoCL
+    reads it once. The library itself leaves the environment alone."""
+    if "POCL_AFFINITY" in os.environ:
+        return
+    try:
+        if len(os.sched_getaffinity(0)) != os.cpu_count():
+            return
+    except (AttributeError, OSError):
+        return
+    os.environ["POCL_AFFINITY"] = "1"
+
+
 def main(argv=None):
+    _pin_pocl()
     p = argparse.ArgumentParser(prog="python -m clscale.bench", description=__doc__.split("\n\n")[0])
     p.add_argument("--json", help="write the results here (default: stdout)")
     p.add_argument("--repeats", type=int, default=5)

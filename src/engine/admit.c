@@ -229,7 +229,7 @@ void cls_run_forget(cls_job *job)
 void cls_run_priors(cls_job *job)
 {
     cls_run_forget(job);
-    if (job->ctx->no_prior) return;
+    if (job->ctx->tune.no_prior) return;
     size_t alive = 0;
     for (size_t i = 0; i < job->nruns; i++) alive += cls_run_active(&job->runs[i]);
     if (alive < 2) return;

@@ -668,10 +668,11 @@ cls_status cls_clean_data(cls_context *ctx, const cls_clean *c, cls_scope scope,
     copts o;
     if (st == CLS_OK) st = resolve(ctx, c, &o, 1);
     /* the light curves' checks too before any pass: bad options leave out as it was */
+    if (st != CLS_OK) return st;
     int lc = cls_lc_active(c);
     uint64_t G = scope == CLS_SCOPE_BATCH ? 1 : in->batch;
     uint64_t Rg = scope == CLS_SCOPE_BATCH ? (uint64_t)in->batch * in->rows : in->rows;
-    if (st == CLS_OK && lc) st = cls_lc_check(ctx, c, Rg, 0);
+    if (lc) st = cls_lc_check(ctx, c, Rg, 0);
     if (st == CLS_OK && lc && !out)
         st = cls_fail(ctx, CLS_E_ARG, "cls_clean_data: a trend or bins write the data: out may not be NULL");
     if (st != CLS_OK) return st;

@@ -209,9 +209,8 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
         /* a bench build only (meson -Dbench_stages=true, for
          * tools/bench/clip_astropy.py --stages): run the kernel's first
          * stages alone, 1 load and store, 2 also the sort, 3 also the sums
-         * (no iteration); results wrong */
-        const char *sg = getenv("CLSCALE_CLIP_STAGE");
-        if (sg && sg[0] >= '1' && sg[0] <= '3') fl |= (unsigned)(sg[0] - '0') << CLS_XF_STAGE_SHIFT;
+         * (no iteration); results wrong (testing.h's clip_stage) */
+        if (ctx->tune.clip_stage >= 1 && ctx->tune.clip_stage <= 3) fl |= ctx->tune.clip_stage << CLS_XF_STAGE_SHIFT;
 #endif
         cls_karg_mem(&a, m[0]);
         cls_karg_mem(&a, o->write ? m[1] : m[0]);

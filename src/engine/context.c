@@ -1,4 +1,6 @@
-/* The context: configuration, the selected devices with their OpenCL
+/* The context: configuration (with the tests' and experiments' switches of
+ * testing.h, never the environment beyond CLSCALE_DEVICES and
+ * CLSCALE_CACHE_DIR), the selected devices with their OpenCL
  * contexts (one per platform) and queues, and the first kernel build of
  * each (program.c builds the others when calls need them) with the
  * zero-copy check that needs it, done in parallel per distinct device
@@ -13,6 +15,20 @@
 
 #include "job.h"
 #include "util/pool.h"
+
+/* testing.h's switches for the contexts created next */
+static cls_tuning default_tune;
+static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void cls_tuning_default(const cls_tuning *t)
+{
+    pthread_mutex_lock(&default_lock);
+    if (t) default_tune = *t;
+    else memset(&default_tune, 0, sizeof default_tune);
+    pthread_mutex_unlock(&default_lock);
+}
+
+cls_tuning *cls_context_tuning(cls_context *ctx) { return ctx ? &ctx->tune : NULL; }
 
 static cls_status read_config(cls_context *ctx, const cls_config *cfg)
 {
@@ -40,25 +56,12 @@ static cls_status read_config(cls_context *ctx, const cls_config *cfg)
         return cls_fail(ctx, CLS_E_ARG, "cls_config.queues = %u: at most %d queues per device",
                         cfg->queues, CLS_MAX_QUEUES);
     ctx->flags = cfg->flags;
-    /* "1": every device; another value: a selector of the devices that
-     * stage (cls_context_create) */
-    const char *fs = getenv("CLSCALE_FORCE_STAGING");
-    if (fs && strcmp(fs, "1") == 0) ctx->flags |= CLS_FORCE_STAGING;
-    else if (fs && *fs && strcmp(fs, "0") != 0 && !(ctx->force_staging = strdup(fs)))
+    pthread_mutex_lock(&default_lock);
+    ctx->tune = default_tune;
+    pthread_mutex_unlock(&default_lock);
+    if (ctx->tune.force_staging && !(ctx->force_staging = strdup(ctx->tune.force_staging)))
         return cls_fail(ctx, CLS_E_NOMEM, "out of memory");
-    const char *pr = getenv("CLSCALE_PRIOR");
-    ctx->no_prior = pr && strcmp(pr, "0") == 0;
-    const char *tm = getenv("CLSCALE_TEAM");
-    ctx->no_team = tm && strcmp(tm, "0") == 0;
-    /* "0": imputation ahead of a scaler takes the cleaning stage's own
-     * passes (clean.c), for comparisons (tests, clscale-clean-bench) */
-    const char *imf = getenv("CLSCALE_IMPUTE_FUSED");
-    ctx->impute_unfused = imf && strcmp(imf, "0") == 0;
-    /* "lanes" or "column": the short columns' order statistics in that
-     * kernel shape on every device (select.c), for comparisons on a GPU
-     * (the bench); else by device type */
-    const char *qs = getenv("CLSCALE_QSORT_SHAPE");
-    ctx->qsort_column = qs && strcmp(qs, "column") == 0 ? 1 : qs && strcmp(qs, "lanes") == 0 ? -1 : 0;
+    ctx->tune.force_staging = ctx->force_staging;
     return CLS_OK;
 }
 
@@ -228,7 +231,7 @@ cls_status cls_context_create(const cls_config *cfg, cls_context **out)
         if (st == CLS_OK) st = build_all(ctx);
         if (st == CLS_OK) st = keep_alive(ctx);
         if (st == CLS_OK) st = cls_drop_report(ctx);
-        if (st == CLS_OK && !(ctx->pool = cls_pool_create(0)))
+        if (st == CLS_OK && !(ctx->pool = cls_pool_create(ctx->tune.copy_threads)))
             st = cls_fail(ctx, CLS_E_NOMEM, "cannot start the host copy threads");
         ctx->usable = st == CLS_OK;
         return st;
@@ -247,7 +250,7 @@ cls_status cls_context_create(const cls_config *cfg, cls_context **out)
         staged = calloc(n, 1);
         st = staged ? cls_devices_select(ctx, all, n, ctx->force_staging, staged)
                     : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
-        if (st != CLS_OK) cls_note(ctx, " (in CLSCALE_FORCE_STAGING)");
+        if (st != CLS_OK) cls_note(ctx, " (in the switch force_staging)");
     }
     for (size_t i = 0; i < n && st == CLS_OK; i++) {
         if (!chosen[i]) continue;
@@ -281,7 +284,7 @@ cls_status cls_context_create(const cls_config *cfg, cls_context **out)
     if (st == CLS_OK) st = keep_alive(ctx);
     if (st == CLS_OK) st = cls_drop_report(ctx);
     if (st == CLS_OK) {
-        ctx->pool = cls_pool_create(0);
+        ctx->pool = cls_pool_create(ctx->tune.copy_threads);
         if (!ctx->pool) st = cls_fail(ctx, CLS_E_NOMEM, "cannot start the host copy threads");
     }
     free(all);

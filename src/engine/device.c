@@ -65,9 +65,8 @@ static cls_status devices_find(cls_context *ctx, cls_found **out, size_t *n);
 /* One discovery at a time in a process: PoCL 3.1 initialises its devices on
  * the first query, and threads making their first contexts at once crashed
  * in clGetDeviceInfo (4 threads, PoCL the only driver: a SIGSEGV in 4 runs
- * of 6, CLS_E_NO_DEVICE in the others; tests/test_first_contexts.c); the
- * PoCL variables are also set (setenv) here. Discovery is short next to
- * building the programs. */
+ * of 6, CLS_E_NO_DEVICE in the others; tests/test_first_contexts.c).
+ * Discovery is short next to building the programs. */
 cls_status cls_devices_find(cls_context *ctx, cls_found **out, size_t *n)
 {
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -82,7 +81,6 @@ static cls_status devices_find(cls_context *ctx, cls_found **out, size_t *n)
     *out = NULL;
     *n = 0;
     cl_uint np = 0;
-    cls_pocl_affinity_default();
     cl_int e = clGetPlatformIDs(0, NULL, &np);
     if (e == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (e == CL_SUCCESS && np == 0))
         return cls_fail(ctx, CLS_E_NO_DEVICE, NO_PLATFORM_HELP);
@@ -367,14 +365,6 @@ static size_t add_str(char **block, size_t *used, const char *s)
     return *used - n;
 }
 
-static int env_uint(const char *name, unsigned *out)
-{
-    const char *v = getenv(name);
-    if (!v || !*v || !all_digits(v)) return 0;
-    *out = (unsigned)strtoul(v, NULL, 10);
-    return 1;
-}
-
 cls_status cls_device_describe(cls_context *ctx, cls_dev *dev, const cls_found *f, size_t global_index)
 {
     char name[256], vendor[256], version[256], driver[256];
@@ -464,11 +454,12 @@ cls_status cls_device_describe(cls_context *ctx, cls_dev *dev, const cls_found *
      * keep mapping outputs and uploading params. */
     dev->in_place = pocl && cpu_like;
     dev->loop_limit = strstr(f->platform_name, "rusticl") ? 16384 : 0;
-    unsigned v;
-    if (env_uint("CLSCALE_VEC", &v) && (v == 1 || v == 2 || v == 4 || v == 8 || v == 16)) dev->vec = v;
-    if (env_uint("CLSCALE_KV", &v) && v >= 1 && v <= 64) dev->kv = v;
-    if (env_uint("CLSCALE_LOCAL", &v) && v > 0) dev->local = v;
-    if (env_uint("CLSCALE_LANES", &v) && (v == 4 || v == 8)) dev->xw64 = v;
+    const cls_tuning *t = &ctx->tune; /* tests' and experiments' shapes (testing.h) */
+    unsigned v = t->vec;
+    if (v == 1 || v == 2 || v == 4 || v == 8 || v == 16) dev->vec = v;
+    if (t->kv >= 1 && t->kv <= 64) dev->kv = t->kv;
+    if (t->local > 0) dev->local = t->local;
+    if (t->lanes == 4 || t->lanes == 8) dev->xw64 = t->lanes;
     return CLS_OK;
 }
 

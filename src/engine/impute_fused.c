@@ -20,7 +20,7 @@
 int cls_impute_fusable(const cls_context *ctx, const cls_pipeline *p)
 {
     const cls_clean *c = p->clean;
-    if (!c || ctx->impute_unfused || p->inverse) return 0;
+    if (!c || ctx->tune.impute_unfused || p->inverse) return 0;
     /* the mask, the kept values' moments and values written as read come
      * from the cleaning passes */
     if (c->mask_out || c->mean_out || c->m2_out || c->mode == CLS_CLIP_KEEP) return 0;

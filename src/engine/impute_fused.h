@@ -7,8 +7,8 @@
 /* Whether the pipeline's cleaning stage (checked valid by the caller) and
  * scaler take the fused path: imputation by the mean or a constant, or a
  * sentinel alone, no clipping, a scaler of one-pass statistics (min-max,
- * z-score, decimal, max-abs) or none, not inverse, and CLSCALE_IMPUTE_FUSED
- * not 0. */
+ * z-score, decimal, max-abs) or none, not inverse, and not the switch
+ * impute_unfused (testing.h). */
 int cls_impute_fusable(const cls_context *ctx, const cls_pipeline *p);
 
 /* cls_fit_transform() of such a pipeline: the same results, statistics and

@@ -108,7 +108,7 @@ typedef struct cls_job {
     size_t       C;           /* columns of the view (= row stride) */
     uint64_t     Rg, G;       /* rows per group, groups */
 
-    unsigned     scaler;      /* CLS_KS_*, 0: none */
+    unsigned     scaler;      /* the kernels' scaler code (cls_scaler_kernel_code), 0: none */
     int          moments;     /* statistics need mean and m2 */
     int          no_stats;    /* FUSED: nobody wants the statistics; skip them */
     int          clip;
@@ -412,7 +412,7 @@ cls_status cls_resident_end(cls_job *job, cls_status st);
 /* ---- team.c ---- */
 /* Before planning a call with several devices: runs it on the lead device
  * alone, the others in reserve, when recent calls of its kind were faster
- * so (or to find out whether they are). CLSCALE_TEAM=0: never. */
+ * so (or to find out whether they are). The switch no_team: never. */
 void cls_team_choose(cls_job *job);
 /* After a call that succeeded: keeps its throughput for the way it ran. */
 void cls_team_record(cls_job *job, double wall);

@@ -14,12 +14,6 @@
 
 static size_t bytes_of(const cls_array *a) { return cls_array_bytes(a); }
 
-static unsigned scaler_code(cls_scaler s)
-{
-    const cls_scaler_desc *d = cls_scaler_get(s);
-    return d ? d->kernel : 0;
-}
-
 /* The fit computes mean and m2 (also for CLS_NONE: a describe). */
 static int needs_moments(cls_scaler s)
 {
@@ -275,13 +269,11 @@ static int one_pass(const cls_job *job, size_t sb)
  * must combine: a tall group of wide rows cut into row tiles leaves as many
  * partial entries per column as tiles, whose download and merge cost as
  * much as reading the data (docs/PERFORMANCE.md, "Statistics").
- * CLSCALE_FIT_TILES=1 (for
- * experiments) keeps the row tiles. */
+ * The switch fit_tiles (for experiments, testing.h) keeps the row tiles. */
 static int fit_by_groups(const cls_job *job, size_t sb)
 {
     if (!job->G || !job->Rg || !job->C) return 0; /* nothing to read: no slice at all */
-    const char *tiles = getenv("CLSCALE_FIT_TILES");
-    if (tiles && !strcmp(tiles, "1")) return 0;
+    if (job->ctx->tune.fit_tiles) return 0;
     return job->Rg * job->C * job->es <= sb || job->Rg * (uint64_t)4096 <= sb;
 }
 
@@ -403,7 +395,7 @@ cls_status cls_do_transform(cls_context *ctx, const cls_pipeline *p, const cls_s
             lo = s->info.lo;
             hi = s->info.hi;
         }
-        job.scaler = scaler_code(p->scaler);
+        job.scaler = cls_scaler_get(p->scaler) ? cls_scaler_kernel_code(p->scaler) : 0;
         job.clip = p->clip && !p->inverse;
         job.lo = lo;
         job.hi = hi;
@@ -480,7 +472,7 @@ cls_status cls_do_fit_transform_imp(cls_context *ctx, const cls_pipeline *p, con
 }
 
 /* `imp` (impute_fused.c) comes only with a scaler that fuses, or none
- * (imputation alone: the identity map, CLS_KS_IDENT). */
+ * (imputation alone: the identity map, the kernels' CLS_KS_IDENT). */
 static cls_status fit_transform_with(cls_context *ctx, const cls_pipeline *p, const cls_imp_opts *imp,
                                      const cls_array *in, cls_array *out, cls_resident *res, cls_stats **fitted)
 {
@@ -520,7 +512,7 @@ static cls_status fit_transform_with(cls_context *ctx, const cls_pipeline *p, co
         job.G = 1;
     }
     /* imputation alone: the identity map after the fill */
-    job.scaler = p->scaler == CLS_NONE ? CLS_KS_IDENT : scaler_code(p->scaler);
+    job.scaler = cls_scaler_kernel_code(p->scaler); /* CLS_NONE: the identity's */
     job.moments = p->scaler != CLS_NONE && needs_moments(p->scaler);
     job.clip = p->clip;
     range_of(p, &job.lo, &job.hi);

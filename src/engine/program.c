@@ -121,6 +121,8 @@ void cls_program_options(const cls_dev *dev, int kernel, cls_dtype t, unsigned c
                      "-DCLS_NT=%d -DCLS_PREFETCH=%d -DCLS_XW64=%u -DCLS_SORT_MERGE_MAX=%d -DCLS_SORT_WIDE_MIN=%d",
                      cls_kernel_base(kernel), t == CLS_F64 ? 8 : 4, dev->vec, dev->kv, dev->info.fp64 ? 1 : 0,
                      dev->nt, dev->nt, dev->xw64, CLS_SORT_MERGE_MAX, CLS_SORT_WIDE_MIN);
+    /* the scalers' codes, by name (src/scalers/table.c) */
+    if (n > 0 && (size_t)n < len) n += snprintf(buf + n, len - (size_t)n, "%s", cls_scaler_kernel_defines());
     if (cls_kernel_imputes(kernel) && n > 0 && (size_t)n < len)
         n += snprintf(buf + n, len - (size_t)n, " -DCLS_IMPUTE=%d", cls_kernel_imputes(kernel));
     /* Oclgrind 21.10 runs clip.cl's optimised code wrongly (a column with
@@ -191,7 +193,7 @@ static cls_status build(cls_context *ctx, cls_dev *dev, unsigned c, int k, cls_d
     size_t len;
     const char *src = cls_program_source(&len);
     if (!src) return cls_fail(ctx, CLS_E_NOMEM, "out of memory assembling the kernel source");
-    char opts[320], label[512], name[64];
+    char opts[CLS_OPTIONS_LEN], label[512], name[64];
     cls_program_options(dev, k, t, c, opts, sizeof opts);
     snprintf(name, sizeof name, "%s_%s", cls_kernel_names[k], t == CLS_F64 ? "f64" : "f32");
     cls_dev_label(dev, label, sizeof label);

@@ -128,7 +128,7 @@ static void qsort_args(cls_kargs *a, const sel *s, const cl_mem *m, uint64_t e0)
  * (qsort32/64/128: CPU drivers, simulators), or as a test forces. */
 static int column_kernel(const cls_context *ctx, const cls_dev *d)
 {
-    if (ctx->qsort_column) return ctx->qsort_column > 0;
+    if (ctx->tune.qsort_column) return ctx->tune.qsort_column > 0;
     return cls_pass_gpu(d);
 }
 
@@ -415,7 +415,7 @@ static cls_status gather_chunk(void *cu, uint64_t g, uint64_t rows, const char *
 /* After a pass that settled the wave's buckets: when they hold at most
  * `max` values together, one sweep over the data copies them out and a
  * selection on the host finishes every wanted key (*done = 1); else
- * nothing changes. CLSCALE_SELECT_GATHER=0 turns it off (the tests of the
+ * nothing changes. The switch no_gather (testing.h) turns it off (the tests of the
  * later counting passes). */
 static cls_status try_gather(sel *s, cls_context *ctx, uint64_t max, int *done)
 {
@@ -486,8 +486,7 @@ static cls_status radix(sel *s, cls_context *ctx, cls_rank_fn rank, void *user)
     s->hist = malloc(wave * s->W * nk * 256 * sizeof *s->hist);
     cls_status st = s->prefix && s->resid && s->bcnt && s->hist ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
     /* the host's end: not across processes (each holds only its own values) */
-    const char *ge = getenv("CLSCALE_SELECT_GATHER");
-    int gather = !s->comb && !(ge && !strcmp(ge, "0"));
+    int gather = !s->comb && !ctx->tune.no_gather;
     uint64_t gather_max = budget / 8;
     /* a failure before the first pass still reaches the other processes */
     if (st != CLS_OK && s->comb) s->comb->fn(s->comb->user, st, NULL, 0);

@@ -209,7 +209,7 @@ void cls_team_choose(cls_job *job)
     job->team = NULL;
     job->solo = -1;
     job->trial = 0;
-    if (ctx->no_team) return;
+    if (ctx->tune.no_team) return;
     size_t alive = 0;
     for (size_t i = 0; i < job->nruns; i++) alive += usable(job, i);
     if (alive < 2) return;

@@ -56,6 +56,14 @@ cls_status mpi_combine(MPI_Comm comm, cls_column_stats *table, const cls_stats_i
 
 /* ---- mpi_quantiles.c: exact quantiles across ranks ---- */
 
+/* How each counting pass's counts travel between ranks: by size (the
+ * default: dense, or the non-zero ones as pairs when fewer bytes), or one
+ * way forced, for tests and measurements (tests/test_mpi_quantiles.c links
+ * the static library to reach it). Rank 0's setting decides for every rank.
+ * Not thread-safe against calls running at the same time. */
+enum { MPI_COUNTS_AUTO, MPI_COUNTS_DENSE, MPI_COUNTS_SPARSE };
+void cls_mpi_counts_force(int mode);
+
 /* The state of the hook that sums the counting passes' histograms. */
 typedef struct mpi_combine_state {
     MPI_Comm     comm;

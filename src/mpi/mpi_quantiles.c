@@ -12,17 +12,10 @@
 
 #include "mpi_internal.h"
 
-/* How the counts travel: CLSCALE_MPI_COUNTS=dense|sparse|auto (default),
- * rank 0's setting deciding for all. */
-enum { COUNTS_AUTO, COUNTS_DENSE, COUNTS_SPARSE };
+/* How the counts travel (mpi_internal.h), rank 0's setting deciding for all. */
+static int counts_mode = MPI_COUNTS_AUTO;
 
-static int counts_mode(void)
-{
-    const char *e = getenv("CLSCALE_MPI_COUNTS");
-    if (e && !strcmp(e, "dense")) return COUNTS_DENSE;
-    if (e && !strcmp(e, "sparse")) return COUNTS_SPARSE;
-    return COUNTS_AUTO;
-}
+void cls_mpi_counts_force(int mode) { counts_mode = mode; }
 
 /* The counts summed densely: MPI_Allreduce in pieces of at most INT_MAX. */
 static int sum_dense(MPI_Comm comm, uint64_t *counts, size_t n)
@@ -100,16 +93,16 @@ static cls_status sum_counts(void *user, cls_status local, uint64_t *counts, siz
         /* one rank: its counts are the sum */
     } else if (st == CLS_OK && n) {
         int e = MPI_Comm_size(c->comm, &size);
-        uint64_t mine[2] = {0, (uint64_t)counts_mode()}, *info = malloc((size_t)size * 2 * sizeof *info);
+        uint64_t mine[2] = {0, (uint64_t)counts_mode}, *info = malloc((size_t)size * 2 * sizeof *info);
         for (size_t i = 0; i < n; i++) mine[0] += counts[i] != 0;
         if (!info) e = MPI_ERR_NO_MEM;
         if (e == MPI_SUCCESS) e = MPI_Allgather(mine, 2, MPI_UINT64_T, info, 2, MPI_UINT64_T, c->comm);
         uint64_t total = 0, sent = (uint64_t)n * sizeof *counts;
         for (int r = 0; e == MPI_SUCCESS && r < size; r++) total += info[2 * r];
-        int mode = e == MPI_SUCCESS ? (int)info[1] : COUNTS_DENSE;  /* rank 0's */
+        int mode = e == MPI_SUCCESS ? (int)info[1] : MPI_COUNTS_DENSE;  /* rank 0's */
         /* pairs take 16 bytes; every rank receives all of them */
         int sparse = e == MPI_SUCCESS && 2 * total <= INT_MAX &&
-                     (mode == COUNTS_SPARSE || (mode == COUNTS_AUTO && total * 16 < (uint64_t)n * 8));
+                     (mode == MPI_COUNTS_SPARSE || (mode == MPI_COUNTS_AUTO && total * 16 < (uint64_t)n * 8));
         for (int r = 0; sparse && e == MPI_SUCCESS && r < size; r++) info[r] = info[2 * r];
         if (e == MPI_SUCCESS)
             e = sparse ? sum_sparse(c->comm, counts, n, info, size, &sent) : sum_dense(c->comm, counts, n);

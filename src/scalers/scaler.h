@@ -1,9 +1,11 @@
 /* The scalers' one seam. Each scaler is one descriptor in a file of its own
  * (minmax.c, zscore.c, decimal.c, robust.c, maxabs.c) and one entry of the
  * table in table.c: its names, the statistics it needs, how its params come
- * from them (forward and inverse), its code in the stats file and in the
- * kernels. The pipeline, the params, the stats file and the tool ask the
- * table; none of them switches on a scaler any more.
+ * from them (forward and inverse), its code in the stats file and its name
+ * in the kernels. The pipeline, the params, the stats file and the tool ask
+ * the table; none of them switches on a scaler any more. A new scaler: its
+ * descriptor file, its line in table.c, its value in clscale.h's enum and,
+ * when fused, its branch of MAKE_PARAMS in cl/scale.cl.
  * Pure C, no OpenCL: callable from stats/ and engine/ alike. */
 #ifndef CLS_SCALER_H
 #define CLS_SCALER_H
@@ -36,7 +38,10 @@ typedef struct cls_scaler_desc {
     const char *python;     /* the Python estimator */
     uint32_t    file_code;  /* in the stats file (docs/FORMAT.md) */
     unsigned    needs;      /* CLS_NEED_* */
-    unsigned    kernel;     /* CLS_KS_* code the kernels take */
+    const char *kernel;     /* the name of its code in the kernels ("CLS_KS_MINMAX"): a
+                               define of every kernel build, whose value the table
+                               gives (cls_scaler_kernel_code); cl/scale.cl's
+                               MAKE_PARAMS branches on it when fused */
     int         fused;      /* the fused kernel makes its params on the device
                                (cl/scale.cl MAKE_PARAMS); else params come from
                                the host after a fit of their own */
@@ -46,8 +51,19 @@ typedef struct cls_scaler_desc {
 
 /* The descriptor of `s`, or NULL for CLS_NONE and values outside the enum. */
 const cls_scaler_desc *cls_scaler_get(cls_scaler s);
+/* CLS_NONE or a scaler of the table (a value a pipeline or a stats file
+ * may hold). */
+int cls_scaler_known(cls_scaler s);
 /* By stats-file code, or NULL. */
 const cls_scaler_desc *cls_scaler_by_code(uint32_t code);
+
+/* The code the kernels take for `s` (its position in the table, from 1), or
+ * CLS_KS_IDENT's (after the table's) for CLS_NONE: the identity map of
+ * imputation alone; 0 for values outside the enum. */
+unsigned cls_scaler_kernel_code(cls_scaler s);
+/* The build options that define every code by its name,
+ * " -DCLS_KS_MINMAX=1 ... -DCLS_KS_IDENT=6" (program.c). */
+const char *cls_scaler_kernel_defines(void);
 
 /* cls_params_with(): the descriptor's params, or the identity for CLS_NONE,
  * an unknown scaler or an empty column (count 0).

@@ -1,6 +1,8 @@
 /* The table of scalers: adding a scaler is adding its file and a line here
- * (and its value to cls_scaler in include/clscale.h). Also the options a
- * pipeline or a stats file gives the descriptors, and the public name
+ * (and its value to cls_scaler in include/clscale.h, and its branch of
+ * cl/scale.cl's MAKE_PARAMS when fused). Also the kernels' scaler codes
+ * (the table's order, given to every kernel build as defines), the options
+ * a pipeline or a stats file gives the descriptors, and the public name
  * lookups the tool and the Python package use. */
 #include <pthread.h>
 #include <stdio.h>
@@ -27,11 +29,38 @@ const cls_scaler_desc *cls_scaler_get(cls_scaler s)
     return NULL;
 }
 
+int cls_scaler_known(cls_scaler s) { return s == CLS_NONE || cls_scaler_get(s) != NULL; }
+
 const cls_scaler_desc *cls_scaler_by_code(uint32_t code)
 {
     for (size_t i = 0; i < NTABLE; i++)
         if (table[i]->file_code == code) return table[i];
     return NULL;
+}
+
+unsigned cls_scaler_kernel_code(cls_scaler s)
+{
+    if (s == CLS_NONE) return (unsigned)NTABLE + 1;
+    for (size_t i = 0; i < NTABLE; i++)
+        if (table[i]->id == s) return (unsigned)i + 1;
+    return 0;
+}
+
+static char defines[512];
+static pthread_once_t defines_once = PTHREAD_ONCE_INIT;
+
+static void make_defines(void)
+{
+    size_t used = 0;
+    for (size_t i = 0; i <= NTABLE && used < sizeof defines; i++)
+        used += (size_t)snprintf(defines + used, sizeof defines - used, " -D%s=%zuu",
+                                 i < NTABLE ? table[i]->kernel : "CLS_KS_IDENT", i + 1);
+}
+
+const char *cls_scaler_kernel_defines(void)
+{
+    pthread_once(&defines_once, make_defines);
+    return defines;
 }
 
 cls_params cls_params_with(const cls_column_stats *s, cls_scaler scaler, const cls_scaler_opts *o, int inverse,

@@ -115,7 +115,7 @@ cls_status cls_stats_create_empty(const cls_stats_info *info, cls_stats **out)
 {
     if (!out) return CLS_E_ARG;
     *out = NULL;
-    if (!info || info->cols == 0 || (unsigned)info->scaler > CLS_MAXABS ||
+    if (!info || info->cols == 0 || !cls_scaler_known(info->scaler) ||
         (unsigned)info->scope > CLS_SCOPE_BATCH || (unsigned)info->dtype > CLS_F64)
         return CLS_E_ARG;
     if (info->groups > SIZE_MAX / info->cols || info->groups * info->cols > SIZE_MAX / sizeof(cls_column_stats))

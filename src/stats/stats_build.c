@@ -26,16 +26,18 @@ cls_status cls_stats_create(const cls_stats_info *info, const cls_column_stats *
 {
     if (out) *out = NULL;
     if (!info || !cols || !out) return CLS_E_ARG;
-    if ((unsigned)info->scaler > CLS_MAXABS || (unsigned)info->scope > CLS_SCOPE_BATCH ||
+    if (!cls_scaler_known(info->scaler) || (unsigned)info->scope > CLS_SCOPE_BATCH ||
         (unsigned)info->dtype > CLS_F64)
         return CLS_E_ARG;
     if (info->groups == 0 || info->cols == 0) return CLS_E_ARG;
     if (info->scope == CLS_SCOPE_BATCH && info->groups != 1) return CLS_E_ARG;
     if (!isfinite(info->lo) || !isfinite(info->hi)) return CLS_E_ARG;
-    if (info->scaler == CLS_MINMAX && !(info->lo == 0 && info->hi == 0) && !(info->lo < info->hi))
-        return CLS_E_ARG;
-    if (info->scaler == CLS_ZSCORE && !info->has_moments) return CLS_E_ARG;
-    if (info->scaler == CLS_ROBUST && !info->has_quantiles) return CLS_E_ARG;
+    /* what the scaler's params are made from must be there */
+    const cls_scaler_desc *d = cls_scaler_get(info->scaler);
+    unsigned needs = d ? d->needs : 0;
+    if (d && d->ranged && !(info->lo == 0 && info->hi == 0) && !(info->lo < info->hi)) return CLS_E_ARG;
+    if ((needs & CLS_NEED_MOMENTS) && !info->has_moments) return CLS_E_ARG;
+    if ((needs & CLS_NEED_QUANTILES) && !info->has_quantiles) return CLS_E_ARG;
     if (info->groups > SIZE_MAX / info->cols) return CLS_E_ARG;
     size_t n = info->groups * info->cols;
     int moments = info->has_moments != 0;

@@ -28,10 +28,6 @@ cls_pool *cls_pool_create(unsigned nthreads)
     cls_pool *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     if (nthreads == 0) {
-        const char *env = getenv("CLSCALE_COPY_THREADS");
-        if (env && atoi(env) > 0) nthreads = (unsigned)atoi(env);
-    }
-    if (nthreads == 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         nthreads = n > 0 ? (unsigned)n : 1;
     }

@@ -9,7 +9,7 @@
 
 typedef struct cls_pool cls_pool;
 
-/* nthreads 0: $CLSCALE_COPY_THREADS, else the online CPUs. NULL: no memory. */
+/* nthreads 0: the online CPUs. NULL: no memory. */
 cls_pool *cls_pool_create(unsigned nthreads);
 void cls_pool_destroy(cls_pool *p);
 unsigned cls_pool_size(const cls_pool *p);

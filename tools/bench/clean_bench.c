@@ -5,7 +5,7 @@
  *   impute+scale  mean imputation fused with the z-score (one cls_fit_transform:
  *                 the engine's one pass, engine/impute_fused.c)
  *   clean.c path  the same call on the cleaning stage's own passes (a second
- *                 context made with CLSCALE_IMPUTE_FUSED=0)
+ *                 context with the switch impute_unfused, testing.h)
  *   impute, scale cls_clean_data, then a z-score fit-transform (two calls)
  *   minmax        min-max fit-transform alone
  *   impute+minmax mean imputation fused with min-max
@@ -24,7 +24,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "affinity.h"
 #include "clscale.h"
+#include "testing.h"
 
 static double now(void)
 {
@@ -41,6 +43,7 @@ static int cmp(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
+    cli_pocl_affinity_default();
     size_t B = argc > 3 ? strtoul(argv[1], NULL, 10) : 18, R = argc > 3 ? strtoul(argv[2], NULL, 10) : 60,
            C = argc > 3 ? strtoul(argv[3], NULL, 10) : 98450;
     int reps = argc > 4 ? atoi(argv[4]) : 5;
@@ -56,14 +59,13 @@ int main(int argc, char **argv)
         cls_context_destroy(ctx);
         return 1;
     }
-    setenv("CLSCALE_IMPUTE_FUSED", "0", 1);
     if (cls_context_create(NULL, &old) != CLS_OK) {
         fprintf(stderr, "clscale-clean-bench: %s\n", cls_last_error(old));
         cls_context_destroy(old);
         cls_context_destroy(ctx);
         return 1;
     }
-    unsetenv("CLSCALE_IMPUTE_FUSED");
+    cls_context_tuning(old)->impute_unfused = 1;
     double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *z = malloc(n * sizeof *z);
     double *qout = malloc(B * 3 * C * sizeof *qout);
     if (!x || !y || !z || !qout) return 1;

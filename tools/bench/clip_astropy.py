@@ -21,13 +21,9 @@ FILE for `clscale-clean-bench BATCH ROWS COLS REPEATS --raw FILE` (its
 "3-sigma clip" and "median and quartiles" rows time the same calls on the
 same values).
 
---stages: where the one-pass kernel's time goes instead (no astropy).
-CLSCALE_CLIP_STAGE (read by src/engine/clip_fast.c only in a build
-configured with `meson configure BUILD -Dbench_stages=true`, never one for
-use: its results are wrong) cuts the kernel short: 1 load the columns and write
-them (no sort, no clipping); 2 also sort them; 3 also the sums over the
-sorted values (everything but the iterations); then the whole clipping
-and min-max fit-transform alone, the floor the issue compares with.
+Where the one-pass kernel's time goes (its stages): `clscale-clip-kernels
+B R C N --stages` in a build configured with -Dbench_stages=true (the
+library's switch clip_stage, which Python does not reach).
 """
 import argparse
 import os
@@ -45,7 +41,6 @@ def main():
     ap.add_argument("--cols", type=int, default=20000)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--dtype", default="f64", choices=["f32", "f64"])
-    ap.add_argument("--stages", action="store_true", help="split the one-pass kernel's time (no astropy)")
     ap.add_argument("--raw", metavar="FILE",
                     help="astropy alone: write the data to FILE (numpy's tofile) for "
                          "clscale-clean-bench B R C N --raw FILE in another process, and time astropy")
@@ -65,15 +60,6 @@ def main():
     def lib():
         return clscale.SigmaClip(3, maxiters=None).fit_transform(x)
 
-    def with_env(name, value):
-        def f():
-            os.environ[name] = value
-            try:
-                return lib()
-            finally:
-                del os.environ[name]
-        return f
-
     def astro():
         return [sigma_clip(x[b], sigma=3, maxiters=None, axis=0) for b in range(a.batch)]
 
@@ -83,17 +69,6 @@ def main():
     if a.raw:
         rows = [("astropy sigma_clip(axis=0, maxiters=None) per matrix", astro),
                 ("numpy nanpercentile([25, 50, 75], axis=0) per matrix", pct)]
-    elif a.stages:
-        # a build without -Dbench_stages ignores the switch: every row would
-        # be the whole clipping
-        if np.array_equal(with_env("CLSCALE_CLIP_STAGE", "1")(), lib(), equal_nan=True):
-            print("clip_astropy.py --stages: this build ignores CLSCALE_CLIP_STAGE; "
-                  "meson configure BUILD -Dbench_stages=true (a bench build only)", file=sys.stderr)
-            return 2
-        rows = [("load + store only", with_env("CLSCALE_CLIP_STAGE", "1")),
-                ("load + sort + store", with_env("CLSCALE_CLIP_STAGE", "2")),
-                ("load + sort + sums + store", with_env("CLSCALE_CLIP_STAGE", "3")),
-                ("whole clipping", lib), ("min-max fit-transform", lambda: clscale.MinMaxScaler().fit_transform(x))]
     else:
         rows = [("clscale SigmaClip(3, maxiters=None)", lib)]
         rows.append(("astropy sigma_clip(axis=0, maxiters=None) per matrix", astro))
@@ -117,11 +92,6 @@ def main():
         print(f"clip bench, astropy and numpy alone (data in {a.raw}): {head}")
         for name, _ in rows:
             print(f"  {name:55s} {med[name]:8.4f} s")
-        return 0
-    if a.stages:
-        print(f"clip stages: {head}")
-        for name, _ in rows:
-            print(f"  {name:38s} {med[name]:8.3f} s   {med[name] / med['whole clipping']:6.2f} of the whole")
         return 0
     same = np.array_equal(np.isnan(y[0]), np.ma.getmaskarray(m[0]) | np.isnan(x[0]))
     print(f"clip bench: {head}")

@@ -9,14 +9,20 @@
  * call of each row (kernel builds included) is shown apart. Data as
  * clscale-clean-bench's: normal values with 5% NaN, per matrix. Devices:
  * CLSCALE_DEVICES as for any call (e.g. gpu, cpu).
- *   clscale-clip-kernels [BATCH ROWS COLS [REPEATS [f32]]]
- * Built, not installed: it sets the library's test hook (internal.h). */
+ * --stages (last): also where the kernel's time goes, rows of the clipping
+ * (each device's own kernel) cut short by the switch clip_stage (testing.h):
+ * 1 load the columns and write them, 2 also sort them, 3 also the sums (no
+ * iteration). Only in a build configured with -Dbench_stages=true (its
+ * results are wrong: never a build for use); other builds say so.
+ *   clscale-clip-kernels [BATCH ROWS COLS [REPEATS [f32]]] [--stages]
+ * Built, not installed: it sets the library's test hooks (internal.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "affinity.h"
 #include "internal.h"
 
 static double now(void)
@@ -34,12 +40,15 @@ static int cmp(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
+    cli_pocl_affinity_default();
+    int stages = argc > 1 && strcmp(argv[argc - 1], "--stages") == 0;
+    if (stages) argc--;
     size_t B = argc > 3 ? strtoul(argv[1], NULL, 10) : 18, R = argc > 3 ? strtoul(argv[2], NULL, 10) : 60,
            C = argc > 3 ? strtoul(argv[3], NULL, 10) : 98450;
     int reps = argc > 4 ? atoi(argv[4]) : 5;
     int f32 = argc > 5 && strcmp(argv[5], "f32") == 0;
     if (!B || !R || R > 64 || !C || reps < 1 || reps > 100) {
-        fprintf(stderr, "usage: clscale-clip-kernels [BATCH ROWS(<=64) COLS [REPEATS [f32]]]\n");
+        fprintf(stderr, "usage: clscale-clip-kernels [BATCH ROWS(<=64) COLS [REPEATS [f32]]] [--stages]\n");
         return 2;
     }
     size_t n = B * R * C, es = f32 ? 4 : 8;
@@ -65,19 +74,37 @@ int main(int argc, char **argv)
     cls_array in = {x, t, B, R, C}, out = {y, t, B, R, C}, out2 = {z, t, B, R, C};
     cls_clean clip = {.sigma = 3, .maxiters = -1};
     cls_pipeline mm = {.scaler = CLS_MINMAX};
-    enum { ROWS = 4 };
-    const char *names[ROWS] = {"min-max", "clip, clip.cl", "clip, clip_local.cl", "clip, auto"};
-    const int hook[ROWS] = {0, -1, 1, 0};
-    double tm[ROWS][100], first[ROWS];
+    enum { MAX_ROWS = 7 };
+    const char *names[MAX_ROWS] = {"min-max", "clip, clip.cl", "clip, clip_local.cl", "clip, auto",
+                                   "stage 1: load, store", "stage 2: + sort", "stage 3: + sums"};
+    const int hook[MAX_ROWS] = {0, -1, 1, 0, 0, 0, 0};
+    const unsigned stage[MAX_ROWS] = {0, 0, 0, 0, 1, 2, 3};
+    const int ROWS = stages ? 7 : 4;
+    if (stages) {
+        /* a build without -Dbench_stages ignores the switch: stage 1 would
+         * be the whole clipping */
+        ctx->tune.clip_stage = 1;
+        cls_status st = cls_clean_data(ctx, &clip, CLS_SCOPE_MATRIX, &in, &out);
+        ctx->tune.clip_stage = 0;
+        if (st == CLS_OK) st = cls_clean_data(ctx, &clip, CLS_SCOPE_MATRIX, &in, &out2);
+        if (st == CLS_OK && memcmp(y, z, n * es) == 0) {
+            fprintf(stderr, "clscale-clip-kernels --stages: this build ignores the stages; "
+                            "meson configure BUILD -Dbench_stages=true (a bench build only)\n");
+            return 2;
+        }
+    }
+    double tm[MAX_ROWS][100], first[MAX_ROWS];
     for (int r = -1; r < reps; r++) /* r = -1 warms up (kernel builds) */
         for (int k = 0; k < ROWS; k++) {
             int row = (k + (r > 0 ? r : 0)) % ROWS; /* rows take turns in different orders */
             ctx->clip_local = hook[row];
+            ctx->tune.clip_stage = stage[row];
             double t0 = now();
             cls_status st = row == 0 ? cls_fit_transform(ctx, &mm, &in, &out, NULL)
                                      : cls_clean_data(ctx, &clip, CLS_SCOPE_MATRIX, &in, row == 2 ? &out2 : &out);
             double t1 = now();
             ctx->clip_local = 0;
+            ctx->tune.clip_stage = 0;
             if (st != CLS_OK) {
                 fprintf(stderr, "clscale-clip-kernels: %s: %s\n", cls_status_str(st), cls_last_error(ctx));
                 return 1;

@@ -4,22 +4,24 @@
  * within each round (so that a change in the machine's load hits all four),
  * on one array; prints the median of R rounds after one warm-up round and
  * the ratios of cls_fit to both fit_transforms. Each round also times
- * cls_fit cut in row tiles (CLSCALE_FIT_TILES=1, set between calls: no
- * library thread reads the environment then), the fit before 2026-11-25.
+ * cls_fit cut in row tiles (the library's switch fit_tiles, testing.h, set
+ * between calls), the fit before 2026-11-25.
  *
  * usage: clscale-fit-bench [--shape BxRxC] [--f32] [--scope matrix|batch]
  *        [--zscore] [--repeat R]
  * default: 9 x 60 x 98450 float64 (425 MB, half of seed-A), min-max, batch.
  * Devices: $CLSCALE_DEVICES (e.g. POCL_DEVICES=basic for one PoCL thread).
- * The data: column c uniform in [-(c%7+1)*10, (c%11+2)*25), as seed-A. */
-#define _POSIX_C_SOURCE 200809L /* setenv */
+ * The data: column c uniform in [-(c%7+1)*10, (c%11+2)*25), as seed-A.
+ * Built, not installed: it sets the library's switches (testing.h). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "affinity.h"
 #include "clscale.h"
+#include "testing.h"
 
 static double now(void)
 {
@@ -59,6 +61,7 @@ enum { FIT, TRANSFORM, FT, FT_STATS, FIT_TILES, NT };
 
 int main(int argc, char **argv)
 {
+    cli_pocl_affinity_default();
     size_t B = 9, R = 60, C = 98450;
     int f32 = 0, repeat = 5;
     cls_pipeline p = {.scaler = CLS_MINMAX, .scope = CLS_SCOPE_BATCH};
@@ -113,10 +116,10 @@ int main(int argc, char **argv)
         double t4 = now();
         cls_stats_destroy(s);
         cls_stats_destroy(s2);
-        setenv("CLSCALE_FIT_TILES", "1", 1);
+        cls_context_tuning(ctx)->fit_tiles = 1;
         check(ctx, cls_fit(ctx, &p, &in, &s), "cls_fit (row tiles)");
         double t5 = now();
-        unsetenv("CLSCALE_FIT_TILES");
+        cls_context_tuning(ctx)->fit_tiles = 0;
         cls_stats_destroy(s);
         if (it < 0) continue;
         t[FIT][it] = t1 - t0;
@@ -134,7 +137,7 @@ int main(int argc, char **argv)
            p.scope == CLS_SCOPE_BATCH ? "batch" : "matrix", cls_device_count(ctx), di.name, repeat);
     printf("  cls_fit %.4f s  cls_transform %.4f s  cls_fit_transform %.4f s (with fitted %.4f s)\n", m[FIT],
            m[TRANSFORM], m[FT], m[FT_STATS]);
-    printf("  cls_fit in row tiles (CLSCALE_FIT_TILES=1) %.4f s\n", m[FIT_TILES]);
+    printf("  cls_fit in row tiles (switch fit_tiles) %.4f s\n", m[FIT_TILES]);
     printf("  cls_fit / cls_fit_transform: %.2f (with fitted: %.2f); row tiles / cls_fit_transform: %.2f\n",
            m[FIT] / m[FT], m[FIT] / m[FT_STATS], m[FIT_TILES] / m[FT]);
     for (int j = 0; j < NT; j++) free(t[j]);

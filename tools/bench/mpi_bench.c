@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "affinity.h"
 #include "clscale_mpi.h"
 
 static int rank, size;
@@ -59,6 +60,7 @@ static const char *tname[NT] = {"call", "fit", "check", "allreduce", "transform"
 
 int main(int argc, char **argv)
 {
+    cli_pocl_affinity_default();
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);

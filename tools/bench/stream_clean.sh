@@ -2,8 +2,7 @@
 # Groups larger than the stream buffer: robust scaling and sigma clipping
 # streamed through their passes over the file, against min-max streamed (one
 # pass of statistics, one of scaling), against the same calls on a mapping
-# of the file (CLSCALE_STREAM=0), and with every counting pass of the exact
-# selection on the devices (CLSCALE_SELECT_GATHER=0). Rows alternate within
+# of the file (CLSCALE_STREAM=0, the tool's own switch). Rows alternate within
 # each round; prints every run and, per row, the median and its ratio to
 # min-max streamed. The file stays in the page cache (a file larger than
 # memory needs a machine with the disk to spare and hours).
@@ -53,7 +52,6 @@ for r in $(seq "$rounds"); do
     echo "== round $r"
     row minmax-streamed CLSCALE_STREAM=1 -- normalize --method minmax
     row robust-streamed CLSCALE_STREAM=1 -- normalize --method robust
-    row robust-streamed-all-passes CLSCALE_STREAM=1 CLSCALE_SELECT_GATHER=0 -- normalize --method robust
     row robust-mapped CLSCALE_STREAM=0 -- normalize --method robust
     row clip-median-streamed CLSCALE_STREAM=1 -- clean --sigma-clip 3 --impute median
     row clip-median-mapped CLSCALE_STREAM=0 -- clean --sigma-clip 3 --impute median

@@ -58,4 +58,8 @@ const char *cli_seconds(char *buf, size_t len, double s);
 /* Writes s as a JSON string literal (quotes included). */
 void cli_json_string(FILE *f, const char *s);
 
+/* The scalers' names from the library's table, "minmax|zscore|...", for
+ * usage lines (static; the first call makes it). */
+const char *cli_methods(void);
+
 #endif

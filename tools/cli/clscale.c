@@ -4,9 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "affinity.h"
 #include "cli.h"
 
-static const char usage[] =
+/* usage_head, the scalers' names (cli_methods), usage_tail */
+static const char usage_head[] =
     "usage: clscale COMMAND [OPTIONS]\n"
     "\n"
     "Feature scaling and discounting of large float arrays on every OpenCL device\n"
@@ -17,7 +19,9 @@ static const char usage[] =
     "  describe  [--json] [--sigma K] [--scope matrix|batch] [--devices SEL] IN.npy\n"
     "            per column count, missing, min, max, mean, std, quartiles,\n"
     "            outliers; duplicate rows\n"
-    "  normalize --method minmax|zscore|decimal|robust|maxabs [--range LO,HI] [--clip]\n"
+    "  normalize --method ";
+static const char usage_tail[] =
+    " [--range LO,HI] [--clip]\n"
     "            [--quantile-range QMIN,QMAX] [--no-centering] [--no-scaling]\n"
     "            [--unit-variance] [cleaning options of clean]\n"
     "            [--scope matrix|batch] [--stats-out S] [--devices SEL] [--verbose]\n"
@@ -59,16 +63,19 @@ static int flush_stdout(int rc)
     return rc ? rc : EXIT_FAIL;
 }
 
+static void print_usage(FILE *f) { fprintf(f, "%s%s%s", usage_head, cli_methods(), usage_tail); }
+
 int main(int argc, char **argv)
 {
+    cli_pocl_affinity_default(); /* before the first OpenCL call */
     signal(SIGPIPE, SIG_IGN);
     if (argc < 2) {
-        fputs(usage, stderr);
+        print_usage(stderr);
         return EXIT_USAGE;
     }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
-        fputs(usage, stdout);
+        print_usage(stdout);
         return flush_stdout(EXIT_OK);
     }
     if (!strcmp(cmd, "--version")) {
@@ -85,6 +92,7 @@ int main(int argc, char **argv)
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(cmd, cmds[i].name)) return flush_stdout(cmds[i].fn(argc - 1, argv + 1));
-    fprintf(stderr, "clscale: unknown command \"%s\"\n\n%s", cmd, usage);
+    fprintf(stderr, "clscale: unknown command \"%s\"\n\n", cmd);
+    print_usage(stderr);
     return EXIT_USAGE;
 }

@@ -34,8 +34,10 @@
 
 enum { CMD_NORMALIZE = 1u, CMD_APPLY = 2u, CMD_DISCOUNT = 4u, CMD_CLEAN = 8u };
 
-static const char usage_normalize[] =
-    "usage: clscale normalize --method minmax|zscore|decimal|robust|maxabs [--range LO,HI] [--clip]\n"
+/* usage_normalize_head, the scalers' names (cli_methods), usage_normalize_tail */
+static const char usage_normalize_head[] = "usage: clscale normalize --method ";
+static const char usage_normalize_tail[] =
+    " [--range LO,HI] [--clip]\n"
     "                         [--quantile-range QMIN,QMAX] [--no-centering] [--no-scaling]\n"
     "                         [--unit-variance] [cleaning options, as clean's]\n"
     "                         [--scope matrix|batch] [--stats-out S] [--devices SEL]\n"
@@ -562,7 +564,12 @@ static int command(unsigned cmd, const char *usage, int argc, char **argv)
     return rc >= 0 ? rc : a.mpi ? run_mpi(&a) : run(&a);
 }
 
-int cmd_normalize(int argc, char **argv) { return command(CMD_NORMALIZE, usage_normalize, argc, argv); }
+int cmd_normalize(int argc, char **argv)
+{
+    static char usage[4096];
+    snprintf(usage, sizeof usage, "%s%s%s", usage_normalize_head, cli_methods(), usage_normalize_tail);
+    return command(CMD_NORMALIZE, usage, argc, argv);
+}
 int cmd_clean(int argc, char **argv)
 {
     static char usage[4096];

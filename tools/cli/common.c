@@ -128,3 +128,22 @@ void cli_json_string(FILE *f, const char *s)
     }
     fputc('"', f);
 }
+
+const char *cli_methods(void)
+{
+    static char list[256];
+    if (!list[0]) {
+        /* cls_scaler_list(): "minmax, zscore, ..." */
+        size_t n = 0;
+        for (const char *c = cls_scaler_list(); *c && n + 1 < sizeof list; c++) {
+            if (c[0] == ',' && c[1] == ' ') {
+                list[n++] = '|';
+                c++;
+            } else {
+                list[n++] = *c;
+            }
+        }
+        list[n] = '\0';
+    }
+    return list;
+}

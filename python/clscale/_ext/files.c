@@ -25,7 +25,7 @@ typedef struct {
 
 static int pipeline_of(const pipe_args *a, cls_pipeline *p)
 {
-    if (a->scaler < CLS_NONE || a->scaler > CLS_MAXABS || a->scope < CLS_SCOPE_MATRIX ||
+    if (!cls_scaler_name((cls_scaler)a->scaler) || a->scope < CLS_SCOPE_MATRIX ||
         a->scope > CLS_SCOPE_BATCH) {
         PyErr_SetString(PyExc_ValueError, "unknown scaler or scope");
         return -1;

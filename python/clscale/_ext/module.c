@@ -3,6 +3,9 @@
  * API table in errors.c (ext.h is the map). */
 #include "ext.h"
 
+#include <ctype.h>
+#include <string.h>
+
 static PyObject *version(PyObject *self, PyObject *args)
 {
     (void)self;
@@ -68,6 +71,37 @@ static struct PyModuleDef module = {
     -1, methods, NULL, NULL, NULL, NULL,
 };
 
+/* The scalers, from the library's table (cls_scaler_name): each its tool
+ * name in capitals (MINMAX, ZSCORE, ..., NONE) for its code, and SCALERS,
+ * {tool name: code}. The values of cls_scaler run from CLS_NONE up, with
+ * no gap, as far as the table goes. */
+static int add_scalers(PyObject *m)
+{
+    PyObject *all = PyDict_New();
+    if (!all) return -1;
+    for (int s = CLS_NONE;; s++) {
+        const char *name = cls_scaler_name((cls_scaler)s);
+        if (!name) break;
+        char upper[32];
+        size_t n = strlen(name);
+        if (n >= sizeof upper) n = sizeof upper - 1;
+        for (size_t i = 0; i < n; i++) upper[i] = (char)toupper((unsigned char)name[i]);
+        upper[n] = '\0';
+        PyObject *code = PyLong_FromLong(s);
+        int bad = !code || PyDict_SetItemString(all, name, code) < 0 || PyModule_AddIntConstant(m, upper, s) < 0;
+        Py_XDECREF(code);
+        if (bad) {
+            Py_DECREF(all);
+            return -1;
+        }
+    }
+    if (PyModule_AddObject(m, "SCALERS", all) < 0) {
+        Py_DECREF(all);
+        return -1;
+    }
+    return 0;
+}
+
 PyMODINIT_FUNC PyInit__clscale(void)
 {
     if (clsext_numpy_init() < 0) return NULL;
@@ -96,12 +130,7 @@ PyMODINIT_FUNC PyInit__clscale(void)
         Py_DECREF(&clsext_stats_type);
         goto fail;
     }
-    if (PyModule_AddIntConstant(m, "NONE", CLS_NONE) < 0 || PyModule_AddIntConstant(m, "MINMAX", CLS_MINMAX) < 0 ||
-        PyModule_AddIntConstant(m, "ZSCORE", CLS_ZSCORE) < 0 ||
-        PyModule_AddIntConstant(m, "DECIMAL", CLS_DECIMAL) < 0 ||
-        PyModule_AddIntConstant(m, "MAXABS", CLS_MAXABS) < 0 ||
-        PyModule_AddIntConstant(m, "ROBUST", CLS_ROBUST) < 0 ||
-        PyModule_AddIntConstant(m, "SCOPE_MATRIX", CLS_SCOPE_MATRIX) < 0 ||
+    if (add_scalers(m) < 0 || PyModule_AddIntConstant(m, "SCOPE_MATRIX", CLS_SCOPE_MATRIX) < 0 ||
         PyModule_AddIntConstant(m, "SCOPE_BATCH", CLS_SCOPE_BATCH) < 0 ||
         PyModule_AddIntConstant(m, "F32", CLS_F32) < 0 || PyModule_AddIntConstant(m, "F64", CLS_F64) < 0)
         goto fail;

@@ -1,5 +1,7 @@
-/* PoCL's worker threads, one per core, pinned by default.
- * Owns: the one environment variable that clscale sets, POCL_AFFINITY.
+/* PoCL's worker threads, one per core, pinned by default in the tool's own
+ * process (and the benchmarks built beside it). The library never changes
+ * its caller's environment: an application that wants the same sets
+ * POCL_AFFINITY=1 itself (docs/DEVICES.md).
  *
  * Unpinned, Linux may wake both of PoCL's pthread workers onto one core
  * (the other still looks idle while the first wakes) and then keep them
@@ -9,21 +11,20 @@
  * "PoCL's workers").
  * POCL_AFFINITY=1 pins worker i to core i.
  *
- * The variable is read when PoCL starts, at the process's first platform
- * query, so it is set before clscale's first one, once, and only where
- * pinning cannot go against the caller:
- *   - the caller did not set POCL_AFFINITY (POCL_AFFINITY=0 opts out);
+ * PoCL reads the variable when it starts, at the process's first platform
+ * query, so main() sets it before anything else, and only where pinning
+ * cannot go against the user:
+ *   - the user did not set POCL_AFFINITY (POCL_AFFINITY=0 opts out);
  *   - the process may run on every online core: PoCL pins by core number,
  *     which would move its threads out of a `taskset` mask.
  * Drivers other than PoCL's pthread device ignore it. */
-#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "affinity.h"
 
-static void set_default(void)
+void cli_pocl_affinity_default(void)
 {
     if (getenv("POCL_AFFINITY")) return;
 #ifdef CPU_COUNT
@@ -34,10 +35,4 @@ static void set_default(void)
     if (online < 1 || CPU_COUNT(&mask) != online) return;
     setenv("POCL_AFFINITY", "1", 0);
 #endif
-}
-
-void cls_pocl_affinity_default(void)
-{
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, set_default);
 }
