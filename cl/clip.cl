@@ -193,8 +193,8 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, __global uchar 
     }
     for (uint i = rows; i < QN; i++) w[i] = (RV)INFINITY;
     uint stage = (flags >> CLS_XF_STAGE_SHIFT) & 3u;
-    /* Batcher's odd-even merge network: 1.26-1.30x faster than the
-     * bitonic one here (docs/guide/cleaning-speed.md) */
+    /* Batcher's odd-even merge network: fewer exchanges than the bitonic
+     * one (docs/guide/cleaning-speed.md, "Sorting networks") */
     if (stage != 1) {
         CLS_SORTNET_OEM_BY(RV, w, QN, X_MIN, X_MAX);
     }

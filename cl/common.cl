@@ -110,8 +110,8 @@
 #endif
 #define CLS_PF_ROWS 4   /* rows prefetched ahead */
 /* The statistics of narrow rows prefetch this far ahead: the hardware
- * prefetcher alone left the z-score statistics of an 8-column float32 table
- * 10% slower (docs/PERFORMANCE.md, 14). */
+ * prefetcher alone left them slower (docs/PERFORMANCE.md, "Column kernels
+ * on CPU devices"). */
 #define CLS_PF_BYTES 8192
 /* A column block this narrow (bytes of its row segment) takes its min/max
  * in blocks of 16 rows, vector by vector, all of them in L1; a wider one

@@ -63,8 +63,7 @@ inline int F(q_take)(REAL x, uint qflags, REAL sent, REAL cen, REAL flo, REAL fh
  *   vectors (cl/lanes.cl), as clip.cl does: each row is one vector load,
  *   and Batcher's odd-even merge network (cl/sortnet.cl) sorts all lanes
  *   at once. PoCL did not run the one-column form below across work-items
- *   in SIMD: it took 6.7x a min-max pass on seed-A, this one
- *   (docs/guide/cleaning-speed.md).
+ *   in SIMD (docs/guide/cleaning-speed.md, "Exact quantiles").
  * - qsort32g / qsort64g (the same on GPUs: a column per work-item): a
  *   bitonic network over QN values, unrolled at compile time.
  * - qselect_small (rows <= 128): each key's rank by counting the keys below

@@ -603,9 +603,8 @@ inline int F(clean_block)(__global const REAL *p, ulong ld, ulong pfd, uint r0, 
  * vector, two accumulators each, no per-value test; the sum of a - a is 0
  * for finite values and NaN otherwise, so a block holding a NaN or an
  * infinity returns 0 (nothing merged) for the careful path to redo. Without it, a
- * narrow block ran on the latency of its min/max chain: a min-max fit of an
- * 8-column float32 table took 1.7x the z-score's time (docs/PERFORMANCE.md,
- * 18). */
+ * narrow block ran on the latency of its min/max chain, slower than the
+ * z-score's more work (docs/PERFORMANCE.md, "Statistics"). */
 /* Imputing builds: the min/max statistics also sum x - K, for a mean fill
  * without the moments' second pass (the block's test for a value that is
  * not finite comes with that sum: the same count of operations). */
@@ -1091,9 +1090,9 @@ __kernel void F(apply)(__global const REAL *x, ulong xoff, __global REAL *y, ulo
 /* Discount alone over rows long enough to stream: work-item (i, j) takes
  * vectors [i * kk, (i + 1) * kk) of slice row j, one contiguous run, so
  * that each core reads and writes whole pages in order (walking a column
- * block down the rows, as `apply` does to keep params in registers, left
- * seed-b's kernel 15-20% slower even with prefetching; docs/PERFORMANCE.md,
- * 17). Slice row r is global row grow0 + r: matrix (grow0 + r) / R, row
+ * block down the rows, as `apply` does to keep params in registers, is
+ * slower even with prefetching; docs/PERFORMANCE.md, "The discount").
+ * Slice row r is global row grow0 + r: matrix (grow0 + r) / R, row
  * (grow0 + r) % R, whose factors start at foff + b * fsb + row * fsr + col0
  * * fsc. A GPU (VEC = 1, kk = 1) gets one value per work-item, neighbours
  * on neighbouring addresses. */

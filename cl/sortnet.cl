@@ -28,9 +28,9 @@
     }
 /* CLS_SORTNET_OEM_BY: the same contract with Batcher's odd-even merge
  * sort (543 compare-exchanges for 64 values instead of 672, 191 for 32
- * instead of 240), every exchange putting the minimum first; clip.cl's
- * one-pass clipping ran 1.26-1.30x faster with it than with the bitonic
- * network (docs/guide/cleaning-speed.md). */
+ * instead of 240), every exchange putting the minimum first; fewer
+ * exchanges show directly in clip.cl's instruction-bound clipping
+ * (docs/guide/cleaning-speed.md, "Sorting networks"). */
 #define CLS_SORTNET_OEM_BY(T, w, QN, MIN, MAX)                                \
     _Pragma("unroll") for (uint p_ = 1; p_ < (QN); p_ <<= 1)                  \
     _Pragma("unroll") for (uint k_ = p_; k_ >= 1; k_ >>= 1)                   \

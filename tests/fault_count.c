@@ -25,7 +25,8 @@
  * its platform that contain it), optionally the calls (a substring of the
  * function's name), and counts the calls charged to it; call
  * number `k` (0-based) and the `times - 1` after it (times -1: all from k
- * on) fail with `error`, k < 0 only counts. An enqueue that fails enqueues
+ * on) fail with `error`, k < 0 only counts; `error` CLSFAULT_HALF_KERNEL
+ * (fault_count_int.h) half-runs a kernel instead. An enqueue that fails enqueues
  * nothing; clFinish and clWaitForEvents first wait, then fail (a device
  * lost after its work ran: nothing of it still runs when the caller frees
  * its memory); a create call returns NULL. */
@@ -55,6 +56,8 @@ void fc_made(int type, const void *obj)
 {
     if (obj) atomic_fetch_add(&fc_created[type], 1);
 }
+
+_Atomic(cl_device_id) fc_half_pending;
 
 /* ---- rules ---- */
 
@@ -218,7 +221,8 @@ cl_int fc_count(const charge *c, const char *call)
         if (!hit) continue;
         long n = r->seen++;
         if (r->k >= 0 && n >= r->k && (r->times < 0 || n < r->k + r->times) && err == CL_SUCCESS) {
-            err = r->error;
+            err = r->error == CLSFAULT_HALF_KERNEL && strcmp(call, "clEnqueueNDRangeKernel") ? CL_OUT_OF_RESOURCES
+                                                                                          : r->error;
             r->injected++;
             if (!r->failed_call) r->failed_call = call;
         }
@@ -255,6 +259,7 @@ EXPORT void clsfault_count_clear(void)
 {
     pthread_mutex_lock(&lock);
     nrules = 0;
+    atomic_store(&fc_half_pending, NULL);
     atomic_store(&armed, 0);
     pthread_mutex_unlock(&lock);
 }

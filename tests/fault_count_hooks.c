@@ -1,7 +1,7 @@
 /* The fault layer's counting hooks (tests/fault_count.c has the rules and
  * the counters): one hook per counted OpenCL call, charged to its device
  * and counted before it goes on to the fault layer's own hook and the
- * driver; retains and releases counted as objects; and
+ * driver; retains and releases of every kind counted as objects; and
  * clsfault_count_install(), which puts the hooks into the layer's table. */
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_0_APIS
@@ -158,13 +158,56 @@ static cl_int CL_API_CALL h_GetKernelWorkGroupInfo(cl_kernel k, cl_device_id d, 
     charge c;                                 \
     fc_charge_queue(&c, (q));                    \
     cl_int e = fc_count(&c, name);               \
-    if (e != CL_SUCCESS) return e
+    if (e != CL_SUCCESS) return plain(e)
+
+/* The error a rule gave, as a call other than a kernel launch returns it. */
+static cl_int plain(cl_int e) { return e == CLSFAULT_HALF_KERNEL ? CL_OUT_OF_RESOURCES : e; }
+
+/* After a half kernel its device is lost: every later wait charged to it
+ * fails (after waiting), until the rules are cleared. */
+static cl_int half_wait(const charge *c)
+{
+    cl_device_id d = atomic_load(&fc_half_pending);
+    if (!d) return CL_SUCCESS;
+    for (int i = 0; i < c->n; i++)
+        if (c->d[i] == d) return CL_OUT_OF_RESOURCES;
+    return CL_SUCCESS;
+}
 
 static cl_int CL_API_CALL h_EnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dim, const size_t *off,
                                                  const size_t *global, const size_t *local, cl_uint nw,
                                                  const cl_event *w, cl_event *ev)
 {
-    ENQUEUE_PROLOGUE(q, "clEnqueueNDRangeKernel");
+    charge c;
+    fc_charge_queue(&c, q);
+    cl_int e = fc_count(&c, "clEnqueueNDRangeKernel");
+    if (e == CLSFAULT_HALF_KERNEL && dim >= 1 && c.n == 1) {
+        /* the first half of the work-groups along the dimension that has
+         * most of them (at least one) */
+        size_t g[3] = {global[0], dim > 1 ? global[1] : 1, dim > 2 ? global[2] : 1}, most = 0, at = 0;
+        for (cl_uint i = 0; i < dim && i < 3; i++) {
+            size_t l = local ? local[i] : 1, groups = (g[i] + l - 1) / l;
+            if (groups > most) most = groups, at = i;
+        }
+        size_t l = local ? local[at] : 1;
+        const size_t *lp = local;
+        g[at] = (most > 1 ? most / 2 : 1) * l;
+        if (g[at] > global[at]) g[at] = global[at];
+        if (most == 1) {
+            /* one work-group: half its work-items, the driver's local size */
+            for (cl_uint i = 0; i < dim && i < 3; i++)
+                if (global[i] > global[at]) at = i;
+            g[at] = global[at] > 1 ? global[at] / 2 : 1;
+            lp = NULL;
+        }
+        e = fc_inner.clEnqueueNDRangeKernel(q, k, dim, off, g, lp, nw, w, ev);
+        if (e == CL_SUCCESS) {
+            if (ev) fc_made(OBJ_EVENT, *ev);
+            atomic_store(&fc_half_pending, c.d[0]);
+        }
+        return e;
+    }
+    if (e != CL_SUCCESS) return plain(e);
     e = fc_inner.clEnqueueNDRangeKernel(q, k, dim, off, global, local, nw, w, ev);
     if (e == CL_SUCCESS && ev) fc_made(OBJ_EVENT, *ev);
     return e;
@@ -176,6 +219,7 @@ static cl_int CL_API_CALL h_EnqueueWriteBuffer(cl_command_queue q, cl_mem m, cl_
     ENQUEUE_PROLOGUE(q, "clEnqueueWriteBuffer");
     e = fc_inner.clEnqueueWriteBuffer(q, m, b, off, n, p, nw, w, ev);
     if (e == CL_SUCCESS && ev) fc_made(OBJ_EVENT, *ev);
+    if (e == CL_SUCCESS && b) e = half_wait(&c); /* a blocking transfer waits */
     return e;
 }
 
@@ -185,6 +229,7 @@ static cl_int CL_API_CALL h_EnqueueReadBuffer(cl_command_queue q, cl_mem m, cl_b
     ENQUEUE_PROLOGUE(q, "clEnqueueReadBuffer");
     e = fc_inner.clEnqueueReadBuffer(q, m, b, off, n, p, nw, w, ev);
     if (e == CL_SUCCESS && ev) fc_made(OBJ_EVENT, *ev);
+    if (e == CL_SUCCESS && b) e = half_wait(&c); /* a blocking transfer waits */
     return e;
 }
 
@@ -196,6 +241,7 @@ static cl_int CL_API_CALL h_EnqueueWriteBufferRect(cl_command_queue q, cl_mem m,
     ENQUEUE_PROLOGUE(q, "clEnqueueWriteBufferRect");
     e = fc_inner.clEnqueueWriteBufferRect(q, m, b, bo, ho, reg, brp, bsp, hrp, hsp, p, nw, w, ev);
     if (e == CL_SUCCESS && ev) fc_made(OBJ_EVENT, *ev);
+    if (e == CL_SUCCESS && b) e = half_wait(&c); /* a blocking transfer waits */
     return e;
 }
 
@@ -207,6 +253,7 @@ static cl_int CL_API_CALL h_EnqueueReadBufferRect(cl_command_queue q, cl_mem m, 
     ENQUEUE_PROLOGUE(q, "clEnqueueReadBufferRect");
     e = fc_inner.clEnqueueReadBufferRect(q, m, b, bo, ho, reg, brp, bsp, hrp, hsp, p, nw, w, ev);
     if (e == CL_SUCCESS && ev) fc_made(OBJ_EVENT, *ev);
+    if (e == CL_SUCCESS && b) e = half_wait(&c); /* a blocking transfer waits */
     return e;
 }
 
@@ -219,8 +266,19 @@ static void *CL_API_CALL h_EnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_boo
     if (e != CL_SUCCESS) FAIL_NULL(e);
     cl_int e2 = CL_SUCCESS;
     void *p = fc_inner.clEnqueueMapBuffer(q, m, b, fl, off, n, nw, w, ev, &e2);
-    if (errcode) *errcode = e2;
     if (e2 == CL_SUCCESS && ev) fc_made(OBJ_EVENT, *ev);
+    if (e2 == CL_SUCCESS && b) {
+        /* a blocking map waits: after a half kernel it fails (the mapping
+         * is undone, as a driver that failed it would not have made it) */
+        cl_int h = half_wait(&c);
+        if (h != CL_SUCCESS) {
+            fc_inner.clEnqueueUnmapMemObject(q, m, p, 0, NULL, NULL);
+            fc_inner.clFinish(q);
+            if (errcode) *errcode = h;
+            return NULL;
+        }
+    }
+    if (errcode) *errcode = e2;
     return p;
 }
 
@@ -231,6 +289,57 @@ static cl_int CL_API_CALL h_EnqueueUnmapMemObject(cl_command_queue q, cl_mem m, 
     e = fc_inner.clEnqueueUnmapMemObject(q, m, p, nw, w, ev);
     if (e == CL_SUCCESS && ev) fc_made(OBJ_EVENT, *ev);
     return e;
+}
+
+static cl_int CL_API_CALL h_EnqueueCopyBuffer(cl_command_queue q, cl_mem src, cl_mem dst, size_t so, size_t dof,
+                                              size_t n, cl_uint nw, const cl_event *w, cl_event *ev)
+{
+    ENQUEUE_PROLOGUE(q, "clEnqueueCopyBuffer");
+    e = fc_inner.clEnqueueCopyBuffer(q, src, dst, so, dof, n, nw, w, ev);
+    if (e == CL_SUCCESS && ev) fc_made(OBJ_EVENT, *ev);
+    return e;
+}
+
+static cl_int CL_API_CALL h_EnqueueMarkerWithWaitList(cl_command_queue q, cl_uint nw, const cl_event *w,
+                                                      cl_event *ev)
+{
+    ENQUEUE_PROLOGUE(q, "clEnqueueMarkerWithWaitList");
+    e = fc_inner.clEnqueueMarkerWithWaitList(q, nw, w, ev);
+    if (e == CL_SUCCESS && ev) fc_made(OBJ_EVENT, *ev);
+    return e;
+}
+
+static cl_int CL_API_CALL h_EnqueueBarrierWithWaitList(cl_command_queue q, cl_uint nw, const cl_event *w,
+                                                       cl_event *ev)
+{
+    ENQUEUE_PROLOGUE(q, "clEnqueueBarrierWithWaitList");
+    e = fc_inner.clEnqueueBarrierWithWaitList(q, nw, w, ev);
+    if (e == CL_SUCCESS && ev) fc_made(OBJ_EVENT, *ev);
+    return e;
+}
+
+static cl_event CL_API_CALL h_CreateUserEvent(cl_context ctx, cl_int *errcode)
+{
+    charge c;
+    fc_charge_context(&c, ctx);
+    cl_int e = fc_count(&c, "clCreateUserEvent");
+    if (e != CL_SUCCESS) FAIL_NULL(e);
+    cl_event x = fc_inner.clCreateUserEvent(ctx, errcode);
+    fc_made(OBJ_EVENT, x);
+    return x;
+}
+
+static cl_command_queue CL_API_CALL h_CreateCommandQueueWithProperties(cl_context ctx, cl_device_id d,
+                                                                       const cl_queue_properties *props,
+                                                                       cl_int *errcode)
+{
+    charge c;
+    fc_charge_one(&c, d);
+    cl_int e = fc_count(&c, "clCreateCommandQueueWithProperties");
+    if (e != CL_SUCCESS) FAIL_NULL(e);
+    cl_command_queue x = fc_inner.clCreateCommandQueueWithProperties(ctx, d, props, errcode);
+    fc_made(OBJ_QUEUE, x);
+    return x;
 }
 
 static cl_int CL_API_CALL h_Flush(cl_command_queue q)
@@ -246,7 +355,8 @@ static cl_int CL_API_CALL h_Finish(cl_command_queue q)
     fc_charge_queue(&c, q);
     cl_int e = fc_count(&c, "clFinish");
     cl_int r = fc_inner.clFinish(q);
-    return e != CL_SUCCESS ? e : r;
+    if (e == CL_SUCCESS && r == CL_SUCCESS) e = half_wait(&c);
+    return e != CL_SUCCESS ? plain(e) : r;
 }
 
 static cl_int CL_API_CALL h_WaitForEvents(cl_uint n, const cl_event *list)
@@ -255,7 +365,8 @@ static cl_int CL_API_CALL h_WaitForEvents(cl_uint n, const cl_event *list)
     if (n && list) fc_charge_event(&c, list[0]);
     cl_int e = fc_count(&c, "clWaitForEvents");
     cl_int r = fc_inner.clWaitForEvents(n, list);
-    return e != CL_SUCCESS ? e : r;
+    if (e == CL_SUCCESS && r == CL_SUCCESS) e = half_wait(&c);
+    return e != CL_SUCCESS ? plain(e) : r;
 }
 
 static cl_int CL_API_CALL h_GetEventInfo(cl_event ev, cl_event_info w, size_t n, void *v, size_t *r)
@@ -263,7 +374,13 @@ static cl_int CL_API_CALL h_GetEventInfo(cl_event ev, cl_event_info w, size_t n,
     charge c;
     fc_charge_event(&c, ev);
     cl_int e = fc_count(&c, "clGetEventInfo");
-    return e != CL_SUCCESS ? e : fc_inner.clGetEventInfo(ev, w, n, v, r);
+    if (e == CL_SUCCESS && w == CL_EVENT_COMMAND_EXECUTION_STATUS) {
+        /* a status read that finds the command complete counts as a wait */
+        cl_int st = CL_QUEUED;
+        if (fc_inner.clGetEventInfo(ev, w, sizeof st, &st, NULL) == CL_SUCCESS && st == CL_COMPLETE)
+            e = half_wait(&c);
+    }
+    return e != CL_SUCCESS ? plain(e) : fc_inner.clGetEventInfo(ev, w, n, v, r);
 }
 
 static cl_int CL_API_CALL h_GetEventProfilingInfo(cl_event ev, cl_profiling_info w, size_t n, void *v, size_t *r)
@@ -274,13 +391,23 @@ static cl_int CL_API_CALL h_GetEventProfilingInfo(cl_event ev, cl_profiling_info
     return e != CL_SUCCESS ? e : fc_inner.clGetEventProfilingInfo(ev, w, n, v, r);
 }
 
-/* Retains and releases: counted as objects, never failed. */
-static cl_int CL_API_CALL h_RetainMemObject(cl_mem m)
-{
-    cl_int e = fc_inner.clRetainMemObject(m);
-    if (e == CL_SUCCESS) atomic_fetch_add(&fc_created[OBJ_MEM], 1);
-    return e;
-}
+/* Retains and releases: counted as objects (a retain as a creation),
+ * never failed, so that every reference the library takes must be given
+ * back, whatever the kind of object. */
+#define RETAIN(fn, T, type)                                           \
+    static cl_int CL_API_CALL h_##fn(T x)                             \
+    {                                                                 \
+        cl_int e = fc_inner.cl##fn(x);                                \
+        if (e == CL_SUCCESS) atomic_fetch_add(&fc_created[type], 1); \
+        return e;                                                     \
+    }
+RETAIN(RetainMemObject, cl_mem, OBJ_MEM)
+RETAIN(RetainCommandQueue, cl_command_queue, OBJ_QUEUE)
+RETAIN(RetainProgram, cl_program, OBJ_PROGRAM)
+RETAIN(RetainKernel, cl_kernel, OBJ_KERNEL)
+RETAIN(RetainEvent, cl_event, OBJ_EVENT)
+RETAIN(RetainContext, cl_context, OBJ_CONTEXT)
+#undef RETAIN
 
 #define RELEASE(fn, T, type)                                   \
     static cl_int CL_API_CALL h_##fn(T x)                      \
@@ -297,6 +424,27 @@ RELEASE(ReleaseEvent, cl_event, OBJ_EVENT)
 RELEASE(ReleaseContext, cl_context, OBJ_CONTEXT)
 #undef RELEASE
 
+EXPORT long clsfault_count_seen(int i);
+EXPORT long clsfault_count_injected(int i);
+EXPORT const char *clsfault_count_failed_call(int i);
+EXPORT long clsfault_objects_created(int type);
+EXPORT long clsfault_objects_released(int type);
+
+/* CLSFAULT_COUNT_OUT=FILE: at exit, the process's rule 0 and object counts
+ * written to FILE as "seen injected call live", for a test that armed the
+ * rule in a process it cannot reach (the tool): live is the objects
+ * created (or retained) and not released at exit. */
+static void report_at_exit(void)
+{
+    const char *path = getenv("CLSFAULT_COUNT_OUT");
+    FILE *f = path ? fopen(path, "w") : NULL;
+    if (!f) return;
+    const char *call = clsfault_count_failed_call(0);
+    fprintf(f, "%ld %ld %s %ld\n", clsfault_count_seen(0), clsfault_count_injected(0), call ? call : "-",
+            clsfault_objects_created(-1) - clsfault_objects_released(-1));
+    fclose(f);
+}
+
 void clsfault_count_install(struct _cl_icd_dispatch *layer, size_t entries)
 {
     memset(&fc_inner, 0, sizeof fc_inner);
@@ -308,6 +456,9 @@ void clsfault_count_install(struct _cl_icd_dispatch *layer, size_t entries)
     HOOK(EnqueueNDRangeKernel); HOOK(EnqueueWriteBuffer); HOOK(EnqueueReadBuffer); HOOK(EnqueueWriteBufferRect);
     HOOK(EnqueueReadBufferRect); HOOK(EnqueueMapBuffer); HOOK(EnqueueUnmapMemObject); HOOK(Flush); HOOK(Finish);
     HOOK(WaitForEvents); HOOK(GetEventInfo); HOOK(GetEventProfilingInfo); HOOK(RetainMemObject);
+    HOOK(EnqueueCopyBuffer); HOOK(EnqueueMarkerWithWaitList); HOOK(EnqueueBarrierWithWaitList);
+    HOOK(CreateUserEvent); HOOK(CreateCommandQueueWithProperties); HOOK(RetainCommandQueue);
+    HOOK(RetainProgram); HOOK(RetainKernel); HOOK(RetainEvent); HOOK(RetainContext);
     HOOK(ReleaseMemObject); HOOK(ReleaseCommandQueue); HOOK(ReleaseProgram); HOOK(ReleaseKernel);
     HOOK(ReleaseEvent); HOOK(ReleaseContext);
 #undef HOOK
@@ -321,5 +472,6 @@ void clsfault_count_install(struct _cl_icd_dispatch *layer, size_t entries)
         clsfault_count_add(dev, nth, call, k, times, 0);
     else if (env && sscanf(env, "%127[^:]:%d::%ld:%ld", dev, &nth, &k, &times) == 4)
         clsfault_count_add(dev, nth, NULL, k, times, 0);
+    if (getenv("CLSFAULT_COUNT_OUT")) atexit(report_at_exit);
 }
 

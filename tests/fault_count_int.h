@@ -39,6 +39,17 @@ void fc_charge_event(charge *c, cl_event ev);
  * error to return, or CL_SUCCESS to let it through. */
 cl_int fc_count(const charge *c, const char *call);
 
+/* A rule's `error` that, on clEnqueueNDRangeKernel, runs the kernel over
+ * the first half of its work-groups (or of its work-items, when it has one
+ * work-group) and succeeds; from then on every wait charged to that device
+ * (clFinish, clWaitForEvents, a completed clGetEventInfo status, a blocking
+ * transfer or map) fails with CL_OUT_OF_RESOURCES after it waited: a device
+ * lost halfway through a kernel, whose output is left partly written. On
+ * other calls it is CL_OUT_OF_RESOURCES. */
+#define CLSFAULT_HALF_KERNEL 1
+/* The device lost by a half kernel (NULL: none). */
+extern _Atomic(cl_device_id) fc_half_pending;
+
 /* A count rule (tests/fault_count.c's top comment); its number or -1. */
 EXPORT int clsfault_count_add(const char *device, int nth, const char *call, long k, long times, int error);
 

@@ -27,13 +27,17 @@ int find_layer(void);
 
 /* ---- call counting (tests/fault_count.c) ---- */
 
+enum { FAULT_HALF_KERNEL = 1 }; /* CLSFAULT_HALF_KERNEL in tests/fault_count_int.h */
+
 enum { OBJ_ALL = -1, OBJ_MEM = 0, OBJ_QUEUE, OBJ_PROGRAM, OBJ_KERNEL, OBJ_EVENT, OBJ_CONTEXT, OBJ_TYPES };
 
 typedef struct fault_count_ctl {
     /* counts the calls charged to the nth device whose name contains
      * `device` (calls whose function name contains `call`; NULL: all);
      * calls k .. k + times - 1 (times -1: all from k) fail with `error`
-     * (0: CL_OUT_OF_RESOURCES); k < 0 only counts */
+     * (0: CL_OUT_OF_RESOURCES; FAULT_HALF_KERNEL: a kernel launch runs
+     * half its work-groups, then the device's next wait fails); k < 0
+     * only counts */
     int (*add)(const char *device, int nth, const char *call, long k, long times, int error);
     void (*clear)(void);
     long (*seen)(int rule);

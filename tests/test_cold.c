@@ -1,6 +1,6 @@
-/* The "82 ms case" (docs/DISCRETE.md): on the H100 machine a CPU device
- * whose kernels were compiled cold in a context's first call sat out every
- * later call of that context (82 ms against 16 ms alone). Reproduced here
+/* The "82 ms case" (docs/DISCRETE.md, "What the tests hold"): on the H100
+ * machine a CPU device whose kernels were compiled cold in a context's
+ * first call sat out every later call of that context. Reproduced here
  * on the bus model (tests/bus_layer.c): POCL_DEVICES="basic pthread", the
  * pthread device behind the modelled bus, with empty kernel caches (PoCL's
  * and clscale's) at the start. The

@@ -14,19 +14,37 @@
  * object the run created is released once its context is destroyed (the
  * layer's create/release counts balance).
  *
+ * A device lost halfway through a kernel (the layer runs half of it, then
+ * fails every wait on that device) really half-writes a slice: out of
+ * place the other device redoes it; in place the call fails with at most
+ * that slice partly written, and says so.
+ * Also cls_quantiles (a host output: each entry right or untouched on a
+ * failure; it fails the call rather than redo a failed device's units),
+ * cls_fit_transform_buffer on the caller's cl_context, queue and buffers
+ * (with an event out: each output element right or untouched, the input
+ * buffer unchanged, no reference kept to the caller's objects),
+ * and the tool: `clscale normalize` over an existing file, each call of
+ * a device after creation failed in its process, leaves the healthy
+ * output or the old file, byte for byte, and no OpenCL object live at
+ * exit. Objects are counted by every kind of creation and retain.
+ *
  * Suite pocl: two PoCL pthread devices; small shapes so that a run takes
  * tens of milliseconds (a few hundred runs in all). The number of calls a
  * device makes in a call varies a little with the scheduler (which device
  * pulls which slice): k runs to the largest count seen. The faults must
  * fire: on each device, at least half as many faulted runs as it made
  * calls when healthy, and in calls, at a kernel enqueue among them. */
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <time.h>
 
 #include "fault_ctl.h"
+#include "io/npy.h"
 #include "pipeline_util.h"
 
 #define SLICE_BYTES 4096
@@ -479,6 +497,443 @@ static void in_place_transform_survives_a_failure_at_every_call(void **state)
     call_survives_a_failure_at_every_call(&c);
 }
 
+/* ---- a device lost halfway through a kernel ---- */
+
+/* The rows of an in-place 1 x rows x cols transform (slices of
+ * SLICE_BYTES of whole rows, as whole_or_untouched) that are neither the
+ * healthy result nor the input: 0, or the rows of one slice. */
+static size_t partial_slices(const cls_array *y, const cls_array *x0, const cls_array *good)
+{
+    size_t es = y->dtype == CLS_F64 ? 8 : 4, row = y->cols * es, h = SLICE_BYTES / row;
+    if (h == 0) h = 1;
+    size_t rows = y->batch * y->rows, n = 0;
+    for (size_t r0 = 0; r0 < rows; r0 += h) {
+        size_t r1 = r0 + h < rows ? r0 + h : rows, off = r0 * row, len = (r1 - r0) * row;
+        const char *py = (const char *)y->data + off;
+        n += memcmp(py, (const char *)good->data + off, len) && memcmp(py, (const char *)x0->data + off, len);
+    }
+    return n;
+}
+
+/* Each kernel launch of each device in turn runs half its work-groups and
+ * the device's next wait fails (FAULT_HALF_KERNEL): the slice it was
+ * writing is really half-written. Out of place the other device redoes
+ * it: the healthy result. In place (run.c): the call fails, every slice
+ * is whole or untouched but at most one, and when one is partly written
+ * the message says so. Objects balance either way. */
+static void a_device_lost_halfway_through_a_kernel(void **state)
+{
+    (void)state;
+    cls_tuning tune = test_tune;
+    tune.no_prior = 1; /* no speed probes: fewer calls */
+    cls_tuning_default(&tune);
+    for (int in_place = 0; in_place < 2; in_place++) {
+        call_case c = {in_place ? "half kernel, in place" : "half kernel, out of place", 0, CLS_F32, 1, 64, 512,
+                       {.scaler = CLS_ZSCORE, .scope = CLS_SCOPE_MATRIX}, 0, in_place, 0};
+        call_data d;
+        data_make(&c, &d);
+        cls_context *ctx = NULL;
+        assert_int_equal(create(&ctx), CLS_OK);
+        assert_int_equal(cls_fit(ctx, &c.p, &d.x, &d.s), CLS_OK);
+        int r0 = fault_count.add(DEVICE, 0, "clEnqueueNDRangeKernel", -1, 0, 0),
+            r1 = fault_count.add(DEVICE, 1, "clEnqueueNDRangeKernel", -1, 0, 0);
+        assert_int_equal(run_case(ctx, &c, &d), CLS_OK);
+        long healthy[2] = {fault_count.seen(r0), fault_count.seen(r1)};
+        fault_count.clear();
+        cls_context_destroy(ctx);
+        cls_array good = ref_copy(&d.y);
+        size_t runs = 0, ok = 0, failed = 0, partial = 0;
+        for (int nth = 0; nth < 2; nth++) {
+            long longest = healthy[nth];
+            for (long k = 0; k < longest && k < MAX_K; k++) {
+                char label[200];
+                long before = live_objects();
+                call_data e;
+                data_make(&c, &e);
+                ctx = NULL;
+                assert_int_equal(create(&ctx), CLS_OK);
+                assert_int_equal(cls_fit(ctx, &c.p, &e.x, &e.s), CLS_OK);
+                int r = fault_count.add(DEVICE, nth, "clEnqueueNDRangeKernel", k, 1, FAULT_HALF_KERNEL);
+                cls_status st = run_case(ctx, &c, &e);
+                long injected = fault_count.injected(r), seen = fault_count.seen(r);
+                fault_count.clear();
+                if (seen > longest) longest = seen;
+                snprintf(label, sizeof label, "%s, device %d, launch %ld", c.name, nth, k);
+                runs += injected > 0;
+                if (st == CLS_OK) {
+                    ok += injected > 0;
+                    if (!same_bits(&e.y, &good)) print_message("# %s: succeeded with another result\n", label);
+                    assert_true(same_bits(&e.y, &good));
+                } else {
+                    failed++;
+                    const char *msg = cls_last_error(ctx);
+                    if (!c.in_place) print_lines(label, msg);
+                    assert_true(c.in_place);
+                    size_t n = partial_slices(&e.y, &e.x, &good);
+                    partial += n > 0;
+                    if (n > 1 || (n && !strstr(msg, "partly written"))) print_lines(label, msg);
+                    assert_true(n <= 1);
+                    if (n) assert_non_null(strstr(msg, "partly written"));
+                }
+                cls_context_destroy(ctx);
+                data_free(&e);
+                expect_balanced(before, label);
+            }
+        }
+        print_message("# %s: %zu runs with a half kernel: %zu succeeded, %zu failed (%zu with a slice partly "
+                      "written)\n",
+                      c.name, runs, ok, failed, partial);
+        assert_true(runs > 0);
+        /* the fault is real: in place, some run must show the half slice */
+        if (c.in_place) assert_true(partial > 0);
+        ref_free(&good);
+        data_free(&d);
+    }
+}
+
+/* ---- quantiles: a host output of another shape ---- */
+
+static const double QS[] = {0.0, 0.25, 0.5, 0.9, 1.0};
+#define NQS (sizeof QS / sizeof QS[0])
+
+/* cls_quantiles over groups longer than the sorting networks (the sort
+ * regime's units, which both devices pull), a failure at every call of
+ * each device: a success gives the healthy result bit for bit; a failure
+ * leaves every output entry right or untouched; objects balance. */
+static void quantiles_survive_a_failure_at_every_call(void **state)
+{
+    (void)state;
+    cls_tuning tune = test_tune;
+    tune.no_prior = 1; /* no speed probes: fewer calls */
+    cls_tuning_default(&tune);
+    cls_array x = ref_make(CLS_F64, 2, 300, 7, 43, REF_MISSING | REF_NEGATIVE);
+    size_t nout = x.batch * NQS * x.cols;
+    double *good = malloc(nout * sizeof *good), *out = malloc(nout * sizeof *out);
+    assert_non_null(good);
+    assert_non_null(out);
+    cls_context *ctx = NULL;
+    assert_int_equal(create(&ctx), CLS_OK);
+    assert_int_equal(cls_device_count(ctx), 2);
+    int r0 = fault_count.add(DEVICE, 0, NULL, -1, 0, 0), r1 = fault_count.add(DEVICE, 1, NULL, -1, 0, 0);
+    assert_int_equal(cls_quantiles(ctx, &x, CLS_SCOPE_MATRIX, QS, NQS, good), CLS_OK);
+    long healthy[2] = {fault_count.seen(r0), fault_count.seen(r1)};
+    fault_count.clear();
+    cls_context_destroy(ctx);
+    print_message("# quantiles: healthy, %ld and %ld calls on the devices\n", healthy[0], healthy[1]);
+
+    /* the units go to the devices that pull them: one device may take all */
+    assert_true(healthy[0] + healthy[1] > 0);
+    size_t runs = 0, ok = 0, failed = 0;
+    for (int nth = 0; nth < 2; nth++) {
+        size_t runs_before = runs;
+        long longest = healthy[nth];
+        for (long k = 0; k < longest && k < MAX_K; k++) {
+            char label[160];
+            long before = live_objects();
+            for (size_t i = 0; i < nout; i++) out[i] = SENTINEL;
+            ctx = NULL;
+            assert_int_equal(create(&ctx), CLS_OK);
+            int r = fault_count.add(DEVICE, nth, NULL, k, 1, 0);
+            cls_status st = cls_quantiles(ctx, &x, CLS_SCOPE_MATRIX, QS, NQS, out);
+            long injected = fault_count.injected(r), seen = fault_count.seen(r);
+            const char *call = fault_count.failed_call(r);
+            fault_count.clear();
+            if (seen > longest) longest = seen;
+            snprintf(label, sizeof label, "quantiles, device %d, call %ld (%s)", nth, k, call ? call : "-");
+            runs += injected > 0;
+            size_t bad = 0;
+            if (st == CLS_OK) {
+                ok += injected > 0;
+                bad = memcmp(out, good, nout * sizeof *out) != 0;
+                if (bad) print_message("# %s: succeeded with another result\n", label);
+            } else {
+                failed++;
+                assert_true(injected > 0);
+                if (failed <= 3) print_lines(label, cls_last_error(ctx));
+                for (size_t i = 0; i < nout; i++)
+                    if (out[i] != SENTINEL && memcmp(&out[i], &good[i], 8) != 0 && bad++ < 3)
+                        print_message("# %s: entry %zu is %.17g, neither %.17g nor untouched\n", label, i, out[i],
+                                      good[i]);
+            }
+            assert_int_equal(bad, 0);
+            cls_context_destroy(ctx);
+            expect_balanced(before, label);
+        }
+        print_message("# quantiles, device %d: %zu runs with a failure\n", nth, runs - runs_before);
+        /* a device that took no unit makes a call or two, which another
+         * run's order may not repeat: held to it only when it worked */
+        if (healthy[nth] >= 8) assert_true(2 * (long)(runs - runs_before) >= healthy[nth]);
+    }
+    print_message("# quantiles: %zu runs with a failure: %zu succeeded, %zu failed cleanly\n", runs, ok, failed);
+    assert_true(runs > 0);
+    free(good);
+    free(out);
+    ref_free(&x);
+}
+
+/* ---- data already on a device: the caller's buffers ---- */
+
+/* cls_fit_transform_buffer out of place on the caller's cl_context, queue
+ * and buffers (one device: a failure fails the call), an event out so that
+ * the marker and the retained event are on the path; each call of the
+ * device failed in turn, the context made afresh each run. A success
+ * gives the healthy bytes; a failure leaves every output element right or
+ * untouched; the input buffer is never written; and once the context is
+ * destroyed and the event released, the library holds no object and no
+ * reference to the caller's context or queue. */
+static void caller_buffers_right_or_untouched_at_every_call(void **state)
+{
+    (void)state;
+    cl_platform_id plats[16];
+    cl_uint np = 0;
+    assert_int_equal(clGetPlatformIDs(16, plats, &np), CL_SUCCESS);
+    cl_platform_id plat = NULL;
+    cl_device_id dev = NULL;
+    for (cl_uint i = 0; i < np && i < 16 && !dev; i++) {
+        cl_uint nd = 0;
+        if (clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_ALL, 1, &dev, &nd) != CL_SUCCESS || nd == 0) dev = NULL;
+        else plat = plats[i];
+    }
+    assert_non_null(dev);
+    cl_int e;
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)plat, 0};
+    cl_context cl = clCreateContext(props, 1, &dev, NULL, NULL, &e);
+    assert_int_equal(e, CL_SUCCESS);
+    cl_command_queue q = clCreateCommandQueue(cl, dev, 0, &e);
+    assert_int_equal(e, CL_SUCCESS);
+
+    cls_array x = ref_make(CLS_F32, 2, 30, 64, 45, REF_MISSING | REF_NEGATIVE);
+    size_t n = x.batch * x.rows * x.cols, bytes = n * 4;
+    cl_mem min = clCreateBuffer(cl, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, x.data, &e);
+    assert_int_equal(e, CL_SUCCESS);
+    cl_mem mout = clCreateBuffer(cl, CL_MEM_READ_WRITE, bytes, NULL, &e);
+    assert_int_equal(e, CL_SUCCESS);
+    cls_array y = make_out(&x), good = make_out(&x), back = make_out(&x);
+    cls_buffer bin = {.mem = min, .offset = 0, .dtype = x.dtype, .batch = x.batch, .rows = x.rows, .cols = x.cols};
+    cls_buffer bout = bin;
+    bout.mem = mout;
+    cls_pipeline p = {.scaler = CLS_ZSCORE, .scope = CLS_SCOPE_MATRIX};
+    cls_config cfg = {0};
+    cfg.cl_context = cl;
+    cfg.cl_devices = &dev;
+    cfg.cl_ndevices = 1;
+    cfg.cl_queues = &q;
+
+    size_t runs = 0, ok = 0, failed = 0;
+    long healthy = -1, longest = 1;
+    for (long k = -1; k < longest && k < MAX_K; k++) {
+        char label[160];
+        /* the sentinel in the output, the input as it was */
+        assert_int_equal(clEnqueueWriteBuffer(q, mout, CL_TRUE, 0, bytes, y.data, 0, NULL, NULL), CL_SUCCESS);
+        long before = live_objects();
+        cls_context *ctx = NULL;
+        assert_int_equal(cls_context_create(&cfg, &ctx), CLS_OK);
+        int r = fault_count.add(DEVICE, 0, NULL, k, k < 0 ? 0 : 1, 0);
+        cl_event done = NULL;
+        cls_sync sync = {.done = &done};
+        cls_status st = cls_fit_transform_buffer(ctx, &p, &bin, &bout, NULL, &sync);
+        long injected = fault_count.injected(r), seen = fault_count.seen(r);
+        const char *call = fault_count.failed_call(r);
+        fault_count.clear();
+        if (done) {
+            clWaitForEvents(1, &done);
+            clReleaseEvent(done);
+        }
+        snprintf(label, sizeof label, "caller's buffers, call %ld (%s)", k, call ? call : "-");
+        if (k < 0) {
+            /* the healthy count and bytes */
+            assert_int_equal(st, CLS_OK);
+            healthy = longest = seen;
+            assert_true(healthy > 0);
+            assert_int_equal(clEnqueueReadBuffer(q, mout, CL_TRUE, 0, bytes, good.data, 0, NULL, NULL), CL_SUCCESS);
+            double *want = malloc(n * sizeof *want);
+            assert_non_null(want);
+            ref_fit_transform(&x, &p, want, NULL);
+            assert_int_equal(ref_compare(&good, want, tol_for(x.dtype), label), 0);
+            free(want);
+        } else {
+            if (seen > longest) longest = seen;
+            runs += injected > 0;
+            assert_int_equal(clEnqueueReadBuffer(q, mout, CL_TRUE, 0, bytes, back.data, 0, NULL, NULL), CL_SUCCESS);
+            if (st == CLS_OK) {
+                ok += injected > 0;
+                if (!same_bits(&back, &good)) print_message("# %s: succeeded with another result\n", label);
+                assert_true(same_bits(&back, &good));
+            } else {
+                failed++;
+                assert_true(injected > 0);
+                if (failed <= 3) print_lines(label, cls_last_error(ctx));
+                right_or_untouched(&back, &good, label);
+            }
+        }
+        /* the input buffer is only read */
+        assert_int_equal(clEnqueueReadBuffer(q, min, CL_TRUE, 0, bytes, back.data, 0, NULL, NULL), CL_SUCCESS);
+        assert_memory_equal(back.data, x.data, bytes);
+        cls_context_destroy(ctx);
+        expect_balanced(before, label);
+    }
+    print_message("# caller's buffers: %ld calls healthy; %zu runs with a failure: %zu succeeded, %zu failed cleanly\n",
+                  healthy, runs, ok, failed);
+    assert_true(2 * (long)runs >= healthy);
+    assert_true(failed > 0);
+    clReleaseMemObject(min);
+    clReleaseMemObject(mout);
+    clReleaseCommandQueue(q);
+    clReleaseContext(cl);
+    ref_free(&x);
+    ref_free(&y);
+    ref_free(&good);
+    ref_free(&back);
+}
+
+/* ---- the tool: its output file ---- */
+
+static void write_input(const char *path, const cls_array *x)
+{
+    size_t shape[3] = {x->batch, x->rows, x->cols};
+    cls_npy f;
+    char err[1024];
+    if (cls_npy_create(path, x->dtype, 3, shape, &f, err, sizeof err) != CLS_OK) fail_msg("%s", err);
+    memcpy(f.data, x->data, f.data_bytes);
+    if (cls_npy_close(&f, 1, err, sizeof err) != CLS_OK) fail_msg("%s", err);
+}
+
+/* The whole file at `path` (malloc'ed, *n its size), or NULL. */
+static char *slurp_file(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc(len > 0 ? (size_t)len : 1);
+    *n = b ? fread(b, 1, len > 0 ? (size_t)len : 0, f) : 0;
+    fclose(f);
+    return b;
+}
+
+static void put_file(const char *path, const char *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, n, f), n);
+    fclose(f);
+}
+
+/* Files in `dir` other than the ones the test keeps there. */
+static int stray_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] == '.' && strstr(e->d_name, ".tmp.")) {
+            print_message("# left behind: %s\n", e->d_name);
+            n++;
+        }
+    closedir(d);
+    return n;
+}
+
+/* `clscale normalize IN OUT` over an existing OUT, a failure at every call
+ * of device 0 after the context is made, in the tool's process (armed by CLSFAULT_COUNT, counted back
+ * through CLSFAULT_COUNT_OUT): OUT is afterwards either the healthy run's
+ * file byte for byte (exit 0) or the old file byte for byte (exit 1), no
+ * temporary is left, and the process released every OpenCL object it
+ * made before it exited. */
+static void tool_output_is_whole_or_unchanged_at_every_call(void **state)
+{
+    (void)state;
+    char dir[4096], in[4200], out[4200], counts[4200], rule[128];
+    test_tmpdir(dir, sizeof dir, "fault-loop-tool-out");
+    snprintf(in, sizeof in, "%s/in.npy", dir);
+    snprintf(out, sizeof out, "%s/out.npy", dir);
+    snprintf(counts, sizeof counts, "%s/.counts", dir);
+    cls_array x = ref_make(CLS_F32, 3, 40, 12, 44, REF_MISSING | REF_NEGATIVE);
+    write_input(in, &x);
+    ref_free(&x);
+    static tool_result res;
+    const char *args[] = {"normalize", "--method", "zscore", in, out, NULL};
+    static const char old[] = "an older file the tool must leave alone on failure";
+    setenv("CLSFAULT_COUNT_OUT", counts, 1);
+
+    /* the healthy file and count */
+    setenv("CLSFAULT_COUNT", "pthread:0::-1:0", 1);
+    assert_int_equal(test_run_tool(dir, &res, args), 0);
+    assert_int_equal(res.status, 0);
+    size_t ngood = 0, nc = 0;
+    char *good = slurp_file(out, &ngood);
+    assert_non_null(good);
+    char *c = slurp_file(counts, &nc);
+    assert_non_null(c);
+    long healthy = 0, injected = 0, live = 0;
+    char call[64];
+    assert_int_equal(sscanf(c, "%ld %ld %63s %ld", &healthy, &injected, call, &live), 4);
+    free(c);
+    print_message("# tool: healthy, %ld calls on device 0, %ld objects live at exit\n", healthy, live);
+    assert_true(healthy > 5);
+    assert_int_equal(live, 0);
+
+    /* the calls of creation alone (`clscale devices` makes the context and
+     * lists it): creation_survives_a_failure_at_every_call covers those */
+    const char *list[] = {"devices", NULL};
+    assert_int_equal(test_run_tool(dir, &res, list), 0);
+    assert_int_equal(res.status, 0);
+    c = slurp_file(counts, &nc);
+    assert_non_null(c);
+    long creation = 0;
+    assert_int_equal(sscanf(c, "%ld %ld %63s %ld", &creation, &injected, call, &live), 4);
+    free(c);
+    print_message("# tool: %ld of them at creation\n", creation);
+    assert_true(creation > 0 && creation < healthy);
+
+    size_t runs = 0, ok = 0, failed = 0;
+    long longest = healthy;
+    for (long k = creation; k < longest && k < MAX_K; k++) {
+        char label[160];
+        put_file(out, old, sizeof old);
+        remove(counts);
+        snprintf(rule, sizeof rule, "pthread:0::%ld:1", k);
+        setenv("CLSFAULT_COUNT", rule, 1);
+        assert_int_equal(test_run_tool(dir, &res, args), 0);
+        c = slurp_file(counts, &nc);
+        if (!c) print_lines("no counts; stderr", res.err);
+        assert_non_null(c);
+        long seen = 0;
+        assert_int_equal(sscanf(c, "%ld %ld %63s %ld", &seen, &injected, call, &live), 4);
+        free(c);
+        if (seen > longest) longest = seen;
+        snprintf(label, sizeof label, "tool, call %ld (%s), exit %d", k, call, res.status);
+        runs += injected > 0;
+        size_t n = 0;
+        char *now = slurp_file(out, &n);
+        assert_non_null(now);
+        if (res.status == 0) {
+            ok += injected > 0;
+            if (n != ngood || memcmp(now, good, n)) print_message("# %s: another output\n", label);
+            assert_true(n == ngood && !memcmp(now, good, n));
+        } else {
+            failed++;
+            print_lines(label, res.err);
+            assert_true(injected > 0);
+            assert_int_equal(res.status, 1);
+            if (n != sizeof old || memcmp(now, old, n)) print_message("# %s: the old output changed\n", label);
+            assert_true(n == sizeof old && !memcmp(now, old, n));
+        }
+        free(now);
+        assert_int_equal(stray_files(dir), 0);
+        if (live != 0) print_message("# %s: %ld OpenCL objects live at exit\n", label, live);
+        assert_int_equal(live, 0);
+    }
+    unsetenv("CLSFAULT_COUNT");
+    unsetenv("CLSFAULT_COUNT_OUT");
+    print_message("# tool: %zu runs with a failure: %zu wrote the whole output, %zu failed leaving the old one\n", runs,
+                  ok, failed);
+    assert_true(2 * (long)runs >= healthy - creation);
+    free(good);
+}
+
 static int group_setup(void **state)
 {
     (void)state;
@@ -502,6 +957,10 @@ int main(void)
         cmocka_unit_test(fused_fit_transform_survives_a_failure_at_every_call),
         cmocka_unit_test(two_phase_fit_transform_survives_a_failure_at_every_call),
         cmocka_unit_test(in_place_transform_survives_a_failure_at_every_call),
+        cmocka_unit_test(a_device_lost_halfway_through_a_kernel),
+        cmocka_unit_test(quantiles_survive_a_failure_at_every_call),
+        cmocka_unit_test(caller_buffers_right_or_untouched_at_every_call),
+        cmocka_unit_test(tool_output_is_whole_or_unchanged_at_every_call),
     };
     return TEST_RUN("fault-loop", tests, group_setup, NULL);
 }

@@ -192,8 +192,8 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
          * that takes non-temporal stores, a block's row a whole line: where
          * every row starts a line at the same column, the first block ends
          * there, and the others stream whole lines past the cache (no read
-         * for ownership: the clipping 1.2x faster on 18 x 60 x 20000
-         * float64, docs/PERFORMANCE.md 37) */
+         * for ownership; docs/PERFORMANCE.md, "Short columns in vector
+         * lanes") */
         nt = 1;
         uintptr_t mis = (uintptr_t)yp % 64;
         if ((C * es) % 64 == 0 && mis % es == 0 && mis) lead = (unsigned)((64 - mis) / es);

@@ -429,8 +429,8 @@ cls_status cls_device_describe(cls_context *ctx, cls_dev *dev, const cls_found *
 
     /* A CPU walks contiguous row segments of explicit vectors fastest: a
      * work-item owns 24 vectors of 8 columns (PoCL's implicit vectoriser does
-     * far worse on strided columns; 20-28 vectors ran seed-A 5-6% faster
-     * than 16, docs/PERFORMANCE.md, 20). A GPU wants one column per work-item so
+     * far worse on strided columns; docs/PERFORMANCE.md, "Column kernels
+     * on CPU devices"). A GPU wants one column per work-item so
      * that neighbours read neighbouring addresses. PoCL compiles with clang
      * for the host CPU, so its kernels may prefetch and stream stores past
      * the cache. llvmpipe (rusticl) silently stops loops after ~65535
@@ -444,9 +444,8 @@ cls_status cls_device_describe(cls_context *ctx, cls_dev *dev, const cls_found *
     /* the short-column kernels (clip.cl, quantile.cl's qsort) hold a column
      * per vector lane: a work-item takes 8 columns of doubles (a row of
      * them one 64-byte line, which clip.cl streams past the cache) where
-     * the CPU's vectors hold at least 8 floats (AVX2: two registers a row,
-     * 1.3x faster than 4 columns in code built for haswell,
-     * docs/PERFORMANCE.md 38), else 4 */
+     * the CPU's vectors hold at least 8 floats (AVX2: two registers a row;
+     * docs/PERFORMANCE.md, "Short columns in vector lanes"), else 4 */
     dev->xw64 = cpu_like && nvf >= 8 ? 8 : 4;
     /* PoCL's CPU drivers run kernels on a CL_MEM_USE_HOST_PTR buffer's own
      * host memory, whatever its alignment (the tests write unaligned views

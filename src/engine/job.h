@@ -15,10 +15,10 @@
 #define CLS_FUSED_ROWS 4096  /* group rows up to which one work-item reads its columns twice */
 #define CLS_CHUNK_ROWS 4096  /* rows per work-item in the statistics kernels */
 /* Rows per work-item of a fit alone (FIT): a CPU work-item's rows are a
- * page or more apart in a wide group, and 1080 of them (seed-A, batch)
- * read 1.8x slower than chunks of 512 merged on the device (probably the
- * pages one work-item walks outgrow the TLB: not measured;
- * docs/PERFORMANCE.md, 33). */
+ * page or more apart in a wide group, and a work-item over all of a tall
+ * group's rows read slower than chunks of 512 merged on the device
+ * (probably the pages one work-item walks outgrow the TLB: not measured;
+ * docs/PERFORMANCE.md, "Statistics"). */
 #define CLS_FIT_CHUNK_ROWS 512
 #define CLS_MAX_EVENTS 12    /* timed commands per slice */
 #define CLS_PRM_PLANES 5     /* params planes at most: shift high, low, multiplier, offset, scaled fill */

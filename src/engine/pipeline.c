@@ -228,8 +228,8 @@ static cls_status collect_stats(cls_job *job, const cls_pipeline *p, cls_stats *
 
 /* The scaler's params come from these statistics, computed per slice as
  * it is enqueued (slice.c): no table of every group and column is built
- * before the run (for seed-A's shape, 57 MB and 28 ms, serial, on a fresh
- * allocation; docs/PERFORMANCE.md, 19). */
+ * before the run (a serial pass writing a fresh allocation as large as the
+ * statistics; docs/PERFORMANCE.md, "Params"). */
 static void use_params(cls_job *job, const cls_stats *s, cls_scaler scaler, int inverse)
 {
     job->pcol = s->col;
@@ -266,10 +266,10 @@ static int one_pass(const cls_job *job, size_t sb)
  * segments are a page at least (FIT: each column's statistics from one
  * slice, written straight into the result), rather than row ranges of all
  * columns (STATS), whose partial statistics per slice and column a merge
- * must combine: seed-A's 540 rows of 98450 float64 columns cut into 13
- * slices of 42 rows, whose 13 x 98450 partial entries cost as much time as
- * reading the data (docs/PERFORMANCE.md, 33). The switch fit_tiles (for
- * experiments, testing.h) keeps the row tiles. */
+ * must combine: a tall group of wide rows cut into row tiles leaves as many
+ * partial entries per column as tiles, whose download and merge cost as
+ * much as reading the data (docs/PERFORMANCE.md, "Statistics").
+ * The switch fit_tiles (for experiments, testing.h) keeps the row tiles. */
 static int fit_by_groups(const cls_job *job, size_t sb)
 {
     if (!job->G || !job->Rg || !job->C) return 0; /* nothing to read: no slice at all */

@@ -173,7 +173,7 @@ size_t cls_plan_slice_bytes(const cls_job *job)
         const cls_dev *d = r->dev;
         /* CPUs: large enough to hide the launch (tens of µs), small enough to
          * balance devices; one CPU's worth of work has nothing to balance,
-         * and fewer launches (docs/PERFORMANCE.md, 15). Discrete: a few ms
+         * and fewer launches (docs/PERFORMANCE.md, "Slices"). Discrete: a few ms
          * of bus time per copy. */
         size_t t = !d->zero_copy || alone ? 32 * MIB : 8 * MIB;
         /* a device that will decline work shapes neither the size nor the

@@ -54,8 +54,8 @@ static cls_status start_zero_copy(cls_devrun *r, unsigned q, cls_slice *s)
     /* On PoCL's CPU drivers the buffer is the caller's memory itself
      * (device.c), coherent with the host: the output is there once the
      * kernel completes, and a map and unmap would only add two commands to
-     * the call's critical path (about 0.05 ms of a 0.8 ms seed-b call;
-     * docs/PERFORMANCE.md, 17). Other devices map, as the specification
+     * the call's critical path (docs/PERFORMANCE.md, "Host memory and
+     * maps"). Other devices map, as the specification
      * asks, to see the results of a CL_MEM_USE_HOST_PTR buffer. */
     if (writes && !d->in_place) {
         f->ymap = clEnqueueMapBuffer(d->q[q], f->yb, CL_FALSE, CL_MAP_READ, 0, bytes, 0, NULL,

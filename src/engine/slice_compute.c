@@ -313,7 +313,8 @@ static void arg_factors(kargs *a, const cls_job *job, const cls_slice *s, const 
  * discount is all there is: one contiguous run per work-item. */
 #define CLS_DISCOUNT_MIN_VECTORS 64
 /* Vectors per work-item there on a CPU: 16 KB of float64, the size at which
- * the runs stopped getting faster on PoCL (docs/PERFORMANCE.md, 17). */
+ * the runs stopped getting faster on PoCL (docs/PERFORMANCE.md, "The
+ * discount"). */
 #define CLS_DISCOUNT_RUN 256
 
 static int use_discount(const cls_devrun *r, const cls_slice *s)

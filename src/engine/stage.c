@@ -89,9 +89,9 @@ static void unmap_params(cls_dev *d, cls_slot *s, unsigned q)
 }
 
 /* Params that a device whose mapped buffers are its own memory reads where
- * the host packed them: CL_MEM_ALLOC_HOST_PTR, mapped once, no upload (on
- * seed-A's shape a transform packed 57 MB of params, then copied them
- * again; docs/PERFORMANCE.md, 22). The buffer owns the memory, so no
+ * the host packed them: CL_MEM_ALLOC_HOST_PTR, mapped once, no upload (a
+ * transform's params are not packed and then copied again;
+ * docs/PERFORMANCE.md, "Params"). The buffer owns the memory, so no
  * released buffer can outlive it. */
 static cls_status grow_mapped_params(cls_context *ctx, cls_dev *d, unsigned q, size_t bytes)
 {
@@ -281,9 +281,8 @@ static int helper(const cls_job *job, const cls_devrun *r)
  * windows barely overlap (all of them together under 1.25 times the array:
  * factors as large as the data): the whole array is one blocking upload
  * before the device's first slice, paid in full by a helper that then
- * takes one slice of ten (the modelled GPU beside a slow CPU device,
- * seed-b-large's 40 MB of factors: 20-25 ms for a slice of 8 MB, a rate
- * that kept it out of every later call, docs/DISCRETE.md), where windows
+ * takes one slice of ten, at a rate that would keep it out of every later
+ * call (docs/DISCRETE.md, "Factors on a staging device"), where windows
  * go up with the slices that use them, overlapped with other slices'
  * kernels. Factors that many slices share (seed-b's one matrix of factors
  * for 400) still go up once for the device that leads. */
@@ -406,9 +405,9 @@ cls_status cls_stage_prepare(cls_job *job, cls_devrun *r)
  * pieces of a row when a row is longer than that. One thread cannot keep
  * up with a bus: the items had been whole rows, so a slice of one long row
  * (seed-b-large's discount: a row of 5 M columns merged from its rows and
- * columns, cut into 32 MiB column blocks, docs/DISCRETE.md) was copied by
- * one thread at 8-10 GB/s on the H100 machine, where seed-A's slices of
- * whole rows spread over 16 threads copied at 50-67 GB/s. A slice of one
+ * columns, cut into 32 MiB column blocks; docs/DISCRETE.md, "Staging")
+ * was copied by one thread at one core's memcpy speed, where slices of
+ * whole rows spread over every thread. A slice of one
  * row, or of every column, is contiguous in caller memory: one block. */
 
 typedef struct copy_task {

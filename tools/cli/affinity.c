@@ -7,9 +7,8 @@
  * (the other still looks idle while the first wakes) and then keep them
  * there, because tasks that have just run are too cache-hot to migrate. A
  * caller whose own thread was busy just before a call triggers it most:
- * on the 2-core development VM the table workload took 6.2-8.2 ms instead
- * of 4.7-4.9 ms after 20 ms of work on the calling thread, and every
- * workload of `clscale bench` was 10-30% slower (docs/PERFORMANCE.md, 16).
+ * then each worker waits a scheduler slice to run (docs/PERFORMANCE.md,
+ * "PoCL's workers").
  * POCL_AFFINITY=1 pins worker i to core i.
  *
  * PoCL reads the variable when it starts, at the process's first platform
