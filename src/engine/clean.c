@@ -30,7 +30,7 @@
 #include "engine/impute_fused.h"
 #include "engine/job.h"
 #include "engine/select.h"
-#include "lightcurve/lightcurve.h"
+#include "engine/lightcurve/lightcurve.h"
 #include "scalers/scaler.h"
 #include "stats/quantile.h"
 #include "util/pool.h"
