@@ -293,3 +293,59 @@ def test_tool_detrends_and_smooths_as_the_functions(tmp_path):
     d[np.isnan(x)] = np.nan
     lo, hi = np.nanmin(d, axis=1, keepdims=True), np.nanmax(d, axis=1, keepdims=True)
     assert np.allclose(np.load(dst), (d - lo) / (hi - lo), rtol=0, atol=1e-9, equal_nan=True)
+
+
+# The estimators: Detrend and Flatten in scikit-learn pipelines
+def test_detrend_estimator_in_a_pipeline():
+    from sklearn.base import clone
+    from sklearn.pipeline import make_pipeline as sk_make_pipeline
+    from sklearn.preprocessing import MinMaxScaler as SkMinMax
+    x = _curves(np.float64, (1, 400, 3), seed=3)[0]  # 400 cadences x 3 bands: rows are time
+    d = clscale.Detrend("savgol", 51, 2)
+    assert d.get_params()["window_length"] == 51 and d.get_params()["op"] == "subtract"
+    d2 = clone(d).set_params(method="mean", window_length=21)
+    assert d2.method == "mean" and d.method == "savgol"
+    want = SkMinMax().fit_transform(x - signal.savgol_filter(x, 51, 2, axis=0))
+    for pipe in (clscale.make_pipeline(clscale.Detrend("savgol", 51, 2), clscale.MinMaxScaler()),
+                 sk_make_pipeline(clscale.Detrend("savgol", 51, 2), clscale.MinMaxScaler())):
+        _close(pipe.fit_transform(x), want, np.float64)
+        _close(pipe.transform(x), want, np.float64)
+    _close(d2.fit_transform(x), x - ndimage.uniform_filter1d(x, 21, axis=0), np.float64)
+    _close(clscale.Detrend("mean", 21, op="divide", mode="nearest").fit_transform(x),
+           x / ndimage.uniform_filter1d(x, 21, axis=0, mode="nearest"), np.float64)
+    _close(clscale.Detrend(window_length=9, polyorder=3, op="trend", mode="wrap").fit_transform(x),
+           signal.savgol_filter(x, 9, 3, axis=0, mode="wrap"), np.float64)
+    assert d.fit(x).n_features_in_ == 3
+    # 3-D: batch x cadences x bands, rows axis 1; float32 stays float32; copy=False in place
+    x3 = _curves(np.float32, (4, 300, 2), seed=4)
+    y3 = clscale.Detrend(window_length=31).fit_transform(x3)
+    assert y3.dtype == np.float32
+    _close(y3, (x3 - signal.savgol_filter(x3, 31, 2, axis=1)).astype(np.float32), np.float32)
+    xc = x3.copy()
+    r = clscale.Detrend(window_length=31, copy=False).fit_transform(xc)
+    assert np.shares_memory(r, xc)
+    _close(xc, y3, np.float32)
+
+
+def test_detrend_estimator_bad_parameters():
+    x = _curves(np.float64, (1, 50, 2))[0]
+    for kw in ({"method": "median"}, {"op": "add"}, {"window_length": 0}, {"polyorder": 5, "window_length": 5},
+               {"mode": "reflect"}, {"method": "mean", "mode": "interp"}, {"window_length": 61},
+               {"cval": float("nan")}):
+        with pytest.raises(ValueError):
+            clscale.Detrend(**kw).fit(x)
+
+
+def test_flatten_estimator_is_flatten():
+    x = _curves(np.float64, (3, 500, 2), seed=5)
+    x[1, 200, 0] += 5  # an outlier
+    want = clscale.flatten(x, 101, 2, axis=1)
+    pipe = clscale.make_pipeline(clscale.Flatten(101, 2), clscale.StandardScaler())
+    got = pipe.fit_transform(x)
+    assert pipe.named_steps["flatten"].get_params()["niters"] == 3
+    from sklearn.preprocessing import StandardScaler as SkStd
+    ref = np.stack([SkStd().fit_transform(m) for m in want])
+    _close(got, ref, np.float64)
+    _close(clscale.Flatten(101, 2).fit_transform(x[0]), clscale.flatten(x[0], 101, 2, axis=0), np.float64)
+    with pytest.raises(ValueError):
+        clscale.Flatten(sigma=0).fit(x)
