@@ -141,5 +141,9 @@ int bench_model_main(const char *layer, unsigned want, double size, int repeats,
  * and, with --json, its rows; an exit status. */
 struct options;
 int bench_shapes(const struct options *o);
+/* --workload lightcurves (bench_lightcurves.c): trends and bins of a batch
+ * of light curves, its table on stdout and, with --json, its rows; an exit
+ * status. */
+int bench_lightcurves(const struct options *o);
 
 #endif
