@@ -295,6 +295,60 @@ def test_tool_detrends_and_smooths_as_the_functions(tmp_path):
     assert np.allclose(np.load(dst), (d - lo) / (hi - lo), rtol=0, atol=1e-9, equal_nan=True)
 
 
+@pytest.mark.fp64
+@pytest.mark.skipif(not TOOL or not os.path.exists(TOOL), reason="the clscale tool is not built (CLS_TOOL unset)")
+def test_tool_bin_reduces_each_bin_all_or_nothing(tmp_path):
+    x = _curves(np.float64, (3, 95, 2), seed=11)
+    x[0, 30:36, 1] = np.nan
+    src, dst = tmp_path / "in.npy", tmp_path / "out.npy"
+    np.save(src, x)
+
+    def ref(a, k, how):  # numpy over bins padded with NaN (the last bin shorter)
+        nb = -(-a.shape[1] // k)
+        pad = np.full((a.shape[0], nb * k, a.shape[2]), np.nan)
+        pad[:, :a.shape[1]] = a
+        b = pad.reshape(a.shape[0], nb, k, a.shape[2])
+        with np.errstate(all="ignore"), np.testing.suppress_warnings() as sup:
+            sup.filter(RuntimeWarning)
+            return {"mean": np.nanmean, "median": np.nanmedian, "sum": np.nansum,
+                    "count": lambda v, axis: np.isfinite(v).sum(axis=axis).astype(float)}[how](b, axis=2)
+
+    for how in ("mean", "median", "sum", "count"):
+        r = subprocess.run([TOOL, "clean", "--bin", f"10,{how}", "--quiet", str(src), str(dst)], capture_output=True,
+                           text=True)
+        assert r.returncode == 0, r.stderr
+        got = np.load(dst)
+        assert got.shape == (3, 10, 2)
+        assert np.allclose(got, ref(x, 10, how), rtol=1e-12, atol=1e-12, equal_nan=True)
+    # after a trend; --scope batch: the whole batch's rows, 1 x bins x cols; a 2-D table
+    r = subprocess.run([TOOL, "clean", "--detrend", "mean:15", "--bin", "7,median", "--scope", "batch", "--quiet",
+                        str(src), str(dst)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    xb = x.reshape(1, -1, 2)  # with --scope batch the trend too runs over the whole batch's rows
+    d = xb - clscale.uniform_filter1d(xb, 15, axis=1)
+    d[np.isnan(xb)] = np.nan
+    assert np.allclose(np.load(dst), ref(d, 7, "median"), rtol=1e-12, atol=1e-12, equal_nan=True)
+    np.save(src, x[0])
+    r = subprocess.run([TOOL, "clean", "--bin", "8,mean", "--quiet", str(src), str(dst)], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    assert np.allclose(np.load(dst), ref(x[:1], 8, "mean")[0], rtol=1e-12, atol=1e-12, equal_nan=True)
+    # all or nothing: a call the library refuses (the interp edge's window
+    # longer than the rows) leaves OUT as it was and no temporary beside it
+    before = dst.read_bytes()
+    r = subprocess.run([TOOL, "clean", "--detrend", "savgol:201,2", "--bin", "8,mean", "--quiet", str(src), str(dst)],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "interp" in r.stderr
+    assert dst.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.npy", "out.npy"]
+    for bad in (["--bin", "10,boundary"], ["--bin", "0,mean"], ["--bin", "5,mean", "--bin-smooth", "5,mean"]):
+        r = subprocess.run([TOOL, "clean", *bad, str(src), str(dst)], capture_output=True, text=True)
+        assert r.returncode == 2, r.stderr
+    r = subprocess.run([TOOL, "normalize", "--method", "minmax", "--bin", "5,mean", str(src), str(dst)],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "--bin" in r.stderr
+
+
 # The estimators: Detrend and Flatten in scikit-learn pipelines
 def test_detrend_estimator_in_a_pipeline():
     from sklearn.base import clone
