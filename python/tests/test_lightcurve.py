@@ -350,6 +350,7 @@ def test_tool_bin_reduces_each_bin_all_or_nothing(tmp_path):
 
 
 # The estimators: Detrend and Flatten in scikit-learn pipelines
+@pytest.mark.fp64
 def test_detrend_estimator_in_a_pipeline():
     from sklearn.base import clone
     from sklearn.pipeline import make_pipeline as sk_make_pipeline
@@ -381,6 +382,7 @@ def test_detrend_estimator_in_a_pipeline():
     _close(xc, y3, np.float32)
 
 
+@pytest.mark.fp64
 def test_detrend_estimator_bad_parameters():
     x = _curves(np.float64, (1, 50, 2))[0]
     for kw in ({"method": "median"}, {"op": "add"}, {"window_length": 0}, {"polyorder": 5, "window_length": 5},
@@ -390,6 +392,7 @@ def test_detrend_estimator_bad_parameters():
             clscale.Detrend(**kw).fit(x)
 
 
+@pytest.mark.fp64
 def test_flatten_estimator_is_flatten():
     x = _curves(np.float64, (3, 500, 2), seed=5)
     x[1, 200, 0] += 5  # an outlier
