@@ -136,32 +136,12 @@ static cls_status run_op(cls_context *ctx, int op, const cls_array *x, cls_array
     return cls_clean_data(ctx, &c, CLS_SCOPE_MATRIX, x, y);
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static void json_head(FILE *js, cls_context *ctx, size_t G, int repeats)
 {
-    char cpu[256];
-    bench_cpu_model(cpu, sizeof cpu);
-    fprintf(js, "{\"tool\": \"clscale bench\", \"clscale_version\": \"%s\", \"workload\": \"lightcurves\", \"cpu\": ",
+    fprintf(js, "{\"tool\": \"clscale bench\", \"clscale_version\": \"%s\", \"workload\": \"lightcurves\", ",
             cls_version());
-    cli_json_string(js, cpu);
-    fputs(", \"devices\": [", js);
-    for (size_t i = 0; i < cls_device_count(ctx); i++) {
-        cls_device_info di;
-        if (cls_device_get(ctx, i, &di) != CLS_OK) continue;
-        fputs(i ? ", {\"name\": " : "{\"name\": ", js);
-        cli_json_string(js, di.name);
-        fputs(", \"platform\": ", js);
-        cli_json_string(js, di.platform);
-        fputs(", \"driver\": ", js);
-        cli_json_string(js, di.driver);
-        fputs("}", js);
-    }
-    fprintf(js, "], \"shape\": [%zu, %u, %u], \"dtype\": \"float64\", \"window\": %u, \"polyorder\": 2, "
+    bench_json_machine(js, ctx);
+    fprintf(js, ", \"shape\": [%zu, %u, %u], \"dtype\": \"float64\", \"window\": %u, \"polyorder\": 2, "
                 "\"bin_rows\": %u, \"repeats\": %d,\n \"rows\": [",
             G, LC_ROWS, LC_COLS, LC_W, LC_BIN, repeats);
 }
@@ -220,8 +200,7 @@ int bench_lightcurves(const options *o)
             }
         }
         if (rc != EXIT_OK) break;
-        qsort(ts, (size_t)k, sizeof *ts, cmp_d);
-        med[op] = k % 2 ? ts[k / 2] : (ts[k / 2 - 1] + ts[k / 2]) / 2;
+        med[op] = bench_median_s(ts, k);
         if (med[op] <= 0) med[op] = 1e-9; /* a clock too coarse for a tiny call */
     }
     /* the table in the operations' order, each device call beside its peer */

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "bench.h"
 #include "bench_report.h"
@@ -145,5 +146,9 @@ int bench_shapes(const struct options *o);
  * of light curves, its table on stdout and, with --json, its rows; an exit
  * status. */
 int bench_lightcurves(const struct options *o);
+/* (bench_shapes.c) The median of ts[0..k) (sorts it); the "cpu" and
+ * "devices" members of a result file for the devices of ctx. */
+double bench_median_s(double *ts, int k);
+void bench_json_machine(FILE *js, cls_context *ctx);
 
 #endif
