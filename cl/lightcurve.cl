@@ -356,59 +356,76 @@ __kernel void F(savgol)(__global const REAL *x, __global REAL *y, uint ncols, ul
 #endif
 
 #if CLS_KERNEL == CLS_KID_SAVGOL3V
-/* CLS_K_SAVGOL3 on CPUs: a work-item takes 4 columns (of one group or of
+/* CLS_K_SAVGOL3 on CPUs: a work-item takes 8 columns (of one group or of
  * neighbouring groups) in the lanes of vectors. Their rows, windows and
  * edges are alike, so the slide and the full windows' weights run on the
  * vectors (PoCL does not vectorise a kernel whose work-items each loop
- * over rows); a row where a lane's window is not full, or an interp edge,
- * fits that lane alone (lc_fit), as the scalar kernel does. */
-#ifndef LV
+ * over rows); a row where a lane's window is not full, or an edge, takes
+ * each lane alone (lc_fit), as the scalar kernel does.
+ * p == 0 (a Savitzky-Golay of polyorder 0 takes CLS_K_SAVGOL): the moving
+ * average (CLS_K_MOVAVG's semantics) on float64 CPUs, the mean of the
+ * valid values of the window: g[0] = 1 / w and the other weights 0.
+ * The interior rows (the leaving and entering rows inside the series, no
+ * interp edge: all but about w rows of a column) are the fast path: each
+ * lane's values gathered at its offset into vectors, validity as vector
+ * masks, no per-lane branch; one read of the entering, leaving and current
+ * rows (the last two in cache) and one write per value. */
 #define LV 8 /* lanes: lightcurve.c's LC_LANES */
-#endif
-#define VACC CAT(ACC, LV)
-#define VINT CAT(int, LV)
-#define VLOAD CAT(vload, LV)
+#define VACC CAT(ACC, 8)
+#define VREAL CAT(REAL, 8)
+#define VCONV CAT(convert_, VACC)
 #if CLS_FP64
-#define VMASK CAT(long, LV) /* what a comparison of VACC gives */
+#define VMASK long8 /* what a comparison of VACC gives */
 #else
-#define VMASK CAT(int, LV)
+#define VMASK int8
 #endif
-#define VSTORE CAT(vstore, LV)
+/* a row of the 8 lanes: one vload8 where they are 8 neighbouring
+ * columns of a group (lay 8), 4 vload2 or 2 vload4 where 4 or 2 groups
+ * hold them (lay 2, 4: columns 2 or 4), else one value per lane */
+#define GATHER(p, r) VCONV((VREAL)((p)[o.s0 + (r)], (p)[o.s1 + (r)], (p)[o.s2 + (r)], (p)[o.s3 + (r)], \
+                                   (p)[o.s4 + (r)], (p)[o.s5 + (r)], (p)[o.s6 + (r)], (p)[o.s7 + (r)]))
+#define LOADV(p, r)                                                                                        \
+    (lay == 8   ? VCONV(vload8(0, (p) + o.s0 + (r)))                                                     \
+     : lay == 2 ? VCONV((VREAL)(vload2(0, (p) + o.s0 + (r)), vload2(0, (p) + o.s2 + (r)),                 \
+                                vload2(0, (p) + o.s4 + (r)), vload2(0, (p) + o.s6 + (r))))                \
+     : lay == 4 ? VCONV((VREAL)(vload4(0, (p) + o.s0 + (r)), vload4(0, (p) + o.s4 + (r))))               \
+                : GATHER(p, r))
+#define LANE(v, l) ((l) == 0 ? (v).s0 : (l) == 1 ? (v).s1 : (l) == 2 ? (v).s2 : (l) == 3 ? (v).s3 : \
+                    (l) == 4 ? (v).s4 : (l) == 5 ? (v).s5 : (l) == 6 ? (v).s6 : (v).s7)
 __kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, ulong nrows, uint ngroups,
                           uint chunk, uint w, uint p, uint deriv, long start, int mode, REAL cval, int op,
                           uint flags, REAL sent, __global const ACC *g)
 {
     const int q = 3;
-    (void)p;
+    int mean = p == 0;
     ulong total = (ulong)ngroups * ncols, gc0 = get_global_id(0) * LV;
     if (gc0 >= total) return;
     ulong i0 = get_global_id(1) * (ulong)chunk;
     if (i0 >= nrows) return;
     ulong i1 = min(i0 + chunk, nrows);
-    __global const REAL *px[LV];
-    __global REAL *py[LV];
-    int live[LV];
+    /* each lane's column offset; a lane past the end repeats the last
+     * column (the same values written twice by this work-item) */
+    ulong of[LV];
     for (int l = 0; l < LV; l++) {
-        ulong gc = gc0 + (ulong)l < total ? gc0 + (ulong)l : total - 1; /* a lane past the end repeats the last */
-        live[l] = gc0 + (ulong)l < total;
-        px[l] = x + (gc / ncols) * nrows * ncols + gc % ncols;
-        py[l] = y + (gc / ncols) * nrows * ncols + gc % ncols;
+        ulong gc = gc0 + (ulong)l < total ? gc0 + (ulong)l : total - 1;
+        of[l] = (gc / ncols) * nrows * ncols + gc % ncols;
     }
+    ulong8 o = vload8(0, of);
+    int lay = gc0 + LV > total ? 0 : ncols % 8 == 0 ? 8 : ncols == 2 || ncols == 4 ? (int)ncols : 0;
     long n = (long)nrows, hw = (long)(w / 2);
     ACC cen = (ACC)(w - 1) / 2, sc = cen > 1 ? cen : 1, d = 1 / sc, fac = g[q];
     ACC gw0 = g[0], gw1 = g[1], gw2 = g[2];
     ACC T10 = g[q + 1 + 3], T20 = g[q + 1 + 6], T21 = g[q + 1 + 7];
     ACC uo1 = g[q + 1 + 9 + 1], uo2 = g[q + 1 + 9 + 2], ui1 = g[q + 1 + 12 + 1], ui2 = g[q + 1 + 12 + 2];
-    VACC K, K0;
-    ACC Ks[LV];
-    for (int l = 0; l < LV; l++) {
-        REAL k0 = px[l][i0 * ncols];
-        Ks[l] = F(lc_valid)(k0, flags, sent) ? (ACC)k0 : 0;
-    }
-    K = VLOAD(0, Ks);
-    K0 = deriv ? (VACC)0 : K;
+    int sentf = (flags & LC_F_SENT) != 0;
+    VACC vsent = (VACC)(ACC)sent;
+    /* the sums are of x - K, K a value of each column (lane) */
+    VACC K = GATHER(x, i0 * ncols);
+    VMASK okK = isfinite(K) & (sentf ? K != vsent : (VMASK)(-1));
+    K = select((VACC)0, K, okK);
+    VACC K0 = deriv ? (VACC)0 : K;
     VACC S0 = 0, S1 = 0, S2 = 0;
-    VINT cnt = 0;
+    VMASK cnt = 0;
     long cur = LONG_MIN, coef[LV];
     ACC a[LV][3];
     for (int l = 0; l < LV; l++) coef[l] = LONG_MIN;
@@ -420,101 +437,116 @@ __kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, 
             edge = 1;
         }
         if (ws != cur) {
-            if (cur != LONG_MIN && ws == cur + 1) {
-                long to = cur, ti = cur + (long)w;
-                ACC vo[LV], vi[LV];
-                int ok_o[LV], ok_i[LV];
-                for (int l = 0; l < LV; l++) {
-                    REAL ro, ri;
-                    if (to >= 0 && ti < n) {
-                        ro = px[l][to * ncols];
-                        ri = px[l][ti * ncols];
-                    } else {
-                        long ko = F(lc_map)(to, n, mode), ki = F(lc_map)(ti, n, mode);
-                        ro = ko < 0 ? cval : px[l][ko * ncols];
-                        ri = ki < 0 ? cval : px[l][ki * ncols];
-                    }
-                    ok_o[l] = F(lc_valid)(ro, flags, sent);
-                    ok_i[l] = F(lc_valid)(ri, flags, sent);
-                    vo[l] = ok_o[l] ? (ACC)ro - Ks[l] : 0;
-                    vi[l] = ok_i[l] ? (ACC)ri - Ks[l] : 0;
-                }
-                VACC xo = VLOAD(0, vo), xi = VLOAD(0, vi);
-                /* S_j' = sum_m T_jm (S_m - xo uo_m) + xi ui_j (uo_0 = ui_0 = 1, T_jj = 1) */
-                VACC a0 = S0 - xo, a1 = S1 - xo * uo1, a2 = S2 - xo * uo2;
-                S2 = T20 * a0 + T21 * a1 + a2 + xi * ui2;
-                S1 = T10 * a0 + a1 + xi * ui1;
-                S0 = a0 + xi;
-                cnt += VLOAD(0, ok_i) - VLOAD(0, ok_o);
+            long to = cur, ti = cur + (long)w;
+            VACC vo, vi;
+            if (cur != LONG_MIN && ws == cur + 1 && to >= 0 && ti < n) {
+                vo = LOADV(x, (ulong)to * ncols);
+                vi = LOADV(x, (ulong)ti * ncols);
+            } else if (cur != LONG_MIN && ws == cur + 1) {
+                long ko = F(lc_map)(to, n, mode), ki = F(lc_map)(ti, n, mode);
+                vo = ko < 0 ? (VACC)(ACC)cval : GATHER(x, (ulong)ko * ncols);
+                vi = ki < 0 ? (VACC)(ACC)cval : GATHER(x, (ulong)ki * ncols);
             } else {
+                /* a window afresh */
                 S0 = S1 = S2 = 0;
                 cnt = 0;
                 for (uint t = 0; t < w; t++) {
                     long k = F(lc_map)(ws + (long)t, n, mode);
-                    ACC vv[LV];
-                    int ok[LV];
-                    for (int l = 0; l < LV; l++) {
-                        REAL r = k < 0 ? cval : px[l][k * ncols];
-                        ok[l] = F(lc_valid)(r, flags, sent);
-                        vv[l] = ok[l] ? (ACC)r - Ks[l] : 0;
-                    }
-                    VACC v = VLOAD(0, vv);
+                    VACC v = k < 0 ? (VACC)(ACC)cval : GATHER(x, (ulong)k * ncols);
+                    VMASK ok = isfinite(v) & (sentf ? v != vsent : (VMASK)(-1));
+                    v = select((VACC)0, v - K, ok);
                     ACC u = ((ACC)t - cen) * d;
                     S0 += v;
                     S1 += v * u;
                     S2 += v * (u * u);
-                    cnt += VLOAD(0, ok);
+                    cnt -= ok; /* a true comparison is -1 */
                 }
+                cur = ws;
+                vo = vi = 0;
             }
-            cur = ws;
+            if (cur != ws) {
+                VMASK oko = isfinite(vo) & (sentf ? vo != vsent : (VMASK)(-1));
+                VMASK oki = isfinite(vi) & (sentf ? vi != vsent : (VMASK)(-1));
+                VACC xo = select((VACC)0, vo - K, oko), xi = select((VACC)0, vi - K, oki);
+                /* S_j' = sum_m T_jm (S_m - xo uo_m) + xi ui_j (uo_0 = ui_0 = 1, T_jj = 1) */
+                VACC a0 = S0 - xo;
+                if (!mean) {
+                    VACC a1 = S1 - xo * uo1, a2 = S2 - xo * uo2;
+                    S2 = T20 * a0 + T21 * a1 + a2 + xi * ui2;
+                    S1 = T10 * a0 + a1 + xi * ui1;
+                }
+                S0 = a0 + xi;
+                cnt = cnt - oki + oko;
+                cur = ws;
+            }
         }
-        VACC full = gw0 * S0 + gw1 * S1 + gw2 * S2 + K0;
-        if (!edge && all(cnt == (VINT)(int)w)) {
+        VACC v = LOADV(x, i * ncols);
+        VMASK keep = isfinite(v) & (sentf ? v != vsent : (VMASK)(-1));
+        if (!edge && all(cnt == (VMASK)(long)w)) {
             /* every lane's window full: the outputs on the vector too, a
              * missing value written as it was (but the trend) */
-            ACC xv[LV];
-            for (int l = 0; l < LV; l++) xv[l] = (ACC)px[l][i * ncols];
-            VACC v = VLOAD(0, xv), out = op == LC_OP_TREND ? full : op == LC_OP_DIVIDE ? v / full : v - full;
-            VMASK keep = isfinite(v);
-            if (flags & LC_F_SENT) keep = keep & (v != (VACC)(ACC)sent);
+            VACC full = gw0 * S0 + K0;
+            if (!mean) full += gw1 * S1 + gw2 * S2;
+            VACC out = op == LC_OP_TREND ? full : op == LC_OP_DIVIDE ? v / full : v - full;
             if (op != LC_OP_TREND) out = select(v, out, keep);
-            VSTORE(out, 0, xv);
-            for (int l = 0; l < LV; l++)
-                if (live[l]) py[l][i * ncols] = (REAL)xv[l];
+            VREAL r = CAT(convert_, VREAL)(out);
+            ulong ri = i * ncols;
+            if (lay == 8) {
+                vstore8(r, 0, y + o.s0 + ri);
+            } else if (lay == 2) {
+                vstore2(r.s01, 0, y + o.s0 + ri);
+                vstore2(r.s23, 0, y + o.s2 + ri);
+                vstore2(r.s45, 0, y + o.s4 + ri);
+                vstore2(r.s67, 0, y + o.s6 + ri);
+            } else if (lay == 4) {
+                vstore4(r.s0123, 0, y + o.s0 + ri);
+                vstore4(r.s4567, 0, y + o.s4 + ri);
+            } else {
+                y[o.s0 + ri] = r.s0;
+                y[o.s1 + ri] = r.s1;
+                y[o.s2 + ri] = r.s2;
+                y[o.s3 + ri] = r.s3;
+                y[o.s4 + ri] = r.s4;
+                y[o.s5 + ri] = r.s5;
+                y[o.s6 + ri] = r.s6;
+                y[o.s7 + ri] = r.s7;
+            }
             continue;
         }
-        ACC fl[LV], s0[LV], s1[LV], s2[LV];
-        int cn[LV];
-        VSTORE(full, 0, fl);
-        VSTORE(S0, 0, s0);
-        VSTORE(S1, 0, s1);
-        VSTORE(S2, 0, s2);
-        VSTORE(cnt, 0, cn);
         for (int l = 0; l < LV; l++) {
-            REAL v = px[l][i * ncols];
-            if (!live[l] || (!F(lc_valid)(v, flags, sent) && op != LC_OP_TREND)) {
-                if (live[l]) py[l][i * ncols] = v;
+            __global const REAL *pxl = x + of[l];
+            __global REAL *pyl = y + of[l];
+            REAL vl = pxl[i * ncols];
+            if (!F(lc_valid)(vl, flags, sent) && op != LC_OP_TREND) {
+                pyl[i * ncols] = vl;
                 continue;
             }
-            ACC trend = fl[l];
-            if (edge || cn[l] != (int)w) {
+            ACC Kl = LANE(K, l), trend;
+            int cn = (int)LANE(cnt, l);
+            if (mean) {
+                trend = cn > 0 ? LANE(S0, l) / (ACC)cn + Kl : (ACC)NAN;
+            } else if (edge || cn != (int)w) {
                 if (coef[l] != ws) {
-                    ACC Sl[3] = {s0[l], s1[l], s2[l]};
-                    F(lc_fit)(px[l], ncols, n, mode, cval, flags, sent, ws, w, q, cen, d, Sl, (uint)cn[l], a[l]);
+                    ACC Sl[3] = {LANE(S0, l), LANE(S1, l), LANE(S2, l)};
+                    F(lc_fit)(pxl, ncols, n, mode, cval, flags, sent, ws, w, q, cen, d, Sl, (uint)cn, a[l]);
                     coef[l] = ws;
                 }
-                trend = F(lc_eval)(a[l], q, deriv, ((ACC)(li - ws) - cen) * d, fac, deriv ? 0 : Ks[l]);
+                trend = F(lc_eval)(a[l], q, deriv, ((ACC)(li - ws) - cen) * d, fac, deriv ? 0 : Kl);
+            } else {
+                trend = gw0 * LANE(S0, l) + gw1 * LANE(S1, l) + gw2 * LANE(S2, l) + (deriv ? 0 : Kl);
             }
-            py[l][i * ncols] = F(lc_out)(v, trend, op);
+            pyl[i * ncols] = F(lc_out)(vl, trend, op);
         }
     }
 }
 #undef LV
 #undef VACC
-#undef VINT
-#undef VLOAD
-#undef VSTORE
+#undef VREAL
+#undef VCONV
 #undef VMASK
+#undef GATHER
+#undef LOADV
+#undef LANE
 #endif
 #undef LC_PMAX
 #undef LC_TINY

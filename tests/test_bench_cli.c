@@ -448,6 +448,39 @@ static void shapes_sweep_has_every_operation_at_every_length(void **state)
     json_decref(j);
 }
 
+/* The light-curve workload, small: every call as a multiple of the
+ * min-max call (1 for min-max itself), the two trends beside their plain
+ * C peers, in the table and the JSON; no other workload runs. */
+static void lightcurves_workload_has_every_call_and_its_peer(void **state)
+{
+    (void)state;
+    static result r;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/lightcurves.json", dir);
+    assert_int_equal(tool(&r, "bench", "--workload", "lightcurves", "--size", "0.005", "--repeats", "1", "--json",
+                          path),
+                     0);
+    expect_status(&r, 0);
+    assert_non_null(strstr(r.out, "lightcurves: 10 x 4000 x 2 float64"));
+    assert_null(strstr(r.out, "seed-a: "));
+    json_t *j = load_json(path);
+    assert_string_equal(str(j, "workload"), "lightcurves");
+    json_t *rows = json_object_get(j, "rows");
+    static const char *const ops[] = {"minmax", "savgol", "mean", "bin-smooth", "bin-median", "host-savgol",
+                                      "host-mean"};
+    assert_int_equal(json_array_size(rows), 7);
+    for (size_t i = 0; i < 7; i++) {
+        json_t *row = json_array_get(rows, i);
+        assert_string_equal(str(row, "op"), ops[i]);
+        double x = json_number_value(json_object_get(row, "x_minmax"));
+        assert_true(json_number_value(json_object_get(row, "median_s")) > 0);
+        assert_true(i == 0 ? x == 1.0 : x > 0);
+        assert_true((json_object_get(row, "speedup") != NULL) == (i == 1 || i == 2));
+    }
+    assert_string_equal(str(json_array_get(rows, 1), "peer"), "host-savgol");
+    json_decref(j);
+}
+
 static void one_device_has_no_together_run_and_traces_itself(void **state)
 {
     (void)state;
@@ -696,6 +729,7 @@ int main(void)
         cmocka_unit_test(timeline_is_xml_with_one_lane_per_queue_used),
         cmocka_unit_test(workload_option_runs_only_that_one),
         cmocka_unit_test(shapes_sweep_has_every_operation_at_every_length),
+        cmocka_unit_test(lightcurves_workload_has_every_call_and_its_peer),
         cmocka_unit_test(one_device_has_no_together_run_and_traces_itself),
         cmocka_unit_test(wrong_result_is_a_failure_not_a_time),
         cmocka_unit_test(bad_options_exit_2_before_any_work),

@@ -7,7 +7,8 @@ large float arrays on every OpenCL device of the machine at once.
 
 Estimators (scikit-learn transformers, usable in Pipeline and
 ColumnTransformer): MinMaxScaler, StandardScaler, DecimalScaler, Discount,
-and for cleaning SimpleImputer and SigmaClip. Functions with numpy's and
+and for cleaning SimpleImputer, SigmaClip, Detrend and Flatten (light
+curves along the rows). Functions with numpy's and
 astropy's signatures, exact on the devices: nanquantile, nanpercentile,
 nanmedian, sigma_clip and sigma_clipped_stats; describe(), the data
 summary of `clscale describe` for an array in memory. Light curves:
@@ -36,14 +37,14 @@ from ._context import devices
 from ._device import device_fit_transform, device_transform
 from ._discount import Discount
 from ._functions import describe, nanmedian, nanpercentile, nanquantile, sigma_clip, sigma_clipped_stats
-from ._lightcurves import bin, flatten, savgol_filter, uniform_filter1d
+from ._lightcurves import Detrend, Flatten, bin, flatten, savgol_filter, uniform_filter1d
 from ._pipeline import Pipeline, make_pipeline
 from ._robust import MaxAbsScaler, RobustScaler
 from ._scalers import DecimalScaler, MinMaxScaler, StandardScaler
 
 __version__ = _library_version()
 
-__all__ = ["ClscaleError", "DecimalScaler", "Discount", "MaxAbsScaler", "MinMaxScaler", "Pipeline",
+__all__ = ["ClscaleError", "DecimalScaler", "Detrend", "Discount", "Flatten", "MaxAbsScaler", "MinMaxScaler", "Pipeline",
            "RobustScaler", "SigmaClip", "SimpleImputer",
            "StandardScaler", "Stats", "bin", "describe", "device_fit_transform", "device_transform", "devices", "load",
            "flatten", "make_pipeline",

@@ -17,10 +17,14 @@ import operator
 
 import numpy as np
 
-from . import _clscale
-from ._context import context
+from sklearn.base import BaseEstimator, TransformerMixin
 
-__all__ = ["bin", "flatten", "savgol_filter", "uniform_filter1d"]
+from . import _clscale
+from ._base import NanTags, as_data, keeps_float16, output_for
+from ._context import check_selector, context
+from ._files import via_memory
+
+__all__ = ["Detrend", "Flatten", "bin", "flatten", "savgol_filter", "uniform_filter1d"]
 
 # include/clscale.h's enums
 _MEAN, _SAVGOL = 1, 2
@@ -206,3 +210,136 @@ def bin(x, size, method="mean", axis=-1, *, smooth=False, devices=None):
     shape = list(x.shape)
     shape[axis] = nb
     return out.reshape(shape)
+
+
+class Detrend(NanTags, TransformerMixin, BaseEstimator):
+    """A moving-average or Savitzky-Golay trend removed along the rows (the
+    time axis: axis 0 of a 2-D table of cadences x bands, axis 1 of a 3-D
+    batch x cadences x bands), per column, for a scikit-learn pipeline:
+    `make_pipeline(Detrend(), MinMaxScaler())`.
+
+    method "savgol" (scipy.signal.savgol_filter's trend: window_length,
+    polyorder, mode "interp", "mirror", "nearest", "constant", "wrap") or
+    "mean" (scipy.ndimage.uniform_filter1d's: window_length, mode
+    "reflect", "mirror", "nearest", "constant", "wrap"); mode None takes
+    scipy's default ("interp", "reflect"). op "subtract" (x - trend),
+    "divide" (x / trend, as lightkurve's flatten) or "trend" (the trend
+    itself). NaN and +-Inf are left out of each window and kept in the
+    output (but with op="trend"). Stateless like SigmaClip: fit checks the
+    parameters and records n_features_in_; transform detrends the data it
+    is given (a new array, or X itself with copy=False)."""
+
+    def __init__(self, method="savgol", window_length=101, polyorder=2, *, op="subtract", mode=None, cval=0.0,
+                 copy=True, devices=None):
+        self.method = method
+        self.window_length = window_length
+        self.polyorder = polyorder
+        self.op = op
+        self.mode = mode
+        self.cval = cval
+        self.copy = copy
+        self.devices = devices
+
+    def _opts(self, rows):
+        if self.method not in ("savgol", "mean"):
+            raise ValueError(f"method must be 'savgol' or 'mean', got {self.method!r}")
+        if self.op not in ("subtract", "divide", "trend"):
+            raise ValueError(f"op must be 'subtract', 'divide' or 'trend', got {self.op!r}")
+        w = self.window_length
+        if not isinstance(w, numbers.Integral) or w < 1:
+            raise ValueError(f"window_length must be an integer >= 1, got {w!r}")
+        if not (isinstance(self.cval, numbers.Real) and math.isfinite(self.cval)):
+            raise ValueError(f"cval must be a finite number, got {self.cval!r}")
+        savgol = self.method == "savgol"
+        mode = self.mode if self.mode is not None else ("interp" if savgol else "reflect")
+        modes = ("interp", "mirror", "nearest", "constant", "wrap") if savgol else \
+            ("reflect", "mirror", "nearest", "constant", "wrap")
+        if mode not in modes:
+            raise ValueError(f"mode must be one of {', '.join(modes)} for method={self.method!r}, got {mode!r}")
+        op = {"subtract": _SUBTRACT, "divide": _DIVIDE, "trend": _TREND}[self.op]
+        o = dict(detrend=_SAVGOL if savgol else _MEAN, detrend_op=op, window=int(w), edge=_EDGES[mode],
+                 cval=float(self.cval) if mode == "constant" else 0.0)
+        if savgol:
+            p = self.polyorder
+            if not isinstance(p, numbers.Integral) or not 0 <= p < w or p > _PMAX:
+                raise ValueError(f"polyorder must be an integer, 0 <= polyorder < window_length and at most {_PMAX}, "
+                                 f"got {p!r}")
+            if mode == "interp" and rows is not None and w > rows:
+                raise ValueError(f"mode 'interp' needs window_length ({w}) <= the rows ({rows}); take another mode")
+            o["polyorder"] = int(p)
+        return o
+
+    def fit(self, X, y=None):
+        X = as_data(X, self)
+        self._opts(X.shape[-2])
+        self.n_features_in_ = X.shape[-1]
+        return self
+
+    @keeps_float16
+    def transform(self, X):
+        X = as_data(X, self)
+        opts = self._opts(X.shape[-2])
+        Y = output_for(X, self.copy, None)
+        x3 = X.reshape((1,) + X.shape) if X.ndim == 2 else X
+        _run(x3, Y.reshape(x3.shape), check_selector(self.devices), **opts)
+        return Y
+
+    @keeps_float16
+    def fit_transform(self, X, y=None, **fit_params):
+        return self.fit(X).transform(X)
+
+    def fit_transform_file(self, in_path, out_path):
+        """fit_transform() of the .npy file `in_path` into the .npy file
+        `out_path` (replaced only when everything succeeded), through
+        memory: the input mapped, the output a mapped temporary renamed
+        onto out_path (not streamed: the file's pages pass through the
+        page cache)."""
+        def run(X, Y):
+            X = as_data(X, self)
+            opts = self._opts(X.shape[-2])
+            x3 = X.reshape((1,) + X.shape) if X.ndim == 2 else X
+            _run(x3, Y.reshape(x3.shape), check_selector(self.devices), **opts)
+            self.n_features_in_ = X.shape[-1]
+        via_memory(in_path, out_path, run)
+        return self
+
+
+class Flatten(NanTags, TransformerMixin, BaseEstimator):
+    """clscale.flatten (lightkurve's LightCurve.flatten: flux over a
+    Savitzky-Golay trend refitted `niters` times without the outliers that
+    a `sigma`-sigma clip of flux - trend finds) along the rows, for a
+    scikit-learn pipeline: `make_pipeline(SigmaClip(), Flatten(),
+    MinMaxScaler())`. The rows are the time axis: axis 0 of a 2-D table,
+    axis 1 of a 3-D batch. Stateless: fit checks and records
+    n_features_in_; transform returns a new array."""
+
+    def __init__(self, window_length=101, polyorder=2, *, niters=3, sigma=3.0, devices=None):
+        self.window_length = window_length
+        self.polyorder = polyorder
+        self.niters = niters
+        self.sigma = sigma
+        self.devices = devices
+
+    def _check(self):
+        for name in ("window_length", "polyorder", "niters"):
+            v = getattr(self, name)
+            if not isinstance(v, numbers.Integral) or v < (0 if name == "polyorder" else 1):
+                raise ValueError(f"{name} must be an integer >= {0 if name == 'polyorder' else 1}, got {v!r}")
+        if not (isinstance(self.sigma, numbers.Real) and self.sigma > 0):
+            raise ValueError(f"sigma must be a number > 0, got {self.sigma!r}")
+
+    def fit(self, X, y=None):
+        self._check()
+        self.n_features_in_ = as_data(X, self).shape[-1]
+        return self
+
+    @keeps_float16
+    def transform(self, X):
+        self._check()
+        X = as_data(X, self)
+        return flatten(X, self.window_length, self.polyorder, niters=self.niters, sigma=self.sigma,
+                       axis=X.ndim - 2, devices=check_selector(self.devices))
+
+    @keeps_float16
+    def fit_transform(self, X, y=None, **fit_params):
+        return self.fit(X).transform(X)

@@ -27,7 +27,10 @@ static const char help[] =
     "                    list (default: all four, run in that order); or shapes: robust\n"
     "                    scaling, quantiles, median imputation and sigma clipping at group\n"
     "                    lengths 1 to 10^7, each as a multiple of one min-max call (run\n"
-    "                    alone; python -m clscale.bench --workload shapes adds the peers)\n"
+    "                    alone; python -m clscale.bench --workload shapes adds the peers); or\n"
+    "                    lightcurves: Savitzky-Golay and moving-average trends (window 101)\n"
+    "                    and bins of 10 rows of 2000 x 4000 x 2 float64 along the rows, as\n"
+    "                    multiples of one min-max call, beside plain C on one core\n"
     "  --size X          scale each workload's first dimension by X (default 1);\n"
     "                    the limits are measured at full size whatever X is\n"
     "  --devices SEL     the devices to benchmark (default: all; see clscale --help)\n"
@@ -96,6 +99,13 @@ static int select_workloads(options *o, const char *list)
     const char *p = list;
     for (;;) {
         size_t len = strcspn(p, ",");
+        if (len == 11 && !strncmp(p, "lightcurves", 11)) {
+            /* light curves' trends and bins (bench_lightcurves.c), run on their own */
+            o->lightcurves = 1;
+            if (!p[len]) return 0;
+            p += len + 1;
+            continue;
+        }
         if (len == 6 && !strncmp(p, "shapes", 6)) {
             /* the shape sweep (bench_shapes.c), run on its own */
             o->shapes = 1;
@@ -198,7 +208,7 @@ int bench_parse_options(int argc, char **argv, options *o)
         else if (!strcmp(name, "--trace")) o->trace = v;
         else o->timeline = v;
     }
-    if (!o->want && !o->shapes) o->want = ~0u;
+    if (!o->want && !o->shapes && !o->lightcurves) o->want = ~0u;
     return 0;
 }
 

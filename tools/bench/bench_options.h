@@ -16,6 +16,7 @@ typedef struct options {
     const char *model;       /* --model: the bus layer's path */
     int         quiet;       /* --quiet: no progress line */
     int         shapes;      /* --workload shapes: the shape sweep (bench_shapes.c) */
+    int         lightcurves; /* --workload lightcurves: bench_lightcurves.c */
 } options;
 
 /* Reads argv into *o (defaults first). 0: run; 1: --help was printed;

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "bench.h"
 #include "bench_report.h"
@@ -141,5 +142,13 @@ int bench_model_main(const char *layer, unsigned want, double size, int repeats,
  * and, with --json, its rows; an exit status. */
 struct options;
 int bench_shapes(const struct options *o);
+/* --workload lightcurves (bench_lightcurves.c): trends and bins of a batch
+ * of light curves, its table on stdout and, with --json, its rows; an exit
+ * status. */
+int bench_lightcurves(const struct options *o);
+/* (bench_shapes.c) The median of ts[0..k) (sorts it); the "cpu" and
+ * "devices" members of a result file for the devices of ctx. */
+double bench_median_s(double *ts, int k);
+void bench_json_machine(FILE *js, cls_context *ctx);
 
 #endif

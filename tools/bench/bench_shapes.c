@@ -92,6 +92,34 @@ static int cmp_d(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+double bench_median_s(double *ts, int k)
+{
+    qsort(ts, (size_t)k, sizeof *ts, cmp_d);
+    return k % 2 ? ts[k / 2] : (ts[k / 2 - 1] + ts[k / 2]) / 2;
+}
+
+void bench_json_machine(FILE *js, cls_context *ctx)
+{
+    char cpu[256];
+    bench_cpu_model(cpu, sizeof cpu);
+    fputs("\"cpu\": ", js);
+    cli_json_string(js, cpu);
+    /* the devices the run used: a result file says its machine */
+    fputs(", \"devices\": [", js);
+    for (size_t i = 0; i < cls_device_count(ctx); i++) {
+        cls_device_info di;
+        if (cls_device_get(ctx, i, &di) != CLS_OK) continue;
+        fputs(i ? ", {\"name\": " : "{\"name\": ", js);
+        cli_json_string(js, di.name);
+        fputs(", \"platform\": ", js);
+        cli_json_string(js, di.platform);
+        fputs(", \"driver\": ", js);
+        cli_json_string(js, di.driver);
+        fputs("}", js);
+    }
+    fputs("]", js);
+}
+
 int bench_shapes(const options *o)
 {
     cls_config cfg = {0};
@@ -111,26 +139,10 @@ int bench_shapes(const options *o)
         cls_context_destroy(ctx);
         return EXIT_FAIL;
     }
-    char cpu[256];
-    bench_cpu_model(cpu, sizeof cpu);
     if (js) {
-        fprintf(js, "{\"tool\": \"clscale bench\", \"clscale_version\": \"%s\", \"workload\": \"shapes\", \"cpu\": ",
+        fprintf(js, "{\"tool\": \"clscale bench\", \"clscale_version\": \"%s\", \"workload\": \"shapes\", ",
                 cls_version());
-        cli_json_string(js, cpu);
-        /* the devices the sweep ran on: a result file says its machine */
-        fputs(", \"devices\": [", js);
-        for (size_t i = 0; i < cls_device_count(ctx); i++) {
-            cls_device_info di;
-            if (cls_device_get(ctx, i, &di) != CLS_OK) continue;
-            fputs(i ? ", {\"name\": " : "{\"name\": ", js);
-            cli_json_string(js, di.name);
-            fputs(", \"platform\": ", js);
-            cli_json_string(js, di.platform);
-            fputs(", \"driver\": ", js);
-            cli_json_string(js, di.driver);
-            fputs("}", js);
-        }
-        fputs("]", js);
+        bench_json_machine(js, ctx);
         fprintf(js, ", \"values_per_shape\": %llu, \"repeats\": %d,\n \"rows\": [", (unsigned long long)total,
                 o->repeats);
     }
@@ -167,8 +179,7 @@ int bench_shapes(const options *o)
                 }
             }
             if (rc != EXIT_OK) break;
-            qsort(ts, (size_t)k, sizeof *ts, cmp_d);
-            double med = k % 2 ? ts[k / 2] : (ts[k / 2 - 1] + ts[k / 2]) / 2;
+            double med = bench_median_s(ts, k);
             if (op == OP_MINMAX) base = med;
             char shape[40];
             snprintf(shape, sizeof shape, "%llu x %llu", (unsigned long long)R, (unsigned long long)C);

@@ -332,6 +332,10 @@ int cmd_bench(int argc, char **argv)
     if (s.o.model) return bench_model_main(s.o.model, s.o.want, s.o.size, s.o.repeats, s.o.pageable_only);
     if (s.o.shapes) {
         int rc = bench_shapes(&s.o);
+        if (rc != EXIT_OK || (!s.o.want && !s.o.lightcurves)) return rc;
+    }
+    if (s.o.lightcurves) {
+        int rc = bench_lightcurves(&s.o);
         if (rc != EXIT_OK || !s.o.want) return rc;
     }
     const char *corrupt = getenv("CLSCALE_BENCH_CORRUPT");

@@ -31,7 +31,7 @@ const char cli_clean_usage[] =
 
 static const char *const names[] = {"impute", "missing-value", "sigma-clip", "sigma-lower", "sigma-upper",
                                     "clip-center", "clip-spread", "clip-mode", "detrend", "detrend-op",
-                                    "detrend-edge", "bin-smooth"};
+                                    "detrend-edge", "bin-smooth", "bin"};
 
 int cli_clean_is_option(const char *name)
 {
@@ -114,14 +114,23 @@ static int light_curve_option(cli_clean *c, const char *name, const char *v, cha
             return -1;
         }
     } else {
+        /* --bin-smooth K,S (the same shape) or --bin K,S (one row per bin) */
+        int reduce = !strcmp(name, "bin");
+        if (reduce ? c->c.bin_rows && !c->reduce : c->reduce) {
+            snprintf(err, len, "--bin and --bin-smooth: one or the other (--bin reduces each bin to a row, "
+                               "--bin-smooth keeps the rows)");
+            return -1;
+        }
         const char *comma = strchr(v, ',');
         unsigned k = 0, unused;
         char num[32];
-        int stat = !comma                       ? 0
-                   : !strcmp(comma + 1, "mean")     ? CLS_BIN_MEAN
-                   : !strcmp(comma + 1, "median")   ? CLS_BIN_MEDIAN
-                   : !strcmp(comma + 1, "boundary") ? CLS_BIN_BOUNDARY
-                                                    : 0;
+        int stat = !comma                                  ? 0
+                   : !strcmp(comma + 1, "mean")              ? CLS_BIN_MEAN
+                   : !strcmp(comma + 1, "median")            ? CLS_BIN_MEDIAN
+                   : !reduce && !strcmp(comma + 1, "boundary") ? CLS_BIN_BOUNDARY
+                   : reduce && !strcmp(comma + 1, "sum")       ? CLS_BIN_SUM
+                   : reduce && !strcmp(comma + 1, "count")     ? CLS_BIN_COUNT
+                                                               : 0;
         if (comma && (size_t)(comma - v) < sizeof num) {
             memcpy(num, v, (size_t)(comma - v));
             num[comma - v] = '\0';
@@ -129,10 +138,11 @@ static int light_curve_option(cli_clean *c, const char *name, const char *v, cha
             num[0] = '\0';
         }
         if (!stat || window_spec(num, &k, &unused, 0) || k > 60000) {
-            snprintf(err, len, "--bin-smooth \"%s\": expected K,mean, K,median or K,boundary (K rows, 1 to "
-                               "60000)", v);
+            snprintf(err, len, "--%s \"%s\": expected K,mean, K,median%s (K rows, 1 to 60000)", name, v,
+                     reduce ? ", K,sum or K,count" : " or K,boundary");
             return -1;
         }
+        c->reduce = reduce;
         c->c.bin_rows = k;
         c->c.bin_stat = (cls_bin_stat)stat;
     }
@@ -142,7 +152,7 @@ static int light_curve_option(cli_clean *c, const char *name, const char *v, cha
 
 int cli_clean_set(cli_clean *c, const char *name, const char *v, char *err, size_t len)
 {
-    if (!strncmp(name, "detrend", 7) || !strcmp(name, "bin-smooth")) {
+    if (!strncmp(name, "detrend", 7) || !strncmp(name, "bin", 3)) {
         c->any = 1;
         return light_curve_option(c, name, v, err, len);
     }

@@ -12,7 +12,8 @@ typedef struct cli_clean {
     int       any;        /* a cleaning option was given */
     int       clip_given; /* --sigma-clip, --sigma-lower or --sigma-upper */
     int       clip_detail; /* --clip-center, --clip-spread or --clip-mode */
-    int       light_curve; /* --detrend, --bin-smooth (not streamed, not under --mpi) */
+    int       light_curve; /* --detrend, --bin-smooth, --bin (not streamed, not under --mpi) */
+    int       reduce;     /* --bin: cls_bin_data, one row per bin (clean only) */
 } cli_clean;
 
 /* The usage text of the options, for --help. */

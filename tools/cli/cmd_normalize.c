@@ -75,8 +75,9 @@ static const char usage_clean_head[] =
     "                     [--clip-center median|mean] [--clip-spread std|mad_std]\n"
     "                     [--clip-mode mask|clamp] [--detrend savgol:W,P|mean:W]\n"
     "                     [--detrend-op subtract|divide|trend] [--detrend-edge E]\n"
-    "                     [--bin-smooth K,mean|median|boundary] [--scope matrix|batch]\n"
-    "                     [--devices SEL] [--verbose] [--quiet] [--mpi] IN.npy OUT.npy\n"
+    "                     [--bin-smooth K,mean|median|boundary] [--bin K,mean|median|sum|count]\n"
+    "                     [--scope matrix|batch] [--devices SEL] [--verbose] [--quiet] [--mpi]\n"
+    "                     IN.npy OUT.npy\n"
     "\n"
     "Cleans the columns of IN (per matrix of a 3-D IN, or over all with --scope\n"
     "batch) on the devices: outliers clipped as astropy's sigma_clip does, then\n"
@@ -85,10 +86,13 @@ static const char usage_clean_head[] =
     "Then, with --detrend and --bin-smooth, light curves along the rows: a trend\n"
     "removed and bins smoothed (docs/guide/lightcurves.md). At least one of\n"
     "--impute, --missing-value, --sigma-clip, --sigma-lower, --sigma-upper,\n"
-    "--detrend or --bin-smooth is needed (without one there is nothing to clean).\n"
+    "--detrend, --bin-smooth or --bin is needed (without one there is nothing to clean).\n"
     "\n";
 static const char usage_clean_tail[] =
-    "  --scope S        matrix (default) or batch\n"
+    "  --bin K,S        instead of --bin-smooth: each bin of K rows reduced to one row,\n"
+    "                   its mean, median, sum or count of valid values (lightkurve's\n"
+    "                   bin); OUT has ceil(rows / K) rows (of the whole batch's rows with\n"
+    "                   --scope batch: 1 x that x cols)\n"    "  --scope S        matrix (default) or batch\n"
     "  --devices SEL    OpenCL devices (see `clscale --help`)\n"
     "  --verbose        print the missing and clipped counts per column to stderr\n"
     "                   (under --mpi: a summary line per rank)\n"
@@ -155,6 +159,7 @@ static const option options[] = {
     /* light curves (not under --mpi yet) */
     {"detrend", 1, CMD_NORMALIZE | CMD_CLEAN}, {"detrend-op", 1, CMD_NORMALIZE | CMD_CLEAN},
     {"detrend-edge", 1, CMD_NORMALIZE | CMD_CLEAN}, {"bin-smooth", 1, CMD_NORMALIZE | CMD_CLEAN},
+    {"bin", 1, CMD_CLEAN},
     {"stats-out", 1, CMD_NORMALIZE}, {"stats", 1, CMD_APPLY},
     {"quantile-range", 1, CMD_NORMALIZE}, {"no-centering", 0, CMD_NORMALIZE},
     {"no-scaling", 0, CMD_NORMALIZE}, {"unit-variance", 0, CMD_NORMALIZE},
@@ -307,7 +312,7 @@ static int parse(args *a, int argc, char **argv, const char *usage)
      * was meant */
     if (a->cmd == CMD_CLEAN && !a->cl.any)
         return usage_error(a, "nothing to clean: give --impute, --missing-value, --sigma-clip, --sigma-lower, "
-                           "--sigma-upper, --detrend or --bin-smooth");
+                           "--sigma-upper, --detrend, --bin-smooth or --bin");
     if (a->cmd & (CMD_NORMALIZE | CMD_CLEAN)) {
         char err[256];
         if (cli_clean_finish(&a->cl, err, sizeof err)) return usage_error(a, "%s", err);
@@ -315,7 +320,7 @@ static int parse(args *a, int argc, char **argv, const char *usage)
             return usage_error(a, "--impute most_frequent does not run under --mpi (it needs every value of a "
                                "column in one process); use mean, median or constant");
         if (a->cl.light_curve && a->mpi)
-            return usage_error(a, "--detrend and --bin-smooth do not run under --mpi yet (a window needs its "
+            return usage_error(a, "--detrend, --bin-smooth and --bin do not run under --mpi yet (a window needs its "
                                "neighbouring rows in one process)");
         if (a->cl.any && (a->cmd == CMD_NORMALIZE || a->mpi)) a->p.clean = &a->cl.c;
     }
@@ -444,8 +449,20 @@ static int run(args *a)
     }
 
     cli_guard_start(isatty(STDERR_FILENO) == 1);
+    /* clean --bin: OUT has one row per bin of each statistics group (a
+     * matrix, or the whole batch with --scope batch), cls_bin_data's shape */
+    int reduce = a->cmd == CMD_CLEAN && a->cl.reduce;
+    size_t oshape[3] = {in.shape[0], in.shape[1], in.ndim == 3 ? in.shape[2] : 0};
+    if (reduce) {
+        size_t rows = in.ndim == 3 ? in.shape[1] : in.shape[0], k = a->cl.c.bin_rows;
+        if (in.ndim == 3 && a->p.scope == CLS_SCOPE_BATCH) {
+            oshape[0] = 1;
+            rows *= in.shape[0];
+        }
+        oshape[in.ndim == 3 ? 1 : 0] = rows / k + (rows % k != 0);
+    }
     /* before the devices start: an OUT that cannot be written fails fast */
-    if ((rc = cli_output_begin(&o, in.dtype, in.ndim, in.shape, &out))) goto done;
+    if ((rc = cli_output_begin(&o, in.dtype, in.ndim, reduce ? oshape : in.shape, &out))) goto done;
 
     cls_config cfg = {0};
     cfg.devices = a->devices;
@@ -489,7 +506,7 @@ static int run(args *a)
         pp = &cp;
     }
     int streamed = 0;
-    if (cli_stream_wanted(&in) && !(a->cmd == CMD_CLEAN && a->verbose)) {
+    if (!reduce && cli_stream_wanted(&in) && !(a->cmd == CMD_CLEAN && a->verbose)) {
         int fits = a->cmd == CMD_NORMALIZE || a->cmd == CMD_CLEAN;
         st = cli_stream_run(ctx, pp, fits ? NULL : stats, fit, a->in, &in, &out, err, sizeof err);
         streamed = !(st == CLS_E_UNSUPPORTED && pp && pp->clean);
@@ -497,6 +514,8 @@ static int run(args *a)
     }
     if (streamed) {
         /* done */
+    } else if (reduce) {
+        st = cls_bin_data(ctx, &a->cl.c, a->p.scope, &x, &y);
     } else if (a->cmd == CMD_CLEAN) {
         st = cls_clean_data(ctx, &a->cl.c, a->p.scope, &x, &y);
     } else if (a->cmd == CMD_NORMALIZE) {
