@@ -399,6 +399,7 @@ static void call_survives_a_failure_at_every_call(const call_case *c)
     }
 
     size_t runs = 0, ok = 0, failed = 0;
+    int launch_failed = 0;
     for (int nth = 0; nth < 2; nth++) {
         /* both devices take part, so that both are faulted */
         assert_true(healthy[nth] > 0);
@@ -462,8 +463,11 @@ static void call_survives_a_failure_at_every_call(const call_case *c)
         assert_true(runs - runs_before > 0);
         /* most of its calls: a device's count varies a little from run to run */
         assert_true(2 * (long)(runs - runs_before) >= healthy[nth]);
-        assert_true(kinds_has(&kinds, "clEnqueueNDRangeKernel"));
+        launch_failed |= kinds_has(&kinds, "clEnqueueNDRangeKernel");
     }
+    /* a kernel launch failed on some device: which one launches depends
+     * on how the slices fell (a device that took none launched nothing) */
+    assert_true(launch_failed);
     print_message("# %s: %zu runs with a failure: %zu succeeded, %zu failed cleanly\n", c->name, runs, ok, failed);
     ref_free(&good);
     data_free(&d);
