@@ -31,10 +31,6 @@
 /* the windows hold the kept values' keys sorted and cn[e] their count
  * (sort.cl's wsort ran first: GPUs) */
 #define XF_SORTED 16384u
-/* a launch of a work-item per value that writes the output and the mask
- * from the bounds and fill the clipping launch left in st (XF_SORTED's
- * second launch: the writes of a tall column are not one work-item's) */
-#define XF_APPLY  32768u
 
 #if CLS_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -222,41 +218,12 @@ inline void F(clip_run)(__global const UKEY *w, int n0, uint flags, ACC slo, ACC
  * 64-byte line for 8 doubles) where one column per work-item read a line
  * per value; in between it sorts and clips lane after lane, each in its
  * own window. */
-/* One value's output and mask: clipped values NaN or clamped, missing
- * ones filled or left (a sentinel not filled becomes NaN), as
- * clean_apply; the mask 1 where missing or clipped. */
-inline void F(clip_put)(__global const REAL *x, __global REAL *y, __global uchar *mk, ulong o, uint flags, REAL sent,
-                        REAL lo, REAL hi, REAL fill)
-{
-    int sen = (flags & XF_SENT) != 0, clm = (flags & XF_CLAMP) != 0, kp = (flags & XF_KEEP) != 0;
-    int fil = ((flags >> XF_FILL_SHIFT) & 7u) != 0;
-    REAL t_ = x[o], t0 = t_;
-    int is_sent = sen && t_ == sent;
-    int miss = !isfinite(t_) || is_sent;
-    t_ = is_sent ? S_QNAN : t_;
-    int out = !miss && (t_ < lo || t_ > hi);
-    if (flags & XF_MASK) mk[o] = (uchar)(miss || out);
-    t_ = out ? (clm ? clamp(t_, lo, hi) : S_QNAN) : t_;
-    miss = miss || (!clm && out);
-    if (flags & XF_WRITE) y[o] = kp ? t0 : miss && fil ? fill : t_;
-}
-
 #define S_XB 8
 __kernel void F(clipsort)(__global const REAL *x, __global REAL *y, __global uchar *mk, uint ncols, uint rows,
                           uint ngroups, uint flags, REAL sent, __global const ACC *sig, int maxiters, REAL cfill,
                           __global ACC *st, __global uint *cn, ulong pstride, __global UKEY *scr, ulong e0,
                           ulong n_e)
 {
-    if (flags & XF_APPLY) {
-        /* value (row r, entry e0 + i): neighbouring work-items take
-         * neighbouring columns */
-        ulong g = get_global_id(0);
-        if (g >= n_e * rows) return;
-        ulong i = g % n_e, r = g / n_e, e = e0 + i;
-        F(clip_put)(x, y, mk, (e / ncols) * rows * ncols + e % ncols + r * ncols, flags, sent,
-                    (REAL)st[5 * pstride + e], (REAL)st[6 * pstride + e], (REAL)st[7 * pstride + e]);
-        return;
-    }
     /* presorted windows (a GPU): an entry a work-item, its load done */
     uint xb = (flags & XF_SORTED) ? 1 : S_XB;
     ulong b0 = get_global_id(0) * xb;
@@ -372,9 +339,23 @@ __kernel void F(clipsort)(__global const REAL *x, __global REAL *y, __global uch
         }
     }
     if (wr || wm) {
+        /* clipped values NaN or clamped, missing ones filled or left (a
+         * sentinel not filled becomes NaN), as clean_apply; the mask 1
+         * where missing or clipped */
+        int clm = (flags & XF_CLAMP) != 0, fil = fm != 0, kp = (flags & XF_KEEP) != 0;
         for (uint i = 0; i < rows; i++)
-            for (uint k = 0; k < nl; k++)
-                F(clip_put)(x, y, mk, off[k] + (ulong)i * ncols, flags, sent, lor[k], hir[k], fill[k]);
+            for (uint k = 0; k < nl; k++) {
+                ulong o = off[k] + (ulong)i * ncols;
+                REAL t_ = x[o], t0 = t_;
+                int is_sent = sen && t_ == sent;
+                int miss = !isfinite(t_) || is_sent;
+                t_ = is_sent ? S_QNAN : t_;
+                int out = !miss && (t_ < lor[k] || t_ > hir[k]);
+                if (wm) mk[o] = (uchar)(miss || out);
+                t_ = out ? (clm ? clamp(t_, lor[k], hir[k]) : S_QNAN) : t_;
+                miss = miss || (!clm && out);
+                if (wr) y[o] = kp ? t0 : miss && fil ? fill[k] : t_;
+            }
     }
     for (uint k = 0; k < nl; k++) {
         ulong e = b0 + k + e0;
@@ -407,7 +388,6 @@ __kernel void F(clipsort)(__global const REAL *x, __global REAL *y, __global uch
 #undef XF_FILL_SHIFT
 #undef XF_KEEP
 #undef XF_SORTED
-#undef XF_APPLY
 #endif
 
 #undef S_WIN

@@ -32,9 +32,6 @@
 #define CLS_XF_STAGE_SHIFT 12
 #define CLS_XF_KEEP 2048u
 #define CLS_XF_SORTED 16384u /* clip_sort.cl: windows sorted by cls_wsort */
-#define CLS_XF_APPLY 32768u  /* clip_sort.cl: a work-item per value writes */
-/* clipsort's flags: its seventh argument */
-#define CLIPSORT_FLAGS_ARG 6
 
 /* Work-groups of the launches over sorted windows: a GPU's (regime.c's
  * cls_sort_parallel), whose groups want a few warps */
@@ -88,15 +85,8 @@ int cls_clip_fast_fits(const cls_context *ctx, const cls_cview *v)
  * runs of as many columns as the device's scratch holds, one window each
  * (the queue is in order and each launch waits), CLS_SORT_LANES entries a
  * work-item. a's arguments up to the scratch are set. */
-static void set_flags(const cls_kargs *a, unsigned fl)
-{
-    cls_kargs f = *a;
-    f.i = CLIPSORT_FLAGS_ARG;
-    cls_karg_u32(&f, fl);
-}
-
 static cls_status sort_launches(cls_kargs *a, cl_mem *scr, size_t ne, uint64_t rows, size_t es,
-                                const cls_wsort_args *pre, unsigned fl)
+                                const cls_wsort_args *pre)
 {
     size_t w = cls_sort_columns(a->ctx, rows, es);
     cl_mem sb = NULL;
@@ -124,16 +114,9 @@ static cls_status sort_launches(cls_kargs *a, cl_mem *scr, size_t ne, uint64_t r
             st = cls_pass_launch(a, local, (n + CLS_SORT_LANES - 1) / CLS_SORT_LANES, 1);
             continue;
         }
-        /* sorted windows: an entry a work-item clips, then a work-item a
-         * value writes (the output of a tall column is not one item's) */
-        set_flags(a, fl & ~(unsigned)(CLS_XF_WRITE | CLS_XF_MASK));
+        /* sorted windows: an entry a work-item */
         st = cls_pass_launch(a, pre_local(a), n, 1);
-        if (st == CLS_OK && (fl & (CLS_XF_WRITE | CLS_XF_MASK))) {
-            set_flags(a, fl | CLS_XF_APPLY);
-            st = cls_pass_launch(a, pre_local(a), n * (size_t)rows, 1);
-        }
     }
-    if (pre) set_flags(a, fl);
     return st;
 }
 
@@ -178,10 +161,9 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
         st = d->info.fp64 ? cls_pass_buffer(ctx, d, CL_MEM_READ_ONLY, sizeof sd, sd, &m[2])
                           : cls_pass_buffer(ctx, d, CL_MEM_READ_ONLY, sizeof sf, sf, &m[2]);
     }
-    /* st and cn read too over sorted windows: the bounds by the per-value
-     * write launch, the counts cls_wsort leaves in cn */
+    /* cn read too over sorted windows: the counts cls_wsort leaves there */
     cl_mem_flags out_fl = par ? CL_MEM_READ_WRITE : CL_MEM_WRITE_ONLY;
-    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, out_fl, 8 * ne * as, NULL, &m[3]);
+    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, 8 * ne * as, NULL, &m[3]);
     if (st == CLS_OK) st = cls_pass_buffer(ctx, d, out_fl, 3 * ne * 4, NULL, &m[4]);
     /* clip.cl: XW columns per work-item */
     size_t xw = loc ? 1 : (v->dtype == CLS_F64 ? 1 : 2) * (size_t)d->xw64;
@@ -241,7 +223,7 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
         cls_wsort_args pre = {m[0], m[0], m[0], m[0], NULL, m[4], 0, C, v->Rg * C, 0, 0, 0,
                               (uint32_t)C, (uint32_t)v->Rg, o->has_sent ? CLS_QF_SENTINEL : 0,
                               o->has_sent ? o->sent : 0};
-        st = sorted ? sort_launches(&a, s->scr, ne, v->Rg, es, par ? &pre : NULL, fl)
+        st = sorted ? sort_launches(&a, s->scr, ne, v->Rg, es, par ? &pre : NULL)
                     : cls_pass_launch(&a, want, blocks, (size_t)ng);
     }
     if (st == CLS_OK && o->write) st = cls_pass_output_back(ctx, d, m[1], yp, bytes);
