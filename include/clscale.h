@@ -70,12 +70,9 @@ struct _cl_event;
 #define CLS_VERSION_NUMBER (CLS_VERSION_MAJOR * 10000 + CLS_VERSION_MINOR * 100 + CLS_VERSION_PATCH)
 
 /* cls_version() : the version of the linked library, "MAJOR.MINOR.PATCH", a
- * static string. cls_version_number() : the same as a number,
- * MAJOR * 10000 + MINOR * 100 + PATCH (0.1.0 is 100), to compare with
- * CLS_VERSION_NUMBER, the version of the header a program was compiled with.
- * Both can be called at any time from any thread. */
+ * static string, to compare with CLS_VERSION_STRING, the version of the
+ * header a program was compiled with. Callable at any time from any thread. */
 CLS_API const char *cls_version(void);
-CLS_API unsigned    cls_version_number(void);
 
 /* ------------------------------------------------------------------------ */
 /* Status                                                                    */
@@ -186,7 +183,7 @@ typedef struct cls_device_info {
  * defaults), creates their OpenCL contexts and queues, builds the kernels
  * (from the binary cache when it holds them) and checks once that a device
  * claiming host-unified memory really is zero copy. A device that fails at
- * any of these steps is dropped, not fatal: cls_dropped_get() and
+ * any of these steps is dropped, not fatal: cls_last_report()'s `dropped` and
  * cls_last_error() say which and why (a build log included), and the
  * context runs on the others. Creation fails only when no selected device
  * remains; the message then names each device and its failure.
@@ -216,8 +213,12 @@ CLS_API cls_status cls_context_create(const cls_config *cfg, cls_context **out);
  * no-op. No call on `ctx` may be running. */
 CLS_API void cls_context_destroy(cls_context *ctx);
 
-/* cls_last_error() : why the last call on `ctx` failed, or notes it left
- * (a device dropped at creation). "" when there is nothing to say; never NULL. */
+/* cls_last_error() : the one error channel. With a context: why the last
+ * call on `ctx` failed, or notes it left (a device dropped at creation).
+ * With NULL: why the last call without a context (cls_stats_save(),
+ * cls_stats_load(), cls_stats_create(), a cls_context_create() that could
+ * not allocate a context) failed in this thread. "" when there is nothing
+ * to say; never NULL. */
 CLS_API const char *cls_last_error(const cls_context *ctx);
 
 /* cls_device_count() : the number of selected devices (0 for a failed context
@@ -229,7 +230,8 @@ CLS_API size_t cls_device_count(const cls_context *ctx);
  * @return CLS_OK, or CLS_E_ARG (NULL, i out of range). */
 CLS_API cls_status cls_device_get(const cls_context *ctx, size_t i, cls_device_info *out);
 
-/* A device the selector chose but context creation dropped. */
+/* A device the selector chose but context creation dropped; the context's
+ * report (cls_last_report()) lists them. */
 typedef struct cls_dropped_device {
     size_t      index;            /* global index, as `clscale devices` lists it */
     const char *name;             /* strings live as long as the context */
@@ -239,13 +241,6 @@ typedef struct cls_dropped_device {
     cls_status  status;           /* the failure as a status */
 } cls_dropped_device;
 
-/* cls_dropped_count() : how many selected devices creation dropped (also
- * on a context whose creation failed: then every selected device that got
- * as far as being described). cls_dropped_get() : describes dropped device
- * `i` (0 <= i < count); CLS_E_ARG out of range. Read-only: safe from any
- * thread while no call runs on the context. */
-CLS_API size_t cls_dropped_count(const cls_context *ctx);
-CLS_API cls_status cls_dropped_get(const cls_context *ctx, size_t i, cls_dropped_device *out);
 
 /* ------------------------------------------------------------------------ */
 /* Arrays and pipelines                                                      */
@@ -265,12 +260,11 @@ typedef enum cls_scaler { CLS_NONE, CLS_MINMAX, CLS_ZSCORE, CLS_DECIMAL, CLS_ROB
 
 /* cls_scaler_name() : the scaler's name as `clscale normalize --method` and the
  * stats file's users know it ("minmax", "zscore", ...; "none" for CLS_NONE), a
- * static string; NULL for a value outside the enum.
- * cls_scaler_parse() : the inverse; CLS_E_ARG for a name no scaler has.
- * cls_scaler_list() : every scaler's name, "minmax, zscore, ...", static. */
+ * static string; NULL for a value outside the enum, so that a loop from
+ * CLS_MINMAX up to the first NULL lists every scaler.
+ * cls_scaler_parse() : the inverse; CLS_E_ARG for a name no scaler has. */
 CLS_API const char *cls_scaler_name(cls_scaler s);
 CLS_API cls_status  cls_scaler_parse(const char *name, cls_scaler *out);
-CLS_API const char *cls_scaler_list(void);
 
 /* Statistics groups: CLS_SCOPE_MATRIX, each of the `batch` matrices has its
  * own per-column statistics; CLS_SCOPE_BATCH, all batch x rows rows share them. */
@@ -557,27 +551,20 @@ CLS_API cls_status cls_stats_merge(cls_stats *into, const cls_stats *from);
 /* cls_stats_save() / cls_stats_load() : a small binary file (docs/FORMAT.md)
  * that records the fitting pipeline too. A malformed, truncated or corrupted
  * file is CLS_E_FORMAT; an unreadable one CLS_E_IO. These functions do not
- * take a context: cls_stats_error() returns the message of the last failure
- * in this thread. */
+ * take a context: cls_last_error(NULL) returns the message of the last
+ * failure in this thread. */
 CLS_API cls_status cls_stats_save(const cls_stats *s, const char *path);
 CLS_API cls_status cls_stats_load(const char *path, cls_stats **out);
-CLS_API const char *cls_stats_error(void);
 
 /* cls_stats_destroy() : frees `s`; NULL is a no-op. */
 CLS_API void cls_stats_destroy(cls_stats *s);
 
 /* Assembling statistics that were combined elsewhere (MPI ranks, chunks of a
- * Dask array): the optional MPI part (clscale_mpi.h) is built on these three.
+ * Dask array): the optional MPI part (clscale_mpi.h) is built on these two
+ * and cls_stats_create() with cols NULL (below), which makes empty ones to
+ * merge into.
  *
- * cls_stats_create_empty() : statistics described by `info` (info->rows kept as
- * given) with every column empty: count 0, missing 0, the rest NaN.
- * info->groups may be 0 (a process that holds no matrix); cols may not.
- * @return CLS_OK and *out (free with cls_stats_destroy()), CLS_E_ARG (NULL,
- *         an unknown scaler, scope or dtype, cols 0, a shape that overflows),
- *         or CLS_E_NOMEM. */
-CLS_API cls_status cls_stats_create_empty(const cls_stats_info *info, cls_stats **out);
-
-/* cls_stats_columns() : the columns of `s`, groups x cols, entry
+ * cls_stats_columns() : the columns of `s`, groups x cols, entry
  * [group * cols + col], owned by `s` and valid until cls_stats_destroy().
  * Writing through the pointer changes the statistics: the caller keeps them
  * what a fit would have computed. NULL when s is NULL. */
@@ -607,15 +594,16 @@ CLS_API void cls_column_stats_merge(cls_column_stats *into, const cls_column_sta
  * finite min <= max and a finite absmax >= max(|min|, |max|), and, when
  * info->has_moments, a finite mean and a finite m2 >= 0, and, when
  * info->has_quantiles, a finite median, q_lo and q_hi. Without
- * has_moments, mean and m2 are stored NaN.
+ * has_moments, mean and m2 are stored NaN. With cols NULL every column
+ * is empty (count 0, missing 0, the rest NaN; info->rows kept as given)
+ * and info->groups may be 0 (a process that holds no matrix).
  * @return CLS_OK and *out (free with cls_stats_destroy()); CLS_E_ARG when an
  *         argument is NULL, info has an unknown scaler, scope or dtype,
  *         groups or cols is 0, scope batch has groups != 1, lo or hi is not
  *         finite, a z-score without moments, a robust scaler without
  *         quantiles, or a column fails the checks
- *         above; CLS_E_NOMEM. *out is
- *         NULL on failure. No message is kept (cls_stats_error() is the
- *         stats files' own). */
+ *         above; CLS_E_NOMEM. *out is NULL on failure;
+ *         cls_last_error(NULL) says why. */
 CLS_API cls_status cls_stats_create(const cls_stats_info *info, const cls_column_stats *cols,
                                     cls_stats **out);
 
@@ -959,7 +947,11 @@ typedef struct cls_report {
     size_t   nevents;
     const cls_event *events;            /* CLS_PROFILE only */
     size_t   ndropped;       /* devices dropped when the context was created (they
-                                took no part; cls_dropped_get() says why) */
+                                took no part), also on a context whose creation
+                                failed: every selected device that got as far as
+                                being described */
+    const cls_dropped_device *dropped;  /* ndropped entries, owned by the context, valid
+                                           as long as it is */
 } cls_report;
 
 /* cls_last_report() : what the last pipeline call did, also after a failure.
@@ -968,13 +960,16 @@ typedef struct cls_report {
  *         CLS_E_ARG (NULL). */
 CLS_API cls_status cls_last_report(const cls_context *ctx, cls_report *out);
 
-/* cls_trace_write_json() : the last CLS_PROFILE call as a Chrome trace (opens in
- * Perfetto or chrome://tracing), one track per device queue.
- * cls_trace_write_svg() : the same as an SVG timeline, one lane per queue.
- * Both write atomically (a temporary renamed into place).
- * @return CLS_OK, CLS_E_ARG (no profiled call), CLS_E_IO (cannot write). */
-CLS_API cls_status cls_trace_write_json(cls_context *ctx, const char *path);
-CLS_API cls_status cls_trace_write_svg(cls_context *ctx, const char *path);
+typedef enum cls_trace_format {
+    CLS_TRACE_JSON, /* a Chrome trace (opens in Perfetto or chrome://tracing), a track per queue */
+    CLS_TRACE_SVG   /* an SVG timeline, a lane per queue */
+} cls_trace_format;
+
+/* cls_trace_write() : the last CLS_PROFILE call's events as `format`,
+ * written atomically (a temporary renamed into place).
+ * @return CLS_OK, CLS_E_ARG (no profiled call, an unknown format), CLS_E_IO
+ *         (cannot write). */
+CLS_API cls_status cls_trace_write(cls_context *ctx, const char *path, cls_trace_format format);
 
 /* ------------------------------------------------------------------------ */
 /* Host memory, measurements                                                 */

@@ -253,13 +253,6 @@ typedef struct cls_dev {
     cls_status      drop_st;
 } cls_dev;
 
-/* A device that context creation dropped (cls_dropped_get). */
-typedef struct cls_drop {
-    size_t     index;           /* global index */
-    char      *name, *platform, *why;
-    cls_status status;
-} cls_drop;
-
 /* One entry of the ICD's device list (selection and error messages). */
 typedef struct cls_found {
     cl_platform_id platform;
@@ -343,7 +336,7 @@ struct cls_context {
     uint64_t        team_clock;
     cls_dev        *devs;
     size_t          ndevs;
-    cls_drop       *drops;       /* selected devices creation dropped */
+    cls_dropped_device *drops;   /* selected devices creation dropped */
     size_t          ndrops;
     pthread_mutex_t *klock;      /* per device: its kernels' lazy builds */
     cl_context     *cls;         /* one per platform in use */
@@ -366,6 +359,8 @@ struct cls_context {
 /* The message the calling thread's last cls_fail() set, "" if none: what one of several threads failing at once
  * failed with. */
 const char *cls_thread_error(void);
+/* The message of a call without a context (cls_last_error(NULL)); returns s. */
+cls_status cls_fail_thread(cls_status s, const char *fmt, ...) CLS_PRINTF(2, 3);
 /* Appends a note to the context's message without changing a status. */
 void cls_note(cls_context *ctx, const char *fmt, ...) CLS_PRINTF(2, 3);
 

@@ -28,7 +28,7 @@ static void load(const uint8_t *data, size_t size)
     cls_stats *s = NULL;
     cls_status st = cls_stats_load(path, &s);
     if ((st == CLS_OK) != (s != NULL)) abort();
-    if (st != CLS_OK && !cls_stats_error()[0]) abort();
+    if (st != CLS_OK && !cls_last_error(NULL)[0]) abort();
     if (s) {
         cls_stats_info in;
         cls_column_stats c;

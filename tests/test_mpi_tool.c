@@ -168,8 +168,8 @@ static void compare_npy(const char *got, const char *want, double tol)
 static void compare_stats(const char *got, const char *want, double tol)
 {
     cls_stats *a = NULL, *b = NULL;
-    if (cls_stats_load(got, &a) != CLS_OK) fail_msg("%s", cls_stats_error());
-    if (cls_stats_load(want, &b) != CLS_OK) fail_msg("%s", cls_stats_error());
+    if (cls_stats_load(got, &a) != CLS_OK) fail_msg("%s", cls_last_error(NULL));
+    if (cls_stats_load(want, &b) != CLS_OK) fail_msg("%s", cls_last_error(NULL));
     cls_stats_info x, y;
     cls_stats_describe(a, &x);
     cls_stats_describe(b, &y);

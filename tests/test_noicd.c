@@ -20,17 +20,16 @@ static void no_platform_names_the_packages(void **state)
     cls_context_destroy(ctx);
 }
 
-/* The library answers its version without any driver, as a string and as
- * the number a program compiled against the header compares with. */
+/* The library answers its version without any driver: the header's, which
+ * the number a program compiled against it compares with spells too. */
 static void version_string_and_number_agree(void **state)
 {
     (void)state;
     char want[32];
-    unsigned n = cls_version_number();
+    unsigned n = CLS_VERSION_NUMBER;
     snprintf(want, sizeof want, "%u.%u.%u", n / 10000, n / 100 % 100, n % 100);
     assert_string_equal(cls_version(), want);
     assert_string_equal(cls_version(), CLS_VERSION_STRING);
-    assert_int_equal(n, CLS_VERSION_NUMBER);
 }
 
 int main(void)

@@ -191,7 +191,7 @@ static void robust_statistics_equal_one_fit(void **state)
         k[i].ctx = ctxs[i];
         k[i].p = p;
         rows_of(&whole, i, &k[i].x);
-        assert_int_equal(cls_stats_create_empty(&info, &k[i].s), CLS_OK);
+        assert_int_equal(cls_stats_create(&info, NULL, &k[i].s), CLS_OK);
     }
     spawn(run_robust, k);
     for (int i = 0; i < P; i++) {

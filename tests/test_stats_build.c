@@ -152,8 +152,24 @@ static void create_rejects_bad_descriptions(void **state)
     cls_stats_info in = info_of(CLS_ZSCORE, 1, 1);
     cls_stats *s = NULL;
     assert_int_equal(cls_stats_create(NULL, &c, &s), CLS_E_ARG);
-    assert_int_equal(cls_stats_create(&in, NULL, &s), CLS_E_ARG);
     assert_int_equal(cls_stats_create(&in, &c, NULL), CLS_E_ARG);
+    assert_non_null(strstr(cls_last_error(NULL), "cls_stats_create"));
+    /* no columns: empty ones, for a process that holds no matrix too */
+    assert_int_equal(cls_stats_create(&in, NULL, &s), CLS_OK);
+    cls_column_stats e;
+    assert_int_equal(cls_stats_column(s, 0, 0, &e), CLS_OK);
+    assert_int_equal(e.count, 0);
+    assert_true(isnan(e.min) && isnan(e.mean));
+    cls_stats_destroy(s);
+    s = NULL;
+    cls_stats_info none = in;
+    none.groups = 0;
+    assert_int_equal(cls_stats_create(&none, NULL, &s), CLS_OK);
+    cls_stats_destroy(s);
+    s = NULL;
+    none.cols = 0;
+    assert_int_equal(cls_stats_create(&none, NULL, &s), CLS_E_ARG);
+    assert_null(s);
     cls_stats_info bad = in;
     bad.scaler = (cls_scaler)99;
     expect_rejected(&bad, &c, "unknown scaler");

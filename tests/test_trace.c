@@ -205,7 +205,7 @@ static void json_tracks_and_times_match_the_events(void **state)
     cls_context *ctx = fx->ctx;
     small_run(ctx, 1);
     const char *path = path_in(fx, "small.json");
-    assert_int_equal(cls_trace_write_json(ctx, path), CLS_OK);
+    assert_int_equal(cls_trace_write(ctx, path, CLS_TRACE_JSON), CLS_OK);
     json_t *root = load_json(path);
     assert_string_equal(json_string_value(json_object_get(root, "displayTimeUnit")), "ms");
     json_t *evs = json_object_get(root, "traceEvents");
@@ -284,7 +284,7 @@ static void json_escapes_device_names(void **state)
     ctx->devs[0].info.platform = "</script> & 'x'";
     small_run(ctx, 0);
     const char *path = path_in(fx, "escape.json");
-    cls_status st = cls_trace_write_json(ctx, path);
+    cls_status st = cls_trace_write(ctx, path, CLS_TRACE_JSON);
     ctx->devs[0].info.name = name;
     ctx->devs[0].info.platform = platform;
     assert_int_equal(st, CLS_OK);
@@ -310,8 +310,8 @@ static void invalid_utf8_in_a_name_still_makes_valid_files(void **state)
     const char *name = ctx->devs[0].info.name;
     ctx->devs[0].info.name = "bad \xff\xc3( \xed\xa0\x80 end";
     small_run(ctx, 1);
-    cls_status sj = cls_trace_write_json(ctx, path_in(fx, "utf8.json"));
-    cls_status ss = cls_trace_write_svg(ctx, path_in(fx, "utf8.svg"));
+    cls_status sj = cls_trace_write(ctx, path_in(fx, "utf8.json"), CLS_TRACE_JSON);
+    cls_status ss = cls_trace_write(ctx, path_in(fx, "utf8.svg"), CLS_TRACE_SVG);
     ctx->devs[0].info.name = name;
     assert_int_equal(sj, CLS_OK);
     assert_int_equal(ss, CLS_OK);
@@ -452,7 +452,7 @@ static void svg_has_a_lane_per_queue_used_and_a_legend(void **state)
     /* One event far shorter than a pixel. */
     ctx->events[3].end = ctx->events[3].start + 1e-9;
     const char *path = path_in(fx, "small.svg");
-    assert_int_equal(cls_trace_write_svg(ctx, path), CLS_OK);
+    assert_int_equal(cls_trace_write(ctx, path, CLS_TRACE_SVG), CLS_OK);
     svg_seen s;
     parse_svg(path, &s);
     assert_int_equal(s.lanes, lanes_used(ctx));
@@ -482,7 +482,7 @@ static void svg_escapes_device_names(void **state)
     ctx->devs[0].info.name = "A<&>\"B' dev";
     small_run(ctx, 0);
     const char *path = path_in(fx, "escape.svg");
-    cls_status st = cls_trace_write_svg(ctx, path);
+    cls_status st = cls_trace_write(ctx, path, CLS_TRACE_SVG);
     ctx->devs[0].info.name = name;
     assert_int_equal(st, CLS_OK);
     svg_seen s;
@@ -504,7 +504,7 @@ static void svg_ticks_are_round_at_any_scale(void **state)
         *ev = (cls_event){.kind = CLS_EV_KERNEL, .name = "k", .start = walls[w] / 4, .end = walls[w] / 2};
         set_report(ctx, ev, 1, walls[w]);
         const char *path = path_in(fx, "ticks.svg");
-        assert_int_equal(cls_trace_write_svg(ctx, path), CLS_OK);
+        assert_int_equal(cls_trace_write(ctx, path, CLS_TRACE_SVG), CLS_OK);
         svg_seen s;
         parse_svg(path, &s);
         check_ticks(&s);
@@ -523,14 +523,14 @@ static void svg_of_a_realistic_run(void **state)
     paths[0] = first;
     for (int i = 0; i < 2; i++) {
         if (!paths[i]) continue;
-        assert_int_equal(cls_trace_write_svg(ctx, paths[i]), CLS_OK);
+        assert_int_equal(cls_trace_write(ctx, paths[i], CLS_TRACE_SVG), CLS_OK);
         svg_seen s;
         parse_svg(paths[i], &s);
         assert_int_equal(s.lanes, lanes_used(ctx));
         assert_int_equal(s.events, ctx->nevents);
     }
     const char *json = getenv("CLS_TRACE_EXAMPLE_JSON");
-    if (json) assert_int_equal(cls_trace_write_json(ctx, json), CLS_OK);
+    if (json) assert_int_equal(cls_trace_write(ctx, json, CLS_TRACE_JSON), CLS_OK);
 }
 
 /* ---- errors ---- */
@@ -551,17 +551,18 @@ static void no_profiled_call_is_an_argument_error(void **state)
     cls_context *ctx = fx->ctx;
     clear_report(ctx);
     const char *path = path_in(fx, "none.json");
-    assert_int_equal(cls_trace_write_json(ctx, path), CLS_E_ARG);
+    assert_int_equal(cls_trace_write(ctx, path, CLS_TRACE_JSON), CLS_E_ARG);
     assert_non_null(strstr(cls_last_error(ctx), "CLS_PROFILE"));
-    assert_int_equal(cls_trace_write_svg(ctx, path), CLS_E_ARG);
+    assert_int_equal(cls_trace_write(ctx, path, CLS_TRACE_SVG), CLS_E_ARG);
     assert_non_null(strstr(cls_last_error(ctx), "no profiled call"));
     struct stat st;
     assert_int_not_equal(stat(path, &st), 0);
-    assert_int_equal(cls_trace_write_json(NULL, path), CLS_E_ARG);
-    assert_int_equal(cls_trace_write_svg(NULL, path), CLS_E_ARG);
+    assert_int_equal(cls_trace_write(NULL, path, CLS_TRACE_JSON), CLS_E_ARG);
+    assert_int_equal(cls_trace_write(NULL, path, CLS_TRACE_SVG), CLS_E_ARG);
     small_run(ctx, 0);
-    assert_int_equal(cls_trace_write_json(ctx, NULL), CLS_E_ARG);
-    assert_int_equal(cls_trace_write_svg(ctx, NULL), CLS_E_ARG);
+    assert_int_equal(cls_trace_write(ctx, NULL, CLS_TRACE_JSON), CLS_E_ARG);
+    assert_int_equal(cls_trace_write(ctx, NULL, CLS_TRACE_SVG), CLS_E_ARG);
+    assert_int_equal(cls_trace_write(ctx, path, (cls_trace_format)7), CLS_E_ARG);
 }
 
 static void unwritable_path_is_an_io_error_and_leaves_nothing(void **state)
@@ -573,16 +574,16 @@ static void unwritable_path_is_an_io_error_and_leaves_nothing(void **state)
     snprintf(dir, sizeof dir, "%s/io", fx->dir);
     assert_int_equal(mkdir(dir, 0755), 0);
     snprintf(path, sizeof path, "%s/missing/trace.json", dir);
-    assert_int_equal(cls_trace_write_json(ctx, path), CLS_E_IO);
+    assert_int_equal(cls_trace_write(ctx, path, CLS_TRACE_JSON), CLS_E_IO);
     assert_non_null(strstr(cls_last_error(ctx), path));
     assert_non_null(strstr(cls_last_error(ctx), "No such file"));
-    assert_int_equal(cls_trace_write_svg(ctx, path), CLS_E_IO);
+    assert_int_equal(cls_trace_write(ctx, path, CLS_TRACE_SVG), CLS_E_IO);
     assert_int_equal(entries(dir), 0);
     /* A folder where the file should be: the temp file is written, the
      * rename fails, and the temp file is removed. */
     snprintf(path, sizeof path, "%s/taken", dir);
     assert_int_equal(mkdir(path, 0755), 0);
-    assert_int_equal(cls_trace_write_svg(ctx, path), CLS_E_IO);
+    assert_int_equal(cls_trace_write(ctx, path, CLS_TRACE_SVG), CLS_E_IO);
     assert_int_equal(entries(dir), 1);
     assert_int_equal(entries(path), 0);
 }
@@ -596,11 +597,11 @@ static void rewriting_replaces_the_file(void **state)
     assert_int_equal(mkdir(dir, 0755), 0);
     snprintf(path, sizeof path, "%s/t.json", dir);
     realistic_run(ctx);
-    assert_int_equal(cls_trace_write_json(ctx, path), CLS_OK);
+    assert_int_equal(cls_trace_write(ctx, path, CLS_TRACE_JSON), CLS_OK);
     size_t big;
     free(slurp(path, &big));
     small_run(ctx, 0);
-    assert_int_equal(cls_trace_write_json(ctx, path), CLS_OK);
+    assert_int_equal(cls_trace_write(ctx, path, CLS_TRACE_JSON), CLS_OK);
     size_t small;
     free(slurp(path, &small));
     assert_true(small < big);

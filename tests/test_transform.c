@@ -384,10 +384,10 @@ static void saved_and_loaded_stats_transform_bit_for_bit(void **state)
             cls_array x2 = ref_make(dt, 3, 33, 6, 3510 + k, REF_MISSING | REF_NEGATIVE);
             cls_stats *s = fit(ctx, p, &x1, label), *l = NULL;
             cls_status st = cls_stats_save(s, path);
-            if (st != CLS_OK) print_error("%s: save: %s\n", label, cls_stats_error());
+            if (st != CLS_OK) print_error("%s: save: %s\n", label, cls_last_error(NULL));
             assert_int_equal(st, CLS_OK);
             st = cls_stats_load(path, &l);
-            if (st != CLS_OK) print_error("%s: load: %s\n", label, cls_stats_error());
+            if (st != CLS_OK) print_error("%s: load: %s\n", label, cls_last_error(NULL));
             assert_int_equal(st, CLS_OK);
             assert_non_null(l);
 

@@ -43,7 +43,7 @@ def table_of(stats):
 
 
 def empty_table(n):
-    """n empty columns, as cls_stats_create_empty makes them."""
+    """n empty columns, as cls_stats_create makes them without columns."""
     t = np.zeros(n, COLUMN)
     for k in COLUMN.names[2:]:
         t[k] = np.nan

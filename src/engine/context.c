@@ -213,10 +213,10 @@ static cls_status keep_alive(cls_context *ctx)
 
 cls_status cls_context_create(const cls_config *cfg, cls_context **out)
 {
-    if (!out) return CLS_E_ARG;
+    if (!out) return cls_fail_thread(CLS_E_ARG, "cls_context_create: out is NULL");
     cls_context *ctx = calloc(1, sizeof *ctx);
     *out = ctx;
-    if (!ctx) return CLS_E_NOMEM;
+    if (!ctx) return cls_fail_thread(CLS_E_NOMEM, "cls_context_create: out of memory for the context");
     pthread_mutex_init(&ctx->err_lock, NULL);
 
     cls_found *all = NULL;

@@ -4,7 +4,7 @@
  * check) sits out for the life of the context instead of failing it, as
  * a device that fails mid-call sits out the rest of that call (run.c).
  * Owns: the per-device mark (cls_dev.drop_why), the context's list of
- * dropped devices (cls_dropped_get), the notes in cls_last_error, and the
+ * dropped devices (the report's `dropped`), the notes in cls_last_error, and the
  * message when no device is left. Called by context.c only. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,21 +42,18 @@ void cls_drop_mark(cls_dev *d, cls_status st, const char *stage)
 static cls_status add(cls_context *ctx, size_t index, const char *name, const char *platform, const char *why,
                       cls_status st)
 {
-    cls_drop *grown = realloc(ctx->drops, (ctx->ndrops + 1) * sizeof *grown);
+    cls_dropped_device *grown = realloc(ctx->drops, (ctx->ndrops + 1) * sizeof *grown);
     if (!grown) return cls_fail(ctx, CLS_E_NOMEM, "out of memory");
     ctx->drops = grown;
-    cls_drop *x = &ctx->drops[ctx->ndrops];
-    x->index = index;
-    x->name = strdup(name ? name : "?");
-    x->platform = strdup(platform ? platform : "?");
-    x->why = strdup(why ? why : "(out of memory for the message)");
-    x->status = st;
-    if (!x->name || !x->platform || !x->why) {
-        free(x->name);
-        free(x->platform);
-        free(x->why);
+    char *n = strdup(name ? name : "?"), *p = strdup(platform ? platform : "?");
+    char *w = strdup(why ? why : "(out of memory for the message)");
+    if (!n || !p || !w) {
+        free(n);
+        free(p);
+        free(w);
         return cls_fail(ctx, CLS_E_NOMEM, "out of memory");
     }
+    ctx->drops[ctx->ndrops] = (cls_dropped_device){.index = index, .name = n, .platform = p, .why = w, .status = st};
     ctx->ndrops++;
     return CLS_OK;
 }
@@ -83,7 +80,7 @@ cls_status cls_drop_report(cls_context *ctx)
                         : "no selected device could be used:");
     }
     for (size_t i = 0; i < ctx->ndrops; i++) {
-        const cls_drop *x = &ctx->drops[i];
+        const cls_dropped_device *x = &ctx->drops[i];
         cls_note(ctx, "%sdevice %zu (%s, %s): dropped at creation: %s", ctx->ndevs ? "" : "  ", x->index, x->name,
                  x->platform, x->why);
     }
@@ -99,25 +96,12 @@ cls_status cls_drop_report(cls_context *ctx)
 void cls_drops_free(cls_context *ctx)
 {
     for (size_t i = 0; i < ctx->ndrops; i++) {
-        free(ctx->drops[i].name);
-        free(ctx->drops[i].platform);
-        free(ctx->drops[i].why);
+        /* the strings are this file's strdup()s, const only to the caller */
+        free((char *)ctx->drops[i].name);
+        free((char *)ctx->drops[i].platform);
+        free((char *)ctx->drops[i].why);
     }
     free(ctx->drops);
     ctx->drops = NULL;
     ctx->ndrops = 0;
-}
-
-size_t cls_dropped_count(const cls_context *ctx) { return ctx ? ctx->ndrops : 0; }
-
-cls_status cls_dropped_get(const cls_context *ctx, size_t i, cls_dropped_device *out)
-{
-    if (!ctx || !out || i >= ctx->ndrops) return CLS_E_ARG;
-    const cls_drop *x = &ctx->drops[i];
-    out->index = x->index;
-    out->name = x->name;
-    out->platform = x->platform;
-    out->why = x->why;
-    out->status = x->status;
-    return CLS_OK;
 }

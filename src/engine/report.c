@@ -156,5 +156,6 @@ cls_status cls_last_report(const cls_context *ctx, cls_report *out)
     if (!ctx || !out) return CLS_E_ARG;
     *out = ctx->report;
     out->ndropped = ctx->ndrops;
+    out->dropped = ctx->drops;
     return CLS_OK;
 }

@@ -1,7 +1,7 @@
 /* Traces of a CLS_PROFILE call: the events of the context's last report
  * written as a Chrome trace (JSON, for Perfetto and chrome://tracing) or as
  * an SVG timeline with one lane per (device, queue).
- * Owns: cls_trace_write_json, cls_trace_write_svg. Reads ctx->report and the
+ * Owns: cls_trace_write. Reads ctx->report and the
  * devices' names, nothing else; makes no OpenCL call. A file is written under
  * a temporary name next to its path and renamed into place, so a failed
  * write leaves nothing half-written. Numbers are printed in the "C" locale
@@ -503,12 +503,11 @@ static void emit_svg(FILE *f, const trace *t)
             (PLOT_X0 + PLOT_X1) / 2.0, bottom + 40);
 }
 
-cls_status cls_trace_write_json(cls_context *ctx, const char *path)
+cls_status cls_trace_write(cls_context *ctx, const char *path, cls_trace_format format)
 {
-    return write_trace(ctx, path, emit_json);
-}
-
-cls_status cls_trace_write_svg(cls_context *ctx, const char *path)
-{
-    return write_trace(ctx, path, emit_svg);
+    switch (format) {
+    case CLS_TRACE_JSON: return write_trace(ctx, path, emit_json);
+    case CLS_TRACE_SVG: return write_trace(ctx, path, emit_svg);
+    }
+    return cls_fail(ctx, CLS_E_ARG, "cls_trace_write: unknown format %d", (int)format);
 }

@@ -151,7 +151,7 @@ static cls_status empty_stats(MPI_Comm comm, int root, call *k)
     if (k->has_data) return CLS_OK;
     if (info.scope == CLS_SCOPE_BATCH) info.rows = 0;
     else info.groups = 0;
-    return cls_stats_create_empty(&info, &k->local);
+    return cls_stats_create(&info, NULL, &k->local);
 }
 
 /* Merges the batch statistics of every rank into one new object. */

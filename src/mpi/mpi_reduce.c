@@ -93,7 +93,7 @@ cls_status mpi_combine(MPI_Comm comm, cls_column_stats *table, const cls_stats_i
     cls_stats_info all = *info;
     /* every value is finite or missing: a column's counts are its rows */
     all.rows = n ? table[0].count + table[0].missing : 0;
-    cls_status st = cls_stats_create_empty(&all, out);
+    cls_status st = cls_stats_create(&all, NULL, out);
     if (st == CLS_OK) memcpy(cls_stats_columns(*out), table, n * sizeof *table);
     else mpi_set_error("out of memory for the combined statistics");
     return st;
@@ -176,7 +176,7 @@ cls_status cls_mpi_stats_gather(MPI_Comm comm, int root, const cls_stats *local,
     if (info.scope == CLS_SCOPE_BATCH) {
         /* the same on every rank after cls_mpi_fit(): root copies its own */
         if (rank != root) return CLS_OK;
-        st = cls_stats_create_empty(&info, out);
+        st = cls_stats_create(&info, NULL, out);
         if (st == CLS_OK)
             memcpy(cls_stats_columns(*out), cls_stats_columns((cls_stats *)local),
                    info.groups * info.cols * sizeof(cls_column_stats));
@@ -211,7 +211,7 @@ cls_status cls_mpi_stats_gather(MPI_Comm comm, int root, const cls_stats *local,
             why = "cls_mpi_stats_gather: more than INT_MAX columns in all";
         } else {
             info.groups = (size_t)total / info.cols;
-            local_st = cls_stats_create_empty(&info, &all);
+            local_st = cls_stats_create(&info, NULL, &all);
         }
     }
     /* root's outcome decides whether the others send */

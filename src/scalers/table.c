@@ -136,19 +136,3 @@ cls_status cls_scaler_parse(const char *name, cls_scaler *out)
         }
     return CLS_E_ARG;
 }
-
-static char list[256];
-static pthread_once_t list_once = PTHREAD_ONCE_INIT;
-
-static void make_list(void)
-{
-    size_t used = 0;
-    for (size_t i = 0; i < NTABLE && used < sizeof list; i++)
-        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", table[i]->cli);
-}
-
-const char *cls_scaler_list(void)
-{
-    pthread_once(&list_once, make_list);
-    return list;
-}

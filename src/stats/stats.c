@@ -111,19 +111,6 @@ cls_status cls_stats_merge(cls_stats *into, const cls_stats *from)
     return CLS_OK;
 }
 
-cls_status cls_stats_create_empty(const cls_stats_info *info, cls_stats **out)
-{
-    if (!out) return CLS_E_ARG;
-    *out = NULL;
-    if (!info || info->cols == 0 || !cls_scaler_known(info->scaler) ||
-        (unsigned)info->scope > CLS_SCOPE_BATCH || (unsigned)info->dtype > CLS_F64)
-        return CLS_E_ARG;
-    if (info->groups > SIZE_MAX / info->cols || info->groups * info->cols > SIZE_MAX / sizeof(cls_column_stats))
-        return CLS_E_ARG;
-    *out = cls_stats_new(info);
-    return *out ? CLS_OK : CLS_E_NOMEM;
-}
-
 cls_column_stats *cls_stats_columns(cls_stats *s) { return s ? s->col : NULL; }
 
 void cls_column_stats_merge(cls_column_stats *into, const cls_column_stats *from, int moments)

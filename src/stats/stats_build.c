@@ -6,7 +6,7 @@
  * Owns: the checks a column must pass before it is trusted (a transform
  * would otherwise turn garbage statistics into garbage output silently).
  * Calls: stats.c for the object and the scalers' params. Pure C: no OpenCL
- * call, no message (cls_stats_error() belongs to the stats files). */
+ * call; failures leave a message for cls_last_error(NULL). */
 #include <math.h>
 #include <stdint.h>
 
@@ -22,37 +22,56 @@ static int column_ok(const cls_column_stats *c, int moments)
     return 1;
 }
 
+/* cols NULL: every column empty; groups may be 0 (a process holding no
+ * matrix) */
+static cls_status empty(const cls_stats_info *info, cls_stats **out)
+{
+    if (info->cols == 0 || info->groups > SIZE_MAX / info->cols ||
+        info->groups * info->cols > SIZE_MAX / sizeof(cls_column_stats))
+        return cls_fail_thread(CLS_E_ARG, "cls_stats_create: %zu groups of %zu columns", info->groups, info->cols);
+    *out = cls_stats_new(info);
+    return *out ? CLS_OK : cls_fail_thread(CLS_E_NOMEM, "cls_stats_create: out of memory");
+}
+
 cls_status cls_stats_create(const cls_stats_info *info, const cls_column_stats *cols, cls_stats **out)
 {
     if (out) *out = NULL;
-    if (!info || !cols || !out) return CLS_E_ARG;
+    if (!info || !out) return cls_fail_thread(CLS_E_ARG, "cls_stats_create: a NULL argument");
     if (!cls_scaler_known(info->scaler) || (unsigned)info->scope > CLS_SCOPE_BATCH ||
         (unsigned)info->dtype > CLS_F64)
-        return CLS_E_ARG;
-    if (info->groups == 0 || info->cols == 0) return CLS_E_ARG;
-    if (info->scope == CLS_SCOPE_BATCH && info->groups != 1) return CLS_E_ARG;
-    if (!isfinite(info->lo) || !isfinite(info->hi)) return CLS_E_ARG;
+        return cls_fail_thread(CLS_E_ARG, "cls_stats_create: an unknown scaler, scope or dtype");
+    if (!cols) return empty(info, out);
+    if (info->groups == 0 || info->cols == 0)
+        return cls_fail_thread(CLS_E_ARG, "cls_stats_create: %zu groups of %zu columns", info->groups, info->cols);
+    if (info->scope == CLS_SCOPE_BATCH && info->groups != 1)
+        return cls_fail_thread(CLS_E_ARG, "cls_stats_create: scope batch with %zu groups", info->groups);
+    if (!isfinite(info->lo) || !isfinite(info->hi))
+        return cls_fail_thread(CLS_E_ARG, "cls_stats_create: lo or hi is not finite");
     /* what the scaler's params are made from must be there */
     const cls_scaler_desc *d = cls_scaler_get(info->scaler);
     unsigned needs = d ? d->needs : 0;
-    if (d && d->ranged && !(info->lo == 0 && info->hi == 0) && !(info->lo < info->hi)) return CLS_E_ARG;
-    if ((needs & CLS_NEED_MOMENTS) && !info->has_moments) return CLS_E_ARG;
-    if ((needs & CLS_NEED_QUANTILES) && !info->has_quantiles) return CLS_E_ARG;
-    if (info->groups > SIZE_MAX / info->cols) return CLS_E_ARG;
+    if (d && d->ranged && !(info->lo == 0 && info->hi == 0) && !(info->lo < info->hi))
+        return cls_fail_thread(CLS_E_ARG, "cls_stats_create: the range [%g, %g] is empty", info->lo, info->hi);
+    if ((needs & CLS_NEED_MOMENTS) && !info->has_moments)
+        return cls_fail_thread(CLS_E_ARG, "cls_stats_create: %s needs moments", cls_scaler_name(info->scaler));
+    if ((needs & CLS_NEED_QUANTILES) && !info->has_quantiles)
+        return cls_fail_thread(CLS_E_ARG, "cls_stats_create: %s needs quantiles", cls_scaler_name(info->scaler));
+    if (info->groups > SIZE_MAX / info->cols) return cls_fail_thread(CLS_E_ARG, "cls_stats_create: too many columns");
     size_t n = info->groups * info->cols;
     int moments = info->has_moments != 0;
     for (size_t i = 0; i < n; i++) {
-        if (!column_ok(&cols[i], moments)) return CLS_E_ARG;
-        if (info->has_quantiles && cols[i].count &&
-            (!isfinite(cols[i].median) || !isfinite(cols[i].q_lo) || !isfinite(cols[i].q_hi)))
-            return CLS_E_ARG;
+        if (!column_ok(&cols[i], moments) ||
+            (info->has_quantiles && cols[i].count &&
+             (!isfinite(cols[i].median) || !isfinite(cols[i].q_lo) || !isfinite(cols[i].q_hi))))
+            return cls_fail_thread(CLS_E_ARG, "cls_stats_create: column %zu of group %zu is not consistent",
+                                   i % info->cols, i / info->cols);
     }
 
     cls_stats_info in = *info;
     in.clip = info->clip != 0;
     in.has_moments = moments;
     cls_stats *s = cls_stats_new(&in);
-    if (!s) return CLS_E_NOMEM;
+    if (!s) return cls_fail_thread(CLS_E_NOMEM, "cls_stats_create: out of memory");
     for (size_t i = 0; i < n; i++) {
         cls_column_stats c = cols[i];
         if (c.count == 0) {

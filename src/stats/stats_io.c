@@ -1,4 +1,4 @@
-/* Statistics files: cls_stats_save, cls_stats_load, cls_stats_error.
+/* Statistics files: cls_stats_save, cls_stats_load (messages: cls_last_error(NULL)).
  * Owns: the on-disk format (docs/FORMAT.md is its specification; change both
  * together), its little-endian encoding whatever the host, the atomic write
  * and the checks a load makes before it trusts anything the file says.
@@ -18,20 +18,6 @@
 #define HEADER_LEN 96u     /* v2: + has_quantiles, robust flags, qmin, qmax */
 #define COLUMN_LEN 80u     /* v2: + median, q_lo, q_hi */
 #define CRC_LEN 4u
-
-static _Thread_local char err_buf[1024];
-
-const char *cls_stats_error(void) { return err_buf; }
-
-static cls_status io_fail(cls_status s, const char *fmt, ...) CLS_PRINTF(2, 3);
-static cls_status io_fail(cls_status s, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err_buf, sizeof err_buf, fmt, ap);
-    va_end(ap);
-    return s;
-}
 
 /* ---- little-endian encoding ---- */
 
@@ -81,18 +67,18 @@ static double get_f64(const unsigned char *p)
 cls_status cls_stats_save(const cls_stats *s, const char *path)
 {
     if (!s || !path || !*path || !s->col)
-        return io_fail(CLS_E_ARG, "cls_stats_save: %s", !path || !*path ? "no path" : "no statistics");
+        return cls_fail_thread(CLS_E_ARG, "cls_stats_save: %s", !path || !*path ? "no path" : "no statistics");
     const cls_stats_info *in = &s->info;
     const cls_scaler_desc *d = cls_scaler_get(in->scaler);
     if ((!d && in->scaler != CLS_NONE) || (unsigned)in->scope > CLS_SCOPE_BATCH ||
         (unsigned)in->dtype > CLS_F64)
-        return io_fail(CLS_E_ARG, "cls_stats_save: %s: invalid scaler, scope or dtype", path);
+        return cls_fail_thread(CLS_E_ARG, "cls_stats_save: %s: invalid scaler, scope or dtype", path);
     size_t n = in->groups * in->cols;  /* cls_stats_new checked the product */
     if (n > (SIZE_MAX - HEADER_LEN - CRC_LEN) / COLUMN_LEN)
-        return io_fail(CLS_E_ARG, "cls_stats_save: %s: too many columns", path);
+        return cls_fail_thread(CLS_E_ARG, "cls_stats_save: %s: too many columns", path);
     size_t len = HEADER_LEN + n * COLUMN_LEN + CRC_LEN;
     unsigned char *buf = malloc(len);
-    if (!buf) return io_fail(CLS_E_NOMEM, "cannot save %s: out of memory (%zu bytes)", path, len);
+    if (!buf) return cls_fail_thread(CLS_E_NOMEM, "cannot save %s: out of memory (%zu bytes)", path, len);
 
     unsigned char *p = buf;
     memcpy(p, MAGIC, 8);
@@ -129,7 +115,7 @@ cls_status cls_stats_save(const cls_stats *s, const char *path)
     size_t lens[1] = {len};
     int e = cls_write_atomic(path, parts, lens, 1);
     free(buf);
-    if (e) return io_fail(e == ENOMEM ? CLS_E_NOMEM : CLS_E_IO, "cannot save %s: %s", path, strerror(e));
+    if (e) return cls_fail_thread(e == ENOMEM ? CLS_E_NOMEM : CLS_E_IO, "cannot save %s: %s", path, strerror(e));
     return CLS_OK;
 }
 
@@ -152,40 +138,40 @@ static cls_status load_file(FILE *f, const char *path, cls_stats **out)
 {
     unsigned char hdr[HEADER_LEN];
     size_t got = read_upto(f, hdr, HEADER_LEN_V1);
-    if (ferror(f)) return io_fail(CLS_E_IO, "cannot read %s: %s", path, strerror(errno));
-    if (got == 0) return io_fail(CLS_E_FORMAT, "%s: empty file, not a clscale stats file", path);
+    if (ferror(f)) return cls_fail_thread(CLS_E_IO, "cannot read %s: %s", path, strerror(errno));
+    if (got == 0) return cls_fail_thread(CLS_E_FORMAT, "%s: empty file, not a clscale stats file", path);
     if (memcmp(hdr, MAGIC, got < 8 ? got : 8) != 0)
-        return io_fail(CLS_E_FORMAT, "%s: not a clscale stats file", path);
-    if (got < 12) return io_fail(CLS_E_FORMAT, "%s: truncated (%zu bytes)", path, got);
+        return cls_fail_thread(CLS_E_FORMAT, "%s: not a clscale stats file", path);
+    if (got < 12) return cls_fail_thread(CLS_E_FORMAT, "%s: truncated (%zu bytes)", path, got);
     uint32_t version = get_u32(hdr + 8);
     if (version > VERSION)
-        return io_fail(CLS_E_FORMAT, "%s: format version %u; this clscale reads version %u", path,
+        return cls_fail_thread(CLS_E_FORMAT, "%s: format version %u; this clscale reads version %u", path,
                     (unsigned)version, VERSION);
-    if (version == 0) return io_fail(CLS_E_FORMAT, "%s: invalid format version 0", path);
+    if (version == 0) return cls_fail_thread(CLS_E_FORMAT, "%s: invalid format version 0", path);
     /* version 1 files (no quantiles) still load */
     const size_t header_len = version == 1 ? HEADER_LEN_V1 : HEADER_LEN;
     const size_t column_len = version == 1 ? COLUMN_LEN_V1 : COLUMN_LEN;
     if (got == HEADER_LEN_V1 && header_len > got) got += read_upto(f, hdr + got, header_len - got);
-    if (ferror(f)) return io_fail(CLS_E_IO, "cannot read %s: %s", path, strerror(errno));
-    if (got < header_len) return io_fail(CLS_E_FORMAT, "%s: truncated (%zu bytes)", path, got);
+    if (ferror(f)) return cls_fail_thread(CLS_E_IO, "cannot read %s: %s", path, strerror(errno));
+    if (got < header_len) return cls_fail_thread(CLS_E_FORMAT, "%s: truncated (%zu bytes)", path, got);
 
     /* The shape decides the length; check it, overflow included, before any
      * allocation, and allocate only as the bytes actually arrive. */
     uint64_t groups = get_u64(hdr + 48), cols = get_u64(hdr + 56);
     if (groups == 0 || cols == 0)
-        return io_fail(CLS_E_FORMAT, "%s: empty shape (%llu groups x %llu columns)", path,
+        return cls_fail_thread(CLS_E_FORMAT, "%s: empty shape (%llu groups x %llu columns)", path,
                     (unsigned long long)groups, (unsigned long long)cols);
     uint64_t limit = (SIZE_MAX < UINT64_MAX ? (uint64_t)SIZE_MAX : UINT64_MAX);
     limit = (limit - header_len - CRC_LEN - 1) / column_len;
     if (groups > limit / cols)
-        return io_fail(CLS_E_FORMAT, "%s: impossible shape (%llu groups x %llu columns)", path,
+        return cls_fail_thread(CLS_E_FORMAT, "%s: impossible shape (%llu groups x %llu columns)", path,
                     (unsigned long long)groups, (unsigned long long)cols);
     size_t n = (size_t)(groups * cols);
     size_t total = header_len + n * column_len + CRC_LEN;
 
     size_t cap = total + 1 < 65536 ? total + 1 : 65536, len = header_len;
     unsigned char *buf = malloc(cap);
-    if (!buf) return io_fail(CLS_E_NOMEM, "cannot load %s: out of memory", path);
+    if (!buf) return cls_fail_thread(CLS_E_NOMEM, "cannot load %s: out of memory", path);
     memcpy(buf, hdr, header_len);
     cls_status st = CLS_OK;
     for (;;) {
@@ -193,30 +179,30 @@ static cls_status load_file(FILE *f, const char *path, cls_stats **out)
         size_t r = read_upto(f, buf + len, cap - len);
         len += r;
         if (ferror(f)) {
-            st = io_fail(CLS_E_IO, "cannot read %s: %s", path, strerror(errno));
+            st = cls_fail_thread(CLS_E_IO, "cannot read %s: %s", path, strerror(errno));
             goto out;
         }
         if (len < cap || cap == total + 1) break;
         size_t ncap = cap > (total + 1) / 2 ? total + 1 : cap * 2;
         unsigned char *nb = realloc(buf, ncap);
         if (!nb) {
-            st = io_fail(CLS_E_NOMEM, "cannot load %s: out of memory", path);
+            st = cls_fail_thread(CLS_E_NOMEM, "cannot load %s: out of memory", path);
             goto out;
         }
         buf = nb;
         cap = ncap;
     }
     if (len < total) {
-        st = io_fail(CLS_E_FORMAT, "%s: truncated (%zu bytes, %llu groups x %llu columns need %zu)", path,
+        st = cls_fail_thread(CLS_E_FORMAT, "%s: truncated (%zu bytes, %llu groups x %llu columns need %zu)", path,
                   len, (unsigned long long)groups, (unsigned long long)cols, total);
         goto out;
     }
     if (len > total) {
-        st = io_fail(CLS_E_FORMAT, "%s: trailing bytes after the %zu of the statistics", path, total);
+        st = cls_fail_thread(CLS_E_FORMAT, "%s: trailing bytes after the %zu of the statistics", path, total);
         goto out;
     }
     if (cls_crc32(0, buf, total - CRC_LEN) != get_u32(buf + total - CRC_LEN)) {
-        st = io_fail(CLS_E_FORMAT, "%s: corrupted: checksum mismatch", path);
+        st = cls_fail_thread(CLS_E_FORMAT, "%s: corrupted: checksum mismatch", path);
         goto out;
     }
 
@@ -226,18 +212,18 @@ static cls_status load_file(FILE *f, const char *path, cls_stats **out)
     uint32_t dtype = get_u32(buf + 40), moments = get_u32(buf + 44);
     uint32_t quantiles = version == 1 ? 0 : get_u32(buf + 72), rflags = version == 1 ? 0 : get_u32(buf + 76);
     if (quantiles > 1 || rflags > 7) {
-        st = io_fail(CLS_E_FORMAT, "%s: invalid header (has_quantiles %u, robust flags %u)", path,
+        st = cls_fail_thread(CLS_E_FORMAT, "%s: invalid header (has_quantiles %u, robust flags %u)", path,
                      (unsigned)quantiles, (unsigned)rflags);
         goto out;
     }
     const cls_scaler_desc *d = cls_scaler_by_code(scaler);
     if ((scaler && !d) || scope > CLS_SCOPE_BATCH || clip > 1 || dtype > CLS_F64 || moments > 1) {
-        st = io_fail(CLS_E_FORMAT, "%s: invalid header (scaler %u, scope %u, clip %u, dtype %u, moments %u)",
+        st = cls_fail_thread(CLS_E_FORMAT, "%s: invalid header (scaler %u, scope %u, clip %u, dtype %u, moments %u)",
                   path, (unsigned)scaler, (unsigned)scope, (unsigned)clip, (unsigned)dtype, (unsigned)moments);
         goto out;
     }
     if (scope == CLS_SCOPE_BATCH && groups != 1) {
-        st = io_fail(CLS_E_FORMAT, "%s: batch scope with %llu groups (must be 1)", path,
+        st = cls_fail_thread(CLS_E_FORMAT, "%s: batch scope with %llu groups (must be 1)", path,
                   (unsigned long long)groups);
         goto out;
     }
@@ -260,7 +246,7 @@ static cls_status load_file(FILE *f, const char *path, cls_stats **out)
 
     cls_stats *s = cls_stats_new(&info);
     if (!s) {
-        st = io_fail(CLS_E_NOMEM, "cannot load %s: out of memory", path);
+        st = cls_fail_thread(CLS_E_NOMEM, "cannot load %s: out of memory", path);
         goto out;
     }
     const unsigned char *p = buf + header_len;
@@ -286,9 +272,9 @@ cls_status cls_stats_load(const char *path, cls_stats **out)
 {
     if (out) *out = NULL;
     if (!path || !*path || !out)
-        return io_fail(CLS_E_ARG, "cls_stats_load: %s", !out ? "no output pointer" : "no path");
+        return cls_fail_thread(CLS_E_ARG, "cls_stats_load: %s", !out ? "no output pointer" : "no path");
     FILE *f = fopen(path, "rb");
-    if (!f) return io_fail(CLS_E_IO, "cannot open %s: %s", path, strerror(errno));
+    if (!f) return cls_fail_thread(CLS_E_IO, "cannot open %s: %s", path, strerror(errno));
     cls_status st = load_file(f, path, out);
     fclose(f);
     return st;

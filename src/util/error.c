@@ -1,5 +1,5 @@
 /* Statuses, OpenCL error names and the context's human message.
- * Owns: cls_version, cls_version_number, cls_status_str, cls_last_error and the helpers that every
+ * Owns: cls_version, cls_status_str, cls_last_error and the helpers that every
  * other file uses to fail with a message naming the device and the call. */
 #include <stdio.h>
 #include <string.h>
@@ -7,7 +7,6 @@
 #include "internal.h"
 
 const char *cls_version(void) { return CLS_VERSION_STRING; }
-unsigned cls_version_number(void) { return CLS_VERSION_NUMBER; }
 
 const char *cls_status_str(cls_status s)
 {
@@ -101,6 +100,15 @@ static void set_message(cls_context *ctx, const char *fmt, va_list ap)
 
 const char *cls_thread_error(void) { return thread_err; }
 
+cls_status cls_fail_thread(cls_status s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(thread_err, sizeof thread_err, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
 cls_status cls_fail(cls_context *ctx, cls_status s, const char *fmt, ...)
 {
     if (!ctx) return s;
@@ -142,5 +150,5 @@ cls_status cls_fail_cl(cls_context *ctx, const cls_dev *dev, const char *call, c
 
 const char *cls_last_error(const cls_context *ctx)
 {
-    return ctx ? ctx->err : "no context (cls_context_create could not allocate one)";
+    return ctx ? ctx->err : thread_err;
 }

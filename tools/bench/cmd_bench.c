@@ -60,13 +60,13 @@ static void write_traces(bench_state *s, cls_context *ctx, const bench_workload 
     if (!s->o.trace && !s->o.timeline) return;
     bench_trace *t = &s->trace;
     cls_status st;
-    if (s->o.trace && (st = cls_trace_write_json(ctx, s->o.trace)) != CLS_OK) {
+    if (s->o.trace && (st = cls_trace_write(ctx, s->o.trace, CLS_TRACE_JSON)) != CLS_OK) {
         bench_progress_clear();
         cli_error(EXIT_FAIL, "bench: --trace %s: %s: %s", s->o.trace, cls_status_str(st), cls_last_error(ctx));
         s->unwritten++;
         s->o.trace = NULL;
     }
-    if (s->o.timeline && (st = cls_trace_write_svg(ctx, s->o.timeline)) != CLS_OK) {
+    if (s->o.timeline && (st = cls_trace_write(ctx, s->o.timeline, CLS_TRACE_SVG)) != CLS_OK) {
         bench_progress_clear();
         cli_error(EXIT_FAIL, "bench: --timeline %s: %s: %s", s->o.timeline, cls_status_str(st),
                   cls_last_error(ctx));

@@ -177,7 +177,7 @@ int main(int argc, char **argv)
             cls_stats_info si = {.scaler = CLS_MINMAX, .scope = CLS_SCOPE_BATCH, .lo = 0, .hi = 1, .dtype = CLS_F64,
                                   .groups = 1, .cols = C, .rows = 60, .has_moments = 1};
             cls_stats *s = NULL, *merged = NULL;
-            cls_stats_create_empty(&si, &s);
+            cls_stats_create(&si, NULL, &s);
             memcpy(cls_stats_columns(s), buf, C * sizeof *buf);
             MPI_Barrier(MPI_COMM_WORLD);
             double a0 = MPI_Wtime();

@@ -29,7 +29,9 @@ int cmd_devices(int argc, char **argv)
     if (rc) return rc;
     cls_context *ctx = cli_context("devices", sel, 0, &rc);
     if (!ctx) return rc;
-    size_t n = cls_device_count(ctx), nd = cls_dropped_count(ctx);
+    cls_report rep;
+    cls_last_report(ctx, &rep);
+    size_t n = cls_device_count(ctx), nd = rep.ndropped;
     if (json) puts("[");
     for (size_t i = 0; i < n; i++) {
         cls_device_info d;
@@ -58,8 +60,7 @@ int cmd_devices(int argc, char **argv)
         }
     }
     for (size_t i = 0; i < nd; i++) {
-        cls_dropped_device x;
-        if (cls_dropped_get(ctx, i, &x) != CLS_OK) continue;
+        cls_dropped_device x = rep.dropped[i];
         if (json) {
             printf("  {\"index\": %zu, \"name\": ", x.index);
             cli_json_string(stdout, x.name);

@@ -203,7 +203,7 @@ static int set_option(args *a, const char *name, const char *v)
         if (cli_clean_set(&a->cl, name, v, err, sizeof err)) return usage_error(a, "%s", err);
     } else if (!strcmp(name, "method")) {
         if (cls_scaler_parse(v, &a->p.scaler) != CLS_OK || a->p.scaler == CLS_NONE)
-            return usage_error(a, "unknown method \"%s\" (%s)", v, cls_scaler_list());
+            return usage_error(a, "unknown method \"%s\" (%s)", v, cli_methods());
         a->has_method = 1;
     } else if (!strcmp(name, "range")) {
         if (parse_range(v, &a->p.lo, &a->p.hi) != 0)
@@ -430,7 +430,7 @@ static int run(args *a)
     }
     if (a->cmd == CMD_APPLY) {
         if (cls_stats_load(a->stats, &stats) != CLS_OK) {
-            rc = cli_error(EXIT_FAIL, "%s", cls_stats_error());
+            rc = cli_error(EXIT_FAIL, "%s", cls_last_error(NULL));
             goto done;
         }
         if (a->inverse) {

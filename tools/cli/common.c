@@ -133,17 +133,11 @@ const char *cli_methods(void)
 {
     static char list[256];
     if (!list[0]) {
-        /* cls_scaler_list(): "minmax, zscore, ..." */
+        /* every scaler's name, "minmax|zscore|..." */
         size_t n = 0;
-        for (const char *c = cls_scaler_list(); *c && n + 1 < sizeof list; c++) {
-            if (c[0] == ',' && c[1] == ' ') {
-                list[n++] = '|';
-                c++;
-            } else {
-                list[n++] = *c;
-            }
-        }
-        list[n] = '\0';
+        const char *name;
+        for (int s = CLS_MINMAX; (name = cls_scaler_name((cls_scaler)s)) && n < sizeof list; s++)
+            n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", s > CLS_MINMAX ? "|" : "", name);
     }
     return list;
 }

@@ -110,7 +110,7 @@ static cls_status open_inputs(rank_state *r)
     }
     if (st == CLS_OK && j->cmd == CLI_MPI_DISCOUNT) st = open_npy(r, j->factors, &r->fac, 0);
     if (st == CLS_OK && j->cmd == CLI_MPI_APPLY && (st = cls_stats_load(j->stats, &r->stats)) != CLS_OK)
-        failf(r, st, "%s", cls_stats_error());
+        failf(r, st, "%s", cls_last_error(NULL));
     return st;
 }
 
@@ -239,7 +239,7 @@ static int do_normalize(rank_state *r, const cls_file_array *x, const cls_file_a
         cls_stats_describe(all, &si);
         si.scope = CLS_SCOPE_MATRIX;
         cls_stats *m = NULL;
-        if (cls_stats_create_empty(&si, &m) == CLS_OK)
+        if (cls_stats_create(&si, NULL, &m) == CLS_OK)
             memcpy(cls_stats_columns(m), cls_stats_columns(all), si.groups * si.cols * sizeof(cls_column_stats));
         cls_stats_destroy(all);
         all = m;  /* NULL when out of memory: saving fails below */
@@ -271,7 +271,7 @@ static cls_status do_apply(rank_state *r, const cls_file_array *x, const cls_fil
                      "columns, scope matrix)", si.groups, si.cols, r->j->in, r->in.batch, r->in.cols);
     si.groups = r->count;
     cls_stats *mine = NULL;
-    cls_status st = cls_stats_create_empty(&si, &mine);
+    cls_status st = cls_stats_create(&si, NULL, &mine);
     if (st != CLS_OK) return failf(r, st, "out of memory for statistics");
     memcpy(cls_stats_columns(mine), cls_stats_columns(r->stats) + r->first * si.cols,
            r->count * si.cols * sizeof(cls_column_stats));
@@ -398,7 +398,7 @@ static int run_rank(rank_state *r)
     cls_status st = CLS_OK;
     if (r->rank == 0 && j->stats_out) {
         if (!r->stats) st = failf(r, CLS_E_NOMEM, "out of memory for the statistics");
-        else if ((st = cls_stats_save(r->stats, j->stats_out)) != CLS_OK) failf(r, st, "%s", cls_stats_error());
+        else if ((st = cls_stats_save(r->stats, j->stats_out)) != CLS_OK) failf(r, st, "%s", cls_last_error(NULL));
     }
     if (r->rank == 0 && st == CLS_OK) {
         cli_guard_lock();

@@ -266,7 +266,7 @@ int cli_output_save_stats(cli_output *s, const cls_stats *stats)
         if (access(s->tmp, F_OK) == 0) continue;
         s->slot = cli_guard_add(s->tmp);
         if (cls_stats_save(stats, s->tmp) != CLS_OK) {
-            rc = cli_error(EXIT_FAIL, "%s %s: %s", s->opt, s->arg, cls_stats_error());
+            rc = cli_error(EXIT_FAIL, "%s %s: %s", s->opt, s->arg, cls_last_error(NULL));
             unlink(s->tmp);
         } else if (s->keep_mode) (void)chmod(s->tmp, s->mode);
         break;

@@ -412,7 +412,7 @@ static PyObject *stats_save(clsext_stats *self, PyObject *args)
     const char *p = PyBytes_AS_STRING(path);
     Py_BEGIN_ALLOW_THREADS
     st = cls_stats_save(self->s, p);
-    if (st != CLS_OK) snprintf(msg, sizeof msg, "%s", cls_stats_error()); /* thread-local: read on this thread */
+    if (st != CLS_OK) snprintf(msg, sizeof msg, "%s", cls_last_error(NULL)); /* thread-local: read on this thread */
     Py_END_ALLOW_THREADS
     Py_DECREF(path);
     if (st != CLS_OK) return clsext_raise(st, msg);
@@ -430,7 +430,7 @@ PyObject *clsext_stats_load(PyObject *self, PyObject *args)
     const char *p = PyBytes_AS_STRING(path);
     Py_BEGIN_ALLOW_THREADS
     st = cls_stats_load(p, &s);
-    if (st != CLS_OK) snprintf(msg, sizeof msg, "%s", cls_stats_error());
+    if (st != CLS_OK) snprintf(msg, sizeof msg, "%s", cls_last_error(NULL));
     Py_END_ALLOW_THREADS
     Py_DECREF(path);
     if (st != CLS_OK) return clsext_raise(st, msg);
