@@ -2,19 +2,26 @@
  * clscale: feature scaling and discounting of large float arrays on every
  * OpenCL device of a machine at once.
  *
- * The API comes in four groups:
+ * Five calls do the work:
  *
- *   Context     cls_context_create() finds the OpenCL devices the selector
- *               names, builds the kernels for them and keeps them ready.
- *   Pipeline    cls_fit(), cls_transform(), cls_fit_transform() run a
- *               scaler (min-max, z-score, decimal) and/or a discount product
- *               over a cls_array, cut into slices that every selected device
- *               pulls from a shared cursor.
- *   Statistics  cls_stats holds what a fit learned, per statistics group and
- *               column; it merges (streaming, MPI), saves and loads.
- *   Reporting   cls_last_report() says which device did what and how long it
- *               took; with CLS_PROFILE, every upload, kernel and download is
- *               timed and can be written as a Chrome trace or an SVG timeline.
+ *   cls_context_create()  finds the OpenCL devices the selector names,
+ *                         builds the kernels for them and keeps them ready;
+ *   cls_fit_transform()   runs a pipeline (cls_pipeline: cleaning, a scaler,
+ *                         a discount, their scope, a hook for several
+ *                         processes) over a cls_array, which says where the
+ *                         data lives: host memory, a cl_mem buffer, a file,
+ *                         a .npy path; every selected device pulls slices
+ *                         from a shared cursor (cls_fit() and
+ *                         cls_transform() split it in two);
+ *   cls_quantiles()       exact quantiles (cls_medians(), cls_describe());
+ *   cls_last_error()      why a call failed: the one error channel;
+ *   cls_context_destroy() releases it all.
+ *
+ * Around them: cls_stats holds what a fit learned, per statistics group
+ * and column; it merges (streaming, MPI), saves and loads. cls_last_report()
+ * says which device did what and how long it took; with CLS_PROFILE, every
+ * upload, kernel and download is timed and can be written as a Chrome
+ * trace or an SVG timeline.
  *
  * Every function returns a cls_status (or a value that cannot fail). On
  * failure, cls_last_error(ctx) holds a message that names the device and the
@@ -248,12 +255,71 @@ typedef struct cls_dropped_device {
 
 typedef enum cls_dtype { CLS_F32, CLS_F64 } cls_dtype;
 
+/* Where an array lives. Every call takes its data as a cls_array: host
+ * memory (the default, zero), a cl_mem buffer on the caller's context, an
+ * array at an offset of an open file, or a .npy file by its path. */
+typedef enum cls_where {
+    CLS_IN_HOST,   /* `data` */
+    CLS_IN_BUFFER, /* `mem` at `offset` bytes, on the device sync->device ("Data already on a device") */
+    CLS_IN_FILE,   /* the file open on `fd`, from `offset` bytes; `path` names it in messages ("Streaming") */
+    CLS_IN_NPY     /* the .npy file at `path`; an input's dtype and shape come from its header */
+} cls_where;
+
+/* How a call on buffers fits into the caller's own OpenCL work. */
+typedef struct cls_sync {
+    struct _cl_event *const *wait;   /* the call's first command waits for these (may be NULL) */
+    unsigned          nwait;
+    struct _cl_event **done;         /* NULL: the call returns when its work has completed;
+                                        else *done receives an event (release it with
+                                        clReleaseEvent) that completes when the output is
+                                        written, and the call may return before that */
+    size_t            device;        /* the device that runs it, among the context's (0: the first) */
+} cls_sync;
+
+/* cls_stream_opts.flags */
+#define CLS_STREAM_KEEP_CACHE (1u << 0) /* never drop pages from the page cache */
+#define CLS_STREAM_DROP_CACHE (1u << 1) /* always drop them (default: for files larger
+                                           than 1/8 of physical memory) */
+
+/* How files stream ("Streaming"); NULL or zeros give the defaults, which
+ * measured best here. */
+typedef struct cls_stream_opts {
+    size_t   buffer_bytes;  /* bytes per buffer; 0: $CLSCALE_STREAM_BUFFER (bytes, or with
+                               a k or M suffix; 4096 at least) or 64 MiB (raised to one
+                               row when a row is larger) */
+    unsigned buffers;       /* buffers in the pool; 0: 4 (at least 2) */
+    unsigned io_threads;    /* I/O requests in flight; 0: 4 */
+    unsigned flags;         /* CLS_STREAM_* */
+} cls_stream_opts;
+
 /* C-contiguous data of shape batch x rows x cols (a 2-D array has batch = 1).
- * Columns are features, rows are samples. An input array is only read. */
+ * Columns are features, rows are samples. An input array is only read.
+ * `where` says which of the fields below hold it; the others are ignored.
+ * A call's input and output live in the same kind of place (an output .npy
+ * takes the input's dtype and shape; its batch, rows and cols are ignored).
+ *
+ *   cls_array x = {.data = p, .dtype = CLS_F32, .batch = 1, .rows = n, .cols = 8};
+ *   cls_array f = {.where = CLS_IN_NPY, .path = "big.npy"};
+ *   cls_array b = {.where = CLS_IN_BUFFER, .mem = buf, .dtype = CLS_F32,
+ *                  .batch = 1, .rows = n, .cols = 8, .sync = &sync};
+ */
 typedef struct cls_array {
-    void     *data;
+    void     *data;                 /* CLS_IN_HOST */
     cls_dtype dtype;
     size_t    batch, rows, cols;
+    cls_where where;                /* 0: CLS_IN_HOST */
+    struct _cl_mem *mem;            /* CLS_IN_BUFFER: a buffer of the context's cl_context (a
+                                       sub-buffer is fine); neither retained nor released */
+    uint64_t  offset;               /* CLS_IN_BUFFER, CLS_IN_FILE: bytes into mem or the file (a
+                                       multiple of the element size for a buffer) */
+    int       fd;                   /* CLS_IN_FILE: pread() for an input, pwrite() for an output;
+                                       never closed, moved or synced */
+    const char *path;               /* CLS_IN_NPY: the file; CLS_IN_FILE: its name in messages
+                                       (NULL: "file descriptor N") */
+    const cls_sync *sync;           /* CLS_IN_BUFFER, the input's: wait list, event, device; NULL:
+                                       device 0, no wait list, the call blocks */
+    const cls_stream_opts *stream;  /* CLS_IN_FILE, CLS_IN_NPY, the input's: the buffer pool; NULL:
+                                       the defaults */
 } cls_array;
 
 typedef enum cls_scaler { CLS_NONE, CLS_MINMAX, CLS_ZSCORE, CLS_DECIMAL, CLS_ROBUST, CLS_MAXABS } cls_scaler;
@@ -261,10 +327,8 @@ typedef enum cls_scaler { CLS_NONE, CLS_MINMAX, CLS_ZSCORE, CLS_DECIMAL, CLS_ROB
 /* cls_scaler_name() : the scaler's name as `clscale normalize --method` and the
  * stats file's users know it ("minmax", "zscore", ...; "none" for CLS_NONE), a
  * static string; NULL for a value outside the enum, so that a loop from
- * CLS_MINMAX up to the first NULL lists every scaler.
- * cls_scaler_parse() : the inverse; CLS_E_ARG for a name no scaler has. */
+ * CLS_MINMAX up to the first NULL lists (or looks up) every scaler. */
 CLS_API const char *cls_scaler_name(cls_scaler s);
-CLS_API cls_status  cls_scaler_parse(const char *name, cls_scaler *out);
 
 /* Statistics groups: CLS_SCOPE_MATRIX, each of the `batch` matrices has its
  * own per-column statistics; CLS_SCOPE_BATCH, all batch x rows rows share them. */
@@ -282,7 +346,7 @@ typedef enum cls_scope { CLS_SCOPE_MATRIX, CLS_SCOPE_BATCH } cls_scope;
  * bounds (one clipped early comes back inside them; NaN bounds, after a
  * column was clipped whole, clip nothing). Clipped values become missing
  * (CLS_CLIP_MASK) or take the nearest final bound (CLS_CLIP_CLAMP); with
- * CLS_CLIP_KEEP (cls_clean_data() alone, no imputation) every value is
+ * CLS_CLIP_KEEP (cls_fit_transform() (cleaning alone) alone, no imputation) every value is
  * written as it was read, missing ones and the sentinel too: astropy's
  * masked array, whose data is a copy of the input and mask_out the mask
  * (one pass over the data writes both; in place, nothing is written).
@@ -355,7 +419,7 @@ typedef struct cls_clean {
                                               return_bounds; the data's type, as numpy's);
                                               NaN where nothing was left to compute them
                                               from; -Inf and +Inf without clipping */
-    /* cls_clean_data() only: */
+    /* cls_fit_transform() (cleaning alone) only: */
     uint8_t        *mask_out;          /* NULL, or: one byte per value of the input, in its
                                           layout: 1 where the value is missing or clipped
                                           (astropy's sigma_clip mask), else 0 */
@@ -363,7 +427,7 @@ typedef struct cls_clean {
                                           of their squared deviations from it (a std of
                                           ddof d is sqrt(m2 / (kept - d)), kept = rows -
                                           missing - clipped); NaN where none is kept */
-    /* Light curves (cls_clean_data(), cls_bin_data(), cls_fit_transform()), after the
+    /* Light curves (cls_fit_transform(), whose bins may reduce the rows: above), after the
      * cleaning above, along the rows of each column of each statistics
      * group (the time axis; docs/guide/lightcurves.md): */
     cls_detrend     detrend;           /* the trend: none, moving average, Savitzky-Golay */
@@ -381,44 +445,69 @@ typedef struct cls_clean {
                                           [-(window / 2), (window - 1) / 2] */
     unsigned        bin_rows;          /* bins of this many rows (from each group's first);
                                           0: none */
-    cls_bin_stat    bin_stat;          /* cls_clean_data(): each valid value replaced by its
-                                          bin's mean, median or nearest boundary;
-                                          cls_bin_data(): one row per bin, its mean,
-                                          median, sum or count of valid values */
+    cls_bin_stat    bin_stat;          /* each valid value replaced by its bin's mean, median
+                                          or nearest boundary; or, reduced (below), one row
+                                          per bin: its mean, median, sum or count of valid
+                                          values */
 } cls_clean;
 
-/* cls_clean_data() : cleans `in` into `out` (which may be `in`, or NULL:
- * then only the mask and the per-column outputs are written) as `c` says,
- * per statistics group of `scope`, on the devices: one pass counts the
- * missing values and the moments of the rest; each clipping iteration is
- * one pass (plus the counting passes of cls_quantiles for a median or
- * mad_std); a median imputation takes those counting passes once; one pass
- * writes the result. most_frequent is found on the host (a sort per
- * column of its kept values). In place with CLS_CLIP_CLAMP, a copy of the
- * input is kept on the host for the duration of the call.
- * @return CLS_OK; CLS_E_ARG (NULL, zero shape, `out` not matching `in`, a
- *         NaN missing_value, a constant that is not finite, a sigma below
- *         0, sigma_lower or sigma_upper resolving to 0 while clipping,
- *         an unknown enum, light-curve fields that do not fit together or
- *         with the rows, out NULL with a trend or bins), CLS_E_UNSUPPORTED,
- *         CLS_E_NOMEM, CLS_E_DEVICE.
- *         cls_last_error(ctx) says which. */
-CLS_API cls_status cls_clean_data(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in,
-                                  cls_array *out);
+/* Bins reduced to one row each: cls_fit_transform() of a pipeline that
+ * cleans alone (CLS_NONE, no factors, `fitted` NULL, host arrays) with a
+ * bin_stat of CLS_BIN_SUM or CLS_BIN_COUNT, or an `out` of another shape
+ * than `in`: ceil(rows / bin_rows) rows per statistics group (batch x that
+ * x cols in CLS_SCOPE_MATRIX, 1 x that x cols in CLS_SCOPE_BATCH), in's
+ * dtype. The data is cleaned and detrended first into a copy (`in` is only
+ * read); each value of out is its bin's statistic (lightkurve's bin,
+ * astropy's aggregate_downsample on evenly sampled rows). CLS_E_ARG also
+ * for bin_rows 0, CLS_BIN_BOUNDARY, mask_out, or out of the wrong shape. */
 
-/* cls_bin_data() : cleans and detrends `in` as cls_clean_data() does (into
- * a copy: `in` is only read), then reduces each statistics group's bins of
- * c->bin_rows rows to one row: out has ceil(rows / bin_rows) rows per
- * group (batch x that x cols in CLS_SCOPE_MATRIX, 1 x that x cols in
- * CLS_SCOPE_BATCH), in's dtype, each value the bin's mean, median, sum or
- * count of valid values (c->bin_stat; lightkurve's bin, astropy's
- * aggregate_downsample on evenly sampled rows).
- * @return as cls_clean_data(); CLS_E_ARG also for bin_rows 0, a bin_stat
- *         of CLS_BIN_NONE or CLS_BIN_BOUNDARY, or out of the wrong shape. */
-CLS_API cls_status cls_bin_data(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in,
-                                cls_array *out);
+/* ---- Several processes ----------------------------------------------------
+ * Exact quantiles and cleaning over the rows of several processes (MPI
+ * ranks, the workers of a cluster), with no approximation: each process
+ * counts its own rows on its own devices, and the pipeline's `combine`
+ * hooks, which the caller supplies, sum the counts of every process after
+ * each counting pass and merge the moments after each moments pass, so
+ * that every process takes the decisions of one process over all the rows
+ * and ends with the same exact values. The library knows nothing of how
+ * the counts travel (clscale_mpi.h sums them with MPI_Allreduce).
+ *
+ * cls_count_combine_fn : called after each counting pass with this
+ * process's outcome so far (`local`: CLS_OK, or why it failed, the message
+ * in cls_last_error()) and its `n` counts (uint64, `counts` NULL when n is 0
+ * or local failed). On CLS_OK the hook replaces every counts[i] with the sum
+ * of counts[i] over all processes (the order of the entries is the
+ * library's; every process passes the same n at the same call) and returns
+ * CLS_OK only when every process passed CLS_OK; otherwise it returns a
+ * failure (the same on every process, e.g. the first failing process's
+ * status) and the call returns that status. The hook is called from the
+ * calling thread, at least once per call (a call that fails its argument
+ * checks still calls it once with that failure, so that no process is left
+ * waiting), the same number of times on every process up to the first
+ * failure: 4 (float32) or 8 (float64) times per wave of columns, waves
+ * depending only on cols, the groups and the number of quantiles. */
+typedef cls_status (*cls_count_combine_fn)(void *user, cls_status local, uint64_t *counts, size_t n);
 
-/* A pipeline: an optional cleaning stage (cls_fit_transform only), an optional scaler, then an optional discount product, fused in
+/* cls_stats_combine_fn : the second hook, for cleaning across processes:
+ * called after each moments pass with this process's outcome `local` and
+ * its `n` columns (groups x cols, entry [group * cols + col]; count = the
+ * values kept, missing = this process's rows - count, min, max, absmax,
+ * mean, m2 of the kept values; median, q_lo, q_hi NaN). On CLS_OK the hook
+ * replaces every column by the merge of that column over all processes
+ * (cls_column_stats_merge() with moments, in an order that gives every
+ * process the same bits) and returns CLS_OK only when every process passed
+ * CLS_OK; otherwise the same failure on every process, as the count hook.
+ * It is also called with cols NULL and n 0: once with a failure found
+ * before the first pass, and once at the end of a call, with the outcome
+ * of the last pass, so that every process returns the same status. */
+typedef struct cls_column_stats cls_column_stats;
+typedef cls_status (*cls_stats_combine_fn)(void *user, cls_status local, cls_column_stats *cols, size_t n);
+typedef struct cls_combine {
+    cls_count_combine_fn fn;
+    void                *user;  /* passed to fn and stats as it is */
+    cls_stats_combine_fn stats; /* NULL, or: merges column statistics (cleaning) */
+} cls_combine;
+
+/* A pipeline: an optional cleaning stage, an optional scaler, then an optional discount product, fused in
  * one pass over the data. Non-finite values (NaN, +-Inf) are missing: ignored
  * by the fit, passed through unchanged by the scaler, counted.
  *   min-max  y = (x - min) / (max - min) * (hi - lo) + lo; clip clamps into
@@ -460,8 +549,46 @@ typedef struct cls_pipeline {
      * passes and scale in the cleaning's last pass (fused); robust scaling,
      * clamping and a discount clean first, then fit and scale the result.
      * cls_fit() and cls_transform() do not clean (CLS_E_ARG). The stats
-     * file does not record the cleaning. */
+     * file does not record the cleaning.
+     * Cleaning alone is cls_fit_transform() with CLS_NONE, no factors and
+     * `fitted` NULL: one pass counts the missing values and the moments of
+     * the rest; each clipping iteration is one pass (plus the counting
+     * passes of cls_quantiles for a median or mad_std); a median
+     * imputation takes those counting passes once; one pass writes the
+     * result. most_frequent is found on the host (a sort per column of its
+     * kept values). In place with CLS_CLIP_CLAMP, a copy of the input is
+     * kept on the host for the duration of the call. `out` may then be
+     * NULL (host arrays): only the mask and the per-column outputs are
+     * written. Failures: CLS_E_ARG also for a NaN missing_value, a constant
+     * that is not finite, a sigma below 0, sigma_lower or sigma_upper
+     * resolving to 0 while clipping, an unknown enum, light-curve fields
+     * that do not fit together or with the rows, out NULL with a trend or
+     * bins. */
     const cls_clean *clean;
+    /* several processes ("Several processes" above); NULL or fn NULL: this
+     * process alone. Each process passes its own rows of the same groups
+     * (CLS_SCOPE_BATCH: any rows, 0 included, data then NULL;
+     * CLS_SCOPE_MATRIX: rows of each of the same `batch` matrices), the
+     * same dtype, cols, scope and options.
+     *   cls_quantiles(), cls_medians(): every process receives the
+     *     quantiles of all processes' rows, bit for bit those of one call
+     *     over them in any order (the radix passes, whatever the groups'
+     *     length).
+     *   cls_fit_transform() with a cleaning stage (host arrays, or files
+     *     streamed by the cleaning stage's passes whatever the buffer size;
+     *     both hooks set): cleans each process's rows with the decisions of
+     *     one process over all of them; the optional outputs of the
+     *     cleaning (missing, clipped, fill, iterations) are those of all
+     *     processes. Counts, bounds and fills from medians are exact;
+     *     means and variances are merged in another order (float64 about
+     *     1e-15 relative, float32 about 1e-7). A scaler fuses into the last
+     *     pass when it follows from the cleaned moments (min-max, z-score,
+     *     decimal, max-abs; no factors, CLS_CLIP_MASK), and `fitted` then
+     *     receives the statistics of all processes' cleaned rows; other
+     *     scalers, and most_frequent imputation: CLS_E_UNSUPPORTED.
+     *   cls_fit(), cls_transform(), buffers: CLS_E_UNSUPPORTED (combine
+     *     statistics with cls_stats_merge(); clscale_mpi.h does). */
+    const cls_combine *combine;
 } cls_pipeline;
 
 /* ------------------------------------------------------------------------ */
@@ -471,7 +598,7 @@ typedef struct cls_pipeline {
 typedef struct cls_stats cls_stats;
 
 /* One column of one statistics group. Moments over the finite values. */
-typedef struct cls_column_stats {
+struct cls_column_stats {
     uint64_t count;     /* finite values */
     uint64_t missing;   /* NaN and +-Inf */
     double   min, max;  /* NaN when count = 0 */
@@ -483,7 +610,7 @@ typedef struct cls_column_stats {
                            rounded to float32); NaN unless has_quantiles */
     double   q_lo, q_hi; /* the quantiles qmin, qmax of cls_stats_info (nanpercentile);
                            NaN unless has_quantiles */
-} cls_column_stats;
+};
 
 typedef struct cls_stats_info {
     cls_scaler scaler;      /* the pipeline that fitted the statistics */
@@ -631,78 +758,47 @@ CLS_API cls_status cls_stats_params(const cls_stats *s, size_t group, size_t col
 
 /* Applications with their own OpenCL code keep their arrays in cl_mem
  * buffers. A context made on their cl_context (cls_config.cl_context) runs
- * the same pipelines on such buffers, on one device, with no host round
- * trip: the data never leaves the device, only the statistics (a few bytes
- * per column) come back when a fit asks for them.
+ * the same pipelines on such buffers (cls_array with CLS_IN_BUFFER), on one
+ * device, with no host round trip: the data never leaves the device, only
+ * the statistics (a few bytes per column) come back when a fit asks for
+ * them.
  *
  *   cl_context ctx = ...; cl_device_id dev = ...; cl_command_queue q = ...;
  *   cls_config cfg = {.cl_context = ctx, .cl_devices = &dev, .cl_ndevices = 1,
  *                     .cl_queues = &q};
  *   cls_context *c;
  *   cls_context_create(&cfg, &c);
- *   cls_buffer x = {.mem = buf, .offset = 0, .dtype = CLS_F32,
- *                   .batch = 1, .rows = n, .cols = 8};
  *   cl_event done;
  *   cls_sync sync = {.wait = &written, .nwait = 1, .done = &done};
+ *   cls_array x = {.where = CLS_IN_BUFFER, .mem = buf, .dtype = CLS_F32,
+ *                  .batch = 1, .rows = n, .cols = 8, .sync = &sync};
  *   cls_pipeline p = {.scaler = CLS_ZSCORE};
- *   cls_fit_transform_buffer(c, &p, &x, &x, NULL, &sync);   (in place)
+ *   cls_fit_transform(c, &p, &x, &x, NULL);   (in place)
  *   ... enqueue the caller's next kernel waiting on `done`, release it ...
- */
-
-/* An array in a buffer: C-contiguous batch x rows x cols of `dtype` at
- * `offset` bytes (a multiple of the element size) into `mem`, a buffer of
- * the context's cl_context (a sub-buffer is fine). clscale neither retains
- * nor releases `mem` beyond the call. */
-typedef struct cls_buffer {
-    struct _cl_mem *mem;
-    size_t          offset;
-    cls_dtype       dtype;
-    size_t          batch, rows, cols;
-} cls_buffer;
-
-/* How a buffer call fits into the caller's own OpenCL work. */
-typedef struct cls_sync {
-    struct _cl_event *const *wait;   /* the call's first command waits for these (may be NULL) */
-    unsigned          nwait;
-    struct _cl_event **done;         /* NULL: the call returns when its work has completed;
-                                        else *done receives an event (release it with
-                                        clReleaseEvent) that completes when the output is
-                                        written, and the call may return before that */
-    size_t            device;        /* the device that runs it, among the context's (0: the first) */
-} cls_sync;
-
-/* cls_fit_buffer() : cls_fit() of the array in `x`. Blocks until the
- * statistics are on the host (sync->done, when set, receives a complete
- * event). `sync` may be NULL (device 0, no wait list).
- * cls_transform_buffer() : cls_transform() of `in` into `out`, which may be
- * `in` (same mem and offset: in place) or any buffer of the context that
- * does not overlap it.
- * cls_fit_transform_buffer() : cls_fit_transform() on buffers. When every
- * statistics group fits one pass and `fitted` is NULL, nothing waits on the
- * host: with sync->done set, the call returns once its commands are
- * enqueued (the buffers must then stay alive until *done completes).
- * Discount factors (cls_pipeline.factors) stay host arrays: they are copied
- * to the device during the call.
- * @return CLS_OK, or a status with cls_last_error(ctx) saying why. A buffer
- *         that is not a valid cl_mem (released), belongs to another context,
- *         is too small for its shape and offset, an output that is read-only
- *         or overlaps the input, a context not made on a cl_context, or a
- *         device index out of range: CLS_E_ARG, and nothing was enqueued.
- *         On a failure after enqueuing, *done is NULL.
- * The context's queue for that device is used; one thread at a time. */
-CLS_API cls_status cls_fit_buffer(cls_context *ctx, const cls_pipeline *p, const cls_buffer *x,
-                                  const cls_sync *sync, cls_stats **out);
-CLS_API cls_status cls_transform_buffer(cls_context *ctx, const cls_pipeline *p, const cls_stats *s,
-                                        const cls_buffer *in, const cls_buffer *out, const cls_sync *sync);
-CLS_API cls_status cls_fit_transform_buffer(cls_context *ctx, const cls_pipeline *p, const cls_buffer *in,
-                                            const cls_buffer *out, cls_stats **fitted, const cls_sync *sync);
+ *
+ * cls_fit() blocks until the statistics are on the host (sync->done, when
+ * set, receives a complete event). cls_transform() writes `out`, which may
+ * be `in` (same mem and offset: in place) or any buffer of the context that
+ * does not overlap it. cls_fit_transform(): when every statistics group
+ * fits one pass and `fitted` is NULL, nothing waits on the host: with
+ * sync->done set, the call returns once its commands are enqueued (the
+ * buffers must then stay alive until *done completes). Discount factors
+ * (cls_pipeline.factors) stay host arrays: they are copied to the device
+ * during the call. The input's sync is the call's; the output's is not
+ * read. Failures: a buffer that is not a valid cl_mem (released), belongs
+ * to another context, is too small for its shape and offset, an output
+ * that is read-only or overlaps the input, a context not made on a
+ * cl_context, or a device index out of range: CLS_E_ARG, and nothing was
+ * enqueued. On a failure after enqueuing, *done is NULL. The context's
+ * queue for that device is used; one thread at a time. */
 
 /* ------------------------------------------------------------------------ */
 /* Exact quantiles                                                           */
 /* ------------------------------------------------------------------------ */
 
-/* cls_quantiles() : exact quantiles of every column of `x` over each
- * statistics group of `scope`, found on the devices by counting (never a
+/* cls_quantiles() : exact quantiles of every column of `x` (host memory)
+ * over each statistics group of p->scope (p NULL: CLS_SCOPE_MATRIX; p's
+ * combine: over several processes; its other fields are not used), found on the devices by counting (never a
  * sort of the data on the host, never an estimate): numpy's
  * nanquantile(method="linear") over the column's finite values (NaN and
  * +-Inf are missing; a column with none gives NaN). For float64 data the
@@ -715,137 +811,44 @@ CLS_API cls_status cls_fit_transform_buffer(cls_context *ctx, const cls_pipeline
  * device is read in units of rows and columns, in 1 pass for groups of at
  * most 128 rows, else 4 (float32) or 8 (float64) passes.
  * @return CLS_OK, CLS_E_ARG (a NULL pointer, a zero shape, q outside
- *         [0, 1]), CLS_E_UNSUPPORTED (float64 and no fp64 device), or a
- *         device status; cls_last_error(ctx) says more. */
-CLS_API cls_status cls_quantiles(cls_context *ctx, const cls_array *x, cls_scope scope, const double *q,
+ *         [0, 1], a pipeline with a cleaning stage), CLS_E_UNSUPPORTED
+ *         (float64 and no fp64 device, data not in host memory), a failure
+ *         a combine hook returned, or a device status; cls_last_error(ctx)
+ *         says more. */
+CLS_API cls_status cls_quantiles(cls_context *ctx, const cls_pipeline *p, const cls_array *x, const double *q,
                                  size_t nq, double *out);
 
 /* cls_medians() : numpy's nanmedian of every column of `x` over each
- * statistics group of `scope`, exact, by the counting of cls_quantiles():
+ * statistics group of p->scope (as cls_quantiles() takes p), exact, by the counting of cls_quantiles():
  * the middle finite value, or for an even count the mean of the middle two
  * in the data's dtype (numpy's arithmetic: (a + b) / 2, bit for bit; for
  * float32 rounded to float32, where cls_quantiles() at 0.5 interpolates in
  * float64). NaN and +-Inf are missing; a column with no finite value gives
  * NaN. `out` receives groups x cols doubles, entry [group * cols + col].
  * @return as cls_quantiles(). */
-CLS_API cls_status cls_medians(cls_context *ctx, const cls_array *x, cls_scope scope, double *out);
+CLS_API cls_status cls_medians(cls_context *ctx, const cls_pipeline *p, const cls_array *x, double *out);
 
-/* Exact quantiles over the rows of several processes (MPI ranks, the
- * workers of a cluster), with no approximation: each process counts its own
- * rows on its own devices, and a `combine` hook that the caller supplies
- * sums the counts of every process after each counting pass, so that every
- * process narrows to the same bucket and ends with the same exact values.
- * The library itself knows nothing of how the counts travel
- * (clscale_mpi.h's cls_mpi_quantiles() sums them with MPI_Allreduce).
- *
- * cls_count_combine_fn : called after each counting pass with this
- * process's outcome so far (`local`: CLS_OK, or why it failed, the message
- * in cls_last_error()) and its `n` counts (uint64, `counts` NULL when n is 0
- * or local failed). On CLS_OK the hook replaces every counts[i] with the sum
- * of counts[i] over all processes (the order of the entries is the
- * library's; every process passes the same n at the same call) and returns
- * CLS_OK only when every process passed CLS_OK; otherwise it returns a
- * failure (the same on every process, e.g. the first failing process's
- * status) and the call returns that status. The hook is called from the
- * calling thread, at least once per call (a call that fails its argument
- * checks still calls it once with that failure, so that no process is left
- * waiting), the same number of times on every process up to the first
- * failure: 4 (float32) or 8 (float64) times per wave of columns, waves
- * depending only on cols, the groups and the number of quantiles. */
-typedef cls_status (*cls_count_combine_fn)(void *user, cls_status local, uint64_t *counts, size_t n);
 
-/* cls_stats_combine_fn : the second, optional hook, for cleaning across
- * processes (cls_clean_data_combined(), cls_fit_transform_combined()):
- * called after each moments pass with this process's outcome `local` and
- * its `n` columns (groups x cols, entry [group * cols + col]; count = the
- * values kept, missing = this process's rows - count, min, max, absmax,
- * mean, m2 of the kept values; median, q_lo, q_hi NaN). On CLS_OK the hook
- * replaces every column by the merge of that column over all processes
- * (cls_column_stats_merge() with moments, in an order that gives every
- * process the same bits) and returns CLS_OK only when every process passed
- * CLS_OK; otherwise the same failure on every process, as the count hook.
- * It is also called with cols NULL and n 0: once with a failure found
- * before the first pass, and once at the end of a call, with the outcome
- * of the last pass, so that every process returns the same status. */
-typedef cls_status (*cls_stats_combine_fn)(void *user, cls_status local, cls_column_stats *cols, size_t n);
-typedef struct cls_combine {
-    cls_count_combine_fn fn;
-    void                *user;  /* passed to fn and stats as it is */
-    cls_stats_combine_fn stats; /* NULL, or: merges column statistics (cleaning) */
-} cls_combine;
 
-/* cls_quantiles_combined() : cls_quantiles() over the rows of every process
- * that calls it with a `combine` hook that sums their counts: each process
- * passes its own rows of the same groups (CLS_SCOPE_BATCH: any rows of the
- * one group; CLS_SCOPE_MATRIX: rows of each of the same `batch` matrices),
- * the same dtype, cols, scope and q. A process may pass 0 rows (or batch 0
- * in CLS_SCOPE_BATCH; data may then be NULL): it still counts (nothing) and
- * combines. Every process receives in `out` the quantiles of all processes'
- * rows, bit for bit those of one cls_quantiles() over them in any order
- * (the counts are exact, the interpolation the same). combine NULL is
- * cls_quantiles(). Groups of any length take the radix passes here (the
- * one-pass sort of short groups would need every row in one process).
- * @return as cls_quantiles(), or the failure the hook returned; `out` is
- *         then undefined. Threads: as cls_quantiles(); the hook runs on the
- *         calling thread. */
-CLS_API cls_status cls_quantiles_combined(cls_context *ctx, const cls_array *x, cls_scope scope, const double *q,
-                                          size_t nq, const cls_combine *combine, double *out);
 
-/* cls_clean_data_combined() : cls_clean_data() over the rows of every
- * process that calls it with the same `combine` hook (both functions set),
- * the same options, dtype, cols and scope: each process passes its own rows
- * of the same groups (CLS_SCOPE_BATCH: any rows, 0 included, data then
- * NULL; CLS_SCOPE_MATRIX: rows of each of the same `batch` matrices), and
- * cleans them into its `out` with the decisions of one process over all the
- * rows: the moments of every pass merged by combine->stats, the medians
- * (clip centre, mad_std, median imputation) by the counting passes summed
- * by combine->fn, the clipping loop stopping on the summed counts, so that
- * every process holds the same bounds and fills. The optional outputs of
- * `c` (missing, clipped, fill, iterations) are those of all processes.
- * Counts, bounds and fills from medians are exact (those of one process
- * over all rows, bit for bit); means and variances are merged in another
- * order, so a mean fill or a bound from the mean or std may differ from one
- * process's in the last bits (float64: about 1e-15 relative; float32, whose
- * devices sum each part's moments in float32: about 1e-7). Never takes a path that
- * needs every row in one process. combine NULL is cls_clean_data().
- * @return as cls_clean_data(); CLS_E_UNSUPPORTED for most_frequent
- *         imputation (it needs the values, not counts); CLS_E_ARG when
- *         combine->stats is NULL; or the failure a hook returned, the same
- *         on every process. */
-CLS_API cls_status cls_clean_data_combined(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in,
-                                           cls_array *out, const cls_combine *combine);
-
-/* cls_fit_transform_combined() : cls_fit_transform() of a pipeline with a
- * cleaning stage over the rows of every process, as
- * cls_clean_data_combined(), with the scaler fused into the last pass: the
- * pipelines whose scaler follows from the cleaned moments (min-max,
- * z-score, decimal, max-abs; no discount factors, clipping mode
- * CLS_CLIP_MASK).
- * `fitted` (may be NULL) receives the statistics of all processes' cleaned
- * rows (info.rows: their total). Other pipelines: CLS_E_UNSUPPORTED (clean
- * with cls_clean_data_combined(), then fit the rest across the processes).
- * combine NULL is cls_fit_transform().
- * @return as cls_clean_data_combined(). */
-CLS_API cls_status cls_fit_transform_combined(cls_context *ctx, const cls_pipeline *p, const cls_array *in,
-                                              cls_array *out, const cls_combine *combine, cls_stats **fitted);
 
 /* cls_stats_fit_quantiles() : the robust scaler's exact statistics (each
  * column's median, q_lo and q_hi, as cls_fit() of `p` computes them) over
- * the rows of every process that calls it with the same `combine` hook
+ * the rows of every process that calls it with the same p->combine hook
  * (NULL: this process's `x` alone), written into the statistics `s` (whose
  * other fields are left as they are) and has_quantiles, qmin, qmax,
  * no_centering, no_scaling and unit_variance of its description set from
  * `p`. `s` must describe the groups (info.groups: batch in
  * CLS_SCOPE_MATRIX, 1 in CLS_SCOPE_BATCH), cols and dtype of `x`; x may
- * hold 0 rows as in cls_quantiles_combined(). With combine, this is the
+ * hold 0 rows as cls_quantiles() with a combine hook. With combine, this is the
  * step that makes distributed robust statistics exact: combine the other
  * fields (count, missing, min, max, absmax) by cls_column_stats_merge()
  * across the processes, then call this.
  * @return CLS_OK; CLS_E_ARG (NULL, p's scaler not CLS_ROBUST, s that does
- *         not describe x), or as cls_quantiles_combined(); the quantiles of
+ *         not describe x), or as cls_quantiles(); the quantiles of
  *         `s` are then unspecified. Threads: as cls_quantiles(). */
 CLS_API cls_status cls_stats_fit_quantiles(cls_context *ctx, const cls_pipeline *p, const cls_array *x,
-                                           const cls_combine *combine, cls_stats *s);
+                                           cls_stats *s);
 
 /* ------------------------------------------------------------------------ */
 /* A data summary                                                            */
@@ -1002,7 +1005,9 @@ CLS_API cls_status cls_device_measure(cls_context *ctx, size_t i, size_t bytes, 
 /* Streaming: arrays in files, larger than memory                            */
 /* ------------------------------------------------------------------------ */
 
-/* The same pipelines over arrays that live in files, read and written in
+/* The same pipelines over arrays that live in files (cls_array with
+ * CLS_IN_FILE: an open descriptor and an offset; CLS_IN_NPY: a .npy file's
+ * path), read and written in
  * chunks through a fixed pool of buffers (from cls_host_alloc(): pinned
  * where a selected device is discrete): reading ahead, computing on every
  * device and writing behind overlap, several I/O requests in flight, and
@@ -1018,10 +1023,10 @@ CLS_API cls_status cls_device_measure(cls_context *ctx, size_t i, size_t bytes, 
  * pass reads the group first, then a second pass reads and writes it: one
  * more read of the file. Robust scaling of groups larger than a buffer
  * then reads the file once more per counting pass of its exact quantiles
- * (4 for float32, 8 for float64; cls_stream_fit too). A transform with
+ * (4 for float32, 8 for float64; a fit too). A transform with
  * given statistics, and a discount, is always one pass. A pipeline with a
  * cleaning stage (cls_pipeline.clean) streams through
- * cls_stream_fit_transform() only: in one pass when every statistics group
+ * cls_fit_transform() only: in one pass when every statistics group
  * fits one buffer; otherwise by the cleaning stage's own passes over the
  * file (a moments pass, per clipping iteration the medians' counting
  * passes and a moments pass, a median fill's counting passes, then the
@@ -1045,98 +1050,23 @@ CLS_API cls_status cls_device_measure(cls_context *ctx, size_t i, size_t bytes, 
  *
  * Results equal the in-memory calls': byte for byte when the statistics are
  * found in one pass, and up to the rounding of the merged means and
- * variances (Chan's formula over the chunks) when they take two. */
+ * variances (Chan's formula over the chunks) when they take two.
+ *
+ * Files: an input at an offset of an open file must be at least offset +
+ * its bytes long; growing, shrinking or being written while the call reads
+ * it is an error (CLS_E_IO, naming the file and the byte offset, as for a
+ * failed or short read or write: a full disk is "write error at byte N: No
+ * space left on device"). A CLS_IN_FILE output holds part of the result
+ * after a failure, and its byte range must not overlap the input's in the
+ * same file. A .npy input (little-endian float32 or float64, C order, 1 to
+ * 3 dimensions; a 1-D file is one row) is only read; a .npy output is
+ * written to a temporary file beside its path, synced and renamed onto it
+ * only when everything succeeded: on any failure the path is left as it
+ * was. It must not name the input. CLS_E_FORMAT: not such a .npy file. */
 
-/* An array stored in a file: C-contiguous, dtype, shape batch x rows x cols,
- * starting `offset` bytes into the file `fd`. The input's descriptor must
- * allow pread(), the output's pwrite(); neither is closed, moved or synced.
- * An input must be at least offset + its bytes long; growing, shrinking or
- * being written while the call reads it is an error. */
-typedef struct cls_file_array {
-    int         fd;
-    uint64_t    offset;
-    cls_dtype   dtype;
-    size_t      batch, rows, cols;
-    const char *name;     /* for messages ("in.npy"); NULL: "file descriptor N" */
-} cls_file_array;
 
-/* cls_stream_opts.flags */
-#define CLS_STREAM_KEEP_CACHE (1u << 0) /* never drop pages from the page cache */
-#define CLS_STREAM_DROP_CACHE (1u << 1) /* always drop them (default: for files larger
-                                           than 1/8 of physical memory) */
 
-/* Tuning; NULL or zeros give the defaults, which measured best here. */
-typedef struct cls_stream_opts {
-    size_t   buffer_bytes;  /* bytes per buffer; 0: $CLSCALE_STREAM_BUFFER (bytes, or with
-                               a k or M suffix; 4096 at least) or 64 MiB (raised to one
-                               row when a row is larger) */
-    unsigned buffers;       /* buffers in the pool; 0: 4 (at least 2) */
-    unsigned io_threads;    /* I/O requests in flight; 0: 4 */
-    unsigned flags;         /* CLS_STREAM_* */
-} cls_stream_opts;
 
-/* cls_stream_fit() : the statistics of the pipeline's scaler over the array
- * in file `in`, as cls_fit() would compute them in memory; one read pass.
- * @return CLS_OK and *out (free with cls_stats_destroy()), or a status:
- *         CLS_E_IO with cls_last_error() naming the file and the byte offset
- *         of a failed or short read, or a file changed while read. */
-CLS_API cls_status cls_stream_fit(cls_context *ctx, const cls_pipeline *p, const cls_file_array *in,
-                                  const cls_stream_opts *opts, cls_stats **out);
-
-/* cls_stream_transform() : cls_transform() from file `in` to file `out`
- * (p = NULL: the pipeline recorded in `s`). One pass. `out`'s byte range
- * must not overlap `in`'s when both are the same file.
- * @return CLS_OK, or a status; CLS_E_IO names the file and byte offset
- *         (a full disk is "write error at byte N: No space left on device").
- *         On failure `out` holds part of the result: write to a temporary
- *         and rename it only on success (cls_stream_file() does). */
-CLS_API cls_status cls_stream_transform(cls_context *ctx, const cls_pipeline *p, const cls_stats *s,
-                                        const cls_file_array *in, const cls_file_array *out,
-                                        const cls_stream_opts *opts);
-
-/* cls_stream_fit_transform() : cls_fit_transform() from file `in` to file
- * `out`, in one pass or two (see above). `fitted`, when not NULL, receives
- * the statistics. Failures as cls_stream_transform(). */
-CLS_API cls_status cls_stream_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_file_array *in,
-                                            const cls_file_array *out, const cls_stream_opts *opts,
-                                            cls_stats **fitted);
-
-/* cls_stream_fit_transform_combined() : cls_fit_transform_combined() (a
- * fusing scaler: min-max, z-score, decimal, max-abs) or
- * cls_clean_data_combined() (scaler CLS_NONE, no factors) of a pipeline with
- * a cleaning stage whose rows lie in a file, each process its own rows (`in`
- * and `out` as cls_stream_fit_transform() takes them; CLS_SCOPE_BATCH: any
- * rows; CLS_SCOPE_MATRIX: rows of each of the same matrices): the cleaning
- * stage's passes over the file, whatever the buffer size, with `combine`'s
- * hooks (both set) after every pass, so that every process takes the
- * decisions of one process over all the rows. A process with no rows calls
- * cls_fit_transform_combined() or cls_clean_data_combined() with no rows
- * instead: the hooks are called alike. combine NULL is
- * cls_stream_fit_transform(). The buffer size may differ between
- * processes: it changes the chunks, not the passes.
- * @return as cls_fit_transform_combined(), CLS_E_IO as
- *         cls_stream_fit_transform() (a failure after the last hook, such
- *         as the input changing while read, is this process's alone);
- *         CLS_E_UNSUPPORTED for most_frequent imputation and other
- *         scalers. */
-CLS_API cls_status cls_stream_fit_transform_combined(cls_context *ctx, const cls_pipeline *p,
-                                                     const cls_file_array *in, const cls_file_array *out,
-                                                     const cls_stream_opts *opts, const cls_combine *combine,
-                                                     cls_stats **fitted);
-
-/* cls_stream_file() : one .npy file to another (little-endian float32 or
- * float64, C order, 1 to 3 dimensions; a 1-D file is one row). With `s` =
- * NULL it fits and transforms (cls_stream_fit_transform()), else it
- * transforms with `s` (p = NULL: the pipeline recorded in `s`).
- * The output is written to a temporary file beside `out_path`, synced and
- * renamed onto it only when everything succeeded; on any failure the
- * temporary is removed and `out_path` is left as it was. `in_path` is only
- * read. `out_path` must not name `in_path`.
- * @return CLS_OK, CLS_E_FORMAT (not such a .npy file), CLS_E_IO (names the
- *         file and the offset), or any status of the pipeline calls. */
-CLS_API cls_status cls_stream_file(cls_context *ctx, const cls_pipeline *p, const cls_stats *s,
-                                   const char *in_path, const char *out_path, const cls_stream_opts *opts,
-                                   cls_stats **fitted);
 
 #ifdef __cplusplus
 }

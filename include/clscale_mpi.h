@@ -98,7 +98,7 @@ CLS_API cls_status cls_mpi_fit(cls_context *ctx, MPI_Comm comm, const cls_pipeli
  * each rank's `in` into its `out` (which may be `in`) with the combined
  * statistics. A cleaning stage (p->clean) in CLS_SCOPE_BATCH cleans every
  * rank's rows as one process would clean all of them
- * (cls_fit_transform_combined() of clscale.h with MPI hooks), the scaler
+ * (cls_fit_transform() with a combine hook of clscale.h with MPI hooks), the scaler
  * fused into the cleaning's last pass where cls_fit_transform() fuses it,
  * else fitted across the ranks on the cleaned rows; every rank passes the
  * same cleaning options; most_frequent is CLS_E_UNSUPPORTED. In CLS_SCOPE_MATRIX the fit and the transform run as one
@@ -114,33 +114,30 @@ CLS_API cls_status cls_mpi_fit(cls_context *ctx, MPI_Comm comm, const cls_pipeli
 CLS_API cls_status cls_mpi_fit_transform(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p,
                                          const cls_array *in, cls_array *out, cls_stats **fitted);
 
-/* cls_mpi_stream_fit_transform() : cls_mpi_fit_transform() of arrays
- * stored in files (cls_file_array, clscale.h's streaming calls): each rank
+/* cls_mpi_fit_transform() of arrays stored in files (cls_array with
+ * CLS_IN_FILE, clscale.h's streaming): each rank
  * streams its own `in` through the library's fixed pool of buffers and
  * writes its `out` (typically its own byte range of one shared file, or
  * its own file), so a rank's part may be larger than its memory. In
  * CLS_SCOPE_BATCH each rank reads its part twice (its statistics, then the
  * transform with the combined ones); in CLS_SCOPE_MATRIX once or twice as
- * cls_stream_fit_transform(). A rank with no data passes batch or rows 0.
+ * cls_fit_transform() of a file. A rank with no data passes batch or rows 0.
  * The same rules and results as cls_mpi_fit_transform(), up to the
  * rounding of means and variances merged over the stream's chunks. A
  * cleaning stage in CLS_SCOPE_BATCH streams too, by the cleaning stage's
  * passes over each rank's part with the hooks between them
- * (cls_stream_fit_transform_combined()), where cls_mpi_clean_streams(p):
+ * (cls_fit_transform() with a combine hook), where cls_mpi_clean_streams(p):
  * ahead of a fusing scaler (min-max, z-score, decimal, max-abs) or none,
  * no factors, no clamped clipping ahead of a scaler; other such pipelines
  * are CLS_E_UNSUPPORTED (clean arrays in memory with
  * cls_mpi_fit_transform()).
  * @return as cls_mpi_fit_transform(); an I/O failure is CLS_E_IO on every
  *         rank with the failing rank's file and offset in cls_mpi_error(). */
-/* cls_mpi_clean_streams() : whether cls_mpi_stream_fit_transform() takes
+/* cls_mpi_clean_streams() : whether cls_mpi_fit_transform() of files takes
  * p's cleaning stage in CLS_SCOPE_BATCH (see above); 1 also for a pipeline
  * without one. */
 CLS_API int cls_mpi_clean_streams(const cls_pipeline *p);
 
-CLS_API cls_status cls_mpi_stream_fit_transform(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p,
-                                                const cls_file_array *in, const cls_file_array *out,
-                                                cls_stats **fitted);
 
 /* cls_mpi_quantiles() : exact quantiles of every column across the ranks,
  * bit for bit those of one cls_quantiles() over all ranks' rows (numpy's

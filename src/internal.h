@@ -12,6 +12,7 @@
 #include "clscale.h"
 #include "scalers/scaler.h"
 #include "testing.h"
+#include "engine/entries.h"
 
 #define CLS_MAX_QUEUES 8
 #define CLS_DEFAULT_QUEUES 3
@@ -402,7 +403,7 @@ void cls_column_merge(cls_column_stats *into, const cls_column_stats *from, int 
 
 /* ---- pipeline.c ---- */
 
-/* cls_fit_transform() without its cleaning stage: engine/clean.c cleans
+/* cls_host_fit_transform() without its cleaning stage: engine/clean.c cleans
  * first, then calls this on the cleaned data. */
 cls_status cls_fit_transform_plain(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
                                    cls_stats **fitted);

@@ -19,7 +19,7 @@ static void put(cls_array *a, size_t i, double v)
 
 cls_array cref_make(cls_dtype t, size_t b, size_t r, size_t c, uint64_t seed)
 {
-    cls_array a = {NULL, t, b, r, c};
+    cls_array a = {.data = NULL, .dtype = t, .batch = b, .rows = r, .cols = c};
     size_t n = b * r * c;
     a.data = malloc(n * (t == CLS_F64 ? 8 : 4) + 8);
     rng g;

@@ -144,7 +144,7 @@ void clean_into(cls_context *ctx, const cls_array *x, cls_scope scope, cls_clean
     o.upper_out = r->hi;
     o.iterations_out = &r->iters;
     if (with_mask) o.mask_out = r->mask;
-    cls_status st = cls_clean_data(ctx, &o, scope, x, &r->y);
+    cls_status st = cls_fit_transform(ctx, &(cls_pipeline){.scope = scope, .clean = &o}, x, &r->y, NULL);
     if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
 }
 

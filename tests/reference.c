@@ -304,7 +304,7 @@ size_t ref_compare_stats(const cls_column_stats *got, const cls_column_stats *wa
 
 static cls_array alloc_array(cls_dtype dtype, size_t batch, size_t rows, size_t cols)
 {
-    cls_array a = {NULL, dtype, batch, rows, cols};
+    cls_array a = {.data = NULL, .dtype = dtype, .batch = batch, .rows = rows, .cols = cols};
     a.data = xcalloc(elements(&a), elem_size(dtype));
     return a;
 }

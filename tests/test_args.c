@@ -112,7 +112,7 @@ static void all_refuse(const cls_pipeline *p, const cls_array *in, cls_array *ou
 }
 
 /* An array like x (same data) with another shape or dtype. */
-static cls_array like_x(size_t b, size_t r, size_t c) { return (cls_array){F.x.data, F.x.dtype, b, r, c}; }
+static cls_array like_x(size_t b, size_t r, size_t c) { return (cls_array){.data = F.x.data, .dtype = F.x.dtype, .batch = b, .rows = r, .cols = c}; }
 
 static void null_context_is_refused(void **state)
 {
@@ -254,8 +254,8 @@ static void input_and_output_of_different_dtype_are_refused(void **state)
     (void)state;
     cls_pipeline p = {.scaler = CLS_DECIMAL};
     /* the same bytes seen as half as many doubles */
-    cls_array out = {F.y.data, CLS_F64, 3, 10, 5};
-    cls_array out_same_count = {F.y.data, CLS_F64, 3, 20, 5}; /* would overflow y: must not be written */
+    cls_array out = {.data = F.y.data, .dtype = CLS_F64, .batch = 3, .rows = 10, .cols = 5};
+    cls_array out_same_count = {.data = F.y.data, .dtype = CLS_F64, .batch = 3, .rows = 20, .cols = 5}; /* would overflow y: must not be written */
     prime();
     refused(cls_fit_transform(F.ctx, &p, &F.x, &out, NULL), CLS_E_ARG, "differs", "f32 in, f64 out");
     prime();
@@ -267,7 +267,7 @@ static void input_and_output_of_different_shape_are_refused(void **state)
 {
     (void)state;
     cls_pipeline p = {.scaler = CLS_MINMAX};
-    cls_array outs[] = {{F.y.data, CLS_F32, 3, 5, 20}, {F.y.data, CLS_F32, 1, 60, 5}, {F.y.data, CLS_F32, 3, 19, 5}};
+    cls_array outs[] = {{.data = F.y.data, .dtype = CLS_F32, .batch = 3, .rows = 5, .cols = 20}, {.data = F.y.data, .dtype = CLS_F32, .batch = 1, .rows = 60, .cols = 5}, {.data = F.y.data, .dtype = CLS_F32, .batch = 3, .rows = 19, .cols = 5}};
     for (size_t i = 0; i < 3; i++) {
         prime();
         refused(cls_fit_transform(F.ctx, &p, &F.x, &outs[i], NULL), CLS_E_ARG, "differs", "shape mismatch");
@@ -281,7 +281,7 @@ static void overlapping_input_and_output_are_refused(void **state)
 {
     (void)state;
     cls_array big = ref_make(CLS_F32, 1, 101, 5, 7100, 0), big0 = ref_copy(&big);
-    cls_array in = {big.data, CLS_F32, 1, 100, 5}, out = {(float *)big.data + 1, CLS_F32, 1, 100, 5};
+    cls_array in = {.data = big.data, .dtype = CLS_F32, .batch = 1, .rows = 100, .cols = 5}, out = {.data = (float *)big.data + 1, .dtype = CLS_F32, .batch = 1, .rows = 100, .cols = 5};
     cls_pipeline p = {.scaler = CLS_ZSCORE};
     cls_stats *s = NULL;
     assert_int_equal(cls_fit(F.ctx, &p, &in, &s), CLS_OK);
@@ -360,12 +360,12 @@ static void stats_of_other_columns_or_groups_are_refused(void **state)
     (void)state;
     cls_pipeline p = {.scaler = CLS_MINMAX};
     /* the same bytes as 3 x 25 x 4: other columns */
-    cls_array in = like_x(3, 25, 4), out = {F.y.data, CLS_F32, 3, 25, 4};
+    cls_array in = like_x(3, 25, 4), out = {.data = F.y.data, .dtype = CLS_F32, .batch = 3, .rows = 25, .cols = 4};
     prime();
     refused(cls_transform(F.ctx, &p, F.mm_matrix, &in, &out), CLS_E_ARG, "columns", "4 columns, stats of 5");
     /* 5 matrices of 12 rows: 5 groups, stats of 3 */
     in = like_x(5, 12, 5);
-    out = (cls_array){F.y.data, CLS_F32, 5, 12, 5};
+    out = (cls_array){.data = F.y.data, .dtype = CLS_F32, .batch = 5, .rows = 12, .cols = 5};
     prime();
     refused(cls_transform(F.ctx, &p, F.mm_matrix, &in, &out), CLS_E_ARG, "group", "5 groups, stats of 3");
 }

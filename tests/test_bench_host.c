@@ -112,7 +112,7 @@ static void pipeline_is_what_clscale_runs(void **state)
     (void)state;
     bench_workload ws[4];
     size_t n = bench_workloads(1.0, ws, 4);
-    cls_array f = {NULL, CLS_F64, 1, 4000, 5};
+    cls_array f = {.data = NULL, .dtype = CLS_F64, .batch = 1, .rows = 4000, .cols = 5};
     cls_pipeline p = bench_pipeline(find(ws, n, "seed-a"), NULL);
     assert_int_equal(p.scaler, CLS_MINMAX);
     assert_int_equal(p.scope, CLS_SCOPE_MATRIX);

@@ -34,7 +34,7 @@ static void check(cls_context *ctx, const cls_array *x, cls_scope scope, cls_cle
             cref_clean_column(x, scope, g, c, &o, want, &wmiss[g * x->cols + c], &wclip[g * x->cols + c]);
     cls_array y = make_out(x);
     cls_status st;
-    if (scaler == CLS_NONE) st = cls_clean_data(ctx, &o, scope, x, &y);
+    if (scaler == CLS_NONE) st = cls_fit_transform(ctx, &(cls_pipeline){.scope = scope, .clean = &o}, x, &y, NULL);
     else {
         cls_pipeline p = {.scaler = scaler, .scope = scope, .clean = &o};
         st = cls_fit_transform(ctx, &p, x, &y, NULL);
@@ -112,7 +112,7 @@ static void check(cls_context *ctx, const cls_array *x, cls_scope scope, cls_cle
         k.m2_out = m2;
         k.missing_out = k.clipped_out = NULL;
         k.lower_out = k.upper_out = NULL;
-        st = cls_clean_data(ctx, &k, scope, x, NULL);
+        st = cls_fit_transform(ctx, &(cls_pipeline){.scope = scope, .clean = &k}, x, NULL, NULL);
         if (st != CLS_OK) fail_msg("%s: mask: %s: %s", label, cls_status_str(st), cls_last_error(ctx));
         for (size_t i = 0; i < n; i++) {
             size_t e = (i / (R * C)) * C + i % C;
@@ -163,7 +163,7 @@ static void check(cls_context *ctx, const cls_array *x, cls_scope scope, cls_cle
             kk.lower_out = kk.upper_out = NULL;
             for (int inplace = 0; inplace < 2; inplace++) {
                 memset(mk2, 7, n);
-                st = cls_clean_data(ctx, &kk, scope, inplace ? &x2 : x, inplace ? &x2 : &y2);
+                st = cls_fit_transform(ctx, &(cls_pipeline){.scope = scope, .clean = &kk}, inplace ? &x2 : x, inplace ? &x2 : &y2, NULL);
                 if (st != CLS_OK) fail_msg("%s: keep: %s: %s", label, cls_status_str(st), cls_last_error(ctx));
                 assert_memory_equal(inplace ? x2.data : y2.data, x->data, bytes);
                 assert_memory_equal(mk2, mask, n);
@@ -278,9 +278,9 @@ static void hostile_shapes_and_in_place(void **state)
     cls_clean c = {.sigma = 2, .maxiters = -1, .mode = CLS_CLIP_CLAMP, .impute = CLS_IMPUTE_CONSTANT,
                    .fill_value = 9};
     cls_array y = make_out(&x);
-    assert_int_equal(cls_clean_data(ctx, &c, CLS_SCOPE_MATRIX, &x, &y), CLS_OK);
+    assert_int_equal(cls_fit_transform(ctx, &(cls_pipeline){.scope = CLS_SCOPE_MATRIX, .clean = &c}, &x, &y, NULL), CLS_OK);
     size_t bytes = x.rows * x.cols * (t == CLS_F64 ? 8 : 4);
-    assert_int_equal(cls_clean_data(ctx, &c, CLS_SCOPE_MATRIX, &x, &x), CLS_OK);
+    assert_int_equal(cls_fit_transform(ctx, &(cls_pipeline){.scope = CLS_SCOPE_MATRIX, .clean = &c}, &x, &x, NULL), CLS_OK);
     assert_memory_equal(x.data, y.data, bytes);
     ref_free(&y);
     cref_free(&x);
@@ -332,7 +332,7 @@ static void bad_arguments_leave_out_untouched(void **state)
          .fill_value = 1},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        assert_int_equal(cls_clean_data(ctx, &bad[i], CLS_SCOPE_MATRIX, &x, &y), CLS_E_ARG);
+        assert_int_equal(cls_fit_transform(ctx, &(cls_pipeline){.scope = CLS_SCOPE_MATRIX, .clean = &bad[i]}, &x, &y, NULL), CLS_E_ARG);
         assert_true(strlen(cls_last_error(ctx)) > 0);
         cls_pipeline p = {.scaler = CLS_ZSCORE, .clean = &bad[i]};
         assert_int_equal(cls_fit_transform(ctx, &p, &x, &y, NULL), CLS_E_ARG);
@@ -365,8 +365,7 @@ static void bad_arguments_leave_out_untouched(void **state)
     cls_stats *s = NULL;
     assert_int_equal(cls_fit(ctx, &p, &x, &s), CLS_E_ARG);
     assert_null(s);
-    assert_int_equal(cls_clean_data(ctx, NULL, CLS_SCOPE_MATRIX, &x, &y), CLS_E_ARG);
-    assert_int_equal(cls_clean_data(ctx, &ok, CLS_SCOPE_MATRIX, NULL, &y), CLS_E_ARG);
+    assert_int_equal(cls_fit_transform(ctx, &(cls_pipeline){.scope = CLS_SCOPE_MATRIX, .clean = &ok}, NULL, &y, NULL), CLS_E_ARG);
     /* a zero cls_clean is no cleaning: the plain pipeline */
     cls_clean none = {0};
     p.clean = &none;

@@ -121,13 +121,15 @@ static cls_status run_streamed(part *k, const cls_combine *h)
     fclose(f);
     int in = open(pin, O_RDONLY), out = open(pout, O_RDWR | O_CREAT | O_TRUNC, 0644);
     if (in < 0 || out < 0) return CLS_E_IO;
-    cls_file_array a = {in, 0, k->x.dtype, 1, k->x.rows, k->x.cols, "in"}, o = a;
+    cls_array a = {.where = CLS_IN_FILE, .fd = in, .offset = 0, .dtype = k->x.dtype, .batch = 1, .rows = k->x.rows, .cols = k->x.cols, .path = "in"}, o = a;
     o.fd = out;
-    o.name = "out";
+    o.path = "out";
     cls_stream_opts opts = {16 * k->x.cols * es, 2, 1, 0};
     k->p.clean = &k->c;
-    cls_status st = cls_stream_fit_transform_combined(k->ctx, &k->p, &a, &o, &opts, h,
-                                                      k->p.scaler != CLS_NONE ? &k->fitted : NULL);
+    k->p.combine = h;
+    a.stream = &opts;
+    cls_status st = cls_fit_transform(k->ctx, &k->p, &a, &o, k->p.scaler != CLS_NONE ? &k->fitted : NULL);
+    k->p.combine = NULL; /* the hook lives on the caller's stack */
     if (st == CLS_OK && pread(out, k->y.data, bytes, 0) != (ssize_t)bytes) st = CLS_E_IO;
     close(in);
     close(out);
@@ -146,9 +148,11 @@ static void *run(void *arg)
         k->st = run_streamed(k, &h);
     } else if (k->p.scaler != CLS_NONE) {
         k->p.clean = &k->c;
-        k->st = cls_fit_transform_combined(k->ctx, &k->p, &k->x, &k->y, &h, &k->fitted);
+        k->p.combine = &h;
+        k->st = cls_fit_transform(k->ctx, &k->p, &k->x, &k->y, &k->fitted);
+        k->p.combine = NULL;
     } else {
-        k->st = cls_clean_data_combined(k->ctx, &k->c, CLS_SCOPE_BATCH, &k->x, &k->y, &h);
+        k->st = cls_fit_transform(k->ctx, &(cls_pipeline){.scope = CLS_SCOPE_BATCH, .clean = &k->c, .combine = &h}, &k->x, &k->y, NULL);
     }
     return NULL;
 }
@@ -196,14 +200,14 @@ static void combined_case(const char *name, cls_dtype t, size_t R, size_t C, con
     one.c.clipped_out = one.clipped;
     one.c.fill_out = one.fill;
     one.c.iterations_out = &one.iters;
-    cls_array w = {want, t, 1, R, C};
+    cls_array w = {.data = want, .dtype = t, .batch = 1, .rows = R, .cols = C};
     cls_pipeline p;
     memset(&p, 0, sizeof p);
     p.scaler = s;
     p.scope = CLS_SCOPE_BATCH;
     p.clean = &one.c;
     cls_status st = s != CLS_NONE ? cls_fit_transform(ctxs[0], &p, &whole, &w, &one.fitted)
-                                  : cls_clean_data(ctxs[0], &one.c, CLS_SCOPE_BATCH, &whole, &w);
+                                  : cls_fit_transform(ctxs[0], &(cls_pipeline){.scope = CLS_SCOPE_BATCH, .clean = &one.c}, &whole, &w, NULL);
     if (st != CLS_OK) fail_msg("%s: one call: %s", name, cls_last_error(ctxs[0]));
     meet m;
     meet_init(&m);

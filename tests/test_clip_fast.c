@@ -72,7 +72,7 @@ static size_t check_mask(cls_context *ctx, const cls_array *x, cls_scope scope, 
         k.m2_out = both ? NULL : m2;
         cls_array y = both ? make_out(x) : (cls_array){0};
         ctx->count_regime = multipass;
-        cls_status st = cls_clean_data(ctx, &k, scope, x, both ? &y : NULL);
+        cls_status st = cls_fit_transform(ctx, &(cls_pipeline){.scope = scope, .clean = &k}, x, both ? &y : NULL, NULL);
         ctx->count_regime = 0;
         if (st != CLS_OK) fail_msg("%s: mask: %s: %s", label, cls_status_str(st), cls_last_error(ctx));
         for (size_t i = 0; i < n; i++) {
@@ -379,8 +379,8 @@ static void in_place_equals_out_of_place(void **state)
     cls_array x = cref_make(t, 3, 50, cols(), 900);
     cls_clean c = {.sigma = 2, .maxiters = -1, .mode = CLS_CLIP_CLAMP, .impute = CLS_IMPUTE_MEDIAN};
     cls_array y = make_out(&x);
-    assert_int_equal(cls_clean_data(ctx, &c, CLS_SCOPE_MATRIX, &x, &y), CLS_OK);
-    assert_int_equal(cls_clean_data(ctx, &c, CLS_SCOPE_MATRIX, &x, &x), CLS_OK);
+    assert_int_equal(cls_fit_transform(ctx, &(cls_pipeline){.scope = CLS_SCOPE_MATRIX, .clean = &c}, &x, &y, NULL), CLS_OK);
+    assert_int_equal(cls_fit_transform(ctx, &(cls_pipeline){.scope = CLS_SCOPE_MATRIX, .clean = &c}, &x, &x, NULL), CLS_OK);
     assert_memory_equal(x.data, y.data, x.batch * x.rows * x.cols * (t == CLS_F64 ? 8 : 4));
     ref_free(&y);
     cref_free(&x);
@@ -407,7 +407,7 @@ static void streamed_whole_lines_equal_the_multipass_path(void **state)
         c.clipped_out = clip_m;
         cls_array want = make_out(&x);
         ctx->count_regime = 1;
-        cls_status st = cls_clean_data(ctx, &c, CLS_SCOPE_MATRIX, &x, &want);
+        cls_status st = cls_fit_transform(ctx, &(cls_pipeline){.scope = CLS_SCOPE_MATRIX, .clean = &c}, &x, &want, NULL);
         ctx->count_regime = 0;
         assert_int_equal(st, CLS_OK);
         char *mem = aligned_alloc(64, bytes + 128);
@@ -418,7 +418,7 @@ static void streamed_whole_lines_equal_the_multipass_path(void **state)
             y.data = mem + offs[k];
             memset(mem, 0x5a, bytes + 128);
             c.clipped_out = clip_f;
-            assert_int_equal(cls_clean_data(ctx, &c, CLS_SCOPE_MATRIX, &x, &y), CLS_OK);
+            assert_int_equal(cls_fit_transform(ctx, &(cls_pipeline){.scope = CLS_SCOPE_MATRIX, .clean = &c}, &x, &y, NULL), CLS_OK);
             if (memcmp(y.data, want.data, bytes) != 0)
                 fail_msg("%s: output at %zu bytes from a line differs from the multi-pass path", ti ? "f64" : "f32",
                          offs[k]);
@@ -427,13 +427,13 @@ static void streamed_whole_lines_equal_the_multipass_path(void **state)
             for (size_t i = offs[k] + bytes; i < bytes + 128; i++) assert_int_equal((unsigned char)mem[i], 0x5a);
             /* in place, at the same offset */
             memcpy(y.data, x.data, bytes);
-            assert_int_equal(cls_clean_data(ctx, &c, CLS_SCOPE_MATRIX, &y, &y), CLS_OK);
+            assert_int_equal(cls_fit_transform(ctx, &(cls_pipeline){.scope = CLS_SCOPE_MATRIX, .clean = &c}, &y, &y, NULL), CLS_OK);
             if (memcmp(y.data, want.data, bytes) != 0)
                 fail_msg("%s: in place at %zu bytes from a line differs", ti ? "f64" : "f32", offs[k]);
             /* CLS_CLIP_KEEP streams the input's own bytes */
             cls_clean kc = {.sigma = 2.5, .maxiters = -1, .mode = CLS_CLIP_KEEP, .clipped_out = clip_f};
             memset(mem, 0x5a, bytes + 128);
-            assert_int_equal(cls_clean_data(ctx, &kc, CLS_SCOPE_MATRIX, &x, &y), CLS_OK);
+            assert_int_equal(cls_fit_transform(ctx, &(cls_pipeline){.scope = CLS_SCOPE_MATRIX, .clean = &kc}, &x, &y, NULL), CLS_OK);
             if (memcmp(y.data, x.data, bytes) != 0)
                 fail_msg("%s: kept values at %zu bytes from a line differ from the input", ti ? "f64" : "f32",
                          offs[k]);

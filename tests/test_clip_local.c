@@ -254,8 +254,8 @@ static void in_place_equals_out_of_place(void **state)
     cls_clean c = {.sigma = 2, .maxiters = -1, .mode = CLS_CLIP_CLAMP, .impute = CLS_IMPUTE_MEDIAN};
     cls_array y = make_out(&x);
     ctx->clip_local = 1;
-    assert_int_equal(cls_clean_data(ctx, &c, CLS_SCOPE_MATRIX, &x, &y), CLS_OK);
-    assert_int_equal(cls_clean_data(ctx, &c, CLS_SCOPE_MATRIX, &x, &x), CLS_OK);
+    assert_int_equal(cls_fit_transform(ctx, &(cls_pipeline){.scope = CLS_SCOPE_MATRIX, .clean = &c}, &x, &y, NULL), CLS_OK);
+    assert_int_equal(cls_fit_transform(ctx, &(cls_pipeline){.scope = CLS_SCOPE_MATRIX, .clean = &c}, &x, &x, NULL), CLS_OK);
     ctx->clip_local = 0;
     assert_true(built(ctx, CLS_K_CLIP32L, t));
     assert_memory_equal(x.data, y.data, x.batch * x.rows * x.cols * (t == CLS_F64 ? 8 : 4));
@@ -279,7 +279,7 @@ static void auto_picks_by_device_type(void **state)
     cls_array x = cref_make(CLS_F32, 2, 20, cols(), 2000);
     cls_array y = make_out(&x);
     cls_clean c = {.sigma = 2, .maxiters = -1};
-    assert_int_equal(cls_clean_data(ctx, &c, CLS_SCOPE_MATRIX, &x, &y), CLS_OK);
+    assert_int_equal(cls_fit_transform(ctx, &(cls_pipeline){.scope = CLS_SCOPE_MATRIX, .clean = &c}, &x, &y, NULL), CLS_OK);
     int vec = built(ctx, CLS_K_CLIP32, CLS_F32), loc = built(ctx, CLS_K_CLIP32L, CLS_F32);
     if (gpus == n) {
         assert_true(loc && !vec);

@@ -151,7 +151,7 @@ static void heavy_duplicates_and_wide_rows(void **state)
     cls_context *ctx = test_context(NULL, 0, 0);
     /* 5000 columns: each row hashed in two blocks; 40 rows of 4 patterns */
     size_t R = 40, C = 5000;
-    cls_array x = {malloc(R * C * 4), CLS_F32, 1, R, C};
+    cls_array x = {.data = malloc(R * C * 4), .dtype = CLS_F32, .batch = 1, .rows = R, .cols = C};
     for (size_t r = 0; r < R; r++)
         for (size_t c = 0; c < C; c++) ((float *)x.data)[r * C + c] = (float)((r % 4) * (c % 7)) - (c == 4999 && r % 8 == 1 ? 0.5f : 0.0f);
     cls_summary *s = NULL;
@@ -168,7 +168,7 @@ static void bad_arguments_fail_cleanly(void **state)
     (void)state;
     cls_context *ctx = test_context(NULL, 0, 0);
     float d[4] = {1, 2, 3, 4};
-    cls_array x = {d, CLS_F32, 1, 4, 1};
+    cls_array x = {.data = d, .dtype = CLS_F32, .batch = 1, .rows = 4, .cols = 1};
     cls_summary *s = (cls_summary *)&x;
     assert_int_equal(cls_describe(ctx, &x, CLS_SCOPE_MATRIX, -1, &s), CLS_E_ARG);
     assert_null(s);
@@ -176,7 +176,7 @@ static void bad_arguments_fail_cleanly(void **state)
     assert_int_equal(cls_describe(ctx, &x, CLS_SCOPE_MATRIX, INFINITY, &s), CLS_E_ARG);
     assert_int_equal(cls_describe(ctx, NULL == ctx ? NULL : &x, (cls_scope)7, 3, &s), CLS_E_ARG);
     assert_int_equal(cls_describe(ctx, &x, CLS_SCOPE_MATRIX, 3, NULL), CLS_E_ARG);
-    cls_array z = {d, CLS_F32, 1, 0, 1};
+    cls_array z = {.data = d, .dtype = CLS_F32, .batch = 1, .rows = 0, .cols = 1};
     assert_int_equal(cls_describe(ctx, &z, CLS_SCOPE_MATRIX, 3, &s), CLS_E_ARG);
     assert_int_equal(cls_describe(ctx, &x, CLS_SCOPE_MATRIX, 3, &s), CLS_OK);
     assert_true(s->columns[0].median == 2.5 && s->columns[0].q25 == 1.75 && s->duplicate_rows[0] == 0);

@@ -636,7 +636,7 @@ static void quantiles_survive_a_failure_at_every_call(void **state)
     assert_int_equal(create(&ctx), CLS_OK);
     assert_int_equal(cls_device_count(ctx), 2);
     int r0 = fault_count.add(DEVICE, 0, NULL, -1, 0, 0), r1 = fault_count.add(DEVICE, 1, NULL, -1, 0, 0);
-    assert_int_equal(cls_quantiles(ctx, &x, CLS_SCOPE_MATRIX, QS, NQS, good), CLS_OK);
+    assert_int_equal(cls_quantiles(ctx, NULL, &x, QS, NQS, good), CLS_OK);
     long healthy[2] = {fault_count.seen(r0), fault_count.seen(r1)};
     fault_count.clear();
     cls_context_destroy(ctx);
@@ -655,7 +655,7 @@ static void quantiles_survive_a_failure_at_every_call(void **state)
             ctx = NULL;
             assert_int_equal(create(&ctx), CLS_OK);
             int r = fault_count.add(DEVICE, nth, NULL, k, 1, 0);
-            cls_status st = cls_quantiles(ctx, &x, CLS_SCOPE_MATRIX, QS, NQS, out);
+            cls_status st = cls_quantiles(ctx, NULL, &x, QS, NQS, out);
             long injected = fault_count.injected(r), seen = fault_count.seen(r);
             const char *call = fault_count.failed_call(r);
             fault_count.clear();
@@ -730,8 +730,8 @@ static void caller_buffers_right_or_untouched_at_every_call(void **state)
     cl_mem mout = clCreateBuffer(cl, CL_MEM_READ_WRITE, bytes, NULL, &e);
     assert_int_equal(e, CL_SUCCESS);
     cls_array y = make_out(&x), good = make_out(&x), back = make_out(&x);
-    cls_buffer bin = {.mem = min, .offset = 0, .dtype = x.dtype, .batch = x.batch, .rows = x.rows, .cols = x.cols};
-    cls_buffer bout = bin;
+    cls_array bin = {.where = CLS_IN_BUFFER, .mem = min, .offset = 0, .dtype = x.dtype, .batch = x.batch, .rows = x.rows, .cols = x.cols};
+    cls_array bout = bin;
     bout.mem = mout;
     cls_pipeline p = {.scaler = CLS_ZSCORE, .scope = CLS_SCOPE_MATRIX};
     cls_config cfg = {0};
@@ -752,7 +752,7 @@ static void caller_buffers_right_or_untouched_at_every_call(void **state)
         int r = fault_count.add(DEVICE, 0, NULL, k, k < 0 ? 0 : 1, 0);
         cl_event done = NULL;
         cls_sync sync = {.done = &done};
-        cls_status st = cls_fit_transform_buffer(ctx, &p, &bin, &bout, NULL, &sync);
+        cls_status st = (bin.sync = &sync, cls_fit_transform(ctx, &p, &bin, &bout, NULL));
         long injected = fault_count.injected(r), seen = fault_count.seen(r);
         const char *call = fault_count.failed_call(r);
         fault_count.clear();

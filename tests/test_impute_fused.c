@@ -391,14 +391,14 @@ static void discount_fuses_too(void **state)
     cls_dtype t = suite_runs(CLS_F64) ? CLS_F64 : CLS_F32;
     size_t R = light() ? 9 : 50;
     cls_array x = cref_make(t, 2, R, 16, 740);
-    cls_array f = {malloc(R * (t == CLS_F64 ? 8 : 4)), t, 1, R, 1};
+    cls_array f = {.data = malloc(R * (t == CLS_F64 ? 8 : 4)), .dtype = t, .batch = 1, .rows = R, .cols = 1};
     for (size_t r = 0; r < R; r++) {
         double v = pow(0.97, (double)r);
         if (t == CLS_F64) ((double *)f.data)[r] = v;
         else ((float *)f.data)[r] = (float)v;
     }
     /* the reference multiplies element by element: expand the factors */
-    cls_array fe = {malloc(2 * R * 16 * 8), CLS_F64, 2, R, 16};
+    cls_array fe = {.data = malloc(2 * R * 16 * 8), .dtype = CLS_F64, .batch = 2, .rows = R, .cols = 16};
     for (size_t i = 0; i < 2 * R * 16; i++) ((double *)fe.data)[i] = cref_get(&f, (i / 16) % R);
     cls_clean m = {.impute = CLS_IMPUTE_MEAN};
     size_t n = 2 * R * 16;
@@ -477,13 +477,13 @@ static void imputation_alone_in_one_pass(void **state)
                            .fill_value = -3.5, .has_missing_value = v != 0, .missing_value = -2,
                            .missing_out = miss, .fill_out = fill};
             cls_array y = make_out(&x), y2 = make_out(&x);
-            if (cls_clean_data(ctx, &o, scope, &x, &y) != CLS_OK) fail_msg("%s", cls_last_error(ctx));
+            if (cls_fit_transform(ctx, &(cls_pipeline){.scope = scope, .clean = &o}, &x, &y, NULL) != CLS_OK) fail_msg("%s", cls_last_error(ctx));
             cls_report r;
             assert_int_equal(cls_last_report(ctx, &r), CLS_OK);
             assert_true(r.phases >= 1 && r.slices_done > 0);
             o.missing_out = miss2;
             o.fill_out = fill2;
-            if (cls_clean_data(old, &o, scope, &x, &y2) != CLS_OK) fail_msg("%s", cls_last_error(old));
+            if (cls_fit_transform(old, &(cls_pipeline){.scope = scope, .clean = &o}, &x, &y2, NULL) != CLS_OK) fail_msg("%s", cls_last_error(old));
             assert_memory_equal(miss, miss2, ne * 8);
             size_t R = cref_group_rows(&x, scope), bad = 0;
             for (size_t i = 0; i < n; i++) {
@@ -514,7 +514,7 @@ static void float32_offset_columns_keep_their_precision(void **state)
     (void)state;
     cls_context *ctx = test_context(NULL, 0, 0);
     size_t R = light() ? 40 : 500, C = 9;
-    cls_array x = {malloc(2 * R * C * 4), CLS_F32, 2, R, C};
+    cls_array x = {.data = malloc(2 * R * C * 4), .dtype = CLS_F32, .batch = 2, .rows = R, .cols = C};
     rng g;
     rng_seed(&g, 760);
     for (size_t i = 0; i < 2 * R * C; i++)

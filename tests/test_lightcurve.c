@@ -1,4 +1,4 @@
-/* Light curves (cls_clean's trend and bins, cls_bin_data) against plain C
+/* Light curves (cls_clean's trend and bins, cls_fit_transform (bins reduced)) against plain C
  * in float64: the moving average (scipy.ndimage.uniform_filter1d) and the
  * Savitzky-Golay trend (scipy.signal.savgol_filter) written as their
  * definitions, a window's values gathered one by one with the edges
@@ -44,7 +44,7 @@ static void put(cls_array *a, size_t i, double v)
 
 static cls_array make(cls_dtype t, size_t b, size_t r, size_t c)
 {
-    cls_array a = {calloc(b * r * c + 1, 8), t, b, r, c};
+    cls_array a = {.data = calloc(b * r * c + 1, 8), .dtype = t, .batch = b, .rows = r, .cols = c};
     return a;
 }
 
@@ -218,7 +218,7 @@ static void run_check(const cls_array *x, cls_scope scope, const cls_clean *o, c
     cls_array y = make(x->dtype, x->batch, x->rows, x->cols);
     double *want = malloc(n * 8);
     ref_lc(x, scope, o, want);
-    cls_status st = cls_clean_data(ctx, o, scope, x, &y);
+    cls_status st = cls_fit_transform(ctx, &(cls_pipeline){.scope = scope, .clean = o}, x, &y, NULL);
     if (st != CLS_OK) fail_msg("%s: %s: %s", what, cls_status_str(st), cls_last_error(ctx));
     /* relative to the column's scale: a trend subtracted leaves values
      * near 0 whose error is the trend's */
@@ -235,7 +235,7 @@ static void run_check(const cls_array *x, cls_scope scope, const cls_clean *o, c
     /* in place: the same values */
     cls_array z = make(x->dtype, x->batch, x->rows, x->cols);
     memcpy(z.data, x->data, n * (x->dtype == CLS_F64 ? 8 : 4));
-    st = cls_clean_data(ctx, o, scope, &z, &z);
+    st = cls_fit_transform(ctx, &(cls_pipeline){.scope = scope, .clean = o}, &z, &z, NULL);
     if (st != CLS_OK) fail_msg("%s in place: %s: %s", what, cls_status_str(st), cls_last_error(ctx));
     assert_memory_equal(z.data, y.data, n * (x->dtype == CLS_F64 ? 8 : 4));
     free(z.data);
@@ -392,8 +392,8 @@ static void bins_reduce_to_one_row_each(void **state)
                 size_t nb = (R + k - 1) / k;
                 cls_array y = make(t, B, nb, C);
                 cls_clean o = {.bin_rows = k, .bin_stat = (cls_bin_stat)m};
-                cls_status st = cls_bin_data(ctx, &o, CLS_SCOPE_MATRIX, &x, &y);
-                if (st != CLS_OK) fail_msg("cls_bin_data: %s: %s", cls_status_str(st), cls_last_error(ctx));
+                cls_status st = cls_fit_transform(ctx, &(cls_pipeline){.clean = &o}, &x, &y, NULL);
+                if (st != CLS_OK) fail_msg("cls_fit_transform (bins reduced): %s: %s", cls_status_str(st), cls_last_error(ctx));
                 for (size_t g = 0; g < B; g++)
                     for (size_t b = 0; b < nb; b++)
                         for (size_t c = 0; c < C; c++) {
@@ -424,7 +424,7 @@ static void bins_reduce_to_one_row_each(void **state)
     }
 }
 
-/* cls_bin_data cleans and detrends into a copy first (in only read), and
+/* cls_fit_transform (bins reduced) cleans and detrends into a copy first (in only read), and
  * in batch scope a group is every matrix's rows one after the other */
 static void bins_reduce_after_cleaning_and_trend(void **state)
 {
@@ -444,10 +444,10 @@ static void bins_reduce_after_cleaning_and_trend(void **state)
         pre.bin_rows = 0;
         pre.bin_stat = CLS_BIN_NONE;
         cls_array y = make(t, G, nb, C), z = make(t, G, nb, C), mid = make(t, B, R, C);
-        assert_int_equal(cls_bin_data(ctx, &all, scope, &x, &y), CLS_OK);
+        assert_int_equal(cls_fit_transform(ctx, &(cls_pipeline){.scope = scope, .clean = &all}, &x, &y, NULL), CLS_OK);
         assert_memory_equal(x.data, keep.data, B * R * C * es);
-        assert_int_equal(cls_clean_data(ctx, &pre, scope, &x, &mid), CLS_OK);
-        assert_int_equal(cls_bin_data(ctx, &bins, scope, &mid, &z), CLS_OK);
+        assert_int_equal(cls_fit_transform(ctx, &(cls_pipeline){.scope = scope, .clean = &pre}, &x, &mid, NULL), CLS_OK);
+        assert_int_equal(cls_fit_transform(ctx, &(cls_pipeline){.scope = scope, .clean = &bins}, &mid, &z, NULL), CLS_OK);
         assert_memory_equal(y.data, z.data, G * nb * C * es);
         free(y.data);
         free(z.data);
@@ -471,10 +471,10 @@ static void clipping_then_trend_then_bins(void **state)
     cls_clean clip = {.sigma = 3}, rest = all;
     rest.sigma = 0;
     cls_array y = make(t, 2, 60, 3), z = make(t, 2, 60, 3);
-    assert_int_equal(cls_clean_data(ctx, &all, CLS_SCOPE_MATRIX, &x, &y), CLS_OK);
-    assert_int_equal(cls_clean_data(ctx, &clip, CLS_SCOPE_MATRIX, &x, &z), CLS_OK);
+    assert_int_equal(cls_fit_transform(ctx, &(cls_pipeline){.scope = CLS_SCOPE_MATRIX, .clean = &all}, &x, &y, NULL), CLS_OK);
+    assert_int_equal(cls_fit_transform(ctx, &(cls_pipeline){.scope = CLS_SCOPE_MATRIX, .clean = &clip}, &x, &z, NULL), CLS_OK);
     assert_true(isnan(get(&z, 10 * 3)));
-    assert_int_equal(cls_clean_data(ctx, &rest, CLS_SCOPE_MATRIX, &z, &z), CLS_OK);
+    assert_int_equal(cls_fit_transform(ctx, &(cls_pipeline){.scope = CLS_SCOPE_MATRIX, .clean = &rest}, &z, &z, NULL), CLS_OK);
     assert_memory_equal(y.data, z.data, n * es);
     free(x.data);
     free(y.data);
@@ -520,7 +520,7 @@ static void pipeline_runs_the_light_curves_before_the_scaler(void **state)
     cls_pipeline p = {.scaler = CLS_MINMAX, .clean = &c}, plain = {.scaler = CLS_MINMAX};
     cls_status st = cls_fit_transform(ctx, &p, &x, &y, NULL);
     if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
-    assert_int_equal(cls_clean_data(ctx, &c, CLS_SCOPE_MATRIX, &x, &z), CLS_OK);
+    assert_int_equal(cls_fit_transform(ctx, &(cls_pipeline){.scope = CLS_SCOPE_MATRIX, .clean = &c}, &x, &z, NULL), CLS_OK);
     assert_int_equal(cls_fit_transform(ctx, &plain, &z, &z, NULL), CLS_OK);
     assert_memory_equal(y.data, z.data, n * es);
     free(x.data);
@@ -549,18 +549,18 @@ static void bad_arguments_leave_the_output_untouched(void **state)
         {{.bin_rows = 3, .bin_stat = CLS_BIN_SUM}, "sum smooths nothing"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        cls_status st = cls_clean_data(ctx, &bad[i].o, CLS_SCOPE_MATRIX, &x, &y);
+        cls_status st = cls_fit_transform(ctx, &(cls_pipeline){.scope = CLS_SCOPE_MATRIX, .clean = &bad[i].o}, &x, &y, NULL);
         if (st != CLS_E_ARG) fail_msg("%s: %s, want CLS_E_ARG", bad[i].what, cls_status_str(st));
         assert_true(strlen(cls_last_error(ctx)) > 10);
         for (size_t k = 0; k < 40; k++) assert_true(get(&y, k) == 42);
     }
-    /* cls_bin_data: wrong shape, boundary */
+    /* cls_fit_transform (bins reduced): wrong shape, boundary */
     cls_clean b = {.bin_rows = 3, .bin_stat = CLS_BIN_MEAN};
     cls_array r = make(CLS_F32, 1, 6, 2);
-    assert_int_equal(cls_bin_data(ctx, &b, CLS_SCOPE_MATRIX, &x, &r), CLS_E_ARG); /* 7 rows wanted */
+    assert_int_equal(cls_fit_transform(ctx, &(cls_pipeline){.clean = &b}, &x, &r, NULL), CLS_E_ARG); /* 7 rows wanted */
     b.bin_stat = CLS_BIN_BOUNDARY;
     r.rows = 7;
-    assert_int_equal(cls_bin_data(ctx, &b, CLS_SCOPE_MATRIX, &x, &r), CLS_E_ARG);
+    assert_int_equal(cls_fit_transform(ctx, &(cls_pipeline){.clean = &b}, &x, &r, NULL), CLS_E_ARG);
     /* a pipeline checks the light-curve fields before anything is written */
     cls_clean lc = {.detrend = CLS_DETREND_SAVGOL, .window = 5, .polyorder = 7};
     cls_pipeline p = {.scaler = CLS_MINMAX, .clean = &lc};
@@ -574,7 +574,7 @@ static void bad_arguments_leave_the_output_untouched(void **state)
     /* not yet across processes: said so, not ignored */
     lc.polyorder = 2;
     cls_combine cb = {count_hook, NULL, stats_hook};
-    assert_int_equal(cls_clean_data_combined(ctx, &lc, CLS_SCOPE_MATRIX, &x, &y, &cb), CLS_E_UNSUPPORTED);
+    assert_int_equal(cls_fit_transform(ctx, &(cls_pipeline){.scope = CLS_SCOPE_MATRIX, .clean = &lc, .combine = &cb}, &x, &y, NULL), CLS_E_UNSUPPORTED);
     assert_non_null(strstr(cls_last_error(ctx), "light curves"));
     for (size_t k = 0; k < 40; k++) assert_true(get(&y, k) == 42);
     free(r.data);

@@ -24,7 +24,7 @@ static void check(cls_context *ctx, size_t b, size_t r, size_t c, uint64_t seed)
             cls_scope scope = sc ? CLS_SCOPE_BATCH : CLS_SCOPE_MATRIX;
             size_t G = cref_groups(&x, scope), rows = cref_group_rows(&x, scope);
             double *out = malloc(G * c * sizeof *out), *col = malloc(rows * sizeof *col);
-            cls_status st = cls_medians(ctx, &x, scope, out);
+            cls_status st = cls_medians(ctx, &(cls_pipeline){.scope = scope}, &x, out);
             if (st != CLS_OK) fail_msg("cls_medians: %s: %s", cls_status_str(st), cls_last_error(ctx));
             size_t bad = 0;
             for (size_t g = 0; g < G; g++)
@@ -80,9 +80,9 @@ static void signed_zeros(void **state)
             d[i] = v[i % 2][i / 2];
             f[i] = (float)d[i];
         }
-        cls_array x = {ti ? (void *)d : (void *)f, t, 1, 5, 2};
+        cls_array x = {.data = ti ? (void *)d : (void *)f, .dtype = t, .batch = 1, .rows = 5, .cols = 2};
         double out[2];
-        assert_int_equal(cls_medians(ctx, &x, CLS_SCOPE_MATRIX, out), CLS_OK);
+        assert_int_equal(cls_medians(ctx, NULL, &x, out), CLS_OK);
         /* {-1, -0, -0, +0, 1}: the middle is -0; {-0, -0, -0, +0}: (-0 + -0) / 2 = -0 */
         assert_true(out[0] == 0 && signbit(out[0]));
         assert_true(out[1] == 0 && signbit(out[1]));
@@ -95,16 +95,16 @@ static void bad_arguments_fail_cleanly(void **state)
     (void)state;
     cls_context *ctx = test_context(NULL, 0, 0);
     float d[4] = {4, 1, 3, 2};
-    cls_array x = {d, CLS_F32, 1, 4, 1};
+    cls_array x = {.data = d, .dtype = CLS_F32, .batch = 1, .rows = 4, .cols = 1};
     double out[1] = {7};
-    assert_int_equal(cls_medians(ctx, &x, CLS_SCOPE_MATRIX, NULL), CLS_E_ARG);
-    assert_int_equal(cls_medians(NULL, &x, CLS_SCOPE_MATRIX, out), CLS_E_ARG);
-    assert_int_equal(cls_medians(ctx, &x, (cls_scope)7, out), CLS_E_ARG);
+    assert_int_equal(cls_medians(ctx, NULL, &x, NULL), CLS_E_ARG);
+    assert_int_equal(cls_medians(NULL, NULL, &x, out), CLS_E_ARG);
+    assert_int_equal(cls_medians(ctx, &(cls_pipeline){.scope = (cls_scope)7}, &x, out), CLS_E_ARG);
     assert_non_null(strstr(cls_last_error(ctx), "cls_medians"));
-    cls_array z = {d, CLS_F32, 1, 0, 1};
-    assert_int_equal(cls_medians(ctx, &z, CLS_SCOPE_MATRIX, out), CLS_E_ARG);
+    cls_array z = {.data = d, .dtype = CLS_F32, .batch = 1, .rows = 0, .cols = 1};
+    assert_int_equal(cls_medians(ctx, NULL, &z, out), CLS_E_ARG);
     assert_true(out[0] == 7);
-    assert_int_equal(cls_medians(ctx, &x, CLS_SCOPE_MATRIX, out), CLS_OK);
+    assert_int_equal(cls_medians(ctx, NULL, &x, out), CLS_OK);
     assert_true(out[0] == 2.5);
     cls_context_destroy(ctx);
 }

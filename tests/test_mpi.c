@@ -160,7 +160,7 @@ static cls_array view(void *base, cls_dtype t, size_t first, size_t count, size_
                       size_t cols)
 {
     size_t es = t == CLS_F64 ? 8 : 4;
-    cls_array a = {count ? (char *)base + first * unit * es : NULL, t, batch, rows, cols};
+    cls_array a = {.data = count ? (char *)base + first * unit * es : NULL, .dtype = t, .batch = batch, .rows = rows, .cols = cols};
     return a;
 }
 
@@ -169,7 +169,7 @@ static void batch_case(cls_dtype t, cls_scaler scaler, size_t B, size_t R, size_
 {
     void *x = make(t, B, R, C, 42 + C);
     cls_pipeline p = {.scaler = scaler, .scope = CLS_SCOPE_BATCH};
-    cls_array whole = {x, t, B, R, C};
+    cls_array whole = {.data = x, .dtype = t, .batch = B, .rows = R, .cols = C};
     cls_stats *single = NULL, *got[NSPLITS] = {NULL};
     cls_status st[NSPLITS], sst = cls_fit(ctx, &p, &whole, &single);
     int same[NSPLITS];
@@ -228,7 +228,7 @@ static void stats_allreduce_of_own_fits(void **state)
     size_t B = 2, R = 31, C = 9;
     void *x = make(CLS_F64, B, R, C, 11);
     cls_pipeline p = {.scaler = CLS_ZSCORE, .scope = CLS_SCOPE_BATCH};
-    cls_array whole = {x, CLS_F64, B, R, C};
+    cls_array whole = {.data = x, .dtype = CLS_F64, .batch = B, .rows = R, .cols = C};
     cls_stats *single = NULL, *a = NULL, *b = NULL, *merged = NULL;
     cls_status sst = cls_fit(ctx, &p, &whole, &single);
     size_t first, count;
@@ -263,7 +263,7 @@ static void matrix_fit_local_and_gathered(void **state)
     size_t B = 5, R = 23, C = 7;
     void *x = make(CLS_F64, B, R, C, 7);
     cls_pipeline p = {.scaler = CLS_ZSCORE, .scope = CLS_SCOPE_MATRIX};
-    cls_array whole = {x, CLS_F64, B, R, C};
+    cls_array whole = {.data = x, .dtype = CLS_F64, .batch = B, .rows = R, .cols = C};
     cls_stats *single = NULL, *got[NSPLITS] = {NULL}, *all[NSPLITS] = {NULL};
     cls_status sst = cls_fit(ctx, &p, &whole, &single), st[NSPLITS], gst[NSPLITS];
     size_t first[NSPLITS], count[NSPLITS];
@@ -303,7 +303,7 @@ static void transform_case(cls_scaler scaler, cls_scope scope, cls_dtype t)
     void *x = make(t, B, R, C, 99), *fused = malloc(n * es), *two = malloc(n * es), *got = malloc(n * es);
     memset(got, 0x7f, n * es);
     cls_pipeline p = {.scaler = scaler, .scope = scope}, all = {.scaler = CLS_NONE, .scope = scope};
-    cls_array whole = {x, t, B, R, C}, ref1 = {fused, t, B, R, C}, ref2 = {two, t, B, R, C};
+    cls_array whole = {.data = x, .dtype = t, .batch = B, .rows = R, .cols = C}, ref1 = {.data = fused, .dtype = t, .batch = B, .rows = R, .cols = C}, ref2 = {.data = two, .dtype = t, .batch = B, .rows = R, .cols = C};
     cls_stats *fitted = NULL, *moments = NULL;
     cls_status st1 = cls_fit_transform(ctx, &p, &whole, &ref1, NULL);
     cls_status st2 = cls_fit(ctx, &p, &whole, &fitted);
@@ -374,7 +374,7 @@ static void fit_transform_maxabs(void **state)
     transform_case(CLS_MAXABS, CLS_SCOPE_MATRIX, CLS_F64);
 }
 
-/* cls_mpi_stream_fit_transform: each rank streams its range of a file
+/* cls_mpi_fit_transform: each rank streams its range of a file
  * (its own copy, at a header-like offset) into its range of an output file,
  * through 4 KiB buffers so that every range takes many chunks; the result
  * equals cls_fit + cls_transform of the whole array in one process (bit for
@@ -386,7 +386,7 @@ static void stream_case(cls_scaler scaler, cls_scope scope, int split)
     size_t B = 3, R = 41, C = 7, es = 8, n = B * R * C, off = 128;
     double *x = make(t, B, R, C, 123 + (uint64_t)scaler), *two = malloc(n * es), *got = malloc(n * es);
     cls_pipeline p = {.scaler = scaler, .scope = scope};
-    cls_array whole = {x, t, B, R, C}, ref = {two, t, B, R, C};
+    cls_array whole = {.data = x, .dtype = t, .batch = B, .rows = R, .cols = C}, ref = {.data = two, .dtype = t, .batch = B, .rows = R, .cols = C};
     cls_stats *fitted = NULL, *moments = NULL;
     cls_pipeline none = {.scope = scope};
     cls_status st0 = cls_fit(ctx, &p, &whole, &fitted);
@@ -401,13 +401,12 @@ static void stream_case(cls_scaler scaler, cls_scope scope, int split)
                 ftruncate(ofd, (off_t)(off + n * es)) == 0;
     size_t first, count, unit = scope == CLS_SCOPE_BATCH ? C : R * C;
     split_of(split, scope == CLS_SCOPE_BATCH ? B * R : B, &first, &count);
-    cls_file_array in = {fd, off + first * unit * es, t, scope == CLS_SCOPE_BATCH ? 1 : count,
-                         scope == CLS_SCOPE_BATCH ? count : R, C, in_path};
-    cls_file_array out = in;
+    cls_array in = {.where = CLS_IN_FILE, .fd = fd, .offset = off + first * unit * es, .dtype = t, .batch = scope == CLS_SCOPE_BATCH ? 1 : count, .rows = scope == CLS_SCOPE_BATCH ? count : R, .cols = C, .path = in_path};
+    cls_array out = in;
     out.fd = ofd;
-    out.name = out_path;
+    out.path = out_path;
     setenv("CLSCALE_STREAM_BUFFER", "4096", 1);
-    cls_status st = cls_mpi_stream_fit_transform(ctx, MPI_COMM_WORLD, &p, &in, &out, NULL);
+    cls_status st = cls_mpi_fit_transform(ctx, MPI_COMM_WORLD, &p, &in, &out, NULL);
     unsetenv("CLSCALE_STREAM_BUFFER");
     int read_back = pread(ofd, got, n * es, (off_t)off) == (ssize_t)(n * es);
     close(fd);
@@ -510,7 +509,7 @@ static void ranks_that_disagree_or_hold_nothing_fail(void **state)
     /* the last rank reads one column more */
     size_t cols = size > 1 && rank == size - 1 ? C + 1 : C;
     cls_array mine = view(x, CLS_F64, first, count, cols, 1, count, cols);
-    cls_array none = {NULL, CLS_F64, 1, 0, C};
+    cls_array none = {.data = NULL, .dtype = CLS_F64, .batch = 1, .rows = 0, .cols = C};
     cls_pipeline p = {.scaler = CLS_ZSCORE, .scope = CLS_SCOPE_BATCH};
     cls_stats *s1 = NULL, *s2 = NULL;
     cls_status st1 = cls_mpi_fit(ctx, MPI_COMM_WORLD, &p, &mine, &s1);

@@ -118,7 +118,7 @@ static void clean_case(const char *name, cls_dtype t, size_t rows, const cls_pip
     memset(got, 0, sizeof got);
     int want_stats = p.scaler != CLS_NONE;
     wire(&cl, &one);
-    cls_array whole = {x, t, 1, rows, C}, out = {single, t, 1, rows, C};
+    cls_array whole = {.data = x, .dtype = t, .batch = 1, .rows = rows, .cols = C}, out = {.data = single, .dtype = t, .batch = 1, .rows = rows, .cols = C};
     one.st = cls_fit_transform(ctx, &p, &whole, &out, want_stats ? &one.fitted : NULL);
     snprintf(one.why, sizeof one.why, "%s", cls_last_error(ctx));
     size_t first[NSPLITS], count[NSPLITS];
@@ -126,8 +126,8 @@ static void clean_case(const char *name, cls_dtype t, size_t rows, const cls_pip
     for (int s = 0; s < NSPLITS; s++) {
         split_of(s, rows, &first[s], &count[s]);
         wire(&cl, &got[s]);
-        cls_array in = {count[s] ? (char *)x + first[s] * C * es : NULL, t, 1, count[s], C};
-        cls_array o = {count[s] ? mine : NULL, t, 1, count[s], C};
+        cls_array in = {.data = count[s] ? (char *)x + first[s] * C * es : NULL, .dtype = t, .batch = 1, .rows = count[s], .cols = C};
+        cls_array o = {.data = count[s] ? mine : NULL, .dtype = t, .batch = 1, .rows = count[s], .cols = C};
         got[s].st = cls_mpi_fit_transform(ctx, MPI_COMM_WORLD, &p, &in, &o, want_stats ? &got[s].fitted : NULL);
         snprintf(got[s].why, sizeof got[s].why, "%s", cls_mpi_error());
         bad_rows[s] = -1;
@@ -266,7 +266,7 @@ static void most_frequent_refused_everywhere(void **state)
     void *x = make(CLS_F64, 20, 3);
     size_t first, count;
     split_of(UNEVEN, 20, &first, &count);
-    cls_array in = {count ? (char *)x + first * C * 8 : NULL, CLS_F64, 1, count, C};
+    cls_array in = {.data = count ? (char *)x + first * C * 8 : NULL, .dtype = CLS_F64, .batch = 1, .rows = count, .cols = C};
     cls_status st = cls_mpi_fit_transform(ctx, MPI_COMM_WORLD, &p, &in, &in, NULL);
     char why[512];
     snprintf(why, sizeof why, "%s", cls_mpi_error());

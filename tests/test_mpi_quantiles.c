@@ -1,5 +1,5 @@
 /* Exact quantiles across MPI ranks (cls_mpi_quantiles, robust scaling in
- * cls_mpi_fit / cls_mpi_fit_transform / cls_mpi_stream_fit_transform): run
+ * cls_mpi_fit / cls_mpi_fit_transform / cls_mpi_fit_transform): run
  * by meson under `mpirun -n 1..4`. Every rank makes the same seeded array,
  * takes its part by a split (even, uneven, all on the last rank, rank 0
  * empty), and compares the combined result byte for byte with one process's
@@ -93,7 +93,7 @@ static int same_on_every_rank(const void *p, size_t n)
 
 static cls_array rows_of(void *x, cls_dtype t, size_t first, size_t count, size_t C)
 {
-    cls_array a = {count ? (char *)x + first * C * (t == CLS_F64 ? 8 : 4) : NULL, t, 1, count, C};
+    cls_array a = {.data = count ? (char *)x + first * C * (t == CLS_F64 ? 8 : 4) : NULL, .dtype = t, .batch = 1, .rows = count, .cols = C};
     return a;
 }
 
@@ -113,8 +113,8 @@ static void quantiles_case(cls_dtype t, size_t B, size_t R, size_t C)
     size_t nq = sizeof q / sizeof q[0], n = B * R;
     void *x = make(t, n * C, C, 7 + n + (uint64_t)t);
     double *single = malloc(nq * C * sizeof *single), *got[NSPLITS];
-    cls_array whole = {x, t, B, R, C};
-    cls_status sst = cls_quantiles(ctx, &whole, CLS_SCOPE_BATCH, q, nq, single), st[NSPLITS];
+    cls_array whole = {.data = x, .dtype = t, .batch = B, .rows = R, .cols = C};
+    cls_status sst = cls_quantiles(ctx, &(cls_pipeline){.scope = CLS_SCOPE_BATCH}, &whole, q, nq, single), st[NSPLITS];
     int same[NSPLITS];
     char why[NSPLITS][512];
     for (int s = 0; s < NSPLITS; s++) {
@@ -166,11 +166,11 @@ static void quantiles_matrix_scope_per_rank(void **state)
     size_t B = 5, R = 31, C = 7, nq = 3;
     void *x = make(CLS_F64, B * R * C, C, 5);
     double *single = malloc(B * nq * C * sizeof *single), *got = malloc(B * nq * C * sizeof *got);
-    cls_array whole = {x, CLS_F64, B, R, C};
-    cls_status sst = cls_quantiles(ctx, &whole, CLS_SCOPE_MATRIX, q, nq, single);
+    cls_array whole = {.data = x, .dtype = CLS_F64, .batch = B, .rows = R, .cols = C};
+    cls_status sst = cls_quantiles(ctx, NULL, &whole, q, nq, single);
     size_t first, count;
     split_of(UNEVEN, B, &first, &count);
-    cls_array mine = {count ? (char *)x + first * R * C * 8 : NULL, CLS_F64, count, R, C};
+    cls_array mine = {.data = count ? (char *)x + first * R * C * 8 : NULL, .dtype = CLS_F64, .batch = count, .rows = R, .cols = C};
     cls_status st = cls_mpi_quantiles(ctx, MPI_COMM_WORLD, &mine, CLS_SCOPE_MATRIX, q, nq, got);
     assert_int_equal(sst, CLS_OK);
     if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_mpi_error());
@@ -211,7 +211,7 @@ static void robust_case(cls_dtype t, size_t n, size_t C, double qmin, double qma
     void *x = make(t, n * C, C, 17 + n), *two = malloc(n * C * es), *got = malloc(n * C * es);
     cls_pipeline p = {.scaler = CLS_ROBUST, .scope = CLS_SCOPE_BATCH, .qmin = qmin, .qmax = qmax,
                       .unit_variance = unit_variance};
-    cls_array whole = {x, t, 1, n, C}, ref = {two, t, 1, n, C};
+    cls_array whole = {.data = x, .dtype = t, .batch = 1, .rows = n, .cols = C}, ref = {.data = two, .dtype = t, .batch = 1, .rows = n, .cols = C};
     cls_stats *single = NULL, *fitted[NSPLITS] = {NULL}, *fit_only[NSPLITS] = {NULL};
     cls_status sst = cls_fit(ctx, &p, &whole, &single);
     if (sst == CLS_OK) sst = cls_transform(ctx, &p, single, &whole, &ref);
@@ -271,13 +271,13 @@ static void robust_matrix_scope_per_rank(void **state)
     size_t B = 4, R = 37, C = 7, n = B * R * C;
     float *x = make(CLS_F32, n, C, 23), *two = malloc(n * 4), *got = malloc(n * 4);
     cls_pipeline p = {.scaler = CLS_ROBUST, .scope = CLS_SCOPE_MATRIX};
-    cls_array whole = {x, CLS_F32, B, R, C}, ref = {two, CLS_F32, B, R, C};
+    cls_array whole = {.data = x, .dtype = CLS_F32, .batch = B, .rows = R, .cols = C}, ref = {.data = two, .dtype = CLS_F32, .batch = B, .rows = R, .cols = C};
     cls_stats *single = NULL;
     cls_status sst = cls_fit(ctx, &p, &whole, &single);
     if (sst == CLS_OK) sst = cls_transform(ctx, &p, single, &whole, &ref);
     size_t first, count;
     split_of(FIRST_EMPTY, B, &first, &count);
-    cls_array in = {count ? x + first * R * C : NULL, CLS_F32, count, R, C}, out = in;
+    cls_array in = {.data = count ? x + first * R * C : NULL, .dtype = CLS_F32, .batch = count, .rows = R, .cols = C}, out = in;
     out.data = count ? got + first * R * C : NULL;
     cls_status st = cls_mpi_fit_transform(ctx, MPI_COMM_WORLD, &p, &in, &out, NULL);
     assert_int_equal(sst, CLS_OK);
@@ -297,7 +297,7 @@ static void robust_stream_of_files(void **state)
     size_t n = 173, C = 7, es = 8, off = 128;
     double *x = make(CLS_F64, n * C, C, 31), *two = malloc(n * C * es), *got = malloc(n * C * es);
     cls_pipeline p = {.scaler = CLS_ROBUST, .scope = CLS_SCOPE_BATCH};
-    cls_array whole = {x, CLS_F64, 1, n, C}, ref = {two, CLS_F64, 1, n, C};
+    cls_array whole = {.data = x, .dtype = CLS_F64, .batch = 1, .rows = n, .cols = C}, ref = {.data = two, .dtype = CLS_F64, .batch = 1, .rows = n, .cols = C};
     cls_stats *single = NULL;
     cls_status sst = cls_fit(ctx, &p, &whole, &single);
     if (sst == CLS_OK) sst = cls_transform(ctx, &p, single, &whole, &ref);
@@ -310,11 +310,11 @@ static void robust_stream_of_files(void **state)
                 ftruncate(ofd, (off_t)(off + n * C * es)) == 0;
     size_t first, count;
     split_of(FIRST_EMPTY, n, &first, &count);
-    cls_file_array in = {fd, off + first * C * es, CLS_F64, 1, count, C, in_path}, out = in;
+    cls_array in = {.where = CLS_IN_FILE, .fd = fd, .offset = off + first * C * es, .dtype = CLS_F64, .batch = 1, .rows = count, .cols = C, .path = in_path}, out = in;
     out.fd = ofd;
-    out.name = out_path;
+    out.path = out_path;
     cls_stats *fitted = NULL;
-    cls_status st = cls_mpi_stream_fit_transform(ctx, MPI_COMM_WORLD, &p, &in, &out, &fitted);
+    cls_status st = cls_mpi_fit_transform(ctx, MPI_COMM_WORLD, &p, &in, &out, &fitted);
     int read_back = pread(ofd, got, n * C * es, (off_t)off) == (ssize_t)(n * C * es);
     close(fd);
     close(ofd);

@@ -187,7 +187,7 @@ static cls_status one_run(long k, const float *x, int *hit)
     cls_status st = cls_context_create(&cfg, &ctx);
     if (st == CLS_OK) {
         cls_pipeline p = {.scaler = CLS_MINMAX, .lo = 0, .hi = 1};
-        cls_array in = {(void *)x, CLS_F32, 1, ROWS, COLS}, out = {y, CLS_F32, 1, ROWS, COLS};
+        cls_array in = {.data = (void *)x, .dtype = CLS_F32, .batch = 1, .rows = ROWS, .cols = COLS}, out = {.data = y, .dtype = CLS_F32, .batch = 1, .rows = ROWS, .cols = COLS};
         memset(y, 0, sizeof y);
         st = cls_fit_transform(ctx, &p, &in, &out, NULL);
         if (st == CLS_OK) /* survived: the result must still be right */

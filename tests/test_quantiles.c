@@ -25,7 +25,7 @@ static void check(cls_context *ctx, size_t b, size_t r, size_t c, uint64_t seed)
             cls_scope scope = sc ? CLS_SCOPE_BATCH : CLS_SCOPE_MATRIX;
             size_t G = cref_groups(&x, scope), rows = cref_group_rows(&x, scope);
             double *out = malloc(G * NQ * c * sizeof *out), *col = malloc(rows * sizeof *col);
-            cls_status st = cls_quantiles(ctx, &x, scope, qs, NQ, out);
+            cls_status st = cls_quantiles(ctx, &(cls_pipeline){.scope = scope}, &x, qs, NQ, out);
             if (st != CLS_OK) fail_msg("cls_quantiles: %s: %s", cls_status_str(st), cls_last_error(ctx));
             size_t bad = 0;
             for (size_t g = 0; g < G; g++)
@@ -118,12 +118,12 @@ static void negative_zero_sorts_first(void **state)
             if (!runs(t)) continue;
             float *f = malloc(n * sizeof *f);
             for (size_t i = 0; i < n; i++) f[i] = (float)d[i];
-            cls_array x = {ti ? (void *)d : (void *)f, t, 1, n, 1};
+            cls_array x = {.data = ti ? (void *)d : (void *)f, .dtype = t, .batch = 1, .rows = n, .cols = 1};
             /* weights 0.75 pick the upper value's sign (numpy's _lerp: b - 0 * 0.25):
                rank nneg - 1 is the last -0.0, rank nneg the first +0.0 */
             double q[2] = {((double)nneg - 1.25) / (double)(n - 1), ((double)nneg - 0.25) / (double)(n - 1)};
             double out[2];
-            cls_status st = cls_quantiles(ctx, &x, CLS_SCOPE_MATRIX, q, 2, out);
+            cls_status st = cls_quantiles(ctx, NULL, &x, q, 2, out);
             if (st != CLS_OK) fail_msg("cls_quantiles: %s", cls_last_error(ctx));
             printf("# %zu rows %s: %g %g\n", n, ti ? "f64" : "f32", out[0], out[1]);
             assert_true(out[0] == 0 && signbit(out[0]));
@@ -141,14 +141,14 @@ static void bad_arguments_fail_cleanly(void **state)
     (void)state;
     cls_context *ctx = test_context(NULL, 0, 0);
     float d[4] = {1, 2, 3, 4};
-    cls_array x = {d, CLS_F32, 1, 4, 1};
+    cls_array x = {.data = d, .dtype = CLS_F32, .batch = 1, .rows = 4, .cols = 1};
     double q = 1.5, out[1];
-    assert_int_equal(cls_quantiles(ctx, &x, CLS_SCOPE_MATRIX, &q, 1, out), CLS_E_ARG);
+    assert_int_equal(cls_quantiles(ctx, NULL, &x, &q, 1, out), CLS_E_ARG);
     q = NAN;
-    assert_int_equal(cls_quantiles(ctx, &x, CLS_SCOPE_MATRIX, &q, 1, out), CLS_E_ARG);
+    assert_int_equal(cls_quantiles(ctx, NULL, &x, &q, 1, out), CLS_E_ARG);
     q = 0.5;
-    assert_int_equal(cls_quantiles(ctx, &x, CLS_SCOPE_MATRIX, &q, 1, NULL), CLS_E_ARG);
-    assert_int_equal(cls_quantiles(ctx, &x, CLS_SCOPE_MATRIX, &q, 1, out), CLS_OK);
+    assert_int_equal(cls_quantiles(ctx, NULL, &x, &q, 1, NULL), CLS_E_ARG);
+    assert_int_equal(cls_quantiles(ctx, NULL, &x, &q, 1, out), CLS_OK);
     assert_true(out[0] == 2.5);
     cls_context_destroy(ctx);
 }

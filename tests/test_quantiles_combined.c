@@ -75,7 +75,7 @@ static void *run_quantiles(void *arg)
 {
     part *k = arg;
     cls_combine h = {sum_hook, k, NULL};
-    k->st = cls_quantiles_combined(k->ctx, &k->x, CLS_SCOPE_BATCH, k->q, k->nq, &h, k->out);
+    k->st = cls_quantiles(k->ctx, &(cls_pipeline){.scope = CLS_SCOPE_BATCH, .combine = &h}, &k->x, k->q, k->nq, k->out);
     return NULL;
 }
 
@@ -83,7 +83,9 @@ static void *run_robust(void *arg)
 {
     part *k = arg;
     cls_combine h = {sum_hook, k, NULL};
-    k->st = cls_stats_fit_quantiles(k->ctx, &k->p, &k->x, &h, k->s);
+    cls_pipeline p = k->p;
+    p.combine = &h;
+    k->st = cls_stats_fit_quantiles(k->ctx, &p, &k->x, k->s);
     return NULL;
 }
 
@@ -130,7 +132,7 @@ static void combined_case(cls_dtype t, size_t R, size_t C, uint64_t seed)
     size_t nq = sizeof q / sizeof q[0];
     cls_array whole = cref_make(t, 1, R, C, seed);
     double *want = malloc(nq * C * sizeof *want);
-    cls_status st = cls_quantiles(ctxs[0], &whole, CLS_SCOPE_BATCH, q, nq, want);
+    cls_status st = cls_quantiles(ctxs[0], &(cls_pipeline){.scope = CLS_SCOPE_BATCH}, &whole, q, nq, want);
     if (st != CLS_OK) fail_msg("cls_quantiles: %s", cls_last_error(ctxs[0]));
     meet m;
     meet_init(&m);

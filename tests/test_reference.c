@@ -12,7 +12,7 @@
 
 static cls_array f64(double *data, size_t batch, size_t rows, size_t cols)
 {
-    cls_array a = {data, CLS_F64, batch, rows, cols};
+    cls_array a = {.data = data, .dtype = CLS_F64, .batch = batch, .rows = rows, .cols = cols};
     return a;
 }
 
@@ -118,7 +118,7 @@ static void fit_float_uses_stored_values(void **state)
 {
     (void)state;
     float d[] = {0.1f, 10000.5f, 0.2f, 10001.5f, 0.3f, 10002.5f};
-    cls_array x = {d, CLS_F32, 1, 3, 2};
+    cls_array x = {.data = d, .dtype = CLS_F32, .batch = 1, .rows = 3, .cols = 2};
     cls_column_stats s[2];
     ref_fit(&x, CLS_SCOPE_BATCH, s);
     assert_true(s[0].min == (double)0.1f);
@@ -270,7 +270,7 @@ static void decimal_all_missing_and_float(void **state)
     (void)state;
     /* float 0.1f is a little above 0.1: 0.1f / 10^0 < 1 but 0.1f / 10^-1 >= 1, so j = 0. */
     float d[] = {0.1f, 5.0f, -0.04f, 9.99f};
-    cls_array x = {d, CLS_F32, 1, 2, 2};
+    cls_array x = {.data = d, .dtype = CLS_F32, .batch = 1, .rows = 2, .cols = 2};
     cls_pipeline p = {.scaler = CLS_DECIMAL};
     double y[4];
     ref_fit_transform(&x, &p, y, NULL);
@@ -334,7 +334,7 @@ static void none_without_factors_is_identity(void **state)
 static void broadcast_accepts_numpy_shapes(void **state)
 {
     (void)state;
-    cls_array x = {NULL, CLS_F64, 3, 4, 5};
+    cls_array x = {.data = NULL, .dtype = CLS_F64, .batch = 3, .rows = 4, .cols = 5};
     struct {
         size_t b, r, c, s0, s1, s2;
     } ok[] = {
@@ -347,7 +347,7 @@ static void broadcast_accepts_numpy_shapes(void **state)
         {1, 1, 1, 0, 0, 0},  /* a scalar */
     };
     for (size_t i = 0; i < LEN(ok); i++) {
-        cls_array f = {NULL, CLS_F64, ok[i].b, ok[i].r, ok[i].c};
+        cls_array f = {.data = NULL, .dtype = CLS_F64, .batch = ok[i].b, .rows = ok[i].r, .cols = ok[i].c};
         size_t st[3] = {99, 99, 99};
         assert_true(ref_broadcast(&x, &f, st));
         assert_int_equal(st[0], ok[i].s0);
@@ -362,7 +362,7 @@ static void broadcast_accepts_numpy_shapes(void **state)
         {2, 1, 1}, {1, 1, 4}, {1, 1, 6}, {1, 4, 0}, {3, 4, 1 + 5},
     };
     for (size_t i = 0; i < LEN(bad); i++) {
-        cls_array f = {NULL, CLS_F64, bad[i].b, bad[i].r, bad[i].c};
+        cls_array f = {.data = NULL, .dtype = CLS_F64, .batch = bad[i].b, .rows = bad[i].r, .cols = bad[i].c};
         size_t st[3];
         assert_false(ref_broadcast(&x, &f, st));
     }
@@ -454,9 +454,9 @@ static void discount_float_factors_as_stored(void **state)
 {
     (void)state;
     float d[] = {1.0f, 3.0f};
-    cls_array x = {d, CLS_F32, 1, 1, 2};
+    cls_array x = {.data = d, .dtype = CLS_F32, .batch = 1, .rows = 1, .cols = 2};
     float fd[] = {0.1f, 0.7f};
-    cls_array f = {fd, CLS_F32, 1, 1, 2};
+    cls_array f = {.data = fd, .dtype = CLS_F32, .batch = 1, .rows = 1, .cols = 2};
     cls_pipeline p = {.scaler = CLS_NONE, .factors = &f};
     double y[2];
     ref_transform(&x, &p, NULL, y);

@@ -124,8 +124,8 @@ static void quantiles_equal_counting_and_reference(void **state)
             add_zeros(&x);
             size_t C = x.cols, G = x.batch, n = G * nq * C;
             double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *v = malloc(rows[ri] * sizeof *v);
-            assert_int_equal(cls_quantiles(sort, &x, CLS_SCOPE_MATRIX, q, nq, a), CLS_OK);
-            assert_int_equal(cls_quantiles(count, &x, CLS_SCOPE_MATRIX, q, nq, b), CLS_OK);
+            assert_int_equal(cls_quantiles(sort, NULL, &x, q, nq, a), CLS_OK);
+            assert_int_equal(cls_quantiles(count, NULL, &x, q, nq, b), CLS_OK);
             for (size_t g = 0; g < G; g++)
                 for (size_t c = 0; c < C; c++) {
                     size_t m = cref_column(&x, CLS_SCOPE_MATRIX, g, c, v);
@@ -266,8 +266,8 @@ static void runs_of_equal_high_digits(void **state)
         }
         size_t G = x.batch, nq = 3, n = G * nq * C;
         double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
-        assert_int_equal(cls_quantiles(sort, &x, CLS_SCOPE_MATRIX, q, nq, a), CLS_OK);
-        assert_int_equal(cls_quantiles(count, &x, CLS_SCOPE_MATRIX, q, nq, b), CLS_OK);
+        assert_int_equal(cls_quantiles(sort, NULL, &x, q, nq, a), CLS_OK);
+        assert_int_equal(cls_quantiles(count, NULL, &x, q, nq, b), CLS_OK);
         for (size_t i = 0; i < n; i++)
             if (!same(a[i], b[i])) fail_msg("rows %zu entry %zu: sorted %.17g, counting %.17g", R, i, a[i], b[i]);
         cls_clean opts[] = {{.sigma = 3, .maxiters = -1}, {.sigma = 2, .maxiters = -1, .spread = CLS_SPREAD_MAD_STD}};

@@ -104,9 +104,9 @@ static cls_array download(cl_mem m, const cls_array *a, size_t pad)
     return y;
 }
 
-static cls_buffer buffer_of(cl_mem m, size_t offset, const cls_array *a)
+static cls_array buffer_of(cl_mem m, size_t offset, const cls_array *a)
 {
-    cls_buffer b = {.mem = m, .offset = offset, .dtype = a->dtype, .batch = a->batch, .rows = a->rows,
+    cls_array b = {.where = CLS_IN_BUFFER, .mem = m, .offset = offset, .dtype = a->dtype, .batch = a->batch, .rows = a->rows,
                     .cols = a->cols};
     return b;
 }
@@ -136,9 +136,9 @@ static void fit_transform_one(cls_dtype t, size_t b, size_t r, size_t c, cls_sca
 
     /* in place, with statistics */
     cl_mem m = upload(&x, pad);
-    cls_buffer xb = buffer_of(m, pad, &x);
+    cls_array xb = buffer_of(m, pad, &x);
     cls_stats *s = NULL;
-    cls_status st = cls_fit_transform_buffer(fx.ctx, &p, &xb, &xb, &s, NULL);
+    cls_status st = (xb.sync = NULL, cls_fit_transform(fx.ctx, &p, &xb, &xb, &s));
     if (st != CLS_OK) print_error("%s: %s\n", label, cls_last_error(fx.ctx));
     assert_int_equal(st, CLS_OK);
     cls_array y = download(m, &x, pad);
@@ -158,8 +158,8 @@ static void fit_transform_one(cls_dtype t, size_t b, size_t r, size_t c, cls_sca
     cl_int e;
     cl_mem o = clCreateBuffer(fx.cl, CL_MEM_READ_WRITE, nbytes(&x), NULL, &e);
     assert_int_equal(e, CL_SUCCESS);
-    cls_buffer ib = buffer_of(m, 0, &x), ob = buffer_of(o, 0, &x);
-    assert_int_equal(cls_fit_transform_buffer(fx.ctx, &p, &ib, &ob, NULL, NULL), CLS_OK);
+    cls_array ib = buffer_of(m, 0, &x), ob = buffer_of(o, 0, &x);
+    assert_int_equal((ib.sync = NULL, cls_fit_transform(fx.ctx, &p, &ib, &ob, NULL)), CLS_OK);
     y = download(o, &x, 0);
     expect(&y, want, label);
     ref_free(&y);
@@ -169,14 +169,14 @@ static void fit_transform_one(cls_dtype t, size_t b, size_t r, size_t c, cls_sca
     clReleaseMemObject(o);
     o = clCreateBuffer(fx.cl, CL_MEM_READ_WRITE, nbytes(&x), NULL, &e);
     ob = buffer_of(o, 0, &x);
-    assert_int_equal(cls_transform_buffer(fx.ctx, NULL, s, &ib, &ob, NULL), CLS_OK);
+    assert_int_equal((ib.sync = NULL, cls_transform(fx.ctx, NULL, s, &ib, &ob)), CLS_OK);
     y = download(o, &x, 0);
     expect(&y, want, label);
     ref_free(&y);
 
     /* cls_fit_buffer gives the same statistics */
     cls_stats *s2 = NULL;
-    assert_int_equal(cls_fit_buffer(fx.ctx, &p, &ib, NULL, &s2), CLS_OK);
+    assert_int_equal((ib.sync = NULL, cls_fit(fx.ctx, &p, &ib, &s2)), CLS_OK);
     check_stats(s2, &x, scope, scaler == CLS_ZSCORE, label);
     cls_stats_destroy(s2);
     cls_stats_destroy(s);
@@ -221,8 +221,8 @@ static void decimal_and_discount_match_the_reference(void **state)
         assert_non_null(want);
         ref_transform(&x, &p, NULL, want);
         cl_mem m = upload(&x, 64);
-        cls_buffer b = buffer_of(m, 64, &x);
-        assert_int_equal(cls_transform_buffer(fx.ctx, &p, NULL, &b, &b, NULL), CLS_OK);
+        cls_array b = buffer_of(m, 64, &x);
+        assert_int_equal((b.sync = NULL, cls_transform(fx.ctx, &p, NULL, &b, &b)), CLS_OK);
         cls_array y = download(m, &x, 64);
         expect(&y, want, "discount");
         ref_free(&y);
@@ -245,7 +245,7 @@ static void a_wait_list_in_and_an_event_out_chain_the_call(void **state)
     assert_non_null(want);
     ref_fit_transform(&x, &p, want, NULL);
     cl_mem m = upload(&x, 0);
-    cls_buffer b = buffer_of(m, 0, &x);
+    cls_array b = buffer_of(m, 0, &x);
     cl_int e;
     cl_event gate = clCreateUserEvent(fx.cl, &e);
     assert_int_equal(e, CL_SUCCESS);
@@ -255,7 +255,7 @@ static void a_wait_list_in_and_an_event_out_chain_the_call(void **state)
      * gate still closed there would wait for this very thread */
     int sync_driver = test_suite_is("oclgrind");
     if (sync_driver) assert_int_equal(clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
-    assert_int_equal(cls_fit_transform_buffer(fx.ctx, &p, &b, &b, NULL, &sync), CLS_OK);
+    assert_int_equal((b.sync = &sync, cls_fit_transform(fx.ctx, &p, &b, &b, NULL)), CLS_OK);
     assert_non_null(done);
     cl_int status = CL_COMPLETE;
     assert_int_equal(clGetEventInfo(done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL),
@@ -279,9 +279,9 @@ static void a_wait_list_in_and_an_event_out_chain_the_call(void **state)
     cls_pipeline disc = {.scaler = CLS_NONE};
     cls_array f = ref_make_factors(CLS_F32, 1, 1, x.cols, 9);
     disc.factors = &f;
-    assert_int_equal(cls_transform_buffer(fx.ctx, &disc, NULL, &b, &b, &s1), CLS_OK);
+    assert_int_equal((b.sync = &s1, cls_transform(fx.ctx, &disc, NULL, &b, &b)), CLS_OK);
     cls_sync s2 = {.wait = &d1, .nwait = 1, .done = &d2};
-    assert_int_equal(cls_transform_buffer(fx.ctx, &disc, NULL, &b, &b, &s2), CLS_OK);
+    assert_int_equal((b.sync = &s2, cls_transform(fx.ctx, &disc, NULL, &b, &b)), CLS_OK);
     assert_int_equal(clWaitForEvents(1, &d2), CL_SUCCESS);
     ref_free(&y);
     y = download(m, &x, 0);
@@ -369,11 +369,11 @@ static void the_callers_objects_keep_their_references(void **state)
     cls_context *ctx = NULL;
     assert_int_equal(cls_context_create(&cfg, &ctx), CLS_OK);
     assert_int_equal(cls_device_count(ctx), 1);
-    cls_buffer b = buffer_of(m, 0, &x);
+    cls_array b = buffer_of(m, 0, &x);
     cls_pipeline p = {.scaler = CLS_ZSCORE};
     cl_event done = NULL;
     cls_sync sync = {.done = &done};
-    assert_int_equal(cls_fit_transform_buffer(ctx, &p, &b, &b, NULL, &sync), CLS_OK);
+    assert_int_equal((b.sync = &sync, cls_fit_transform(ctx, &p, &b, &b, NULL)), CLS_OK);
     assert_int_equal(clWaitForEvents(1, &done), CL_SUCCESS);
     clReleaseEvent(done);
     cls_context_destroy(ctx);
@@ -382,7 +382,7 @@ static void the_callers_objects_keep_their_references(void **state)
     cls_config all = {.cl_context = fx.cl};
     assert_int_equal(cls_context_create(&all, &ctx), CLS_OK);
     assert_int_equal(cls_device_count(ctx), 1);
-    assert_int_equal(cls_fit_transform_buffer(ctx, &p, &b, &b, NULL, NULL), CLS_OK);
+    assert_int_equal((b.sync = NULL, cls_fit_transform(ctx, &p, &b, &b, NULL)), CLS_OK);
     cls_context_destroy(ctx);
     if (exact) assert_int_equal(settled_mem(m, m0), m0);
     /* still the caller's: usable, and back to the references it had */
@@ -425,14 +425,14 @@ static void bad_buffers_are_refused_and_nothing_is_written(void **state)
     cls_sync sync = {.done = &done};
 
     /* too small for the shape, or for the offset */
-    cls_buffer b = buffer_of(m, 0, &x);
+    cls_array b = buffer_of(m, 0, &x);
     b.rows = 11;
-    expect_arg(cls_fit_transform_buffer(fx.ctx, &p, &b, &b, NULL, &sync), "does not fit");
+    expect_arg((b.sync = &sync, cls_fit_transform(fx.ctx, &p, &b, &b, NULL)), "does not fit");
     assert_null(done);
     b = buffer_of(m, 4, &x);
-    expect_arg(cls_fit_transform_buffer(fx.ctx, &p, &b, &b, NULL, &sync), "does not fit");
+    expect_arg((b.sync = &sync, cls_fit_transform(fx.ctx, &p, &b, &b, NULL)), "does not fit");
     b = buffer_of(m, 2, &x);
-    expect_arg(cls_fit_transform_buffer(fx.ctx, &p, &b, &b, NULL, NULL), "multiple of the element size");
+    expect_arg((b.sync = NULL, cls_fit_transform(fx.ctx, &p, &b, &b, NULL)), "multiple of the element size");
 
     /* from another context */
     cl_int e;
@@ -440,17 +440,17 @@ static void bad_buffers_are_refused_and_nothing_is_written(void **state)
     assert_int_equal(e, CL_SUCCESS);
     cl_mem foreign = clCreateBuffer(other, CL_MEM_READ_WRITE, nbytes(&x), NULL, &e);
     assert_int_equal(e, CL_SUCCESS);
-    cls_buffer in = buffer_of(m, 0, &x), fo = buffer_of(foreign, 0, &x);
-    expect_arg(cls_transform_buffer(fx.ctx, &p, NULL, &fo, &in, NULL), "another OpenCL context");
+    cls_array in = buffer_of(m, 0, &x), fo = buffer_of(foreign, 0, &x);
+    expect_arg((fo.sync = NULL, cls_transform(fx.ctx, &p, NULL, &fo, &in)), "another OpenCL context");
     cls_stats *s = NULL;
-    expect_arg(cls_fit_buffer(fx.ctx, &p, &fo, NULL, &s), "another OpenCL context");
+    expect_arg((fo.sync = NULL, cls_fit(fx.ctx, &p, &fo, &s)), "another OpenCL context");
     assert_null(s);
-    expect_arg(cls_fit_transform_buffer(fx.ctx, &p, &in, &fo, NULL, NULL), "another OpenCL context");
+    expect_arg((in.sync = NULL, cls_fit_transform(fx.ctx, &p, &in, &fo, NULL)), "another OpenCL context");
     /* a wait list event of another context */
     cl_event alien = clCreateUserEvent(other, &e);
     assert_int_equal(e, CL_SUCCESS);
     cls_sync bad_wait = {.wait = &alien, .nwait = 1};
-    expect_arg(cls_fit_transform_buffer(fx.ctx, &p, &in, &in, NULL, &bad_wait), "another OpenCL context");
+    expect_arg((in.sync = &bad_wait, cls_fit_transform(fx.ctx, &p, &in, &in, NULL)), "another OpenCL context");
     clSetUserEventStatus(alien, CL_COMPLETE);
     clReleaseEvent(alien);
     clReleaseMemObject(foreign);
@@ -459,20 +459,20 @@ static void bad_buffers_are_refused_and_nothing_is_written(void **state)
     /* a read-only output; overlapping input and output */
     cl_mem ro = clCreateBuffer(fx.cl, CL_MEM_READ_ONLY, nbytes(&x), NULL, &e);
     assert_int_equal(e, CL_SUCCESS);
-    cls_buffer rb = buffer_of(ro, 0, &x);
-    expect_arg(cls_fit_transform_buffer(fx.ctx, &p, &in, &rb, NULL, NULL), "read-only");
+    cls_array rb = buffer_of(ro, 0, &x);
+    expect_arg((in.sync = NULL, cls_fit_transform(fx.ctx, &p, &in, &rb, NULL)), "read-only");
     clReleaseMemObject(ro);
     cl_mem big = clCreateBuffer(fx.cl, CL_MEM_READ_WRITE, 2 * nbytes(&x), NULL, &e);
     assert_int_equal(e, CL_SUCCESS);
-    cls_buffer b0 = buffer_of(big, 0, &x), b1 = buffer_of(big, 64, &x);
-    expect_arg(cls_fit_transform_buffer(fx.ctx, &p, &b0, &b1, NULL, NULL), "overlap");
+    cls_array b0 = buffer_of(big, 0, &x), b1 = buffer_of(big, 64, &x);
+    expect_arg((b0.sync = NULL, cls_fit_transform(fx.ctx, &p, &b0, &b1, NULL)), "overlap");
     clReleaseMemObject(big);
 
     /* a device index the context does not have; NULL mem */
     cls_sync far = {.device = 5};
-    expect_arg(cls_fit_transform_buffer(fx.ctx, &p, &in, &in, NULL, &far), "device");
-    cls_buffer nul = buffer_of(NULL, 0, &x);
-    expect_arg(cls_fit_transform_buffer(fx.ctx, &p, &nul, &nul, NULL, NULL), "mem is NULL");
+    expect_arg((in.sync = &far, cls_fit_transform(fx.ctx, &p, &in, &in, NULL)), "device");
+    cls_array nul = buffer_of(NULL, 0, &x);
+    expect_arg((nul.sync = NULL, cls_fit_transform(fx.ctx, &p, &nul, &nul, NULL)), "mem is NULL");
 
     /* nothing was written by any of the refused calls */
     cls_array y = download(m, &x, 0);
@@ -529,9 +529,9 @@ static void foreign_objects_that_do_not_fit_are_refused(void **state)
     cls_context *own = test_context(NULL, 0, 0);
     cls_array x = ref_make(CLS_F32, 1, 4, 4, 3, 0);
     cl_mem m = upload(&x, 0);
-    cls_buffer b = buffer_of(m, 0, &x);
+    cls_array b = buffer_of(m, 0, &x);
     cls_pipeline p = {.scaler = CLS_MINMAX};
-    st = cls_fit_transform_buffer(own, &p, &b, &b, NULL, NULL);
+    st = (b.sync = NULL, cls_fit_transform(own, &p, &b, &b, NULL));
     assert_int_equal(st, CLS_E_ARG);
     assert_non_null(strstr(cls_last_error(own), "another OpenCL context"));
     cls_context_destroy(own);

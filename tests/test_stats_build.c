@@ -347,7 +347,7 @@ static void params_are_what_transform_applies(void **state)
     const cls_scaler scalers[] = {CLS_MINMAX, CLS_ZSCORE, CLS_DECIMAL};
     for (size_t k = 0; k < 3; k++) {
         for (int inverse = 0; inverse <= 1; inverse++) {
-            cls_array in = {x, CLS_F64, B, R, C}, out = {y, CLS_F64, B, R, C};
+            cls_array in = {.data = x, .dtype = CLS_F64, .batch = B, .rows = R, .cols = C}, out = {.data = y, .dtype = CLS_F64, .batch = B, .rows = R, .cols = C};
             cls_pipeline p;
             memset(&p, 0, sizeof p);
             p.scaler = scalers[k];

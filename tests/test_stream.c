@@ -36,7 +36,7 @@ static size_t bytes_of(const cls_array *x) { return x->batch * x->rows * x->cols
 /* Seeded data with NaN, +-Inf, a constant column and an all-missing column. */
 static cls_array make_data(cls_dtype t, size_t b, size_t r, size_t c, uint64_t seed)
 {
-    cls_array x = {NULL, t, b, r, c};
+    cls_array x = {.data = NULL, .dtype = t, .batch = b, .rows = r, .cols = c};
     size_t n = b * r * c;
     x.data = malloc(n * es_of(t));
     assert_non_null(x.data);
@@ -80,9 +80,9 @@ static void *read_back(int fd, uint64_t offset, size_t n)
     return b;
 }
 
-static cls_file_array fa(int fd, uint64_t off, const cls_array *x, const char *name)
+static cls_array fa(int fd, uint64_t off, const cls_array *x, const char *name)
 {
-    cls_file_array a = {fd, off, x->dtype, x->batch, x->rows, x->cols, name};
+    cls_array a = {.where = CLS_IN_FILE, .fd = fd, .offset = off, .dtype = x->dtype, .batch = x->batch, .rows = x->rows, .cols = x->cols, .path = name};
     return a;
 }
 
@@ -162,9 +162,9 @@ static void fit_transform_case_p(const cls_pipeline *base, cls_dtype t, cls_scal
     int in = write_at(path("in.bin"), &x, off);
     int out = open(path("out.bin"), O_RDWR | O_CREAT | O_TRUNC, 0644);
     assert_true(out >= 0);
-    cls_file_array a = fa(in, off, &x, "in.bin"), o = fa(out, 36, &x, "out.bin");
+    cls_array a = fa(in, off, &x, "in.bin"), o = fa(out, 36, &x, "out.bin");
     cls_stream_opts opts = {buf, 3, 2, 0};
-    cls_status st = cls_stream_fit_transform(ctx, &p, &a, &o, &opts, sc == CLS_NONE && factors ? NULL : &ss);
+    cls_status st = (a.stream = &opts, cls_fit_transform(ctx, &p, &a, &o, sc == CLS_NONE && factors ? NULL : &ss));
     if (st != CLS_OK) fail_msg("%s: %s: %s", label, cls_status_str(st), cls_last_error(ctx));
     void *got = read_back(out, 36, bytes_of(&x));
     assert_same_data(got, y.data, t, x.batch * x.rows * x.cols, tol, label);
@@ -252,9 +252,9 @@ static void robust_groups_larger_than_a_buffer_more_cases(void **s)
     cls_stats *sm = NULL, *ss = NULL;
     assert_int_equal(cls_fit(ctx, &p, &x, &sm), CLS_OK);
     int in = write_at(path("r.bin"), &x, 8);
-    cls_file_array a = fa(in, 8, &x, "r.bin");
+    cls_array a = fa(in, 8, &x, "r.bin");
     cls_stream_opts opts = {33 * 5 * 8, 2, 1, 0};
-    cls_status st = cls_stream_fit(ctx, &p, &a, &opts, &ss);
+    cls_status st = (a.stream = &opts, cls_fit(ctx, &p, &a, &ss));
     if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
     assert_same_stats(ss, sm, 0);
     close(in);
@@ -311,9 +311,9 @@ static void column_blocks_hold_whole_groups_in_one_pass(void **s)
     int in = write_at(path("kin.bin"), &x, 24);
     int out = open(path("kout.bin"), O_RDWR | O_CREAT | O_TRUNC, 0644);
     assert_true(out >= 0);
-    cls_file_array a = fa(in, 24, &x, "kin.bin"), o = fa(out, 0, &x, "kout.bin");
+    cls_array a = fa(in, 24, &x, "kin.bin"), o = fa(out, 0, &x, "kout.bin");
     cls_stream_opts opts = {R * es * (4096 / es + 7), 3, 2, 0};
-    cls_status st = cls_stream_fit_transform(ctx, &p, &a, &o, &opts, &ss);
+    cls_status st = (a.stream = &opts, cls_fit_transform(ctx, &p, &a, &o, &ss));
     if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
     assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
     assert_int_equal(rep.phases, 1);
@@ -332,7 +332,7 @@ static void column_blocks_hold_whole_groups_in_one_pass(void **s)
     cls_pipeline q = {.scaler = CLS_ZSCORE, .scope = CLS_SCOPE_MATRIX};
     cls_array z = make_out(&x);
     assert_int_equal(cls_transform(ctx, &q, sm, &x, &z), CLS_OK);
-    st = cls_stream_transform(ctx, &q, sm, &a, &o, &opts);
+    st = (a.stream = &opts, cls_transform(ctx, &q, sm, &a, &o));
     if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
     got = read_back(out, 0, bytes_of(&x));
     assert_same_data(got, z.data, t, B * R * C, 0, "transform in column blocks");
@@ -368,17 +368,17 @@ static void transform_and_fit_are_byte_identical(void **s)
     cls_stats *sm = NULL, *ss = NULL;
     assert_int_equal(cls_fit(ctx, &p, &x, &sm), CLS_OK);
     int in = write_at(path("t.bin"), &x, 64);
-    cls_file_array a = fa(in, 64, &x, "t.bin");
+    cls_array a = fa(in, 64, &x, "t.bin");
     cls_stream_opts opts = {64 * 6 * 8, 2, 1, 0};
-    assert_int_equal(cls_stream_fit(ctx, &p, &a, &opts, &ss), CLS_OK);
+    assert_int_equal((a.stream = &opts, cls_fit(ctx, &p, &a, &ss)), CLS_OK);
     assert_same_stats(ss, sm, 0);
     for (int inv = 0; inv < 2; inv++) {
         p.inverse = inv;
         cls_array y = make_out(&x);
         assert_int_equal(cls_transform(ctx, &p, sm, &x, &y), CLS_OK);
         int out = open(path("t-out.bin"), O_RDWR | O_CREAT | O_TRUNC, 0644);
-        cls_file_array o = fa(out, 0, &x, "t-out.bin");
-        cls_status st = cls_stream_transform(ctx, &p, ss, &a, &o, &opts);
+        cls_array o = fa(out, 0, &x, "t-out.bin");
+        cls_status st = (a.stream = &opts, cls_transform(ctx, &p, ss, &a, &o));
         if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
         void *got = read_back(out, 0, bytes_of(&x));
         assert_same_data(got, y.data, CLS_F64, 4 * 64 * 6, 0, inv ? "inverse" : "transform");
@@ -437,7 +437,7 @@ static void stream_file_matches_in_memory(void **s)
     assert_int_equal(cls_fit_transform(ctx, &p, &x, &y, NULL), CLS_OK);
     cls_stats *fitted = NULL;
     cls_stream_opts opts = {2 * 30 * 4 * 8, 2, 2, 0};
-    cls_status st = cls_stream_file(ctx, &p, NULL, path("x.npy"), path("y.npy"), &opts, &fitted);
+    cls_status st = cls_fit_transform(ctx, &p, &(cls_array){.where = CLS_IN_NPY, .path = path("x.npy"), .stream = &opts}, &(cls_array){.where = CLS_IN_NPY, .path = path("y.npy")}, &fitted);
     if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
     assert_non_null(fitted);
     struct stat sb;
@@ -448,7 +448,7 @@ static void stream_file_matches_in_memory(void **s)
     close(fd);
     free(got);
     /* apply with the fitted statistics, the recorded pipeline */
-    st = cls_stream_file(ctx, NULL, fitted, path("x.npy"), path("y2.npy"), NULL, NULL);
+    st = cls_transform(ctx, NULL, fitted, &(cls_array){.where = CLS_IN_NPY, .path = path("x.npy")}, &(cls_array){.where = CLS_IN_NPY, .path = path("y2.npy")});
     if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
     assert_int_equal(temps_in_dir(), 0);
     cls_stats_destroy(fitted);
@@ -501,9 +501,9 @@ static void cleaning_streams_whole_groups_or_their_passes(void **s)
         int in = write_at(path("cin.bin"), &x, 64);
         int out = open(path("cout.bin"), O_RDWR | O_CREAT | O_TRUNC, 0644);
         assert_true(out >= 0);
-        cls_file_array a = fa(in, 64, &x, "cin.bin"), o = fa(out, 0, &x, "cout.bin");
+        cls_array a = fa(in, 64, &x, "cin.bin"), o = fa(out, 0, &x, "cout.bin");
         cls_stream_opts opts = {2 * 40 * 6 * es_of(t), 3, 2, 0}; /* two matrices a chunk */
-        cls_status st = cls_stream_fit_transform(ctx, &p, &a, &o, &opts, NULL);
+        cls_status st = (a.stream = &opts, cls_fit_transform(ctx, &p, &a, &o, NULL));
         if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
         void *got = read_back(out, 0, bytes_of(&x));
         assert_same_data(got, y.data, t, x.batch * x.rows * x.cols, 0, "cleaning streamed");
@@ -523,7 +523,7 @@ static void cleaning_streams_whole_groups_or_their_passes(void **s)
         if (!test_suite_is("oclgrind")) { /* tens of passes: 20 s in the simulator */
             memset(g_miss, 0xff, sizeof g_miss);
             memset(g_lo, 0, sizeof g_lo);
-            st = cls_stream_fit_transform(ctx, &p, &a, &o, &small, NULL);
+            st = (a.stream = &small, cls_fit_transform(ctx, &p, &a, &o, NULL));
             if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
             for (size_t e = 0; e < 30; e++) {
                 assert_int_equal(g_miss[e], w_miss[e]);
@@ -556,10 +556,10 @@ static void shorter_than_its_array_fails_before_work(void **s)
     int in = write_at(path("short.bin"), &x, 0);
     cls_array big = x;
     big.batch = 3;
-    cls_file_array a = fa(in, 0, &big, "short.bin");
+    cls_array a = fa(in, 0, &big, "short.bin");
     cls_stats *st_out = NULL;
     cls_pipeline p = {.scaler = CLS_MINMAX, .scope = CLS_SCOPE_MATRIX};
-    expect_error(cls_stream_fit(ctx, &p, &a, NULL, &st_out), CLS_E_IO, "short.bin", "ends at byte 360");
+    expect_error(cls_fit(ctx, &p, &a, &st_out), CLS_E_IO, "short.bin", "ends at byte 360");
     assert_null(st_out);
     close(in);
     free(x.data);
@@ -619,9 +619,9 @@ static unsigned progress_of(const cls_array *x, const cls_pipeline *p, size_t bu
     int in = write_at(path("pin.bin"), x, 0);
     int out = open(path("pout.bin"), O_RDWR | O_CREAT | O_TRUNC, 0644);
     assert_true(out >= 0);
-    cls_file_array a = fa(in, 0, x, "pin.bin"), o = fa(out, 0, x, "pout.bin");
+    cls_array a = fa(in, 0, x, "pin.bin"), o = fa(out, 0, x, "pout.bin");
     cls_stream_opts opts = {buf, 3, 2, 0};
-    cls_status st = cls_stream_fit_transform(c2, p, &a, &o, &opts, NULL);
+    cls_status st = (a.stream = &opts, cls_fit_transform(c2, p, &a, &o, NULL));
     if (st != CLS_OK) fail_msg("%s: %s: %s", what, cls_status_str(st), cls_last_error(c2));
     cls_context_destroy(c2);
     close(in);
@@ -717,7 +717,7 @@ static void changed_while_read(int what, const char *needle1, const char *needle
     char want[64];
     snprintf(want, sizeof want, "%s", needle2 ? needle2 : "");
     if (what == 0) snprintf(want, sizeof want, "ends at byte %llu", (unsigned long long)(hdr + 3 * mb));
-    expect_error(cls_stream_file(ctx, &p, NULL, path("m.npy"), path("out.npy"), &opts, NULL), CLS_E_IO, needle1,
+    expect_error(cls_fit_transform(ctx, &p, &(cls_array){.where = CLS_IN_NPY, .path = path("m.npy"), .stream = &opts}, &(cls_array){.where = CLS_IN_NPY, .path = path("out.npy")}, NULL), CLS_E_IO, needle1,
                  want[0] ? want : NULL);
     ctx = keep;
     cls_context_destroy(c2);
@@ -751,12 +751,12 @@ static void read_error_names_the_offset(void **s)
     (void)s;
     int pfd[2];
     assert_int_equal(pipe(pfd), 0);
-    cls_array x = {NULL, CLS_F32, 1, 4, 4};
-    cls_file_array a = {pfd[0], 4096, CLS_F32, 1, 4, 4, "the pipe"};
+    cls_array x = {.data = NULL, .dtype = CLS_F32, .batch = 1, .rows = 4, .cols = 4};
+    cls_array a = {.where = CLS_IN_FILE, .fd = pfd[0], .offset = 4096, .dtype = CLS_F32, .batch = 1, .rows = 4, .cols = 4, .path = "the pipe"};
     cls_stats *out = NULL;
     cls_pipeline p = {.scaler = CLS_MINMAX, .scope = CLS_SCOPE_MATRIX};
     (void)x;
-    expect_error(cls_stream_fit(ctx, &p, &a, NULL, &out), CLS_E_IO, "the pipe: read error at byte 4096", NULL);
+    expect_error(cls_fit(ctx, &p, &a, &out), CLS_E_IO, "the pipe: read error at byte 4096", NULL);
     close(pfd[0]);
     close(pfd[1]);
 }
@@ -769,10 +769,10 @@ static void full_disk_names_the_offset(void **s)
     if (full < 0) test_skip("no /dev/full here");
     cls_array x = make_data(CLS_F32, 3, 16, 4, 9);
     int in = write_at(path("f.bin"), &x, 0);
-    cls_file_array a = fa(in, 0, &x, "f.bin"), o = fa(full, 128, &x, "/dev/full");
+    cls_array a = fa(in, 0, &x, "f.bin"), o = fa(full, 128, &x, "/dev/full");
     cls_pipeline p = {.scaler = CLS_MINMAX, .scope = CLS_SCOPE_MATRIX};
     cls_stream_opts opts = {16 * 4 * 4, 2, 1, 0};
-    expect_error(cls_stream_fit_transform(ctx, &p, &a, &o, &opts, NULL), CLS_E_IO,
+    expect_error((a.stream = &opts, cls_fit_transform(ctx, &p, &a, &o, NULL)), CLS_E_IO,
                  "/dev/full: write error at byte 128", strerror(ENOSPC));
     close(in);
     close(full);
@@ -782,22 +782,22 @@ static void full_disk_names_the_offset(void **s)
 static void bad_arguments_fail_before_any_io(void **s)
 {
     (void)s;
-    cls_array x = {NULL, CLS_F32, 2, 3, 4};
-    cls_file_array a = fa(-1, 0, &x, "a"), b = fa(0, 0, &x, "b");
+    cls_array x = {.data = NULL, .dtype = CLS_F32, .batch = 2, .rows = 3, .cols = 4};
+    cls_array a = fa(-1, 0, &x, "a"), b = fa(0, 0, &x, "b");
     cls_pipeline p = {.scaler = CLS_MINMAX, .scope = CLS_SCOPE_MATRIX};
     cls_stats *out = NULL;
-    assert_int_equal(cls_stream_fit(ctx, &p, &a, NULL, &out), CLS_E_ARG);
-    assert_int_equal(cls_stream_fit(ctx, &p, NULL, NULL, &out), CLS_E_ARG);
-    assert_int_equal(cls_stream_fit(NULL, &p, &b, NULL, &out), CLS_E_ARG);
+    assert_int_equal(cls_fit(ctx, &p, &a, &out), CLS_E_ARG);
+    assert_int_equal(cls_fit(ctx, &p, NULL, &out), CLS_E_ARG);
+    assert_int_equal(cls_fit(NULL, &p, &b, &out), CLS_E_ARG);
     b.cols = 0;
-    assert_int_equal(cls_stream_fit(ctx, &p, &b, NULL, &out), CLS_E_ARG);
+    assert_int_equal(cls_fit(ctx, &p, &b, &out), CLS_E_ARG);
     /* a scaler without statistics to transform with */
     cls_array y = make_data(CLS_F32, 2, 3, 4, 2);
     int in = write_at(path("arg.bin"), &y, 0);
-    cls_file_array c = fa(in, 0, &y, "arg.bin"), d = fa(in, bytes_of(&y), &y, "arg.bin");
-    assert_int_equal(cls_stream_transform(ctx, &p, NULL, &c, &d, NULL), CLS_E_ARG);
+    cls_array c = fa(in, 0, &y, "arg.bin"), d = fa(in, bytes_of(&y), &y, "arg.bin");
+    assert_int_equal(cls_transform(ctx, &p, NULL, &c, &d), CLS_E_ARG);
     /* an npy file that is not one */
-    expect_error(cls_stream_file(ctx, &p, NULL, path("arg.bin"), path("never.npy"), NULL, NULL), CLS_E_FORMAT,
+    expect_error(cls_fit_transform(ctx, &p, &(cls_array){.where = CLS_IN_NPY, .path = path("arg.bin")}, &(cls_array){.where = CLS_IN_NPY, .path = path("never.npy")}, NULL), CLS_E_FORMAT,
                  "arg.bin", NULL);
     struct stat sb;
     assert_int_equal(stat(path("never.npy"), &sb), -1);

@@ -104,7 +104,7 @@ static void check_output(const char *path, const cls_array *x, size_t ndim, cons
     assert_int_equal(f.batch, x->batch);
     assert_int_equal(f.rows, x->rows);
     assert_int_equal(f.cols, x->cols);
-    cls_array y = {f.data, f.dtype, f.batch, f.rows, f.cols};
+    cls_array y = {.data = f.data, .dtype = f.dtype, .batch = f.batch, .rows = f.rows, .cols = f.cols};
     size_t bad = ref_compare(&y, want, tol_for(x->dtype), label);
     cls_npy_close(&f, 0, NULL, 0);
     assert_int_equal(bad, 0);

@@ -209,7 +209,7 @@ static int memory_limited_run(void)
         return 102;
     }
     cls_pipeline p = {.scaler = CLS_MINMAX, .lo = 0, .hi = 1};
-    cls_array in = {x, CLS_F32, 1, rows, cols}, out = {y, CLS_F32, 1, rows, cols};
+    cls_array in = {.data = x, .dtype = CLS_F32, .batch = 1, .rows = rows, .cols = cols}, out = {.data = y, .dtype = CLS_F32, .batch = 1, .rows = rows, .cols = cols};
     cls_status st = cls_fit_transform(ctx, &p, &in, &out, NULL);
     if (st != CLS_OK) {
         fprintf(stderr, "fit_transform: %s: %s\n", cls_status_str(st), cls_last_error(ctx));

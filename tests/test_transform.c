@@ -341,14 +341,14 @@ static void stats_of_two_halves_merge_to_stats_of_whole(void **state)
             unsigned feat = REF_MISSING | REF_NEGATIVE | (k == 2 ? REF_OFFSET : 0);
             /* one table split by rows, unevenly */
             cls_array x = ref_make(dt, 1, 601, 11, 3400 + k, feat);
-            cls_array h1 = {x.data, dt, 1, 250, 11};
-            cls_array h2 = {(char *)x.data + 250 * 11 * es, dt, 1, 351, 11};
+            cls_array h1 = {.data = x.data, .dtype = dt, .batch = 1, .rows = 250, .cols = 11};
+            cls_array h2 = {.data = (char *)x.data + 250 * 11 * es, .dtype = dt, .batch = 1, .rows = 351, .cols = 11};
             halves_merge_to_whole(ctx, &x, &h1, &h2, fitted[k], "rows");
             ref_free(&x);
             /* a batch split by matrices */
             x = ref_make(dt, 6, 101, 11, 3410 + k, feat);
-            cls_array b1 = {x.data, dt, 2, 101, 11};
-            cls_array b2 = {(char *)x.data + 2 * 101 * 11 * es, dt, 4, 101, 11};
+            cls_array b1 = {.data = x.data, .dtype = dt, .batch = 2, .rows = 101, .cols = 11};
+            cls_array b2 = {.data = (char *)x.data + 2 * 101 * 11 * es, .dtype = dt, .batch = 4, .rows = 101, .cols = 11};
             halves_merge_to_whole(ctx, &x, &b1, &b2, fitted[k], "matrices");
             ref_free(&x);
         }

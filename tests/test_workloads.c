@@ -72,10 +72,10 @@ static prepared prepare(const char *name, uint64_t seed)
     memset(&P, 0, sizeof P);
     P.w = workload(name);
     size_t es = P.w.dtype == CLS_F64 ? 8 : 4, n = bench_elements(&P.w);
-    P.x = (cls_array){malloc(n * es), P.w.dtype, P.w.batch, P.w.rows, P.w.cols};
+    P.x = (cls_array){.data = malloc(n * es), .dtype = P.w.dtype, .batch = P.w.batch, .rows = P.w.rows, .cols = P.w.cols};
     assert_non_null(P.x.data);
     if (P.w.kind == BENCH_DISCOUNT) {
-        P.f = (cls_array){malloc(P.w.frows * P.w.fcols * es), P.w.dtype, 1, P.w.frows, P.w.fcols};
+        P.f = (cls_array){.data = malloc(P.w.frows * P.w.fcols * es), .dtype = P.w.dtype, .batch = 1, .rows = P.w.frows, .cols = P.w.fcols};
         assert_non_null(P.f.data);
     }
     bench_fill(&P.w, P.x.data, P.f.data, seed);

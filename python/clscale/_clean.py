@@ -1,6 +1,6 @@
 """Cleaning estimators: SimpleImputer (scikit-learn's semantics) and
 SigmaClip (astropy's sigma_clip along axis 0), both on every OpenCL device
-the `devices` selector names (the library's cls_clean_data), and from file
+the `devices` selector names (the library's cls_fit_transform), and from file
 to file through the library's streamed cleaning (fit_transform_file,
 _files.stream_clean)."""
 import numbers

@@ -1,7 +1,7 @@
 """Files larger than memory: the estimators' *_file methods.
 
 A .npy file is scaled file to file by the library's streaming path
-(cls_stream_file): a fixed pool of buffers goes round reading ahead,
+(cls_fit_transform): a fixed pool of buffers goes round reading ahead,
 computing on every device and writing behind, so a file of any size costs
 about 300 MB of memory and its data never passes through numpy. The output
 is written to a temporary beside it and renamed only when everything
@@ -218,7 +218,7 @@ class DiscountFiles:
 
 def stream_clean(devices, in_path, out_path, opts, scope, scaler=None):
     """Cleans the .npy file in_path into out_path with the library's
-    streamed cleaning stage (cls_stream_file with cls_pipeline.clean);
+    streamed cleaning stage (cls_fit_transform with cls_pipeline.clean);
     `opts` are clean()'s keywords, `scope` the pipeline's, `scaler`
     (stream_file's scaler keywords) the scaler fused after it, if any.
 

@@ -10,7 +10,7 @@ per matrix: the axes before the reduced ones are the batch, those after
 them the columns, so that reducing any run of neighbouring axes of a
 C-contiguous array copies nothing (other sets of axes are moved to the
 front, a copy): exact quantiles and medians by counting (cls_quantiles,
-cls_medians), clipping by cls_clean_data.
+cls_medians), clipping by cls_fit_transform.
 
 Where the library and numpy differ, the function does what numpy does:
 +-Inf take part in numpy's quantiles and medians (the library skips them

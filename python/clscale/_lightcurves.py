@@ -5,8 +5,8 @@ batch of light curves in one call.
 
 Each call views the array as batch x rows x columns with the filtered axis
 as the rows (the axes before it the batch, those after it the columns: a
-view of a C-contiguous array, no copy) and runs cls_clean_data's trend or
-bins, or cls_bin_data, on every device. Missing values (NaN, +-Inf) are
+view of a C-contiguous array, no copy) and runs cls_fit_transform's trend or
+bins, or cls_fit_transform (bins reduced), on every device. Missing values (NaN, +-Inf) are
 ignored in each window and kept in the output, where scipy spreads them;
 on finite data the results are scipy's (float64 sums where a device has
 float64, float32 sums with a compensation on rusticl, ~1e-5 relative).
@@ -171,7 +171,7 @@ def flatten(flux, window_length=101, polyorder=2, return_trend=False, niters=3, 
             _clscale.clean(ctx, work, trend, detrend=_SAVGOL, detrend_op=_TREND, window=window_length,
                            polyorder=polyorder)
             resid = (x3 - trend).astype(x3.dtype, copy=False)
-            # astropy's sigma_clip over each light curve (cls_clean_data's mask, values kept as they are)
+            # astropy's sigma_clip over each light curve (cls_fit_transform's mask, values kept as they are)
             _clscale.clean(ctx, resid, None, bad, sigma=float(sigma), maxiters=5, mode=2)
             keep &= ~(bad.astype(bool) & np.isfinite(resid))
     flat = (x3 / trend).reshape(x.shape)

@@ -5,7 +5,7 @@ fit), and the map y = (x - centre) / scale runs as the library's z-score
 transform of statistics restated with mean = centre and std = scale, so a
 transform is one pass on the devices like every other scaler's. The *_file
 methods are _files.ScalerFiles', through its hooks: the fit streams the
-file (cls_stream_fit: the robust fit's exact quantiles, or max |x|), the
+file (cls_fit: the robust fit's exact quantiles, or max |x|), the
 attributes are made here as fit() makes them, the transform streams the
 same restated z-score map."""
 import numbers

@@ -308,7 +308,7 @@ def _run_sigma_clip(args, results):
         rows = [("clscale.sigma_clip(x, sigma=3, maxiters=None, axis=1) (masked array)", "python", function),
                 ("clscale.SigmaClip(3, maxiters=None).fit_transform(x) (NaN where clipped)", "python-estimator",
                  lambda: SigmaClip(3, maxiters=None, devices=args.devices).fit_transform(x)),
-                ("library cls_clean_data into a reused output (the extension's call)", "c", c_call, c_times),
+                ("library cls_fit_transform into a reused output (the extension's call)", "c", c_call, c_times),
                 ("clscale.sigma_clipped_stats(x, sigma=3, maxiters=None, axis=1)", "python-stats", stats)]
         if astro_clip is not None:
             rows.append(("astropy sigma_clip(x, sigma=3, maxiters=None, axis=1)", "astropy",

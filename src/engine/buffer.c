@@ -1,5 +1,5 @@
-/* The public calls on data already on a device: cls_fit_buffer,
- * cls_transform_buffer, cls_fit_transform_buffer. Owns their argument
+/* The public calls on data already on a device: cls_fit,
+ * cls_transform, cls_fit_transform. Owns their argument
  * checks, made before anything is enqueued: the buffers (valid, of the
  * device's OpenCL context, large enough for shape and offset, an output
  * that may be written and does not overlap the input unless it is the
@@ -120,28 +120,28 @@ static cls_status start(cls_context *ctx, const cls_sync *sync, cls_resident *re
     return st;
 }
 
-cls_status cls_fit_buffer(cls_context *ctx, const cls_pipeline *p, const cls_buffer *x, const cls_sync *sync,
+cls_status cls_buf_fit(cls_context *ctx, const cls_pipeline *p, const cls_buffer *x, const cls_sync *sync,
                           cls_stats **out)
 {
     cls_resident res;
     cls_status st = start(ctx, sync, &res);
     if (st != CLS_OK) return st;
-    if (!out) return cls_fail(ctx, CLS_E_ARG, "cls_fit_buffer: out is NULL");
+    if (!out) return cls_fail(ctx, CLS_E_ARG, "cls_fit: out is NULL");
     *out = NULL;
     cls_array xa;
     st = check_buffer(ctx, &ctx->devs[res.device], x, "input", 0, &xa);
     if (st == CLS_OK) st = cls_check_pipeline(ctx, p, &xa, NULL);
     if (st == CLS_OK && p->clean)
-        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "buffer calls take no cleaning stage (clean with cls_clean_data())");
+        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "buffer calls take no cleaning stage (clean with cls_host_clean())");
     if (st == CLS_OK && p->inverse)
-        st = cls_fail(ctx, CLS_E_ARG, "cls_fit_buffer: an inverse pipeline cannot be fitted");
+        st = cls_fail(ctx, CLS_E_ARG, "cls_fit: an inverse pipeline cannot be fitted");
     if (st != CLS_OK) return st;
     res.in = x->mem;
     res.in_off = x->offset / elem_size(x->dtype);
     return cls_do_fit(ctx, p, &xa, &res, out);
 }
 
-cls_status cls_transform_buffer(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const cls_buffer *in,
+cls_status cls_buf_transform(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const cls_buffer *in,
                                 const cls_buffer *out, const cls_sync *sync)
 {
     cls_resident res;
@@ -149,7 +149,7 @@ cls_status cls_transform_buffer(cls_context *ctx, const cls_pipeline *p, const c
     if (st != CLS_OK) return st;
     cls_pipeline recorded;
     if (!p) {
-        if (!s) return cls_fail(ctx, CLS_E_ARG, "cls_transform_buffer: no pipeline and no statistics to take it from");
+        if (!s) return cls_fail(ctx, CLS_E_ARG, "cls_transform: no pipeline and no statistics to take it from");
         memset(&recorded, 0, sizeof recorded);
         recorded.scaler = s->info.scaler;
         recorded.scope = s->info.scope;
@@ -165,7 +165,7 @@ cls_status cls_transform_buffer(cls_context *ctx, const cls_pipeline *p, const c
     if (st == CLS_OK) st = check_pair(ctx, in, &ia, out, &oa);
     if (st == CLS_OK) st = cls_check_pipeline(ctx, p, &ia, NULL);
     if (st == CLS_OK && p->clean)
-        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "buffer calls take no cleaning stage (clean with cls_clean_data())");
+        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "buffer calls take no cleaning stage (clean with cls_host_clean())");
     if (st == CLS_OK) st = cls_check_stats(ctx, p, s, &ia);
     if (st != CLS_OK) return st;
     res.in = in->mem;
@@ -175,7 +175,7 @@ cls_status cls_transform_buffer(cls_context *ctx, const cls_pipeline *p, const c
     return cls_do_transform(ctx, p, s, &ia, &oa, &res);
 }
 
-cls_status cls_fit_transform_buffer(cls_context *ctx, const cls_pipeline *p, const cls_buffer *in,
+cls_status cls_buf_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_buffer *in,
                                     const cls_buffer *out, cls_stats **fitted, const cls_sync *sync)
 {
     cls_resident res;
@@ -189,10 +189,10 @@ cls_status cls_fit_transform_buffer(cls_context *ctx, const cls_pipeline *p, con
     if (st == CLS_OK) st = check_pair(ctx, in, &ia, out, &oa);
     if (st == CLS_OK) st = cls_check_pipeline(ctx, p, &ia, NULL);
     if (st == CLS_OK && p->clean)
-        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "buffer calls take no cleaning stage (clean with cls_clean_data())");
+        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "buffer calls take no cleaning stage (clean with cls_host_clean())");
     if (st == CLS_OK && p->inverse)
-        st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform_buffer: inverse needs fitted statistics; use "
-                      "cls_transform_buffer");
+        st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: inverse needs fitted statistics; use "
+                      "cls_transform");
     if (st != CLS_OK) return st;
     res.in = in->mem;
     res.in_off = in->offset / elem_size(in->dtype);

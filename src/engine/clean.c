@@ -1,4 +1,4 @@
-/* The cleaning stage: cls_clean_data() and cls_fit_transform() (which
+/* The cleaning stage: cls_host_clean() and cls_host_fit_transform() (which
  * cleans ahead of the scaler when the pipeline asks). Owns the order of
  * the passes: a moments pass (missing values counted; the data copied to
  * `out` with missing values NaN when clipping), one masking pass per
@@ -10,7 +10,7 @@
  * Short groups (<= 64 rows, clip_fast.h) clip in one pass instead of the moments and
  * masking passes, and find their fill there too. Imputation alone (mean,
  * constant, a sentinel) ahead of a one-pass scaler goes to impute_fused.c
- * instead. Across processes (cls_clean_data_combined): every moments
+ * instead. Across processes (cls_fit_transform): every moments
  * pass's moments merged by the caller's combine->stats hook, the medians
  * by the combined counting passes, so every process takes the same
  * decisions; a process with no rows takes no device pass but every
@@ -53,7 +53,7 @@ static cls_status resolve(cls_context *ctx, const cls_clean *c, copts *o, int da
 {
     memset(o, 0, sizeof *o);
     if ((c->mask_out || c->mean_out || c->m2_out) && !data_only)
-        return cls_fail(ctx, CLS_E_ARG, "cleaning: mask_out, mean_out and m2_out are for cls_clean_data() alone "
+        return cls_fail(ctx, CLS_E_ARG, "cleaning: mask_out, mean_out and m2_out are for cls_host_clean() alone "
                         "(this call writes its cleaned values, whose NaN are the mask, and fits their statistics)");
     o->has_sent = c->has_missing_value != 0;
     o->sent = c->missing_value;
@@ -85,11 +85,11 @@ static cls_status resolve(cls_context *ctx, const cls_clean *c, copts *o, int da
         o->clamp = c->mode == CLS_CLIP_CLAMP;
     }
     if (cls_lc_active(c) && !data_only)
-        return cls_fail(ctx, CLS_E_UNSUPPORTED, "light curves (detrend, bins) run in cls_clean_data(), "
-                        "cls_bin_data() and cls_fit_transform(): not yet streamed from a file or across processes");
+        return cls_fail(ctx, CLS_E_UNSUPPORTED, "light curves (detrend, bins) run in cls_host_clean(), "
+                        "cls_host_bin() and cls_host_fit_transform(): not yet streamed from a file or across processes");
     o->keep = c->mode == CLS_CLIP_KEEP;
     if (o->keep && !data_only)
-        return cls_fail(ctx, CLS_E_ARG, "cleaning: CLS_CLIP_KEEP is for cls_clean_data() alone (it writes the "
+        return cls_fail(ctx, CLS_E_ARG, "cleaning: CLS_CLIP_KEEP is for cls_host_clean() alone (it writes the "
                         "values as they were; this call scales or combines cleaned values)");
     if (o->keep && o->impute != CLS_IMPUTE_NONE)
         return cls_fail(ctx, CLS_E_ARG, "cleaning: CLS_CLIP_KEEP writes every value as it was read: no "
@@ -106,7 +106,7 @@ static int cleans(const cls_clean *c)
 
 static int active(const cls_clean *c)
 {
-    /* the outputs of cls_clean_data() alone count: a pipeline refuses
+    /* the outputs of cls_host_clean() alone count: a pipeline refuses
      * them, and the light curves (resolve()) */
     return cleans(c) || cls_lc_active(c);
 }
@@ -657,13 +657,13 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
     return st;
 }
 
-cls_status cls_clean_data(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in,
+cls_status cls_host_clean(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in,
                           cls_array *out)
 {
     if (!ctx) return CLS_E_ARG;
     if (!ctx->usable) return cls_fail(ctx, CLS_E_ARG, "the context failed to initialise: %s", ctx->err);
-    if (!c) return cls_fail(ctx, CLS_E_ARG, "cls_clean_data: NULL cleaning options");
-    if ((unsigned)scope > CLS_SCOPE_BATCH) return cls_fail(ctx, CLS_E_ARG, "cls_clean_data: unknown scope");
+    if (!c) return cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: NULL cleaning options");
+    if ((unsigned)scope > CLS_SCOPE_BATCH) return cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: unknown scope");
     /* out NULL: the mask and the per-column outputs alone */
     cls_status st = check_arrays(ctx, in, out ? out : in, 0, scope);
     copts o;
@@ -675,7 +675,7 @@ cls_status cls_clean_data(cls_context *ctx, const cls_clean *c, cls_scope scope,
     uint64_t Rg = scope == CLS_SCOPE_BATCH ? (uint64_t)in->batch * in->rows : in->rows;
     if (lc) st = cls_lc_check(ctx, c, Rg, 0);
     if (st == CLS_OK && lc && !out)
-        st = cls_fail(ctx, CLS_E_ARG, "cls_clean_data: a trend or bins write the data: out may not be NULL");
+        st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: a trend or bins write the data: out may not be NULL");
     if (st != CLS_OK) return st;
     if (lc && !cleans(c)) return cls_lc_run(ctx, c, in->dtype, in->data, out->data, G, Rg, in->cols);
     /* values written as read, in place: nothing to write */
@@ -691,7 +691,7 @@ cls_status cls_clean_data(cls_context *ctx, const cls_clean *c, cls_scope scope,
     return st;
 }
 
-cls_status cls_bin_data(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in,
+cls_status cls_host_bin(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in,
                         cls_array *out)
 {
     if (!ctx) return CLS_E_ARG;
@@ -708,7 +708,7 @@ cls_status cls_bin_data(cls_context *ctx, const cls_clean *c, cls_scope scope, c
     st = cls_lc_check(ctx, c, Rg, 1);
     if (st != CLS_OK) return st;
     if (c->mask_out) return cls_fail(ctx, CLS_E_ARG, "cls_bin_data: no mask_out (the rows change; "
-                                     "cls_clean_data writes the mask)");
+                                     "cls_fit_transform writes the mask)");
     uint64_t nb = (Rg + c->bin_rows - 1) / c->bin_rows;
     if (!out->data || out->dtype != in->dtype || out->batch != G || out->rows != nb || out->cols != in->cols)
         return cls_fail(ctx, CLS_E_ARG, "cls_bin_data: out must be %llu x %llu x %zu of in's dtype (one row per "
@@ -726,7 +726,7 @@ cls_status cls_bin_data(cls_context *ctx, const cls_clean *c, cls_scope scope, c
     cls_clean pre = *c;
     pre.bin_rows = 0;
     pre.bin_stat = CLS_BIN_NONE;
-    st = cls_clean_data(ctx, &pre, scope, in, &tmp);
+    st = cls_host_clean(ctx, &pre, scope, in, &tmp);
     if (st == CLS_OK) {
         st = cls_lc_reduce(ctx, c, in->dtype, tmp.data, out->data, G, Rg, in->cols);
     }
@@ -755,10 +755,10 @@ static cls_status check_combined(cls_context *ctx, const cls_clean *c, cls_scope
     return cb->stats ? cb->stats(cb->user, st, NULL, 0) : cb->fn(cb->user, st, NULL, 0);
 }
 
-cls_status cls_clean_data_combined(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in,
+cls_status cls_host_clean_combined(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in,
                                    cls_array *out, const cls_combine *combine)
 {
-    if (!combine || !combine->fn) return cls_clean_data(ctx, c, scope, in, out);
+    if (!combine || !combine->fn) return cls_host_clean(ctx, c, scope, in, out);
     copts o;
     cls_status st = check_combined(ctx, c, scope, in, out, combine, &o);
     if (st != CLS_OK) return st;
@@ -766,22 +766,22 @@ cls_status cls_clean_data_combined(cls_context *ctx, const cls_clean *c, cls_sco
     return clean_run(ctx, c, &o, scope, in, out, NULL, NULL, &fused, NULL, combine);
 }
 
-cls_status cls_fit_transform_combined(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
+cls_status cls_host_fit_transform_combined(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
                                       const cls_combine *combine, cls_stats **fitted)
 {
-    if (!combine || !combine->fn) return cls_fit_transform(ctx, p, in, out, fitted);
+    if (!combine || !combine->fn) return cls_host_fit_transform(ctx, p, in, out, fitted);
     if (fitted) *fitted = NULL;
     copts o;
     cls_status st = CLS_OK;
     if (!p) {
-        st = ctx ? cls_fail(ctx, CLS_E_ARG, "cls_fit_transform_combined: NULL pipeline") : CLS_E_ARG;
+        st = ctx ? cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: NULL pipeline") : CLS_E_ARG;
         return combine->stats ? combine->stats(combine->user, st, NULL, 0) : combine->fn(combine->user, st, NULL, 0);
     }
     st = check_combined(ctx, p->clean, p->scope, in, out, combine, &o);
     if (st != CLS_OK) return st;
     const cls_scaler_desc *d = cls_scaler_get(p->scaler);
     if (!active(p->clean) || p->inverse || !d || (d->needs & CLS_NEED_QUANTILES) || p->factors || (o.clip && o.clamp)) {
-        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "cls_fit_transform_combined: the pipeline needs a cleaning stage and "
+        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "cls_fit_transform: the pipeline needs a cleaning stage and "
                       "a scaler that fuses with it (min-max, z-score, decimal, max-abs; no factors, no clamping, "
                       "not inverse)");
         return combine->stats(combine->user, st, NULL, 0);
@@ -790,7 +790,7 @@ cls_status cls_fit_transform_combined(cls_context *ctx, const cls_pipeline *p, c
     return clean_run(ctx, p->clean, &o, p->scope, in, out, NULL, p, &fused, fitted, combine);
 }
 
-cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
+cls_status cls_host_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
                              cls_stats **fitted)
 {
     if (!p || !active(p->clean)) return cls_fit_transform_plain(ctx, p, in, out, fitted);
@@ -823,7 +823,7 @@ cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_
         if (st == CLS_OK) st = cls_lc_check(ctx, p->clean, Rg, 0);
         /* the scaler's options too, before the cleaning writes out */
         if (st == CLS_OK) st = cls_check_pipeline(ctx, &rest, in, out);
-        if (st == CLS_OK) st = cls_clean_data(ctx, p->clean, p->scope, in, out);
+        if (st == CLS_OK) st = cls_host_clean(ctx, p->clean, p->scope, in, out);
         if (st != CLS_OK) return st;
         return cls_fit_transform_plain(ctx, &rest, out, out, fitted);
     }
@@ -864,7 +864,7 @@ static cls_status clean_stream(cls_context *ctx, const cls_pipeline *p, const cl
     cls_array in = *shape, out = *shape;
     in.data = out.data = NULL;
     int fused = 0;
-    /* across processes, cleaning alone runs as cls_clean_data_combined does */
+    /* across processes, cleaning alone runs as cls_fit_transform does */
     const cls_pipeline *fp = can_fuse && !(cb && p->scaler == CLS_NONE) ? p : NULL;
     return clean_run(ctx, p->clean, &o, p->scope, &in, &out, src, fp, &fused, fp ? fitted : NULL, cb);
 }

@@ -20,20 +20,20 @@ typedef struct cls_csource {
     cls_status (*write)(void *user, cls_cchunk_fn fn, void *cu);
 } cls_csource;
 
-/* cls_clean_stream(): cls_fit_transform() of p (a cleaning stage; a scaler
+/* cls_clean_stream(): cls_host_fit_transform() of p (a cleaning stage; a scaler
  * that fuses with it: min-max, z-score, decimal, max-abs; or none) over
  * data shaped like `shape` (its data unused) that src gives: a moments
  * pass, per clipping iteration the medians' counting passes and a moments
- * pass, the fills, then the writing pass. `fitted` as cls_fit_transform().
- * @return as cls_fit_transform(), or CLS_E_UNSUPPORTED (before any pass)
+ * pass, the fills, then the writing pass. `fitted` as cls_host_fit_transform().
+ * @return as cls_host_fit_transform(), or CLS_E_UNSUPPORTED (before any pass)
  *         for most_frequent imputation (it needs a column's values in
  *         memory) and for a pipeline whose scaler does not fuse (robust,
  *         discount factors, clamped clipping ahead of a scaler). */
 cls_status cls_clean_stream(cls_context *ctx, const cls_pipeline *p, const cls_array *shape, const cls_csource *src,
                             cls_stats **fitted);
-/* The same across processes (cls_stream_fit_transform_combined): the hooks
- * of `cb` (both set) after every pass, as cls_fit_transform_combined() (a
- * fusing scaler) or cls_clean_data_combined() (none) call them; a failure
+/* The same across processes (cls_fit_transform): the hooks
+ * of `cb` (both set) after every pass, as cls_host_fit_transform_combined() (a
+ * fusing scaler) or cls_host_clean_combined() (none) call them; a failure
  * before the first pass goes through them too. */
 cls_status cls_clean_stream_combined(cls_context *ctx, const cls_pipeline *p, const cls_array *shape,
                                      const cls_csource *src, const cls_combine *cb, cls_stats **fitted);

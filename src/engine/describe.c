@@ -162,7 +162,7 @@ static cls_status summarise(cls_context *ctx, desc *d, double sigma)
     p.scaler = CLS_NONE;
     p.scope = s->scope;
     cls_stats *fitted = NULL;
-    cls_status st = cls_fit(ctx, &p, x, &fitted);
+    cls_status st = cls_host_fit(ctx, &p, x, &fitted);
     if (st != CLS_OK) return st;
     const cls_column_stats *cs = cls_stats_columns(fitted);
     double *mean = malloc(n * sizeof *mean), *thr = malloc(n * sizeof *thr);

@@ -48,7 +48,7 @@ static void robust_set(void *user, size_t e, uint64_t n, const double *pv)
      * centre by up to half a unit of the data's last place (5e-4 of a unit
      * spread at 1e4), which the scaled values would carry; so the file
      * path, the tool and the in-memory Python RobustScaler (which takes
-     * cls_quantiles(0.5)) agree, within the float64 reference */
+     * cls_host_quantiles(0.5)) agree, within the float64 reference */
     c->median = quantile_of(pv, n, 0.5, r->dt);
     c->q_lo = quantile_of(pv + 2, n, r->o.qmin / 100.0, r->dt);
     c->q_hi = quantile_of(pv + 4, n, r->o.qmax / 100.0, r->dt);
@@ -124,10 +124,9 @@ static cls_status check_fill(cls_context *ctx, const cls_pipeline *p, const cls_
     return CLS_OK;
 }
 
-cls_status cls_stats_fit_quantiles(cls_context *ctx, const cls_pipeline *p, const cls_array *x,
-                                   const cls_combine *combine, cls_stats *s)
+cls_status cls_stats_fit_quantiles(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats *s)
 {
-    if (combine && !combine->fn) combine = NULL;
+    const cls_combine *combine = p && p->combine && p->combine->fn ? p->combine : NULL;
     cls_status st = check_fill(ctx, p, x, combine != NULL, s);
     if (st != CLS_OK) return combine ? combine->fn(combine->user, st, NULL, 0) : st;
     return fit_quantiles(ctx, p, x, combine, s);

@@ -2,7 +2,7 @@
  * mean or a constant, or only names a sentinel, with no clipping, ahead of
  * a scaler whose statistics take one pass (min-max, z-score, decimal,
  * max-abs) or alone (no scaler: the identity map, CLS_KS_IDENT; also
- * cls_clean_data's), runs through the engine's own path (pipeline.c): one pass per
+ * cls_fit_transform's), runs through the engine's own path (pipeline.c): one pass per
  * slice that reads a column block, counts the statistics of the values
  * kept, makes the scaler's params from the imputed column's statistics on
  * the device and writes every value scaled, a missing one as the scaled

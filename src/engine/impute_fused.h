@@ -11,7 +11,7 @@
  * impute_unfused (testing.h). */
 int cls_impute_fusable(const cls_context *ctx, const cls_pipeline *p);
 
-/* cls_fit_transform() of such a pipeline: the same results, statistics and
+/* cls_host_fit_transform() of such a pipeline: the same results, statistics and
  * cleaning outputs as the cleaning stage's passes (clean.c), in one pass of
  * the engine. */
 cls_status cls_impute_fused(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,

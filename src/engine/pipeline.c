@@ -330,7 +330,7 @@ cls_status cls_do_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *
     return st;
 }
 
-cls_status cls_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats **out)
+cls_status cls_host_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats **out)
 {
     cls_status st = cls_check_ctx(ctx);
     if (st != CLS_OK) return st;
@@ -406,7 +406,7 @@ cls_status cls_do_transform(cls_context *ctx, const cls_pipeline *p, const cls_s
     return finish(&job, st);
 }
 
-cls_status cls_transform(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const cls_array *in,
+cls_status cls_host_transform(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const cls_array *in,
                          cls_array *out)
 {
     cls_status st = cls_check_ctx(ctx);
@@ -432,7 +432,7 @@ cls_status cls_transform(cls_context *ctx, const cls_pipeline *p, const cls_stat
     return cls_do_transform(ctx, p, s, in, out, NULL);
 }
 
-/* cls_fit_transform() without its cleaning stage (engine/clean.c runs that
+/* cls_host_fit_transform() without its cleaning stage (engine/clean.c runs that
  * and then calls this). */
 cls_status cls_fit_transform_plain(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
                                    cls_stats **fitted)

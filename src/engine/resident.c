@@ -1,4 +1,4 @@
-/* Calls on data already on a device (cls_fit_buffer and the others,
+/* Calls on data already on a device (cls_fit and the others,
  * buffer.c): the phases of a job whose slices read and write the caller's
  * cl_mem in place on one device, through its first queue, with no host
  * copy of the data. The slices are the usual ones (plan.c) cut only by

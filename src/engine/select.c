@@ -9,7 +9,7 @@
  * match each wanted rank's prefix so far; after the last pass the prefix is
  * the whole key, so the value is exact. Every count is exact: nothing is
  * sorted on the host and nothing is estimated.
- * Several processes (cls_quantiles_combined): every group takes the radix
+ * Several processes (cls_quantiles): every group takes the radix
  * passes, and the caller's hook sums each pass's histograms over the
  * processes before the digits are settled, so all settle the same digits.
  * Calls: passes.c (the units on the devices), stats/quantile.c. */
@@ -743,7 +743,7 @@ static cls_qview view_of(const cls_array *x, cls_scope scope)
     return v;
 }
 
-cls_status cls_quantiles_combined(cls_context *ctx, const cls_array *x, cls_scope scope, const double *q, size_t nq,
+cls_status cls_host_quantiles_combined(cls_context *ctx, const cls_array *x, cls_scope scope, const double *q, size_t nq,
                                   const cls_combine *combine, double *out)
 {
     if (combine && !combine->fn) combine = NULL;
@@ -769,10 +769,10 @@ cls_status cls_quantiles_combined(cls_context *ctx, const cls_array *x, cls_scop
     return st;
 }
 
-cls_status cls_quantiles(cls_context *ctx, const cls_array *x, cls_scope scope, const double *q, size_t nq,
+cls_status cls_host_quantiles(cls_context *ctx, const cls_array *x, cls_scope scope, const double *q, size_t nq,
                          double *out)
 {
-    return cls_quantiles_combined(ctx, x, scope, q, nq, NULL, out);
+    return cls_host_quantiles_combined(ctx, x, scope, q, nq, NULL, out);
 }
 
 /* ---- numpy's nanmedian (cls_medians) ---- */
@@ -783,7 +783,7 @@ void cls_select_median_put(void *user, size_t e, uint64_t n, const double *pv)
     o->out[e] = n ? cls_median_of(pv[0], pv[1], n, o->dtype) : NAN;
 }
 
-cls_status cls_medians(cls_context *ctx, const cls_array *x, cls_scope scope, double *out)
+cls_status cls_host_medians(cls_context *ctx, const cls_array *x, cls_scope scope, double *out)
 {
     static const double half = 0.5;
     cls_status st = check_select(ctx, "cls_medians", x, scope, &half, 1, out, 0);

@@ -1,5 +1,5 @@
-/* The streaming calls over arrays in files: cls_stream_fit,
- * cls_stream_transform, cls_stream_fit_transform (cls_stream_file is
+/* The streaming calls over arrays in files: cls_fit,
+ * cls_transform, cls_fit_transform (cls_fit_transform is
  * stream_file.c). Owns: cutting the array into chunks that a buffer holds
  * (whole matrices where they fit, else row blocks of one matrix), the
  * choice of one pass or two, running the in-memory pipeline on each chunk
@@ -285,7 +285,7 @@ static void note_report(sjob *j)
 static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
 {
     cls_context *ctx = j->ctx;
-    cls_array x = {buf, j->in->dtype, c->nb, c->nr, c->nc}, f;
+    cls_array x = {.data = buf, .dtype = j->in->dtype, .batch = c->nb, .rows = c->nr, .cols = c->nc}, f;
     cls_pipeline p = j->p;
     if (p.factors) {
         f = factor_window(j, c);
@@ -315,12 +315,12 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
                 q.qmin = q.qmax = 0;
                 q.no_centering = q.no_scaling = q.unit_variance = 0;
             }
-            st = cls_fit(ctx, &q, &x, &cs);
+            st = cls_host_fit(ctx, &q, &x, &cs);
             if (st == CLS_OK) note_report(j);
             if (st == CLS_OK) st = accumulate(j, c, cs);
         }
         if (st == CLS_OK && k == PASS_FUSED && p.factors) {
-            st = cls_transform(ctx, &p, NULL, &x, &x);
+            st = cls_host_transform(ctx, &p, NULL, &x, &x);
             if (st == CLS_OK) note_report(j);
         }
     } else if (k == PASS_FUSED) {
@@ -343,7 +343,7 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
             if (its) cc.iterations_out = &it;
             p.clean = &cc;
         }
-        st = cls_fit_transform(ctx, &p, &x, &x, j->want_stats ? &cs : NULL);
+        st = cls_host_fit_transform(ctx, &p, &x, &x, j->want_stats ? &cs : NULL);
         if (st == CLS_OK && its && (c == j->ch || it > *its)) *its = it;
         if (st == CLS_OK) note_report(j);
         if (st == CLS_OK && cs) st = accumulate(j, c, cs);
@@ -351,7 +351,7 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
         const cls_stats *s = j->use;
         if (s && (p.scope == CLS_SCOPE_MATRIX || c->nc < j->C) && !(s = sub = sub_stats(j, c)))
             st = cls_fail(ctx, CLS_E_NOMEM, "out of memory for statistics");
-        if (st == CLS_OK) st = cls_transform(ctx, &p, s, &x, &x);
+        if (st == CLS_OK) st = cls_host_transform(ctx, &p, s, &x, &x);
         if (st == CLS_OK) note_report(j);
     }
     cls_stats_destroy(cs);
@@ -450,7 +450,7 @@ static cls_status write_pass(void *user, cls_cchunk_fn chunk, void *cu)
  * start. */
 static cls_status stream_clean(sjob *j, cls_stats **fitted, const cls_combine *cb)
 {
-    cls_array shape = {NULL, j->in->dtype, j->B, j->R, j->C};
+    cls_array shape = {.data = NULL, .dtype = j->in->dtype, .batch = j->B, .rows = j->R, .cols = j->C};
     cls_csource src = {{count_pass, j}, write_pass};
     next_passes(j, 1, 2 * j->bytes, 1);
     return cb ? cls_clean_stream_combined(j->ctx, &j->p, &shape, &src, cb, fitted)
@@ -519,7 +519,7 @@ static cls_status sjob_init(sjob *j, cls_context *ctx, const cls_pipeline *p, co
     j->R = in->rows;
     j->C = in->cols;
     j->bytes = (uint64_t)j->B * j->R * j->C * j->es;
-    cls_array shape = {(void *)in, in->dtype, in->batch, in->rows, in->cols};
+    cls_array shape = {.data = (void *)in, .dtype = in->dtype, .batch = in->batch, .rows = in->rows, .cols = in->cols};
     st = cls_check_pipeline(ctx, &j->p, &shape, NULL);
     if (st != CLS_OK) return st;
 
@@ -599,18 +599,18 @@ static int whole_groups(const sjob *j)
     return j->ch[0].nc < j->C || (j->p.scope == CLS_SCOPE_MATRIX ? j->ch[0].nr == j->R : j->n == 1);
 }
 
-cls_status cls_stream_fit(cls_context *ctx, const cls_pipeline *p, const cls_file_array *in,
+cls_status cls_file_fit(cls_context *ctx, const cls_pipeline *p, const cls_file_array *in,
                           const cls_stream_opts *opts, cls_stats **out)
 {
     if (out) *out = NULL;
     sjob j;
     cls_status st = sjob_init(&j, ctx, p, NULL, in, NULL, 1);
-    if (st == CLS_OK && !p) st = cls_fail(ctx, CLS_E_ARG, "cls_stream_fit: pipeline is NULL");
-    if (st == CLS_OK && !out) st = cls_fail(ctx, CLS_E_ARG, "cls_stream_fit: out is NULL");
-    if (st == CLS_OK && j.p.inverse) st = cls_fail(ctx, CLS_E_ARG, "cls_stream_fit: an inverse pipeline cannot be fitted");
+    if (st == CLS_OK && !p) st = cls_fail(ctx, CLS_E_ARG, "cls_fit: pipeline is NULL");
+    if (st == CLS_OK && !out) st = cls_fail(ctx, CLS_E_ARG, "cls_fit: out is NULL");
+    if (st == CLS_OK && j.p.inverse) st = cls_fail(ctx, CLS_E_ARG, "cls_fit: an inverse pipeline cannot be fitted");
     if (st == CLS_OK && j.p.clean)
-        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "cls_stream_fit: a cleaning stage is streamed only by "
-                      "cls_stream_fit_transform");
+        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "cls_fit: a cleaning stage is streamed only by "
+                      "cls_fit_transform");
     if (st == CLS_OK) st = plan(&j, opts, 1);
     if (st == CLS_OK) {
         j.split_quantiles = j.p.scaler == CLS_ROBUST && !whole_groups(&j);
@@ -629,15 +629,15 @@ cls_status cls_stream_fit(cls_context *ctx, const cls_pipeline *p, const cls_fil
     return sjob_finish(&j, st);
 }
 
-cls_status cls_stream_transform(cls_context *ctx, const cls_pipeline *p, const cls_stats *s,
+cls_status cls_file_transform(cls_context *ctx, const cls_pipeline *p, const cls_stats *s,
                                 const cls_file_array *in, const cls_file_array *out, const cls_stream_opts *opts)
 {
     sjob j;
     cls_status st = sjob_init(&j, ctx, p, s, in, out, 0);
-    cls_array shape = {(void *)in, in ? in->dtype : CLS_F32, in ? in->batch : 0, in ? in->rows : 0, in ? in->cols : 0};
+    cls_array shape = {.data = (void *)in, .dtype = in ? in->dtype : CLS_F32, .batch = in ? in->batch : 0, .rows = in ? in->rows : 0, .cols = in ? in->cols : 0};
     if (st == CLS_OK && j.p.clean)
-        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "cls_stream_transform: a cleaning stage is streamed only by "
-                      "cls_stream_fit_transform");
+        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "cls_transform: a cleaning stage is streamed only by "
+                      "cls_fit_transform");
     if (st == CLS_OK) st = cls_check_stats(ctx, &j.p, s, &shape);
     if (st == CLS_OK) st = plan(&j, opts, 1);
     if (st == CLS_OK) {
@@ -649,16 +649,16 @@ cls_status cls_stream_transform(cls_context *ctx, const cls_pipeline *p, const c
     return sjob_finish(&j, st);
 }
 
-cls_status cls_stream_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_file_array *in,
+cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_file_array *in,
                                     const cls_file_array *out, const cls_stream_opts *opts, cls_stats **fitted)
 {
     if (fitted) *fitted = NULL;
     sjob j;
     cls_status st = sjob_init(&j, ctx, p, NULL, in, out, 0);
-    if (st == CLS_OK && !p) st = cls_fail(ctx, CLS_E_ARG, "cls_stream_fit_transform: pipeline is NULL");
+    if (st == CLS_OK && !p) st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: pipeline is NULL");
     if (st == CLS_OK && j.p.inverse)
-        st = cls_fail(ctx, CLS_E_ARG, "cls_stream_fit_transform: inverse needs fitted statistics; use "
-                      "cls_stream_transform");
+        st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: inverse needs fitted statistics; use "
+                      "cls_transform");
     if (st == CLS_OK) st = plan(&j, opts, 1);
     if (st == CLS_OK) {
         /* one pass when every chunk holds whole statistics groups */
@@ -694,17 +694,17 @@ cls_status cls_stream_fit_transform(cls_context *ctx, const cls_pipeline *p, con
     return sjob_finish(&j, st);
 }
 
-cls_status cls_stream_fit_transform_combined(cls_context *ctx, const cls_pipeline *p, const cls_file_array *in,
+cls_status cls_file_fit_transform_combined(cls_context *ctx, const cls_pipeline *p, const cls_file_array *in,
                                              const cls_file_array *out, const cls_stream_opts *opts,
                                              const cls_combine *combine, cls_stats **fitted)
 {
-    if (!combine || !combine->fn) return cls_stream_fit_transform(ctx, p, in, out, opts, fitted);
+    if (!combine || !combine->fn) return cls_file_fit_transform(ctx, p, in, out, opts, fitted);
     if (fitted) *fitted = NULL;
     sjob j;
     cls_status st = sjob_init(&j, ctx, p, NULL, in, out, 0);
-    if (st == CLS_OK && !p) st = cls_fail(ctx, CLS_E_ARG, "cls_stream_fit_transform_combined: pipeline is NULL");
+    if (st == CLS_OK && !p) st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: pipeline is NULL");
     if (st == CLS_OK && (!j.p.clean || j.p.inverse))
-        st = cls_fail(ctx, CLS_E_ARG, "cls_stream_fit_transform_combined: the pipeline needs a cleaning stage (and "
+        st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: the pipeline needs a cleaning stage (and "
                       "cannot be inverse)");
     if (st == CLS_OK) st = plan(&j, opts, 0);
     if (st != CLS_OK) {

@@ -1,4 +1,4 @@
-/* cls_stream_file(): one .npy file to another through the streaming calls
+/* cls_npy_run(): .npy files through the streaming calls: a fit, or one to another
  * (stream.c). Owns the files: reading and checking the input's header,
  * the output's temporary beside the destination (header, size reserved so
  * that a full disk fails before any work), and the commit: fsync, rename,
@@ -110,19 +110,27 @@ static cls_status prepare_out(cls_context *ctx, int fd, const char *path, cls_fi
     return CLS_OK;
 }
 
-cls_status cls_stream_file(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const char *in_path,
+cls_status cls_npy_run(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const char *in_path,
                            const char *out_path, const cls_stream_opts *opts, cls_stats **fitted)
 {
     if (fitted) *fitted = NULL;
     if (!ctx) return CLS_E_ARG;
     if (!ctx->usable) return cls_fail(ctx, CLS_E_ARG, "the context failed to initialise: %s", ctx->err);
-    if (!in_path || !out_path || !*out_path) return cls_fail(ctx, CLS_E_ARG, "cls_stream_file: a path is NULL or empty");
-    if (out_path[strlen(out_path) - 1] == '/') return cls_fail(ctx, CLS_E_ARG, "%s: a folder, not a file name", out_path);
+    if (!in_path || !*in_path || (out_path && !*out_path))
+        return cls_fail(ctx, CLS_E_ARG, ".npy file: a path is empty");
+    if (out_path && out_path[strlen(out_path) - 1] == '/')
+        return cls_fail(ctx, CLS_E_ARG, "%s: a folder, not a file name", out_path);
     int in = open(in_path, O_RDONLY | O_CLOEXEC);
     if (in < 0) return cls_fail(ctx, CLS_E_IO, "%s: cannot open: %s", in_path, strerror(errno));
     cls_file_array a = {.fd = in, .name = in_path}, o;
     size_t ndim, shape[3];
     cls_status st = read_header(ctx, in, in_path, &a, &ndim, shape);
+    if (!out_path) {
+        /* a fit alone */
+        if (st == CLS_OK) st = cls_file_fit(ctx, p, &a, opts, fitted);
+        close(in);
+        return st;
+    }
     struct stat si, so;
     if (st == CLS_OK && fstat(in, &si) == 0 && stat(out_path, &so) == 0 && si.st_dev == so.st_dev &&
         si.st_ino == so.st_ino)
@@ -142,8 +150,8 @@ cls_status cls_stream_file(cls_context *ctx, const cls_pipeline *p, const cls_st
     o.name = out_path;
     st = prepare_out(ctx, out, out_path, &o, ndim, shape);
     if (st == CLS_OK) {
-        if (s) st = cls_stream_transform(ctx, p, s, &a, &o, opts);
-        else st = cls_stream_fit_transform(ctx, p, &a, &o, opts, fitted);
+        if (s) st = cls_file_transform(ctx, p, s, &a, &o, opts);
+        else st = cls_file_fit_transform(ctx, p, &a, &o, opts, fitted);
     }
     if (st == CLS_OK && fsync(out) != 0)
         st = cls_fail(ctx, CLS_E_IO, "%s: writing the data failed (fsync): %s", out_path, strerror(errno));

@@ -2,8 +2,8 @@
  * the hook that merges each moments pass's column statistics with
  * MPI_Allreduce (clscale.h's cls_combine, its stats function), beside the
  * counts' hook of mpi_quantiles.c, and the run: the core's
- * cls_fit_transform_combined() where the scaler fuses with the cleaning,
- * else cls_clean_data_combined() (mpi_fit.c then fits and transforms the
+ * cls_fit_transform() with a combine hook where the scaler fuses with the cleaning,
+ * else cls_fit_transform() with a combine hook (mpi_fit.c then fits and transforms the
  * cleaned rows as any others).
  * Calls MPI, the core's public API, mpi_check.c, mpi_reduce.c and
  * mpi_quantiles.c. */
@@ -62,11 +62,11 @@ static void record(double t0, const mpi_combine_state *c)
     r->clean_passes = c->stats_passes;
 }
 
-cls_status mpi_clean_run_files(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, const cls_file_array *fin,
-                               const cls_file_array *fout, int has_data, cls_stats **fitted)
+cls_status mpi_clean_run_files(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, const cls_array *fin,
+                               const cls_array *fout, int has_data, cls_stats **fitted)
 {
     if (!has_data) { /* no rows: every hook call alike, without a file */
-        cls_array x = {NULL, fin->dtype, 0, 0, fin->cols};
+        cls_array x = {.data = NULL, .dtype = fin->dtype, .batch = 0, .rows = 0, .cols = fin->cols};
         return mpi_clean_run(ctx, comm, p, &x, NULL, 0, fitted);
     }
     mpi_combine_state c;
@@ -74,8 +74,9 @@ cls_status mpi_clean_run_files(cls_context *ctx, MPI_Comm comm, const cls_pipeli
     mpi_combine_init(&c, comm, ctx, &hook);
     hook.stats = merge_stats;
     double t = MPI_Wtime();
-    cls_status st = cls_stream_fit_transform_combined(ctx, p, fin, fout, NULL, &hook,
-                                                      mpi_clean_fuses(p) ? fitted : NULL);
+    cls_pipeline pc = *p;
+    pc.combine = &hook;
+    cls_status st = cls_fit_transform(ctx, &pc, fin, (cls_array *)fout, mpi_clean_fuses(p) ? fitted : NULL);
     record(t, &c);
     return st;
 }
@@ -88,13 +89,16 @@ cls_status mpi_clean_run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p,
     mpi_combine_init(&c, comm, ctx, &hook);
     hook.stats = merge_stats;
     /* a rank without data passes its columns with no rows (out may be NULL) */
-    cls_array x = {has_data ? in->data : NULL, in->dtype, has_data ? in->batch : 0, has_data ? in->rows : 0,
-                   in->cols};
+    cls_array x = {.data = has_data ? in->data : NULL, .dtype = in->dtype, .batch = has_data ? in->batch : 0, .rows = has_data ? in->rows : 0, .cols = in->cols};
     cls_array y = x;
     if (has_data) y.data = out->data;
     double t = MPI_Wtime();
-    cls_status st = mpi_clean_fuses(p) ? cls_fit_transform_combined(ctx, p, &x, &y, &hook, fitted)
-                                       : cls_clean_data_combined(ctx, p->clean, CLS_SCOPE_BATCH, &x, &y, &hook);
+    cls_pipeline pc = *p;
+    pc.combine = &hook;
+    cls_status st = mpi_clean_fuses(p) ? cls_fit_transform(ctx, &pc, &x, &y, fitted)
+                                       : cls_fit_transform(ctx, &(cls_pipeline){.scope = CLS_SCOPE_BATCH,
+                                                                                 .clean = p->clean, .combine = &hook},
+                                                           &x, &y, NULL);
     record(t, &c);
     return st;
 }

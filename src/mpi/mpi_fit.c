@@ -1,4 +1,4 @@
-/* cls_mpi_fit(), cls_mpi_fit_transform() and cls_mpi_stream_fit_transform():
+/* cls_mpi_fit(), cls_mpi_fit_transform() and cls_mpi_fit_transform():
  * each rank fits its own data (in memory, or streamed from a file) with the
  * core API, the ranks check their outcomes and arguments in one small
  * allreduce, and in CLS_SCOPE_BATCH combine their statistics in one
@@ -60,7 +60,7 @@ typedef struct call {
     const cls_pipeline *p;
     const cls_array   *in;     /* in memory; for a file, its shape (data NULL) */
     cls_array         *out;    /* FIT_TRANSFORM */
-    const cls_file_array *fin, *fout; /* a file's arrays (cls_mpi_stream_*), else NULL */
+    const cls_array *fin, *fout; /* a file's arrays (cls_mpi_stream_*), else NULL */
     mode               mode;
     int                wants_stats; /* FIT, or FIT_TRANSFORM with `fitted` */
     int                has_data;
@@ -182,7 +182,7 @@ static cls_pipeline local_pipeline(const cls_pipeline *p)
  * without data, and a file's part (mapped read-only), take part too. */
 static cls_status quantiles(MPI_Comm comm, call *k, cls_stats *s)
 {
-    cls_array x = {NULL, k->in->dtype, k->has_data ? k->in->batch : 0, k->has_data ? k->in->rows : 0, k->in->cols};
+    cls_array x = {.data = NULL, .dtype = k->in->dtype, .batch = k->has_data ? k->in->batch : 0, .rows = k->has_data ? k->in->rows : 0, .cols = k->in->cols};
     void *base = NULL;
     size_t len = 0;
     cls_status st = CLS_OK;
@@ -195,7 +195,7 @@ static cls_status quantiles(MPI_Comm comm, call *k, cls_stats *s)
 }
 
 static cls_status run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, const cls_array *in, cls_array *out,
-                      const cls_file_array *fin, const cls_file_array *fout, mode m, const char *arg_error,
+                      const cls_array *fin, const cls_array *fout, mode m, const char *arg_error,
                       cls_stats **result);
 
 /* A cleaning stage in batch scope, after the ranks agreed on the
@@ -225,7 +225,7 @@ static cls_status clean_then_rest(cls_context *ctx, MPI_Comm comm, const call *k
 }
 
 static cls_status run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, const cls_array *in, cls_array *out,
-                      const cls_file_array *fin, const cls_file_array *fout, mode m, const char *arg_error,
+                      const cls_array *fin, const cls_array *fout, mode m, const char *arg_error,
                       cls_stats **result)
 {
     mpi_clear_error();
@@ -258,8 +258,8 @@ static cls_status run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, co
         /* per matrix: one pass; its statistics only when asked (collecting
          * them costs groups x cols x 80 bytes: 142 MB for seed-A) */
         cls_stats **keep = k.wants_stats ? &k.local : NULL;
-        if (fin && m == FIT_TRANSFORM && matrix) k.st = cls_stream_fit_transform(ctx, p, fin, fout, NULL, keep);
-        else if (fin) k.st = cls_stream_fit(ctx, &lp, fin, NULL, &k.local);
+        if (fin && m == FIT_TRANSFORM && matrix) k.st = cls_fit_transform(ctx, p, fin, (cls_array *)fout, keep);
+        else if (fin) k.st = cls_fit(ctx, &lp, fin, &k.local);
         else if (m == FIT_TRANSFORM && matrix) k.st = cls_fit_transform(ctx, p, in, out, keep);
         else k.st = cls_fit(ctx, &lp, in, &k.local);
         if (k.st != CLS_OK) k.why = cls_last_error(ctx);
@@ -305,7 +305,7 @@ static cls_status run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, co
     if (st == CLS_OK && m == FIT_TRANSFORM && !matrix) {
         cls_status ts = CLS_OK;
         t = MPI_Wtime();
-        if (k.has_data) ts = fin ? cls_stream_transform(ctx, p, s, fin, fout, NULL) : cls_transform(ctx, p, s, in, out);
+        if (k.has_data) ts = fin ? cls_transform(ctx, p, s, fin, (cls_array *)fout) : cls_transform(ctx, p, s, in, out);
         r->transform = MPI_Wtime() - t;
         st = cls_mpi_agree(comm, ts, ts != CLS_OK ? cls_last_error(ctx) : NULL);
     }
@@ -331,31 +331,33 @@ cls_status cls_mpi_fit(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, c
     return st;
 }
 
-cls_status cls_mpi_fit_transform(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, const cls_array *in,
-                                 cls_array *out, cls_stats **fitted)
-{
-    if (fitted) *fitted = NULL;
-    return run(ctx, comm, p, in, out, NULL, NULL, FIT_TRANSFORM, NULL, fitted);
-}
-
-cls_status cls_mpi_stream_fit_transform(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p,
-                                        const cls_file_array *in, const cls_file_array *out, cls_stats **fitted)
+/* arrays in files (CLS_IN_FILE), each rank its own part */
+static cls_status stream_fit_transform(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, const cls_array *in,
+                                       const cls_array *out, cls_stats **fitted)
 {
     if (fitted) *fitted = NULL;
     /* the checks and keys read the shape the files give */
-    cls_array x = {NULL, CLS_F32, 0, 0, 0}, y;
+    cls_array x = {.data = NULL, .dtype = CLS_F32, .batch = 0, .rows = 0, .cols = 0}, y;
     const char *bad = NULL;
-    if (!in) bad = "cls_mpi_stream_fit_transform: in is NULL";
+    if (!in) bad = "cls_mpi_fit_transform: in is NULL";
     else {
         x.dtype = in->dtype;
         x.batch = in->batch;
         x.rows = in->rows;
         x.cols = in->cols;
-        if (x.batch && x.rows && !out) bad = "cls_mpi_stream_fit_transform: out is NULL";
+        if (x.batch && x.rows && !out) bad = "cls_mpi_fit_transform: out is NULL";
         else if (out && (out->dtype != in->dtype || out->batch != in->batch || out->rows != in->rows ||
                          out->cols != in->cols))
-            bad = "cls_mpi_stream_fit_transform: out's dtype or shape differs from in's";
+            bad = "cls_mpi_fit_transform: out's dtype or shape differs from in's";
     }
     y = x;
     return run(ctx, comm, p, &x, &y, bad ? NULL : in, bad ? NULL : out, FIT_TRANSFORM, bad, fitted);
+}
+
+cls_status cls_mpi_fit_transform(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, const cls_array *in,
+                                 cls_array *out, cls_stats **fitted)
+{
+    if (in && in->where == CLS_IN_FILE) return stream_fit_transform(ctx, comm, p, in, out, fitted);
+    if (fitted) *fitted = NULL;
+    return run(ctx, comm, p, in, out, NULL, NULL, FIT_TRANSFORM, NULL, fitted);
 }

@@ -107,12 +107,12 @@ int mpi_clean_streams(const cls_pipeline *p);
 
 /* mpi_clean_run() of this rank's part of a file (fin, fout; none unless
  * has_data): the cleaning stage's passes stream over it
- * (cls_stream_fit_transform_combined), the scaler fused. */
-cls_status mpi_clean_run_files(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, const cls_file_array *fin,
-                               const cls_file_array *fout, int has_data, cls_stats **fitted);
+ * (cls_fit_transform), the scaler fused. */
+cls_status mpi_clean_run_files(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, const cls_array *fin,
+                               const cls_array *fout, int has_data, cls_stats **fitted);
 
 /* Maps a file's array read-only (x->data; nothing for 0 rows): *base and
  * *len for munmap. CLS_E_IO with the message set when mmap fails. */
-cls_status mpi_map_part(const cls_file_array *f, cls_array *x, void **base, size_t *len);
+cls_status mpi_map_part(const cls_array *f, cls_array *x, void **base, size_t *len);
 
 #endif

@@ -143,7 +143,9 @@ cls_status mpi_fit_quantiles(MPI_Comm comm, cls_context *ctx, const cls_pipeline
     char mine[1024];
     snprintf(mine, sizeof mine, "%s", why ? why : "");
     c.why = mine;
-    cls_status st = local == CLS_OK ? (c.why = NULL, cls_stats_fit_quantiles(ctx, p, x, &hook, s))
+    cls_pipeline pc = *p;
+    pc.combine = &hook;
+    cls_status st = local == CLS_OK ? (c.why = NULL, cls_stats_fit_quantiles(ctx, &pc, x, s))
                                     : sum_counts(&c, local, NULL, 0);
     r->quantiles = MPI_Wtime() - t;
     r->quantile_reduce = c.reduce;
@@ -152,7 +154,7 @@ cls_status mpi_fit_quantiles(MPI_Comm comm, cls_context *ctx, const cls_pipeline
     return st;
 }
 
-cls_status mpi_map_part(const cls_file_array *f, cls_array *x, void **base, size_t *len)
+cls_status mpi_map_part(const cls_array *f, cls_array *x, void **base, size_t *len)
 {
     *base = NULL;
     *len = 0;
@@ -169,7 +171,7 @@ cls_status mpi_map_part(const cls_file_array *f, cls_array *x, void **base, size
     void *m = mmap(NULL, bytes + pre, PROT_READ, MAP_SHARED, f->fd, (off_t)at);
     if (m == MAP_FAILED) {
         mpi_set_error("mmap of %s (%zu bytes at offset %llu) for the quantiles' passes failed",
-                      f->name ? f->name : "the input", bytes, (unsigned long long)f->offset);
+                      f->path ? f->path : "the input", bytes, (unsigned long long)f->offset);
         return CLS_E_IO;
     }
     *base = m;
@@ -230,14 +232,14 @@ cls_status cls_mpi_quantiles(cls_context *ctx, MPI_Comm comm, const cls_array *l
     t = MPI_Wtime();
     if (scope == CLS_SCOPE_MATRIX) {
         /* whole matrices per rank: each rank's own, nothing to combine */
-        cls_status ls = x->batch ? cls_quantiles(ctx, x, scope, q, nq, out) : CLS_OK;
+        cls_status ls = x->batch ? cls_quantiles(ctx, &(cls_pipeline){.scope = scope}, x, q, nq, out) : CLS_OK;
         st = cls_mpi_agree(comm, ls, ls != CLS_OK ? cls_last_error(ctx) : NULL);
         r->fit = MPI_Wtime() - t;
     } else {
         mpi_combine_state c;
         cls_combine hook;
         mpi_combine_init(&c, comm, ctx, &hook);
-        st = cls_quantiles_combined(ctx, x, scope, q, nq, &hook, out);
+        st = cls_quantiles(ctx, &(cls_pipeline){.scope = scope, .combine = &hook}, x, q, nq, out);
         r->quantiles = MPI_Wtime() - t;
         r->quantile_reduce = c.reduce;
         r->quantile_bytes = c.bytes;

@@ -121,18 +121,3 @@ const char *cls_scaler_name(cls_scaler s)
     const cls_scaler_desc *d = cls_scaler_get(s);
     return d ? d->cli : s == CLS_NONE ? "none" : NULL;
 }
-
-cls_status cls_scaler_parse(const char *name, cls_scaler *out)
-{
-    if (!name || !out) return CLS_E_ARG;
-    if (!strcmp(name, "none")) {
-        *out = CLS_NONE;
-        return CLS_OK;
-    }
-    for (size_t i = 0; i < NTABLE; i++)
-        if (!strcmp(table[i]->cli, name)) {
-            *out = table[i]->id;
-            return CLS_OK;
-        }
-    return CLS_E_ARG;
-}

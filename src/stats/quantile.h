@@ -15,7 +15,7 @@
 #include "clscale.h"
 
 /* The ranks quantile q (in [0, 1]) of n >= 1 values interpolates between,
- * and the weight of the upper one. Inline, as the next: cls_quantiles()
+ * and the weight of the upper one. Inline, as the next: cls_host_quantiles()
  * runs both for every column (millions per call). */
 static inline void cls_quantile_ranks(double q, uint64_t n, uint64_t *lo, uint64_t *hi, double *gamma)
 {

@@ -125,7 +125,7 @@ static cls_status run_op(cls_context *ctx, int op, const cls_array *x, cls_array
     case OP_BIN_MEDIAN:
         c.bin_rows = LC_BIN;
         c.bin_stat = CLS_BIN_MEDIAN;
-        return cls_bin_data(ctx, &c, CLS_SCOPE_MATRIX, x, yb);
+        return cls_fit_transform(ctx, &(cls_pipeline){.clean = &c}, x, yb, NULL);
     case OP_HOST_SAVGOL:
         host_savgol(x->data, y->data, x->batch);
         return CLS_OK;
@@ -133,7 +133,7 @@ static cls_status run_op(cls_context *ctx, int op, const cls_array *x, cls_array
         host_mean(x->data, y->data, x->batch);
         return CLS_OK;
     }
-    return cls_clean_data(ctx, &c, CLS_SCOPE_MATRIX, x, y);
+    return cls_fit_transform(ctx, &(cls_pipeline){.scope = CLS_SCOPE_MATRIX, .clean = &c}, x, y, NULL);
 }
 
 static void json_head(FILE *js, cls_context *ctx, size_t G, int repeats)
@@ -160,8 +160,8 @@ int bench_lightcurves(const options *o)
     size_t G = (size_t)llround(2000 * o->size);
     if (G < 1) G = 1;
     size_t n = G * LC_ROWS * LC_COLS, nb = G * ((LC_ROWS + LC_BIN - 1) / LC_BIN) * LC_COLS;
-    cls_array x = {malloc(n * 8), CLS_F64, G, LC_ROWS, LC_COLS}, y = x,
-              yb = {malloc(nb * 8), CLS_F64, G, (LC_ROWS + LC_BIN - 1) / LC_BIN, LC_COLS};
+    cls_array x = {.data = malloc(n * 8), .dtype = CLS_F64, .batch = G, .rows = LC_ROWS, .cols = LC_COLS}, y = x,
+              yb = {.data = malloc(nb * 8), .dtype = CLS_F64, .batch = G, .rows = (LC_ROWS + LC_BIN - 1) / LC_BIN, .cols = LC_COLS};
     y.data = malloc(n * 8);
     FILE *js = NULL;
     int rc = EXIT_OK;

@@ -70,7 +70,7 @@ static const char help[] =
     "and each call starts with its data out of the caches, as STREAM does.\n"
     "GB/s counts every input byte read once and every output byte written once.\n"
     "With seed-a, a resident row follows for each device that runs alone: the same call\n"
-    "on cl_mem buffers already on that device (cls_fit_transform_buffer), against the\n"
+    "on cl_mem buffers already on that device (cls_fit_transform), against the\n"
     "fused kernel's own time there (profiled), medians of alternating calls.\n"
     "Every result is checked against the single-threaded reference before its\n"
     "time counts. Exit status: 0 all correct, 1 a run failed or was wrong, 2 usage\n"

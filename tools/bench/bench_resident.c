@@ -1,5 +1,5 @@
 /* The resident row of `clscale bench`: seed-A's fit+transform of cl_mem
- * buffers that already live on one device (cls_fit_transform_buffer on a
+ * buffers that already live on one device (cls_fit_transform on a
  * context made on the bench's own cl_context), against the fused kernel's
  * own time on that device in the same run.
  *   - the call's time: wall clock around a blocking call (no event out) of
@@ -98,16 +98,16 @@ int bench_resident(size_t global, const bench_workload *w, int repeats, bench_re
             goto out;
         }
     }
-    cls_buffer in = {.mem = bx, .dtype = w->dtype, .batch = w->batch, .rows = w->rows, .cols = w->cols};
-    cls_buffer outb = in;
+    cls_array in = {.where = CLS_IN_BUFFER, .mem = bx, .dtype = w->dtype, .batch = w->batch, .rows = w->rows, .cols = w->cols};
+    cls_array outb = in;
     outb.mem = by;
     for (int r = -1; r < repeats; r++) {
         for (int k = 0; k < 2; k++) {
             double t0 = bench_now_s();
-            cls_status st = cls_fit_transform_buffer(ctx[k], &d.p, &in, &outb, NULL, NULL);
+            cls_status st = (in.sync = NULL, cls_fit_transform(ctx[k], &d.p, &in, &outb, NULL));
             double dt = bench_now_s() - t0;
             if (st != CLS_OK) {
-                snprintf(row->why, sizeof row->why, "cls_fit_transform_buffer: %s: %s", cls_status_str(st),
+                snprintf(row->why, sizeof row->why, "cls_fit_transform: %s: %s", cls_status_str(st),
                          cls_last_error(ctx[k]));
                 goto out;
             }

@@ -60,7 +60,7 @@ static cls_status run_op(cls_context *ctx, int op, const cls_array *x, cls_array
         p.qmax = 75;
         return cls_fit_transform(ctx, &p, x, y, NULL);
     case OP_QUANTILES:
-        return cls_quantiles(ctx, x, CLS_SCOPE_MATRIX, q, 3, q_out);
+        return cls_quantiles(ctx, NULL, x, q, 3, q_out);
     case OP_IMPUTE:
         c.impute = CLS_IMPUTE_MEDIAN;
         break;
@@ -83,7 +83,7 @@ static cls_status run_op(cls_context *ctx, int op, const cls_array *x, cls_array
         c.spread = CLS_SPREAD_MAD_STD;
         break;
     }
-    return cls_clean_data(ctx, &c, CLS_SCOPE_MATRIX, x, y);
+    return cls_fit_transform(ctx, &(cls_pipeline){.scope = CLS_SCOPE_MATRIX, .clean = &c}, x, y, NULL);
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -154,7 +154,7 @@ int bench_shapes(const options *o)
         if (R > total) break;
         uint64_t C = total / R > 1000000 ? 1000000 : total / R;
         size_t n = (size_t)(R * C);
-        cls_array x = {malloc(n * 8), CLS_F64, 1, (size_t)R, (size_t)C}, y = x;
+        cls_array x = {.data = malloc(n * 8), .dtype = CLS_F64, .batch = 1, .rows = (size_t)R, .cols = (size_t)C}, y = x;
         y.data = malloc(n * 8);
         double *qo = malloc(3 * C * sizeof *qo);
         if (!x.data || !y.data || !qo) {

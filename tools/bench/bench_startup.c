@@ -81,7 +81,7 @@ int cmd_startup_child(int argc, char **argv)
     cls_context *ctx = NULL;
     cls_status st = cls_context_create(&cfg, &ctx);
     double t1 = now_s();
-    cls_array in = {x, w.dtype, w.batch, w.rows, w.cols}, out = {y, w.dtype, w.batch, w.rows, w.cols};
+    cls_array in = {.data = x, .dtype = w.dtype, .batch = w.batch, .rows = w.rows, .cols = w.cols}, out = {.data = y, .dtype = w.dtype, .batch = w.batch, .rows = w.rows, .cols = w.cols};
     cls_pipeline p = bench_pipeline(&w, NULL);
     if (st == CLS_OK) st = cls_fit_transform(ctx, &p, &in, &out, NULL);
     double t2 = now_s();

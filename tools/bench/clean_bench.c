@@ -6,7 +6,7 @@
  *                 the engine's one pass, engine/impute_fused.c)
  *   clean.c path  the same call on the cleaning stage's own passes (a second
  *                 context with the switch impute_unfused, testing.h)
- *   impute, scale cls_clean_data, then a z-score fit-transform (two calls)
+ *   impute, scale cls_fit_transform, then a z-score fit-transform (two calls)
  *   minmax        min-max fit-transform alone
  *   impute+minmax mean imputation fused with min-max
  *   clip          3-sigma clipping to convergence (median, std), masked
@@ -87,7 +87,7 @@ int main(int argc, char **argv)
         double v = (double)(s >> 11) / 9007199254740992.0;
         x[i] = u < 0.05 ? NAN : sqrt(-2 * log(v + 1e-300)) * cos(6.283185307179586 * u) * 2 + 10;
     }
-    cls_array in = {x, CLS_F64, B, R, C}, out = {y, CLS_F64, B, R, C}, mid = {z, CLS_F64, B, R, C};
+    cls_array in = {.data = x, .dtype = CLS_F64, .batch = B, .rows = R, .cols = C}, out = {.data = y, .dtype = CLS_F64, .batch = B, .rows = R, .cols = C}, mid = {.data = z, .dtype = CLS_F64, .batch = B, .rows = R, .cols = C};
     cls_clean impute = {.impute = CLS_IMPUTE_MEAN};
     cls_clean clip = {.sigma = 3, .maxiters = -1};
     cls_pipeline scale = {.scaler = CLS_ZSCORE}, fused = {.scaler = CLS_ZSCORE, .clean = &impute};
@@ -107,12 +107,12 @@ int main(int argc, char **argv)
             else if (row == 1) st = cls_fit_transform(ctx, &fused, &in, &out, NULL);
             else if (row == 2) st = cls_fit_transform(old, &fused, &in, &out, NULL);
             else if (row == 3) {
-                st = cls_clean_data(ctx, &impute, CLS_SCOPE_MATRIX, &in, &mid);
+                st = cls_fit_transform(ctx, &(cls_pipeline){.scope = CLS_SCOPE_MATRIX, .clean = &impute}, &in, &mid, NULL);
                 if (st == CLS_OK) st = cls_fit_transform(ctx, &scale, &mid, &out, NULL);
             } else if (row == 4) st = cls_fit_transform(ctx, &mm, &in, &out, NULL);
             else if (row == 5) st = cls_fit_transform(ctx, &mm_fused, &in, &out, NULL);
-            else if (row == 6) st = cls_clean_data(ctx, &clip, CLS_SCOPE_MATRIX, &in, &out);
-            else st = cls_quantiles(ctx, &in, CLS_SCOPE_MATRIX, qs, 3, qout);
+            else if (row == 6) st = cls_fit_transform(ctx, &(cls_pipeline){.scope = CLS_SCOPE_MATRIX, .clean = &clip}, &in, &out, NULL);
+            else st = cls_quantiles(ctx, NULL, &in, qs, 3, qout);
             if (st != CLS_OK) {
                 fprintf(stderr, "clscale-clean-bench: %s: %s\n", cls_status_str(st),
                         cls_last_error(row == 2 ? old : ctx));

@@ -71,7 +71,7 @@ int main(int argc, char **argv)
         else ((double *)x)[i] = w;
     }
     cls_dtype t = f32 ? CLS_F32 : CLS_F64;
-    cls_array in = {x, t, B, R, C}, out = {y, t, B, R, C}, out2 = {z, t, B, R, C};
+    cls_array in = {.data = x, .dtype = t, .batch = B, .rows = R, .cols = C}, out = {.data = y, .dtype = t, .batch = B, .rows = R, .cols = C}, out2 = {.data = z, .dtype = t, .batch = B, .rows = R, .cols = C};
     cls_clean clip = {.sigma = 3, .maxiters = -1};
     cls_pipeline mm = {.scaler = CLS_MINMAX};
     enum { MAX_ROWS = 7 };
@@ -84,9 +84,9 @@ int main(int argc, char **argv)
         /* a build without -Dbench_stages ignores the switch: stage 1 would
          * be the whole clipping */
         ctx->tune.clip_stage = 1;
-        cls_status st = cls_clean_data(ctx, &clip, CLS_SCOPE_MATRIX, &in, &out);
+        cls_status st = cls_fit_transform(ctx, &(cls_pipeline){.scope = CLS_SCOPE_MATRIX, .clean = &clip}, &in, &out, NULL);
         ctx->tune.clip_stage = 0;
-        if (st == CLS_OK) st = cls_clean_data(ctx, &clip, CLS_SCOPE_MATRIX, &in, &out2);
+        if (st == CLS_OK) st = cls_fit_transform(ctx, &(cls_pipeline){.scope = CLS_SCOPE_MATRIX, .clean = &clip}, &in, &out2, NULL);
         if (st == CLS_OK && memcmp(y, z, n * es) == 0) {
             fprintf(stderr, "clscale-clip-kernels --stages: this build ignores the stages; "
                             "meson configure BUILD -Dbench_stages=true (a bench build only)\n");
@@ -101,7 +101,7 @@ int main(int argc, char **argv)
             ctx->tune.clip_stage = stage[row];
             double t0 = now();
             cls_status st = row == 0 ? cls_fit_transform(ctx, &mm, &in, &out, NULL)
-                                     : cls_clean_data(ctx, &clip, CLS_SCOPE_MATRIX, &in, row == 2 ? &out2 : &out);
+                                     : cls_fit_transform(ctx, &(cls_pipeline){.scope = CLS_SCOPE_MATRIX, .clean = &clip}, &in, row == 2 ? &out2 : &out, NULL);
             double t1 = now();
             ctx->clip_local = 0;
             ctx->tune.clip_stage = 0;
@@ -115,9 +115,9 @@ int main(int argc, char **argv)
     /* the two kernels' outputs, once more each */
     size_t diff = 0;
     ctx->clip_local = -1;
-    cls_status st = cls_clean_data(ctx, &clip, CLS_SCOPE_MATRIX, &in, &out);
+    cls_status st = cls_fit_transform(ctx, &(cls_pipeline){.scope = CLS_SCOPE_MATRIX, .clean = &clip}, &in, &out, NULL);
     ctx->clip_local = 1;
-    if (st == CLS_OK) st = cls_clean_data(ctx, &clip, CLS_SCOPE_MATRIX, &in, &out2);
+    if (st == CLS_OK) st = cls_fit_transform(ctx, &(cls_pipeline){.scope = CLS_SCOPE_MATRIX, .clean = &clip}, &in, &out2, NULL);
     ctx->clip_local = 0;
     if (st != CLS_OK) {
         fprintf(stderr, "clscale-clip-kernels: %s: %s\n", cls_status_str(st), cls_last_error(ctx));

@@ -100,7 +100,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "clscale-fit-bench: %s\n", cls_status_str(st));
         return 1;
     }
-    cls_array in = {x, f32 ? CLS_F32 : CLS_F64, B, R, C}, out = {y, in.dtype, B, R, C};
+    cls_array in = {.data = x, .dtype = f32 ? CLS_F32 : CLS_F64, .batch = B, .rows = R, .cols = C}, out = {.data = y, .dtype = in.dtype, .batch = B, .rows = R, .cols = C};
     double *t[NT];
     for (int j = 0; j < NT; j++) t[j] = calloc((size_t)repeat, sizeof(double));
     for (int it = -1; it < repeat; it++) {

@@ -122,7 +122,7 @@ int main(int argc, char **argv)
     cls_device_info di;
     cls_device_get(ctx, 0, &di);
     cls_pipeline p = {.scaler = CLS_MINMAX, .scope = scope};
-    cls_array in = {x, CLS_F64, scope == CLS_SCOPE_BATCH ? 1 : count, scope == CLS_SCOPE_BATCH ? count : R, C};
+    cls_array in = {.data = x, .dtype = CLS_F64, .batch = scope == CLS_SCOPE_BATCH ? 1 : count, .rows = scope == CLS_SCOPE_BATCH ? count : R, .cols = C};
     if (!count) in.data = NULL;
     cls_array out = in;
     out.data = count ? y : NULL;
@@ -141,7 +141,7 @@ int main(int argc, char **argv)
         cls_mpi_report rep;
         memset(&rep, 0, sizeof rep);
         if (quant && single) {
-            st = cls_quantiles(ctx, &in, CLS_SCOPE_BATCH, qs, 3, qout);
+            st = cls_quantiles(ctx, &(cls_pipeline){.scope = CLS_SCOPE_BATCH}, &in, qs, 3, qout);
             rep.fit = MPI_Wtime() - t0;
         } else if (quant) {
             st = cls_mpi_quantiles(ctx, MPI_COMM_WORLD, &in, CLS_SCOPE_BATCH, qs, 3, qout);

@@ -13,7 +13,7 @@ typedef struct cli_clean {
     int       clip_given; /* --sigma-clip, --sigma-lower or --sigma-upper */
     int       clip_detail; /* --clip-center, --clip-spread or --clip-mode */
     int       light_curve; /* --detrend, --bin-smooth, --bin (not streamed, not under --mpi) */
-    int       reduce;     /* --bin: cls_bin_data, one row per bin (clean only) */
+    int       reduce;     /* --bin: cls_fit_transform (bins reduced), one row per bin (clean only) */
 } cli_clean;
 
 /* The usage text of the options, for --help. */

@@ -61,5 +61,7 @@ void cli_json_string(FILE *f, const char *s);
 /* The scalers' names from the library's table, "minmax|zscore|...", for
  * usage lines (static; the first call makes it). */
 const char *cli_methods(void);
+/* The scaler named `name` (not "none"): 0, or -1 when none has that name. */
+int cli_scaler_parse(const char *name, cls_scaler *out);
 
 #endif

@@ -190,7 +190,7 @@ int cmd_describe(int argc, char **argv)
         cli_input_close(&f);
         return rc;
     }
-    cls_array x = {f.data, f.dtype, f.batch, f.rows, f.cols};
+    cls_array x = {.data = f.data, .dtype = f.dtype, .batch = f.batch, .rows = f.rows, .cols = f.cols};
     cls_summary *s = NULL;
     cls_status st = cls_describe(ctx, &x, scope, sigma, &s);
     if (st != CLS_OK) {

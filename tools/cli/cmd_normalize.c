@@ -202,7 +202,7 @@ static int set_option(args *a, const char *name, const char *v)
         char err[256];
         if (cli_clean_set(&a->cl, name, v, err, sizeof err)) return usage_error(a, "%s", err);
     } else if (!strcmp(name, "method")) {
-        if (cls_scaler_parse(v, &a->p.scaler) != CLS_OK || a->p.scaler == CLS_NONE)
+        if (cli_scaler_parse(v, &a->p.scaler) != 0)
             return usage_error(a, "unknown method \"%s\" (%s)", v, cli_methods());
         a->has_method = 1;
     } else if (!strcmp(name, "range")) {
@@ -396,7 +396,7 @@ static void on_progress(void *user, uint64_t done, uint64_t total)
 
 static cls_array array_of(const cls_npy *f)
 {
-    cls_array x = {f->data, f->dtype, f->batch, f->rows, f->cols};
+    cls_array x = {.data = f->data, .dtype = f->dtype, .batch = f->batch, .rows = f->rows, .cols = f->cols};
     return x;
 }
 
@@ -450,7 +450,7 @@ static int run(args *a)
 
     cli_guard_start(isatty(STDERR_FILENO) == 1);
     /* clean --bin: OUT has one row per bin of each statistics group (a
-     * matrix, or the whole batch with --scope batch), cls_bin_data's shape */
+     * matrix, or the whole batch with --scope batch), cls_fit_transform (bins reduced)'s shape */
     int reduce = a->cmd == CMD_CLEAN && a->cl.reduce;
     size_t oshape[3] = {in.shape[0], in.shape[1], in.ndim == 3 ? in.shape[2] : 0};
     if (reduce) {
@@ -515,9 +515,9 @@ static int run(args *a)
     if (streamed) {
         /* done */
     } else if (reduce) {
-        st = cls_bin_data(ctx, &a->cl.c, a->p.scope, &x, &y);
+        st = cls_fit_transform(ctx, &(cls_pipeline){.scope = a->p.scope, .clean = &a->cl.c}, &x, &y, NULL);
     } else if (a->cmd == CMD_CLEAN) {
-        st = cls_clean_data(ctx, &a->cl.c, a->p.scope, &x, &y);
+        st = cls_fit_transform(ctx, &(cls_pipeline){.scope = a->p.scope, .clean = &a->cl.c}, &x, &y, NULL);
     } else if (a->cmd == CMD_NORMALIZE) {
         st = cls_fit_transform(ctx, &a->p, &x, &y, fit);
     } else {

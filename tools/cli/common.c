@@ -129,6 +129,17 @@ void cli_json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
+int cli_scaler_parse(const char *name, cls_scaler *out)
+{
+    const char *n;
+    for (int s = CLS_MINMAX; (n = cls_scaler_name((cls_scaler)s)); s++)
+        if (!strcmp(n, name)) {
+            *out = (cls_scaler)s;
+            return 0;
+        }
+    return -1;
+}
+
 const char *cli_methods(void)
 {
     static char list[256];

@@ -17,7 +17,7 @@
  * disk.
  *
  * Data moves through the library's streaming calls (cls_stream_*,
- * cls_mpi_stream_fit_transform): each rank reads its range of IN with
+ * cls_mpi_fit_transform): each rank reads its range of IN with
  * pread and writes its range of the temporary with pwrite through a fixed
  * pool of buffers, so a rank's part may be larger than its node's memory.
  * A rank killed by a signal ends the job through mpirun, which names
@@ -159,9 +159,9 @@ static void plan(rank_state *r)
 /* This rank's part of IN or OUT: the array that starts `base` bytes into
  * the file `fd`, from this rank's first row or matrix; rows 0 or matrices 0
  * when it has none. */
-static cls_file_array part(const rank_state *r, int fd, uint64_t base, const char *name)
+static cls_array part(const rank_state *r, int fd, uint64_t base, const char *name)
 {
-    cls_file_array a = {fd, base + r->first * r->unit * r->es, r->in.dtype, 0, 0, r->in.cols, name};
+    cls_array a = {.where = CLS_IN_FILE, .fd = fd, .offset = base + r->first * r->unit * r->es, .dtype = r->in.dtype, .batch = 0, .rows = 0, .cols = r->in.cols, .path = name};
     if (r->by_rows) {
         a.batch = 1;
         a.rows = r->count;
@@ -181,7 +181,7 @@ static cls_status local_fail(rank_state *r, cls_status st)
 /* A cleaning stage over rows (batch scope): this rank's rows of IN (its
  * map) cleaned across the ranks into a buffer of its rows of OUT, then
  * written at their offset: a rank's part must fit in its memory. */
-static int clean_rows(rank_state *r, const cls_pipeline *p, const cls_file_array *y, cls_stats **fitted)
+static int clean_rows(rank_state *r, const cls_pipeline *p, cls_array *y, cls_stats **fitted)
 {
     size_t bytes = r->count * r->unit * r->es;
     char *buf = bytes ? malloc(bytes) : NULL;
@@ -192,8 +192,7 @@ static int clean_rows(rank_state *r, const cls_pipeline *p, const cls_file_array
         free(buf);
         return 1;
     }
-    cls_array x = {bytes ? (char *)r->in.data + r->first * r->unit * r->es : NULL, r->in.dtype, 1, r->count,
-                   r->in.cols};
+    cls_array x = {.data = bytes ? (char *)r->in.data + r->first * r->unit * r->es : NULL, .dtype = r->in.dtype, .batch = 1, .rows = r->count, .cols = r->in.cols};
     cls_array out = x;
     out.data = buf;
     if (cls_mpi_fit_transform(r->ctx, r->comm, p, &x, &out, fitted) != CLS_OK) {
@@ -213,14 +212,14 @@ static int clean_rows(rank_state *r, const cls_pipeline *p, const cls_file_array
 }
 
 /* normalize: fit across ranks, transform locally, statistics onto rank 0. */
-static int do_normalize(rank_state *r, const cls_file_array *x, const cls_file_array *y)
+static int do_normalize(rank_state *r, const cls_array *x, cls_array *y)
 {
     cls_pipeline p = r->j->p;
     if (r->by_rows) p.scope = CLS_SCOPE_BATCH;  /* also for a 2-D IN: the same statistics */
     cls_stats *fitted = NULL;
     if (p.clean && r->by_rows && !cls_mpi_clean_streams(&p)) {
         if (clean_rows(r, &p, y, r->j->stats_out ? &fitted : NULL)) return 1;
-    } else if (cls_mpi_stream_fit_transform(r->ctx, r->comm, &p, x, y, r->j->stats_out ? &fitted : NULL) !=
+    } else if (cls_mpi_fit_transform(r->ctx, r->comm, &p, x, y, r->j->stats_out ? &fitted : NULL) !=
                CLS_OK) {
         report_failure(r);
         return 1;
@@ -249,7 +248,7 @@ static int do_normalize(rank_state *r, const cls_file_array *x, const cls_file_a
 }
 
 /* apply: each rank transforms its part with the statistics of its groups. */
-static cls_status do_apply(rank_state *r, const cls_file_array *x, const cls_file_array *y)
+static cls_status do_apply(rank_state *r, const cls_array *x, cls_array *y)
 {
     cls_stats_info si;
     cls_stats_describe(r->stats, &si);
@@ -265,7 +264,7 @@ static cls_status do_apply(rank_state *r, const cls_file_array *x, const cls_fil
         pp = &p;
     }
     if (!r->count) return CLS_OK;
-    if (r->by_rows) return local_fail(r, cls_stream_transform(r->ctx, pp, r->stats, x, y, NULL));
+    if (r->by_rows) return local_fail(r, cls_transform(r->ctx, pp, r->stats, x, y));
     if (si.groups != r->in.batch || si.cols != r->in.cols)
         return failf(r, CLS_E_ARG, "statistics of %zu group(s) x %zu columns do not fit %s (%zu matrices x %zu "
                      "columns, scope matrix)", si.groups, si.cols, r->j->in, r->in.batch, r->in.cols);
@@ -275,7 +274,7 @@ static cls_status do_apply(rank_state *r, const cls_file_array *x, const cls_fil
     if (st != CLS_OK) return failf(r, st, "out of memory for statistics");
     memcpy(cls_stats_columns(mine), cls_stats_columns(r->stats) + r->first * si.cols,
            r->count * si.cols * sizeof(cls_column_stats));
-    st = local_fail(r, cls_stream_transform(r->ctx, pp, mine, x, y, NULL));
+    st = local_fail(r, cls_transform(r->ctx, pp, mine, x, y));
     cls_stats_destroy(mine);
     return st;
 }
@@ -294,8 +293,8 @@ static cls_status do_discount(rank_state *r)
     int whole = f->batch == 1 && f->rows == 1;  /* the factors do not vary by row: one piece */
     while (row < end) {
         size_t b = row / R, i = row % R, nb = 1, k;
-        cls_file_array x = {r->in_fd, r->in_off + row * C * r->es, in->dtype, 1, 0, C, r->j->in};
-        cls_array fv = {f->data, f->dtype, 1, 1, f->cols};
+        cls_array x = {.where = CLS_IN_FILE, .fd = r->in_fd, .offset = r->in_off + row * C * r->es, .dtype = in->dtype, .batch = 1, .rows = 0, .cols = C, .path = r->j->in};
+        cls_array fv = {.data = f->data, .dtype = f->dtype, .batch = 1, .rows = 1, .cols = f->cols};
         size_t foff = f->batch > 1 ? b * f->rows * f->cols : 0;
         if (whole) {
             k = end - row;
@@ -316,13 +315,13 @@ static cls_status do_discount(rank_state *r)
             }
         }
         fv.data = (char *)f->data + foff * fes;
-        cls_file_array y = x;
+        cls_array y = x;
         y.fd = mpi_out_fd(&r->out);
         y.offset = r->out.data_offset + row * C * r->es;
-        y.name = r->j->out;
+        y.path = r->j->out;
         cls_pipeline p = {0};
         p.factors = &fv;
-        cls_status st = local_fail(r, cls_stream_fit_transform(r->ctx, &p, &x, &y, NULL, NULL));
+        cls_status st = local_fail(r, cls_fit_transform(r->ctx, &p, &x, &y, NULL));
         if (st != CLS_OK) return st;
         row += k;
     }
@@ -384,8 +383,8 @@ static int run_rank(rank_state *r)
     if (step(r, opened, r->err)) return EXIT_FAIL;
 
     double t0 = MPI_Wtime();
-    cls_file_array x = part(r, r->in_fd, r->in_off, j->in);
-    cls_file_array y = part(r, mpi_out_fd(&r->out), r->out.data_offset, j->out);
+    cls_array x = part(r, r->in_fd, r->in_off, j->in);
+    cls_array y = part(r, mpi_out_fd(&r->out), r->out.data_offset, j->out);
     if (j->cmd == CLI_MPI_NORMALIZE) {
         if (do_normalize(r, &x, &y)) return EXIT_FAIL;
     } else if (step(r, j->cmd == CLI_MPI_APPLY ? do_apply(r, &x, &y) : do_discount(r), r->err)) {

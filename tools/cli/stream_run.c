@@ -35,12 +35,10 @@ cls_status cli_stream_run(cls_context *ctx, const cls_pipeline *p, const cls_sta
         close(fd);
         return CLS_E_IO;
     }
-    cls_file_array a = {fd, (uint64_t)((const char *)in->data - (const char *)in->map), in->dtype,
-                        in->batch, in->rows, in->cols, in_path};
-    cls_file_array o = {out->fd, (uint64_t)((const char *)out->data - (const char *)out->map), out->dtype,
-                        out->batch, out->rows, out->cols, out->path};
-    cls_status st = stats ? cls_stream_transform(ctx, p, stats, &a, &o, NULL)
-                          : cls_stream_fit_transform(ctx, p, &a, &o, NULL, fitted);
+    cls_array a = {.where = CLS_IN_FILE, .fd = fd, .offset = (uint64_t)((const char *)in->data - (const char *)in->map), .dtype = in->dtype, .batch = in->batch, .rows = in->rows, .cols = in->cols, .path = in_path};
+    cls_array o = {.where = CLS_IN_FILE, .fd = out->fd, .offset = (uint64_t)((const char *)out->data - (const char *)out->map), .dtype = out->dtype, .batch = out->batch, .rows = out->rows, .cols = out->cols, .path = out->path};
+    cls_status st = stats ? cls_transform(ctx, p, stats, &a, &o)
+                          : cls_fit_transform(ctx, p, &a, &o, fitted);
     close(fd);
     return st;
 }

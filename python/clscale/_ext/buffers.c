@@ -1,7 +1,7 @@
 /* Data already on a device, for Python: a library context made on a
  * caller's cl_context, device and queue (pyopencl's, by their int_ptr),
  * and fit_transform / transform of arrays in cl_mem buffers
- * (cls_fit_transform_buffer, cls_transform_buffer). The handles are plain
+ * (cls_fit_transform, cls_transform on CLS_IN_BUFFER arrays). The handles are plain
  * integers (the pointers pyopencl gives); the pure-Python layer
  * (clscale/_device.py) takes them from pyopencl arrays, keeps the
  * pyopencl objects alive for the call, and holds a lock per context (a
@@ -106,9 +106,10 @@ PyObject *clsext_buffer_call(PyObject *self, PyObject *args, PyObject *kwds)
         }
         if (!(s = clsext_stats_of(stats))) return NULL;
     }
-    cls_buffer in = {.mem = min, .offset = (size_t)oin, .dtype = dtype[5] == '6' ? CLS_F64 : CLS_F32,
-                     .batch = (size_t)batch, .rows = (size_t)rows, .cols = (size_t)cols};
-    cls_buffer out = in;
+    cls_array in = {.where = CLS_IN_BUFFER, .mem = min, .offset = (size_t)oin,
+                    .dtype = dtype[5] == '6' ? CLS_F64 : CLS_F32, .batch = (size_t)batch, .rows = (size_t)rows,
+                    .cols = (size_t)cols};
+    cls_array out = in;
     out.mem = mout;
     out.offset = (size_t)oout;
     cls_pipeline p;
@@ -122,8 +123,7 @@ PyObject *clsext_buffer_call(PyObject *self, PyObject *args, PyObject *kwds)
     cls_stats *fitted = NULL;
     cls_status st;
     Py_BEGIN_ALLOW_THREADS
-    st = fit ? cls_fit_transform_buffer(ctx, &p, &in, &out, &fitted, NULL)
-             : cls_transform_buffer(ctx, &p, s, &in, &out, NULL);
+    st = fit ? cls_fit_transform(ctx, &p, &in, &out, &fitted) : cls_transform(ctx, &p, s, &in, &out);
     Py_END_ALLOW_THREADS
     if (st != CLS_OK) return clsext_raise(st, cls_last_error(ctx));
     if (!fit) Py_RETURN_NONE;

@@ -10,7 +10,7 @@ int clsext_clean_options(PyObject *kwds, cls_clean *c, int *scope)
 {
     static char *kwlist[] = {"scope", "impute", "fill_value", "missing_value", "sigma", "sigma_lower",
                              "sigma_upper", "maxiters", "center", "spread", "mode",
-                             /* light curves (cls_clean_data, cls_bin_data) */
+                             /* light curves (cls_fit_transform, cls_fit_transform (bins reduced)) */
                              "detrend", "detrend_op", "window", "polyorder", "deriv", "delta", "edge", "cval",
                              "origin", "bin_rows", "bin_stat", NULL};
     PyObject *mv = Py_None, *none = PyTuple_New(0);

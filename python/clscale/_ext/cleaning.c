@@ -1,5 +1,5 @@
 /* Module functions for the cleaning stage and exact quantiles: clean (the
- * estimators SimpleImputer and SigmaClip, through cls_clean_data) and
+ * estimators SimpleImputer and SigmaClip, through cls_fit_transform) and
  * quantiles (cls_quantiles, timed in C for the benchmark), medians
  * (cls_medians: clscale.nanmedian) and describe (cls_describe:
  * clscale.describe). Each runs on a
@@ -22,7 +22,7 @@ typedef struct {
 static cls_status run_clean(cls_context *ctx, void *arg)
 {
     clean_call *k = arg;
-    return cls_clean_data(ctx, &k->c, k->scope, &k->x, k->y.data ? &k->y : NULL);
+    return cls_fit_transform(ctx, &(cls_pipeline){.scope = k->scope, .clean = &k->c}, &k->x, k->y.data ? &k->y : NULL, NULL);
 }
 
 /* mask: a writable C-contiguous bool or uint8 array of x's size (the
@@ -112,7 +112,7 @@ done:
 static cls_status run_bin(cls_context *ctx, void *arg)
 {
     clean_call *k = arg;
-    return cls_bin_data(ctx, &k->c, k->scope, &k->x, &k->y);
+    return cls_fit_transform(ctx, &(cls_pipeline){.scope = k->scope, .clean = &k->c}, &k->x, &k->y, NULL);
 }
 
 PyObject *clsext_bin_data(PyObject *self, PyObject *args, PyObject *kwds)
@@ -230,9 +230,9 @@ static cls_status run_quantiles(cls_context *ctx, void *arg)
         if (k->comb) {
             k->comb->ctx = ctx;
             cls_combine h = {call_combine, k->comb, NULL};
-            st = cls_quantiles_combined(ctx, &k->x, k->scope, k->q, k->nq, &h, k->out);
+            st = cls_quantiles(ctx, &(cls_pipeline){.scope = k->scope, .combine = &h}, &k->x, k->q, k->nq, k->out);
         } else {
-            st = cls_quantiles(ctx, &k->x, k->scope, k->q, k->nq, k->out);
+            st = cls_quantiles(ctx, &(cls_pipeline){.scope = k->scope}, &k->x, k->q, k->nq, k->out);
         }
         k->times[r] = now() - t0;
     }
@@ -335,7 +335,7 @@ typedef struct {
 static cls_status run_medians(cls_context *ctx, void *arg)
 {
     medians_call *k = arg;
-    return cls_medians(ctx, &k->x, k->scope, k->out);
+    return cls_medians(ctx, &(cls_pipeline){.scope = k->scope}, &k->x, k->out);
 }
 
 PyObject *clsext_medians(PyObject *self, PyObject *args, PyObject *kwds)

@@ -123,7 +123,7 @@ PyObject *clsext_stats_load(PyObject *self, PyObject *args);
 
 /* ---- cleaning.c ---- */
 
-/* The module-level functions cleaning.c defines: clean (cls_clean_data),
+/* The module-level functions cleaning.c defines: clean (cls_fit_transform),
  * quantiles (cls_quantiles, timed), medians (cls_medians) and describe
  * (cls_describe). */
 PyObject *clsext_clean(PyObject *self, PyObject *args, PyObject *kwds);

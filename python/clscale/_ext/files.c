@@ -1,8 +1,9 @@
 /* Module functions for .npy files larger than memory: stream_file (one
- * .npy file to another through cls_stream_file(): fit and transform, with
+ * .npy file to another through cls_fit_transform() / cls_transform() on
+ * CLS_IN_NPY arrays: fit and transform, with
  * a cleaning stage or not, transform with given statistics, discount) and
  * stream_fit (the statistics of an array stored in a file,
- * cls_stream_fit()). The data never passes through Python or numpy; the
+ * cls_fit() of a CLS_IN_FILE array). The data never passes through Python or numpy; the
  * library's fixed pool of buffers bounds the memory whatever the file's
  * size. The cleaning options are parsed by clean_opts.c, as for clean(). */
 #include <fcntl.h>
@@ -53,7 +54,7 @@ typedef struct {
     const cls_pipeline *p;
     const cls_stats *s;
     const char *in, *out;
-    cls_file_array file;
+    cls_array file;
     cls_stats *fitted;
     int want_fitted;
     const cls_stream_opts *opts;
@@ -62,13 +63,17 @@ typedef struct {
 static cls_status run_stream_file(cls_context *ctx, void *arg)
 {
     file_call *c = arg;
-    return cls_stream_file(ctx, c->p, c->s, c->in, c->out, c->opts, c->want_fitted ? &c->fitted : NULL);
+    cls_array in = {.where = CLS_IN_NPY, .path = c->in, .stream = c->opts};
+    cls_array out = {.where = CLS_IN_NPY, .path = c->out};
+    if (c->s) return cls_transform(ctx, c->p, c->s, &in, &out);
+    return cls_fit_transform(ctx, c->p, &in, &out, c->want_fitted ? &c->fitted : NULL);
 }
 
 static cls_status run_stream_fit(cls_context *ctx, void *arg)
 {
     file_call *c = arg;
-    return cls_stream_fit(ctx, c->p, &c->file, c->opts, &c->fitted);
+    c->file.stream = c->opts;
+    return cls_fit(ctx, c->p, &c->file, &c->fitted);
 }
 
 /* Runs `fn` on the Context and turns the outcome into a Stats, None or an
@@ -230,8 +235,7 @@ PyObject *clsext_stream_fit(PyObject *self, PyObject *args, PyObject *kwds)
         PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, path);
         goto done;
     }
-    cls_file_array fa = {fd, offset, (cls_dtype)dtype, (size_t)batch, (size_t)rows, (size_t)cols,
-                         PyBytes_AS_STRING(path)};
+    cls_array fa = {.where = CLS_IN_FILE, .fd = fd, .offset = offset, .dtype = (cls_dtype)dtype, .batch = (size_t)batch, .rows = (size_t)rows, .cols = (size_t)cols, .path = PyBytes_AS_STRING(path)};
     c.file = fa;
     c.p = &p;
     opts.buffer_bytes = (size_t)a.buffer_bytes;

@@ -21,13 +21,13 @@ static PyMethodDef methods[] = {
      "stream_file(ctx, in_path, out_path, stats=None, *, scaler=NONE, scope=SCOPE_MATRIX, lo=0.0, hi=0.0, "
      "clip=False, inverse=False, factors=None, fitted=True, qmin=0.0, qmax=0.0, no_centering=False, "
      "no_scaling=False, unit_variance=False, clean=None, clean_shape=(0, 0), buffer_bytes=0) -> Stats or None: "
-     "cls_stream_file(), one .npy file to another through a fixed pool of buffers (fits when stats is None). "
+     "cls_fit_transform() of .npy paths, one .npy file to another through a fixed pool of buffers (fits when stats is None). "
      "clean=dict (clean()'s keywords) adds the cleaning stage ahead of the scaler and returns (Stats or None, "
      "missing, clipped, fill, iterations), the arrays clean_shape=(groups, cols) as clean() gives them."},
     {"stream_fit", (PyCFunction)(void (*)(void))clsext_stream_fit, METH_VARARGS | METH_KEYWORDS,
      "stream_fit(ctx, path, offset, dtype, (batch, rows, cols), *, scaler=NONE, scope=SCOPE_MATRIX, lo=0.0, "
      "hi=0.0, clip=False, qmin=0.0, qmax=0.0, no_centering=False, no_scaling=False, unit_variance=False, "
-     "buffer_bytes=0) -> Stats: cls_stream_fit() of the array stored at byte `offset` of `path`."},
+     "buffer_bytes=0) -> Stats: cls_fit() of a file of the array stored at byte `offset` of `path`."},
     {"buffer_context", clsext_buffer_context, METH_VARARGS,
      "buffer_context(cl_context, cl_device, cl_queue) -> capsule: a context on the caller's OpenCL objects."},
     {"buffer_call", (PyCFunction)(void (*)(void))clsext_buffer_call, METH_VARARGS | METH_KEYWORDS,
@@ -40,12 +40,12 @@ static PyMethodDef methods[] = {
     {"clean", (PyCFunction)(void (*)(void))clsext_clean, METH_VARARGS | METH_KEYWORDS,
      "clean(ctx, x, out, mask=None, moments=False, *, scope=0, impute=0, fill_value=0.0, missing_value=None, sigma=0.0, "
      "sigma_lower=0.0, sigma_upper=0.0, maxiters=0, center=0, spread=0, mode=0) -> (missing, clipped, fill, "
-     "iterations, lower, upper, mean, m2): cls_clean_data() into out (which may be x, or None: nothing written "
+     "iterations, lower, upper, mean, m2): cls_fit_transform() (cleaning alone) into out (which may be x, or None: nothing written "
      "but the mask and the per-column outputs), and into mask (bool or uint8, x's size) 1 where a value is "
      "missing or clipped; with moments, the mean and m2 of the values kept (else None)."},
     {"bin_data", (PyCFunction)(void (*)(void))clsext_bin_data, METH_VARARGS | METH_KEYWORDS,
      "bin_data(ctx, x, out, *, scope=0, bin_rows, bin_stat, [the cleaning and trend keywords of clean]): "
-     "cls_bin_data() into out (batch x ceil(rows / bin_rows) x cols): one row per bin."},
+     "cls_fit_transform() (bins reduced) into out (batch x ceil(rows / bin_rows) x cols): one row per bin."},
     {"describe", (PyCFunction)(void (*)(void))clsext_describe, METH_VARARGS | METH_KEYWORDS,
      "describe(ctx, x, *, scope=SCOPE_MATRIX, sigma=3.0) -> dict: cls_describe, each statistic a groups x cols "
      "array (count, missing, min, max, mean, std, 25%, 50%, 75%, outliers) and duplicate_rows per group."},
@@ -58,7 +58,7 @@ static PyMethodDef methods[] = {
     {"quantiles", (PyCFunction)(void (*)(void))clsext_quantiles, METH_VARARGS | METH_KEYWORDS,
      "quantiles(ctx, x, q, *, scope=SCOPE_MATRIX, repeats=1, combine=None) -> (array, list of float): "
      "cls_quantiles (numpy's nanquantile, exact) per group, groups x len(q) x cols, each call timed in C. "
-     "combine(error, counts): several processes' counts summed after each pass (cls_quantiles_combined; "
+     "combine(error, counts): several processes' counts summed after each pass (cls_quantiles; "
      "x may then have no rows)."},
     {NULL, NULL, 0, NULL},
 };

@@ -88,7 +88,7 @@ cls_status cls_lc_check(cls_context *ctx, const cls_clean *c, uint64_t Rg, int r
         if (c->bin_stat != CLS_BIN_MEAN && c->bin_stat != CLS_BIN_MEDIAN && c->bin_stat != CLS_BIN_SUM &&
             c->bin_stat != CLS_BIN_COUNT)
             return cls_fail(ctx, CLS_E_ARG, "cls_bin_data: bin_stat must be mean, median, sum or count "
-                            "(the boundary smooths: cls_clean_data)");
+                            "(the boundary smooths: cls_fit_transform)");
     } else if (c->bin_rows && c->bin_stat != CLS_BIN_MEAN && c->bin_stat != CLS_BIN_MEDIAN &&
                c->bin_stat != CLS_BIN_BOUNDARY) {
         return cls_fail(ctx, CLS_E_ARG, "light curves: smoothing by bins takes the mean, median or boundary "

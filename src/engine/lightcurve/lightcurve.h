@@ -3,7 +3,7 @@
  * device passes over units of whole groups that every device able to run
  * the dtype pulls (engine/passes.h). The cleaning stage (engine/clean.c)
  * checks the options here before any pass, then runs the trend and the
- * smoothing after its own passes; cls_bin_data() reduces.
+ * smoothing after its own passes; cls_host_bin() reduces.
  * Calls: engine/passes.c, engine/program.c. */
 #ifndef CLS_LIGHTCURVE_H
 #define CLS_LIGHTCURVE_H
@@ -18,8 +18,8 @@
 int cls_lc_active(const cls_clean *c);
 
 /* Checks c's light-curve fields against groups of Rg rows; reduce: for
- * cls_bin_data() (bins required, a reducing statistic), else for
- * cls_clean_data() (a smoothing statistic). CLS_E_ARG with the message. */
+ * cls_host_bin() (bins required, a reducing statistic), else for
+ * cls_host_clean() (a smoothing statistic). CLS_E_ARG with the message. */
 cls_status cls_lc_check(cls_context *ctx, const cls_clean *c, uint64_t Rg, int reduce);
 
 /* The trend, then the smoothing by bins, of G groups of Rg x C values at

@@ -1,0 +1,179 @@
+/* The front door: cls_fit, cls_transform, cls_fit_transform, cls_quantiles,
+ * cls_medians and cls_stats_fit_quantiles take data wherever it lives (a
+ * cls_array's `where`) and a pipeline that may span processes (its
+ * `combine`), and hand each call to the engine's entry point for that kind
+ * of data (engine/entries.h).
+ * Owns: the checks of what the public calls add (the data's kind, input and
+ * output of one kind, a combine hook where none can apply) and the choice
+ * of entry point; nothing else. The engine's calls check the rest. */
+#include "internal.h"
+#include "engine/entries.h"
+
+static cls_buffer buffer_of(const cls_array *a)
+{
+    return (cls_buffer){.mem = a->mem, .offset = (size_t)a->offset, .dtype = a->dtype, .batch = a->batch,
+                        .rows = a->rows, .cols = a->cols};
+}
+
+static cls_file_array file_of(const cls_array *a)
+{
+    return (cls_file_array){.fd = a->fd, .offset = a->offset, .dtype = a->dtype, .batch = a->batch,
+                            .rows = a->rows, .cols = a->cols, .name = a->path};
+}
+
+static int combined(const cls_pipeline *p) { return p && p->combine && p->combine->fn; }
+
+/* The common checks; CLS_OK when the call may go on. */
+static cls_status door(cls_context *ctx, const char *fn, const cls_array *in, const cls_array *out)
+{
+    if (!ctx) return cls_fail_thread(CLS_E_ARG, "%s: NULL context", fn);
+    if (!in) return cls_fail(ctx, CLS_E_ARG, "%s: the input array is NULL", fn);
+    if ((unsigned)in->where > CLS_IN_NPY) return cls_fail(ctx, CLS_E_ARG, "%s: unknown where %d", fn, (int)in->where);
+    if (out && out->where != in->where)
+        return cls_fail(ctx, CLS_E_ARG, "%s: the input and the output live in different kinds of place (where %d "
+                        "and %d)", fn, (int)in->where, (int)out->where);
+    if (in->where == CLS_IN_NPY && (!in->path || (out && !out->path)))
+        return cls_fail(ctx, CLS_E_ARG, "%s: a .npy array without a path", fn);
+    return CLS_OK;
+}
+
+/* A combine hook where the call cannot combine: every process is told. */
+static cls_status refuse_combine(cls_context *ctx, const cls_pipeline *p, const char *fn)
+{
+    cls_status st = cls_fail(ctx, CLS_E_UNSUPPORTED, "%s: no combine hook here (combine statistics with "
+                             "cls_stats_merge; quantiles and cleaning take the hook)", fn);
+    const cls_combine *cb = p->combine;
+    return cb->stats ? cb->stats(cb->user, st, NULL, 0) : cb->fn(cb->user, st, NULL, 0);
+}
+
+cls_status cls_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats **out)
+{
+    if (out) *out = NULL;
+    cls_status st = door(ctx, "cls_fit", x, NULL);
+    if (st != CLS_OK) return st;
+    if (combined(p)) return refuse_combine(ctx, p, "cls_fit");
+    switch (x->where) {
+    case CLS_IN_BUFFER: {
+        cls_buffer b = buffer_of(x);
+        return cls_buf_fit(ctx, p, &b, x->sync, out);
+    }
+    case CLS_IN_FILE: {
+        cls_file_array f = file_of(x);
+        return cls_file_fit(ctx, p, &f, x->stream, out);
+    }
+    case CLS_IN_NPY: return cls_npy_run(ctx, p, NULL, x->path, NULL, x->stream, out);
+    default: return cls_host_fit(ctx, p, x, out);
+    }
+}
+
+cls_status cls_transform(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const cls_array *in,
+                         cls_array *out)
+{
+    cls_status st = door(ctx, "cls_transform", in, out);
+    if (st != CLS_OK) return st;
+    if (combined(p)) return refuse_combine(ctx, p, "cls_transform");
+    if (!out && in->where != CLS_IN_HOST) return cls_fail(ctx, CLS_E_ARG, "cls_transform: NULL output array");
+    switch (in->where) {
+    case CLS_IN_BUFFER: {
+        cls_buffer a = buffer_of(in), b = buffer_of(out);
+        return cls_buf_transform(ctx, p, s, &a, &b, in->sync);
+    }
+    case CLS_IN_FILE: {
+        cls_file_array a = file_of(in), b = file_of(out);
+        return cls_file_transform(ctx, p, s, &a, &b, in->stream);
+    }
+    case CLS_IN_NPY:
+        if (!s) return cls_fail(ctx, CLS_E_ARG, "cls_transform: no statistics");
+        return cls_npy_run(ctx, p, s, in->path, out->path, in->stream, NULL);
+    default: return cls_host_transform(ctx, p, s, in, out);
+    }
+}
+
+/* Cleaning alone: no scaler, no factors, no statistics asked for. */
+static int cleaning_alone(const cls_pipeline *p, cls_stats **fitted)
+{
+    return p && p->clean && p->scaler == CLS_NONE && !p->factors && !p->inverse && !fitted;
+}
+
+/* Bins reduced to a row each: a sum or a count, or an output of another
+ * shape than the input's (a bin's mean or median in place of each value
+ * keeps the shape). */
+static int bins_reduced(const cls_pipeline *p, const cls_array *in, const cls_array *out)
+{
+    const cls_clean *c = p->clean;
+    if (c->bin_stat == CLS_BIN_SUM || c->bin_stat == CLS_BIN_COUNT) return 1;
+    return c->bin_stat != CLS_BIN_NONE && out && (out->rows != in->rows || out->batch != in->batch);
+}
+
+cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
+                             cls_stats **fitted)
+{
+    if (fitted) *fitted = NULL;
+    cls_status st = door(ctx, "cls_fit_transform", in, out);
+    if (st != CLS_OK) {
+        /* every process learns of a failure before its first pass */
+        if (combined(p) && ctx) return refuse_combine(ctx, p, "cls_fit_transform");
+        return st;
+    }
+    if (!out && !(in->where == CLS_IN_HOST && cleaning_alone(p, fitted)))
+        return cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: NULL output array");
+    switch (in->where) {
+    case CLS_IN_BUFFER: {
+        if (combined(p)) return refuse_combine(ctx, p, "cls_fit_transform on buffers");
+        cls_buffer a = buffer_of(in), b = buffer_of(out);
+        return cls_buf_fit_transform(ctx, p, &a, &b, fitted, in->sync);
+    }
+    case CLS_IN_FILE: {
+        cls_file_array a = file_of(in), b = file_of(out);
+        if (combined(p)) return cls_file_fit_transform_combined(ctx, p, &a, &b, in->stream, p->combine, fitted);
+        return cls_file_fit_transform(ctx, p, &a, &b, in->stream, fitted);
+    }
+    case CLS_IN_NPY:
+        if (combined(p)) return refuse_combine(ctx, p, "cls_fit_transform of .npy paths (open them: CLS_IN_FILE)");
+        return cls_npy_run(ctx, p, NULL, in->path, out->path, in->stream, fitted);
+    default:
+        if (cleaning_alone(p, fitted) && !combined(p) && bins_reduced(p, in, out))
+            return cls_host_bin(ctx, p->clean, p->scope, in, out);
+        if (cleaning_alone(p, fitted))
+            return combined(p) ? cls_host_clean_combined(ctx, p->clean, p->scope, in, out, p->combine)
+                               : cls_host_clean(ctx, p->clean, p->scope, in, out);
+        if (combined(p)) return cls_host_fit_transform_combined(ctx, p, in, out, p->combine, fitted);
+        return cls_host_fit_transform(ctx, p, in, out, fitted);
+    }
+}
+
+/* quantiles and medians: host arrays, scope and combine from p */
+static cls_status select_door(cls_context *ctx, const char *fn, const cls_pipeline *p, const cls_array *x)
+{
+    cls_status st = CLS_OK;
+    if (!ctx) st = cls_fail_thread(CLS_E_ARG, "%s: NULL context", fn);
+    else if (p && p->clean)
+        st = cls_fail(ctx, CLS_E_ARG, "%s: the pipeline has a cleaning stage (clean first with cls_fit_transform)", fn);
+    else if (x && x->where != CLS_IN_HOST)
+        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "%s: the data must be in host memory (where %d)", fn, (int)x->where);
+    if (st != CLS_OK && combined(p)) return p->combine->fn(p->combine->user, st, NULL, 0);
+    return st;
+}
+
+cls_status cls_quantiles(cls_context *ctx, const cls_pipeline *p, const cls_array *x, const double *q, size_t nq,
+                         double *out)
+{
+    cls_status st = select_door(ctx, "cls_quantiles", p, x);
+    if (st != CLS_OK) return st;
+    cls_scope scope = p ? p->scope : CLS_SCOPE_MATRIX;
+    if (combined(p)) return cls_host_quantiles_combined(ctx, x, scope, q, nq, p->combine, out);
+    return cls_host_quantiles(ctx, x, scope, q, nq, out);
+}
+
+cls_status cls_medians(cls_context *ctx, const cls_pipeline *p, const cls_array *x, double *out)
+{
+    cls_status st = select_door(ctx, "cls_medians", p, x);
+    if (st != CLS_OK) return st;
+    if (combined(p)) {
+        /* numpy's (a + b) / 2 of the middle two is one process's arithmetic;
+         * across processes the quantile at 0.5 interpolates */
+        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "cls_medians: no combine hook (use cls_quantiles at 0.5)");
+        return p->combine->fn(p->combine->user, st, NULL, 0);
+    }
+    return cls_host_medians(ctx, x, p ? p->scope : CLS_SCOPE_MATRIX, out);
+}

@@ -1,0 +1,67 @@
+/* The engine's entry points, one per kind of data, that the front door
+ * (src/api/front.c) chooses between: host arrays, cl_mem buffers on the
+ * caller's context, arrays in files, .npy files. Their arguments and
+ * failures are the public calls' (include/clscale.h), which check what
+ * they add (the data's kind, a combine hook) and pass the rest on. */
+#ifndef CLS_ENGINE_ENTRIES_H
+#define CLS_ENGINE_ENTRIES_H
+
+#include "clscale.h"
+
+/* A host array's kinds, as the engine's buffer and file paths take them. */
+typedef struct cls_buffer {
+    struct _cl_mem *mem;
+    size_t          offset;
+    cls_dtype       dtype;
+    size_t          batch, rows, cols;
+} cls_buffer;
+
+typedef struct cls_file_array {
+    int         fd;
+    uint64_t    offset;
+    cls_dtype   dtype;
+    size_t      batch, rows, cols;
+    const char *name; /* for messages; NULL: "file descriptor N" */
+} cls_file_array;
+
+/* host memory: pipeline.c, clean.c, select.c */
+cls_status cls_host_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats **out);
+cls_status cls_host_transform(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const cls_array *in,
+                              cls_array *out);
+cls_status cls_host_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
+                                  cls_stats **fitted);
+cls_status cls_host_fit_transform_combined(cls_context *ctx, const cls_pipeline *p, const cls_array *in,
+                                           cls_array *out, const cls_combine *combine, cls_stats **fitted);
+cls_status cls_host_clean(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in, cls_array *out);
+cls_status cls_host_clean_combined(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in,
+                                   cls_array *out, const cls_combine *combine);
+cls_status cls_host_quantiles(cls_context *ctx, const cls_array *x, cls_scope scope, const double *q, size_t nq,
+                              double *out);
+cls_status cls_host_quantiles_combined(cls_context *ctx, const cls_array *x, cls_scope scope, const double *q,
+                                       size_t nq, const cls_combine *combine, double *out);
+cls_status cls_host_bin(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in, cls_array *out);
+cls_status cls_host_medians(cls_context *ctx, const cls_array *x, cls_scope scope, double *out);
+
+/* cl_mem buffers: buffer.c */
+cls_status cls_buf_fit(cls_context *ctx, const cls_pipeline *p, const cls_buffer *x, const cls_sync *sync,
+                       cls_stats **out);
+cls_status cls_buf_transform(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const cls_buffer *in,
+                             const cls_buffer *out, const cls_sync *sync);
+cls_status cls_buf_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_buffer *in,
+                                 const cls_buffer *out, cls_stats **fitted, const cls_sync *sync);
+
+/* arrays in files: stream.c; .npy files: stream_file.c (out_path NULL:
+ * a fit alone) */
+cls_status cls_file_fit(cls_context *ctx, const cls_pipeline *p, const cls_file_array *in,
+                        const cls_stream_opts *opts, cls_stats **out);
+cls_status cls_file_transform(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const cls_file_array *in,
+                              const cls_file_array *out, const cls_stream_opts *opts);
+cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_file_array *in,
+                                  const cls_file_array *out, const cls_stream_opts *opts, cls_stats **fitted);
+cls_status cls_file_fit_transform_combined(cls_context *ctx, const cls_pipeline *p, const cls_file_array *in,
+                                           const cls_file_array *out, const cls_stream_opts *opts,
+                                           const cls_combine *combine, cls_stats **fitted);
+cls_status cls_npy_run(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const char *in_path,
+                       const char *out_path, const cls_stream_opts *opts, cls_stats **fitted);
+
+#endif
