@@ -27,6 +27,13 @@ double bench_normal(uint64_t *s)
     return sqrt(-2.0 * log(u > 0 ? u : 0x1p-53)) * cos(6.283185307179586 * v);
 }
 
+cls_status bench_minmax_call(const bench_call *c)
+{
+    cls_pipeline p = {0};
+    p.scaler = CLS_MINMAX;
+    return cls_fit_transform(c->ctx, &p, c->x, c->y, NULL);
+}
+
 cls_status bench_time_call(cls_status (*run)(const bench_call *c), const bench_call *c, int repeats,
                            double *median_s)
 {

@@ -92,15 +92,10 @@ static void host_mean(const double *x, double *y, size_t G)
 
 static cls_status run_op(const bench_call *a)
 {
-    cls_context *ctx = a->ctx;
-    const cls_array *x = a->x;
-    cls_array *y = a->y;
-    cls_pipeline p = {0};
     cls_clean c = {0};
     switch (a->op) {
     case OP_MINMAX:
-        p.scaler = CLS_MINMAX;
-        return cls_fit_transform(ctx, &p, x, y, NULL);
+        return bench_minmax_call(a);
     case OP_SAVGOL:
         c.detrend = CLS_DETREND_SAVGOL;
         c.window = LC_W;
@@ -117,15 +112,15 @@ static cls_status run_op(const bench_call *a)
     case OP_BIN_MEDIAN:
         c.bin_rows = LC_BIN;
         c.bin_stat = CLS_BIN_MEDIAN;
-        return cls_bin_data(ctx, &c, CLS_SCOPE_MATRIX, x, a->out2);
+        return cls_bin_data(a->ctx, &c, CLS_SCOPE_MATRIX, a->x, a->out2);
     case OP_HOST_SAVGOL:
-        host_savgol(x->data, y->data, x->batch);
+        host_savgol(a->x->data, a->y->data, a->x->batch);
         return CLS_OK;
     default:
-        host_mean(x->data, y->data, x->batch);
+        host_mean(a->x->data, a->y->data, a->x->batch);
         return CLS_OK;
     }
-    return cls_clean_data(ctx, &c, CLS_SCOPE_MATRIX, x, y);
+    return cls_clean_data(a->ctx, &c, CLS_SCOPE_MATRIX, a->x, a->y);
 }
 
 int bench_lightcurves(const options *o)

@@ -134,25 +134,6 @@ void bench_runner_unpin(runner *u)
 
 /* ---- timing ------------------------------------------------------------- */
 
-double bench_now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double bench_sorted_median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* Median, min and max of the timed repeats; returns the repeat whose time
  * is the (lower) median, whose report stands for the run. */
 static int summarise(bench_run *run)

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "bench.h"
+#include "bench_clock.h"
 #include "bench_report.h"
 #include "clscale.h"
 
@@ -28,10 +29,7 @@ void bench_progress_clear(void);
 
 /* ---- bench_rounds.c ----------------------------------------------------- */
 
-/* Monotonic seconds. */
-double bench_now_s(void);
-/* Sorts v[0..n) and returns its median (n > 0). */
-double bench_sorted_median(double *v, int n);
+/* bench_now_s(), bench_sorted_median(): bench_clock.h */
 
 /* One workload's data. */
 typedef struct wl_data {
@@ -169,6 +167,9 @@ typedef struct bench_call {
     cls_array       *y;
     void            *out2;
 } bench_call;
+/* The unit both workloads count in: one min-max call (per matrix) of c->x
+ * into c->y. */
+cls_status bench_minmax_call(const bench_call *c);
 /* Times run(c) after one warm-up call, `repeats` times: the median in
  * *median_s; the first status that is not CLS_OK, and no median. */
 cls_status bench_time_call(cls_status (*run)(const bench_call *c), const bench_call *c, int repeats,

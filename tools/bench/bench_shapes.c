@@ -36,23 +36,19 @@ static void fill(double *x, size_t n, uint64_t seed)
 
 static cls_status run_op(const bench_call *a)
 {
-    cls_context *ctx = a->ctx;
-    const cls_array *x = a->x;
-    cls_array *y = a->y;
     static const double q[3] = {0.25, 0.5, 0.75};
     cls_pipeline p = {0};
     cls_clean c = {0};
     switch (a->op) {
     case OP_MINMAX:
-        p.scaler = CLS_MINMAX;
-        return cls_fit_transform(ctx, &p, x, y, NULL);
+        return bench_minmax_call(a);
     case OP_ROBUST:
         p.scaler = CLS_ROBUST;
         p.qmin = 25;
         p.qmax = 75;
-        return cls_fit_transform(ctx, &p, x, y, NULL);
+        return cls_fit_transform(a->ctx, &p, a->x, a->y, NULL);
     case OP_QUANTILES:
-        return cls_quantiles(ctx, x, CLS_SCOPE_MATRIX, q, 3, a->out2);
+        return cls_quantiles(a->ctx, a->x, CLS_SCOPE_MATRIX, q, 3, a->out2);
     case OP_IMPUTE:
         c.impute = CLS_IMPUTE_MEDIAN;
         break;
@@ -75,7 +71,7 @@ static cls_status run_op(const bench_call *a)
         c.spread = CLS_SPREAD_MAD_STD;
         break;
     }
-    return cls_clean_data(ctx, &c, CLS_SCOPE_MATRIX, x, y);
+    return cls_clean_data(a->ctx, &c, CLS_SCOPE_MATRIX, a->x, a->y);
 }
 
 int bench_shapes(const options *o)
