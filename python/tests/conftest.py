@@ -101,6 +101,13 @@ def quiet(fn, *args, **kw):
         return fn(*args, **kw)
 
 
+def silenced(fn, *args, **kw):
+    """fn(*args, **kw) without any warning (astropy's and numpy's alike)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args, **kw)
+
+
 def same(got, want):
     """Equal to numpy's result bit for bit, in its shape and dtype."""
     got, want = np.asarray(got), np.asarray(want)
