@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 PACKAGES="build-essential pkg-config meson ninja-build python3
 ocl-icd-opencl-dev opencl-headers pocl-opencl-icd mesa-opencl-icd oclgrind clinfo
 libcmocka-dev libjansson-dev libexpat1-dev clang libclang-rt-14-dev
-libopenmpi-dev openmpi-bin liburing-dev
+libopenmpi-dev openmpi-bin liburing-dev valgrind
 
 python3-dev python3-venv python3-pip python3-numpy python3-scipy python3-sklearn python3-mesonpy python3-pytest
 python3-pyopencl python3-mpi4py python3-dask python3-astropy"

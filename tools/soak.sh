@@ -9,10 +9,15 @@
 #      run exits 0 with output identical to the first run of its command,
 #      no file left beside the outputs, peak RSS and wall time of the last
 #      100 runs against the first 100 (medians);
-#   3. valgrind memcheck of a short library run: no error, no leak, with
-#      only tests/valgrind.supp's suppressions (OpenCL implementations).
+#   3. valgrind memcheck of a short library run on one PoCL device: no
+#      error, no leak, with only tests/valgrind.supp's suppressions (OpenCL
+#      implementations), and test_soak's object counts.
 # Usage: sh tools/soak.sh [BUILD_DIR] [CALLS] [TOOL_RUNS]   (from the repository root)
-# Takes ~10-20 minutes on 2 cores. Exits 1 when a check fails.
+# CALLS 0 leaves part 1 out. Takes ~10-20 minutes on 2 cores; meson's
+# soak-valgrind test runs parts 2 and 3 short (30 tool runs; part 1 short is
+# meson's soak-pocl): 1-4 minutes, most of it the kernels' builds. Exits 1 when
+# a check fails, 77 (a skip) when all that ran passed but valgrind is not
+# installed.
 set -eu
 BUILD=${1:-build}
 CALLS=${2:-10000}
@@ -32,14 +37,18 @@ export CLSCALE_CACHE_DIR=$B/tests/tmp/kcache POCL_CACHE_DIR=$B/tests/tmp/pocl-ca
 
 echo "== machine: $(nproc) cores, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)"
 
-echo "== 1. $CALLS library calls in one process"
-if CLS_SOAK_CALLS=$CALLS CLS_SOAK_CONTEXT_EVERY=1000 CLS_SOAK_MAX_DRIFT=${CLS_SOAK_MAX_DRIFT:-1.5} \
-    nice "$B/tests/test_soak" > "$TMP/lib.log" 2>&1; then
-    echo "ok"
+if [ "$CALLS" -gt 0 ]; then
+    echo "== 1. $CALLS library calls in one process"
+    if CLS_SOAK_CALLS=$CALLS CLS_SOAK_CONTEXT_EVERY=1000 CLS_SOAK_MAX_DRIFT=${CLS_SOAK_MAX_DRIFT:-1.5} \
+        nice "$B/tests/test_soak" > "$TMP/lib.log" 2>&1; then
+        echo "ok"
+    else
+        echo "FAILED"; fail=1
+    fi
+    grep '^#' "$TMP/lib.log" | sed 's/^# //'
 else
-    echo "FAILED"; fail=1
+    echo "== 1. no library calls (CALLS 0)"
 fi
-grep '^#' "$TMP/lib.log" | sed 's/^# //'
 
 echo "== 2. $RUNS tool runs"
 "$PY" - "$TMP" <<'EOF'
@@ -88,15 +97,32 @@ print(f"{len(rows)} runs; peak RSS median first {n}: {st.median(rss[:n]):.0f} Ki
 sys.exit(0 if r_rss <= 1.05 else 1)
 EOF
 
-echo "== 3. valgrind memcheck, 40 library calls"
-if CLS_SOAK_CALLS=40 CLS_SOAK_CONTEXT_EVERY=20 CLS_SOAK_CHECK_RSS=0 nice valgrind --error-exitcode=1 \
-    --leak-check=full --errors-for-leak-kinds=definite,possible --num-callers=30 \
-    --suppressions="$ROOT/tests/valgrind.supp" "$B/tests/test_soak" > "$TMP/valgrind.log" 2>&1; then
-    echo "ok"
+echo "== 3. valgrind memcheck, 60 library calls on one device"
+# Under valgrind PoCL compiles for another CPU (valgrind hides AVX-512:
+# "pthread-haswell" instead of "pthread-skylake-avx512"), so the kernel
+# caches part 1 filled do not serve it, and LLVM compiling under memcheck
+# took over 8 minutes. valgrind --tool=none compiles the same kernels in
+# about a minute and a half; memcheck then runs from the cache (~15 s).
+# One device: which of two builds a kernel first is the scheduler's choice
+# of the moment, and so is the count of live objects the test compares.
+skip=0
+if ! command -v valgrind >/dev/null 2>&1; then
+    echo "SKIP: valgrind is not installed (tools/setup.sh installs it)"; skip=1
 else
-    echo "FAILED (see $TMP/valgrind.log)"; fail=1
+    vg_env="CLS_TEST_SUITE=pocl1 CLS_SOAK_CALLS=60 CLS_SOAK_CONTEXT_EVERY=30 CLS_SOAK_CHECK_RSS=0"
+    # the cache's warm-up: its own checks are memcheck's run's below
+    env $vg_env nice valgrind --tool=none -q "$B/tests/test_soak" > "$TMP/valgrind-warm.log" 2>&1 || true
+    if env $vg_env nice valgrind --error-exitcode=1 \
+        --leak-check=full --errors-for-leak-kinds=definite,possible --num-callers=30 \
+        --suppressions="$ROOT/tests/valgrind.supp" "$B/tests/test_soak" > "$TMP/valgrind.log" 2>&1; then
+        echo "ok"
+    else
+        echo "FAILED (see $TMP/valgrind.log)"; fail=1
+    fi
+    grep -E 'ERROR SUMMARY|definitely lost|possibly lost|^not ok|^# RSS after|outlived' "$TMP/valgrind.log" |
+        sed 's/^==[0-9]*== *//'
 fi
-grep -E 'ERROR SUMMARY|definitely lost|possibly lost|^not ok' "$TMP/valgrind.log" | sed 's/^==[0-9]*== *//'
 
-[ $fail -eq 0 ] && echo "== soak: all checks passed" || echo "== soak: FAILED"
-exit $fail
+if [ $fail -ne 0 ]; then echo "== soak: FAILED"; exit 1; fi
+if [ $skip -ne 0 ]; then echo "== soak: every check that ran passed; valgrind's was skipped"; exit 77; fi
+echo "== soak: all checks passed"

@@ -15,11 +15,9 @@ Rows (each a full call on the whole array, a new output array):
 Times are medians of --repeats calls after a warm-up (a peer over 2 s runs
 once). clscale's trends are checked against scipy's (max relative error).
 """
-import time
-
 import numpy as np
 
-SEED = 20261128
+from ._bench_calls import SEED, median_time
 
 
 def _data(size):
@@ -29,18 +27,6 @@ def _data(size):
     x = 1000 + 20 * np.sin(t / 700 + rng.uniform(0, 6, (n, 1, 2))) + rng.normal(0, 1, (n, 4000, 2))
     x -= 30 * ((t % 997) < 12)
     return np.ascontiguousarray(x)
-
-
-def _median_time(f, repeats):
-    f()
-    ts = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t)
-        if ts[0] > 2.0:
-            break
-    return float(np.median(ts)), len(ts)
 
 
 def _err(a, b):
@@ -55,10 +41,10 @@ def lightcurves(args):
     rows = []
 
     def row(name, call, peer=None, peer_name=None, check=None):
-        t, n = _median_time(call, args.repeats)
+        t, n = median_time(call, args.repeats)
         r = {"name": name, "median_s": t, "calls": n}
         if peer is not None:
-            tp, npeer = _median_time(peer, args.repeats)
+            tp, npeer = median_time(peer, args.repeats)
             r.update({"peer": peer_name, "peer_median_s": tp, "peer_calls": npeer, "speedup": tp / t})
         if check is not None:
             r["max_rel_error"] = check()

@@ -21,12 +21,12 @@ Times are medians of --repeats calls after a warm-up (a peer taking over
 2 s runs once). Results are checked against the peer's: masks equal,
 values within 1e-9 relative.
 """
-import time
 import warnings
 
 import numpy as np
 
-SEED = 20261128
+from ._bench_calls import SEED, median_time
+
 LENGTHS = (1, 60, 64, 65, 300, 1000, 5000, 100_000, 10_000_000)
 MAX_GROUPS = 1_000_000
 
@@ -38,18 +38,6 @@ def _data(rows, cols):
     out = rng.random(x.shape) < 0.001
     x[out] *= 50.0
     return x
-
-
-def _median_time(f, repeats):
-    f()
-    ts = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t)
-        if ts[0] > 2.0:
-            break
-    return float(np.median(ts)), len(ts)
 
 
 def _close(a, b):
@@ -101,13 +89,13 @@ def shapes(args):
         for name, mine, peer in ops:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                t, n = _median_time(mine, args.repeats)
+                t, n = median_time(mine, args.repeats)
                 row = {"rows": rows, "cols": cols, "op": name, "median_s": t, "calls": n}
                 if base is None:
                     base = t
                 row["x_minmax"] = t / base
                 if peer is not None:
-                    pt, pn = _median_time(peer, args.repeats)
+                    pt, pn = median_time(peer, args.repeats)
                     row.update(peer_s=pt, peer_calls=pn, speedup=pt / t)
                     a, b = mine(), peer()
                     if name.startswith("clip"):

@@ -5,9 +5,10 @@ pthread devices, float64 and float32) or "rusticl" (rusticl on llvmpipe,
 float32 only: run with -m "not fp64"). A vendors folder naming just that
 driver is written under $CLSCALE_TEST_TMP (else a temporary folder).
 Shared helpers: seeded data with missing values, constant columns and
-offsets, and the float64 comparison."""
+offsets, the float64 comparison, and the exact comparison with numpy."""
 import os
 import tempfile
+import warnings
 
 import numpy as np
 import pytest
@@ -91,3 +92,25 @@ def assert_close(actual, expected, atol, what=""):
         i = int(np.argmax(err))
         assert err[i] <= atol, (f"{what}: error {err[i]:.3g} > {atol:g} at flat index {i}: "
                                 f"{actual[ok][i]!r} vs {expected[ok][i]!r}")
+
+
+def quiet(fn, *args, **kw):
+    """fn(*args, **kw) without its RuntimeWarnings (numpy's "All-NaN slice")."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return fn(*args, **kw)
+
+
+def silenced(fn, *args, **kw):
+    """fn(*args, **kw) without any warning (astropy's and numpy's alike)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args, **kw)
+
+
+def same(got, want):
+    """Equal to numpy's result bit for bit, in its shape and dtype."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    np.testing.assert_array_equal(got, want)

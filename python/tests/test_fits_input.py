@@ -4,13 +4,12 @@ clipped as astropy clips them (they were refused with "data must be
 float32, float64 or integer"), results in astropy's types; an astropy
 Quantity keeps its unit; a FITS file written by astropy.io.fits is read
 and clipped without the user converting it."""
-import warnings
-
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 import clscale
+from conftest import silenced
 
 astropy_stats = pytest.importorskip("astropy.stats")
 u = pytest.importorskip("astropy.units")
@@ -34,12 +33,6 @@ def as_clipped(x):
     return x.astype(np.float32) if x.dtype.itemsize == 2 else x
 
 
-def quiet(fn, *args, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return fn(*args, **kw)
-
-
 @pytest.mark.fp64
 @pytest.mark.parametrize("kw", KWS)
 @pytest.mark.parametrize("axis", [None, 0, 1])
@@ -47,9 +40,9 @@ def quiet(fn, *args, **kw):
 def test_sigma_clip_like_astropy(dtype, axis, kw):
     x = data(dtype)
     for masked in (True, False):
-        got = quiet(clscale.sigma_clip, x, axis=axis, masked=masked, **kw)
-        assert got.dtype == quiet(astropy_stats.sigma_clip, x, axis=axis, masked=masked, **kw).dtype
-        ref = quiet(astropy_stats.sigma_clip, as_clipped(x), axis=axis, masked=masked, **kw)
+        got = silenced(clscale.sigma_clip, x, axis=axis, masked=masked, **kw)
+        assert got.dtype == silenced(astropy_stats.sigma_clip, x, axis=axis, masked=masked, **kw).dtype
+        ref = silenced(astropy_stats.sigma_clip, as_clipped(x), axis=axis, masked=masked, **kw)
         got = got.astype(ref.dtype)
         assert got.shape == ref.shape
         if masked:
@@ -66,9 +59,9 @@ def test_sigma_clip_like_astropy(dtype, axis, kw):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_sigma_clipped_stats_like_astropy(dtype, axis, kw):
     x = data(dtype, seed=1)
-    types = [np.asarray(r).dtype for r in quiet(astropy_stats.sigma_clipped_stats, x, axis=axis, **kw)]
-    ref = quiet(astropy_stats.sigma_clipped_stats, as_clipped(x), axis=axis, **kw)
-    got = quiet(clscale.sigma_clipped_stats, x, axis=axis, **kw)
+    types = [np.asarray(r).dtype for r in silenced(astropy_stats.sigma_clipped_stats, x, axis=axis, **kw)]
+    ref = silenced(astropy_stats.sigma_clipped_stats, as_clipped(x), axis=axis, **kw)
+    got = silenced(clscale.sigma_clipped_stats, x, axis=axis, **kw)
     rtol = 1e-3 if np.dtype(dtype).itemsize == 2 else 1e-6
     for g, r, t in zip(got, ref, types):
         assert_allclose(g, r, rtol=rtol)
@@ -79,21 +72,21 @@ def test_sigma_clipped_stats_like_astropy(dtype, axis, kw):
 @pytest.mark.parametrize("axis", [None, 0])
 def test_quantity_keeps_its_unit(axis):
     x = data(np.float64, seed=2) * u.adu
-    ref = quiet(astropy_stats.sigma_clipped_stats, x, axis=axis)
-    got = quiet(clscale.sigma_clipped_stats, x, axis=axis)
+    ref = silenced(astropy_stats.sigma_clipped_stats, x, axis=axis)
+    got = silenced(clscale.sigma_clipped_stats, x, axis=axis)
     for g, r in zip(got, ref):
         assert isinstance(g, u.Quantity) and g.unit == u.adu
         assert_allclose(g.value, r.value, rtol=1e-9)
-    y, lo, hi = quiet(clscale.sigma_clip, x, axis=axis, masked=False, return_bounds=True)
-    yr, lor, hir = quiet(astropy_stats.sigma_clip, x, axis=axis, masked=False, return_bounds=True)
+    y, lo, hi = silenced(clscale.sigma_clip, x, axis=axis, masked=False, return_bounds=True)
+    yr, lor, hir = silenced(astropy_stats.sigma_clip, x, axis=axis, masked=False, return_bounds=True)
     assert isinstance(y, u.Quantity) and y.unit == u.adu
     assert_array_equal(y.value, yr.value)
     assert lo.unit == u.adu and hi.unit == u.adu
     assert_allclose([lo.value, hi.value], [lor.value, hir.value], rtol=1e-9)
     # masked: a masked array of the Quantity (astropy's with an axis is a
     # Quantity without the mask)
-    m = quiet(clscale.sigma_clip, x, axis=axis)
-    ref = quiet(astropy_stats.sigma_clip, x.value, axis=axis)
+    m = silenced(clscale.sigma_clip, x, axis=axis)
+    ref = silenced(astropy_stats.sigma_clip, x.value, axis=axis)
     assert_array_equal(np.ma.getmaskarray(m), np.ma.getmaskarray(ref))
     assert np.ma.getdata(m).unit == u.adu
 
@@ -107,12 +100,12 @@ def test_fits_file_clipped(tmp_path, dtype):
     with fits.open(path) as hdul:
         img = hdul[0].data
         assert not img.dtype.isnative  # FITS is big-endian
-        ref = quiet(astropy_stats.sigma_clip, img, sigma=3, maxiters=5)
-        got = quiet(clscale.sigma_clip, img, sigma=3, maxiters=5)
+        ref = silenced(astropy_stats.sigma_clip, img, sigma=3, maxiters=5)
+        got = silenced(clscale.sigma_clip, img, sigma=3, maxiters=5)
         assert_array_equal(np.ma.getmaskarray(got), np.ma.getmaskarray(ref))
-        ref_stats = quiet(astropy_stats.sigma_clipped_stats, img, sigma=3)
-        got_stats = quiet(clscale.sigma_clipped_stats, img, sigma=3)
+        ref_stats = silenced(astropy_stats.sigma_clipped_stats, img, sigma=3)
+        got_stats = silenced(clscale.sigma_clipped_stats, img, sigma=3)
         assert_allclose(got_stats, ref_stats, rtol=1e-6)
-        ref_rows = quiet(astropy_stats.sigma_clipped_stats, img, sigma=3, axis=1)
-        got_rows = quiet(clscale.sigma_clipped_stats, img, sigma=3, axis=1)
+        ref_rows = silenced(astropy_stats.sigma_clipped_stats, img, sigma=3, axis=1)
+        got_rows = silenced(clscale.sigma_clipped_stats, img, sigma=3, axis=1)
         assert_allclose(got_rows, ref_rows, rtol=1e-6)

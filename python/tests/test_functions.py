@@ -12,28 +12,15 @@ import numpy as np
 import pytest
 
 import clscale
-from conftest import DTYPES, FP64, make_data
+from conftest import DTYPES, FP64, make_data, quiet, same
 
 astropy_stats = pytest.importorskip("astropy.stats")
-
-
-def same(got, want):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    assert got.dtype == want.dtype, (got.dtype, want.dtype)
-    np.testing.assert_array_equal(got, want)
 
 
 def hostile(shape, dtype, seed, offset=3.0):
     x = make_data(shape, np.float64, seed=seed, offset=offset, spread=5.0, all_nan_col=True)
     x[..., 2] = np.round(x[..., 2])  # ties
     return x.astype(dtype)
-
-
-def quiet(fn, *args, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return fn(*args, **kw)
 
 
 SHAPES = [pytest.param((60, 9), id="60x9"), pytest.param((1, 5), id="1x5"), pytest.param((300, 7), id="300x7"),

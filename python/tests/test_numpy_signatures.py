@@ -4,29 +4,14 @@ positional order, against numpy itself (bit for bit, same dtype and
 shape). Hostile data: NaN, an all-NaN first slice (numpy's result dtype
 comes from it), +-Inf, one value, odd sizes; integer q and integer
 data (numpy's dtype rules)."""
-import warnings
-
 import numpy as np
 import pytest
 
 import clscale
-from conftest import DTYPES
+from conftest import DTYPES, quiet, same
 
 METHODS = ["inverted_cdf", "averaged_inverted_cdf", "closest_observation", "interpolated_inverted_cdf", "hazen",
            "weibull", "linear", "median_unbiased", "normal_unbiased", "lower", "higher", "midpoint", "nearest"]
-
-
-def quiet(fn, *args, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return fn(*args, **kw)
-
-
-def same(got, want):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    assert got.dtype == want.dtype, (got.dtype, want.dtype)
-    np.testing.assert_array_equal(got, want)
 
 
 def data(shape, dtype, seed, first_all_nan=False):

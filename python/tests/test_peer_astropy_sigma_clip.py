@@ -6,26 +6,19 @@ Callables, grow, invalid values, empty, fully masked and 5-D data, every
 byte order and width astropy's suite tries. (astropy's
 AstropyUserWarning on invalid values is not compared: clscale does not
 emit it.)"""
-import warnings
-
 import numpy as np
 import pytest
 
 import clscale
+from conftest import silenced
 
 astropy_stats = pytest.importorskip("astropy.stats")
 
 pytestmark = pytest.mark.fp64  # float64 data, as astropy's cases
 
 
-def quiet(fn, *args, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return fn(*args, **kw)
-
-
 def both(*args, **kw):
-    return (quiet(clscale.sigma_clip, *args, **kw), quiet(astropy_stats.sigma_clip, *args, **kw))
+    return (silenced(clscale.sigma_clip, *args, **kw), silenced(astropy_stats.sigma_clip, *args, **kw))
 
 
 def same_mask(got, want):
@@ -102,7 +95,7 @@ def test_mean_by_name_and_by_callable():
         by_name = clscale.sigma_clip(data, sigma=1, maxiters=2, cenfunc="mean", axis=axis)
         by_fn = clscale.sigma_clip(data, sigma=1, maxiters=2, cenfunc=np.nanmean, axis=axis)
         np.testing.assert_array_equal(by_name.mask, by_fn.mask)
-        same_mask(by_name, quiet(astropy_stats.sigma_clip, data, sigma=1, maxiters=2, cenfunc="mean", axis=axis))
+        same_mask(by_name, silenced(astropy_stats.sigma_clip, data, sigma=1, maxiters=2, cenfunc="mean", axis=axis))
 
 
 def test_unknown_function_names():
@@ -119,7 +112,7 @@ def test_invalid_values_are_clipped():
     for kw in (dict(), dict(axis=0), dict(axis=0, copy=False)):
         got, want = both(data.copy(), **kw)
         same_mask(got, want)
-        same_mask(quiet(clscale.sigma_clip, np.ma.MaskedArray(data.copy()), **kw), want)
+        same_mask(silenced(clscale.sigma_clip, np.ma.MaskedArray(data.copy()), **kw), want)
     data[0, :] = np.nan
     (_, glo, ghi), (_, wlo, whi) = both(data, axis=1, masked=False, return_bounds=True)
     assert np.isnan(glo[0]) and np.isnan(ghi[0])

@@ -9,25 +9,13 @@ import numpy as np
 import pytest
 
 import clscale
+from conftest import quiet, same
 
 pytestmark = pytest.mark.fp64  # float64 data, as numpy's cases
 
 FNS = [pytest.param((clscale.nanmedian, np.nanmedian, ()), id="nanmedian"),
        pytest.param((clscale.nanpercentile, np.nanpercentile, (90,)), id="nanpercentile"),
        pytest.param((clscale.nanquantile, np.nanquantile, ([0.1, 0.5],)), id="nanquantile")]
-
-
-def quiet(fn, *args, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return fn(*args, **kw)
-
-
-def same(got, want):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    assert got.dtype == want.dtype, (got.dtype, want.dtype)
-    np.testing.assert_array_equal(got, want)
 
 
 def ones_with_nan(seed, shape=(3, 5, 7, 11), count=200):

@@ -5,7 +5,6 @@ call keeps those within the last bounds (astropy's fast path, with an axis)
 and took back values clipped earlier; and a clipping that empties the kept
 set gives NaN statistics, as astropy's."""
 import itertools
-import warnings
 
 import numpy as np
 import pytest
@@ -13,17 +12,11 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 import clscale
 
-from conftest import DTYPES
+from conftest import DTYPES, silenced
 
 astropy_stats = pytest.importorskip("astropy.stats")
 
 MEAN_MAD = dict(sigma=2, maxiters=None, cenfunc="mean", stdfunc="mad_std")
-
-
-def quiet(fn, *args, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return fn(*args, **kw)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -44,11 +37,11 @@ def test_issue_example(dtype):
 def test_everything_clipped_gives_nan(dtype):
     x = np.array([1, 1, 1, 1, 5, 9], dtype=dtype)  # mad_std 0 about the median, mean 3
     kw = dict(MEAN_MAD, sigma=1)
-    ref, rlo, rhi = quiet(astropy_stats.sigma_clip, x, axis=None, masked=False, return_bounds=True, **kw)
-    got, lo, hi = quiet(clscale.sigma_clip, x, axis=None, masked=False, return_bounds=True, **kw)
+    ref, rlo, rhi = silenced(astropy_stats.sigma_clip, x, axis=None, masked=False, return_bounds=True, **kw)
+    got, lo, hi = silenced(clscale.sigma_clip, x, axis=None, masked=False, return_bounds=True, **kw)
     assert ref.size == 0 and got.size == 0 and got.dtype == ref.dtype
     assert np.isnan(rlo) and np.isnan(lo) and np.isnan(rhi) and np.isnan(hi)
-    ref = quiet(astropy_stats.sigma_clipped_stats, x, axis=None, **kw)
+    ref = silenced(astropy_stats.sigma_clipped_stats, x, axis=None, **kw)
     with pytest.warns(RuntimeWarning):
         got = clscale.sigma_clipped_stats(x, axis=None, **kw)
     assert all(np.isnan(v) for v in ref)
@@ -68,17 +61,17 @@ def test_random_against_astropy(dtype):
         for cen, std in itertools.product(["mean", "median"], ["std", "mad_std"]):
             kw = dict(sigma=float(rng.choice([1.5, 2.5])), maxiters=[None, 1, 3][trial % 3], cenfunc=cen,
                       stdfunc=std)
-            ref, rlo, rhi = quiet(astropy_stats.sigma_clip, x, axis=None, masked=False, return_bounds=True,
+            ref, rlo, rhi = silenced(astropy_stats.sigma_clip, x, axis=None, masked=False, return_bounds=True,
                                   **kw)
-            got, lo, hi = quiet(clscale.sigma_clip, x, axis=None, masked=False, return_bounds=True, **kw)
+            got, lo, hi = silenced(clscale.sigma_clip, x, axis=None, masked=False, return_bounds=True, **kw)
             assert_array_equal(got, ref, err_msg=f"{kw} {x.tolist()}")
             assert got.dtype == ref.dtype
             assert_allclose([lo, hi], [rlo, rhi], rtol=1e-5, equal_nan=True)
-            mref = quiet(astropy_stats.sigma_clip, x, axis=None, **kw)
-            mgot = quiet(clscale.sigma_clip, x, axis=None, **kw)
+            mref = silenced(astropy_stats.sigma_clip, x, axis=None, **kw)
+            mgot = silenced(clscale.sigma_clip, x, axis=None, **kw)
             assert_array_equal(mgot.mask, mref.mask, err_msg=f"{kw} {x.tolist()}")
-            assert_allclose(quiet(clscale.sigma_clipped_stats, x, axis=None, **kw),
-                            quiet(astropy_stats.sigma_clipped_stats, x, axis=None, **kw), rtol=1e-5, atol=1e-6,
+            assert_allclose(silenced(clscale.sigma_clipped_stats, x, axis=None, **kw),
+                            silenced(astropy_stats.sigma_clipped_stats, x, axis=None, **kw), rtol=1e-5, atol=1e-6,
                             equal_nan=True, err_msg=f"{kw} {x.tolist()}")
 
 

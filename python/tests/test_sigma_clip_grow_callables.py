@@ -6,22 +6,15 @@ changes). Hostile data: outliers next to each other (grown masks meet),
 NaN and +-Inf, a constant and an all-NaN column, masked input, integer,
 float32 and big-endian data, Quantities, one row, empty and all-masked
 data."""
-import warnings
 
 import numpy as np
 import pytest
 
 import clscale
-from conftest import DTYPES
+from conftest import DTYPES, silenced
 
 astropy_stats = pytest.importorskip("astropy.stats")
 pytest.importorskip("scipy.ndimage", reason="astropy's grow (and clscale's) dilates with scipy.ndimage")
-
-
-def quiet(fn, *args, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return fn(*args, **kw)
 
 
 def data(shape, dtype, seed):
@@ -66,8 +59,8 @@ def test_grow_equals_astropy(dtype, grow, axis):
     x = data((23, 9), dtype, 1)
     for kw in (dict(), dict(cenfunc="mean", stdfunc="mad_std", maxiters=None, sigma=2.0)):
         for masked in (True, False):
-            same_clip(quiet(clscale.sigma_clip, x, grow=grow, axis=axis, masked=masked, return_bounds=True, **kw),
-                      quiet(astropy_stats.sigma_clip, x, grow=grow, axis=axis, masked=masked, return_bounds=True,
+            same_clip(silenced(clscale.sigma_clip, x, grow=grow, axis=axis, masked=masked, return_bounds=True, **kw),
+                      silenced(astropy_stats.sigma_clip, x, grow=grow, axis=axis, masked=masked, return_bounds=True,
                             **kw), 1e-12)
 
 
@@ -75,8 +68,8 @@ def test_grow_equals_astropy(dtype, grow, axis):
                                   pytest.param((1, 2), id="axes12"), pytest.param(0, id="axis0")])
 def test_grow_on_a_cube_stays_in_the_clipped_axes(axis):
     x = data((3, 21, 7), np.float64, 2)
-    same_clip(quiet(clscale.sigma_clip, x, grow=1.5, axis=axis, sigma=2.5, return_bounds=True),
-              quiet(astropy_stats.sigma_clip, x, grow=1.5, axis=axis, sigma=2.5, return_bounds=True), 1e-12)
+    same_clip(silenced(clscale.sigma_clip, x, grow=1.5, axis=axis, sigma=2.5, return_bounds=True),
+              silenced(astropy_stats.sigma_clip, x, grow=1.5, axis=axis, sigma=2.5, return_bounds=True), 1e-12)
 
 
 def test_grow_kernel():
@@ -102,8 +95,8 @@ def test_callables_equal_astropy(dtype, axis, kw):
     x = data((31, 6), np.float64, 3)
     x = np.nan_to_num(x * 10, posinf=1e4).astype(dtype) if dtype == np.int32 else x.astype(dtype)
     for masked in (True, False):
-        same_clip(quiet(clscale.sigma_clip, x, axis=axis, masked=masked, return_bounds=True, sigma=2, **kw),
-                  quiet(astropy_stats.sigma_clip, x, axis=axis, masked=masked, return_bounds=True, sigma=2, **kw),
+        same_clip(silenced(clscale.sigma_clip, x, axis=axis, masked=masked, return_bounds=True, sigma=2, **kw),
+                  silenced(astropy_stats.sigma_clip, x, axis=axis, masked=masked, return_bounds=True, sigma=2, **kw),
                   1e-6 if "mad_std" in kw.values() else 0)
 
 
@@ -115,8 +108,8 @@ def test_masked_input_copy_and_in_place(kw):
     base = np.ma.MaskedArray(data((17, 6), np.float64, 4), mask=rng.random((17, 6)) < 0.1)
     for copy in (True, False):
         got, want = base.copy(), base.copy()
-        g = quiet(clscale.sigma_clip, got, copy=copy, **kw)
-        w = quiet(astropy_stats.sigma_clip, want, copy=copy, **kw)
+        g = silenced(clscale.sigma_clip, got, copy=copy, **kw)
+        w = silenced(astropy_stats.sigma_clip, want, copy=copy, **kw)
         np.testing.assert_array_equal(np.ma.getmaskarray(g), np.ma.getmaskarray(w))
         assert np.shares_memory(g.data, got.data) == np.shares_memory(w.data, want.data)
 
@@ -126,8 +119,8 @@ def test_quantity_keeps_its_unit():
     q = data((15, 5), np.float64, 5) * u.adu
     # astropy 5.2 fails a Quantity with grow and axis=None: an axis here
     for kw in (dict(grow=1, axis=0), dict(cenfunc=np.nanmean)):
-        g, glo, ghi = quiet(clscale.sigma_clip, q, return_bounds=True, **kw)
-        w, wlo, whi = quiet(astropy_stats.sigma_clip, q, return_bounds=True, **kw)
+        g, glo, ghi = silenced(clscale.sigma_clip, q, return_bounds=True, **kw)
+        w, wlo, whi = silenced(astropy_stats.sigma_clip, q, return_bounds=True, **kw)
         np.testing.assert_array_equal(np.ma.getmaskarray(g), np.ma.getmaskarray(w))
         assert glo.unit == u.adu and ghi.unit == u.adu
         np.testing.assert_allclose(glo.value, wlo.value, rtol=1e-12, equal_nan=True)
@@ -137,8 +130,8 @@ def test_shapes_of_one_empty_and_all_masked():
     for x in (np.array([3.0]), np.array([[1.0, 2.0, 50.0]]), np.full((4, 1), 7.0)):
         for kw in (dict(grow=1), dict(cenfunc=np.nanmean), dict(grow=1, axis=0)):
             for masked in (True, False):
-                same_clip(quiet(clscale.sigma_clip, x, masked=masked, return_bounds=True, **kw),
-                          quiet(astropy_stats.sigma_clip, x, masked=masked, return_bounds=True, **kw), 1e-12)
+                same_clip(silenced(clscale.sigma_clip, x, masked=masked, return_bounds=True, **kw),
+                          silenced(astropy_stats.sigma_clip, x, masked=masked, return_bounds=True, **kw), 1e-12)
     empty = np.empty((0, 3))
     g = clscale.sigma_clip(empty, grow=1, masked=False)
     assert g.shape == (0, 3)
@@ -154,8 +147,8 @@ def test_shapes_of_one_empty_and_all_masked():
                                 pytest.param(dict(cenfunc=np.nanmedian, axis=1), id="callable-axis")])
 def test_sigma_clipped_stats_equal_astropy(kw):
     x = data((40, 7), np.float64, 6)
-    got = quiet(clscale.sigma_clipped_stats, x, sigma=2.5, **kw)
-    want = quiet(astropy_stats.sigma_clipped_stats, x, sigma=2.5, **kw)
+    got = silenced(clscale.sigma_clipped_stats, x, sigma=2.5, **kw)
+    want = silenced(astropy_stats.sigma_clipped_stats, x, sigma=2.5, **kw)
     for g, w in zip(got, want):
         assert np.shape(g) == np.shape(w)
         np.testing.assert_allclose(g, w, rtol=1e-12, equal_nan=True)
@@ -168,8 +161,8 @@ def test_maxiters_zero_iterates_until_nothing_changes(axis):
     x = data((40, 6), np.float64, 7)
     x[:8, 0] = [1e3, 500, 200, 100, 60, 40, 30, 25]  # clipped one after another
     for masked in (True, False):
-        same_clip(quiet(clscale.sigma_clip, x, axis=axis, masked=masked, maxiters=0, sigma=2, return_bounds=True),
-                  quiet(astropy_stats.sigma_clip, x, axis=axis, masked=masked, maxiters=0, sigma=2,
+        same_clip(silenced(clscale.sigma_clip, x, axis=axis, masked=masked, maxiters=0, sigma=2, return_bounds=True),
+                  silenced(astropy_stats.sigma_clip, x, axis=axis, masked=masked, maxiters=0, sigma=2,
                         return_bounds=True), 1e-12)
 
 

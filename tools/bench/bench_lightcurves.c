@@ -30,26 +30,15 @@ static const char *const op_names[NOPS] = {"minmax",     "savgol",      "mean", 
 /* what each device call is compared with (-1: none) */
 static const int peer_of[NOPS] = {-1, OP_HOST_SAVGOL, OP_HOST_MEAN, -1, -1, -1, -1};
 
-static uint64_t next(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
-static double uniform(uint64_t *s) { return (double)(next(s) >> 11) * 0x1p-53; }
-
 static void fill(double *x, size_t G)
 {
-    uint64_t s = 20261128u * 0x9e3779b97f4a7c15ull + 1;
+    uint64_t s = bench_rng_state(20261128u);
     for (size_t g = 0; g < G; g++) {
         double ph[LC_COLS];
-        for (unsigned c = 0; c < LC_COLS; c++) ph[c] = 6 * uniform(&s);
+        for (unsigned c = 0; c < LC_COLS; c++) ph[c] = 6 * bench_uniform(&s);
         for (size_t t = 0; t < LC_ROWS; t++)
             for (unsigned c = 0; c < LC_COLS; c++) {
-                double u = uniform(&s), v = uniform(&s);
-                double z = sqrt(-2.0 * log(u > 0 ? u : 0x1p-53)) * cos(6.283185307179586 * v);
+                double z = bench_normal(&s);
                 x[(g * LC_ROWS + t) * LC_COLS + c] =
                     1000 + 20 * sin((double)t / 700 + ph[c]) + z - (t % 997 < 12 ? 30 : 0);
             }
@@ -101,14 +90,12 @@ static void host_mean(const double *x, double *y, size_t G)
     }
 }
 
-static cls_status run_op(cls_context *ctx, int op, const cls_array *x, cls_array *y, cls_array *yb)
+static cls_status run_op(const bench_call *a)
 {
-    cls_pipeline p = {0};
     cls_clean c = {0};
-    switch (op) {
+    switch (a->op) {
     case OP_MINMAX:
-        p.scaler = CLS_MINMAX;
-        return cls_fit_transform(ctx, &p, x, y, NULL);
+        return bench_minmax_call(a);
     case OP_SAVGOL:
         c.detrend = CLS_DETREND_SAVGOL;
         c.window = LC_W;
@@ -125,82 +112,57 @@ static cls_status run_op(cls_context *ctx, int op, const cls_array *x, cls_array
     case OP_BIN_MEDIAN:
         c.bin_rows = LC_BIN;
         c.bin_stat = CLS_BIN_MEDIAN;
-        return cls_fit_transform(ctx, &(cls_pipeline){.clean = &c}, x, yb, NULL);
+        return cls_fit_transform(a->ctx, &(cls_pipeline){.clean = &c}, a->x, a->out2, NULL);
     case OP_HOST_SAVGOL:
-        host_savgol(x->data, y->data, x->batch);
+        host_savgol(a->x->data, a->y->data, a->x->batch);
         return CLS_OK;
     default:
-        host_mean(x->data, y->data, x->batch);
+        host_mean(a->x->data, a->y->data, a->x->batch);
         return CLS_OK;
     }
-    return cls_fit_transform(ctx, &(cls_pipeline){.scope = CLS_SCOPE_MATRIX, .clean = &c}, x, y, NULL);
-}
-
-static void json_head(FILE *js, cls_context *ctx, size_t G, int repeats)
-{
-    fprintf(js, "{\"tool\": \"clscale bench\", \"clscale_version\": \"%s\", \"workload\": \"lightcurves\", ",
-            cls_version());
-    bench_json_machine(js, ctx);
-    fprintf(js, ", \"shape\": [%zu, %u, %u], \"dtype\": \"float64\", \"window\": %u, \"polyorder\": 2, "
-                "\"bin_rows\": %u, \"repeats\": %d,\n \"rows\": [",
-            G, LC_ROWS, LC_COLS, LC_W, LC_BIN, repeats);
+    return cls_fit_transform(a->ctx, &(cls_pipeline){.scope = CLS_SCOPE_MATRIX, .clean = &c}, a->x, a->y, NULL);
 }
 
 int bench_lightcurves(const options *o)
 {
-    cls_config cfg = {0};
-    cfg.devices = o->devices;
-    cls_context *ctx = NULL;
-    cls_status st = cls_context_create(&cfg, &ctx);
-    if (st != CLS_OK) {
-        fprintf(stderr, "clscale: bench: %s\n", cls_last_error(ctx));
-        cls_context_destroy(ctx);
-        return EXIT_FAIL;
-    }
+    cls_context *ctx;
+    FILE *js;
+    if (bench_calls_open(o, "lightcurves", &ctx, &js) != EXIT_OK) return EXIT_FAIL;
     size_t G = (size_t)llround(2000 * o->size);
     if (G < 1) G = 1;
     size_t n = G * LC_ROWS * LC_COLS, nb = G * ((LC_ROWS + LC_BIN - 1) / LC_BIN) * LC_COLS;
     cls_array x = {.data = malloc(n * 8), .dtype = CLS_F64, .batch = G, .rows = LC_ROWS, .cols = LC_COLS}, y = x,
               yb = {.data = malloc(nb * 8), .dtype = CLS_F64, .batch = G, .rows = (LC_ROWS + LC_BIN - 1) / LC_BIN, .cols = LC_COLS};
     y.data = malloc(n * 8);
-    FILE *js = NULL;
+    if (js)
+        fprintf(js, ", \"shape\": [%zu, %u, %u], \"dtype\": \"float64\", \"window\": %u, \"polyorder\": 2, "
+                    "\"bin_rows\": %u, \"repeats\": %d,\n \"rows\": [",
+                G, LC_ROWS, LC_COLS, LC_W, LC_BIN, o->repeats);
     int rc = EXIT_OK;
     if (!x.data || !y.data || !yb.data) {
         fprintf(stderr, "clscale: bench: out of memory for %zu x %u x %u\n", G, LC_ROWS, LC_COLS);
         rc = EXIT_FAIL;
-    } else if (o->json && !(js = fopen(o->json, "w"))) {
-        fprintf(stderr, "clscale: bench: cannot write %s\n", o->json);
-        rc = EXIT_FAIL;
     }
     if (rc == EXIT_OK) {
         fill(x.data, G);
-        if (js) json_head(js, ctx, G, o->repeats);
         printf("lightcurves: %zu x %u x %u float64 along the rows, window %u, bins of %u\n", G, LC_ROWS, LC_COLS,
                LC_W, LC_BIN);
         printf("%-12s %12s %10s %10s\n", "operation", "median ms", "x min-max", "speed-up");
     }
-    double med[NOPS] = {0}, ts[BENCH_MAX_REPEATS];
+    double med[NOPS] = {0};
     /* the peers first: their plain C warms the caches alike for everyone */
     static const int order[NOPS] = {OP_HOST_SAVGOL, OP_HOST_MEAN, OP_MINMAX, OP_SAVGOL, OP_MEAN, OP_BIN_SMOOTH,
                                     OP_BIN_MEDIAN};
     int first = 1;
     for (int oi = 0; oi < NOPS && rc == EXIT_OK; oi++) {
-        int op = order[oi], k = 0;
+        int op = order[oi];
         /* plain C on one core is slow: one warm-up and at most 3 calls */
         int reps = op >= OP_HOST_SAVGOL && o->repeats > 3 ? 3 : o->repeats;
-        for (int r = -1; r < reps && rc == EXIT_OK; r++) {
-            double t0 = bench_now_s();
-            st = run_op(ctx, op, &x, &y, &yb);
-            double t = bench_now_s() - t0;
-            if (st != CLS_OK) {
-                fprintf(stderr, "clscale: bench: lightcurves %s: %s\n", op_names[op], cls_last_error(ctx));
-                rc = EXIT_FAIL;
-            } else if (r >= 0) {
-                ts[k++] = t;
-            }
+        bench_call c = {ctx, op, &x, &y, &yb};
+        if (bench_time_call(run_op, &c, reps, &med[op]) != CLS_OK) {
+            fprintf(stderr, "clscale: bench: lightcurves %s: %s\n", op_names[op], cls_last_error(ctx));
+            rc = EXIT_FAIL;
         }
-        if (rc != EXIT_OK) break;
-        med[op] = bench_median_s(ts, k);
         if (med[op] <= 0) med[op] = 1e-9; /* a clock too coarse for a tiny call */
     }
     /* the table in the operations' order, each device call beside its peer */
@@ -217,16 +179,8 @@ int bench_lightcurves(const options *o)
             first = 0;
         }
     }
-    if (js) {
-        if (rc == EXIT_OK) fputs("\n]}\n", js);
-        if (fclose(js) != 0 && rc == EXIT_OK) {
-            fprintf(stderr, "clscale: bench: cannot write %s\n", o->json);
-            rc = EXIT_FAIL;
-        }
-    }
     free(x.data);
     free(y.data);
     free(yb.data);
-    cls_context_destroy(ctx);
-    return rc;
+    return bench_calls_close(o, ctx, js, rc);
 }

@@ -134,26 +134,6 @@ void bench_runner_unpin(runner *u)
 
 /* ---- timing ------------------------------------------------------------- */
 
-double bench_now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Sorts v[0..n) and returns its median (n > 0). */
-static double sorted_median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* Median, min and max of the timed repeats; returns the repeat whose time
  * is the (lower) median, whose report stands for the run. */
 static int summarise(bench_run *run)
@@ -161,7 +141,7 @@ static int summarise(bench_run *run)
     double s[BENCH_MAX_REPEATS];
     int n = run->nrep;
     memcpy(s, run->t, (size_t)n * sizeof *s);
-    run->median = sorted_median(s, n);
+    run->median = bench_sorted_median(s, n);
     run->min = s[0];
     run->max = s[n - 1];
     for (int i = 0; i < n; i++)
@@ -368,12 +348,12 @@ void bench_run_rounds(runner *u, size_t n, wl_data *d, const round_mem *mem, int
         }
     }
     if (ncopy > 0) {
-        res->host_copy = sorted_median(copy, ncopy);
+        res->host_copy = bench_sorted_median(copy, ncopy);
         res->host_copy_min = copy[0];
         res->host_copy_max = copy[ncopy - 1];
     }
     if (nown > 0) {
-        res->own_copy = sorted_median(own, nown);
+        res->own_copy = bench_sorted_median(own, nown);
         res->own_copy_min = own[0];
         res->own_copy_max = own[nown - 1];
         res->own_copy_bytes = (uint64_t)own_n * sizeof(double);

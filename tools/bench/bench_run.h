@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "bench.h"
+#include "bench_clock.h"
 #include "bench_report.h"
 #include "clscale.h"
 
@@ -28,8 +29,7 @@ void bench_progress_clear(void);
 
 /* ---- bench_rounds.c ----------------------------------------------------- */
 
-/* Monotonic seconds. */
-double bench_now_s(void);
+/* bench_now_s(), bench_sorted_median(): bench_clock.h */
 
 /* One workload's data. */
 typedef struct wl_data {
@@ -146,9 +146,38 @@ int bench_shapes(const struct options *o);
  * of light curves, its table on stdout and, with --json, its rows; an exit
  * status. */
 int bench_lightcurves(const struct options *o);
-/* (bench_shapes.c) The median of ts[0..k) (sorts it); the "cpu" and
- * "devices" members of a result file for the devices of ctx. */
-double bench_median_s(double *ts, int k);
-void bench_json_machine(FILE *js, cls_context *ctx);
+
+/* ---- bench_calls.c: what the two above share ---------------------------- */
+
+/* A context on o's devices and, with --json, the result file begun with
+ * its tool, version, `workload` and machine ("cpu", "devices"), for the
+ * caller's members and its "rows" array to follow. EXIT_OK, or EXIT_FAIL
+ * with the reason on stderr and nothing left open. */
+int bench_calls_open(const struct options *o, const char *workload, cls_context **ctx, FILE **js);
+/* Ends the "rows" array and the file (when js), closes it and destroys
+ * ctx; rc, or EXIT_FAIL when the file could not be written. */
+int bench_calls_close(const struct options *o, cls_context *ctx, FILE *js, int rc);
+/* One call of a workload: operation `op` (the workload's own numbering)
+ * of x into y, with a second output where the operation has one (shapes'
+ * quantiles: double *; light curves' bins: cls_array *). */
+typedef struct bench_call {
+    cls_context     *ctx;
+    int              op;
+    const cls_array *x;
+    cls_array       *y;
+    void            *out2;
+} bench_call;
+/* The unit both workloads count in: one min-max call (per matrix) of c->x
+ * into c->y. */
+cls_status bench_minmax_call(const bench_call *c);
+/* Times run(c) after one warm-up call, `repeats` times: the median in
+ * *median_s; the first status that is not CLS_OK, and no median. */
+cls_status bench_time_call(cls_status (*run)(const bench_call *c), const bench_call *c, int repeats,
+                           double *median_s);
+/* Seeded numbers: a state for `seed`, then xorshift64's uniform in [0, 1)
+ * and a standard normal (Box-Muller over two uniforms). */
+uint64_t bench_rng_state(uint64_t seed);
+double bench_uniform(uint64_t *s);
+double bench_normal(uint64_t *s);
 
 #endif

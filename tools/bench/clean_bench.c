@@ -25,21 +25,9 @@
 #include <time.h>
 
 #include "affinity.h"
+#include "bench_clock.h"
 #include "clscale.h"
 #include "testing.h"
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 int main(int argc, char **argv)
 {
@@ -101,7 +89,7 @@ int main(int argc, char **argv)
     for (int r = -1; r < reps; r++) /* r = -1 warms up (kernel builds) */
         for (int k = 0; k < ROWS; k++) {
             int row = (k + (r > 0 ? r : 0)) % ROWS; /* rows take turns in different orders */
-            double t0 = now();
+            double t0 = bench_now_s();
             cls_status st = CLS_OK;
             if (row == 0) st = cls_fit_transform(ctx, &scale, &in, &out, NULL);
             else if (row == 1) st = cls_fit_transform(ctx, &fused, &in, &out, NULL);
@@ -118,13 +106,13 @@ int main(int argc, char **argv)
                         cls_last_error(row == 2 ? old : ctx));
                 return 1;
             }
-            if (r >= 0) t[row][r] = now() - t0;
+            if (r >= 0) t[row][r] = bench_now_s() - t0;
         }
     printf("clean bench: %zu x %zu x %zu float64 (%.0f MB%s%s), %zu device(s), median of %d\n", B, R, C,
            (double)n * 8 / 1e6, raw ? " from " : "", raw ? raw : "", cls_device_count(ctx), reps);
     double med[ROWS];
     for (int k = 0; k < ROWS; k++) {
-        qsort(t[k], (size_t)reps, sizeof t[k][0], cmp);
+        bench_sort(t[k], reps);
         med[k] = t[k][reps / 2];
         /* the min-max rows, clipping and quantiles against min-max alone */
         int mm_base = k == 5 || k == 6 || k == 7;

@@ -23,20 +23,8 @@
 #include <time.h>
 
 #include "affinity.h"
+#include "bench_clock.h"
 #include "internal.h"
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 int main(int argc, char **argv)
 {
@@ -99,10 +87,10 @@ int main(int argc, char **argv)
             int row = (k + (r > 0 ? r : 0)) % ROWS; /* rows take turns in different orders */
             ctx->clip_local = hook[row];
             ctx->tune.clip_stage = stage[row];
-            double t0 = now();
+            double t0 = bench_now_s();
             cls_status st = row == 0 ? cls_fit_transform(ctx, &mm, &in, &out, NULL)
-                                     : cls_fit_transform(ctx, &(cls_pipeline){.scope = CLS_SCOPE_MATRIX, .clean = &clip}, &in, row == 2 ? &out2 : &out, NULL);
-            double t1 = now();
+                                     : cls_fit_transform(ctx, &(cls_pipeline){.clean = &clip}, &in, row == 2 ? &out2 : &out, NULL);
+            double t1 = bench_now_s();
             ctx->clip_local = 0;
             ctx->tune.clip_stage = 0;
             if (st != CLS_OK) {
@@ -132,7 +120,7 @@ int main(int argc, char **argv)
     }
     printf("\n");
     for (int k = 0; k < ROWS; k++) {
-        qsort(tm[k], (size_t)reps, sizeof tm[k][0], cmp);
+        bench_sort(tm[k], reps);
         printf("  %-20s %8.4f s  %6.2fx min-max  (min %.4f, max %.4f; first call %.3f s)\n", names[k],
                tm[k][reps / 2], tm[k][reps / 2] / tm[0][reps / 2], tm[k][0], tm[k][reps - 1], first[k]);
     }

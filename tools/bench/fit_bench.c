@@ -20,27 +20,9 @@
 #include <time.h>
 
 #include "affinity.h"
+#include "bench_clock.h"
 #include "clscale.h"
 #include "testing.h"
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static double hash01(uint64_t i)
 {
@@ -105,20 +87,20 @@ int main(int argc, char **argv)
     for (int j = 0; j < NT; j++) t[j] = calloc((size_t)repeat, sizeof(double));
     for (int it = -1; it < repeat; it++) {
         cls_stats *s = NULL, *s2 = NULL;
-        double t0 = now();
+        double t0 = bench_now_s();
         check(ctx, cls_fit(ctx, &p, &in, &s), "cls_fit");
-        double t1 = now();
+        double t1 = bench_now_s();
         check(ctx, cls_transform(ctx, &p, s, &in, &out), "cls_transform");
-        double t2 = now();
+        double t2 = bench_now_s();
         check(ctx, cls_fit_transform(ctx, &p, &in, &out, NULL), "cls_fit_transform");
-        double t3 = now();
+        double t3 = bench_now_s();
         check(ctx, cls_fit_transform(ctx, &p, &in, &out, &s2), "cls_fit_transform (fitted)");
-        double t4 = now();
+        double t4 = bench_now_s();
         cls_stats_destroy(s);
         cls_stats_destroy(s2);
         cls_context_tuning(ctx)->fit_tiles = 1;
         check(ctx, cls_fit(ctx, &p, &in, &s), "cls_fit (row tiles)");
-        double t5 = now();
+        double t5 = bench_now_s();
         cls_context_tuning(ctx)->fit_tiles = 0;
         cls_stats_destroy(s);
         if (it < 0) continue;
@@ -129,7 +111,7 @@ int main(int argc, char **argv)
         t[FIT_TILES][it] = t5 - t4;
     }
     double m[NT];
-    for (int j = 0; j < NT; j++) m[j] = median(t[j], repeat);
+    for (int j = 0; j < NT; j++) m[j] = bench_sorted_median(t[j], repeat);
     cls_device_info di;
     cls_device_get(ctx, 0, &di);
     printf("%zu x %zu x %zu %s (%.0f MB), %s, %s scope, %zu device(s), first %s, median of %d\n", B, R, C,

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "affinity.h"
+#include "bench_clock.h"
 #include "clscale_mpi.h"
 
 static int rank, size;
@@ -41,18 +42,6 @@ static double hash01(uint64_t i)
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return (double)((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 enum { T_CALL, T_FIT, T_CHECK, T_REDUCE, T_TRANSFORM, T_ALONE, NT };
@@ -199,7 +188,7 @@ int main(int argc, char **argv)
         t[T_ALONE][it] = alone;
     }
     double med[NT];
-    for (int j = 0; j < NT; j++) med[j] = median(t[j], repeat);
+    for (int j = 0; j < NT; j++) med[j] = bench_sorted_median(t[j], repeat);
     double *all = rank == 0 ? malloc((size_t)size * NT * sizeof(double)) : NULL;
     MPI_Gather(med, NT, MPI_DOUBLE, all, NT, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     if (rank == 0) {
