@@ -120,7 +120,7 @@ class _AffineScaler(ScalerFiles, Estimator):
         if keep:
             return s
         self._info = {k: v for k, v in s.info.items()}
-        c = s.columns()
+        c = s.columns(("count", "missing", "absmax"))  # what the fits read
         self._missing = c["missing"]
         return c
 
