@@ -15,6 +15,7 @@
 
 #include "job.h"
 #include "util/pool.h"
+#include "util/table.h"
 
 /* testing.h's switches for the contexts created next */
 static cls_tuning default_tune;
@@ -316,4 +317,5 @@ void cls_context_destroy(cls_context *ctx)
     cls_drops_free(ctx);
     pthread_mutex_destroy(&ctx->err_lock);
     free(ctx);
+    cls_table_trim(); /* the per-column tables kept for the next call (table.h) */
 }
