@@ -497,7 +497,9 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
         cls_clip_opts xo = {.has_sent = o->has_sent, .sent = o->sent, .slo = o->slo, .shi = o->shi,
                             .maxiters = o->clip ? o->maxiters : 0, .center_mean = o->center_mean, .mad = o->mad,
                             .clamp = o->clamp, .keep = o->keep, .fill = (int)o->impute, .fill_value = o->fill,
-                            .write = p == NULL && out, .moments = p || c->mean_out || c->m2_out};
+                            .write = p == NULL && out, .moments = p || c->mean_out || c->m2_out,
+                            .unread = !p && !c->missing_out && !c->clipped_out && !c->fill_out &&
+                                      !c->lower_out && !c->upper_out && !c->mean_out && !c->m2_out};
         st = cls_clip_fast(ctx, &vin, &xo, w.n0, &w.m, w.L, w.H, w.fill, &iters);
     }
     unsigned sf = o->has_sent ? CLS_CF_SENT : 0;

@@ -166,6 +166,11 @@ static cls_status result_buffer(cls_context *ctx, cls_dev *d, cl_mem_flags fl, s
         double *mean = s->m->mean + e0, *m2 = s->m->m2 + e0, *mn = s->m->min + e0, *mx = s->m->max + e0;  \
         double *L = s->L + e0, *H = s->H + e0, *fill = s->fill + e0;                                      \
         unsigned it = 0;                                                                                  \
+        if (o->unread) {                                                                                  \
+            for (size_t i = 0; i < ne; i++)                                                               \
+                if (cn[2 * ne + i] > it) it = cn[2 * ne + i];                                             \
+            return it;                                                                                    \
+        }                                                                                                 \
         for (size_t i = 0; i < ne; i++) {                                                                 \
             uint64_t n = cn[ne + i];                                                                      \
             n0[i] = cn[i];                                                                                \
