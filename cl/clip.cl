@@ -126,14 +126,15 @@
     } while (0)
 
 /* S1, S2 = the sums of (x - K0) and (x - K0)^2 over w[a, a + n), summed
- * afresh for the lanes of `redo`, with K0 the range's median. */
+ * afresh for the lanes of `redo`, with K0 the range's median (the range
+ * lies in w's first `rows`: the loops over the values stop there). */
 #define X_SUMS(redo)                                                          \
     do {                                                                      \
         IV r_ = (redo), e_ = a + n;                                           \
         AIV ra_ = TO_AIV(r_);                                                 \
         AV k_ = TO_AV(select((RV)0, X_GATHER(w, X_IDX(a + ((n - 1) >> 1))), n > 0)); \
         AV f1_ = 0, f2_ = 0;                                                  \
-        for (int i = 0; i < QN; i++) {                                        \
+        for (int i = 0; i < (int)rows; i++) {                                 \
             AIV in_ = TO_AIV(((IV)i >= a) & ((IV)i < e_));                    \
             AV d_ = TO_AV(w[i]) - k_;                                         \
             f1_ = select(f1_, f1_ + d_, in_);                                 \
@@ -145,14 +146,16 @@
     } while (0)
 
 /* pl, ph: how many of the n0 values kept at first (w's first n0, sorted)
- * are below lr, and how many are not above hr (binary searches): the
- * values inside [lr, hr] are w[pl, ph). */
+ * are below lr, and how many are not above hr (binary searches over w's
+ * first qb, a power of two >= rows, the rest +Inf): the values inside
+ * [lr, hr] are w[pl, ph). */
 #define X_RANKS(lr, hr, pl, ph)                                               \
     do {                                                                      \
         pl = 0;                                                               \
         ph = 0;                                                               \
         _Pragma("unroll")                                                     \
         for (uint s_ = QN / 2; s_ > 0; s_ >>= 1) {                            \
+            if (s_ >= qb) continue;                                           \
             pl += select((IV)0, (IV)s_, X_GATHER(w, pl + (IV)(s_ - 1)) < (lr)); \
             ph += select((IV)0, (IV)s_, X_GATHER(w, ph + (IV)(s_ - 1)) <= (hr)); \
         }                                                                     \
@@ -192,11 +195,26 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, __global uchar 
         zero |= t == (RV)0;
     }
     for (uint i = rows; i < QN; i++) w[i] = (RV)INFINITY;
+    /* qb: the power of two >= rows that the network sorts and the searches
+     * search (w past rows is +Inf, sorted already): wide data with groups
+     * of a row or a few paid QN's network and loops per column, 8x the
+     * work of a min-max call */
+    uint qb = 1;
+    while (qb < rows) qb <<= 1;
     uint stage = (flags >> CLS_XF_STAGE_SHIFT) & 3u;
     /* Batcher's odd-even merge network: fewer exchanges than the bitonic
      * one (docs/guide/cleaning-speed.md, "Sorting networks") */
     if (stage != 1) {
-        CLS_SORTNET_OEM_BY(RV, w, QN, X_MIN, X_MAX);
+        if (qb <= 1) {
+        } else if (qb <= 4) {
+            CLS_SORTNET_OEM_BY(RV, w, 4, X_MIN, X_MAX);
+        } else if (qb <= 8) {
+            CLS_SORTNET_OEM_BY(RV, w, 8, X_MIN, X_MAX);
+        } else if (qb <= 16) {
+            CLS_SORTNET_OEM_BY(RV, w, 16, X_MIN, X_MAX);
+        } else {
+            CLS_SORTNET_OEM_BY(RV, w, QN, X_MIN, X_MAX);
+        }
     }
     /* zeros back in key order (-0 first), as the counting kernels rank
      * them (the network leaves -0 and +0 in either order); only where a
@@ -248,10 +266,10 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, __global uchar 
             /* median of |x - med| over the range: the distances grow away
              * from med on both sides; merge the sides up to rank n / 2 */
             IV r0 = (n - 1) >> 1, r1 = n >> 1, end = a + n, j = a;
-            for (uint i = 0; i < QN; i++) j -= ((IV)i >= a) & ((IV)i < end) & (w[i] < med);
+            for (uint i = 0; i < rows; i++) j -= ((IV)i >= a) & ((IV)i < end) & (w[i] < med);
             IV l = j - 1;
             RV d0 = 0, d1 = 0;
-            for (uint k = 0; k <= QN / 2; k++) {
+            for (uint k = 0; k <= rows / 2; k++) {
                 RV dl = select((RV)INFINITY, fabs(X_GATHER(w, X_IDX(l)) - med), l >= a);
                 RV dr = select((RV)INFINITY, fabs(X_GATHER(w, X_IDX(j)) - med), j < end);
                 IV left = dl <= dr;
@@ -377,7 +395,7 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, __global uchar 
     } else if (fm == 3) {
         /* the longest run of equal values, the smallest of ties */
         IV run = 0, best = 0, end = a + n;
-        for (uint i = 0; i < QN; i++) {
+        for (uint i = 0; i < rows; i++) {
             IV in = ((IV)i >= a) & ((IV)i < end);
             IV same = i > 0 ? (w[i] == w[i > 0 ? i - 1 : 0]) & ((IV)i > a) : (IV)0;
             run = select((IV)0, select((IV)1, run + 1, same), in);

@@ -134,7 +134,16 @@ __kernel void F(QNAME)(__global const REAL *x, ulong xoff, uint ncols, uint rows
      * key order (-0 first) when a zero is picked. */
     RV w[QN];
     IV n = 0, nlt = 0, nz = 0;
-    for (uint i = 0; i < QN; i++) {
+#if QN <= 64
+    /* qb: the power of two >= rows, the values the network below sorts;
+     * past it +Inf, stored alone (no filter to run on them) */
+    uint qb = 1;
+    while (qb < rows) qb <<= 1;
+    for (uint i = qb; i < QN; i++) w[i] = (RV)INFINITY;
+#else
+    uint qb = QN;
+#endif
+    for (uint i = 0; i < qb; i++) {
         RV t = i < rows ? F(x_load)(p + (ulong)i * ld, nl, (REAL)INFINITY) : (RV)INFINITY;
 #if CLS_PREFETCH
         /* the same row of the work-items after this one (2 * XW values on,
@@ -166,7 +175,19 @@ __kernel void F(QNAME)(__global const REAL *x, ulong xoff, uint ncols, uint rows
     }
     CLS_SORTNET_OEM_FROM(RV, w, QN, 6, X_MIN, X_MAX);
 #else
-    CLS_SORTNET_OEM_BY(RV, w, QN, X_MIN, X_MAX);
+    /* the first qb values alone (w past rows is +Inf, sorted already):
+     * wide data with groups of a row or a few paid QN's network and
+     * filter per column (clip.cl sorts the same way) */
+    if (qb <= 1) {
+    } else if (qb <= 4) {
+        CLS_SORTNET_OEM_BY(RV, w, 4, X_MIN, X_MAX);
+    } else if (qb <= 8) {
+        CLS_SORTNET_OEM_BY(RV, w, 8, X_MIN, X_MAX);
+    } else if (qb <= 16) {
+        CLS_SORTNET_OEM_BY(RV, w, 16, X_MIN, X_MAX);
+    } else {
+        CLS_SORTNET_OEM_BY(RV, w, QN, X_MIN, X_MAX);
+    }
 #endif
     F(x_store_u)(TO_UV(n), cnt + e, nl);
     IV nneg = nlt + nz;

@@ -386,6 +386,7 @@ int cls_hostmem_pinned(const cls_context *ctx, const void *p, size_t len, cl_con
 struct cls_stats {
     cls_stats_info    info;
     cls_column_stats *col;     /* info.groups * info.cols, entry [group * cols + column] */
+    size_t            col_bytes; /* col's allocation (cls_table_alloc), for cls_table_free */
 };
 
 /* A statistics object with every column empty (count 0, missing 0, every

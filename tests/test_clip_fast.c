@@ -15,7 +15,8 @@
  *
  * Hostile data (clean_ref.c's columns: ties, heavy tails, NaN and +-Inf,
  * constant, all-NaN, float32 at 1e6), a sentinel, group sizes 1 to 64
- * (each sorting network: 32 and 64 rows), the last block of columns
+ * (each sorting network: 32 and 64 rows, and the first 4, 8 or 16 values
+ * sorted alone where the rows are that few), the last block of columns
  * part-full, both scopes (batch scope with few rows in all), median or
  * mean centre, std or mad_std, sigma_lower != sigma_upper, maxiters 1, 3,
  * 5 and none, mask and clamp, every imputation; mask_out alone and beside
@@ -220,7 +221,10 @@ static void one_pass_equals_multipass_and_reference(void **state)
         {.sigma = 2, .maxiters = -1, .impute = CLS_IMPUTE_MOST_FREQUENT},
         {.sigma = 1.5, .impute = CLS_IMPUTE_CONSTANT, .fill_value = -3.5, .mode = CLS_CLIP_CLAMP},
     };
-    const size_t rows[] = {60, 1, 2, 3, 7, 31, 32, 33, 63, 64};
+    /* each network of clip.cl at its ends: the kernel sorts the first qb
+     * values, qb the power of two >= rows (1, 4, 8, 16 or the kernel's 32
+     * or 64), and its loops stop at rows */
+    const size_t rows[] = {60, 1, 2, 3, 7, 31, 32, 33, 63, 64, 4, 5, 8, 12, 16, 17};
     for (int ti = 0; ti < 2; ti++) {
         cls_dtype t = ti ? CLS_F64 : CLS_F32;
         if (!suite_runs(t)) continue;

@@ -305,7 +305,8 @@ class Scaler(ScalerFiles, Estimator):
         def make():
             if not self._nan_for_empty or self._fitted.summary()["empty"] == 0:
                 return None
-            return self._fitted.columns()["count"] == 0
+            # the counts alone: a million-column fit's other fields are 48 MB
+            return self._fitted.columns("count")["count"] == 0
         return self._cached("empty", make)
 
     def __getstate__(self):

@@ -452,8 +452,10 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     data = _Beside(np.copy, arr) if masked and copy and not keep else None
     if m.size:
         with context(devices) as ctx:
-            _, _, _, _, lo, hi, _, _ = _clscale.clean(ctx, m, y, bad, scope=_clscale.SCOPE_MATRIX,
-                                                      mode=_KEEP if keep else 0, **clip)
+            # no per-column counts, and the bounds only when returned
+            _, _, _, _, lo, hi, _, _ = _clscale.clean(ctx, m, y, bad, False, False, return_bounds,
+                                                      scope=_clscale.SCOPE_MATRIX, mode=_KEEP if keep else 0,
+                                                      **clip)
     else:
         lo = hi = np.full((m.shape[0], m.shape[2]), np.nan)
     if want_y:

@@ -78,11 +78,12 @@ class _AffineScaler(ScalerFiles, Estimator):
             info.update(scaler=_clscale.ZSCORE, has_moments=True)
             n = count.astype(np.float64)
             have = count > 0
-            nan = np.full(center.shape, np.nan)
-            cols = {"count": count.astype(np.uint64), "missing": self._missing,
-                    "min": np.where(have, center, nan), "max": np.where(have, center, nan),
-                    "absmax": np.where(have, np.abs(center), nan),
-                    "mean": np.where(have, center, nan), "m2": np.where(have, n * scale * scale, nan)}
+            # the columns without values are made empty by from_state
+            # (cls_stats_create) whatever they hold: no masking pass here
+            center = np.ascontiguousarray(center, dtype=np.float64)
+            cols = {"count": count.astype(np.uint64, copy=False), "missing": self._missing,
+                    "min": center, "max": center, "absmax": np.abs(center), "mean": center,
+                    "m2": n * scale * scale}
             cache["stats"] = _clscale.Stats.from_state(info, cols)
             cache["empty"] = ~have if not have.all() else None
         return cache["stats"], cache["empty"]
@@ -120,7 +121,7 @@ class _AffineScaler(ScalerFiles, Estimator):
         if keep:
             return s
         self._info = {k: v for k, v in s.info.items()}
-        c = s.columns()
+        c = s.columns(("count", "missing", "absmax"))  # what the fits read
         self._missing = c["missing"]
         return c
 

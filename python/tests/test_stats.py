@@ -74,3 +74,22 @@ def test_merged_is_new_and_adds_counts():
     assert np.array_equal(b.columns()["count"], 2 * c["count"])
     assert np.allclose(b.columns()["m2"], 2 * c["m2"])
     assert "zscore" in repr(b)
+
+
+def test_columns_of_some_fields_equal_those_of_all():
+    # columns(fields): the empty columns of a wide fit read the counts alone
+    info, c = state(2, 1001)
+    s = _clscale.Stats.from_state(info, c)
+    every = s.columns()
+    assert sorted(every) == sorted(c)
+    for k in every:
+        assert np.array_equal(every[k], c[k]) and every[k].dtype == c[k].dtype
+    assert list(s.columns("count")) == ["count"]
+    assert np.array_equal(s.columns("count")["count"], c["count"])
+    some = s.columns(("missing", "absmax"))
+    assert sorted(some) == ["absmax", "missing"]
+    assert np.array_equal(some["absmax"], c["absmax"]) and np.array_equal(some["missing"], c["missing"])
+    with pytest.raises(ValueError, match="unknown field"):
+        s.columns("median")
+    with pytest.raises(ValueError, match="unknown field"):
+        s.columns(["count", 3])

@@ -152,20 +152,12 @@ typedef struct cwork {
 
 static void work_free(cwork *w)
 {
-    free(w->m.n);
-    free(w->m.below);
-    free(w->m.above);
-    free(w->m.mean);
-    free(w->m.m2);
-    free(w->m.min);
-    free(w->m.max);
-    free(w->n0);
-    free(w->L);
-    free(w->H);
-    free(w->cen);
-    free(w->spr);
-    free(w->fill);
-    free(w->prm);
+    /* kept for the next call's tables (table.h) */
+    size_t b = (w->ne ? w->ne : 1) * 8;
+    void *t[13] = {w->m.n, w->m.below, w->m.above, w->m.mean, w->m.m2, w->m.min, w->m.max,
+                   w->n0, w->L, w->H, w->cen, w->spr, w->fill};
+    for (int i = 0; i < 13; i++) cls_table_free(t[i], b);
+    cls_table_free(w->prm, 7 * b);
     free(w->cs);
 }
 
@@ -505,7 +497,9 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
         cls_clip_opts xo = {.has_sent = o->has_sent, .sent = o->sent, .slo = o->slo, .shi = o->shi,
                             .maxiters = o->clip ? o->maxiters : 0, .center_mean = o->center_mean, .mad = o->mad,
                             .clamp = o->clamp, .keep = o->keep, .fill = (int)o->impute, .fill_value = o->fill,
-                            .write = p == NULL && out, .moments = p || c->mean_out || c->m2_out};
+                            .write = p == NULL && out, .moments = p || c->mean_out || c->m2_out,
+                            .unread = !p && !c->missing_out && !c->clipped_out && !c->fill_out &&
+                                      !c->lower_out && !c->upper_out && !c->mean_out && !c->m2_out};
         st = cls_clip_fast(ctx, &vin, &xo, w.n0, &w.m, w.L, w.H, w.fill, &iters);
     }
     unsigned sf = o->has_sent ? CLS_CF_SENT : 0;

@@ -13,6 +13,7 @@
 #include "engine/clip_fast.h"
 #include "engine/passes.h"
 #include "engine/regime.h"
+#include "util/table.h"
 
 /* Bytes of data per unit: units small enough for several devices to share
  * seed-A's 18 matrices; a group larger than CLS_XGROUP_MAX takes the
@@ -126,6 +127,70 @@ static void release(cl_mem *m, size_t n)
         if (m[i]) clReleaseMemObject(m[i]);
 }
 
+/* Tables at least this large of a unit's results on a device that works
+ * on host memory live in the host's per-column tables (util/table.h),
+ * kept between calls: a fresh device buffer of a million columns'
+ * results (76 MB) took a page fault per 4 KiB at every call, more time
+ * than the kernel on 1 x 10^6 float64. Smaller ones stay the driver's. */
+#define CLS_XHOST_MIN ((size_t)4 << 20)
+
+/* A results buffer of `bytes`: over a host table (*host, free it with
+ * cls_table_free after the buffer's release) or the driver's (*host NULL). */
+static cls_status result_buffer(cls_context *ctx, cls_dev *d, cl_mem_flags fl, size_t bytes, void **host,
+                                cl_mem *out)
+{
+    *host = NULL;
+    if (!d->zero_copy || bytes < CLS_XHOST_MIN) return cls_pass_buffer(ctx, d, fl, bytes, NULL, out);
+    if (!(*host = cls_table_alloc(bytes))) return cls_fail(ctx, CLS_E_NOMEM, "cleaning: out of memory");
+    cl_int e;
+    *out = clCreateBuffer(d->cl, fl | CL_MEM_USE_HOST_PTR, bytes, *host, &e);
+    if (e != CL_SUCCESS) return cls_fail_cl(ctx, d, "clCreateBuffer", e);
+    return CLS_OK;
+}
+
+/* A unit's results into the tables (entry e0 on, ne of them): one loop
+ * per accumulator type, the planes' type and the fill's choice out of it
+ * (a million columns' entries are the host's work per column). Returns
+ * the most iterations run. */
+#define XRESULTS(NAME, T)                                                                                 \
+    static unsigned NAME(xstate *s, const void *stp, const void *cnp, size_t e0, size_t ne)              \
+    {                                                                                                     \
+        const cls_clip_opts *o = s->o;                                                                    \
+        const uint32_t *cn = cnp;                                                                         \
+        const T *p = stp;                                                                                 \
+        const T *pk = p, *pr = p + ne, *pm2 = p + 2 * ne, *pmn = p + 3 * ne, *pmx = p + 4 * ne;           \
+        const T *pl = p + 5 * ne, *ph = p + 6 * ne, *pf = p + 7 * ne;                                     \
+        double cfill = o->fill == CLS_XFILL_CONSTANT ? o->fill_value : NAN;                               \
+        int dev_fill = o->fill != CLS_XFILL_CONSTANT && o->fill != CLS_XFILL_NONE;                        \
+        uint64_t *n0 = s->n0 + e0, *nk = s->m->n + e0;                                                    \
+        double *mean = s->m->mean + e0, *m2 = s->m->m2 + e0, *mn = s->m->min + e0, *mx = s->m->max + e0;  \
+        double *L = s->L + e0, *H = s->H + e0, *fill = s->fill + e0;                                      \
+        unsigned it = 0;                                                                                  \
+        if (o->unread) {                                                                                  \
+            for (size_t i = 0; i < ne; i++)                                                               \
+                if (cn[2 * ne + i] > it) it = cn[2 * ne + i];                                             \
+            return it;                                                                                    \
+        }                                                                                                 \
+        for (size_t i = 0; i < ne; i++) {                                                                 \
+            uint64_t n = cn[ne + i];                                                                      \
+            n0[i] = cn[i];                                                                                \
+            nk[i] = n;                                                                                    \
+            /* the moments as clean_pass.c folds one chunk: NaN when empty */                             \
+            mean[i] = n ? (double)pk[i] + (double)pr[i] : NAN;                                            \
+            m2[i] = n ? (double)pm2[i] : NAN;                                                             \
+            mn[i] = n ? (double)pmn[i] : NAN;                                                             \
+            mx[i] = n ? (double)pmx[i] : NAN;                                                             \
+            L[i] = (double)pl[i];                                                                         \
+            H[i] = (double)ph[i];                                                                         \
+            fill[i] = dev_fill ? (double)pf[i] : cfill;                                                   \
+            if (cn[2 * ne + i] > it) it = cn[2 * ne + i];                                                 \
+        }                                                                                                 \
+        return it;                                                                                        \
+    }
+XRESULTS(results_f64, double)
+XRESULTS(results_f32, float)
+#undef XRESULTS
+
 static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
 {
     xstate *s = user;
@@ -146,6 +211,7 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
     size_t as = v->dtype == CLS_F64 || d->info.fp64 ? 8 : 4;
     cl_mem m[6] = {0}; /* input (in place: a second reference to the output), output, sigmas, st, cn, mask */
     void *stp = NULL, *cnp = NULL; /* st and cn, mapped */
+    void *sth = NULL, *cnh = NULL; /* their host tables, if any (result_buffer) */
     cls_kargs a = {ctx, d, NULL, 0, v->dtype, CLS_OK};
     size_t local = 0;
     cls_status st = cls_kernel_get(ctx, d, k, v->dtype, 0, &a.k, &local, NULL);
@@ -163,8 +229,8 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
     }
     /* cn read too over sorted windows: the counts cls_wsort leaves there */
     cl_mem_flags out_fl = par ? CL_MEM_READ_WRITE : CL_MEM_WRITE_ONLY;
-    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, 8 * ne * as, NULL, &m[3]);
-    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, out_fl, 3 * ne * 4, NULL, &m[4]);
+    if (st == CLS_OK) st = result_buffer(ctx, d, CL_MEM_WRITE_ONLY, 8 * ne * as, &sth, &m[3]);
+    if (st == CLS_OK) st = result_buffer(ctx, d, out_fl, 3 * ne * 4, &cnh, &m[4]);
     /* clip.cl: XW columns per work-item */
     size_t xw = loc ? 1 : (v->dtype == CLS_F64 ? 1 : 2) * (size_t)d->xw64;
     unsigned lead = 0;
@@ -233,30 +299,14 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
     if (st == CLS_OK) st = cls_pass_map(ctx, d, m[3], 8 * ne * as, &stp);
     if (st == CLS_OK) st = cls_pass_map(ctx, d, m[4], 3 * ne * 4, &cnp);
     if (st == CLS_OK) {
-        const uint32_t *cn = cnp;
-        unsigned it = 0;
-        for (size_t i = 0; i < ne; i++) {
-            size_t x = e0 + i;
-            uint64_t n = cn[ne + i];
-            s->n0[x] = cn[i];
-            s->m->n[x] = n;
-            /* the moments as clean_pass.c folds one chunk: NaN when empty */
-            s->m->mean[x] = n ? cls_pass_at(stp, i, as) + cls_pass_at(stp, ne + i, as) : NAN;
-            s->m->m2[x] = n ? cls_pass_at(stp, 2 * ne + i, as) : NAN;
-            s->m->min[x] = n ? cls_pass_at(stp, 3 * ne + i, as) : NAN;
-            s->m->max[x] = n ? cls_pass_at(stp, 4 * ne + i, as) : NAN;
-            s->L[x] = cls_pass_at(stp, 5 * ne + i, as);
-            s->H[x] = cls_pass_at(stp, 6 * ne + i, as);
-            s->fill[x] = o->fill == CLS_XFILL_CONSTANT ? o->fill_value
-                         : o->fill == CLS_XFILL_NONE  ? NAN
-                                                      : cls_pass_at(stp, 7 * ne + i, as);
-            if (cn[2 * ne + i] > it) it = cn[2 * ne + i];
-        }
+        unsigned it = as == 8 ? results_f64(s, stp, cnp, e0, ne) : results_f32(s, stp, cnp, e0, ne);
         s->iters_of[u] = it;
     }
     st = cls_pass_unmap(ctx, d, m[3], stp, st);
     st = cls_pass_unmap(ctx, d, m[4], cnp, st);
     release(m, 6);
+    cls_table_free(sth, 8 * ne * as);
+    cls_table_free(cnh, 3 * ne * 4);
     return st;
 }
 

@@ -30,6 +30,10 @@ typedef struct cls_clip_opts {
     int    moments;        /* the moments of the values kept are read (a scaler follows,
                               mean_out): summed in row order, the multi-pass path's bit for
                               bit; else from the sorted sums, within rounding */
+    int    unread;         /* no per-column table is read after the call (no scaler
+                              follows, no per-column output asked for): only the
+                              iterations are taken from the results (sigma_clip of a
+                              million columns wrote nine 8 MB tables for nothing) */
 } cls_clip_opts;
 
 /* Whether the one-pass kernel takes groups of v's shape on ctx's devices. */

@@ -15,6 +15,7 @@
 
 #include "job.h"
 #include "util/pool.h"
+#include "util/table.h"
 
 /* testing.h's switches for the contexts created next */
 static cls_tuning default_tune;
@@ -218,6 +219,7 @@ cls_status cls_context_create(const cls_config *cfg, cls_context **out)
     *out = ctx;
     if (!ctx) return cls_fail_thread(CLS_E_NOMEM, "cls_context_create: out of memory for the context");
     pthread_mutex_init(&ctx->err_lock, NULL);
+    cls_table_hold(); /* let go in cls_context_destroy */
 
     cls_found *all = NULL;
     unsigned char *chosen = NULL, *staged = NULL;
@@ -316,4 +318,5 @@ void cls_context_destroy(cls_context *ctx)
     cls_drops_free(ctx);
     pthread_mutex_destroy(&ctx->err_lock);
     free(ctx);
+    cls_table_trim(); /* the per-column tables kept for the next call (table.h) */
 }

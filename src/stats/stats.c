@@ -31,7 +31,8 @@ cls_stats *cls_stats_alloc(const cls_stats_info *info)
     if (!s) return NULL;
     /* One element at least, so that an empty shape is not mistaken for a
      * failed allocation. */
-    s->col = cls_table_alloc((n ? n : 1) * sizeof(cls_column_stats));
+    s->col_bytes = (n ? n : 1) * sizeof(cls_column_stats);
+    s->col = cls_table_alloc(s->col_bytes);
     if (!s->col) {
         free(s);
         return NULL;
@@ -121,6 +122,6 @@ void cls_column_stats_merge(cls_column_stats *into, const cls_column_stats *from
 void cls_stats_destroy(cls_stats *s)
 {
     if (!s) return;
-    free(s->col);
+    cls_table_free(s->col, s->col_bytes); /* kept for the next call's tables (table.h) */
     free(s);
 }

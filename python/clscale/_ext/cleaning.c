@@ -51,8 +51,12 @@ PyObject *clsext_clean(PyObject *self, PyObject *args, PyObject *kwds)
 {
     (void)self;
     PyObject *ctx, *x, *out, *mask = Py_None;
-    int moments = 0;
-    if (!PyArg_ParseTuple(args, "OOO|Op:clean", &ctx, &x, &out, &mask, &moments)) return NULL;
+    int moments = 0, counts = 1, bounds = 1;
+    /* counts, bounds (after moments): the per-column missing, clipped and
+     * fill arrays, and the bounds; a caller without use for them (sigma_clip
+     * without return_bounds) passes False: None in their places, 40 MB
+     * neither allocated nor written on a million columns */
+    if (!PyArg_ParseTuple(args, "OOO|Oppp:clean", &ctx, &x, &out, &mask, &moments, &counts, &bounds)) return NULL;
     clean_call k;
     memset(&k, 0, sizeof k);
     int scope = CLS_SCOPE_MATRIX;
@@ -64,9 +68,11 @@ PyObject *clsext_clean(PyObject *self, PyObject *args, PyObject *kwds)
     if (out != Py_None && clsext_data_array(out, "out", 1, &k.y) < 0) return NULL;
     cls_clean *c = &k.c;
     npy_intp dims[2] = {scope == CLS_SCOPE_BATCH ? 1 : (npy_intp)k.x.batch, (npy_intp)k.x.cols};
-    PyObject *am = PyArray_SimpleNew(2, dims, NPY_UINT64), *ac = PyArray_SimpleNew(2, dims, NPY_UINT64),
-             *af = PyArray_SimpleNew(2, dims, NPY_FLOAT64), *alo = PyArray_SimpleNew(2, dims, NPY_FLOAT64),
-             *ahi = PyArray_SimpleNew(2, dims, NPY_FLOAT64);
+    PyObject *am = counts ? PyArray_SimpleNew(2, dims, NPY_UINT64) : Py_NewRef(Py_None),
+             *ac = counts ? PyArray_SimpleNew(2, dims, NPY_UINT64) : Py_NewRef(Py_None),
+             *af = counts ? PyArray_SimpleNew(2, dims, NPY_FLOAT64) : Py_NewRef(Py_None),
+             *alo = bounds ? PyArray_SimpleNew(2, dims, NPY_FLOAT64) : Py_NewRef(Py_None),
+             *ahi = bounds ? PyArray_SimpleNew(2, dims, NPY_FLOAT64) : Py_NewRef(Py_None);
     /* the kept values' moments only when asked: the one-pass kernel then
      * sums them in an extra pass over the rows */
     PyObject *amean = moments ? PyArray_SimpleNew(2, dims, NPY_FLOAT64) : Py_NewRef(Py_None),
@@ -77,11 +83,15 @@ PyObject *clsext_clean(PyObject *self, PyObject *args, PyObject *kwds)
         if (!PyErr_Occurred()) PyErr_NoMemory();
         goto done;
     }
-    c->missing_out = PyArray_DATA((PyArrayObject *)am);
-    c->clipped_out = PyArray_DATA((PyArrayObject *)ac);
-    c->fill_out = PyArray_DATA((PyArrayObject *)af);
-    c->lower_out = PyArray_DATA((PyArrayObject *)alo);
-    c->upper_out = PyArray_DATA((PyArrayObject *)ahi);
+    if (counts) {
+        c->missing_out = PyArray_DATA((PyArrayObject *)am);
+        c->clipped_out = PyArray_DATA((PyArrayObject *)ac);
+        c->fill_out = PyArray_DATA((PyArrayObject *)af);
+    }
+    if (bounds) {
+        c->lower_out = PyArray_DATA((PyArrayObject *)alo);
+        c->upper_out = PyArray_DATA((PyArrayObject *)ahi);
+    }
     if (moments) {
         c->mean_out = PyArray_DATA((PyArrayObject *)amean);
         c->m2_out = PyArray_DATA((PyArrayObject *)am2);

@@ -19,7 +19,7 @@
  *   clean_opts.c  the cleaning options of clean() and fit_transform(clean=)
  *   scan.c     inf_columns: the columns numpy ranks +-Inf in (the functions)
  *   files.c    stream_file, stream_fit: .npy files larger than memory,
- *              file to file (cls_stream_*)
+ *              file to file (cls_fit_transform on CLS_IN_NPY arrays)
 
  *   merge.c    merge_columns: Chan's merge of raw column tables (MPI) */
 #ifndef CLSCALE_PY_EXT_H
