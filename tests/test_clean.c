@@ -1,4 +1,4 @@
-/* The cleaning stage on the devices (cls_clean_data, cls_fit_transform with
+/* The cleaning stage on the devices (cls_fit_transform, cls_fit_transform with
  * a cls_clean) against a float64 reference in plain C written below:
  * astropy's sigma_clip(axis=0) (cumulative masks, median or mean centre,
  * std or mad_std), scikit-learn's SimpleImputer (mean, median, most
@@ -338,7 +338,7 @@ static void bad_arguments_leave_out_untouched(void **state)
         assert_int_equal(cls_fit_transform(ctx, &p, &x, &y, NULL), CLS_E_ARG);
         assert_memory_equal(y.data, before.data, bytes);
     }
-    /* the mask and the kept values' moments are cls_clean_data's alone: a
+    /* the mask and the kept values' moments are cls_fit_transform's alone: a
      * pipeline refuses them, also with nothing else to clean */
     uint8_t mask[80];
     double mean[8];

@@ -1,10 +1,10 @@
-/* cls_clean_data_combined and cls_fit_transform_combined (cleaning across
+/* cls_fit_transform and cls_fit_transform (cleaning across
  * processes through the cls_combine hook, both its functions) tested
  * without MPI: three participants are threads, each with its own context
  * and its own rows of one array (uneven, one with none); the counts' hook
  * sums, the stats hook merges the participants' columns in participant
  * order behind barriers (every participant computes the same merge, so
- * the same bits). Every participant must end with one cls_clean_data()
+ * the same bits). Every participant must end with one cls_fit_transform() (cleaning alone)
  * (or cls_fit_transform()) call's counts and fills over the whole array
  * and, for its rows, its output: byte for byte with a median centre,
  * mad_std and a median fill, within 1e-12 with the mean and std. A failure
@@ -38,7 +38,7 @@ typedef struct part {
     cls_context *ctx;
     cls_array    x, y;
     cls_clean    c;
-    cls_pipeline p;      /* scaler set: cls_fit_transform_combined */
+    cls_pipeline p;      /* scaler set: cls_fit_transform */
     cls_stats   *fitted;
     cls_status   st;
     uint64_t     missing[CMAX], clipped[CMAX];
@@ -104,7 +104,7 @@ static cls_status stats_hook(void *user, cls_status local, cls_column_stats *col
     return meet_hook(user, local, NULL, cols, n);
 }
 
-/* Streamed participants (cls_stream_fit_transform_combined): rows in a
+/* Streamed participants (cls_fit_transform): rows in a
  * file of their own, chunks of 16 rows; one with no rows calls the
  * in-memory combined call. */
 static int streamed;
@@ -293,7 +293,7 @@ static void three_participants_equal_one_call(void **state)
 }
 
 /* The same with the participants' rows in files, streamed in chunks of 16
- * rows through the cleaning's passes (cls_stream_fit_transform_combined). */
+ * rows through the cleaning's passes (cls_fit_transform). */
 static void streamed_participants_equal_one_call(void **state)
 {
     (void)state;

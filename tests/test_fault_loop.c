@@ -20,7 +20,7 @@
  * that slice partly written, and says so.
  * Also cls_quantiles (a host output: each entry right or untouched on a
  * failure; it fails the call rather than redo a failed device's units),
- * cls_fit_transform_buffer on the caller's cl_context, queue and buffers
+ * cls_fit_transform on the caller's cl_context, queue and buffers
  * (with an event out: each output element right or untouched, the input
  * buffer unchanged, no reference kept to the caller's objects),
  * and the tool: `clscale normalize` over an existing file, each call of
@@ -694,7 +694,7 @@ static void quantiles_survive_a_failure_at_every_call(void **state)
 
 /* ---- data already on a device: the caller's buffers ---- */
 
-/* cls_fit_transform_buffer out of place on the caller's cl_context, queue
+/* cls_fit_transform out of place on the caller's cl_context, queue
  * and buffers (one device: a failure fails the call), an event out so that
  * the marker and the retained event are on the path; each call of the
  * device failed in turn, the context made afresh each run. A success

@@ -454,7 +454,7 @@ static void put(cls_array *a, size_t i, double v)
     else ((float *)a->data)[i] = (float)v;
 }
 
-/* cls_clean_data imputing alone (mean, constant, a sentinel alone) takes
+/* cls_fit_transform imputing alone (mean, constant, a sentinel alone) takes
  * the engine's one pass too (its report says so; the cleaning stage's
  * passes leave none): values present come out with their bits (-0.0
  * too), missing ones as the cleaning stage's passes fill them (to the

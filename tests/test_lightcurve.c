@@ -160,7 +160,7 @@ static double ref_trend(const double *s, long n, long i, const cls_clean *o)
     return b[o->deriv] * f / pow(o->delta > 0 ? o->delta : 1, (double)o->deriv);
 }
 
-/* The reference of cls_clean_data with only light-curve fields set */
+/* The reference of cls_fit_transform with only light-curve fields set */
 static void ref_lc(const cls_array *x, cls_scope scope, const cls_clean *o, double *want)
 {
     size_t G = scope == CLS_SCOPE_BATCH ? 1 : x->batch, R = scope == CLS_SCOPE_BATCH ? x->batch * x->rows : x->rows;
@@ -507,7 +507,7 @@ static cls_status stats_hook(void *user, cls_status local, cls_column_stats *col
 }
 
 /* cleaning, trend, bins, then min-max in one cls_fit_transform: the same
- * as cls_clean_data, then cls_fit_transform of the result */
+ * as cls_fit_transform, then cls_fit_transform of the result */
 static void pipeline_runs_the_light_curves_before_the_scaler(void **state)
 {
     (void)state;

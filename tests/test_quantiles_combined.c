@@ -1,4 +1,4 @@
-/* cls_quantiles_combined and cls_stats_fit_quantiles (the cls_combine hook
+/* cls_quantiles and cls_stats_fit_quantiles (the cls_combine hook
  * through which several processes find exact quantiles together, which the
  * MPI part implements with MPI_Allreduce) tested without MPI: three
  * participants are threads, each with its own context and its own rows of

@@ -174,7 +174,7 @@ static void fit_transform_one(cls_dtype t, size_t b, size_t r, size_t c, cls_sca
     expect(&y, want, label);
     ref_free(&y);
 
-    /* cls_fit_buffer gives the same statistics */
+    /* cls_fit gives the same statistics */
     cls_stats *s2 = NULL;
     assert_int_equal((ib.sync = NULL, cls_fit(fx.ctx, &p, &ib, &s2)), CLS_OK);
     check_stats(s2, &x, scope, scaler == CLS_ZSCORE, label);

@@ -3,7 +3,7 @@
  * rounding of merged moments when they take two; and their failures on bad
  * input: a file shorter than its array, truncated, grown or written while
  * read, a read error (a pipe), a full disk (/dev/full), each naming the
- * file and the byte offset, with cls_stream_file() leaving no output; and
+ * file and the byte offset, with cls_fit_transform() of .npy paths leaving no output; and
  * their progress: a total that never counts a pass that does not run,
  * reached at the end, and the passes told as they begin.
  * Small buffers (a few KiB) make many chunks out of small arrays. */
@@ -232,7 +232,7 @@ static void robust_groups_larger_than_a_buffer_are_exact(void **s)
     fit_transform_case_p(&wide, CLS_F32, CLS_ROBUST, CLS_SCOPE_BATCH, 5, 41, 6, 2048, NULL, 0, "robust batch f32");
 }
 
-/* More of the same: float64, matrix scope in row blocks, cls_stream_fit
+/* More of the same: float64, matrix scope in row blocks, cls_fit
  * alone. */
 static void robust_groups_larger_than_a_buffer_more_cases(void **s)
 {
@@ -245,7 +245,7 @@ static void robust_groups_larger_than_a_buffer_more_cases(void **s)
                          "robust matrix f32 row blocks");
     fit_transform_case_p(&wide, CLS_F64, CLS_ROBUST, CLS_SCOPE_MATRIX, 2, 257, 4, 1000, NULL, 0,
                          "robust matrix f64 row blocks");
-    /* cls_stream_fit alone, batch scope over many chunks */
+    /* cls_fit alone, batch scope over many chunks */
     if (!suite_runs(CLS_F64)) test_skip("no float64 on this implementation");
     cls_array x = make_data(CLS_F64, 7, 33, 5, 77);
     cls_pipeline p = {.scaler = CLS_ROBUST, .scope = CLS_SCOPE_BATCH, .qmin = 5, .qmax = 60};

@@ -4,10 +4,11 @@
  * `combine`), and hand each call to the engine's entry point for that kind
  * of data (engine/entries.h).
  * Owns: the checks of what the public calls add (the data's kind, input and
- * output of one kind, a combine hook where none can apply) and the choice
- * of entry point; nothing else. The engine's calls check the rest. */
+ * output of one kind, a combine hook where none can apply); the choice of
+ * entry point is engine/route.c's. The engine's calls check the rest. */
 #include "internal.h"
 #include "engine/entries.h"
+#include "engine/route.h"
 
 static cls_buffer buffer_of(const cls_array *a)
 {
@@ -89,22 +90,6 @@ cls_status cls_transform(cls_context *ctx, const cls_pipeline *p, const cls_stat
     }
 }
 
-/* Cleaning alone: no scaler, no factors, no statistics asked for. */
-static int cleaning_alone(const cls_pipeline *p, cls_stats **fitted)
-{
-    return p && p->clean && p->scaler == CLS_NONE && !p->factors && !p->inverse && !fitted;
-}
-
-/* Bins reduced to a row each: a sum or a count, or an output of another
- * shape than the input's (a bin's mean or median in place of each value
- * keeps the shape). */
-static int bins_reduced(const cls_pipeline *p, const cls_array *in, const cls_array *out)
-{
-    const cls_clean *c = p->clean;
-    if (c->bin_stat == CLS_BIN_SUM || c->bin_stat == CLS_BIN_COUNT) return 1;
-    return c->bin_stat != CLS_BIN_NONE && out && (out->rows != in->rows || out->batch != in->batch);
-}
-
 cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
                              cls_stats **fitted)
 {
@@ -115,31 +100,34 @@ cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_
         if (combined(p) && ctx) return refuse_combine(ctx, p, "cls_fit_transform");
         return st;
     }
-    if (!out && !(in->where == CLS_IN_HOST && cleaning_alone(p, fitted)))
+    cls_route r;
+    cls_route_fit_transform(p, in, out, fitted != NULL, &r);
+    if (!out && r.entry != CLS_ENTRY_HOST_CLEAN)
         return cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: NULL output array");
-    switch (in->where) {
-    case CLS_IN_BUFFER: {
-        if (combined(p)) return refuse_combine(ctx, p, "cls_fit_transform on buffers");
+    switch (r.entry) {
+    case CLS_ENTRY_BUFFER: {
         cls_buffer a = buffer_of(in), b = buffer_of(out);
         return cls_buf_fit_transform(ctx, p, &a, &b, fitted, in->sync);
     }
-    case CLS_IN_FILE: {
+    case CLS_ENTRY_FILE: {
         cls_file_array a = file_of(in), b = file_of(out);
-        if (combined(p)) return cls_file_fit_transform_combined(ctx, p, &a, &b, in->stream, p->combine, fitted);
+        if (r.combined) return cls_file_fit_transform_combined(ctx, p, &a, &b, in->stream, p->combine, fitted);
         return cls_file_fit_transform(ctx, p, &a, &b, in->stream, fitted);
     }
-    case CLS_IN_NPY:
-        if (combined(p)) return refuse_combine(ctx, p, "cls_fit_transform of .npy paths (open them: CLS_IN_FILE)");
-        return cls_npy_run(ctx, p, NULL, in->path, out->path, in->stream, fitted);
-    default:
-        if (cleaning_alone(p, fitted) && !combined(p) && bins_reduced(p, in, out))
-            return cls_host_bin(ctx, p->clean, p->scope, in, out);
-        if (cleaning_alone(p, fitted))
-            return combined(p) ? cls_host_clean_combined(ctx, p->clean, p->scope, in, out, p->combine)
-                               : cls_host_clean(ctx, p->clean, p->scope, in, out);
-        if (combined(p)) return cls_host_fit_transform_combined(ctx, p, in, out, p->combine, fitted);
+    case CLS_ENTRY_NPY: return cls_npy_run(ctx, p, NULL, in->path, out->path, in->stream, fitted);
+    case CLS_ENTRY_HOST_BIN: return cls_host_bin(ctx, p->clean, p->scope, in, out);
+    case CLS_ENTRY_HOST_CLEAN:
+        return r.combined ? cls_host_clean_combined(ctx, p->clean, p->scope, in, out, p->combine)
+                          : cls_host_clean(ctx, p->clean, p->scope, in, out);
+    case CLS_ENTRY_HOST:
+        if (r.combined) return cls_host_fit_transform_combined(ctx, p, in, out, p->combine, fitted);
         return cls_host_fit_transform(ctx, p, in, out, fitted);
+    case CLS_ENTRY_REFUSED: break;
     }
+    st = cls_fail(ctx, r.refusal, "cls_fit_transform: %s", r.why);
+    if (r.combined) return p->combine->stats ? p->combine->stats(p->combine->user, st, NULL, 0)
+                                             : p->combine->fn(p->combine->user, st, NULL, 0);
+    return st;
 }
 
 /* quantiles and medians: host arrays, scope and combine from p */

@@ -132,7 +132,7 @@ cls_status cls_buf_fit(cls_context *ctx, const cls_pipeline *p, const cls_buffer
     st = check_buffer(ctx, &ctx->devs[res.device], x, "input", 0, &xa);
     if (st == CLS_OK) st = cls_check_pipeline(ctx, p, &xa, NULL);
     if (st == CLS_OK && p->clean)
-        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "buffer calls take no cleaning stage (clean with cls_host_clean())");
+        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "buffer calls take no cleaning stage (clean arrays in host memory)");
     if (st == CLS_OK && p->inverse)
         st = cls_fail(ctx, CLS_E_ARG, "cls_fit: an inverse pipeline cannot be fitted");
     if (st != CLS_OK) return st;
@@ -165,7 +165,7 @@ cls_status cls_buf_transform(cls_context *ctx, const cls_pipeline *p, const cls_
     if (st == CLS_OK) st = check_pair(ctx, in, &ia, out, &oa);
     if (st == CLS_OK) st = cls_check_pipeline(ctx, p, &ia, NULL);
     if (st == CLS_OK && p->clean)
-        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "buffer calls take no cleaning stage (clean with cls_host_clean())");
+        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "buffer calls take no cleaning stage (clean arrays in host memory)");
     if (st == CLS_OK) st = cls_check_stats(ctx, p, s, &ia);
     if (st != CLS_OK) return st;
     res.in = in->mem;
@@ -189,7 +189,7 @@ cls_status cls_buf_fit_transform(cls_context *ctx, const cls_pipeline *p, const 
     if (st == CLS_OK) st = check_pair(ctx, in, &ia, out, &oa);
     if (st == CLS_OK) st = cls_check_pipeline(ctx, p, &ia, NULL);
     if (st == CLS_OK && p->clean)
-        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "buffer calls take no cleaning stage (clean with cls_host_clean())");
+        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "buffer calls take no cleaning stage (clean arrays in host memory)");
     if (st == CLS_OK && p->inverse)
         st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: inverse needs fitted statistics; use "
                       "cls_transform");

@@ -31,6 +31,7 @@
 #include "engine/job.h"
 #include "engine/select.h"
 #include "engine/lightcurve/lightcurve.h"
+#include "engine/route.h"
 #include "scalers/scaler.h"
 #include "stats/quantile.h"
 #include "util/pool.h"
@@ -53,7 +54,7 @@ static cls_status resolve(cls_context *ctx, const cls_clean *c, copts *o, int da
 {
     memset(o, 0, sizeof *o);
     if ((c->mask_out || c->mean_out || c->m2_out) && !data_only)
-        return cls_fail(ctx, CLS_E_ARG, "cleaning: mask_out, mean_out and m2_out are for cls_host_clean() alone "
+        return cls_fail(ctx, CLS_E_ARG, "cleaning: mask_out, mean_out and m2_out are for cleaning alone (no scaler, factors or fitted statistics) "
                         "(this call writes its cleaned values, whose NaN are the mask, and fits their statistics)");
     o->has_sent = c->has_missing_value != 0;
     o->sent = c->missing_value;
@@ -85,11 +86,11 @@ static cls_status resolve(cls_context *ctx, const cls_clean *c, copts *o, int da
         o->clamp = c->mode == CLS_CLIP_CLAMP;
     }
     if (cls_lc_active(c) && !data_only)
-        return cls_fail(ctx, CLS_E_UNSUPPORTED, "light curves (detrend, bins) run in cls_host_clean(), "
-                        "cls_host_bin() and cls_host_fit_transform(): not yet streamed from a file or across processes");
+        return cls_fail(ctx, CLS_E_UNSUPPORTED, "light curves (detrend, bins) run on arrays in host memory: not yet "
+                        "streamed from a file or across processes");
     o->keep = c->mode == CLS_CLIP_KEEP;
     if (o->keep && !data_only)
-        return cls_fail(ctx, CLS_E_ARG, "cleaning: CLS_CLIP_KEEP is for cls_host_clean() alone (it writes the "
+        return cls_fail(ctx, CLS_E_ARG, "cleaning: CLS_CLIP_KEEP is for cleaning alone (it writes the "
                         "values as they were; this call scales or combines cleaned values)");
     if (o->keep && o->impute != CLS_IMPUTE_NONE)
         return cls_fail(ctx, CLS_E_ARG, "cleaning: CLS_CLIP_KEEP writes every value as it was read: no "
@@ -97,19 +98,15 @@ static cls_status resolve(cls_context *ctx, const cls_clean *c, copts *o, int da
     return CLS_OK;
 }
 
-/* Whether c asks for the cleaning passes proper (the light curves' come after them). */
+/* Whether c asks for the cleaning passes proper (the light curves' come
+ * after them; route.c's cls_route_cleans counts both). */
 static int cleans(const cls_clean *c)
 {
     return c && (c->has_missing_value || c->impute != CLS_IMPUTE_NONE || c->sigma != 0 || c->sigma_lower != 0 ||
                  c->sigma_upper != 0 || c->mask_out || c->mean_out || c->m2_out);
 }
 
-static int active(const cls_clean *c)
-{
-    /* the outputs of cls_host_clean() alone count: a pipeline refuses
-     * them, and the light curves (resolve()) */
-    return cleans(c) || cls_lc_active(c);
-}
+static int active(const cls_clean *c) { return cls_route_cleans(c); }
 
 /* combined: rows (and, in batch scope, batch) may be 0, data then NULL */
 static cls_status check_arrays(cls_context *ctx, const cls_array *in, const cls_array *out, int combined,
@@ -690,9 +687,9 @@ cls_status cls_host_bin(cls_context *ctx, const cls_clean *c, cls_scope scope, c
 {
     if (!ctx) return CLS_E_ARG;
     if (!ctx->usable) return cls_fail(ctx, CLS_E_ARG, "the context failed to initialise: %s", ctx->err);
-    if (!c) return cls_fail(ctx, CLS_E_ARG, "cls_bin_data: NULL cleaning options");
-    if ((unsigned)scope > CLS_SCOPE_BATCH) return cls_fail(ctx, CLS_E_ARG, "cls_bin_data: unknown scope");
-    if (!out) return cls_fail(ctx, CLS_E_ARG, "cls_bin_data: NULL output array");
+    if (!c) return cls_fail(ctx, CLS_E_ARG, "bins reduced: NULL cleaning options");
+    if ((unsigned)scope > CLS_SCOPE_BATCH) return cls_fail(ctx, CLS_E_ARG, "bins reduced: unknown scope");
+    if (!out) return cls_fail(ctx, CLS_E_ARG, "bins reduced: NULL output array");
     cls_status st = check_arrays(ctx, in, in, 0, scope);
     copts o;
     if (st == CLS_OK) st = resolve(ctx, c, &o, 1);
@@ -701,22 +698,22 @@ cls_status cls_host_bin(cls_context *ctx, const cls_clean *c, cls_scope scope, c
     uint64_t Rg = scope == CLS_SCOPE_BATCH ? (uint64_t)in->batch * in->rows : in->rows;
     st = cls_lc_check(ctx, c, Rg, 1);
     if (st != CLS_OK) return st;
-    if (c->mask_out) return cls_fail(ctx, CLS_E_ARG, "cls_bin_data: no mask_out (the rows change; "
+    if (c->mask_out) return cls_fail(ctx, CLS_E_ARG, "bins reduced: no mask_out (the rows change; "
                                      "cls_fit_transform writes the mask)");
     uint64_t nb = (Rg + c->bin_rows - 1) / c->bin_rows;
     if (!out->data || out->dtype != in->dtype || out->batch != G || out->rows != nb || out->cols != in->cols)
-        return cls_fail(ctx, CLS_E_ARG, "cls_bin_data: out must be %llu x %llu x %zu of in's dtype (one row per "
+        return cls_fail(ctx, CLS_E_ARG, "bins reduced: out must be %llu x %llu x %zu of in's dtype (one row per "
                         "bin of %u rows)", (unsigned long long)G, (unsigned long long)nb, in->cols, c->bin_rows);
     const char *a = in->data, *b = out->data;
     size_t es = in->dtype == CLS_F64 ? 8 : 4, ib = in->batch * in->rows * in->cols * es;
     size_t ob = (size_t)(G * nb) * in->cols * es;
-    if (a < b + ob && b < a + ib) return cls_fail(ctx, CLS_E_ARG, "cls_bin_data: out overlaps in");
+    if (a < b + ob && b < a + ib) return cls_fail(ctx, CLS_E_ARG, "bins reduced: out overlaps in");
     if (!cleans(c) && c->detrend == CLS_DETREND_NONE)
         return cls_lc_reduce(ctx, c, in->dtype, in->data, out->data, G, Rg, in->cols);
     /* cleaning and trend first, into a copy: in is only read */
     cls_array tmp = *in;
     tmp.data = malloc(ib ? ib : 1);
-    if (!tmp.data) return cls_fail(ctx, CLS_E_NOMEM, "cls_bin_data: out of memory for a copy of %zu bytes", ib);
+    if (!tmp.data) return cls_fail(ctx, CLS_E_NOMEM, "bins reduced: out of memory for a copy of %zu bytes", ib);
     cls_clean pre = *c;
     pre.bin_rows = 0;
     pre.bin_stat = CLS_BIN_NONE;
@@ -773,8 +770,7 @@ cls_status cls_host_fit_transform_combined(cls_context *ctx, const cls_pipeline 
     }
     st = check_combined(ctx, p->clean, p->scope, in, out, combine, &o);
     if (st != CLS_OK) return st;
-    const cls_scaler_desc *d = cls_scaler_get(p->scaler);
-    if (!active(p->clean) || p->inverse || !d || (d->needs & CLS_NEED_QUANTILES) || p->factors || (o.clip && o.clamp)) {
+    if (!active(p->clean) || !cls_route_fuses(p)) {
         st = cls_fail(ctx, CLS_E_UNSUPPORTED, "cls_fit_transform: the pipeline needs a cleaning stage and "
                       "a scaler that fuses with it (min-max, z-score, decimal, max-abs; no factors, no clamping, "
                       "not inverse)");
@@ -825,8 +821,7 @@ cls_status cls_host_fit_transform(cls_context *ctx, const cls_pipeline *p, const
     if (st != CLS_OK) return st;
     /* imputation alone ahead of a one-pass scaler: the engine's one pass */
     if (cls_impute_fusable(ctx, p)) return cls_impute_fused(ctx, p, in, out, fitted);
-    const cls_scaler_desc *d = cls_scaler_get(p->scaler);
-    int can_fuse = d && !(d->needs & CLS_NEED_QUANTILES) && !p->factors && !(o.clip && o.clamp);
+    int can_fuse = cls_route_fuses(p);
     int fused = 0;
     st = clean_run(ctx, p->clean, &o, p->scope, in, out, NULL, can_fuse ? p : NULL, &fused, fitted, NULL);
     if (st != CLS_OK || fused || (p->scaler == CLS_NONE && !p->factors && !fitted)) return st;
@@ -843,8 +838,7 @@ static cls_status clean_stream(cls_context *ctx, const cls_pipeline *p, const cl
     if (fitted) *fitted = NULL;
     copts o;
     cls_status st = p->clean ? resolve(ctx, p->clean, &o, 0) : cls_fail(ctx, CLS_E_ARG, "cleaning: no cleaning stage");
-    const cls_scaler_desc *d = cls_scaler_get(p->scaler);
-    int can_fuse = st == CLS_OK && d && !(d->needs & CLS_NEED_QUANTILES) && !p->factors && !(o.clip && o.clamp);
+    int can_fuse = st == CLS_OK && cls_route_fuses(p);
     if (st == CLS_OK && o.impute == CLS_IMPUTE_MOST_FREQUENT)
         st = cls_fail(ctx, CLS_E_UNSUPPORTED, "cleaning streamed in chunks: most_frequent imputation needs "
                       "every value of a column in memory");

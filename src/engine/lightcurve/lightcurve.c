@@ -84,15 +84,15 @@ cls_status cls_lc_check(cls_context *ctx, const cls_clean *c, uint64_t Rg, int r
         return cls_fail(ctx, CLS_E_ARG, "light curves: bin_stat needs bin_rows > 0");
     if (reduce) {
         if (!c->bin_rows)
-            return cls_fail(ctx, CLS_E_ARG, "cls_bin_data: bin_rows must be > 0");
+            return cls_fail(ctx, CLS_E_ARG, "bins reduced: bin_rows must be > 0");
         if (c->bin_stat != CLS_BIN_MEAN && c->bin_stat != CLS_BIN_MEDIAN && c->bin_stat != CLS_BIN_SUM &&
             c->bin_stat != CLS_BIN_COUNT)
-            return cls_fail(ctx, CLS_E_ARG, "cls_bin_data: bin_stat must be mean, median, sum or count "
+            return cls_fail(ctx, CLS_E_ARG, "bins reduced: bin_stat must be mean, median, sum or count "
                             "(the boundary smooths: cls_fit_transform)");
     } else if (c->bin_rows && c->bin_stat != CLS_BIN_MEAN && c->bin_stat != CLS_BIN_MEDIAN &&
                c->bin_stat != CLS_BIN_BOUNDARY) {
         return cls_fail(ctx, CLS_E_ARG, "light curves: smoothing by bins takes the mean, median or boundary "
-                        "(sum and count reduce: cls_bin_data)");
+                        "(sum and count reduce the bins to a row each)");
     }
     if (c->bin_rows > LOOP_MAX)
         return cls_fail(ctx, CLS_E_ARG, "light curves: bins of %u rows: at most %u", c->bin_rows, LOOP_MAX);

@@ -1,0 +1,74 @@
+/* See route.h. Pure decisions: no context, no OpenCL call. */
+#include <string.h>
+
+#include "engine/route.h"
+#include "engine/lightcurve/lightcurve.h"
+#include "scalers/scaler.h"
+
+static int clips(const cls_clean *c) { return c->sigma > 0 || c->sigma_lower > 0 || c->sigma_upper > 0; }
+
+int cls_route_cleans(const cls_clean *c)
+{
+    if (!c) return 0;
+    return c->has_missing_value || c->impute != CLS_IMPUTE_NONE || c->sigma != 0 || c->sigma_lower != 0 ||
+           c->sigma_upper != 0 || c->mask_out || c->mean_out || c->m2_out || cls_lc_active(c);
+}
+
+int cls_route_fuses(const cls_pipeline *p)
+{
+    if (!p) return 0;
+    const cls_scaler_desc *d = cls_scaler_get(p->scaler);
+    int clamps = p->clean && clips(p->clean) && p->clean->mode == CLS_CLIP_CLAMP;
+    return d && !(d->needs & CLS_NEED_QUANTILES) && !p->factors && !clamps && !p->inverse;
+}
+
+/* Bins reduced to a row each: a sum or a count, or an output of another
+ * shape than the input's (a bin's mean or median in place of each value
+ * keeps the shape). */
+static int bins_reduced(const cls_clean *c, const cls_array *in, const cls_array *out)
+{
+    if (c->bin_stat == CLS_BIN_SUM || c->bin_stat == CLS_BIN_COUNT) return 1;
+    return c->bin_stat != CLS_BIN_NONE && out && (out->rows != in->rows || out->batch != in->batch);
+}
+
+static void refuse(cls_route *r, cls_status st, const char *why)
+{
+    r->entry = CLS_ENTRY_REFUSED;
+    r->refusal = st;
+    r->why = why;
+}
+
+void cls_route_fit_transform(const cls_pipeline *p, const cls_array *in, const cls_array *out, int want_fitted,
+                             cls_route *r)
+{
+    memset(r, 0, sizeof *r);
+    const cls_scaler_desc *d = p ? cls_scaler_get(p->scaler) : NULL;
+    r->combined = p && p->combine && p->combine->fn;
+    r->cleans = p && cls_route_cleans(p->clean);
+    r->quantiles = d && (d->needs & CLS_NEED_QUANTILES);
+    r->fuses = r->cleans && cls_route_fuses(p);
+    r->scaler_after = r->cleans && !r->fuses && (p->scaler != CLS_NONE || p->factors || want_fitted);
+    /* cleaning alone: no scaler, factors or statistics asked for */
+    int alone = p && p->clean && p->scaler == CLS_NONE && !p->factors && !p->inverse && !want_fitted;
+    switch (in->where) {
+    case CLS_IN_BUFFER:
+        if (r->combined) refuse(r, CLS_E_UNSUPPORTED, "no combine hook on buffers");
+        else r->entry = CLS_ENTRY_BUFFER;
+        return;
+    case CLS_IN_FILE:
+        r->streams = 1;
+        r->entry = CLS_ENTRY_FILE;
+        return;
+    case CLS_IN_NPY:
+        r->streams = 1;
+        if (r->combined) refuse(r, CLS_E_UNSUPPORTED, "no combine hook on .npy paths (open them: CLS_IN_FILE)");
+        else r->entry = CLS_ENTRY_NPY;
+        return;
+    case CLS_IN_HOST:
+        if (alone && !r->combined && bins_reduced(p->clean, in, out)) r->entry = CLS_ENTRY_HOST_BIN;
+        else if (alone) r->entry = CLS_ENTRY_HOST_CLEAN;
+        else r->entry = CLS_ENTRY_HOST;
+        return;
+    }
+    refuse(r, CLS_E_ARG, "unknown where");
+}

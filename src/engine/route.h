@@ -1,0 +1,51 @@
+/* Which way a call goes, decided in one place: from the pipeline, where the
+ * data lives and whether statistics are asked for, which engine entry runs
+ * it (entries.h), whether a cleaning stage runs, whether the scaler's map
+ * comes from the cleaned moments in the cleaning's last pass (fused) or
+ * the scaler runs after it over the cleaned data, whether exact quantiles
+ * take counting passes first, whether the data streams through the buffer
+ * pool, and what is refused before any pass. The front door (src/api)
+ * dispatches on it and the cleaning stage (clean.c) asks it whether to
+ * fuse; tests read it without a device (tests/test_route.c). */
+#ifndef CLS_ENGINE_ROUTE_H
+#define CLS_ENGINE_ROUTE_H
+
+#include "clscale.h"
+
+typedef enum cls_entry {
+    CLS_ENTRY_REFUSED,    /* why says so; nothing runs */
+    CLS_ENTRY_HOST,       /* cls_host_fit_transform / _combined */
+    CLS_ENTRY_HOST_CLEAN, /* cleaning alone: cls_host_clean / _combined */
+    CLS_ENTRY_HOST_BIN,   /* bins reduced to a row each: cls_host_bin */
+    CLS_ENTRY_BUFFER,     /* cls_buf_fit_transform */
+    CLS_ENTRY_FILE,       /* cls_file_fit_transform / _combined */
+    CLS_ENTRY_NPY         /* cls_npy_run */
+} cls_entry;
+
+typedef struct cls_route {
+    cls_entry   entry;
+    cls_status  refusal;        /* CLS_ENTRY_REFUSED: the status, `why` the message */
+    const char *why;
+    int         combined;       /* a combine hook takes part */
+    int         cleans;         /* a cleaning stage runs */
+    int         fuses;          /* the scaler's map from the cleaned moments, in the cleaning's last pass */
+    int         scaler_after;   /* the scaler runs after the cleaning, over its output */
+    int         quantiles;      /* the scaler needs exact quantiles: counting passes before it scales */
+    int         streams;        /* read in chunks through the buffer pool (files) */
+} cls_route;
+
+/* The route of cls_fit_transform(p, in, out, fitted?); in must not be NULL. */
+void cls_route_fit_transform(const cls_pipeline *p, const cls_array *in, const cls_array *out, int want_fitted,
+                             cls_route *r);
+
+/* Whether p's scaler takes its map from the moments of the cleaned values
+ * in the cleaning's last pass (min-max, z-score, decimal, max-abs; no
+ * factors, no clamped clipping; not inverse). The one rule: clean.c, the
+ * streamed cleaning and the route ask it. */
+int cls_route_fuses(const cls_pipeline *p);
+
+/* Whether p cleans: its cleaning stage asks for anything (light curves
+ * included). */
+int cls_route_cleans(const cls_clean *c);
+
+#endif

@@ -1,0 +1,112 @@
+/* The route of a call (src/engine/route.c), read without a device: which
+ * entry runs it, whether it cleans, fuses the scaler into the cleaning's
+ * last pass or scales after it, takes counting passes for quantiles,
+ * streams, combines, or is refused before any pass. */
+#include "common.h"
+#include "engine/route.h"
+
+static cls_status sum(void *u, cls_status local, uint64_t *c, size_t n)
+{
+    (void)u;
+    (void)c;
+    (void)n;
+    return local;
+}
+
+typedef struct {
+    const char *what;
+    cls_pipeline p;
+    cls_where where;
+    int want_fitted;
+    size_t out_rows; /* 0: the input's */
+    cls_entry entry;
+    int cleans, fuses, after, quantiles, streams, combined;
+} route_case;
+
+static void every_case_takes_its_route(void **state)
+{
+    (void)state;
+    static cls_clean clip = {.sigma = 3}, clamp = {.sigma = 3, .mode = CLS_CLIP_CLAMP},
+                     impute = {.impute = CLS_IMPUTE_MEDIAN}, none = {0},
+                     bins = {.bin_rows = 4, .bin_stat = CLS_BIN_MEAN}, sums = {.bin_rows = 4, .bin_stat = CLS_BIN_SUM},
+                     trend = {.detrend = CLS_DETREND_MEAN, .window = 5};
+    static cls_combine hook = {sum, NULL, NULL}, idle = {NULL, NULL, NULL};
+    static double f = 2;
+    static cls_array factors = {.data = &f, .dtype = CLS_F64, .batch = 1, .rows = 1, .cols = 1};
+    const route_case cases[] = {
+        {"scaler alone", {.scaler = CLS_MINMAX}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST, 0, 0, 0, 0, 0, 0},
+        {"robust: counting passes", {.scaler = CLS_ROBUST}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST, 0, 0, 0, 1, 0, 0},
+        {"clip then min-max: fused", {.scaler = CLS_MINMAX, .clean = &clip}, CLS_IN_HOST, 1, 0, CLS_ENTRY_HOST,
+         1, 1, 0, 0, 0, 0},
+        {"clip then robust: after", {.scaler = CLS_ROBUST, .clean = &clip}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST, 1,
+         0, 1, 1, 0, 0},
+        {"clamp then z-score: after", {.scaler = CLS_ZSCORE, .clean = &clamp}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST, 1,
+         0, 1, 0, 0, 0},
+        {"impute then discount: after", {.clean = &impute, .factors = &factors}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST,
+         1, 0, 1, 0, 0, 0},
+        {"cleaning alone", {.clean = &clip}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST_CLEAN, 1, 0, 0, 0, 0, 0},
+        {"cleaning alone, statistics asked", {.clean = &clip}, CLS_IN_HOST, 1, 0, CLS_ENTRY_HOST, 1, 0, 1, 0, 0,
+         0},
+        {"an empty cleaning stage", {.clean = &none}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST_CLEAN, 0, 0, 0, 0, 0, 0},
+        {"a trend cleans", {.clean = &trend}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST_CLEAN, 1, 0, 0, 0, 0, 0},
+        {"bin means, same shape", {.clean = &bins}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST_CLEAN, 1, 0, 0, 0, 0, 0},
+        {"bin means, a row a bin", {.clean = &bins}, CLS_IN_HOST, 0, 3, CLS_ENTRY_HOST_BIN, 1, 0, 0, 0, 0, 0},
+        {"bin sums reduce", {.clean = &sums}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST_BIN, 1, 0, 0, 0, 0, 0},
+        {"combined cleaning", {.clean = &clip, .combine = &hook}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST_CLEAN, 1, 0, 0,
+         0, 0, 1},
+        {"a hook without fn is none", {.scaler = CLS_MINMAX, .combine = &idle}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST,
+         0, 0, 0, 0, 0, 0},
+        {"buffers", {.scaler = CLS_ZSCORE}, CLS_IN_BUFFER, 0, 0, CLS_ENTRY_BUFFER, 0, 0, 0, 0, 0, 0},
+        {"buffers refuse a hook", {.scaler = CLS_ZSCORE, .combine = &hook}, CLS_IN_BUFFER, 0, 0, CLS_ENTRY_REFUSED,
+         0, 0, 0, 0, 0, 1},
+        {"a file streams", {.scaler = CLS_ZSCORE, .clean = &clip}, CLS_IN_FILE, 0, 0, CLS_ENTRY_FILE, 1, 1, 0, 0, 1,
+         0},
+        {"a file across processes", {.clean = &clip, .combine = &hook}, CLS_IN_FILE, 0, 0, CLS_ENTRY_FILE, 1, 0, 0,
+         0, 1, 1},
+        {".npy", {.scaler = CLS_ROBUST}, CLS_IN_NPY, 0, 0, CLS_ENTRY_NPY, 0, 0, 0, 1, 1, 0},
+        {".npy refuses a hook", {.scaler = CLS_ROBUST, .combine = &hook}, CLS_IN_NPY, 0, 0, CLS_ENTRY_REFUSED, 0, 0,
+         0, 1, 1, 1},
+        {"an unknown where", {.scaler = CLS_MINMAX}, (cls_where)9, 0, 0, CLS_ENTRY_REFUSED, 0, 0, 0, 0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const route_case *c = &cases[i];
+        cls_array in = {.dtype = CLS_F64, .batch = 1, .rows = 12, .cols = 3, .where = c->where};
+        cls_array out = in;
+        if (c->out_rows) out.rows = c->out_rows;
+        cls_route r;
+        cls_route_fit_transform(&c->p, &in, &out, c->want_fitted, &r);
+        int ok = r.entry == c->entry && r.cleans == c->cleans && r.fuses == c->fuses && r.scaler_after == c->after &&
+                 r.quantiles == c->quantiles && r.streams == c->streams && r.combined == c->combined &&
+                 (r.entry == CLS_ENTRY_REFUSED) == (r.why != NULL);
+        if (!ok)
+            print_error("%s: entry %d cleans %d fuses %d after %d quantiles %d streams %d combined %d\n", c->what,
+                        (int)r.entry, r.cleans, r.fuses, r.scaler_after, r.quantiles, r.streams, r.combined);
+        assert_true(ok);
+    }
+}
+
+/* The fusing rule the cleaning stage asks, scaler by scaler */
+static void the_fusing_rule(void **state)
+{
+    (void)state;
+    cls_clean clip = {.sigma = 3}, clamp = {.sigma = 3, .mode = CLS_CLIP_CLAMP};
+    const cls_scaler fuse[] = {CLS_MINMAX, CLS_ZSCORE, CLS_DECIMAL, CLS_MAXABS};
+    for (size_t i = 0; i < 4; i++) {
+        assert_true(cls_route_fuses(&(cls_pipeline){.scaler = fuse[i], .clean = &clip}));
+        assert_false(cls_route_fuses(&(cls_pipeline){.scaler = fuse[i], .clean = &clamp}));
+        assert_false(cls_route_fuses(&(cls_pipeline){.scaler = fuse[i], .clean = &clip, .inverse = 1}));
+    }
+    assert_false(cls_route_fuses(&(cls_pipeline){.scaler = CLS_ROBUST, .clean = &clip}));
+    assert_false(cls_route_fuses(&(cls_pipeline){.scaler = CLS_NONE, .clean = &clip}));
+    assert_false(cls_route_fuses(NULL));
+    /* clamping without clipping is no clamping */
+    cls_clean idle_clamp = {.mode = CLS_CLIP_CLAMP, .impute = CLS_IMPUTE_MEAN};
+    assert_true(cls_route_fuses(&(cls_pipeline){.scaler = CLS_MINMAX, .clean = &idle_clamp}));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(every_case_takes_its_route),
+                                       cmocka_unit_test(the_fusing_rule)};
+    return TEST_RUN("route", tests, NULL, NULL);
+}
