@@ -205,16 +205,7 @@ __kernel void F(QNAME)(__global const REAL *x, __global REAL *y, __global uchar 
     /* Batcher's odd-even merge network: fewer exchanges than the bitonic
      * one (docs/guide/cleaning-speed.md, "Sorting networks") */
     if (stage != 1) {
-        if (qb <= 1) {
-        } else if (qb <= 4) {
-            CLS_SORTNET_OEM_BY(RV, w, 4, X_MIN, X_MAX);
-        } else if (qb <= 8) {
-            CLS_SORTNET_OEM_BY(RV, w, 8, X_MIN, X_MAX);
-        } else if (qb <= 16) {
-            CLS_SORTNET_OEM_BY(RV, w, 16, X_MIN, X_MAX);
-        } else {
-            CLS_SORTNET_OEM_BY(RV, w, QN, X_MIN, X_MAX);
-        }
+        CLS_SORTNET_OEM_UPTO(RV, w, qb, QN, X_MIN, X_MAX)
     }
     /* zeros back in key order (-0 first), as the counting kernels rank
      * them (the network leaves -0 and +0 in either order); only where a

@@ -178,16 +178,7 @@ __kernel void F(QNAME)(__global const REAL *x, ulong xoff, uint ncols, uint rows
     /* the first qb values alone (w past rows is +Inf, sorted already):
      * wide data with groups of a row or a few paid QN's network and
      * filter per column (clip.cl sorts the same way) */
-    if (qb <= 1) {
-    } else if (qb <= 4) {
-        CLS_SORTNET_OEM_BY(RV, w, 4, X_MIN, X_MAX);
-    } else if (qb <= 8) {
-        CLS_SORTNET_OEM_BY(RV, w, 8, X_MIN, X_MAX);
-    } else if (qb <= 16) {
-        CLS_SORTNET_OEM_BY(RV, w, 16, X_MIN, X_MAX);
-    } else {
-        CLS_SORTNET_OEM_BY(RV, w, QN, X_MIN, X_MAX);
-    }
+    CLS_SORTNET_OEM_UPTO(RV, w, qb, QN, X_MIN, X_MAX)
 #endif
     F(x_store_u)(TO_UV(n), cnt + e, nl);
     IV nneg = nlt + nz;

@@ -43,6 +43,21 @@
             (w)[h_] = MAX(a_, b_);                                            \
         }                                                                     \
     }
+/* CLS_SORTNET_OEM_UPTO: CLS_SORTNET_OEM_BY of the first QB values alone
+ * (QB a power of two, the values past it already sorted: +Inf fill), by
+ * the smallest network of 4, 8, 16 or QN that holds them: wide data with
+ * groups of a row or a few would pay QN's network per column. */
+#define CLS_SORTNET_OEM_UPTO(T, w, QB, QN, MIN, MAX)                          \
+    if ((QB) <= 1) {                                                          \
+    } else if ((QB) <= 4) {                                                   \
+        CLS_SORTNET_OEM_BY(T, w, 4, MIN, MAX);                                \
+    } else if ((QB) <= 8) {                                                   \
+        CLS_SORTNET_OEM_BY(T, w, 8, MIN, MAX);                                \
+    } else if ((QB) <= 16) {                                                  \
+        CLS_SORTNET_OEM_BY(T, w, 16, MIN, MAX);                               \
+    } else {                                                                  \
+        CLS_SORTNET_OEM_BY(T, w, QN, MIN, MAX);                               \
+    }
 /* CLS_SORTNET_OEM_FROM: the network's merges from runs of 2^LP0 sorted
  * values on (the stages that CLS_SORTNET_OEM_BY on each run of 2^LP0 has
  * done), in loops, not unrolled, the exchanges' indices computed at run
