@@ -2,7 +2,9 @@
  * src/engine/regime.h): each work-item sorts one column's keys once, in
  * its own window of a global scratch buffer, and everything after that
  * (order statistics, every clipping iteration: cl/clip_sort.cl) is an
- * index, a binary search or a run of the sorted values.
+ * index, a binary search or a run of the sorted values. Order statistics
+ * alone on a CPU driver skip the sort: qsortg's q_select finds the few
+ * wanted ranks among the unsorted keys.
  *
  * The sort is an LSD radix sort of the keys (quantile.cl's key_of: value
  * order, -0 before +0), with 8-bit digits, or 11-bit ones from
@@ -202,7 +204,7 @@ inline int F(sort_keys)(__global UKEY *a, __global UKEY *b, __global uint *h, ui
  * two reads of the keys (the first level), then the few buckets. */
 #define Q_SEL_LEVELS 6
 inline void F(q_select)(__global UKEY *a, __global UKEY *b, __global uint *h, uint n, uint rows,
-                        const uint *rk, uint nk, UKEY *out)
+                        const uint *rk, uint nk, int has_vary0, UKEY vary0, UKEY *out)
 {
     uint bits = rows >= S_WIDE_MIN ? 11 : 8, nb = 1u << bits;
     uint small = nb > S_MERGE_MAX ? nb : S_MERGE_MAX;
@@ -222,12 +224,17 @@ inline void F(q_select)(__global UKEY *a, __global UKEY *b, __global uint *h, ui
             uint l = lo[t], e = hi[t], ib = in_b[t];
             __global UKEY *src = ib ? b : a, *dst = ib ? a : b;
             UKEY kand = ~(UKEY)0, kor = 0;
-            for (uint i = l; i < e; i++) {
+            /* the whole column (the first range): its varying bits noted
+             * by the load (has_vary0), not read again; only there, as a
+             * digit wider than a range's own would leave it whole, and
+             * the targets of one range must always move together */
+            int whole = has_vary0 && l == 0 && e == n && !ib;
+            for (uint i = whole ? e : l; i < e; i++) {
                 UKEY k = src[i];
                 kand &= k;
                 kor |= k;
             }
-            UKEY vary = kand ^ kor;
+            UKEY vary = whole ? vary0 : kand ^ kor;
             if (vary == 0) {
                 /* every key of the range is the same: the targets in it are found */
                 for (uint u = t; u < nk; u++)
@@ -356,6 +363,9 @@ __kernel void F(qsortg)(__global const REAL *x, ulong xoff, uint ncols, uint row
             /* the sorted keys back in a */
             if (phase == 0 && F(sort_keys)(a, b, h, n[k], rows, kand[k] ^ kor[k]))
                 for (uint r = 0; r < n[k]; r++) a[r] = b[r];
+            /* unsorted (phase 2): the bits that vary, for phase 3, in the
+             * counters' place (a window has counters past S_MERGE_MAX rows) */
+            if (phase == 2 && rows > S_MERGE_MAX) ((__global UKEY *)h)[0] = kand[k] ^ kor[k];
             cnt[b0 + k] = n[k];
         }
     } else if (phase == 3) {
@@ -371,7 +381,8 @@ __kernel void F(qsortg)(__global const REAL *x, ulong xoff, uint ncols, uint row
             slot[j] = n && r < n ? m : 16;
             if (n && r < n) rk[m++] = r;
         }
-        if (m) F(q_select)(a, b, h, n, rows, rk, m, got);
+        int hv = rows > S_MERGE_MAX;
+        if (m) F(q_select)(a, b, h, n, rows, rk, m, hv, hv ? ((__global UKEY *)h)[0] : 0, got);
         for (uint j = 0; j < nk; j++) val[i * nk + j] = slot[j] < 16 ? F(value_of_key)(got[slot[j]]) : (REAL)NAN;
     } else {
         ulong i = get_global_id(0);
