@@ -259,6 +259,7 @@ inline void F(q_select)(__global UKEY *a, __global UKEY *b, __global uint *h, ui
                 s += x;
             }
             /* the targets in this range: their buckets, wanted */
+            uint nwant = 0;
             for (uint u = t; u < nk; u++) {
                 if (fin[u] || lo[u] != l || hi[u] != e || in_b[u] != ib) continue;
                 uint r = rk[u], lb = 0, ub = nb;
@@ -267,20 +268,33 @@ inline void F(q_select)(__global UKEY *a, __global UKEY *b, __global uint *h, ui
                     if (c[m] <= r) lb = m;
                     else ub = m;
                 }
-                want[lb] = 1;
                 lo[u] = c[lb];
                 hi[u] = lb + 1 < nb ? c[lb + 1] : e;
+                nwant += want[lb] ? 0 : hi[u] - lo[u];
+                want[lb] = 1;
                 in_b[u] = !ib;
                 fin[u] = hi[u] - lo[u] <= small;
             }
-            /* without a branch on the keys (a wanted bucket holds a
-             * random few of them): an unwanted key is written back where
-             * it was, a range no target reads again */
-            for (uint i = l; i < e; i++) {
-                UKEY k = src[i];
-                uint d = (uint)((k << lz) >> sh), w = want[d], p = c[d];
-                *(w ? dst + p : src + i) = k;
-                c[d] = p + w;
+            /* where the wanted buckets hold a good part of the keys
+             * (8-bit digits of short columns) without a branch on the
+             * keys, which would mispredict for each of a random few: an
+             * unwanted key is written back where it was, a range no target
+             * reads again; where they hold few (11-bit digits), a branch
+             * that seldom goes the other way, and no line of a range too
+             * large for the caches written back */
+            if (nwant >= (e - l) / 16) {
+                for (uint i = l; i < e; i++) {
+                    UKEY k = src[i];
+                    uint d = (uint)((k << lz) >> sh), w = want[d], p = c[d];
+                    *(w ? dst + p : src + i) = k;
+                    c[d] = p + w;
+                }
+            } else {
+                for (uint i = l; i < e; i++) {
+                    UKEY k = src[i];
+                    uint d = (uint)((k << lz) >> sh);
+                    if (want[d]) dst[c[d]++] = k;
+                }
             }
         }
         if (!any) break;
