@@ -197,7 +197,7 @@ inline int F(sort_keys)(__global UKEY *a, __global UKEY *b, __global uint *h, ui
  * highest varying bit (8 or 11 bits, as the sort's digits: a histogram,
  * then only the buckets that hold a wanted rank copied to the other array
  * at the places a counting sort would give them, so ranks stay absolute);
- * a range of at most Q_SEL_SMALL keys, or after Q_SEL_LEVELS levels, is
+ * a range of at most 2^digit keys (256 or 2048), or after Q_SEL_LEVELS levels, is
  * sorted (sort_keys) and indexed. Ranges of different targets are equal or
  * disjoint, so a range moved from one array to the other never overwrites
  * another target's keys. Constant ranges (ties) stop at once. Work: about
@@ -324,25 +324,26 @@ inline void F(q_select)(__global UKEY *a, __global UKEY *b, __global uint *h, ui
 
 /* Order statistics of columns of any length (quantile.cl's qsort kernels'
  * arguments and outputs, the filter included), in two launches over the
- * same scratch: phase 0 sorts entry e0 + i's kept values (as q_take sees
- * them) into window i and writes its count; the host then makes each
- * entry's nk ranks from its count (rank[i * nk + j], no table by count:
- * the ranks take nk uints per entry however long the groups), and phase 1
- * picks them (NaN past the count). Phase 0: work-item i takes entries
- * e0 + 8i to e0 + 8i + 7 (group e / ncols, column e % ncols), loaded a
- * row of them at a time (neighbours in memory); phase 1: work-item i
- * entry e0 + i. n_e entries in this launch.
- * Two ways through: phase 0 then phase 1 over windows that wsort sorted
- * (a GPU: phase 0 is not launched there), or phase 0 with `phase` 2 (the
- * keys loaded, not sorted) then phase 3, which selects the wanted ranks
- * among the unsorted keys (q_select): a CPU driver, where a work-item per
- * column sorting its keys spent 7-8 passes over them for 6 values. */
+ * same scratch, the host making each entry's nk ranks from its count in
+ * between (rank[i * nk + j], no table by count: the ranks take nk uints
+ * per entry however long the groups). Two ways through:
+ *  - a CPU driver: phase 0 loads entry e0 + i's kept values' keys (as
+ *    q_take sees them) into window i, unsorted, with the bits that vary
+ *    among them, and writes its count; phase 2 selects the wanted ranks
+ *    among them (q_select). A work-item per column sorting its keys spent
+ *    5-8 passes over them for 6 values.
+ *  - a GPU: wsort sorts the windows with every work-item and counts
+ *    them; phase 1 picks the ranks from the sorted keys.
+ * NaN past the count. Phase 0: work-item i takes entries e0 + 8i to
+ * e0 + 8i + 7 (group e / ncols, column e % ncols), loaded a row of them at
+ * a time (neighbours in memory); phases 1 and 2: work-item i entry e0 + i.
+ * n_e entries in this launch. */
 __kernel void F(qsortg)(__global const REAL *x, ulong xoff, uint ncols, uint rows, ulong ld,
                         ulong gstride, ulong e0, Q_FILTER_ARGS,
                         __global const uint *rank, uint nk,
                         __global uint *cnt, __global REAL *val, __global UKEY *scr, ulong n_e, uint phase)
 {
-    if (phase == 0 || phase == 2) {
+    if (phase == 0) {
         ulong b0 = get_global_id(0) * 8;
         if (b0 >= n_e) return;
         uint nl = (uint)min((ulong)8, n_e - b0);
@@ -372,17 +373,13 @@ __kernel void F(qsortg)(__global const REAL *x, ulong xoff, uint ncols, uint row
                 }
             }
         for (uint k = 0; k < nl; k++) {
-            __global UKEY *a = scr + (b0 + k) * S_WIN(rows), *b = a + rows;
-            __global uint *h = (__global uint *)(b + rows);
-            /* the sorted keys back in a */
-            if (phase == 0 && F(sort_keys)(a, b, h, n[k], rows, kand[k] ^ kor[k]))
-                for (uint r = 0; r < n[k]; r++) a[r] = b[r];
-            /* unsorted (phase 2): the bits that vary, for phase 3, in the
-             * counters' place (a window has counters past S_MERGE_MAX rows) */
-            if (phase == 2 && rows > S_MERGE_MAX) ((__global UKEY *)h)[0] = kand[k] ^ kor[k];
+            /* the bits that vary, for phase 2, in the counters' place (a
+             * window has counters past S_MERGE_MAX rows) */
+            __global UKEY *h = scr + (b0 + k) * S_WIN(rows) + 2 * (ulong)rows;
+            if (rows > S_MERGE_MAX) h[0] = kand[k] ^ kor[k];
             cnt[b0 + k] = n[k];
         }
-    } else if (phase == 3) {
+    } else if (phase == 2) {
         ulong i = get_global_id(0);
         if (i >= n_e) return;
         __global UKEY *a = scr + i * S_WIN(rows), *b = a + rows;

@@ -240,10 +240,10 @@ static cls_status sort_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
             cls_karg_mem(&a, vb);
             cls_karg_mem(&a, scr);
             cls_karg_u64(&a, n);
-            /* a CPU driver: phase 0 loads without sorting (2), phase 1
-             * selects among the unsorted keys (3); after wsort phase 1
-             * picks from the sorted windows */
-            cls_karg_u32(&a, ph0 ? phase : phase + 2);
+            /* a CPU driver: phase 0 loads, phase 1 is the kernel's 2,
+             * which selects among the unsorted keys; after wsort the
+             * kernel's phase 1 picks from the sorted windows */
+            cls_karg_u32(&a, ph0 || !phase ? phase : 2);
             /* phase 0: CLS_SORT_LANES entries a work-item; phase 1: one */
             if (st == CLS_OK) st = cls_pass_launch(&a, lsz, phase ? n : (n + CLS_SORT_LANES - 1) / CLS_SORT_LANES, 1);
         }
