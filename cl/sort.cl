@@ -2,7 +2,9 @@
  * src/engine/regime.h): each work-item sorts one column's keys once, in
  * its own window of a global scratch buffer, and everything after that
  * (order statistics, every clipping iteration: cl/clip_sort.cl) is an
- * index, a binary search or a run of the sorted values.
+ * index, a binary search or a run of the sorted values. Order statistics
+ * alone on a CPU driver skip the sort: qsortg's q_select finds the few
+ * wanted ranks among the unsorted keys.
  *
  * The sort is an LSD radix sort of the keys (quantile.cl's key_of: value
  * order, -0 before +0), with 8-bit digits, or 11-bit ones from
@@ -188,16 +190,154 @@ inline int F(sort_keys)(__global UKEY *a, __global UKEY *b, __global uint *h, ui
 #endif
 
 #if CLS_KERNEL == CLS_KID_QSORTG
+/* The keys of ranks rank[0, nk) (each < n) of a[0, n), unsorted, into
+ * out[] (b the other array, h two tables of nb counters, as sort_keys
+ * takes them), exactly, without sorting them all: MSD radix selection.
+ * Each level splits a range that holds a wanted rank by the digit at its
+ * highest varying bit (8 or 11 bits, as the sort's digits: a histogram,
+ * then only the buckets that hold a wanted rank copied to the other array
+ * at the places a counting sort would give them, so ranks stay absolute);
+ * a range of at most 2^digit keys (256 or 2048), or after Q_SEL_LEVELS levels, is
+ * sorted (sort_keys) and indexed. Ranges of different targets are equal or
+ * disjoint, so a range moved from one array to the other never overwrites
+ * another target's keys. Constant ranges (ties) stop at once. Work: about
+ * two reads of the keys (the first level), then the few buckets. */
+#define Q_SEL_LEVELS 6
+inline void F(q_select)(__global UKEY *a, __global UKEY *b, __global uint *h, uint n, uint rows,
+                        const uint *rk, uint nk, int has_vary0, UKEY vary0, UKEY *out)
+{
+    uint bits = rows >= S_WIDE_MIN ? 11 : 8, nb = 1u << bits;
+    uint small = nb > S_MERGE_MAX ? nb : S_MERGE_MAX;
+    uint lo[16], hi[16], in_b[16], fin[16];
+    for (uint t = 0; t < nk; t++) {
+        lo[t] = 0;
+        hi[t] = n;
+        in_b[t] = 0;
+        fin[t] = n <= small;
+    }
+    __global uint *c = h, *want = h + nb;
+    for (uint level = 0; level < Q_SEL_LEVELS; level++) {
+        uint any = 0;
+        for (uint t = 0; t < nk; t++) {
+            if (fin[t]) continue;
+            any = 1;
+            uint l = lo[t], e = hi[t], ib = in_b[t];
+            __global UKEY *src = ib ? b : a, *dst = ib ? a : b;
+            UKEY kand = ~(UKEY)0, kor = 0;
+            /* the whole column (the first range): its varying bits noted
+             * by the load (has_vary0), not read again; only there, as a
+             * digit wider than a range's own would leave it whole, and
+             * the targets of one range must always move together */
+            int whole = has_vary0 && l == 0 && e == n && !ib;
+            for (uint i = whole ? e : l; i < e; i++) {
+                UKEY k = src[i];
+                kand &= k;
+                kor |= k;
+            }
+            UKEY vary = whole ? vary0 : kand ^ kor;
+            if (vary == 0) {
+                /* every key of the range is the same: the targets in it are found */
+                for (uint u = t; u < nk; u++)
+                    if (!fin[u] && lo[u] == l && hi[u] == e && in_b[u] == ib) fin[u] = 1;
+                continue;
+            }
+            /* the digit: the `bits` bits from the highest varying one
+             * down (the bits above it are the same in the whole range), as
+             * the top of the key shifted left by lz (no clamp of a shift
+             * below 0: Oclgrind lacks the saturating subtraction LLVM
+             * makes of one) */
+            uint lz = (uint)clz(vary), sh = KEY_BITS - bits;
+            for (uint i = 0; i < nb; i++) {
+                c[i] = 0;
+                want[i] = 0;
+            }
+            for (uint i = l; i < e; i++) c[(uint)((src[i] << lz) >> sh)]++;
+            uint s = l;
+            for (uint i = 0; i < nb; i++) {
+                uint x = c[i];
+                c[i] = s;
+                s += x;
+            }
+            /* the targets in this range: their buckets, wanted */
+            uint nwant = 0;
+            for (uint u = t; u < nk; u++) {
+                if (fin[u] || lo[u] != l || hi[u] != e || in_b[u] != ib) continue;
+                uint r = rk[u], lb = 0, ub = nb;
+                while (ub - lb > 1) { /* the last bucket starting at or before r */
+                    uint m = (lb + ub) >> 1;
+                    if (c[m] <= r) lb = m;
+                    else ub = m;
+                }
+                lo[u] = c[lb];
+                hi[u] = lb + 1 < nb ? c[lb + 1] : e;
+                nwant += want[lb] ? 0 : hi[u] - lo[u];
+                want[lb] = 1;
+                in_b[u] = !ib;
+                fin[u] = hi[u] - lo[u] <= small;
+            }
+            /* where the wanted buckets hold a good part of the keys
+             * (8-bit digits of short columns) without a branch on the
+             * keys, which would mispredict for each of a random few: an
+             * unwanted key is written back where it was, a range no target
+             * reads again; where they hold few (11-bit digits), a branch
+             * that seldom goes the other way, and no line of a range too
+             * large for the caches written back */
+            if (nwant >= (e - l) / 16) {
+                for (uint i = l; i < e; i++) {
+                    UKEY k = src[i];
+                    uint d = (uint)((k << lz) >> sh), w = want[d], p = c[d];
+                    *(w ? dst + p : src + i) = k;
+                    c[d] = p + w;
+                }
+            } else {
+                for (uint i = l; i < e; i++) {
+                    UKEY k = src[i];
+                    uint d = (uint)((k << lz) >> sh);
+                    if (want[d]) dst[c[d]++] = k;
+                }
+            }
+        }
+        if (!any) break;
+    }
+    /* each final range sorted once, then indexed */
+    for (uint t = 0; t < nk; t++) {
+        uint l = lo[t], e = hi[t], ib = in_b[t], done = 0;
+        for (uint u = 0; u < t; u++)
+            if (lo[u] == l && hi[u] == e && fin[u] == 2 + ib) done = 1;
+        if (!done && fin[t] != 2 + ib) {
+            __global UKEY *src = ib ? b : a, *oth = ib ? a : b;
+            UKEY kand = ~(UKEY)0, kor = 0;
+            for (uint i = l; i < e; i++) {
+                kand &= src[i];
+                kor |= src[i];
+            }
+            if (F(sort_keys)(src + l, oth + l, h, e - l, rows, kand ^ kor))
+                for (uint i = l; i < e; i++) src[i] = oth[i];
+        }
+        /* sorted in place in its own array: later targets of the same range skip the sort */
+        for (uint u = t; u < nk; u++)
+            if (lo[u] == l && hi[u] == e && in_b[u] == ib) fin[u] = 2 + ib;
+        out[t] = (ib ? b : a)[rk[t]];
+    }
+}
+#undef Q_SEL_LEVELS
+
 /* Order statistics of columns of any length (quantile.cl's qsort kernels'
  * arguments and outputs, the filter included), in two launches over the
- * same scratch: phase 0 sorts entry e0 + i's kept values (as q_take sees
- * them) into window i and writes its count; the host then makes each
- * entry's nk ranks from its count (rank[i * nk + j], no table by count:
- * the ranks take nk uints per entry however long the groups), and phase 1
- * picks them (NaN past the count). Phase 0: work-item i takes entries
- * e0 + 8i to e0 + 8i + 7 (group e / ncols, column e % ncols), loaded a
- * row of them at a time (neighbours in memory); phase 1: work-item i
- * entry e0 + i. n_e entries in this launch. */
+ * same scratch, the host making each entry's nk ranks from its count in
+ * between (rank[i * nk + j], no table by count: the ranks take nk uints
+ * per entry however long the groups). Two ways through:
+ *  - a CPU driver: phase 0 loads entry e0 + i's kept values' keys (as
+ *    q_take sees them) into window i, unsorted, with the bits that vary
+ *    among them, and writes its count; phase 2 selects the wanted ranks
+ *    among them (q_select). A work-item per column sorting its keys spent
+ *    5-8 passes over them for 6 values.
+ *  - a GPU: wsort sorts the windows with every work-item and counts
+ *    them; phase 1 picks the ranks from the sorted keys.
+ * NaN past the count. Phase 0: work-item i takes entries e0 + 8i to
+ * e0 + 8i + 7 (group e / ncols, column e % ncols), loaded a row of them at
+ * a time (neighbours in memory); phases 1 and 2: work-item i entry e0 + i.
+ * n_e entries in this launch. */
 __kernel void F(qsortg)(__global const REAL *x, ulong xoff, uint ncols, uint rows, ulong ld,
                         ulong gstride, ulong e0, Q_FILTER_ARGS,
                         __global const uint *rank, uint nk,
@@ -233,13 +373,28 @@ __kernel void F(qsortg)(__global const REAL *x, ulong xoff, uint ncols, uint row
                 }
             }
         for (uint k = 0; k < nl; k++) {
-            __global UKEY *a = scr + (b0 + k) * S_WIN(rows), *b = a + rows;
-            __global uint *h = (__global uint *)(b + rows);
-            /* the sorted keys back in a */
-            if (F(sort_keys)(a, b, h, n[k], rows, kand[k] ^ kor[k]))
-                for (uint r = 0; r < n[k]; r++) a[r] = b[r];
+            /* the bits that vary, for phase 2, in the counters' place (a
+             * window has counters past S_MERGE_MAX rows) */
+            __global UKEY *h = scr + (b0 + k) * S_WIN(rows) + 2 * (ulong)rows;
+            if (rows > S_MERGE_MAX) h[0] = kand[k] ^ kor[k];
             cnt[b0 + k] = n[k];
         }
+    } else if (phase == 2) {
+        ulong i = get_global_id(0);
+        if (i >= n_e) return;
+        __global UKEY *a = scr + i * S_WIN(rows), *b = a + rows;
+        __global uint *h = (__global uint *)(b + rows);
+        uint n = cnt[i], rk[16], m = 0, slot[16];
+        UKEY got[16];
+        /* the ranks within the count (the others are NaN) */
+        for (uint j = 0; j < nk; j++) {
+            uint r = rank[i * nk + j];
+            slot[j] = n && r < n ? m : 16;
+            if (n && r < n) rk[m++] = r;
+        }
+        int hv = rows > S_MERGE_MAX;
+        if (m) F(q_select)(a, b, h, n, rows, rk, m, hv, hv ? ((__global UKEY *)h)[0] : 0, got);
+        for (uint j = 0; j < nk; j++) val[i * nk + j] = slot[j] < 16 ? F(value_of_key)(got[slot[j]]) : (REAL)NAN;
     } else {
         ulong i = get_global_id(0);
         if (i >= n_e) return;

@@ -290,6 +290,82 @@ static void runs_of_equal_high_digits(void **state)
     cls_context_destroy(count);
 }
 
+/* The selection among unsorted keys of a CPU driver (cl/sort.cl's
+ * q_select: each level splits the range of a wanted rank by the digit at
+ * its highest varying bit, 8 bits, 11 from CLS_SORT_WIDE_MIN rows on, and
+ * sorts a range once it is short): ties across every level's bucket
+ * boundaries (a few distinct values, bits set at one digit per level, so
+ * each level halves the range), a value holding half the column with the
+ * wanted ranks at its edges, signs and huge values beside a narrow cluster
+ * (the first digit the sign and exponent), and clean_ref.c's hostile set
+ * (NaN, +-Inf, constant, all NaN) in the other columns. As the counting
+ * passes and the float64 reference, bit for bit. */
+static void selection_by_levels(void **state)
+{
+    (void)state;
+    cls_context *sort = budget_context(0), *count = budget_context(1);
+    const size_t rows[] = {300, 3000, CLS_SORT_WIDE_MIN + 3000};
+    const double q[] = {0, 0.25, 0.4999, 0.5, 0.75, 1};
+    const size_t nq = sizeof q / sizeof q[0];
+    for (int ti = 0; ti < 2; ti++) {
+        cls_dtype t = ti ? CLS_F64 : CLS_F32;
+        if (!suite_runs(t)) continue;
+        for (size_t ri = 0; ri < sizeof rows / sizeof rows[0]; ri++) {
+            size_t R = rows[ri];
+            if (test_suite_is("oclgrind") ? R > 300 : test_suite_is("rusticl") && R > 3000) continue;
+            cls_array x = cref_make(t, 1, R, test_suite_is("oclgrind") ? 8 : 12, 4500 + ri + 10 * (uint64_t)ti);
+            size_t C = x.cols;
+            rng g;
+            rng_seed(&g, 4600 + ri);
+            unsigned digit = R >= CLS_SORT_WIDE_MIN ? 11 : 8, mb = ti ? 52 : 23;
+            for (size_t r = 0; r < R; r++) {
+                /* column 0: a bit set or not at one place per digit below
+                 * the highest, 2^k distinct values, many copies of each */
+                double m = 0;
+                for (unsigned b = 0; b < mb; b += digit)
+                    if (rng_uniform(&g) < 0.5) m += ldexp(1.0, (int)b - (int)mb);
+                double v0 = 1.0 + m;
+                /* column 1: half the column one value, the rest just
+                 * above and below it */
+                double u = rng_uniform(&g);
+                double v1 = u < 0.5 ? 3.0 : u < 0.75 ? 3.0 + ldexp(1.0, -(int)mb + 1) : 3.0 - ldexp(1.0, -(int)mb);
+                /* column 2: a narrow cluster, a few negative and huge values */
+                double v2 = r % 97 == 5 ? -1e30 : r % 89 == 7 ? 1e30 : 10.0 + rng_normal(&g) * 1e-3;
+                double vs[3] = {v0, v1, v2};
+                for (size_t c = 0; c < 3; c++) {
+                    if (t == CLS_F64) ((double *)x.data)[r * C + c] = vs[c];
+                    else ((float *)x.data)[r * C + c] = (float)vs[c];
+                }
+            }
+            size_t n = nq * C;
+            double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *v = malloc(R * sizeof *v);
+            assert_int_equal(cls_quantiles(sort, &x, CLS_SCOPE_MATRIX, q, nq, a), CLS_OK);
+            assert_int_equal(cls_quantiles(count, &x, CLS_SCOPE_MATRIX, q, nq, b), CLS_OK);
+            for (size_t c = 0; c < C; c++) {
+                size_t m = cref_column(&x, CLS_SCOPE_MATRIX, 0, c, v);
+                for (size_t j = 0; j < nq; j++) {
+                    size_t i = j * C + c;
+                    double want = m ? cref_quantile(v, m, q[j], t) : NAN;
+                    if (!same(a[i], b[i]))
+                        fail_msg("%s rows %zu column %zu q %g: selected %.17g, counting %.17g", ti ? "f64" : "f32",
+                                 R, c, q[j], a[i], b[i]);
+                    if (!same(a[i], want))
+                        fail_msg("%s rows %zu column %zu q %g: %.17g, reference %.17g", ti ? "f64" : "f32", R, c,
+                                 q[j], a[i], want);
+                }
+            }
+            printf("# %s rows %zu: %s regime\n", ti ? "f64" : "f32", R,
+                   cls_regime_of(sort, R, ti ? 8 : 4, 128) == CLS_REGIME_SORT ? "sort" : "counting");
+            free(a);
+            free(b);
+            free(v);
+            cref_free(&x);
+        }
+    }
+    cls_context_destroy(sort);
+    cls_context_destroy(count);
+}
+
 /* The decision of how windows are sorted: a GPU proper sorts them with
  * every work-item, any other device a work-item per column; a test's
  * choice overrides both. */
@@ -340,6 +416,7 @@ int main(void)
         cmocka_unit_test(quantiles_equal_counting_and_reference),
         cmocka_unit_test(clipping_equals_counting_and_reference),
         cmocka_unit_test(runs_of_equal_high_digits),
+        cmocka_unit_test(selection_by_levels),
         cmocka_unit_test(parallel_quantiles),
         cmocka_unit_test(parallel_clipping),
         cmocka_unit_test(parallel_high_digits),

@@ -178,9 +178,12 @@ static cls_status small_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
 /* ---- longer columns that a window of scratch holds: sorted once ---- */
 
 /* A unit of whole groups (as small_unit's), in runs of as many entries
- * as the device's scratch holds (regime.h): qsortg's phase 0 sorts each
+ * as the device's scratch holds (regime.h): qsortg's phase 0 loads each
  * entry's values into its window and counts them, the host makes the
- * entry's ranks from its count, phase 1 picks them. */
+ * entry's ranks from its count, phase 1 selects them (cl/sort.cl's
+ * q_select: a histogram of the leading varying digit, then only the
+ * buckets of the wanted ranks); where the device sorts the windows with
+ * every work-item at once (cls_wsort), phase 1 picks from them sorted. */
 static cls_status sort_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
 {
     sel *s = user;
@@ -237,7 +240,10 @@ static cls_status sort_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
             cls_karg_mem(&a, vb);
             cls_karg_mem(&a, scr);
             cls_karg_u64(&a, n);
-            cls_karg_u32(&a, phase);
+            /* a CPU driver: phase 0 loads, phase 1 is the kernel's 2,
+             * which selects among the unsorted keys; after wsort the
+             * kernel's phase 1 picks from the sorted windows */
+            cls_karg_u32(&a, ph0 || !phase ? phase : 2);
             /* phase 0: CLS_SORT_LANES entries a work-item; phase 1: one */
             if (st == CLS_OK) st = cls_pass_launch(&a, lsz, phase ? n : (n + CLS_SORT_LANES - 1) / CLS_SORT_LANES, 1);
         }
