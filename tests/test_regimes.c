@@ -339,8 +339,8 @@ static void selection_by_levels(void **state)
             }
             size_t n = nq * C;
             double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *v = malloc(R * sizeof *v);
-            assert_int_equal(cls_quantiles(sort, &x, CLS_SCOPE_MATRIX, q, nq, a), CLS_OK);
-            assert_int_equal(cls_quantiles(count, &x, CLS_SCOPE_MATRIX, q, nq, b), CLS_OK);
+            assert_int_equal(cls_quantiles(sort, NULL, &x, q, nq, a), CLS_OK);
+            assert_int_equal(cls_quantiles(count, NULL, &x, q, nq, b), CLS_OK);
             for (size_t c = 0; c < C; c++) {
                 size_t m = cref_column(&x, CLS_SCOPE_MATRIX, 0, c, v);
                 for (size_t j = 0; j < nq; j++) {
