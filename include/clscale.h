@@ -869,18 +869,22 @@ typedef struct cls_column_summary {
 } cls_column_summary;
 
 /* The summary of an array: groups x cols columns, entry [group * cols + col],
- * and per group the duplicate rows. */
+ * and per group the duplicate rows. The caller owns it and its two arrays:
+ * groups is the array's batch (CLS_SCOPE_MATRIX) or 1 (CLS_SCOPE_BATCH). */
 typedef struct cls_summary {
+    cls_column_summary *columns;         /* in: the caller's groups x cols entries */
+    uint64_t           *duplicate_rows;  /* in: the caller's groups entries, or NULL to
+                                            skip the hashing pass; out: rows equal to an
+                                            earlier row of the group, as pandas'
+                                            DataFrame.duplicated().sum() counts them
+                                            (NaN equal to NaN, -0.0 to 0.0) */
+    /* out: */
     cls_dtype           dtype;
     cls_scope           scope;
-    size_t              groups;          /* batch (CLS_SCOPE_MATRIX) or 1 (CLS_SCOPE_BATCH) */
+    size_t              groups;
     uint64_t            rows;            /* rows per group */
     size_t              cols;
     double              sigma;           /* the k of the outlier count */
-    cls_column_summary *columns;         /* groups x cols */
-    uint64_t           *duplicate_rows;  /* groups: rows equal to an earlier row of the
-                                            group, as pandas' DataFrame.duplicated().sum()
-                                            counts them (NaN equal to NaN, -0.0 to 0.0) */
 } cls_summary;
 
 /* cls_describe() : a summary of every column of `x` over each statistics
@@ -890,17 +894,16 @@ typedef struct cls_summary {
  * quantiles' passes (cls_quantiles), a pass that counts outliers and one
  * that hashes every row; rows whose hashes are equal are then compared
  * exactly on the host, so the duplicate count is exact. `x` is only read.
- * sigma: > 0 and finite; 0 means 3.
- * @return CLS_OK and *out (free with cls_summary_destroy()); or CLS_E_ARG
- *         (NULL, zero shape, sigma < 0 or not finite), CLS_E_UNSUPPORTED
- *         (float64 and no fp64 device), CLS_E_NOMEM, or a device status;
- *         *out is then NULL. cls_last_error(ctx) says more.
+ * sigma: > 0 and finite; 0 means 3. `out->columns` (and
+ * `out->duplicate_rows` unless NULL) are the caller's arrays, sized as
+ * cls_summary says: nothing is allocated for the caller, nothing to free.
+ * @return CLS_OK and *out filled; or CLS_E_ARG (NULL, zero shape, sigma < 0
+ *         or not finite, out->columns NULL), CLS_E_UNSUPPORTED (float64 and
+ *         no fp64 device), CLS_E_NOMEM, or a device status; *out and its
+ *         arrays are then untouched. cls_last_error(ctx) says more.
  * A context may be used by one thread at a time. */
 CLS_API cls_status cls_describe(cls_context *ctx, const cls_array *x, cls_scope scope, double sigma,
-                                cls_summary **out);
-
-/* cls_summary_destroy() : frees a summary from cls_describe(); NULL is a no-op. */
-CLS_API void cls_summary_destroy(cls_summary *s);
+                                cls_summary *out);
 
 /* ------------------------------------------------------------------------ */
 /* Reports, traces                                                           */

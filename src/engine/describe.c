@@ -27,6 +27,7 @@ typedef struct desc {
     void            *mean, *thr;  /* per entry, in the data's dtype */
     cls_summary     *s;
     uint64_t        *hash;        /* per row of the whole array */
+    int              duplicates;  /* the caller asked for the duplicate rows */
     pthread_mutex_t  lock;
 } desc;
 
@@ -144,14 +145,6 @@ static void *to_real(const double *a, size_t n, cls_dtype t)
     return r;
 }
 
-void cls_summary_destroy(cls_summary *s)
-{
-    if (!s) return;
-    free(s->columns);
-    free(s->duplicate_rows);
-    free(s);
-}
-
 static cls_status summarise(cls_context *ctx, desc *d, double sigma)
 {
     const cls_array *x = d->x;
@@ -203,13 +196,13 @@ static cls_status summarise(cls_context *ctx, desc *d, double sigma)
     }
     if (st == CLS_OK) st = cls_passes_run(ctx, x->dtype, (size_t)(d->v.G * d->parts), outlier_unit, d);
     uint64_t total = d->v.G * d->v.Rg;
-    if (st == CLS_OK) {
+    if (st == CLS_OK && d->duplicates) {
         d->hash = malloc((size_t)total * sizeof *d->hash);
         if (!d->hash) st = cls_fail(ctx, CLS_E_NOMEM, "out of memory");
     }
-    if (st == CLS_OK)
+    if (st == CLS_OK && d->duplicates)
         st = cls_passes_run(ctx, x->dtype, (size_t)((total + d->unit_rows - 1) / d->unit_rows), hash_unit, d);
-    for (size_t g = 0; st == CLS_OK && g < s->groups; g++) {
+    for (size_t g = 0; st == CLS_OK && d->duplicates && g < s->groups; g++) {
         const char *rows = d->v.x + (size_t)(g * d->v.Rg) * d->v.C * d->es;
         if (cls_count_duplicate_rows(rows, x->dtype, d->v.Rg, d->v.C, d->hash + g * d->v.Rg,
                                      &s->duplicate_rows[g]) != CLS_OK)
@@ -222,12 +215,11 @@ static cls_status summarise(cls_context *ctx, desc *d, double sigma)
     return st;
 }
 
-cls_status cls_describe(cls_context *ctx, const cls_array *x, cls_scope scope, double sigma, cls_summary **out)
+cls_status cls_describe(cls_context *ctx, const cls_array *x, cls_scope scope, double sigma, cls_summary *out)
 {
     if (!ctx) return CLS_E_ARG;
-    if (out) *out = NULL;
     if (!ctx->usable) return cls_fail(ctx, CLS_E_ARG, "the context failed to initialise: %s", ctx->err);
-    if (!x || !x->data || !out) return cls_fail(ctx, CLS_E_ARG, "cls_describe: NULL argument");
+    if (!x || !x->data || !out || !out->columns) return cls_fail(ctx, CLS_E_ARG, "cls_describe: NULL argument");
     if (x->dtype != CLS_F32 && x->dtype != CLS_F64)
         return cls_fail(ctx, CLS_E_ARG, "cls_describe: dtype %d is neither CLS_F32 nor CLS_F64", (int)x->dtype);
     if (!x->batch || !x->rows || !x->cols)
@@ -246,32 +238,36 @@ cls_status cls_describe(cls_context *ctx, const cls_array *x, cls_scope scope, d
     d.unit_rows = UNIT_BYTES / (x->cols * d.es);
     if (!d.unit_rows) d.unit_rows = 1;
     d.parts = (d.v.Rg + d.unit_rows - 1) / d.unit_rows;
-    cls_summary *s = calloc(1, sizeof *s);
-    if (s) {
-        s->dtype = x->dtype;
-        s->scope = scope;
-        s->groups = (size_t)d.v.G;
-        s->rows = d.v.Rg;
-        s->cols = x->cols;
-        s->sigma = sigma;
-        s->columns = calloc(s->groups * s->cols, sizeof *s->columns);
-        s->duplicate_rows = calloc(s->groups, sizeof *s->duplicate_rows);
-    }
-    if (!s || !s->columns || !s->duplicate_rows) {
-        cls_summary_destroy(s);
+    /* the summary is built aside and copied to the caller's arrays only
+     * when every pass succeeded: a failed call leaves them as they were */
+    cls_summary s = {.dtype = x->dtype, .scope = scope, .groups = (size_t)d.v.G, .rows = d.v.Rg,
+                     .cols = x->cols, .sigma = sigma};
+    s.columns = calloc(s.groups * s.cols, sizeof *s.columns);
+    s.duplicate_rows = calloc(s.groups, sizeof *s.duplicate_rows);
+    if (!s.columns || !s.duplicate_rows) {
+        free(s.columns);
+        free(s.duplicate_rows);
         return cls_fail(ctx, CLS_E_NOMEM, "out of memory");
     }
-    d.s = s;
+    d.s = &s;
+    d.duplicates = out->duplicate_rows != NULL;
     pthread_mutex_init(&d.lock, NULL);
     cls_status st = summarise(ctx, &d, sigma);
     pthread_mutex_destroy(&d.lock);
     free(d.mean);
     free(d.thr);
     free(d.hash);
-    if (st != CLS_OK) {
-        cls_summary_destroy(s);
-        return st;
+    if (st == CLS_OK) {
+        memcpy(out->columns, s.columns, s.groups * s.cols * sizeof *s.columns);
+        if (out->duplicate_rows) memcpy(out->duplicate_rows, s.duplicate_rows, s.groups * sizeof *s.duplicate_rows);
+        out->dtype = s.dtype;
+        out->scope = s.scope;
+        out->groups = s.groups;
+        out->rows = s.rows;
+        out->cols = s.cols;
+        out->sigma = s.sigma;
     }
-    *out = s;
-    return CLS_OK;
+    free(s.columns);
+    free(s.duplicate_rows);
+    return st;
 }

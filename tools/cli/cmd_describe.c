@@ -191,9 +191,14 @@ int cmd_describe(int argc, char **argv)
         return rc;
     }
     cls_array x = {.data = f.data, .dtype = f.dtype, .batch = f.batch, .rows = f.rows, .cols = f.cols};
-    cls_summary *s = NULL;
-    cls_status st = cls_describe(ctx, &x, scope, sigma, &s);
-    if (st != CLS_OK) {
+    size_t groups = scope == CLS_SCOPE_BATCH ? 1 : x.batch;
+    cls_summary sum = {.columns = calloc(groups * x.cols, sizeof *sum.columns),
+                       .duplicate_rows = calloc(groups, sizeof *sum.duplicate_rows)};
+    const cls_summary *s = &sum;
+    cls_status st = !sum.columns || !sum.duplicate_rows ? CLS_E_NOMEM : cls_describe(ctx, &x, scope, sigma, &sum);
+    if (st == CLS_E_NOMEM && (!sum.columns || !sum.duplicate_rows)) {
+        rc = cli_error(EXIT_FAIL, "describe: out of memory");
+    } else if (st != CLS_OK) {
         rc = cli_error(EXIT_FAIL, "describe: %s: %s", in, cls_last_error(ctx));
     } else {
         char *text = json ? as_json(in, &f, s) : as_table(in, &f, s);
@@ -205,7 +210,8 @@ int cmd_describe(int argc, char **argv)
             rc = EXIT_OK;
         }
     }
-    cls_summary_destroy(s);
+    free(sum.columns);
+    free(sum.duplicate_rows);
     cls_context_destroy(ctx);
     cli_input_close(&f);
     return rc;

@@ -387,7 +387,7 @@ typedef struct {
     cls_array    x;
     cls_scope    scope;
     double       sigma;
-    cls_summary *out;
+    cls_summary  out;   /* its arrays malloc'ed here, filled by the call */
 } describe_call;
 
 static cls_status run_describe(cls_context *ctx, void *arg)
@@ -421,10 +421,16 @@ PyObject *clsext_describe(PyObject *self, PyObject *args, PyObject *kwds)
     if (group_args(xo, scope, "describe", &k.x) < 0) return NULL;
     k.scope = (cls_scope)scope;
     k.sigma = sigma;
+    size_t groups = k.scope == CLS_SCOPE_BATCH ? 1 : k.x.batch;
+    k.out.columns = malloc(groups * k.x.cols * sizeof *k.out.columns);
+    k.out.duplicate_rows = malloc(groups * sizeof *k.out.duplicate_rows);
     char *msg = malloc(CLSEXT_MSG_LEN);
-    if (!msg) return PyErr_NoMemory();
     cls_status st = CLS_OK;
     PyObject *res = NULL;
+    if (!msg || !k.out.columns || !k.out.duplicate_rows) {
+        PyErr_NoMemory();
+        goto done;
+    }
     if (clsext_context_call(ctx, run_describe, &k, &st, msg) < 0) goto done;
     if (st != CLS_OK) {
         clsext_raise(st, msg);
@@ -443,19 +449,20 @@ PyObject *clsext_describe(PyObject *self, PyObject *args, PyObject *kwds)
     };
     res = PyDict_New();
     for (size_t i = 0; res && i < sizeof fields / sizeof fields[0]; i++) {
-        PyObject *a = summary_field(k.out, fields[i].off, fields[i].count);
+        PyObject *a = summary_field(&k.out, fields[i].off, fields[i].count);
         if (!a || PyDict_SetItemString(res, fields[i].name, a) < 0) Py_CLEAR(res);
         Py_XDECREF(a);
     }
     if (res) {
-        npy_intp g = (npy_intp)k.out->groups;
+        npy_intp g = (npy_intp)k.out.groups;
         PyObject *d = PyArray_SimpleNew(1, &g, NPY_UINT64);
-        if (d) memcpy(PyArray_DATA((PyArrayObject *)d), k.out->duplicate_rows, (size_t)g * 8);
+        if (d) memcpy(PyArray_DATA((PyArrayObject *)d), k.out.duplicate_rows, (size_t)g * 8);
         if (!d || PyDict_SetItemString(res, "duplicate_rows", d) < 0) Py_CLEAR(res);
         Py_XDECREF(d);
     }
 done:
-    cls_summary_destroy(k.out);
+    free(k.out.columns);
+    free(k.out.duplicate_rows);
     free(msg);
     return res;
 }
