@@ -582,6 +582,10 @@ def load(path, devices=None):
     stats = _clscale.load_stats(path)
     code = stats.info["scaler"]
     cls = Scaler._registry.get(code)
-    if cls is None:
+    if cls is None and code == _clscale.NONE:
         raise ValueError(f"{path}: the statistics were fitted without a scaler; no estimator applies them")
+    if cls is None:
+        name = {v: k for k, v in _clscale.SCALERS.items()}.get(code, code)
+        raise ValueError(f"{path}: statistics of the {name} scaler: clscale.load makes a MinMaxScaler, "
+                         f"StandardScaler or DecimalScaler; apply these with the tool (clscale apply --stats)")
     return cls._from_stats(stats, devices=devices)

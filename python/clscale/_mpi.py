@@ -93,7 +93,7 @@ def _key(info):
 
 
 def _describe(key):
-    names = {_clscale.MINMAX: "min-max", _clscale.ZSCORE: "z-score", _clscale.DECIMAL: "decimal"}
+    names = {v: k for k, v in _clscale.SCALERS.items()}  # the library's table
     scaler, scope, lo, hi, clip, dtype, cols = key
     return (f"{names.get(scaler, scaler)}, scope {'batch' if scope == _clscale.SCOPE_BATCH else 'matrix'}, "
             f"range ({lo:g}, {hi:g}), clip {clip}, {dtype}, {cols} columns")

@@ -105,3 +105,18 @@ def test_a_file_from_clscale_normalize_loads_as_the_fitted_estimator(tmp_path, m
     assert_close(est.transform(x), np.load(tmp_path / "y.npy"), 1e-12, "transform vs the tool")
     ref = cls(**({"feature_range": (-2, 3)} if method == "minmax" else {}), scope="batch").fit(x)
     assert_close(est.transform(x), ref.transform(x), 1e-12, "vs a fit in Python")
+
+
+@needs_tool
+@pytest.mark.parametrize("method", ["robust", "maxabs"])
+def test_a_file_of_a_scaler_load_cannot_make_is_named(tmp_path, method):
+    # every scaler of the library's table has a name in Python: the file's
+    # Stats shows it, and clscale.load refuses it by that name
+    x = make_data((1, 40, 3), seed=50, const=False)
+    np.save(tmp_path / "x.npy", x)
+    run_tool("normalize", "--method", method, "--scope", "batch", "--stats-out", tmp_path / "s.bin",
+             tmp_path / "x.npy", tmp_path / "y.npy")
+    from clscale import _clscale
+    assert repr(_clscale.load_stats(str(tmp_path / "s.bin"))).startswith(f"<clscale Stats {method} ")
+    with pytest.raises(ValueError, match=f"statistics of the {method} scaler"):
+        clscale.load(tmp_path / "s.bin")

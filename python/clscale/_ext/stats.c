@@ -478,9 +478,9 @@ PyObject *clsext_stats_load(PyObject *self, PyObject *args)
 static PyObject *stats_repr(clsext_stats *self)
 {
     cls_stats_info in = info_of(self);
-    static const char *const sn[] = {"none", "minmax", "zscore", "decimal"};
+    const char *name = cls_scaler_name(in.scaler); /* the library's table: every scaler it knows */
     return PyUnicode_FromFormat("<clscale Stats %s scope=%s %zu group(s) x %zu column(s), %llu rows, %s>",
-                                sn[in.scaler], in.scope == CLS_SCOPE_BATCH ? "batch" : "matrix", in.groups,
+                                name ? name : "unknown", in.scope == CLS_SCOPE_BATCH ? "batch" : "matrix", in.groups,
                                 in.cols, (unsigned long long)in.rows, in.dtype == CLS_F64 ? "float64" : "float32");
 }
 
