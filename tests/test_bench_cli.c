@@ -58,8 +58,9 @@ static int group_setup(void **state)
     snprintf(json_path, sizeof json_path, "%s/bench.json", dir);
     snprintf(trace_path, sizeof trace_path, "%s/trace.json", dir);
     snprintf(svg_path, sizeof svg_path, "%s/timeline.svg", dir);
+    /* numpy from Debian's interpreter (tools/setup.sh installs python3-numpy) */
     if (tool(&full, "bench", "--size", SIZE, "--repeats", "2", "--json", json_path, "--trace", trace_path,
-             "--timeline", svg_path) != 0) {
+             "--timeline", svg_path, "--numpy", "/usr/bin/python3") != 0) {
         fprintf(stderr, "cannot run $CLS_TOOL\n");
         return -1;
     }
@@ -684,15 +685,18 @@ static void summary_comes_first_with_the_users_run_per_workload(void **state)
         snprintf(head, sizeof head, "\n%-14s ", workload_names[i]);
         const char *line = strstr(summary, head);
         if (!line || line > limits) fail_msg("no summary line for %s in:\n%s", workload_names[i], full.out);
-        double ms = 0, gbs = 0, vs1 = 0, vs2 = 0;
+        double ms = 0, gbs = 0, vs1 = 0, vs2 = 0, vsn = 0;
         char unit[8] = "", what[64] = "";
+        json_t *np = json_object_get(json_array_get(ws, i), "numpy");
+        int has_numpy = json_is_string(json_object_get(np, "version"));
         /* "seed-a   12.9 ms   7.35   40% host copy   3.35x   1.11x   min-max ..." */
         assert_int_equal(sscanf(line + strlen(head), "%lf %7s %lf", &ms, unit, &gbs), 3);
         assert_string_equal(unit, "ms");
         const char *x1 = strstr(line, "x ");
         assert_non_null(x1);
         while (x1 > line && x1[-1] != ' ') x1--;
-        assert_int_equal(sscanf(x1, "%lfx %lfx %63s", &vs1, &vs2, what), 3);
+        if (has_numpy) assert_int_equal(sscanf(x1, "%lfx %lfx %lfx %63s", &vsn, &vs1, &vs2, what), 4);
+        else assert_int_equal(sscanf(x1, "%lfx %lfx %63s", &vs1, &vs2, what), 3);
         /* the figures are the JSON's for the run a plain call makes */
         json_t *runs = json_object_get(json_array_get(ws, i), "runs"), *run = NULL;
         for (size_t k = 0; k < json_array_size(runs) && !run; k++)
@@ -703,7 +707,49 @@ static void summary_comes_first_with_the_users_run_per_workload(void **state)
         assert_close(ms, med_ms, 0.006 * med_ms + 0.0006);
         assert_close(vs1, num(sp, "vs_single"), 0.006 * num(sp, "vs_single") + 0.006);
         assert_close(vs2, num(sp, "vs_threads"), 0.006 * num(sp, "vs_threads") + 0.006);
+        /* vs numpy: numpy's median over the run's, from the same JSON */
+        if (has_numpy) {
+            double want_x = 1e3 * num(np, "median_s") / med_ms;
+            assert_close(vsn, want_x, 0.006 * want_x + 0.006);
+        }
     }
+    json_decref(j);
+}
+
+/* The numpy column: every workload's JSON says numpy's median and version,
+ * or why there is none; with Debian's interpreter (which has numpy here)
+ * there is one. An interpreter that is not there leaves the column empty
+ * and the run successful. */
+static void numpy_column_from_the_named_interpreter(void **state)
+{
+    (void)state;
+    expect_status(&full, 0);
+    if (system("/usr/bin/python3 -c 'import numpy' 2>/dev/null") != 0)
+        test_skip("/usr/bin/python3 has no numpy (tools/setup.sh installs python3-numpy)");
+    json_t *j = load_json(json_path);
+    json_t *ws = json_object_get(j, "workloads");
+    for (size_t i = 0; i < json_array_size(ws); i++) {
+        json_t *np = json_object_get(json_array_get(ws, i), "numpy");
+        assert_non_null(np);
+        assert_true(json_is_string(json_object_get(np, "version")));
+        assert_true(num(np, "median_s") > 0);
+        assert_true(json_is_null(json_object_get(np, "why_not")));
+    }
+    json_decref(j);
+    assert_non_null(strstr(full.out, "vs numpy: numpy "));
+
+    static result r;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/no-numpy.json", dir);
+    assert_int_equal(tool(&r, "bench", "--workload", "seed-b", "--size", SIZE, "--repeats", "1", "--json", path,
+                          "--numpy", "/nonexistent/python3"),
+                     0);
+    expect_status(&r, 0);
+    assert_non_null(strstr(r.out, "vs numpy: -, /nonexistent/python3: "));
+    j = load_json(path);
+    json_t *np = json_object_get(json_array_get(json_object_get(j, "workloads"), 0), "numpy");
+    assert_true(json_is_null(json_object_get(np, "median_s")));
+    assert_non_null(strstr(str(np, "why_not"), "/nonexistent/python3"));
     json_decref(j);
 }
 
@@ -723,6 +769,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(full_run_exits_0_with_a_block_per_workload),
         cmocka_unit_test(summary_comes_first_with_the_users_run_per_workload),
+        cmocka_unit_test(numpy_column_from_the_named_interpreter),
         cmocka_unit_test(json_has_the_machine_and_every_limit),
         cmocka_unit_test(json_has_every_workload_and_run_with_figures),
         cmocka_unit_test(trace_has_one_track_per_queue_used),

@@ -55,10 +55,13 @@ def render_bench(files):
         r = user_run(w)
         if r is None or r["status"] != "ok":
             raise ValueError(f"{w['name']}: no correct run of every device")
+        np = w.get("numpy") or {}
+        vs_numpy = x(np["median_s"] / r["times"]["median"]) if np.get("median_s") else "-"
         rows.append([f"{w['name']}: {w['description']}", ms(r["times"]["median"]),
                      f"{r['gbs']:.1f}", f"{100 * r['fraction_of_limit']:.0f}% {r['limit']['name']}",
-                     x(r["speedup"]["vs_threads"]), x(r["speedup"]["vs_single"])])
-    return table(["workload", "clscale", "GB/s", "of the limit", "vs all cores (C)", "vs one core (C)"], rows)
+                     vs_numpy, x(r["speedup"]["vs_threads"]), x(r["speedup"]["vs_single"])])
+    return table(["workload", "clscale", "GB/s", "of the limit", "vs numpy", "vs all cores (C)", "vs one core (C)"],
+                 rows)
 
 
 def render_gpu(files):

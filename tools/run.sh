@@ -5,4 +5,5 @@
 set -eu
 cd "$(dirname "$0")/.."
 sh tools/setup.sh >/dev/null
-exec build/tools/clscale bench "$@"
+# numpy from the venv tools/setup.sh made (it sees Debian's python3-numpy)
+exec build/tools/clscale bench --numpy "$PWD/.venv/bin/python" "$@"

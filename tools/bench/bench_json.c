@@ -240,6 +240,19 @@ static void json_result(FILE *f, const bench_result *r)
         fputs("null", f);
     fputs(", \"error\": ", f);
     jstr_or_null(f, r->error);
+    /* numpy's median after the rounds, or why there is none */
+    fputs(",\n      \"numpy\": ", f);
+    if (r->numpy.ok) {
+        fputs("{\"version\": ", f);
+        cli_json_string(f, r->numpy.version);
+        fputs(", \"median_s\": ", f);
+        jnum(f, r->numpy.median);
+        fputs(", \"why_not\": null}", f);
+    } else {
+        fputs("{\"version\": null, \"median_s\": null, \"why_not\": ", f);
+        cli_json_string(f, r->numpy.why);
+        fputc('}', f);
+    }
     fputs(",\n      \"runs\": [", f);
     for (size_t i = 0; i < r->nruns; i++) {
         fputs(i ? ",\n" : "\n", f);

@@ -16,7 +16,7 @@
 static const char help[] =
     "usage: clscale bench [--workload NAME] [--size X] [--devices SEL] [--repeats N] [--alone LIST]\n"
     "                     [--memory both|pageable] [--json F] [--trace F.json] [--timeline F.svg]\n"
-    "                     [--model LAYER] [--quiet]\n"
+    "                     [--model LAYER] [--numpy PYTHON|none] [--quiet]\n"
     "\n"
     "Times clscale on seeded workloads against plain C on the host, on each selected\n"
     "device alone and on all of them together, next to the limits measured in the\n"
@@ -55,12 +55,15 @@ static const char help[] =
     "                    PoCL's pthread device goes behind the modelled bus ($CLSBUS sets the\n"
     "                    model) beside a one-thread basic CPU device; each workload runs on\n"
     "                    each alone and both together, pageable and pinned\n"
+    "  --numpy PYTHON    the interpreter whose numpy times each workload's numpy code after\n"
+    "                    its rounds (default python3; none: no numpy column)\n"
     "  --quiet           no progress line (one is drawn on a terminal)\n"
     "  --help            this text\n"
     "\n"
     "The table opens with one line per workload: the call as a program makes it (every\n"
     "selected device together), its time, GB/s, share of the limit, and how many times\n"
-    "faster it is than plain C on one core and on all cores, measured in the same run.\n"
+    "faster it is than plain C on one core and on all cores and than numpy, measured in\n"
+    "the same run.\n"
     "The limits, each workload's rows (each device alone, pinned memory) and how the\n"
     "figures are taken follow.\n\n"
     "Times are wall clock around each call (what the caller waits for), out of\n"
@@ -134,6 +137,7 @@ int bench_parse_options(int argc, char **argv, options *o)
     memset(o, 0, sizeof *o);
     o->size = 1.0;
     o->repeats = 5;
+    o->numpy = "python3";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -146,7 +150,7 @@ int bench_parse_options(int argc, char **argv, options *o)
         }
         static const char *const valued[] = {"--workload", "--size", "--devices", "--repeats",
                                              "--json", "--trace", "--timeline", "--alone",
-                                             "--memory", "--file", "--model"};
+                                             "--memory", "--file", "--model", "--numpy"};
         const char *name = NULL, *v = NULL;
         for (size_t k = 0; k < sizeof valued / sizeof valued[0] && !name; k++) {
             size_t l = strlen(valued[k]);
@@ -184,6 +188,8 @@ int bench_parse_options(int argc, char **argv, options *o)
             }
             o->repeats = (int)r;
             o->repeats_set = 1;
+        } else if (!strcmp(name, "--numpy")) {
+            o->numpy = strcmp(v, "none") ? v : NULL;
         } else if (!strcmp(name, "--alone")) {
             if (!strcmp(v, "none")) v = "";
             for (const char *c = v; *c; c++)

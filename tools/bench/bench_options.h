@@ -15,6 +15,7 @@ typedef struct options {
     int         repeats_set;
     const char *model;       /* --model: the bus layer's path */
     int         quiet;       /* --quiet: no progress line */
+    const char *numpy;       /* --numpy: the interpreter for the numpy column; NULL: none */
     int         shapes;      /* --workload shapes: the shape sweep (bench_shapes.c) */
     int         lightcurves; /* --workload lightcurves: bench_lightcurves.c */
 } options;

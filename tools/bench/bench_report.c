@@ -165,9 +165,10 @@ static const bench_run *user_run(const bench_result *r)
 
 void bench_print_summary(FILE *f, const bench_machine *m, const bench_result *r, size_t nr)
 {
-    fprintf(f, "\nclscale, every selected device, against plain C on this machine's CPU in the same rounds\n");
-    fprintf(f, "%-14s %10s %7s  %-23s %11s %12s  %s\n", "workload", "time", "GB/s", "of the limit", "vs one core",
-            "vs all cores", "what");
+    fprintf(f, "\nclscale, every selected device, against plain C on this machine's CPU in the same rounds\n"
+               "and numpy after them\n");
+    fprintf(f, "%-14s %10s %7s  %-23s %9s %11s %12s  %s\n", "workload", "time", "GB/s", "of the limit", "vs numpy",
+            "vs one core", "vs all cores", "what");
     int above = 0;
     for (size_t i = 0; i < nr; i++) {
         const bench_result *w = &r[i];
@@ -178,7 +179,7 @@ void bench_print_summary(FILE *f, const bench_machine *m, const bench_result *r,
                     w->error[0] ? w->error : "(the rows below say why)");
             continue;
         }
-        char med[16], time[24], gbs[16], pct[32], vs1[16], vs2[16];
+        char med[16], time[24], gbs[16], pct[32], vs1[16], vs2[16], vsn[16];
         fmt_ms(med, sizeof med, run->median);
         snprintf(time, sizeof time, "%s ms", med);
         fmt_gbs(gbs, sizeof gbs, run->gbs);
@@ -188,7 +189,22 @@ void bench_print_summary(FILE *f, const bench_machine *m, const bench_result *r,
         above |= run->frac > 1;
         fmt_x(vs1, sizeof vs1, run->vs_single);
         fmt_x(vs2, sizeof vs2, run->vs_threads);
-        fprintf(f, "%10s %7s  %-23s %11s %12s  %s\n", time, gbs, pct, vs1, vs2, w->w.description);
+        fmt_x(vsn, sizeof vsn, w->numpy.ok ? w->numpy.median / run->median : 0);
+        fprintf(f, "%10s %7s  %-23s %9s %11s %12s  %s\n", time, gbs, pct, vsn, vs1, vs2, w->w.description);
+    }
+    /* which numpy, or why there is no column: once, from the first workload that says */
+    for (size_t i = 0; i < nr; i++) {
+        const bench_numpy *np = &r[i].numpy;
+        if (np->ok) {
+            fprintf(f, "vs numpy: numpy %s running a numpy user's code for the workload (min, max and the\n"
+                       "formula per matrix; x * factors; mean and std over the batch) in a child process\n",
+                    np->version);
+            break;
+        }
+        if (np->why[0] && !r[i].error[0]) {
+            fprintf(f, "vs numpy: -, %s\n", np->why);
+            break;
+        }
     }
     fprintf(f, "time: median of %d calls, wall clock, data out of the caches; every result checked against\n"
                "the C reference first. Each workload's rows, the limits and how they are measured follow.\n",

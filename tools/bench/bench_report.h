@@ -111,6 +111,14 @@ typedef struct bench_resident_row {
     char     why[512];      /* when it could not run */
 } bench_resident_row;
 
+/* numpy's time on a workload (bench_numpy.c): ok, or why not. */
+typedef struct bench_numpy {
+    int    ok;
+    double median;          /* s */
+    char   version[32];
+    char   why[160];
+} bench_numpy;
+
 typedef struct bench_result {
     bench_workload w;
     uint64_t       bytes;          /* bench_bytes() */
@@ -127,6 +135,7 @@ typedef struct bench_result {
     size_t         nruns;
     bench_run      runs[4 + 2 * BENCH_MAX_DEVICES];
     size_t         nresident;      /* seed-a's resident rows (cmd_bench.c) */
+    bench_numpy    numpy;          /* what a numpy user's code takes, after the rounds */
     bench_resident_row resident[BENCH_MAX_DEVICES];
 } bench_result;
 

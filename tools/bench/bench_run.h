@@ -99,6 +99,13 @@ void bench_runner_unpin(runner *u);
  * with STREAM copy in each round; fills their runs and res's copy figures. */
 void bench_run_rounds(runner *u, size_t n, wl_data *d, const round_mem *mem, int repeats, bench_result *res);
 
+/* ---- bench_numpy.c ------------------------------------------------------ */
+/* Times numpy's code for w in a child `python` (NULL: not asked for):
+ * a warm-up and `repeats` calls, each after reading evict_bytes; *out says
+ * the median or why there is none. */
+void bench_numpy_time(const char *python, const bench_workload *w, int repeats, size_t evict_bytes,
+                      bench_numpy *out);
+
 /* ---- bench_limits.c ----------------------------------------------------- */
 
 /* The machine's last-level caches in bytes, 0 when unknown. */

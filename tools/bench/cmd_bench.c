@@ -388,6 +388,10 @@ int cmd_bench(int argc, char **argv)
         if (!((s.o.want >> i) & 1u)) continue;
         run_workload(&s, &ws[i], &results[nr]);
         if (i == 0) resident_rows(&s, &ws[i], &results[nr]);
+        if (!results[nr].error[0]) {
+            if (s.o.numpy) bench_progress("%s: numpy", ws[i].name);
+            bench_numpy_time(s.o.numpy, &ws[i], s.o.repeats, evict_bytes, &results[nr].numpy);
+        }
         bench_progress_clear();
         nr++;
     }
