@@ -346,7 +346,7 @@ typedef enum cls_scope { CLS_SCOPE_MATRIX, CLS_SCOPE_BATCH } cls_scope;
  * bounds (one clipped early comes back inside them; NaN bounds, after a
  * column was clipped whole, clip nothing). Clipped values become missing
  * (CLS_CLIP_MASK) or take the nearest final bound (CLS_CLIP_CLAMP); with
- * CLS_CLIP_KEEP (cls_fit_transform() (cleaning alone) alone, no imputation) every value is
+ * CLS_CLIP_KEEP (cleaning with no scaler, no imputation) every value is
  * written as it was read, missing ones and the sentinel too: astropy's
  * masked array, whose data is a copy of the input and mask_out the mask
  * (one pass over the data writes both; in place, nothing is written).
@@ -419,7 +419,7 @@ typedef struct cls_clean {
                                               return_bounds; the data's type, as numpy's);
                                               NaN where nothing was left to compute them
                                               from; -Inf and +Inf without clipping */
-    /* cls_fit_transform() (cleaning alone) only: */
+    /* only when the pipeline cleans with no scaler, factors or statistics asked for: */
     uint8_t        *mask_out;          /* NULL, or: one byte per value of the input, in its
                                           layout: 1 where the value is missing or clipped
                                           (astropy's sigma_clip mask), else 0 */

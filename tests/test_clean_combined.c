@@ -4,8 +4,7 @@
  * and its own rows of one array (uneven, one with none); the counts' hook
  * sums, the stats hook merges the participants' columns in participant
  * order behind barriers (every participant computes the same merge, so
- * the same bits). Every participant must end with one cls_fit_transform() (cleaning alone)
- * (or cls_fit_transform()) call's counts and fills over the whole array
+ * the same bits). Every participant must end with one cls_fit_transform() call's counts and fills over the whole array
  * and, for its rows, its output: byte for byte with a median centre,
  * mad_std and a median fill, within 1e-12 with the mean and std. A failure
  * of one participant's arguments reaches the others. PoCL and rusticl (not

@@ -40,7 +40,7 @@ static PyMethodDef methods[] = {
     {"clean", (PyCFunction)(void (*)(void))clsext_clean, METH_VARARGS | METH_KEYWORDS,
      "clean(ctx, x, out, mask=None, moments=False, counts=True, bounds=True, *, scope=0, impute=0, fill_value=0.0, missing_value=None, sigma=0.0, "
      "sigma_lower=0.0, sigma_upper=0.0, maxiters=0, center=0, spread=0, mode=0) -> (missing, clipped, fill, "
-     "iterations, lower, upper, mean, m2): cls_fit_transform() (cleaning alone) into out (which may be x, or None: nothing written "
+     "iterations, lower, upper, mean, m2): cls_fit_transform() with no scaler into out (which may be x, or None: nothing written "
      "but the mask and the per-column outputs), and into mask (bool or uint8, x's size) 1 where a value is "
      "missing or clipped; with moments, the mean and m2 of the values kept (else None); without counts,\n"
      "None for missing, clipped and fill, without bounds for lower and upper (not computed into arrays)."},
