@@ -208,18 +208,25 @@ inline void F(q_select)(__global UKEY *a, __global UKEY *b, __global uint *h, ui
 {
     uint bits = rows >= S_WIDE_MIN ? 11 : 8, nb = 1u << bits;
     uint small = nb > S_MERGE_MAX ? nb : S_MERGE_MAX;
-    uint lo[16], hi[16], in_b[16], fin[16];
+    /* moved[t]: the level (from 1) at which target t last moved; a target
+     * moves at most once a level, with every target of its range, so that
+     * at each level the ranges are equal or disjoint and all in one array.
+     * (Moved twice, it would leave the targets it shared a range with in
+     * the other array over the same places, whose next move would then
+     * write over its keys.) */
+    uint lo[16], hi[16], in_b[16], fin[16], moved[16];
     for (uint t = 0; t < nk; t++) {
         lo[t] = 0;
         hi[t] = n;
         in_b[t] = 0;
         fin[t] = n <= small;
+        moved[t] = 0;
     }
     __global uint *c = h, *want = h + nb;
     for (uint level = 0; level < Q_SEL_LEVELS; level++) {
         uint any = 0;
         for (uint t = 0; t < nk; t++) {
-            if (fin[t]) continue;
+            if (fin[t] || moved[t] == level + 1) continue;
             any = 1;
             uint l = lo[t], e = hi[t], ib = in_b[t];
             __global UKEY *src = ib ? b : a, *dst = ib ? a : b;
@@ -273,6 +280,7 @@ inline void F(q_select)(__global UKEY *a, __global UKEY *b, __global uint *h, ui
                 nwant += want[lb] ? 0 : hi[u] - lo[u];
                 want[lb] = 1;
                 in_b[u] = !ib;
+                moved[u] = level + 1;
                 fin[u] = hi[u] - lo[u] <= small;
             }
             /* where the wanted buckets hold a good part of the keys

@@ -297,7 +297,9 @@ static void runs_of_equal_high_digits(void **state)
  * boundaries (a few distinct values, bits set at one digit per level, so
  * each level halves the range), a value holding half the column with the
  * wanted ranks at its edges, signs and huge values beside a narrow cluster
- * (the first digit the sign and exponent), and clean_ref.c's hostile set
+ * (the first digit the sign and exponent), the benchmark's normal data with
+ * a few outliers (neighbouring ranks parting below one crowded bucket),
+ * and clean_ref.c's hostile set
  * (NaN, +-Inf, constant, all NaN) in the other columns. As the counting
  * passes and the float64 reference, bit for bit. */
 static void selection_by_levels(void **state)
@@ -331,8 +333,16 @@ static void selection_by_levels(void **state)
                 double v1 = u < 0.5 ? 3.0 : u < 0.75 ? 3.0 + ldexp(1.0, -(int)mb + 1) : 3.0 - ldexp(1.0, -(int)mb);
                 /* column 2: a narrow cluster, a few negative and huge values */
                 double v2 = r % 97 == 5 ? -1e30 : r % 89 == 7 ? 1e30 : 10.0 + rng_normal(&g) * 1e-3;
-                double vs[3] = {v0, v1, v2};
-                for (size_t c = 0; c < 3; c++) {
+                /* column 3: the shapes benchmark's data, normal(10, 2) with
+                 * one value in a thousand times 50 and one below 2: the
+                 * first digit leaves nearly every key in one bucket, and
+                 * neighbouring ranks (a quantile's two) part at the next
+                 * level, each moving once a level */
+                double v3 = 10.0 + 2.0 * rng_normal(&g);
+                if (r % 1000 == 17) v3 *= 50.0;
+                if (r == 3) v3 = 1.5;
+                double vs[4] = {v0, v1, v2, v3};
+                for (size_t c = 0; c < 4; c++) {
                     if (t == CLS_F64) ((double *)x.data)[r * C + c] = vs[c];
                     else ((float *)x.data)[r * C + c] = (float)vs[c];
                 }
