@@ -7,12 +7,11 @@
  * modelled GPU's kernels are compiled first (a context on it alone), as
  * the H100's were cached; the CPU device compiles cold in the first call
  * of a context on both. The promise: after that call, the CPU device (the
- * faster one on this model) takes slices in the later calls, and those
- * calls are not slower than the CPU device alone (1.5x and 1 ms of slack
- * for calls of a few ms on a shared host; the broken case is 7x).
- * Proven able to fail: with report.c's rule (a rate taken over a compile is
- * not kept) removed, the CPU device took no slice in 12 of 12 later calls,
- * 29.4 ms together against 4.0 ms alone. */
+ * faster one on this model) takes slices in the later calls: a decision of
+ * the scheduler, read from the reports (the times are printed, not
+ * compared: a test asserts decisions, the benchmark measures). Proven able
+ * to fail: with report.c's rule (a rate taken over a compile is not kept)
+ * removed, the CPU device took no slice in 12 of 12 later calls. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,10 +93,9 @@ static void a_device_compiled_cold_in_the_first_call_takes_its_share_later(void 
     double m_all = t_all[LATER / 2 + LATER / 4], m_alone = t_alone[LATER / 2 + LATER / 4];
     print_message("# later calls: together %.2f ms, CPU alone %.2f ms (%.3f); the CPU device took slices in %zu of %d "
                   "calls\n", 1e3 * m_all, 1e3 * m_alone, m_all / m_alone, calls_with, LATER);
+    /* the team rule tries the other way now and then (docs/DISCRETE.md):
+     * half the later calls at least, where the broken case gave none */
     assert_true(calls_with >= LATER / 2);
-    /* the broken case was 7x (the 82 ms case: 5x); calls of a few ms on a
-     * shared 2-core host vary by 3x from one to the next */
-    assert_true(m_all <= 1.5 * m_alone + 1e-3);
     /* and the output is right */
     double *want = malloc(3 * 60 * 9845 * sizeof *want);
     assert_non_null(want);
