@@ -20,6 +20,8 @@
  * that slice partly written, and says so.
  * Also cls_quantiles (a host output: each entry right or untouched on a
  * failure; it fails the call rather than redo a failed device's units),
+ * the cleaning (sigma clipping and median imputation), a Savitzky-Golay
+ * trend and cls_describe, each the same way,
  * cls_fit_transform on the caller's cl_context, queue and buffers
  * (with an event out: each output element right or untouched, the input
  * buffer unchanged, no reference kept to the caller's objects),
@@ -692,6 +694,117 @@ static void quantiles_survive_a_failure_at_every_call(void **state)
     ref_free(&x);
 }
 
+/* ---- the other paths: cleaning, light curves, describe ---- */
+
+/* One call of a path into `out` (nout doubles) on ctx. */
+typedef cls_status (*path_call)(cls_context *ctx, const cls_array *x, double *out, size_t nout);
+
+static cls_status clean_call(cls_context *ctx, const cls_array *x, double *out, size_t nout)
+{
+    (void)nout;
+    cls_clean c = {.sigma = 2.5, .impute = CLS_IMPUTE_MEDIAN};
+    cls_array y = *x;
+    y.data = out;
+    return cls_fit_transform(ctx, &(cls_pipeline){.clean = &c}, x, &y, NULL);
+}
+
+static cls_status trend_call(cls_context *ctx, const cls_array *x, double *out, size_t nout)
+{
+    (void)nout;
+    cls_clean c = {.detrend = CLS_DETREND_SAVGOL, .window = 11, .polyorder = 2};
+    cls_array y = *x;
+    y.data = out;
+    return cls_fit_transform(ctx, &(cls_pipeline){.clean = &c}, x, &y, NULL);
+}
+
+/* The summary's column records, as doubles (their fields are 8 bytes each). */
+static cls_status describe_call(cls_context *ctx, const cls_array *x, double *out, size_t nout)
+{
+    assert_int_equal(nout * sizeof *out, x->batch * x->cols * sizeof(cls_column_summary));
+    cls_summary s = {.columns = (cls_column_summary *)out};
+    return cls_describe(ctx, x, CLS_SCOPE_MATRIX, 3, &s);
+}
+
+/* A path's call with a failure at every call of each device in turn, as
+ * quantiles_survive_a_failure_at_every_call does: a success gives the
+ * healthy result bit for bit; a failure leaves every output element right
+ * or untouched; the input is unchanged; objects balance. */
+static void path_survives(const char *name, path_call fn, const cls_array *x, size_t nout)
+{
+    double *good = malloc(nout * sizeof *good), *out = malloc(nout * sizeof *out);
+    size_t nx = x->batch * x->rows * x->cols;
+    double *x0 = malloc(nx * sizeof *x0);
+    assert_non_null(good);
+    assert_non_null(out);
+    assert_non_null(x0);
+    memcpy(x0, x->data, nx * sizeof *x0);
+    cls_context *ctx = NULL;
+    assert_int_equal(create(&ctx), CLS_OK);
+    int r0 = fault_count.add(DEVICE, 0, NULL, -1, 0, 0), r1 = fault_count.add(DEVICE, 1, NULL, -1, 0, 0);
+    cls_status st = fn(ctx, x, good, nout);
+    if (st != CLS_OK) print_lines(name, cls_last_error(ctx));
+    assert_int_equal(st, CLS_OK);
+    long healthy[2] = {fault_count.seen(r0), fault_count.seen(r1)};
+    fault_count.clear();
+    cls_context_destroy(ctx);
+    assert_true(healthy[0] + healthy[1] > 0);
+    size_t runs = 0, ok = 0, failed = 0;
+    for (int nth = 0; nth < 2; nth++) {
+        long longest = healthy[nth];
+        for (long k = 0; k < longest && k < MAX_K; k++) {
+            char label[160];
+            long before = live_objects();
+            for (size_t i = 0; i < nout; i++) out[i] = SENTINEL;
+            ctx = NULL;
+            assert_int_equal(create(&ctx), CLS_OK);
+            int r = fault_count.add(DEVICE, nth, NULL, k, 1, 0);
+            st = fn(ctx, x, out, nout);
+            long injected = fault_count.injected(r), seen = fault_count.seen(r);
+            const char *call = fault_count.failed_call(r);
+            fault_count.clear();
+            if (seen > longest) longest = seen;
+            snprintf(label, sizeof label, "%s, device %d, call %ld (%s)", name, nth, k, call ? call : "-");
+            runs += injected > 0;
+            size_t bad = 0;
+            if (st == CLS_OK) {
+                ok += injected > 0;
+                bad = memcmp(out, good, nout * sizeof *out) != 0;
+                if (bad) print_message("# %s: succeeded with another result\n", label);
+            } else {
+                failed++;
+                assert_true(injected > 0);
+                if (failed <= 2) print_lines(label, cls_last_error(ctx));
+                for (size_t i = 0; i < nout; i++)
+                    if (out[i] != SENTINEL && memcmp(&out[i], &good[i], 8) != 0 && bad++ < 3)
+                        print_message("# %s: element %zu is %.17g, neither %.17g nor untouched\n", label, i,
+                                      out[i], good[i]);
+            }
+            assert_int_equal(bad, 0);
+            assert_memory_equal(x->data, x0, nx * sizeof *x0);
+            cls_context_destroy(ctx);
+            expect_balanced(before, label);
+        }
+    }
+    print_message("# %s: %zu runs with a failure: %zu succeeded, %zu failed cleanly\n", name, runs, ok, failed);
+    /* the faults fired: at least one run for each device that made calls */
+    assert_true(runs > 0);
+    free(good);
+    free(out);
+    free(x0);
+}
+
+static void cleaning_trends_and_describe_survive_a_failure_at_every_call(void **state)
+{
+    (void)state;
+    /* groups longer than the networks (the sort regime's units) with missing values */
+    cls_array x = ref_make(CLS_F64, 2, 300, 5, 47, REF_MISSING | REF_NEGATIVE);
+    size_t n = x.batch * x.rows * x.cols;
+    path_survives("cleaning", clean_call, &x, n);
+    path_survives("savgol trend", trend_call, &x, n);
+    path_survives("describe", describe_call, &x, x.batch * x.cols * sizeof(cls_column_summary) / sizeof(double));
+    ref_free(&x);
+}
+
 /* ---- data already on a device: the caller's buffers ---- */
 
 /* cls_fit_transform out of place on the caller's cl_context, queue
@@ -980,6 +1093,7 @@ int main(void)
         cmocka_unit_test(in_place_transform_survives_a_failure_at_every_call),
         cmocka_unit_test(a_device_lost_halfway_through_a_kernel),
         cmocka_unit_test(quantiles_survive_a_failure_at_every_call),
+        cmocka_unit_test(cleaning_trends_and_describe_survive_a_failure_at_every_call),
         cmocka_unit_test(caller_buffers_right_or_untouched_at_every_call),
         cmocka_unit_test(tool_output_is_whole_or_unchanged_at_every_call),
     };
