@@ -183,6 +183,29 @@ class NanTags:
         return tags
 
 
+try:  # scikit-learn >= 1.6: the public helper
+    from sklearn.utils.validation import validate_data as _sk_validate_data
+except ImportError:  # 1.2 - 1.5: the estimator method of those versions
+    _sk_validate_data = None
+
+
+def check_feature_names(estimator, X, n_features, reset):
+    """scikit-learn's rules for feature names and their count, for every
+    scikit-learn version in one place (with NanTags): fit records a
+    DataFrame's column names (feature_names_in_) and n_features_in_,
+    transform compares them, with scikit-learn's own warnings and errors.
+    Given an empty 2-D probe of X's columns (a DataFrame's first 0 rows, or
+    an empty array of n_features columns for arrays of any dimension), so
+    that scikit-learn neither converts the data nor reads a 3-D batch's
+    rows as its features."""
+    probe = X.head(0) if hasattr(X, "columns") and hasattr(X, "head") else np.empty((0, n_features))
+    if _sk_validate_data is not None:
+        _sk_validate_data(estimator, probe, reset=reset, skip_check_array=True)
+    else:
+        estimator._check_feature_names(probe, reset=reset)
+        estimator._check_n_features(probe, reset=reset)
+
+
 class Estimator(NanTags, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Base of the clscale transformers: validation and tags."""
 
@@ -192,15 +215,9 @@ class Estimator(NanTags, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         return super().get_feature_names_out(input_features)
 
     def _validate(self, X, reset, empty_ok=False):
-        self._check_feature_names(X, reset=reset)
-        X = as_data(X, self, empty_ok=empty_ok)
-        n = X.shape[-1]
-        if reset:
-            self.n_features_in_ = n
-        elif n != self.n_features_in_:
-            raise ValueError(f"X has {n} features, but {type(self).__name__} is expecting "
-                             f"{self.n_features_in_} features as input.")
-        return X
+        data = as_data(X, self, empty_ok=empty_ok)
+        check_feature_names(self, X, data.shape[-1], reset)
+        return data
 
 
 class _FittedAttribute:
