@@ -523,17 +523,22 @@ __kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, 
             }
             ACC Kl = LANE(K, l), trend;
             int cn = (int)LANE(cnt, l);
-            if (mean) {
+            if (!edge && cn == (int)w) {
+                /* a full window: the vector branch's arithmetic, in its
+                 * order, so that a lane's value does not depend on the
+                 * columns beside it (a call over other groups, a streamed
+                 * chunk, another rank gives the same bits) */
+                trend = gw0 * LANE(S0, l) + (deriv ? 0 : Kl);
+                if (!mean) trend += gw1 * LANE(S1, l) + gw2 * LANE(S2, l);
+            } else if (mean) {
                 trend = cn > 0 ? LANE(S0, l) / (ACC)cn + Kl : (ACC)NAN;
-            } else if (edge || cn != (int)w) {
+            } else {
                 if (coef[l] != ws) {
                     ACC Sl[3] = {LANE(S0, l), LANE(S1, l), LANE(S2, l)};
                     F(lc_fit)(pxl, ncols, n, mode, cval, flags, sent, ws, w, q, cen, d, Sl, (uint)cn, a[l]);
                     coef[l] = ws;
                 }
                 trend = F(lc_eval)(a[l], q, deriv, ((ACC)(li - ws) - cen) * d, fac, deriv ? 0 : Kl);
-            } else {
-                trend = gw0 * LANE(S0, l) + gw1 * LANE(S1, l) + gw2 * LANE(S2, l) + (deriv ? 0 : Kl);
             }
             pyl[i * ncols] = F(lc_out)(vl, trend, op);
         }

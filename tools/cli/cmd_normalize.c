@@ -506,7 +506,7 @@ static int run(args *a)
         pp = &cp;
     }
     int streamed = 0;
-    if (!reduce && cli_stream_wanted(&in) && !(a->cmd == CMD_CLEAN && a->verbose)) {
+    if (cli_stream_wanted(&in) && !(a->cmd == CMD_CLEAN && a->verbose)) {
         int fits = a->cmd == CMD_NORMALIZE || a->cmd == CMD_CLEAN;
         st = cli_stream_run(ctx, pp, fits ? NULL : stats, fit, a->in, &in, &out, err, sizeof err);
         streamed = !(st == CLS_E_UNSUPPORTED && pp && pp->clean);
