@@ -5,8 +5,12 @@
  * choice of one pass or two, running the in-memory pipeline on each chunk
  * in its buffer (in place, every device taking part as in any call),
  * assembling the statistics, progress, the report, and the check that the
- * input did not change while it was read. The reads and writes are
- * io/stream_io.c's; this file only hands it buffers and chunk offsets. */
+ * input did not change while it was read. Light curves (a trend, bins)
+ * take chunks of whole series only (whole matrices, blocks of whole
+ * columns, the batch in batch scope): a row block is refused, naming the
+ * limit; bins reduced write each chunk's rows at their own offsets. The
+ * reads and writes are io/stream_io.c's; this file only hands it buffers
+ * and chunk offsets. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
