@@ -599,22 +599,25 @@ static REAL F(lc_select)(__global REAL *a, ulong st, long n, long k)
 #define LC_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define LC_MAX(a, b) ((a) < (b) ? (b) : (a))
 
-/* The median (numpy's: the mean of the middle two of an even count) of the
- * cnt valid values of rows [r0, r1) (at most LC_SMALL) of column pointer
+/* The median (numpy's: the mean of the middle two of an even count; NaN
+ * for none) of the valid values of rows [r0, r1) (at most LC_SMALL) of column pointer
  * px: loaded into a private array, the missing ones as +Inf (no valid value
  * is infinite), sorted by Batcher's network of the smallest power of two
  * that holds the bin (the same for every work-item: no divergence), the
  * middle ones read by constant indices (a private array indexed at run time
  * PoCL keeps out of registers). */
-static ACC F(lc_median_net)(__global const REAL *px, ulong st, ulong r0, ulong r1, uint cnt, uint flags, REAL sent)
+static ACC F(lc_median_net)(__global const REAL *px, ulong st, ulong r0, ulong r1, uint flags, REAL sent)
 {
     REAL w[LC_SMALL];
-    uint k = (uint)(r1 - r0), qb = k <= 4 ? 4 : k <= 8 ? 8 : k <= 16 ? 16 : LC_SMALL;
+    uint k = (uint)(r1 - r0), qb = k <= 4 ? 4 : k <= 8 ? 8 : k <= 16 ? 16 : LC_SMALL, cnt = 0;
 #pragma unroll
     for (uint i = 0; i < LC_SMALL; i++) {
         REAL v = i < k ? px[(r0 + i) * st] : (REAL)INFINITY;
-        w[i] = i < k && !F(lc_valid)(v, flags, sent) ? (REAL)INFINITY : v;
+        int ok = i < k && F(lc_valid)(v, flags, sent);
+        w[i] = ok ? v : (REAL)INFINITY;
+        cnt += ok;
     }
+    if (!cnt) return (ACC)NAN;
     CLS_SORTNET_OEM_UPTO(REAL, w, qb, LC_SMALL, LC_MIN, LC_MAX)
     uint m2 = cnt / 2, m1 = cnt & 1 ? m2 : m2 - 1;
     REAL lo = 0, hi = 0;
@@ -629,15 +632,15 @@ static ACC F(lc_median_net)(__global const REAL *px, ulong st, ulong r0, ulong r
 static ACC F(lc_bin_stat)(__global const REAL *px, __global REAL *pt, ulong st, ulong r0, ulong r1, int method,
                           uint flags, REAL sent)
 {
+    /* the median of a short bin by a sorting network, one read of the bin;
+     * longer bins select in scratch */
+    if (method == LC_BIN_MEDIAN && r1 - r0 <= LC_SMALL) return F(lc_median_net)(px, st, r0, r1, flags, sent);
     ACC sum = 0, comp = 0;
     uint cnt = 0;
-    /* the median of a short bin by a sorting network (lc_median_net),
-     * longer bins select in scratch */
-    int priv = method == LC_BIN_MEDIAN && r1 - r0 <= LC_SMALL;
     for (ulong r = r0; r < r1; r++) {
         REAL v = px[r * st];
         if (!F(lc_valid)(v, flags, sent)) continue;
-        if (method == LC_BIN_MEDIAN && !priv) pt[(ulong)cnt * st] = v;
+        if (method == LC_BIN_MEDIAN) pt[(ulong)cnt * st] = v;
         ACC a = (ACC)v, s = sum + a;
         comp += fabs(sum) >= fabs(a) ? (sum - s) + a : (a - s) + sum;
         sum = s;
@@ -647,7 +650,6 @@ static ACC F(lc_bin_stat)(__global const REAL *px, __global REAL *pt, ulong st, 
     if (method == LC_BIN_SUM) return sum + comp;
     if (!cnt) return (ACC)NAN;
     if (method == LC_BIN_MEAN) return (sum + comp) / (ACC)cnt;
-    if (priv) return F(lc_median_net)(px, st, r0, r1, cnt, flags, sent);
     /* median: numpy's, the mean of the middle two of an even count; after
      * the selection of the upper one, the lower is the largest below it */
     ACC hi = (ACC)F(lc_select)(pt, st, (long)cnt, (long)(cnt / 2));
