@@ -5,7 +5,8 @@
  * larger than a buffer, the whole batch in batch scope; every edge mode,
  * windows longer than the series, odd sizes, gaps (NaN, Inf); bins
  * smoothed and reduced (the output then one row per bin, its file
- * written at its own offsets). A series larger than a buffer is refused,
+ * written at its own offsets); bins alone in row blocks of whole bins. A
+ * series larger than a buffer is otherwise refused,
  * naming the limit, the output left as it was; the process's peak memory
  * grows by the buffers, not by the file. */
 #include <fcntl.h>
@@ -276,6 +277,34 @@ static void column_blocks_of_a_matrix_larger_than_a_buffer(void **state)
     free(x.data);
 }
 
+/* Bins alone (no trend, no cleaning) per matrix need no whole series: a
+ * matrix of 400 rows (9600 B) in row blocks of a multiple of the bin's
+ * rows (4 KiB buffers), each block's bins at their place; a bin longer
+ * than a buffer's rows takes a block of its own. */
+static void bins_alone_stream_in_row_blocks_of_whole_bins(void **state)
+{
+    (void)state;
+    cls_dtype dt = runs(CLS_F64) ? CLS_F64 : CLS_F32;
+    cls_array x = curves(dt, 3, 400, 3, 17);
+    static const struct {
+        unsigned k;
+        cls_bin_stat s;
+        int reduce;
+    } cases[] = {{7, CLS_BIN_MEDIAN, 0}, {7, CLS_BIN_MEAN, 1}, {5, CLS_BIN_COUNT, 1}, {3, CLS_BIN_BOUNDARY, 0},
+                 {300, CLS_BIN_MEDIAN, 1}, {33, CLS_BIN_SUM, 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        cls_clean c = {.bin_rows = cases[i].k, .bin_stat = cases[i].s};
+        cls_pipeline p = {.scope = CLS_SCOPE_MATRIX, .clean = &c};
+        cls_array o = x;
+        if (cases[i].reduce) o.rows = (400 + cases[i].k - 1) / cases[i].k;
+        char what[96];
+        snprintf(what, sizeof what, "bins of %u, stat %d, %s", cases[i].k, (int)cases[i].s,
+                 cases[i].reduce ? "reduced" : "smoothed");
+        same_streamed(&p, &x, &o, 4096, 0, what);
+    }
+    free(x.data);
+}
+
 static void a_series_larger_than_a_buffer_is_refused_naming_the_limit(void **state)
 {
     (void)state;
@@ -379,6 +408,7 @@ int main(void)
         cmocka_unit_test(streamed_trend_then_scaler_equals_the_call_in_memory),
         cmocka_unit_test(streamed_bins_reduce_to_one_row_per_bin),
         cmocka_unit_test(column_blocks_of_a_matrix_larger_than_a_buffer),
+        cmocka_unit_test(bins_alone_stream_in_row_blocks_of_whole_bins),
         cmocka_unit_test(a_series_larger_than_a_buffer_is_refused_naming_the_limit),
         cmocka_unit_test(peak_memory_is_the_pool_not_the_file),
     };

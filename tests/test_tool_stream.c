@@ -226,10 +226,11 @@ static void cleaning_streams_like_mapped(void **s)
 
 /* Light curves stream whole matrices (1600 B each in a 4 KiB chunk): the
  * trend, smoothed bins, bins reduced (OUT one row per bin of 4: the
- * stream writes 10 rows a matrix), a scaler after the trend. A series
- * larger than a chunk (the batch in batch scope, a matrix of 300 rows)
- * is refused by the library and the tool maps the input: the same bytes
- * every way. */
+ * stream writes 10 rows a matrix), a scaler after the trend. Bins alone
+ * stream a matrix of 300 rows in row blocks of whole bins; a trend over a
+ * series larger than a chunk (the batch in batch scope, a matrix of 300
+ * rows) is refused by the library and the tool maps the input: the same
+ * bytes every way. */
 static void light_curves_stream_like_mapped(void **s)
 {
     (void)s;
@@ -240,6 +241,7 @@ static void light_curves_stream_like_mapped(void **s)
         {"clean", "--detrend", "mean:7", "--detrend-edge", "wrap", "--bin", "4,mean", NULL},
         {"clean", "--sigma-clip", "3", "--bin", "4,count", NULL},
         {"clean", "--bin", "3,sum", "--scope", "batch", NULL},
+        {"clean", "--bin", "7,median", NULL},
         {"normalize", "--method", "minmax", "--detrend", "mean:5", "--detrend-op", "divide", NULL},
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)

@@ -7,8 +7,9 @@
  * assembling the statistics, progress, the report, and the check that the
  * input did not change while it was read. Light curves (a trend, bins)
  * take chunks of whole series only (whole matrices, blocks of whole
- * columns, the batch in batch scope): a row block is refused, naming the
- * limit; bins reduced write each chunk's rows at their own offsets. The
+ * columns, the batch in batch scope; bins alone per matrix, row blocks of
+ * whole bins): a row block of a series is refused, naming the limit;
+ * bins reduced write each chunk's rows at their own offsets. The
  * reads and writes are io/stream_io.c's; this file only hands it buffers
  * and chunk offsets. */
 #include <stdio.h>
@@ -91,6 +92,8 @@ typedef struct sjob {
      * to obuf, then to the start of its buffer, which writes them */
     int reduce;
     uint64_t obins;
+    unsigned bin_align;         /* bins alone per matrix: row blocks of a multiple of these rows
+                                   (a bin never spans two blocks), else 0 */
     void *obuf;
     size_t ocap;
 } sjob;
@@ -151,6 +154,14 @@ static int column_blocks(const sjob *j, size_t want, int allowed, size_t *w)
     return *w * j->es >= CLS_STREAM_RUN_MIN;
 }
 
+/* The bins (reduced) of chunk c's rows in each of its groups: a row
+ * block's (it starts on a bin's first row) or a whole group's. */
+static uint64_t chunk_bins(const sjob *j, const chunk *c)
+{
+    if (c->nr == j->R || !j->bin_align) return j->obins;
+    return (c->nr + j->bin_align - 1) / j->bin_align;
+}
+
 static cls_status plan(sjob *j, const cls_stream_opts *o, int cols_ok)
 {
     size_t want = o && o->buffer_bytes ? o->buffer_bytes : buffer_default();
@@ -183,7 +194,9 @@ static cls_status plan(sjob *j, const cls_stream_opts *o, int cols_ok)
             j->ch[i].nc = j->C;
         }
     } else {
-        size_t k = rwant / row, per = (j->R + k - 1) / k;
+        size_t k = rwant / row;
+        if (j->bin_align) k = k < j->bin_align ? j->bin_align : k - k % j->bin_align;
+        size_t per = (j->R + k - 1) / k;
         if (per > SIZE_MAX / j->B) return cls_fail(j->ctx, CLS_E_ARG, "too many chunks");
         n = per * j->B;
         j->ch = calloc(n, sizeof *j->ch);
@@ -217,8 +230,9 @@ static cls_status plan(sjob *j, const cls_stream_opts *o, int cols_ok)
             /* the chunk's groups (whole: reduce needs them) as obins rows
              * each, at their place in the output */
             size_t g0 = j->p.scope == CLS_SCOPE_BATCH ? 0 : c->b0, ng = j->p.scope == CLS_SCOPE_BATCH ? 1 : c->nb;
-            j->io[i].out_off = j->out->offset + ((uint64_t)g0 * j->obins * j->C + c->c0) * j->es;
-            j->io[i].out_len = (size_t)(ng * j->obins) * c->nc * j->es;
+            uint64_t b0 = (j->bin_align ? c->r0 / j->bin_align : 0), nbins = chunk_bins(j, c);
+            j->io[i].out_off = j->out->offset + (((uint64_t)g0 * j->obins + b0) * j->C + c->c0) * j->es;
+            j->io[i].out_len = (size_t)(ng * nbins) * c->nc * j->es;
             if (c->nc < j->C) {
                 j->io[i].out_seg = c->nc * j->es;
                 j->io[i].out_stride = row;
@@ -372,10 +386,10 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
             p.clean = &cc;
         }
         if (j->reduce) {
-            size_t ng = p.scope == CLS_SCOPE_BATCH ? 1 : c->nb;
-            cls_array y = {.data = j->obuf, .dtype = x.dtype, .batch = ng, .rows = (size_t)j->obins, .cols = c->nc};
+            size_t ng = p.scope == CLS_SCOPE_BATCH ? 1 : c->nb, nbins = (size_t)chunk_bins(j, c);
+            cls_array y = {.data = j->obuf, .dtype = x.dtype, .batch = ng, .rows = nbins, .cols = c->nc};
             st = cls_host_bin(ctx, p.clean, p.scope, &x, &y);
-            if (st == CLS_OK) memcpy(buf, j->obuf, ng * j->obins * c->nc * j->es);
+            if (st == CLS_OK) memcpy(buf, j->obuf, ng * nbins * c->nc * j->es);
         } else if (cls_lc_active(p.clean) && p.scaler == CLS_NONE && !p.factors && !j->want_stats) {
             /* cleaning alone, as the in-memory call runs it */
             st = cls_host_clean(ctx, p.clean, p.scope, &x, &x);
@@ -666,6 +680,23 @@ static int whole_groups(const sjob *j)
     return j->ch[0].nc < j->C || (j->p.scope == CLS_SCOPE_MATRIX ? j->ch[0].nr == j->R : j->n == 1);
 }
 
+/* Bins alone per matrix (no trend, no cleaning, no scaler): each bin is
+ * its own rows, so row blocks that start on a bin's first row need
+ * nothing from their neighbours. */
+static int bins_alone(const cls_pipeline *p)
+{
+    const cls_clean *c = p->clean;
+    if (!c || p->scope != CLS_SCOPE_MATRIX || p->scaler != CLS_NONE || p->factors || !c->bin_rows ||
+        c->bin_stat == CLS_BIN_NONE)
+        return 0;
+    /* nothing of the cleaning (its passes need whole groups) nor a trend */
+    return !c->has_missing_value && c->impute == CLS_IMPUTE_NONE && c->sigma == 0 && c->sigma_lower == 0 &&
+           c->sigma_upper == 0 && !c->missing_out && !c->clipped_out && !c->fill_out && !c->iterations_out &&
+           !c->lower_out && !c->upper_out && !c->mask_out && !c->mean_out && !c->m2_out &&
+           c->detrend == CLS_DETREND_NONE && !c->window && !c->polyorder && !c->deriv && c->delta == 0 &&
+           !c->edge && c->cval == 0 && !c->origin && !c->detrend_op;
+}
+
 /* Light curves take every chunk whole: a window or a bin spans the rows
  * of its series (a matrix, or the batch in batch scope), which a row
  * block cuts. The limit named: the series must fit one buffer (or, with
@@ -741,11 +772,13 @@ cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const
     if (st == CLS_OK && j.p.inverse)
         st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: inverse needs fitted statistics; use "
                       "cls_transform");
+    if (st == CLS_OK && bins_alone(&j.p)) j.bin_align = j.p.clean->bin_rows;
     if (st == CLS_OK) st = plan(&j, opts, 1);
-    if (st == CLS_OK && cls_lc_active(j.p.clean) && !whole_groups(&j)) st = lc_too_long(&j);
+    if (st == CLS_OK && cls_lc_active(j.p.clean) && !whole_groups(&j) && !j.bin_align) st = lc_too_long(&j);
     if (st == CLS_OK) {
-        /* one pass when every chunk holds whole statistics groups */
-        int whole = whole_groups(&j);
+        /* one pass when every chunk holds whole statistics groups (or,
+         * bins alone, whole bins) */
+        int whole = whole_groups(&j) || j.bin_align;
         j.want_stats = fitted != NULL;
         if (j.p.clean && !whole) {
             /* a group's values are not in memory together: the cleaning
