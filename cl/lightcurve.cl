@@ -523,17 +523,22 @@ __kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, 
             }
             ACC Kl = LANE(K, l), trend;
             int cn = (int)LANE(cnt, l);
-            if (mean) {
+            if (!edge && cn == (int)w) {
+                /* a full window: the vector branch's arithmetic, in its
+                 * order, so that a lane's value does not depend on the
+                 * columns beside it (a call over other groups, a streamed
+                 * chunk, another rank gives the same bits) */
+                trend = gw0 * LANE(S0, l) + (deriv ? 0 : Kl);
+                if (!mean) trend += gw1 * LANE(S1, l) + gw2 * LANE(S2, l);
+            } else if (mean) {
                 trend = cn > 0 ? LANE(S0, l) / (ACC)cn + Kl : (ACC)NAN;
-            } else if (edge || cn != (int)w) {
+            } else {
                 if (coef[l] != ws) {
                     ACC Sl[3] = {LANE(S0, l), LANE(S1, l), LANE(S2, l)};
                     F(lc_fit)(pxl, ncols, n, mode, cval, flags, sent, ws, w, q, cen, d, Sl, (uint)cn, a[l]);
                     coef[l] = ws;
                 }
                 trend = F(lc_eval)(a[l], q, deriv, ((ACC)(li - ws) - cen) * d, fac, deriv ? 0 : Kl);
-            } else {
-                trend = gw0 * LANE(S0, l) + gw1 * LANE(S1, l) + gw2 * LANE(S2, l) + (deriv ? 0 : Kl);
             }
             pyl[i * ncols] = F(lc_out)(vl, trend, op);
         }
@@ -591,18 +596,51 @@ static REAL F(lc_select)(__global REAL *a, ulong st, long n, long k)
 }
 
 #define LC_SMALL 32 /* bins up to this many rows take their median in private memory (lightcurve.c) */
+#define LC_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define LC_MAX(a, b) ((a) < (b) ? (b) : (a))
+
+/* The median (numpy's: the mean of the middle two of an even count; NaN
+ * for none) of the valid values of rows [r0, r1) (at most LC_SMALL) of column pointer
+ * px: loaded into a private array, the missing ones as +Inf (no valid value
+ * is infinite), sorted by Batcher's network of the smallest power of two
+ * that holds the bin (the same for every work-item: no divergence), the
+ * middle ones read by constant indices (a private array indexed at run time
+ * PoCL keeps out of registers). */
+static ACC F(lc_median_net)(__global const REAL *px, ulong st, ulong r0, ulong r1, uint flags, REAL sent)
+{
+    REAL w[LC_SMALL];
+    uint k = (uint)(r1 - r0), qb = k <= 4 ? 4 : k <= 8 ? 8 : k <= 16 ? 16 : LC_SMALL, cnt = 0;
+#pragma unroll
+    for (uint i = 0; i < LC_SMALL; i++) {
+        REAL v = i < k ? px[(r0 + i) * st] : (REAL)INFINITY;
+        int ok = i < k && F(lc_valid)(v, flags, sent);
+        w[i] = ok ? v : (REAL)INFINITY;
+        cnt += ok;
+    }
+    if (!cnt) return (ACC)NAN;
+    CLS_SORTNET_OEM_UPTO(REAL, w, qb, LC_SMALL, LC_MIN, LC_MAX)
+    uint m2 = cnt / 2, m1 = cnt & 1 ? m2 : m2 - 1;
+    REAL lo = 0, hi = 0;
+#pragma unroll
+    for (uint i = 0; i < LC_SMALL; i++) {
+        lo = i == m1 ? w[i] : lo;
+        hi = i == m2 ? w[i] : hi;
+    }
+    return ((ACC)lo + (ACC)hi) / 2;
+}
 /* The statistic of the valid values of rows [r0, r1) of column pointer px */
 static ACC F(lc_bin_stat)(__global const REAL *px, __global REAL *pt, ulong st, ulong r0, ulong r1, int method,
                           uint flags, REAL sent)
 {
+    /* the median of a short bin by a sorting network, one read of the bin;
+     * longer bins select in scratch */
+    if (method == LC_BIN_MEDIAN && r1 - r0 <= LC_SMALL) return F(lc_median_net)(px, st, r0, r1, flags, sent);
     ACC sum = 0, comp = 0;
     uint cnt = 0;
-    /* the median of a short bin by ranks (below), longer bins select in scratch */
-    int priv = method == LC_BIN_MEDIAN && r1 - r0 <= LC_SMALL;
     for (ulong r = r0; r < r1; r++) {
         REAL v = px[r * st];
         if (!F(lc_valid)(v, flags, sent)) continue;
-        if (method == LC_BIN_MEDIAN && !priv) pt[(ulong)cnt * st] = v;
+        if (method == LC_BIN_MEDIAN) pt[(ulong)cnt * st] = v;
         ACC a = (ACC)v, s = sum + a;
         comp += fabs(sum) >= fabs(a) ? (sum - s) + a : (a - s) + sum;
         sum = s;
@@ -612,28 +650,6 @@ static ACC F(lc_bin_stat)(__global const REAL *px, __global REAL *pt, ulong st, 
     if (method == LC_BIN_SUM) return sum + comp;
     if (!cnt) return (ACC)NAN;
     if (method == LC_BIN_MEAN) return (sum + comp) / (ACC)cnt;
-    if (priv) {
-        /* a value of rank lt (values below it) with eq equal ones holds
-         * the sorted places [lt, lt + eq): the middle one or two found by
-         * counting, O(k^2) reads of the bin (in cache), no private array
-         * indexed at run time (which PoCL keeps out of registers) */
-        uint m2 = cnt / 2, m1 = cnt & 1 ? m2 : m2 - 1;
-        ACC lo = 0, hi = 0;
-        for (ulong r = r0; r < r1; r++) {
-            REAL v = px[r * st];
-            if (!F(lc_valid)(v, flags, sent)) continue;
-            uint lt = 0, eq = 0;
-            for (ulong q = r0; q < r1; q++) {
-                REAL u = px[q * st];
-                int ok = F(lc_valid)(u, flags, sent);
-                lt += ok && u < v;
-                eq += ok && u == v;
-            }
-            if (lt <= m1 && m1 < lt + eq) lo = (ACC)v;
-            if (lt <= m2 && m2 < lt + eq) hi = (ACC)v;
-        }
-        return (lo + hi) / 2;
-    }
     /* median: numpy's, the mean of the middle two of an even count; after
      * the selection of the upper one, the lower is the largest below it */
     ACC hi = (ACC)F(lc_select)(pt, st, (long)cnt, (long)(cnt / 2));

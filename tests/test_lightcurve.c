@@ -375,6 +375,67 @@ static void bins_smooth_by_mean_median_and_boundary(void **state)
     }
 }
 
+/* The median of a bin of up to 32 rows (a sorting network of 4, 8, 16 or
+ * 32 values, cl/lightcurve.cl's lc_median_net) and of a longer one (a
+ * selection in scratch), every length from 1 to 34: exactly numpy's
+ * median of the bin's valid values (ties, NaN, Inf, a bin with none
+ * valid), reduced and smoothed. */
+static void median_of_bins_of_every_length_is_exact(void **state)
+{
+    (void)state;
+    for (int ti = 0; ti < 2; ti++) {
+        cls_dtype t = ti ? CLS_F64 : CLS_F32;
+        if (!runs(t)) continue;
+        size_t B = 2, R = test_suite_is("oclgrind") ? 41 : 101, C = 3;
+        cls_array x = make(t, B, R, C);
+        rng g;
+        rng_seed(&g, 61);
+        for (size_t i = 0; i < B * R * C; i++) {
+            double v = floor(rng_normal(&g) * 4) / 2; /* ties */
+            size_t row = (i / C) % R, c = i % C;
+            if (c == 1 && row % 7 == 2) v = NAN;
+            if (c == 1 && row % 11 == 4) v = row % 2 ? INFINITY : -INFINITY;
+            if (c == 2 && row >= 30 && row < 64) v = NAN; /* bins with nothing valid */
+            put(&x, i, v);
+        }
+        for (unsigned k = 1; k <= 34; k++)
+            for (int smooth = k == 1; smooth < 2; smooth++) { /* (bins of 1 keep the shape: smoothing) */
+                size_t nb = (R + k - 1) / k, orows = smooth ? R : nb;
+                cls_array y = make(t, B, orows, C);
+                cls_clean o = {.bin_rows = k, .bin_stat = CLS_BIN_MEDIAN};
+                cls_status st = cls_fit_transform(ctx, &(cls_pipeline){.clean = &o}, &x, &y, NULL);
+                if (st != CLS_OK) fail_msg("bins of %u: %s", k, cls_last_error(ctx));
+                for (size_t gi = 0; gi < B; gi++)
+                    for (size_t b = 0; b < nb; b++)
+                        for (size_t c = 0; c < C; c++) {
+                            double v[64];
+                            size_t n = 0;
+                            for (size_t i = b * k; i < (b + 1) * k && i < R; i++) {
+                                double a = get(&x, (gi * R + i) * C + c);
+                                if (!valid(a, &o)) continue;
+                                size_t j = n++;
+                                for (; j > 0 && v[j - 1] > a; j--) v[j] = v[j - 1];
+                                v[j] = a;
+                            }
+                            double e = !n ? NAN : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+                            if (t == CLS_F32) e = (float)e;
+                            for (size_t i = b * k; i < (b + 1) * k && i < R; i++) {
+                                size_t at = smooth ? (gi * R + i) * C + c : (gi * nb + b) * C + c;
+                                double a = get(&x, (gi * R + i) * C + c), want = smooth && !valid(a, &o) ? a : e;
+                                double got = get(&y, at);
+                                if (!(got == want || (isnan(got) && isnan(want))))
+                                    fail_msg("%s bins of %u, %s: group %zu bin %zu column %zu: %.17g, numpy's %.17g",
+                                             t == CLS_F64 ? "float64" : "float32", k, smooth ? "smoothed" : "reduced",
+                                             gi, b, c, got, want);
+                                if (!smooth) break;
+                            }
+                        }
+                free(y.data);
+            }
+        free(x.data);
+    }
+}
+
 static void bins_reduce_to_one_row_each(void **state)
 {
     (void)state;
@@ -590,6 +651,7 @@ int main(void)
         cmocka_unit_test(windows_longer_than_the_series),
         cmocka_unit_test(missing_values_are_ignored_in_windows_and_kept),
         cmocka_unit_test(bins_smooth_by_mean_median_and_boundary),
+        cmocka_unit_test(median_of_bins_of_every_length_is_exact),
         cmocka_unit_test(bins_reduce_to_one_row_each),
         cmocka_unit_test(bins_reduce_after_cleaning_and_trend),
         cmocka_unit_test(clipping_then_trend_then_bins),

@@ -499,6 +499,49 @@ static void one_rank_failing_fails_every_rank(void **state)
     free(x);
 }
 
+/* Light curves (a trend, bins) per matrix: each rank its whole matrices,
+ * no exchange, the bytes of one process on the whole array, the bins
+ * reduced too; in batch scope (the batch's rows one series) refused on
+ * every rank, saying why. */
+static void light_curves_per_matrix_same_bytes(void **state)
+{
+    (void)state;
+    const size_t B = 7, R = 37, C = 6, OR = 10, es = 8;
+    void *x = make(CLS_F64, B, R, C, 77), *want = malloc(B * R * C * es), *got = malloc(B * R * C * es);
+    cls_clean sm = {.sigma = 3, .detrend = CLS_DETREND_SAVGOL, .window = 9, .polyorder = 2, .edge = CLS_EDGE_MIRROR,
+                    .bin_rows = 4, .bin_stat = CLS_BIN_MEDIAN};
+    cls_clean red = {.detrend = CLS_DETREND_MEAN, .window = 7, .edge = CLS_EDGE_WRAP, .bin_rows = 4,
+                     .bin_stat = CLS_BIN_MEAN};
+    for (int k = 0; k < 2; k++) {
+        cls_pipeline p = {.scope = CLS_SCOPE_MATRIX, .clean = k ? &red : &sm};
+        size_t orows = k ? OR : R;
+        cls_array whole = {.data = x, .dtype = CLS_F64, .batch = B, .rows = R, .cols = C};
+        cls_array ref = {.data = want, .dtype = CLS_F64, .batch = B, .rows = orows, .cols = C};
+        assert_int_equal(cls_fit_transform(ctx, &p, &whole, &ref, NULL), CLS_OK);
+        static const int splits[] = {EVEN, UNEVEN, FIRST_EMPTY};
+        for (size_t sp = 0; sp < 3; sp++) {
+            size_t first, count;
+            split_of(splits[sp], B, &first, &count);
+            cls_array in = view(x, CLS_F64, first, count, R * C, count, R, C);
+            cls_array out = view(got, CLS_F64, first, count, orows * C, count, orows, C);
+            cls_status st = cls_mpi_fit_transform(ctx, MPI_COMM_WORLD, &p, &in, &out, NULL);
+            if (st != CLS_OK) fail_msg("%s split: %s", split_name[splits[sp]], cls_mpi_error());
+            if (count && memcmp(out.data, (char *)want + first * orows * C * es, count * orows * C * es))
+                fail_msg("%s split, %s: matrices [%zu, %zu) differ from one process's", split_name[splits[sp]],
+                         k ? "bins reduced" : "trend and smoothed bins", first, first + count);
+        }
+    }
+    size_t first, count;
+    split_of(EVEN, B * R, &first, &count);
+    cls_array rows = view(x, CLS_F64, first, count, C, 1, count, C), out = view(got, CLS_F64, first, count, C, 1, count, C);
+    cls_pipeline pb = {.scope = CLS_SCOPE_BATCH, .clean = &sm};
+    assert_int_equal(cls_mpi_fit_transform(ctx, MPI_COMM_WORLD, &pb, &rows, &out, NULL), CLS_E_UNSUPPORTED);
+    if (!strstr(cls_mpi_error(), "per matrix")) fail_msg("no reason: %s", cls_mpi_error());
+    free(x);
+    free(want);
+    free(got);
+}
+
 static void ranks_that_disagree_or_hold_nothing_fail(void **state)
 {
     (void)state;
@@ -546,6 +589,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(fit_transform_matrix),
         cmocka_unit_test(fit_transform_maxabs),
         cmocka_unit_test(stream_fit_transform_of_files),
+        cmocka_unit_test(light_curves_per_matrix_same_bytes),
         cmocka_unit_test(one_rank_failing_fails_every_rank),
         cmocka_unit_test(ranks_that_disagree_or_hold_nothing_fail),
     };

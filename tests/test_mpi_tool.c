@@ -353,6 +353,36 @@ static void clean_and_normalize_clean_across_ranks(void **state)
     assert_non_null(strstr(r.err, "most_frequent"));
 }
 
+/* Light curves under --mpi: each rank its whole matrices (7 over 1 to 4
+ * ranks; a 2-D IN's one matrix on rank 0, the others idle), a trend and
+ * bins per matrix with no exchange: the same bytes as one process, the
+ * bins reduced too (OUT one row per bin of 4 of the 37 rows), a scaler
+ * after the trend with its statistics. --scope batch (the batch's rows one
+ * series) is a usage error naming why. */
+static void light_curves_per_matrix_same_bytes(void **state)
+{
+    (void)state;
+    size_t shape[3] = {7, 37, 3}, flat[2] = {41, 2};
+    make_input("lc.npy", CLS_F64, 3, shape, 31);
+    make_input("lc2.npy", CLS_F32, 2, flat, 32);
+    const char *smooth[] = {"clean", "--detrend", "savgol:9,2", "--detrend-edge", "mirror", "--bin-smooth", "4,median",
+                            NULL};
+    const char *reduce[] = {"clean", "--detrend", "mean:7", "--detrend-edge", "wrap", "--bin", "4,mean", NULL};
+    const char *sums[] = {"clean", "--sigma-clip", "3", "--bin", "5,sum", NULL};
+    const char *norm[] = {"normalize", "--method", "minmax", "--detrend", "mean:5", "--detrend-op", "divide", NULL};
+    same_as_one_process(smooth, "lc.npy", one_to_four, 0, 0);
+    same_as_one_process(reduce, "lc.npy", one_to_four, 0, 0);
+    same_as_one_process(norm, "lc.npy", one_to_four, 0, 1);
+    static const int two_three[] = {2, 3, 0};
+    same_as_one_process(sums, "lc2.npy", two_three, 0, 0);
+    same_as_one_process(reduce, "lc2.npy", two_three, 0, 0);
+    const char *batch[] = {"clean", "--detrend", "mean:5", "--scope", "batch", "--mpi", "x.npy", "y.npy", NULL};
+    tool_result r;
+    run_single(&r, batch);
+    assert_int_equal(r.status, 2);
+    if (!strstr(r.err, "per matrix") || !strstr(r.err, "--scope batch")) fail_msg("no reason given: %s", r.err);
+}
+
 static void apply_and_inverse_same_bytes(void **state)
 {
     (void)state;
@@ -606,6 +636,7 @@ int main(void)
         cmocka_unit_test(normalize_batch_minmax_same_bytes),
         cmocka_unit_test(normalize_batch_zscore_close),
         cmocka_unit_test(normalize_matrix_scope),
+        cmocka_unit_test(light_curves_per_matrix_same_bytes),
         cmocka_unit_test(normalize_2d_with_an_empty_rank),
         cmocka_unit_test(normalize_robust_same_bytes),
         cmocka_unit_test(clean_and_normalize_clean_across_ranks),

@@ -224,6 +224,40 @@ static void cleaning_streams_like_mapped(void **s)
     assert_int_equal(temps_in(dir), 0);
 }
 
+/* Light curves stream whole matrices (1600 B each in a 4 KiB chunk): the
+ * trend, smoothed bins, bins reduced (OUT one row per bin of 4: the
+ * stream writes 10 rows a matrix), a scaler after the trend. Bins alone
+ * stream a matrix of 300 rows in row blocks of whole bins; a trend over a
+ * series larger than a chunk (the batch in batch scope, a matrix of 300
+ * rows) is refused by the library and the tool maps the input: the same
+ * bytes every way. */
+static void light_curves_stream_like_mapped(void **s)
+{
+    (void)s;
+    write_npy(file("l.npy"), 6, 40, 5, 5);
+    write_npy(file("long.npy"), 2, 300, 5, 6);
+    const char *cases[][8] = {
+        {"clean", "--detrend", "savgol:9,2", "--bin-smooth", "4,median", NULL},
+        {"clean", "--detrend", "mean:7", "--detrend-edge", "wrap", "--bin", "4,mean", NULL},
+        {"clean", "--sigma-clip", "3", "--bin", "4,count", NULL},
+        {"clean", "--bin", "3,sum", "--scope", "batch", NULL},
+        {"clean", "--bin", "7,median", NULL},
+        {"normalize", "--method", "minmax", "--detrend", "mean:5", "--detrend-op", "divide", NULL},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
+        for (int f = 0; f < 2; f++) {
+            const char *a[16], *b[16];
+            size_t n = 0;
+            for (; cases[k][n]; n++) a[n] = b[n] = cases[k][n];
+            a[n] = b[n] = f ? file("long.npy") : file("l.npy");
+            a[n + 1] = file("ln.npy");
+            b[n + 1] = file("lm.npy");
+            a[n + 2] = b[n + 2] = NULL;
+            same_both_ways(a, b, file("ln.npy"), file("lm.npy"));
+        }
+    assert_int_equal(temps_in(dir), 0);
+}
+
 /* ---- progress ---- */
 
 /* Runs the tool on a pseudo-terminal; its screen output into buf. */
@@ -459,6 +493,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(normalize_apply_discount_stream_like_mapped),
         cmocka_unit_test(cleaning_streams_like_mapped),
+        cmocka_unit_test(light_curves_stream_like_mapped),
         cmocka_unit_test(progress_on_a_terminal_shows_bytes_rate_and_time_left),
         cmocka_unit_test(progress_of_several_passes_counts_them_and_ends_at_100),
         cmocka_unit_test(input_truncated_while_read_fails_leaving_nothing),

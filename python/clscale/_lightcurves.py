@@ -22,7 +22,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from . import _clscale
 from ._base import NanTags, as_data, keeps_float16, output_for
 from ._context import check_selector, context
-from ._files import via_memory
+from ._files import npy_layout, stream_clean, via_memory
 
 __all__ = ["Detrend", "Flatten", "bin", "flatten", "savgol_filter", "uniform_filter1d"]
 
@@ -290,10 +290,23 @@ class Detrend(NanTags, TransformerMixin, BaseEstimator):
 
     def fit_transform_file(self, in_path, out_path):
         """fit_transform() of the .npy file `in_path` into the .npy file
-        `out_path` (replaced only when everything succeeded), through
-        memory: the input mapped, the output a mapped temporary renamed
-        onto out_path (not streamed: the file's pages pass through the
-        page cache)."""
+        `out_path` (replaced only when everything succeeded), streamed by
+        the library in chunks of whole matrices (a file of any size whose
+        matrices each fit a stream buffer; the same bytes as in memory).
+        A matrix larger than a buffer, or a file the streaming does not
+        read (not float32/float64), goes through memory: the input mapped,
+        the output a mapped temporary renamed onto out_path."""
+        try:
+            _, _, shape = npy_layout(in_path)
+        except ValueError:
+            shape = None
+        if shape is not None:
+            opts = self._opts(shape[-2])
+            _, _, res = stream_clean(check_selector(self.devices), in_path, out_path, opts, _clscale.SCOPE_MATRIX)
+            if res is not None:
+                self.n_features_in_ = shape[-1]
+                return self
+
         def run(X, Y):
             X = as_data(X, self)
             opts = self._opts(X.shape[-2])

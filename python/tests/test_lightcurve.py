@@ -382,6 +382,23 @@ def test_detrend_estimator_in_a_pipeline():
     _close(xc, y3, np.float32)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_detrend_fit_transform_file_streams_the_same_bytes(tmp_path, dtype):
+    # streamed in chunks of whole matrices: the bytes of fit_transform in memory
+    x3 = _curves(dtype, (5, 300, 3), seed=7)
+    x3[:, 40:47, 1] = np.nan
+    for x, est in ((x3, clscale.Detrend("savgol", 31, 2, mode="mirror")),
+                   (x3[0], clscale.Detrend("mean", 15, op="divide"))):
+        src, dst = tmp_path / "in.npy", tmp_path / "out.npy"
+        np.save(src, x)
+        assert est.fit_transform_file(src, dst) is est and est.n_features_in_ == x.shape[-1]
+        y = np.load(dst)
+        want = est.fit_transform(x)
+        assert y.dtype == x.dtype and y.shape == x.shape
+        assert np.array_equal(y.view(np.uint8), want.view(np.uint8))
+        np.testing.assert_array_equal(np.load(src), x)  # the input untouched
+
+
 @pytest.mark.fp64
 def test_detrend_estimator_bad_parameters():
     x = _curves(np.float64, (1, 50, 2))[0]

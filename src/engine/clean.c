@@ -86,8 +86,9 @@ static cls_status resolve(cls_context *ctx, const cls_clean *c, copts *o, int da
         o->clamp = c->mode == CLS_CLIP_CLAMP;
     }
     if (cls_lc_active(c) && !data_only)
-        return cls_fail(ctx, CLS_E_UNSUPPORTED, "light curves (detrend, bins) run on arrays in host memory: not yet "
-                        "streamed from a file or across processes");
+        return cls_fail(ctx, CLS_E_UNSUPPORTED, "light curves (detrend, bins) run on whole series: not in the "
+                        "cleaning passes over a series larger than a stream buffer, nor with a combine hook "
+                        "(cls_mpi_fit_transform runs them per matrix, each rank its whole matrices)");
     o->keep = c->mode == CLS_CLIP_KEEP;
     if (o->keep && !data_only)
         return cls_fail(ctx, CLS_E_ARG, "cleaning: CLS_CLIP_KEEP is for cleaning alone (it writes the "

@@ -5,8 +5,13 @@
  * choice of one pass or two, running the in-memory pipeline on each chunk
  * in its buffer (in place, every device taking part as in any call),
  * assembling the statistics, progress, the report, and the check that the
- * input did not change while it was read. The reads and writes are
- * io/stream_io.c's; this file only hands it buffers and chunk offsets. */
+ * input did not change while it was read. Light curves (a trend, bins)
+ * take chunks of whole series only (whole matrices, blocks of whole
+ * columns, the batch in batch scope; bins alone per matrix, row blocks of
+ * whole bins): a row block of a series is refused, naming the limit;
+ * bins reduced write each chunk's rows at their own offsets. The
+ * reads and writes are io/stream_io.c's; this file only hands it buffers
+ * and chunk offsets. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +19,7 @@
 #include <unistd.h>
 
 #include "engine/clean_stream.h"
+#include "engine/lightcurve/lightcurve.h"
 #include "engine/select.h"
 #include "io/stream_io.h"
 #include "job.h"
@@ -51,6 +57,7 @@ typedef struct sjob {
     cls_sio_chunk *io;
     size_t n;
     size_t cap;                 /* the largest chunk, bytes: each buffer's size */
+    size_t want;                /* the buffer size asked for */
     void **bufs;
     unsigned nbufs, threads;
     int drop;
@@ -80,6 +87,15 @@ typedef struct sjob {
     double t0;
     int passes;
     int saved;                  /* the caller's progress callback is set aside */
+    /* bins reduced (cleaning alone whose bins write one row per bin): the
+     * output has obins rows per statistics group; each chunk's rows go
+     * to obuf, then to the start of its buffer, which writes them */
+    int reduce;
+    uint64_t obins;
+    unsigned bin_align;         /* bins alone per matrix: row blocks of a multiple of these rows
+                                   (a bin never spans two blocks), else 0 */
+    void *obuf;
+    size_t ocap;
 } sjob;
 
 static const char *fa_name(const cls_file_array *a, char *buf, size_t len)
@@ -138,9 +154,18 @@ static int column_blocks(const sjob *j, size_t want, int allowed, size_t *w)
     return *w * j->es >= CLS_STREAM_RUN_MIN;
 }
 
+/* The bins (reduced) of chunk c's rows in each of its groups: a row
+ * block's (it starts on a bin's first row) or a whole group's. */
+static uint64_t chunk_bins(const sjob *j, const chunk *c)
+{
+    if (c->nr == j->R || !j->bin_align) return j->obins;
+    return (c->nr + j->bin_align - 1) / j->bin_align;
+}
+
 static cls_status plan(sjob *j, const cls_stream_opts *o, int cols_ok)
 {
     size_t want = o && o->buffer_bytes ? o->buffer_bytes : buffer_default();
+    j->want = want;
     size_t row = j->C * j->es, mat = j->R * row;
     size_t rwant = want < row ? row : want; /* a row is the smallest chunk of rows */
     size_t n, w = 0;
@@ -169,7 +194,9 @@ static cls_status plan(sjob *j, const cls_stream_opts *o, int cols_ok)
             j->ch[i].nc = j->C;
         }
     } else {
-        size_t k = rwant / row, per = (j->R + k - 1) / k;
+        size_t k = rwant / row;
+        if (j->bin_align) k = k < j->bin_align ? j->bin_align : k - k % j->bin_align;
+        size_t per = (j->R + k - 1) / k;
         if (per > SIZE_MAX / j->B) return cls_fail(j->ctx, CLS_E_ARG, "too many chunks");
         n = per * j->B;
         j->ch = calloc(n, sizeof *j->ch);
@@ -199,7 +226,22 @@ static cls_status plan(sjob *j, const cls_stream_opts *o, int cols_ok)
             j->io[i].stride = row;
         }
         if (j->io[i].len > j->cap) j->cap = j->io[i].len;
+        if (j->reduce) {
+            /* the chunk's groups (whole: reduce needs them) as obins rows
+             * each, at their place in the output */
+            size_t g0 = j->p.scope == CLS_SCOPE_BATCH ? 0 : c->b0, ng = j->p.scope == CLS_SCOPE_BATCH ? 1 : c->nb;
+            uint64_t b0 = (j->bin_align ? c->r0 / j->bin_align : 0), nbins = chunk_bins(j, c);
+            j->io[i].out_off = j->out->offset + (((uint64_t)g0 * j->obins + b0) * j->C + c->c0) * j->es;
+            j->io[i].out_len = (size_t)(ng * nbins) * c->nc * j->es;
+            if (c->nc < j->C) {
+                j->io[i].out_seg = c->nc * j->es;
+                j->io[i].out_stride = row;
+            }
+            if (j->io[i].out_len > j->ocap) j->ocap = j->io[i].out_len;
+        }
     }
+    if (j->reduce && !(j->obuf = malloc(j->ocap)))
+        return cls_fail(j->ctx, CLS_E_NOMEM, "out of memory for %zu bytes of bins", j->ocap);
     j->nbufs = o && o->buffers ? o->buffers : DEFAULT_BUFFERS;
     if (j->nbufs < 2) j->nbufs = 2;
     if (j->nbufs > n) j->nbufs = (unsigned)n;
@@ -343,7 +385,17 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
             if (its) cc.iterations_out = &it;
             p.clean = &cc;
         }
-        st = cls_host_fit_transform(ctx, &p, &x, &x, j->want_stats ? &cs : NULL);
+        if (j->reduce) {
+            size_t ng = p.scope == CLS_SCOPE_BATCH ? 1 : c->nb, nbins = (size_t)chunk_bins(j, c);
+            cls_array y = {.data = j->obuf, .dtype = x.dtype, .batch = ng, .rows = nbins, .cols = c->nc};
+            st = cls_host_bin(ctx, p.clean, p.scope, &x, &y);
+            if (st == CLS_OK) memcpy(buf, j->obuf, ng * nbins * c->nc * j->es);
+        } else if (cls_lc_active(p.clean) && p.scaler == CLS_NONE && !p.factors && !j->want_stats) {
+            /* cleaning alone, as the in-memory call runs it */
+            st = cls_host_clean(ctx, p.clean, p.scope, &x, &x);
+        } else {
+            st = cls_host_fit_transform(ctx, &p, &x, &x, j->want_stats ? &cs : NULL);
+        }
         if (st == CLS_OK && its && (c == j->ch || it > *its)) *its = it;
         if (st == CLS_OK) note_report(j);
         if (st == CLS_OK && cs) st = accumulate(j, c, cs);
@@ -484,8 +536,19 @@ static cls_status check_unchanged(sjob *j)
     return CLS_OK;
 }
 
-static cls_status sjob_init(sjob *j, cls_context *ctx, const cls_pipeline *p, const cls_stats *s,
-                            const cls_file_array *in, const cls_file_array *out, int fit_only)
+/* Whether cls_fit_transform of p writes one row per bin (route.c's
+ * choice for host arrays: cleaning alone whose bins reduce). */
+static int reduces(const cls_pipeline *p, const cls_file_array *in, const cls_file_array *out, int want_fitted)
+{
+    if (!p || !p->clean || p->scaler != CLS_NONE || p->factors || p->inverse || want_fitted || !in || !out)
+        return 0;
+    const cls_clean *c = p->clean;
+    if (c->bin_stat == CLS_BIN_SUM || c->bin_stat == CLS_BIN_COUNT) return 1;
+    return c->bin_stat != CLS_BIN_NONE && (out->rows != in->rows || out->batch != in->batch);
+}
+
+static cls_status sjob_init_as(sjob *j, cls_context *ctx, const cls_pipeline *p, const cls_stats *s,
+                               const cls_file_array *in, const cls_file_array *out, int fit_only, int reduce)
 {
     memset(j, 0, sizeof *j);
     j->ctx = ctx;
@@ -497,8 +560,19 @@ static cls_status sjob_init(sjob *j, cls_context *ctx, const cls_pipeline *p, co
     cls_status st = check_file_array(ctx, in, "input");
     if (st == CLS_OK && !fit_only) st = check_file_array(ctx, out, "output");
     if (st != CLS_OK) return st;
-    if (!fit_only && (in->dtype != out->dtype || in->batch != out->batch || in->rows != out->rows ||
-                      in->cols != out->cols))
+    if (reduce && p->clean->bin_rows) {
+        /* one row per bin of each statistics group */
+        uint64_t G = p->scope == CLS_SCOPE_BATCH ? 1 : in->batch;
+        uint64_t Rg = p->scope == CLS_SCOPE_BATCH ? (uint64_t)in->batch * in->rows : in->rows;
+        j->reduce = 1;
+        j->obins = (Rg + p->clean->bin_rows - 1) / p->clean->bin_rows;
+        if (in->dtype != out->dtype || out->batch != G || out->rows != j->obins || out->cols != in->cols)
+            return cls_fail(ctx, CLS_E_ARG, "bins reduced: the output must be %llu x %llu x %zu %s (one row per bin of "
+                            "%u rows), not %zu x %zu x %zu %s", (unsigned long long)G, (unsigned long long)j->obins,
+                            in->cols, in->dtype == CLS_F64 ? "float64" : "float32", p->clean->bin_rows, out->batch,
+                            out->rows, out->cols, out->dtype == CLS_F64 ? "float64" : "float32");
+    } else if (!fit_only && (in->dtype != out->dtype || in->batch != out->batch || in->rows != out->rows ||
+                             in->cols != out->cols))
         return cls_fail(ctx, CLS_E_ARG, "output %zu x %zu x %zu %s differs from input %zu x %zu x %zu %s",
                         out->batch, out->rows, out->cols, out->dtype == CLS_F64 ? "float64" : "float32",
                         in->batch, in->rows, in->cols, in->dtype == CLS_F64 ? "float64" : "float32");
@@ -548,6 +622,12 @@ static cls_status sjob_init(sjob *j, cls_context *ctx, const cls_pipeline *p, co
     return CLS_OK;
 }
 
+static cls_status sjob_init(sjob *j, cls_context *ctx, const cls_pipeline *p, const cls_stats *s,
+                            const cls_file_array *in, const cls_file_array *out, int fit_only)
+{
+    return sjob_init_as(j, ctx, p, s, in, out, fit_only, 0);
+}
+
 /* The report of the whole stream: the chunks' calls summed. */
 static void report_stream(sjob *j)
 {
@@ -584,6 +664,7 @@ static cls_status sjob_finish(sjob *j, cls_status st)
     free(j->bufs);
     free(j->ch);
     free(j->io);
+    free(j->obuf);
     free(j->slices);
     free(j->dbytes);
     free(j->busy);
@@ -597,6 +678,38 @@ static int whole_groups(const sjob *j)
 {
     /* (blocks of columns always hold whole groups) */
     return j->ch[0].nc < j->C || (j->p.scope == CLS_SCOPE_MATRIX ? j->ch[0].nr == j->R : j->n == 1);
+}
+
+/* Bins alone per matrix (no trend, no cleaning, no scaler): each bin is
+ * its own rows, so row blocks that start on a bin's first row need
+ * nothing from their neighbours. */
+static int bins_alone(const cls_pipeline *p)
+{
+    const cls_clean *c = p->clean;
+    if (!c || p->scope != CLS_SCOPE_MATRIX || p->scaler != CLS_NONE || p->factors || !c->bin_rows ||
+        c->bin_stat == CLS_BIN_NONE)
+        return 0;
+    /* nothing of the cleaning (its passes need whole groups) nor a trend */
+    return !c->has_missing_value && c->impute == CLS_IMPUTE_NONE && c->sigma == 0 && c->sigma_lower == 0 &&
+           c->sigma_upper == 0 && !c->missing_out && !c->clipped_out && !c->fill_out && !c->iterations_out &&
+           !c->lower_out && !c->upper_out && !c->mask_out && !c->mean_out && !c->m2_out &&
+           c->detrend == CLS_DETREND_NONE && !c->window && !c->polyorder && !c->deriv && c->delta == 0 &&
+           !c->edge && c->cval == 0 && !c->origin && !c->detrend_op;
+}
+
+/* Light curves take every chunk whole: a window or a bin spans the rows
+ * of its series (a matrix, or the batch in batch scope), which a row
+ * block cuts. The limit named: the series must fit one buffer (or, with
+ * enough columns, one block of columns). */
+static cls_status lc_too_long(sjob *j)
+{
+    int batch = j->p.scope == CLS_SCOPE_BATCH;
+    uint64_t need = batch ? j->bytes : (uint64_t)j->R * j->C * j->es;
+    return cls_fail(j->ctx, CLS_E_UNSUPPORTED, "light curves (detrend, bins) stream whole series: %s of %llu bytes "
+                    "is larger than a stream buffer of %zu bytes (cls_stream_opts.buffer_bytes; a row block would cut "
+                    "the trend's windows); give buffers of at least %llu bytes, or the array in memory",
+                    batch ? "the batch (--scope batch: one series)" : "a matrix", (unsigned long long)need, j->want,
+                    (unsigned long long)need);
 }
 
 cls_status cls_file_fit(cls_context *ctx, const cls_pipeline *p, const cls_file_array *in,
@@ -654,15 +767,18 @@ cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const
 {
     if (fitted) *fitted = NULL;
     sjob j;
-    cls_status st = sjob_init(&j, ctx, p, NULL, in, out, 0);
+    cls_status st = sjob_init_as(&j, ctx, p, NULL, in, out, 0, reduces(p, in, out, fitted != NULL));
     if (st == CLS_OK && !p) st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: pipeline is NULL");
     if (st == CLS_OK && j.p.inverse)
         st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: inverse needs fitted statistics; use "
                       "cls_transform");
+    if (st == CLS_OK && bins_alone(&j.p)) j.bin_align = j.p.clean->bin_rows;
     if (st == CLS_OK) st = plan(&j, opts, 1);
+    if (st == CLS_OK && cls_lc_active(j.p.clean) && !whole_groups(&j) && !j.bin_align) st = lc_too_long(&j);
     if (st == CLS_OK) {
-        /* one pass when every chunk holds whole statistics groups */
-        int whole = whole_groups(&j);
+        /* one pass when every chunk holds whole statistics groups (or,
+         * bins alone, whole bins) */
+        int whole = whole_groups(&j) || j.bin_align;
         j.want_stats = fitted != NULL;
         if (j.p.clean && !whole) {
             /* a group's values are not in memory together: the cleaning

@@ -71,7 +71,8 @@ static void push_locked(cls_sio *s, req r)
 /* Queues chunk `c`'s requests of `kind` for slot k (lock held). */
 static void queue_chunk(cls_sio *s, unsigned k, size_t c, req_kind kind)
 {
-    const cls_sio_chunk *ch = &s->cfg.chunks[c];
+    cls_sio_chunk view = cls_sio_out_view(&s->cfg.chunks[c]);
+    const cls_sio_chunk *ch = kind == REQ_READ ? &s->cfg.chunks[c] : &view;
     slot *sl = &s->slots[k];
     sl->chunk = c;
     sl->state = kind == REQ_READ ? SLOT_READING : SLOT_WRITING;
@@ -102,6 +103,17 @@ void cls_sio_drop_range(int fd, uint64_t off, uint64_t len, int written)
     (void)posix_fadvise(fd, (off_t)off, (off_t)len, POSIX_FADV_DONTNEED);
 }
 
+cls_sio_chunk cls_sio_out_view(const cls_sio_chunk *ch)
+{
+    cls_sio_chunk v = *ch;
+    if (ch->out_len) {
+        v.len = ch->out_len;
+        v.seg = ch->out_seg;
+        v.stride = ch->out_stride;
+    }
+    return v;
+}
+
 void cls_sio_drop_chunk(int fd, const cls_sio_chunk *ch, uint64_t base, int written)
 {
     if (!ch->seg) {
@@ -117,8 +129,8 @@ static int serve(cls_sio *s, const req *r, char *why, size_t whylen)
 {
     const cls_sio_cfg *c = &s->cfg;
     if (r->kind == REQ_DROP) {
-        const cls_sio_chunk *ch = &c->chunks[r->chunk];
-        cls_sio_drop_chunk(c->out_fd, ch, ch->out_off, 1);
+        cls_sio_chunk ch = cls_sio_out_view(&c->chunks[r->chunk]);
+        cls_sio_drop_chunk(c->out_fd, &ch, ch.out_off, 1);
         return 0;
     }
     size_t done = 0;
@@ -241,8 +253,10 @@ cls_sio *cls_sio_start(const cls_sio_cfg *cfg, char *err, size_t errlen)
     if (s->cfg.threads == 0) s->cfg.threads = 1;
     size_t parts = 0;
     for (size_t i = 0; i < cfg->nchunks; i++) {
-        size_t n = requests_of(&cfg->chunks[i], s->cfg.part);
+        cls_sio_chunk w = cls_sio_out_view(&cfg->chunks[i]);
+        size_t n = requests_of(&cfg->chunks[i], s->cfg.part), m = requests_of(&w, s->cfg.part);
         if (n > parts) parts = n;
+        if (m > parts) parts = m;
     }
     s->qcap = (size_t)cfg->nbufs * (parts + 2) + 1;
     s->q = malloc(s->qcap * sizeof *s->q);

@@ -33,6 +33,12 @@ typedef struct cls_sio_chunk {
     size_t   len;       /* bytes, at most the buffers' size */
     size_t   seg;       /* 0: contiguous; else bytes per run (len a multiple) */
     uint64_t stride;    /* bytes from one run's start to the next's in the files */
+    /* What is written, from the buffer's start, when it differs from what
+     * was read (a pass that writes fewer rows than it reads: bins reduced):
+     * out_len bytes (0: len, seg and stride as read), in runs of out_seg
+     * bytes (0: one run) out_stride bytes apart in the output file. */
+    size_t   out_len, out_seg;
+    uint64_t out_stride;
 } cls_sio_chunk;
 
 typedef struct cls_sio_cfg {
@@ -75,7 +81,10 @@ int cls_sio_finish(cls_sio *s, int ok, char *err, size_t errlen);
  * write-back (written files) or at once (read files). Best effort. */
 void cls_sio_drop_range(int fd, uint64_t off, uint64_t len, int written);
 /* The same for each run of chunk ch, from file offset `base` (its in_off
- * or out_off). */
+ * or out_off; the runs as read: cls_sio_out_view() gives those written). */
 void cls_sio_drop_chunk(int fd, const cls_sio_chunk *ch, uint64_t base, int written);
+/* Chunk ch as it is written: its out_len, out_seg and out_stride as len,
+ * seg and stride when out_len is set, else ch itself. */
+cls_sio_chunk cls_sio_out_view(const cls_sio_chunk *ch);
 
 #endif /* CLS_STREAM_IO_H */

@@ -34,6 +34,26 @@ static int needs_quantiles(const cls_pipeline *p) { return p->scaler == CLS_ROBU
 
 static int matrix_scope(const cls_pipeline *p) { return p && p->scope == CLS_SCOPE_MATRIX; }
 
+/* Light curves: a trend or bins along the rows (any field set: the core
+ * refuses one set alone). Per matrix they run in each rank on its whole
+ * matrices, with no exchange. */
+static int light_curves(const cls_clean *c)
+{
+    return c && (c->detrend != CLS_DETREND_NONE || c->bin_rows || c->bin_stat != CLS_BIN_NONE || c->window ||
+                 c->polyorder || c->deriv || c->delta != 0 || c->edge || c->cval != 0 || c->origin ||
+                 c->detrend_op);
+}
+
+/* Bins reduced to one row each (cleaning alone; a sum or a count, or a
+ * mean or median into an output of other rows, as the core decides): the
+ * output has ceil(rows / bin_rows) rows per matrix. */
+static int bins_reduce(const cls_pipeline *p, const cls_array *in, const cls_array *out)
+{
+    if (!p || !p->clean || p->scaler != CLS_NONE || p->factors || !p->clean->bin_rows) return 0;
+    cls_bin_stat s = p->clean->bin_stat;
+    return s == CLS_BIN_SUM || s == CLS_BIN_COUNT || (s != CLS_BIN_NONE && out && out->rows != in->rows);
+}
+
 static void key_add(mpi_check *c, const char *name, int64_t v, int only_with_data)
 {
     c->key[c->nkeys] = v;
@@ -84,7 +104,12 @@ static void check_local(call *k)
     else if (k->p->scope == CLS_SCOPE_MATRIX && x->batch && !x->rows)
         k->why = "CLS_SCOPE_MATRIX: the local matrices have 0 rows";
     else if (k->mode == FIT_TRANSFORM && x->batch && x->rows && !k->out) k->why = "out is NULL";
-    else if (!distributed(k->p->scaler)) {
+    else if (light_curves(k->p->clean) && k->p->scope == CLS_SCOPE_BATCH) {
+        k->st = CLS_E_UNSUPPORTED;
+        k->why = "light curves (detrend, bins) run across MPI ranks per matrix (CLS_SCOPE_MATRIX: each rank its "
+                 "whole matrices, no exchange); in CLS_SCOPE_BATCH the batch's rows are one series, which the ranks' "
+                 "ranges would cut";
+    } else if (!distributed(k->p->scaler)) {
         k->st = CLS_E_UNSUPPORTED;
         k->why = "this scaler's statistics are not distributed across MPI ranks yet";
     } else if (k->p->clean && k->p->scope == CLS_SCOPE_BATCH &&
@@ -136,6 +161,14 @@ static void fill_keys(mpi_check *c, const call *k)
     key_add(c, "cleaning: maxiters", cl ? cl->maxiters : 0, 0);
     key_add(c, "cleaning: clip centre, spread and mode", cl ? cl->center | cl->spread << 4 | cl->mode << 8 : 0, 0);
     key_add(c, "scalers' discount factors (NULL or not)", p ? p->factors != NULL : 0, 0);
+    /* light curves, per matrix: the same trend and bins on every rank */
+    const cls_clean *lc = p && light_curves(p->clean) ? p->clean : NULL;
+    key_add(c, "light curves: trend, operation, edge", lc ? lc->detrend | lc->detrend_op << 4 | lc->edge << 8 : 0, 0);
+    key_add(c, "light curves: window, polyorder, deriv", lc ? (int64_t)lc->window << 16 | lc->polyorder << 8 | lc->deriv : 0, 0);
+    key_add(c, "light curves: origin", lc ? lc->origin : 0, 0);
+    key_double(c, "light curves: delta", lc ? lc->delta : 0);
+    key_double(c, "light curves: cval", lc ? lc->cval : 0);
+    key_add(c, "light curves: bins", lc ? (int64_t)lc->bin_rows << 8 | lc->bin_stat : 0, 0);
 }
 
 /* The statistics of a rank without data: the description that the lowest
@@ -345,12 +378,18 @@ static cls_status stream_fit_transform(cls_context *ctx, MPI_Comm comm, const cl
         x.batch = in->batch;
         x.rows = in->rows;
         x.cols = in->cols;
+        /* bins reduced per matrix: ceil(rows / bin_rows) rows each */
+        size_t orows = bins_reduce(p, in, out) && p->scope == CLS_SCOPE_MATRIX && in->rows
+                           ? (in->rows + p->clean->bin_rows - 1) / p->clean->bin_rows
+                           : in->rows;
         if (x.batch && x.rows && !out) bad = "cls_mpi_fit_transform: out is NULL";
-        else if (out && (out->dtype != in->dtype || out->batch != in->batch || out->rows != in->rows ||
+        else if (out && (out->dtype != in->dtype || out->batch != in->batch || out->rows != orows ||
                          out->cols != in->cols))
-            bad = "cls_mpi_fit_transform: out's dtype or shape differs from in's";
+            bad = orows != in->rows ? "cls_mpi_fit_transform: out's dtype or shape is not in's with one row per bin"
+                                    : "cls_mpi_fit_transform: out's dtype or shape differs from in's";
     }
     y = x;
+    if (out && !bad) y.rows = out->rows;
     return run(ctx, comm, p, &x, &y, bad ? NULL : in, bad ? NULL : out, FIT_TRANSFORM, bad, fitted);
 }
 

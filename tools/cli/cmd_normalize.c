@@ -156,7 +156,7 @@ static const option options[] = {
     {"sigma-clip", 1, CMD_NORMALIZE | CMD_CLEAN}, {"sigma-lower", 1, CMD_NORMALIZE | CMD_CLEAN},
     {"sigma-upper", 1, CMD_NORMALIZE | CMD_CLEAN}, {"clip-center", 1, CMD_NORMALIZE | CMD_CLEAN},
     {"clip-spread", 1, CMD_NORMALIZE | CMD_CLEAN}, {"clip-mode", 1, CMD_NORMALIZE | CMD_CLEAN},
-    /* light curves (not under --mpi yet) */
+    /* light curves (under --mpi per matrix) */
     {"detrend", 1, CMD_NORMALIZE | CMD_CLEAN}, {"detrend-op", 1, CMD_NORMALIZE | CMD_CLEAN},
     {"detrend-edge", 1, CMD_NORMALIZE | CMD_CLEAN}, {"bin-smooth", 1, CMD_NORMALIZE | CMD_CLEAN},
     {"bin", 1, CMD_CLEAN},
@@ -319,9 +319,9 @@ static int parse(args *a, int argc, char **argv, const char *usage)
         if (a->cl.any && a->mpi && a->cl.c.impute == CLS_IMPUTE_MOST_FREQUENT)
             return usage_error(a, "--impute most_frequent does not run under --mpi (it needs every value of a "
                                "column in one process); use mean, median or constant");
-        if (a->cl.light_curve && a->mpi)
-            return usage_error(a, "--detrend, --bin-smooth and --bin do not run under --mpi yet (a window needs its "
-                               "neighbouring rows in one process)");
+        if (a->cl.light_curve && a->mpi && a->p.scope == CLS_SCOPE_BATCH)
+            return usage_error(a, "--detrend, --bin-smooth and --bin under --mpi run per matrix (each rank its whole "
+                               "matrices): not with --scope batch, whose rows are one series that the ranks would cut");
         if (a->cl.any && (a->cmd == CMD_NORMALIZE || a->mpi)) a->p.clean = &a->cl.c;
     }
     if (a->cmd == CMD_APPLY && !a->stats) return usage_error(a, "--stats S is required");
@@ -506,7 +506,7 @@ static int run(args *a)
         pp = &cp;
     }
     int streamed = 0;
-    if (!reduce && cli_stream_wanted(&in) && !(a->cmd == CMD_CLEAN && a->verbose)) {
+    if (cli_stream_wanted(&in) && !(a->cmd == CMD_CLEAN && a->verbose)) {
         int fits = a->cmd == CMD_NORMALIZE || a->cmd == CMD_CLEAN;
         st = cli_stream_run(ctx, pp, fits ? NULL : stats, fit, a->in, &in, &out, err, sizeof err);
         streamed = !(st == CLS_E_UNSUPPORTED && pp && pp->clean);
@@ -567,6 +567,8 @@ static int run_mpi(const args *a)
     j.stats = a->stats;
     j.inverse = a->inverse;
     j.factors = a->factors;
+    j.light_curve = a->cl.light_curve;
+    j.reduce = a->cmd == CMD_CLEAN && a->cl.reduce;
     return cli_mpi_run(&j);
 #else
     return usage_error(a, "--mpi: this clscale was built without MPI (meson setup -Dmpi=enabled)");

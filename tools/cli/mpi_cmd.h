@@ -22,6 +22,8 @@ typedef struct cli_mpi_job {
     const char  *stats;      /* apply */
     int          inverse;    /* apply */
     const char  *factors;    /* discount */
+    int          light_curve; /* a trend or bins: each rank takes whole matrices (a 2-D IN: one) */
+    int          reduce;     /* clean --bin: OUT has ceil(rows / bin_rows) rows per matrix */
 } cli_mpi_job;
 
 /* Initialises MPI, runs the command on this rank's part of IN, finalises

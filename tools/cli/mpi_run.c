@@ -7,7 +7,10 @@
  * (--scope batch, or a 2-D IN, whose one matrix has the same statistics
  * either way) or for a discount; otherwise (--scope matrix, 3-D) each rank
  * takes a contiguous range of whole matrices and needs no communication to
- * fit. Ranges differ by one row (matrix) at most; a rank may get none.
+ * fit. Light curves (a trend, bins) always take whole matrices, a 2-D IN's
+ * one matrix on rank 0 (a window spans a matrix's rows); with --bin, OUT
+ * has one row per bin and each rank writes its matrices' bins. Ranges
+ * differ by one row (matrix) at most; a rank may get none.
  *
  * All or nothing: after each step (inputs opened and alike on every rank,
  * output created, data computed, data on disk, renamed) the ranks combine
@@ -58,6 +61,8 @@ typedef struct rank_state {
     mpi_out      out;
     int          by_rows;    /* ranges of rows (else of matrices) */
     size_t       first, count, unit;  /* this rank's range, in rows or matrices; elements per row or matrix */
+    size_t       orows, ounit;        /* OUT's rows per matrix and elements per row or matrix (bins reduced:
+                                         fewer than IN's) */
     size_t       es;         /* bytes per element */
     int          guard_slot; /* the temporary's registration with the signal guard, or -1 */
     char         err[1536];
@@ -150,24 +155,30 @@ static void plan(rank_state *r)
         cls_stats_describe(r->stats, &si);
         scope = si.scope;
     }
-    r->by_rows = r->j->cmd == CLI_MPI_DISCOUNT || scope == CLS_SCOPE_BATCH || in->batch == 1;
+    /* light curves: whole matrices (their series), a 2-D IN's one to rank 0 */
+    r->by_rows = !r->j->light_curve && (r->j->cmd == CLI_MPI_DISCOUNT || scope == CLS_SCOPE_BATCH || in->batch == 1);
     r->es = in->dtype == CLS_F64 ? 8 : 4;
     r->unit = r->by_rows ? in->cols : in->rows * in->cols;
+    r->orows = in->rows;
+    if (r->j->reduce && r->j->p.clean && r->j->p.clean->bin_rows)
+        r->orows = (in->rows + r->j->p.clean->bin_rows - 1) / r->j->p.clean->bin_rows;
+    r->ounit = r->by_rows ? in->cols : r->orows * in->cols;
     share(r, r->by_rows ? in->batch * in->rows : in->batch);
 }
 
 /* This rank's part of IN or OUT: the array that starts `base` bytes into
  * the file `fd`, from this rank's first row or matrix; rows 0 or matrices 0
  * when it has none. */
-static cls_array part(const rank_state *r, int fd, uint64_t base, const char *name)
+static cls_array part(const rank_state *r, int fd, uint64_t base, const char *name, int out)
 {
-    cls_array a = {.where = CLS_IN_FILE, .fd = fd, .offset = base + r->first * r->unit * r->es, .dtype = r->in.dtype, .batch = 0, .rows = 0, .cols = r->in.cols, .path = name};
+    size_t unit = out ? r->ounit : r->unit;
+    cls_array a = {.where = CLS_IN_FILE, .fd = fd, .offset = base + r->first * unit * r->es, .dtype = r->in.dtype, .batch = 0, .rows = 0, .cols = r->in.cols, .path = name};
     if (r->by_rows) {
         a.batch = 1;
         a.rows = r->count;
     } else {
         a.batch = r->count;
-        a.rows = r->in.rows;
+        a.rows = out ? r->orows : r->in.rows;
     }
     return a;
 }
@@ -377,14 +388,16 @@ static int run_rank(rank_state *r)
     if (step(r, open_inputs(r), r->err)) return EXIT_FAIL;
     if (step(r, same_input(r), r->err)) return EXIT_FAIL;
     plan(r);
-    cls_status opened = mpi_out_open(r->comm, j->out, r->in.dtype, r->in.ndim, r->in.shape,
-                                     r->count * r->unit * r->es, guard_temporary, r, &r->out, r->err,
+    size_t oshape[3] = {r->in.shape[0], r->in.shape[1], r->in.shape[2]};
+    oshape[r->in.ndim == 3 ? 1 : 0] = r->orows;
+    cls_status opened = mpi_out_open(r->comm, j->out, r->in.dtype, r->in.ndim, oshape,
+                                     r->count * r->ounit * r->es, guard_temporary, r, &r->out, r->err,
                                      sizeof r->err);
     if (step(r, opened, r->err)) return EXIT_FAIL;
 
     double t0 = MPI_Wtime();
-    cls_array x = part(r, r->in_fd, r->in_off, j->in);
-    cls_array y = part(r, mpi_out_fd(&r->out), r->out.data_offset, j->out);
+    cls_array x = part(r, r->in_fd, r->in_off, j->in, 0);
+    cls_array y = part(r, mpi_out_fd(&r->out), r->out.data_offset, j->out, 1);
     if (j->cmd == CLI_MPI_NORMALIZE) {
         if (do_normalize(r, &x, &y)) return EXIT_FAIL;
     } else if (step(r, j->cmd == CLI_MPI_APPLY ? do_apply(r, &x, &y) : do_discount(r), r->err)) {

@@ -1,0 +1,416 @@
+/* Light curves streamed from a file (cls_fit_transform of CLS_IN_FILE
+ * arrays, src/engine/stream.c) against the same call on the arrays in
+ * memory, byte for byte: chunks of whole matrices (a few per buffer,
+ * forced small through cls_stream_opts), blocks of columns of matrices
+ * larger than a buffer, the whole batch in batch scope; every edge mode,
+ * windows longer than the series, odd sizes, gaps (NaN, Inf); bins
+ * smoothed and reduced (the output then one row per bin, its file
+ * written at its own offsets); bins alone in row blocks of whole bins. A
+ * series larger than a buffer is otherwise refused,
+ * naming the limit, the output left as it was; the process's peak memory
+ * grows by the buffers, not by the file. */
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common.h"
+
+static cls_context *ctx;
+static char dir[4096];
+
+static int group_setup(void **state)
+{
+    (void)state;
+    test_tmpdir(dir, sizeof dir, "lightcurve_stream");
+    ctx = test_context(NULL, 0, 0);
+    return ctx ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    cls_context_destroy(ctx);
+    return 0;
+}
+
+static int runs(cls_dtype t) { return t == CLS_F32 || !test_suite_is("rusticl"); }
+static size_t es_of(cls_dtype t) { return t == CLS_F64 ? 8 : 4; }
+
+static const char *path(const char *name)
+{
+    static char ring[8][4400];
+    static unsigned next;
+    char *b = ring[next++ % 8];
+    snprintf(b, sizeof ring[0], "%s/%s", dir, name);
+    return b;
+}
+
+/* Light curves: a trend, a transit, noise; a gap of NaN in column 0 of
+ * every matrix, an Inf and a NaN here and there. */
+static cls_array curves(cls_dtype t, size_t b, size_t r, size_t c, uint64_t seed)
+{
+    cls_array a = {.data = malloc(b * r * c * es_of(t) + 8), .dtype = t, .batch = b, .rows = r, .cols = c};
+    assert_non_null(a.data);
+    rng g;
+    rng_seed(&g, seed);
+    for (size_t k = 0; k < b; k++)
+        for (size_t i = 0; i < r; i++)
+            for (size_t j = 0; j < c; j++) {
+                size_t at = (k * r + i) * c + j;
+                double v = 10.0 * (double)j + 100 + sin((double)i * 0.05 + (double)k) + (i % 37 < 3 ? -0.5 : 0) +
+                           0.1 * rng_normal(&g);
+                if (j == 0 && i >= 5 && i < 9) v = NAN;
+                if (at % 211 == 17) v = at % 2 ? INFINITY : NAN;
+                if (t == CLS_F64) ((double *)a.data)[at] = v;
+                else ((float *)a.data)[at] = (float)v;
+            }
+    return a;
+}
+
+/* `n` bytes of `data` at byte 64 of a new file (junk before); its fd, read-only */
+static int file_of(const char *p, const void *data, size_t n)
+{
+    int fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    assert_true(fd >= 0);
+    char junk[64];
+    memset(junk, 0x5a, sizeof junk);
+    assert_int_equal(pwrite(fd, junk, 64, 0), 64);
+    assert_int_equal(pwrite(fd, data, n, 64), (ssize_t)n);
+    close(fd);
+    fd = open(p, O_RDONLY);
+    assert_true(fd >= 0);
+    return fd;
+}
+
+/* An output file of n bytes of 0x42 at byte 64; its fd, read-write */
+static int out_file(const char *p, size_t n)
+{
+    void *b = malloc(n ? n : 1);
+    assert_non_null(b);
+    memset(b, 0x42, n);
+    int fd = file_of(p, b, n);
+    close(fd);
+    free(b);
+    fd = open(p, O_RDWR);
+    assert_true(fd >= 0);
+    return fd;
+}
+
+static cls_array on_file(int fd, const cls_array *x, const cls_stream_opts *o)
+{
+    cls_array a = {.where = CLS_IN_FILE, .fd = fd, .offset = 64, .dtype = x->dtype, .batch = x->batch,
+                   .rows = x->rows, .cols = x->cols, .stream = o};
+    return a;
+}
+
+/* cls_fit_transform of p over x in memory into an array shaped `oshape`,
+ * and over x in a file with buffers of `buffer` bytes: the same bytes
+ * (and, with fitted, the same statistics). */
+static void same_streamed(const cls_pipeline *p, const cls_array *x, const cls_array *oshape, size_t buffer,
+                          int fitted, const char *what)
+{
+    size_t es = es_of(x->dtype), ib = x->batch * x->rows * x->cols * es;
+    size_t ob = oshape->batch * oshape->rows * oshape->cols * es;
+    cls_array y = *oshape;
+    y.data = malloc(ob + 8);
+    assert_non_null(y.data);
+    cls_stats *s1 = NULL, *s2 = NULL;
+    cls_status st = cls_fit_transform(ctx, p, x, &y, fitted ? &s1 : NULL);
+    if (st != CLS_OK) fail_msg("%s: in memory: %s", what, cls_last_error(ctx));
+    int fi = file_of(path("in.bin"), x->data, ib), fo = out_file(path("out.bin"), ob);
+    cls_stream_opts o = {.buffer_bytes = buffer};
+    cls_array fx = on_file(fi, x, &o), fy = on_file(fo, oshape, NULL);
+    st = cls_fit_transform(ctx, p, &fx, &fy, fitted ? &s2 : NULL);
+    if (st != CLS_OK) fail_msg("%s: streamed: %s", what, cls_last_error(ctx));
+    char *got = malloc(ob + 1);
+    assert_non_null(got);
+    assert_int_equal(pread(fo, got, ob, 64), (ssize_t)ob);
+    for (size_t i = 0; i < ob / es; i++)
+        if (memcmp(got + i * es, (char *)y.data + i * es, es)) {
+            double a = x->dtype == CLS_F64 ? ((double *)(void *)got)[i] : ((float *)(void *)got)[i];
+            double b = x->dtype == CLS_F64 ? ((double *)y.data)[i] : ((float *)y.data)[i];
+            fail_msg("%s: value %zu of %zu streamed %.17g, in memory %.17g", what, i, ob / es, a, b);
+        }
+    if (fitted) {
+        cls_stats_info a, b;
+        assert_int_equal(cls_stats_describe(s1, &a), CLS_OK);
+        assert_int_equal(cls_stats_describe(s2, &b), CLS_OK);
+        assert_int_equal(a.groups, b.groups);
+        for (size_t g = 0; g < a.groups; g++)
+            for (size_t c = 0; c < a.cols; c++) {
+                cls_column_stats u, v;
+                cls_stats_column(s1, g, c, &u);
+                cls_stats_column(s2, g, c, &v);
+                assert_int_equal(u.count, v.count);
+                assert_close(u.min, v.min, 0);
+                assert_close(u.max, v.max, 0);
+            }
+    }
+    cls_stats_destroy(s1);
+    cls_stats_destroy(s2);
+    close(fi);
+    close(fo);
+    free(got);
+    free(y.data);
+}
+
+typedef struct lc_case {
+    const char *name;
+    cls_clean   c;
+} lc_case;
+
+/* Trends (each edge mode once, windows even, odd and longer than the 37
+ * rows), smoothed bins, clipping first */
+static const lc_case trends[] = {
+    {"mean 5 reflect", {.detrend = CLS_DETREND_MEAN, .window = 5}},
+    {"mean 101 wrap", {.detrend = CLS_DETREND_MEAN, .window = 101, .edge = CLS_EDGE_WRAP}},
+    {"mean 4 nearest origin 1", {.detrend = CLS_DETREND_MEAN, .window = 4, .edge = CLS_EDGE_NEAREST, .origin = 1}},
+    {"mean 7 constant", {.detrend = CLS_DETREND_MEAN, .window = 7, .edge = CLS_EDGE_CONSTANT, .cval = 2.5}},
+    {"mean 9 mirror trend", {.detrend = CLS_DETREND_MEAN, .window = 9, .edge = CLS_EDGE_MIRROR,
+                             .detrend_op = CLS_DETREND_TREND}},
+    {"savgol 9,2 interp", {.detrend = CLS_DETREND_SAVGOL, .window = 9, .polyorder = 2}},
+    {"savgol 101,2 mirror", {.detrend = CLS_DETREND_SAVGOL, .window = 101, .polyorder = 2, .edge = CLS_EDGE_MIRROR}},
+    {"savgol 8,3 nearest divide", {.detrend = CLS_DETREND_SAVGOL, .window = 8, .polyorder = 3,
+                                   .edge = CLS_EDGE_NEAREST, .detrend_op = CLS_DETREND_DIVIDE}},
+    {"savgol 11,2 wrap deriv 1", {.detrend = CLS_DETREND_SAVGOL, .window = 11, .polyorder = 2,
+                                  .edge = CLS_EDGE_WRAP, .deriv = 1}},
+    {"savgol 5,2 constant", {.detrend = CLS_DETREND_SAVGOL, .window = 5, .polyorder = 2, .edge = CLS_EDGE_CONSTANT,
+                             .cval = 100}},
+    {"bins of 4 median", {.bin_rows = 4, .bin_stat = CLS_BIN_MEDIAN}},
+    {"mean 5, bins of 5 boundary", {.detrend = CLS_DETREND_MEAN, .window = 5, .bin_rows = 5,
+                                    .bin_stat = CLS_BIN_BOUNDARY}},
+    {"clip 3, savgol 9,2, bins of 3 mean", {.sigma = 3, .detrend = CLS_DETREND_SAVGOL, .window = 9,
+                                             .polyorder = 2, .bin_rows = 3, .bin_stat = CLS_BIN_MEAN}},
+};
+
+static void streamed_trends_equal_the_call_in_memory_bit_for_bit(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 2; t++) {
+        cls_dtype dt = t ? CLS_F64 : CLS_F32;
+        if (!runs(dt)) continue;
+        cls_array x = curves(dt, 7, 37, 3, 11);
+        size_t mat = 37 * 3 * es_of(dt);
+        for (size_t k = 0; k < sizeof trends / sizeof *trends; k++) {
+            char what[128];
+            snprintf(what, sizeof what, "%s %s", trends[k].name, t ? "float64" : "float32");
+            cls_pipeline p = {.scope = CLS_SCOPE_MATRIX, .clean = &trends[k].c};
+            /* 2 matrices a buffer: chunks of 2, 2, 2 and 1 */
+            same_streamed(&p, &x, &x, 2 * mat + mat / 2, 0, what);
+        }
+        free(x.data);
+    }
+}
+
+static void streamed_trend_then_scaler_equals_the_call_in_memory(void **state)
+{
+    (void)state;
+    cls_dtype dt = runs(CLS_F64) ? CLS_F64 : CLS_F32;
+    cls_array x = curves(dt, 5, 41, 2, 12);
+    size_t mat = 41 * 2 * es_of(dt);
+    cls_clean c = {.sigma = 3, .detrend = CLS_DETREND_SAVGOL, .window = 15, .polyorder = 2,
+                   .detrend_op = CLS_DETREND_DIVIDE, .bin_rows = 6, .bin_stat = CLS_BIN_MEDIAN};
+    cls_pipeline p = {.scaler = CLS_MINMAX, .scope = CLS_SCOPE_MATRIX, .clean = &c};
+    same_streamed(&p, &x, &x, 2 * mat, 1, "clip, savgol, bins, min-max per matrix");
+    /* batch scope: the batch's rows one series, the batch in one buffer */
+    p.scope = CLS_SCOPE_BATCH;
+    same_streamed(&p, &x, &x, 5 * mat, 1, "clip, savgol, bins, min-max, batch scope");
+    p.scaler = CLS_NONE;
+    c.detrend = CLS_DETREND_MEAN;
+    c.polyorder = 0;
+    c.detrend_op = CLS_DETREND_SUBTRACT;
+    c.window = 301; /* longer than the batch's 205 rows */
+    same_streamed(&p, &x, &x, 5 * mat, 0, "clip, mean 301, bins, batch scope");
+    free(x.data);
+}
+
+static void streamed_bins_reduce_to_one_row_per_bin(void **state)
+{
+    (void)state;
+    static const cls_bin_stat stats[] = {CLS_BIN_MEAN, CLS_BIN_MEDIAN, CLS_BIN_SUM, CLS_BIN_COUNT};
+    for (int t = 0; t < 2; t++) {
+        cls_dtype dt = t ? CLS_F64 : CLS_F32;
+        if (!runs(dt)) continue;
+        cls_array x = curves(dt, 7, 37, 3, 13);
+        size_t mat = 37 * 3 * es_of(dt);
+        for (size_t k = 0; k < 4; k++) {
+            char what[128];
+            cls_clean c = {.bin_rows = 4, .bin_stat = stats[k]};
+            if (k == 1) {
+                c.detrend = CLS_DETREND_MEAN;
+                c.window = 5;
+            }
+            if (k == 2) c.sigma = 3;
+            cls_pipeline p = {.scope = CLS_SCOPE_MATRIX, .clean = &c};
+            cls_array o = {.dtype = dt, .batch = 7, .rows = 10, .cols = 3}; /* ceil(37 / 4) */
+            snprintf(what, sizeof what, "bins of 4, stat %d, %s", (int)stats[k], t ? "float64" : "float32");
+            same_streamed(&p, &x, &o, 3 * mat, 0, what);
+            /* batch scope: 7 x 37 rows in bins of 4, the batch in one buffer */
+            p.scope = CLS_SCOPE_BATCH;
+            cls_array ob = {.dtype = dt, .batch = 1, .rows = 65, .cols = 3};
+            snprintf(what, sizeof what, "bins of 4, stat %d, batch scope, %s", (int)stats[k], t ? "float64" : "float32");
+            same_streamed(&p, &x, &ob, 7 * mat, 0, what);
+        }
+        free(x.data);
+    }
+}
+
+/* Matrices larger than a buffer but with many columns: blocks of columns
+ * hold whole series (every row of their columns), trends and reduced
+ * bins included (the output's rows then written in runs of a block). */
+static void column_blocks_of_a_matrix_larger_than_a_buffer(void **state)
+{
+    (void)state;
+    if (test_suite_is("oclgrind")) test_skip("150000 values a call: too slow under Oclgrind");
+    cls_array x = curves(CLS_F32, 2, 50, 1500, 14);
+    size_t buffer = 1024 * 50 * 4; /* 1024 columns of a matrix: 2 blocks each */
+    cls_clean c = {.detrend = CLS_DETREND_SAVGOL, .window = 9, .polyorder = 2, .edge = CLS_EDGE_MIRROR};
+    cls_pipeline p = {.scope = CLS_SCOPE_MATRIX, .clean = &c};
+    same_streamed(&p, &x, &x, buffer, 0, "savgol 9,2 in blocks of columns");
+    c.bin_rows = 7;
+    c.bin_stat = CLS_BIN_MEAN;
+    cls_array o = {.dtype = CLS_F32, .batch = 2, .rows = 8, .cols = 1500};
+    same_streamed(&p, &x, &o, buffer, 0, "savgol 9,2 then bins of 7 reduced, blocks of columns");
+    free(x.data);
+}
+
+/* Bins alone (no trend, no cleaning) per matrix need no whole series: a
+ * matrix of 400 rows (9600 B) in row blocks of a multiple of the bin's
+ * rows (4 KiB buffers), each block's bins at their place; a bin longer
+ * than a buffer's rows takes a block of its own. */
+static void bins_alone_stream_in_row_blocks_of_whole_bins(void **state)
+{
+    (void)state;
+    cls_dtype dt = runs(CLS_F64) ? CLS_F64 : CLS_F32;
+    cls_array x = curves(dt, 3, 400, 3, 17);
+    static const struct {
+        unsigned k;
+        cls_bin_stat s;
+        int reduce;
+    } cases[] = {{7, CLS_BIN_MEDIAN, 0}, {7, CLS_BIN_MEAN, 1}, {5, CLS_BIN_COUNT, 1}, {3, CLS_BIN_BOUNDARY, 0},
+                 {300, CLS_BIN_MEDIAN, 1}, {33, CLS_BIN_SUM, 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        cls_clean c = {.bin_rows = cases[i].k, .bin_stat = cases[i].s};
+        cls_pipeline p = {.scope = CLS_SCOPE_MATRIX, .clean = &c};
+        cls_array o = x;
+        if (cases[i].reduce) o.rows = (400 + cases[i].k - 1) / cases[i].k;
+        char what[96];
+        snprintf(what, sizeof what, "bins of %u, stat %d, %s", cases[i].k, (int)cases[i].s,
+                 cases[i].reduce ? "reduced" : "smoothed");
+        same_streamed(&p, &x, &o, 4096, 0, what);
+    }
+    free(x.data);
+}
+
+static void a_series_larger_than_a_buffer_is_refused_naming_the_limit(void **state)
+{
+    (void)state;
+    cls_dtype dt = runs(CLS_F64) ? CLS_F64 : CLS_F32;
+    cls_array x = curves(dt, 3, 400, 3, 15);
+    size_t es = es_of(dt), n = 3 * 400 * 3 * es, mat = 400 * 3 * es;
+    int fi = file_of(path("in.bin"), x.data, n), fo = out_file(path("out.bin"), n);
+    cls_stream_opts o = {.buffer_bytes = 4096};
+    cls_array fx = on_file(fi, &x, &o), fy = on_file(fo, &x, NULL);
+    cls_clean c = {.detrend = CLS_DETREND_MEAN, .window = 5};
+    cls_pipeline p = {.scope = CLS_SCOPE_MATRIX, .clean = &c};
+    assert_int_equal(cls_fit_transform(ctx, &p, &fx, &fy, NULL), CLS_E_UNSUPPORTED);
+    char want[64];
+    snprintf(want, sizeof want, "%zu bytes", mat);
+    const char *e = cls_last_error(ctx);
+    if (!strstr(e, "light curves") || !strstr(e, want) || !strstr(e, "4096"))
+        fail_msg("the message does not name the series (%s) and the buffer (4096): %s", want, e);
+    /* batch scope: the batch is the series */
+    p.scope = CLS_SCOPE_BATCH;
+    o.buffer_bytes = 2 * mat;
+    assert_int_equal(cls_fit_transform(ctx, &p, &fx, &fy, NULL), CLS_E_UNSUPPORTED);
+    snprintf(want, sizeof want, "%zu bytes", n);
+    if (!strstr(cls_last_error(ctx), want)) fail_msg("batch scope: no %s in: %s", want, cls_last_error(ctx));
+    /* the output as it was */
+    unsigned char *b = malloc(n);
+    assert_int_equal(pread(fo, b, n, 64), (ssize_t)n);
+    for (size_t i = 0; i < n; i++) assert_int_equal(b[i], 0x42);
+    /* a reduced output of the wrong shape: said which is right */
+    c.bin_rows = 10;
+    c.bin_stat = CLS_BIN_SUM;
+    o.buffer_bytes = 0;
+    p.scope = CLS_SCOPE_MATRIX;
+    assert_int_equal(cls_fit_transform(ctx, &p, &fx, &fy, NULL), CLS_E_ARG);
+    if (!strstr(cls_last_error(ctx), "3 x 40 x 3")) fail_msg("no right shape in: %s", cls_last_error(ctx));
+    free(b);
+    free(x.data);
+    close(fi);
+    close(fo);
+}
+
+static long status_kb(const char *key)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    char line[256];
+    long v = -1;
+    size_t n = strlen(key);
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, key, n)) v = atol(line + n);
+    fclose(f);
+    return v;
+}
+
+/* A file 32 times the pool: the peak resident memory during the call
+ * grows by the buffers and the engine's state, not by the file (Linux's
+ * clear_refs resets the peak). */
+static void peak_memory_is_the_pool_not_the_file(void **state)
+{
+    (void)state;
+    if (test_suite_is("oclgrind") || test_suite_is("rusticl")) test_skip("64 MiB of data: PoCL only");
+    const size_t B = 256, R = 2048, C = 32, mib = 1 << 20; /* float32: 64 MiB */
+    int fi = open(path("big.bin"), O_RDWR | O_CREAT | O_TRUNC, 0644);
+    assert_true(fi >= 0);
+    cls_array m = curves(CLS_F32, 1, R, C, 16);
+    for (size_t b = 0; b < B; b++)
+        assert_int_equal(pwrite(fi, m.data, R * C * 4, (off_t)(64 + b * R * C * 4)), (ssize_t)(R * C * 4));
+    int fo = out_file(path("big-out.bin"), 0);
+    assert_int_equal(ftruncate(fo, (off_t)(64 + B * R * C * 4)), 0);
+    cls_stream_opts o = {.buffer_bytes = 2 * mib, .buffers = 4, .flags = CLS_STREAM_DROP_CACHE};
+    cls_array shape = {.dtype = CLS_F32, .batch = B, .rows = R, .cols = C};
+    cls_array fx = on_file(fi, &shape, &o), fy = on_file(fo, &shape, NULL);
+    cls_clean c = {.detrend = CLS_DETREND_SAVGOL, .window = 101, .polyorder = 2, .bin_rows = 10,
+                   .bin_stat = CLS_BIN_MEDIAN};
+    cls_pipeline p = {.scope = CLS_SCOPE_MATRIX, .clean = &c};
+    /* the kernels built and the engine's tables made once first */
+    cls_array small = shape;
+    small.batch = 2;
+    cls_array sx = on_file(fi, &small, &o), sy = on_file(fo, &small, NULL);
+    assert_int_equal(cls_fit_transform(ctx, &p, &sx, &sy, NULL), CLS_OK);
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (!f || fputs("5", f) < 0 || fclose(f) != 0) test_skip("cannot reset the peak RSS (/proc/self/clear_refs)");
+    long before = status_kb("VmRSS:");
+    if (before < 0 || status_kb("VmHWM:") > before + 1024) test_skip("the peak RSS was not reset");
+    cls_status st = cls_fit_transform(ctx, &p, &fx, &fy, NULL);
+    if (st != CLS_OK) fail_msg("%s", cls_last_error(ctx));
+    long grew = status_kb("VmHWM:") - before;
+    /* the pool (8 MiB) and the engine's per-call state: 24 MiB in all at
+     * most, against the 128 MiB a call through memory touches */
+    if (grew > 24 * 1024) fail_msg("the peak RSS grew by %ld KiB over a 64 MiB file (pool: 8 MiB)", grew);
+    free(m.data);
+    close(fi);
+    close(fo);
+    unlink(path("big.bin"));
+    unlink(path("big-out.bin"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(streamed_trends_equal_the_call_in_memory_bit_for_bit),
+        cmocka_unit_test(streamed_trend_then_scaler_equals_the_call_in_memory),
+        cmocka_unit_test(streamed_bins_reduce_to_one_row_per_bin),
+        cmocka_unit_test(column_blocks_of_a_matrix_larger_than_a_buffer),
+        cmocka_unit_test(bins_alone_stream_in_row_blocks_of_whole_bins),
+        cmocka_unit_test(a_series_larger_than_a_buffer_is_refused_naming_the_limit),
+        cmocka_unit_test(peak_memory_is_the_pool_not_the_file),
+    };
+    return TEST_RUN("lightcurve_stream", tests, group_setup, group_teardown);
+}
