@@ -202,6 +202,11 @@ def bin(x, size, method="mean", axis=-1, *, smooth=False, devices=None):
         if x.size:
             _run(x3, out, devices, bin_rows=size, bin_stat=_BINS[method])
         return out.reshape(x.shape)
+    if size == 1 and method in ("mean", "median"):
+        # a bin of one row is its value, NaN where it is missing; the
+        # library reads an output of the input's shape as smoothing, which
+        # keeps the missing values as they were
+        return np.where(np.isfinite(x), x, np.asarray(np.nan, dtype=x.dtype))
     nb = -(-x.shape[axis] // size)
     out = np.empty((x3.shape[0], nb, x3.shape[2]), dtype=x.dtype)
     if out.size:
