@@ -488,7 +488,8 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
      * the fills that need the order (median, most frequent) without
      * clipping too (no iteration) */
     int ordered = o->clip || o->impute == CLS_IMPUTE_MEDIAN || o->impute == CLS_IMPUTE_MOST_FREQUENT;
-    int fast = !cb && !src && ordered && cls_clip_fast_fits(ctx, &vin);
+    int fast = !cb && !src && ordered &&
+               cls_clip_fast_fits(ctx, &vin, !o->clip && o->impute == CLS_IMPUTE_MEDIAN);
     unsigned iters = 0;
     if (fast) {
         cls_clip_opts xo = {.has_sent = o->has_sent, .sent = o->sent, .slo = o->slo, .shi = o->shi,

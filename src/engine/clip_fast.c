@@ -75,10 +75,15 @@ static int local_kernel(const cls_context *ctx, const cls_dev *d)
 /* clip_local.cl's columns per work-group (its LW): 16 KiB of local memory */
 static size_t local_width(size_t rows_max, size_t es) { return rows_max * es > 256 ? 32 : 64; }
 
-int cls_clip_fast_fits(const cls_context *ctx, const cls_cview *v)
+int cls_clip_fast_fits(const cls_context *ctx, const cls_cview *v, int median_only)
 {
     size_t es = v->dtype == CLS_F64 ? 8 : 4;
-    return v->Rg >= 1 && cls_regime_of(ctx, v->Rg, es, CLS_CLIP_FAST_ROWS) != CLS_REGIME_COUNT &&
+    cls_regime r = v->Rg >= 1 ? cls_regime_of(ctx, v->Rg, es, CLS_CLIP_FAST_ROWS) : CLS_REGIME_COUNT;
+    /* a median fill alone, past the networks: select.c's selection among
+     * the unsorted keys (the robust scaler's) reads them about twice where
+     * a whole sort passes over them 4-8 times */
+    if (median_only && r == CLS_REGIME_SORT) return 0;
+    return v->Rg >= 1 && r != CLS_REGIME_COUNT &&
            v->C <= UINT32_MAX && v->G <= UINT32_MAX && v->Rg * v->C * es <= CLS_XGROUP_MAX;
 }
 

@@ -29,12 +29,15 @@ size_t cls_sort_columns(const cls_context *ctx, uint64_t rows, size_t es)
     uint64_t w = cls_sort_window_bytes(rows, es), most = unit_scratch(ctx) / w;
     /* a launch's windows stay in the caches when the columns are short
      * (the buffer is reused launch after launch), and enough windows for
-     * every compute unit when they are long */
+     * every compute unit when they are long: four work-items each, a
+     * work-item taking CLS_SORT_LANES columns (clipsort, qsortg's load);
+     * fewer left one core busy and the others idle (8 columns of 10^5
+     * rows were one work-item) */
     uint64_t cu = 1;
     for (size_t i = 0; i < ctx->ndevs; i++)
         if (ctx->devs[i].info.compute_units > cu) cu = ctx->devs[i].info.compute_units;
     uint64_t want = CLS_SORT_LAUNCH_BYTES / w;
-    if (want < 4 * cu) want = 4 * cu;
+    if (want < 4 * cu * CLS_SORT_LANES) want = 4 * cu * CLS_SORT_LANES;
     uint64_t n = want < most ? want : most;
     return n > SIZE_MAX ? SIZE_MAX : (size_t)n;
 }

@@ -16,7 +16,7 @@
 static const char help[] =
     "usage: clscale bench [--workload NAME] [--size X] [--devices SEL] [--repeats N] [--alone LIST]\n"
     "                     [--memory both|pageable] [--json F] [--trace F.json] [--timeline F.svg]\n"
-    "                     [--model LAYER] [--quiet]\n"
+    "                     [--model LAYER] [--rows N] [--quiet]\n"
     "\n"
     "Times clscale on seeded workloads against plain C on the host, on each selected\n"
     "device alone and on all of them together, next to the limits measured in the\n"
@@ -55,6 +55,7 @@ static const char help[] =
     "                    PoCL's pthread device goes behind the modelled bus ($CLSBUS sets the\n"
     "                    model) beside a one-thread basic CPU device; each workload runs on\n"
     "                    each alone and both together, pageable and pinned\n"
+    "  --rows N          shapes: only the groups of N rows (one of the sweep's lengths)\n"
     "  --quiet           no progress line (one is drawn on a terminal)\n"
     "  --help            this text\n"
     "\n"
@@ -146,7 +147,7 @@ int bench_parse_options(int argc, char **argv, options *o)
         }
         static const char *const valued[] = {"--workload", "--size", "--devices", "--repeats",
                                              "--json", "--trace", "--timeline", "--alone",
-                                             "--memory", "--file", "--model"};
+                                             "--memory", "--file", "--model", "--rows"};
         const char *name = NULL, *v = NULL;
         for (size_t k = 0; k < sizeof valued / sizeof valued[0] && !name; k++) {
             size_t l = strlen(valued[k]);
@@ -201,6 +202,15 @@ int bench_parse_options(int argc, char **argv, options *o)
         } else if (!strcmp(name, "--devices")) {
             if (cli_selector_check("bench", v)) return -1;
             o->devices = v;
+        }
+        else if (!strcmp(name, "--rows")) {
+            errno = 0;
+            unsigned long long r = strtoull(v, &end, 10);
+            if (errno || *end || r < 1) {
+                cli_usage_error("bench", "--rows wants a whole number of rows above 0, not \"%s\"", v);
+                return -1;
+            }
+            o->rows = r;
         }
         else if (!strcmp(name, "--file")) o->file = v;
         else if (!strcmp(name, "--model")) o->model = v;

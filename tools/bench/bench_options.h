@@ -17,6 +17,7 @@ typedef struct options {
     int         quiet;       /* --quiet: no progress line */
     int         shapes;      /* --workload shapes: the shape sweep (bench_shapes.c) */
     int         lightcurves; /* --workload lightcurves: bench_lightcurves.c */
+    unsigned long long rows; /* --rows: the shape sweep at this group length alone; 0: all */
 } options;
 
 /* Reads argv into *o (defaults first). 0: run; 1: --help was printed;
