@@ -238,6 +238,71 @@ static void clipping_equals_counting_and_reference(void **state)
     cls_context_destroy(count);
 }
 
+/* Fills alone (a median, a most frequent value, a constant) with no
+ * per-column count asked for: no moments pass runs (clean.c), and past the
+ * networks a median fill is selected (select.c), not sorted whole
+ * (clip_fast.h). Lengths at each boundary (one row, the clipping
+ * networks' 64, the selection networks' 128, the sort regime), the
+ * hostile columns and signed zeros; the values and the mask as the
+ * reference's and as the call that counts (clean_into asks for every
+ * per-column output), bit for bit. */
+static void fills_alone_without_counts(void **state)
+{
+    (void)state;
+    cls_context *ctx = budget_context(0);
+    const cls_clean opts[] = {
+        {.impute = CLS_IMPUTE_MEDIAN},
+        {.impute = CLS_IMPUTE_MEDIAN, .has_missing_value = 1, .missing_value = 1},
+        {.impute = CLS_IMPUTE_MOST_FREQUENT},
+        {.impute = CLS_IMPUTE_CONSTANT, .fill_value = 7},
+    };
+    const size_t rows[] = {1, 2, 64, 65, 128, 129, 300, 1000};
+    for (int ti = 0; ti < 2; ti++) {
+        cls_dtype t = ti ? CLS_F64 : CLS_F32;
+        if (!suite_runs(t)) continue;
+        for (size_t ri = 0; ri < sizeof rows / sizeof rows[0]; ri++) {
+            if (skip_rows(rows[ri])) continue;
+            cls_array x = cref_make(t, 2, rows[ri], cols(), 4600 + ri + 10 * (uint64_t)ti);
+            add_zeros(&x);
+            size_t C = x.cols, n = x.batch * x.rows * C, es = ti ? 8 : 4;
+            for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+                cleaned counted;
+                clean_into(ctx, &x, CLS_SCOPE_MATRIX, opts[k], 1, &counted);
+                cls_array y = x;
+                y.data = malloc(n * es);
+                unsigned char *mask = malloc(n);
+                cls_clean o = opts[k];
+                o.mask_out = mask;
+                cls_status st = cls_fit_transform(ctx, &(cls_pipeline){.scope = CLS_SCOPE_MATRIX, .clean = &o}, &x,
+                                                  &y, NULL);
+                if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
+                double *want = malloc(n * sizeof *want);
+                uint64_t wm, wc;
+                for (size_t g = 0; g < x.batch; g++)
+                    for (size_t c = 0; c < C; c++) cref_clean_column(&x, CLS_SCOPE_MATRIX, g, c, &opts[k], want, &wm, &wc);
+                for (size_t i = 0; i < n; i++) {
+                    double got = cref_get(&y, i), w = ti ? want[i] : (double)(float)want[i];
+                    /* == for the signed zeros: the reference's qsort leaves ties in any order */
+                    if (!same(got, w) && got != w)
+                        fail_msg("%s rows %zu options %zu element %zu (column %zu, %.17g): %.17g, reference %.17g",
+                                 ti ? "f64" : "f32", rows[ri], k, i, i % C, cref_get(&x, i), got, w);
+                    if (memcmp((char *)y.data + i * es, (char *)counted.y.data + i * es, es) != 0 ||
+                        mask[i] != counted.mask[i])
+                        fail_msg("%s rows %zu options %zu element %zu: %.17g mask %d, counted %.17g mask %d",
+                                 ti ? "f64" : "f32", rows[ri], k, i, got, mask[i], cref_get(&counted.y, i),
+                                 counted.mask[i]);
+                }
+                free(want);
+                free(mask);
+                free(y.data);
+                cleaned_free(&counted);
+            }
+            cref_free(&x);
+        }
+    }
+    cls_context_destroy(ctx);
+}
+
 /* Keys whose highest varying bits do not tell them apart (cl/sort.cl sorts
  * by those first, then each run of equal ones by the rest): values a few
  * units of 2^-40 apart beside one huge one, a shuffled ramp of them, ties
@@ -415,6 +480,7 @@ int main(void)
         cmocka_unit_test(parallel_sort_by_device),
         cmocka_unit_test(quantiles_equal_counting_and_reference),
         cmocka_unit_test(clipping_equals_counting_and_reference),
+        cmocka_unit_test(fills_alone_without_counts),
         cmocka_unit_test(runs_of_equal_high_digits),
         cmocka_unit_test(selection_by_levels),
         cmocka_unit_test(parallel_quantiles),
