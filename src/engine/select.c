@@ -23,6 +23,7 @@
 #include "engine/regime.h"
 #include "engine/select.h"
 #include "stats/quantile.h"
+#include "util/table.h"
 
 typedef struct sel {
     const cls_qview   *v;
@@ -153,8 +154,10 @@ static cls_status small_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
     if (st == CLS_OK) st = filter_buffers(s, ctx, d, e0, ne, &m[1]);
     if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_READ_ONLY, (size_t)(v->Rg + 1) * s->nk * 4,
                                            s->rank_tab, &m[4]);
-    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, ne * 4, NULL, &m[5]);
-    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, ne * s->nk * s->es, NULL, &m[6]);
+    /* the results over kept host tables where large (a million columns) */
+    void *ch = NULL, *vh = NULL;
+    if (st == CLS_OK) st = cls_pass_result_buffer(ctx, d, CL_MEM_WRITE_ONLY, ne * 4, &ch, &m[5]);
+    if (st == CLS_OK) st = cls_pass_result_buffer(ctx, d, CL_MEM_WRITE_ONLY, ne * s->nk * s->es, &vh, &m[6]);
     if (st == CLS_OK) {
         qsort_args(&a, s, m, 0);
         cls_karg_mem(&a, m[4]);
@@ -172,6 +175,8 @@ static cls_status small_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
     st = cls_pass_unmap(ctx, d, m[5], cnt, st);
     st = cls_pass_unmap(ctx, d, m[6], val, st);
     release(m, 7);
+    cls_table_free(ch, ne * 4);
+    cls_table_free(vh, ne * s->nk * s->es);
     return st;
 }
 
