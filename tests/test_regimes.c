@@ -303,6 +303,58 @@ static void fills_alone_without_counts(void **state)
     cls_context_destroy(ctx);
 }
 
+/* Groups of one row (select.c reads each value, no kernel): quantiles,
+ * medians and robust scaling as the reference (numpy's nanquantile,
+ * nanmedian, scikit-learn's RobustScaler: NaN and +-Inf missing, a value
+ * its own every quantile, signed zeros kept, an IQR of 0 a scale of 1),
+ * several groups, float32 and float64. */
+static void one_row_groups(void **state)
+{
+    (void)state;
+    cls_context *ctx = budget_context(0);
+    const double q[] = {0, 0.25, 0.5, 0.75, 1};
+    const size_t nq = sizeof q / sizeof q[0];
+    for (int ti = 0; ti < 2; ti++) {
+        cls_dtype t = ti ? CLS_F64 : CLS_F32;
+        if (!suite_runs(t)) continue;
+        cls_array x = cref_make(t, 3, 1, 2 * cols() + 1, 4700 + (uint64_t)ti);
+        add_zeros(&x);
+        /* one row has few of cref_make's hostile values: set them */
+        const double hostile[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0, 1e30, -1e-30, 3.5};
+        for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
+            if (ti) ((double *)x.data)[i * 3] = hostile[i];
+            else ((float *)x.data)[i * 3] = (float)hostile[i];
+        }
+        size_t C = x.cols, G = x.batch, es = ti ? 8 : 4;
+        double *a = malloc(G * nq * C * sizeof *a), *m = malloc(G * C * sizeof *m);
+        cls_array y = x;
+        y.data = malloc(G * C * es);
+        cls_pipeline p = {.scaler = CLS_ROBUST, .qmin = 25, .qmax = 75};
+        assert_int_equal(cls_quantiles(ctx, NULL, &x, q, nq, a), CLS_OK);
+        assert_int_equal(cls_medians(ctx, NULL, &x, m), CLS_OK);
+        assert_int_equal(cls_fit_transform(ctx, &p, &x, &y, NULL), CLS_OK);
+        for (size_t g = 0; g < G; g++)
+            for (size_t c = 0; c < C; c++) {
+                size_t e = g * C + c;
+                double v = cref_get(&x, e), want = isfinite(v) ? v : NAN;
+                for (size_t j = 0; j < nq; j++)
+                    if (!same(a[(g * nq + j) * C + c], want))
+                        fail_msg("%s group %zu column %zu (%.17g) q %g: %.17g", ti ? "f64" : "f32", g, c, v, q[j],
+                                 a[(g * nq + j) * C + c]);
+                if (!same(m[e], want))
+                    fail_msg("%s group %zu column %zu (%.17g): median %.17g", ti ? "f64" : "f32", g, c, v, m[e]);
+                double yv = cref_get(&y, e);
+                if (isfinite(v) ? !same(yv, 0.0) : isnan(v) && !isnan(yv))
+                    fail_msg("%s group %zu column %zu (%.17g): robust %.17g", ti ? "f64" : "f32", g, c, v, yv);
+            }
+        free(y.data);
+        free(m);
+        free(a);
+        cref_free(&x);
+    }
+    cls_context_destroy(ctx);
+}
+
 /* Keys whose highest varying bits do not tell them apart (cl/sort.cl sorts
  * by those first, then each run of equal ones by the rest): values a few
  * units of 2^-40 apart beside one huge one, a shuffled ramp of them, ties
@@ -481,6 +533,7 @@ int main(void)
         cmocka_unit_test(quantiles_equal_counting_and_reference),
         cmocka_unit_test(clipping_equals_counting_and_reference),
         cmocka_unit_test(fills_alone_without_counts),
+        cmocka_unit_test(one_row_groups),
         cmocka_unit_test(runs_of_equal_high_digits),
         cmocka_unit_test(selection_by_levels),
         cmocka_unit_test(parallel_quantiles),
