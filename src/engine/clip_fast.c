@@ -53,7 +53,7 @@ typedef struct xstate {
     cls_cmoments        *m;
     double              *L, *H, *fill;
     unsigned            *iters_of; /* per unit */
-    cl_mem              *scr;      /* the sort regime's scratch (cls_sort_scratch_new) */
+    cls_sort_scratch    *scr;      /* the sort regime's scratch (cls_sort_scratch_new) */
 } xstate;
 
 /* clip_local.cl's local memory (QN * LW * REAL_BYTES at most) */
@@ -91,7 +91,7 @@ int cls_clip_fast_fits(const cls_context *ctx, const cls_cview *v, int median_on
  * runs of as many columns as the device's scratch holds, one window each
  * (the queue is in order and each launch waits), CLS_SORT_LANES entries a
  * work-item. a's arguments up to the scratch are set. */
-static cls_status sort_launches(cls_kargs *a, cl_mem *scr, size_t ne, uint64_t rows, size_t es,
+static cls_status sort_launches(cls_kargs *a, cls_sort_scratch *scr, size_t ne, uint64_t rows, size_t es,
                                 const cls_wsort_args *pre)
 {
     size_t w = cls_sort_columns(a->ctx, rows, es);

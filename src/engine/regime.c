@@ -4,6 +4,7 @@
 
 #include "engine/passes.h"
 #include "engine/regime.h"
+#include "util/table.h"
 
 uint64_t cls_sort_window_bytes(uint64_t rows, size_t es)
 {
@@ -57,24 +58,36 @@ cls_regime cls_regime_of(const cls_context *ctx, uint64_t rows, size_t es, uint6
     return cls_sort_columns(ctx, rows, es) >= 1 ? CLS_REGIME_SORT : CLS_REGIME_COUNT;
 }
 
-cl_mem *cls_sort_scratch_new(const cls_context *ctx) { return calloc(ctx->ndevs ? ctx->ndevs : 1, sizeof(cl_mem)); }
+struct cls_sort_scratch {
+    cl_mem m;
+    void  *host;  /* the kept host table under m, or NULL */
+    size_t bytes;
+};
 
-cls_status cls_sort_scratch_get(cls_context *ctx, cl_mem *per_dev, cls_dev *d, uint64_t rows, size_t es,
+cls_sort_scratch *cls_sort_scratch_new(const cls_context *ctx)
+{
+    return calloc(ctx->ndevs ? ctx->ndevs : 1, sizeof(cls_sort_scratch));
+}
+
+cls_status cls_sort_scratch_get(cls_context *ctx, cls_sort_scratch *per_dev, cls_dev *d, uint64_t rows, size_t es,
                                 cl_mem *out)
 {
-    cl_mem *m = &per_dev[d - ctx->devs];
+    cls_sort_scratch *s = &per_dev[d - ctx->devs];
     cls_status st = CLS_OK;
-    if (!*m)
-        st = cls_pass_buffer(ctx, d, CL_MEM_READ_WRITE,
-                             (size_t)(cls_sort_columns(ctx, rows, es) * cls_sort_window_bytes(rows, es)), NULL, m);
-    *out = *m;
+    if (!s->m) {
+        s->bytes = (size_t)(cls_sort_columns(ctx, rows, es) * cls_sort_window_bytes(rows, es));
+        st = cls_pass_result_buffer(ctx, d, CL_MEM_READ_WRITE, s->bytes, &s->host, &s->m);
+    }
+    *out = s->m;
     return st;
 }
 
-void cls_sort_scratch_free(const cls_context *ctx, cl_mem *per_dev)
+void cls_sort_scratch_free(const cls_context *ctx, cls_sort_scratch *per_dev)
 {
-    for (size_t i = 0; per_dev && i < ctx->ndevs; i++)
-        if (per_dev[i]) clReleaseMemObject(per_dev[i]);
+    for (size_t i = 0; per_dev && i < ctx->ndevs; i++) {
+        if (per_dev[i].m) clReleaseMemObject(per_dev[i].m);
+        cls_table_free(per_dev[i].host, per_dev[i].bytes);
+    }
     free(per_dev);
 }
 

@@ -40,7 +40,7 @@ typedef struct sel {
     /* small and sort paths */
     uint32_t *rank_tab;         /* small path: (Rg + 1) * nk */
     uint64_t gpu;               /* groups per unit */
-    cl_mem  *scr;               /* sort path: its scratch (cls_sort_scratch_new) */
+    cls_sort_scratch *scr;      /* sort path: its scratch (cls_sort_scratch_new) */
     cls_rank_fn rank;           /* sort path: the ranks of a count */
     void    *rank_user;
     /* radix path */
