@@ -120,13 +120,19 @@ __kernel void F(clean_apply)(__global const REAL *x, __global REAL *y, __global 
 {
     /* one value per work-item (c, row of the unit): no loop, so that a CPU
      * driver runs neighbouring columns as vectors */
-    uint c = (uint)get_global_id(0);
+    /* c a size_t, not truncated to a uint, and the group's planes a
+     * pointer (no 64-bit division per value where the unit is one group,
+     * a part of a long one): the parameters' loads stay consecutive in c,
+     * where PoCL gathered each of the seven planes value by value and
+     * divided per value, which made this pass several times a scaler's
+     * over the same values */
+    size_t c = get_global_id(0);
     ulong r = get_global_id(1);
     if (c >= ncols || r >= (ulong)ng * urows) return;
-    ulong e = (r / urows) * ncols + c;
-    REAL lo = prm[e], hi = prm[pstride + e], fill = prm[2 * pstride + e];
-    REAL shi = prm[3 * pstride + e], slo = prm[4 * pstride + e];
-    REAL m = prm[5 * pstride + e], o = prm[6 * pstride + e];
+    __global const REAL *p = prm + (ng > 1 ? r / urows * ncols : 0);
+    REAL lo = p[c], hi = p[pstride + c], fill = p[2 * pstride + c];
+    REAL shi = p[3 * pstride + c], slo = p[4 * pstride + c];
+    REAL m = p[5 * pstride + c], o = p[6 * pstride + c];
     int sen = (flags & CLS_CF_SENT) != 0, bnd = (flags & CLS_CF_BOUNDS) != 0, clm = (flags & CLS_CF_CLAMP) != 0;
     int fil = (flags & CLS_CF_FILL) != 0, scl = (flags & CLS_CF_SCALE) != 0, rcl = (flags & CLS_CF_RCLIP) != 0;
     REAL v = x[r * ncols + c], v0 = v;

@@ -244,7 +244,7 @@ inline void F(q_select)(__global UKEY *a, __global UKEY *b, __global uint *h, ui
             UKEY vary = whole ? vary0 : kand ^ kor;
             if (vary == 0) {
                 /* every key of the range is the same: the targets in it are found */
-                for (uint u = t; u < nk; u++)
+                for (uint u = 0; u < nk; u++)
                     if (!fin[u] && lo[u] == l && hi[u] == e && in_b[u] == ib) fin[u] = 1;
                 continue;
             }
@@ -265,9 +265,13 @@ inline void F(q_select)(__global UKEY *a, __global UKEY *b, __global uint *h, ui
                 c[i] = s;
                 s += x;
             }
-            /* the targets in this range: their buckets, wanted */
+            /* the targets in this range: their buckets, wanted; every one
+             * of them, those before t too (a target moved with an earlier
+             * one this level shares its range): a target left in the
+             * range would read it after another range's keys were moved
+             * into it (quartiles off by two ranks at 5000 rows) */
             uint nwant = 0;
-            for (uint u = t; u < nk; u++) {
+            for (uint u = 0; u < nk; u++) {
                 if (fin[u] || lo[u] != l || hi[u] != e || in_b[u] != ib) continue;
                 uint r = rk[u], lb = 0, ub = nb;
                 while (ub - lb > 1) { /* the last bucket starting at or before r */

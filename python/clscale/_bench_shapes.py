@@ -66,6 +66,8 @@ def shapes(args):
     total = max(1, int(16_000_000 * args.size))
     rows_out = []
     lengths = [n for n in LENGTHS if n <= total]  # all of them at --size 1
+    if getattr(args, "rows", None):
+        lengths = [n for n in lengths if n == args.rows]
     for rows in lengths:
         cols = max(1, min(MAX_GROUPS, total // rows))
         x = _data(rows, cols)

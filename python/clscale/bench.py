@@ -563,6 +563,8 @@ def main(argv=None):
     p.add_argument("--workload", default="seed-a,seed-b")
     p.add_argument("--size", type=float, default=1.0, help="scales the batch of each workload")
     p.add_argument("--no-memory", action="store_true", help="skip the peak-RSS measurement")
+    p.add_argument("--rows", type=int, default=None,
+                   help="shapes: only the groups of this many rows (one of the sweep's lengths)")
     p.add_argument("--svg", help="shapes: draw the speed-up over the peers by group length here")
     p.add_argument("--numpy-matrices", type=int, default=2,
                    help="quantiles: matrices numpy's nanpercentile runs on (its time scaled to the batch)")

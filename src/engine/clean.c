@@ -489,7 +489,8 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
      * the fills that need the order (median, most frequent) without
      * clipping too (no iteration) */
     int ordered = o->clip || o->impute == CLS_IMPUTE_MEDIAN || o->impute == CLS_IMPUTE_MOST_FREQUENT;
-    int fast = !cb && !src && ordered && cls_clip_fast_fits(ctx, &vin);
+    int fast = !cb && !src && ordered &&
+               cls_clip_fast_fits(ctx, &vin, !o->clip && o->impute == CLS_IMPUTE_MEDIAN);
     unsigned iters = 0;
     if (fast) {
         cls_clip_opts xo = {.has_sent = o->has_sent, .sent = o->sent, .slo = o->slo, .shi = o->shi,
@@ -501,10 +502,16 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
         st = cls_clip_fast(ctx, &vin, &xo, w.n0, &w.m, w.L, w.H, w.fill, &iters);
     }
     unsigned sf = o->has_sent ? CLS_CF_SENT : 0;
-    /* pass 1: missing values counted, the moments of the rest */
-    if (st == CLS_OK && !fast) st = moments(ctx, &din, sf, o->sent, NULL, NULL, &w.m);
-    if (!fast) st = combine_moments(cb, st, &w, Rg, &rows);
-    if (st == CLS_OK && !fast) memcpy(w.n0, w.m.n, ne * sizeof *w.n0);
+    /* pass 1: missing values counted, the moments of the rest; none where
+     * nothing reads them (a fill by a median, a most frequent value or a
+     * constant, alone, no per-column count asked for): the fill's own
+     * selection and the last pass then read the data, as a robust fit's
+     * selection and its scaling pass do */
+    int counted = o->clip || p || cb || src || o->impute == CLS_IMPUTE_MEAN || c->missing_out ||
+                  c->clipped_out || c->mean_out || c->m2_out;
+    if (st == CLS_OK && !fast && counted) st = moments(ctx, &din, sf, o->sent, NULL, NULL, &w.m);
+    if (!fast && counted) st = combine_moments(cb, st, &w, Rg, &rows);
+    if (st == CLS_OK && !fast && counted) memcpy(w.n0, w.m.n, ne * sizeof *w.n0);
     for (size_t e = 0; e < ne && !fast; e++) {
         w.L[e] = -INFINITY;
         w.H[e] = INFINITY;

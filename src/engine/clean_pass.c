@@ -298,8 +298,15 @@ static cls_status apply_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
         cls_karg_u64(&a, ne);
         cls_karg_real(&a, s->rlo);
         cls_karg_real(&a, s->rhi);
-        size_t lx, ly;
+        size_t lx, ly, wg = 0;
         tiles(C, group_size(local), &lx, &ly);
+        /* a wide table on a CPU driver: several rows a group, as the
+         * kernel's limit allows (up to 16): a group a row made 300,000
+         * groups of 10^5 x 160 values, whose cost per group made this pass
+         * several times a scaler's over the same values */
+        if (ly == 1 && !cls_pass_gpu(d) &&
+            clGetKernelWorkGroupInfo(a.k, d->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) == CL_SUCCESS)
+            while (ly < 16 && lx * ly * 2 <= wg) ly *= 2;
         st = cls_pass_launch_tiles(&a, lx, ly, C, (size_t)(c.ng * c.urows));
     }
     if (st == CLS_OK && wy) st = finish_out(ctx, d, v, &c, m[1]);

@@ -53,7 +53,7 @@ typedef struct xstate {
     cls_cmoments        *m;
     double              *L, *H, *fill;
     unsigned            *iters_of; /* per unit */
-    cl_mem              *scr;      /* the sort regime's scratch (cls_sort_scratch_new) */
+    cls_sort_scratch    *scr;      /* the sort regime's scratch (cls_sort_scratch_new) */
 } xstate;
 
 /* clip_local.cl's local memory (QN * LW * REAL_BYTES at most) */
@@ -75,10 +75,15 @@ static int local_kernel(const cls_context *ctx, const cls_dev *d)
 /* clip_local.cl's columns per work-group (its LW): 16 KiB of local memory */
 static size_t local_width(size_t rows_max, size_t es) { return rows_max * es > 256 ? 32 : 64; }
 
-int cls_clip_fast_fits(const cls_context *ctx, const cls_cview *v)
+int cls_clip_fast_fits(const cls_context *ctx, const cls_cview *v, int median_only)
 {
     size_t es = v->dtype == CLS_F64 ? 8 : 4;
-    return v->Rg >= 1 && cls_regime_of(ctx, v->Rg, es, CLS_CLIP_FAST_ROWS) != CLS_REGIME_COUNT &&
+    cls_regime r = v->Rg >= 1 ? cls_regime_of(ctx, v->Rg, es, CLS_CLIP_FAST_ROWS) : CLS_REGIME_COUNT;
+    /* a median fill alone, past the networks: select.c's selection among
+     * the unsorted keys (the robust scaler's) reads them about twice where
+     * a whole sort passes over them 4-8 times */
+    if (median_only && r == CLS_REGIME_SORT) return 0;
+    return v->Rg >= 1 && r != CLS_REGIME_COUNT &&
            v->C <= UINT32_MAX && v->G <= UINT32_MAX && v->Rg * v->C * es <= CLS_XGROUP_MAX;
 }
 
@@ -86,7 +91,7 @@ int cls_clip_fast_fits(const cls_context *ctx, const cls_cview *v)
  * runs of as many columns as the device's scratch holds, one window each
  * (the queue is in order and each launch waits), CLS_SORT_LANES entries a
  * work-item. a's arguments up to the scratch are set. */
-static cls_status sort_launches(cls_kargs *a, cl_mem *scr, size_t ne, uint64_t rows, size_t es,
+static cls_status sort_launches(cls_kargs *a, cls_sort_scratch *scr, size_t ne, uint64_t rows, size_t es,
                                 const cls_wsort_args *pre)
 {
     size_t w = cls_sort_columns(a->ctx, rows, es);
@@ -125,27 +130,6 @@ static void release(cl_mem *m, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         if (m[i]) clReleaseMemObject(m[i]);
-}
-
-/* Tables at least this large of a unit's results on a device that works
- * on host memory live in the host's per-column tables (util/table.h),
- * kept between calls: a fresh device buffer of a million columns'
- * results (76 MB) took a page fault per 4 KiB at every call, more time
- * than the kernel on 1 x 10^6 float64. Smaller ones stay the driver's. */
-#define CLS_XHOST_MIN ((size_t)4 << 20)
-
-/* A results buffer of `bytes`: over a host table (*host, free it with
- * cls_table_free after the buffer's release) or the driver's (*host NULL). */
-static cls_status result_buffer(cls_context *ctx, cls_dev *d, cl_mem_flags fl, size_t bytes, void **host,
-                                cl_mem *out)
-{
-    *host = NULL;
-    if (!d->zero_copy || bytes < CLS_XHOST_MIN) return cls_pass_buffer(ctx, d, fl, bytes, NULL, out);
-    if (!(*host = cls_table_alloc(bytes))) return cls_fail(ctx, CLS_E_NOMEM, "cleaning: out of memory");
-    cl_int e;
-    *out = clCreateBuffer(d->cl, fl | CL_MEM_USE_HOST_PTR, bytes, *host, &e);
-    if (e != CL_SUCCESS) return cls_fail_cl(ctx, d, "clCreateBuffer", e);
-    return CLS_OK;
 }
 
 /* A unit's results into the tables (entry e0 on, ne of them): one loop
@@ -211,7 +195,7 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
     size_t as = v->dtype == CLS_F64 || d->info.fp64 ? 8 : 4;
     cl_mem m[6] = {0}; /* input (in place: a second reference to the output), output, sigmas, st, cn, mask */
     void *stp = NULL, *cnp = NULL; /* st and cn, mapped */
-    void *sth = NULL, *cnh = NULL; /* their host tables, if any (result_buffer) */
+    void *sth = NULL, *cnh = NULL; /* their host tables, if any (cls_pass_result_buffer) */
     cls_kargs a = {ctx, d, NULL, 0, v->dtype, CLS_OK};
     size_t local = 0;
     cls_status st = cls_kernel_get(ctx, d, k, v->dtype, 0, &a.k, &local, NULL);
@@ -229,8 +213,8 @@ static cls_status unit_run(void *user, cls_context *ctx, cls_dev *d, size_t u)
     }
     /* cn read too over sorted windows: the counts cls_wsort leaves there */
     cl_mem_flags out_fl = par ? CL_MEM_READ_WRITE : CL_MEM_WRITE_ONLY;
-    if (st == CLS_OK) st = result_buffer(ctx, d, CL_MEM_WRITE_ONLY, 8 * ne * as, &sth, &m[3]);
-    if (st == CLS_OK) st = result_buffer(ctx, d, out_fl, 3 * ne * 4, &cnh, &m[4]);
+    if (st == CLS_OK) st = cls_pass_result_buffer(ctx, d, CL_MEM_WRITE_ONLY, 8 * ne * as, &sth, &m[3]);
+    if (st == CLS_OK) st = cls_pass_result_buffer(ctx, d, out_fl, 3 * ne * 4, &cnh, &m[4]);
     /* clip.cl: XW columns per work-item */
     size_t xw = loc ? 1 : (v->dtype == CLS_F64 ? 1 : 2) * (size_t)d->xw64;
     unsigned lead = 0;

@@ -36,8 +36,12 @@ typedef struct cls_clip_opts {
                               million columns wrote nine 8 MB tables for nothing) */
 } cls_clip_opts;
 
-/* Whether the one-pass kernel takes groups of v's shape on ctx's devices. */
-int cls_clip_fast_fits(const cls_context *ctx, const cls_cview *v);
+/* Whether the one-pass kernel takes groups of v's shape on ctx's devices;
+ * median_only: the pass would only find a median fill (no clipping, no
+ * most frequent value), which it does only for groups the sorting
+ * networks take (regime.h): longer ones are selected (select.c), not
+ * sorted whole. */
+int cls_clip_fast_fits(const cls_context *ctx, const cls_cview *v, int median_only);
 
 /* cls_clip_fast(): clips every column of every group of v as clean.c's
  * passes do and, with o->write, writes the cleaned column (y may be x).

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "engine/passes.h"
+#include "util/table.h"
 #include "util/pool.h"
 
 typedef struct pass_state {
@@ -298,6 +299,23 @@ cls_status cls_pass_buffer(cls_context *ctx, cls_dev *dev, cl_mem_flags flags, s
     if (init) flags |= CL_MEM_COPY_HOST_PTR;
     *out = clCreateBuffer(dev->cl, flags, bytes ? bytes : 1, (void *)init, &e);
     if (e != CL_SUCCESS) return cls_fail_cl(ctx, dev, "clCreateBuffer", e);
+    return CLS_OK;
+}
+
+cls_status cls_pass_result_buffer(cls_context *ctx, cls_dev *d, cl_mem_flags fl, size_t bytes, void **host,
+                                  cl_mem *out)
+{
+    *host = NULL;
+    if (!d->zero_copy || bytes < CLS_PASS_HOST_MIN) return cls_pass_buffer(ctx, d, fl, bytes, NULL, out);
+    if (!(*host = cls_table_alloc(bytes))) return cls_fail(ctx, CLS_E_NOMEM, "out of host memory for %zu bytes", bytes);
+    cl_int e;
+    *out = clCreateBuffer(d->cl, fl | CL_MEM_USE_HOST_PTR, bytes, *host, &e);
+    if (e != CL_SUCCESS) {
+        cls_table_free(*host, bytes);
+        *host = NULL;
+        *out = NULL;
+        return cls_fail_cl(ctx, d, "clCreateBuffer", e);
+    }
     return CLS_OK;
 }
 

@@ -40,6 +40,18 @@ cls_status cls_pass_io(cls_context *ctx, cls_dev *dev, const void *x, void *y, s
 cls_status cls_pass_buffer(cls_context *ctx, cls_dev *dev, cl_mem_flags flags, size_t bytes, const void *init,
                            cl_mem *out);
 
+/* A buffer for a unit's results of `bytes` (written by the kernel, read
+ * back through cls_pass_map): on a device that works on host memory, a
+ * table of at least CLS_PASS_HOST_MIN bytes lies over a host table
+ * (util/table.h, kept between calls: *host, free it with cls_table_free
+ * after the buffer's release); else, and smaller, the driver's (*host
+ * NULL). A fresh driver buffer of a million columns' results took a page
+ * fault per 4 KiB at every call, more time than the kernel on 1 x 10^6
+ * float64. */
+#define CLS_PASS_HOST_MIN ((size_t)4 << 20)
+cls_status cls_pass_result_buffer(cls_context *ctx, cls_dev *d, cl_mem_flags fl, size_t bytes, void **host,
+                                  cl_mem *out);
+
 /* The results of a unit, mapped for reading on dev's queue 0 (blocking):
  * on a device that shares host memory no copy, else one. *out is NULL
  * until mapped; cls_pass_unmap() undoes it (a NULL p: nothing) and waits,

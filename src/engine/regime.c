@@ -4,6 +4,7 @@
 
 #include "engine/passes.h"
 #include "engine/regime.h"
+#include "util/table.h"
 
 uint64_t cls_sort_window_bytes(uint64_t rows, size_t es)
 {
@@ -29,12 +30,15 @@ size_t cls_sort_columns(const cls_context *ctx, uint64_t rows, size_t es)
     uint64_t w = cls_sort_window_bytes(rows, es), most = unit_scratch(ctx) / w;
     /* a launch's windows stay in the caches when the columns are short
      * (the buffer is reused launch after launch), and enough windows for
-     * every compute unit when they are long */
+     * every compute unit when they are long: four work-items each, a
+     * work-item taking CLS_SORT_LANES columns (clipsort, qsortg's load);
+     * fewer left one core busy and the others idle (8 columns of 10^5
+     * rows were one work-item) */
     uint64_t cu = 1;
     for (size_t i = 0; i < ctx->ndevs; i++)
         if (ctx->devs[i].info.compute_units > cu) cu = ctx->devs[i].info.compute_units;
     uint64_t want = CLS_SORT_LAUNCH_BYTES / w;
-    if (want < 4 * cu) want = 4 * cu;
+    if (want < 4 * cu * CLS_SORT_LANES) want = 4 * cu * CLS_SORT_LANES;
     uint64_t n = want < most ? want : most;
     return n > SIZE_MAX ? SIZE_MAX : (size_t)n;
 }
@@ -54,24 +58,36 @@ cls_regime cls_regime_of(const cls_context *ctx, uint64_t rows, size_t es, uint6
     return cls_sort_columns(ctx, rows, es) >= 1 ? CLS_REGIME_SORT : CLS_REGIME_COUNT;
 }
 
-cl_mem *cls_sort_scratch_new(const cls_context *ctx) { return calloc(ctx->ndevs ? ctx->ndevs : 1, sizeof(cl_mem)); }
+struct cls_sort_scratch {
+    cl_mem m;
+    void  *host;  /* the kept host table under m, or NULL */
+    size_t bytes;
+};
 
-cls_status cls_sort_scratch_get(cls_context *ctx, cl_mem *per_dev, cls_dev *d, uint64_t rows, size_t es,
+cls_sort_scratch *cls_sort_scratch_new(const cls_context *ctx)
+{
+    return calloc(ctx->ndevs ? ctx->ndevs : 1, sizeof(cls_sort_scratch));
+}
+
+cls_status cls_sort_scratch_get(cls_context *ctx, cls_sort_scratch *per_dev, cls_dev *d, uint64_t rows, size_t es,
                                 cl_mem *out)
 {
-    cl_mem *m = &per_dev[d - ctx->devs];
+    cls_sort_scratch *s = &per_dev[d - ctx->devs];
     cls_status st = CLS_OK;
-    if (!*m)
-        st = cls_pass_buffer(ctx, d, CL_MEM_READ_WRITE,
-                             (size_t)(cls_sort_columns(ctx, rows, es) * cls_sort_window_bytes(rows, es)), NULL, m);
-    *out = *m;
+    if (!s->m) {
+        s->bytes = (size_t)(cls_sort_columns(ctx, rows, es) * cls_sort_window_bytes(rows, es));
+        st = cls_pass_result_buffer(ctx, d, CL_MEM_READ_WRITE, s->bytes, &s->host, &s->m);
+    }
+    *out = s->m;
     return st;
 }
 
-void cls_sort_scratch_free(const cls_context *ctx, cl_mem *per_dev)
+void cls_sort_scratch_free(const cls_context *ctx, cls_sort_scratch *per_dev)
 {
-    for (size_t i = 0; per_dev && i < ctx->ndevs; i++)
-        if (per_dev[i]) clReleaseMemObject(per_dev[i]);
+    for (size_t i = 0; per_dev && i < ctx->ndevs; i++) {
+        if (per_dev[i].m) clReleaseMemObject(per_dev[i].m);
+        cls_table_free(per_dev[i].host, per_dev[i].bytes);
+    }
     free(per_dev);
 }
 

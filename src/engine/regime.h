@@ -52,11 +52,15 @@ size_t cls_sort_columns(const cls_context *ctx, uint64_t rows, size_t es);
  * of ctx->ndevs, from cls_sort_scratch_new), made by the device's first
  * unit with cls_sort_columns windows, reused by its later units and
  * launches (a device runs one unit at a time), released by
- * cls_sort_scratch_free. *out: device d's buffer. */
-cl_mem *cls_sort_scratch_new(const cls_context *ctx);
-cls_status cls_sort_scratch_get(cls_context *ctx, cl_mem *per_dev, cls_dev *d, uint64_t rows, size_t es,
+ * cls_sort_scratch_free. *out: device d's buffer. On a device that works
+ * on host memory the buffer lies over a host table kept between calls
+ * (cls_pass_result_buffer): a fresh buffer of a launch's windows (tens of
+ * MiB for columns of 10^5 rows) took a page fault per 4 KiB every call. */
+typedef struct cls_sort_scratch cls_sort_scratch;
+cls_sort_scratch *cls_sort_scratch_new(const cls_context *ctx);
+cls_status cls_sort_scratch_get(cls_context *ctx, cls_sort_scratch *per_dev, cls_dev *d, uint64_t rows, size_t es,
                                 cl_mem *out);
-void cls_sort_scratch_free(const cls_context *ctx, cl_mem *per_dev);
+void cls_sort_scratch_free(const cls_context *ctx, cls_sort_scratch *per_dev);
 
 /* Whether device d sorts the sort regime's windows with every work-item
  * at once (cl/sort.cl's wsort: tiles in local memory, then merges, a

@@ -23,6 +23,7 @@
 #include "engine/regime.h"
 #include "engine/select.h"
 #include "stats/quantile.h"
+#include "util/table.h"
 
 typedef struct sel {
     const cls_qview   *v;
@@ -39,7 +40,7 @@ typedef struct sel {
     /* small and sort paths */
     uint32_t *rank_tab;         /* small path: (Rg + 1) * nk */
     uint64_t gpu;               /* groups per unit */
-    cl_mem  *scr;               /* sort path: its scratch (cls_sort_scratch_new) */
+    cls_sort_scratch *scr;      /* sort path: its scratch (cls_sort_scratch_new) */
     cls_rank_fn rank;           /* sort path: the ranks of a count */
     void    *rank_user;
     /* radix path */
@@ -153,8 +154,10 @@ static cls_status small_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
     if (st == CLS_OK) st = filter_buffers(s, ctx, d, e0, ne, &m[1]);
     if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_READ_ONLY, (size_t)(v->Rg + 1) * s->nk * 4,
                                            s->rank_tab, &m[4]);
-    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, ne * 4, NULL, &m[5]);
-    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, ne * s->nk * s->es, NULL, &m[6]);
+    /* the results over kept host tables where large (a million columns) */
+    void *ch = NULL, *vh = NULL;
+    if (st == CLS_OK) st = cls_pass_result_buffer(ctx, d, CL_MEM_WRITE_ONLY, ne * 4, &ch, &m[5]);
+    if (st == CLS_OK) st = cls_pass_result_buffer(ctx, d, CL_MEM_WRITE_ONLY, ne * s->nk * s->es, &vh, &m[6]);
     if (st == CLS_OK) {
         qsort_args(&a, s, m, 0);
         cls_karg_mem(&a, m[4]);
@@ -172,8 +175,68 @@ static cls_status small_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
     st = cls_pass_unmap(ctx, d, m[5], cnt, st);
     st = cls_pass_unmap(ctx, d, m[6], val, st);
     release(m, 7);
+    cls_table_free(ch, ne * 4);
+    cls_table_free(vh, ne * s->nk * s->es);
     return st;
 }
+
+/* ---- groups of one row: the value itself ---- */
+
+/* Entries [e0, e0 + ne) of groups of one row (entry e is element e): each
+ * value, when the filter takes it (quantile.cl's q_take, in the data's
+ * dtype), is every order statistic of its group, count 1; else count 0
+ * and NaN. No kernel: a million one-row columns paid a launch's network,
+ * buffers and copies for a read of each value. */
+#define ONE_ROW_BLOCK 1024
+static void one_row_block(const sel *s, size_t e0, size_t ne, uint32_t *cnt, void *val)
+{
+    const cls_qview *v = s->v;
+    int sen = (s->qflags & CLS_QF_SENTINEL) != 0, bnd = (s->qflags & CLS_QF_BOUNDS) != 0,
+        dev = (s->qflags & CLS_QF_ABSDEV) != 0;
+    for (size_t i = 0; i < ne; i++) {
+        size_t e = e0 + i;
+        int ok;
+        double t;
+        if (s->es == 8) {
+            double x = ((const double *)v->x)[e];
+            ok = isfinite(x) && !(sen && x == s->f->sent);
+            ok = ok && !(bnd && (x < ((const double *)s->flo)[e] || x > ((const double *)s->fhi)[e]));
+            t = dev ? fabs(x - ((const double *)s->cen)[e]) : x;
+        } else {
+            float x = ((const float *)v->x)[e];
+            ok = isfinite(x) && !(sen && x == (float)s->f->sent);
+            ok = ok && !(bnd && (x < ((const float *)s->flo)[e] || x > ((const float *)s->fhi)[e]));
+            t = dev ? (double)fabsf(x - ((const float *)s->cen)[e]) : (double)x;
+        }
+        ok = ok && !isnan(t);
+        cnt[i] = (uint32_t)ok;
+        for (size_t j = 0; j < s->nk; j++) {
+            if (s->es == 8) ((double *)val)[i * s->nk + j] = ok ? t : NAN;
+            else ((float *)val)[i * s->nk + j] = ok ? (float)t : NAN;
+        }
+    }
+}
+
+static cls_status one_row(sel *s, cls_context *ctx)
+{
+    size_t n = (size_t)s->v->G * s->v->C;
+    uint32_t *cnt = malloc(ONE_ROW_BLOCK * sizeof *cnt);
+    void *val = malloc(ONE_ROW_BLOCK * s->nk * s->es);
+    if (!cnt || !val) {
+        free(cnt);
+        free(val);
+        return cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+    }
+    for (size_t e0 = 0; e0 < n; e0 += ONE_ROW_BLOCK) {
+        size_t ne = n - e0 < ONE_ROW_BLOCK ? n - e0 : ONE_ROW_BLOCK;
+        one_row_block(s, e0, ne, cnt, val);
+        deliver(s, e0, ne, cnt, val);
+    }
+    free(cnt);
+    free(val);
+    return CLS_OK;
+}
+#undef ONE_ROW_BLOCK
 
 /* ---- longer columns that a window of scratch holds: sorted once ---- */
 
@@ -560,6 +623,9 @@ static cls_status select_any(cls_context *ctx, const cls_qview *v, const cls_qfi
     if ((f && ((f->cen && !s.cen) || (f->flo && (!s.flo || !s.fhi))))) {
         st = cls_fail(ctx, CLS_E_NOMEM, "out of memory");
         if (comb) st = comb->fn(comb->user, st, NULL, 0);
+    } else if (!comb && !src && regime == CLS_REGIME_NETWORK && v->Rg == 1) {
+        /* a group of one row: its value is each of its order statistics */
+        st = one_row(&s, ctx);
     } else if (!comb && !src && regime == CLS_REGIME_NETWORK) {
         s.rank_tab = calloc((size_t)(v->Rg + 1) * nk, 4);
         if (!s.rank_tab) st = cls_fail(ctx, CLS_E_NOMEM, "out of memory");

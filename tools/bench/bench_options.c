@@ -16,7 +16,7 @@
 static const char help[] =
     "usage: clscale bench [--workload NAME] [--size X] [--devices SEL] [--repeats N] [--alone LIST]\n"
     "                     [--memory both|pageable] [--json F] [--trace F.json] [--timeline F.svg]\n"
-    "                     [--model LAYER] [--numpy PYTHON|none] [--quiet]\n"
+    "                     [--model LAYER] [--numpy PYTHON|none] [--rows N] [--quiet]\n"
     "\n"
     "Times clscale on seeded workloads against plain C on the host, on each selected\n"
     "device alone and on all of them together, next to the limits measured in the\n"
@@ -57,6 +57,7 @@ static const char help[] =
     "                    each alone and both together, pageable and pinned\n"
     "  --numpy PYTHON    the interpreter whose numpy times each workload's numpy code after\n"
     "                    its rounds (default python3; none: no numpy column)\n"
+    "  --rows N          shapes: only the groups of N rows (one of the sweep's lengths)\n"
     "  --quiet           no progress line (one is drawn on a terminal)\n"
     "  --help            this text\n"
     "\n"
@@ -150,7 +151,7 @@ int bench_parse_options(int argc, char **argv, options *o)
         }
         static const char *const valued[] = {"--workload", "--size", "--devices", "--repeats",
                                              "--json", "--trace", "--timeline", "--alone",
-                                             "--memory", "--file", "--model", "--numpy"};
+                                             "--memory", "--file", "--model", "--numpy", "--rows"};
         const char *name = NULL, *v = NULL;
         for (size_t k = 0; k < sizeof valued / sizeof valued[0] && !name; k++) {
             size_t l = strlen(valued[k]);
@@ -207,6 +208,15 @@ int bench_parse_options(int argc, char **argv, options *o)
         } else if (!strcmp(name, "--devices")) {
             if (cli_selector_check("bench", v)) return -1;
             o->devices = v;
+        }
+        else if (!strcmp(name, "--rows")) {
+            errno = 0;
+            unsigned long long r = strtoull(v, &end, 10);
+            if (errno || *end || r < 1) {
+                cli_usage_error("bench", "--rows wants a whole number of rows above 0, not \"%s\"", v);
+                return -1;
+            }
+            o->rows = r;
         }
         else if (!strcmp(name, "--file")) o->file = v;
         else if (!strcmp(name, "--model")) o->model = v;

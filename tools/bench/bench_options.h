@@ -18,6 +18,7 @@ typedef struct options {
     const char *numpy;       /* --numpy: the interpreter for the numpy column; NULL: none */
     int         shapes;      /* --workload shapes: the shape sweep (bench_shapes.c) */
     int         lightcurves; /* --workload lightcurves: bench_lightcurves.c */
+    unsigned long long rows; /* --rows: the shape sweep at this group length alone; 0: all */
 } options;
 
 /* Reads argv into *o (defaults first). 0: run; 1: --help was printed;

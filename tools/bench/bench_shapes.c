@@ -89,6 +89,7 @@ int bench_shapes(const options *o)
     for (size_t li = 0; li < sizeof lengths / sizeof lengths[0] && rc == EXIT_OK; li++) {
         uint64_t R = lengths[li];
         if (R > total) break;
+        if (o->rows && R != o->rows) continue;
         uint64_t C = total / R > 1000000 ? 1000000 : total / R;
         size_t n = (size_t)(R * C);
         cls_array x = {.data = malloc(n * 8), .dtype = CLS_F64, .batch = 1, .rows = (size_t)R, .cols = (size_t)C}, y = x;
