@@ -19,6 +19,7 @@ would take in the middle of their work). At most `_MAX_BLOCKS` blocks of
 does not fit there is fresh memory that is not kept.
 """
 import contextlib
+import os
 import sys
 import threading
 
@@ -47,6 +48,16 @@ def _free_refs():
 
 
 _FREE = _free_refs()
+
+
+def _after_fork():
+    # a thread of the parent may have held the lock at fork(): the child's
+    # copy would stay locked; the child's blocks are its own copies
+    global _lock
+    _lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork)
 
 
 def set_output_cache(max_bytes):

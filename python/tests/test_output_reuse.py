@@ -168,3 +168,34 @@ def test_populate_leaves_the_data_as_it_is():
         _clscale.populate(ro)
     with pytest.raises(TypeError):
         _clscale.populate([1.0, 2.0])
+
+
+def test_a_forked_child_makes_outputs_while_the_parent_holds_the_lock():
+    """fork() while another thread holds the cache's lock: the child gets
+    a lock of its own (os.register_at_fork) and its outputs are right."""
+    import os
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    x = make_data(SHAPE, np.float32, seed=30, nan=0.0)
+    with _output._lock:
+        pid = os.fork()
+        if pid == 0:  # the child: no OpenCL here (its contexts are the parent's), the cache alone
+            try:
+                a = _output.empty_like(x)
+                a[...] = x
+                os._exit(0 if np.array_equal(a, x) else 1)
+            except BaseException:
+                os._exit(2)
+    import signal
+    import time
+    deadline = time.monotonic() + 20  # a child stuck on the parent's lock never exits
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child waited on the lock its parent held at fork()")
+        time.sleep(0.05)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
