@@ -32,6 +32,7 @@ _MAX_BLOCKS = 2           # enough for a loop that alternates two sizes
 _lock = threading.Lock()
 _blocks = []              # 1-D uint8 arrays; only this list refers to a free one
 _limit = 256 << 20
+_bypass = False           # fresh_outputs
 
 
 def _refs(block):
@@ -77,14 +78,12 @@ def set_output_cache(max_bytes):
 def fresh_outputs():
     """New outputs on fresh memory for the block, the kept blocks left as
     they are (the bench's row of a caller that keeps every output)."""
-    global _limit
-    with _lock:
-        old, _limit = _limit, 0
+    global _bypass
+    _bypass = True
     try:
         yield
     finally:
-        with _lock:
-            _limit = old
+        _bypass = False
 
 
 def _free_flags():
@@ -113,14 +112,18 @@ def _take(nbytes):
     """A free block of between nbytes and twice nbytes, or a new one kept
     for later, or None when the limits leave no room."""
     with _lock:
-        for b, free in zip(_blocks, _free_flags()):
-            if free and nbytes <= b.nbytes <= 2 * nbytes:
-                return b[:nbytes]
-        if nbytes > _limit or not _evict(nbytes):
-            return None
-        block = _fresh(nbytes)
-        _blocks.append(block)
-        return block[:nbytes]
+        if nbytes <= _limit:
+            found = next((i for i, free in enumerate(_free_flags())
+                          if free and nbytes <= _blocks[i].nbytes <= 2 * nbytes), None)
+            if found is not None:
+                return _blocks[found][:nbytes]
+            if _evict(nbytes):
+                block = _fresh(nbytes)
+                _blocks.append(block)
+                return block[:nbytes]
+        elif _limit == 0 and _blocks:
+            _evict(0)  # blocks still held when the cache was turned off, released once free
+        return None
 
 
 def _fresh(nbytes):
@@ -137,7 +140,7 @@ def empty_like(X):
     nbytes = X.size * X.dtype.itemsize
     if nbytes < _MIN_BYTES:
         return np.empty(X.shape, X.dtype)
-    mem = _take(nbytes) if _limit else None
+    mem = None if _bypass else _take(nbytes)
     if mem is None:
         mem = _fresh(nbytes)
     return mem.view(X.dtype).reshape(X.shape)

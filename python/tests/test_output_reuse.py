@@ -199,3 +199,15 @@ def test_a_forked_child_makes_outputs_while_the_parent_holds_the_lock():
             pytest.fail("the forked child waited on the lock its parent held at fork()")
         time.sleep(0.05)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+def test_blocks_held_when_the_cache_is_turned_off_are_released_once_dropped():
+    x = make_data(SHAPE, np.float32, seed=31, nan=0.0)
+    held = clscale.MinMaxScaler().fit_transform(x)
+    assert len(_output._blocks) == 1
+    clscale.set_output_cache(0)
+    assert len(_output._blocks) == 1  # still held by `held`
+    del held
+    y = clscale.MinMaxScaler().fit_transform(x)  # the next output forgets it
+    assert len(_output._blocks) == 0
+    assert_close(y, _ref(x), tol(np.float32))
