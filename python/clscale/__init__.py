@@ -22,7 +22,8 @@ GIL is released while they work. `device_fit_transform()` and `device_transform(
 arrays where they are, on their own OpenCL context and queue. `devices()`
 lists the devices; `load()`
 reads a statistics file written by `save()` or `clscale normalize
---stats-out`. Device, driver and file failures raise ClscaleError (a
+--stats-out`. A new output array reuses the memory of an output that is no
+longer referenced (`set_output_cache()` bounds or turns that off). Device, driver and file failures raise ClscaleError (a
 RuntimeError carrying the library's message); bad arguments ValueError.
 """
 from ._affinity import pin_pocl as _pin_pocl
@@ -37,6 +38,7 @@ from ._context import devices
 from ._device import device_fit_transform, device_transform
 from ._discount import Discount
 from ._functions import describe, nanmedian, nanpercentile, nanquantile, sigma_clip, sigma_clipped_stats
+from ._output import set_output_cache
 from ._lightcurves import Detrend, Flatten, bin, flatten, savgol_filter, uniform_filter1d
 from ._pipeline import Pipeline, make_pipeline
 from ._robust import MaxAbsScaler, RobustScaler
@@ -48,5 +50,5 @@ __all__ = ["ClscaleError", "DecimalScaler", "Detrend", "Discount", "Flatten", "M
            "RobustScaler", "SigmaClip", "SimpleImputer",
            "StandardScaler", "Stats", "bin", "describe", "device_fit_transform", "device_transform", "devices", "load",
            "flatten", "make_pipeline",
-           "nanmedian", "nanpercentile", "nanquantile", "savgol_filter", "sigma_clip",
+           "nanmedian", "nanpercentile", "nanquantile", "savgol_filter", "set_output_cache", "sigma_clip",
            "sigma_clipped_stats", "uniform_filter1d", "__version__"]

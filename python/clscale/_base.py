@@ -20,7 +20,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from . import _clscale, _dask, _mpi
+from . import _clscale, _dask, _mpi, _output
 from ._context import check_selector, context
 from ._files import ScalerFiles
 
@@ -99,7 +99,7 @@ def output_for(X, copy, out):
         if not X.flags.writeable:
             raise ValueError("X is read-only: transform it with copy=True, or give out=")
         return X
-    return np.empty_like(X)
+    return _output.empty_like(X)
 
 
 def moments_to_redo(stats):

@@ -9,7 +9,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from . import _clscale
+from . import _clscale, _dask, _mpi
 from ._base import NanTags, as_data, keeps_float16, output_for
 from ._context import check_selector, context
 from ._files import stream_clean, via_memory
@@ -67,17 +67,82 @@ class SimpleImputer(NanTags, TransformerMixin, BaseEstimator):
         return dict(scope=_scope(self.scope), impute=_STRATEGIES[self.strategy], fill_value=float(fill),
                     missing_value=_missing(self.missing_values))
 
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, comm=None):
+        """Finds each column's statistic on the devices. comm= (an mpi4py
+        communicator): a collective fit over the ranks' X together (mean,
+        median, constant; a rank may pass 0 rows: 2-D, or scope="batch";
+        3-D per matrix: each rank its own matrices). A dask array is
+        fitted in memory (np.asarray); its transform stays lazy."""
+        if comm is not None:
+            return self._fit_comm(X, comm)
         X = as_data(X, self)
         self._clean(X, np.empty_like(X))
         return self
 
     @keeps_float16
-    def fit_transform(self, X, y=None, **fit_params):
+    def fit_transform(self, X, y=None, comm=None, **fit_params):
+        """fit then transform: one call on the devices. comm=: fit over
+        every rank's X (collective), then fill this rank's X; a dask array:
+        fit, then a lazy transform."""
+        if _dask.is_dask(X):
+            return self.fit(X).transform(X)
+        if comm is not None:
+            self.fit(X, comm=comm)
+            X = as_data(X, self, empty_ok=True)
+            return output_for(X, self.copy, None) if X.size == 0 else self.transform(X)
         X = as_data(X, self)
         Y = output_for(X, self.copy, None)
         self._clean(X, Y)
         return Y
+
+    def _fit_comm(self, X, comm):
+        """fit over every rank's X: the counts and means of each rank's
+        values merged by _mpi.combine (which also agrees on the outcomes
+        and on the shapes), the median by the counting passes summed over
+        the ranks (as RobustScaler's); per matrix each rank's own."""
+        error, local, info, data = None, None, None, None
+        try:
+            opts = self._opts()
+            if self.strategy == "most_frequent":
+                raise ValueError("strategy='most_frequent' is not fitted over MPI ranks (comm=): use 'mean', "
+                                 "'median' or 'constant', or fit the gathered rows in one process")
+            X = as_data(X, self, empty_ok=True)
+            scope = opts["scope"] if X.ndim == 3 else _clscale.SCOPE_BATCH
+            sent = opts["missing_value"]
+            # the sentinel as NaN, which the library's fit and quantiles skip
+            data = X if sent is None or X.size == 0 else np.where(X == sent, np.array(np.nan, X.dtype), X)
+            if X.size:
+                with context(check_selector(self.devices)) as ctx:
+                    local = ctx.fit(data, scaler=_clscale.NONE, scope=scope)
+                info = local.info
+            elif scope == _clscale.SCOPE_MATRIX:
+                raise ValueError(f"X has shape {X.shape}: with scope='matrix' every rank imputes whole "
+                                 f"matrices and needs at least one row of each")
+            else:
+                info = {"scaler": _clscale.NONE, "scope": scope, "lo": 0.0, "hi": 0.0, "clip": False,
+                        "dtype": X.dtype.name, "groups": 1, "cols": X.shape[-1], "rows": 0,
+                        "has_moments": True}
+        except Exception as e:  # raised on every rank by the agreement
+            error = e
+        stats = _mpi.combine(comm, error, local, info, local is not None)
+        params = comm.allgather((self.strategy, repr(self.fill_value), repr(self.missing_values)))
+        if any(p != params[0] for p in params):
+            raise ValueError(f"the ranks impute with different strategies or values: {params}; every rank "
+                             f"must fit the same estimator parameters")
+        groups, cols = stats.info["groups"], stats.info["cols"]
+        if self.strategy == "mean":
+            fill = stats.columns(("mean",))["mean"]
+        elif self.strategy == "median":
+            batch = stats.info["scope"] == _clscale.SCOPE_BATCH
+            with context(check_selector(self.devices)) as ctx:
+                q, _ = _clscale.quantiles(ctx, data, [0.5], scope=stats.info["scope"],
+                                          **({"combine": _mpi.count_combiner(comm)} if batch else {}))
+            fill = q[:, 0, :]
+        else:
+            fill = np.full((groups, cols), opts["fill_value"])
+        self.statistics_ = fill[0] if X.ndim == 2 else fill
+        self.n_features_in_ = cols
+        return self
 
     def fit_transform_file(self, in_path, out_path):
         """fit_transform() of the array in the .npy file `in_path`, written
@@ -110,7 +175,11 @@ class SimpleImputer(NanTags, TransformerMixin, BaseEstimator):
 
     @keeps_float16
     def transform(self, X):
+        """Fills X's missing values with statistics_ (on the host). A dask
+        array gives a dask array, filled chunk by chunk."""
         check_is_fitted(self, "statistics_")
+        if _dask.is_dask(X):
+            return self._transform_dask(X)
         X = as_data(X, self)
         if X.shape[-1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[-1]} features, but SimpleImputer is expecting "
@@ -124,6 +193,17 @@ class SimpleImputer(NanTags, TransformerMixin, BaseEstimator):
         full = np.broadcast_to(stats, Y.shape)
         Y[miss] = full[miss]
         return Y
+
+    def _transform_dask(self, X):
+        # whole rows per chunk, and every matrix when statistics_ is per matrix
+        per_matrix = np.ndim(self.statistics_) == 2 and X.ndim == 3
+        X = _dask._prepare(self, X, _clscale.SCOPE_MATRIX if per_matrix else _clscale.SCOPE_BATCH)
+        if X.shape[-1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[-1]} features, but SimpleImputer is expecting "
+                             f"{self.n_features_in_} features as input.")
+        fill = self.transform
+        return X.map_blocks(lambda b: fill(np.array(b, order="C")) if b.size else np.array(b),
+                            dtype=X.dtype, meta=np.empty((0,) * X.ndim, X.dtype))
 
 
 class SigmaClip(NanTags, TransformerMixin, BaseEstimator):

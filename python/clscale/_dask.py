@@ -63,9 +63,24 @@ def _merge(a, b):
 def fit_stats(est, X, first):
     """The statistics of the dask array X (computed now), not yet merged
     with an earlier fit's."""
+    est._check_params_all()
+    lo, hi = est._range()
+    stats = _fit_tree(est, X, first, est._code, lo, hi, est._clip())
+    est._check_mergeable(stats.info, first)
+    return stats
+
+
+def fit_moments(est, X, first):
+    """The library's fit without a scaler (counts, missing, min, max,
+    absmax) of the dask array X, computed now: MaxAbsScaler's statistics."""
+    return _fit_tree(est, X, first, _clscale.NONE, 0.0, 0.0, False)
+
+
+def _fit_tree(est, X, first, code, lo, hi, clip):
+    """Every chunk fitted with scaler `code`, the chunks' statistics
+    merged as a binary tree in the chunks' order (one dask graph)."""
     import dask
 
-    est._check_params_all()
     scope = _scope(est, X)
     X = _prepare(est, X, scope)
     cols = X.shape[-1]
@@ -74,23 +89,23 @@ def fit_stats(est, X, first):
     elif cols != est.n_features_in_:
         raise ValueError(f"X has {cols} features, but {type(est).__name__} is expecting "
                          f"{est.n_features_in_} features as input.")
-    lo, hi = est._range()
     fit = dask.delayed(_block_stats, pure=True)
     merge = dask.delayed(_merge, pure=True)
-    level = [fit(b, est._code, scope, lo, hi, est._clip(), est.devices) for b in X.to_delayed().ravel()]
+    level = [fit(b, code, scope, lo, hi, clip, est.devices) for b in X.to_delayed().ravel()]
     while len(level) > 1:  # a binary tree, neighbours merged in the chunks' order
         level = [merge(level[i], level[i + 1]) if i + 1 < len(level) else level[i]
                  for i in range(0, len(level), 2)]
     (stats,) = dask.compute(level[0])
     if stats is None:
         raise ValueError(f"Found array with 0 sample(s) (shape {X.shape}) while a minimum of 1 is required.")
-    est._check_mergeable(stats.info, first)
     return stats
 
 
-def transform(est, X, inverse):
-    """est's transform (or inverse) of the dask array X, lazily."""
-    scope = est._fitted.info["scope"]
+def transform(est, X, inverse, scope=None):
+    """est's transform (or inverse) of the dask array X, lazily; `scope`:
+    the fitted statistics' (default: those of est._fitted)."""
+    if scope is None:
+        scope = est._fitted.info["scope"]
     X = _prepare(est, X, scope)
     if X.shape[-1] != est.n_features_in_:
         raise ValueError(f"X has {X.shape[-1]} features, but {type(est).__name__} is expecting "

@@ -13,7 +13,7 @@ import numbers
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from . import _clscale, _mpi
+from . import _clscale, _dask, _mpi
 from ._base import Estimator, keeps_float16, nan_columns, output_for, scope_of
 from ._context import check_selector, context
 from ._files import ScalerFiles
@@ -101,17 +101,37 @@ class _AffineScaler(ScalerFiles, Estimator):
 
     @keeps_float16
     def transform(self, X, copy=None, out=None):
-        """Scales X on the devices (copy=False: in place; out=: into out)."""
+        """Scales X on the devices (copy=False: in place; out=: into out).
+        A dask array gives a dask array, transformed chunk by chunk."""
         check_is_fitted(self)
+        if _dask.is_dask(X):
+            return _dask.transform(self, X, inverse=False, scope=self._info["scope"])
         X = self._validate(X, reset=False)
         return self._run(X, output_for(X, self.copy if copy is None else copy, out), inverse=False)
 
     @keeps_float16
     def inverse_transform(self, X, copy=None, out=None):
-        """x = y * scale + center."""
+        """x = y * scale + center (a dask array: lazily, as transform)."""
         check_is_fitted(self)
+        if _dask.is_dask(X):
+            return _dask.transform(self, X, inverse=True, scope=self._info["scope"])
         X = self._validate(X, reset=False)
         return self._run(X, output_for(X, self.copy if copy is None else copy, out), inverse=True)
+
+    @keeps_float16
+    def fit_transform(self, X, y=None, out=None, comm=None):
+        """fit(X) then transform(X). comm=: fit over every rank's X
+        (collective), then transform this rank's X. A dask array gives a
+        dask array (transform's)."""
+        if out is not None and _dask.is_dask(X):
+            raise ValueError("out= cannot receive a dask array's transform")
+        if comm is None:
+            return self.fit(X).transform(X, out=out)
+        self.fit(X, comm=comm)
+        X = self._validate(X, reset=False, empty_ok=True)
+        if X.size == 0:
+            return output_for(X, self.copy, out)
+        return self.transform(X, out=out)
 
     def _fit_moments(self, X, scope, keep=False):
         """The library's fit without a scaler: counts, missing, absmax (the
@@ -124,6 +144,33 @@ class _AffineScaler(ScalerFiles, Estimator):
         c = s.columns(("count", "missing", "absmax"))  # what the fits read
         self._missing = c["missing"]
         return c
+
+    def _fit_moments_comm(self, X, comm, reset, check=None):
+        """The collective part of a fit over comm: this rank's X validated
+        (None rows allowed, 2-D or scope batch) and its counts, missing and
+        absmax merged over the ranks by _mpi.combine, which first agrees on
+        every rank's outcome (scope matrix: this rank's own matrices).
+        `check` (the parameters' check) runs inside that agreement. Returns
+        (X, Stats)."""
+        error, local, info = None, None, None
+        try:
+            if check is not None:
+                check()
+            X = self._validate(X, reset=reset, empty_ok=True)
+            scope = self._scope_of(X)
+            if X.size:
+                local = self._fit_moments(X, scope, keep=True)
+                info = local.info
+            elif scope == _clscale.SCOPE_MATRIX:
+                raise ValueError(f"X has shape {X.shape}: with scope='matrix' every rank fits whole "
+                                 f"matrices and needs at least one row of each")
+            else:
+                info = {"scaler": _clscale.NONE, "scope": scope, "lo": 0.0, "hi": 0.0, "clip": False,
+                        "dtype": X.dtype.name, "groups": 1, "cols": X.shape[-1], "rows": 0,
+                        "has_moments": True}
+        except Exception as e:  # raised on every rank by the agreement
+            error = e
+        return X, _mpi.combine(comm, error, local, info, local is not None)
 
     def _shape_attr(self, a):
         return a[0] if self._info["scope"] == _clscale.SCOPE_BATCH else a
@@ -207,26 +254,9 @@ class RobustScaler(_AffineScaler):
         fit merged by _mpi.combine (which also agrees on the outcomes), then
         the quantiles' counting passes summed over the ranks after each pass
         (scope batch); per matrix each rank's own matrices."""
-        error, local, info, dtype = None, None, None, None
-        try:
-            qr = self._check_range()
-            self._cache = {}
-            X = self._validate(X, reset=True, empty_ok=True)
-            scope = self._scope_of(X)
-            dtype = X.dtype
-            if X.size:
-                local = self._fit_moments(X, scope, keep=True)
-                info = local.info
-            elif scope == _clscale.SCOPE_MATRIX:
-                raise ValueError(f"X has shape {X.shape}: with scope='matrix' every rank fits whole "
-                                 f"matrices and needs at least one row of each")
-            else:
-                info = {"scaler": _clscale.NONE, "scope": scope, "lo": 0.0, "hi": 0.0, "clip": False,
-                        "dtype": X.dtype.name, "groups": 1, "cols": X.shape[-1], "rows": 0,
-                        "has_moments": True}
-        except Exception as e:  # raised on every rank by the agreement
-            error = e
-        stats = _mpi.combine(comm, error, local, info, local is not None)
+        self._cache = {}
+        X, stats = self._fit_moments_comm(X, comm, reset=True, check=self._check_range)
+        qr, dtype = self.quantile_range, X.dtype
         ranges = comm.allgather((tuple(float(v) for v in qr), bool(self.with_centering),
                                  bool(self.with_scaling), bool(self.unit_variance)))
         if any(r != ranges[0] for r in ranges):
@@ -265,15 +295,6 @@ class RobustScaler(_AffineScaler):
         scale = np.ones((g, n)) if self.scale_ is None else np.reshape(self.scale_, (g, n))
         return center, scale, self._count
 
-    @keeps_float16
-    def fit_transform(self, X, y=None, out=None, comm=None):
-        if comm is None:
-            return self.fit(X).transform(X, out=out)
-        self.fit(X, comm=comm)
-        X = self._validate(X, reset=False, empty_ok=True)
-        if X.size == 0:
-            return output_for(X, self.copy, out)
-        return self.transform(X, out=out)
 
 
 class MaxAbsScaler(_AffineScaler):
@@ -296,17 +317,33 @@ class MaxAbsScaler(_AffineScaler):
         for a in ("max_abs_", "_count", "n_features_in_"):
             self.__dict__.pop(a, None)
 
-    def fit(self, X, y=None):
-        """Finds max |x| of every column on the devices."""
+    def fit(self, X, y=None, comm=None):
+        """Finds max |x| of every column on the devices. comm= (an mpi4py
+        communicator): a collective fit over the ranks' X together (a rank
+        may pass 0 rows: 2-D, or scope="batch"); a dask array is fitted
+        chunk by chunk (docs/guide/python.md)."""
         self._reset()
-        return self.partial_fit(X)
+        return self.partial_fit(X, comm=comm)
 
-    def partial_fit(self, X, y=None):
-        """Adds X's rows: max_abs_ is the maximum over every batch seen."""
-        check_selector(self.devices)
+    def partial_fit(self, X, y=None, comm=None):
+        """Adds X's rows: max_abs_ is the maximum over every batch seen.
+        comm=: every rank's X together, as fit."""
         first = not hasattr(self, "max_abs_")
-        X = self._validate(X, reset=first)
-        c = self._fit_moments(X, self._scope_of(X))
+        if comm is not None or _dask.is_dask(X):
+            if comm is not None:
+                X, stats = self._fit_moments_comm(X, comm, reset=first, check=self._check_params)
+            else:
+                self._check_params()
+                stats = _dask.fit_moments(self, X, first)
+            self._info = dict(stats.info)
+            c = stats.columns(("count", "missing", "absmax"))
+            self._missing = c["missing"]
+            dtype = np.dtype(stats.info["dtype"])
+        else:
+            check_selector(self.devices)
+            X = self._validate(X, reset=first)
+            c = self._fit_moments(X, self._scope_of(X))
+            dtype = X.dtype
         absmax, count = c["absmax"], c["count"]
         if not first:
             old = np.reshape(self.max_abs_, absmax.shape)
@@ -314,7 +351,7 @@ class MaxAbsScaler(_AffineScaler):
             count = count + self._count
         # scikit-learn counts rows, missing values or not
         return self._set_fitted(absmax, count, int(self._info["rows"]) + (0 if first else self.n_samples_seen_),
-                                X.dtype)
+                                dtype)
 
     def _set_fitted(self, absmax, count, rows, dtype):
         self._cache = {}  # filled by the first transform (a dict made now: transform changes no attribute)
@@ -347,6 +384,3 @@ class MaxAbsScaler(_AffineScaler):
         empty = self._count == 0
         nan_columns(Y, empty if empty.any() else None)
 
-    @keeps_float16
-    def fit_transform(self, X, y=None, out=None):
-        return self.fit(X).transform(X, out=out)

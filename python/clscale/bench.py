@@ -7,6 +7,10 @@ scikit-learn on the benchmark's workloads, in one run, as JSON (like
           (into a given `out`, and with a new output array each call), the
           same library call timed in C inside the extension (no Python in the
           timed span), numpy per matrix, scikit-learn per matrix.
+  seed-a-loop  (with seed-a) the same data as a scikit-learn user's loop:
+          `for i: y[i] = MinMaxScaler().fit_transform(x[i])` against
+          scikit-learn's same loop; one 2-D and one 3-D call against
+          numpy's allocate-and-copy of the same array (_bench_loops.py).
   seed-b  discount of 100 x 4000 x 5 float64 by factors 4000 x 5: Discount,
           the same call timed in C, numpy's multiply into `out`.
   quantiles  median and quartiles (25, 50, 75 %, exact: cls_quantiles) of
@@ -68,7 +72,8 @@ import time
 
 import numpy as np
 
-from . import _clscale
+from . import _bench_loops, _clscale
+from ._bench_calls import time_rows as _time_rows
 from ._context import context
 from ._clean import SigmaClip
 from ._discount import Discount
@@ -142,26 +147,6 @@ def _rows_seed_a(x, y, devices, method):
     ]
 
 
-def _time_rows(rows, repeats, flush=None):
-    """Runs every row once per round (one warm-up round first), in turn;
-    returns {name: [seconds]}; a row with its own C timings reports those."""
-    times = {r[0]: [] for r in rows}
-    for rnd in range(repeats + 1):
-        # forward, then backward: no row always follows the same one
-        for r in (rows if rnd % 2 == 0 else rows[::-1]):
-            if flush is not None:
-                _flush(flush)
-            t0 = time.perf_counter()
-            r[2]()
-            dt = time.perf_counter() - t0
-            if rnd:
-                times[r[0]].append(dt)
-    for r in rows:
-        if len(r) > 3:  # the C-timed row: the library call alone, measured in C
-            times[r[0]] = r[3][1:]  # the warm-up round's call left out
-    return times
-
-
 def _summary(ts):
     return {"unit": "s", "repeats": ts, "median": statistics.median(ts), "min": min(ts), "max": max(ts)}
 
@@ -198,6 +183,9 @@ def _run_seed_a(args, results):
                            f"of 60 x 98450 float64, statistics per matrix",
             "dtype": "float64", "shape": list(x.shape), "bytes": nbytes,
             "runs": [_result(r[0], r[1], times[r[0]], nbytes, c_med, peers, errors[r[0]]) for r in rows]})
+        if method == "minmax":
+            # the same data as a scikit-learn user's loop writes it
+            results.append(_bench_loops.loops(x, y, want, args.repeats, args.devices))
         del want
 
 

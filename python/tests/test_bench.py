@@ -16,7 +16,14 @@ def test_bench_runs_small_and_every_row_is_correct(tmp_path):
     assert r.returncode == 0, r.stderr
     d = json.loads(out.read_text())
     names = [w["name"] for w in d["workloads"]]
-    assert names == ["seed-a", "seed-a-zscore", "seed-b"]
+    assert names == ["seed-a", "seed-a-loop", "seed-a-zscore", "seed-b"]
+    loop = d["workloads"].pop(1)  # the natural loop: its own rows and ratios
+    assert {r["kind"] for r in loop["runs"]} == {"loop", "loop-sk", "2d", "2d-kept", "copy-2d", "3d", "copy-3d"}
+    assert all(r["times"]["median"] > 0 for r in loop["runs"])
+    assert set(loop["max_error"]) == {"loop", "2d", "3d"}
+    assert all(e <= 1e-12 for e in loop["max_error"].values()), loop["max_error"]
+    assert set(loop["ratios"]) == {"loop_speedup_over_sklearn", "call_2d_over_copy", "call_2d_kept_over_copy",
+                                   "call_3d_over_copy"}
     for w in d["workloads"]:
         kinds = {run["kind"] for run in w["runs"]}
         assert {"python", "c", "numpy"} <= kinds

@@ -70,3 +70,86 @@ def test_chunks_without_rows_and_errors():
         est.partial_fit(da.from_array(x[:, :3]))
     with pytest.raises(ValueError, match="2-D"):
         est.fit(da.from_array(x[0]))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_max_abs_scaler_fits_chunks_and_stays_lazy(dtype):
+    """MaxAbsScaler: a tree of per-chunk fits (the maxima exact in any
+    order) and lazy transforms, equal to the in-memory estimator's."""
+    x = make_data((311, 7), dtype, seed=83, all_nan_col=True)
+    x[5, 3] = -1e5
+    X = da.from_array(x, chunks=((100, 1, 150, 60), (3, 4)))
+    est = clscale.MaxAbsScaler().fit(X)
+    whole = clscale.MaxAbsScaler().fit(x)
+    assert est.max_abs_.tobytes() == whole.max_abs_.tobytes()
+    assert est.scale_.tobytes() == whole.scale_.tobytes()
+    assert est.n_samples_seen_ == whole.n_samples_seen_ == 311
+    y = est.transform(X)
+    assert isinstance(y, da.Array) and y.dtype == x.dtype
+    assert np.array_equal(y.compute(), whole.transform(x), equal_nan=True)
+    back = est.inverse_transform(y)
+    assert isinstance(back, da.Array)
+    assert_close(back.compute(), x, tol(dtype))
+    f = clscale.MaxAbsScaler().fit_transform(X)
+    assert isinstance(f, da.Array)
+    assert np.array_equal(f.compute(), whole.transform(x), equal_nan=True)
+    # partial_fit over dask and numpy pieces: the maxima of every row seen
+    est = clscale.MaxAbsScaler().partial_fit(X[:200]).partial_fit(x[200:])
+    assert est.max_abs_.tobytes() == whole.max_abs_.tobytes()
+    with pytest.raises(ValueError, match="out="):
+        clscale.MaxAbsScaler().fit_transform(X, out=np.empty_like(x))
+
+
+@pytest.mark.fp64
+def test_max_abs_scaler_3d_scopes():
+    x = make_data((4, 50, 3), seed=84)
+    X = da.from_array(x, chunks=(1, 20, 2))
+    for scope in ("matrix", "batch"):
+        est = clscale.MaxAbsScaler(scope=scope).fit(X)
+        whole = clscale.MaxAbsScaler(scope=scope).fit(x)
+        assert est.max_abs_.tobytes() == whole.max_abs_.tobytes(), scope
+        assert np.array_equal(est.transform(X).compute(), whole.transform(x), equal_nan=True)
+
+
+@pytest.mark.fp64
+def test_robust_scaler_transform_stays_lazy():
+    """RobustScaler's transform of a dask array is a dask array over the
+    same chunks (its fit takes the array in memory: exact quantiles)."""
+    x = make_data((200, 4), seed=85)
+    X = da.from_array(x, chunks=(64, 4))
+    est = clscale.RobustScaler().fit(x)
+    y = est.transform(X)
+    assert isinstance(y, da.Array) and y.chunks == X.chunks
+    assert np.array_equal(y.compute(), est.transform(x), equal_nan=True)
+    assert isinstance(est.inverse_transform(y), da.Array)
+    f = clscale.RobustScaler().fit_transform(X)
+    assert isinstance(f, da.Array)
+    assert np.array_equal(f.compute(), est.transform(x), equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_simple_imputer_transform_stays_lazy(dtype):
+    """SimpleImputer's transform and fit_transform of a dask array are dask
+    arrays, filled chunk by chunk as the in-memory transform fills (its fit
+    takes the array in memory)."""
+    x = make_data((311, 7), dtype, seed=88, nan=0.2, all_nan_col=True)
+    X = da.from_array(x, chunks=((100, 1, 150, 60), (3, 4)))
+    for strategy in ("mean", "median", "constant"):
+        est = clscale.SimpleImputer(strategy=strategy, fill_value=2.0).fit(x)
+        y = est.transform(X)
+        assert isinstance(y, da.Array) and y.dtype == x.dtype
+        assert np.array_equal(y.compute(), est.transform(x), equal_nan=True), strategy
+        f = clscale.SimpleImputer(strategy=strategy, fill_value=2.0).fit_transform(X)
+        assert isinstance(f, da.Array)
+        assert np.array_equal(f.compute(), est.transform(x), equal_nan=True), strategy
+    assert np.array_equal(X.compute(), x, equal_nan=True)  # the chunks are not written
+
+
+@pytest.mark.fp64
+def test_simple_imputer_3d_per_matrix_lazy():
+    x = make_data((4, 50, 3), seed=89, nan=0.2)
+    X = da.from_array(x, chunks=(1, 20, 2))
+    est = clscale.SimpleImputer(scope="matrix").fit(x)
+    y = est.transform(X)
+    assert isinstance(y, da.Array)
+    assert np.array_equal(y.compute(), est.transform(x), equal_nan=True)

@@ -195,3 +195,92 @@ def test_robust_scaler_3d_scopes_and_disagreement():
     dev = "no-such-device" if RANK == SIZE - 1 else None
     with pytest.raises(clscale.ClscaleError, match=f"rank {SIZE - 1} of {SIZE}: "):
         clscale.RobustScaler(devices=dev).fit(x[:, 0], comm=COMM)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
+@pytest.mark.parametrize("how", ["even", "uneven", "last-empty"])
+def test_max_abs_scaler_over_ranks(how, dtype):
+    """MaxAbsScaler(comm=): the maxima and counts merged over the ranks are
+    one process's bit for bit on every rank (a maximum does not depend on
+    the order), and fit_transform scales this rank's rows with them."""
+    x = make_data((181, 5), dtype, seed=78, all_nan_col=True)
+    x[3, 2] = -1e6  # the largest |x| negative
+    local = _mine(x, how)
+    est = clscale.MaxAbsScaler().fit(local, comm=COMM)
+    one = clscale.MaxAbsScaler().fit(x)
+    assert est.max_abs_.tobytes() == one.max_abs_.tobytes(), "max_abs_ differs from one process's"
+    assert est.scale_.tobytes() == one.scale_.tobytes()
+    assert est.n_samples_seen_ == one.n_samples_seen_ == x.shape[0]
+    assert all(m == est.max_abs_.tobytes() for m in COMM.allgather(est.max_abs_.tobytes()))
+    y = clscale.MaxAbsScaler().fit_transform(local, comm=COMM)
+    c = _cuts(181, how)
+    assert y.shape == local.shape and y.dtype == dtype
+    assert y.tobytes() == one.transform(x)[c[RANK]:c[RANK + 1]].tobytes()
+    # partial_fit over ranks and pieces: the maxima of every row seen
+    est = clscale.MaxAbsScaler()
+    for part in np.array_split(x, [40, 41]):
+        est.partial_fit(_mine(part, how), comm=COMM)
+    assert est.max_abs_.tobytes() == one.max_abs_.tobytes()
+    assert est.n_samples_seen_ == x.shape[0]
+
+
+def test_max_abs_scaler_3d_scopes_and_a_failing_rank():
+    x = make_data((4, 23, 3), seed=79)
+    local = _mine(x, "uneven", axis=1)  # batch scope: rows of every matrix split
+    est = clscale.MaxAbsScaler(scope="batch").fit(local, comm=COMM)
+    assert est.max_abs_.tobytes() == clscale.MaxAbsScaler(scope="batch").fit(x).max_abs_.tobytes()
+    mats = _mine(x, "even", axis=0)  # whole matrices per rank (at most 3 ranks: none empty)
+    per = clscale.MaxAbsScaler(scope="matrix").fit(mats, comm=COMM)
+    c = _cuts(4, "even")
+    whole = clscale.MaxAbsScaler(scope="matrix").fit(x)
+    assert per.max_abs_.tobytes() == whole.max_abs_[c[RANK]:c[RANK + 1]].tobytes()
+    last = SIZE - 1
+    if SIZE > 1:
+        bad = x[0, :, :2] if RANK == last else x[0]  # that rank has a column less
+        with pytest.raises(ValueError, match=f"rank {last} of {SIZE} fits .*2 columns"):
+            clscale.MaxAbsScaler().fit(bad, comm=COMM)
+    dev = "no-such-device" if RANK == last else None
+    with pytest.raises(clscale.ClscaleError, match=f"rank {last} of {SIZE}: "):
+        clscale.MaxAbsScaler(devices=dev).fit(x[0], comm=COMM)
+    with pytest.raises(ValueError, match="none of the"):
+        clscale.MaxAbsScaler().fit(x[0, :0], comm=COMM)
+
+
+@pytest.mark.parametrize("strategy", ["mean", "median", "constant"])
+@pytest.mark.parametrize("how", ["even", "uneven", "last-empty"])
+def test_simple_imputer_over_ranks(how, strategy):
+    """SimpleImputer(comm=): the statistics of every rank's rows together,
+    the same bits on every rank, equal to one process's fit (mean to 1e-12
+    relative, median and constant exactly); fit_transform fills this rank's
+    rows with them. A numeric missing_values is skipped as NaN is."""
+    x = make_data((181, 5), seed=86, nan=0.1, all_nan_col=True)
+    x[::5, 0] = -999.0
+    local = _mine(x, how)
+    kw = dict(strategy=strategy, missing_values=-999.0, fill_value=7.5)
+    est = clscale.SimpleImputer(**kw).fit(local, comm=COMM)
+    one = clscale.SimpleImputer(**kw).fit(x)
+    assert_close(est.statistics_, one.statistics_, 1e-12 if strategy == "mean" else 0.0, "statistics_")
+    got = est.statistics_.tobytes()
+    assert all(g == got for g in COMM.allgather(got)), "ranks hold different statistics"
+    y = clscale.SimpleImputer(**kw).fit_transform(local, comm=COMM)
+    c = _cuts(181, how)
+    assert_close(y, one.transform(x)[c[RANK]:c[RANK + 1]], 1e-12, "fit_transform")
+
+
+def test_simple_imputer_3d_scopes_and_refusals():
+    x = make_data((4, 23, 3), seed=87, nan=0.2)
+    local = _mine(x, "uneven", axis=1)
+    est = clscale.SimpleImputer(strategy="median", scope="batch").fit(local, comm=COMM)
+    assert_close(est.statistics_, clscale.SimpleImputer(strategy="median", scope="batch").fit(x).statistics_,
+                 0.0, "batch")
+    mats = _mine(x, "even", axis=0)  # whole matrices per rank (at most 3 ranks: none empty)
+    per = clscale.SimpleImputer(scope="matrix").fit(mats, comm=COMM)
+    c = _cuts(4, "even")
+    assert_close(per.statistics_, clscale.SimpleImputer(scope="matrix").fit(x).statistics_[c[RANK]:c[RANK + 1]],
+                 1e-12, "matrix")
+    with pytest.raises(ValueError, match=f"rank 0 of {SIZE}: strategy='most_frequent'"):
+        clscale.SimpleImputer(strategy="most_frequent").fit(x[0], comm=COMM)
+    if SIZE > 1:
+        strategy = "median" if RANK == SIZE - 1 else "mean"
+        with pytest.raises(ValueError, match="different strategies"):
+            clscale.SimpleImputer(strategy=strategy).fit(x[0], comm=COMM)

@@ -18,6 +18,7 @@
  *   cleaning.c clean, quantiles: the cleaning stage, exact quantiles
  *   clean_opts.c  the cleaning options of clean() and fit_transform(clean=)
  *   scan.c     inf_columns: the columns numpy ranks +-Inf in (the functions)
+ *   pages.c    populate: the pages of a new output mapped before a device writes it
  *   files.c    stream_file, stream_fit: .npy files larger than memory,
  *              file to file (cls_fit_transform on CLS_IN_NPY arrays)
 
@@ -137,6 +138,13 @@ PyObject *clsext_describe(PyObject *self, PyObject *args, PyObject *kwds);
 /* inf_columns(x) -> bool array (batch, cols), or None when no value of x
  * is +-Inf. */
 PyObject *clsext_inf_columns(PyObject *self, PyObject *args);
+
+/* ---- pages.c ---- */
+
+/* populate(array) -> bool: the array's whole pages mapped and zeroed
+ * (MADV_POPULATE_WRITE; its data unchanged); False where the kernel does
+ * not do it. */
+PyObject *clsext_populate(PyObject *self, PyObject *arg);
 
 /* ---- clean_opts.c ---- */
 

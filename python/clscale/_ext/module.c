@@ -50,6 +50,9 @@ static PyMethodDef methods[] = {
     {"describe", (PyCFunction)(void (*)(void))clsext_describe, METH_VARARGS | METH_KEYWORDS,
      "describe(ctx, x, *, scope=SCOPE_MATRIX, sigma=3.0) -> dict: cls_describe, each statistic a groups x cols "
      "array (count, missing, min, max, mean, std, 25%, 50%, 75%, outliers) and duplicate_rows per group."},
+    {"populate", clsext_populate, METH_O,
+     "populate(array) -> bool: maps and zeroes the pages wholly inside a new C-contiguous array before a device "
+     "writes it (madvise MADV_POPULATE_WRITE; contents unchanged); False where the kernel cannot."},
     {"inf_columns", clsext_inf_columns, METH_VARARGS,
      "inf_columns(x) -> bool array (groups, cols) or None: the columns of a batch x rows x cols array that hold "
      "+-Inf (None: none does), a scan on the host with the GIL released."},

@@ -1,0 +1,213 @@
+"""New output arrays reuse the memory of outputs nobody refers to any more
+(clscale/_output.py), never that of an output, or a view of one, that is
+still held; results are the same either way."""
+import threading
+
+import numpy as np
+import pytest
+from sklearn.preprocessing import MinMaxScaler as SkMinMax
+
+import clscale
+from clscale import _clscale, _output
+from conftest import DTYPES, assert_close, make_data, tol
+
+# 2 MB float64 / 1 MB float32 matrices: above the size where blocks are kept
+SHAPE = (64, 4096)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Every test starts with no kept block (outputs other tests hold keep
+    their memory; the list only forgets it) and the default limit."""
+    old = clscale.set_output_cache(256 << 20)
+    _output._blocks.clear()
+    yield
+    clscale.set_output_cache(old)
+
+
+def _ref(x):
+    return SkMinMax().fit_transform(x.astype(np.float64))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_the_natural_loop_gives_scikit_learns_results(dtype):
+    x = np.stack([make_data(SHAPE, dtype, seed=s, nan=0.0, const=False) for s in range(5)])
+    y = np.empty_like(x)
+    for i in range(x.shape[0]):
+        y[i] = clscale.MinMaxScaler().fit_transform(x[i])
+    for i in range(x.shape[0]):
+        assert_close(y[i], _ref(x[i]), tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_dropped_output_is_reused_and_a_kept_one_never(dtype):
+    x1 = make_data(SHAPE, dtype, seed=1, nan=0.0, const=False)
+    x2 = make_data(SHAPE, dtype, seed=2, nan=0.0, const=False)
+    x3 = make_data(SHAPE, dtype, seed=3, nan=0.0, const=False)
+    kept = clscale.MinMaxScaler().fit_transform(x1)
+    want = kept.copy()
+    dropped = clscale.MinMaxScaler().fit_transform(x2)
+    where = dropped.ctypes.data
+    assert not np.shares_memory(kept, dropped)
+    del dropped
+    again = clscale.MinMaxScaler().fit_transform(x3)
+    assert again.ctypes.data == where  # the dropped output's memory
+    assert not np.shares_memory(again, kept)
+    assert np.array_equal(kept, want)  # the kept output untouched
+    assert_close(again, _ref(x3), tol(dtype))
+
+
+def test_a_view_keeps_its_output_from_being_reused():
+    x = make_data(SHAPE, np.float32, seed=4, nan=0.0, const=False)
+    y = clscale.MinMaxScaler().fit_transform(x)
+    view = y[3:10, ::2]
+    want = view.copy()
+    del y
+    others = [clscale.MinMaxScaler().fit_transform(x + k) for k in range(3)]
+    for o in others:
+        assert not np.shares_memory(o, view)
+    assert np.array_equal(view, want)
+
+
+def test_transform_and_inverse_reuse_too_and_stay_right():
+    x = make_data(SHAPE, np.float32, seed=5, nan=0.02, const=True)
+    est = clscale.StandardScaler().fit(x)
+    ref = est.transform(x).copy()
+    for _ in range(3):
+        y = est.transform(x)
+        assert np.array_equal(y, ref, equal_nan=True)
+        back = est.inverse_transform(y)
+        assert_close(back, x, 1e-3 * np.nanmax(np.abs(x)))
+        del y, back
+
+
+def test_no_reuse_when_the_cache_is_off():
+    assert clscale.set_output_cache(0) == 256 << 20
+    x = make_data(SHAPE, np.float32, seed=6, nan=0.0)
+    for _ in range(3):
+        y = clscale.MinMaxScaler().fit_transform(x)
+        assert_close(y, _ref(x), tol(np.float32))
+        del y
+    assert len(_output._blocks) == 0
+    assert clscale.set_output_cache(256 << 20) == 0
+
+
+def test_outputs_past_the_limit_are_not_kept():
+    clscale.set_output_cache((1 << 20) - 1)  # less than one output
+    x = make_data(SHAPE, np.float32, seed=7, nan=0.0)
+    y = clscale.MinMaxScaler().fit_transform(x)
+    assert len(_output._blocks) == 0
+    assert_close(y, _ref(x), tol(np.float32))
+
+
+def test_at_most_two_blocks_are_kept_and_held_ones_are_not_dropped():
+    x = make_data(SHAPE, np.float32, seed=8, nan=0.0)
+    held = [clscale.MinMaxScaler().fit_transform(x + k) for k in range(4)]
+    assert len(_output._blocks) == 2
+    want = [h.copy() for h in held]
+    more = clscale.MinMaxScaler().fit_transform(x)  # both kept blocks held: fresh memory
+    for h, w in zip(held, want):
+        assert not np.shares_memory(h, more)
+        assert np.array_equal(h, w)
+
+
+def test_a_block_serves_a_smaller_output_but_not_a_much_smaller_one():
+    x = make_data((64, 8192), np.float32, seed=9, nan=0.0)
+    y = clscale.MinMaxScaler().fit_transform(x)
+    where = y.ctypes.data
+    del y
+    half = clscale.MinMaxScaler().fit_transform(x[:, :4096].copy())
+    assert half.ctypes.data == where
+    del half
+    quarter = clscale.MinMaxScaler().fit_transform(x[:32, :4096].copy())  # 0.5 MB: not from a block
+    assert quarter.ctypes.data != where
+
+
+def test_small_outputs_are_plain_arrays():
+    x = make_data((100, 50), np.float64, seed=10)
+    y = clscale.MinMaxScaler().fit_transform(x)
+    assert y.base is None and y.flags.owndata
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, "1", True])
+def test_set_output_cache_refuses_what_is_not_a_byte_count(bad):
+    with pytest.raises(ValueError, match="max_bytes"):
+        clscale.set_output_cache(bad)
+
+
+def test_threads_calling_at_once_get_distinct_outputs():
+    xs = [make_data(SHAPE, np.float32, seed=20 + k, nan=0.0) for k in range(4)]
+    got = [None] * len(xs)
+
+    def work(k):
+        for _ in range(3):
+            got[k] = clscale.MinMaxScaler().fit_transform(xs[k])
+
+    ts = [threading.Thread(target=work, args=(k,)) for k in range(len(xs))]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    for k in range(len(xs)):
+        assert_close(got[k], _ref(xs[k]), tol(np.float32))
+        for j in range(k):
+            assert not np.shares_memory(got[k], got[j])
+
+
+def test_populate_leaves_the_data_as_it_is():
+    a = np.arange(3 << 18, dtype=np.float64)  # 6 MB, pages partly before and after
+    want = a.copy()
+    assert isinstance(_clscale.populate(a[1:-1]), bool)
+    assert np.array_equal(a, want)
+    assert _clscale.populate(np.empty(3)) is False  # no whole page inside
+    with pytest.raises(ValueError, match="C-contiguous"):
+        _clscale.populate(a[::2])
+    ro = a.copy()
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="writeable"):
+        _clscale.populate(ro)
+    with pytest.raises(TypeError):
+        _clscale.populate([1.0, 2.0])
+
+
+def test_a_forked_child_makes_outputs_while_the_parent_holds_the_lock():
+    """fork() while another thread holds the cache's lock: the child gets
+    a lock of its own (os.register_at_fork) and its outputs are right."""
+    import os
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    x = make_data(SHAPE, np.float32, seed=30, nan=0.0)
+    with _output._lock:
+        pid = os.fork()
+        if pid == 0:  # the child: no OpenCL here (its contexts are the parent's), the cache alone
+            try:
+                a = _output.empty_like(x)
+                a[...] = x
+                os._exit(0 if np.array_equal(a, x) else 1)
+            except BaseException:
+                os._exit(2)
+    import signal
+    import time
+    deadline = time.monotonic() + 20  # a child stuck on the parent's lock never exits
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child waited on the lock its parent held at fork()")
+        time.sleep(0.05)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+def test_blocks_held_when_the_cache_is_turned_off_are_released_once_dropped():
+    x = make_data(SHAPE, np.float32, seed=31, nan=0.0)
+    held = clscale.MinMaxScaler().fit_transform(x)
+    assert len(_output._blocks) == 1
+    clscale.set_output_cache(0)
+    assert len(_output._blocks) == 1  # still held by `held`
+    del held
+    y = clscale.MinMaxScaler().fit_transform(x)  # the next output forgets it
+    assert len(_output._blocks) == 0
+    assert_close(y, _ref(x), tol(np.float32))
