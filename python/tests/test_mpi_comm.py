@@ -137,7 +137,7 @@ def test_a_failing_rank_raises_everywhere():
         clscale.StandardScaler(devices=dev).fit(x, comm=COMM)
     if SIZE > 1:
         rng = (0, 2) if RANK == last else (0, 1)
-        with pytest.raises(ValueError, match=f"rank {last} of {SIZE} fits min-max"):
+        with pytest.raises(ValueError, match=f"rank {last} of {SIZE} fits minmax"):
             clscale.MinMaxScaler(feature_range=rng).fit(x, comm=COMM)
     with pytest.raises(ValueError, match="none of the"):
         clscale.MinMaxScaler().fit(x[:0], comm=COMM)
