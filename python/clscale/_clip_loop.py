@@ -26,6 +26,7 @@ import numpy as np
 
 from . import _clscale
 from ._context import context
+from ._peers import clip_dtype
 
 # astropy's mad_std: the median absolute deviation times 1 / Phi^-1(3/4)
 _MAD_TO_STD = 1.482602218505602
@@ -66,7 +67,9 @@ class _Bounds:
         self.devices = devices
 
     def __call__(self, f):
-        if self.clip is not None:
+        # the library's bounds are float64 ones: float copies of other types
+        # (newer astropy's) take numpy's, in their type, as astropy's
+        if self.clip is not None and f.dtype == np.float64:
             got = self._on_devices(f)
             if got is not None:
                 return got
@@ -102,7 +105,9 @@ def clip_with_axis(arr, inmask, axes, masked, return_bounds, copy, maxiters, bou
     """astropy's clipping with an axis or with grow (see the file's
     comment). arr: the data (an ndarray), inmask: its mask or None; axes:
     a tuple, or None for all."""
-    f = arr.astype(np.float64)  # astropy's float copy
+    # astropy's float copy: in the type the installed astropy takes (the
+    # data's own float type, or float64), its bounds computed in that type
+    f = arr.astype(clip_dtype(arr.dtype, inmask is not None), copy=True)
     f[~np.isfinite(f)] = np.nan
     if inmask is not None:
         f[inmask] = np.nan

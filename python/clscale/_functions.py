@@ -31,6 +31,7 @@ from . import _clip_loop, _clscale
 from ._base import as_data
 from ._clean import _STRATEGIES
 from ._context import check_selector, context
+from ._peers import clip_dtype, normalize_axis_index
 
 __all__ = ["describe", "nanmedian", "nanpercentile", "nanquantile", "sigma_clip", "sigma_clipped_stats"]
 
@@ -41,13 +42,13 @@ def _axes(ndim, axis):
     if axis is None:
         return tuple(range(ndim))
     if isinstance(axis, (tuple, list)):
-        ax = tuple(np.core.multiarray.normalize_axis_index(int(a), ndim) for a in axis)
+        ax = tuple(normalize_axis_index(int(a), ndim) for a in axis)
         if len(set(ax)) != len(ax):
             raise ValueError("repeated axis")
         return tuple(sorted(ax))
     if not isinstance(axis, numbers.Integral):
         raise TypeError(f"axis must be None, an integer or a tuple of integers, got {axis!r}")
-    return (np.core.multiarray.normalize_axis_index(int(axis), ndim),)
+    return (normalize_axis_index(int(axis), ndim),)
 
 
 def _blocks(a, axes):
@@ -441,7 +442,8 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     # the cleaned values (NaN where masked) where the result is made of
     # them; else the library's mask alone (a byte per value, not a float64
     # output to read the mask back from: 2x faster on 18 x 60 x 20000)
-    want_y = not masked and axis is not None and (inplace or (copy and x.dtype == np.float64))
+    want_y = not masked and axis is not None and (inplace or (copy and x.dtype == np.float64
+                                                           and clip_dtype(arr.dtype) == np.float64))
     # a masked result's copy of the data: written by the devices in the
     # pass that writes the mask (CLS_CLIP_KEEP) where it is a view of the
     # data's own layout, else made by a thread while the devices clip
@@ -490,7 +492,9 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
         inf_to_nan(y)
         result = back(y)
     elif copy:
-        result = arr.astype(float, copy=True)
+        # a copy in the type of the installed astropy's (float64, or the
+        # data's float type, float32 for integers)
+        result = arr.astype(clip_dtype(arr.dtype), copy=True)
         result[mask] = np.nan
     elif inplace:
         inf_to_nan(y)
@@ -557,6 +561,8 @@ def _clipped_stats(data, sigma, sigma_lower, sigma_upper, maxiters, cenfunc, std
         return None
     if axis is None:
         return None  # astropy's flattened clipping (_clip_flat): not the library's one call
+    if clip_dtype(arr.dtype) != np.float64:
+        return None  # newer astropy's statistics of float32 (float16) values, in their type
     with context(devices) as ctx:
         if not all(d["fp64"] for d in ctx.devices()):
             return None
@@ -616,9 +622,10 @@ def sigma_clipped_stats(data, mask=None, mask_value=None, sigma=3.0, sigma_lower
     y = sigma_clip(data, sigma=sigma, sigma_lower=sigma_lower, sigma_upper=sigma_upper, maxiters=maxiters,
                    cenfunc=cenfunc, stdfunc=stdfunc, axis=axis, masked=False, copy=True, grow=grow,
                    devices=devices)
-    # the statistics' type: the values kept's for the flattened float16
-    # and float32 cases (numpy's nanmean of them), else float64
-    rtype = (np.dtype(y.dtype.kind + str(y.dtype.itemsize)) if axis is None and y.dtype.kind == "f"
+    # the statistics' type: the values kept's where they are float16 or
+    # float32 (numpy's nanmean of them: the flattened case, and with an
+    # axis in newer astropy), else float64
+    rtype = (np.dtype(y.dtype.kind + str(y.dtype.itemsize)) if y.dtype.kind == "f"
              and y.dtype.itemsize in (2, 4) else np.dtype(np.float64))
     y = _native_float(y)
     if axis is None:

@@ -1,0 +1,44 @@
+"""The installed peers' differences between versions, in one place (for
+scikit-learn: _base.py): the package follows the version the user runs.
+
+numpy: normalize_axis_index and AxisError moved in numpy 2 (the old
+names are gone there). astropy: sigma_clip's working copy and unmasked
+result kept float data in its own type (float32, float16, big-endian)
+and converted integers to float32 in newer releases, where older ones
+(5.x) made both float64; asked of the installed astropy once, on the
+first call that needs it, by a clipping of three values."""
+import functools
+import importlib.util
+
+import numpy as np
+
+try:
+    from numpy.lib.array_utils import normalize_axis_index  # numpy >= 2
+except ImportError:  # numpy 1.x
+    from numpy.core.multiarray import normalize_axis_index
+
+AxisError = np.exceptions.AxisError if hasattr(np, "exceptions") else np.AxisError
+
+__all__ = ["AxisError", "normalize_axis_index", "clip_dtype"]
+
+
+@functools.lru_cache(maxsize=None)
+def _astropy_keeps_float32():
+    """Whether the installed astropy's sigma_clip keeps float32 data's
+    type in its working copy (True without astropy: its current
+    releases' behaviour)."""
+    if importlib.util.find_spec("astropy") is None:
+        return True
+    from astropy.stats import sigma_clip
+    return sigma_clip(np.arange(3, dtype=np.float32), axis=0, masked=False).dtype == np.float32
+
+
+def clip_dtype(dtype, masked_input=False):
+    """The type of astropy's float working copy of data of `dtype` (its
+    clipping with an axis or grow, and its unmasked result with a
+    copy): float64 in older astropy and for masked input of the iterating
+    path; else the data's own float type, float32 for integers."""
+    dtype = np.dtype(dtype)
+    if masked_input or not _astropy_keeps_float32():
+        return np.dtype(np.float64)
+    return dtype if dtype.kind == "f" else np.dtype(np.float32)
