@@ -31,7 +31,7 @@ from . import _clip_loop, _clscale
 from ._base import as_data
 from ._clean import _STRATEGIES
 from ._context import check_selector, context
-from ._peers import clip_dtype, normalize_axis_index
+from ._peers import astropy_keeps_last_bounds, clip_dtype, normalize_axis_index
 
 __all__ = ["describe", "nanmedian", "nanpercentile", "nanquantile", "sigma_clip", "sigma_clipped_stats"]
 
@@ -452,10 +452,13 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     y = (m if inplace else np.empty_like(m)) if want_y or keep else None
     bad = None if want_y else np.empty(m.shape, dtype=bool)
     data = _Beside(np.copy, arr) if masked and copy and not keep else None
+    # newer astropy's clipping with an axis keeps the bounds that clipped
+    # a column whole: the bounds tell those columns
+    last = axis is not None and bool(m.size) and astropy_keeps_last_bounds()
     if m.size:
         with context(devices) as ctx:
-            # no per-column counts, and the bounds only when returned
-            _, _, _, _, lo, hi, _, _ = _clscale.clean(ctx, m, y, bad, False, False, return_bounds,
+            # no per-column counts, and the bounds only when needed
+            _, _, _, _, lo, hi, _, _ = _clscale.clean(ctx, m, y, bad, False, False, return_bounds or last,
                                                       scope=_clscale.SCOPE_MATRIX, mode=_KEEP if keep else 0,
                                                       **clip)
     else:
@@ -464,6 +467,8 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
         # masked: NaN and +-Inf as given, and the values clipped (NaN in y now)
         bad = np.isfinite(y)
         np.logical_not(bad, out=bad)
+    if last:
+        lo, hi = _clipped_whole(y if want_y else m, y if want_y else None, bad, lo, hi, clip)
 
     def back(v):
         """batch x rows x cols to the data's layout."""
@@ -508,6 +513,24 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     if not shape:
         lo, hi = float(lo), float(hi)
     return result, lo, hi
+
+
+def _clipped_whole(v, y, bad, lo, hi, clip):
+    """Newer astropy's result for the columns an iteration clipped whole
+    (the library's bounds NaN, nothing clipped: astropy 5's): their last
+    bounds, and every value outside them masked (NaN in y where given).
+    v: the values (batch x rows x cols; unchanged in those columns)."""
+    lo = np.array(lo, dtype=np.float64).reshape(bad.shape[0], bad.shape[2])
+    hi = np.array(hi, dtype=np.float64).reshape(lo.shape)
+    for b, c in zip(*np.nonzero(np.isnan(lo) & ~bad.all(axis=1))):
+        col = v[b, :, c].astype(np.float64)
+        lo[b, c], hi[b, c] = _clip_loop.fast_bounds(col, clip)
+        with np.errstate(invalid="ignore"):
+            out = ~np.isfinite(col) | (col < lo[b, c]) | (col > hi[b, c])
+        bad[b, :, c] = out
+        if y is not None:
+            y[b, out, c] = np.nan
+    return lo, hi
 
 
 def _clip_flat(arr, x, clip, maxiters, devices, return_bounds):
@@ -571,9 +594,12 @@ def _clipped_stats(data, sigma, sigma_lower, sigma_upper, maxiters, cenfunc, std
             x = np.where(inmask, np.nan, x)
         axes = _axes(x.ndim, axis)
         m, shape = _blocks(x, axes)
-        missing, clipped, med, _, _, _, mean, m2 = _clscale.clean(ctx, m, None, None, True,
-                                                                   scope=_clscale.SCOPE_MATRIX,
-                                                                   impute=_STRATEGIES["median"], **clip)
+        last = astropy_keeps_last_bounds()
+        missing, clipped, med, _, lo, _, mean, m2 = _clscale.clean(ctx, m, None, None, True,
+                                                                    scope=_clscale.SCOPE_MATRIX,
+                                                                    impute=_STRATEGIES["median"], **clip)
+    if last and (np.isnan(lo) & (missing < m.shape[1])).any():
+        return None  # a column clipped whole, newer astropy's bounds kept: sigma_clip's
     n = (m.shape[1] - missing - clipped).astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(n > 0, mean, np.nan)

@@ -6,7 +6,10 @@ names are gone there). astropy: sigma_clip's working copy and unmasked
 result kept float data in its own type (float32, float16, big-endian)
 and converted integers to float32 in newer releases, where older ones
 (5.x) made both float64; asked of the installed astropy once, on the
-first call that needs it, by a clipping of three values."""
+first call that needs it, by a clipping of three values. Also newer
+astropy's fast clipping (an axis, named functions, no grow) keeps the
+last bounds when an iteration clips every value left (all masked), where
+older astropy went on to NaN bounds that clip nothing (the library's)."""
 import functools
 import importlib.util
 
@@ -19,7 +22,7 @@ except ImportError:  # numpy 1.x
 
 AxisError = np.exceptions.AxisError if hasattr(np, "exceptions") else np.AxisError
 
-__all__ = ["AxisError", "normalize_axis_index", "clip_dtype"]
+__all__ = ["AxisError", "normalize_axis_index", "clip_dtype", "astropy_keeps_last_bounds"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -42,3 +45,19 @@ def clip_dtype(dtype, masked_input=False):
     if masked_input or not _astropy_keeps_float32():
         return np.dtype(np.float64)
     return dtype if dtype.kind == "f" else np.dtype(np.float32)
+
+
+@functools.lru_cache(maxsize=None)
+def astropy_keeps_last_bounds():
+    """Whether the installed astropy's fast clipping keeps the bounds that
+    clipped every value left (a mean centre and a zero MAD clip all five
+    values here), rather than NaN bounds (True without astropy)."""
+    if importlib.util.find_spec("astropy") is None:
+        return True
+    import warnings
+    from astropy.stats import sigma_clip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, lo, _ = sigma_clip(np.array([0.0, 0.0, 0.0, 1.0, 1.0]), axis=0, cenfunc="mean", stdfunc="mad_std",
+                              return_bounds=True)
+    return bool(np.isfinite(lo))
