@@ -17,7 +17,9 @@ Where the library and numpy differ, the function does what numpy does:
 as missing), so the columns holding one are computed by numpy; float16
 and extended precision go to numpy whole; an empty reduction too; and
 numpy's quantile methods other than "linear" (the library interpolates
-linearly only). The result's dtype is asked of the installed numpy, whose
+linearly only); and float32 data's quantiles at a Python float q where
+the installed numpy interpolates them in float32 (numpy 2; the library
+interpolates in float64, numpy 1's way). The result's dtype is asked of the installed numpy, whose
 rules changed between versions.
 """
 import numbers
@@ -31,7 +33,7 @@ from . import _clip_loop, _clscale
 from ._base import as_data
 from ._clean import _STRATEGIES
 from ._context import check_selector, context
-from ._peers import astropy_keeps_last_bounds, clip_dtype, normalize_axis_index
+from ._peers import astropy_keeps_last_bounds, clip_dtype, normalize_axis_index, numpy_interpolates_float32
 
 __all__ = ["describe", "nanmedian", "nanpercentile", "nanquantile", "sigma_clip", "sigma_clipped_stats"]
 
@@ -201,13 +203,17 @@ def _quantile(a, q, qa, axis, out, overwrite_input, method, keepdims, weights, d
     # numpy's own computation: the methods other than "linear", weights
     # (numpy 2's), data the library does not take, integer data with an
     # integer q (numpy returns its elements as integers, beyond float64's
-    # 2**53 too), and a q neither integer nor float64 (numpy places a
-    # float32 q in float32 arithmetic, the library in float64)
+    # 2**53 too), a q neither integer nor float64 (numpy places a float32
+    # q in float32 arithmetic, the library in float64), and float32 data
+    # at a Python number q where numpy interpolates in float32 (numpy 2;
+    # numpy 1 in float64, as the library)
     if (x is None or arr.size == 0 or arr.ndim == 0 or method != "linear" or weights is not None
             or (arr.dtype.kind in "biu" and qd.dtype.kind in "biu")
-            or (qd.dtype.kind not in "biu" and qd.dtype != np.float64)):
+            or (qd.dtype.kind not in "biu" and qd.dtype != np.float64)
+            or (x.dtype == np.float32 and type(q) in (int, float) and numpy_interpolates_float32())):
         kw = {} if weights is None else dict(weights=weights)
-        return like(arr, q, axis=axis, out=out, overwrite_input=overwrite_input, method=method,
+        # numpy never overwrites the data here either (the same result)
+        return like(arr, q, axis=axis, out=out, overwrite_input=False, method=method,
                     keepdims=keepdims, **kw)
     qs = qa.reshape(-1)
     first = []
@@ -239,7 +245,7 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
     front, as numpy's. The other methods of numpy, and `weights` (numpy
     2), are numpy's own computation on the host. out: the result written
     into it and returned; overwrite_input: allowed, the data is never
-    changed by the devices."""
+    changed (numpy's own computation is not let overwrite it either)."""
     qa = np.asanyarray(q, dtype=np.float64)
     if not np.all((qa >= 0) & (qa <= 1)):
         raise ValueError("Quantiles must be in the range [0, 1]")
@@ -267,7 +273,7 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False, *, 
     arr = np.asanyarray(a)
     axes = _axes(arr.ndim, axis)
     if x is None or arr.size == 0 or arr.ndim == 0:
-        return np.nanmedian(arr, axis=axis, out=out, overwrite_input=overwrite_input, keepdims=keepdims)
+        return np.nanmedian(arr, axis=axis, out=out, overwrite_input=False, keepdims=keepdims)
     res, shape = _per_column(x, axes, devices, lambda ctx, m: _clscale.medians(ctx, m, scope=_clscale.SCOPE_MATRIX),
                              lambda cols: np.nanmedian(cols, axis=0))
     res = res.astype(x.dtype, copy=False)

@@ -6,7 +6,9 @@ names are gone there). astropy: sigma_clip's working copy and unmasked
 result kept float data in its own type (float32, float16, big-endian)
 and converted integers to float32 in newer releases, where older ones
 (5.x) made both float64; asked of the installed astropy once, on the
-first call that needs it, by a clipping of three values. Also newer
+first call that needs it, by a clipping of three values. numpy 2
+interpolates float32 data's quantiles at a Python number q in float32
+(numpy 1 in float64, as the library). Also newer
 astropy's fast clipping (an axis, named functions, no grow) keeps the
 last bounds when an iteration clips every value left (all masked), where
 older astropy went on to NaN bounds that clip nothing (the library's)."""
@@ -22,7 +24,20 @@ except ImportError:  # numpy 1.x
 
 AxisError = np.exceptions.AxisError if hasattr(np, "exceptions") else np.AxisError
 
-__all__ = ["AxisError", "normalize_axis_index", "clip_dtype", "astropy_keeps_last_bounds"]
+__all__ = ["AxisError", "normalize_axis_index", "clip_dtype", "astropy_keeps_last_bounds",
+           "numpy_interpolates_float32"]
+
+
+@functools.lru_cache(maxsize=None)
+def numpy_interpolates_float32():
+    """Whether the installed numpy interpolates float32 data's quantiles
+    in float32 at a Python float or int q (numpy 2's weak promotion; numpy
+    1 interpolates in float64 and returns float64): five values where the
+    two roundings differ."""
+    x = np.array([2.4392120838165283, 3.5738637447357178, 6.242035865783691, 0.499717652797699,
+                  5.772739410400391], dtype=np.float32)
+    got = np.nanquantile(x, 0.37)
+    return got.dtype == np.float32 and got != np.float32(np.nanquantile(x.astype(np.float64), 0.37))
 
 
 @functools.lru_cache(maxsize=None)
