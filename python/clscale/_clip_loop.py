@@ -4,8 +4,9 @@ between iterations) and callable `cenfunc`/`stdfunc` (any function of the
 user's, run on the host). astropy itself takes two such paths (its
 documented behaviour, followed here, not its code):
 
-- with an axis, or with grow: a float64 working copy with NaN where a
-  value was clipped; each iteration takes the bounds of what is left,
+- with an axis, or with grow: a float working copy (float64; the data's
+  float type, float32 for integers, in newer astropy: _peers.clip_dtype)
+  with NaN where a value was clipped; each iteration takes the bounds of what is left,
   clips beyond them (and, with grow, every value within `grow` of a
   clipped one, in the clipped axes only), and a value clipped once stays
   clipped. masked=False returns the working copy in the data's shape,
@@ -17,8 +18,9 @@ documented behaviour, followed here, not its code):
 
 The bounds of each iteration: the callables on the host (the slow path);
 for "median"/"mean" and "std"/"mad_std" with grow, the library on the
-devices (one cls_clean iteration, float64), or numpy on the host on
-devices without float64. May call the extension and numpy; nothing else.
+devices (one cls_clean iteration, float64) for a float64 copy, else
+numpy on the host (in the copy's type, as astropy; and on devices
+without float64). May call the extension and numpy; nothing else.
 """
 import warnings
 

@@ -17,10 +17,10 @@ Where the library and numpy differ, the function does what numpy does:
 as missing), so the columns holding one are computed by numpy; float16
 and extended precision go to numpy whole; an empty reduction too; and
 numpy's quantile methods other than "linear" (the library interpolates
-linearly only); and float32 data's quantiles at a Python float q where
+linearly only); and float32 data's quantiles at a Python number q where
 the installed numpy interpolates them in float32 (numpy 2; the library
-interpolates in float64, numpy 1's way). The result's dtype is asked of the installed numpy, whose
-rules changed between versions.
+interpolates in float64, numpy 1's way). The result's dtype is asked of
+the installed numpy, whose rules changed between versions.
 """
 import numbers
 import sys
@@ -402,12 +402,16 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     beyond sigma_lower / sigma_upper spreads from the centre of the values
     kept are clipped, iteration after iteration, until none is or maxiters
     iterations ran (None: until none is); the values clipped in the end
-    are those outside the last bounds; NaN and +-Inf are masked too.
+    are those outside the last bounds; NaN and +-Inf are masked too (with
+    an axis, a column an iteration clips whole: all masked under its last
+    bounds in newer astropy, NaN bounds clipping nothing in astropy 5).
     masked=True returns a numpy.ma.MaskedArray over the data (copied unless
-    copy=False), masked=False an array with NaN where masked (float64 when
-    copied, as astropy's; in place with copy=False), or with axis=None the
-    values kept, flattened, in the data's type (as astropy's);
-    return_bounds adds the last bounds (float64; per column of the kept
+    copy=False), masked=False an array with NaN where masked (when copied:
+    the installed astropy's type, float64 in astropy 5, else the data's
+    float type, float32 for integers; in place with copy=False), or with
+    axis=None the values kept, flattened, in the data's type (as
+    astropy's); return_bounds adds the last bounds (float64, or the
+    working copy's type with grow or callables; per column of the kept
     axes). Masked input: its masked values are left out. grow and
     callable cenfunc/stdfunc: astropy's iterating path (_clip_loop), the
     callables on the host; maxiters=0 is astropy's no limit."""
