@@ -19,7 +19,8 @@ AxisError = np.exceptions.AxisError if hasattr(np, "exceptions") else np.AxisErr
 
 astropy_stats = pytest.importorskip("astropy.stats")
 # newer astropy (8, not 5.2) clips float32 data and integers as float32 (5.2: as float64)
-astropy_keeps_float32 = astropy_stats.sigma_clip(np.arange(3, dtype=np.float32), axis=0, masked=False).dtype == np.float32
+astropy_keeps_float32 = (astropy_stats.sigma_clip(np.arange(3, dtype=np.float32), axis=0, masked=False).dtype
+                         == np.float32)
 
 
 def hostile(shape, dtype, seed, offset=3.0):
