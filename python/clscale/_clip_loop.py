@@ -4,8 +4,9 @@ between iterations) and callable `cenfunc`/`stdfunc` (any function of the
 user's, run on the host). astropy itself takes two such paths (its
 documented behaviour, followed here, not its code):
 
-- with an axis, or with grow: a float64 working copy with NaN where a
-  value was clipped; each iteration takes the bounds of what is left,
+- with an axis, or with grow: a float working copy (float64; the data's
+  float type, float32 for integers, in newer astropy: _peers.clip_dtype)
+  with NaN where a value was clipped; each iteration takes the bounds of what is left,
   clips beyond them (and, with grow, every value within `grow` of a
   clipped one, in the clipped axes only), and a value clipped once stays
   clipped. masked=False returns the working copy in the data's shape,
@@ -17,8 +18,9 @@ documented behaviour, followed here, not its code):
 
 The bounds of each iteration: the callables on the host (the slow path);
 for "median"/"mean" and "std"/"mad_std" with grow, the library on the
-devices (one cls_clean iteration, float64), or numpy on the host on
-devices without float64. May call the extension and numpy; nothing else.
+devices (one cls_clean iteration, float64) for a float64 copy, else
+numpy on the host (in the copy's type, as astropy; and on devices
+without float64). May call the extension and numpy; nothing else.
 """
 import warnings
 
@@ -26,6 +28,7 @@ import numpy as np
 
 from . import _clscale
 from ._context import context
+from ._peers import clip_dtype
 
 # astropy's mad_std: the median absolute deviation times 1 / Phi^-1(3/4)
 _MAD_TO_STD = 1.482602218505602
@@ -66,7 +69,9 @@ class _Bounds:
         self.devices = devices
 
     def __call__(self, f):
-        if self.clip is not None:
+        # the library's bounds are float64 ones: float copies of other types
+        # (newer astropy's) take numpy's, in their type, as astropy's
+        if self.clip is not None and f.dtype == np.float64:
             got = self._on_devices(f)
             if got is not None:
                 return got
@@ -102,7 +107,9 @@ def clip_with_axis(arr, inmask, axes, masked, return_bounds, copy, maxiters, bou
     """astropy's clipping with an axis or with grow (see the file's
     comment). arr: the data (an ndarray), inmask: its mask or None; axes:
     a tuple, or None for all."""
-    f = arr.astype(np.float64)  # astropy's float copy
+    # astropy's float copy: in the type the installed astropy takes (the
+    # data's own float type, or float64), its bounds computed in that type
+    f = arr.astype(clip_dtype(arr.dtype, inmask is not None), copy=True)
     f[~np.isfinite(f)] = np.nan
     if inmask is not None:
         f[inmask] = np.nan
@@ -157,3 +164,28 @@ def clip_flat(arr, inmask, masked, return_bounds, copy, maxiters, bounds):
     else:
         result = v
     return (result, lo, hi) if return_bounds else result
+
+
+def fast_bounds(v, clip):
+    """Newer astropy's fast clipping (its C loop: an axis, named
+    functions, no grow) of one column's values v, float64, for the columns
+    where an iteration clips every value left: its last bounds are kept
+    (the library's, astropy 5's, are NaN then). clip: _clip_options'."""
+    v = v[np.isfinite(v)]
+    lo = hi = np.nan
+    it = 0
+    while v.size:
+        med = np.median(v)
+        mean = v.mean()
+        cen = mean if clip["center"] else med
+        std = np.median(np.abs(v - med)) * _MAD_TO_STD if clip["spread"] else np.sqrt(np.mean((v - mean) ** 2))
+        lo, hi = cen - clip["sigma_lower"] * std, cen + clip["sigma_upper"] * std
+        keep = (v >= lo) & (v <= hi)
+        n = int(np.count_nonzero(keep))
+        if n == v.size or n == 0:
+            break
+        v = v[keep]
+        it += 1
+        if clip["maxiters"] != -1 and it >= clip["maxiters"]:
+            break
+    return lo, hi

@@ -17,8 +17,10 @@ Where the library and numpy differ, the function does what numpy does:
 as missing), so the columns holding one are computed by numpy; float16
 and extended precision go to numpy whole; an empty reduction too; and
 numpy's quantile methods other than "linear" (the library interpolates
-linearly only). The result's dtype is asked of the installed numpy, whose
-rules changed between versions.
+linearly only); and float32 data's quantiles at a Python number q where
+the installed numpy interpolates them in float32 (numpy 2; the library
+interpolates in float64, numpy 1's way). The result's dtype is asked of
+the installed numpy, whose rules changed between versions.
 """
 import numbers
 import sys
@@ -31,6 +33,7 @@ from . import _clip_loop, _clscale
 from ._base import as_data
 from ._clean import _STRATEGIES
 from ._context import check_selector, context
+from ._peers import astropy_keeps_last_bounds, clip_dtype, normalize_axis_index, numpy_interpolates_float32
 
 __all__ = ["describe", "nanmedian", "nanpercentile", "nanquantile", "sigma_clip", "sigma_clipped_stats"]
 
@@ -41,13 +44,13 @@ def _axes(ndim, axis):
     if axis is None:
         return tuple(range(ndim))
     if isinstance(axis, (tuple, list)):
-        ax = tuple(np.core.multiarray.normalize_axis_index(int(a), ndim) for a in axis)
+        ax = tuple(normalize_axis_index(int(a), ndim) for a in axis)
         if len(set(ax)) != len(ax):
             raise ValueError("repeated axis")
         return tuple(sorted(ax))
     if not isinstance(axis, numbers.Integral):
         raise TypeError(f"axis must be None, an integer or a tuple of integers, got {axis!r}")
-    return (np.core.multiarray.normalize_axis_index(int(axis), ndim),)
+    return (normalize_axis_index(int(axis), ndim),)
 
 
 def _blocks(a, axes):
@@ -200,13 +203,17 @@ def _quantile(a, q, qa, axis, out, overwrite_input, method, keepdims, weights, d
     # numpy's own computation: the methods other than "linear", weights
     # (numpy 2's), data the library does not take, integer data with an
     # integer q (numpy returns its elements as integers, beyond float64's
-    # 2**53 too), and a q neither integer nor float64 (numpy places a
-    # float32 q in float32 arithmetic, the library in float64)
+    # 2**53 too), a q neither integer nor float64 (numpy places a float32
+    # q in float32 arithmetic, the library in float64), and float32 data
+    # at a Python number q where numpy interpolates in float32 (numpy 2;
+    # numpy 1 in float64, as the library)
     if (x is None or arr.size == 0 or arr.ndim == 0 or method != "linear" or weights is not None
             or (arr.dtype.kind in "biu" and qd.dtype.kind in "biu")
-            or (qd.dtype.kind not in "biu" and qd.dtype != np.float64)):
+            or (qd.dtype.kind not in "biu" and qd.dtype != np.float64)
+            or (x.dtype == np.float32 and type(q) in (int, float) and numpy_interpolates_float32())):
         kw = {} if weights is None else dict(weights=weights)
-        return like(arr, q, axis=axis, out=out, overwrite_input=overwrite_input, method=method,
+        # numpy never overwrites the data here either (the same result)
+        return like(arr, q, axis=axis, out=out, overwrite_input=False, method=method,
                     keepdims=keepdims, **kw)
     qs = qa.reshape(-1)
     first = []
@@ -238,7 +245,7 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
     front, as numpy's. The other methods of numpy, and `weights` (numpy
     2), are numpy's own computation on the host. out: the result written
     into it and returned; overwrite_input: allowed, the data is never
-    changed by the devices."""
+    changed (numpy's own computation is not let overwrite it either)."""
     qa = np.asanyarray(q, dtype=np.float64)
     if not np.all((qa >= 0) & (qa <= 1)):
         raise ValueError("Quantiles must be in the range [0, 1]")
@@ -266,7 +273,7 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False, *, 
     arr = np.asanyarray(a)
     axes = _axes(arr.ndim, axis)
     if x is None or arr.size == 0 or arr.ndim == 0:
-        return np.nanmedian(arr, axis=axis, out=out, overwrite_input=overwrite_input, keepdims=keepdims)
+        return np.nanmedian(arr, axis=axis, out=out, overwrite_input=False, keepdims=keepdims)
     res, shape = _per_column(x, axes, devices, lambda ctx, m: _clscale.medians(ctx, m, scope=_clscale.SCOPE_MATRIX),
                              lambda cols: np.nanmedian(cols, axis=0))
     res = res.astype(x.dtype, copy=False)
@@ -395,12 +402,16 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     beyond sigma_lower / sigma_upper spreads from the centre of the values
     kept are clipped, iteration after iteration, until none is or maxiters
     iterations ran (None: until none is); the values clipped in the end
-    are those outside the last bounds; NaN and +-Inf are masked too.
+    are those outside the last bounds; NaN and +-Inf are masked too (with
+    an axis, a column an iteration clips whole: all masked under its last
+    bounds in newer astropy, NaN bounds clipping nothing in astropy 5).
     masked=True returns a numpy.ma.MaskedArray over the data (copied unless
-    copy=False), masked=False an array with NaN where masked (float64 when
-    copied, as astropy's; in place with copy=False), or with axis=None the
-    values kept, flattened, in the data's type (as astropy's);
-    return_bounds adds the last bounds (float64; per column of the kept
+    copy=False), masked=False an array with NaN where masked (when copied:
+    the installed astropy's type, float64 in astropy 5, else the data's
+    float type, float32 for integers; in place with copy=False), or with
+    axis=None the values kept, flattened, in the data's type (as
+    astropy's); return_bounds adds the last bounds (float64, or the
+    working copy's type with grow or callables; per column of the kept
     axes). Masked input: its masked values are left out. grow and
     callable cenfunc/stdfunc: astropy's iterating path (_clip_loop), the
     callables on the host; maxiters=0 is astropy's no limit."""
@@ -441,7 +452,8 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     # the cleaned values (NaN where masked) where the result is made of
     # them; else the library's mask alone (a byte per value, not a float64
     # output to read the mask back from: 2x faster on 18 x 60 x 20000)
-    want_y = not masked and axis is not None and (inplace or (copy and x.dtype == np.float64))
+    want_y = not masked and axis is not None and (inplace or (copy and x.dtype == np.float64
+                                                           and clip_dtype(arr.dtype) == np.float64))
     # a masked result's copy of the data: written by the devices in the
     # pass that writes the mask (CLS_CLIP_KEEP) where it is a view of the
     # data's own layout, else made by a thread while the devices clip
@@ -450,10 +462,13 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     y = (m if inplace else np.empty_like(m)) if want_y or keep else None
     bad = None if want_y else np.empty(m.shape, dtype=bool)
     data = _Beside(np.copy, arr) if masked and copy and not keep else None
+    # newer astropy's clipping with an axis keeps the bounds that clipped
+    # a column whole: the bounds tell those columns
+    last = axis is not None and bool(m.size) and astropy_keeps_last_bounds()
     if m.size:
         with context(devices) as ctx:
-            # no per-column counts, and the bounds only when returned
-            _, _, _, _, lo, hi, _, _ = _clscale.clean(ctx, m, y, bad, False, False, return_bounds,
+            # no per-column counts, and the bounds only when needed
+            _, _, _, _, lo, hi, _, _ = _clscale.clean(ctx, m, y, bad, False, False, return_bounds or last,
                                                       scope=_clscale.SCOPE_MATRIX, mode=_KEEP if keep else 0,
                                                       **clip)
     else:
@@ -462,6 +477,8 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
         # masked: NaN and +-Inf as given, and the values clipped (NaN in y now)
         bad = np.isfinite(y)
         np.logical_not(bad, out=bad)
+    if last:
+        lo, hi = _clipped_whole(y if want_y else m, y if want_y else None, bad, lo, hi, clip)
 
     def back(v):
         """batch x rows x cols to the data's layout."""
@@ -490,7 +507,9 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
         inf_to_nan(y)
         result = back(y)
     elif copy:
-        result = arr.astype(float, copy=True)
+        # a copy in the type of the installed astropy's (float64, or the
+        # data's float type, float32 for integers)
+        result = arr.astype(clip_dtype(arr.dtype), copy=True)
         result[mask] = np.nan
     elif inplace:
         inf_to_nan(y)
@@ -504,6 +523,24 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     if not shape:
         lo, hi = float(lo), float(hi)
     return result, lo, hi
+
+
+def _clipped_whole(v, y, bad, lo, hi, clip):
+    """Newer astropy's result for the columns an iteration clipped whole
+    (the library's bounds NaN, nothing clipped: astropy 5's): their last
+    bounds, and every value outside them masked (NaN in y where given).
+    v: the values (batch x rows x cols; unchanged in those columns)."""
+    lo = np.array(lo, dtype=np.float64).reshape(bad.shape[0], bad.shape[2])
+    hi = np.array(hi, dtype=np.float64).reshape(lo.shape)
+    for b, c in zip(*np.nonzero(np.isnan(lo) & ~bad.all(axis=1))):
+        col = v[b, :, c].astype(np.float64)
+        lo[b, c], hi[b, c] = _clip_loop.fast_bounds(col, clip)
+        with np.errstate(invalid="ignore"):
+            out = ~np.isfinite(col) | (col < lo[b, c]) | (col > hi[b, c])
+        bad[b, :, c] = out
+        if y is not None:
+            y[b, out, c] = np.nan
+    return lo, hi
 
 
 def _clip_flat(arr, x, clip, maxiters, devices, return_bounds):
@@ -557,6 +594,8 @@ def _clipped_stats(data, sigma, sigma_lower, sigma_upper, maxiters, cenfunc, std
         return None
     if axis is None:
         return None  # astropy's flattened clipping (_clip_flat): not the library's one call
+    if clip_dtype(arr.dtype) != np.float64:
+        return None  # newer astropy's statistics of float32 (float16) values, in their type
     with context(devices) as ctx:
         if not all(d["fp64"] for d in ctx.devices()):
             return None
@@ -565,9 +604,12 @@ def _clipped_stats(data, sigma, sigma_lower, sigma_upper, maxiters, cenfunc, std
             x = np.where(inmask, np.nan, x)
         axes = _axes(x.ndim, axis)
         m, shape = _blocks(x, axes)
-        missing, clipped, med, _, _, _, mean, m2 = _clscale.clean(ctx, m, None, None, True,
-                                                                   scope=_clscale.SCOPE_MATRIX,
-                                                                   impute=_STRATEGIES["median"], **clip)
+        last = astropy_keeps_last_bounds()
+        missing, clipped, med, _, lo, _, mean, m2 = _clscale.clean(ctx, m, None, None, True,
+                                                                    scope=_clscale.SCOPE_MATRIX,
+                                                                    impute=_STRATEGIES["median"], **clip)
+    if last and (np.isnan(lo) & (missing < m.shape[1])).any():
+        return None  # a column clipped whole, newer astropy's bounds kept: sigma_clip's
     n = (m.shape[1] - missing - clipped).astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(n > 0, mean, np.nan)
@@ -616,9 +658,10 @@ def sigma_clipped_stats(data, mask=None, mask_value=None, sigma=3.0, sigma_lower
     y = sigma_clip(data, sigma=sigma, sigma_lower=sigma_lower, sigma_upper=sigma_upper, maxiters=maxiters,
                    cenfunc=cenfunc, stdfunc=stdfunc, axis=axis, masked=False, copy=True, grow=grow,
                    devices=devices)
-    # the statistics' type: the values kept's for the flattened float16
-    # and float32 cases (numpy's nanmean of them), else float64
-    rtype = (np.dtype(y.dtype.kind + str(y.dtype.itemsize)) if axis is None and y.dtype.kind == "f"
+    # the statistics' type: the values kept's where they are float16 or
+    # float32 (numpy's nanmean of them: the flattened case, and with an
+    # axis in newer astropy), else float64
+    rtype = (np.dtype(y.dtype.kind + str(y.dtype.itemsize)) if y.dtype.kind == "f"
              and y.dtype.itemsize in (2, 4) else np.dtype(np.float64))
     y = _native_float(y)
     if axis is None:

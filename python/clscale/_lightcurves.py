@@ -22,6 +22,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from . import _clscale
 from ._base import NanTags, as_data, keeps_float16, output_for
 from ._context import check_selector, context
+from ._peers import normalize_axis_index
 from ._files import npy_layout, stream_clean, via_memory
 
 __all__ = ["Detrend", "Flatten", "bin", "flatten", "savgol_filter", "uniform_filter1d"]
@@ -39,7 +40,7 @@ def _along(x, axis):
     """x (float32/float64, any shape) as (batch, rows, cols) with `axis` as
     the rows: a view when x is C-contiguous."""
     x = np.ascontiguousarray(x)
-    axis = np.core.multiarray.normalize_axis_index(axis, x.ndim)
+    axis = normalize_axis_index(axis, x.ndim)
     n = lambda dims: int(np.prod(dims, dtype=np.int64))
     return x.reshape(n(x.shape[:axis]), x.shape[axis], n(x.shape[axis + 1:]))
 
@@ -79,7 +80,7 @@ def savgol_filter(x, window_length, polyorder, deriv=0, delta=1.0, axis=-1, mode
         raise ValueError("deriv must be nonnegative.")
     if polyorder > _PMAX:
         raise ValueError(f"clscale.savgol_filter: polyorder {polyorder}: at most {_PMAX}")
-    axis = np.core.multiarray.normalize_axis_index(axis, x.ndim)
+    axis = normalize_axis_index(axis, x.ndim)
     if mode == "interp" and window_length > x.shape[axis]:
         raise ValueError("If mode is 'interp', window_length must be less than or equal to the size of x.")
     if not math.isfinite(cval):
@@ -112,7 +113,7 @@ def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0
         raise RuntimeError("boundary mode not supported")
     if not math.isfinite(cval):
         raise ValueError("clscale.uniform_filter1d: cval must be finite")
-    axis = np.core.multiarray.normalize_axis_index(axis, x.ndim)
+    axis = normalize_axis_index(axis, x.ndim)
     if isinstance(output, np.ndarray):
         if output.shape != x.shape:
             raise RuntimeError("output shape not correct")
@@ -150,7 +151,7 @@ def flatten(flux, window_length=101, polyorder=2, return_trend=False, niters=3, 
     if x.dtype not in (np.float32, np.float64):
         x = _float(x.astype(np.float64), "flatten")
     window_length, polyorder, niters = (operator.index(v) for v in (window_length, polyorder, niters))
-    axis = np.core.multiarray.normalize_axis_index(axis, x.ndim)
+    axis = normalize_axis_index(axis, x.ndim)
     n = x.shape[axis]
     if window_length > n:  # lightkurve shortens the window to the series (odd)
         window_length = n if n % 2 else n - 1
@@ -195,7 +196,7 @@ def bin(x, size, method="mean", axis=-1, *, smooth=False, devices=None):
     if method not in allowed:
         raise ValueError(f"clscale.bin: method must be one of {', '.join(allowed)} (smooth={smooth}), "
                          f"got {method!r}")
-    axis = np.core.multiarray.normalize_axis_index(axis, x.ndim)
+    axis = normalize_axis_index(axis, x.ndim)
     x3 = _along(x, axis)
     if smooth:
         out = np.empty_like(x3)
