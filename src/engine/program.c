@@ -134,9 +134,11 @@ void cls_program_options(const cls_dev *dev, int kernel, cls_dtype t, unsigned c
      * at bit 14: a median fill NaN, test_regimes). Our IR is right there
      * (PoCL and rusticl run it right); unoptimised builds contain neither
      * instruction, and a simulator's speed is not the point of running
-     * there. The other kernels' optimised IR holds no vector zext of i1,
-     * and their odd-width truncs see no bits set above (their tests pass
-     * on Oclgrind optimised) */
+     * there. No other kernel's optimised IR holds a vector zext of i1 or
+     * a trunc to an odd width but clip_local.cl's: its fill field (a trunc
+     * to i3) sees bit 11 (CLS_XF_KEEP) only without a fill, and its stage
+     * field (bits 12-13, a trunc to i2) no flag above it; a flag at bit 14
+     * or above would need it unoptimised there too */
     int base = cls_kernel_base(kernel);
     if ((base == CLS_K_CLIP32 || base == CLS_K_CLIP64 || base == CLS_K_CLIPSORT) && dev->info.platform &&
         strstr(dev->info.platform, "Oclgrind") && n > 0 && (size_t)n < len)
