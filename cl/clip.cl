@@ -54,8 +54,8 @@
  * iteration), 0 everything */
 #define CLS_XF_STAGE_SHIFT 12
 /* bit 11: y = x as read (astropy's masked data), the mask says what was
- * clipped (Oclgrind 21.10 ran the clipping wrongly with this flag at bit
- * 14, PoCL and rusticl right: not understood) */
+ * clipped (at bit 14 it broke Oclgrind 21.10's optimised runs, whose
+ * trunc to i3 of the fill field kept it: tests/repro/oclgrind_opt.c) */
 #define CLS_XF_KEEP   2048u
 
 #if CLS_KERNEL == CLS_KID_CLIP32 || CLS_KERNEL == CLS_KID_CLIP64

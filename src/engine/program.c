@@ -125,16 +125,20 @@ void cls_program_options(const cls_dev *dev, int kernel, cls_dtype t, unsigned c
     if (n > 0 && (size_t)n < len) n += snprintf(buf + n, len - (size_t)n, "%s", cls_scaler_kernel_defines());
     if (cls_kernel_imputes(kernel) && n > 0 && (size_t)n < len)
         n += snprintf(buf + n, len - (size_t)n, " -DCLS_IMPUTE=%d", cls_kernel_imputes(kernel));
-    /* Oclgrind 21.10 runs clip.cl's optimised code wrongly (a column with
-     * negative values gets wrong moments; masks 49 values off astropy's on
-     * 1 x 60 x 16 float64 with mad_std) and the unoptimised code right,
-     * byte for byte with PoCL and rusticl (test_clip_fast on Oclgrind);
-     * clip_sort.cl's too (its median fill NaN over windows sorted by
-     * wsort, though the keys it reads are right: test_regimes). Not
-     * Oclgrind's worker threads (OCLGRIND_NUM_THREADS=1 fails alike) nor
-     * clscale's (one device, one worker); the cause inside the simulator
-     * is not found (docs/TESTING.md, "Oclgrind's workarounds"). A
-     * simulator's speed is not the point of running there */
+    /* Oclgrind 21.10 runs two instructions of optimised LLVM IR wrongly
+     * (tests/repro/oclgrind_opt.c shows both without clscale): a zext of
+     * a vector of i1 gives 255 for true (clip.cl's count of values below
+     * the median, `j -= mask`, so its MAD came out +Inf: test_clip_fast),
+     * and a trunc to an odd width (i3) keeps the bits above it
+     * (clip_sort.cl's fill choice, `(flags >> 8) & 7`, next to its flag
+     * at bit 14: a median fill NaN, test_regimes). Our IR is right there
+     * (PoCL and rusticl run it right); unoptimised builds contain neither
+     * instruction, and a simulator's speed is not the point of running
+     * there. No other kernel's optimised IR holds a vector zext of i1 or
+     * a trunc to an odd width but clip_local.cl's: its fill field (a trunc
+     * to i3) sees bit 11 (CLS_XF_KEEP) only without a fill, and its stage
+     * field (bits 12-13, a trunc to i2) no flag above it; a flag at bit 14
+     * or above would need it unoptimised there too */
     int base = cls_kernel_base(kernel);
     if ((base == CLS_K_CLIP32 || base == CLS_K_CLIP64 || base == CLS_K_CLIPSORT) && dev->info.platform &&
         strstr(dev->info.platform, "Oclgrind") && n > 0 && (size_t)n < len)
