@@ -115,13 +115,8 @@ class SimpleImputer(NanTags, TransformerMixin, BaseEstimator):
                 with context(check_selector(self.devices)) as ctx:
                     local = ctx.fit(data, scaler=_clscale.NONE, scope=scope)
                 info = local.info
-            elif scope == _clscale.SCOPE_MATRIX:
-                raise ValueError(f"X has shape {X.shape}: with scope='matrix' every rank imputes whole "
-                                 f"matrices and needs at least one row of each")
             else:
-                info = {"scaler": _clscale.NONE, "scope": scope, "lo": 0.0, "hi": 0.0, "clip": False,
-                        "dtype": X.dtype.name, "groups": 1, "cols": X.shape[-1], "rows": 0,
-                        "has_moments": True}
+                info = _mpi.empty_info(X, scope, "imputes")
         except Exception as e:  # raised on every rank by the agreement
             error = e
         stats = _mpi.combine(comm, error, local, info, local is not None)

@@ -123,6 +123,18 @@ def agree(comm, error, local):
     return [loc for _, loc in everyone]
 
 
+def empty_info(X, scope, what):
+    """The statistics' description of a rank that holds no rows of X (a
+    fit over the batch: the other ranks' rows give the statistics); with
+    scope matrix every rank needs whole matrices, so that is an error
+    (`what`: "imputes", "fits")."""
+    if scope == _clscale.SCOPE_MATRIX:
+        raise ValueError(f"X has shape {X.shape}: with scope='matrix' every rank {what} whole "
+                         f"matrices and needs at least one row of each")
+    return {"scaler": _clscale.NONE, "scope": scope, "lo": 0.0, "hi": 0.0, "clip": False,
+            "dtype": X.dtype.name, "groups": 1, "cols": X.shape[-1], "rows": 0, "has_moments": True}
+
+
 def combine(comm, error, local_stats, info, has_data):
     """The collective part of a fit over `comm`: the agreement, then (scope
     batch) the allreduce. `local_stats` is this rank's fit (None without

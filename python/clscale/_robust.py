@@ -161,13 +161,8 @@ class _AffineScaler(ScalerFiles, Estimator):
             if X.size:
                 local = self._fit_moments(X, scope, keep=True)
                 info = local.info
-            elif scope == _clscale.SCOPE_MATRIX:
-                raise ValueError(f"X has shape {X.shape}: with scope='matrix' every rank fits whole "
-                                 f"matrices and needs at least one row of each")
             else:
-                info = {"scaler": _clscale.NONE, "scope": scope, "lo": 0.0, "hi": 0.0, "clip": False,
-                        "dtype": X.dtype.name, "groups": 1, "cols": X.shape[-1], "rows": 0,
-                        "has_moments": True}
+                info = _mpi.empty_info(X, scope, "fits")
         except Exception as e:  # raised on every rank by the agreement
             error = e
         return X, _mpi.combine(comm, error, local, info, local is not None)
