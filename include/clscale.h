@@ -647,7 +647,8 @@ CLS_API cls_status cls_fit(cls_context *ctx, const cls_pipeline *p, const cls_ar
  * needs `s` (s may be NULL for a discount alone).
  * If a device fails mid-call its slices are redone on the others; if none is
  * left the call fails, and an in-place call's report says how many slices
- * were written (each slice is written whole or not at all).
+ * were written whole; a slice a device was writing in place when it was
+ * lost may be partly written, and the message names it.
  * @return CLS_OK; CLS_E_ARG (shapes, dtypes or columns that do not match `s`,
  *         factors that do not broadcast, an `out` that overlaps `in` without
  *         being it), CLS_E_UNSUPPORTED, CLS_E_NOMEM or CLS_E_DEVICE. On a
