@@ -11,6 +11,7 @@ cd "$(dirname "$0")/.."
 scratch=${1:?usage: pip_check.sh SCRATCH}
 rm -rf "$scratch"
 mkdir -p "$scratch"
+scratch=$(cd "$scratch" && pwd)   # absolute: the example runs in a folder of its own
 venv="$scratch/venv"
 
 if ! /usr/bin/python3 -m venv "$venv"; then
