@@ -449,16 +449,20 @@ typedef struct cls_clean {
                                           or nearest boundary; or, reduced (below), one row
                                           per bin: its mean, median, sum or count of valid
                                           values */
+    int             bin_reduce;        /* 1: one row per bin (below); a sum or a count
+                                          always reduces */
 } cls_clean;
 
 /* Bins reduced to one row each: cls_fit_transform() of a pipeline that
- * cleans alone (CLS_NONE, no factors, `fitted` NULL, host arrays) with a
- * bin_stat of CLS_BIN_SUM or CLS_BIN_COUNT, or an `out` of another shape
- * than `in`: ceil(rows / bin_rows) rows per statistics group (batch x that
- * x cols in CLS_SCOPE_MATRIX, 1 x that x cols in CLS_SCOPE_BATCH), in's
- * dtype. The data is cleaned and detrended first into a copy (`in` is only
- * read); each value of out is its bin's statistic (lightkurve's bin,
- * astropy's aggregate_downsample on evenly sampled rows). CLS_E_ARG also
+ * cleans alone (CLS_NONE, no factors, `fitted` NULL) with bin_reduce set,
+ * a bin_stat of CLS_BIN_SUM or CLS_BIN_COUNT, or a host or file `out` of
+ * another shape than `in`: ceil(rows / bin_rows) rows per statistics group
+ * (batch x that x cols in CLS_SCOPE_MATRIX, 1 x that x cols in
+ * CLS_SCOPE_BATCH), in's dtype; a .npy output is written in that shape
+ * (as many dimensions as the input's). The data is cleaned and detrended
+ * first into a copy (`in` is only read); each value of out is its bin's
+ * statistic (lightkurve's bin, astropy's aggregate_downsample on evenly
+ * sampled rows). CLS_E_ARG also
  * for bin_rows 0, CLS_BIN_BOUNDARY, mask_out, or out of the wrong shape. */
 
 /* ---- Several processes ----------------------------------------------------

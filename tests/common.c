@@ -337,3 +337,24 @@ int test_run_tool(const char *dir, tool_result *r, const char *const *args)
     slurp(errp, r->err, sizeof r->err);
     return 0;
 }
+
+void test_write_npy(const char *p, const cls_array *x)
+{
+    char dict[256];
+    int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (%zu, %zu, %zu), }",
+                     x->dtype == CLS_F64 ? "<f8" : "<f4", x->batch, x->rows, x->cols);
+    size_t hl = 10 + (size_t)n + 1, pad = (64 - hl % 64) % 64;
+    size_t bytes = x->batch * x->rows * x->cols * (x->dtype == CLS_F64 ? 8 : 4);
+    unsigned char hdr[512] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
+    uint16_t len = (uint16_t)(n + 1 + pad);
+    hdr[8] = (unsigned char)(len & 0xff);
+    hdr[9] = (unsigned char)(len >> 8);
+    memcpy(hdr + 10, dict, (size_t)n);
+    memset(hdr + 10 + n, ' ', pad);
+    hdr[hl + pad - 1] = '\n';
+    FILE *f = fopen(p, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(hdr, 1, hl + pad, f), hl + pad);
+    assert_int_equal(fwrite(x->data, 1, bytes, f), bytes);
+    assert_int_equal(fclose(f), 0);
+}

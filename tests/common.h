@@ -50,6 +50,9 @@ cls_context *test_context_tuned(const cls_tuning *t, const char *devices, unsign
 /* A scratch folder under the build directory, made fresh. */
 void test_tmpdir(char *buf, size_t len, const char *name);
 
+/* Writes host array x (3-D, little-endian) to a .npy file at path p. */
+void test_write_npy(const char *p, const cls_array *x);
+
 /* Runs $CLS_TOOL (the built clscale) with `args` (NULL-terminated), its
  * stdout and stderr captured through files in `dir`. Returns 0, or -1 when
  * it could not be started (no assertion: usable from a group setup). */

@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "common.h"
-#include "io/npy_format.h"
 
 enum { B = 2, R = 37, C = 5, N = B * R * C };
 
@@ -41,20 +40,6 @@ static int teardown(void **state)
 
 static cls_array host(double *d) { return (cls_array){.data = d, .dtype = CLS_F64, .batch = B, .rows = R, .cols = C}; }
 
-/* x as a .npy file (header from the library's writer) at `path` */
-static void write_npy(const char *path)
-{
-    unsigned char h[256];
-    size_t shape[3] = {B, R, C};
-    size_t n = cls_npy_write_header(h, sizeof h, CLS_F64, 3, shape);
-    assert_true(n > 0);
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(h, 1, n, f), n);
-    assert_int_equal(fwrite(x, sizeof x[0], N, f), N);
-    assert_int_equal(fclose(f), 0);
-}
-
 static void same_stats(const cls_stats *a, const cls_stats *b)
 {
     for (size_t g = 0; g < B; g++)
@@ -73,7 +58,8 @@ static void npy_and_file_match_memory(void **state)
     char in_path[600], out_path[600];
     snprintf(in_path, sizeof in_path, "%s/x.npy", dir);
     snprintf(out_path, sizeof out_path, "%s/y.npy", dir);
-    write_npy(in_path);
+    cls_array xa = host(x);
+    test_write_npy(in_path, &xa);
     cls_pipeline p = {.scaler = CLS_MINMAX};
     cls_array in = host(x), out = host(want);
     cls_stats *mem = NULL, *npy = NULL, *fil = NULL;

@@ -258,6 +258,63 @@ static void streamed_bins_reduce_to_one_row_per_bin(void **state)
     }
 }
 
+/* A .npy output has no shape of its own: bins asked to reduce (bin_reduce,
+ * or a sum or a count) write a file of one row per bin, its header saying
+ * so, its values those of the call in memory; a bin's mean without
+ * bin_reduce keeps the input's shape. */
+static void npy_bins_reduce_to_a_file_of_their_shape(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 2; t++) {
+        cls_dtype dt = t ? CLS_F64 : CLS_F32;
+        if (!runs(dt)) continue;
+        size_t es = es_of(dt);
+        cls_array x = curves(dt, 7, 37, 3, 17);
+        test_write_npy(path("x.npy"), &x);
+        static const struct {
+            cls_bin_stat stat;
+            int reduce, scope;
+            size_t batch, rows;
+            const char *shape;
+        } cases[] = {
+            {CLS_BIN_MEAN, 1, CLS_SCOPE_MATRIX, 7, 10, "(7, 10, 3)"},
+            {CLS_BIN_MEDIAN, 1, CLS_SCOPE_BATCH, 1, 65, "(1, 65, 3)"},
+            {CLS_BIN_COUNT, 0, CLS_SCOPE_MATRIX, 7, 10, "(7, 10, 3)"},
+            {CLS_BIN_MEAN, 0, CLS_SCOPE_MATRIX, 7, 37, "(7, 37, 3)"},
+        };
+        for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+            cls_clean c = {.bin_rows = 4, .bin_stat = cases[k].stat, .bin_reduce = cases[k].reduce};
+            cls_pipeline p = {.scope = (cls_scope)cases[k].scope, .clean = &c};
+            size_t n = cases[k].batch * cases[k].rows * 3;
+            cls_array y = {.data = malloc(n * es), .dtype = dt, .batch = cases[k].batch, .rows = cases[k].rows,
+                           .cols = 3};
+            assert_non_null(y.data);
+            cls_status st = cls_fit_transform(ctx, &p, &x, &y, NULL);
+            if (st != CLS_OK) fail_msg("case %zu in memory: %s", k, cls_last_error(ctx));
+            /* two matrices a buffer; the batch scope's one series in one */
+            cls_stream_opts o = {.buffer_bytes = (cases[k].scope == CLS_SCOPE_BATCH ? 7 : 2) * 37 * 3 * es};
+            st = cls_fit_transform(ctx, &p, &(cls_array){.where = CLS_IN_NPY, .path = path("x.npy"), .stream = &o},
+                                   &(cls_array){.where = CLS_IN_NPY, .path = path("y.npy")}, NULL);
+            if (st != CLS_OK) fail_msg("case %zu as .npy: %s", k, cls_last_error(ctx));
+            FILE *f = fopen(path("y.npy"), "rb");
+            assert_non_null(f);
+            char *got = malloc(n * es + 1024);
+            assert_non_null(got);
+            size_t len = fread(got, 1, n * es + 1024, f);
+            fclose(f);
+            assert_true(len > n * es);
+            size_t hdr = len - n * es;
+            got[hdr - 1] = 0; /* the header ends in a newline */
+            if (!strstr(got + 10, cases[k].shape)) fail_msg("case %zu: header %s, expected shape %s", k, got + 10,
+                                                      cases[k].shape);
+            assert_memory_equal(got + hdr, y.data, n * es);
+            free(got);
+            free(y.data);
+        }
+        free(x.data);
+    }
+}
+
 /* Matrices larger than a buffer but with many columns: blocks of columns
  * hold whole series (every row of their columns), trends and reduced
  * bins included (the output's rows then written in runs of a block). */
@@ -421,6 +478,7 @@ int main(void)
         cmocka_unit_test(streamed_trends_equal_the_call_in_memory_bit_for_bit),
         cmocka_unit_test(streamed_trend_then_scaler_equals_the_call_in_memory),
         cmocka_unit_test(streamed_bins_reduce_to_one_row_per_bin),
+        cmocka_unit_test(npy_bins_reduce_to_a_file_of_their_shape),
         cmocka_unit_test(column_blocks_of_a_matrix_larger_than_a_buffer),
         cmocka_unit_test(bins_alone_stream_in_row_blocks_of_whole_bins),
         cmocka_unit_test(a_series_larger_than_a_buffer_is_refused_naming_the_limit),

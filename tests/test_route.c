@@ -29,6 +29,7 @@ static void every_case_takes_its_route(void **state)
     static cls_clean clip = {.sigma = 3}, clamp = {.sigma = 3, .mode = CLS_CLIP_CLAMP},
                      impute = {.impute = CLS_IMPUTE_MEDIAN}, none = {0},
                      bins = {.bin_rows = 4, .bin_stat = CLS_BIN_MEAN}, sums = {.bin_rows = 4, .bin_stat = CLS_BIN_SUM},
+                     asked = {.bin_rows = 4, .bin_stat = CLS_BIN_MEDIAN, .bin_reduce = 1},
                      trend = {.detrend = CLS_DETREND_MEAN, .window = 5};
     static cls_combine hook = {sum, NULL, NULL}, idle = {NULL, NULL, NULL};
     static double f = 2;
@@ -52,6 +53,8 @@ static void every_case_takes_its_route(void **state)
         {"bin means, same shape", {.clean = &bins}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST_CLEAN, 1, 0, 0, 0, 0, 0},
         {"bin means, a row a bin", {.clean = &bins}, CLS_IN_HOST, 0, 3, CLS_ENTRY_HOST_BIN, 1, 0, 0, 0, 0, 0},
         {"bin sums reduce", {.clean = &sums}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST_BIN, 1, 0, 0, 0, 0, 0},
+        {"bin medians asked to reduce", {.clean = &asked}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST_BIN, 1, 0, 0, 0, 0, 0},
+        {"reduced bins, statistics asked", {.clean = &asked}, CLS_IN_HOST, 1, 0, CLS_ENTRY_HOST, 1, 0, 1, 0, 0, 0},
         {"combined cleaning", {.clean = &clip, .combine = &hook}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST_CLEAN, 1, 0, 0,
          0, 0, 1},
         {"a hook without fn is none", {.scaler = CLS_MINMAX, .combine = &idle}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST,
@@ -104,9 +107,31 @@ static void the_fusing_rule(void **state)
     assert_true(cls_route_fuses(&(cls_pipeline){.scaler = CLS_MINMAX, .clean = &idle_clamp}));
 }
 
+/* Whether bins reduce where the output's shape is not given (a .npy
+ * output's comes from this answer) and where it is */
+static void bins_reduce_when_asked_or_by_shape(void **state)
+{
+    (void)state;
+    cls_clean mean = {.bin_rows = 4, .bin_stat = CLS_BIN_MEAN}, count = {.bin_rows = 4, .bin_stat = CLS_BIN_COUNT},
+              asked = {.bin_rows = 4, .bin_stat = CLS_BIN_MEAN, .bin_reduce = 1}, trend = {.detrend = CLS_DETREND_MEAN,
+                                                                                      .window = 3, .bin_reduce = 1};
+    assert_false(cls_route_bins_reduce(&(cls_pipeline){.clean = &mean}, 0, 2, 12, 0, 0, 0));
+    assert_true(cls_route_bins_reduce(&(cls_pipeline){.clean = &mean}, 0, 2, 12, 1, 2, 3));
+    assert_false(cls_route_bins_reduce(&(cls_pipeline){.clean = &mean}, 0, 2, 12, 1, 2, 12));
+    assert_true(cls_route_bins_reduce(&(cls_pipeline){.clean = &count}, 0, 2, 12, 0, 0, 0));
+    assert_true(cls_route_bins_reduce(&(cls_pipeline){.clean = &asked}, 0, 2, 12, 0, 0, 0));
+    /* not a cleaning alone: a scaler, statistics asked for */
+    assert_false(cls_route_bins_reduce(&(cls_pipeline){.clean = &asked, .scaler = CLS_MINMAX}, 0, 2, 12, 0, 0, 0));
+    assert_false(cls_route_bins_reduce(&(cls_pipeline){.clean = &asked}, 1, 2, 12, 0, 0, 0));
+    /* no bins: nothing to reduce */
+    assert_false(cls_route_bins_reduce(&(cls_pipeline){.clean = &trend}, 0, 2, 12, 0, 0, 0));
+    assert_false(cls_route_bins_reduce(NULL, 0, 2, 12, 0, 0, 0));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(every_case_takes_its_route),
-                                       cmocka_unit_test(the_fusing_rule)};
+                                       cmocka_unit_test(the_fusing_rule),
+                                       cmocka_unit_test(bins_reduce_when_asked_or_by_shape)};
     return TEST_RUN("route", tests, NULL, NULL);
 }

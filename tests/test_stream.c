@@ -394,26 +394,6 @@ static void transform_and_fit_are_byte_identical(void **s)
 
 /* ---- .npy file to file ---- */
 
-static void write_npy(const char *p, const cls_array *x)
-{
-    char dict[256];
-    int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (%zu, %zu, %zu), }",
-                     x->dtype == CLS_F64 ? "<f8" : "<f4", x->batch, x->rows, x->cols);
-    size_t hl = 10 + (size_t)n + 1, pad = (64 - hl % 64) % 64;
-    unsigned char hdr[512] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
-    uint16_t len = (uint16_t)(n + 1 + pad);
-    hdr[8] = (unsigned char)(len & 0xff);
-    hdr[9] = (unsigned char)(len >> 8);
-    memcpy(hdr + 10, dict, (size_t)n);
-    memset(hdr + 10 + n, ' ', pad);
-    hdr[hl + pad - 1] = '\n';
-    FILE *f = fopen(p, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(hdr, 1, hl + pad, f), hl + pad);
-    assert_int_equal(fwrite(x->data, 1, bytes_of(x), f), bytes_of(x));
-    assert_int_equal(fclose(f), 0);
-}
-
 static size_t temps_in_dir(void)
 {
     char cmd[4600];
@@ -431,7 +411,7 @@ static void stream_file_matches_in_memory(void **s)
 {
     (void)s;
     cls_array x = make_data(CLS_F64, 5, 30, 4, 11);
-    write_npy(path("x.npy"), &x);
+    test_write_npy(path("x.npy"), &x);
     cls_pipeline p = {.scaler = CLS_MINMAX, .scope = CLS_SCOPE_MATRIX, .lo = -1, .hi = 1, .clip = 1};
     cls_array y = make_out(&x);
     assert_int_equal(cls_fit_transform(ctx, &p, &x, &y, NULL), CLS_OK);
@@ -695,7 +675,7 @@ static void changed_while_read(int what, const char *needle1, const char *needle
      * read has not started (it waits for chunk 1's write) */
     cls_array x = make_data(CLS_F64, 16, 8, 4, 3);
     const size_t mb = 8 * 4 * 8;
-    write_npy(path("m.npy"), &x);
+    test_write_npy(path("m.npy"), &x);
     struct stat sb;
     assert_int_equal(stat(path("m.npy"), &sb), 0);
     uint64_t hdr = (uint64_t)sb.st_size - bytes_of(&x);

@@ -22,13 +22,11 @@ int cls_route_fuses(const cls_pipeline *p)
     return d && !(d->needs & CLS_NEED_QUANTILES) && !p->factors && !clamps && !p->inverse;
 }
 
-/* Bins reduced to a row each: a sum or a count, or an output of another
- * shape than the input's (a bin's mean or median in place of each value
- * keeps the shape). */
-static int bins_reduced(const cls_clean *c, const cls_array *in, const cls_array *out)
+int cls_route_bins_reduce(const cls_pipeline *p, int want_fitted, uint64_t in_batch, uint64_t in_rows, int have_out,
+                          uint64_t out_batch, uint64_t out_rows)
 {
-    if (c->bin_stat == CLS_BIN_SUM || c->bin_stat == CLS_BIN_COUNT) return 1;
-    return c->bin_stat != CLS_BIN_NONE && out && (out->rows != in->rows || out->batch != in->batch);
+    if (!p || !p->clean || p->scaler != CLS_NONE || p->factors || p->inverse || want_fitted) return 0;
+    return cls_lc_reduces(p->clean, in_batch, in_rows, have_out, out_batch, out_rows);
 }
 
 static void refuse(cls_route *r, cls_status st, const char *why)
@@ -65,7 +63,9 @@ void cls_route_fit_transform(const cls_pipeline *p, const cls_array *in, const c
         else r->entry = CLS_ENTRY_NPY;
         return;
     case CLS_IN_HOST:
-        if (alone && !r->combined && bins_reduced(p->clean, in, out)) r->entry = CLS_ENTRY_HOST_BIN;
+        if (!r->combined && cls_route_bins_reduce(p, want_fitted, in->batch, in->rows, out != NULL,
+                                                  out ? out->batch : 0, out ? out->rows : 0))
+            r->entry = CLS_ENTRY_HOST_BIN;
         else if (alone) r->entry = CLS_ENTRY_HOST_CLEAN;
         else r->entry = CLS_ENTRY_HOST;
         return;

@@ -44,6 +44,13 @@ void cls_route_fit_transform(const cls_pipeline *p, const cls_array *in, const c
  * streamed cleaning and the route ask it. */
 int cls_route_fuses(const cls_pipeline *p);
 
+/* Whether a call of p writes one row per bin: p cleans alone (no scaler,
+ * factors, inverse or statistics asked for) and its bins reduce
+ * (cls_lc_reduces: have_out 0 where the output's shape is not given, a
+ * .npy output's). The host, file and .npy paths ask it. */
+int cls_route_bins_reduce(const cls_pipeline *p, int want_fitted, uint64_t in_batch, uint64_t in_rows, int have_out,
+                          uint64_t out_batch, uint64_t out_rows);
+
 /* Whether p cleans: its cleaning stage asks for anything (light curves
  * included). */
 int cls_route_cleans(const cls_clean *c);

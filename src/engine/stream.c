@@ -20,6 +20,7 @@
 
 #include "engine/clean_stream.h"
 #include "engine/lightcurve/lightcurve.h"
+#include "engine/route.h"
 #include "engine/select.h"
 #include "io/stream_io.h"
 #include "job.h"
@@ -536,17 +537,6 @@ static cls_status check_unchanged(sjob *j)
     return CLS_OK;
 }
 
-/* Whether cls_fit_transform of p writes one row per bin (route.c's
- * choice for host arrays: cleaning alone whose bins reduce). */
-static int reduces(const cls_pipeline *p, const cls_file_array *in, const cls_file_array *out, int want_fitted)
-{
-    if (!p || !p->clean || p->scaler != CLS_NONE || p->factors || p->inverse || want_fitted || !in || !out)
-        return 0;
-    const cls_clean *c = p->clean;
-    if (c->bin_stat == CLS_BIN_SUM || c->bin_stat == CLS_BIN_COUNT) return 1;
-    return c->bin_stat != CLS_BIN_NONE && (out->rows != in->rows || out->batch != in->batch);
-}
-
 static cls_status sjob_init_as(sjob *j, cls_context *ctx, const cls_pipeline *p, const cls_stats *s,
                                const cls_file_array *in, const cls_file_array *out, int fit_only, int reduce)
 {
@@ -767,7 +757,8 @@ cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const
 {
     if (fitted) *fitted = NULL;
     sjob j;
-    cls_status st = sjob_init_as(&j, ctx, p, NULL, in, out, 0, reduces(p, in, out, fitted != NULL));
+    int reduce = out && cls_route_bins_reduce(p, fitted != NULL, in->batch, in->rows, 1, out->batch, out->rows);
+    cls_status st = sjob_init_as(&j, ctx, p, NULL, in, out, 0, reduce);
     if (st == CLS_OK && !p) st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: pipeline is NULL");
     if (st == CLS_OK && j.p.inverse)
         st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: inverse needs fitted statistics; use "

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "engine/route.h"
 #include "io/npy_format.h"
 #include "io/sync_dir.h"
 
@@ -148,7 +149,20 @@ cls_status cls_npy_run(cls_context *ctx, const cls_pipeline *p, const cls_stats 
     o = a;
     o.fd = out;
     o.name = out_path;
-    st = prepare_out(ctx, out, out_path, &o, ndim, shape);
+    size_t oshape[3] = {shape[0], shape[1], shape[2]};
+    if (!s && cls_route_bins_reduce(p, fitted != NULL, a.batch, a.rows, 0, 0, 0) && p->clean->bin_rows) {
+        /* one row per bin of each statistics group, as many dimensions as the input */
+        uint64_t Rg = p->scope == CLS_SCOPE_BATCH ? (uint64_t)a.batch * a.rows : a.rows;
+        o.batch = p->scope == CLS_SCOPE_BATCH ? 1 : a.batch;
+        o.rows = (size_t)((Rg + p->clean->bin_rows - 1) / p->clean->bin_rows);
+        if (ndim == 3) {
+            oshape[0] = o.batch;
+            oshape[1] = o.rows;
+        } else if (ndim == 2) {
+            oshape[0] = o.rows;
+        } /* a 1-D file is one row: one bin, its shape */
+    }
+    if (st == CLS_OK) st = prepare_out(ctx, out, out_path, &o, ndim, oshape);
     if (st == CLS_OK) {
         if (s) st = cls_file_transform(ctx, p, s, &a, &o, opts);
         else st = cls_file_fit_transform(ctx, p, &a, &o, opts, fitted);

@@ -143,6 +143,7 @@ static int light_curve_option(cli_clean *c, const char *name, const char *v, cha
             return -1;
         }
         c->reduce = reduce;
+        c->c.bin_reduce = reduce;
         c->c.bin_rows = k;
         c->c.bin_stat = (cls_bin_stat)stat;
     }

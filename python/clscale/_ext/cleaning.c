@@ -135,6 +135,7 @@ PyObject *clsext_bin_data(PyObject *self, PyObject *args, PyObject *kwds)
     int scope = CLS_SCOPE_MATRIX;
     if (clsext_clean_options(kwds, &k.c, &scope) < 0) return NULL;
     k.scope = (cls_scope)scope;
+    k.c.bin_reduce = 1;
     if (clsext_data_array(x, "x", 0, &k.x) < 0 || clsext_data_array(out, "out", 1, &k.y) < 0) return NULL;
     char msg[CLSEXT_MSG_LEN];
     cls_status st = CLS_OK;

@@ -30,6 +30,14 @@ int cls_lc_active(const cls_clean *c)
                  c->detrend_op);
 }
 
+int cls_lc_reduces(const cls_clean *c, uint64_t in_batch, uint64_t in_rows, int have_out, uint64_t out_batch,
+                   uint64_t out_rows)
+{
+    if (!c || c->bin_stat == CLS_BIN_NONE) return 0;
+    if (c->bin_reduce || c->bin_stat == CLS_BIN_SUM || c->bin_stat == CLS_BIN_COUNT) return 1;
+    return have_out && (out_rows != in_rows || out_batch != in_batch);
+}
+
 cls_status cls_lc_check(cls_context *ctx, const cls_clean *c, uint64_t Rg, int reduce)
 {
     if ((unsigned)c->detrend > CLS_DETREND_SAVGOL)

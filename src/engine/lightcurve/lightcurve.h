@@ -17,6 +17,13 @@
 /* Whether c asks for a trend or bins (any light-curve field set). */
 int cls_lc_active(const cls_clean *c);
 
+/* Whether c's bins reduce to a row each (cls_fit_transform of a cleaning
+ * alone): asked for (bin_reduce), a sum or a count, or an output of another
+ * shape than the input's (out_rows/out_batch; have_out 0: none given, as a
+ * .npy output's shape comes from this answer). */
+int cls_lc_reduces(const cls_clean *c, uint64_t in_batch, uint64_t in_rows, int have_out, uint64_t out_batch,
+                   uint64_t out_rows);
+
 /* Checks c's light-curve fields against groups of Rg rows; reduce: for
  * cls_host_bin() (bins required, a reducing statistic), else for
  * cls_host_clean() (a smoothing statistic). CLS_E_ARG with the message. */
