@@ -12,7 +12,7 @@
 #include "clscale.h"
 #include "scalers/scaler.h"
 #include "testing.h"
-#include "engine/entries.h"
+#include "api/entries.h"
 
 #define CLS_MAX_QUEUES 8
 #define CLS_DEFAULT_QUEUES 3

@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "clean_ref.h"
-#include "engine/regime.h"
+#include "quantiles/regime.h"
 #include "internal.h"
 #include "pipeline_util.h"
 

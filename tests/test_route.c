@@ -3,7 +3,7 @@
  * last pass or scales after it, takes counting passes for quantiles,
  * streams, combines, or is refused before any pass. */
 #include "common.h"
-#include "engine/route.h"
+#include "plan/route.h"
 
 static cls_status sum(void *u, cls_status local, uint64_t *c, size_t n)
 {

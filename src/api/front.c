@@ -7,8 +7,8 @@
  * output of one kind, a combine hook where none can apply); the choice of
  * entry point is engine/route.c's. The engine's calls check the rest. */
 #include "internal.h"
-#include "engine/entries.h"
-#include "engine/route.h"
+#include "api/entries.h"
+#include "plan/route.h"
 
 static cls_buffer buffer_of(const cls_array *a)
 {

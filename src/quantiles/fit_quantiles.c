@@ -6,8 +6,8 @@
 #include <stdlib.h>
 
 #include "engine/passes.h"
-#include "engine/select.h"
-#include "job.h"
+#include "quantiles/select.h"
+#include "engine/job.h"
 #include "stats/quantile.h"
 
 /* The robust scaler's median and quantile range, by counting passes on the

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "job.h"
+#include "engine/job.h"
 
 cls_status cls_check_shape(cls_context *ctx, const cls_array *a, const char *what)
 {

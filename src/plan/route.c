@@ -1,8 +1,8 @@
 /* See route.h. Pure decisions: no context, no OpenCL call. */
 #include <string.h>
 
-#include "engine/route.h"
-#include "engine/lightcurve/lightcurve.h"
+#include "plan/route.h"
+#include "lightcurve/lightcurve.h"
 #include "scalers/scaler.h"
 
 static int clips(const cls_clean *c) { return c->sigma > 0 || c->sigma_lower > 0 || c->sigma_upper > 0; }

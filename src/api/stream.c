@@ -18,11 +18,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine/clean_stream.h"
-#include "engine/lightcurve/lightcurve.h"
-#include "engine/select.h"
+#include "clean/clean_stream.h"
+#include "lightcurve/lightcurve.h"
+#include "quantiles/select.h"
 #include "io/stream_io.h"
-#include "job.h"
+#include "engine/job.h"
 
 #define DEFAULT_BUFFER ((size_t)64 << 20)
 #define DEFAULT_BUFFERS 4

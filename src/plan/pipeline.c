@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clean/clean_host.h"
-#include "job.h"
+#include "stats/clean_host.h"
+#include "engine/job.h"
 #include "util/pool.h"
 
 static size_t bytes_of(const cls_array *a) { return cls_array_bytes(a); }

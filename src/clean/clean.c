@@ -23,15 +23,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clean/clean_host.h"
-#include "engine/clean_pass.h"
-#include "engine/clean_stream.h"
-#include "engine/clip_fast.h"
-#include "engine/impute_fused.h"
+#include "stats/clean_host.h"
+#include "clean/clean_pass.h"
+#include "clean/clean_stream.h"
+#include "clean/clip_fast.h"
+#include "clean/impute_fused.h"
 #include "engine/job.h"
-#include "engine/select.h"
-#include "engine/lightcurve/lightcurve.h"
-#include "engine/route.h"
+#include "quantiles/select.h"
+#include "lightcurve/lightcurve.h"
+#include "plan/route.h"
 #include "scalers/scaler.h"
 #include "stats/quantile.h"
 #include "util/pool.h"
