@@ -345,8 +345,10 @@ static inline double cls_known_speed(const cls_devrun *r)
  * decline. The plan leaves such a device out of the slice size (plan.c). */
 #define CLS_PRIOR_MARGIN 8.0
 
-/* ---- checks.c: every call's argument checks ---- */
+/* ---- context.c: whether a call may run on ctx (every entry asks first) ---- */
 cls_status cls_check_ctx(cls_context *ctx);
+
+/* ---- plan/checks.c: every call's argument checks ---- */
 /* an array given by the caller: data, dtype, shape */
 cls_status cls_check_array(cls_context *ctx, const cls_array *a, const char *what);
 /* in and out as arrays, and out either in itself or apart from it */

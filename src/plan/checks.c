@@ -100,13 +100,6 @@ cls_status cls_check_pipeline(cls_context *ctx, const cls_pipeline *p, const cls
     return CLS_OK;
 }
 
-cls_status cls_check_ctx(cls_context *ctx)
-{
-    if (!ctx) return CLS_E_ARG;
-    if (!ctx->usable) return cls_fail(ctx, CLS_E_ARG, "the context failed to initialise: %s", ctx->err);
-    return CLS_OK;
-}
-
 cls_status cls_check_stats(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const cls_array *in)
 {
     if (p->scaler != CLS_NONE) {
