@@ -350,14 +350,9 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
         if (k == PASS_FIT || j->want_stats) {
             cls_pipeline q = p;
             q.factors = NULL;
-            if (j->split_quantiles) {
-                /* what robust statistics hold besides the quantiles, which
-                 * do not merge across chunks: count, missing, min, max, absmax */
-                q.scaler = CLS_MAXABS;
-                q.qmin = q.qmax = 0;
-                q.no_centering = q.no_scaling = q.unit_variance = 0;
-            }
-            st = cls_host_fit(ctx, &q, &x, &cs);
+            /* quantiles do not merge across chunks: they follow over the
+             * whole file (fit_split_quantiles) */
+            st = j->split_quantiles ? cls_host_fit_mergeable(ctx, &q, &x, &cs) : cls_host_fit(ctx, &q, &x, &cs);
             if (st == CLS_OK) note_report(j);
             if (st == CLS_OK) st = accumulate(j, c, cs);
         }
@@ -509,13 +504,12 @@ static cls_status stream_clean(sjob *j, cls_stats **fitted, const cls_combine *c
               : cls_clean_stream(j->ctx, &j->p, &shape, &src, fitted);
 }
 
-/* Robust scaling whose groups span chunks: the fit pass took the extremes
- * (as max-abs); each counting pass of the exact selection (engine/select.c:
+/* Robust scaling whose groups span chunks: the fit pass took what merges
+ * (cls_host_fit_mergeable); each counting pass of the exact selection (engine/select.c:
  * 4 for float32, 8 for float64) now reads the file once more, and the
  * quantiles go into the statistics, equal to the in-memory fit's. */
 static cls_status fit_split_quantiles(sjob *j)
 {
-    j->acc->info.scaler = CLS_ROBUST;
     cls_qview v = {NULL, j->in->dtype, j->p.scope == CLS_SCOPE_BATCH ? 1 : j->B,
                    j->p.scope == CLS_SCOPE_BATCH ? (uint64_t)j->B * j->R : j->R, j->C};
     cls_qsource src = {count_pass, j};
