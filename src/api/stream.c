@@ -23,6 +23,7 @@
 #include "quantiles/select.h"
 #include "io/stream_io.h"
 #include "engine/job.h"
+#include "plan/route.h"
 
 #define DEFAULT_BUFFER ((size_t)64 << 20)
 #define DEFAULT_BUFFERS 4
@@ -720,7 +721,7 @@ cls_status cls_file_fit(cls_context *ctx, const cls_pipeline *p, const cls_file_
                       "cls_fit_transform");
     if (st == CLS_OK) st = plan(&j, opts, 1);
     if (st == CLS_OK) {
-        j.split_quantiles = j.p.scaler == CLS_ROBUST && !whole_groups(&j);
+        j.split_quantiles = cls_route_quantiles(&j.p) && !whole_groups(&j);
         /* the counting passes of a split robust fit: at most 4 (float32) or
          * 8 (float64), fewer when the data allow */
         next_passes(&j, 0, 0, j.split_quantiles);
@@ -782,7 +783,7 @@ cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const
             next_passes(&j, 0, 0, 0);
             st = run_pass(&j, PASS_FUSED);
         } else {
-            j.split_quantiles = j.p.scaler == CLS_ROBUST;
+            j.split_quantiles = cls_route_quantiles(&j.p);
             /* the fit, the counting passes of a robust fit (as many as the
              * data need), the apply */
             next_passes(&j, 1, 2 * j.bytes, j.split_quantiles);

@@ -22,6 +22,12 @@ int cls_route_fuses(const cls_pipeline *p)
     return d && !(d->needs & CLS_NEED_QUANTILES) && !p->factors && !clamps && !p->inverse;
 }
 
+int cls_route_quantiles(const cls_pipeline *p)
+{
+    const cls_scaler_desc *d = p ? cls_scaler_get(p->scaler) : NULL;
+    return d && (d->needs & CLS_NEED_QUANTILES);
+}
+
 /* Bins reduced to a row each: a sum or a count, or an output of another
  * shape than the input's (a bin's mean or median in place of each value
  * keeps the shape). */
@@ -42,10 +48,9 @@ void cls_route_fit_transform(const cls_pipeline *p, const cls_array *in, const c
                              cls_route *r)
 {
     memset(r, 0, sizeof *r);
-    const cls_scaler_desc *d = p ? cls_scaler_get(p->scaler) : NULL;
     r->combined = p && p->combine && p->combine->fn;
     r->cleans = p && cls_route_cleans(p->clean);
-    r->quantiles = d && (d->needs & CLS_NEED_QUANTILES);
+    r->quantiles = cls_route_quantiles(p);
     r->fuses = r->cleans && cls_route_fuses(p);
     r->scaler_after = r->cleans && !r->fuses && (p->scaler != CLS_NONE || p->factors || want_fitted);
     /* cleaning alone: no scaler, factors or statistics asked for */

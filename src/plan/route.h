@@ -44,6 +44,11 @@ void cls_route_fit_transform(const cls_pipeline *p, const cls_array *in, const c
  * streamed cleaning and the route ask it. */
 int cls_route_fuses(const cls_pipeline *p);
 
+/* Whether p's scaler takes counting passes for exact quantiles (its
+ * descriptor needs them): what a fit cannot merge across chunks or
+ * processes, and what takes the quantile range and the robust options. */
+int cls_route_quantiles(const cls_pipeline *p);
+
 /* Whether p cleans: its cleaning stage asks for anything (light curves
  * included). */
 int cls_route_cleans(const cls_clean *c);

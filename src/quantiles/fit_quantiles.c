@@ -99,8 +99,10 @@ static cls_status check_fill(cls_context *ctx, const cls_pipeline *p, const cls_
     cls_status st = cls_check_ctx(ctx);
     if (st != CLS_OK) return st;
     if (!p || !x || !s) return cls_fail(ctx, CLS_E_ARG, "cls_stats_fit_quantiles: NULL argument");
-    if (p->scaler != CLS_ROBUST)
-        return cls_fail(ctx, CLS_E_ARG, "cls_stats_fit_quantiles: the pipeline's scaler is not robust scaling");
+    const cls_scaler_desc *d = cls_scaler_get(p->scaler);
+    if (!d || !(d->needs & CLS_NEED_QUANTILES))
+        return cls_fail(ctx, CLS_E_ARG,
+                        "cls_stats_fit_quantiles: the pipeline's scaler takes no quantiles (robust scaling does)");
     if (x->dtype != CLS_F32 && x->dtype != CLS_F64)
         return cls_fail(ctx, CLS_E_ARG, "cls_stats_fit_quantiles: dtype %d is neither CLS_F32 nor CLS_F64",
                         (int)x->dtype);
