@@ -1,4 +1,4 @@
-/* Exact statistics at every group length (src/engine/regime.h): the regime
+/* Exact statistics at every group length (src/quantiles/regime.h): the regime
  * decided by length, scratch budget and loop limit, and the sort regime
  * (cl/sort.cl, cl/clip_sort.cl: each column sorted once in scratch) equal
  * to the counting passes it replaces (order statistics bit for bit; the

@@ -506,7 +506,7 @@ static cls_status stream_clean(sjob *j, cls_stats **fitted, const cls_combine *c
 }
 
 /* Robust scaling whose groups span chunks: the fit pass took what merges
- * (cls_host_fit_mergeable); each counting pass of the exact selection (engine/select.c:
+ * (cls_host_fit_mergeable); each counting pass of the exact selection (quantiles/select.c:
  * 4 for float32, 8 for float64) now reads the file once more, and the
  * quantiles go into the statistics, equal to the in-memory fit's. */
 static cls_status fit_split_quantiles(sjob *j)

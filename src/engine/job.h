@@ -365,7 +365,7 @@ cls_status cls_check_stats(cls_context *ctx, const cls_pipeline *p, const cls_st
 /* ---- fit_quantiles.c ---- */
 /* Adds the robust scaler's median and quantile range to `s`, fitted on x. */
 cls_status cls_fit_quantiles(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats *s);
-/* The same over groups streamed in chunks (engine/select.h's source; v
+/* The same over groups streamed in chunks (quantiles/select.h's source; v
  * describes the groups, v->x unused): stream.c, for groups larger than a
  * buffer. */
 struct cls_qview;

@@ -453,7 +453,7 @@ cls_status cls_host_transform(cls_context *ctx, const cls_pipeline *p, const cls
     return cls_do_transform(ctx, p, s, in, out, NULL);
 }
 
-/* cls_host_fit_transform() without its cleaning stage (engine/clean.c runs that
+/* cls_host_fit_transform() without its cleaning stage (clean/clean.c runs that
  * and then calls this). */
 cls_status cls_fit_transform_plain(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
                                    cls_stats **fitted)

@@ -1,6 +1,6 @@
 /* The robust scaler's statistics beyond min/max/moments: each column's
  * median and quantile range, exact, by the counting passes of
- * engine/select.c (cls_select). Called by pipeline.c after the fit's pass,
+ * quantiles/select.c (cls_select). Called by pipeline.c after the fit's pass,
  * and as cls_stats_fit_quantiles() by callers that combine several
  * processes' counts (clscale_mpi). */
 #include <stdlib.h>
@@ -11,7 +11,7 @@
 #include "stats/quantile.h"
 
 /* The robust scaler's median and quantile range, by counting passes on the
- * devices (engine/select.c): six ranks per column, the two middle ones and
+ * devices (quantiles/select.c): six ranks per column, the two middle ones and
  * the two around each end of the range. */
 static void robust_ranks(void *user, uint64_t n, uint64_t *r)
 {
