@@ -1,4 +1,4 @@
-/* The cleaning kernels (src/engine/clean_pass.c drives them; written once
+/* The cleaning kernels (src/clean/clean_pass.c drives them; written once
  * for REAL = float or double like scale.cl).
  *
  * Geometry of a unit: `ng` statistics groups of `urows` rows each (a whole

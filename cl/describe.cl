@@ -1,4 +1,4 @@
-/* The data summary's device passes (src/engine/describe.c drives them;
+/* The data summary's device passes (src/api/describe.c drives them;
  * written once for REAL = float or double like scale.cl). */
 
 #define F(name) CAT(name, SFX)

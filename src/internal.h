@@ -12,7 +12,7 @@
 #include "clscale.h"
 #include "scalers/scaler.h"
 #include "testing.h"
-#include "engine/entries.h"
+#include "api/entries.h"
 
 #define CLS_MAX_QUEUES 8
 #define CLS_DEFAULT_QUEUES 3
@@ -103,7 +103,7 @@ enum cls_kernel_id {
     CLS_K_SAVGOL3,        /* CLS_K_SAVGOL for polyorder 2, its loops unrolled */
     CLS_K_SAVGOL3V,       /* CLS_K_SAVGOL3 for CPUs: LC_LANES columns per work-item in vector lanes */
     /* the first six again, built with -DCLS_IMPUTE=1 (a fill;
-     * engine/impute_fused.c), then with -DCLS_IMPUTE=2 (a fill and a
+     * clean/impute_fused.c), then with -DCLS_IMPUTE=2 (a fill and a
      * sentinel: a compare per value that the first set saves), each in the
      * same order */
     CLS_K_FIT_APPLY_MM_IMP,
@@ -329,7 +329,7 @@ struct cls_context {
                                     clip_local.cl's kernel on every device (Oclgrind's too),
                                     -1 clip.cl's; 0 by device type (clip_fast.c) */
     int             count_regime; /* tests only (set directly): every group takes the counting
-                                     passes (engine/regime.c), to compare the regimes */
+                                     passes (quantiles/regime.c), to compare the regimes */
     int             sort_parallel; /* tests only (set directly): 1 the sort regime's windows
                                       sorted by cl/sort.cl's wsort on every device, -1 on none,
                                       0 as regime.c decides */
@@ -404,7 +404,7 @@ void cls_column_merge(cls_column_stats *into, const cls_column_stats *from, int 
 
 /* ---- pipeline.c ---- */
 
-/* cls_host_fit_transform() without its cleaning stage: engine/clean.c cleans
+/* cls_host_fit_transform() without its cleaning stage: clean/clean.c cleans
  * first, then calls this on the cleaned data. */
 cls_status cls_fit_transform_plain(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
                                    cls_stats **fitted);

@@ -1,5 +1,5 @@
 /* The one-pass clipping of short groups (<= 64 rows: cl/clip.cl,
- * src/engine/clip_fast.c) against the multi-pass path it replaces
+ * src/clean/clip_fast.c) against the multi-pass path it replaces
  * (the context's count_regime, tests only) and against the float64 reference of
  * astropy's sigma_clip + SimpleImputer (clean_ref.c): outputs, counts,
  * fill values, iterations and the fused scaler's fitted statistics.

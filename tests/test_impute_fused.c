@@ -1,4 +1,4 @@
-/* Imputation fused into the scaling (engine/impute_fused.c, the *_imp
+/* Imputation fused into the scaling (clean/impute_fused.c, the *_imp
  * kernels): cls_fit_transform with a cleaning stage that imputes by the
  * mean or a constant, or only names a sentinel, ahead of min-max, z-score,
  * max-abs or decimal, against

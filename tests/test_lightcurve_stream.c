@@ -1,5 +1,5 @@
 /* Light curves streamed from a file (cls_fit_transform of CLS_IN_FILE
- * arrays, src/engine/stream.c) against the same call on the arrays in
+ * arrays, src/api/stream.c) against the same call on the arrays in
  * memory, byte for byte: chunks of whole matrices (a few per buffer,
  * forced small through cls_stream_opts), blocks of columns of matrices
  * larger than a buffer, the whole batch in batch scope; every edge mode,

@@ -69,7 +69,7 @@ static void short_columns_one_pass(void **state)
 }
 
 /* Long columns: counting passes until the wanted buckets are small, then
- * their values gathered on the host (engine/gather.c); and, with the
+ * their values gathered on the host (quantiles/gather.c); and, with the
  * gather off, every counting pass on the device (the kernels' later
  * digits). */
 static void long_columns_radix_passes(void **state)

@@ -1,4 +1,4 @@
-/* Exact statistics at every group length (src/engine/regime.h): the regime
+/* Exact statistics at every group length (src/quantiles/regime.h): the regime
  * decided by length, scratch budget and loop limit, and the sort regime
  * (cl/sort.cl, cl/clip_sort.cl: each column sorted once in scratch) equal
  * to the counting passes it replaces (order statistics bit for bit; the
@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "clean_ref.h"
-#include "engine/regime.h"
+#include "quantiles/regime.h"
 #include "internal.h"
 #include "pipeline_util.h"
 

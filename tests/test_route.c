@@ -1,9 +1,9 @@
-/* The route of a call (src/engine/route.c), read without a device: which
+/* The route of a call (src/plan/route.c), read without a device: which
  * entry runs it, whether it cleans, fuses the scaler into the cleaning's
  * last pass or scales after it, takes counting passes for quantiles,
  * streams, combines, or is refused before any pass. */
 #include "common.h"
-#include "engine/route.h"
+#include "plan/route.h"
 
 static cls_status sum(void *u, cls_status local, uint64_t *c, size_t n)
 {

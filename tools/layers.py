@@ -9,7 +9,8 @@ Rules checked (docs/ARCHITECTURE.md):
   1. no two files call each other, directly or through others (no strongly
      connected component of more than one file);
   2. the library's folders call only downward:
-     util <- io <- scalers <- stats <- clean <- engine <- api <- mpi <- python, tools.
+     util <- io <- scalers <- stats <- engine <- quantiles <- lightcurve <- plan
+          <- clean <- api <- mpi <- python, tools.
 Objects come from the build's compile_commands.json, so a file added to
 meson is checked without a change here. Tests and fuzz targets are left out.
 """
@@ -22,9 +23,15 @@ from collections import defaultdict
 # A folder may call folders of a lower or equal rank; equal rank only
 # within the same folder (tools/cli and tools/bench share the tool's rank).
 # scalers sit below stats: the stats file and stats_build look scalers up in
-# their table; the cleaning stage's host arithmetic (src/clean) uses stats.
-RANK = {"src/util": 0, "src/io": 1, "src/scalers": 2, "src/stats": 3, "src/clean": 4,
-        "src/engine": 5, "src/api": 6, "src/mpi": 7, "python": 8, "tools": 9}
+# their table. The engine is mechanics (devices, programs, slices, passes,
+# staging, reports); exact selection (quantiles) and the light curves run
+# their passes on it; the planner (plan) runs a call's passes, the robust
+# scaler's quantiles among them, and decides the route; the cleaning stage
+# asks the planner and runs the scaler through it; the public entry points
+# (api) dispatch on the route.
+RANK = {"src/util": 0, "src/io": 1, "src/scalers": 2, "src/stats": 3, "src/engine": 4,
+        "src/quantiles": 5, "src/lightcurve": 6, "src/plan": 7, "src/clean": 8, "src/api": 9,
+        "src/mpi": 10, "python": 11, "tools": 12}
 
 
 def folder(path):

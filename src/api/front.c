@@ -2,13 +2,13 @@
  * cls_medians and cls_stats_fit_quantiles take data wherever it lives (a
  * cls_array's `where`) and a pipeline that may span processes (its
  * `combine`), and hand each call to the engine's entry point for that kind
- * of data (engine/entries.h).
+ * of data (api/entries.h).
  * Owns: the checks of what the public calls add (the data's kind, input and
  * output of one kind, a combine hook where none can apply); the choice of
- * entry point is engine/route.c's. The engine's calls check the rest. */
+ * entry point is plan/route.c's. The engine's calls check the rest. */
 #include "internal.h"
-#include "engine/entries.h"
-#include "engine/route.h"
+#include "api/entries.h"
+#include "plan/route.h"
 
 static cls_buffer buffer_of(const cls_array *a)
 {

@@ -320,3 +320,12 @@ void cls_context_destroy(cls_context *ctx)
     free(ctx);
     cls_table_trim(); /* the per-column tables kept for the next call (table.h) */
 }
+
+/* Whether a call may run on ctx: every entry (the planner, the quantiles,
+ * the buffers) asks it first, so it lives with the context. */
+cls_status cls_check_ctx(cls_context *ctx)
+{
+    if (!ctx) return CLS_E_ARG;
+    if (!ctx->usable) return cls_fail(ctx, CLS_E_ARG, "the context failed to initialise: %s", ctx->err);
+    return CLS_OK;
+}

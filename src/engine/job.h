@@ -345,8 +345,10 @@ static inline double cls_known_speed(const cls_devrun *r)
  * decline. The plan leaves such a device out of the slice size (plan.c). */
 #define CLS_PRIOR_MARGIN 8.0
 
-/* ---- checks.c: every call's argument checks ---- */
+/* ---- context.c: whether a call may run on ctx (every entry asks first) ---- */
 cls_status cls_check_ctx(cls_context *ctx);
+
+/* ---- plan/checks.c: every call's argument checks ---- */
 /* an array given by the caller: data, dtype, shape */
 cls_status cls_check_array(cls_context *ctx, const cls_array *a, const char *what);
 /* in and out as arrays, and out either in itself or apart from it */
@@ -363,7 +365,7 @@ cls_status cls_check_stats(cls_context *ctx, const cls_pipeline *p, const cls_st
 /* ---- fit_quantiles.c ---- */
 /* Adds the robust scaler's median and quantile range to `s`, fitted on x. */
 cls_status cls_fit_quantiles(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats *s);
-/* The same over groups streamed in chunks (engine/select.h's source; v
+/* The same over groups streamed in chunks (quantiles/select.h's source; v
  * describes the groups, v->x unused): stream.c, for groups larger than a
  * buffer. */
 struct cls_qview;

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/regime.h"
+#include "quantiles/regime.h"
 #include "internal.h"
 #include "kernels.h"
 

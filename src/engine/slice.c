@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clean/clean_host.h"
+#include "stats/clean_host.h"
 #include "job.h"
 
 /* First and one-past-last element of the slice in the row-major view. */

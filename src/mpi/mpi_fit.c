@@ -10,25 +10,12 @@
 
 #include "mpi_internal.h"
 
-/* Scalers whose statistics merge by Chan's formulas (and min/max), or,
- * for robust scaling, whose quantiles the ranks find together in the
- * core's counting passes, the histograms of each pass summed by
- * MPI_Allreduce (mpi_quantiles.c). A scaler not listed fails with
- * CLS_E_UNSUPPORTED, never approximated. */
-static int distributed(cls_scaler s)
-{
-    switch (s) {
-    case CLS_NONE:
-    case CLS_MINMAX:
-    case CLS_ZSCORE:
-    case CLS_DECIMAL:
-    case CLS_MAXABS:
-    case CLS_ROBUST:
-        return 1;
-    default:
-        return 0;
-    }
-}
+/* Every scaler of the core's table (cls_scaler_name) distributes: the
+ * statistics it needs merge by Chan's formulas (and min/max), or, for
+ * quantiles, the ranks find them together in the core's counting passes,
+ * the histograms of each pass summed by MPI_Allreduce (mpi_quantiles.c).
+ * A value outside the table fails with CLS_E_UNSUPPORTED. */
+static int distributed(cls_scaler s) { return cls_scaler_name(s) != NULL; }
 
 static int needs_quantiles(const cls_pipeline *p) { return p->scaler == CLS_ROBUST && p->scope == CLS_SCOPE_BATCH; }
 
@@ -111,7 +98,7 @@ static void check_local(call *k)
                  "ranges would cut";
     } else if (!distributed(k->p->scaler)) {
         k->st = CLS_E_UNSUPPORTED;
-        k->why = "this scaler's statistics are not distributed across MPI ranks yet";
+        k->why = "pipeline: unknown scaler (not one of the core library's, cls_scaler_name)";
     } else if (k->p->clean && k->p->scope == CLS_SCOPE_BATCH &&
                (k->mode != FIT_TRANSFORM || (k->fin && !mpi_clean_streams(k->p)))) {
         k->st = CLS_E_UNSUPPORTED;

@@ -3,7 +3,7 @@
  * below 10 * DBL_EPSILON as _handle_zeros_in_scale does (the float64 range
  * of a float32 column too: nanpercentile of a list returns float64), then
  * divided by norm.ppf(qmax/100) - norm.ppf(qmin/100) with unit_variance.
- * Needs the quantiles: counting passes (engine/select.c) before the
+ * Needs the quantiles: counting passes (quantiles/select.c) before the
  * scaling pass; never fused. */
 #include <float.h>
 #include <math.h>

@@ -1,5 +1,5 @@
 /* Exact duplicate-row counting on the host, from row hashes the devices
- * computed (engine/describe.c). Pure C. */
+ * computed (api/describe.c). Pure C. */
 #ifndef CLS_DUPLICATES_H
 #define CLS_DUPLICATES_H
 

@@ -3,7 +3,7 @@
  * repeated; the median is reported):
  *   scale         z-score fit-transform alone
  *   impute+scale  mean imputation fused with the z-score (one cls_fit_transform:
- *                 the engine's one pass, engine/impute_fused.c)
+ *                 the engine's one pass, clean/impute_fused.c)
  *   clean.c path  the same call on the cleaning stage's own passes (a second
  *                 context with the switch impute_unfused, testing.h)
  *   impute, scale cls_fit_transform, then a z-score fit-transform (two calls)

@@ -94,7 +94,7 @@ PyObject *clsext_buffer_call(PyObject *self, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_ValueError, "offsets must be >= 0 and every dimension >= 1");
         return NULL;
     }
-    if (scaler < CLS_NONE || scaler > CLS_DECIMAL || scope < CLS_SCOPE_MATRIX || scope > CLS_SCOPE_BATCH) {
+    if (!cls_scaler_name((cls_scaler)scaler) || scope < CLS_SCOPE_MATRIX || scope > CLS_SCOPE_BATCH) {
         PyErr_SetString(PyExc_ValueError, "unknown scaler or scope");
         return NULL;
     }

@@ -266,8 +266,8 @@ static int parse_call(enum op op, PyObject *args, PyObject *kwds, call *c)
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|OO$iiddppOnO", kwlist, &x, &out, &stats, &scaler, &scope, &lo,
                                      &hi, &clip, &inverse, &factors, &c->repeats, &clean))
         return -1;
-    int maxabs = scaler == CLS_MAXABS && clean != Py_None;
-    if (scaler < CLS_NONE || (scaler > CLS_DECIMAL && !maxabs) || scope < CLS_SCOPE_MATRIX || scope > CLS_SCOPE_BATCH) {
+    /* the library's table says which scalers exist (NULL: none of them) */
+    if (!cls_scaler_name((cls_scaler)scaler) || scope < CLS_SCOPE_MATRIX || scope > CLS_SCOPE_BATCH) {
         PyErr_SetString(PyExc_ValueError, "unknown scaler or scope");
         return -1;
     }

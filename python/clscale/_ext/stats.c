@@ -8,6 +8,7 @@
  * module-level load_stats(path), and pickling through
  * Stats.from_state(info, columns) (cls_stats_create, which checks every
  * column again: a pickle is not trusted). */
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -213,7 +214,7 @@ static int info_from_dict(PyObject *d, cls_stats_info *in)
         PyErr_SetString(PyExc_ValueError, "statistics dtype must be \"float32\" or \"float64\"");
         return -1;
     }
-    if (scaler < CLS_NONE || scaler > CLS_DECIMAL || scope < CLS_SCOPE_MATRIX || scope > CLS_SCOPE_BATCH ||
+    if (scaler < INT_MIN || scaler > INT_MAX || !cls_scaler_name((cls_scaler)scaler) || scope < CLS_SCOPE_MATRIX || scope > CLS_SCOPE_BATCH ||
         groups < 1 || cols < 1) {
         PyErr_SetString(PyExc_ValueError, "statistics info: unknown scaler or scope, or an empty shape");
         return -1;

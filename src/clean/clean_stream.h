@@ -6,7 +6,7 @@
 #ifndef CLS_CLEAN_STREAM_H
 #define CLS_CLEAN_STREAM_H
 
-#include "engine/select.h"
+#include "quantiles/select.h"
 
 /* A chunk of a writing pass: `rows` x C values of group g at x, which the
  * function rewrites in place; the source then writes them out. */

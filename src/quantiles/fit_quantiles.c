@@ -1,17 +1,17 @@
 /* The robust scaler's statistics beyond min/max/moments: each column's
  * median and quantile range, exact, by the counting passes of
- * engine/select.c (cls_select). Called by pipeline.c after the fit's pass,
+ * quantiles/select.c (cls_select). Called by pipeline.c after the fit's pass,
  * and as cls_stats_fit_quantiles() by callers that combine several
  * processes' counts (clscale_mpi). */
 #include <stdlib.h>
 
 #include "engine/passes.h"
-#include "engine/select.h"
-#include "job.h"
+#include "quantiles/select.h"
+#include "engine/job.h"
 #include "stats/quantile.h"
 
 /* The robust scaler's median and quantile range, by counting passes on the
- * devices (engine/select.c): six ranks per column, the two middle ones and
+ * devices (quantiles/select.c): six ranks per column, the two middle ones and
  * the two around each end of the range. */
 static void robust_ranks(void *user, uint64_t n, uint64_t *r)
 {
@@ -99,8 +99,10 @@ static cls_status check_fill(cls_context *ctx, const cls_pipeline *p, const cls_
     cls_status st = cls_check_ctx(ctx);
     if (st != CLS_OK) return st;
     if (!p || !x || !s) return cls_fail(ctx, CLS_E_ARG, "cls_stats_fit_quantiles: NULL argument");
-    if (p->scaler != CLS_ROBUST)
-        return cls_fail(ctx, CLS_E_ARG, "cls_stats_fit_quantiles: the pipeline's scaler is not robust scaling");
+    const cls_scaler_desc *d = cls_scaler_get(p->scaler);
+    if (!d || !(d->needs & CLS_NEED_QUANTILES))
+        return cls_fail(ctx, CLS_E_ARG,
+                        "cls_stats_fit_quantiles: the pipeline's scaler takes no quantiles (robust scaling does)");
     if (x->dtype != CLS_F32 && x->dtype != CLS_F64)
         return cls_fail(ctx, CLS_E_ARG, "cls_stats_fit_quantiles: dtype %d is neither CLS_F32 nor CLS_F64",
                         (int)x->dtype);

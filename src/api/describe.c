@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "engine/passes.h"
-#include "engine/select.h"
+#include "quantiles/select.h"
 #include "stats/duplicates.h"
 #include "stats/quantile.h"
 

@@ -18,12 +18,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine/clean_stream.h"
-#include "engine/lightcurve/lightcurve.h"
-#include "engine/route.h"
-#include "engine/select.h"
+#include "clean/clean_stream.h"
+#include "lightcurve/lightcurve.h"
+#include "quantiles/select.h"
 #include "io/stream_io.h"
-#include "job.h"
+#include "engine/job.h"
+#include "plan/route.h"
 
 #define DEFAULT_BUFFER ((size_t)64 << 20)
 #define DEFAULT_BUFFERS 4
@@ -351,14 +351,9 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
         if (k == PASS_FIT || j->want_stats) {
             cls_pipeline q = p;
             q.factors = NULL;
-            if (j->split_quantiles) {
-                /* what robust statistics hold besides the quantiles, which
-                 * do not merge across chunks: count, missing, min, max, absmax */
-                q.scaler = CLS_MAXABS;
-                q.qmin = q.qmax = 0;
-                q.no_centering = q.no_scaling = q.unit_variance = 0;
-            }
-            st = cls_host_fit(ctx, &q, &x, &cs);
+            /* quantiles do not merge across chunks: they follow over the
+             * whole file (fit_split_quantiles) */
+            st = j->split_quantiles ? cls_host_fit_mergeable(ctx, &q, &x, &cs) : cls_host_fit(ctx, &q, &x, &cs);
             if (st == CLS_OK) note_report(j);
             if (st == CLS_OK) st = accumulate(j, c, cs);
         }
@@ -510,13 +505,12 @@ static cls_status stream_clean(sjob *j, cls_stats **fitted, const cls_combine *c
               : cls_clean_stream(j->ctx, &j->p, &shape, &src, fitted);
 }
 
-/* Robust scaling whose groups span chunks: the fit pass took the extremes
- * (as max-abs); each counting pass of the exact selection (engine/select.c:
+/* Robust scaling whose groups span chunks: the fit pass took what merges
+ * (cls_host_fit_mergeable); each counting pass of the exact selection (quantiles/select.c:
  * 4 for float32, 8 for float64) now reads the file once more, and the
  * quantiles go into the statistics, equal to the in-memory fit's. */
 static cls_status fit_split_quantiles(sjob *j)
 {
-    j->acc->info.scaler = CLS_ROBUST;
     cls_qview v = {NULL, j->in->dtype, j->p.scope == CLS_SCOPE_BATCH ? 1 : j->B,
                    j->p.scope == CLS_SCOPE_BATCH ? (uint64_t)j->B * j->R : j->R, j->C};
     cls_qsource src = {count_pass, j};
@@ -716,7 +710,7 @@ cls_status cls_file_fit(cls_context *ctx, const cls_pipeline *p, const cls_file_
                       "cls_fit_transform");
     if (st == CLS_OK) st = plan(&j, opts, 1);
     if (st == CLS_OK) {
-        j.split_quantiles = j.p.scaler == CLS_ROBUST && !whole_groups(&j);
+        j.split_quantiles = cls_route_quantiles(&j.p) && !whole_groups(&j);
         /* the counting passes of a split robust fit: at most 4 (float32) or
          * 8 (float64), fewer when the data allow */
         next_passes(&j, 0, 0, j.split_quantiles);
@@ -779,7 +773,7 @@ cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const
             next_passes(&j, 0, 0, 0);
             st = run_pass(&j, PASS_FUSED);
         } else {
-            j.split_quantiles = j.p.scaler == CLS_ROBUST;
+            j.split_quantiles = cls_route_quantiles(&j.p);
             /* the fit, the counting passes of a robust fit (as many as the
              * data need), the apply */
             next_passes(&j, 1, 2 * j.bytes, j.split_quantiles);

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "engine/passes.h"
-#include "engine/lightcurve/lightcurve.h"
+#include "lightcurve/lightcurve.h"
 
 #define UNIT_BYTES (16u << 20) /* a unit's data at most, but for one group larger than this */
 #define LOOP_MAX 60000u        /* trip count per work-item (rusticl: ~65 535, PITFALLS.md) */

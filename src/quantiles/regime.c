@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "engine/passes.h"
-#include "engine/regime.h"
+#include "quantiles/regime.h"
 #include "util/table.h"
 
 uint64_t cls_sort_window_bytes(uint64_t rows, size_t es)

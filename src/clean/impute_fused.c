@@ -14,8 +14,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "engine/impute_fused.h"
-#include "job.h"
+#include "clean/impute_fused.h"
+#include "engine/job.h"
 
 int cls_impute_fusable(const cls_context *ctx, const cls_pipeline *p)
 {

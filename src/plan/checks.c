@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "job.h"
+#include "engine/job.h"
+#include "plan/route.h"
 
 cls_status cls_check_shape(cls_context *ctx, const cls_array *a, const char *what)
 {
@@ -79,7 +80,7 @@ cls_status cls_check_pipeline(cls_context *ctx, const cls_pipeline *p, const cls
         return cls_fail(ctx, CLS_E_ARG, "pipeline: quantile range [%g, %g] must have 0 <= qmin <= qmax <= 100",
                         p->qmin, p->qmax);
     if ((p->no_centering || p->no_scaling || p->unit_variance || p->qmin != 0 || p->qmax != 0) &&
-        p->scaler != CLS_ROBUST)
+        !cls_route_quantiles(p))
         return cls_fail(ctx, CLS_E_ARG, "pipeline: the quantile range, no_centering, no_scaling and "
                         "unit_variance apply to the robust scaler only");
     const cls_array *f = p->factors;
@@ -97,13 +98,6 @@ cls_status cls_check_pipeline(cls_context *ctx, const cls_pipeline *p, const cls
                         f->batch, f->rows, f->cols, x->batch, x->rows, x->cols);
     if (out && overlap(f->data, cls_array_bytes(f), out->data, cls_array_bytes(out)))
         return cls_fail(ctx, CLS_E_ARG, "factors overlap the output");
-    return CLS_OK;
-}
-
-cls_status cls_check_ctx(cls_context *ctx)
-{
-    if (!ctx) return CLS_E_ARG;
-    if (!ctx->usable) return cls_fail(ctx, CLS_E_ARG, "the context failed to initialise: %s", ctx->err);
     return CLS_OK;
 }
 

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "engine/route.h"
+#include "plan/route.h"
 #include "io/npy_format.h"
 #include "io/sync_dir.h"
 

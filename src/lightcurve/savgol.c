@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "engine/lightcurve/lightcurve.h"
+#include "lightcurve/lightcurve.h"
 
 double cls_savgol_scale(unsigned w)
 {

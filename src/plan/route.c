@@ -1,8 +1,8 @@
 /* See route.h. Pure decisions: no context, no OpenCL call. */
 #include <string.h>
 
-#include "engine/route.h"
-#include "engine/lightcurve/lightcurve.h"
+#include "plan/route.h"
+#include "lightcurve/lightcurve.h"
 #include "scalers/scaler.h"
 
 static int clips(const cls_clean *c) { return c->sigma > 0 || c->sigma_lower > 0 || c->sigma_upper > 0; }
@@ -20,6 +20,12 @@ int cls_route_fuses(const cls_pipeline *p)
     const cls_scaler_desc *d = cls_scaler_get(p->scaler);
     int clamps = p->clean && clips(p->clean) && p->clean->mode == CLS_CLIP_CLAMP;
     return d && !(d->needs & CLS_NEED_QUANTILES) && !p->factors && !clamps && !p->inverse;
+}
+
+int cls_route_quantiles(const cls_pipeline *p)
+{
+    const cls_scaler_desc *d = p ? cls_scaler_get(p->scaler) : NULL;
+    return d && (d->needs & CLS_NEED_QUANTILES);
 }
 
 int cls_route_bins_reduce(const cls_pipeline *p, int want_fitted, uint64_t in_batch, uint64_t in_rows, int have_out,
@@ -40,10 +46,9 @@ void cls_route_fit_transform(const cls_pipeline *p, const cls_array *in, const c
                              cls_route *r)
 {
     memset(r, 0, sizeof *r);
-    const cls_scaler_desc *d = p ? cls_scaler_get(p->scaler) : NULL;
     r->combined = p && p->combine && p->combine->fn;
     r->cleans = p && cls_route_cleans(p->clean);
-    r->quantiles = d && (d->needs & CLS_NEED_QUANTILES);
+    r->quantiles = cls_route_quantiles(p);
     r->fuses = r->cleans && cls_route_fuses(p);
     r->scaler_after = r->cleans && !r->fuses && (p->scaler != CLS_NONE || p->factors || want_fitted);
     /* cleaning alone: no scaler, factors or statistics asked for */

@@ -18,10 +18,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/gather.h"
+#include "quantiles/gather.h"
 #include "engine/passes.h"
-#include "engine/regime.h"
-#include "engine/select.h"
+#include "quantiles/regime.h"
+#include "quantiles/select.h"
 #include "stats/quantile.h"
 #include "util/table.h"
 

@@ -5,7 +5,7 @@
 #ifndef CLS_CLIP_FAST_H
 #define CLS_CLIP_FAST_H
 
-#include "engine/clean_pass.h"
+#include "clean/clean_pass.h"
 
 /* The most rows of a statistics group the one-pass kernel takes. A
  * 128-row variant was written and removed unused: its cold build with

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/gather.h"
+#include "quantiles/gather.h"
 #include "stats/quantile.h"
 #include "util/pool.h"
 

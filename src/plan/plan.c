@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "job.h"
+#include "engine/job.h"
 
 #define MIB ((size_t)1 << 20)
 

@@ -51,6 +51,11 @@ int cls_route_fuses(const cls_pipeline *p);
 int cls_route_bins_reduce(const cls_pipeline *p, int want_fitted, uint64_t in_batch, uint64_t in_rows, int have_out,
                           uint64_t out_batch, uint64_t out_rows);
 
+/* Whether p's scaler takes counting passes for exact quantiles (its
+ * descriptor needs them): what a fit cannot merge across chunks or
+ * processes, and what takes the quantile range and the robust options. */
+int cls_route_quantiles(const cls_pipeline *p);
+
 /* Whether p cleans: its cleaning stage asks for anything (light curves
  * included). */
 int cls_route_cleans(const cls_clean *c);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/clean_pass.h"
+#include "clean/clean_pass.h"
 #include "engine/passes.h"
 
 #define CLS_CUNIT_BYTES ((uint64_t)32 << 20)

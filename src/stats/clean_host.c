@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clean/clean_host.h"
+#include "stats/clean_host.h"
 #include "internal.h"
 
 /* Keys that sort as the values do: the sign bit flipped for positive

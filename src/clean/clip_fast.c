@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/clip_fast.h"
+#include "clean/clip_fast.h"
 #include "engine/passes.h"
-#include "engine/regime.h"
+#include "quantiles/regime.h"
 #include "util/table.h"
 
 /* Bytes of data per unit: units small enough for several devices to share

@@ -8,7 +8,7 @@
  * the buffers (resident.c runs them). */
 #include <string.h>
 
-#include "job.h"
+#include "engine/job.h"
 
 /* The root buffer of `m` and the offset of m's first byte in it. */
 static cl_int root_of(cl_mem m, cl_mem *root, size_t *off)

@@ -23,15 +23,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clean/clean_host.h"
-#include "engine/clean_pass.h"
-#include "engine/clean_stream.h"
-#include "engine/clip_fast.h"
-#include "engine/impute_fused.h"
+#include "stats/clean_host.h"
+#include "clean/clean_pass.h"
+#include "clean/clean_stream.h"
+#include "clean/clip_fast.h"
+#include "clean/impute_fused.h"
 #include "engine/job.h"
-#include "engine/select.h"
-#include "engine/lightcurve/lightcurve.h"
-#include "engine/route.h"
+#include "quantiles/select.h"
+#include "lightcurve/lightcurve.h"
+#include "plan/route.h"
 #include "scalers/scaler.h"
 #include "stats/quantile.h"
 #include "util/pool.h"
@@ -599,7 +599,7 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
             else {
                 fused_params(p, &vin, rows, o, &w, cols);
                 fl |= CLS_CF_SCALE;
-                if (p->clip && p->scaler == CLS_MINMAX) {
+                if (p->clip && cls_scaler_get(p->scaler)->ranged) {
                     cls_scaler_opts so = cls_scaler_opts_of(p);
                     fl |= CLS_CF_RCLIP;
                     rlo = so.lo;
@@ -615,8 +615,9 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
         info.scaler = p->scaler;
         info.scope = scope;
         cls_scaler_opts so = cls_scaler_opts_of(p);
-        info.lo = p->scaler == CLS_MINMAX ? so.lo : p->lo;
-        info.hi = p->scaler == CLS_MINMAX ? so.hi : p->hi;
+        int ranged = cls_scaler_get(p->scaler)->ranged;
+        info.lo = ranged ? so.lo : p->lo;
+        info.hi = ranged ? so.hi : p->hi;
         info.clip = p->clip;
         info.dtype = in->dtype;
         info.groups = (size_t)G;

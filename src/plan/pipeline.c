@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clean/clean_host.h"
-#include "job.h"
+#include "stats/clean_host.h"
+#include "engine/job.h"
 #include "util/pool.h"
 
 static size_t bytes_of(const cls_array *a) { return cls_array_bytes(a); }
@@ -286,7 +286,11 @@ static size_t slice_bytes_for(const cls_job *job)
     return sb ? sb : (size_t)1 << 40;
 }
 
-cls_status cls_do_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_resident *res,
+/* The fit of p's statistics: one pass for what merges (count, missing,
+ * extremes, moments, as the scaler's descriptor needs), then, where the
+ * descriptor needs them and `quantiles`, the counting passes of the exact
+ * quantiles. */
+static cls_status fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_resident *res, int quantiles,
                       cls_stats **out)
 {
     cls_job job;
@@ -320,7 +324,7 @@ cls_status cls_do_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *
         *out = NULL;
     }
     const cls_scaler_desc *d = cls_scaler_get(p->scaler);
-    if (st == CLS_OK && d && (d->needs & CLS_NEED_QUANTILES)) {
+    if (st == CLS_OK && quantiles && d && (d->needs & CLS_NEED_QUANTILES)) {
         st = cls_fit_quantiles(ctx, p, x, *out);
         if (st != CLS_OK) {
             cls_stats_destroy(*out);
@@ -330,7 +334,14 @@ cls_status cls_do_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *
     return st;
 }
 
-cls_status cls_host_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats **out)
+cls_status cls_do_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_resident *res,
+                      cls_stats **out)
+{
+    return fit(ctx, p, x, res, 1, out);
+}
+
+static cls_status host_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, int quantiles,
+                           cls_stats **out)
 {
     cls_status st = cls_check_ctx(ctx);
     if (st != CLS_OK) return st;
@@ -342,7 +353,17 @@ cls_status cls_host_fit(cls_context *ctx, const cls_pipeline *p, const cls_array
     if (st == CLS_OK && p->clean)
         st = cls_fail(ctx, CLS_E_ARG, "cls_fit: the pipeline has a cleaning stage; use cls_fit_transform");
     if (st != CLS_OK) return st;
-    return cls_do_fit(ctx, p, x, NULL, out);
+    return fit(ctx, p, x, NULL, quantiles, out);
+}
+
+cls_status cls_host_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats **out)
+{
+    return host_fit(ctx, p, x, 1, out);
+}
+
+cls_status cls_host_fit_mergeable(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats **out)
+{
+    return host_fit(ctx, p, x, 0, out);
 }
 
 static void identity_copy(void *arg, size_t i)
@@ -432,7 +453,7 @@ cls_status cls_host_transform(cls_context *ctx, const cls_pipeline *p, const cls
     return cls_do_transform(ctx, p, s, in, out, NULL);
 }
 
-/* cls_host_fit_transform() without its cleaning stage (engine/clean.c runs that
+/* cls_host_fit_transform() without its cleaning stage (clean/clean.c runs that
  * and then calls this). */
 cls_status cls_fit_transform_plain(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
                                    cls_stats **fitted)

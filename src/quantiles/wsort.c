@@ -1,7 +1,7 @@
 /* The sort regime's windows sorted by every work-item at once (regime.h's
  * cls_wsort; the kernel and its phases: cl/sort.cl's wsort). */
 #include "engine/passes.h"
-#include "engine/regime.h"
+#include "quantiles/regime.h"
 
 /* cl/sort.cl's WS_TILE_MAX: the local array of a tile */
 #define WS_TILE_MAX 1024u
