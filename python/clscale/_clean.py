@@ -72,9 +72,12 @@ class SimpleImputer(NanTags, TransformerMixin, BaseEstimator):
         communicator): a collective fit over the ranks' X together (mean,
         median, constant; a rank may pass 0 rows: 2-D, or scope="batch";
         3-D per matrix: each rank its own matrices). A dask array is
-        fitted in memory (np.asarray); its transform stays lazy."""
+        fitted chunk by chunk (mean, median, constant; one chunk in memory
+        at a time); its transform stays lazy."""
         if comm is not None:
             return self._fit_comm(X, comm)
+        if _dask.is_dask(X):
+            return self._fit_dask(X)
         X = as_data(X, self)
         self._clean(X, np.empty_like(X))
         return self
@@ -94,6 +97,37 @@ class SimpleImputer(NanTags, TransformerMixin, BaseEstimator):
         Y = output_for(X, self.copy, None)
         self._clean(X, Y)
         return Y
+
+    def _scope_of(self, X):
+        return _scope(self.scope) if X.ndim == 3 else _clscale.SCOPE_BATCH
+
+    def _fit_dask(self, X):
+        """fit of a dask array, chunk by chunk, as over MPI ranks: the mean
+        from the chunks' moments merged (_dask.fit_moments: Chan's formulas,
+        equal to the fit in memory within rounding), the median by the
+        counting passes summed over the chunks (_dask.quantiles: the same
+        bits), the sentinel made NaN chunk by chunk."""
+        opts = self._opts()
+        if self.strategy == "most_frequent":
+            raise ValueError("strategy='most_frequent' is not fitted over the chunks of a dask array: use "
+                             "'mean', 'median' or 'constant', or fit the array in memory (X.compute())")
+        check_selector(self.devices)
+        scope = self._scope_of(X)
+        X = _dask._prepare(self, X, scope)
+        sent = opts["missing_value"]
+        if sent is not None:
+            X = X.map_blocks(lambda b: np.where(b == sent, np.array(np.nan, b.dtype), b), dtype=X.dtype)
+        stats = _dask.fit_moments(self, X, True)  # also checks that X holds rows
+        groups, cols = stats.info["groups"], stats.info["cols"]
+        if self.strategy == "mean":
+            fill = stats.columns(("mean",))["mean"]
+        elif self.strategy == "median":
+            fill = _dask.quantiles(self.devices, X, None, scope)  # numpy's nanmedian, as fit()
+        else:
+            fill = np.full((groups, cols), opts["fill_value"])
+        self.statistics_ = fill[0] if X.ndim == 2 else fill
+        self.n_features_in_ = cols
+        return self
 
     def _fit_comm(self, X, comm):
         """fit over every rank's X: the counts and means of each rank's
@@ -129,10 +163,10 @@ class SimpleImputer(NanTags, TransformerMixin, BaseEstimator):
             fill = stats.columns(("mean",))["mean"]
         elif self.strategy == "median":
             batch = stats.info["scope"] == _clscale.SCOPE_BATCH
+            # numpy's nanmedian ((a + b) / 2 in the dtype), as fit() in one process
             with context(check_selector(self.devices)) as ctx:
-                q, _ = _clscale.quantiles(ctx, data, [0.5], scope=stats.info["scope"],
-                                          **({"combine": _mpi.count_combiner(comm)} if batch else {}))
-            fill = q[:, 0, :]
+                fill = _clscale.medians(ctx, data, scope=stats.info["scope"],
+                                        **({"combine": _mpi.count_combiner(comm)} if batch else {}))
         else:
             fill = np.full((groups, cols), opts["fill_value"])
         self.statistics_ = fill[0] if X.ndim == 2 else fill

@@ -337,27 +337,46 @@ static int group_args(PyObject *xo, int scope, const char *fn, cls_array *x)
 }
 
 typedef struct {
-    cls_array x;
-    cls_scope scope;
-    double   *out;
+    cls_array   x;
+    cls_scope   scope;
+    double     *out;
+    py_combine *comb;
 } medians_call;
 
 static cls_status run_medians(cls_context *ctx, void *arg)
 {
     medians_call *k = arg;
-    return cls_medians(ctx, &(cls_pipeline){.scope = k->scope}, &k->x, k->out);
+    if (!k->comb) return cls_medians(ctx, &(cls_pipeline){.scope = k->scope}, &k->x, k->out);
+    k->comb->ctx = ctx;
+    cls_combine h = {call_combine, k->comb, NULL};
+    return cls_medians(ctx, &(cls_pipeline){.scope = k->scope, .combine = &h}, &k->x, k->out);
 }
 
+/* combine=: as quantiles' (several processes' counts summed after each
+ * pass; its exception is raised by medians()). */
 PyObject *clsext_medians(PyObject *self, PyObject *args, PyObject *kwds)
 {
     (void)self;
-    static char *kwlist[] = {"ctx", "x", "scope", NULL};
-    PyObject *ctx, *xo;
+    static char *kwlist[] = {"ctx", "x", "scope", "combine", NULL};
+    PyObject *ctx, *xo, *combine = Py_None;
     int scope = CLS_SCOPE_MATRIX;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|i:medians", kwlist, &ctx, &xo, &scope)) return NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|i$O:medians", kwlist, &ctx, &xo, &scope, &combine))
+        return NULL;
     medians_call k;
     memset(&k, 0, sizeof k);
-    if (group_args(xo, scope, "medians", &k.x) < 0) return NULL;
+    py_combine comb;
+    memset(&comb, 0, sizeof comb);
+    if (combine != Py_None) {
+        if (!PyCallable_Check(combine)) {
+            PyErr_SetString(PyExc_ValueError, "medians: combine must be callable");
+            return NULL;
+        }
+        comb.fn = combine;
+        k.comb = &comb;
+    }
+    if (k.comb && (scope == CLS_SCOPE_MATRIX || scope == CLS_SCOPE_BATCH) && empty_part(xo, &k.x)) {
+        /* this process has no rows: it counts nothing and still combines */
+    } else if (group_args(xo, scope, "medians", &k.x) < 0) return NULL;
     k.scope = (cls_scope)scope;
     npy_intp dims[2] = {scope == CLS_SCOPE_BATCH ? 1 : (npy_intp)k.x.batch, (npy_intp)k.x.cols};
     PyObject *out = PyArray_SimpleNew(2, dims, NPY_FLOAT64);
@@ -369,6 +388,10 @@ PyObject *clsext_medians(PyObject *self, PyObject *args, PyObject *kwds)
     }
     k.out = PyArray_DATA((PyArrayObject *)out);
     if (clsext_context_call(ctx, run_medians, &k, &st, msg) < 0) goto fail;
+    if (comb.raised) {
+        PyErr_Restore(comb.type, comb.value, comb.tb);
+        goto fail;
+    }
     if (st != CLS_OK) {
         clsext_raise(st, msg);
         goto fail;

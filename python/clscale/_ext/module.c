@@ -57,8 +57,8 @@ static PyMethodDef methods[] = {
      "inf_columns(x) -> bool array (groups, cols) or None: the columns of a batch x rows x cols array that hold "
      "+-Inf (None: none does), a scan on the host with the GIL released."},
     {"medians", (PyCFunction)(void (*)(void))clsext_medians, METH_VARARGS | METH_KEYWORDS,
-     "medians(ctx, x, *, scope=SCOPE_MATRIX) -> array: cls_medians (numpy's nanmedian, exact) per group, "
-     "groups x cols."},
+     "medians(ctx, x, *, scope=SCOPE_MATRIX, combine=None) -> array: cls_medians (numpy's nanmedian, exact) "
+     "per group, groups x cols; combine: as quantiles'."},
     {"quantiles", (PyCFunction)(void (*)(void))clsext_quantiles, METH_VARARGS | METH_KEYWORDS,
      "quantiles(ctx, x, q, *, scope=SCOPE_MATRIX, repeats=1, combine=None) -> (array, list of float): "
      "cls_quantiles (numpy's nanquantile, exact) per group, groups x len(q) x cols, each call timed in C. "
