@@ -300,6 +300,9 @@ class SigmaClip(NanTags, TransformerMixin, BaseEstimator):
         rank checks its own X (0 rows allowed), collectively."""
         if comm is not None:
             X, _ = self._agree(X, comm)
+        elif _dask.is_dask(X):
+            self._opts()
+            _dask._prepare(self, X, _clscale.SCOPE_BATCH)  # checks the dimensions
         else:
             self._opts()
             X = as_data(X, self)
@@ -312,9 +315,26 @@ class SigmaClip(NanTags, TransformerMixin, BaseEstimator):
         X by the bounds of every rank's rows together (collective)."""
         if comm is not None:
             return self._transform_comm(X, comm)
+        if _dask.is_dask(X):
+            return self._transform_dask(X)
         X = as_data(X, self)
         Y = output_for(X, self.copy, None)
         self._clip_into(X, Y)
+        return Y
+
+    def _transform_dask(self, X):
+        """A dask array clipped as one array, lazily: the cleaning's passes
+        over the chunks summed now (_dask.clean: replayed, one chunk in
+        memory at a time), then each chunk clipped by the bounds of all the
+        rows when the result is computed. clipped_ and iterations_: all the
+        rows'."""
+        opts = self._opts()
+        check_selector(self.devices)
+        opts["scope"] = opts["scope"] if X.ndim == 3 else _clscale.SCOPE_BATCH
+        X = _dask._prepare(self, X, opts["scope"])
+        Y, (_, clipped, _, iters) = _dask.clean(self.devices, X, opts, X.dtype)
+        self._set_clipped(X.ndim, clipped, iters)
+        self.n_features_in_ = X.shape[-1]
         return Y
 
     def _agree(self, X, comm):

@@ -120,3 +120,32 @@ def test_fit_holds_one_chunk_at_a_time():
     _same(est.center_, whole.center_, "center_")
     _same(est.scale_, whole.scale_, "scale_")
     _same(imp.statistics_, clscale.SimpleImputer(strategy="median").fit(x).statistics_, "statistics_")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kw", [dict(), dict(cenfunc="mean", maxiters=None), dict(stdfunc="mad_std", sigma=2.5)],
+                         ids=["median-std", "mean-converge", "mad"])
+def test_sigma_clip_dask_clips_as_one_array(dtype, kw):
+    """SigmaClip of a dask array: lazy, each chunk clipped by the bounds of
+    all the rows (the cleaning's passes summed over the chunks), the same
+    values kept as the in-memory clipping."""
+    x = _data(dtype, seed=97)
+    x[::37, 0] = 1e3
+    X = da.from_array(x, chunks=ODD)
+    est = clscale.SigmaClip(**kw)
+    y = est.fit_transform(X)
+    assert isinstance(y, da.Array) and y.dtype == x.dtype
+    one = clscale.SigmaClip(**kw)
+    want = one.fit_transform(x)
+    assert np.array_equal(y.compute(), want, equal_nan=True)
+    assert np.array_equal(est.clipped_, one.clipped_) and est.iterations_ == one.iterations_
+
+
+@pytest.mark.fp64
+def test_sigma_clip_dask_3d_scopes():
+    x = make_data((3, 40, 4), seed=98, nan=0.1)
+    x[:, ::9, 1] = 300.0
+    X = da.from_array(x, chunks=(1, (15, 25), 4))
+    for scope in ("matrix", "batch"):
+        y = clscale.SigmaClip(scope=scope).fit_transform(X)
+        assert np.array_equal(y.compute(), clscale.SigmaClip(scope=scope).fit_transform(x), equal_nan=True)
