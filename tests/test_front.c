@@ -133,7 +133,7 @@ static void refusals_name_the_reason(void **state)
     assert_int_equal(cls_fit(ctx, &p, &in, &s), CLS_E_UNSUPPORTED);
     assert_int_equal(heard, 1);
     heard = 0;
-    assert_int_equal(cls_medians(ctx, &p, &in, qo), CLS_E_UNSUPPORTED);
+    assert_int_equal(cls_medians(ctx, &p, &b, qo), CLS_E_UNSUPPORTED);
     assert_int_equal(heard, 1);
     assert_memory_equal(got, x, sizeof got); /* nothing written */
     assert_int_equal(cls_fit(NULL, &p, &in, &s), CLS_E_ARG);

@@ -1,10 +1,10 @@
-/* cls_quantiles and cls_stats_fit_quantiles (the cls_combine hook
+/* cls_quantiles, cls_medians and cls_stats_fit_quantiles (the cls_combine hook
  * through which several processes find exact quantiles together, which the
  * MPI part implements with MPI_Allreduce) tested without MPI: three
  * participants are threads, each with its own context and its own rows of
  * one array (uneven, one with none), and the hook sums their counts behind
  * barriers. Every participant must get one cls_quantiles() call's bytes
- * over the whole array (and cls_fit()'s robust statistics); a failure of
+ * over the whole array (cls_medians()'s, cls_fit()'s robust statistics); a failure of
  * one participant, even of its arguments, must reach the others through the
  * hook, with no one left waiting. PoCL and rusticl (not Oclgrind: see
  * tests/meson.build). */
@@ -79,6 +79,14 @@ static void *run_quantiles(void *arg)
     return NULL;
 }
 
+static void *run_medians(void *arg)
+{
+    part *k = arg;
+    cls_combine h = {sum_hook, k, NULL};
+    k->st = cls_medians(k->ctx, &(cls_pipeline){.scope = CLS_SCOPE_BATCH, .combine = &h}, &k->x, k->out);
+    return NULL;
+}
+
 static void *run_robust(void *arg)
 {
     part *k = arg;
@@ -126,14 +134,16 @@ static void spawn(void *(*fn)(void *), part *k)
     for (int i = 1; i < P; i++) pthread_join(t[i], NULL);
 }
 
-static void combined_case(cls_dtype t, size_t R, size_t C, uint64_t seed)
+/* medians: cls_medians (numpy's (a + b) / 2 in the dtype), else cls_quantiles */
+static void combined_case(cls_dtype t, size_t R, size_t C, uint64_t seed, int medians)
 {
     static const double q[] = {0.0, 0.1, 0.5, 0.75, 0.999, 1.0};
-    size_t nq = sizeof q / sizeof q[0];
+    size_t nq = medians ? 1 : sizeof q / sizeof q[0];
     cls_array whole = cref_make(t, 1, R, C, seed);
     double *want = malloc(nq * C * sizeof *want);
-    cls_status st = cls_quantiles(ctxs[0], &(cls_pipeline){.scope = CLS_SCOPE_BATCH}, &whole, q, nq, want);
-    if (st != CLS_OK) fail_msg("cls_quantiles: %s", cls_last_error(ctxs[0]));
+    cls_pipeline one = {.scope = CLS_SCOPE_BATCH};
+    cls_status st = medians ? cls_medians(ctxs[0], &one, &whole, want) : cls_quantiles(ctxs[0], &one, &whole, q, nq, want);
+    if (st != CLS_OK) fail_msg("one call: %s", cls_last_error(ctxs[0]));
     meet m;
     meet_init(&m);
     part k[P];
@@ -146,7 +156,7 @@ static void combined_case(cls_dtype t, size_t R, size_t C, uint64_t seed)
         k[i].nq = nq;
         k[i].out = malloc(nq * C * sizeof *k[i].out);
     }
-    spawn(run_quantiles, k);
+    spawn(medians ? run_medians : run_quantiles, k);
     assert_false(m.mismatch);
     for (int i = 0; i < P; i++) {
         if (k[i].st != CLS_OK) fail_msg("participant %d: %s: %s", i, cls_status_str(k[i].st), cls_last_error(ctxs[i]));
@@ -167,9 +177,19 @@ static int f64_ok(void) { return !test_suite_is("rusticl"); }
 static void three_participants_equal_one_call(void **state)
 {
     (void)state;
-    combined_case(CLS_F32, 301, 9, 5);  /* one call: radix passes */
-    combined_case(CLS_F32, 40, 9, 6);   /* one call: a sorting network */
-    if (f64_ok()) combined_case(CLS_F64, 203, 9, 7);
+    combined_case(CLS_F32, 301, 9, 5, 0);  /* one call: radix passes */
+    combined_case(CLS_F32, 40, 9, 6, 0);   /* one call: a sorting network */
+    if (f64_ok()) combined_case(CLS_F64, 203, 9, 7, 0);
+}
+
+/* numpy's nanmedian over the participants: the middle two from the summed
+ * counts, their mean in the dtype (float32: not the quantile at 0.5) */
+static void three_participants_medians_equal_one_call(void **state)
+{
+    (void)state;
+    combined_case(CLS_F32, 301, 9, 5, 1);
+    combined_case(CLS_F32, 40, 9, 6, 1);
+    if (f64_ok()) combined_case(CLS_F64, 204, 9, 7, 1);
 }
 
 static void robust_statistics_equal_one_fit(void **state)
@@ -265,6 +285,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(three_participants_equal_one_call),
+        cmocka_unit_test(three_participants_medians_equal_one_call),
         cmocka_unit_test(robust_statistics_equal_one_fit),
         cmocka_unit_test(a_bad_argument_reaches_every_participant),
     };

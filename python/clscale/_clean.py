@@ -72,9 +72,12 @@ class SimpleImputer(NanTags, TransformerMixin, BaseEstimator):
         communicator): a collective fit over the ranks' X together (mean,
         median, constant; a rank may pass 0 rows: 2-D, or scope="batch";
         3-D per matrix: each rank its own matrices). A dask array is
-        fitted in memory (np.asarray); its transform stays lazy."""
+        fitted chunk by chunk (mean, median, constant; one chunk in memory
+        at a time); its transform stays lazy."""
         if comm is not None:
             return self._fit_comm(X, comm)
+        if _dask.is_dask(X):
+            return self._fit_dask(X)
         X = as_data(X, self)
         self._clean(X, np.empty_like(X))
         return self
@@ -94,6 +97,37 @@ class SimpleImputer(NanTags, TransformerMixin, BaseEstimator):
         Y = output_for(X, self.copy, None)
         self._clean(X, Y)
         return Y
+
+    def _scope_of(self, X):
+        return _scope(self.scope) if X.ndim == 3 else _clscale.SCOPE_BATCH
+
+    def _fit_dask(self, X):
+        """fit of a dask array, chunk by chunk, as over MPI ranks: the mean
+        from the chunks' moments merged (_dask.fit_moments: Chan's formulas,
+        equal to the fit in memory within rounding), the median by the
+        counting passes summed over the chunks (_dask.quantiles: the same
+        bits), the sentinel made NaN chunk by chunk."""
+        opts = self._opts()
+        if self.strategy == "most_frequent":
+            raise ValueError("strategy='most_frequent' is not fitted over the chunks of a dask array: use "
+                             "'mean', 'median' or 'constant', or fit the array in memory (X.compute())")
+        check_selector(self.devices)
+        scope = self._scope_of(X)
+        X = _dask._prepare(self, X, scope)
+        sent = opts["missing_value"]
+        if sent is not None:
+            X = X.map_blocks(lambda b: np.where(b == sent, np.array(np.nan, b.dtype), b), dtype=X.dtype)
+        stats = _dask.fit_moments(self, X, True)  # also checks that X holds rows
+        groups, cols = stats.info["groups"], stats.info["cols"]
+        if self.strategy == "mean":
+            fill = stats.columns(("mean",))["mean"]
+        elif self.strategy == "median":
+            fill = _dask.quantiles(self.devices, X, None, scope)  # numpy's nanmedian, as fit()
+        else:
+            fill = np.full((groups, cols), opts["fill_value"])
+        self.statistics_ = fill[0] if X.ndim == 2 else fill
+        self.n_features_in_ = cols
+        return self
 
     def _fit_comm(self, X, comm):
         """fit over every rank's X: the counts and means of each rank's
@@ -129,10 +163,10 @@ class SimpleImputer(NanTags, TransformerMixin, BaseEstimator):
             fill = stats.columns(("mean",))["mean"]
         elif self.strategy == "median":
             batch = stats.info["scope"] == _clscale.SCOPE_BATCH
+            # numpy's nanmedian ((a + b) / 2 in the dtype), as fit() in one process
             with context(check_selector(self.devices)) as ctx:
-                q, _ = _clscale.quantiles(ctx, data, [0.5], scope=stats.info["scope"],
-                                          **({"combine": _mpi.count_combiner(comm)} if batch else {}))
-            fill = q[:, 0, :]
+                fill = _clscale.medians(ctx, data, scope=stats.info["scope"],
+                                        **({"combine": _mpi.count_combiner(comm)} if batch else {}))
         else:
             fill = np.full((groups, cols), opts["fill_value"])
         self.statistics_ = fill[0] if X.ndim == 2 else fill
@@ -214,6 +248,14 @@ class SigmaClip(NanTags, TransformerMixin, BaseEstimator):
     Stateless like astropy's SigmaClip: fit does nothing; transform clips
     the data it is given. After a transform, `clipped_` holds the counts of
     clipped values per column (and group) and `iterations_` the iterations.
+
+    comm= (an mpi4py communicator) on transform and fit_transform: a
+    collective clipping of every rank's rows together (2-D, or 3-D with
+    scope="batch"): each rank's values are clipped by the bounds of all the
+    ranks' rows (the library's cleaning with its combine hooks: counts
+    summed, moments merged after each pass), clipped_ and iterations_ are
+    those of all the rows; a rank may pass 0 rows. 3-D with scope="matrix":
+    each rank clips its own whole matrices.
     """
 
     def __init__(self, sigma=3.0, *, sigma_lower=None, sigma_upper=None, maxiters=5, cenfunc="median",
@@ -253,16 +295,91 @@ class SigmaClip(NanTags, TransformerMixin, BaseEstimator):
                     maxiters=iters, center=int(self.cenfunc == "mean"), spread=int(self.stdfunc == "mad_std"),
                     mode=int(self.mode == "clamp"))
 
-    def fit(self, X, y=None):
-        self._opts()
-        self.n_features_in_ = as_data(X, self).shape[-1]
+    def fit(self, X, y=None, comm=None):
+        """Checks the parameters and X (nothing is fitted). comm=: every
+        rank checks its own X (0 rows allowed), collectively."""
+        if comm is not None:
+            X, _ = self._agree(X, comm)
+        elif _dask.is_dask(X):
+            self._opts()
+            _dask._prepare(self, X, _clscale.SCOPE_BATCH)  # checks the dimensions
+        else:
+            self._opts()
+            X = as_data(X, self)
+        self.n_features_in_ = X.shape[-1]
         return self
 
     @keeps_float16
-    def transform(self, X):
+    def transform(self, X, comm=None):
+        """Clips X (into a copy unless copy=False). comm=: clips this rank's
+        X by the bounds of every rank's rows together (collective)."""
+        if comm is not None:
+            return self._transform_comm(X, comm)
+        if _dask.is_dask(X):
+            return self._transform_dask(X)
         X = as_data(X, self)
         Y = output_for(X, self.copy, None)
         self._clip_into(X, Y)
+        return Y
+
+    def _transform_dask(self, X):
+        """A dask array clipped as one array, lazily: the cleaning's passes
+        over the chunks summed now (_dask.clean: replayed, one chunk in
+        memory at a time), then each chunk clipped by the bounds of all the
+        rows when the result is computed. clipped_ and iterations_: all the
+        rows'."""
+        opts = self._opts()
+        check_selector(self.devices)
+        opts["scope"] = opts["scope"] if X.ndim == 3 else _clscale.SCOPE_BATCH
+        X = _dask._prepare(self, X, opts["scope"])
+        Y, (_, clipped, _, iters) = _dask.clean(self.devices, X, opts, X.dtype)
+        self._set_clipped(X.ndim, clipped, iters)
+        self.n_features_in_ = X.shape[-1]
+        return Y
+
+    def _agree(self, X, comm):
+        """The collective checks of a clipping over comm: this rank's X and
+        the parameters, then every rank's outcome, columns, dtype and
+        parameters agreed (_mpi.agree: a failure raises on every rank).
+        Returns (X, opts)."""
+        error, opts, info, has_rows = None, None, None, False
+        try:
+            opts = self._opts()
+            with context(check_selector(self.devices)):
+                pass  # the devices exist (a context made now is pooled for the call)
+            X = as_data(X, self, empty_ok=True)
+            opts["scope"] = opts["scope"] if X.ndim == 3 else _clscale.SCOPE_BATCH
+            has_rows = X.size > 0
+            # what _mpi.agree compares (empty_info refuses a rank without
+            # rows per matrix)
+            info = _mpi.empty_info(X, opts["scope"], "clips") if not has_rows else {
+                "scaler": _clscale.NONE, "scope": opts["scope"], "lo": 0.0, "hi": 0.0, "clip": False,
+                "dtype": X.dtype.name, "cols": X.shape[-1]}
+        except Exception as e:  # raised on every rank by the agreement
+            error = e
+        everyone = _mpi.agree(comm, error, (info, has_rows))
+        if not any(h for _, h in everyone):
+            raise ValueError(f"none of the {comm.Get_size()} ranks holds any row to clip")
+        params = comm.allgather(sorted(opts.items()))
+        if any(p != params[0] for p in params):
+            raise ValueError(f"the ranks clip with different parameters: {params}; every rank must use the "
+                             f"same estimator parameters")
+        return X, opts
+
+    def _transform_comm(self, X, comm):
+        X, opts = self._agree(X, comm)
+        self.n_features_in_ = X.shape[-1]
+        Y = output_for(X, self.copy, None)
+        if opts["scope"] == _clscale.SCOPE_MATRIX:  # each rank its own matrices
+            self._clip_into(X, Y)
+            return Y
+        hooks = dict(combine=_mpi.count_combiner(comm), combine_stats=_mpi.stats_combiner(comm))
+        with context(check_selector(self.devices)) as ctx:
+            if X.size:
+                _, clipped, _, iters, _, _, _, _ = _clscale.clean(ctx, X, Y, **opts, **hooks)
+            else:  # no rows: this rank counts nothing and still combines
+                _, clipped, _, iters, _, _, _, _ = _clscale.clean(ctx, X, None, **opts, **hooks)
+        self._set_clipped(X.ndim, clipped, iters)
         return Y
 
     def _clip_into(self, X, Y):
@@ -294,5 +411,8 @@ class SigmaClip(NanTags, TransformerMixin, BaseEstimator):
         return self
 
     @keeps_float16
-    def fit_transform(self, X, y=None, **fit_params):
+    def fit_transform(self, X, y=None, comm=None, **fit_params):
+        """transform(X) (comm=: collective, as transform's)."""
+        if comm is not None:
+            return self._transform_comm(X, comm)
         return self.fit(X).transform(X)

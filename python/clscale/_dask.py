@@ -10,6 +10,15 @@ data with scope="matrix" along the matrices too (a chunk holds rows of
 every matrix); chunks without rows are left out. transform and
 inverse_transform return dask arrays over the same chunks.
 
+Exact quantiles (RobustScaler, SimpleImputer's median) take the library's
+counting passes over the chunks as cls_quantiles takes them over MPI
+ranks: the chunks stand where the ranks stand, and the combine hook sums
+their counts after each pass. The ranks run at once; chunks held all at
+once would hold the whole array, so the passes are replayed instead
+(_sums): one chunk in memory at a time. SigmaClip's clipping (clean())
+replays the cleaning's counting and moments passes the same way, then
+clips each chunk lazily.
+
 dask is imported only when a dask array is given.
 """
 import numpy as np
@@ -99,6 +108,136 @@ def _fit_tree(est, X, first, code, lo, hi, clip):
     if stats is None:
         raise ValueError(f"Found array with 0 sample(s) (shape {X.shape}) while a minimum of 1 is required.")
     return stats
+
+
+class _Pass(Exception):
+    """Ends a replayed call once its chunk's counts of the pass wanted are in."""
+
+
+def _chunks_with_rows(X):
+    """The delayed chunks of X (whole rows, prepared) that hold values."""
+    blocks = X.to_delayed().ravel()
+    sizes = [int(np.prod(s)) for s in _shapes(X)]
+    return [b for b, n in zip(blocks, sizes) if n]
+
+
+def _shapes(X):
+    import itertools
+    return [tuple(c) for c in itertools.product(*X.chunks)]
+
+
+def _replayed(block, run, sums, stop):
+    """run(chunk, count_hook, stats_hook) on the computed chunk `block`,
+    its hooks' first `stop` calls given the sums known (`sums`), its call
+    `stop` stopped (the hook raises _Pass). Returns (result, None) when the
+    call ran to its end, else (None, [this chunk's counts or column bytes
+    of call `stop`, or None])."""
+    import dask
+
+    (chunk,) = dask.compute(block)
+    chunk = np.ascontiguousarray(chunk)
+    calls, got = [0], []
+
+    def hook(error, buf):
+        if error is not None:
+            raise _clscale.ClscaleError(error)
+        i = calls[0]
+        calls[0] += 1
+        if i < stop:
+            if buf is not None:
+                buf[...] = sums[i]
+            return
+        got.append(None if buf is None else buf.copy())
+        raise _Pass
+
+    try:
+        return run(chunk, hook, hook), None
+    except _Pass:
+        return None, got
+
+
+def _sums(blocks, run):
+    """The sums over the chunks of every call of the hooks of
+    run(chunk, count_hook, stats_hook) (a library call with a combine
+    hook), and the result of a call that ran to its end with them.
+
+    A chunk's counts (or moments) at call k depend only on the sums of
+    calls 0..k-1, so round k runs each chunk's call again, gives it the
+    sums already known and stops it at call k with its own counts, which
+    are summed over the chunks (uint64 counts added; the bytes of column
+    statistics merged by _clscale.merge_columns, the MPI operation) into
+    call k's. Once a call runs to its end, every call's sums are known and
+    its result is that of all the rows. One chunk is in memory at a time:
+    rounds x chunks calls instead of the ranks' one each."""
+    sums = []
+    while True:
+        total = None
+        for b in blocks:
+            res, got = _replayed(b, run, sums, len(sums))
+            if got is None:  # every call summed: the call ran to its end
+                return sums, res
+            (mine,) = got
+            if mine is None or total is None:
+                total = mine
+            elif mine.dtype == np.uint64:
+                total += mine
+            else:
+                _clscale.merge_columns(mine, total)
+        sums.append(total)
+
+
+def quantiles(devices, X, qs, scope):
+    """Exact quantiles `qs` (fractions) of the prepared dask array X (whole
+    rows per chunk; with scope matrix every matrix in each chunk), as
+    _clscale.quantiles of the whole array gives them: groups x len(qs) x
+    cols float64 (qs None: _clscale.medians', groups x cols).
+
+    The library's counting passes over the chunks, as over MPI ranks: after
+    each pass the combine hook must hold every chunk's counts summed
+    (_sums: the passes replayed, one chunk in memory at a time; 4 passes
+    per wave of columns in float32, 8 in float64)."""
+    blocks = _chunks_with_rows(X)
+    if not blocks:
+        raise ValueError(f"Found array with 0 sample(s) (shape {X.shape}) while a minimum of 1 is required.")
+
+    def run(chunk, count, _):
+        with context(devices) as ctx:
+            if qs is None:
+                return _clscale.medians(ctx, chunk, scope=scope, combine=count)
+            return _clscale.quantiles(ctx, chunk, qs, scope=scope, combine=count)[0]
+
+    return _sums(blocks, run)[1]
+
+
+def clean(devices, X, opts, dtype):
+    """The library's cleaning (_clscale.clean with `opts`: SigmaClip's) of
+    the prepared dask array X as one call over all its rows: the sums of
+    its counting and moments passes over the chunks found now (_sums),
+    then a lazy dask array whose every chunk is cleaned by its call with
+    those sums, as a rank among ranks (a chunk and its output in memory at
+    a time). Returns (that array, the call's
+    (missing, clipped, fill, iterations) over all the rows)."""
+    blocks = _chunks_with_rows(X)
+    if not blocks:
+        raise ValueError(f"Found array with 0 sample(s) (shape {X.shape}) while a minimum of 1 is required.")
+
+    def run(chunk, count, stats, out=None):
+        if out is None:  # the library writes an output when it combines
+            out = np.empty_like(chunk)
+        with context(devices) as ctx:
+            return _clscale.clean(ctx, chunk, out, **opts, combine=count, combine_stats=stats)
+
+    sums, res = _sums(blocks, run)
+
+    def block(b):
+        if b.size == 0:
+            return np.array(b)
+        b = np.ascontiguousarray(b)
+        y = np.empty_like(b)
+        _replayed(b, lambda c, h, s: run(c, h, s, y), sums, len(sums))
+        return y
+
+    return X.map_blocks(block, dtype=dtype, meta=np.empty((0,) * X.ndim, dtype)), res[:4]
 
 
 def transform(est, X, inverse, scope=None):

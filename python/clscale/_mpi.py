@@ -180,3 +180,22 @@ def count_combiner(comm):
     combine.bytes, combine.seconds, combine.passes = 0, 0.0, 0
     return combine
 
+
+
+def stats_combiner(comm):
+    """The cleaning's second hook (_clscale.clean(combine_stats=)) over
+    `comm`: after each moments pass, every rank's outcome (as
+    count_combiner's), then the pass's column statistics (the bytes of
+    COLUMN entries) merged over every rank in place by the same Allreduce
+    as a fit's (allreduce_table): every rank holds the same bits."""
+    size = comm.Get_size()
+
+    def combine(error, cols):
+        errors = comm.allgather(error)
+        for r, e in enumerate(errors):
+            if e is not None:
+                raise _clscale.ClscaleError(f"rank {r} of {size}: {e}")
+        if cols is not None and cols.size:
+            allreduce_table(comm, cols.view(COLUMN))
+
+    return combine

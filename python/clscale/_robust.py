@@ -232,9 +232,12 @@ class RobustScaler(_AffineScaler):
         """Finds the median and quantile range of every column on the
         devices. comm= (an mpi4py communicator): a collective fit over the
         ranks' X together, exact (docs/guide/mpi.md); a rank may pass 0
-        rows (2-D, or scope="batch")."""
+        rows (2-D, or scope="batch"). A dask array is fitted chunk by
+        chunk, exact too (one chunk in memory at a time)."""
         if comm is not None:
             return self._fit_comm(X, comm)
+        if _dask.is_dask(X):
+            return self._fit_dask(X)
         qr = self._check_range()
         self._cache = {}  # filled by the first transform (a dict made now: transform changes no attribute)
         X = self._validate(X, reset=True)
@@ -243,6 +246,22 @@ class RobustScaler(_AffineScaler):
         with context(self.devices) as ctx:
             q, _ = _clscale.quantiles(ctx, X, [0.5, qr[0] / 100.0, qr[1] / 100.0], scope=scope)
         return self._set_fitted(c["count"], q, X.dtype)
+
+    def _fit_dask(self, X):
+        """fit of a dask array, chunk by chunk: the counts and missing of the
+        chunks' fits merged (_dask.fit_moments), the quantiles by the
+        counting passes summed over the chunks (_dask.quantiles): the same
+        bits as fit() of the array in memory."""
+        qr = self._check_range()
+        self._cache = {}
+        stats = _dask.fit_moments(self, X, True)
+        self._info = dict(stats.info)
+        c = stats.columns(("count", "missing"))
+        self._missing = c["missing"]
+        scope = stats.info["scope"]
+        q = _dask.quantiles(self.devices, _dask._prepare(self, X, scope),
+                            [0.5, qr[0] / 100.0, qr[1] / 100.0], scope)
+        return self._set_fitted(c["count"], q, np.dtype(stats.info["dtype"]))
 
     def _fit_comm(self, X, comm):
         """fit over every rank's X: the counts and missing of each rank's

@@ -114,7 +114,7 @@ def test_max_abs_scaler_3d_scopes():
 @pytest.mark.fp64
 def test_robust_scaler_transform_stays_lazy():
     """RobustScaler's transform of a dask array is a dask array over the
-    same chunks (its fit takes the array in memory: exact quantiles)."""
+    same chunks (its fit, chunk by chunk: test_dask_quantiles.py)."""
     x = make_data((200, 4), seed=85)
     X = da.from_array(x, chunks=(64, 4))
     est = clscale.RobustScaler().fit(x)
@@ -130,8 +130,8 @@ def test_robust_scaler_transform_stays_lazy():
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_simple_imputer_transform_stays_lazy(dtype):
     """SimpleImputer's transform and fit_transform of a dask array are dask
-    arrays, filled chunk by chunk as the in-memory transform fills (its fit
-    takes the array in memory)."""
+    arrays, filled chunk by chunk as the in-memory transform fills with the
+    same statistics (its fit, chunk by chunk: test_dask_quantiles.py)."""
     x = make_data((311, 7), dtype, seed=88, nan=0.2, all_nan_col=True)
     X = da.from_array(x, chunks=((100, 1, 150, 60), (3, 4)))
     for strategy in ("mean", "median", "constant"):
@@ -141,7 +141,8 @@ def test_simple_imputer_transform_stays_lazy(dtype):
         assert np.array_equal(y.compute(), est.transform(x), equal_nan=True), strategy
         f = clscale.SimpleImputer(strategy=strategy, fill_value=2.0).fit_transform(X)
         assert isinstance(f, da.Array)
-        assert np.array_equal(f.compute(), est.transform(x), equal_nan=True), strategy
+        chunked = clscale.SimpleImputer(strategy=strategy, fill_value=2.0).fit(X)
+        assert np.array_equal(f.compute(), chunked.transform(x), equal_nan=True), strategy
     assert np.array_equal(X.compute(), x, equal_nan=True)  # the chunks are not written
 
 

@@ -267,6 +267,17 @@ def test_simple_imputer_over_ranks(how, strategy):
     assert_close(y, one.transform(x)[c[RANK]:c[RANK + 1]], 1e-12, "fit_transform")
 
 
+@pytest.mark.parametrize("how", ["uneven", "last-empty"])
+def test_simple_imputer_median_float32_over_ranks(how):
+    """float32 medians over the ranks are numpy's nanmedian, (a + b) / 2
+    rounded to float32, as one process's fit (not the quantile at 0.5,
+    which interpolates in float64)."""
+    x = np.round(make_data((180, 5), seed=90, nan=0.1, all_nan_col=True), 1).astype(np.float32)
+    est = clscale.SimpleImputer(strategy="median").fit(_mine(x, how), comm=COMM)
+    one = clscale.SimpleImputer(strategy="median").fit(x)
+    assert est.statistics_.tobytes() == one.statistics_.tobytes(), (est.statistics_, one.statistics_)
+
+
 def test_simple_imputer_3d_scopes_and_refusals():
     x = make_data((4, 23, 3), seed=87, nan=0.2)
     local = _mine(x, "uneven", axis=1)

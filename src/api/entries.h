@@ -46,6 +46,8 @@ cls_status cls_host_quantiles_combined(cls_context *ctx, const cls_array *x, cls
                                        size_t nq, const cls_combine *combine, double *out);
 cls_status cls_host_bin(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in, cls_array *out);
 cls_status cls_host_medians(cls_context *ctx, const cls_array *x, cls_scope scope, double *out);
+cls_status cls_host_medians_combined(cls_context *ctx, const cls_array *x, cls_scope scope,
+                                     const cls_combine *combine, double *out);
 
 /* cl_mem buffers: buffer.c */
 cls_status cls_buf_fit(cls_context *ctx, const cls_pipeline *p, const cls_buffer *x, const cls_sync *sync,

@@ -157,11 +157,7 @@ cls_status cls_medians(cls_context *ctx, const cls_pipeline *p, const cls_array 
 {
     cls_status st = select_door(ctx, "cls_medians", p, x);
     if (st != CLS_OK) return st;
-    if (combined(p)) {
-        /* numpy's (a + b) / 2 of the middle two is one process's arithmetic;
-         * across processes the quantile at 0.5 interpolates */
-        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "cls_medians: no combine hook (use cls_quantiles at 0.5)");
-        return p->combine->fn(p->combine->user, st, NULL, 0);
-    }
-    return cls_host_medians(ctx, x, p ? p->scope : CLS_SCOPE_MATRIX, out);
+    cls_scope scope = p ? p->scope : CLS_SCOPE_MATRIX;
+    if (combined(p)) return cls_host_medians_combined(ctx, x, scope, p->combine, out);
+    return cls_host_medians(ctx, x, scope, out);
 }

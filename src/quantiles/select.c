@@ -855,12 +855,22 @@ void cls_select_median_put(void *user, size_t e, uint64_t n, const double *pv)
     o->out[e] = n ? cls_median_of(pv[0], pv[1], n, o->dtype) : NAN;
 }
 
-cls_status cls_host_medians(cls_context *ctx, const cls_array *x, cls_scope scope, double *out)
+/* The middle two order statistics come from the counts summed over the
+ * processes like any other, and their (a + b) / 2 from the summed count:
+ * the same arithmetic as one process's over all the rows. */
+cls_status cls_host_medians_combined(cls_context *ctx, const cls_array *x, cls_scope scope,
+                                     const cls_combine *combine, double *out)
 {
     static const double half = 0.5;
-    cls_status st = check_select(ctx, "cls_medians", x, scope, &half, 1, out, 0);
-    if (st != CLS_OK) return st;
+    if (combine && !combine->fn) combine = NULL;
+    cls_status st = check_select(ctx, "cls_medians", x, scope, &half, 1, out, combine != NULL);
+    if (st != CLS_OK) return combine ? combine->fn(combine->user, st, NULL, 0) : st;
     cls_qview v = view_of(x, scope);
     cls_median_out o = {x->dtype, out};
-    return cls_select_put(ctx, &v, NULL, 2, cls_select_median_ranks, NULL, NULL, NULL, cls_select_median_put, &o);
+    return cls_select_put(ctx, &v, NULL, 2, cls_select_median_ranks, NULL, combine, NULL, cls_select_median_put, &o);
+}
+
+cls_status cls_host_medians(cls_context *ctx, const cls_array *x, cls_scope scope, double *out)
+{
+    return cls_host_medians_combined(ctx, x, scope, NULL, out);
 }

@@ -11,18 +11,153 @@
 
 #include "ext.h"
 
+/* ---- several processes' hooks ---- */
+
+/* combine=: a Python callable that several processes (mpi4py ranks) pass
+ * so that their counting passes add up (clscale.h's cls_combine). It is
+ * called with the GIL after each pass as combine(error, counts): error None
+ * or this process's failure ("STATUS: message"), counts None or a writable
+ * uint64 array to sum in place over the processes; it returns normally
+ * when every process succeeded and raises otherwise (on every process).
+ * Its exception is kept and raised by quantiles(). */
+typedef struct {
+    PyObject    *fn, *stats_fn;  /* stats_fn: clean's combine_stats, or NULL */
+    cls_context *ctx;
+    int          raised;
+    PyObject    *type, *value, *tb;
+} py_combine;
+
+static cls_status call_combine(void *user, cls_status local, uint64_t *counts, size_t n)
+{
+    py_combine *c = user;
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject *why = NULL, *arr = NULL, *r = NULL;
+    if (local != CLS_OK) why = PyUnicode_FromFormat("%s: %s", cls_status_str(local), cls_last_error(c->ctx));
+    else {
+        why = Py_None;
+        Py_INCREF(why);
+    }
+    if (local == CLS_OK && n) {
+        npy_intp d = (npy_intp)n;
+        arr = PyArray_SimpleNewFromData(1, &d, NPY_UINT64, counts);
+    } else {
+        arr = Py_None;
+        Py_INCREF(arr);
+    }
+    if (why && arr) r = PyObject_CallFunctionObjArgs(c->fn, why, arr, NULL);
+    cls_status st = CLS_OK;
+    if (!r) {
+        if (!c->raised) PyErr_Fetch(&c->type, &c->value, &c->tb);
+        else PyErr_Clear();
+        c->raised = 1;
+        st = local != CLS_OK ? local : CLS_E_DEVICE;
+    } else if (local != CLS_OK) {
+        st = local;  /* a hook that did not raise on a failure: the failure stands */
+    }
+    Py_XDECREF(r);
+    Py_XDECREF(arr);
+    Py_XDECREF(why);
+    PyGILState_Release(g);
+    return st;
+}
+
+/* combine_stats=: the cleaning's second hook (cls_combine's stats), a
+ * Python callable called with the GIL after each moments pass as
+ * combine_stats(error, cols): error as combine's, cols None or a writable
+ * uint8 array of the n cls_column_stats (80 bytes each: the layout of
+ * clscale._mpi.COLUMN) to replace by their merge over the processes. */
+static cls_status call_combine_stats(void *user, cls_status local, cls_column_stats *cols, size_t n)
+{
+    py_combine *c = user;
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject *why = NULL, *arr = NULL, *r = NULL;
+    if (local != CLS_OK) why = PyUnicode_FromFormat("%s: %s", cls_status_str(local), cls_last_error(c->ctx));
+    else why = Py_NewRef(Py_None);
+    if (local == CLS_OK && n && cols) {
+        npy_intp d = (npy_intp)(n * sizeof *cols);
+        arr = PyArray_SimpleNewFromData(1, &d, NPY_UINT8, cols);
+    } else {
+        arr = Py_NewRef(Py_None);
+    }
+    if (why && arr) r = PyObject_CallFunctionObjArgs(c->stats_fn, why, arr, NULL);
+    cls_status st = CLS_OK;
+    if (!r) {
+        if (!c->raised) PyErr_Fetch(&c->type, &c->value, &c->tb);
+        else PyErr_Clear();
+        c->raised = 1;
+        st = local != CLS_OK ? local : CLS_E_DEVICE;
+    } else if (local != CLS_OK) {
+        st = local;
+    }
+    Py_XDECREF(r);
+    Py_XDECREF(arr);
+    Py_XDECREF(why);
+    PyGILState_Release(g);
+    return st;
+}
+
+/* 1 when obj is a float32/float64 array of 2 or 3 dimensions with no rows
+ * (batch or rows 0) but columns: x gets its shape, data NULL. */
+static int empty_part(PyObject *obj, cls_array *x)
+{
+    if (!PyArray_Check(obj)) return 0;
+    PyArrayObject *a = (PyArrayObject *)obj;
+    int nd = PyArray_NDIM(a), t = PyArray_TYPE(a);
+    if ((nd != 2 && nd != 3) || (t != NPY_FLOAT32 && t != NPY_FLOAT64) || PyArray_SIZE(a) != 0) return 0;
+    npy_intp *d = PyArray_DIMS(a);
+    if (d[nd - 1] == 0) return 0;
+    x->data = NULL;
+    x->dtype = t == NPY_FLOAT64 ? CLS_F64 : CLS_F32;
+    x->batch = nd == 3 ? (size_t)d[0] : 1;
+    x->rows = (size_t)d[nd - 2];
+    x->cols = (size_t)d[nd - 1];
+    return 1;
+}
+
 /* ---- clean ---- */
 
 typedef struct {
-    cls_clean c;
-    cls_scope scope;
-    cls_array x, y;
+    cls_clean   c;
+    cls_scope   scope;
+    cls_array   x, y;
+    py_combine *comb;
 } clean_call;
 
 static cls_status run_clean(cls_context *ctx, void *arg)
 {
     clean_call *k = arg;
-    return cls_fit_transform(ctx, &(cls_pipeline){.scope = k->scope, .clean = &k->c}, &k->x, k->y.data ? &k->y : NULL, NULL);
+    /* a process without rows: out of the same empty shape (the library's rule) */
+    cls_array *y = k->y.data || (k->comb && !k->x.data) ? &k->y : NULL;
+    if (!k->comb) return cls_fit_transform(ctx, &(cls_pipeline){.scope = k->scope, .clean = &k->c}, &k->x, y, NULL);
+    k->comb->ctx = ctx;
+    cls_combine h = {call_combine, k->comb, call_combine_stats};
+    return cls_fit_transform(ctx, &(cls_pipeline){.scope = k->scope, .clean = &k->c, .combine = &h}, &k->x, y, NULL);
+}
+
+/* clean's combine= and combine_stats= (both or neither) taken out of the
+ * keywords, which then hold the cleaning options alone (a new dict). */
+static PyObject *take_hooks(PyObject *kwds, py_combine *comb, int *set)
+{
+    *set = 0;
+    if (!kwds) return NULL;
+    PyObject *opts = PyDict_Copy(kwds);
+    if (!opts) return NULL;
+    PyObject *fn = PyDict_GetItemString(opts, "combine"), *sfn = PyDict_GetItemString(opts, "combine_stats");
+    if ((fn && fn != Py_None) || (sfn && sfn != Py_None)) {
+        if (!fn || !sfn || !PyCallable_Check(fn) || !PyCallable_Check(sfn)) {
+            PyErr_SetString(PyExc_ValueError, "clean: combine and combine_stats must both be callables");
+            Py_DECREF(opts);
+            return NULL;
+        }
+        comb->fn = fn;  /* kept alive by kwds, the caller's */
+        comb->stats_fn = sfn;
+        *set = 1;
+    }
+    if ((fn && PyDict_DelItemString(opts, "combine") < 0) || (sfn && PyDict_DelItemString(opts, "combine_stats") < 0)) {
+        Py_DECREF(opts);
+        return NULL;
+    }
+    return opts;
 }
 
 /* mask: a writable C-contiguous bool or uint8 array of x's size (the
@@ -59,11 +194,22 @@ PyObject *clsext_clean(PyObject *self, PyObject *args, PyObject *kwds)
     if (!PyArg_ParseTuple(args, "OOO|Oppp:clean", &ctx, &x, &out, &mask, &moments, &counts, &bounds)) return NULL;
     clean_call k;
     memset(&k, 0, sizeof k);
-    int scope = CLS_SCOPE_MATRIX;
-    if (clsext_clean_options(kwds, &k.c, &scope) < 0) return NULL;
+    py_combine comb;
+    memset(&comb, 0, sizeof comb);
+    int scope = CLS_SCOPE_MATRIX, hooks = 0;
+    PyObject *opts = take_hooks(kwds, &comb, &hooks);
+    if (kwds && !opts) return NULL;
+    int bad = clsext_clean_options(opts, &k.c, &scope) < 0;
+    Py_XDECREF(opts);
+    if (bad) return NULL;
     k.scope = (cls_scope)scope;
-    /* out None: the mask and the per-column outputs alone */
-    if (clsext_data_array(x, "x", 0, &k.x) < 0) return NULL;
+    if (hooks) k.comb = &comb;
+    /* out None: the mask and the per-column outputs alone; with the hooks
+     * a process without rows (x empty, out None) still takes part */
+    if (hooks && scope == CLS_SCOPE_BATCH && out == Py_None && mask == Py_None && empty_part(x, &k.x)) {
+        /* no rows: counts nothing, writes nothing, still combines */
+        k.y = k.x;
+    } else if (clsext_data_array(x, "x", 0, &k.x) < 0) return NULL;
     if (mask != Py_None && mask_array(mask, &k.x, &k.c.mask_out) < 0) return NULL;
     if (out != Py_None && clsext_data_array(out, "out", 1, &k.y) < 0) return NULL;
     cls_clean *c = &k.c;
@@ -100,6 +246,10 @@ PyObject *clsext_clean(PyObject *self, PyObject *args, PyObject *kwds)
     c->iterations_out = &iters;
     cls_status st = CLS_OK;
     if (clsext_context_call(ctx, run_clean, &k, &st, msg) < 0) goto done;
+    if (comb.raised) {
+        PyErr_Restore(comb.type, comb.value, comb.tb);
+        goto done;
+    }
     if (st != CLS_OK) {
         clsext_raise(st, msg);
         goto done;
@@ -148,72 +298,6 @@ PyObject *clsext_bin_data(PyObject *self, PyObject *args, PyObject *kwds)
 }
 
 /* ---- quantiles ---- */
-
-/* combine=: a Python callable that several processes (mpi4py ranks) pass
- * so that their counting passes add up (clscale.h's cls_combine). It is
- * called with the GIL after each pass as combine(error, counts): error None
- * or this process's failure ("STATUS: message"), counts None or a writable
- * uint64 array to sum in place over the processes; it returns normally
- * when every process succeeded and raises otherwise (on every process).
- * Its exception is kept and raised by quantiles(). */
-typedef struct {
-    PyObject    *fn;
-    cls_context *ctx;
-    int          raised;
-    PyObject    *type, *value, *tb;
-} py_combine;
-
-static cls_status call_combine(void *user, cls_status local, uint64_t *counts, size_t n)
-{
-    py_combine *c = user;
-    PyGILState_STATE g = PyGILState_Ensure();
-    PyObject *why = NULL, *arr = NULL, *r = NULL;
-    if (local != CLS_OK) why = PyUnicode_FromFormat("%s: %s", cls_status_str(local), cls_last_error(c->ctx));
-    else {
-        why = Py_None;
-        Py_INCREF(why);
-    }
-    if (local == CLS_OK && n) {
-        npy_intp d = (npy_intp)n;
-        arr = PyArray_SimpleNewFromData(1, &d, NPY_UINT64, counts);
-    } else {
-        arr = Py_None;
-        Py_INCREF(arr);
-    }
-    if (why && arr) r = PyObject_CallFunctionObjArgs(c->fn, why, arr, NULL);
-    cls_status st = CLS_OK;
-    if (!r) {
-        if (!c->raised) PyErr_Fetch(&c->type, &c->value, &c->tb);
-        else PyErr_Clear();
-        c->raised = 1;
-        st = local != CLS_OK ? local : CLS_E_DEVICE;
-    } else if (local != CLS_OK) {
-        st = local;  /* a hook that did not raise on a failure: the failure stands */
-    }
-    Py_XDECREF(r);
-    Py_XDECREF(arr);
-    Py_XDECREF(why);
-    PyGILState_Release(g);
-    return st;
-}
-
-/* 1 when obj is a float32/float64 array of 2 or 3 dimensions with no rows
- * (batch or rows 0) but columns: x gets its shape, data NULL. */
-static int empty_part(PyObject *obj, cls_array *x)
-{
-    if (!PyArray_Check(obj)) return 0;
-    PyArrayObject *a = (PyArrayObject *)obj;
-    int nd = PyArray_NDIM(a), t = PyArray_TYPE(a);
-    if ((nd != 2 && nd != 3) || (t != NPY_FLOAT32 && t != NPY_FLOAT64) || PyArray_SIZE(a) != 0) return 0;
-    npy_intp *d = PyArray_DIMS(a);
-    if (d[nd - 1] == 0) return 0;
-    x->data = NULL;
-    x->dtype = t == NPY_FLOAT64 ? CLS_F64 : CLS_F32;
-    x->batch = nd == 3 ? (size_t)d[0] : 1;
-    x->rows = (size_t)d[nd - 2];
-    x->cols = (size_t)d[nd - 1];
-    return 1;
-}
 
 typedef struct {
     cls_array x;
@@ -338,27 +422,46 @@ static int group_args(PyObject *xo, int scope, const char *fn, cls_array *x)
 }
 
 typedef struct {
-    cls_array x;
-    cls_scope scope;
-    double   *out;
+    cls_array   x;
+    cls_scope   scope;
+    double     *out;
+    py_combine *comb;
 } medians_call;
 
 static cls_status run_medians(cls_context *ctx, void *arg)
 {
     medians_call *k = arg;
-    return cls_medians(ctx, &(cls_pipeline){.scope = k->scope}, &k->x, k->out);
+    if (!k->comb) return cls_medians(ctx, &(cls_pipeline){.scope = k->scope}, &k->x, k->out);
+    k->comb->ctx = ctx;
+    cls_combine h = {call_combine, k->comb, NULL};
+    return cls_medians(ctx, &(cls_pipeline){.scope = k->scope, .combine = &h}, &k->x, k->out);
 }
 
+/* combine=: as quantiles' (several processes' counts summed after each
+ * pass; its exception is raised by medians()). */
 PyObject *clsext_medians(PyObject *self, PyObject *args, PyObject *kwds)
 {
     (void)self;
-    static char *kwlist[] = {"ctx", "x", "scope", NULL};
-    PyObject *ctx, *xo;
+    static char *kwlist[] = {"ctx", "x", "scope", "combine", NULL};
+    PyObject *ctx, *xo, *combine = Py_None;
     int scope = CLS_SCOPE_MATRIX;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|i:medians", kwlist, &ctx, &xo, &scope)) return NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|i$O:medians", kwlist, &ctx, &xo, &scope, &combine))
+        return NULL;
     medians_call k;
     memset(&k, 0, sizeof k);
-    if (group_args(xo, scope, "medians", &k.x) < 0) return NULL;
+    py_combine comb;
+    memset(&comb, 0, sizeof comb);
+    if (combine != Py_None) {
+        if (!PyCallable_Check(combine)) {
+            PyErr_SetString(PyExc_ValueError, "medians: combine must be callable");
+            return NULL;
+        }
+        comb.fn = combine;
+        k.comb = &comb;
+    }
+    if (k.comb && (scope == CLS_SCOPE_MATRIX || scope == CLS_SCOPE_BATCH) && empty_part(xo, &k.x)) {
+        /* this process has no rows: it counts nothing and still combines */
+    } else if (group_args(xo, scope, "medians", &k.x) < 0) return NULL;
     k.scope = (cls_scope)scope;
     npy_intp dims[2] = {scope == CLS_SCOPE_BATCH ? 1 : (npy_intp)k.x.batch, (npy_intp)k.x.cols};
     PyObject *out = PyArray_SimpleNew(2, dims, NPY_FLOAT64);
@@ -370,6 +473,10 @@ PyObject *clsext_medians(PyObject *self, PyObject *args, PyObject *kwds)
     }
     k.out = PyArray_DATA((PyArrayObject *)out);
     if (clsext_context_call(ctx, run_medians, &k, &st, msg) < 0) goto fail;
+    if (comb.raised) {
+        PyErr_Restore(comb.type, comb.value, comb.tb);
+        goto fail;
+    }
     if (st != CLS_OK) {
         clsext_raise(st, msg);
         goto fail;

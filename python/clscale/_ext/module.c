@@ -43,7 +43,10 @@ static PyMethodDef methods[] = {
      "iterations, lower, upper, mean, m2): cls_fit_transform() with no scaler into out (which may be x, or None: nothing written "
      "but the mask and the per-column outputs), and into mask (bool or uint8, x's size) 1 where a value is "
      "missing or clipped; with moments, the mean and m2 of the values kept (else None); without counts,\n"
-     "None for missing, clipped and fill, without bounds for lower and upper (not computed into arrays)."},
+     "None for missing, clipped and fill, without bounds for lower and upper (not computed into arrays).\n"
+     "combine=, combine_stats= (both or neither): several processes' cleaning (cls_combine): combine as "
+     "quantiles', combine_stats(error, cols) merges the uint8 bytes of n cls_column_stats in place; a "
+     "process without rows passes x of 0 rows, out None, scope SCOPE_BATCH."},
     {"bin_data", (PyCFunction)(void (*)(void))clsext_bin_data, METH_VARARGS | METH_KEYWORDS,
      "bin_data(ctx, x, out, *, scope=0, bin_rows, bin_stat, [the cleaning and trend keywords of clean]): "
      "cls_fit_transform() (bins reduced) into out (batch x ceil(rows / bin_rows) x cols): one row per bin."},
@@ -57,8 +60,8 @@ static PyMethodDef methods[] = {
      "inf_columns(x) -> bool array (groups, cols) or None: the columns of a batch x rows x cols array that hold "
      "+-Inf (None: none does), a scan on the host with the GIL released."},
     {"medians", (PyCFunction)(void (*)(void))clsext_medians, METH_VARARGS | METH_KEYWORDS,
-     "medians(ctx, x, *, scope=SCOPE_MATRIX) -> array: cls_medians (numpy's nanmedian, exact) per group, "
-     "groups x cols."},
+     "medians(ctx, x, *, scope=SCOPE_MATRIX, combine=None) -> array: cls_medians (numpy's nanmedian, exact) "
+     "per group, groups x cols; combine: as quantiles'."},
     {"quantiles", (PyCFunction)(void (*)(void))clsext_quantiles, METH_VARARGS | METH_KEYWORDS,
      "quantiles(ctx, x, q, *, scope=SCOPE_MATRIX, repeats=1, combine=None) -> (array, list of float): "
      "cls_quantiles (numpy's nanquantile, exact) per group, groups x len(q) x cols, each call timed in C. "
