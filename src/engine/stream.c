@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "engine/clean_stream.h"
+#include "engine/file_read.h"
 #include "engine/lightcurve/lightcurve.h"
 #include "engine/route.h"
 #include "engine/select.h"
@@ -79,6 +80,7 @@ typedef struct sjob {
                                    extremes, counting passes the quantiles */
     cls_qchunk_fn qchunk;       /* READ: the caller's function for each chunk */
     cls_cchunk_fn wchunk;       /* WRITE: the same, rewriting the chunk */
+    cls_fchunk_fn fchunk;       /* READ for cls_file_read: whole chunks instead of qchunk */
     void *qcu;
     /* the report, summed over the chunks' calls */
     size_t *slices;
@@ -337,6 +339,13 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
     cls_stats *cs = NULL, *sub = NULL;
     cls_status st = CLS_OK;
     if (k == PASS_READ || k == PASS_WRITE) {
+        if (k == PASS_READ && j->fchunk) {
+            /* the chunk whole: its groups, and its first row in them */
+            int batch = p.scope == CLS_SCOPE_BATCH;
+            uint64_t g0 = batch ? 0 : c->b0, ng = batch ? 1 : c->nb;
+            uint64_t r0 = batch ? (uint64_t)c->b0 * j->R + c->r0 : c->r0, rows = batch ? (uint64_t)c->nb * c->nr : c->nr;
+            return j->fchunk(j->qcu, g0, ng, r0, rows, buf);
+        }
         /* the chunk's rows, per statistics group */
         size_t parts = p.scope == CLS_SCOPE_BATCH ? 1 : c->nb;
         uint64_t rows = p.scope == CLS_SCOPE_BATCH ? (uint64_t)c->nb * c->nr : c->nr;
@@ -485,6 +494,16 @@ static cls_status count_pass(void *user, cls_qchunk_fn chunk, void *cu)
     j->qchunk = chunk;
     j->qcu = cu;
     return run_pass(j, PASS_READ);
+}
+
+static cls_status visit_pass(void *user, cls_fchunk_fn chunk, void *cu)
+{
+    sjob *j = user;
+    j->fchunk = chunk;
+    j->qcu = cu;
+    cls_status st = run_pass(j, PASS_READ);
+    j->fchunk = NULL;
+    return st;
 }
 
 static cls_status write_pass(void *user, cls_cchunk_fn chunk, void *cu)
@@ -828,5 +847,23 @@ cls_status cls_file_fit_transform_combined(cls_context *ctx, const cls_pipeline 
         j.acc = NULL;
     }
     cls_stats_destroy(j.acc);
+    return sjob_finish(&j, st);
+}
+
+cls_status cls_file_read(cls_context *ctx, const cls_file_array *in, cls_scope scope, const cls_stream_opts *opts,
+                         cls_fread_body body, void *user)
+{
+    sjob j;
+    cls_pipeline p = {.scaler = CLS_NONE, .scope = scope};
+    cls_status st = sjob_init(&j, ctx, &p, NULL, in, NULL, 1);
+    /* chunks of whole rows (never blocks of columns): a pass hands each
+     * group's rows in their order */
+    if (st == CLS_OK) st = plan(&j, opts, 0);
+    if (st == CLS_OK) {
+        cls_fread src = {visit_pass, &j, whole_groups(&j)};
+        next_passes(&j, 0, 0, 1);
+        st = body(user, &src);
+    }
+    if (st == CLS_OK) st = check_unchanged(&j);
     return sjob_finish(&j, st);
 }
