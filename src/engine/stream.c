@@ -94,6 +94,9 @@ typedef struct sjob {
      * output has obins rows per statistics group; each chunk's rows go
      * to obuf, then to the start of its buffer, which writes them */
     int reduce;
+    int tail;                   /* the cleaning's writing pass is not the last */
+    int in_place;               /* out is in (the second stage of a cleaning that does not
+                                   fuse): its data is ours to rewrite */
     uint64_t obins;
     unsigned bin_align;         /* bins alone per matrix: row blocks of a multiple of these rows
                                    (a bin never spans two blocks), else 0 */
@@ -511,7 +514,8 @@ static cls_status write_pass(void *user, cls_cchunk_fn chunk, void *cu)
     sjob *j = user;
     j->wchunk = chunk;
     j->qcu = cu;
-    next_passes(j, 0, 0, 0); /* the last pass */
+    /* the last pass, or (tail) one that reads and writes out follows */
+    next_passes(j, j->tail, j->tail ? 2 * j->bytes : 0, j->tail);
     return run_pass(j, PASS_WRITE);
 }
 
@@ -547,6 +551,7 @@ static cls_status fit_split_quantiles(sjob *j)
 static cls_status check_unchanged(sjob *j)
 {
     struct stat sb;
+    if (j->in_place) return CLS_OK; /* written by this call: the stage before checked the input */
     if (fstat(j->in->fd, &sb) != 0 || !S_ISREG(sb.st_mode)) return CLS_OK;
     if (sb.st_size != j->st0.st_size)
         return cls_fail(j->ctx, CLS_E_IO, "%s: changed size while being read (%lld bytes, then %lld)", j->iname,
@@ -557,9 +562,11 @@ static cls_status check_unchanged(sjob *j)
 }
 
 static cls_status sjob_init_as(sjob *j, cls_context *ctx, const cls_pipeline *p, const cls_stats *s,
-                               const cls_file_array *in, const cls_file_array *out, int fit_only, int reduce)
+                               const cls_file_array *in, const cls_file_array *out, int fit_only, int reduce,
+                               int in_place)
 {
     memset(j, 0, sizeof *j);
+    j->in_place = in_place;
     j->ctx = ctx;
     j->in = in;
     j->out = out;
@@ -610,7 +617,7 @@ static cls_status sjob_init_as(sjob *j, cls_context *ctx, const cls_pipeline *p,
     if (S_ISREG(j->st0.st_mode) && (uint64_t)j->st0.st_size < in->offset + j->bytes)
         return cls_fail(ctx, CLS_E_IO, "%s: %lld bytes, but the array ends at byte %llu (truncated?)", j->iname,
                         (long long)j->st0.st_size, (unsigned long long)(in->offset + j->bytes));
-    if (out && !fit_only) {
+    if (out && !fit_only && !in_place) {
         struct stat so;
         if (fstat(out->fd, &so) == 0 && so.st_dev == j->st0.st_dev && so.st_ino == j->st0.st_ino &&
             out->offset < in->offset + j->bytes && in->offset < out->offset + j->bytes)
@@ -634,7 +641,7 @@ static cls_status sjob_init_as(sjob *j, cls_context *ctx, const cls_pipeline *p,
 static cls_status sjob_init(sjob *j, cls_context *ctx, const cls_pipeline *p, const cls_stats *s,
                             const cls_file_array *in, const cls_file_array *out, int fit_only)
 {
-    return sjob_init_as(j, ctx, p, s, in, out, fit_only, 0);
+    return sjob_init_as(j, ctx, p, s, in, out, fit_only, 0, 0);
 }
 
 /* The report of the whole stream: the chunks' calls summed. */
@@ -771,13 +778,58 @@ cls_status cls_file_transform(cls_context *ctx, const cls_pipeline *p, const cls
     return sjob_finish(&j, st);
 }
 
+/* The pipeline (no cleaning stage) over `a` rewritten in place: a fit
+ * (one pass, or the statistics pass and the counting passes), then the
+ * pass that writes. */
+static cls_status file_fit_transform_in_place(sjob *o, const cls_pipeline *p, const cls_file_array *a,
+                                              const cls_stream_opts *opts, cls_stats **fitted)
+{
+    sjob j;
+    cls_status st = sjob_init_as(&j, o->ctx, p, NULL, a, a, 0, 0, 1);
+    /* its passes follow the first stage's in the progress the caller sees */
+    j.progress = o->progress;
+    j.progress_user = o->progress_user;
+    j.pass = o->pass;
+    j.done = o->done;
+    j.passes = o->passes;
+    if (st == CLS_OK) st = plan(&j, opts, 1);
+    if (st == CLS_OK) {
+        j.want_stats = fitted != NULL;
+        if (whole_groups(&j) || j.p.scaler == CLS_NONE) {
+            next_passes(&j, 0, 0, 0);
+            st = run_pass(&j, PASS_FUSED);
+        } else {
+            j.split_quantiles = j.p.scaler == CLS_ROBUST;
+            next_passes(&j, 1, 2 * j.bytes, j.split_quantiles);
+            st = run_pass(&j, PASS_FIT);
+            if (st == CLS_OK && j.split_quantiles) st = fit_split_quantiles(&j);
+            if (st == CLS_OK) {
+                j.use = j.acc;
+                next_passes(&j, 0, 0, 0);
+                st = run_pass(&j, PASS_APPLY);
+            }
+        }
+    }
+    if (st == CLS_OK && fitted) {
+        *fitted = j.acc;
+        j.acc = NULL;
+    }
+    cls_stats_destroy(j.acc);
+    o->done = j.done;
+    o->passes = j.passes;
+    st = sjob_finish(&j, st);
+    /* the report of the whole call: this stage's slices added to the first's */
+    if (st == CLS_OK) note_report(o);
+    return st;
+}
+
 cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_file_array *in,
                                     const cls_file_array *out, const cls_stream_opts *opts, cls_stats **fitted)
 {
     if (fitted) *fitted = NULL;
     sjob j;
     int reduce = out && cls_route_bins_reduce(p, fitted != NULL, in->batch, in->rows, 1, out->batch, out->rows);
-    cls_status st = sjob_init_as(&j, ctx, p, NULL, in, out, 0, reduce);
+    cls_status st = sjob_init_as(&j, ctx, p, NULL, in, out, 0, reduce, 0);
     if (st == CLS_OK && !p) st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: pipeline is NULL");
     if (st == CLS_OK && j.p.inverse)
         st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: inverse needs fitted statistics; use "
@@ -790,7 +842,22 @@ cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const
          * bins alone, whole bins) */
         int whole = whole_groups(&j) || j.bin_align;
         j.want_stats = fitted != NULL;
-        if (j.p.clean && !whole) {
+        if (j.p.clean && !whole && !cls_route_fuses(&j.p) &&
+            (j.p.scaler != CLS_NONE || j.p.factors || fitted)) {
+            /* a scaler (or factors, or statistics) that does not fuse with
+             * the cleaning: the cleaning's passes write out, then the rest
+             * of the pipeline runs over out in place, as the call in
+             * memory runs it over its cleaned output */
+            cls_pipeline all = j.p, rest = j.p;
+            j.p.scaler = CLS_NONE;
+            j.p.factors = NULL;
+            rest.clean = NULL;
+            j.tail = 1; /* at least one pass over out follows the cleaning's last */
+            st = stream_clean(&j, NULL, NULL);
+            j.p = all;
+            if (st == CLS_OK) st = check_unchanged(&j);
+            if (st == CLS_OK) st = file_fit_transform_in_place(&j, &rest, out, opts, fitted ? &j.acc : NULL);
+        } else if (j.p.clean && !whole) {
             /* a group's values are not in memory together: the cleaning
              * stage's passes over the file */
             st = stream_clean(&j, fitted ? &j.acc : NULL, NULL);
