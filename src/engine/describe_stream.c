@@ -27,8 +27,9 @@
 #include "engine/file_read.h"
 #include "stats/duplicates.h"
 
-/* One part's table of (hash, row): 16 bytes an entry */
-#define HASH_BUDGET ((size_t)32 << 20)
+/* One part's table of (hash, row), 16 bytes an entry (its sort takes as
+ * much again for a while) */
+#define HASH_BUDGET ((size_t)16 << 20)
 
 typedef struct hent {
     uint64_t key, row; /* row: of the whole array, in the file's order */
@@ -48,6 +49,7 @@ typedef struct sdesc {
     uint64_t             *outl;
     /* the duplicate rows */
     unsigned              parts, part; /* the hash space's parts; the one collected now */
+    size_t                per;      /* rows a part holds, expected */
     uint64_t             *h;        /* a chunk's row hashes */
     size_t                hcap;
     hent                 *tab;      /* the part's (hash, row) */
@@ -102,7 +104,9 @@ static cls_status collect(sdesc *d, uint64_t g0, uint64_t ng, uint64_t r0, uint6
         uint64_t g = g0 + i / rows, key = mix(d->h[i], g);
         if (key % d->parts != d->part) continue;
         if (d->n == d->cap) {
-            size_t cap = d->cap ? d->cap * 2 : 4096;
+            /* a part's expected size and a margin first (its keys are
+             * spread evenly), then a quarter more at a time */
+            size_t cap = d->cap ? d->cap + d->cap / 4 : d->per + d->per / 8 + 4096;
             hent *t = realloc(d->tab, cap * sizeof *t);
             if (!t) return cls_fail(d->ctx, CLS_E_NOMEM, "describe: out of memory for %zu row hashes", cap);
             d->tab = t;
@@ -291,9 +295,11 @@ cls_status cls_file_describe(cls_context *ctx, const cls_array *x, cls_scope sco
     d.Rg = scope == CLS_SCOPE_BATCH ? (uint64_t)f.batch * f.rows : f.rows;
     d.sigma = sigma;
     d.dup = out->duplicate_rows != NULL;
-    uint64_t per = HASH_BUDGET / sizeof(hent), total = d.G * d.Rg;
+    uint64_t per = ctx->tune.hash_part_rows ? ctx->tune.hash_part_rows : HASH_BUDGET / sizeof(hent);
+    uint64_t total = d.G * d.Rg;
     d.parts = (unsigned)((total + per - 1) / per);
     if (!d.parts) d.parts = 1;
+    d.per = (size_t)((total + d.parts - 1) / d.parts);
     cls_summary s = {.dtype = f.dtype, .scope = scope, .groups = (size_t)d.G, .rows = d.Rg, .cols = f.cols,
                      .sigma = sigma};
     s.columns = calloc(d.G * d.C + 1, sizeof *s.columns);
