@@ -12,9 +12,10 @@
  *   std. Duplicate rows: each row's hash (the same kernel as in memory,
  *   the group mixed in) kept when it falls in the pass's part of the hash
  *   space, parts sized so that one part's table stays within
- *   HASH_BUDGET; the moments pass and the outlier pass each collect one
- *   part, further parts take a pass each. Rows of equal hashes are read
- *   back (pread) and compared exactly, so a collision never miscounts.
+ *   HASH_BUDGET; every pass above collects one part (the moments pass,
+ *   each counting pass, the outlier pass), further parts take a pass
+ *   each. Rows of equal hashes are read back (pread) and compared
+ *   exactly, so a collision never miscounts.
  * Calls: stream.c (cls_file_read), stream_file.c (.npy header), describe.c, select.c,
  * pipeline (fit). */
 #include <errno.h>
@@ -49,6 +50,7 @@ typedef struct sdesc {
     uint64_t             *outl;
     /* the duplicate rows */
     unsigned              parts, part; /* the hash space's parts; the one collected now */
+    int                   collecting;  /* this pass collects part `part` */
     size_t                per;      /* rows a part holds, expected */
     uint64_t             *h;        /* a chunk's row hashes */
     size_t                hcap;
@@ -192,7 +194,7 @@ static cls_status moments_chunk(void *cu, uint64_t g0, uint64_t ng, uint64_t r0,
     const cls_column_stats *col = cls_stats_columns(cs);
     for (size_t e = 0; e < ng * d->C; e++) cls_column_merge(&d->acc[g0 * d->C + e], &col[e], 1);
     cls_stats_destroy(cs);
-    if (d->dup && d->part < d->parts) st = collect(d, g0, ng, r0, rows, x);
+    if (d->collecting) st = collect(d, g0, ng, r0, rows, x);
     return st;
 }
 
@@ -202,7 +204,7 @@ static cls_status outliers_chunk(void *cu, uint64_t g0, uint64_t ng, uint64_t r0
     cls_qview v = {x, d->t, ng, rows, d->C};
     size_t e0 = g0 * d->C;
     cls_status st = cls_describe_outliers(d->ctx, &v, d->mean + e0, d->thr + e0, d->outl + e0);
-    if (st == CLS_OK && d->dup && d->part < d->parts) st = collect(d, g0, ng, r0, rows, x);
+    if (st == CLS_OK && d->collecting) st = collect(d, g0, ng, r0, rows, x);
     return st;
 }
 
@@ -218,24 +220,29 @@ static cls_status split_chunk(void *cu, uint64_t g0, uint64_t ng, uint64_t r0, u
     (void)r0;
     cls_status st = CLS_OK;
     for (uint64_t k = 0; k < ng && st == CLS_OK; k++) st = d->qfn(d->qcu, g0 + k, rows, x + k * rows * d->C * d->es);
+    if (st == CLS_OK && d->collecting) st = collect(d, g0, ng, r0, rows, x);
     return st;
 }
 
+/* A pass of `fn` over the file; with the duplicate rows asked for and
+ * parts left, it collects the next part, settled at its end. */
+static cls_status pass(sdesc *d, cls_fchunk_fn fn)
+{
+    d->collecting = d->dup && d->part < d->parts;
+    cls_status st = d->src->each(d->src->user, fn, d);
+    if (st == CLS_OK && d->collecting) st = settle_part(d);
+    d->collecting = 0;
+    return st;
+}
+
+/* Each counting pass of the selection (every one reads the whole file)
+ * collects a part too. */
 static cls_status select_each(void *user, cls_qchunk_fn chunk, void *cu)
 {
     sdesc *d = user;
     d->qfn = chunk;
     d->qcu = cu;
-    return d->src->each(d->src->user, split_chunk, d);
-}
-
-/* A pass of `fn`; with the duplicate rows asked for, the part it collected settled. */
-static cls_status pass(sdesc *d, cls_fchunk_fn fn)
-{
-    unsigned part = d->part;
-    cls_status st = d->src->each(d->src->user, fn, d);
-    if (st == CLS_OK && d->dup && d->part == part && part < d->parts) st = settle_part(d);
-    return st;
+    return pass(d, split_chunk);
 }
 
 static cls_status split(sdesc *d)
