@@ -164,14 +164,16 @@ static void one_case(cls_dtype t, cls_scope scope, size_t b, size_t r, size_t c,
     if (cls_describe(ctx, &f, scope, 2.5, &got) != CLS_OK) fail_msg("file: %s", cls_last_error(ctx));
     assert_same_summary(&got, &want, tol);
     close(fd);
-    /* a .npy path: the same */
-    cls_summary npy = summary_new(groups, c);
-    test_write_npy(path("d.npy"), &x);
-    cls_array p = {.where = CLS_IN_NPY, .path = path("d.npy"), .stream = &o};
-    if (cls_describe(ctx, &p, scope, 2.5, &npy) != CLS_OK) fail_msg(".npy: %s", cls_last_error(ctx));
-    assert_same_summary(&npy, &want, tol);
-    free(npy.columns);
-    free(npy.duplicate_rows);
+    /* a .npy path: the same (not in the simulator: the same passes again) */
+    if (!test_suite_is("oclgrind")) {
+        cls_summary npy = summary_new(groups, c);
+        test_write_npy(path("d.npy"), &x);
+        cls_array p = {.where = CLS_IN_NPY, .path = path("d.npy"), .stream = &o};
+        if (cls_describe(ctx, &p, scope, 2.5, &npy) != CLS_OK) fail_msg(".npy: %s", cls_last_error(ctx));
+        assert_same_summary(&npy, &want, tol);
+        free(npy.columns);
+        free(npy.duplicate_rows);
+    }
     free(want.columns);
     free(want.duplicate_rows);
     free(got.columns);

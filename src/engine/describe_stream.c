@@ -28,9 +28,10 @@
 #include "engine/file_read.h"
 #include "stats/duplicates.h"
 
-/* One part's table of (hash, row), 16 bytes an entry (its sort takes as
- * much again for a while) */
+/* One part's table of (hash, row), 16 bytes an entry, sorted in place */
 #define HASH_BUDGET ((size_t)16 << 20)
+/* rows hashed at a time */
+#define HASH_SLICE 65536u
 
 typedef struct hent {
     uint64_t key, row; /* row: of the whole array, in the file's order */
@@ -52,8 +53,7 @@ typedef struct sdesc {
     unsigned              parts, part; /* the hash space's parts; the one collected now */
     int                   collecting;  /* this pass collects part `part` */
     size_t                per;      /* rows a part holds, expected */
-    uint64_t             *h;        /* a chunk's row hashes */
-    size_t                hcap;
+    uint64_t             *h;        /* HASH_SLICE row hashes */
     hent                 *tab;      /* the part's (hash, row) */
     size_t                n, cap;
     char                 *rowbuf, *reps;
@@ -88,23 +88,33 @@ static uint64_t mix(uint64_t h, uint64_t g)
     return k;
 }
 
-/* The chunk's rows whose key falls in the part being collected. */
+static cls_status keep(sdesc *d, uint64_t g0, uint64_t rows, uint64_t r0, uint64_t i, uint64_t h);
+
+/* The chunk's rows whose key falls in the part being collected, hashed
+ * HASH_SLICE rows at a time (the hashes of a whole chunk would be memory
+ * beside the pool's). */
 static cls_status collect(sdesc *d, uint64_t g0, uint64_t ng, uint64_t r0, uint64_t rows, const char *x)
 {
     uint64_t n = ng * rows;
-    if (n > d->hcap) {
-        free(d->h);
-        d->hcap = (size_t)n;
-        if (!(d->h = malloc(d->hcap * sizeof *d->h))) {
-            d->hcap = 0;
-            return cls_fail(d->ctx, CLS_E_NOMEM, "describe: out of memory for %llu row hashes", (unsigned long long)n);
-        }
+    if (!d->h && !(d->h = malloc(HASH_SLICE * sizeof *d->h)))
+        return cls_fail(d->ctx, CLS_E_NOMEM, "describe: out of memory for %u row hashes", HASH_SLICE);
+    cls_status st = CLS_OK;
+    for (uint64_t i0 = 0; st == CLS_OK && i0 < n; i0 += HASH_SLICE) {
+        uint64_t m = n - i0 < HASH_SLICE ? n - i0 : HASH_SLICE;
+        cls_qview v = {x + i0 * d->C * d->es, d->t, 1, m, d->C};
+        st = cls_describe_hashes(d->ctx, &v, d->h);
+        for (uint64_t k = 0; st == CLS_OK && k < m; k++)
+            st = keep(d, g0, rows, r0, i0 + k, d->h[k]);
     }
-    cls_qview v = {x, d->t, 1, n, d->C};
-    cls_status st = cls_describe_hashes(d->ctx, &v, d->h);
-    for (uint64_t i = 0; st == CLS_OK && i < n; i++) {
-        uint64_t g = g0 + i / rows, key = mix(d->h[i], g);
-        if (key % d->parts != d->part) continue;
+    return st;
+}
+
+/* Row i of the chunk (hash h) into the part's table when its key is the part's. */
+static cls_status keep(sdesc *d, uint64_t g0, uint64_t rows, uint64_t r0, uint64_t i, uint64_t h)
+{
+    {
+        uint64_t g = g0 + i / rows, key = mix(h, g);
+        if (key % d->parts != d->part) return CLS_OK;
         if (d->n == d->cap) {
             /* a part's expected size and a margin first (its keys are
              * spread evenly), then a quarter more at a time */
@@ -116,14 +126,36 @@ static cls_status collect(sdesc *d, uint64_t g0, uint64_t ng, uint64_t r0, uint6
         }
         d->tab[d->n++] = (hent){key, g * d->Rg + r0 + i % rows};
     }
-    return st;
+    return CLS_OK;
 }
 
-static int by_key(const void *a, const void *b)
+static int before(const hent *x, const hent *y) { return x->key < y->key || (x->key == y->key && x->row < y->row); }
+
+static void sift(hent *a, size_t i, size_t n)
 {
-    const hent *x = a, *y = b;
-    if (x->key != y->key) return x->key < y->key ? -1 : 1;
-    return x->row < y->row ? -1 : x->row > y->row;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) return;
+        if (c + 1 < n && before(&a[c], &a[c + 1])) c++;
+        if (!before(&a[i], &a[c])) return;
+        hent t = a[i];
+        a[i] = a[c];
+        a[c] = t;
+        i = c;
+    }
+}
+
+/* A heapsort by (key, row): in place, where qsort would take as much
+ * memory again as the table for a while. */
+static void sort_table(hent *a, size_t n)
+{
+    for (size_t i = n / 2; i-- > 0;) sift(a, i, n);
+    for (size_t k = n; k-- > 1;) {
+        hent t = a[0];
+        a[0] = a[k];
+        a[k] = t;
+        sift(a, 0, k);
+    }
 }
 
 static cls_status read_row(sdesc *d, uint64_t row, char *to)
@@ -148,7 +180,7 @@ static cls_status settle_part(sdesc *d)
 {
     size_t len = d->C * d->es;
     cls_status st = CLS_OK;
-    qsort(d->tab, d->n, sizeof *d->tab, by_key);
+    sort_table(d->tab, d->n);
     for (size_t i = 0; i < d->n && st == CLS_OK;) {
         size_t j = i + 1;
         while (j < d->n && d->tab[j].key == d->tab[i].key) j++;

@@ -9,9 +9,13 @@
  * take chunks of whole series only (whole matrices, blocks of whole
  * columns, the batch in batch scope; bins alone per matrix, row blocks of
  * whole bins): a row block of a series is refused, naming the limit;
- * bins reduced write each chunk's rows at their own offsets. The
- * reads and writes are io/stream_io.c's; this file only hands it buffers
- * and chunk offsets. */
+ * bins reduced write each chunk's rows at their own offsets. A cleaning
+ * over groups larger than a chunk ahead of a scaler that does not fuse
+ * with it takes two stages: the cleaning's passes write the output, then
+ * the rest of the pipeline rewrites the output in place. cls_file_read
+ * hands read-only passes to a caller that only reads (describe_stream.c).
+ * The reads and writes are io/stream_io.c's; this file only hands it
+ * buffers and chunk offsets. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -855,6 +859,11 @@ cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const
             j.tail = 1; /* at least one pass over out follows the cleaning's last */
             st = stream_clean(&j, NULL, NULL);
             j.p = all;
+            /* the second stage's pool takes the place of this one's: never both */
+            for (unsigned i = 0; i < j.nbufs; i++) {
+                if (j.bufs[i]) cls_host_free(ctx, j.bufs[i]);
+                j.bufs[i] = NULL;
+            }
             if (st == CLS_OK) st = check_unchanged(&j);
             if (st == CLS_OK) st = file_fit_transform_in_place(&j, &rest, out, opts, fitted ? &j.acc : NULL);
         } else if (j.p.clean && !whole) {
