@@ -899,13 +899,18 @@ typedef struct cls_summary {
  * quantiles' passes (cls_quantiles), a pass that counts outliers and one
  * that hashes every row; rows whose hashes are equal are then compared
  * exactly on the host, so the duplicate count is exact. `x` is only read.
+ * `x` may be in host memory or in a file (CLS_IN_FILE, CLS_IN_NPY: read in
+ * chunks through the streaming pool, "Streaming" below; the in-memory
+ * call's summary, bit for bit where each group fits a buffer, else means
+ * and stds up to the rounding of their merge over the chunks).
  * sigma: > 0 and finite; 0 means 3. `out->columns` (and
  * `out->duplicate_rows` unless NULL) are the caller's arrays, sized as
  * cls_summary says: nothing is allocated for the caller, nothing to free.
  * @return CLS_OK and *out filled; or CLS_E_ARG (NULL, zero shape, sigma < 0
  *         or not finite, out->columns NULL), CLS_E_UNSUPPORTED (float64 and
- *         no fp64 device), CLS_E_NOMEM, or a device status; *out and its
- *         arrays are then untouched. cls_last_error(ctx) says more.
+ *         no fp64 device; data on a device, CLS_IN_BUFFER), CLS_E_NOMEM,
+ *         a file's CLS_E_IO or CLS_E_FORMAT, or a device status; *out and
+ *         its arrays are then untouched. cls_last_error(ctx) says more.
  * A context may be used by one thread at a time. */
 CLS_API cls_status cls_describe(cls_context *ctx, const cls_array *x, cls_scope scope, double sigma,
                                 cls_summary *out);
@@ -1039,11 +1044,13 @@ CLS_API cls_status cls_device_measure(cls_context *ctx, size_t i, size_t bytes, 
  * file (a moments pass, per clipping iteration the medians' counting
  * passes and a moments pass, a median fill's counting passes, then the
  * pass that writes; decisions from counts and medians equal the in-memory
- * call's, means agree up to the rounding of their merge), except
- * most_frequent imputation and a scaler that does not fuse with the
- * cleaning (robust, discount factors, clamped clipping ahead of a scaler):
+ * call's, means agree up to the rounding of their merge); a scaler that
+ * does not fuse with the cleaning (robust, discount factors, clamped
+ * clipping ahead of a scaler) then takes its own passes over the output,
+ * rewriting it in place. most_frequent imputation there is
  * CLS_E_UNSUPPORTED, before any pass. The other calls refuse a cleaning
- * stage (CLS_E_UNSUPPORTED).
+ * stage (CLS_E_UNSUPPORTED). cls_describe() of a file reads it through
+ * the same pool (docs/guide/files.md says how many times).
  *
  * Progress: the context's cls_config.progress is called after each chunk,
  * from the calling thread, with the bytes read and written so far over the

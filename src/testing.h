@@ -35,6 +35,9 @@ typedef struct cls_tuning {
     int         no_gather;     /* exact selection keeps every counting pass on the devices
                                   rather than finishing on the host (select.c) */
     int         fit_tiles;     /* cls_fit cut in row tiles rather than whole groups (pipeline.c) */
+    size_t      hash_part_rows; /* cls_describe of a file whose groups span chunks: rows
+                                   whose hashes one part of the duplicate-row table holds
+                                   (describe_stream.c); 0: HASH_BUDGET's */
     unsigned    clip_stage;    /* 1..3: the one-pass clipping kernel cut short after a stage,
                                   results wrong; only in a build configured with
                                   -Dbench_stages=true (clip_fast.c), ignored elsewhere */

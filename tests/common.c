@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -330,9 +331,11 @@ int test_run_tool(const char *dir, tool_result *r, const char *const *args)
     posix_spawn_file_actions_destroy(&fa);
     if (e) return -1;
     int ws;
-    while (waitpid(pid, &ws, 0) < 0)
+    struct rusage ru;
+    while (wait4(pid, &ws, 0, &ru) < 0)
         if (errno != EINTR) return -1;
     r->status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -WTERMSIG(ws);
+    r->maxrss_kb = ru.ru_maxrss;
     slurp(outp, r->out, sizeof r->out);
     slurp(errp, r->err, sizeof r->err);
     return 0;

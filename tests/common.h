@@ -60,6 +60,7 @@ typedef struct tool_result {
     int  status;        /* exit status; -signal if killed */
     char out[65536];    /* stdout */
     char err[16384];    /* stderr */
+    long maxrss_kb;     /* the tool's peak resident memory (wait4) */
 } tool_result;
 int test_run_tool(const char *dir, tool_result *r, const char *const *args);
 

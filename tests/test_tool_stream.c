@@ -224,6 +224,146 @@ static void cleaning_streams_like_mapped(void **s)
     assert_int_equal(temps_in(dir), 0);
 }
 
+/* clean --verbose streams: its per-column missing and clipped counts and
+ * its output are the mapped path's, in one pass (whole matrices a chunk)
+ * and over groups larger than a chunk (--scope batch). */
+static void clean_verbose_streams_like_mapped(void **s)
+{
+    (void)s;
+    write_npy(file("v.npy"), 6, 40, 5, 4);
+    const char *scopes[] = {"matrix", "batch"};
+    for (int k = 0; k < 2; k++) {
+        const char *m[] = {"clean", "--verbose", "--scope", scopes[k], "--sigma-clip", "2", "--impute", "median",
+                           file("v.npy"), file("vm.npy"), NULL};
+        const char *n[] = {"clean", "--verbose", "--scope", scopes[k], "--sigma-clip", "2", "--impute", "median",
+                           file("v.npy"), file("vn.npy"), NULL};
+        setenv("CLSCALE_STREAM", "0", 1);
+        tool_argv(m);
+        expect_status(0);
+        char mapped[sizeof R.err];
+        memcpy(mapped, R.err, sizeof mapped);
+        setenv("CLSCALE_STREAM", "1", 1);
+        setenv("CLSCALE_STREAM_BUFFER", "4k", 1);
+        tool_argv(n);
+        unsetenv("CLSCALE_STREAM_BUFFER");
+        unsetenv("CLSCALE_STREAM");
+        expect_status(0);
+        if (strcmp(R.err, mapped)) fail_msg("--scope %s: streamed counts\n%s\nmapped\n%s", scopes[k], R.err, mapped);
+        assert_non_null(strstr(R.err, "clipped"));
+        assert_same_files(file("vn.npy"), file("vm.npy"));
+    }
+}
+
+/* Lines of a describe --json output but the means and stds (merged
+ * over chunks when a group spans them). */
+static void without_moments(char *text)
+{
+    char *w = text;
+    for (char *line = text; *line;) {
+        char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) + 1 : strlen(line);
+        int moment = strstr(line, "\"mean\"") && strstr(line, "\"mean\"") < line + len;
+        moment |= strstr(line, "\"std\"") && strstr(line, "\"std\"") < line + len;
+        if (!moment) {
+            memmove(w, line, len);
+            w += len;
+        }
+        line += len;
+    }
+    *w = '\0';
+}
+
+/* describe streams the file: the mapped path's summary, the same text
+ * where each chunk holds whole matrices, and but for the means and stds
+ * where a group spans chunks (--scope batch). */
+static void describe_streams_like_mapped(void **s)
+{
+    (void)s;
+    write_npy(file("w.npy"), 6, 40, 5, 6);
+    const char *scopes[] = {"matrix", "batch"};
+    for (int k = 0; k < 2; k++) {
+        const char *a[] = {"describe", "--json", "--scope", scopes[k], file("w.npy"), NULL};
+        setenv("CLSCALE_STREAM", "0", 1);
+        tool_argv(a);
+        expect_status(0);
+        char *mapped = strdup(R.out);
+        assert_non_null(mapped);
+        setenv("CLSCALE_STREAM", "1", 1);
+        setenv("CLSCALE_STREAM_BUFFER", "4k", 1);
+        tool_argv(a);
+        unsetenv("CLSCALE_STREAM_BUFFER");
+        unsetenv("CLSCALE_STREAM");
+        expect_status(0);
+        if (k == 1) {
+            without_moments(mapped);
+            without_moments(R.out);
+        }
+        if (strcmp(R.out, mapped)) fail_msg("--scope %s: streamed\n%s\nmapped\n%s", scopes[k], R.out, mapped);
+        free(mapped);
+    }
+}
+
+/* AddressSanitizer's quarantine and shadow memory are in the RSS */
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+#ifndef UNDER_ASAN
+#define UNDER_ASAN 0
+#endif
+
+/* A 96 MB file, 24 times the tool's pool (4 buffers of 1 MiB), one
+ * group of 64 columns: clean --verbose, describe, robust scaling after
+ * clipping and a clamp each stream it, their peak RSS above the same
+ * command's on a 2 MB file by the library's bounded scratch, well under
+ * the file (mapped, the input's pages alone would add all of it). */
+static void peak_rss_of_every_operation_is_the_pool_not_the_file(void **s)
+{
+    (void)s;
+    if (UNDER_ASAN) test_skip("AddressSanitizer's quarantine and shadow memory are in the RSS");
+    /* rows of 64 columns: describe's duplicate-row table (16 bytes a row,
+     * bounded at 16 MiB) stays small beside the file */
+    write_npy(file("tiny.npy"), 1, 4000, 64, 8);   /* 2 MB: its group spans chunks too */
+    write_npy(file("large.npy"), 1, 187500, 64, 9); /* 96 MB */
+    /* the library's scratch, bounded whatever the file: the selection's
+     * gather (16 MiB), describe's duplicate-row table, the engine's state */
+    const long bound = 40000; /* KB */
+    const char *const ops[][12] = {
+        {"clean", "--verbose", "--sigma-clip", "3,2", "--impute", "median", "IN", "OUT", NULL},
+        {"describe", "IN", NULL},
+        {"normalize", "--method", "robust", "--sigma-clip", "3,2", "IN", "OUT", NULL},
+        {"clean", "--impute", "median", "--clip-mode", "clamp", "--sigma-clip", "3,2", "IN", "OUT", NULL},
+    };
+    setenv("CLSCALE_STREAM_BUFFER", "1M", 1);
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+        /* the large file first, untimed: the kernels it takes built and
+         * cached (a cold build's compiler is in the RSS) */
+        long rss[3];
+        for (int run = 0; run < 3; run++) {
+            int big = run != 1;
+            const char *argv[12];
+            size_t i = 0;
+            for (; ops[k][i]; i++)
+                argv[i] = !strcmp(ops[k][i], "IN")    ? file(big ? "large.npy" : "tiny.npy")
+                          : !strcmp(ops[k][i], "OUT") ? file("rss-out.npy")
+                                                      : ops[k][i];
+            argv[i] = NULL;
+            tool_argv(argv);
+            expect_status(0);
+            rss[run] = R.maxrss_kb;
+        }
+        if (rss[2] - rss[1] > bound)
+            fail_msg("%s %s: peak RSS %ld KB on the 96 MB file, %ld KB on a 2 MB one", ops[k][0], ops[k][1], rss[2],
+                     rss[1]);
+    }
+    unsetenv("CLSCALE_STREAM_BUFFER");
+    unlink(file("large.npy"));
+    unlink(file("rss-out.npy"));
+}
+
 /* Light curves stream whole matrices (1600 B each in a 4 KiB chunk): the
  * trend, smoothed bins, bins reduced (OUT one row per bin of 4: the
  * stream writes 10 rows a matrix), a scaler after the trend. Bins alone
@@ -494,6 +634,9 @@ int main(void)
         cmocka_unit_test(normalize_apply_discount_stream_like_mapped),
         cmocka_unit_test(cleaning_streams_like_mapped),
         cmocka_unit_test(light_curves_stream_like_mapped),
+        cmocka_unit_test(clean_verbose_streams_like_mapped),
+        cmocka_unit_test(describe_streams_like_mapped),
+        cmocka_unit_test(peak_rss_of_every_operation_is_the_pool_not_the_file),
         cmocka_unit_test(progress_on_a_terminal_shows_bytes_rate_and_time_left),
         cmocka_unit_test(progress_of_several_passes_counts_them_and_ends_at_100),
         cmocka_unit_test(input_truncated_while_read_fails_leaving_nothing),

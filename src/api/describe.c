@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/describe.h"
 #include "engine/passes.h"
 #include "quantiles/select.h"
 #include "stats/duplicates.h"
@@ -19,15 +20,13 @@
 #define UNIT_BYTES (32u << 20)
 
 typedef struct desc {
-    const cls_array *x;
     cls_qview        v;
     size_t           es;
     uint64_t         unit_rows;   /* rows per unit (both passes) */
     uint64_t         parts;       /* units per group (outliers) */
     void            *mean, *thr;  /* per entry, in the data's dtype */
-    cls_summary     *s;
-    uint64_t        *hash;        /* per row of the whole array */
-    int              duplicates;  /* the caller asked for the duplicate rows */
+    uint64_t        *outliers;    /* per entry: added to */
+    uint64_t        *hash;        /* per row of the view */
     pthread_mutex_t  lock;
 } desc;
 
@@ -76,10 +75,10 @@ static cls_status outlier_unit(void *user, cls_context *ctx, cls_dev *d, size_t 
         if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "clEnqueueReadBuffer", e);
     }
     if (st == CLS_OK) {
-        cls_column_summary *col = s->s->columns + g * C;
+        uint64_t *col = s->outliers + g * C;
         pthread_mutex_lock(&s->lock);
         for (size_t j = 0; j < nchunks; j++)
-            for (size_t c = 0; c < C; c++) col[c].outliers += cnt[j * C + c];
+            for (size_t c = 0; c < C; c++) col[c] += cnt[j * C + c];
         pthread_mutex_unlock(&s->lock);
     }
     release(m, 4);
@@ -145,10 +144,77 @@ static void *to_real(const double *a, size_t n, cls_dtype t)
     return r;
 }
 
-static cls_status summarise(cls_context *ctx, desc *d, double sigma)
+static void desc_init(desc *d, const cls_qview *v)
 {
-    const cls_array *x = d->x;
-    cls_summary *s = d->s;
+    memset(d, 0, sizeof *d);
+    d->v = *v;
+    d->es = v->dtype == CLS_F64 ? 8 : 4;
+    d->unit_rows = UNIT_BYTES / (v->C * d->es);
+    if (!d->unit_rows) d->unit_rows = 1;
+    d->parts = (d->v.Rg + d->unit_rows - 1) / d->unit_rows;
+}
+
+cls_status cls_describe_outliers(cls_context *ctx, const cls_qview *v, const double *mean, const double *thr,
+                                 uint64_t *outliers)
+{
+    if (!v->G || !v->Rg || !v->C) return CLS_OK;
+    desc d;
+    desc_init(&d, v);
+    size_t n = (size_t)v->G * v->C;
+    d.mean = to_real(mean, n, v->dtype);
+    d.thr = to_real(thr, n, v->dtype);
+    d.outliers = outliers;
+    cls_status st = d.mean && d.thr ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+    pthread_mutex_init(&d.lock, NULL);
+    if (st == CLS_OK) st = cls_passes_run(ctx, v->dtype, (size_t)(d.v.G * d.parts), outlier_unit, &d);
+    pthread_mutex_destroy(&d.lock);
+    free(d.mean);
+    free(d.thr);
+    return st;
+}
+
+cls_status cls_describe_hashes(cls_context *ctx, const cls_qview *v, uint64_t *hash)
+{
+    uint64_t total = v->G * v->Rg;
+    if (!total || !v->C) return CLS_OK;
+    desc d;
+    desc_init(&d, v);
+    d.hash = hash;
+    return cls_passes_run(ctx, v->dtype, (size_t)((total + d.unit_rows - 1) / d.unit_rows), hash_unit, &d);
+}
+
+void cls_describe_ranks(void *user, uint64_t n, uint64_t *r) { describe_ranks(user, n, r); }
+
+void cls_describe_quartiles(cls_column_summary *c, uint64_t n, const double *pv, cls_dtype t)
+{
+    c->median = c->q25 = c->q75 = NAN;
+    if (!n) return;
+    uint64_t lo, hi;
+    double gamma;
+    cls_quantile_ranks(0.25, n, &lo, &hi, &gamma);
+    c->q25 = lo == hi ? pv[0] : cls_quantile_lerp(pv[0], pv[1], gamma, t);
+    c->median = cls_median_of(pv[2], pv[3], n, t);
+    cls_quantile_ranks(0.75, n, &lo, &hi, &gamma);
+    c->q75 = lo == hi ? pv[4] : cls_quantile_lerp(pv[4], pv[5], gamma, t);
+}
+
+void cls_describe_moments(cls_column_summary *c, const cls_column_stats *cs, double sigma, double *mean, double *thr)
+{
+    c->count = cs->count;
+    c->missing = cs->missing;
+    c->min = c->count ? cs->min : NAN;
+    c->max = c->count ? cs->max : NAN;
+    c->mean = c->count ? cs->mean : NAN;
+    c->std = c->count ? sqrt(cs->m2 / (double)c->count) : NAN;
+    c->median = c->q25 = c->q75 = NAN;
+    c->outliers = 0;
+    *mean = c->mean;
+    *thr = sigma * c->std;
+}
+
+static cls_status summarise(cls_context *ctx, const cls_array *x, const cls_qview *v, cls_summary *s, double sigma,
+                            int duplicates)
+{
     size_t n = s->groups * s->cols;
     cls_pipeline p;
     memset(&p, 0, sizeof p);
@@ -159,115 +225,68 @@ static cls_status summarise(cls_context *ctx, desc *d, double sigma)
     if (st != CLS_OK) return st;
     const cls_column_stats *cs = cls_stats_columns(fitted);
     double *mean = malloc(n * sizeof *mean), *thr = malloc(n * sizeof *thr);
-    uint64_t *cnt = malloc(n * sizeof *cnt);
+    uint64_t *cnt = malloc(n * sizeof *cnt), *outl = calloc(n ? n : 1, sizeof *outl), *hash = NULL;
     double *vals = malloc(n * 6 * sizeof *vals);
-    if (!mean || !thr || !cnt || !vals) st = cls_fail(ctx, CLS_E_NOMEM, "out of memory");
-    for (size_t e = 0; st == CLS_OK && e < n; e++) {
-        cls_column_summary *c = &s->columns[e];
-        c->count = cs[e].count;
-        c->missing = cs[e].missing;
-        c->min = c->count ? cs[e].min : NAN;
-        c->max = c->count ? cs[e].max : NAN;
-        c->mean = c->count ? cs[e].mean : NAN;
-        c->std = c->count ? sqrt(cs[e].m2 / (double)c->count) : NAN;
-        c->median = c->q25 = c->q75 = NAN;
-        c->outliers = 0;
-        mean[e] = c->mean;
-        thr[e] = sigma * c->std;
-    }
+    if (!mean || !thr || !cnt || !vals || !outl) st = cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+    for (size_t e = 0; st == CLS_OK && e < n; e++) cls_describe_moments(&s->columns[e], &cs[e], sigma, &mean[e], &thr[e]);
     cls_stats_destroy(fitted);
-    if (st == CLS_OK) st = cls_select(ctx, &d->v, NULL, 6, describe_ranks, NULL, cnt, vals);
-    for (size_t e = 0; st == CLS_OK && e < n; e++) {
-        if (!cnt[e]) continue;
-        cls_column_summary *c = &s->columns[e];
-        const double *pv = vals + e * 6;
-        uint64_t lo, hi;
-        double gamma;
-        cls_quantile_ranks(0.25, cnt[e], &lo, &hi, &gamma);
-        c->q25 = lo == hi ? pv[0] : cls_quantile_lerp(pv[0], pv[1], gamma, x->dtype);
-        c->median = cls_median_of(pv[2], pv[3], cnt[e], x->dtype);
-        cls_quantile_ranks(0.75, cnt[e], &lo, &hi, &gamma);
-        c->q75 = lo == hi ? pv[4] : cls_quantile_lerp(pv[4], pv[5], gamma, x->dtype);
+    if (st == CLS_OK) st = cls_select(ctx, v, NULL, 6, describe_ranks, NULL, cnt, vals);
+    for (size_t e = 0; st == CLS_OK && e < n; e++) cls_describe_quartiles(&s->columns[e], cnt[e], vals + e * 6, x->dtype);
+    if (st == CLS_OK) st = cls_describe_outliers(ctx, v, mean, thr, outl);
+    for (size_t e = 0; st == CLS_OK && e < n; e++) s->columns[e].outliers = outl[e];
+    uint64_t total = v->G * v->Rg;
+    size_t es = x->dtype == CLS_F64 ? 8 : 4;
+    if (st == CLS_OK && duplicates) {
+        hash = malloc((size_t)total * sizeof *hash);
+        if (!hash) st = cls_fail(ctx, CLS_E_NOMEM, "out of memory");
     }
-    if (st == CLS_OK) {
-        d->mean = to_real(mean, n, x->dtype);
-        d->thr = to_real(thr, n, x->dtype);
-        if (!d->mean || !d->thr) st = cls_fail(ctx, CLS_E_NOMEM, "out of memory");
-    }
-    if (st == CLS_OK) st = cls_passes_run(ctx, x->dtype, (size_t)(d->v.G * d->parts), outlier_unit, d);
-    uint64_t total = d->v.G * d->v.Rg;
-    if (st == CLS_OK && d->duplicates) {
-        d->hash = malloc((size_t)total * sizeof *d->hash);
-        if (!d->hash) st = cls_fail(ctx, CLS_E_NOMEM, "out of memory");
-    }
-    if (st == CLS_OK && d->duplicates)
-        st = cls_passes_run(ctx, x->dtype, (size_t)((total + d->unit_rows - 1) / d->unit_rows), hash_unit, d);
-    for (size_t g = 0; st == CLS_OK && d->duplicates && g < s->groups; g++) {
-        const char *rows = d->v.x + (size_t)(g * d->v.Rg) * d->v.C * d->es;
-        if (cls_count_duplicate_rows(rows, x->dtype, d->v.Rg, d->v.C, d->hash + g * d->v.Rg,
-                                     &s->duplicate_rows[g]) != CLS_OK)
+    if (st == CLS_OK && duplicates) st = cls_describe_hashes(ctx, v, hash);
+    for (size_t g = 0; st == CLS_OK && duplicates && g < s->groups; g++) {
+        const char *rows = v->x + (size_t)(g * v->Rg) * v->C * es;
+        if (cls_count_duplicate_rows(rows, x->dtype, v->Rg, v->C, hash + g * v->Rg, &s->duplicate_rows[g]) != CLS_OK)
             st = cls_fail(ctx, CLS_E_NOMEM, "out of memory");
     }
     free(mean);
     free(thr);
     free(cnt);
     free(vals);
+    free(outl);
+    free(hash);
     return st;
 }
 
-cls_status cls_describe(cls_context *ctx, const cls_array *x, cls_scope scope, double sigma, cls_summary *out)
+cls_status cls_host_describe(cls_context *ctx, const cls_array *x, cls_scope scope, double sigma, cls_summary *out)
 {
-    if (!ctx) return CLS_E_ARG;
-    if (!ctx->usable) return cls_fail(ctx, CLS_E_ARG, "the context failed to initialise: %s", ctx->err);
-    if (!x || !x->data || !out || !out->columns) return cls_fail(ctx, CLS_E_ARG, "cls_describe: NULL argument");
+    if (!x->data) return cls_fail(ctx, CLS_E_ARG, "cls_describe: NULL argument");
     if (x->dtype != CLS_F32 && x->dtype != CLS_F64)
         return cls_fail(ctx, CLS_E_ARG, "cls_describe: dtype %d is neither CLS_F32 nor CLS_F64", (int)x->dtype);
     if (!x->batch || !x->rows || !x->cols)
         return cls_fail(ctx, CLS_E_ARG, "cls_describe: shape %zu x %zu x %zu has a zero dimension", x->batch,
                         x->rows, x->cols);
-    if ((unsigned)scope > CLS_SCOPE_BATCH) return cls_fail(ctx, CLS_E_ARG, "cls_describe: unknown scope %d", (int)scope);
-    if (sigma == 0) sigma = 3;
-    if (!(sigma > 0) || !isfinite(sigma))
-        return cls_fail(ctx, CLS_E_ARG, "cls_describe: sigma %g must be a finite number above 0", sigma);
-    desc d;
-    memset(&d, 0, sizeof d);
-    d.x = x;
-    d.es = x->dtype == CLS_F64 ? 8 : 4;
-    d.v = (cls_qview){x->data, x->dtype, scope == CLS_SCOPE_BATCH ? 1 : x->batch,
-                      scope == CLS_SCOPE_BATCH ? (uint64_t)x->batch * x->rows : x->rows, x->cols};
-    d.unit_rows = UNIT_BYTES / (x->cols * d.es);
-    if (!d.unit_rows) d.unit_rows = 1;
-    d.parts = (d.v.Rg + d.unit_rows - 1) / d.unit_rows;
+    cls_qview v = {x->data, x->dtype, scope == CLS_SCOPE_BATCH ? 1 : x->batch,
+                   scope == CLS_SCOPE_BATCH ? (uint64_t)x->batch * x->rows : x->rows, x->cols};
     /* the summary is built aside and copied to the caller's arrays only
      * when every pass succeeded: a failed call leaves them as they were */
-    cls_summary s = {.dtype = x->dtype, .scope = scope, .groups = (size_t)d.v.G, .rows = d.v.Rg,
+    cls_summary s = {.dtype = x->dtype, .scope = scope, .groups = (size_t)v.G, .rows = v.Rg,
                      .cols = x->cols, .sigma = sigma};
     s.columns = calloc(s.groups * s.cols, sizeof *s.columns);
     s.duplicate_rows = calloc(s.groups, sizeof *s.duplicate_rows);
-    if (!s.columns || !s.duplicate_rows) {
-        free(s.columns);
-        free(s.duplicate_rows);
-        return cls_fail(ctx, CLS_E_NOMEM, "out of memory");
-    }
-    d.s = &s;
-    d.duplicates = out->duplicate_rows != NULL;
-    pthread_mutex_init(&d.lock, NULL);
-    cls_status st = summarise(ctx, &d, sigma);
-    pthread_mutex_destroy(&d.lock);
-    free(d.mean);
-    free(d.thr);
-    free(d.hash);
-    if (st == CLS_OK) {
-        memcpy(out->columns, s.columns, s.groups * s.cols * sizeof *s.columns);
-        if (out->duplicate_rows) memcpy(out->duplicate_rows, s.duplicate_rows, s.groups * sizeof *s.duplicate_rows);
-        out->dtype = s.dtype;
-        out->scope = s.scope;
-        out->groups = s.groups;
-        out->rows = s.rows;
-        out->cols = s.cols;
-        out->sigma = s.sigma;
-    }
+    cls_status st = s.columns && s.duplicate_rows ? summarise(ctx, x, &v, &s, sigma, out->duplicate_rows != NULL)
+                                                  : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+    if (st == CLS_OK) cls_summary_put(out, &s);
     free(s.columns);
     free(s.duplicate_rows);
     return st;
+}
+
+void cls_summary_put(cls_summary *out, const cls_summary *s)
+{
+    memcpy(out->columns, s->columns, s->groups * s->cols * sizeof *s->columns);
+    if (out->duplicate_rows) memcpy(out->duplicate_rows, s->duplicate_rows, s->groups * sizeof *s->duplicate_rows);
+    out->dtype = s->dtype;
+    out->scope = s->scope;
+    out->groups = s->groups;
+    out->rows = s->rows;
+    out->cols = s->cols;
+    out->sigma = s->sigma;
 }

@@ -45,6 +45,10 @@ cls_status cls_host_quantiles(cls_context *ctx, const cls_array *x, cls_scope sc
 cls_status cls_host_quantiles_combined(cls_context *ctx, const cls_array *x, cls_scope scope, const double *q,
                                        size_t nq, const cls_combine *combine, double *out);
 cls_status cls_host_bin(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in, cls_array *out);
+/* cls_describe (scope, sigma > 0 and out checked): describe.c in memory,
+ * describe_stream.c for CLS_IN_FILE and CLS_IN_NPY */
+cls_status cls_host_describe(cls_context *ctx, const cls_array *x, cls_scope scope, double sigma, cls_summary *out);
+cls_status cls_file_describe(cls_context *ctx, const cls_array *x, cls_scope scope, double sigma, cls_summary *out);
 cls_status cls_host_medians(cls_context *ctx, const cls_array *x, cls_scope scope, double *out);
 cls_status cls_host_medians_combined(cls_context *ctx, const cls_array *x, cls_scope scope,
                                      const cls_combine *combine, double *out);
@@ -68,6 +72,9 @@ cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const
 cls_status cls_file_fit_transform_combined(cls_context *ctx, const cls_pipeline *p, const cls_file_array *in,
                                            const cls_file_array *out, const cls_stream_opts *opts,
                                            const cls_combine *combine, cls_stats **fitted);
+/* Opens the .npy file at path and reads its header into *a (fd open
+ * read-only: the caller closes it). */
+cls_status cls_npy_open_input(cls_context *ctx, const char *path, cls_file_array *a);
 cls_status cls_npy_run(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const char *in_path,
                        const char *out_path, const cls_stream_opts *opts, cls_stats **fitted);
 

@@ -1,11 +1,13 @@
 /* The front door: cls_fit, cls_transform, cls_fit_transform, cls_quantiles,
- * cls_medians and cls_stats_fit_quantiles take data wherever it lives (a
+ * cls_medians, cls_describe and cls_stats_fit_quantiles take data wherever it lives (a
  * cls_array's `where`) and a pipeline that may span processes (its
  * `combine`), and hand each call to the engine's entry point for that kind
  * of data (api/entries.h).
  * Owns: the checks of what the public calls add (the data's kind, input and
  * output of one kind, a combine hook where none can apply); the choice of
  * entry point is plan/route.c's. The engine's calls check the rest. */
+#include <math.h>
+
 #include "internal.h"
 #include "api/entries.h"
 #include "plan/route.h"
@@ -160,4 +162,25 @@ cls_status cls_medians(cls_context *ctx, const cls_pipeline *p, const cls_array 
     cls_scope scope = p ? p->scope : CLS_SCOPE_MATRIX;
     if (combined(p)) return cls_host_medians_combined(ctx, x, scope, p->combine, out);
     return cls_host_medians(ctx, x, scope, out);
+}
+
+cls_status cls_describe(cls_context *ctx, const cls_array *x, cls_scope scope, double sigma, cls_summary *out)
+{
+    if (!ctx) return CLS_E_ARG;
+    if (!ctx->usable) return cls_fail(ctx, CLS_E_ARG, "the context failed to initialise: %s", ctx->err);
+    if (!x || !out || !out->columns) return cls_fail(ctx, CLS_E_ARG, "cls_describe: NULL argument");
+    if ((unsigned)scope > CLS_SCOPE_BATCH) return cls_fail(ctx, CLS_E_ARG, "cls_describe: unknown scope %d", (int)scope);
+    if (sigma == 0) sigma = 3;
+    if (!(sigma > 0) || !(sigma < INFINITY))
+        return cls_fail(ctx, CLS_E_ARG, "cls_describe: sigma %g must be a finite number above 0", sigma);
+    switch (x->where) {
+    case CLS_IN_HOST: return cls_host_describe(ctx, x, scope, sigma, out);
+    case CLS_IN_FILE:
+    case CLS_IN_NPY:
+        if (x->where == CLS_IN_NPY && !x->path) return cls_fail(ctx, CLS_E_ARG, "cls_describe: a .npy array without a path");
+        return cls_file_describe(ctx, x, scope, sigma, out);
+    default:
+        return cls_fail(ctx, CLS_E_UNSUPPORTED, "cls_describe: the data must be in host memory or in a file (where %d)",
+                        (int)x->where);
+    }
 }

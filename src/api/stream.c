@@ -9,15 +9,20 @@
  * take chunks of whole series only (whole matrices, blocks of whole
  * columns, the batch in batch scope; bins alone per matrix, row blocks of
  * whole bins): a row block of a series is refused, naming the limit;
- * bins reduced write each chunk's rows at their own offsets. The
- * reads and writes are io/stream_io.c's; this file only hands it buffers
- * and chunk offsets. */
+ * bins reduced write each chunk's rows at their own offsets. A cleaning
+ * over groups larger than a chunk ahead of a scaler that does not fuse
+ * with it takes two stages: the cleaning's passes write the output, then
+ * the rest of the pipeline rewrites the output in place. cls_file_read
+ * hands read-only passes to a caller that only reads (describe_stream.c).
+ * The reads and writes are io/stream_io.c's; this file only hands it
+ * buffers and chunk offsets. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api/file_read.h"
 #include "clean/clean_stream.h"
 #include "lightcurve/lightcurve.h"
 #include "quantiles/select.h"
@@ -79,6 +84,7 @@ typedef struct sjob {
                                    extremes, counting passes the quantiles */
     cls_qchunk_fn qchunk;       /* READ: the caller's function for each chunk */
     cls_cchunk_fn wchunk;       /* WRITE: the same, rewriting the chunk */
+    cls_fchunk_fn fchunk;       /* READ for cls_file_read: whole chunks instead of qchunk */
     void *qcu;
     /* the report, summed over the chunks' calls */
     size_t *slices;
@@ -92,6 +98,9 @@ typedef struct sjob {
      * output has obins rows per statistics group; each chunk's rows go
      * to obuf, then to the start of its buffer, which writes them */
     int reduce;
+    int tail;                   /* the cleaning's writing pass is not the last */
+    int in_place;               /* out is in (the second stage of a cleaning that does not
+                                   fuse): its data is ours to rewrite */
     uint64_t obins;
     unsigned bin_align;         /* bins alone per matrix: row blocks of a multiple of these rows
                                    (a bin never spans two blocks), else 0 */
@@ -337,6 +346,13 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
     cls_stats *cs = NULL, *sub = NULL;
     cls_status st = CLS_OK;
     if (k == PASS_READ || k == PASS_WRITE) {
+        if (k == PASS_READ && j->fchunk) {
+            /* the chunk whole: its groups, and its first row in them */
+            int batch = p.scope == CLS_SCOPE_BATCH;
+            uint64_t g0 = batch ? 0 : c->b0, ng = batch ? 1 : c->nb;
+            uint64_t r0 = batch ? (uint64_t)c->b0 * j->R + c->r0 : c->r0, rows = batch ? (uint64_t)c->nb * c->nr : c->nr;
+            return j->fchunk(j->qcu, g0, ng, r0, rows, buf);
+        }
         /* the chunk's rows, per statistics group */
         size_t parts = p.scope == CLS_SCOPE_BATCH ? 1 : c->nb;
         uint64_t rows = p.scope == CLS_SCOPE_BATCH ? (uint64_t)c->nb * c->nr : c->nr;
@@ -482,12 +498,23 @@ static cls_status count_pass(void *user, cls_qchunk_fn chunk, void *cu)
     return run_pass(j, PASS_READ);
 }
 
+static cls_status visit_pass(void *user, cls_fchunk_fn chunk, void *cu)
+{
+    sjob *j = user;
+    j->fchunk = chunk;
+    j->qcu = cu;
+    cls_status st = run_pass(j, PASS_READ);
+    j->fchunk = NULL;
+    return st;
+}
+
 static cls_status write_pass(void *user, cls_cchunk_fn chunk, void *cu)
 {
     sjob *j = user;
     j->wchunk = chunk;
     j->qcu = cu;
-    next_passes(j, 0, 0, 0); /* the last pass */
+    /* the last pass, or (tail) one that reads and writes out follows */
+    next_passes(j, j->tail, j->tail ? 2 * j->bytes : 0, j->tail);
     return run_pass(j, PASS_WRITE);
 }
 
@@ -522,6 +549,7 @@ static cls_status fit_split_quantiles(sjob *j)
 static cls_status check_unchanged(sjob *j)
 {
     struct stat sb;
+    if (j->in_place) return CLS_OK; /* written by this call: the stage before checked the input */
     if (fstat(j->in->fd, &sb) != 0 || !S_ISREG(sb.st_mode)) return CLS_OK;
     if (sb.st_size != j->st0.st_size)
         return cls_fail(j->ctx, CLS_E_IO, "%s: changed size while being read (%lld bytes, then %lld)", j->iname,
@@ -532,9 +560,11 @@ static cls_status check_unchanged(sjob *j)
 }
 
 static cls_status sjob_init_as(sjob *j, cls_context *ctx, const cls_pipeline *p, const cls_stats *s,
-                               const cls_file_array *in, const cls_file_array *out, int fit_only, int reduce)
+                               const cls_file_array *in, const cls_file_array *out, int fit_only, int reduce,
+                               int in_place)
 {
     memset(j, 0, sizeof *j);
+    j->in_place = in_place;
     j->ctx = ctx;
     j->in = in;
     j->out = out;
@@ -585,7 +615,7 @@ static cls_status sjob_init_as(sjob *j, cls_context *ctx, const cls_pipeline *p,
     if (S_ISREG(j->st0.st_mode) && (uint64_t)j->st0.st_size < in->offset + j->bytes)
         return cls_fail(ctx, CLS_E_IO, "%s: %lld bytes, but the array ends at byte %llu (truncated?)", j->iname,
                         (long long)j->st0.st_size, (unsigned long long)(in->offset + j->bytes));
-    if (out && !fit_only) {
+    if (out && !fit_only && !in_place) {
         struct stat so;
         if (fstat(out->fd, &so) == 0 && so.st_dev == j->st0.st_dev && so.st_ino == j->st0.st_ino &&
             out->offset < in->offset + j->bytes && in->offset < out->offset + j->bytes)
@@ -609,7 +639,7 @@ static cls_status sjob_init_as(sjob *j, cls_context *ctx, const cls_pipeline *p,
 static cls_status sjob_init(sjob *j, cls_context *ctx, const cls_pipeline *p, const cls_stats *s,
                             const cls_file_array *in, const cls_file_array *out, int fit_only)
 {
-    return sjob_init_as(j, ctx, p, s, in, out, fit_only, 0);
+    return sjob_init_as(j, ctx, p, s, in, out, fit_only, 0, 0);
 }
 
 /* The report of the whole stream: the chunks' calls summed. */
@@ -746,13 +776,58 @@ cls_status cls_file_transform(cls_context *ctx, const cls_pipeline *p, const cls
     return sjob_finish(&j, st);
 }
 
+/* The pipeline (no cleaning stage) over `a` rewritten in place: a fit
+ * (one pass, or the statistics pass and the counting passes), then the
+ * pass that writes. */
+static cls_status file_fit_transform_in_place(sjob *o, const cls_pipeline *p, const cls_file_array *a,
+                                              const cls_stream_opts *opts, cls_stats **fitted)
+{
+    sjob j;
+    cls_status st = sjob_init_as(&j, o->ctx, p, NULL, a, a, 0, 0, 1);
+    /* its passes follow the first stage's in the progress the caller sees */
+    j.progress = o->progress;
+    j.progress_user = o->progress_user;
+    j.pass = o->pass;
+    j.done = o->done;
+    j.passes = o->passes;
+    if (st == CLS_OK) st = plan(&j, opts, 1);
+    if (st == CLS_OK) {
+        j.want_stats = fitted != NULL;
+        if (whole_groups(&j) || j.p.scaler == CLS_NONE) {
+            next_passes(&j, 0, 0, 0);
+            st = run_pass(&j, PASS_FUSED);
+        } else {
+            j.split_quantiles = j.p.scaler == CLS_ROBUST;
+            next_passes(&j, 1, 2 * j.bytes, j.split_quantiles);
+            st = run_pass(&j, PASS_FIT);
+            if (st == CLS_OK && j.split_quantiles) st = fit_split_quantiles(&j);
+            if (st == CLS_OK) {
+                j.use = j.acc;
+                next_passes(&j, 0, 0, 0);
+                st = run_pass(&j, PASS_APPLY);
+            }
+        }
+    }
+    if (st == CLS_OK && fitted) {
+        *fitted = j.acc;
+        j.acc = NULL;
+    }
+    cls_stats_destroy(j.acc);
+    o->done = j.done;
+    o->passes = j.passes;
+    st = sjob_finish(&j, st);
+    /* the report of the whole call: this stage's slices added to the first's */
+    if (st == CLS_OK) note_report(o);
+    return st;
+}
+
 cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_file_array *in,
                                     const cls_file_array *out, const cls_stream_opts *opts, cls_stats **fitted)
 {
     if (fitted) *fitted = NULL;
     sjob j;
     int reduce = out && cls_route_bins_reduce(p, fitted != NULL, in->batch, in->rows, 1, out->batch, out->rows);
-    cls_status st = sjob_init_as(&j, ctx, p, NULL, in, out, 0, reduce);
+    cls_status st = sjob_init_as(&j, ctx, p, NULL, in, out, 0, reduce, 0);
     if (st == CLS_OK && !p) st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: pipeline is NULL");
     if (st == CLS_OK && j.p.inverse)
         st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: inverse needs fitted statistics; use "
@@ -765,7 +840,27 @@ cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const
          * bins alone, whole bins) */
         int whole = whole_groups(&j) || j.bin_align;
         j.want_stats = fitted != NULL;
-        if (j.p.clean && !whole) {
+        if (j.p.clean && !whole && !cls_route_fuses(&j.p) &&
+            (j.p.scaler != CLS_NONE || j.p.factors || fitted)) {
+            /* a scaler (or factors, or statistics) that does not fuse with
+             * the cleaning: the cleaning's passes write out, then the rest
+             * of the pipeline runs over out in place, as the call in
+             * memory runs it over its cleaned output */
+            cls_pipeline all = j.p, rest = j.p;
+            j.p.scaler = CLS_NONE;
+            j.p.factors = NULL;
+            rest.clean = NULL;
+            j.tail = 1; /* at least one pass over out follows the cleaning's last */
+            st = stream_clean(&j, NULL, NULL);
+            j.p = all;
+            /* the second stage's pool takes the place of this one's: never both */
+            for (unsigned i = 0; i < j.nbufs; i++) {
+                if (j.bufs[i]) cls_host_free(ctx, j.bufs[i]);
+                j.bufs[i] = NULL;
+            }
+            if (st == CLS_OK) st = check_unchanged(&j);
+            if (st == CLS_OK) st = file_fit_transform_in_place(&j, &rest, out, opts, fitted ? &j.acc : NULL);
+        } else if (j.p.clean && !whole) {
             /* a group's values are not in memory together: the cleaning
              * stage's passes over the file */
             st = stream_clean(&j, fitted ? &j.acc : NULL, NULL);
@@ -822,5 +917,23 @@ cls_status cls_file_fit_transform_combined(cls_context *ctx, const cls_pipeline 
         j.acc = NULL;
     }
     cls_stats_destroy(j.acc);
+    return sjob_finish(&j, st);
+}
+
+cls_status cls_file_read(cls_context *ctx, const cls_file_array *in, cls_scope scope, const cls_stream_opts *opts,
+                         cls_fread_body body, void *user)
+{
+    sjob j;
+    cls_pipeline p = {.scaler = CLS_NONE, .scope = scope};
+    cls_status st = sjob_init(&j, ctx, &p, NULL, in, NULL, 1);
+    /* chunks of whole rows (never blocks of columns): a pass hands each
+     * group's rows in their order */
+    if (st == CLS_OK) st = plan(&j, opts, 0);
+    if (st == CLS_OK) {
+        cls_fread src = {visit_pass, &j, whole_groups(&j)};
+        next_passes(&j, 0, 0, 1);
+        st = body(user, &src);
+    }
+    if (st == CLS_OK) st = check_unchanged(&j);
     return sjob_finish(&j, st);
 }

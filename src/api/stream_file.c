@@ -111,6 +111,23 @@ static cls_status prepare_out(cls_context *ctx, int fd, const char *path, cls_fi
     return CLS_OK;
 }
 
+cls_status cls_npy_open_input(cls_context *ctx, const char *path, cls_file_array *a)
+{
+    if (!path || !*path) return cls_fail(ctx, CLS_E_ARG, ".npy file: a path is empty");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return cls_fail(ctx, CLS_E_IO, "%s: cannot open: %s", path, strerror(errno));
+    memset(a, 0, sizeof *a);
+    a->fd = fd;
+    a->name = path;
+    size_t ndim, shape[3];
+    cls_status st = read_header(ctx, fd, path, a, &ndim, shape);
+    if (st != CLS_OK) {
+        close(fd);
+        a->fd = -1;
+    }
+    return st;
+}
+
 cls_status cls_npy_run(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const char *in_path,
                            const char *out_path, const cls_stream_opts *opts, cls_stats **fitted)
 {

@@ -556,7 +556,12 @@ static cls_status radix(sel *s, cls_context *ctx, cls_rank_fn rank, void *user)
     cls_status st = s->prefix && s->resid && s->bcnt && s->hist ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
     /* the host's end: not across processes (each holds only its own values) */
     int gather = !s->comb && !ctx->tune.no_gather;
-    uint64_t gather_max = budget / 8;
+    /* the keys it copies out (8 bytes each): within the budget in memory;
+     * streamed within 16 MiB, as a file's larger budget is for fewer
+     * waves of histograms while the keys are resident memory on top of
+     * the stream's pool (a gather declined costs one more counting pass,
+     * a read of the file) */
+    uint64_t gather_max = (s->src ? (uint64_t)16 << 20 : (uint64_t)budget) / 8;
     /* a failure before the first pass still reaches the other processes */
     if (st != CLS_OK && s->comb) s->comb->fn(s->comb->user, st, NULL, 0);
     unsigned key_bits = v->dtype == CLS_F64 ? 64 : 32;

@@ -2,7 +2,8 @@
  * [--devices SEL]: a summary of every column (cls_describe) as an aligned
  * table on a terminal or as JSON (jansson), and the duplicate rows. The
  * whole output is made before any of it is printed: a failure prints
- * nothing on stdout. */
+ * nothing on stdout. The file is streamed (cls_describe of a .npy path),
+ * or, with CLSCALE_STREAM=0, described through its mapping. */
 #include <errno.h>
 #include <stdarg.h>
 #include <math.h>
@@ -15,6 +16,7 @@
 #define json_string cli_json_string_unused
 #include "cli.h"
 #include "input.h"
+#include "stream_run.h"
 #undef json_string
 
 #include <jansson.h>
@@ -191,6 +193,10 @@ int cmd_describe(int argc, char **argv)
         return rc;
     }
     cls_array x = {.data = f.data, .dtype = f.dtype, .batch = f.batch, .rows = f.rows, .cols = f.cols};
+    /* the file read through the library's bounded pool, not the mapping
+     * (whose pages would count in the RSS, growing with the file) */
+    if (cli_stream_wanted(&f)) x = (cls_array){.where = CLS_IN_NPY, .path = in, .dtype = f.dtype, .batch = f.batch,
+                                               .rows = f.rows, .cols = f.cols};
     size_t groups = scope == CLS_SCOPE_BATCH ? 1 : x.batch;
     cls_summary sum = {.columns = calloc(groups * x.cols, sizeof *sum.columns),
                        .duplicate_rows = calloc(groups, sizeof *sum.duplicate_rows)};

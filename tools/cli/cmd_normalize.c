@@ -495,10 +495,11 @@ static int run(args *a)
     const cls_pipeline *pp = a->cmd == CMD_APPLY && !a->inverse ? NULL : &a->p;
     cls_stats **fit = a->cmd == CMD_NORMALIZE && a->stats_out ? &stats : NULL;
     err[0] = '\0';
-    /* streaming (stream_run.c), else the mapped arrays. A cleaning stage
-     * streams when each statistics group fits one buffer (it needs a
-     * group's values together; the library says CLS_E_UNSUPPORTED
-     * otherwise), and not with clean --verbose, whose counts are per call. */
+    /* streaming (stream_run.c), else the mapped arrays: only where the
+     * library refuses a pipeline before any pass (CLS_E_UNSUPPORTED: a
+     * cleaning stage it cannot stream, docs/guide/files.md). clean
+     * --verbose streams too: the streamed cleaning fills the same per-column
+     * counts as the call in memory. */
     cls_pipeline cp = a->p;
     if (a->cmd == CMD_CLEAN) {
         cp.scaler = CLS_NONE;
@@ -506,7 +507,7 @@ static int run(args *a)
         pp = &cp;
     }
     int streamed = 0;
-    if (cli_stream_wanted(&in) && !(a->cmd == CMD_CLEAN && a->verbose)) {
+    if (cli_stream_wanted(&in)) {
         int fits = a->cmd == CMD_NORMALIZE || a->cmd == CMD_CLEAN;
         st = cli_stream_run(ctx, pp, fits ? NULL : stats, fit, a->in, &in, &out, err, sizeof err);
         streamed = !(st == CLS_E_UNSUPPORTED && pp && pp->clean);
