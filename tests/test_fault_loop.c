@@ -954,6 +954,55 @@ static int stray_files(const char *dir)
     return n;
 }
 
+/* Objects other than programs and kernels: those are built when a device
+ * first runs a kernel, in whichever call that is (the scheduler's choice
+ * of the moment), and released with the context. */
+static long live_between_calls(void)
+{
+    long n = 0;
+    for (int t = 0; t < OBJ_TYPES; t++)
+        if (t != OBJ_PROGRAM && t != OBJ_KERNEL) n += fault_count.created(t) - fault_count.released(t);
+    return n;
+}
+
+/* MANY_CALLS healthy calls of a path on a context of one device: no
+ * buffer, queue, event or context more after each than after the first,
+ * every object released with the context; the result the first call's
+ * each time. One device, so that what it keeps across calls (pinned
+ * buffers, programs) is made in the first call: on two, the second
+ * device's may come in any call, as the threads' race decides. */
+#define MANY_CALLS 20
+static void many_calls_balance(const char *name, path_call fn, const cls_array *x, size_t nout)
+{
+    double *first = malloc(nout * sizeof *first), *out = malloc(nout * sizeof *out);
+    assert_non_null(first);
+    assert_non_null(out);
+    long before = live_objects();
+    cls_context *ctx = NULL;
+    assert_int_equal(create_alone(&ctx, 1), CLS_OK);
+    assert_int_equal(fn(ctx, x, first, nout), CLS_OK);
+    long warm = live_between_calls();
+    for (int i = 1; i < MANY_CALLS; i++) {
+        cls_status st = fn(ctx, x, out, nout);
+        if (st != CLS_OK) print_lines(name, cls_last_error(ctx));
+        assert_int_equal(st, CLS_OK);
+        assert_memory_equal(out, first, nout * sizeof *out);
+        long now = live_between_calls();
+        if (now != warm) {
+            print_message("# %s: %ld objects more after call %d than after the first:", name, now - warm, i);
+            for (int t = 0; t < OBJ_TYPES; t++)
+                print_message(" %ld", fault_count.created(t) - fault_count.released(t));
+            print_message("\n");
+        }
+        assert_int_equal(now, warm);
+    }
+    cls_context_destroy(ctx);
+    expect_balanced(before, name);
+    print_message("# %s: %d calls on one context, objects flat and released\n", name, MANY_CALLS);
+    free(first);
+    free(out);
+}
+
 /* ---- streaming: .npy files in and out through the buffer pool ---- */
 
 static char stream_dir[4096];
@@ -1005,6 +1054,8 @@ static void streaming_survives_a_failure_at_every_call(void **state)
     test_tmpdir(stream_dir, sizeof stream_dir, "fault-loop-stream");
     cls_array x = ref_make(CLS_F64, 2, 120, 5, 49, REF_MISSING | REF_NEGATIVE);
     size_t n = x.batch * x.rows * x.cols;
+    stream_buffer = 4096;
+    many_calls_balance("streaming", stream_call, &x, n);
     stream_buffer = 8192; /* a matrix is 4800 bytes: one pass */
     path_survives("streaming, one pass", stream_call, &x, n, 0);
     stream_buffer = 4096; /* rows of 40 bytes, a matrix in two buffers and more: two passes */
