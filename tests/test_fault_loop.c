@@ -1012,7 +1012,7 @@ static const char old_out[] = "an older file a streaming call must leave alone o
 /* cls_fit_transform of one .npy file into another (z-score, matrix scope),
  * through a pool of small buffers; the output's data copied into `out` on
  * success. A failure must leave the old output file byte for byte and no
- * temporary beside it. */
+ * temporary beside it; the input file is unchanged either way. */
 static cls_status stream_call(cls_context *ctx, const cls_array *x, double *out, size_t nout)
 {
     char in[4200], outp[4200];
@@ -1040,6 +1040,12 @@ static cls_status stream_call(cls_context *ctx, const cls_array *x, double *out,
     }
     free(now);
     assert_int_equal(stray_files(stream_dir), 0);
+    /* the input file is only read */
+    cls_npy f;
+    char err[1024];
+    if (cls_npy_open(in, &f, err, sizeof err) != CLS_OK) fail_msg("%s", err);
+    assert_memory_equal(f.data, x->data, x->batch * x->rows * x->cols * (x->dtype == CLS_F64 ? 8 : 4));
+    cls_npy_close(&f, 0, err, sizeof err);
     return st;
 }
 
