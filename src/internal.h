@@ -173,6 +173,13 @@ int cls_cache_get(const char *dir, uint64_t key, unsigned char **bin, size_t *le
 /* Writes atomically (temp file + rename); returns 0, or -1 (ignored by callers:
  * a cache that cannot be written only costs time). */
 int cls_cache_put(const char *dir, uint64_t key, const unsigned char *bin, size_t len);
+/* Waits until no other process or thread builds `key` (a lock file beside
+ * the entries, `.KEY.lock`), then holds it: a build that misses the cache
+ * takes it, looks again (another may have saved the entry meanwhile), and
+ * builds only if still missing. Returns a descriptor for cls_cache_unlock(),
+ * or -1 when the folder cannot hold the lock (read-only: build without). */
+int cls_cache_lock(const char *dir, uint64_t key);
+void cls_cache_unlock(int fd);
 /* The default cache folder into buf ("" when no home is known). */
 void cls_cache_default_dir(char *buf, size_t len);
 

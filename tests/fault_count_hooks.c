@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fault_count.h"
 
@@ -433,10 +434,18 @@ EXPORT long clsfault_objects_released(int type);
 /* CLSFAULT_COUNT_OUT=FILE: at exit, the process's rule 0 and object counts
  * written to FILE as "seen injected call live", for a test that armed the
  * rule in a process it cannot reach (the tool): live is the objects
- * created (or retained) and not released at exit. */
+ * created (or retained) and not released at exit. A FILE ending in '/' is
+ * a folder where each process writes a file named by its pid (the ranks
+ * of an mpirun). */
 static void report_at_exit(void)
 {
     const char *path = getenv("CLSFAULT_COUNT_OUT");
+    char each[4200];
+    size_t n = path ? strlen(path) : 0;
+    if (n && path[n - 1] == '/') {
+        snprintf(each, sizeof each, "%s%ld", path, (long)getpid());
+        path = each;
+    }
     FILE *f = path ? fopen(path, "w") : NULL;
     if (!f) return;
     const char *call = clsfault_count_failed_call(0);

@@ -171,20 +171,59 @@ static int check_entries(const char *dir, int strict)
     return valid;
 }
 
+/* Programs the processes built from source (clCreateProgramWithSource,
+ * counted in each child by the fault layer, CLSFAULT_COUNT_OUT=folder/):
+ * the sum over the count files in `folder`, which are removed. */
+static long builds_from_source(const char *folder)
+{
+    DIR *d = opendir(folder);
+    assert_non_null(d);
+    long sum = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.') continue;
+        char p[8192];
+        snprintf(p, sizeof p, "%s/%s", folder, e->d_name);
+        FILE *f = fopen(p, "r");
+        assert_non_null(f);
+        long seen = 0;
+        assert_int_equal(fscanf(f, "%ld", &seen), 1);
+        fclose(f);
+        unlink(p);
+        sum += seen;
+    }
+    closedir(d);
+    return sum;
+}
+
+/* Two processes at once on a cold cache: right results, only valid
+ * entries, and each program built from source once between them (a build
+ * that misses holds the entry's lock, src/engine/cache.c; the other waits
+ * and reads the entry). A third process, on the warm cache, builds none. */
 static void two_processes_fill_one_cold_cache_at_once(void **state)
 {
     (void)state;
-    char dir[4096];
+    char dir[4096], folder[4200], out[4300];
     test_tmpdir(dir, sizeof dir, "cache-two");
+    test_tmpdir(folder, sizeof folder, "cache-two-counts");
+    snprintf(out, sizeof out, "%s/", folder);
+    setenv("OPENCL_LAYERS", getenv("CLS_FAULT_LAYER"), 1);
+    setenv("CLSFAULT_COUNT", "pthread:-1:clCreateProgramWithSource:-1:0", 1);
+    setenv("CLSFAULT_COUNT_OUT", out, 1);
     pid_t a = spawn_child(dir, "all"), b = spawn_child(dir, "all");
     assert_int_equal(wait_child(a), 0);
     assert_int_equal(wait_child(b), 0);
     int n = check_entries(dir, 1);
-    print_message("# %d entries, all valid, no temporary left\n", n);
+    long built = builds_from_source(folder);
+    print_message("# %d entries, all valid, no temporary left; %ld programs built from source\n", n, built);
     assert_true(n >= 8); /* the copy kernel and at least seven the jobs need */
+    assert_int_equal(built, n);
     /* and a third process from the warm cache */
     assert_int_equal(wait_child(spawn_child(dir, "all")), 0);
     assert_int_equal(check_entries(dir, 1), n);
+    assert_int_equal(builds_from_source(folder), 0);
+    unsetenv("OPENCL_LAYERS");
+    unsetenv("CLSFAULT_COUNT");
+    unsetenv("CLSFAULT_COUNT_OUT");
 }
 
 /* Corrupts entry `path` one of several ways. */

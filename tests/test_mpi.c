@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "clscale_mpi.h"
+#include "fault_ctl.h"
 #include "mpi_main.h"
 
 static cls_context *ctx;  /* small slices: the single-process fit merges many */
@@ -499,6 +500,79 @@ static void one_rank_failing_fails_every_rank(void **state)
     free(x);
 }
 
+/* ---- every OpenCL object released (the fault layer counts them) ---- */
+
+/* Objects other than programs and kernels: a device builds those the
+ * first time it runs a kernel, and releases them with the context. */
+static long live_between_calls(void)
+{
+    long n = 0;
+    for (int t = 0; t < OBJ_TYPES; t++)
+        if (t != OBJ_PROGRAM && t != OBJ_KERNEL) n += fault_count.created(t) - fault_count.released(t);
+    return n;
+}
+
+static long live_objects(void) { return fault_count.created(OBJ_ALL) - fault_count.released(OBJ_ALL); }
+
+#define MPI_CALLS 12
+
+/* cls_mpi_fit_transform (z-score, batch scope; the moments and then the
+ * quantiles of robust scaling across ranks) on a context of each rank's
+ * own: MPI_CALLS calls leave no buffer, queue, event or context more on any
+ * rank than the first did; the last rank's device failing at its first
+ * kernel launch fails the call on every rank, and the next call, healthy,
+ * works; once the context is destroyed every rank has released every
+ * object it made. */
+static void objects_flat_over_calls_and_released_after_a_fault(void **state)
+{
+    (void)state;
+    int layer = find_layer() == 0 && find_count_layer() == 0;
+    size_t R = 40, C = 6, first, count;
+    void *x = make(CLS_F64, 1, R, C, 17), *y = malloc(R * C * 8);
+    split_of(UNEVEN, R, &first, &count);
+    cls_array in = view(x, CLS_F64, first, count, C, 1, count, C), out = in;
+    out.data = count ? (char *)y + first * C * 8 : NULL;
+    int last = size - 1;
+    long before = layer ? live_objects() : 0, warm[2] = {0, 0}, worst[2] = {0, 0};
+    cls_status st[2][MPI_CALLS], fault_st[2] = {CLS_OK, CLS_OK}, after_st[2] = {CLS_OK, CLS_OK};
+    long injected[2] = {0, 0};
+    cls_context *c = NULL;
+    cls_status cst = cls_context_create(NULL, &c);
+    /* every rank makes every collective call, whatever happened before */
+    for (int m = 0; m < 2; m++) {
+        cls_pipeline p = {.scaler = m ? CLS_ROBUST : CLS_ZSCORE, .scope = CLS_SCOPE_BATCH};
+        for (int i = 0; i < MPI_CALLS; i++) {
+            st[m][i] = cls_mpi_fit_transform(c, MPI_COMM_WORLD, &p, &in, &out, NULL);
+            long now = layer ? live_between_calls() : 0;
+            if (i == 0 && m == 0) warm[m] = now;
+            if (i == 0 && m == 1) warm[m] = now;
+            if (now - warm[m] > worst[m]) worst[m] = now - warm[m];
+        }
+        int r = layer && rank == last ? fault_count.add("basic", 0, "clEnqueueNDRangeKernel", 0, -1, 0) : -1;
+        fault_st[m] = cls_mpi_fit_transform(c, MPI_COMM_WORLD, &p, &in, &out, NULL);
+        if (r >= 0) injected[m] = fault_count.injected(r);
+        if (layer) fault_count.clear();
+        after_st[m] = cls_mpi_fit_transform(c, MPI_COMM_WORLD, &p, &in, &out, NULL);
+    }
+    cls_context_destroy(c);
+    long after = layer ? live_objects() : 0;
+
+    assert_true(layer);
+    assert_int_equal(cst, CLS_OK);
+    for (int m = 0; m < 2; m++) {
+        const char *name = m ? "robust" : "zscore";
+        for (int i = 0; i < MPI_CALLS; i++)
+            if (st[m][i] != CLS_OK) fail_msg("%s call %d: %s", name, i, cls_status_str(st[m][i]));
+        if (worst[m]) fail_msg("%s: %ld objects more after a call than after the first", name, worst[m]);
+        if (rank == last) assert_true(injected[m] > 0);
+        if (fault_st[m] == CLS_OK) fail_msg("%s: the call with rank %d's device failing succeeded", name, last);
+        if (after_st[m] != CLS_OK) fail_msg("%s: the call after the failure: %s", name, cls_status_str(after_st[m]));
+    }
+    if (after != before) fail_msg("rank %d: %ld OpenCL objects left after the context was destroyed", rank, after - before);
+    free(x);
+    free(y);
+}
+
 /* Light curves (a trend, bins) per matrix: each rank its whole matrices,
  * no exchange, the bytes of one process on the whole array, the bins
  * reduced too; in batch scope (the batch's rows one series) refused on
@@ -591,6 +665,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(stream_fit_transform_of_files),
         cmocka_unit_test(light_curves_per_matrix_same_bytes),
         cmocka_unit_test(one_rank_failing_fails_every_rank),
+        cmocka_unit_test(objects_flat_over_calls_and_released_after_a_fault),
         cmocka_unit_test(ranks_that_disagree_or_hold_nothing_fail),
     };
     return MPI_TEST_MAIN("mpi", tests, &rank, &size, &ctx);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -497,6 +498,108 @@ static void a_device_failing_mid_run_fails_all(void **state)
     one_rank_failing(settings, 2, "every device able to run the call failed");
 }
 
+/* ---- every OpenCL object released, on every rank ---- */
+
+/* The count files the processes wrote (CLSFAULT_COUNT_OUT=folder/): how
+ * many; each one's objects live at exit must be 0; `seen` and `injected`
+ * summed. mpirun writes one too: its hwloc looks at the OpenCL devices. */
+static int rank_counts(const char *folder, long *seen, long *injected, const char *what)
+{
+    DIR *d = opendir(folder);
+    assert_non_null(d);
+    int n = 0;
+    *seen = *injected = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char p[4600];
+        snprintf(p, sizeof p, "%s/%s", folder, e->d_name);
+        FILE *f = fopen(p, "r");
+        assert_non_null(f);
+        long s = 0, i = 0, live = -1;
+        char call[64];
+        int got = fscanf(f, "%ld %ld %63s %ld", &s, &i, call, &live);
+        fclose(f);
+        unlink(p);
+        assert_int_equal(got, 4);
+        if (live != 0) fail_msg("%s: process %s left %ld OpenCL objects live at exit", what, e->d_name, live);
+        *seen += s;
+        *injected += i;
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* Every rank of `clscale normalize --mpi` releases every OpenCL object it
+ * made (the fault layer counts them in each process and writes them at
+ * exit): healthy, in the moments' and in the quantiles' passes, with a rank
+ * that has no rows; and when one rank's device fails at its first kernel
+ * launch or at a call halfway through its run, which fails every rank. */
+static void every_rank_releases_every_object(void **state)
+{
+    (void)state;
+    size_t shape[2] = {3, 6};
+    make_input("c.npy", CLS_F64, 2, shape, 9);
+    char in[4200], out[4200], folder[4200], counts[4300], layer[4200];
+    path_of(in, sizeof in, "c.npy");
+    path_of(out, sizeof out, "c-out.npy");
+    path_of(folder, sizeof folder, "counts");
+    mkdir(folder, 0755);
+    snprintf(counts, sizeof counts, "%s/", folder);
+    snprintf(layer, sizeof layer, "OPENCL_LAYERS=%s", getenv("CLS_FAULT_LAYER"));
+    setenv("OPENCL_LAYERS", getenv("CLS_FAULT_LAYER"), 1);
+    setenv("CLSFAULT_COUNT_OUT", counts, 1);
+    setenv("CLSFAULT_COUNT", "basic:0::-1:0", 1); /* counts the calls */
+    static const char *const methods[] = {"zscore", "robust"};
+    tool_result r;
+    long healthy = 0;
+    for (int m = 0; m < 2; m++) {
+        const char *args[] = {"normalize", "--mpi", "--method", methods[m], "--scope", "batch", in, out, NULL};
+        long seen, injected;
+        /* four ranks over three rows: one has none */
+        run_mpi(&r, 4, -1, NULL, args);
+        expect_ok(&r, methods[m]);
+        assert_true(rank_counts(folder, &seen, &injected, methods[m]) >= 4);
+        print_message("# %s, 4 ranks: %ld calls, every object released\n", methods[m], seen);
+        assert_true(seen > 0);
+        /* one rank's device failing, at its first kernel launch and at a
+         * call halfway through the healthy run: every rank fails, and
+         * every rank, the failing one too, released every object */
+        run_mpi(&r, 3, -1, NULL, args);
+        expect_ok(&r, methods[m]);
+        assert_true(rank_counts(folder, &seen, &injected, methods[m]) >= 3);
+        healthy = seen / 3;
+        size_t ngood;
+        char *good = slurp(out, &ngood);
+        char rule[2][64];
+        snprintf(rule[0], sizeof rule[0], "CLSFAULT_COUNT=basic:0:clEnqueueNDRangeKernel:0:-1");
+        snprintf(rule[1], sizeof rule[1], "CLSFAULT_COUNT=basic:0::%ld:1", healthy / 2);
+        for (int f = 0; f < 2; f++) {
+            const char *const settings[] = {rule[f], NULL};
+            run_mpi(&r, 3, 1, settings, args);
+            char what[160];
+            snprintf(what, sizeof what, "%s, %s on rank 1", methods[m], rule[f]);
+            /* the first launch surely fails the rank's one device; the call
+             * halfway may be one the run survives (OUT then the same bytes) */
+            if (r.status != 1 && (f == 0 || r.status != 0))
+                fail_msg("%s: exit status %d, expected 1:\n%s", what, r.status, r.err);
+            assert_true(rank_counts(folder, &seen, &injected, what) >= 3);
+            print_message("# %s: exit %d on every rank, every object released\n", what, r.status);
+            assert_true(injected > 0);
+            size_t n;
+            char *now = slurp(out, &n);
+            assert_true(n == ngood && !memcmp(now, good, n)); /* OUT as it was, or the same */
+            free(now);
+        }
+        free(good);
+    }
+    unsetenv("OPENCL_LAYERS");
+    unsetenv("CLSFAULT_COUNT_OUT");
+    unsetenv("CLSFAULT_COUNT");
+    assert_int_equal(files_with(".tmp"), 0);
+}
+
 /* Where OUT and --stats-out go is checked under --mpi as without it (issue
  * 29): rank 0 decides, every rank exits 2, the message comes once, and
  * nothing is read, computed or written: IN (or the statistics) unchanged,
@@ -645,6 +748,7 @@ int main(void)
         cmocka_unit_test(a_rank_without_device_fails_all),
         cmocka_unit_test(a_device_failing_mid_run_fails_all),
         cmocka_unit_test(a_rank_failing_in_the_quantile_passes_fails_all),
+        cmocka_unit_test(every_rank_releases_every_object),
         cmocka_unit_test(out_targets_are_refused_as_without_mpi),
         cmocka_unit_test(a_rank_killed_mid_run_leaves_no_output),
     };

@@ -3,11 +3,19 @@
  * atomic write. An entry is
  *   "CLSBIN1\n" | key (u64) | payload length (u64) | CRC-32 of payload (u32) | payload
  * in the host's byte order (a cache never leaves its machine). Anything that
- * does not match, truncated or corrupted, is removed and rebuilt, never used. */
+ * does not match, truncated or corrupted, is removed and rebuilt, never used.
+ * A build that misses takes the entry's lock (`.KEY.lock`, flock): processes
+ * starting together on a cold cache (the ranks of an MPI job on one node)
+ * build each program once, the others waiting and then reading the entry,
+ * instead of every one compiling it at once on the same cores. The lock
+ * files stay (removing one could let two holders in); the kernel frees a
+ * lock whose holder died. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -104,4 +112,26 @@ int cls_cache_put(const char *dir, uint64_t key, const unsigned char *bin, size_
     const void *parts[2] = {hdr, bin};
     size_t lens[2] = {sizeof hdr, len};
     return cls_write_atomic(path, parts, lens, 2) == 0 ? 0 : -1;
+}
+
+int cls_cache_lock(const char *dir, uint64_t key)
+{
+    if (make_dirs(dir) != 0) return -1;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/.%016llx.lock", dir, (unsigned long long)key);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return -1;
+    while (flock(fd, LOCK_EX) != 0)
+        if (errno != EINTR) {
+            close(fd);
+            return -1;
+        }
+    return fd;
+}
+
+void cls_cache_unlock(int fd)
+{
+    if (fd < 0) return;
+    flock(fd, LOCK_UN);
+    close(fd);
 }

@@ -218,12 +218,28 @@ static cls_status build(cls_context *ctx, cls_dev *dev, unsigned c, int k, cls_d
             free(bin);
         }
     }
+    /* a miss: one builder at a time (cache.c), which may find the entry
+     * another has just saved */
+    int lock = !prog && dir && *dir ? cls_cache_lock(dir, key) : -1;
+    if (lock >= 0) {
+        unsigned char *bin;
+        size_t blen;
+        if (cls_cache_get(dir, key, &bin, &blen) == 0) {
+            prog = from_binary(dev, bin, blen, opts);
+            cached = prog != NULL;
+            free(bin);
+        }
+    }
     if (!prog) {
         cl_int e;
         prog = clCreateProgramWithSource(dev->cl, 1, &src, &len, &e);
-        if (e != CL_SUCCESS) return cls_fail_cl(ctx, dev, "clCreateProgramWithSource", e);
+        if (e != CL_SUCCESS) {
+            cls_cache_unlock(lock);
+            return cls_fail_cl(ctx, dev, "clCreateProgramWithSource", e);
+        }
         e = clBuildProgram(prog, 1, &dev->id, opts, NULL, NULL);
         if (e != CL_SUCCESS) {
+            cls_cache_unlock(lock);
             *build_error = e;
             char *log = log_of(dev, prog);
             clReleaseProgram(prog);
@@ -235,6 +251,7 @@ static cls_status build(cls_context *ctx, cls_dev *dev, unsigned c, int k, cls_d
         }
         if (dir && *dir) save_binary(prog, dir, key);
     }
+    cls_cache_unlock(lock);
     cl_int e;
     cl_kernel kern = clCreateKernel(prog, name, &e);
     if (e != CL_SUCCESS) {
