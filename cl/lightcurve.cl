@@ -168,12 +168,14 @@ __kernel void F(movavg)(__global const REAL *x, __global REAL *y, uint ncols, ul
  * full window at its centre (the common case) takes the precomputed
  * weights g (host, float64): trend = sum g_j S_j, scipy's convolution in
  * another order. A window with missing values or an interp edge solves its
- * own normal equations (moments of the valid positions, O(w p) once per
- * window). g[p + 1] is the derivative's scale 1 / (s delta)^deriv; then
- * the shift's table T (q x q, q = p + 1) and the powers uo, ui (q each) of
- * the leaving and entering rows' positions. */
+ * own normal equations from the moments of its valid positions, which
+ * slide as the sums do (lc_moments). g[p + 1] is the derivative's scale
+ * 1 / (s delta)^deriv; then the shift's table T (q x q, q = p + 1) and the
+ * powers uo, ui (q each) of the leaving and entering rows' positions; then
+ * the moments' table (lc_moments: LC_TAB(q)). */
 #if CLS_KERNEL == CLS_KID_SAVGOL || CLS_KERNEL == CLS_KID_SAVGOL3 || CLS_KERNEL == CLS_KID_SAVGOL3V
 #define LC_PMAX 8 /* polyorder at most (src/engine/lightcurve/lightcurve.h) */
+#define LC_TAB(q) ((q) + 1 + (q) * (q) + 2 * (q)) /* the moments' table in g (lightcurve.c) */
 #if CLS_FP64
 #define LC_TINY 1e-12 /* a pivot below this times the count is a singular fit */
 #else
@@ -213,21 +215,82 @@ static int F(lc_solve)(ACC m[LC_PMAX + 1][LC_PMAX + 1], ACC b[LC_PMAX + 1], int 
     return 1;
 }
 
-/* The polynomial's coefficients a[0..q) of the window [ws, ws + w) of a
- * column (x - K's sums S given; their moments counted here), NaN when
- * singular or with fewer than q valid values. */
-static void F(lc_fit)(__global const REAL *px, uint ncols, long n, int mode, REAL cval, uint flags, REAL sent,
-                      long ws, uint w, int q, ACC cen, ACC d, const ACC *S, uint cnt, ACC *a)
+/* The moments mom[k] = sum u^k, k < 2q - 1, of the valid positions of
+ * the window [ws, ws + w) of a column. They are counted as integers, M_k =
+ * sum v^k of v = 2t - (w - 1) (= 2u / d: an integer), exactly in a long
+ * where the host found that no sum can overflow (tab[0] = 1), so that one
+ * row on they slide exactly: the leaving position v = -(w - 1) out, the
+ * shift v - 2 (M_k' = sum_m C(k, m) (-2)^(k - m) M_m, the host's integers
+ * tab[1 + k (2q - 1) + m]), the entering v = w - 1 in. They slide from the
+ * window before (*mcur), or from a full window's (the host's, in three
+ * exact parts) after one (fullws: the last window the caller found full),
+ * so that a column counts them afresh (O(w q)) at most once per chunk of
+ * rows: a stretch of windows with missing values costs O(q^2) per row,
+ * however many values are missing and wherever they are, and the moments
+ * are the same bits whichever way they came. Without the integers (long
+ * windows of high orders) each window counts its moments afresh. */
+static void F(lc_moments)(__global const REAL *px, uint ncols, long n, int mode, REAL cval, uint flags, REAL sent,
+                          long ws, uint w, int q, ACC cen, ACC d, __global const ACC *tab, long fullws, long *M,
+                          ACC *mom, long *mcur)
 {
-    ACC M[LC_PMAX + 1][LC_PMAX + 1], mom[2 * LC_PMAX + 1];
-    for (int k = 0; k < 2 * q - 1; k++) mom[k] = 0;
-    for (uint t = 0; t < w; t++) {
-        long k = F(lc_map)(ws + (long)t, n, mode);
-        REAL vv = k < 0 ? cval : px[k * ncols];
-        if (!F(lc_valid)(vv, flags, sent)) continue;
-        ACC u = ((ACC)t - cen) * d, pw = 1;
-        for (int k2 = 0; k2 < 2 * q - 1; k2++, pw *= u) mom[k2] += pw;
+    int nk = 2 * q - 1;
+    if (*mcur == ws) return;
+    if (!(tab[0] > 0)) {
+        for (int k = 0; k < nk; k++) mom[k] = 0;
+        for (uint t = 0; t < w; t++) {
+            long k = F(lc_map)(ws + (long)t, n, mode);
+            REAL vv = k < 0 ? cval : px[k * ncols];
+            if (!F(lc_valid)(vv, flags, sent)) continue;
+            ACC u = ((ACC)t - cen) * d, pw = 1;
+            for (int k2 = 0; k2 < nk; k2++, pw *= u) mom[k2] += pw;
+        }
+        *mcur = ws;
+        return;
     }
+    if (fullws != LONG_MIN && ws == fullws + 1) {
+        __global const ACC *full = tab + 1 + nk * nk;
+        for (int k = 0; k < nk; k++) M[k] = (long)full[3 * k] + (long)full[3 * k + 1] + (long)full[3 * k + 2];
+        *mcur = fullws;
+    }
+    long hw2 = (long)w - 1;
+    if (*mcur != LONG_MIN && ws == *mcur + 1) {
+        long to = *mcur, ti = to + (long)w;
+        long ko = F(lc_map)(to, n, mode), ki = F(lc_map)(ti, n, mode);
+        REAL vo = ko < 0 ? cval : px[ko * ncols], vi = ki < 0 ? cval : px[ki * ncols];
+        long xo = F(lc_valid)(vo, flags, sent), xi = F(lc_valid)(vi, flags, sent);
+        long pa[2 * LC_PMAX + 1];
+        pa[0] = 1;
+        for (int k = 1; k < nk; k++) pa[k] = pa[k - 1] * hw2;
+        for (int j = nk - 1; j >= 0; j--) {
+            long acc = xi * pa[j];
+            for (int m = 0; m <= j; m++) acc += (long)tab[1 + j * nk + m] * (M[m] - xo * (m & 1 ? -pa[m] : pa[m]));
+            M[j] = acc;
+        }
+    } else {
+        for (int k = 0; k < nk; k++) M[k] = 0;
+        for (uint t = 0; t < w; t++) {
+            long k = F(lc_map)(ws + (long)t, n, mode);
+            REAL vv = k < 0 ? cval : px[k * ncols];
+            if (!F(lc_valid)(vv, flags, sent)) continue;
+            long v = 2 * (long)t - hw2, pw = 1;
+            M[0]++;
+            for (int k2 = 1; k2 < nk; k2++) {
+                pw *= v;
+                M[k2] += pw;
+            }
+        }
+    }
+    ACC h = d / 2, hk = 1;
+    for (int k = 0; k < nk; k++, hk *= h) mom[k] = (ACC)M[k] * hk;
+    *mcur = ws;
+}
+
+/* The polynomial's coefficients a[0..q) of a window from its moments
+ * (lc_moments) and the sums S of x - K, NaN when singular or with fewer
+ * than q valid values. */
+static void F(lc_fit)(const ACC *mom, int q, const ACC *S, uint cnt, ACC *a)
+{
+    ACC M[LC_PMAX + 1][LC_PMAX + 1];
     for (int r = 0; r < q; r++) {
         a[r] = S[r];
         for (int k2 = 0; k2 < q; k2++) M[r][k2] = mom[r + k2];
@@ -286,7 +349,8 @@ __kernel void F(savgol)(__global const REAL *x, __global REAL *y, uint ncols, ul
     REAL k0 = px[i0 * ncols];
     ACC K = F(lc_valid)(k0, flags, sent) ? (ACC)k0 : 0, K0 = deriv ? 0 : K;
     uint cnt = 0;
-    long cur = LONG_MIN, coef = LONG_MIN;
+    long cur = LONG_MIN, coef = LONG_MIN, mcur = LONG_MIN, fullws = LONG_MIN, M[2 * LC_PMAX + 1];
+    ACC mom[2 * LC_PMAX + 1];
     for (ulong i = i0; i < i1; i++) {
         long ws = (long)i + start, li = (long)i;
         int edge = 0;
@@ -333,22 +397,32 @@ __kernel void F(savgol)(__global const REAL *x, __global REAL *y, uint ncols, ul
             }
             cur = ws;
         }
+        int full = !edge && cnt == w;
+        if (cnt == w) fullws = ws;
+        /* the moments follow every window with missing values, this row's
+         * own missing or not, so that they slide through a stretch of them */
+        if (!full)
+            F(lc_moments)(px, ncols, n, mode, cval, flags, sent, ws, w, q, cen, d, g + LC_TAB(q), fullws, M, mom,
+                          &mcur);
         REAL v = px[i * ncols];
         if (!F(lc_valid)(v, flags, sent) && op != LC_OP_TREND) {
             py[i * ncols] = v;
             continue;
         }
         ACC trend;
-        if (!edge && cnt == w) {
+        if (full) {
             trend = 0;
             for (int j = 0; j < q; j++) trend += gw[j] * S[j];
             trend += K0;
         } else {
             if (coef != ws) {
-                F(lc_fit)(px, ncols, n, mode, cval, flags, sent, ws, w, q, cen, d, S, cnt, a);
+                F(lc_fit)(mom, q, S, cnt, a);
                 coef = ws;
             }
-            trend = F(lc_eval)(a, q, deriv, ((ACC)(li - ws) - cen) * d, fac, K0);
+            /* at the window's centre (half a row after the row in an even
+             * window, as the full windows' weights), the row itself at an
+             * interp edge */
+            trend = F(lc_eval)(a, q, deriv, edge ? ((ACC)(li - ws) - cen) * d : 0, fac, K0);
         }
         py[i * ncols] = F(lc_out)(v, trend, op);
     }
@@ -426,9 +500,10 @@ __kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, 
     VACC K0 = deriv ? (VACC)0 : K;
     VACC S0 = 0, S1 = 0, S2 = 0;
     VMASK cnt = 0;
-    long cur = LONG_MIN, coef[LV];
-    ACC a[LV][3];
-    for (int l = 0; l < LV; l++) coef[l] = LONG_MIN;
+    /* allws: the last window full in every lane (no per-lane pass then) */
+    long cur = LONG_MIN, coef[LV], mcur[LV], fullws[LV], allws = LONG_MIN, M[LV][5];
+    ACC a[LV][3], mom[LV][5];
+    for (int l = 0; l < LV; l++) coef[l] = mcur[l] = fullws[l] = LONG_MIN;
     for (ulong i = i0; i < i1; i++) {
         long ws = (long)i + start, li = (long)i;
         int edge = 0;
@@ -482,7 +557,9 @@ __kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, 
         }
         VACC v = LOADV(x, i * ncols);
         VMASK keep = isfinite(v) & (sentf ? v != vsent : (VMASK)(-1));
-        if (!edge && all(cnt == (VMASK)(long)w)) {
+        int allfull = all(cnt == (VMASK)(long)w);
+        if (allfull) allws = ws;
+        if (!edge && allfull) {
             /* every lane's window full: the outputs on the vector too, a
              * missing value written as it was (but the trend) */
             VACC full = gw0 * S0 + K0;
@@ -516,14 +593,20 @@ __kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, 
         for (int l = 0; l < LV; l++) {
             __global const REAL *pxl = x + of[l];
             __global REAL *pyl = y + of[l];
+            int cn = (int)LANE(cnt, l), full = !edge && cn == (int)w;
+            if (cn == (int)w) fullws[l] = ws;
+            /* a lane's moments follow its windows with missing values
+             * (lc_moments), its own missing rows too */
+            if (!full && !mean)
+                F(lc_moments)(pxl, ncols, n, mode, cval, flags, sent, ws, w, q, cen, d, g + LC_TAB(q),
+                              max(fullws[l], allws), M[l], mom[l], &mcur[l]);
             REAL vl = pxl[i * ncols];
             if (!F(lc_valid)(vl, flags, sent) && op != LC_OP_TREND) {
                 pyl[i * ncols] = vl;
                 continue;
             }
             ACC Kl = LANE(K, l), trend;
-            int cn = (int)LANE(cnt, l);
-            if (!edge && cn == (int)w) {
+            if (full) {
                 /* a full window: the vector branch's arithmetic, in its
                  * order, so that a lane's value does not depend on the
                  * columns beside it (a call over other groups, a streamed
@@ -535,10 +618,10 @@ __kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, 
             } else {
                 if (coef[l] != ws) {
                     ACC Sl[3] = {LANE(S0, l), LANE(S1, l), LANE(S2, l)};
-                    F(lc_fit)(pxl, ncols, n, mode, cval, flags, sent, ws, w, q, cen, d, Sl, (uint)cn, a[l]);
+                    F(lc_fit)(mom[l], q, Sl, (uint)cn, a[l]);
                     coef[l] = ws;
                 }
-                trend = F(lc_eval)(a[l], q, deriv, ((ACC)(li - ws) - cen) * d, fac, deriv ? 0 : Kl);
+                trend = F(lc_eval)(a[l], q, deriv, edge ? ((ACC)(li - ws) - cen) * d : 0, fac, deriv ? 0 : Kl);
             }
             pyl[i * ncols] = F(lc_out)(vl, trend, op);
         }
@@ -554,6 +637,7 @@ __kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, 
 #undef LANE
 #endif
 #undef LC_PMAX
+#undef LC_TAB
 #undef LC_TINY
 #endif
 
