@@ -504,6 +504,20 @@ __kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, 
     long cur = LONG_MIN, coef[LV], mcur[LV], fullws[LV], allws = LONG_MIN, M[LV][5];
     ACC a[LV][3], mom[LV][5];
     for (int l = 0; l < LV; l++) coef[l] = mcur[l] = fullws[l] = LONG_MIN;
+    /* Windows with missing values on the vectors where the moments' integers
+     * are exact in a double (the host's tab[0] = 2): VM0..VM4 = sum v^k of
+     * the valid positions v = 2t - (w - 1) of window mws, per lane, slid
+     * with the sums on the rows that need them (lc_moments' rule, its shift
+     * written out: C(k, m) (-2)^(k - m)), from a full window's (the host's
+     * vf) after one, else counted afresh; the normal equations solved by
+     * LDL^T (they are symmetric positive definite: no pivoting). */
+    __global const ACC *tab = g + LC_TAB(q);
+    int dexact = !mean && tab[0] > 1;
+    long mws = LONG_MIN;
+    ACC aw = (ACC)(w - 1), aw2 = aw * aw, aw3 = aw2 * aw, aw4 = aw2 * aw2;
+    ACC vf[5];
+    for (int k = 0; k < 5; k++) vf[k] = tab[1 + 25 + 3 * k] + tab[1 + 25 + 3 * k + 1] + tab[1 + 25 + 3 * k + 2];
+    VACC VM0 = 0, VM1 = 0, VM2 = 0, VM3 = 0, VM4 = 0;
     for (ulong i = i0; i < i1; i++) {
         long ws = (long)i + start, li = (long)i;
         int edge = 0;
@@ -552,6 +566,20 @@ __kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, 
                 }
                 S0 = a0 + xi;
                 cnt = cnt - oki + oko;
+                if (dexact && !all(cnt == (VMASK)(long)w) && (mws == cur || allws == cur)) {
+                    if (mws != cur) {
+                        VM0 = vf[0], VM1 = vf[1], VM2 = vf[2], VM3 = vf[3], VM4 = vf[4];
+                    }
+                    VACC fo = select((VACC)0, (VACC)1, oko), fi = select((VACC)0, (VACC)1, oki);
+                    VACC D0 = VM0 - fo, D1 = VM1 + fo * aw, D2 = VM2 - fo * aw2, D3 = VM3 + fo * aw3,
+                         D4 = VM4 - fo * aw4;
+                    VM0 = D0 + fi;
+                    VM1 = D1 - 2 * D0 + fi * aw;
+                    VM2 = D2 - 4 * D1 + 4 * D0 + fi * aw2;
+                    VM3 = D3 - 6 * D2 + 12 * D1 - 8 * D0 + fi * aw3;
+                    VM4 = D4 - 8 * D3 + 24 * D2 - 32 * D1 + 16 * D0 + fi * aw4;
+                    mws = ws;
+                }
                 cur = ws;
             }
         }
@@ -559,11 +587,52 @@ __kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, 
         VMASK keep = isfinite(v) & (sentf ? v != vsent : (VMASK)(-1));
         int allfull = all(cnt == (VMASK)(long)w);
         if (allfull) allws = ws;
-        if (!edge && allfull) {
+        if ((!edge && allfull) || mean || dexact) {
             /* every lane's window full: the outputs on the vector too, a
              * missing value written as it was (but the trend) */
             VACC full = gw0 * S0 + K0;
             if (!mean) full += gw1 * S1 + gw2 * S2;
+            if (edge || !allfull) {
+                /* a lane whose window is full keeps the weights' value, in
+                 * the same arithmetic as on a row where all are: a lane's
+                 * value does not depend on the columns beside it */
+                VMASK wfull = (cnt == (VMASK)(long)w) & (VMASK)(edge ? 0 : -1);
+                VACC fit;
+                if (mean) {
+                    fit = select((VACC)(ACC)NAN, S0 / VCONV(cnt) + K, cnt > (VMASK)0);
+                } else {
+                    if (mws != ws) {
+                        VM0 = VM1 = VM2 = VM3 = VM4 = 0;
+                        for (uint t = 0; t < w; t++) {
+                            long k = F(lc_map)(ws + (long)t, n, mode);
+                            VACC vv = k < 0 ? (VACC)(ACC)cval : GATHER(x, (ulong)k * ncols);
+                            VMASK ok = isfinite(vv) & (sentf ? vv != vsent : (VMASK)(-1));
+                            ACC u = 2 * (ACC)t - aw, u2 = u * u;
+                            VACC f = select((VACC)0, (VACC)1, ok);
+                            VM0 += f;
+                            VM1 += f * u;
+                            VM2 += f * u2;
+                            VM3 += f * (u2 * u);
+                            VM4 += f * (u2 * u2);
+                        }
+                        mws = ws;
+                    }
+                    ACC h = d / 2, h2 = h * h;
+                    VACC m0 = VM0, m1 = VM1 * h, m2 = VM2 * h2, m3 = VM3 * (h2 * h), m4 = VM4 * (h2 * h2);
+                    /* LDL^T of [m0 m1 m2; m1 m2 m3; m2 m3 m4], then a = M^-1 S */
+                    VACC l1 = m1 / m0, l2 = m2 / m0, d1 = m2 - l1 * m1;
+                    VACC l3 = (m3 - l2 * m1) / d1, d2 = m4 - l2 * m2 - l3 * l3 * d1;
+                    VACC y1 = S1 - l1 * S0, y2 = S2 - l2 * S0 - l3 * y1;
+                    VACC a2 = y2 / d2, a1 = y1 / d1 - l3 * a2, a0 = S0 / m0 - l1 * a1 - l2 * a2;
+                    ACC ue = edge ? ((ACC)(li - ws) - cen) * d : 0;
+                    fit = deriv == 0 ? a0 + ue * (a1 + ue * a2) : deriv == 1 ? a1 + 2 * ue * a2
+                        : deriv == 2 ? 2 * a2 : (VACC)0;
+                    fit = fit * fac + K0;
+                    VMASK ok = cnt >= (VMASK)q & d1 > (VACC)LC_TINY * m0 & d2 > (VACC)LC_TINY * m0;
+                    fit = select((VACC)(ACC)NAN, fit, ok);
+                }
+                full = select(fit, full, wfull);
+            }
             VACC out = op == LC_OP_TREND ? full : op == LC_OP_DIVIDE ? v / full : v - full;
             if (op != LC_OP_TREND) out = select(v, out, keep);
             VREAL r = CAT(convert_, VREAL)(out);
