@@ -304,15 +304,16 @@ static void shift_table(double *tab, unsigned n, unsigned w, double s)
  * of the valid positions v = 2t - (w - 1) of a window slide exactly in a
  * long where no sum can overflow: |M_k| <= w (w - 1)^k, and a slide's
  * partial sums stay below w (w + 1)^k + (w - 1)^k. tab[0] says whether
- * (1 or 0; 2: within a double's integers too); then the shift v - 2 of the sums: C(k, m) (-2)^(k - m) (n x
- * n; integers below 2^24, exact in a float); then the moments of a full
- * window, each as three parts exact in a float (bits 40 and up, 20 to 39,
- * 0 to 19), that a window after a full one slides from. Returns tab[0]. */
+ * (1 or 0; 2: within a double's integers too); then the shift v - 2 of the
+ * sums: C(k, m) (-2)^(k - m) (n x n; integers below 2^24, exact in a
+ * float); then the moments of a full window, each as three parts exact in
+ * a float (bits 40 and up, 20 to 39, 0 to 19), that a window after a full
+ * one slides from. Returns whether exact in a long. */
 static int moments_table(double *tab, unsigned n, unsigned w)
 {
-    int exact = (n - 1) * log2(w + 1.0) + log2((double)w) + 1 < 62;
-    /* 2: the integers are exact in a double too (CLS_K_SAVGOL3V's vectors) */
-    tab[0] = exact ? (n - 1) * log2(w + 1.0) + log2((double)w) + 1 < 52 ? 2 : 1 : 0;
+    double bits = (n - 1) * log2(w + 1.0) + log2((double)w) + 1;
+    int exact = bits < 62;
+    tab[0] = bits < 52 ? 2 : exact ? 1 : 0; /* 2: CLS_K_SAVGOL3V's vectors of doubles */
     for (unsigned k = 0; k < n; k++) {
         double bin = 1; /* C(k, m) */
         for (unsigned m = 0; m < n; m++) {
