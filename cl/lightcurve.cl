@@ -753,41 +753,48 @@ static REAL F(lc_select)(__global REAL *a, ulong st, long n, long k)
 #define LC_MAX(a, b) ((a) < (b) ? (b) : (a))
 
 /* The median (numpy's: the mean of the middle two of an even count; NaN
- * for none) of the valid values of rows [r0, r1) (at most LC_SMALL) of column pointer
- * px: loaded into a private array, the missing ones as +Inf (no valid value
- * is infinite), sorted by Batcher's network of the smallest power of two
- * that holds the bin (the same for every work-item: no divergence), the
- * middle ones read by constant indices (a private array indexed at run time
- * PoCL keeps out of registers). */
-static ACC F(lc_median_net)(__global const REAL *px, ulong st, ulong r0, ulong r1, uint flags, REAL sent)
-{
-    REAL w[LC_SMALL];
-    uint k = (uint)(r1 - r0), qb = k <= 4 ? 4 : k <= 8 ? 8 : k <= 16 ? 16 : LC_SMALL, cnt = 0;
-#pragma unroll
-    for (uint i = 0; i < LC_SMALL; i++) {
-        REAL v = i < k ? px[(r0 + i) * st] : (REAL)INFINITY;
-        int ok = i < k && F(lc_valid)(v, flags, sent);
-        w[i] = ok ? v : (REAL)INFINITY;
-        cnt += ok;
+ * for none) of the valid values of rows [r0, r1) (at most N) of column
+ * pointer px: loaded into a private array of N, the missing ones as +Inf
+ * (no valid value is infinite), sorted by Batcher's network of the
+ * smallest power of two that holds the bin (the same for every work-item:
+ * no divergence), the middle ones read by constant indices (a private
+ * array indexed at run time PoCL keeps out of registers). Two of them, N
+ * = 16 and 32: bins up to 16 rows in an array of 32 took 1.4-2x the time
+ * of one of 16 on PoCL (the loads and reads over all N). */
+#define LC_MEDIAN_NET(NAME, N)                                                                   \
+    static ACC F(NAME)(__global const REAL *px, ulong st, ulong r0, ulong r1, uint flags, REAL sent) \
+    {                                                                                            \
+        REAL w[N];                                                                               \
+        uint k = (uint)(r1 - r0), qb = k <= 4 ? 4 : k <= 8 ? 8 : k <= 16 ? 16 : (N), cnt = 0;     \
+        _Pragma("unroll") for (uint i = 0; i < (N); i++)                                          \
+        {                                                                                        \
+            REAL v = i < k ? px[(r0 + i) * st] : (REAL)INFINITY;                                 \
+            int ok = i < k && F(lc_valid)(v, flags, sent);                                        \
+            w[i] = ok ? v : (REAL)INFINITY;                                                      \
+            cnt += ok;                                                                           \
+        }                                                                                        \
+        if (!cnt) return (ACC)NAN;                                                               \
+        CLS_SORTNET_OEM_UPTO(REAL, w, qb, (N), LC_MIN, LC_MAX)                                   \
+        uint m2 = cnt / 2, m1 = cnt & 1 ? m2 : m2 - 1;                                           \
+        REAL lo = 0, hi = 0;                                                                     \
+        _Pragma("unroll") for (uint i = 0; i < (N); i++)                                          \
+        {                                                                                        \
+            lo = i == m1 ? w[i] : lo;                                                            \
+            hi = i == m2 ? w[i] : hi;                                                            \
+        }                                                                                        \
+        return ((ACC)lo + (ACC)hi) / 2;                                                          \
     }
-    if (!cnt) return (ACC)NAN;
-    CLS_SORTNET_OEM_UPTO(REAL, w, qb, LC_SMALL, LC_MIN, LC_MAX)
-    uint m2 = cnt / 2, m1 = cnt & 1 ? m2 : m2 - 1;
-    REAL lo = 0, hi = 0;
-#pragma unroll
-    for (uint i = 0; i < LC_SMALL; i++) {
-        lo = i == m1 ? w[i] : lo;
-        hi = i == m2 ? w[i] : hi;
-    }
-    return ((ACC)lo + (ACC)hi) / 2;
-}
+LC_MEDIAN_NET(lc_median_net16, 16)
+LC_MEDIAN_NET(lc_median_net32, LC_SMALL)
+#undef LC_MEDIAN_NET
 /* The statistic of the valid values of rows [r0, r1) of column pointer px */
 static ACC F(lc_bin_stat)(__global const REAL *px, __global REAL *pt, ulong st, ulong r0, ulong r1, int method,
                           uint flags, REAL sent)
 {
     /* the median of a short bin by a sorting network, one read of the bin;
      * longer bins select in scratch */
-    if (method == LC_BIN_MEDIAN && r1 - r0 <= LC_SMALL) return F(lc_median_net)(px, st, r0, r1, flags, sent);
+    if (method == LC_BIN_MEDIAN && r1 - r0 <= 16) return F(lc_median_net16)(px, st, r0, r1, flags, sent);
+    if (method == LC_BIN_MEDIAN && r1 - r0 <= LC_SMALL) return F(lc_median_net32)(px, st, r0, r1, flags, sent);
     ACC sum = 0, comp = 0;
     uint cnt = 0;
     for (ulong r = r0; r < r1; r++) {
