@@ -168,12 +168,14 @@ __kernel void F(movavg)(__global const REAL *x, __global REAL *y, uint ncols, ul
  * full window at its centre (the common case) takes the precomputed
  * weights g (host, float64): trend = sum g_j S_j, scipy's convolution in
  * another order. A window with missing values or an interp edge solves its
- * own normal equations (moments of the valid positions, O(w p) once per
- * window). g[p + 1] is the derivative's scale 1 / (s delta)^deriv; then
- * the shift's table T (q x q, q = p + 1) and the powers uo, ui (q each) of
- * the leaving and entering rows' positions. */
+ * own normal equations from the moments of its valid positions, which
+ * slide as the sums do (lc_moments). g[p + 1] is the derivative's scale
+ * 1 / (s delta)^deriv; then the shift's table T (q x q, q = p + 1) and the
+ * powers uo, ui (q each) of the leaving and entering rows' positions; then
+ * the moments' table (lc_moments: LC_TAB(q)). */
 #if CLS_KERNEL == CLS_KID_SAVGOL || CLS_KERNEL == CLS_KID_SAVGOL3 || CLS_KERNEL == CLS_KID_SAVGOL3V
 #define LC_PMAX 8 /* polyorder at most (src/engine/lightcurve/lightcurve.h) */
+#define LC_TAB(q) ((q) + 1 + (q) * (q) + 2 * (q)) /* the moments' table in g (lightcurve.c) */
 #if CLS_FP64
 #define LC_TINY 1e-12 /* a pivot below this times the count is a singular fit */
 #else
@@ -213,21 +215,82 @@ static int F(lc_solve)(ACC m[LC_PMAX + 1][LC_PMAX + 1], ACC b[LC_PMAX + 1], int 
     return 1;
 }
 
-/* The polynomial's coefficients a[0..q) of the window [ws, ws + w) of a
- * column (x - K's sums S given; their moments counted here), NaN when
- * singular or with fewer than q valid values. */
-static void F(lc_fit)(__global const REAL *px, uint ncols, long n, int mode, REAL cval, uint flags, REAL sent,
-                      long ws, uint w, int q, ACC cen, ACC d, const ACC *S, uint cnt, ACC *a)
+/* The moments mom[k] = sum u^k, k < 2q - 1, of the valid positions of
+ * the window [ws, ws + w) of a column. They are counted as integers, M_k =
+ * sum v^k of v = 2t - (w - 1) (= 2u / d: an integer), exactly in a long
+ * where the host found that no sum can overflow (tab[0] = 1), so that one
+ * row on they slide exactly: the leaving position v = -(w - 1) out, the
+ * shift v - 2 (M_k' = sum_m C(k, m) (-2)^(k - m) M_m, the host's integers
+ * tab[1 + k (2q - 1) + m]), the entering v = w - 1 in. They slide from the
+ * window before (*mcur), or from a full window's (the host's, in three
+ * exact parts) after one (fullws: the last window the caller found full),
+ * so that a column counts them afresh (O(w q)) at most once per chunk of
+ * rows: a stretch of windows with missing values costs O(q^2) per row,
+ * however many values are missing and wherever they are, and the moments
+ * are the same bits whichever way they came. Without the integers (long
+ * windows of high orders) each window counts its moments afresh. */
+static void F(lc_moments)(__global const REAL *px, uint ncols, long n, int mode, REAL cval, uint flags, REAL sent,
+                          long ws, uint w, int q, ACC cen, ACC d, __global const ACC *tab, long fullws, long *M,
+                          ACC *mom, long *mcur)
 {
-    ACC M[LC_PMAX + 1][LC_PMAX + 1], mom[2 * LC_PMAX + 1];
-    for (int k = 0; k < 2 * q - 1; k++) mom[k] = 0;
-    for (uint t = 0; t < w; t++) {
-        long k = F(lc_map)(ws + (long)t, n, mode);
-        REAL vv = k < 0 ? cval : px[k * ncols];
-        if (!F(lc_valid)(vv, flags, sent)) continue;
-        ACC u = ((ACC)t - cen) * d, pw = 1;
-        for (int k2 = 0; k2 < 2 * q - 1; k2++, pw *= u) mom[k2] += pw;
+    int nk = 2 * q - 1;
+    if (*mcur == ws) return;
+    if (!(tab[0] > 0)) {
+        for (int k = 0; k < nk; k++) mom[k] = 0;
+        for (uint t = 0; t < w; t++) {
+            long k = F(lc_map)(ws + (long)t, n, mode);
+            REAL vv = k < 0 ? cval : px[k * ncols];
+            if (!F(lc_valid)(vv, flags, sent)) continue;
+            ACC u = ((ACC)t - cen) * d, pw = 1;
+            for (int k2 = 0; k2 < nk; k2++, pw *= u) mom[k2] += pw;
+        }
+        *mcur = ws;
+        return;
     }
+    if (fullws != LONG_MIN && ws == fullws + 1) {
+        __global const ACC *full = tab + 1 + nk * nk;
+        for (int k = 0; k < nk; k++) M[k] = (long)full[3 * k] + (long)full[3 * k + 1] + (long)full[3 * k + 2];
+        *mcur = fullws;
+    }
+    long hw2 = (long)w - 1;
+    if (*mcur != LONG_MIN && ws == *mcur + 1) {
+        long to = *mcur, ti = to + (long)w;
+        long ko = F(lc_map)(to, n, mode), ki = F(lc_map)(ti, n, mode);
+        REAL vo = ko < 0 ? cval : px[ko * ncols], vi = ki < 0 ? cval : px[ki * ncols];
+        long xo = F(lc_valid)(vo, flags, sent), xi = F(lc_valid)(vi, flags, sent);
+        long pa[2 * LC_PMAX + 1];
+        pa[0] = 1;
+        for (int k = 1; k < nk; k++) pa[k] = pa[k - 1] * hw2;
+        for (int j = nk - 1; j >= 0; j--) {
+            long acc = xi * pa[j];
+            for (int m = 0; m <= j; m++) acc += (long)tab[1 + j * nk + m] * (M[m] - xo * (m & 1 ? -pa[m] : pa[m]));
+            M[j] = acc;
+        }
+    } else {
+        for (int k = 0; k < nk; k++) M[k] = 0;
+        for (uint t = 0; t < w; t++) {
+            long k = F(lc_map)(ws + (long)t, n, mode);
+            REAL vv = k < 0 ? cval : px[k * ncols];
+            if (!F(lc_valid)(vv, flags, sent)) continue;
+            long v = 2 * (long)t - hw2, pw = 1;
+            M[0]++;
+            for (int k2 = 1; k2 < nk; k2++) {
+                pw *= v;
+                M[k2] += pw;
+            }
+        }
+    }
+    ACC h = d / 2, hk = 1;
+    for (int k = 0; k < nk; k++, hk *= h) mom[k] = (ACC)M[k] * hk;
+    *mcur = ws;
+}
+
+/* The polynomial's coefficients a[0..q) of a window from its moments
+ * (lc_moments) and the sums S of x - K, NaN when singular or with fewer
+ * than q valid values. */
+static void F(lc_fit)(const ACC *mom, int q, const ACC *S, uint cnt, ACC *a)
+{
+    ACC M[LC_PMAX + 1][LC_PMAX + 1];
     for (int r = 0; r < q; r++) {
         a[r] = S[r];
         for (int k2 = 0; k2 < q; k2++) M[r][k2] = mom[r + k2];
@@ -286,7 +349,8 @@ __kernel void F(savgol)(__global const REAL *x, __global REAL *y, uint ncols, ul
     REAL k0 = px[i0 * ncols];
     ACC K = F(lc_valid)(k0, flags, sent) ? (ACC)k0 : 0, K0 = deriv ? 0 : K;
     uint cnt = 0;
-    long cur = LONG_MIN, coef = LONG_MIN;
+    long cur = LONG_MIN, coef = LONG_MIN, mcur = LONG_MIN, fullws = LONG_MIN, M[2 * LC_PMAX + 1];
+    ACC mom[2 * LC_PMAX + 1];
     for (ulong i = i0; i < i1; i++) {
         long ws = (long)i + start, li = (long)i;
         int edge = 0;
@@ -333,22 +397,32 @@ __kernel void F(savgol)(__global const REAL *x, __global REAL *y, uint ncols, ul
             }
             cur = ws;
         }
+        int full = !edge && cnt == w;
+        if (cnt == w) fullws = ws;
+        /* the moments follow every window with missing values, this row's
+         * own missing or not, so that they slide through a stretch of them */
+        if (!full)
+            F(lc_moments)(px, ncols, n, mode, cval, flags, sent, ws, w, q, cen, d, g + LC_TAB(q), fullws, M, mom,
+                          &mcur);
         REAL v = px[i * ncols];
         if (!F(lc_valid)(v, flags, sent) && op != LC_OP_TREND) {
             py[i * ncols] = v;
             continue;
         }
         ACC trend;
-        if (!edge && cnt == w) {
+        if (full) {
             trend = 0;
             for (int j = 0; j < q; j++) trend += gw[j] * S[j];
             trend += K0;
         } else {
             if (coef != ws) {
-                F(lc_fit)(px, ncols, n, mode, cval, flags, sent, ws, w, q, cen, d, S, cnt, a);
+                F(lc_fit)(mom, q, S, cnt, a);
                 coef = ws;
             }
-            trend = F(lc_eval)(a, q, deriv, ((ACC)(li - ws) - cen) * d, fac, K0);
+            /* at the window's centre (half a row after the row in an even
+             * window, as the full windows' weights), the row itself at an
+             * interp edge */
+            trend = F(lc_eval)(a, q, deriv, edge ? ((ACC)(li - ws) - cen) * d : 0, fac, K0);
         }
         py[i * ncols] = F(lc_out)(v, trend, op);
     }
@@ -426,9 +500,24 @@ __kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, 
     VACC K0 = deriv ? (VACC)0 : K;
     VACC S0 = 0, S1 = 0, S2 = 0;
     VMASK cnt = 0;
-    long cur = LONG_MIN, coef[LV];
-    ACC a[LV][3];
-    for (int l = 0; l < LV; l++) coef[l] = LONG_MIN;
+    /* allws: the last window full in every lane (no per-lane pass then) */
+    long cur = LONG_MIN, coef[LV], mcur[LV], fullws[LV], allws = LONG_MIN, M[LV][5];
+    ACC a[LV][3], mom[LV][5];
+    for (int l = 0; l < LV; l++) coef[l] = mcur[l] = fullws[l] = LONG_MIN;
+    /* Windows with missing values on the vectors where the moments' integers
+     * are exact in a double (the host's tab[0] = 2): VM0..VM4 = sum v^k of
+     * the valid positions v = 2t - (w - 1) of window mws, per lane, slid
+     * with the sums on the rows that need them (lc_moments' rule, its shift
+     * written out: C(k, m) (-2)^(k - m)), from a full window's (the host's
+     * vf) after one, else counted afresh; the normal equations solved by
+     * LDL^T (they are symmetric positive definite: no pivoting). */
+    __global const ACC *tab = g + LC_TAB(q);
+    int dexact = !mean && tab[0] > 1;
+    long mws = LONG_MIN;
+    ACC aw = (ACC)(w - 1), aw2 = aw * aw, aw3 = aw2 * aw, aw4 = aw2 * aw2;
+    ACC vf[5];
+    for (int k = 0; k < 5; k++) vf[k] = tab[1 + 25 + 3 * k] + tab[1 + 25 + 3 * k + 1] + tab[1 + 25 + 3 * k + 2];
+    VACC VM0 = 0, VM1 = 0, VM2 = 0, VM3 = 0, VM4 = 0;
     for (ulong i = i0; i < i1; i++) {
         long ws = (long)i + start, li = (long)i;
         int edge = 0;
@@ -477,16 +566,73 @@ __kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, 
                 }
                 S0 = a0 + xi;
                 cnt = cnt - oki + oko;
+                if (dexact && !all(cnt == (VMASK)(long)w) && (mws == cur || allws == cur)) {
+                    if (mws != cur) {
+                        VM0 = vf[0], VM1 = vf[1], VM2 = vf[2], VM3 = vf[3], VM4 = vf[4];
+                    }
+                    VACC fo = select((VACC)0, (VACC)1, oko), fi = select((VACC)0, (VACC)1, oki);
+                    VACC D0 = VM0 - fo, D1 = VM1 + fo * aw, D2 = VM2 - fo * aw2, D3 = VM3 + fo * aw3,
+                         D4 = VM4 - fo * aw4;
+                    VM0 = D0 + fi;
+                    VM1 = D1 - 2 * D0 + fi * aw;
+                    VM2 = D2 - 4 * D1 + 4 * D0 + fi * aw2;
+                    VM3 = D3 - 6 * D2 + 12 * D1 - 8 * D0 + fi * aw3;
+                    VM4 = D4 - 8 * D3 + 24 * D2 - 32 * D1 + 16 * D0 + fi * aw4;
+                    mws = ws;
+                }
                 cur = ws;
             }
         }
         VACC v = LOADV(x, i * ncols);
         VMASK keep = isfinite(v) & (sentf ? v != vsent : (VMASK)(-1));
-        if (!edge && all(cnt == (VMASK)(long)w)) {
+        int allfull = all(cnt == (VMASK)(long)w);
+        if (allfull) allws = ws;
+        if ((!edge && allfull) || mean || dexact) {
             /* every lane's window full: the outputs on the vector too, a
              * missing value written as it was (but the trend) */
             VACC full = gw0 * S0 + K0;
             if (!mean) full += gw1 * S1 + gw2 * S2;
+            if (edge || !allfull) {
+                /* a lane whose window is full keeps the weights' value, in
+                 * the same arithmetic as on a row where all are: a lane's
+                 * value does not depend on the columns beside it */
+                VMASK wfull = (cnt == (VMASK)(long)w) & (VMASK)(edge ? 0 : -1);
+                VACC fit;
+                if (mean) {
+                    fit = select((VACC)(ACC)NAN, S0 / VCONV(cnt) + K, cnt > (VMASK)0);
+                } else {
+                    if (mws != ws) {
+                        VM0 = VM1 = VM2 = VM3 = VM4 = 0;
+                        for (uint t = 0; t < w; t++) {
+                            long k = F(lc_map)(ws + (long)t, n, mode);
+                            VACC vv = k < 0 ? (VACC)(ACC)cval : GATHER(x, (ulong)k * ncols);
+                            VMASK ok = isfinite(vv) & (sentf ? vv != vsent : (VMASK)(-1));
+                            ACC u = 2 * (ACC)t - aw, u2 = u * u;
+                            VACC f = select((VACC)0, (VACC)1, ok);
+                            VM0 += f;
+                            VM1 += f * u;
+                            VM2 += f * u2;
+                            VM3 += f * (u2 * u);
+                            VM4 += f * (u2 * u2);
+                        }
+                        mws = ws;
+                    }
+                    ACC h = d / 2, h2 = h * h;
+                    VACC m0 = VM0, m1 = VM1 * h, m2 = VM2 * h2, m3 = VM3 * (h2 * h), m4 = VM4 * (h2 * h2);
+                    /* LDL^T of [m0 m1 m2; m1 m2 m3; m2 m3 m4], then a = M^-1 S */
+                    VACC l1 = m1 / m0, l2 = m2 / m0, d1 = m2 - l1 * m1;
+                    VACC l3 = (m3 - l2 * m1) / d1, d2 = m4 - l2 * m2 - l3 * l3 * d1;
+                    VACC y1 = S1 - l1 * S0, y2 = S2 - l2 * S0 - l3 * y1;
+                    VACC a2 = y2 / d2, a1 = y1 / d1 - l3 * a2, a0 = S0 / m0 - l1 * a1 - l2 * a2;
+                    ACC ue = edge ? ((ACC)(li - ws) - cen) * d : 0;
+                    fit = deriv == 0 ? a0 + ue * (a1 + ue * a2) : deriv == 1 ? a1 + 2 * ue * a2
+                        : deriv == 2 ? 2 * a2 : (VACC)0;
+                    fit = fit * fac + K0;
+                    VMASK ok = cnt >= (VMASK)q & d1 > (VACC)LC_TINY * m0 & d2 > (VACC)LC_TINY * m0;
+                    fit = select((VACC)(ACC)NAN, fit, ok);
+                }
+                full = select(fit, full, wfull);
+            }
             VACC out = op == LC_OP_TREND ? full : op == LC_OP_DIVIDE ? v / full : v - full;
             if (op != LC_OP_TREND) out = select(v, out, keep);
             VREAL r = CAT(convert_, VREAL)(out);
@@ -516,14 +662,20 @@ __kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, 
         for (int l = 0; l < LV; l++) {
             __global const REAL *pxl = x + of[l];
             __global REAL *pyl = y + of[l];
+            int cn = (int)LANE(cnt, l), full = !edge && cn == (int)w;
+            if (cn == (int)w) fullws[l] = ws;
+            /* a lane's moments follow its windows with missing values
+             * (lc_moments), its own missing rows too */
+            if (!full && !mean)
+                F(lc_moments)(pxl, ncols, n, mode, cval, flags, sent, ws, w, q, cen, d, g + LC_TAB(q),
+                              max(fullws[l], allws), M[l], mom[l], &mcur[l]);
             REAL vl = pxl[i * ncols];
             if (!F(lc_valid)(vl, flags, sent) && op != LC_OP_TREND) {
                 pyl[i * ncols] = vl;
                 continue;
             }
             ACC Kl = LANE(K, l), trend;
-            int cn = (int)LANE(cnt, l);
-            if (!edge && cn == (int)w) {
+            if (full) {
                 /* a full window: the vector branch's arithmetic, in its
                  * order, so that a lane's value does not depend on the
                  * columns beside it (a call over other groups, a streamed
@@ -535,10 +687,10 @@ __kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, 
             } else {
                 if (coef[l] != ws) {
                     ACC Sl[3] = {LANE(S0, l), LANE(S1, l), LANE(S2, l)};
-                    F(lc_fit)(pxl, ncols, n, mode, cval, flags, sent, ws, w, q, cen, d, Sl, (uint)cn, a[l]);
+                    F(lc_fit)(mom[l], q, Sl, (uint)cn, a[l]);
                     coef[l] = ws;
                 }
-                trend = F(lc_eval)(a[l], q, deriv, ((ACC)(li - ws) - cen) * d, fac, deriv ? 0 : Kl);
+                trend = F(lc_eval)(a[l], q, deriv, edge ? ((ACC)(li - ws) - cen) * d : 0, fac, deriv ? 0 : Kl);
             }
             pyl[i * ncols] = F(lc_out)(vl, trend, op);
         }
@@ -554,6 +706,7 @@ __kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, 
 #undef LANE
 #endif
 #undef LC_PMAX
+#undef LC_TAB
 #undef LC_TINY
 #endif
 
@@ -600,41 +753,48 @@ static REAL F(lc_select)(__global REAL *a, ulong st, long n, long k)
 #define LC_MAX(a, b) ((a) < (b) ? (b) : (a))
 
 /* The median (numpy's: the mean of the middle two of an even count; NaN
- * for none) of the valid values of rows [r0, r1) (at most LC_SMALL) of column pointer
- * px: loaded into a private array, the missing ones as +Inf (no valid value
- * is infinite), sorted by Batcher's network of the smallest power of two
- * that holds the bin (the same for every work-item: no divergence), the
- * middle ones read by constant indices (a private array indexed at run time
- * PoCL keeps out of registers). */
-static ACC F(lc_median_net)(__global const REAL *px, ulong st, ulong r0, ulong r1, uint flags, REAL sent)
-{
-    REAL w[LC_SMALL];
-    uint k = (uint)(r1 - r0), qb = k <= 4 ? 4 : k <= 8 ? 8 : k <= 16 ? 16 : LC_SMALL, cnt = 0;
-#pragma unroll
-    for (uint i = 0; i < LC_SMALL; i++) {
-        REAL v = i < k ? px[(r0 + i) * st] : (REAL)INFINITY;
-        int ok = i < k && F(lc_valid)(v, flags, sent);
-        w[i] = ok ? v : (REAL)INFINITY;
-        cnt += ok;
+ * for none) of the valid values of rows [r0, r1) (at most N) of column
+ * pointer px: loaded into a private array of N, the missing ones as +Inf
+ * (no valid value is infinite), sorted by Batcher's network of the
+ * smallest power of two that holds the bin (the same for every work-item:
+ * no divergence), the middle ones read by constant indices (a private
+ * array indexed at run time PoCL keeps out of registers). Two of them, N
+ * = 16 and 32: bins up to 16 rows in an array of 32 took 1.4-2x the time
+ * of one of 16 on PoCL (the loads and reads over all N). */
+#define LC_MEDIAN_NET(NAME, N)                                                                   \
+    static ACC F(NAME)(__global const REAL *px, ulong st, ulong r0, ulong r1, uint flags, REAL sent) \
+    {                                                                                            \
+        REAL w[N];                                                                               \
+        uint k = (uint)(r1 - r0), qb = k <= 4 ? 4 : k <= 8 ? 8 : k <= 16 ? 16 : (N), cnt = 0;     \
+        _Pragma("unroll") for (uint i = 0; i < (N); i++)                                          \
+        {                                                                                        \
+            REAL v = i < k ? px[(r0 + i) * st] : (REAL)INFINITY;                                 \
+            int ok = i < k && F(lc_valid)(v, flags, sent);                                        \
+            w[i] = ok ? v : (REAL)INFINITY;                                                      \
+            cnt += ok;                                                                           \
+        }                                                                                        \
+        if (!cnt) return (ACC)NAN;                                                               \
+        CLS_SORTNET_OEM_UPTO(REAL, w, qb, (N), LC_MIN, LC_MAX)                                   \
+        uint m2 = cnt / 2, m1 = cnt & 1 ? m2 : m2 - 1;                                           \
+        REAL lo = 0, hi = 0;                                                                     \
+        _Pragma("unroll") for (uint i = 0; i < (N); i++)                                          \
+        {                                                                                        \
+            lo = i == m1 ? w[i] : lo;                                                            \
+            hi = i == m2 ? w[i] : hi;                                                            \
+        }                                                                                        \
+        return ((ACC)lo + (ACC)hi) / 2;                                                          \
     }
-    if (!cnt) return (ACC)NAN;
-    CLS_SORTNET_OEM_UPTO(REAL, w, qb, LC_SMALL, LC_MIN, LC_MAX)
-    uint m2 = cnt / 2, m1 = cnt & 1 ? m2 : m2 - 1;
-    REAL lo = 0, hi = 0;
-#pragma unroll
-    for (uint i = 0; i < LC_SMALL; i++) {
-        lo = i == m1 ? w[i] : lo;
-        hi = i == m2 ? w[i] : hi;
-    }
-    return ((ACC)lo + (ACC)hi) / 2;
-}
+LC_MEDIAN_NET(lc_median_net16, 16)
+LC_MEDIAN_NET(lc_median_net32, LC_SMALL)
+#undef LC_MEDIAN_NET
 /* The statistic of the valid values of rows [r0, r1) of column pointer px */
 static ACC F(lc_bin_stat)(__global const REAL *px, __global REAL *pt, ulong st, ulong r0, ulong r1, int method,
                           uint flags, REAL sent)
 {
     /* the median of a short bin by a sorting network, one read of the bin;
      * longer bins select in scratch */
-    if (method == LC_BIN_MEDIAN && r1 - r0 <= LC_SMALL) return F(lc_median_net)(px, st, r0, r1, flags, sent);
+    if (method == LC_BIN_MEDIAN && r1 - r0 <= 16) return F(lc_median_net16)(px, st, r0, r1, flags, sent);
+    if (method == LC_BIN_MEDIAN && r1 - r0 <= LC_SMALL) return F(lc_median_net32)(px, st, r0, r1, flags, sent);
     ACC sum = 0, comp = 0;
     uint cnt = 0;
     for (ulong r = r0; r < r1; r++) {

@@ -142,13 +142,16 @@ static double ref_trend(const double *s, long n, long i, const cls_clean *o)
     }
     int q = (int)o->polyorder + 1;
     double m[10][10] = {{0}}, b[10] = {0};
+    /* positions in half-windows: the normal equations of long windows and
+     * high orders stay well conditioned in float64 */
+    double hs = w > 2 ? (double)(w - 1) / 2 : 1;
     long cnt = 0;
     for (long j = a; j < a + w; j++) {
         long k = ext(j, n, e == CLS_EDGE_INTERP ? CLS_EDGE_CONSTANT : e);
         double v = k < 0 ? o->cval : s[k];
         if (!valid(v, o)) continue;
         cnt++;
-        double t = (double)j - pos;
+        double t = ((double)j - pos) / hs;
         for (int r = 0; r < q; r++)
             for (int c = 0; c < q; c++) m[r][c] += pow(t, r + c);
         for (int r = 0; r < q; r++) b[r] += v * pow(t, r);
@@ -157,7 +160,7 @@ static double ref_trend(const double *s, long n, long i, const cls_clean *o)
     if (cnt < q || !solve(m, b, q)) return NAN;
     double f = 1;
     for (unsigned k = 2; k <= o->deriv; k++) f *= k;
-    return b[o->deriv] * f / pow(o->delta > 0 ? o->delta : 1, (double)o->deriv);
+    return b[o->deriv] * f / pow(hs * (o->delta > 0 ? o->delta : 1), (double)o->deriv);
 }
 
 /* The reference of cls_fit_transform with only light-curve fields set */
@@ -355,6 +358,74 @@ static void missing_values_are_ignored_in_windows_and_kept(void **state)
         }
         free(x.data);
     }
+}
+
+/* Savitzky-Golay windows with missing values one after the other (15 % of
+ * the values scattered, a gap, the sentinel), long enough to span several
+ * rows per work-item: the moments of the valid positions slide from row to
+ * row (exact integers), or are counted afresh per window where their
+ * integers could overflow (polyorder 3, a window of 451: 7 powers of 451
+ * exceed a long); every edge mode, polyorders 1 to 3, 1 to 3 columns (the
+ * CPUs' lane layouts). */
+static void savgol_with_scattered_missing_values(void **state)
+{
+    (void)state;
+    const unsigned wp[][2] = {{31, 2}, {101, 2}, {30, 1}, {31, 3}, {451, 3}};
+    const cls_edge edges[] = {CLS_EDGE_INTERP, CLS_EDGE_MIRROR, CLS_EDGE_NEAREST, CLS_EDGE_CONSTANT, CLS_EDGE_WRAP};
+    int small = test_suite_is("oclgrind");
+    for (int ti = 0; ti < 2; ti++) {
+        cls_dtype t = ti ? CLS_F64 : CLS_F32;
+        if (!runs(t)) continue;
+        for (size_t wi = 0; wi < sizeof wp / sizeof *wp; wi++) {
+            if (small && wp[wi][0] > 31) continue;
+            size_t R = small ? 150 : wp[wi][0] > 200 ? 1001 : 1203, C = 1 + wi % 3;
+            cls_array x = curves(t, 2, R, C, 41 + wi);
+            rng g;
+            rng_seed(&g, 43 + wi);
+            for (size_t i = 0; i < 2 * R * C; i++)
+                if (rng_uniform(&g) < 0.15) put(&x, i, i % 5 ? NAN : -9999);
+            /* a gap of 12 rows: every window keeps more than half its rows (a
+             * fit through a few values at one end of a window, extrapolated to
+             * its centre, is ill-conditioned: test_lightcurve.py's gap) */
+            for (size_t i = R / 3; i < R / 3 + 12; i++) put(&x, i * C, NAN);
+            for (size_t ei = 0; ei < sizeof edges / sizeof *edges; ei++) {
+                cls_clean o = {0};
+                o.has_missing_value = 1;
+                o.missing_value = -9999;
+                o.detrend = CLS_DETREND_SAVGOL;
+                o.window = wp[wi][0];
+                o.polyorder = wp[wi][1];
+                o.edge = edges[ei];
+                o.cval = edges[ei] == CLS_EDGE_CONSTANT ? 2.5 : 0;
+                o.detrend_op = (cls_detrend_op)((wi + ei) % 3);
+                run_check(&x, CLS_SCOPE_MATRIX, &o, "savgol, scattered missing values");
+            }
+            free(x.data);
+        }
+    }
+}
+
+/* Without float64 (rusticl) a window whose moments take no exact integers
+ * and whose rows cost more loop trips than a work-item may run is refused,
+ * naming the device, not computed wrong; with float64 it runs. */
+static void float_sums_refuse_windows_past_the_loop_bound(void **state)
+{
+    (void)state;
+    if (test_suite_is("oclgrind")) skip();
+    cls_array x = curves(CLS_F32, 1, 300, 2, 61);
+    put(&x, 200, NAN);
+    cls_array y = make(CLS_F32, 1, 300, 2);
+    cls_clean o = {.detrend = CLS_DETREND_SAVGOL, .window = 6001, .polyorder = 2, .edge = CLS_EDGE_NEAREST};
+    cls_status st = cls_fit_transform(ctx, &(cls_pipeline){.clean = &o}, &x, &y, NULL);
+    if (test_suite_is("rusticl")) {
+        assert_int_equal(st, CLS_E_UNSUPPORTED);
+        assert_non_null(strstr(cls_last_error(ctx), "device"));
+        assert_non_null(strstr(cls_last_error(ctx), "6001"));
+    } else {
+        assert_int_equal(st, CLS_OK);
+    }
+    free(x.data);
+    free(y.data);
 }
 
 static void bins_smooth_by_mean_median_and_boundary(void **state)
@@ -650,6 +721,8 @@ int main(void)
         cmocka_unit_test(savgol_equals_reference_every_edge_and_window),
         cmocka_unit_test(windows_longer_than_the_series),
         cmocka_unit_test(missing_values_are_ignored_in_windows_and_kept),
+        cmocka_unit_test(savgol_with_scattered_missing_values),
+        cmocka_unit_test(float_sums_refuse_windows_past_the_loop_bound),
         cmocka_unit_test(bins_smooth_by_mean_median_and_boundary),
         cmocka_unit_test(median_of_bins_of_every_length_is_exact),
         cmocka_unit_test(bins_reduce_to_one_row_each),

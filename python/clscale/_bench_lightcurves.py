@@ -12,9 +12,20 @@ Rows (each a full call on the whole array, a new output array):
   bin-smooth  clscale.bin(x, 10, "mean", axis=1, smooth=True)
   bin-median  clscale.bin(x, 10, "median", axis=1)  (one row per bin)
   minmax    MinMaxScaler().fit_transform(x) per matrix: the unit of 'to_minmax'
+  flatten   clscale.flatten(x, 101, 2, axis=1) (lightkurve's flatten: niters 3,
+            sigma 3)   vs a loop of lightkurve's LightCurve.flatten(101, 2)
+  pipeline  sigma_clip(x, 3, axis=1) (NaN out), flatten, bin(10, "mean"),
+            MinMaxScaler per matrix   vs a loop of lightkurve's
+            remove_outliers(sigma=3).flatten(101, 2).bin(10 cadences).normalize()
+The lightkurve rows are there where lightkurve is installed (it is not a
+Debian package); its loop runs over the first --lk-curves light curves (a
+band of a star each: default 20) and its time is scaled to the batch's
+2 x stars light curves (linear: each is the same work).
 Times are medians of --repeats calls after a warm-up (a peer over 2 s runs
 once). clscale's trends are checked against scipy's (max relative error).
 """
+import warnings
+
 import numpy as np
 
 from ._bench_calls import SEED, median_time
@@ -33,6 +44,50 @@ def _err(a, b):
     return float(np.max(np.abs(a - b)) / max(1.0, float(np.max(np.abs(b)))))
 
 
+def _lightkurve_rows(args, x, dev, row):
+    """The flatten and pipeline rows, against lightkurve's loop where it is
+    installed (clscale's alone otherwise)."""
+    import clscale
+    try:
+        import lightkurve as lk
+    except ImportError:
+        lk = None
+    dt = 2.0 / 1440  # two-minute cadences, in days
+    t = np.arange(x.shape[1]) * dt
+    curves = [(i, b) for i in range(x.shape[0]) for b in range(x.shape[2])]
+    k = max(1, min(getattr(args, "lk_curves", 20), len(curves)))
+    scale = len(curves) / k
+
+    def loop(f):
+        def run():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # lightkurve warns about its optional modules
+                for i, b in curves[:k]:
+                    f(lk.LightCurve(time=t, flux=x[i, :, b]))
+        return run
+
+    mm = clscale.MinMaxScaler(devices=dev)
+
+    def pipeline():
+        c = clscale.sigma_clip(x, sigma=3, axis=1, masked=False, devices=dev)
+        f = clscale.flatten(c, 101, 2, axis=1, devices=dev)
+        return mm.fit_transform(clscale.bin(f, 10, "mean", axis=1, devices=dev))
+
+    flat_peer = loop(lambda lc: lc.flatten(window_length=101, polyorder=2)) if lk else None
+    pipe_peer = loop(lambda lc: lc.remove_outliers(sigma=3).flatten(window_length=101, polyorder=2)
+                     .bin(time_bin_size=10 * dt).normalize()) if lk else None
+    for name, call, peer, what in (
+            ("flatten", lambda: clscale.flatten(x, 101, 2, axis=1, devices=dev), flat_peer,
+             "LightCurve.flatten(window_length=101, polyorder=2)"),
+            ("pipeline", pipeline, pipe_peer,
+             "LightCurve.remove_outliers(sigma=3).flatten(101, 2).bin(time_bin_size=10 cadences).normalize()")):
+        r = row(name, call, peer, f"lightkurve {lk.__version__}: a loop of {what}" if lk else None)
+        if peer is not None:  # timed on k light curves, reported for the batch
+            r["peer_curves_timed"] = k
+            r["peer_median_s"] *= scale
+            r["speedup"] = r["peer_median_s"] / r["median_s"]
+
+
 def lightcurves(args):
     import clscale
     from scipy import ndimage, signal
@@ -49,6 +104,7 @@ def lightcurves(args):
         if check is not None:
             r["max_rel_error"] = check()
         rows.append(r)
+        return r
 
     mm = clscale.MinMaxScaler(devices=dev)
     row("minmax", lambda: mm.fit_transform(x))
@@ -58,6 +114,7 @@ def lightcurves(args):
     row("mean", lambda: clscale.uniform_filter1d(x, 101, axis=1, devices=dev),
         lambda: ndimage.uniform_filter1d(x, 101, axis=1), "scipy.ndimage.uniform_filter1d(x, 101, axis=1)",
         lambda: _err(clscale.uniform_filter1d(x, 101, axis=1, devices=dev), ndimage.uniform_filter1d(x, 101, axis=1)))
+    _lightkurve_rows(args, x, dev, row)
     row("bin-smooth", lambda: clscale.bin(x, 10, "mean", axis=1, smooth=True, devices=dev))
     row("bin-median", lambda: clscale.bin(x, 10, "median", axis=1, devices=dev))
     unit = rows[0]["median_s"]

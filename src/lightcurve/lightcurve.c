@@ -20,7 +20,14 @@ enum { LC_OP_SUBTRACT, LC_OP_DIVIDE, LC_OP_TREND };
 #define LC_F_SENT 1u
 #define LC_Q (CLS_LC_PMAX + 1)
 #define LC_LANES 8 /* columns per work-item of CLS_K_SAVGOL3V (cl/lightcurve.cl's LV) */
-#define LC_GLEN (LC_Q + 1 + LC_Q * LC_Q + 2 * LC_Q)
+/* llvmpipe runs 8 work-items in a vector, and a loop taken by some of
+ * them and not others costs every one its trips: a row's work counts 8
+ * times in a work-item's loop bound (float_chunk) */
+#define LC_SIMD 8
+/* g's length for q = polyorder + 1: weights and scale, the sums' shift and
+ * powers, the moments' (2q - 1 powers) shift and powers (cl/lightcurve.cl) */
+#define LC_GN(q) ((q) + 1 + (q) * (q) + 2 * (q) + 1 + (2 * (q) - 1) * (2 * (q) + 2))
+#define LC_GLEN LC_GN(LC_Q)
 
 int cls_lc_active(const cls_clean *c)
 {
@@ -119,9 +126,10 @@ typedef struct lcjob {
     uint32_t    chunk;      /* rows per work-item (trends) */
     uint32_t    chunk_lanes; /* the moving average in CLS_K_SAVGOL3V's lanes (CPUs) */
     uint32_t    chunk_by_fp64[2]; /* Savitzky-Golay: by the device's sums, float [0] or double [1] */
+    int         float_unfit; /* Savitzky-Golay: no chunk of float sums keeps within LOOP_MAX */
     int64_t     start;      /* the window's first row relative to the row */
     int         edge;
-    double      g[LC_GLEN];  /* Savitzky-Golay: weights, scale, shift table, powers (cl/lightcurve.cl) */
+    double      g[LC_GLEN];  /* Savitzky-Golay: weights, scale, shift tables, powers (cl/lightcurve.cl) */
     uint64_t    nbins;
 } lcjob;
 
@@ -144,11 +152,20 @@ static cls_status unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
     cl_mem m[4] = {0};
     int back = 0; /* out is a device buffer read back after the input is released */
     unsigned fl = c->has_missing_value ? LC_F_SENT : 0;
-    /* CPUs take polyorder 2, and the moving average where they have
-     * float64 (its sums of float32 need CLS_K_MOVAVG's compensation),
-     * LC_LANES columns at a time in vector lanes */
-    int lanes = !cls_pass_gpu(d) && (j->kind == CLS_K_SAVGOL3 || (j->kind == CLS_K_MOVAVG && d->info.fp64));
+    /* CPUs with float64 take polyorder 2 and the moving average (its sums
+     * of float32 need CLS_K_MOVAVG's compensation) LC_LANES columns at a
+     * time in vector lanes; without float64 (rusticl) a column per
+     * work-item keeps a row's loop trips within LOOP_MAX (float_chunk) */
+    int lanes = !cls_pass_gpu(d) && d->info.fp64 && (j->kind == CLS_K_SAVGOL3 || j->kind == CLS_K_MOVAVG);
     int kind = lanes ? CLS_K_SAVGOL3V : j->kind;
+    if (SAVGOL(j->kind) && !d->info.fp64 && j->float_unfit) {
+        /* its units go to a device with float64, if any (cls_passes_run) */
+        char lab[256];
+        cls_dev_label(d, lab, sizeof lab);
+        return cls_fail(ctx, CLS_E_UNSUPPORTED, "%s: light curves: a Savitzky-Golay window of %u rows, polyorder "
+                        "%u, takes more loop trips per row than a work-item may (%u) with float sums (no float64)",
+                        lab, c->window, c->polyorder, LOOP_MAX);
+    }
     cls_status st = cls_kernel_get(ctx, d, kind, j->t, 0, &a.k, &local, NULL);
     if (st != CLS_OK) return st;
     size_t ybytes = bytes;
@@ -173,7 +190,7 @@ static cls_status unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
     if (st == CLS_OK && (SAVGOL(j->kind) || lanes)) {
         /* the weights in the kernel's sums' type: double where the device has it */
         unsigned q = kind == CLS_K_SAVGOL3V ? 3 : c->polyorder + 1;
-        q = q + 1 + q * q + 2 * q;
+        q = LC_GN(q);
         float gf[LC_GLEN];
         for (unsigned i = 0; i < q; i++) gf[i] = (float)j->g[i];
         st = cls_pass_buffer(ctx, d, CL_MEM_READ_ONLY, q * (d->info.fp64 ? 8 : 4),
@@ -274,6 +291,74 @@ static void job_init(lcjob *j, const cls_clean *c, cls_dtype t, const void *x, v
     j->C = C;
 }
 
+/* The shift by one row of n power sums S_j = sum x u^j, u = (t - c) / s:
+ * T_jm = C(j, m) (-1/s)^(j - m) at tab (n x n), then the leaving and
+ * entering rows' u^m at u = -c/s and c/s (n each). */
+static void shift_table(double *tab, unsigned n, unsigned w, double s)
+{
+    double *T = tab, *uo = T + n * n, *ui = uo + n, cs = ((w - 1) / 2.0) / s;
+    for (unsigned r = 0; r < n; r++) {
+        double bin = 1; /* C(r, m) */
+        for (unsigned m = 0; m < n; m++) {
+            T[r * n + m] = m <= r ? bin * pow(-1.0 / s, (double)(r - m)) : 0;
+            if (m < r) bin = bin * (double)(r - m) / (double)(m + 1);
+        }
+        uo[r] = pow(-cs, (double)r);
+        ui[r] = pow(cs, (double)r);
+    }
+}
+
+/* cl/lightcurve.cl's lc_moments: the integer moments M_k = sum v^k, k < n,
+ * of the valid positions v = 2t - (w - 1) of a window slide exactly in a
+ * long where no sum can overflow: |M_k| <= w (w - 1)^k, and a slide's
+ * partial sums stay below w (w + 1)^k + (w - 1)^k. tab[0] says whether
+ * (1 or 0; 2: within a double's integers too); then the shift v - 2 of the
+ * sums: C(k, m) (-2)^(k - m) (n x n; integers below 2^24, exact in a
+ * float); then the moments of a full window, each as three parts exact in
+ * a float (bits 40 and up, 20 to 39, 0 to 19), that a window after a full
+ * one slides from. Returns whether exact in a long. */
+static int moments_table(double *tab, unsigned n, unsigned w)
+{
+    double bits = (n - 1) * log2(w + 1.0) + log2((double)w) + 1;
+    int exact = bits < 62;
+    tab[0] = bits < 52 ? 2 : exact ? 1 : 0; /* 2: CLS_K_SAVGOL3V's vectors of doubles */
+    for (unsigned k = 0; k < n; k++) {
+        double bin = 1; /* C(k, m) */
+        for (unsigned m = 0; m < n; m++) {
+            tab[1 + k * n + m] = m <= k ? bin * pow(-2.0, (double)(k - m)) : 0;
+            if (m < k) bin = bin * (double)(k - m) / (double)(m + 1);
+        }
+    }
+    double *full = tab + 1 + n * n;
+    for (unsigned k = 0; k < n; k++) {
+        int64_t sum = 0; /* odd k: 0, the window being symmetric */
+        for (unsigned t = 0; exact && k % 2 == 0 && t < w; t++) {
+            int64_t v = 2 * (int64_t)t - (int64_t)(w - 1), pw = 1;
+            for (unsigned e = 0; e < k; e++) pw *= v;
+            sum += pw;
+        }
+        full[3 * k] = (double)((sum >> 40) << 40);
+        full[3 * k + 1] = (double)(((sum >> 20) & 0xFFFFF) << 20);
+        full[3 * k + 2] = (double)(sum & 0xFFFFF);
+    }
+    return exact;
+}
+
+/* The rows per work-item of the Savitzky-Golay trend with float sums (a
+ * column per work-item: unit()) that keep its loop trips, all loops
+ * together, within LOOP_MAX (rusticl's llvmpipe stops them silently past
+ * ~65 535: PITFALLS.md; the devices without float64 here): the window's
+ * sums counted once (w), and on a row whose window misses values the
+ * moments (slid: O(n^2), n = 2q - 1; counted afresh, w n, once per chunk,
+ * or every row without exact moments), the solve (q^3) and the
+ * evaluation. Below 1: no chunk keeps within the bound. */
+static double float_chunk(unsigned w, unsigned q, int exact)
+{
+    double n = 2.0 * q - 1, fit = n * (n + 1) / 2 + 2 * n + (double)q * q * q + 2.0 * q * q + q + 16;
+    if (exact) return (LOOP_MAX - w - w * (n + 1)) / (LC_SIMD * (n + 1 + fit));
+    return (LOOP_MAX - w) / (LC_SIMD * (w * (n + 1) + fit));
+}
+
 cls_status cls_lc_run(cls_context *ctx, const cls_clean *c, cls_dtype t, const void *x, void *y, uint64_t G,
                       uint64_t Rg, size_t C)
 {
@@ -306,29 +391,22 @@ cls_status cls_lc_run(cls_context *ctx, const cls_clean *c, cls_dtype t, const v
              * a chunk is s A^(1/p) rows at most, A = 1e3 with float64
              * sums (errors ~1e-13), 10 with float sums (~1e-6) */
             double s = cls_savgol_scale(w);
+            if (!cls_savgol_weights(w, c->polyorder, c->deriv, c->delta, j.g))
+                return cls_fail(ctx, CLS_E_ARG, "light curves: the Savitzky-Golay fit of window %u, polyorder %u "
+                                "is singular", w, c->polyorder);
+            /* the shift by one row of the sums S_j = sum x u^j */
+            unsigned q = c->polyorder + 1;
+            shift_table(j.g + q + 1, q, w, s);
+            int exact = moments_table(j.g + q + 1 + q * q + 2 * q, 2 * q - 1, w);
+            double fl = float_chunk(w, q, exact);
             for (int f = 0; f < 2; f++) {
                 double ch = c->polyorder ? s * pow(f ? 1e3 : 10, 1.0 / c->polyorder) : 4096;
                 ch = ch < 1 ? 1 : ch > 4096 ? 4096 : ch;
                 if (w < LOOP_MAX && ch + w > LOOP_MAX) ch = LOOP_MAX - w;
+                if (!f && ch > fl) ch = fl;
                 j.chunk_by_fp64[f] = (uint32_t)(ch < 1 ? 1 : ch);
             }
-            if (!cls_savgol_weights(w, c->polyorder, c->deriv, c->delta, j.g))
-                return cls_fail(ctx, CLS_E_ARG, "light curves: the Savitzky-Golay fit of window %u, polyorder %u "
-                                "is singular", w, c->polyorder);
-            /* the shift by one row of the sums S_j = sum x u^j, u = (t - c) / s:
-             * T_jm = C(j, m) (-1/s)^(j - m); the leaving and entering rows'
-             * u^m at u = -c/s and c/s */
-            unsigned q = c->polyorder + 1;
-            double *T = j.g + q + 1, *uo = T + q * q, *ui = uo + q, cs = ((w - 1) / 2.0) / s;
-            for (unsigned r = 0; r < q; r++) {
-                double bin = 1; /* C(r, m) */
-                for (unsigned m = 0; m < q; m++) {
-                    T[r * q + m] = m <= r ? bin * pow(-1.0 / s, (double)(r - m)) : 0;
-                    if (m < r) bin = bin * (double)(r - m) / (double)(m + 1);
-                }
-                uo[r] = pow(-cs, (double)r);
-                ui[r] = pow(cs, (double)r);
-            }
+            j.float_unfit = fl < 1;
         }
         if (j.kind == CLS_K_MOVAVG) {
             /* in the lanes (CPUs: few work-items suffice, 8 columns each)
