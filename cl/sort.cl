@@ -147,6 +147,7 @@ inline int F(sort_radix)(__global UKEY *a, __global UKEY *b, __global uint *h, u
 /* The high digits a sort takes before it settles the runs of keys equal
  * on them (float64: 4 of up to 8) */
 #define S_HIGH 4
+#define S_TWO_MAX 1024
 /* Sorts a[0, n), whose keys' bits vary only where `vary` (the XOR of
  * their AND and OR) is set, with b as the other array and h as two tables
  * of counters (S_WIN's for `rows`); returns 0 when the sorted keys are in
@@ -167,8 +168,13 @@ inline int F(sort_keys)(__global UKEY *a, __global UKEY *b, __global uint *h, ui
     uint sh[8], np = 0;
     for (uint s = 0; s < KEY_BITS && np < 8; s += bits)
         if ((vary >> s) & mask) sh[np++] = s;
-    if (np <= S_HIGH) return F(sort_radix)(a, b, h, n, sh, 0, np, nb, mask);
-    uint cut = np - S_HIGH, lsh = sh[cut];
+    /* the high digits: two for at most S_TWO_MAX keys (16 bits or more
+     * below the highest varying one, about four of them the exponent's,
+     * leave runs of about one key), else S_HIGH; the runs are sorted by
+     * the rest below */
+    uint hd = n <= S_TWO_MAX ? 2 : S_HIGH;
+    if (np <= hd) return F(sort_radix)(a, b, h, n, sh, 0, np, nb, mask);
+    uint cut = np - hd, lsh = sh[cut];
     int in_b = F(sort_radix)(a, b, h, n, sh, cut, np, nb, mask);
     __global UKEY *src = in_b ? b : a, *oth = in_b ? a : b;
     for (uint i = 0; i < n;) {
