@@ -395,6 +395,7 @@ __kernel void F(clipsort)(__global const REAL *x, __global REAL *y, __global uch
 #undef S_RUN
 #undef S_MERGE_MAX
 #undef S_HIGH
+#undef S_TWO_MAX
 #undef UKEY
 #undef KEY_BITS
 #undef F

@@ -145,19 +145,23 @@ inline int F(sort_radix)(__global UKEY *a, __global UKEY *b, __global uint *h, u
 }
 
 /* The high digits a sort takes before it settles the runs of keys equal
- * on them (float64: 4 of up to 8) */
+ * on them (float64: 4 of up to 8; 2 for at most S_TWO_MAX keys) */
 #define S_HIGH 4
+#define S_TWO_MAX 1024
 /* Sorts a[0, n), whose keys' bits vary only where `vary` (the XOR of
  * their AND and OR) is set, with b as the other array and h as two tables
  * of counters (S_WIN's for `rows`); returns 0 when the sorted keys are in
  * a, 1 when in b.
  *
- * Keys with more than S_HIGH varying digits (float64 data, whose low
- * mantissa bits vary) are sorted by their S_HIGH highest varying digits
- * first; keys equal on those (runs, mostly of one key: 32 bits below the
- * highest varying one tell most values apart) are then sorted by the rest,
- * a short run by insertion, a long one by the remaining radix passes. The
- * worst case (every key in one run) costs what the full passes cost. */
+ * Keys with more varying digits than it takes (float64 data, whose low
+ * mantissa bits vary) are sorted by their highest varying digits first,
+ * S_HIGH of them, or two for at most S_TWO_MAX keys; keys equal on those
+ * (runs, mostly of one key: 32 bits below the highest varying one tell
+ * most values apart, and 16 bits, about four of them the exponent's, most
+ * of a thousand) are then sorted by the rest, a short run by insertion, a
+ * long one by the remaining radix passes. The worst case (every key in
+ * one run) costs what the full passes cost. Four digits at 300 keys spent
+ * a third of the sort on passes whose runs were already single keys. */
 inline int F(sort_keys)(__global UKEY *a, __global UKEY *b, __global uint *h, uint n, uint rows, UKEY vary)
 {
     if (n <= S_MERGE_MAX) return F(sort_merge)(a, b, n);
@@ -167,8 +171,9 @@ inline int F(sort_keys)(__global UKEY *a, __global UKEY *b, __global uint *h, ui
     uint sh[8], np = 0;
     for (uint s = 0; s < KEY_BITS && np < 8; s += bits)
         if ((vary >> s) & mask) sh[np++] = s;
-    if (np <= S_HIGH) return F(sort_radix)(a, b, h, n, sh, 0, np, nb, mask);
-    uint cut = np - S_HIGH, lsh = sh[cut];
+    uint hd = n <= S_TWO_MAX ? 2 : S_HIGH;
+    if (np <= hd) return F(sort_radix)(a, b, h, n, sh, 0, np, nb, mask);
+    uint cut = np - hd, lsh = sh[cut];
     int in_b = F(sort_radix)(a, b, h, n, sh, cut, np, nb, mask);
     __global UKEY *src = in_b ? b : a, *oth = in_b ? a : b;
     for (uint i = 0; i < n;) {

@@ -403,7 +403,8 @@ static void quantiles_of_many_targets(void **state)
 }
 
 /* Keys whose highest varying bits do not tell them apart (cl/sort.cl sorts
- * by those first, then each run of equal ones by the rest): values a few
+ * by two or four of those first, then each run of equal ones by the
+ * rest): values a few
  * units of 2^-40 apart beside one huge one, a shuffled ramp of them, ties
  * among them; and clean_ref.c's hostile scales. Order statistics and
  * clipping as the counting passes. */
@@ -412,7 +413,9 @@ static void runs_of_equal_high_digits(void **state)
     (void)state;
     if (!suite_runs(CLS_F64)) test_skip("no float64 on this implementation");
     cls_context *sort = budget_context(0), *count = budget_context(1);
-    const size_t rows[] = {97, 300, 2000};
+    /* 1024 and 1025: the last with two high digits and the first with
+     * four (cl/sort.cl's S_TWO_MAX) */
+    const size_t rows[] = {97, 300, 1024, 1025, 2000};
     const double q[] = {0.1, 0.5, 0.9};
     for (size_t ri = 0; ri < sizeof rows / sizeof rows[0]; ri++) {
         size_t R = rows[ri], C = 6;
