@@ -1,5 +1,5 @@
 /* Iterated k-sigma clipping of short columns in one kernel
- * (src/engine/clip_fast.c drives it; written once for REAL = float or
+ * (src/clean/clip_fast.c drives it; written once for REAL = float or
  * double like clean.cl).
  *
  * Work-item (block b of XW neighbouring columns, group g of the unit)

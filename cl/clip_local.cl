@@ -1,5 +1,5 @@
 /* Iterated k-sigma clipping of short columns in one kernel, shaped for
- * GPUs (src/engine/clip_fast.c picks it on GPU devices; cl/clip.cl's
+ * GPUs (src/clean/clip_fast.c picks it on GPU devices; cl/clip.cl's
  * kernel, shaped for CPU drivers, elsewhere). Same arguments, flags,
  * outputs and iteration logic as clip.cl (read its header first), but:
  *

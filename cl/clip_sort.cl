@@ -1,5 +1,5 @@
 /* Iterated k-sigma clipping of groups of any length in one kernel, sorted
- * once (the "sort" regime, src/engine/regime.h; clip_fast.c drives it).
+ * once (the "sort" regime, src/quantiles/regime.h; clip_fast.c drives it).
  * The arguments, flags, outputs and iteration logic are clip_local.cl's
  * (read clip.cl's header first); what differs:
  *

@@ -1,4 +1,4 @@
-/* Light curves along the rows (src/engine/lightcurve/ drives them; written once for
+/* Light curves along the rows (src/lightcurve/ drives them; written once for
  * REAL = float or double like scale.cl): a moving-average or Savitzky-Golay
  * trend of each column, and smoothing or reducing by bins of rows.
  *
@@ -25,7 +25,7 @@
 #define ACC float
 #endif
 
-/* mirrors src/engine/lightcurve/lightcurve.h */
+/* mirrors src/lightcurve/lightcurve.h */
 #define LC_EDGE_REFLECT  1
 #define LC_EDGE_MIRROR   2
 #define LC_EDGE_NEAREST  3
@@ -174,7 +174,7 @@ __kernel void F(movavg)(__global const REAL *x, __global REAL *y, uint ncols, ul
  * powers uo, ui (q each) of the leaving and entering rows' positions; then
  * the moments' table (lc_moments: LC_TAB(q)). */
 #if CLS_KERNEL == CLS_KID_SAVGOL || CLS_KERNEL == CLS_KID_SAVGOL3 || CLS_KERNEL == CLS_KID_SAVGOL3V
-#define LC_PMAX 8 /* polyorder at most (src/engine/lightcurve/lightcurve.h) */
+#define LC_PMAX 8 /* polyorder at most (src/lightcurve/lightcurve.h) */
 #define LC_TAB(q) ((q) + 1 + (q) * (q) + 2 * (q)) /* the moments' table in g (lightcurve.c) */
 #if CLS_FP64
 #define LC_TINY 1e-12 /* a pivot below this times the count is a singular fit */

@@ -1,5 +1,5 @@
 /* Groups longer than the sorting networks take (the "sort" regime,
- * src/engine/regime.h): each work-item sorts one column's keys once, in
+ * src/quantiles/regime.h): each work-item sorts one column's keys once, in
  * its own window of a global scratch buffer, and everything after that
  * (order statistics, every clipping iteration: cl/clip_sort.cl) is an
  * index, a binary search or a run of the sorted values. Order statistics
@@ -23,12 +23,12 @@
  * A work-item's window (S_WIN keys): keys a[rows], keys b[rows], then two
  * tables of counters, one per digit value. The host sizes the buffer for the work-items
  * of one launch and launches again over the next entries
- * (src/engine/clip_fast.c, select.c): the scratch is bounded by the
+ * (src/clean/clip_fast.c, select.c): the scratch is bounded by the
  * context's budget, not by the number of groups. */
 
 #if CLS_KERNEL == CLS_KID_QSORTG || CLS_KERNEL == CLS_KID_CLIPSORT || CLS_KERNEL == CLS_KID_WSORT
 /* 11-bit digits from this many rows on, else 8-bit (the host's
- * CLS_SORT_WIDE_MIN, src/engine/regime.h, passed as -D, as is
+ * CLS_SORT_WIDE_MIN, src/quantiles/regime.h, passed as -D, as is
  * CLS_SORT_MERGE_MAX: one definition for the windows both sides size) */
 #define S_WIDE_MIN CLS_SORT_WIDE_MIN
 /* a window's length in keys: two arrays and two tables of counters (a
@@ -427,11 +427,11 @@ __kernel void F(qsortg)(__global const REAL *x, ulong xoff, uint ncols, uint row
 
 #if CLS_KERNEL == CLS_KID_WSORT
 /* The windows of the sort regime sorted by every work-item at once (for
- * GPUs, src/engine/regime.c's cls_sort_parallel): a work-item per column
+ * GPUs, src/quantiles/regime.c's cls_sort_parallel): a work-item per column
  * leaves a GPU nearly idle where a table has a few hundred columns (and
  * takes one thread for a single tall one), so here every value has its
  * own work-item whatever the shape. Three phases, launched by the host
- * (src/engine/wsort.c) over the n_e windows from entry e0 on:
+ * (src/quantiles/wsort.c) over the n_e windows from entry e0 on:
  *  0  a work-group per tile of `width` rows (a power of 2) of one entry:
  *     the kept values' keys (qsortg's filter: q_take, NaN dropped), the
  *     others WS_NONE (sorting last), sorted in local memory by a bitonic

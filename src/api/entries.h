@@ -3,8 +3,8 @@
  * caller's context, arrays in files, .npy files. Their arguments and
  * failures are the public calls' (include/clscale.h), which check what
  * they add (the data's kind, a combine hook) and pass the rest on. */
-#ifndef CLS_ENGINE_ENTRIES_H
-#define CLS_ENGINE_ENTRIES_H
+#ifndef CLS_API_ENTRIES_H
+#define CLS_API_ENTRIES_H
 
 #include "clscale.h"
 

@@ -1,7 +1,7 @@
 /* Light curves along the rows (the time axis): the trend (moving average,
  * Savitzky-Golay) and the bins of each column of each statistics group, as
  * device passes over units of whole groups that every device able to run
- * the dtype pulls (engine/passes.h). The cleaning stage (engine/clean.c)
+ * the dtype pulls (engine/passes.h). The cleaning stage (clean/clean.c)
  * checks the options here before any pass, then runs the trend and the
  * smoothing after its own passes; cls_host_bin() reduces.
  * Calls: engine/passes.c, engine/program.c. */

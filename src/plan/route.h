@@ -7,8 +7,8 @@
  * pool, and what is refused before any pass. The front door (src/api)
  * dispatches on it and the cleaning stage (clean.c) asks it whether to
  * fuse; tests read it without a device (tests/test_route.c). */
-#ifndef CLS_ENGINE_ROUTE_H
-#define CLS_ENGINE_ROUTE_H
+#ifndef CLS_PLAN_ROUTE_H
+#define CLS_PLAN_ROUTE_H
 
 #include "clscale.h"
 
