@@ -294,7 +294,10 @@ static cls_status apply_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
         prm = to_real(planes, 7 * ne, v->dtype);
         if (!prm) st = cls_fail(ctx, CLS_E_NOMEM, "out of memory");
     }
-    if (st == CLS_OK) st = cls_kernel_get_cf(ctx, d, CLS_K_CLEAN_APPLY, v->dtype, 0, apply_flags(s->flags), &a.k, &local);
+    if (st == CLS_OK && ctx->tune.clean_flags_runtime)
+        st = cls_kernel_get(ctx, d, CLS_K_CLEAN_APPLY, v->dtype, 0, &a.k, &local, NULL);
+    else if (st == CLS_OK)
+        st = cls_kernel_get_cf(ctx, d, CLS_K_CLEAN_APPLY, v->dtype, 0, apply_flags(s->flags), &a.k, &local);
     if (st == CLS_OK) st = io_buffers(ctx, d, v, &c, wy, m);
     if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_READ_ONLY, 7 * ne * es, prm, &m[3]);
     if (st == CLS_OK && wm) st = cls_pass_output(ctx, d, v->mask + c.off, c.elems, &m[4]);
