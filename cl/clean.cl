@@ -112,8 +112,18 @@ __kernel void F(clean_moments)(__global const REAL *x, __global REAL *y, uint nc
  * `prm`, `pstride` apart, entry e: 0 lower bound, 1 upper bound, 2 fill,
  * 3 shift high, 4 shift low, 5 multiplier, 6 offset. A sentinel not filled
  * becomes NaN; NaN and +-Inf not filled stay what they were. CLS_CF_KEEP:
- * every value written as read (only the mask shows the cleaning). */
+ * every value written as read (only the mask shows the cleaning).
+ * Built with -DCLS_CF=flags (program.c, cls_kernel_get_cf) the flags are
+ * constants: a combination's code holds only the planes it reads and the
+ * stores it makes, no test of `flags` per value (which, with all seven
+ * planes loaded, made this pass several times a scaler's over the same
+ * values); without it, the same code reads `flags`. */
 #if CLS_KERNEL == CLS_KID_CLEAN_APPLY
+#ifdef CLS_CF
+#define CF_ON(f) ((CLS_CF & (f)) != 0)
+#else
+#define CF_ON(f) ((flags & (f)) != 0)
+#endif
 __kernel void F(clean_apply)(__global const REAL *x, __global REAL *y, __global uchar *mk, uint ncols, uint ng,
                              ulong urows,
                              uint flags, REAL sent, __global const REAL *prm, ulong pstride, REAL rlo, REAL rhi)
@@ -124,31 +134,42 @@ __kernel void F(clean_apply)(__global const REAL *x, __global REAL *y, __global 
      * pointer (no 64-bit division per value where the unit is one group,
      * a part of a long one): the parameters' loads stay consecutive in c,
      * where PoCL gathered each of the seven planes value by value and
-     * divided per value, which made this pass several times a scaler's
-     * over the same values */
-    size_t c = get_global_id(0);
-    ulong r = get_global_id(1);
-    if (c >= ncols || r >= (ulong)ng * urows) return;
+     * divided per value */
+    /* the launch rounds up to whole groups (of at most ncols columns,
+     * apply_unit): the last group of columns moves back to end at column
+     * ncols - 1, its items over the group before it storing nothing, and
+     * the rows past the table read the last and store nothing. Columns
+     * then stay consecutive in the work-items, their loads and stores
+     * vectors (a column clamped to ncols - 1, or an early return, made
+     * PoCL gather and scatter value by value) */
+    size_t lx = get_local_size(0), g0 = get_group_id(0) * lx;
+    size_t back = g0 + lx > ncols ? min(g0 + lx - ncols, g0) : 0;
+    size_t c = get_global_id(0) - back;
+    ulong r = get_global_id(1), nr = (ulong)ng * urows;
+    int in = c >= g0 && c < ncols && r < nr;
+    r = min(r, nr - 1);
     __global const REAL *p = prm + (ng > 1 ? r / urows * ncols : 0);
-    REAL lo = p[c], hi = p[pstride + c], fill = p[2 * pstride + c];
-    REAL shi = p[3 * pstride + c], slo = p[4 * pstride + c];
-    REAL m = p[5 * pstride + c], o = p[6 * pstride + c];
-    int sen = (flags & CLS_CF_SENT) != 0, bnd = (flags & CLS_CF_BOUNDS) != 0, clm = (flags & CLS_CF_CLAMP) != 0;
-    int fil = (flags & CLS_CF_FILL) != 0, scl = (flags & CLS_CF_SCALE) != 0, rcl = (flags & CLS_CF_RCLIP) != 0;
+    int bnd = CF_ON(CLS_CF_BOUNDS), clm = bnd && CF_ON(CLS_CF_CLAMP), fil = CF_ON(CLS_CF_FILL);
+    int scl = CF_ON(CLS_CF_SCALE), rcl = scl && CF_ON(CLS_CF_RCLIP);
+    REAL lo = bnd ? p[c] : (REAL)0, hi = bnd ? p[pstride + c] : (REAL)0;
+    REAL fill = fil ? p[2 * pstride + c] : (REAL)0;
+    REAL shi = scl ? p[3 * pstride + c] : (REAL)0, slo = scl ? p[4 * pstride + c] : (REAL)0;
+    REAL m = scl ? p[5 * pstride + c] : (REAL)1, o = scl ? p[6 * pstride + c] : (REAL)0;
     REAL v = x[r * ncols + c], v0 = v;
-    int is_sent = sen && v == sent;
+    int is_sent = CF_ON(CLS_CF_SENT) && v == sent;
     int miss = !isfinite(v) || is_sent;
     v = is_sent ? CLS_QNAN : v;
     /* outside the bounds as astropy tests it: NaN bounds clip nothing */
     int out = bnd && !miss && (v < lo || v > hi);
-    if (flags & CLS_CF_MASK) mk[r * ncols + c] = (uchar)(miss || out);
+    if (CF_ON(CLS_CF_MASK) && in) mk[r * ncols + c] = (uchar)(miss || out);
     v = out ? (clm ? clamp(v, lo, hi) : CLS_QNAN) : v;
     miss = miss || (out && !clm);
     v = (miss && fil) ? fill : v;
     REAL t = ((v - shi) - slo) * m + o;
     t = rcl ? clamp(t, rlo, rhi) : t;
-    if (!(flags & CLS_CF_NOY)) y[r * ncols + c] = (flags & CLS_CF_KEEP) ? v0 : (scl && isfinite(v)) ? t : v;
+    if (!CF_ON(CLS_CF_NOY) && in) y[r * ncols + c] = CF_ON(CLS_CF_KEEP) ? v0 : (scl && isfinite(v)) ? t : v;
 }
+#undef CF_ON
 #endif
 
 #undef CHUNK_ROWS

@@ -156,11 +156,20 @@ cls_status cls_program_build(cls_context *ctx, struct cls_dev *dev);
  * CLS_E_BUILD, with the log in the message. */
 cls_status cls_kernel_get(cls_context *ctx, struct cls_dev *dev, int k, cls_dtype t, unsigned q, cl_kernel *out,
                           size_t *local, int *built);
+/* cls_kernel_get() of kernel k built with -DCLS_CF=cf (a kernel that
+ * reads CLS_CF instead of its flags argument; clean_apply): one build per
+ * combination a device meets, up to CLS_KVARIANTS, past which (or where
+ * that build fails) the kernel that reads its flags at run time. */
+cls_status cls_kernel_get_cf(cls_context *ctx, struct cls_dev *dev, int k, cls_dtype t, unsigned q, unsigned cf,
+                             cl_kernel *out, size_t *local);
 void cls_program_release(struct cls_dev *dev);
 /* The full OpenCL C source and the build options of one kernel's program. */
 const char *cls_program_source(size_t *len);
 #define CLS_OPTIONS_LEN 640 /* room for cls_program_options() */
 void cls_program_options(const struct cls_dev *dev, int kernel, cls_dtype t, unsigned copy, char *buf, size_t len);
+/* The same with -DCLS_CF=cf where cf >= 0 (cls_kernel_get_cf). */
+void cls_program_options_cf(const struct cls_dev *dev, int kernel, cls_dtype t, unsigned copy, long cf, char *buf,
+                            size_t len);
 
 /* ---- cache.c: program binaries on disk ---- */
 
@@ -206,6 +215,19 @@ typedef struct cls_slot {
     size_t  fwin_cap;
 } cls_slot;
 
+/* A kernel built with its flags fixed at build time (-DCLS_CF=cf): the
+ * branches and parameter loads a combination does not need leave the
+ * compiled code (program.c, cls_kernel_get_cf). */
+#define CLS_KVARIANTS 16
+typedef struct cls_kvariant {
+    int        used, k;
+    unsigned   cf;
+    cl_program prog[CLS_MAX_QUEUES];
+    cl_kernel  kern[CLS_MAX_QUEUES];
+    size_t     local;
+    cl_int     fail; /* clBuildProgram's error: not tried again */
+} cls_kvariant;
+
 typedef struct cls_dev {
     size_t          index;      /* among the selected devices */
     cls_device_info info;       /* its strings point into `strings` */
@@ -221,6 +243,7 @@ typedef struct cls_dev {
     cl_kernel       k[CLS_MAX_QUEUES][CLS_K_COUNT][2];
     size_t          klocal[CLS_K_COUNT][2]; /* work-group size of each kernel */
     cl_int          kfail[CLS_K_COUNT][2];  /* clBuildProgram's error: failed, not tried again */
+    cls_kvariant    kvar[2][CLS_KVARIANTS];  /* [dtype]: built with fixed flags, first come */
     char           *build_log;  /* of the last build that failed */
     int             alive;      /* built and usable */
     int             from_cache; /* the copy kernel's program came from the binary cache */

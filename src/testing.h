@@ -34,6 +34,9 @@ typedef struct cls_tuning {
                                   in lanes (qsort32/64/128); 0 by device type */
     int         no_gather;     /* exact selection keeps every counting pass on the devices
                                   rather than finishing on the host (select.c) */
+    int         clean_flags_runtime; /* the cleaning's last pass (clean.cl's clean_apply) built
+                                        without its flags fixed: the kernel a device falls back to
+                                        past CLS_KVARIANTS combinations (program.c) */
     int         fit_tiles;     /* cls_fit cut in row tiles rather than whole groups (pipeline.c) */
     size_t      hash_part_rows; /* cls_describe of a file whose groups span chunks: rows
                                    whose hashes one part of the duplicate-row table holds

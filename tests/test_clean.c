@@ -310,6 +310,52 @@ static void narrow_tables(void **state)
     cls_context_destroy(ctx);
 }
 
+/* Tables wider than a work-group of the last pass (64 columns and more):
+ * its last group of columns moves back over the one before it (clean.cl),
+ * so column counts no group width divides, one row, in place, and each
+ * combination of its flags, built fixed and read at run time, must come
+ * out whole and equal. */
+static void wide_tables(void **state)
+{
+    (void)state;
+    cls_context *ctx = test_context(NULL, 0, 0);
+    const size_t cols[] = {65, 1031}, rows[] = {1, 7};
+    for (int ti = 0; ti < 2; ti++) {
+        cls_dtype t = ti ? CLS_F64 : CLS_F32;
+        if (!suite_runs(t)) continue;
+        for (int run = 0; run < 2; run++) {
+            cls_context_tuning(ctx)->clean_flags_runtime = run;
+            for (size_t i = 0; i < 2; i++) {
+                cls_array x = cref_make(t, 2, rows[i], cols[i], 700 + i + 10 * (uint64_t)ti);
+                char label[96];
+                const char *tag = run ? "flags at run time" : "flags built in";
+                cls_clean m = {.impute = CLS_IMPUTE_MEDIAN, .has_missing_value = 1, .missing_value = -2};
+                snprintf(label, sizeof label, "wide %zu, median, sentinel, %s", cols[i], tag);
+                check(ctx, &x, CLS_SCOPE_MATRIX, m, CLS_NONE, label);
+                cls_clean c = {.sigma = 2, .maxiters = -1};
+                snprintf(label, sizeof label, "wide %zu, clipped, %s", cols[i], tag);
+                check(ctx, &x, CLS_SCOPE_BATCH, c, CLS_NONE, label);
+                cls_clean k = {.sigma = 2, .mode = CLS_CLIP_CLAMP, .impute = CLS_IMPUTE_CONSTANT, .fill_value = 4};
+                snprintf(label, sizeof label, "wide %zu, clamped, filled, %s", cols[i], tag);
+                check(ctx, &x, CLS_SCOPE_MATRIX, k, CLS_NONE, label);
+                cls_clean f = {.sigma = 3, .impute = CLS_IMPUTE_MEAN};
+                snprintf(label, sizeof label, "wide %zu, clipped, min-max, %s", cols[i], tag);
+                check(ctx, &x, CLS_SCOPE_MATRIX, f, CLS_MINMAX, label);
+                /* in place: the moved-back group's items over the group
+                 * before it store nothing */
+                cls_array y = make_out(&x);
+                cls_pipeline p = {.scope = CLS_SCOPE_MATRIX, .clean = &k};
+                assert_int_equal(cls_fit_transform(ctx, &p, &x, &y, NULL), CLS_OK);
+                assert_int_equal(cls_fit_transform(ctx, &p, &x, &x, NULL), CLS_OK);
+                assert_memory_equal(x.data, y.data, x.batch * x.rows * x.cols * (t == CLS_F64 ? 8 : 4));
+                ref_free(&y);
+                cref_free(&x);
+            }
+        }
+    }
+    cls_context_destroy(ctx);
+}
+
 static void bad_arguments_leave_out_untouched(void **state)
 {
     (void)state;
@@ -384,6 +430,7 @@ int main(void)
         cmocka_unit_test(cleaning_fused_with_scaling),
         cmocka_unit_test(hostile_shapes_and_in_place),
         cmocka_unit_test(narrow_tables),
+        cmocka_unit_test(wide_tables),
         cmocka_unit_test(bad_arguments_leave_out_untouched),
     };
     return TEST_RUN("clean", tests, NULL, NULL);

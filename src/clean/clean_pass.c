@@ -262,6 +262,19 @@ typedef struct astate {
     const double    *prm;
 } astate;
 
+/* The flags as the kernel is built with them: those that change nothing
+ * in a combination dropped, so that equal passes share one build (a clamp
+ * without bounds, the range clip without a scaler, what y would receive
+ * where y is not written or written as read). */
+static unsigned apply_flags(unsigned f)
+{
+    if (!(f & CLS_CF_BOUNDS)) f &= ~CLS_CF_CLAMP;
+    if (!(f & CLS_CF_SCALE)) f &= ~CLS_CF_RCLIP;
+    if (f & (CLS_CF_NOY | CLS_CF_KEEP)) f &= ~(CLS_CF_CLAMP | CLS_CF_FILL | CLS_CF_SCALE | CLS_CF_RCLIP);
+    if (f & CLS_CF_NOY) f &= ~CLS_CF_KEEP;
+    return f;
+}
+
 static cls_status apply_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
 {
     astate *s = user;
@@ -281,7 +294,10 @@ static cls_status apply_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
         prm = to_real(planes, 7 * ne, v->dtype);
         if (!prm) st = cls_fail(ctx, CLS_E_NOMEM, "out of memory");
     }
-    if (st == CLS_OK) st = cls_kernel_get(ctx, d, CLS_K_CLEAN_APPLY, v->dtype, 0, &a.k, &local, NULL);
+    if (st == CLS_OK && ctx->tune.clean_flags_runtime)
+        st = cls_kernel_get(ctx, d, CLS_K_CLEAN_APPLY, v->dtype, 0, &a.k, &local, NULL);
+    else if (st == CLS_OK)
+        st = cls_kernel_get_cf(ctx, d, CLS_K_CLEAN_APPLY, v->dtype, 0, apply_flags(s->flags), &a.k, &local);
     if (st == CLS_OK) st = io_buffers(ctx, d, v, &c, wy, m);
     if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_READ_ONLY, 7 * ne * es, prm, &m[3]);
     if (st == CLS_OK && wm) st = cls_pass_output(ctx, d, v->mask + c.off, c.elems, &m[4]);
@@ -307,7 +323,8 @@ static cls_status apply_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
         if (ly == 1 && !cls_pass_gpu(d) &&
             clGetKernelWorkGroupInfo(a.k, d->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) == CL_SUCCESS)
             while (ly < 16 && lx * ly * 2 <= wg) ly *= 2;
-        st = cls_pass_launch_tiles(&a, lx, ly, C, (size_t)(c.ng * c.urows));
+        /* the kernel reads its last row and column: none, no launch */
+        if (C && c.ng && c.urows) st = cls_pass_launch_tiles(&a, lx, ly, C, (size_t)(c.ng * c.urows));
     }
     if (st == CLS_OK && wy) st = finish_out(ctx, d, v, &c, m[1]);
     if (st == CLS_OK && wm) st = cls_pass_output_back(ctx, d, m[4], v->mask + c.off, c.elems);

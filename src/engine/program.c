@@ -114,6 +114,12 @@ const char *cls_program_source(size_t *len)
 
 void cls_program_options(const cls_dev *dev, int kernel, cls_dtype t, unsigned copy, char *buf, size_t len)
 {
+    cls_program_options_cf(dev, kernel, t, copy, -1, buf, len);
+}
+
+void cls_program_options_cf(const cls_dev *dev, int kernel, cls_dtype t, unsigned copy, long cf, char *buf,
+                            size_t len)
+{
     /* a slot's copies are numbered after the slots below it (build_slot.c) */
     long slot = (long)(dev->build_slot > 0 ? dev->build_slot : 0) * CLS_MAX_QUEUES + copy;
     int n = snprintf(buf, len,
@@ -143,6 +149,7 @@ void cls_program_options(const cls_dev *dev, int kernel, cls_dtype t, unsigned c
     if ((base == CLS_K_CLIP32 || base == CLS_K_CLIP64 || base == CLS_K_CLIPSORT) && dev->info.platform &&
         strstr(dev->info.platform, "Oclgrind") && n > 0 && (size_t)n < len)
         n += snprintf(buf + n, len - (size_t)n, " -cl-opt-disable");
+    if (cf >= 0 && n > 0 && (size_t)n < len) n += snprintf(buf + n, len - (size_t)n, " -DCLS_CF=%ldu", cf);
     if (slot > 0 && n > 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, " -DCLS_BUILD_SLOT=%ld", slot);
 }
 
@@ -191,14 +198,16 @@ static void save_binary(cl_program p, const char *dir, uint64_t key)
 }
 
 /* Builds (or loads from the binary cache) copy `c` of kernel k of dtype t
- * for dev and creates its kernel object and work-group size. */
-static cls_status build(cls_context *ctx, cls_dev *dev, unsigned c, int k, cls_dtype t, cl_int *build_error)
+ * (with -DCLS_CF=cf where cf >= 0) for dev and creates its kernel object
+ * and work-group size. */
+static cls_status build(cls_context *ctx, cls_dev *dev, unsigned c, int k, cls_dtype t, long cf, cl_program *pout,
+                        cl_kernel *kout, size_t *lout, cl_int *build_error)
 {
     size_t len;
     const char *src = cls_program_source(&len);
     if (!src) return cls_fail(ctx, CLS_E_NOMEM, "out of memory assembling the kernel source");
     char opts[CLS_OPTIONS_LEN], label[512], name[64];
-    cls_program_options(dev, k, t, c, opts, sizeof opts);
+    cls_program_options_cf(dev, k, t, c, cf, opts, sizeof opts);
     snprintf(name, sizeof name, "%s_%s", cls_kernel_names[k], t == CLS_F64 ? "f64" : "f32");
     cls_dev_label(dev, label, sizeof label);
 
@@ -266,17 +275,18 @@ static cls_status build(cls_context *ctx, cls_dev *dev, unsigned c, int k, cls_d
         return cls_fail_cl(ctx, dev, "clGetKernelWorkGroupInfo", e);
     }
     while (wg && local > wg) local /= 2;
-    dev->prog[c][k][t] = prog;
-    dev->k[c][k][t] = kern;
-    dev->klocal[k][t] = local ? local : 1;
-    if (k == CLS_K_COPY && t == CLS_F32) dev->from_cache = cached;
+    *pout = prog;
+    *kout = kern;
+    *lout = local ? local : 1;
+    if (k == CLS_K_COPY && t == CLS_F32 && cf < 0) dev->from_cache = cached;
     return CLS_OK;
 }
 
 cls_status cls_program_build(cls_context *ctx, cls_dev *dev)
 {
     cl_int e = CL_SUCCESS;
-    cls_status st = build(ctx, dev, 0, CLS_K_COPY, CLS_F32, &e);
+    cls_status st = build(ctx, dev, 0, CLS_K_COPY, CLS_F32, -1, &dev->prog[0][CLS_K_COPY][CLS_F32],
+                          &dev->k[0][CLS_K_COPY][CLS_F32], &dev->klocal[CLS_K_COPY][CLS_F32], &e);
     if (st == CLS_OK) dev->local = dev->klocal[CLS_K_COPY][CLS_F32];
     return st;
 }
@@ -301,7 +311,7 @@ cls_status cls_kernel_get(cls_context *ctx, cls_dev *dev, int k, cls_dtype t, un
                       cls_cl_error_name(dev->kfail[k][t]), (int)dev->kfail[k][t]);
     } else if (!dev->k[c][k][t]) {
         cl_int e = CL_SUCCESS;
-        st = build(ctx, dev, c, k, t, &e);
+        st = build(ctx, dev, c, k, t, -1, &dev->prog[c][k][t], &dev->k[c][k][t], &dev->klocal[k][t], &e);
         if (st == CLS_E_BUILD) dev->kfail[k][t] = e; /* memory may come back; a compiler will not */
         if (built) *built = st == CLS_OK;
     }
@@ -313,8 +323,51 @@ cls_status cls_kernel_get(cls_context *ctx, cls_dev *dev, int k, cls_dtype t, un
     return st;
 }
 
+cls_status cls_kernel_get_cf(cls_context *ctx, cls_dev *dev, int k, cls_dtype t, unsigned q, unsigned cf,
+                             cl_kernel *out, size_t *local)
+{
+    unsigned c = cls_build_copy(dev, q);
+    if (t == CLS_F64 && !dev->info.fp64) return cls_kernel_get(ctx, dev, k, t, q, out, local, NULL);
+    pthread_mutex_lock(&ctx->klock[dev->index]);
+    cls_kvariant *v = NULL;
+    for (unsigned i = 0; i < CLS_KVARIANTS && !v; i++) {
+        cls_kvariant *w = &dev->kvar[t][i];
+        if (!w->used) {
+            w->used = 1;
+            w->k = k;
+            w->cf = cf;
+        }
+        if (w->k == k && w->cf == cf) v = w;
+    }
+    cls_status st = CLS_OK;
+    /* a variant that did not build, or a table full: the kernel that reads
+     * its flags at run time (the same results) */
+    if (v && v->fail == CL_SUCCESS && !v->kern[c]) {
+        cl_int e = CL_SUCCESS;
+        st = build(ctx, dev, c, k, t, (long)cf, &v->prog[c], &v->kern[c], &v->local, &e);
+        if (st == CLS_E_BUILD) v->fail = e;
+    }
+    int have = st == CLS_OK && v && v->kern[c];
+    if (have) {
+        *out = v->kern[c];
+        if (local) *local = v->local;
+    }
+    pthread_mutex_unlock(&ctx->klock[dev->index]);
+    if (st != CLS_OK && st != CLS_E_BUILD) return st;
+    return have ? CLS_OK : cls_kernel_get(ctx, dev, k, t, q, out, local, NULL);
+}
+
 void cls_program_release(cls_dev *dev)
 {
+    for (int t = 0; t < 2; t++)
+        for (unsigned i = 0; i < CLS_KVARIANTS; i++) {
+            cls_kvariant *v = &dev->kvar[t][i];
+            for (unsigned c = 0; c < CLS_MAX_QUEUES; c++) {
+                if (v->kern[c]) clReleaseKernel(v->kern[c]);
+                if (v->prog[c]) clReleaseProgram(v->prog[c]);
+            }
+            memset(v, 0, sizeof *v);
+        }
     for (unsigned c = 0; c < CLS_MAX_QUEUES; c++)
         for (int k = 0; k < CLS_K_COUNT; k++)
             for (int t = 0; t < 2; t++) {
