@@ -361,3 +361,27 @@ void test_write_npy(const char *p, const cls_array *x)
     assert_int_equal(fwrite(x->data, 1, bytes, f), bytes);
     assert_int_equal(fclose(f), 0);
 }
+
+static long status_kb(const char *key)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    char line[256];
+    long v = -1;
+    size_t n = strlen(key);
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, key, n)) v = atol(line + n);
+    fclose(f);
+    return v;
+}
+
+long test_peak_rss_reset(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (!f || fputs("5", f) < 0 || fclose(f) != 0) test_skip("cannot reset the peak RSS (/proc/self/clear_refs)");
+    long now = status_kb("VmRSS:");
+    if (now < 0 || status_kb("VmHWM:") > now + 1024) test_skip("the peak RSS was not reset");
+    return now;
+}
+
+long test_peak_rss_kb(void) { return status_kb("VmHWM:"); }

@@ -50,6 +50,25 @@ cls_context *test_context_tuned(const cls_tuning *t, const char *devices, unsign
 /* A scratch folder under the build directory, made fresh. */
 void test_tmpdir(char *buf, size_t len, const char *name);
 
+/* AddressSanitizer keeps freed memory in quarantine, and its shadow
+ * memory counts in RSS: there RSS says nothing about the library's. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_UNDER_ASAN 1
+#endif
+#endif
+#ifndef TEST_UNDER_ASAN
+#define TEST_UNDER_ASAN 0
+#endif
+
+/* Resets this process's peak resident memory to its current RSS (Linux's
+ * /proc/self/clear_refs) and returns that RSS in KiB; skips the running
+ * test where it cannot. test_peak_rss_kb(): the peak since, in KiB. */
+long test_peak_rss_reset(void);
+long test_peak_rss_kb(void);
+
 /* Writes host array x (3-D, little-endian) to a .npy file at path p. */
 void test_write_npy(const char *p, const cls_array *x);
 

@@ -249,32 +249,6 @@ static void bad_files_fail_naming_them(void **state)
     free(s.duplicate_rows);
 }
 
-static long status_kb(const char *key)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    if (!f) return -1;
-    char line[256];
-    long v = -1;
-    size_t n = strlen(key);
-    while (fgets(line, sizeof line, f))
-        if (!strncmp(line, key, n)) v = atol(line + n);
-    fclose(f);
-    return v;
-}
-
-/* AddressSanitizer keeps freed memory in quarantine, and its shadow
- * memory counts in RSS: there RSS says nothing about the library's. */
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-#ifndef UNDER_ASAN
-#define UNDER_ASAN 0
-#endif
-
 /* A 64 MiB file, 32 times the pool, one group: the peak resident memory
  * during the call grows by the pool, a part of the duplicate rows' table
  * and the engine's state, not by the file (Linux's clear_refs resets the
@@ -283,7 +257,7 @@ static void peak_memory_is_the_pool_not_the_file(void **state)
 {
     (void)state;
     if (test_suite_is("oclgrind") || test_suite_is("rusticl")) test_skip("64 MiB of data: PoCL only");
-    if (UNDER_ASAN) test_skip("AddressSanitizer's quarantine and shadow memory are in the RSS");
+    if (TEST_UNDER_ASAN) test_skip("AddressSanitizer's quarantine and shadow memory are in the RSS");
     const size_t R = 1 << 20, C = 16, mib = 1 << 20, part = R / 8; /* float32: 64 MiB */
     /* no long ties: the selection's host end may gather the values of a
      * bucket that ties fill, up to a budget of its own (select.c) */
@@ -307,13 +281,10 @@ static void peak_memory_is_the_pool_not_the_file(void **state)
     cls_array small = f;
     small.rows = 4096;
     assert_int_equal(cls_describe(ctx, &small, CLS_SCOPE_BATCH, 3, &s), CLS_OK);
-    FILE *cr = fopen("/proc/self/clear_refs", "w");
-    if (!cr || fputs("5", cr) < 0 || fclose(cr) != 0) test_skip("cannot reset the peak RSS (/proc/self/clear_refs)");
-    long before = status_kb("VmRSS:");
-    if (before < 0 || status_kb("VmHWM:") > before + 1024) test_skip("the peak RSS was not reset");
+    long before = test_peak_rss_reset();
     cls_status st = cls_describe(ctx, &f, CLS_SCOPE_BATCH, 3, &s);
     if (st != CLS_OK) fail_msg("%s", cls_last_error(ctx));
-    long grew = status_kb("VmHWM:") - before;
+    long grew = test_peak_rss_kb() - before;
     /* every row is 8 times in the file */
     assert_int_equal(s.duplicate_rows[0], R - part);
     cls_context_tuning(ctx)->hash_part_rows = 0;

@@ -402,32 +402,6 @@ static void a_series_larger_than_a_buffer_is_refused_naming_the_limit(void **sta
     close(fo);
 }
 
-static long status_kb(const char *key)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    if (!f) return -1;
-    char line[256];
-    long v = -1;
-    size_t n = strlen(key);
-    while (fgets(line, sizeof line, f))
-        if (!strncmp(line, key, n)) v = atol(line + n);
-    fclose(f);
-    return v;
-}
-
-/* AddressSanitizer keeps freed memory in quarantine, and its shadow
- * memory counts in RSS: there RSS says nothing about the library's. */
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-#ifndef UNDER_ASAN
-#define UNDER_ASAN 0
-#endif
-
 /* A file 32 times the pool: the peak resident memory during the call
  * grows by the buffers and the engine's state, not by the file (Linux's
  * clear_refs resets the peak). */
@@ -435,7 +409,7 @@ static void peak_memory_is_the_pool_not_the_file(void **state)
 {
     (void)state;
     if (test_suite_is("oclgrind") || test_suite_is("rusticl")) test_skip("64 MiB of data: PoCL only");
-    if (UNDER_ASAN) test_skip("AddressSanitizer's quarantine and shadow memory are in the RSS");
+    if (TEST_UNDER_ASAN) test_skip("AddressSanitizer's quarantine and shadow memory are in the RSS");
     const size_t B = 256, R = 2048, C = 32, mib = 1 << 20; /* float32: 64 MiB */
     int fi = open(path("big.bin"), O_RDWR | O_CREAT | O_TRUNC, 0644);
     assert_true(fi >= 0);
@@ -455,13 +429,10 @@ static void peak_memory_is_the_pool_not_the_file(void **state)
     small.batch = 2;
     cls_array sx = on_file(fi, &small, &o), sy = on_file(fo, &small, NULL);
     assert_int_equal(cls_fit_transform(ctx, &p, &sx, &sy, NULL), CLS_OK);
-    FILE *f = fopen("/proc/self/clear_refs", "w");
-    if (!f || fputs("5", f) < 0 || fclose(f) != 0) test_skip("cannot reset the peak RSS (/proc/self/clear_refs)");
-    long before = status_kb("VmRSS:");
-    if (before < 0 || status_kb("VmHWM:") > before + 1024) test_skip("the peak RSS was not reset");
+    long before = test_peak_rss_reset();
     cls_status st = cls_fit_transform(ctx, &p, &fx, &fy, NULL);
     if (st != CLS_OK) fail_msg("%s", cls_last_error(ctx));
-    long grew = status_kb("VmHWM:") - before;
+    long grew = test_peak_rss_kb() - before;
     /* the pool (8 MiB) and the engine's per-call state: 24 MiB in all at
      * most, against the 128 MiB a call through memory touches */
     if (grew > 24 * 1024) fail_msg("the peak RSS grew by %ld KiB over a 64 MiB file (pool: 8 MiB)", grew);

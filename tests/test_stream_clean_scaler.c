@@ -212,32 +212,6 @@ static void other_scalers_after_streamed_cleaning(void **state)
     }
 }
 
-static long status_kb(const char *key)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    if (!f) return -1;
-    char line[256];
-    long v = -1;
-    size_t n = strlen(key);
-    while (fgets(line, sizeof line, f))
-        if (!strncmp(line, key, n)) v = atol(line + n);
-    fclose(f);
-    return v;
-}
-
-/* AddressSanitizer keeps freed memory in quarantine, and its shadow
- * memory counts in RSS: there RSS says nothing about the library's. */
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-#ifndef UNDER_ASAN
-#define UNDER_ASAN 0
-#endif
-
 /* Robust scaling after clipping over a 64 MiB file, twice the pool: the
  * peak resident memory grows by one pool (the two stages' never both) and
  * the engine's state, not by the file (Linux's clear_refs resets the
@@ -246,7 +220,7 @@ static void peak_memory_is_the_pool_not_the_file(void **state)
 {
     (void)state;
     if (test_suite_is("oclgrind") || test_suite_is("rusticl")) test_skip("64 MiB of data: PoCL only");
-    if (UNDER_ASAN) test_skip("AddressSanitizer's quarantine and shadow memory are in the RSS");
+    if (TEST_UNDER_ASAN) test_skip("AddressSanitizer's quarantine and shadow memory are in the RSS");
     const size_t R = 1 << 20, C = 16, mib = 1 << 20; /* float32: 64 MiB */
     float *m = malloc((R / 16) * C * 4);
     assert_non_null(m);
@@ -272,13 +246,10 @@ static void peak_memory_is_the_pool_not_the_file(void **state)
     cls_array sa = a, sb = b;
     sa.rows = sb.rows = 65536;
     assert_int_equal(cls_fit_transform(ctx, &p, &sa, &sb, NULL), CLS_OK);
-    FILE *f = fopen("/proc/self/clear_refs", "w");
-    if (!f || fputs("5", f) < 0 || fclose(f) != 0) test_skip("cannot reset the peak RSS (/proc/self/clear_refs)");
-    long before = status_kb("VmRSS:");
-    if (before < 0 || status_kb("VmHWM:") > before + 1024) test_skip("the peak RSS was not reset");
+    long before = test_peak_rss_reset();
     cls_status st = cls_fit_transform(ctx, &p, &a, &b, NULL);
     if (st != CLS_OK) fail_msg("%s", cls_last_error(ctx));
-    long grew = status_kb("VmHWM:") - before;
+    long grew = test_peak_rss_kb() - before;
     /* the pool (32 MiB: one at a time, the cleaning's, then the scaler's)
      * and the engine's per-call state (the selection's gather within 16
      * MiB among it), against the 128 MiB a call through memory touches

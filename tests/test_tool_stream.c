@@ -303,18 +303,6 @@ static void describe_streams_like_mapped(void **s)
     }
 }
 
-/* AddressSanitizer's quarantine and shadow memory are in the RSS */
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-#ifndef UNDER_ASAN
-#define UNDER_ASAN 0
-#endif
-
 /* A 96 MB file, 24 times the tool's pool (4 buffers of 1 MiB), one
  * group of 64 columns: clean --verbose, describe, robust scaling after
  * clipping and a clamp each stream it, their peak RSS above the same
@@ -323,7 +311,7 @@ static void describe_streams_like_mapped(void **s)
 static void peak_rss_of_every_operation_is_the_pool_not_the_file(void **s)
 {
     (void)s;
-    if (UNDER_ASAN) test_skip("AddressSanitizer's quarantine and shadow memory are in the RSS");
+    if (TEST_UNDER_ASAN) test_skip("AddressSanitizer's quarantine and shadow memory are in the RSS");
     /* rows of 64 columns: describe's duplicate-row table (16 bytes a row,
      * bounded at 16 MiB) stays small beside the file */
     write_npy(file("tiny.npy"), 1, 4000, 64, 8);   /* 2 MB: its group spans chunks too */
