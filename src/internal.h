@@ -12,7 +12,6 @@
 #include "clscale.h"
 #include "scalers/scaler.h"
 #include "testing.h"
-#include "api/entries.h"
 
 #define CLS_MAX_QUEUES 8
 #define CLS_DEFAULT_QUEUES 3

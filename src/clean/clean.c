@@ -26,6 +26,7 @@
 #include "stats/clean_host.h"
 #include "clean/clean_pass.h"
 #include "clean/clean_stream.h"
+#include "clean/entries.h"
 #include "clean/clip_fast.h"
 #include "clean/impute_fused.h"
 #include "engine/job.h"
