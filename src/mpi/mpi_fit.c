@@ -124,20 +124,21 @@ static void fill_keys(mpi_check *c, const call *k)
 {
     const cls_pipeline *p = k->st == CLS_OK ? k->p : NULL;
     const cls_array *x = k->st == CLS_OK ? k->in : NULL;
-    int minmax = p && p->scaler == CLS_MINMAX;
+    /* the scaler's options as every rank passed them, whatever the scaler
+     * (the header asks the same pipeline of every rank; the core refuses
+     * clip and the quantile options where the scaler takes none) */
     key_add(c, "scalers", p ? p->scaler : 0, 0);
     key_add(c, "scopes", p ? p->scope : 0, 0);
     key_add(c, "dtypes", x ? x->dtype : 0, 0);
     key_add(c, "columns", x ? (int64_t)x->cols : 0, 0);
-    key_add(c, "clip", minmax ? !!p->clip : 0, 0);
-    key_double(c, "range lo", minmax ? p->lo : 0);
-    key_double(c, "range hi", minmax ? p->hi : 0);
+    key_add(c, "clip", p ? !!p->clip : 0, 0);
+    key_double(c, "range lo", p ? p->lo : 0);
+    key_double(c, "range hi", p ? p->hi : 0);
+    key_double(c, "quantile ranges (qmin)", p ? p->qmin : 0);
+    key_double(c, "quantile ranges (qmax)", p ? p->qmax : 0);
+    key_add(c, "quantile options (no_centering, no_scaling, unit_variance)",
+            p ? (!!p->no_centering) | (!!p->no_scaling) << 1 | (!!p->unit_variance) << 2 : 0, 0);
     /* one info.rows describes every matrix */
-    int robust = p && p->scaler == CLS_ROBUST;
-    key_double(c, "quantile ranges (qmin)", robust ? p->qmin : 0);
-    key_double(c, "quantile ranges (qmax)", robust ? p->qmax : 0);
-    key_add(c, "robust options (no_centering, no_scaling, unit_variance)",
-            robust ? (!!p->no_centering) | (!!p->no_scaling) << 1 | (!!p->unit_variance) << 2 : 0, 0);
     key_add(c, "rows per matrix", p && p->scope == CLS_SCOPE_MATRIX && x ? (int64_t)x->rows : 0, 1);
     /* every rank asks for the statistics or none does: a rank without data
      * takes their description from a rank with data */
