@@ -106,6 +106,15 @@ static void the_fusing_rule(void **state)
     /* clamping without clipping is no clamping */
     cls_clean idle_clamp = {.mode = CLS_CLIP_CLAMP, .impute = CLS_IMPUTE_MEAN};
     assert_true(cls_route_fuses(&(cls_pipeline){.scaler = CLS_MINMAX, .clean = &idle_clamp}));
+    /* a cleaning stage streams over chunks ahead of a fusing scaler or alone */
+    static double f = 2;
+    static cls_array factors = {.data = &f, .dtype = CLS_F64, .batch = 1, .rows = 1, .cols = 1};
+    assert_true(cls_route_clean_streams(&(cls_pipeline){.scaler = CLS_ZSCORE, .clean = &clip}, 1));
+    assert_true(cls_route_clean_streams(&(cls_pipeline){.clean = &clip}, 0));
+    assert_false(cls_route_clean_streams(&(cls_pipeline){.clean = &clip}, 1));
+    assert_false(cls_route_clean_streams(&(cls_pipeline){.clean = &clip, .factors = &factors}, 0));
+    assert_false(cls_route_clean_streams(&(cls_pipeline){.scaler = CLS_ROBUST, .clean = &clip}, 0));
+    assert_false(cls_route_clean_streams(&(cls_pipeline){.scaler = CLS_MINMAX, .clean = &clamp}, 0));
 }
 
 /* clscale.h's CLS_SCALERS list is the table: each line's value finds its

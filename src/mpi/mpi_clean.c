@@ -36,14 +36,8 @@ static cls_status merge_stats(void *user, cls_status local, cls_column_stats *co
 /* The core's one rule (plan/route.h), which its cleaning stage follows. */
 int mpi_clean_fuses(const cls_pipeline *p) { return cls_route_fuses(p); }
 
-/* The route of a file's cls_fit_transform() runs no scaler after the
- * cleaning: one fuses into its last pass, or there is none. */
-int mpi_clean_streams(const cls_pipeline *p)
-{
-    cls_route r;
-    cls_route_fit_transform(p, &(cls_array){.where = CLS_IN_FILE}, NULL, 0, &r);
-    return cls_route_fuses(p) || !r.scaler_after;
-}
+/* The core's rule too (plan/route.h): a fusing scaler, or none. */
+int mpi_clean_streams(const cls_pipeline *p) { return cls_route_clean_streams(p, 0); }
 
 int cls_mpi_clean_streams(const cls_pipeline *p)
 {

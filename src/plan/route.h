@@ -46,6 +46,13 @@ CLS_FRIEND void cls_route_fit_transform(const cls_pipeline *p, const cls_array *
  * streamed cleaning and the route ask it. */
 CLS_FRIEND int cls_route_fuses(const cls_pipeline *p);
 
+/* Whether p's cleaning stage streams over the chunks of a file (the
+ * cleaning's passes, clean/clean.c's cls_clean_stream; across processes
+ * too): its scaler fuses into the last pass (cls_route_fuses), or p
+ * cleans alone (no scaler, no factors, no statistics asked for). The one
+ * rule: the cleaning stage and the MPI part ask it. */
+CLS_FRIEND int cls_route_clean_streams(const cls_pipeline *p, int want_fitted);
+
 /* Whether a call of p writes one row per bin: p cleans alone (no scaler,
  * factors, inverse or statistics asked for) and its bins reduce
  * (cls_lc_reduces: have_out 0 where the output's shape is not given, a
