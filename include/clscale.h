@@ -331,7 +331,8 @@ typedef struct cls_array {
     CLS_SCALER(CLS_ZSCORE, zscore)      \
     CLS_SCALER(CLS_DECIMAL, decimal)    \
     CLS_SCALER(CLS_ROBUST, robust)      \
-    CLS_SCALER(CLS_MAXABS, maxabs)
+    CLS_SCALER(CLS_MAXABS, maxabs)      \
+    /* a new scaler: its line above this one */
 #define CLS_SCALER_VALUE_(value, file) value,
 typedef enum cls_scaler { CLS_NONE, CLS_SCALERS(CLS_SCALER_VALUE_) } cls_scaler;
 #undef CLS_SCALER_VALUE_

@@ -170,7 +170,7 @@ cls_status mpi_map_part(const cls_array *f, cls_array *x, void **base, size_t *l
     size_t pre = (size_t)(f->offset - at);
     void *m = mmap(NULL, bytes + pre, PROT_READ, MAP_SHARED, f->fd, (off_t)at);
     if (m == MAP_FAILED) {
-        mpi_set_error("mmap of %s (%zu bytes at offset %llu) for the quantiles' passes failed",
+        mpi_set_error("mmap of %s (%zu bytes at offset %llu) for the passes over this rank's part failed",
                       f->path ? f->path : "the input", bytes, (unsigned long long)f->offset);
         return CLS_E_IO;
     }
