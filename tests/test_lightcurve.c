@@ -473,7 +473,9 @@ static void median_of_bins_of_every_length_is_exact(void **state)
         }
         for (unsigned k = 1; k <= 34; k++)
             for (int run = 2 * (k == 1); run < 4; run++) { /* (bins of 1 keep the shape: smoothing) */
-                /* runs 0, 1 reduced, 2, 3 smoothed; 1 and 3 with 0.5 (a frequent value) as the sentinel */
+                /* runs 0, 1 reduced, 2, 3 smoothed; 1 and 3 with 0.5 (a frequent value) as the
+                 * sentinel, for the networks' lengths and one past (Oclgrind's time) */
+                if ((run & 1) && k > 17) continue;
                 int smooth = run >= 2;
                 size_t nb = (R + k - 1) / k, orows = smooth ? R : nb;
                 cls_array y = make(t, B, orows, C);
