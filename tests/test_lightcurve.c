@@ -447,9 +447,11 @@ static void bins_smooth_by_mean_median_and_boundary(void **state)
 }
 
 /* The median of a bin of up to 32 rows (a sorting network of 4, 8, 16 or
- * 32 values, cl/lightcurve.cl's lc_median_net) and of a longer one (a
- * selection in scratch), every length from 1 to 34: exactly numpy's
- * median of the bin's valid values (ties, NaN, Inf, a bin with none
+ * 32 values, cl/lightcurve.cl's lc_median_net; smoothed whole bins of 2 to
+ * 16 rows by a network of their own length, lc_smooth_median, 17 one
+ * past it) and of a longer one (a selection in scratch), every length
+ * from 1 to 34, the last bin shorter: exactly numpy's median of the bin's
+ * valid values (ties, NaN, Inf, a missing-value sentinel, a bin with none
  * valid), reduced and smoothed. */
 static void median_of_bins_of_every_length_is_exact(void **state)
 {
@@ -470,10 +472,15 @@ static void median_of_bins_of_every_length_is_exact(void **state)
             put(&x, i, v);
         }
         for (unsigned k = 1; k <= 34; k++)
-            for (int smooth = k == 1; smooth < 2; smooth++) { /* (bins of 1 keep the shape: smoothing) */
+            for (int run = 2 * (k == 1); run < 4; run++) { /* (bins of 1 keep the shape: smoothing) */
+                /* runs 0, 1 reduced, 2, 3 smoothed; 1 and 3 with 0.5 (a frequent value) as the
+                 * sentinel, for the networks' lengths and one past (Oclgrind's time) */
+                if ((run & 1) && k > 17) continue;
+                int smooth = run >= 2;
                 size_t nb = (R + k - 1) / k, orows = smooth ? R : nb;
                 cls_array y = make(t, B, orows, C);
-                cls_clean o = {.bin_rows = k, .bin_stat = CLS_BIN_MEDIAN};
+                cls_clean o = {.bin_rows = k, .bin_stat = CLS_BIN_MEDIAN, .has_missing_value = run & 1,
+                               .missing_value = run & 1 ? 0.5 : 0};
                 cls_status st = cls_fit_transform(ctx, &(cls_pipeline){.clean = &o}, &x, &y, NULL);
                 if (st != CLS_OK) fail_msg("bins of %u: %s", k, cls_last_error(ctx));
                 for (size_t gi = 0; gi < B; gi++)
@@ -492,12 +499,15 @@ static void median_of_bins_of_every_length_is_exact(void **state)
                             if (t == CLS_F32) e = (float)e;
                             for (size_t i = b * k; i < (b + 1) * k && i < R; i++) {
                                 size_t at = smooth ? (gi * R + i) * C + c : (gi * nb + b) * C + c;
-                                double a = get(&x, (gi * R + i) * C + c), want = smooth && !valid(a, &o) ? a : e;
+                                /* a missing value stays, the sentinel as NaN (the cleaning's rule) */
+                                double a = get(&x, (gi * R + i) * C + c);
+                                double want = smooth && !valid(a, &o) ? (isfinite(a) ? NAN : a) : e;
                                 double got = get(&y, at);
                                 if (!(got == want || (isnan(got) && isnan(want))))
-                                    fail_msg("%s bins of %u, %s: group %zu bin %zu column %zu: %.17g, numpy's %.17g",
-                                             t == CLS_F64 ? "float64" : "float32", k, smooth ? "smoothed" : "reduced",
-                                             gi, b, c, got, want);
+                                    fail_msg("%s bins of %u, %s%s: group %zu bin %zu column %zu: %.17g, numpy's "
+                                             "%.17g", t == CLS_F64 ? "float64" : "float32", k,
+                                             smooth ? "smoothed" : "reduced", run & 1 ? " (sentinel 0.5)" : "", gi, b,
+                                             c, got, want);
                                 if (!smooth) break;
                             }
                         }

@@ -160,22 +160,34 @@ def flatten(flux, window_length=101, polyorder=2, return_trend=False, niters=3, 
     if window_length < 1 or polyorder < 0 or niters < 1 or not sigma > 0:
         raise ValueError("clscale.flatten: window_length >= 1, polyorder >= 0, niters >= 1 and sigma > 0")
     x3 = _along(x, axis)
-    keep = np.isfinite(x3)
+    # work: the flux where kept, NaN (or the flux's own NaN and +-Inf, which
+    # the fit leaves out as well) elsewhere: the flux itself until a refit
+    # leaves values out; a refit's outliers only turn kept values NaN, so it
+    # is updated in place (no new arrays, no fresh pages, per refit)
+    work = None
     if mask is not None:
         m = np.broadcast_to(np.asarray(mask, dtype=bool), x.shape)
-        keep &= ~_along(m, axis)
+        work = np.where(_along(m, axis), np.nan, x3).astype(x3.dtype, copy=False)
     trend = np.empty_like(x3)
+    resid = np.empty_like(x3)
     bad = np.empty(x3.shape, dtype=np.uint8)
+    out = np.empty(x3.shape, dtype=bool)
     with context(devices) as ctx:
-        for _ in range(niters):
-            work = np.where(keep, x3, np.nan).astype(x3.dtype, copy=False)
-            _clscale.clean(ctx, work, trend, detrend=_SAVGOL, detrend_op=_TREND, window=window_length,
-                           polyorder=polyorder)
-            resid = (x3 - trend).astype(x3.dtype, copy=False)
+        for it in range(niters):
+            _clscale.clean(ctx, x3 if work is None else work, trend, detrend=_SAVGOL, detrend_op=_TREND,
+                           window=window_length, polyorder=polyorder)
+            if it == niters - 1:
+                break  # the last refit's outliers would mask nothing that is fitted again
+            np.subtract(x3, trend, out=resid)
             # astropy's sigma_clip over each light curve (cls_fit_transform's mask, values kept as they are)
             _clscale.clean(ctx, resid, None, bad, sigma=float(sigma), maxiters=5, mode=2)
-            keep &= ~(bad.astype(bool) & np.isfinite(resid))
-    flat = (x3 / trend).reshape(x.shape)
+            # the mask is 1 where missing or clipped: the clipped finite residuals leave the fit
+            np.isfinite(resid, out=out)
+            np.logical_and(out, bad, out=out)
+            if work is None:
+                work = x3.copy()
+            np.copyto(work, np.nan, where=out)
+    flat = np.divide(x3, trend, out=resid).reshape(x.shape)
     return (flat, trend.reshape(x.shape)) if return_trend else flat
 
 

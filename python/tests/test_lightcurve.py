@@ -249,6 +249,57 @@ def test_flatten_leaves_outliers_out_of_the_trend():
     assert rest.sum() >= flat.size - 10 - 6
 
 
+def _flatten_reference(x, window, polyorder, niters, sigma, mask=None):
+    """lightkurve's flatten as its algorithm, one step at a time: the trend
+    of the values kept (clscale.savgol_filter, NaN left out of each window),
+    astropy's sigma_clip of flux - trend over each light curve, the finite
+    residuals it clips left out of the next fit (the values kept only
+    shrink), flux / the last trend."""
+    from astropy.stats import sigma_clip
+    keep = np.isfinite(x) if mask is None else np.isfinite(x) & ~mask
+    for it in range(niters):
+        trend = clscale.savgol_filter(np.where(keep, x, np.nan).astype(x.dtype), window, polyorder, axis=-1)
+        resid = x - trend
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # all-NaN residuals
+            clipped = sigma_clip(resid, sigma=sigma, maxiters=5, axis=-1, masked=True).mask
+        keep &= ~(clipped & np.isfinite(resid))
+    return x / trend, trend
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("niters", [1, 2, 3, 4])
+def test_flatten_is_its_algorithm_step_by_step(dtype, niters):
+    # outliers both ways, a gap, a light curve all NaN, one constant, one
+    # shorter than the window (flatten shortens it), a mask; the refits
+    # run in place between the fits (nothing is fitted after the last)
+    pytest.importorskip("astropy")
+    rng = np.random.default_rng(43)
+    n = 2 if IMPL == "oclgrind" else 5
+    x = _curves(np.float64, (n, 400, 1), seed=7)[:, :, 0]
+    x += rng.standard_t(3, size=x.shape) * 0.05
+    x[0, 100] += 5
+    x[1, 60:66] -= 3
+    x[1, 300:320] = np.nan
+    x[-1, 200] = np.inf
+    x = x.astype(dtype)
+    for window, polyorder in ((51, 2), (21, 3)):
+        got, gtrend = clscale.flatten(x, window, polyorder, return_trend=True, niters=niters, sigma=3)
+        want, wtrend = _flatten_reference(x, window, polyorder, niters, 3)
+        np.testing.assert_array_equal(gtrend, wtrend)
+        np.testing.assert_array_equal(got, want)
+    mask = np.zeros(x.shape, dtype=bool)
+    mask[0, 10:30] = True
+    got = clscale.flatten(x, 51, 2, niters=niters, sigma=2.5, mask=mask)
+    np.testing.assert_array_equal(got, _flatten_reference(x, 51, 2, niters, 2.5, mask)[0])
+    flat = np.full((2, 30), np.nan, dtype=dtype)
+    flat[1] = 7
+    got, trend = clscale.flatten(flat, 51, 2, return_trend=True, niters=niters)
+    want, wtrend = _flatten_reference(flat, 29, 2, niters, 3)
+    np.testing.assert_array_equal(trend, wtrend)
+    np.testing.assert_array_equal(got, want)
+
+
 def test_bad_arguments_raise_clear_errors():
     x = _curves(np.float32)
     with pytest.raises(ValueError, match="mode must be"):
