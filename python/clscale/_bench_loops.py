@@ -11,10 +11,13 @@ Rows, taking turns (bench's time_rows):
   2d-kept   the same call as if the caller kept every output: each output
             on fresh memory (_output.fresh_outputs)
   copy-2d   numpy's x[i].copy(): the floor of a call that returns a new array
-  3d        one MinMaxScaler(scope="matrix").fit_transform(x) (the batch)
+  3d        one MinMaxScaler(scope="matrix").fit_transform(x) (the batch),
+            its output dropped
+  3d-kept   the same call as if the caller kept every output (fresh memory)
   copy-3d   numpy's x.copy()
 Ratios: loop-sk / loop (the speed-up over scikit-learn), 2d / copy-2d,
-2d-kept / copy-2d and 3d / copy-3d (multiples of numpy's floor).
+2d-kept / copy-2d, 3d / copy-3d and 3d-kept / copy-3d (multiples of
+numpy's floor).
 Every clscale output is checked against numpy in float64.
 """
 import statistics
@@ -31,8 +34,9 @@ def _summary(ts):
 
 
 def loops(x, y, want, repeats, devices):
-    """The workload's result dict for seed-A `x` (batch x 60 x 98450) whose
-    per-matrix min-max scaling is `want`; the loops write `y`."""
+    """The workload's result dict for seed-A `x` (batch x 60 x 98450,
+    float64 or float32) whose per-matrix min-max scaling is `want`
+    (float64); the loops write `y` (x's dtype)."""
     import sklearn.preprocessing as skp
 
     nb = x.shape[0]
@@ -60,6 +64,10 @@ def loops(x, y, want, repeats, devices):
     def one_3d():
         MinMaxScaler(scope="matrix", devices=devices).fit_transform(x)
 
+    def one_3d_kept():
+        with _output.fresh_outputs():
+            MinMaxScaler(scope="matrix", devices=devices).fit_transform(x)
+
     rows = [
         ("clscale: for i: y[i] = MinMaxScaler().fit_transform(x[i])", "loop", loop),
         ("scikit-learn: for i: y[i] = MinMaxScaler().fit_transform(x[i])", "loop-sk", loop_sk),
@@ -67,7 +75,9 @@ def loops(x, y, want, repeats, devices):
         ("clscale: one MinMaxScaler().fit_transform(x[i]) (every output kept: fresh memory)", "2d-kept",
          one_2d_kept),
         ("numpy: x[i].copy()", "copy-2d", lambda: matrix().copy()),
-        ("clscale: one MinMaxScaler(scope='matrix').fit_transform(x)", "3d", one_3d),
+        ("clscale: one MinMaxScaler(scope='matrix').fit_transform(x) (output dropped)", "3d", one_3d),
+        ("clscale: one MinMaxScaler(scope='matrix').fit_transform(x) (every output kept: fresh memory)",
+         "3d-kept", one_3d_kept),
         ("numpy: x.copy()", "copy-3d", lambda: x.copy()),
     ]
     times = time_rows(rows, repeats)
@@ -80,12 +90,13 @@ def loops(x, y, want, repeats, devices):
     errors["2d"] = max(float(np.max(np.abs(MinMaxScaler(devices=devices).fit_transform(x[i]) - want[i])))
                        for i in (0, nb - 1))
     errors["3d"] = float(np.max(np.abs(MinMaxScaler(scope="matrix", devices=devices).fit_transform(x) - want)))
+    dtype = x.dtype.name
     return {
-        "name": "seed-a-loop",
-        "description": f"min-max scaling of {nb} matrices of 60 x 98450 float64 as a scikit-learn user "
+        "name": "seed-a-loop" if dtype == "float64" else f"seed-a-loop-{dtype[0]}{dtype[-2:]}",
+        "description": f"min-max scaling of {nb} matrices of 60 x 98450 {dtype} as a scikit-learn user "
                        f"writes it (a new estimator and output per matrix), against numpy's "
                        f"allocate-and-copy of the same arrays",
-        "dtype": "float64", "shape": list(x.shape), "bytes": 2 * x.nbytes,
+        "dtype": dtype, "shape": list(x.shape), "bytes": 2 * x.nbytes,
         "runs": [{"name": r[0], "kind": r[1], "times": _summary(times[r[0]])} for r in rows],
         "max_error": errors,
         "ratios": {
@@ -93,4 +104,5 @@ def loops(x, y, want, repeats, devices):
             "call_2d_over_copy": med["2d"] / med["copy-2d"],
             "call_2d_kept_over_copy": med["2d-kept"] / med["copy-2d"],
             "call_3d_over_copy": med["3d"] / med["copy-3d"],
+            "call_3d_kept_over_copy": med["3d-kept"] / med["copy-3d"],
         }}

@@ -3,13 +3,22 @@
 A transform that returns a new array writes memory that was never touched:
 for a large array the kernel pays a page fault and the zeroing of every
 page, which costs more than the scaling itself (glibc maps every block
-above 32 MiB afresh and unmaps it on free). The natural loop
-`for i ...: y[i] = MinMaxScaler().fit_transform(x[i])` drops each output
-right after copying it, so the next call can write the same, already
-mapped pages. Here a few blocks are kept; a block is handed out again only
-when no array uses it any more: every array made from a block (and every
-view of one) holds a reference to it, and a block nobody else refers to is
-free. Outputs the caller keeps are never reused.
+above 32 MiB afresh and unmaps it on free; numpy's own `x.copy()` pays the
+same, but zeroes each page just before it copies into it, while a device's
+column-block passes write every page long after it was zeroed). The
+natural loop `for i ...: y[i] = MinMaxScaler().fit_transform(x[i])`, and
+a whole batch's `fit_transform(x)` called again, drop each output before
+the next call, so the next call can write the same, already mapped pages.
+Here a few blocks are kept; a block is handed out again only once no array
+uses it any more. Outputs the caller keeps are never reused.
+
+Each output is lent its block through a `_clscale.Lease`: the arrays over
+it (and every view of them) hold the lease, and when the last goes the
+lease hands the block back (`_Block.free`) after giving its pages to the
+kernel to take back if it needs memory (MADV_FREE): a kept block is
+reclaimable, not memory the process sits on, and what the kernel leaves
+is not zeroed again. A block lent again has its pages mapped once more
+(_clscale.populate: nothing to do where the kernel took none).
 
 Every block comes from numpy's own allocator, so it gets numpy's huge-page
 advice, and its pages are mapped before the device writes them
@@ -20,7 +29,6 @@ does not fit there is fresh memory that is not kept.
 """
 import contextlib
 import os
-import sys
 import threading
 
 import numpy as np
@@ -29,26 +37,27 @@ from . import _clscale
 
 _MIN_BYTES = 1 << 20      # below this, malloc's own free lists reuse memory
 _MAX_BLOCKS = 2           # enough for a loop that alternates two sizes
+_DEFAULT_LIMIT = 1 << 30  # a whole batch of seed-A's shape (850 MB) and one matrix of it
 _lock = threading.Lock()
-_blocks = []              # 1-D uint8 arrays; only this list refers to a free one
-_limit = 256 << 20
+_blocks = []              # _Block, oldest first
+_limit = _DEFAULT_LIMIT
 _bypass = False           # fresh_outputs
 
 
-def _refs(block):
-    return sys.getrefcount(block)
+class _Block:
+    """A kept block of memory (`mem`, 1-D uint8) and whether no output
+    uses it (`free`: set by the lease's release, which may run in any
+    thread, at any point, even while this thread holds _lock; a plain
+    attribute store, so it takes no lock)."""
 
+    __slots__ = ("mem", "free")
 
-def _free_refs():
-    """The reference count _refs reads for a block only _blocks holds
-    (the list, the loop variable, the argument), measured the way
-    _take reads it, so that it holds for any interpreter version."""
-    probe = [np.empty(1, np.uint8)]
-    for b in probe:
-        return _refs(b)
+    def __init__(self, nbytes):
+        self.mem = np.empty(nbytes, np.uint8)
+        self.free = False
 
-
-_FREE = _free_refs()
+    def release(self):
+        self.free = True
 
 
 def _after_fork():
@@ -63,8 +72,9 @@ os.register_at_fork(after_in_child=_after_fork)
 
 def set_output_cache(max_bytes):
     """Sets how many bytes of freed output arrays clscale keeps for its
-    next new outputs (default 256 MiB, in at most two blocks; 0 keeps
-    none and releases what is kept). Returns the previous setting."""
+    next new outputs (default 1 GiB, in at most two blocks, which the
+    kernel may take back when it needs memory; 0 keeps none and releases
+    what is kept). Returns the previous setting."""
     global _limit
     if not isinstance(max_bytes, (int, np.integer)) or isinstance(max_bytes, bool) or max_bytes < 0:
         raise ValueError(f"max_bytes must be a non-negative integer, got {max_bytes!r}")
@@ -86,21 +96,13 @@ def fresh_outputs():
         _bypass = False
 
 
-def _free_flags():
-    """Whether each block is free (read as _free_refs reads it)."""
-    flags = []
-    for b in _blocks:
-        flags.append(_refs(b) == _FREE)
-    return flags
-
-
 def _evict(need):
     """Drops free blocks (oldest first) until `need` more bytes and one
     more block fit in the limits; returns whether they do."""
     def fits():
-        return len(_blocks) < _MAX_BLOCKS and sum(b.nbytes for b in _blocks) + need <= _limit
+        return len(_blocks) < _MAX_BLOCKS and sum(b.mem.nbytes for b in _blocks) + need <= _limit
     dropped = 0
-    for i in [i for i, free in enumerate(_free_flags()) if free]:
+    for i in [i for i, b in enumerate(_blocks) if b.free]:
         if fits():
             return True
         del _blocks[i - dropped]
@@ -110,27 +112,40 @@ def _evict(need):
 
 def _take(nbytes):
     """A free block of between nbytes and twice nbytes, or a new one kept
-    for later, or None when the limits leave no room."""
+    for later, marked used; None when the limits leave no room."""
     with _lock:
         if nbytes <= _limit:
-            found = next((i for i, free in enumerate(_free_flags())
-                          if free and nbytes <= _blocks[i].nbytes <= 2 * nbytes), None)
+            found = next((b for b in _blocks if b.free and nbytes <= b.mem.nbytes <= 2 * nbytes), None)
+            if found is None and _evict(nbytes):
+                found = _Block(nbytes)
+                _blocks.append(found)
             if found is not None:
-                return _blocks[found][:nbytes]
-            if _evict(nbytes):
-                block = _fresh(nbytes)
-                _blocks.append(block)
-                return block[:nbytes]
-        elif _limit == 0 and _blocks:
+                found.free = False
+            return found
+        if _limit == 0 and _blocks:
             _evict(0)  # blocks still held when the cache was turned off, released once free
         return None
 
 
+def _lend(nbytes):
+    """nbytes (1-D uint8) of a kept block, its pages mapped, lent to the
+    arrays made from it; None when no block is kept for it."""
+    block = _take(nbytes)
+    if block is None:
+        return None
+    try:
+        _clscale.populate(block.mem[:nbytes])  # outside the lock: faults, or nothing to do
+        return np.frombuffer(_clscale.lease(block.mem, nbytes, block.release), np.uint8)
+    except BaseException:
+        block.release()
+        raise
+
+
 def _fresh(nbytes):
-    """New memory, its pages mapped before a device writes them."""
-    block = np.empty(nbytes, np.uint8)
-    _clscale.populate(block)
-    return block
+    """New memory, its pages mapped before a device writes it."""
+    mem = np.empty(nbytes, np.uint8)
+    _clscale.populate(mem)
+    return mem
 
 
 def empty_like(X):
@@ -140,7 +155,7 @@ def empty_like(X):
     nbytes = X.size * X.dtype.itemsize
     if nbytes < _MIN_BYTES:
         return np.empty(X.shape, X.dtype)
-    mem = None if _bypass else _take(nbytes)
+    mem = None if _bypass else _lend(nbytes)
     if mem is None:
         mem = _fresh(nbytes)
     return mem.view(X.dtype).reshape(X.shape)

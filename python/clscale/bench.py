@@ -11,6 +11,9 @@ scikit-learn on the benchmark's workloads, in one run, as JSON (like
           `for i: y[i] = MinMaxScaler().fit_transform(x[i])` against
           scikit-learn's same loop; one 2-D and one 3-D call against
           numpy's allocate-and-copy of the same array (_bench_loops.py).
+          Alone, without seed-a's rows: --workload seed-a-loop;
+          seed-a-loop-f32 the same values in float32 (not in the default
+          --workload).
   seed-b  discount of 100 x 4000 x 5 float64 by factors 4000 x 5: Discount,
           the same call timed in C, numpy's multiply into `out`.
   quantiles  median and quartiles (25, 50, 75 %, exact: cls_quantiles) of
@@ -189,6 +192,14 @@ def _run_seed_a(args, results):
             # the same data as a scikit-learn user's loop writes it
             results.append(_bench_loops.loops(x, y, want, args.repeats, args.devices))
         del want
+
+
+def _run_loops(args, results, dtype):
+    """seed-a-loop (float64) or seed-a-loop-f32 (the same values rounded
+    to float32) alone, without seed-a's rows."""
+    x = _seed_a(args.size).astype(dtype)
+    want = _minmax_ref(x.astype(np.float64))
+    results.append(_bench_loops.loops(x, np.empty_like(x), want, args.repeats, args.devices))
 
 
 def _run_quantiles(args, results):
@@ -576,6 +587,10 @@ def main(argv=None):
     results = []
     if "seed-a" in wanted:
         _run_seed_a(args, results)
+    elif "seed-a-loop" in wanted:
+        _run_loops(args, results, np.float64)
+    if "seed-a-loop-f32" in wanted:
+        _run_loops(args, results, np.float32)
     if "seed-b" in wanted:
         _run_seed_b(args, results)
     if "quantiles" in wanted:

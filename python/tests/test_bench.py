@@ -18,12 +18,13 @@ def test_bench_runs_small_and_every_row_is_correct(tmp_path):
     names = [w["name"] for w in d["workloads"]]
     assert names == ["seed-a", "seed-a-loop", "seed-a-zscore", "seed-b"]
     loop = d["workloads"].pop(1)  # the natural loop: its own rows and ratios
-    assert {r["kind"] for r in loop["runs"]} == {"loop", "loop-sk", "2d", "2d-kept", "copy-2d", "3d", "copy-3d"}
+    assert {r["kind"] for r in loop["runs"]} == {"loop", "loop-sk", "2d", "2d-kept", "copy-2d", "3d", "3d-kept",
+                                                    "copy-3d"}
     assert all(r["times"]["median"] > 0 for r in loop["runs"])
     assert set(loop["max_error"]) == {"loop", "2d", "3d"}
     assert all(e <= 1e-12 for e in loop["max_error"].values()), loop["max_error"]
     assert set(loop["ratios"]) == {"loop_speedup_over_sklearn", "call_2d_over_copy", "call_2d_kept_over_copy",
-                                   "call_3d_over_copy"}
+                                   "call_3d_over_copy", "call_3d_kept_over_copy"}
     for w in d["workloads"]:
         kinds = {run["kind"] for run in w["runs"]}
         assert {"python", "c", "numpy"} <= kinds
@@ -34,6 +35,21 @@ def test_bench_runs_small_and_every_row_is_correct(tmp_path):
     assert [m["via"] for m in mem] == ["python", "c"]
     assert all(m["peak_rss_during_call"] >= m["rss_with_array"] > m["rss_before_array"] for m in mem)
 
+
+
+def test_bench_natural_loop_alone_in_float32(tmp_path):
+    """--workload seed-a-loop-f32: the natural loop's rows alone, on the
+    same values in float32, checked against numpy in float64."""
+    out = tmp_path / "l.json"
+    r = subprocess.run([sys.executable, "-m", "clscale.bench", "--workload", "seed-a-loop-f32", "--size", "0.05",
+                        "--repeats", "1", "--no-memory", "--json", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    [w] = json.loads(out.read_text())["workloads"]
+    assert w["name"] == "seed-a-loop-f32" and w["dtype"] == "float32" and w["shape"] == [1, 60, 98450]
+    assert set(w["max_error"]) == {"loop", "2d", "3d"}
+    assert all(e <= 1e-6 for e in w["max_error"].values()), w["max_error"]
+    assert all(run["times"]["median"] > 0 for run in w["runs"])
 
 def test_bench_quantiles_workload_is_exact_against_numpy(tmp_path):
     """The quantiles workload (one matrix; numpy's nanpercentile on it takes

@@ -211,3 +211,61 @@ def test_blocks_held_when_the_cache_is_turned_off_are_released_once_dropped():
     y = clscale.MinMaxScaler().fit_transform(x)  # the next output forgets it
     assert len(_output._blocks) == 0
     assert_close(y, _ref(x), tol(np.float32))
+
+
+def test_a_lease_hands_its_block_back_when_the_last_array_over_it_goes():
+    block = np.zeros(5 << 20, np.uint8)  # whole huge pages inside, given back to the kernel on release
+    released = []
+    lease = _clscale.lease(block, 3 << 20, lambda: released.append(True))
+    a = np.frombuffer(lease, np.uint8)
+    view = a[100:200].view(np.float32)
+    del lease
+    assert a.flags.writeable and a.nbytes == 3 << 20 and np.shares_memory(a, block)
+    a[:16] = 7
+    assert np.all(block[:16] == 7)
+    del a
+    assert released == []  # the view still holds it
+    del view
+    assert released == [True]
+
+
+def test_lease_refuses_what_is_not_a_writeable_byte_block():
+    block = np.zeros(1 << 20, np.uint8)
+    with pytest.raises(ValueError, match="bytes of a block"):
+        _clscale.lease(block, (1 << 20) + 1, lambda: None)
+    with pytest.raises(ValueError, match="bytes of a block"):
+        _clscale.lease(block, -1, lambda: None)
+    with pytest.raises(ValueError, match="uint8"):
+        _clscale.lease(block.view(np.float64), 8, lambda: None)
+    with pytest.raises(ValueError, match="uint8"):
+        _clscale.lease(block.reshape(1024, 1024), 8, lambda: None)
+    ro = block.copy()
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="writeable"):
+        _clscale.lease(ro, 8, lambda: None)
+    with pytest.raises(TypeError, match="callable"):
+        _clscale.lease(block, 8, None)
+
+
+def test_a_block_is_free_exactly_while_no_output_uses_it():
+    x = make_data(SHAPE, np.float64, seed=32, nan=0.0)
+    y = clscale.MinMaxScaler().fit_transform(x)
+    [block] = _output._blocks
+    assert not block.free
+    rows = y[5:9]
+    del y
+    assert not block.free
+    del rows
+    assert block.free
+
+
+def test_the_default_cache_holds_a_whole_batch_of_seed_a():
+    """1 GiB: seed-A's whole batch (18 x 60 x 98450 float64, 850 MB) and
+    one matrix of it, so that fit_transform(x) called again reuses its
+    dropped output."""
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-c", "import clscale; print(clscale.set_output_cache(0))"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert int(r.stdout) == 1 << 30 >= 18 * 60 * 98450 * 8 + 60 * 98450 * 8

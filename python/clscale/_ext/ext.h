@@ -19,6 +19,7 @@
  *   clean_opts.c  the cleaning options of clean() and fit_transform(clean=)
  *   scan.c     inf_columns: the columns numpy ranks +-Inf in (the functions)
  *   pages.c    populate: the pages of a new output mapped before a device writes it
+ *   lease.c    Lease: a kept output block lent to arrays, handed back when they go
  *   files.c    stream_file, stream_fit: .npy files larger than memory,
  *              file to file (cls_fit_transform on CLS_IN_NPY arrays)
 
@@ -145,6 +146,17 @@ PyObject *clsext_inf_columns(PyObject *self, PyObject *args);
  * (MADV_POPULATE_WRITE; its data unchanged); False where the kernel does
  * not do it. */
 PyObject *clsext_populate(PyObject *self, PyObject *arg);
+
+/* ---- lease.c ---- */
+
+extern PyTypeObject clsext_lease_type;
+
+/* lease(block, nbytes, on_release) -> Lease: the first nbytes of `block`
+ * (a writeable contiguous 1-D uint8 array) as a writable buffer; when the
+ * lease goes (the last array over it), the block's whole huge pages are
+ * given to the kernel to reclaim if it must (MADV_FREE) and on_release()
+ * is called. */
+PyObject *clsext_lease(PyObject *self, PyObject *args);
 
 /* ---- clean_opts.c ---- */
 

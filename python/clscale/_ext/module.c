@@ -56,6 +56,10 @@ static PyMethodDef methods[] = {
     {"populate", clsext_populate, METH_O,
      "populate(array) -> bool: maps and zeroes the pages wholly inside a new C-contiguous array before a device "
      "writes it (madvise MADV_POPULATE_WRITE; contents unchanged); False where the kernel cannot."},
+    {"lease", clsext_lease, METH_VARARGS,
+     "lease(block, nbytes, on_release) -> Lease: the first nbytes of a kept 1-D uint8 block as a writable buffer "
+     "(np.frombuffer); when the last array over it goes, the block's whole huge pages are left for the kernel "
+     "to reclaim (madvise MADV_FREE) and on_release() is called."},
     {"inf_columns", clsext_inf_columns, METH_VARARGS,
      "inf_columns(x) -> bool array (groups, cols) or None: the columns of a batch x rows x cols array that hold "
      "+-Inf (None: none does), a scan on the host with the GIL released."},
@@ -112,7 +116,9 @@ static int add_scalers(PyObject *m)
 PyMODINIT_FUNC PyInit__clscale(void)
 {
     if (clsext_numpy_init() < 0) return NULL;
-    if (PyType_Ready(&clsext_context_type) < 0 || PyType_Ready(&clsext_stats_type) < 0) return NULL;
+    if (PyType_Ready(&clsext_context_type) < 0 || PyType_Ready(&clsext_stats_type) < 0 ||
+        PyType_Ready(&clsext_lease_type) < 0)
+        return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     clsext_error = PyErr_NewExceptionWithDoc(
