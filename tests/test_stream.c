@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "pipeline_util.h"
+#include "testing.h"
 
 static cls_context *ctx;
 static char dir[4096];
@@ -256,6 +257,57 @@ static void robust_groups_larger_than_a_buffer_more_cases(void **s)
     cls_stream_opts opts = {33 * 5 * 8, 2, 1, 0};
     cls_status st = (a.stream = &opts, cls_fit(ctx, &p, &a, &ss));
     if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
+    assert_same_stats(ss, sm, 0);
+    close(in);
+    cls_stats_destroy(sm);
+    cls_stats_destroy(ss);
+    free(x.data);
+}
+
+/* The reads of the file (the report's phases) of robust scaling whose
+ * groups span chunks: the first counting pass (16-bit digits, also
+ * fitting the extremes), the sweep that gathers the wanted buckets'
+ * values, the pass that writes: 3; a fit alone 2. Where the buckets hold
+ * more than the gather may copy out (a switch of the tests shrinks it to
+ * one value), a counting pass of 8 bits each until the key is whole:
+ * float64 1 + 6 + 1, float32 1 + 2 + 1. The same bits as in memory every
+ * way. */
+static void robust_of_groups_larger_than_a_buffer_reads_the_file_three_times(void **s)
+{
+    (void)s;
+    cls_pipeline dflt = {.qmin = 25, .qmax = 75};
+    cls_report rep;
+    for (int t = 0; t < 2; t++) {
+        cls_dtype dt = t ? CLS_F32 : CLS_F64;
+        if (!suite_runs(dt)) continue;
+        unsigned rest = dt == CLS_F64 ? 6 : 2;
+        fit_transform_case_p(&dflt, dt, CLS_ROBUST, CLS_SCOPE_BATCH, 6, 70, 5, 8192, NULL, 0, "robust batch 3 reads");
+        assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
+        assert_int_equal(rep.phases, 3);
+        fit_transform_case_p(&dflt, dt, CLS_ROBUST, CLS_SCOPE_MATRIX, 2, 300, 6, 4096, NULL, 0,
+                             "robust matrix row blocks 3 reads");
+        assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
+        assert_int_equal(rep.phases, 3);
+        cls_context_tuning(ctx)->gather_bytes = 8;
+        fit_transform_case_p(&dflt, dt, CLS_ROBUST, CLS_SCOPE_BATCH, 6, 70, 5, 8192, NULL, 0,
+                             "robust batch, gather of one value");
+        cls_context_tuning(ctx)->gather_bytes = 0;
+        assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
+        assert_int_equal(rep.phases, 1 + (int)rest + 1);
+    }
+    /* a fit alone: the counting pass and the gather */
+    cls_dtype dt = suite_runs(CLS_F64) ? CLS_F64 : CLS_F32;
+    cls_array x = make_data(dt, 7, 33, 5, 78);
+    cls_pipeline p = {.scaler = CLS_ROBUST, .scope = CLS_SCOPE_BATCH, .qmin = 5, .qmax = 60};
+    cls_stats *sm = NULL, *ss = NULL;
+    assert_int_equal(cls_fit(ctx, &p, &x, &sm), CLS_OK);
+    int in = write_at(path("r2.bin"), &x, 8);
+    cls_array a = fa(in, 8, &x, "r2.bin");
+    cls_stream_opts opts = {33 * 5 * es_of(dt), 2, 1, 0};
+    cls_status st = (a.stream = &opts, cls_fit(ctx, &p, &a, &ss));
+    if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
+    assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
+    assert_int_equal(rep.phases, 2);
     assert_same_stats(ss, sm, 0);
     close(in);
     cls_stats_destroy(sm);
@@ -811,6 +863,7 @@ int main(void)
         cmocka_unit_test(two_pass_batch_scope_matches),
         cmocka_unit_test(robust_groups_larger_than_a_buffer_are_exact),
         cmocka_unit_test(robust_groups_larger_than_a_buffer_more_cases),
+        cmocka_unit_test(robust_of_groups_larger_than_a_buffer_reads_the_file_three_times),
         cmocka_unit_test(column_blocks_hold_whole_groups_in_one_pass),
         cmocka_unit_test(discount_in_row_blocks_is_byte_identical),
         cmocka_unit_test(transform_and_fit_are_byte_identical),
