@@ -27,7 +27,7 @@
 
 /* The values a streamed selection's gather may copy out (8 bytes each):
  * resident memory on top of the stream's pool. */
-#define CLS_GATHER_STREAM_BYTES ((size_t)32 << 20)
+#define CLS_GATHER_STREAM_BYTES ((size_t)16 << 20)
 
 typedef struct sel {
     const cls_qview   *v;
@@ -368,13 +368,15 @@ static cls_status hist_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
                                           (size_t)rows * C * s->es, &m[0]);
     if (st == CLS_OK) st = filter_buffers(s, ctx, d, e0, W, &m[1]);
     if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_READ_ONLY, W * nkp * s->es, pf, &m[4]);
-    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_READ_WRITE, nchunks * per_chunk * 4, NULL, &m[5]);
-    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, per_chunk * 4, NULL, &m[6]);
-    if (st == CLS_OK && s->bits > 8) {
-        /* wide digits: zeroed here, as a work-item's loop over 2^16
-         * counters would pass rusticl's limit on a loop's iterations */
+    /* wide digits: one histogram per column, which the chunks count into
+     * atomically (quantile.cl), zeroed here (a work-item's loop over 2^16
+     * counters would pass rusticl's bound on a loop), nothing to sum */
+    int wide = s->bits > 8;
+    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_READ_WRITE, (wide ? 1 : nchunks) * per_chunk * 4, NULL, &m[5]);
+    if (st == CLS_OK && !wide) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, per_chunk * 4, NULL, &m[6]);
+    if (st == CLS_OK && wide) {
         cl_uint zero = 0;
-        cl_int e = clEnqueueFillBuffer(d->q[0], m[5], &zero, sizeof zero, 0, nchunks * per_chunk * 4, 0, NULL, NULL);
+        cl_int e = clEnqueueFillBuffer(d->q[0], m[5], &zero, sizeof zero, 0, per_chunk * 4, 0, NULL, NULL);
         if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "clEnqueueFillBuffer", e);
     }
     if (st == CLS_OK) {
@@ -397,7 +399,7 @@ static cls_status hist_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
         cls_karg_mem(&a, m[5]);
         st = cls_pass_launch(&a, local, W, nchunks);
     }
-    if (st == CLS_OK) {
+    if (st == CLS_OK && !wide) {
         cls_karg_mem(&b, m[5]);
         cls_karg_u32(&b, nchunks);
         cls_karg_u64(&b, per_chunk);
@@ -405,7 +407,7 @@ static cls_status hist_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
         st = cls_pass_launch(&b, blocal, per_chunk, 1);
     }
     if (st == CLS_OK) {
-        cl_int e = clEnqueueReadBuffer(d->q[0], m[6], CL_TRUE, 0, per_chunk * 4, h, 0, NULL, NULL);
+        cl_int e = clEnqueueReadBuffer(d->q[0], wide ? m[5] : m[6], CL_TRUE, 0, per_chunk * 4, h, 0, NULL, NULL);
         if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "clEnqueueReadBuffer", e);
     }
     if (st == CLS_OK) {
@@ -560,10 +562,9 @@ static unsigned wide_bits(const sel *s, uint64_t nsegs, size_t wave, size_t budg
 }
 
 /* A pass's digit width and units: 8-bit digits over units of chunk8-row
- * work-items as before; wide digits over blocks of at most 8 columns
- * (their histograms, one per work-item, within 16 MiB a unit on the
- * device), a work-item counting up to 16384 rows (a loop within
- * rusticl's bound). */
+ * work-items; wide digits over blocks of at most 8 columns (a histogram
+ * per column, 2 MiB a unit at 16 bits), a work-item counting up to 16384
+ * rows (a loop within rusticl's bound), 64 work-items a column. */
 static void pass_shape(sel *s, unsigned bits, unsigned chunk8, uint64_t unit_rows8)
 {
     s->bits = bits;
@@ -577,10 +578,7 @@ static void pass_shape(sel *s, unsigned bits, unsigned chunk8, uint64_t unit_row
     s->wsub = s->W < 8 ? s->W : 8;
     s->sub = (s->W + s->wsub - 1) / s->wsub;
     s->chunk = 16384;
-    size_t per = s->wsub * s->nkp * ((size_t)1 << bits) * 4, nch = ((size_t)16 << 20) / per;
-    if (nch < 1) nch = 1;
-    if (nch > 16) nch = 16;
-    s->unit_rows = (uint64_t)s->chunk * nch;
+    s->unit_rows = (uint64_t)s->chunk * 64;
 }
 
 static cls_status radix(sel *s, cls_context *ctx, cls_rank_fn rank, void *user)
