@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "quantiles/gather.h"
+#include "quantiles/window.h"
 #include "engine/passes.h"
 #include "quantiles/regime.h"
 #include "quantiles/select.h"
@@ -439,7 +440,8 @@ static cls_status count_rows(sel *s, cls_context *ctx, uint64_t g0, uint64_t ng,
     return cls_passes_run(ctx, s->v->dtype, s->nuseg * s->sub * s->parts, hist_unit, s);
 }
 
-typedef struct chunk_ctx { sel *s; cls_context *ctx; } chunk_ctx;
+/* A pass over chunks; win: the first pass's windows (window.h), or NULL */
+typedef struct chunk_ctx { sel *s; cls_context *ctx; cls_window *win; } chunk_ctx;
 
 static cls_status count_chunk(void *cu, uint64_t g, uint64_t rows, const char *x)
 {
@@ -447,7 +449,9 @@ static cls_status count_chunk(void *cu, uint64_t g, uint64_t rows, const char *x
     if (!x || g >= c->s->v->G || rows > c->s->v->Rg)
         return cls_fail(c->ctx, CLS_E_ARG, "cls_select: a chunk of %llu rows of group %llu is outside the data",
                         (unsigned long long)rows, (unsigned long long)g);
-    return count_rows(c->s, c->ctx, g, 1, rows, x);
+    cls_status st = count_rows(c->s, c->ctx, g, 1, rows, x);
+    if (st == CLS_OK && c->win) cls_window_rows(c->win, c->ctx->pool, g, x, rows);
+    return st;
 }
 
 /* After a pass: each target's digit, from its histogram and residual rank. */
@@ -581,6 +585,36 @@ static void pass_shape(sel *s, unsigned bits, unsigned chunk8, uint64_t unit_row
     s->unit_rows = (uint64_t)s->chunk * 64;
 }
 
+/* The first pass's windows over streamed data of one wave (window.h),
+ * within the gather's bound; NULL where not tried (in memory, several
+ * processes, several waves, no gather, too many entries or no memory:
+ * the counting passes then take their course). */
+static cls_window *first_windows(const sel *s, cls_context *ctx, int gather, uint64_t max, uint64_t nsegs,
+                                 size_t wave, cls_rank_fn rank, void *user)
+{
+    (void)ctx;
+    if (!s->src || s->comb || !gather || wave < nsegs) return NULL;
+    cls_gather_filter gf = {s->f && s->f->has_sent, s->f ? s->f->sent : 0, s->cen, s->flo, s->fhi};
+    return cls_window_new(s->v->dtype, s->v->G, s->v->C, s->nk, rank, user, &gf, max);
+}
+
+/* After the first pass: every wanted key from the windows where each
+ * wanted rank fell in its window (*done = 1), else nothing changes. */
+static cls_status pick_windows(sel *s, cls_context *ctx, cls_window *w, int *done)
+{
+    size_t n = (size_t)s->v->G * s->v->C, nk = s->nk;
+    uint64_t *key = malloc((n ? n : 1) * nk * sizeof *key);
+    if (!key) return cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+    if (cls_window_pick(w, s->count, key) == 0) {
+        for (size_t e = 0; e < n; e++)
+            if (s->count[e])
+                for (size_t t = 0; t < nk; t++) s->prefix[e * nk + t] = key[e * nk + t];
+        *done = 1;
+    }
+    free(key);
+    return CLS_OK;
+}
+
 static cls_status radix(sel *s, cls_context *ctx, cls_rank_fn rank, void *user)
 {
     const cls_qview *v = s->v;
@@ -637,15 +671,19 @@ static cls_status radix(sel *s, cls_context *ctx, cls_rank_fn rank, void *user)
             s->shift = key_bits - got;
             size_t nh = nseg * s->W * s->nkp * ((size_t)1 << s->bits);
             memset(s->hist, 0, nh * sizeof *s->hist);
-            chunk_ctx cc = {s, ctx};
+            chunk_ctx cc = {s, ctx, pass == 0 ? first_windows(s, ctx, gather, gather_max, nsegs, wave, rank, user) : NULL};
             st = s->src ? s->src->each(s->src->user, count_chunk, &cc) : count_rows(s, ctx, 0, v->G, v->Rg, v->x);
             /* the same nh on every process: it depends on G, C and nk only */
             if (s->comb) st = s->comb->fn(s->comb->user, st, st == CLS_OK ? s->hist : NULL, st == CLS_OK ? nh : 0);
             for (size_t i = 0; st == CLS_OK && i < nseg; i++) settle(s, i, w0 + i, pass == 0, rank, user);
             int done = 0;
+            if (cc.win) {
+                if (st == CLS_OK) st = pick_windows(s, ctx, cc.win, &done);
+                cls_window_free(cc.win);
+            }
             /* (after one pass of 8 bits a bucket holds 1/256 of a column
              * at best: no gather tried) */
-            if (st == CLS_OK && gather && (pass >= 1 || s->bits > 8) && got < key_bits)
+            if (st == CLS_OK && !done && gather && (pass >= 1 || s->bits > 8) && got < key_bits)
                 st = try_gather(s, ctx, gather_max, &done);
             if (done) break;
         }
