@@ -34,8 +34,9 @@ static const char *path(const char *name)
 static size_t es_of(cls_dtype t) { return t == CLS_F64 ? 8 : 4; }
 static size_t bytes_of(const cls_array *x) { return x->batch * x->rows * x->cols * es_of(x->dtype); }
 
-/* A trend along the rows that make_data adds, per row (0: none). */
-static double ramp;
+/* A trend along the rows that make_data adds, per row (0: none), and
+ * values rounded down to multiples of `grain` (0: not; ties). */
+static double ramp, grain;
 
 /* Seeded data with NaN, +-Inf, a constant column and an all-missing column. */
 static cls_array make_data(cls_dtype t, size_t b, size_t r, size_t c, uint64_t seed)
@@ -49,6 +50,7 @@ static cls_array make_data(cls_dtype t, size_t b, size_t r, size_t c, uint64_t s
     for (size_t i = 0; i < n; i++) {
         size_t col = i % c;
         double v = rng_normal(&g) * 3.0 + 100.0 * (double)col + ramp * (double)(i / c);
+        if (grain > 0) v = floor(v / grain) * grain;
         if (col == 1) v = 2.5;                         /* constant */
         if (c > 3 && col == 3) v = NAN;                 /* all missing */
         if (i % 97 == 5) v = NAN;
@@ -271,7 +273,8 @@ static void robust_groups_larger_than_a_buffer_more_cases(void **s)
  * groups span chunks. Rows in random order: the first counting pass (it
  * also fits the extremes) finds every wanted rank inside the window its
  * group's first chunk gave (quantiles/window.h), then the pass that
- * writes: 2; a fit alone 1. A trend along the rows (the first chunk
+ * writes: 2 (also with ties at a window's ends, counted there rather than
+ * copied); a fit alone 1. A trend along the rows (the first chunk
  * holds the lowest values): the windows miss, the first pass's 16-bit
  * digits narrow the wanted buckets enough for one sweep to gather them:
  * 3. Where neither may copy out more than one value (a switch of the
@@ -291,6 +294,11 @@ static void robust_of_groups_larger_than_a_buffer_reads_the_file_at_most_three_t
         assert_int_equal(rep.phases, 2);
         fit_transform_case_p(&dflt, dt, CLS_ROBUST, CLS_SCOPE_MATRIX, 2, 300, 6, 4096, NULL, 0,
                              "robust matrix row blocks");
+        assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
+        assert_int_equal(rep.phases, 2);
+        grain = 2; /* ties: a few values each a fifth of a column */
+        fit_transform_case_p(&dflt, dt, CLS_ROBUST, CLS_SCOPE_BATCH, 6, 70, 5, 8192, NULL, 0, "robust batch, ties");
+        grain = 0;
         assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
         assert_int_equal(rep.phases, 2);
         ramp = 0.5; /* (a first chunk of at most 350 rows of 840) */

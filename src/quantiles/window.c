@@ -13,6 +13,9 @@
 
 #define BLOCK 64       /* columns per work item */
 #define MIN_SAMPLE 64  /* kept values of a column in its group's first chunk to guess from */
+/* The rows of the first chunk a guess reads at most (every k-th row of a
+ * longer chunk): 8 MiB of keys at a time */
+#define MAX_SAMPLE ((uint64_t)1 << 20)
 /* Entries past which the windows' tables (one slot per wanted rank) are
  * not made: groups of a few columns are the case (wider groups stream in
  * blocks of whole columns). */
@@ -21,7 +24,9 @@
 typedef struct slot {
     uint64_t  lo, hi;    /* the window: keys lo..hi */
     uint64_t  below;     /* values seen with a key under lo */
-    uint64_t  n, room;   /* keys copied, their room */
+    uint64_t  at_lo, at_hi; /* values with key lo, with key hi (> lo): counted, not copied
+                               (a constant column, ties at the ends) */
+    uint64_t  n, room;   /* keys strictly inside copied, their room */
     uint64_t *keys;
 } slot;
 
@@ -34,6 +39,7 @@ struct cls_window {
     cls_gather_filter f;
     uint8_t  *seen;      /* G: the group's windows are set */
     uint8_t  *nslot;     /* G * C: windows of the entry (0: none, it cannot be picked) */
+    uint64_t *seen_n;    /* G * C: the entry's values seen (the pass's count, checked) */
     uint8_t  *slot_of;   /* G * C * nk */
     slot     *slots;     /* G * C * nk */
     atomic_uint_fast64_t used;
@@ -60,9 +66,10 @@ cls_window *cls_window_new(cls_dtype t, uint64_t G, size_t C, size_t nk, cls_ran
     atomic_init(&w->failed, 0);
     w->seen = calloc((size_t)G, 1);
     w->nslot = calloc((size_t)ne, 1);
+    w->seen_n = calloc((size_t)ne, sizeof *w->seen_n);
     w->slot_of = calloc((size_t)ne * nk, 1);
     w->slots = calloc((size_t)ne * nk, sizeof *w->slots);
-    if (!w->seen || !w->nslot || !w->slot_of || !w->slots) {
+    if (!w->seen || !w->nslot || !w->seen_n || !w->slot_of || !w->slots) {
         cls_window_free(w);
         return NULL;
     }
@@ -76,24 +83,28 @@ void cls_window_free(cls_window *w)
         for (uint64_t i = 0; i < w->G * w->C * w->nk; i++) free(w->slots[i].keys);
     free(w->seen);
     free(w->nslot);
+    free(w->seen_n);
     free(w->slot_of);
     free(w->slots);
     free(w);
 }
 
-/* Entry e's windows from its column's values in its group's first chunk:
- * for each wanted rank the keys of the chunk's ranks d either side of the
- * same fraction, d = 4 sqrt(m) + 8 of its m values (a chunk in random
+/* Entry e's windows from its column's values in its group's first chunk
+ * (every step-th row of a long one): for each wanted rank the keys of the
+ * sample's ranks d either side of the same fraction, d = 4 sqrt(m) + 8 of
+ * its m values (a chunk in random
  * order puts a rank's value outside by 8 standard deviations of the
  * sample's quantile); overlapping windows merged. */
 static void set_windows(cls_window *w, size_t e, const char *col, uint64_t rows, size_t stride)
 {
-    uint64_t *k = malloc((rows ? rows : 1) * sizeof *k), m = 0;
+    if (!rows) return;
+    uint64_t step = (rows + MAX_SAMPLE - 1) / MAX_SAMPLE, ns = (rows + step - 1) / step;
+    uint64_t *k = malloc((ns ? ns : 1) * sizeof *k), m = 0;
     if (!k) {
         atomic_store(&w->failed, 1);
         return;
     }
-    for (uint64_t r = 0; r < rows; r++)
+    for (uint64_t r = 0; r < rows; r += step)
         if (cls_gather_take(&w->f, w->t, e, col + (size_t)r * stride, &k[m])) m++;
     if (m < MIN_SAMPLE) {
         free(k);
@@ -172,10 +183,13 @@ static void rows_item(void *arg, size_t i)
             size_t e = e0 + c;
             uint64_t key;
             if (!w->nslot[e] || !cls_gather_take(&w->f, w->t, e, xr + c * w->es, &key)) continue;
+            w->seen_n[e]++;
             slot *s = w->slots + e * nk;
             for (size_t u = 0; u < w->nslot[e]; u++) {
                 if (key < s[u].lo) s[u].below++;
-                else if (key <= s[u].hi) keep(w, &s[u], key);
+                else if (key == s[u].lo) s[u].at_lo++;
+                else if (key < s[u].hi) keep(w, &s[u], key);
+                else if (key == s[u].hi) s[u].at_hi++;
             }
         }
     }
@@ -199,11 +213,13 @@ int cls_window_pick(cls_window *w, const uint64_t *count, uint64_t *key)
     uint64_t rk[16];
     for (uint64_t e = 0; e < w->G * w->C; e++) {
         if (!count[e]) continue;
-        if (!w->nslot[e]) return -1;
+        /* (the host's filter and the devices' agree on every value: a
+         * count that differs is data changed between reads) */
+        if (!w->nslot[e] || w->seen_n[e] != count[e]) return -1;
         w->rank(w->user, count[e], rk);
         for (size_t t = 0; t < nk; t++) {
             slot *s = w->slots + e * nk + w->slot_of[e * nk + t];
-            if (rk[t] < s->below || rk[t] - s->below >= s->n) return -1;
+            if (rk[t] < s->below || rk[t] - s->below >= s->at_lo + s->n + s->at_hi) return -1;
         }
     }
     for (uint64_t e = 0; e < w->G * w->C; e++) {
@@ -211,7 +227,10 @@ int cls_window_pick(cls_window *w, const uint64_t *count, uint64_t *key)
         w->rank(w->user, count[e], rk);
         for (size_t t = 0; t < nk; t++) {
             slot *s = w->slots + e * nk + w->slot_of[e * nk + t];
-            key[e * nk + t] = cls_gather_select(s->keys, s->n, rk[t] - s->below);
+            uint64_t j = rk[t] - s->below;
+            key[e * nk + t] = j < s->at_lo             ? s->lo
+                              : j < s->at_lo + s->n    ? cls_gather_select(s->keys, s->n, j - s->at_lo)
+                                                       : s->hi;
         }
     }
     return 0;
