@@ -595,7 +595,7 @@ static cls_window *first_windows(const sel *s, cls_context *ctx, int gather, uin
     (void)ctx;
     if (!s->src || s->comb || !gather || wave < nsegs) return NULL;
     cls_gather_filter gf = {s->f && s->f->has_sent, s->f ? s->f->sent : 0, s->cen, s->flo, s->fhi};
-    return cls_window_new(s->v->dtype, s->v->G, s->v->C, s->nk, rank, user, &gf, max);
+    return cls_window_new(s->v->dtype, s->v->G, s->v->Rg, s->v->C, s->nk, rank, user, &gf, max);
 }
 
 /* After the first pass: every wanted key from the windows where each

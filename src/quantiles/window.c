@@ -33,7 +33,8 @@ typedef struct slot {
 struct cls_window {
     cls_dtype t;
     size_t    es, C, nk;
-    uint64_t  G, cap;
+    uint64_t  G, Rg, cap;
+    atomic_uint_fast64_t expect; /* the copies the windows set so far should take, by their samples */
     cls_rank_fn rank;
     void     *user;
     cls_gather_filter f;
@@ -46,7 +47,7 @@ struct cls_window {
     atomic_int failed;
 };
 
-cls_window *cls_window_new(cls_dtype t, uint64_t G, size_t C, size_t nk, cls_rank_fn rank, void *user,
+cls_window *cls_window_new(cls_dtype t, uint64_t G, uint64_t Rg, size_t C, size_t nk, cls_rank_fn rank, void *user,
                            const cls_gather_filter *f, uint64_t cap)
 {
     uint64_t ne = G * C;
@@ -58,7 +59,9 @@ cls_window *cls_window_new(cls_dtype t, uint64_t G, size_t C, size_t nk, cls_ran
     w->C = C;
     w->nk = nk;
     w->G = G;
+    w->Rg = Rg;
     w->cap = cap;
+    atomic_init(&w->expect, 0);
     w->rank = rank;
     w->user = user;
     w->f = *f;
@@ -110,13 +113,14 @@ static void set_windows(cls_window *w, size_t e, const char *col, uint64_t rows,
         free(k);
         return; /* no windows: picked only if the column has no values at all */
     }
-    uint64_t rk[16], d = (uint64_t)(4.0 * sqrt((double)m)) + 8, lo[16], hi[16];
+    uint64_t rk[16], d = (uint64_t)(4.0 * sqrt((double)m)) + 8, lo[16], hi[16], ra[16], rb[16];
     w->rank(w->user, m, rk);
     size_t nk = w->nk, order[16];
     for (size_t t = 0; t < nk; t++) {
-        uint64_t a = rk[t] > d ? rk[t] - d : 0, b = rk[t] + d < m ? rk[t] + d : m - 1;
-        lo[t] = cls_gather_select(k, m, a);
-        hi[t] = cls_gather_select(k, m, b);
+        ra[t] = rk[t] > d ? rk[t] - d : 0;
+        rb[t] = rk[t] + d < m ? rk[t] + d : m - 1;
+        lo[t] = cls_gather_select(k, m, ra[t]);
+        hi[t] = cls_gather_select(k, m, rb[t]);
         order[t] = t;
     }
     free(k);
@@ -129,18 +133,28 @@ static void set_windows(cls_window *w, size_t e, const char *col, uint64_t rows,
         }
     slot *s = w->slots + e * nk;
     size_t u = 0;
+    uint64_t span = 0, ua = 0, ub = 0; /* the sample's ranks the windows cover */
     for (size_t i = 0; i < nk; i++) {
         size_t t = order[i];
         if (u && lo[t] <= s[u - 1].hi) {
             if (hi[t] > s[u - 1].hi) s[u - 1].hi = hi[t];
+            if (rb[t] > ub) ub = rb[t];
         } else {
+            if (u) span += ub - ua + 1;
             s[u].lo = lo[t];
             s[u].hi = hi[t];
+            ua = ra[t];
+            ub = rb[t];
             u++;
         }
         w->slot_of[e * nk + t] = (uint8_t)(u - 1);
     }
+    span += ub - ua + 1;
     w->nslot[e] = (uint8_t)u;
+    /* windows that would copy more than the bound, by the sample: not
+     * tried (no memory spent on copies that would be thrown away) */
+    uint64_t want = (uint64_t)((double)span / (double)m * (double)w->Rg);
+    if (atomic_fetch_add(&w->expect, want) + want > w->cap) atomic_store(&w->failed, 1);
 }
 
 static void keep(cls_window *w, slot *s, uint64_t key)

@@ -18,11 +18,12 @@
 typedef struct cls_window cls_window;
 struct cls_pool;
 
-/* Windows for G groups x C columns of dtype t, nk ranks per column given
- * by rank(user, n, ranks); what takes part as gather.h's filter decides
- * (its arrays per entry); at most cap values copied out in all. NULL: no
- * memory. */
-cls_window *cls_window_new(cls_dtype t, uint64_t G, size_t C, size_t nk, cls_rank_fn rank, void *user,
+/* Windows for G groups of Rg rows x C columns of dtype t, nk ranks per
+ * column given by rank(user, n, ranks); what takes part as gather.h's
+ * filter decides (its arrays per entry); at most cap values copied out in
+ * all (windows whose samples say they would copy more are given up at
+ * once). NULL: no memory, or more entries than windows are kept for. */
+cls_window *cls_window_new(cls_dtype t, uint64_t G, uint64_t Rg, size_t C, size_t nk, cls_rank_fn rank, void *user,
                            const cls_gather_filter *f, uint64_t cap);
 /* `rows` rows of group grp at x (rows x C values), each row of each group
  * once, a group's rows in any order; its first call for a group sets that
