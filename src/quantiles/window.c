@@ -92,12 +92,44 @@ void cls_window_free(cls_window *w)
     free(w);
 }
 
+/* a[lo..hi) reordered so that a[r[i]] holds the element of rank r[i]
+ * for each of the nr ranks r (ascending, within [lo, hi)): one three-way
+ * partition serves every rank on its side (a dozen quickselects of a
+ * million keys each cost a third of a second). */
+static void multiselect(uint64_t *a, uint64_t lo, uint64_t hi, const uint64_t *r, size_t nr)
+{
+    while (nr && hi - lo > 1) {
+        uint64_t x = a[lo], y = a[lo + (hi - lo) / 2], z = a[hi - 1];
+        uint64_t piv = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+        uint64_t lt = lo, i = lo, gt = hi;
+        while (i < gt) {
+            uint64_t v = a[i];
+            if (v < piv) {
+                a[i++] = a[lt];
+                a[lt++] = v;
+            } else if (v > piv) {
+                a[i] = a[--gt];
+                a[gt] = v;
+            } else {
+                i++;
+            }
+        }
+        size_t nl = 0, nm;
+        while (nl < nr && r[nl] < lt) nl++;
+        for (nm = nl; nm < nr && r[nm] < gt; nm++) {}
+        multiselect(a, lo, lt, r, nl);
+        r += nm;
+        nr -= nm;
+        lo = gt;
+    }
+}
+
 /* Entry e's windows from its column's values in its group's first chunk
- * (every step-th row of a long one): for each wanted rank the keys of the
- * sample's ranks d either side of the same fraction, d = 4 sqrt(m) + 8 of
- * its m values (a chunk in random
- * order puts a rank's value outside by 8 standard deviations of the
- * sample's quantile); overlapping windows merged. */
+ * (every step-th row of a long one): for each wanted rank the sample's
+ * ranks d either side of the same fraction, d = 3 sqrt(m) + 8 of its m
+ * values (a chunk in random order puts a rank's value outside by 6
+ * standard deviations of the sample's quantile), ranges that overlap
+ * merged, each window the keys at its two ends. */
 static void set_windows(cls_window *w, size_t e, const char *col, uint64_t rows, size_t stride)
 {
     if (!rows) return;
@@ -113,43 +145,47 @@ static void set_windows(cls_window *w, size_t e, const char *col, uint64_t rows,
         free(k);
         return; /* no windows: picked only if the column has no values at all */
     }
-    uint64_t rk[16], d = (uint64_t)(4.0 * sqrt((double)m)) + 8, lo[16], hi[16], ra[16], rb[16];
+    uint64_t rk[16], d = (uint64_t)(3.0 * sqrt((double)m)) + 8, ra[16], rb[16];
     w->rank(w->user, m, rk);
     size_t nk = w->nk, order[16];
     for (size_t t = 0; t < nk; t++) {
         ra[t] = rk[t] > d ? rk[t] - d : 0;
         rb[t] = rk[t] + d < m ? rk[t] + d : m - 1;
-        lo[t] = cls_gather_select(k, m, ra[t]);
-        hi[t] = cls_gather_select(k, m, rb[t]);
         order[t] = t;
     }
-    free(k);
     /* by their low ends, then merged where they meet */
     for (size_t i = 1; i < nk; i++)
-        for (size_t j = i; j > 0 && lo[order[j]] < lo[order[j - 1]]; j--) {
+        for (size_t j = i; j > 0 && ra[order[j]] < ra[order[j - 1]]; j--) {
             size_t x = order[j];
             order[j] = order[j - 1];
             order[j - 1] = x;
         }
-    slot *s = w->slots + e * nk;
+    uint64_t ua[16], ub[16], pos[32], span = 0;
     size_t u = 0;
-    uint64_t span = 0, ua = 0, ub = 0; /* the sample's ranks the windows cover */
     for (size_t i = 0; i < nk; i++) {
         size_t t = order[i];
-        if (u && lo[t] <= s[u - 1].hi) {
-            if (hi[t] > s[u - 1].hi) s[u - 1].hi = hi[t];
-            if (rb[t] > ub) ub = rb[t];
+        if (u && ra[t] <= ub[u - 1]) {
+            if (rb[t] > ub[u - 1]) ub[u - 1] = rb[t];
         } else {
-            if (u) span += ub - ua + 1;
-            s[u].lo = lo[t];
-            s[u].hi = hi[t];
-            ua = ra[t];
-            ub = rb[t];
+            ua[u] = ra[t];
+            ub[u] = rb[t];
             u++;
         }
         w->slot_of[e * nk + t] = (uint8_t)(u - 1);
     }
-    span += ub - ua + 1;
+    size_t np = 0;
+    for (size_t i = 0; i < u; i++) {
+        span += ub[i] - ua[i] + 1;
+        pos[np++] = ua[i];
+        if (ub[i] != ua[i]) pos[np++] = ub[i];
+    }
+    multiselect(k, 0, m, pos, np);
+    slot *s = w->slots + e * nk;
+    for (size_t i = 0; i < u; i++) {
+        s[i].lo = k[ua[i]];
+        s[i].hi = k[ub[i]];
+    }
+    free(k);
     w->nslot[e] = (uint8_t)u;
     /* windows that would copy more than the bound, by the sample: not
      * tried (no memory spent on copies that would be thrown away) */
@@ -161,7 +197,8 @@ static void keep(cls_window *w, slot *s, uint64_t key)
 {
     if (s->n == s->room) {
         uint64_t room = s->room ? 2 * s->room : 1024;
-        if (atomic_fetch_add(&w->used, room - s->room) + (room - s->room) > w->cap) {
+        /* (rooms: at most twice what they hold) */
+        if (atomic_fetch_add(&w->used, room - s->room) + (room - s->room) > 2 * w->cap) {
             atomic_store(&w->failed, 1);
             return;
         }
