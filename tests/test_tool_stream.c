@@ -352,6 +352,29 @@ static void peak_rss_of_every_operation_is_the_pool_not_the_file(void **s)
     unlink(file("rss-out.npy"));
 }
 
+/* Robust scaling of a group larger than a buffer (1,000,000 x 8 float64
+ * in buffers of 8 MiB): --verbose counts the passes over the input, 2
+ * (the counting pass that also fits the extremes and keeps each wanted
+ * rank's window, then the pass that writes), as min-max's (its fit, then
+ * the pass that writes). */
+static void robust_of_a_tall_group_reads_the_input_twice(void **s)
+{
+    (void)s;
+    write_npy(file("tall.npy"), 1, 1000000, 8, 9);
+    setenv("CLSCALE_STREAM_BUFFER", "8M", 1);
+    const char *const methods[] = {"robust", "minmax"};
+    for (int k = 0; k < 2; k++) {
+        const char *const argv[] = {"normalize", "--method", methods[k], "--verbose", file("tall.npy"),
+                                    file("tall-out.npy"), NULL};
+        tool_argv(argv);
+        expect_status(0);
+        if (!strstr(R.err, ", 2 passes\n")) fail_msg("%s: %s", methods[k], R.err);
+    }
+    unsetenv("CLSCALE_STREAM_BUFFER");
+    unlink(file("tall.npy"));
+    unlink(file("tall-out.npy"));
+}
+
 /* Light curves stream whole matrices (1600 B each in a 4 KiB chunk): the
  * trend, smoothed bins, bins reduced (OUT one row per bin of 4: the
  * stream writes 10 rows a matrix), a scaler after the trend. Bins alone
@@ -625,6 +648,7 @@ int main(void)
         cmocka_unit_test(clean_verbose_streams_like_mapped),
         cmocka_unit_test(describe_streams_like_mapped),
         cmocka_unit_test(peak_rss_of_every_operation_is_the_pool_not_the_file),
+        cmocka_unit_test(robust_of_a_tall_group_reads_the_input_twice),
         cmocka_unit_test(progress_on_a_terminal_shows_bytes_rate_and_time_left),
         cmocka_unit_test(progress_of_several_passes_counts_them_and_ends_at_100),
         cmocka_unit_test(input_truncated_while_read_fails_leaving_nothing),
