@@ -589,10 +589,9 @@ static void pass_shape(sel *s, unsigned bits, unsigned chunk8, uint64_t unit_row
  * within the gather's bound; NULL where not tried (in memory, several
  * processes, several waves, no gather, too many entries or no memory:
  * the counting passes then take their course). */
-static cls_window *first_windows(const sel *s, cls_context *ctx, int gather, uint64_t max, uint64_t nsegs,
-                                 size_t wave, cls_rank_fn rank, void *user)
+static cls_window *first_windows(const sel *s, int gather, uint64_t max, uint64_t nsegs, size_t wave,
+                                 cls_rank_fn rank, void *user)
 {
-    (void)ctx;
     if (!s->src || s->comb || !gather || wave < nsegs) return NULL;
     cls_gather_filter gf = {s->f && s->f->has_sent, s->f ? s->f->sent : 0, s->cen, s->flo, s->fhi};
     return cls_window_new(s->v->dtype, s->v->G, s->v->Rg, s->v->C, s->nk, rank, user, &gf, max);
@@ -671,7 +670,7 @@ static cls_status radix(sel *s, cls_context *ctx, cls_rank_fn rank, void *user)
             s->shift = key_bits - got;
             size_t nh = nseg * s->W * s->nkp * ((size_t)1 << s->bits);
             memset(s->hist, 0, nh * sizeof *s->hist);
-            chunk_ctx cc = {s, ctx, pass == 0 ? first_windows(s, ctx, gather, gather_max, nsegs, wave, rank, user) : NULL};
+            chunk_ctx cc = {s, ctx, pass == 0 ? first_windows(s, gather, gather_max, nsegs, wave, rank, user) : NULL};
             st = s->src ? s->src->each(s->src->user, count_chunk, &cc) : count_rows(s, ctx, 0, v->G, v->Rg, v->x);
             /* the same nh on every process: it depends on G, C and nk only */
             if (s->comb) st = s->comb->fn(s->comb->user, st, st == CLS_OK ? s->hist : NULL, st == CLS_OK ? nh : 0);
