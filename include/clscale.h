@@ -322,7 +322,20 @@ typedef struct cls_array {
                                        the defaults */
 } cls_array;
 
-typedef enum cls_scaler { CLS_NONE, CLS_MINMAX, CLS_ZSCORE, CLS_DECIMAL, CLS_ROBUST, CLS_MAXABS } cls_scaler;
+/* The scalers, one line each (formulas at cls_pipeline below): the line
+ * CLS_SCALER(CLS_X, x) makes the value CLS_X, after the line above it, and
+ * names the library's descriptor of it (src/scalers/x.c); the library's
+ * table and its build read this list. CLS_NONE, 0, is no scaler. */
+#define CLS_SCALERS(CLS_SCALER)         \
+    CLS_SCALER(CLS_MINMAX, minmax)      \
+    CLS_SCALER(CLS_ZSCORE, zscore)      \
+    CLS_SCALER(CLS_DECIMAL, decimal)    \
+    CLS_SCALER(CLS_ROBUST, robust)      \
+    CLS_SCALER(CLS_MAXABS, maxabs)      \
+    /* a new scaler: its line above this one */
+#define CLS_SCALER_VALUE_(value, file) value,
+typedef enum cls_scaler { CLS_NONE, CLS_SCALERS(CLS_SCALER_VALUE_) } cls_scaler;
+#undef CLS_SCALER_VALUE_
 
 /* cls_scaler_name() : the scaler's name as `clscale normalize --method` and the
  * stats file's users know it ("minmax", "zscore", ...; "none" for CLS_NONE), a

@@ -31,7 +31,9 @@
  * All or nothing: every function here is collective over `comm` (every rank
  * must call it, in the same order). When one rank fails (a bad argument, no
  * device, a device lost mid-call, no memory), every rank returns that rank's
- * status, and cls_mpi_error() on every rank says which rank failed and why:
+ * status, and the core's one error channel, cls_last_error(ctx) (for the
+ * calls without a context cls_last_error(NULL), this thread's), says on
+ * every rank which rank failed and why:
  * "rank 2 of 4: CLS_E_DEVICE: device 0 (...): clEnqueueNDRangeKernel: ...".
  * No rank is left waiting in a collective. A rank that dies (a signal) is
  * MPI's to handle: Open MPI's mpirun then ends every rank.
@@ -39,9 +41,13 @@
  * Why a library of its own (libclscale_mpi, with the meson feature `mpi`):
  * the core library (libclscale) must keep no MPI dependency, since most of
  * its users never start MPI and an MPI library is tied to one MPI
- * implementation. This part uses only the core's public API
- * (cls_stats_create, cls_stats_columns, cls_column_stats_merge), links to
- * libclscale and to MPI, and is built only where MPI is found.
+ * implementation. This part uses the core's public API (cls_fit,
+ * cls_stats_create, cls_column_stats_merge, the combine hook, ...) and a
+ * few core functions exported for it alone (the planner's route, which
+ * decides what fuses and what takes counting passes, the fit of what
+ * merges, and the error channel's writers: none of them API), links to
+ * libclscale of the same build and to MPI, and is built only where MPI is
+ * found.
  *
  * Threads: call these functions from the thread that initialised MPI (or with
  * MPI_THREAD_SERIALIZED or better), one call at a time per communicator, as
@@ -88,7 +94,7 @@ extern "C" {
  * cleaning stage writes data: cls_mpi_fit_transform() runs it).
  * @return CLS_OK and *out on every rank (free with cls_stats_destroy()), or
  *         on every rank the status of the lowest failing rank and *out NULL;
- *         cls_mpi_error() says which rank and why. CLS_E_ARG also when the
+ *         cls_last_error(ctx) says which rank and why. CLS_E_ARG also when the
  *         ranks disagree on the pipeline, dtype or cols, or no rank has
  *         data; CLS_E_DEVICE when an MPI call fails. */
 CLS_API cls_status cls_mpi_fit(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p,
@@ -132,7 +138,7 @@ CLS_API cls_status cls_mpi_fit_transform(cls_context *ctx, MPI_Comm comm, const 
  * are CLS_E_UNSUPPORTED (clean arrays in memory with
  * cls_mpi_fit_transform()).
  * @return as cls_mpi_fit_transform(); an I/O failure is CLS_E_IO on every
- *         rank with the failing rank's file and offset in cls_mpi_error(). */
+ *         rank with the failing rank's file and offset in cls_last_error(ctx). */
 /* cls_mpi_clean_streams() : whether cls_mpi_fit_transform() of files takes
  * p's cleaning stage in CLS_SCOPE_BATCH (see above); 1 also for a pipeline
  * without one. */
@@ -167,8 +173,8 @@ CLS_API cls_status cls_mpi_quantiles(cls_context *ctx, MPI_Comm comm, const cls_
  * `local` status and, when it failed, `why` (may be NULL). Collective.
  * @return CLS_OK on every rank when every rank passed CLS_OK; otherwise, on
  *         every rank, the status of the lowest failing rank, and
- *         cls_mpi_error() is "rank R of N: STATUS: why". CLS_E_DEVICE when
- *         an MPI call fails. */
+ *         this thread's cls_last_error(NULL) is "rank R of N: STATUS: why".
+ *         CLS_E_DEVICE when an MPI call fails. */
 CLS_API cls_status cls_mpi_agree(MPI_Comm comm, cls_status local, const char *why);
 
 /* cls_mpi_stats_allreduce() : every rank's *out receives the statistics of
@@ -224,9 +230,6 @@ typedef struct cls_mpi_report {
  * @return CLS_OK, or CLS_E_ARG when out is NULL. */
 CLS_API cls_status cls_mpi_last_report(cls_mpi_report *out);
 
-/* cls_mpi_error() : why the last cls_mpi_* call of this thread failed,
- * naming the failing rank; "" after a success. Never NULL. */
-CLS_API const char *cls_mpi_error(void);
 
 #ifdef __cplusplus
 }

@@ -12,25 +12,18 @@
 #include "clscale.h"
 #include "scalers/scaler.h"
 #include "testing.h"
-#include "api/entries.h"
+#include "util/fail.h"
 
 #define CLS_MAX_QUEUES 8
 #define CLS_DEFAULT_QUEUES 3
 #define CLS_ERR_LEN 8192
 #define CLS_REPORT_MSG 1024   /* a device's failure message in the report */
 
-#if defined(__GNUC__)
-#define CLS_PRINTF(f, a) __attribute__((format(printf, f, a)))
-#else
-#define CLS_PRINTF(f, a)
-#endif
-
 /* ---- error.c: statuses, OpenCL error names, the context's message ---- */
 
 const char *cls_cl_error_name(cl_int e);
 struct cls_dev;
-/* Sets the context's message (printf-style) and returns `s`. */
-cls_status cls_fail(cls_context *ctx, cls_status s, const char *fmt, ...) CLS_PRINTF(3, 4);
+/* cls_fail(), cls_fail_thread(): util/fail.h */
 /* "device 1 (pthread-..., PoCL 3.1): clEnqueueNDRangeKernel: CL_OUT_OF_RESOURCES" */
 cls_status cls_fail_cl(cls_context *ctx, const struct cls_dev *dev, const char *call, cl_int e);
 /* The status an OpenCL error code stands for (CL_OUT_OF_*: CLS_E_NOMEM, ...). */
@@ -390,8 +383,6 @@ struct cls_context {
 /* The message the calling thread's last cls_fail() set, "" if none: what one of several threads failing at once
  * failed with. */
 const char *cls_thread_error(void);
-/* The message of a call without a context (cls_last_error(NULL)); returns s. */
-cls_status cls_fail_thread(cls_status s, const char *fmt, ...) CLS_PRINTF(2, 3);
 /* Appends a note to the context's message without changing a status. */
 void cls_note(cls_context *ctx, const char *fmt, ...) CLS_PRINTF(2, 3);
 

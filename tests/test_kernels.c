@@ -130,7 +130,7 @@ static void build_options_define_the_scalers_codes_from_the_table(void **state)
     unsigned seen = 0, n = 0;
     for (int s = CLS_NONE + 1; cls_scaler_get((cls_scaler)s); s++, n++) {
         const cls_scaler_desc *d = cls_scaler_get((cls_scaler)s);
-        unsigned code = cls_scaler_kernel_code(d->id);
+        unsigned code = cls_scaler_kernel_code(cls_scaler_of(d));
         assert_true(code >= 1 && code < 32 && !(seen & (1u << code)));
         seen |= 1u << code;
         snprintf(want, sizeof want, "-D%s=%uu ", d->kernel, code);

@@ -180,7 +180,7 @@ static void batch_case(cls_dtype t, cls_scaler scaler, size_t B, size_t R, size_
         split_of(s, B * R, &first, &count);
         cls_array mine = view(x, t, first, count, C, 1, count, C);
         st[s] = cls_mpi_fit(ctx, MPI_COMM_WORLD, &p, &mine, &got[s]);
-        snprintf(why[s], sizeof why[s], "%s", cls_mpi_error());
+        snprintf(why[s], sizeof why[s], "%s", cls_last_error(ctx));
         same[s] = same_on_every_rank(got[s]);
     }
     assert_int_equal(sst, CLS_OK);
@@ -247,7 +247,7 @@ static void stats_allreduce_of_own_fits(void **state)
     assert_int_equal(s1, CLS_OK);
     assert_int_equal(s2, CLS_OK);
     assert_int_equal(s3, CLS_OK);
-    if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_mpi_error());
+    if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(NULL));
     assert_stats(merged, single, 0, 1e-12);
     assert_true(same);
     cls_stats_destroy(single);
@@ -320,7 +320,7 @@ static void transform_case(cls_scaler scaler, cls_scope scope, cls_dtype t)
     assert_int_equal(st1, CLS_OK);
     assert_int_equal(st2, CLS_OK);
     assert_int_equal(st3, CLS_OK);
-    if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_mpi_error());
+    if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
     for (size_t i = first * unit; i < (first + count) * unit; i++) {
         double a = t == CLS_F64 ? ((double *)got)[i] : ((float *)got)[i];
         double e1 = t == CLS_F64 ? ((double *)fused)[i] : ((float *)fused)[i];
@@ -416,7 +416,7 @@ static void stream_case(cls_scaler scaler, cls_scope scope, int split)
     unlink(out_path);
     assert_int_equal(st0, CLS_OK);
     assert_true(wrote && read_back);
-    if (st != CLS_OK) fail_msg("%s split: %s: %s", split_name[split], cls_status_str(st), cls_mpi_error());
+    if (st != CLS_OK) fail_msg("%s split: %s: %s", split_name[split], cls_status_str(st), cls_last_error(ctx));
     for (size_t i = first * unit; i < (first + count) * unit; i++) {
         cls_column_stats c;
         cls_stats_column(moments, scope == CLS_SCOPE_BATCH ? 0 : i / (R * C), i % C, &c);
@@ -443,12 +443,12 @@ static void stream_fit_transform_of_files(void **state)
 }
 
 /* A failure on one rank: every rank returns its status and names it. */
-static void expect_rank_failure(cls_status st, cls_status want, int bad, const char *what)
+static void expect_rank_failure(cls_status st, const char *why, cls_status want, int bad, const char *what)
 {
     char name[64];
     snprintf(name, sizeof name, "rank %d of %d", bad, size);
-    if (st != want || !strstr(cls_mpi_error(), name) || (what && !strstr(cls_mpi_error(), what)))
-        fail_msg("got %s \"%s\", expected %s naming %s%s%s", cls_status_str(st), cls_mpi_error(), cls_status_str(want),
+    if (st != want || !strstr(why, name) || (what && !strstr(why, what)))
+        fail_msg("got %s \"%s\", expected %s naming %s%s%s", cls_status_str(st), why, cls_status_str(want),
                  name, what ? " and " : "", what ? what : "");
 }
 
@@ -467,7 +467,7 @@ static void one_rank_failing_fails_every_rank(void **state)
     /* an argument only the last rank gets wrong */
     cls_status st1 = cls_mpi_fit(ctx, MPI_COMM_WORLD, rank == last ? &bad : &p, &mine, &s1);
     char e1[1536];
-    snprintf(e1, sizeof e1, "%s", cls_mpi_error());
+    snprintf(e1, sizeof e1, "%s", cls_last_error(ctx));
     /* the last rank's context failed (no device matched): its fit fails */
     cls_context *broken = NULL;
     if (rank == last) {
@@ -477,17 +477,17 @@ static void one_rank_failing_fails_every_rank(void **state)
     }
     cls_status st2 = cls_mpi_fit(rank == last ? broken : ctx, MPI_COMM_WORLD, &p, &mine, &s2);
     char e2[1536];
-    snprintf(e2, sizeof e2, "%s", cls_mpi_error());
+    snprintf(e2, sizeof e2, "%s", cls_last_error(rank == last ? broken : ctx));
     cls_context_destroy(broken);
     /* a scaler whose statistics do not merge by Chan's formulas */
     cls_pipeline q = p;
     q.scaler = (cls_scaler)77;
     cls_status st3 = cls_mpi_fit(ctx, MPI_COMM_WORLD, &q, &mine, &s3);
     char e3[1536];
-    snprintf(e3, sizeof e3, "%s", cls_mpi_error());
+    snprintf(e3, sizeof e3, "%s", cls_last_error(ctx));
     cls_status st4 = cls_mpi_agree(MPI_COMM_WORLD, rank == last ? CLS_E_IO : CLS_OK, "disk full");
 
-    expect_rank_failure(st4, CLS_E_IO, last, "disk full");
+    expect_rank_failure(st4, cls_last_error(NULL), CLS_E_IO, last, "disk full");
     assert_null(s1);
     assert_null(s2);
     assert_null(s3);
@@ -599,7 +599,7 @@ static void light_curves_per_matrix_same_bytes(void **state)
             cls_array in = view(x, CLS_F64, first, count, R * C, count, R, C);
             cls_array out = view(got, CLS_F64, first, count, orows * C, count, orows, C);
             cls_status st = cls_mpi_fit_transform(ctx, MPI_COMM_WORLD, &p, &in, &out, NULL);
-            if (st != CLS_OK) fail_msg("%s split: %s", split_name[splits[sp]], cls_mpi_error());
+            if (st != CLS_OK) fail_msg("%s split: %s", split_name[splits[sp]], cls_last_error(ctx));
             if (count && memcmp(out.data, (char *)want + first * orows * C * es, count * orows * C * es))
                 fail_msg("%s split, %s: matrices [%zu, %zu) differ from one process's", split_name[splits[sp]],
                          k ? "bins reduced" : "trend and smoothed bins", first, first + count);
@@ -610,7 +610,7 @@ static void light_curves_per_matrix_same_bytes(void **state)
     cls_array rows = view(x, CLS_F64, first, count, C, 1, count, C), out = view(got, CLS_F64, first, count, C, 1, count, C);
     cls_pipeline pb = {.scope = CLS_SCOPE_BATCH, .clean = &sm};
     assert_int_equal(cls_mpi_fit_transform(ctx, MPI_COMM_WORLD, &pb, &rows, &out, NULL), CLS_E_UNSUPPORTED);
-    if (!strstr(cls_mpi_error(), "per matrix")) fail_msg("no reason: %s", cls_mpi_error());
+    if (!strstr(cls_last_error(ctx), "per matrix")) fail_msg("no reason: %s", cls_last_error(ctx));
     free(x);
     free(want);
     free(got);
@@ -631,10 +631,10 @@ static void ranks_that_disagree_or_hold_nothing_fail(void **state)
     cls_stats *s1 = NULL, *s2 = NULL;
     cls_status st1 = cls_mpi_fit(ctx, MPI_COMM_WORLD, &p, &mine, &s1);
     char e1[1536];
-    snprintf(e1, sizeof e1, "%s", cls_mpi_error());
+    snprintf(e1, sizeof e1, "%s", cls_last_error(ctx));
     cls_status st2 = cls_mpi_fit(ctx, MPI_COMM_WORLD, &p, &none, &s2);
     char e2[1536];
-    snprintf(e2, sizeof e2, "%s", cls_mpi_error());
+    snprintf(e2, sizeof e2, "%s", cls_last_error(ctx));
 
     if (size > 1) {
         assert_int_equal(st1, CLS_E_ARG);

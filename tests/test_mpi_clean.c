@@ -129,7 +129,7 @@ static void clean_case(const char *name, cls_dtype t, size_t rows, const cls_pip
         cls_array in = {.data = count[s] ? (char *)x + first[s] * C * es : NULL, .dtype = t, .batch = 1, .rows = count[s], .cols = C};
         cls_array o = {.data = count[s] ? mine : NULL, .dtype = t, .batch = 1, .rows = count[s], .cols = C};
         got[s].st = cls_mpi_fit_transform(ctx, MPI_COMM_WORLD, &p, &in, &o, want_stats ? &got[s].fitted : NULL);
-        snprintf(got[s].why, sizeof got[s].why, "%s", cls_mpi_error());
+        snprintf(got[s].why, sizeof got[s].why, "%s", cls_last_error(ctx));
         bad_rows[s] = -1;
         for (size_t i = 0; got[s].st == CLS_OK && one.st == CLS_OK && i < count[s] * C && bad_rows[s] < 0; i++) {
             double a = at(mine, i, t), b = at(single, first[s] * C + i, t);
@@ -269,7 +269,7 @@ static void most_frequent_refused_everywhere(void **state)
     cls_array in = {.data = count ? (char *)x + first * C * 8 : NULL, .dtype = CLS_F64, .batch = 1, .rows = count, .cols = C};
     cls_status st = cls_mpi_fit_transform(ctx, MPI_COMM_WORLD, &p, &in, &in, NULL);
     char why[512];
-    snprintf(why, sizeof why, "%s", cls_mpi_error());
+    snprintf(why, sizeof why, "%s", cls_last_error(ctx));
     free(x);
     assert_int_equal(st, CLS_E_UNSUPPORTED);
     assert_non_null(strstr(why, "most_frequent"));

@@ -123,7 +123,7 @@ static void quantiles_case(cls_dtype t, size_t B, size_t R, size_t C)
         cls_array mine = rows_of(x, t, first, count, C);
         got[s] = malloc(nq * C * sizeof *got[s]);
         st[s] = cls_mpi_quantiles(ctx, MPI_COMM_WORLD, &mine, CLS_SCOPE_BATCH, q, nq, got[s]);
-        snprintf(why[s], sizeof why[s], "%s", cls_mpi_error());
+        snprintf(why[s], sizeof why[s], "%s", cls_last_error(ctx));
         same[s] = same_on_every_rank(got[s], nq * C * sizeof *got[s]);
     }
     if (sst != CLS_OK) fail_msg("cls_quantiles: %s", cls_last_error(ctx));
@@ -173,7 +173,7 @@ static void quantiles_matrix_scope_per_rank(void **state)
     cls_array mine = {.data = count ? (char *)x + first * R * C * 8 : NULL, .dtype = CLS_F64, .batch = count, .rows = R, .cols = C};
     cls_status st = cls_mpi_quantiles(ctx, MPI_COMM_WORLD, &mine, CLS_SCOPE_MATRIX, q, nq, got);
     assert_int_equal(sst, CLS_OK);
-    if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_mpi_error());
+    if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
     assert_same_doubles(got, single + first * nq * C, count * nq * C, "matrix scope");
     free(single);
     free(got);
@@ -225,7 +225,7 @@ static void robust_case(cls_dtype t, size_t n, size_t C, double qmin, double qma
         cls_array in = rows_of(x, t, first[s], count[s], C), out = rows_of(got, t, first[s], count[s], C);
         fst[s] = cls_mpi_fit(ctx, MPI_COMM_WORLD, &p, &in, &fit_only[s]);
         st[s] = cls_mpi_fit_transform(ctx, MPI_COMM_WORLD, &p, &in, &out, &fitted[s]);
-        snprintf(why[s], sizeof why[s], "%s", cls_mpi_error());
+        snprintf(why[s], sizeof why[s], "%s", cls_last_error(ctx));
         cls_column_stats *cols = fitted[s] ? cls_stats_columns(fitted[s]) : NULL;
         same[s] = same_on_every_rank(cols, C * sizeof *cols);
         /* this split's output, checked now (the next split overwrites) */
@@ -281,7 +281,7 @@ static void robust_matrix_scope_per_rank(void **state)
     out.data = count ? got + first * R * C : NULL;
     cls_status st = cls_mpi_fit_transform(ctx, MPI_COMM_WORLD, &p, &in, &out, NULL);
     assert_int_equal(sst, CLS_OK);
-    if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_mpi_error());
+    if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
     if (count && memcmp(got + first * R * C, two + first * R * C, count * R * C * 4) != 0)
         fail_msg("matrix scope: the output differs from one process's");
     cls_stats_destroy(single);
@@ -322,7 +322,7 @@ static void robust_stream_of_files(void **state)
     unlink(out_path);
     assert_int_equal(sst, CLS_OK);
     assert_true(wrote && read_back);
-    if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_mpi_error());
+    if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
     assert_same_stats(fitted, single, "streamed robust");
     if (count && memcmp(got + first * C, two + first * C, count * C * es) != 0)
         fail_msg("streamed robust: the output differs from one process's");
@@ -354,23 +354,23 @@ static void a_failing_or_disagreeing_rank_fails_every_rank(void **state)
     }
     cls_status st1 = cls_mpi_quantiles(rank == last ? broken : ctx, MPI_COMM_WORLD, &mine, CLS_SCOPE_BATCH, q, 1, out);
     char e1[1536];
-    snprintf(e1, sizeof e1, "%s", cls_mpi_error());
+    snprintf(e1, sizeof e1, "%s", cls_last_error(rank == last ? broken : ctx));
     cls_pipeline p = {.scaler = CLS_ROBUST, .scope = CLS_SCOPE_BATCH};
     cls_stats *s2 = NULL;
     cls_status st2 = cls_mpi_fit(rank == last ? broken : ctx, MPI_COMM_WORLD, &p, &mine, &s2);
     char e2[1536];
-    snprintf(e2, sizeof e2, "%s", cls_mpi_error());
+    snprintf(e2, sizeof e2, "%s", cls_last_error(rank == last ? broken : ctx));
     cls_context_destroy(broken);
     cls_status st3 = cls_mpi_quantiles(ctx, MPI_COMM_WORLD, &mine, CLS_SCOPE_BATCH, q2, 1, out);
     char e3[1536];
-    snprintf(e3, sizeof e3, "%s", cls_mpi_error());
+    snprintf(e3, sizeof e3, "%s", cls_last_error(ctx));
     cls_pipeline r = p;
     r.qmax = rank == last ? 80 : 75;
     r.qmin = 25;
     cls_stats *s4 = NULL;
     cls_status st4 = cls_mpi_fit(ctx, MPI_COMM_WORLD, &r, &mine, &s4);
     char e4[1536];
-    snprintf(e4, sizeof e4, "%s", cls_mpi_error());
+    snprintf(e4, sizeof e4, "%s", cls_last_error(ctx));
 
     char name[64];
     snprintf(name, sizeof name, "rank %d of %d", last, size);

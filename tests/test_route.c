@@ -4,6 +4,7 @@
  * streams, combines, or is refused before any pass. */
 #include "common.h"
 #include "plan/route.h"
+#include "scalers/scaler.h"
 
 static cls_status sum(void *u, cls_status local, uint64_t *c, size_t n)
 {
@@ -105,6 +106,42 @@ static void the_fusing_rule(void **state)
     /* clamping without clipping is no clamping */
     cls_clean idle_clamp = {.mode = CLS_CLIP_CLAMP, .impute = CLS_IMPUTE_MEAN};
     assert_true(cls_route_fuses(&(cls_pipeline){.scaler = CLS_MINMAX, .clean = &idle_clamp}));
+    /* a cleaning stage streams over chunks ahead of a fusing scaler or alone */
+    static double f = 2;
+    static cls_array factors = {.data = &f, .dtype = CLS_F64, .batch = 1, .rows = 1, .cols = 1};
+    assert_true(cls_route_clean_streams(&(cls_pipeline){.scaler = CLS_ZSCORE, .clean = &clip}, 1));
+    assert_true(cls_route_clean_streams(&(cls_pipeline){.clean = &clip}, 0));
+    assert_false(cls_route_clean_streams(&(cls_pipeline){.clean = &clip}, 1));
+    assert_false(cls_route_clean_streams(&(cls_pipeline){.clean = &clip, .factors = &factors}, 0));
+    assert_false(cls_route_clean_streams(&(cls_pipeline){.scaler = CLS_ROBUST, .clean = &clip}, 0));
+    assert_false(cls_route_clean_streams(&(cls_pipeline){.scaler = CLS_MINMAX, .clean = &clamp}, 0));
+}
+
+/* clscale.h's CLS_SCALERS list is the table: each line's value finds its
+ * descriptor, which names it back, in the list's order from 1 with no gap;
+ * the names the tool and Python read are the descriptors'; nothing past
+ * the list, and CLS_NONE none. */
+static void the_scalers_list_is_the_table(void **state)
+{
+    (void)state;
+#define CHECK(value, file)                                                       \
+    do {                                                                         \
+        const cls_scaler_desc *d_ = cls_scaler_get(value);                       \
+        assert_non_null(d_);                                                     \
+        assert_int_equal(cls_scaler_of(d_), value);                              \
+        assert_string_equal(cls_scaler_name(value), d_->cli);                    \
+        assert_int_equal(cls_scaler_kernel_code(value), (unsigned)(value));      \
+        assert_int_equal((int)(value), ++n);                                     \
+    } while (0);
+    int n = 0;
+    CLS_SCALERS(CHECK)
+#undef CHECK
+    assert_true(n >= 5);
+    assert_null(cls_scaler_get((cls_scaler)(n + 1)));
+    assert_null(cls_scaler_name((cls_scaler)(n + 1)));
+    assert_null(cls_scaler_get(CLS_NONE));
+    assert_int_equal(cls_scaler_of(NULL), CLS_NONE);
+    assert_string_equal(cls_scaler_name(CLS_NONE), "none");
 }
 
 /* Whether bins reduce where the output's shape is not given (a .npy
@@ -132,6 +169,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(every_case_takes_its_route),
                                        cmocka_unit_test(the_fusing_rule),
+                                       cmocka_unit_test(the_scalers_list_is_the_table),
                                        cmocka_unit_test(bins_reduce_when_asked_or_by_shape)};
     return TEST_RUN("route", tests, NULL, NULL);
 }

@@ -10,12 +10,19 @@ Rules checked (docs/ARCHITECTURE.md):
      connected component of more than one file);
   2. the library's folders call only downward:
      util <- io <- scalers <- stats <- engine <- quantiles <- lightcurve <- plan
-          <- clean <- api <- mpi <- python, tools.
+          <- clean <- api <- mpi <- python, tools;
+  3. their headers follow the same order: a file includes headers of its
+     own folder or of folders below it (read from the sources' #include
+     lines). The headers at the top of src/ (internal.h, testing.h: what
+     every folder shares) may be included from any folder, and include
+     nothing above src/scalers themselves.
 Objects come from the build's compile_commands.json, so a file added to
 meson is checked without a change here. Tests and fuzz targets are left out.
 """
+import glob
 import json
 import os
+import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -118,6 +125,46 @@ def circles(nodes, graph):
     return out
 
 
+# What the headers at the top of src/ may include: folders up to this rank.
+SHARED_RANK = RANK["src/scalers"]
+
+
+def includes(src_root):
+    """(file, header) for every #include "..." of a header of src/ in the
+    library's, the tool's and the Python extension's sources."""
+    out = []
+    for top in ("src", "tools", "python"):
+        for f in sorted(glob.glob(os.path.join(src_root, top, "**", "*.[ch]"), recursive=True)):
+            rel = os.path.relpath(f, src_root)
+            with open(f, errors="replace") as fh:
+                text = fh.read()
+            for name in re.findall(r'^\s*#\s*include\s+"([^"]+)"', text, re.M):
+                for base in (os.path.dirname(rel), "src", "include"):
+                    cand = os.path.normpath(os.path.join(base, name))
+                    if os.path.exists(os.path.join(src_root, cand)):
+                        if cand.startswith("src/"):
+                            out.append((rel, cand))
+                        break
+    return out
+
+
+def upward_includes(src_root):
+    bad = []
+    for a, b in includes(src_root):
+        fa, fb = folder(a), folder(b)
+        if fa == fb or fb == "src":
+            continue
+        rb = RANK.get(fb)
+        if fa == "src":
+            if rb is None or rb > SHARED_RANK:
+                bad.append((a, b))
+            continue
+        ra = RANK.get(fa)
+        if ra is None or rb is None or ra < rb or (ra == rb and fa != fb):
+            bad.append((a, b))
+    return sorted(set(bad))
+
+
 def upward(graph):
     bad = []
     for a, tos in graph.items():
@@ -158,8 +205,11 @@ def main():
     for a, b in upward(graph):
         print("upward call: %s -> %s" % (a, b))
         rc = 1
+    for a, b in upward_includes(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))):
+        print("upward include: %s includes %s" % (a, b))
+        rc = 1
     if rc == 0:
-        print("%d files, no circles, every call goes down" % len(nodes))
+        print("%d files, no circles, every call and include goes down" % len(nodes))
     return rc
 
 

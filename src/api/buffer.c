@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "engine/job.h"
+#include "api/entries.h"
 
 /* The root buffer of `m` and the offset of m's first byte in it. */
 static cl_int root_of(cl_mem m, cl_mem *root, size_t *off)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "api/describe.h"
+#include "api/entries.h"
 #include "engine/passes.h"
 #include "quantiles/select.h"
 #include "stats/duplicates.h"

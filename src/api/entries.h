@@ -7,6 +7,9 @@
 #define CLS_API_ENTRIES_H
 
 #include "clscale.h"
+#include "clean/entries.h"
+#include "plan/entries.h"
+#include "quantiles/entries.h"
 
 /* A host array's kinds, as the engine's buffer and file paths take them. */
 typedef struct cls_buffer {
@@ -24,34 +27,12 @@ typedef struct cls_file_array {
     const char *name; /* for messages; NULL: "file descriptor N" */
 } cls_file_array;
 
-/* host memory: pipeline.c, clean.c, select.c */
-cls_status cls_host_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats **out);
-/* The part of p's statistics that merges across chunks and processes
- * (count, missing, extremes, moments: all the scaler's descriptor needs but
- * the quantiles), described as p's scaler's without quantiles; the
- * quantiles follow over every part (cls_fit_quantiles_source). */
-cls_status cls_host_fit_mergeable(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats **out);
-cls_status cls_host_transform(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const cls_array *in,
-                              cls_array *out);
-cls_status cls_host_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
-                                  cls_stats **fitted);
-cls_status cls_host_fit_transform_combined(cls_context *ctx, const cls_pipeline *p, const cls_array *in,
-                                           cls_array *out, const cls_combine *combine, cls_stats **fitted);
-cls_status cls_host_clean(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in, cls_array *out);
-cls_status cls_host_clean_combined(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in,
-                                   cls_array *out, const cls_combine *combine);
-cls_status cls_host_quantiles(cls_context *ctx, const cls_array *x, cls_scope scope, const double *q, size_t nq,
-                              double *out);
-cls_status cls_host_quantiles_combined(cls_context *ctx, const cls_array *x, cls_scope scope, const double *q,
-                                       size_t nq, const cls_combine *combine, double *out);
-cls_status cls_host_bin(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in, cls_array *out);
+/* host memory: the planner's (plan/entries.h), the cleaning stage's
+ * (clean/entries.h) and exact selection's (quantiles/entries.h) */
 /* cls_describe (scope, sigma > 0 and out checked): describe.c in memory,
  * describe_stream.c for CLS_IN_FILE and CLS_IN_NPY */
 cls_status cls_host_describe(cls_context *ctx, const cls_array *x, cls_scope scope, double sigma, cls_summary *out);
 cls_status cls_file_describe(cls_context *ctx, const cls_array *x, cls_scope scope, double sigma, cls_summary *out);
-cls_status cls_host_medians(cls_context *ctx, const cls_array *x, cls_scope scope, double *out);
-cls_status cls_host_medians_combined(cls_context *ctx, const cls_array *x, cls_scope scope,
-                                     const cls_combine *combine, double *out);
 
 /* cl_mem buffers: buffer.c */
 cls_status cls_buf_fit(cls_context *ctx, const cls_pipeline *p, const cls_buffer *x, const cls_sync *sync,

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "api/entries.h"
 #include "plan/route.h"
 #include "io/npy_format.h"
 #include "io/sync_dir.h"

@@ -26,6 +26,7 @@
 #include "stats/clean_host.h"
 #include "clean/clean_pass.h"
 #include "clean/clean_stream.h"
+#include "clean/entries.h"
 #include "clean/clip_fast.h"
 #include "clean/impute_fused.h"
 #include "engine/job.h"
@@ -854,7 +855,7 @@ static cls_status clean_stream(cls_context *ctx, const cls_pipeline *p, const cl
     else if (st == CLS_OK && cb && p->scaler != CLS_NONE && !can_fuse)
         st = cls_fail(ctx, CLS_E_UNSUPPORTED, "cleaning streamed across processes: the scaler does not fuse with "
                       "the cleaning (min-max, z-score, decimal, max-abs or none; no factors, no clamping)");
-    else if (st == CLS_OK && !can_fuse && !(p->scaler == CLS_NONE && !p->factors && !fitted))
+    else if (st == CLS_OK && !cls_route_clean_streams(p, fitted != NULL))
         st = cls_fail(ctx, CLS_E_UNSUPPORTED, "cleaning streamed in chunks: the scaler does not fuse with the "
                       "cleaning (robust scaling, discount factors, or clamped clipping ahead of a scaler)");
     if (st != CLS_OK) return cb ? cb->stats(cb->user, st, NULL, 0) : st;

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "quantiles/regime.h"
+#include "engine/sort_shape.h"
 #include "internal.h"
 #include "kernels.h"
 

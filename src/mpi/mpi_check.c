@@ -1,7 +1,9 @@
 /* All or nothing across ranks: this file owns the collective that combines
  * the ranks' statuses (and checks that they passed the same arguments), the
- * message that names the failing rank, and this thread's report.
- * Calls MPI and the core's cls_status_str(); nothing else. */
+ * message that names the failing rank (composed here, then handed to the
+ * core's one error channel, cls_last_error()), and this thread's report.
+ * Calls MPI, the core's cls_status_str() and its error writers
+ * (util/fail.h); nothing else. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +24,13 @@ void mpi_set_error(const char *fmt, ...)
 
 void mpi_clear_error(void) { err_buf[0] = '\0'; }
 
-const char *cls_mpi_error(void) { return err_buf; }
+const char *mpi_error(void) { return err_buf; }
+
+cls_status mpi_publish(cls_context *ctx, cls_status st)
+{
+    if (st == CLS_OK || !err_buf[0]) return st;
+    return ctx ? cls_fail(ctx, st, "%s", err_buf) : cls_fail_thread(st, "%s", err_buf);
+}
 
 cls_mpi_report *mpi_report(void) { return &report; }
 
@@ -99,11 +107,11 @@ cls_status mpi_check_all(MPI_Comm comm, mpi_check *c)
 cls_status cls_mpi_agree(MPI_Comm comm, cls_status local, const char *why)
 {
     char mine[sizeof err_buf];
-    snprintf(mine, sizeof mine, "%s", why ? why : "");  /* why may be cls_mpi_error() */
+    snprintf(mine, sizeof mine, "%s", why ? why : "");  /* why may be mpi_error() */
     mpi_clear_error();
     mpi_check c;
     memset(&c, 0, sizeof c);
     c.status = local;
     c.why = mine;
-    return mpi_check_all(comm, &c);
+    return mpi_publish(NULL, mpi_check_all(comm, &c));
 }

@@ -5,8 +5,8 @@
  * cls_fit_transform() with a combine hook where the scaler fuses with the cleaning,
  * else cls_fit_transform() with a combine hook (mpi_fit.c then fits and transforms the
  * cleaned rows as any others).
- * Calls MPI, the core's public API, mpi_check.c, mpi_reduce.c and
- * mpi_quantiles.c. */
+ * Calls MPI, the core's public API and its route (plan/route.h),
+ * mpi_check.c, mpi_reduce.c and mpi_quantiles.c. */
 #include <string.h>
 
 #include "mpi_internal.h"
@@ -25,7 +25,7 @@ static cls_status merge_stats(void *user, cls_status local, cls_column_stats *co
         int e = mpi_allreduce_columns(c->comm, cols, n);
         if (e != MPI_SUCCESS) st = mpi_fail_call("MPI_Allreduce (the cleaning's moments)", e);
         /* every rank's collective fails or none: still, agree */
-        st = cls_mpi_agree(c->comm, st, st == CLS_OK ? NULL : cls_mpi_error());
+        st = cls_mpi_agree(c->comm, st, st == CLS_OK ? NULL : mpi_error());
         c->bytes += (uint64_t)n * sizeof *cols;
     }
     c->stats_passes += n != 0;
@@ -33,19 +33,11 @@ static cls_status merge_stats(void *user, cls_status local, cls_column_stats *co
     return st;
 }
 
-int mpi_clean_fuses(const cls_pipeline *p)
-{
-    const cls_clean *c = p->clean;
-    int clip = c->sigma > 0 || c->sigma_lower > 0 || c->sigma_upper > 0;
-    int scaler = p->scaler == CLS_MINMAX || p->scaler == CLS_ZSCORE || p->scaler == CLS_DECIMAL ||
-                 p->scaler == CLS_MAXABS;
-    return scaler && !p->factors && !(clip && c->mode == CLS_CLIP_CLAMP);
-}
+/* The core's one rule (plan/route.h), which its cleaning stage follows. */
+int mpi_clean_fuses(const cls_pipeline *p) { return cls_route_fuses(p); }
 
-int mpi_clean_streams(const cls_pipeline *p)
-{
-    return mpi_clean_fuses(p) || (p->scaler == CLS_NONE && !p->factors);
-}
+/* The core's rule too (plan/route.h): a fusing scaler, or none. */
+int mpi_clean_streams(const cls_pipeline *p) { return cls_route_clean_streams(p, 0); }
 
 int cls_mpi_clean_streams(const cls_pipeline *p)
 {

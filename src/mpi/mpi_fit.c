@@ -17,7 +17,14 @@
  * A value outside the table fails with CLS_E_UNSUPPORTED. */
 static int distributed(cls_scaler s) { return cls_scaler_name(s) != NULL; }
 
-static int needs_quantiles(const cls_pipeline *p) { return p->scaler == CLS_ROBUST && p->scope == CLS_SCOPE_BATCH; }
+/* The scaler's exact quantiles are found across the ranks (batch scope):
+ * the route says whether it takes counting passes (its descriptor's needs). */
+static int needs_quantiles(const cls_pipeline *p)
+{
+    cls_route r;
+    cls_route_fit_transform(p, &(cls_array){.where = CLS_IN_HOST}, NULL, 0, &r);
+    return r.quantiles && p->scope == CLS_SCOPE_BATCH;
+}
 
 static int matrix_scope(const cls_pipeline *p) { return p && p->scope == CLS_SCOPE_MATRIX; }
 
@@ -117,20 +124,21 @@ static void fill_keys(mpi_check *c, const call *k)
 {
     const cls_pipeline *p = k->st == CLS_OK ? k->p : NULL;
     const cls_array *x = k->st == CLS_OK ? k->in : NULL;
-    int minmax = p && p->scaler == CLS_MINMAX;
+    /* the scaler's options as every rank passed them, whatever the scaler
+     * (the header asks the same pipeline of every rank; the core refuses
+     * clip and the quantile options where the scaler takes none) */
     key_add(c, "scalers", p ? p->scaler : 0, 0);
     key_add(c, "scopes", p ? p->scope : 0, 0);
     key_add(c, "dtypes", x ? x->dtype : 0, 0);
     key_add(c, "columns", x ? (int64_t)x->cols : 0, 0);
-    key_add(c, "clip", minmax ? !!p->clip : 0, 0);
-    key_double(c, "range lo", minmax ? p->lo : 0);
-    key_double(c, "range hi", minmax ? p->hi : 0);
+    key_add(c, "clip", p ? !!p->clip : 0, 0);
+    key_double(c, "range lo", p ? p->lo : 0);
+    key_double(c, "range hi", p ? p->hi : 0);
+    key_double(c, "quantile ranges (qmin)", p ? p->qmin : 0);
+    key_double(c, "quantile ranges (qmax)", p ? p->qmax : 0);
+    key_add(c, "quantile options (no_centering, no_scaling, unit_variance)",
+            p ? (!!p->no_centering) | (!!p->no_scaling) << 1 | (!!p->unit_variance) << 2 : 0, 0);
     /* one info.rows describes every matrix */
-    int robust = p && p->scaler == CLS_ROBUST;
-    key_double(c, "quantile ranges (qmin)", robust ? p->qmin : 0);
-    key_double(c, "quantile ranges (qmax)", robust ? p->qmax : 0);
-    key_add(c, "robust options (no_centering, no_scaling, unit_variance)",
-            robust ? (!!p->no_centering) | (!!p->no_scaling) << 1 | (!!p->unit_variance) << 2 : 0, 0);
     key_add(c, "rows per matrix", p && p->scope == CLS_SCOPE_MATRIX && x ? (int64_t)x->rows : 0, 1);
     /* every rank asks for the statistics or none does: a rank without data
      * takes their description from a rank with data */
@@ -179,23 +187,25 @@ static cls_status combine(MPI_Comm comm, call *k, cls_stats **out)
 {
     cls_stats_info info;
     cls_stats_describe(k->local, &info);
-    info.scaler = k->p->scaler;  /* robust: fitted locally as max-abs (local_pipeline) */
     return mpi_combine(comm, cls_stats_columns(k->local), &info, out);
 }
 
-/* Robust scaling in batch scope fits each rank's extremes (count, missing,
- * min, max, absmax: what the robust statistics hold besides the quantiles)
- * as max-abs does, without the quantiles of its own rows alone; the
- * quantiles follow over every rank's rows (quantiles()). */
-static cls_pipeline local_pipeline(const cls_pipeline *p)
+/* A scaler whose quantiles are found across the ranks (needs_quantiles)
+ * fits on each rank only what merges (cls_host_fit_mergeable: count,
+ * missing, extremes, moments as its descriptor needs them), not the
+ * quantiles of its own rows alone; the quantiles follow over every rank's
+ * rows (quantiles()). A file's part is mapped read-only for it, as for
+ * the counting passes. */
+static cls_status fit_mergeable(call *k)
 {
-    cls_pipeline lp = *p;
-    if (needs_quantiles(p)) {
-        lp.scaler = CLS_MAXABS;
-        lp.qmin = lp.qmax = 0;
-        lp.no_centering = lp.no_scaling = lp.unit_variance = 0;
-    }
-    return lp;
+    cls_array x = *k->in;
+    void *base = NULL;
+    size_t len = 0;
+    cls_status st = k->fin ? mpi_map_part(k->fin, &x, &base, &len) : CLS_OK;
+    if (st != CLS_OK) return cls_fail(k->ctx, st, "%s", mpi_error());
+    st = cls_host_fit_mergeable(k->ctx, k->p, &x, &k->local);
+    if (base) munmap(base, len);
+    return st;
 }
 
 /* The robust statistics' quantiles over every rank's rows, into s. A rank
@@ -209,7 +219,7 @@ static cls_status quantiles(MPI_Comm comm, call *k, cls_stats *s)
     if (k->has_data && k->fin) st = mpi_map_part(k->fin, &x, &base, &len);
     else if (k->has_data) x.data = k->in->data;
     /* a failure here reaches the others through the hook */
-    st = mpi_fit_quantiles(comm, k->ctx, k->p, &x, s, st, st == CLS_OK ? NULL : cls_mpi_error());
+    st = mpi_fit_quantiles(comm, k->ctx, k->p, &x, s, st, st == CLS_OK ? NULL : mpi_error());
     if (base) munmap(base, len);
     return st;
 }
@@ -270,7 +280,6 @@ static cls_status run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, co
     }
     int matrix = k.st == CLS_OK && p->scope == CLS_SCOPE_MATRIX;
 
-    cls_pipeline lp = k.st == CLS_OK ? local_pipeline(p) : (cls_pipeline){0};
     /* a cleaning stage across ranks (check_local let it through) */
     int cleaning = k.st == CLS_OK && p->clean && !matrix;
     double t = MPI_Wtime();
@@ -279,9 +288,10 @@ static cls_status run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, co
          * them costs groups x cols x 80 bytes: 142 MB for seed-A) */
         cls_stats **keep = k.wants_stats ? &k.local : NULL;
         if (fin && m == FIT_TRANSFORM && matrix) k.st = cls_fit_transform(ctx, p, fin, (cls_array *)fout, keep);
-        else if (fin) k.st = cls_fit(ctx, &lp, fin, &k.local);
+        else if (needs_quantiles(p)) k.st = fit_mergeable(&k);
+        else if (fin) k.st = cls_fit(ctx, p, fin, &k.local);
         else if (m == FIT_TRANSFORM && matrix) k.st = cls_fit_transform(ctx, p, in, out, keep);
-        else k.st = cls_fit(ctx, &lp, in, &k.local);
+        else k.st = cls_fit(ctx, p, in, &k.local);
         if (k.st != CLS_OK) k.why = cls_last_error(ctx);
     }
     if (!cleaning) r->fit = MPI_Wtime() - t;
@@ -308,12 +318,12 @@ static cls_status run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, co
      * part in the broadcast */
     if (st == CLS_OK && c.first_without_data >= 0 && k.wants_stats) {
         st = empty_stats(comm, c.first_with_data, &k);
-        st = cls_mpi_agree(comm, st, st == CLS_E_NOMEM ? "out of memory for empty statistics" : cls_mpi_error());
+        st = cls_mpi_agree(comm, st, st == CLS_E_NOMEM ? "out of memory for empty statistics" : mpi_error());
     }
     cls_stats *s = NULL;
     if (st == CLS_OK && !matrix) {
         st = combine(comm, &k, &s);
-        st = cls_mpi_agree(comm, st, st == CLS_E_NOMEM ? "out of memory for the combined statistics" : cls_mpi_error());
+        st = cls_mpi_agree(comm, st, st == CLS_E_NOMEM ? "out of memory for the combined statistics" : mpi_error());
         if (st == CLS_OK && needs_quantiles(p)) st = quantiles(comm, &k, s);
     }
     if (st == CLS_OK && matrix) {
@@ -348,7 +358,7 @@ cls_status cls_mpi_fit(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, c
     cls_status st = run(ctx, comm, p, local_x, NULL, NULL, NULL, FIT, out ? NULL : "cls_mpi_fit: out is NULL", &s);
     if (out) *out = s;
     else cls_stats_destroy(s);
-    return st;
+    return mpi_publish(ctx, st);
 }
 
 /* arrays in files (CLS_IN_FILE), each rank its own part */
@@ -383,7 +393,7 @@ static cls_status stream_fit_transform(cls_context *ctx, MPI_Comm comm, const cl
 cls_status cls_mpi_fit_transform(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, const cls_array *in,
                                  cls_array *out, cls_stats **fitted)
 {
-    if (in && in->where == CLS_IN_FILE) return stream_fit_transform(ctx, comm, p, in, out, fitted);
+    if (in && in->where == CLS_IN_FILE) return mpi_publish(ctx, stream_fit_transform(ctx, comm, p, in, out, fitted));
     if (fitted) *fitted = NULL;
-    return run(ctx, comm, p, in, out, NULL, NULL, FIT_TRANSFORM, NULL, fitted);
+    return mpi_publish(ctx, run(ctx, comm, p, in, out, NULL, NULL, FIT_TRANSFORM, NULL, fitted));
 }

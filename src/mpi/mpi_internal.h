@@ -1,17 +1,29 @@
-/* What the files of the MPI part share (src/mpi/). They use only the core's
- * public API (clscale.h) and MPI; nothing in the core includes this. */
+/* What the files of the MPI part share (src/mpi/). They use the core's
+ * public API (clscale.h), MPI, and the few core functions marked
+ * CLS_FRIEND (util/friend.h): the route's one rule (plan/route.h), the fit
+ * of what merges (plan/entries.h) and the one error channel's writers
+ * (util/fail.h); nothing in the core includes this. */
 #ifndef CLS_MPI_INTERNAL_H
 #define CLS_MPI_INTERNAL_H
 
 #include <stdint.h>
 
 #include "clscale_mpi.h"
+#include "plan/entries.h"
+#include "plan/route.h"
+#include "util/fail.h"
 
 /* ---- mpi_check.c: statuses, messages, reports ---- */
 
-/* This thread's message and report (cls_mpi_error, cls_mpi_last_report). */
+/* This thread's message, composed here and carried between ranks, and
+ * report (cls_mpi_last_report). mpi_publish(): a public call's failure
+ * `st` with that message into the core's one channel, cls_last_error()
+ * (ctx's, or the thread's for NULL: the calls without a context); returns
+ * st. Without a message (a core call failed alone) ctx keeps its own. */
 void mpi_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void mpi_clear_error(void);
+const char *mpi_error(void);
+cls_status mpi_publish(cls_context *ctx, cls_status st);
 cls_mpi_report *mpi_report(void);
 
 /* Values that every rank must pass alike, checked in the same small
@@ -36,7 +48,7 @@ typedef struct mpi_check {
  * data flags and keys, then, only after a failure, one MPI_Bcast of the
  * lowest failing rank's status and message.
  * @return CLS_OK on every rank, or the same failure on every rank with
- *         cls_mpi_error() set: the failing rank's status, CLS_E_ARG for keys
+ *         mpi_error() set: the failing rank's status, CLS_E_ARG for keys
  *         that differ between ranks, CLS_E_DEVICE for a failed MPI call. */
 cls_status mpi_check_all(MPI_Comm comm, mpi_check *c);
 

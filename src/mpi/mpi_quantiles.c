@@ -112,7 +112,7 @@ static cls_status sum_counts(void *user, cls_status local, uint64_t *counts, siz
                                      : mpi_fail_call("MPI_Allgather / MPI_Allgatherv / MPI_Allreduce (quantile counts)", e);
         if (st == CLS_E_NOMEM) mpi_set_error("out of memory for the quantiles' counts");
         /* every rank's collective fails or none: still, agree */
-        st = cls_mpi_agree(c->comm, st, st == CLS_OK ? NULL : cls_mpi_error());
+        st = cls_mpi_agree(c->comm, st, st == CLS_OK ? NULL : mpi_error());
         c->bytes += sent;
         c->sparse_passes += sparse;
     }
@@ -170,7 +170,7 @@ cls_status mpi_map_part(const cls_array *f, cls_array *x, void **base, size_t *l
     size_t pre = (size_t)(f->offset - at);
     void *m = mmap(NULL, bytes + pre, PROT_READ, MAP_SHARED, f->fd, (off_t)at);
     if (m == MAP_FAILED) {
-        mpi_set_error("mmap of %s (%zu bytes at offset %llu) for the quantiles' passes failed",
+        mpi_set_error("mmap of %s (%zu bytes at offset %llu) for the passes over this rank's part failed",
                       f->path ? f->path : "the input", bytes, (unsigned long long)f->offset);
         return CLS_E_IO;
     }
@@ -180,10 +180,9 @@ cls_status mpi_map_part(const cls_array *f, cls_array *x, void **base, size_t *l
     return CLS_OK;
 }
 
-cls_status cls_mpi_quantiles(cls_context *ctx, MPI_Comm comm, const cls_array *local_x, cls_scope scope,
-                             const double *q, size_t nq, double *out)
+static cls_status quantiles(cls_context *ctx, MPI_Comm comm, const cls_array *local_x, cls_scope scope,
+                            const double *q, size_t nq, double *out)
 {
-    mpi_clear_error();
     cls_mpi_report *r = mpi_report();
     memset(r, 0, sizeof *r);
     double t0 = MPI_Wtime();
@@ -247,4 +246,11 @@ cls_status cls_mpi_quantiles(cls_context *ctx, MPI_Comm comm, const cls_array *l
     }
     r->total = MPI_Wtime() - t0;
     return st;
+}
+
+cls_status cls_mpi_quantiles(cls_context *ctx, MPI_Comm comm, const cls_array *local_x, cls_scope scope,
+                             const double *q, size_t nq, double *out)
+{
+    mpi_clear_error();
+    return mpi_publish(ctx, quantiles(ctx, comm, local_x, scope, q, nq, out));
 }

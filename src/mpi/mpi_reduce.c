@@ -99,9 +99,8 @@ cls_status mpi_combine(MPI_Comm comm, cls_column_stats *table, const cls_stats_i
     return st;
 }
 
-cls_status cls_mpi_stats_allreduce(MPI_Comm comm, const cls_stats *local, cls_stats **out)
+static cls_status stats_allreduce(MPI_Comm comm, const cls_stats *local, cls_stats **out)
 {
-    mpi_clear_error();
     if (out) *out = NULL;
     cls_stats_info info;
     memset(&info, 0, sizeof info);
@@ -131,7 +130,7 @@ cls_status cls_mpi_stats_allreduce(MPI_Comm comm, const cls_stats *local, cls_st
     if (st == CLS_OK) {
         memcpy(table, cls_stats_columns((cls_stats *)local), info.groups * info.cols * sizeof *table);
         st = mpi_combine(comm, table, &info, out);
-        st = cls_mpi_agree(comm, st, cls_mpi_error());
+        st = cls_mpi_agree(comm, st, mpi_error());
         if (st != CLS_OK) {
             cls_stats_destroy(*out);
             *out = NULL;
@@ -141,9 +140,14 @@ cls_status cls_mpi_stats_allreduce(MPI_Comm comm, const cls_stats *local, cls_st
     return st;
 }
 
-cls_status cls_mpi_stats_gather(MPI_Comm comm, int root, const cls_stats *local, cls_stats **out)
+cls_status cls_mpi_stats_allreduce(MPI_Comm comm, const cls_stats *local, cls_stats **out)
 {
     mpi_clear_error();
+    return mpi_publish(NULL, stats_allreduce(comm, local, out));
+}
+
+static cls_status stats_gather(MPI_Comm comm, int root, const cls_stats *local, cls_stats **out)
+{
     if (out) *out = NULL;
     int rank, size, e;
     if ((e = MPI_Comm_rank(comm, &rank)) != MPI_SUCCESS) return mpi_fail_call("MPI_Comm_rank", e);
@@ -231,4 +235,10 @@ cls_status cls_mpi_stats_gather(MPI_Comm comm, int root, const cls_stats *local,
     if (st == CLS_OK && rank == root) *out = all;
     else cls_stats_destroy(all);
     return st;
+}
+
+cls_status cls_mpi_stats_gather(MPI_Comm comm, int root, const cls_stats *local, cls_stats **out)
+{
+    mpi_clear_error();
+    return mpi_publish(NULL, stats_gather(comm, root, local, out));
 }

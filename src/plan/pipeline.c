@@ -10,6 +10,7 @@
 
 #include "stats/clean_host.h"
 #include "engine/job.h"
+#include "plan/entries.h"
 #include "util/pool.h"
 
 static size_t bytes_of(const cls_array *a) { return cls_array_bytes(a); }

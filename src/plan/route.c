@@ -22,6 +22,11 @@ int cls_route_fuses(const cls_pipeline *p)
     return d && !(d->needs & CLS_NEED_QUANTILES) && !p->factors && !clamps && !p->inverse;
 }
 
+int cls_route_clean_streams(const cls_pipeline *p, int want_fitted)
+{
+    return cls_route_fuses(p) || (p && p->scaler == CLS_NONE && !p->factors && !want_fitted);
+}
+
 int cls_route_quantiles(const cls_pipeline *p)
 {
     const cls_scaler_desc *d = p ? cls_scaler_get(p->scaler) : NULL;

@@ -22,6 +22,7 @@
 #define CLS_REGIME_H
 
 #include "internal.h"
+#include "engine/sort_shape.h"
 
 typedef enum cls_regime { CLS_REGIME_NETWORK, CLS_REGIME_SORT, CLS_REGIME_COUNT } cls_regime;
 
@@ -31,11 +32,7 @@ typedef enum cls_regime { CLS_REGIME_NETWORK, CLS_REGIME_SORT, CLS_REGIME_COUNT 
 #define CLS_SORT_LAUNCH_BYTES ((uint64_t)8 << 20)
 /* The columns a work-item of cl/clip_sort.cl takes (its S_XB). */
 #define CLS_SORT_LANES 8
-/* cl/sort.cl: runs of at most this many keys are merge-sorted (their
- * windows hold no counters); 11-bit digits from CLS_SORT_WIDE_MIN rows on.
- * program.c passes both to the kernels. */
-#define CLS_SORT_MERGE_MAX 96
-#define CLS_SORT_WIDE_MIN 16384
+/* CLS_SORT_MERGE_MAX, CLS_SORT_WIDE_MIN: engine/sort_shape.h */
 
 /* The regime of groups of `rows` values (es bytes each) on ctx's devices,
  * where the networks take up to network_rows (the counting passes for

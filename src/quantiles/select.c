@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "quantiles/gather.h"
+#include "quantiles/entries.h"
 #include "quantiles/window.h"
 #include "engine/passes.h"
 #include "quantiles/regime.h"

@@ -42,7 +42,7 @@ static cls_params params(const cls_column_stats *s, const cls_scaler_opts *o, in
 }
 
 const cls_scaler_desc cls_scaler_decimal = {
-    .id = CLS_DECIMAL, .name = "decimal scaling", .cli = "decimal", .python = "DecimalScaler",
+    .name = "decimal scaling", .cli = "decimal", .python = "DecimalScaler",
     .file_code = 3, .needs = CLS_NEED_EXTREMES, .kernel = "CLS_KS_DECIMAL", .fused = 1,
     .params = params,
 };

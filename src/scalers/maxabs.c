@@ -17,7 +17,7 @@ static cls_params params(const cls_column_stats *s, const cls_scaler_opts *o, in
 }
 
 const cls_scaler_desc cls_scaler_maxabs = {
-    .id = CLS_MAXABS, .name = "max-abs scaling", .cli = "maxabs", .python = "MaxAbsScaler",
+    .name = "max-abs scaling", .cli = "maxabs", .python = "MaxAbsScaler",
     .file_code = 5, .needs = CLS_NEED_EXTREMES, .kernel = "CLS_KS_MAXABS", .fused = 1,
     .params = params,
 };

@@ -20,7 +20,7 @@ static cls_params params(const cls_column_stats *s, const cls_scaler_opts *o, in
 }
 
 const cls_scaler_desc cls_scaler_minmax = {
-    .id = CLS_MINMAX, .name = "min-max", .cli = "minmax", .python = "MinMaxScaler",
+    .name = "min-max", .cli = "minmax", .python = "MinMaxScaler",
     .file_code = 1, .needs = CLS_NEED_EXTREMES, .kernel = "CLS_KS_MINMAX", .fused = 1, .ranged = 1,
     .params = params,
 };

@@ -34,7 +34,7 @@ static cls_params params(const cls_column_stats *s, const cls_scaler_opts *o, in
 }
 
 const cls_scaler_desc cls_scaler_robust = {
-    .id = CLS_ROBUST, .name = "robust scaling", .cli = "robust", .python = "RobustScaler",
+    .name = "robust scaling", .cli = "robust", .python = "RobustScaler",
     .file_code = 4, .needs = CLS_NEED_EXTREMES | CLS_NEED_QUANTILES, .kernel = "CLS_KS_ROBUST", .fused = 0,
     .params = params,
 };

@@ -1,11 +1,12 @@
 /* The scalers' one seam. Each scaler is one descriptor in a file of its own
- * (minmax.c, zscore.c, decimal.c, robust.c, maxabs.c) and one entry of the
- * table in table.c: its names, the statistics it needs, how its params come
- * from them (forward and inverse), its code in the stats file and its name
- * in the kernels. The pipeline, the params, the stats file and the tool ask
- * the table; none of them switches on a scaler any more. A new scaler: its
- * descriptor file, its line in table.c, its value in clscale.h's enum and,
- * when fused, its branch of MAKE_PARAMS in cl/scale.cl.
+ * (minmax.c, zscore.c, decimal.c, robust.c, maxabs.c) and one line of
+ * clscale.h's CLS_SCALERS list, which makes both its cls_scaler value and
+ * its entry of the table (table.c): its names, the statistics it needs, how
+ * its params come from them (forward and inverse), its code in the stats
+ * file and its name in the kernels. The planner, the params, the stats file,
+ * the tool, Python and MPI ask the table; none of them switches on a scaler.
+ * A new scaler: its descriptor file, its line in CLS_SCALERS and, when
+ * fused, its branch of MAKE_PARAMS in cl/scale.cl.
  * Pure C, no OpenCL: callable from stats/ and engine/ alike. */
 #ifndef CLS_SCALER_H
 #define CLS_SCALER_H
@@ -32,7 +33,6 @@ typedef struct cls_scaler_opts {
 } cls_scaler_opts;
 
 typedef struct cls_scaler_desc {
-    cls_scaler  id;
     const char *name;       /* in messages: "min-max" */
     const char *cli;        /* clscale normalize --method */
     const char *python;     /* the Python estimator */
@@ -51,6 +51,8 @@ typedef struct cls_scaler_desc {
 
 /* The descriptor of `s`, or NULL for CLS_NONE and values outside the enum. */
 const cls_scaler_desc *cls_scaler_get(cls_scaler s);
+/* The value of a descriptor of the table (CLS_NONE for NULL). */
+cls_scaler cls_scaler_of(const cls_scaler_desc *d);
 /* CLS_NONE or a scaler of the table (a value a pipeline or a stats file
  * may hold). */
 int cls_scaler_known(cls_scaler s);

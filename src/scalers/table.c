@@ -1,8 +1,10 @@
-/* The table of scalers: adding a scaler is adding its file and a line here
- * (and its value to cls_scaler in include/clscale.h, and its branch of
- * cl/scale.cl's MAKE_PARAMS when fused). Also the kernels' scaler codes
- * (the table's order, given to every kernel build as defines), the options
- * a pipeline or a stats file gives the descriptors, and the public name
+/* The table of scalers, made from clscale.h's list (CLS_SCALERS): each
+ * line CLS_SCALER(CLS_X, x) puts the descriptor cls_scaler_x of x.c at the
+ * place of CLS_X. Adding a scaler is its descriptor file, its line in that
+ * list and, when fused, its branch of cl/scale.cl's MAKE_PARAMS (meson's
+ * scaler_sources reads the list too). Also the kernels' scaler codes (the
+ * table's order, given to every kernel build as defines), the options a
+ * pipeline or a stats file gives the descriptors, and the public name
  * lookups the tool and the Python package use. */
 #include <pthread.h>
 #include <stdio.h>
@@ -10,23 +12,26 @@
 
 #include "scalers/scaler.h"
 
-extern const cls_scaler_desc cls_scaler_minmax, cls_scaler_zscore, cls_scaler_decimal, cls_scaler_robust,
-    cls_scaler_maxabs;
+#define DECLARE(value, file) extern const cls_scaler_desc cls_scaler_##file;
+CLS_SCALERS(DECLARE)
+#undef DECLARE
 
-static const cls_scaler_desc *const table[] = {
-    &cls_scaler_minmax,
-    &cls_scaler_zscore,
-    &cls_scaler_decimal,
-    &cls_scaler_robust,
-    &cls_scaler_maxabs,
-};
+/* by value: the list's order is the enum's, CLS_NONE (0) not in it */
+#define ENTRY(value, file) [(value) - 1] = &cls_scaler_##file,
+static const cls_scaler_desc *const table[] = {CLS_SCALERS(ENTRY)};
+#undef ENTRY
 #define NTABLE (sizeof table / sizeof table[0])
 
 const cls_scaler_desc *cls_scaler_get(cls_scaler s)
 {
+    return (unsigned)s >= 1 && (unsigned)s <= NTABLE ? table[(unsigned)s - 1] : NULL;
+}
+
+cls_scaler cls_scaler_of(const cls_scaler_desc *d)
+{
     for (size_t i = 0; i < NTABLE; i++)
-        if (table[i]->id == s) return table[i];
-    return NULL;
+        if (table[i] == d) return (cls_scaler)(i + 1);
+    return CLS_NONE;
 }
 
 int cls_scaler_known(cls_scaler s) { return s == CLS_NONE || cls_scaler_get(s) != NULL; }
@@ -41,9 +46,7 @@ const cls_scaler_desc *cls_scaler_by_code(uint32_t code)
 unsigned cls_scaler_kernel_code(cls_scaler s)
 {
     if (s == CLS_NONE) return (unsigned)NTABLE + 1;
-    for (size_t i = 0; i < NTABLE; i++)
-        if (table[i]->id == s) return (unsigned)i + 1;
-    return 0;
+    return cls_scaler_get(s) ? (unsigned)s : 0;
 }
 
 static char defines[512];

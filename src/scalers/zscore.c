@@ -42,7 +42,7 @@ static cls_params params(const cls_column_stats *s, const cls_scaler_opts *o, in
 }
 
 const cls_scaler_desc cls_scaler_zscore = {
-    .id = CLS_ZSCORE, .name = "z-score", .cli = "zscore", .python = "StandardScaler",
+    .name = "z-score", .cli = "zscore", .python = "StandardScaler",
     .file_code = 2, .needs = CLS_NEED_EXTREMES | CLS_NEED_MOMENTS, .kernel = "CLS_KS_ZSCORE", .fused = 1,
     .params = params,
 };

@@ -227,7 +227,7 @@ static cls_status load_file(FILE *f, const char *path, cls_stats **out)
                   (unsigned long long)groups);
         goto out;
     }
-    info.scaler = d ? d->id : CLS_NONE;
+    info.scaler = cls_scaler_of(d);
     info.scope = (cls_scope)scope;
     info.clip = (int)clip;
     info.lo = get_f64(buf + 24);

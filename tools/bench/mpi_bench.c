@@ -148,7 +148,7 @@ int main(int argc, char **argv)
         }
         double call = MPI_Wtime() - t0;
         if (st != CLS_OK) {
-            fprintf(stderr, "rank %d: %s: %s %s\n", rank, cls_status_str(st), cls_mpi_error(), cls_last_error(ctx));
+            fprintf(stderr, "rank %d: %s: %s\n", rank, cls_status_str(st), cls_last_error(ctx));
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
         /* the combination alone, every rank ready: 5.5 MB of columns merged */
@@ -173,7 +173,7 @@ int main(int argc, char **argv)
             st = cls_mpi_stats_allreduce(MPI_COMM_WORLD, s, &merged);
             alone = MPI_Wtime() - a0;
             if (st != CLS_OK) {
-                fprintf(stderr, "rank %d: %s\n", rank, cls_mpi_error());
+                fprintf(stderr, "rank %d: %s\n", rank, cls_last_error(NULL));
                 MPI_Abort(MPI_COMM_WORLD, 1);
             }
             cls_stats_destroy(s);

@@ -68,11 +68,13 @@ typedef struct rank_state {
     char         err[1536];
 } rank_state;
 
-/* Prints the combined failure once, on rank 0: the message names the
- * failing rank (mpirun forwards every rank's stderr, so one line is enough). */
-static void report_failure(const rank_state *r)
+/* Prints the combined failure once, on rank 0: the message (the failed
+ * call's cls_last_error(): the context's, or NULL's for a call without
+ * one) names the failing rank (mpirun forwards every rank's stderr, so one
+ * line is enough). */
+static void report_failure(const rank_state *r, const char *why)
 {
-    if (r->rank == 0) cli_error(EXIT_FAIL, "%s --mpi: %s", r->j->name, cls_mpi_error());
+    if (r->rank == 0) cli_error(EXIT_FAIL, "%s --mpi: %s", r->j->name, why);
 }
 
 /* Combines this rank's outcome of a step with the others': 0 when every
@@ -80,7 +82,7 @@ static void report_failure(const rank_state *r)
 static int step(rank_state *r, cls_status st, const char *why)
 {
     if (cls_mpi_agree(r->comm, st, st == CLS_OK ? NULL : why) == CLS_OK) return 0;
-    report_failure(r);
+    report_failure(r, cls_last_error(NULL));
     return 1;
 }
 
@@ -208,7 +210,7 @@ static int clean_rows(rank_state *r, const cls_pipeline *p, cls_array *y, cls_st
     out.data = buf;
     if (cls_mpi_fit_transform(r->ctx, r->comm, p, &x, &out, fitted) != CLS_OK) {
         free(buf);
-        report_failure(r);
+        report_failure(r, cls_last_error(r->ctx));
         return 1;
     }
     for (size_t at = 0; st == CLS_OK && at < bytes;) {
@@ -232,7 +234,7 @@ static int do_normalize(rank_state *r, const cls_array *x, cls_array *y)
         if (clean_rows(r, &p, y, r->j->stats_out ? &fitted : NULL)) return 1;
     } else if (cls_mpi_fit_transform(r->ctx, r->comm, &p, x, y, r->j->stats_out ? &fitted : NULL) !=
                CLS_OK) {
-        report_failure(r);
+        report_failure(r, cls_last_error(r->ctx));
         return 1;
     }
     if (!r->j->stats_out) return 0;
@@ -240,7 +242,7 @@ static int do_normalize(rank_state *r, const cls_array *x, cls_array *y)
     cls_status st = cls_mpi_stats_gather(r->comm, 0, fitted, &all);
     cls_stats_destroy(fitted);
     if (st != CLS_OK) {
-        report_failure(r);
+        report_failure(r, cls_last_error(NULL));
         return 1;
     }
     if (r->rank == 0 && r->j->p.scope == CLS_SCOPE_MATRIX && r->by_rows) {

@@ -1,0 +1,18 @@
+/* The cleaning stage's entries for host arrays, which the front
+ * door (src/api/front.c) calls: clean/clean.c's (api/entries.h
+ * gathers them with the other layers' for the front door). */
+#ifndef CLS_CLEAN_ENTRIES_H
+#define CLS_CLEAN_ENTRIES_H
+
+#include "clscale.h"
+
+cls_status cls_host_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
+                                  cls_stats **fitted);
+cls_status cls_host_fit_transform_combined(cls_context *ctx, const cls_pipeline *p, const cls_array *in,
+                                           cls_array *out, const cls_combine *combine, cls_stats **fitted);
+cls_status cls_host_clean(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in, cls_array *out);
+cls_status cls_host_clean_combined(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in,
+                                   cls_array *out, const cls_combine *combine);
+cls_status cls_host_bin(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in, cls_array *out);
+
+#endif
