@@ -295,15 +295,16 @@ __kernel void F(QNAME)(__global const REAL *x, ulong xoff, uint ncols, uint rows
 #undef SKEY_MISS
 
 /* One radix pass: work-item (column, chunk of `chunk` rows) of one group
- * counts the 256 values of key bits [shift, shift + 8) among its values
- * whose higher bits equal prefix[e * nk + t]'s, for each target t < nk,
- * into hist[((chunk * ncols + c) * nk + t) * 256 + digit], a region it
- * alone writes (zeroed first). Target slots with prefix mask 0 (the first
- * pass) take every value. */
+ * counts the 2^bits values of key bits [shift, shift + bits) among its
+ * values whose higher bits equal prefix[e * nk + t]'s, for each target
+ * t < nk, into hist[((chunk * ncols + c) * nk + t) * 2^bits + digit], a
+ * region it alone writes (8-bit digits), or into the column's one
+ * histogram hist[(c * nk + t) * 2^bits + digit] (wider). Target slots
+ * with prefix mask 0 (the first pass) take every value. */
 #if CLS_KERNEL == CLS_KID_QHIST
 __kernel void F(qhist)(__global const REAL *x, ulong xoff, uint ncols, ulong nrows, ulong ld, uint chunk,
                        ulong e0, Q_FILTER_ARGS, __global const UKEY *prefix, uint nk, uint shift,
-                       __global uint *hist)
+                       uint bits, __global uint *hist)
 {
     uint c = (uint)get_global_id(0);
     if (c >= ncols) return;
@@ -312,19 +313,29 @@ __kernel void F(qhist)(__global const REAL *x, ulong xoff, uint ncols, ulong nro
     if (r0 >= nrows) return;
     uint rows = (uint)min((ulong)chunk, nrows - r0);
     ulong e = e0 + c;
-    __global uint *h = hist + (j * ncols + c) * nk * 256;
-    for (uint i = 0; i < nk * 256; i++) h[i] = 0;
+    /* digits of `bits` bits. Wider than 8 (a streamed first pass), the
+     * chunks of a column share one histogram, counted atomically and
+     * zeroed by the host: one region per chunk would be 2^16 counters to
+     * zero and sum for each 16384 values */
+    uint nb = 1u << bits;
+    int wide = bits > 8;
+    __global uint *h = hist + (wide ? c : j * ncols + c) * nk * nb;
+    if (!wide)
+        for (uint i = 0; i < nk * nb; i++) h[i] = 0;
     __global const REAL *p = x + xoff + r0 * ld + c;
     Q_FILTER_LOAD(e);
-    uint hs = shift + 8;
+    uint hs = shift + bits;
     for (uint i = 0; i < rows; i++) {
         REAL v;
         if (!F(q_take)(p[i * ld], qflags, sent, cc, lo, hi, &v)) continue;
         UKEY k = F(key_of)(v);
-        uint d = (uint)((k >> shift) & 255);
+        uint d = (uint)((k >> shift) & (nb - 1));
         for (uint t = 0; t < nk; t++) {
             UKEY pf = prefix[e * nk + t];
-            if (hs >= KEY_BITS || ((k ^ pf) >> hs) == 0) h[t * 256 + d]++;
+            if (hs >= KEY_BITS || ((k ^ pf) >> hs) == 0) {
+                if (wide) atomic_inc(&h[t * nb + d]);
+                else h[t * nb + d]++;
+            }
         }
     }
 }

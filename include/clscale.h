@@ -970,7 +970,8 @@ typedef struct cls_report {
     uint64_t bytes;          /* bytes of data read and written, all devices */
     size_t   slices;         /* slices planned (both phases) */
     size_t   slices_done;
-    int      phases;         /* 1: self-contained slices; 2: stats, host merge, scaling */
+    int      phases;         /* 1: self-contained slices; 2: stats, host merge, scaling;
+                                a streamed file: its passes over the file, each a read */
     size_t   ndevices;
     const cls_device_report *devices;   /* owned by the context, valid until its next call */
     size_t   nevents;

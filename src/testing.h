@@ -34,6 +34,9 @@ typedef struct cls_tuning {
                                   in lanes (qsort32/64/128); 0 by device type */
     int         no_gather;     /* exact selection keeps every counting pass on the devices
                                   rather than finishing on the host (select.c) */
+    size_t      gather_bytes;  /* a streamed selection's gather copies out at most this many
+                                  bytes of values, else it takes another counting pass
+                                  (select.c); 0: CLS_GATHER_STREAM_BYTES */
     int         clean_flags_runtime; /* the cleaning's last pass (clean.cl's clean_apply) built
                                         without its flags fixed: the kernel a device falls back to
                                         past CLS_KVARIANTS combinations (program.c) */

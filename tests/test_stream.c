@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "pipeline_util.h"
+#include "testing.h"
 
 static cls_context *ctx;
 static char dir[4096];
@@ -33,6 +34,10 @@ static const char *path(const char *name)
 static size_t es_of(cls_dtype t) { return t == CLS_F64 ? 8 : 4; }
 static size_t bytes_of(const cls_array *x) { return x->batch * x->rows * x->cols * es_of(x->dtype); }
 
+/* A trend along the rows that make_data adds, per row (0: none), and
+ * values rounded down to multiples of `grain` (0: not; ties). */
+static double ramp, grain;
+
 /* Seeded data with NaN, +-Inf, a constant column and an all-missing column. */
 static cls_array make_data(cls_dtype t, size_t b, size_t r, size_t c, uint64_t seed)
 {
@@ -44,7 +49,8 @@ static cls_array make_data(cls_dtype t, size_t b, size_t r, size_t c, uint64_t s
     rng_seed(&g, seed);
     for (size_t i = 0; i < n; i++) {
         size_t col = i % c;
-        double v = rng_normal(&g) * 3.0 + 100.0 * (double)col;
+        double v = rng_normal(&g) * 3.0 + 100.0 * (double)col + ramp * (double)(i / c);
+        if (grain > 0) v = floor(v / grain) * grain;
         if (col == 1) v = 2.5;                         /* constant */
         if (c > 3 && col == 3) v = NAN;                 /* all missing */
         if (i % 97 == 5) v = NAN;
@@ -256,6 +262,71 @@ static void robust_groups_larger_than_a_buffer_more_cases(void **s)
     cls_stream_opts opts = {33 * 5 * 8, 2, 1, 0};
     cls_status st = (a.stream = &opts, cls_fit(ctx, &p, &a, &ss));
     if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
+    assert_same_stats(ss, sm, 0);
+    close(in);
+    cls_stats_destroy(sm);
+    cls_stats_destroy(ss);
+    free(x.data);
+}
+
+/* The reads of the file (the report's phases) of robust scaling whose
+ * groups span chunks. Rows in random order: the first counting pass (it
+ * also fits the extremes) finds every wanted rank inside the window its
+ * group's first chunk gave (quantiles/window.h), then the pass that
+ * writes: 2 (also with ties at a window's ends, counted there rather than
+ * copied); a fit alone 1. A trend along the rows (the first chunk
+ * holds the lowest values): the windows miss, the first pass's 16-bit
+ * digits narrow the wanted buckets enough for one sweep to gather them:
+ * 3. Where neither may copy out more than one value (a switch of the
+ * tests), a counting pass of 8 bits each until the key is whole: float64
+ * 1 + 6 + 1, float32 1 + 2 + 1. The same bits as in memory every way. */
+static void robust_of_groups_larger_than_a_buffer_reads_the_file_at_most_three_times(void **s)
+{
+    (void)s;
+    cls_pipeline dflt = {.qmin = 25, .qmax = 75};
+    cls_report rep;
+    for (int t = 0; t < 2; t++) {
+        cls_dtype dt = t ? CLS_F32 : CLS_F64;
+        if (!suite_runs(dt)) continue;
+        int rest = dt == CLS_F64 ? 6 : 2;
+        fit_transform_case_p(&dflt, dt, CLS_ROBUST, CLS_SCOPE_BATCH, 6, 70, 5, 8192, NULL, 0, "robust batch");
+        assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
+        assert_int_equal(rep.phases, 2);
+        fit_transform_case_p(&dflt, dt, CLS_ROBUST, CLS_SCOPE_MATRIX, 2, 300, 6, 4096, NULL, 0,
+                             "robust matrix row blocks");
+        assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
+        assert_int_equal(rep.phases, 2);
+        grain = 2; /* ties: a few values each a fifth of a column */
+        fit_transform_case_p(&dflt, dt, CLS_ROBUST, CLS_SCOPE_BATCH, 6, 70, 5, 8192, NULL, 0, "robust batch, ties");
+        grain = 0;
+        assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
+        assert_int_equal(rep.phases, 2);
+        ramp = 0.5; /* (a first chunk of at most 350 rows of 840) */
+        fit_transform_case_p(&dflt, dt, CLS_ROBUST, CLS_SCOPE_BATCH, 12, 70, 5, 8192, NULL, 0, "robust batch, trend");
+        ramp = 0;
+        assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
+        assert_int_equal(rep.phases, 3);
+        cls_context_tuning(ctx)->gather_bytes = 8;
+        fit_transform_case_p(&dflt, dt, CLS_ROBUST, CLS_SCOPE_BATCH, 6, 70, 5, 8192, NULL, 0,
+                             "robust batch, gather of one value");
+        cls_context_tuning(ctx)->gather_bytes = 0;
+        assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
+        assert_int_equal(rep.phases, 1 + rest + 1);
+    }
+    /* a fit alone: the counting pass */
+    cls_dtype dt = suite_runs(CLS_F64) ? CLS_F64 : CLS_F32;
+    cls_array x = make_data(dt, 7, 33, 5, 78);
+    cls_pipeline p = {.scaler = CLS_ROBUST, .scope = CLS_SCOPE_BATCH, .qmin = 5, .qmax = 60};
+    cls_stats *sm = NULL, *ss = NULL;
+    assert_int_equal(cls_fit(ctx, &p, &x, &sm), CLS_OK);
+    int in = write_at(path("r2.bin"), &x, 8);
+    cls_array a = fa(in, 8, &x, "r2.bin");
+    /* (chunks of 99 rows: enough values to guess from) */
+    cls_stream_opts opts = {3 * 33 * 5 * es_of(dt), 2, 1, 0};
+    cls_status st = (a.stream = &opts, cls_fit(ctx, &p, &a, &ss));
+    if (st != CLS_OK) fail_msg("%s: %s", cls_status_str(st), cls_last_error(ctx));
+    assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
+    assert_int_equal(rep.phases, 1);
     assert_same_stats(ss, sm, 0);
     close(in);
     cls_stats_destroy(sm);
@@ -811,6 +882,7 @@ int main(void)
         cmocka_unit_test(two_pass_batch_scope_matches),
         cmocka_unit_test(robust_groups_larger_than_a_buffer_are_exact),
         cmocka_unit_test(robust_groups_larger_than_a_buffer_more_cases),
+        cmocka_unit_test(robust_of_groups_larger_than_a_buffer_reads_the_file_at_most_three_times),
         cmocka_unit_test(column_blocks_hold_whole_groups_in_one_pass),
         cmocka_unit_test(discount_in_row_blocks_is_byte_identical),
         cmocka_unit_test(transform_and_fit_are_byte_identical),

@@ -351,6 +351,7 @@ static void verbose_uses_units_that_fit(void **state)
     expect_fitting(e, "B read");
     if (!strstr(e, " ms, ") && !strstr(e, " s, ")) fail_msg("no time in ms or s: %s", e);
     assert_non_null(strstr(e, "2.40 kB read and written"));
+    assert_non_null(strstr(e, ", 1 pass\n"));
     tu_expect(TU_RUN("discount", "--verbose", "--factors", in, in, out), 0);
     expect_fitting(tu_stderr(), "B/s");
 }

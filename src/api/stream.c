@@ -80,8 +80,10 @@ typedef struct sjob {
     unsigned after;             /* passes certain to follow the next one to begin */
     uint64_t after_bytes;       /* their bytes */
     int open;                   /* passes whose number depends on the data may be added */
-    int split_quantiles;        /* robust, groups larger than a chunk: FIT takes the
-                                   extremes, counting passes the quantiles */
+    int split_quantiles;        /* robust, groups larger than a chunk: the first counting
+                                   pass also fits the extremes, the counting passes the
+                                   quantiles */
+    int fit_along;              /* READ: fit what merges from each chunk as well */
     cls_qchunk_fn qchunk;       /* READ: the caller's function for each chunk */
     cls_cchunk_fn wchunk;       /* WRITE: the same, rewriting the chunk */
     cls_fchunk_fn fchunk;       /* READ for cls_file_read: whole chunks instead of qchunk */
@@ -345,6 +347,18 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
     }
     cls_stats *cs = NULL, *sub = NULL;
     cls_status st = CLS_OK;
+    if (k == PASS_READ && j->fit_along) {
+        /* the statistics that merge, from the chunk the first counting
+         * pass reads anyway: no pass of their own */
+        cls_pipeline q = p;
+        q.factors = NULL;
+        st = cls_host_fit_mergeable(ctx, &q, &x, &cs);
+        if (st == CLS_OK) note_report(j);
+        if (st == CLS_OK) st = accumulate(j, c, cs);
+        cls_stats_destroy(cs);
+        cs = NULL;
+        if (st != CLS_OK) return st;
+    }
     if (k == PASS_READ || k == PASS_WRITE) {
         if (k == PASS_READ && j->fchunk) {
             /* the chunk whole: its groups, and its first row in them */
@@ -495,7 +509,9 @@ static cls_status count_pass(void *user, cls_qchunk_fn chunk, void *cu)
     sjob *j = user;
     j->qchunk = chunk;
     j->qcu = cu;
-    return run_pass(j, PASS_READ);
+    cls_status st = run_pass(j, PASS_READ);
+    j->fit_along = 0;  /* the first pass only */
+    return st;
 }
 
 static cls_status visit_pass(void *user, cls_fchunk_fn chunk, void *cu)
@@ -532,16 +548,22 @@ static cls_status stream_clean(sjob *j, cls_stats **fitted, const cls_combine *c
               : cls_clean_stream(j->ctx, &j->p, &shape, &src, fitted);
 }
 
-/* Robust scaling whose groups span chunks: the fit pass took what merges
- * (cls_host_fit_mergeable); each counting pass of the exact selection (quantiles/select.c:
- * 4 for float32, 8 for float64) now reads the file once more, and the
+/* Robust scaling whose groups span chunks: each counting pass of the
+ * exact selection (quantiles/select.c: one wide pass, then a sweep that
+ * gathers the wanted buckets' values, or more counting passes where they
+ * hold too many) reads the file once, the first also fitting what merges
+ * (cls_host_fit_mergeable: count, extremes) from each chunk, and the
  * quantiles go into the statistics, equal to the in-memory fit's. */
 static cls_status fit_split_quantiles(sjob *j)
 {
     cls_qview v = {NULL, j->in->dtype, j->p.scope == CLS_SCOPE_BATCH ? 1 : j->B,
                    j->p.scope == CLS_SCOPE_BATCH ? (uint64_t)j->B * j->R : j->R, j->C};
     cls_qsource src = {count_pass, j};
-    return cls_fit_quantiles_source(j->ctx, &j->p, &v, &src, j->acc);
+    j->fit_along = 1;
+    cls_status st = cls_fit_quantiles_source(j->ctx, &j->p, &v, &src, &j->acc);
+    j->fit_along = 0;
+    if (st == CLS_OK && !j->acc) st = cls_fail(j->ctx, CLS_E_IO, "%s: no pass over the data fitted it", j->iname);
+    return st;
 }
 
 /* The input must be what it was when the call began: same size, not
@@ -741,11 +763,10 @@ cls_status cls_file_fit(cls_context *ctx, const cls_pipeline *p, const cls_file_
     if (st == CLS_OK) st = plan(&j, opts, 1);
     if (st == CLS_OK) {
         j.split_quantiles = cls_route_quantiles(&j.p) && !whole_groups(&j);
-        /* the counting passes of a split robust fit: at most 4 (float32) or
-         * 8 (float64), fewer when the data allow */
+        /* a split robust fit: its counting passes (the first fitting the
+         * rest), as many as the data need */
         next_passes(&j, 0, 0, j.split_quantiles);
-        st = run_pass(&j, PASS_FIT);
-        if (st == CLS_OK && j.split_quantiles) st = fit_split_quantiles(&j);
+        st = j.split_quantiles ? fit_split_quantiles(&j) : run_pass(&j, PASS_FIT);
     }
     if (st == CLS_OK) st = check_unchanged(&j);
     if (st == CLS_OK) {
@@ -799,8 +820,7 @@ static cls_status file_fit_transform_in_place(sjob *o, const cls_pipeline *p, co
         } else {
             j.split_quantiles = j.p.scaler == CLS_ROBUST;
             next_passes(&j, 1, 2 * j.bytes, j.split_quantiles);
-            st = run_pass(&j, PASS_FIT);
-            if (st == CLS_OK && j.split_quantiles) st = fit_split_quantiles(&j);
+            st = j.split_quantiles ? fit_split_quantiles(&j) : run_pass(&j, PASS_FIT);
             if (st == CLS_OK) {
                 j.use = j.acc;
                 next_passes(&j, 0, 0, 0);
@@ -872,8 +892,7 @@ cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const
             /* the fit, the counting passes of a robust fit (as many as the
              * data need), the apply */
             next_passes(&j, 1, 2 * j.bytes, j.split_quantiles);
-            st = run_pass(&j, PASS_FIT);
-            if (st == CLS_OK && j.split_quantiles) st = fit_split_quantiles(&j);
+            st = j.split_quantiles ? fit_split_quantiles(&j) : run_pass(&j, PASS_FIT);
             if (st == CLS_OK) {
                 j.use = j.acc;
                 next_passes(&j, 0, 0, 0);

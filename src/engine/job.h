@@ -367,11 +367,12 @@ cls_status cls_check_stats(cls_context *ctx, const cls_pipeline *p, const cls_st
 cls_status cls_fit_quantiles(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats *s);
 /* The same over groups streamed in chunks (quantiles/select.h's source; v
  * describes the groups, v->x unused): stream.c, for groups larger than a
- * buffer. */
+ * buffer. *s is read after the source's passes, so its first pass may
+ * make it. */
 struct cls_qview;
 struct cls_qsource;
 cls_status cls_fit_quantiles_source(cls_context *ctx, const cls_pipeline *p, const struct cls_qview *v,
-                                    const struct cls_qsource *src, cls_stats *s);
+                                    const struct cls_qsource *src, cls_stats *const *s);
 
 /* ---- pipeline.c: the calls shared with the buffer calls (buffer.c) ---- */
 /* The calls after their checks; `res` NULL: host arrays, else the data is

@@ -32,15 +32,15 @@ static double quantile_of(const double *v, uint64_t n, double q, cls_dtype t)
 
 /* Where a column's six order statistics go (cls_select_put's consumer). */
 typedef struct robust_put {
-    cls_scaler_opts o;
-    cls_dtype       dt;
-    cls_stats      *s;
+    cls_scaler_opts  o;
+    cls_dtype        dt;
+    cls_stats *const *s;  /* (a source's first pass may make it) */
 } robust_put;
 
 static void robust_set(void *user, size_t e, uint64_t n, const double *pv)
 {
     const robust_put *r = user;
-    cls_column_stats *c = &r->s->col[e];
+    cls_column_stats *c = &(*r->s)->col[e];
     if (!n) return;
     /* the centre as the 0.5 quantile (cls_quantiles' arithmetic, in
      * float64), not numpy's nanmedian in the data's dtype: for float32 data
@@ -55,14 +55,17 @@ static void robust_set(void *user, size_t e, uint64_t n, const double *pv)
 }
 
 /* The quantiles of the groups v describes (v->x, this process's rows, or
- * every process's with comb; or src's chunks) into s, whose description
- * has been checked against them. */
+ * every process's with comb; or src's chunks) into *sp, whose description
+ * has been checked against them (with src, *sp may be made by its passes:
+ * it is read once they are over). */
 static cls_status quantiles_into(cls_context *ctx, const cls_pipeline *p, const cls_qview *v, const cls_combine *comb,
-                                 const cls_qsource *src, cls_stats *s)
+                                 const cls_qsource *src, cls_stats *const *sp)
 {
     cls_scaler_opts o = cls_scaler_opts_of(p);
-    robust_put r = {o, v->dtype, s};
+    robust_put r = {o, v->dtype, sp};
     cls_status st = cls_select_put(ctx, v, NULL, 6, robust_ranks, &o, comb, src, robust_set, &r);
+    if (st == CLS_OK && !*sp) st = cls_fail(ctx, CLS_E_ARG, "robust quantiles: no statistics to put them in");
+    cls_stats *s = *sp;
     if (st == CLS_OK) {
         s->info.has_quantiles = 1;
         s->info.qmin = o.qmin;
@@ -79,11 +82,11 @@ static cls_status fit_quantiles(cls_context *ctx, const cls_pipeline *p, const c
 {
     cls_qview v = {x->data, x->dtype, p->scope == CLS_SCOPE_BATCH ? 1 : x->batch,
                    p->scope == CLS_SCOPE_BATCH ? (uint64_t)x->batch * x->rows : x->rows, x->cols};
-    return quantiles_into(ctx, p, &v, comb, NULL, s);
+    return quantiles_into(ctx, p, &v, comb, NULL, &s);
 }
 
 cls_status cls_fit_quantiles_source(cls_context *ctx, const cls_pipeline *p, const cls_qview *v,
-                                    const cls_qsource *src, cls_stats *s)
+                                    const cls_qsource *src, cls_stats *const *s)
 {
     return quantiles_into(ctx, p, v, NULL, src, s);
 }

@@ -20,7 +20,6 @@ struct cls_gather {
     size_t    C, e0, ne, nk, es;
     unsigned  shift;
     cls_gather_filter f;
-    float     sentf;
     uint8_t  *nslot;    /* ne: distinct buckets of the entry */
     uint8_t  *slot_of;  /* ne * nk: the bucket of each wanted rank */
     uint64_t *pre;      /* ne * nk: slot u's key >> shift */
@@ -58,7 +57,6 @@ cls_gather *cls_gather_new(cls_dtype t, size_t C, size_t e0, size_t ne, size_t n
     g->es = t == CLS_F64 ? 8 : 4;
     g->shift = shift;
     g->f = *f;
-    g->sentf = (float)f->sent;
     atomic_init(&g->overflow, 0);
     size_t n = (ne ? ne : 1) * nk;
     g->nslot = calloc(ne ? ne : 1, 1);
@@ -93,11 +91,9 @@ cls_gather *cls_gather_new(cls_dtype t, size_t C, size_t e0, size_t ne, size_t n
 
 uint64_t cls_gather_size(const cls_gather *g) { return g->total; }
 
-/* Whether the value at p (entry eg of the filter) takes part, and its key. */
-static int take(const cls_gather *g, size_t eg, const char *p, uint64_t *key)
+int cls_gather_take(const cls_gather_filter *f, cls_dtype t, size_t eg, const char *p, uint64_t *key)
 {
-    const cls_gather_filter *f = &g->f;
-    if (g->t == CLS_F64) {
+    if (t == CLS_F64) {
         double x;
         memcpy(&x, p, 8);
         if (!isfinite(x) || (f->has_sent && x == f->sent)) return 0;
@@ -108,11 +104,17 @@ static int take(const cls_gather *g, size_t eg, const char *p, uint64_t *key)
     }
     float x;
     memcpy(&x, p, 4);
-    if (!isfinite(x) || (f->has_sent && x == g->sentf)) return 0;
+    if (!isfinite(x) || (f->has_sent && x == (float)f->sent)) return 0;
     if (f->flo && (x < ((const float *)f->flo)[eg] || x > ((const float *)f->fhi)[eg])) return 0;
     float v = f->cen ? fabsf(x - ((const float *)f->cen)[eg]) : x;
     *key = cls_key_of((double)v, CLS_F32);
     return 1;
+}
+
+/* Whether the value at p (entry eg of the filter) takes part, and its key. */
+static int take(const cls_gather *g, size_t eg, const char *p, uint64_t *key)
+{
+    return cls_gather_take(&g->f, g->t, eg, p, key);
 }
 
 typedef struct sweep {
@@ -167,7 +169,7 @@ void cls_gather_rows(cls_gather *g, struct cls_pool *pool, uint64_t grp, const c
 
 /* The element of rank k of a[0..n), a reordered: quickselect with a
  * three-way partition (ties, a constant column, cost nothing extra). */
-static uint64_t select_rank(uint64_t *a, uint64_t n, uint64_t k)
+uint64_t cls_gather_select(uint64_t *a, uint64_t n, uint64_t k)
 {
     uint64_t lo = 0, hi = n; /* rank k lies in [lo, hi) */
     while (hi - lo > 1) {
@@ -206,7 +208,7 @@ int cls_gather_pick(cls_gather *g, const uint64_t *resid, uint64_t *key)
             size_t s = e * nk + g->slot_of[e * nk + k];
             uint64_t r = resid[e * nk + k];
             if (r >= g->cnt[s]) return -1;
-            key[e * nk + k] = select_rank(g->keys + g->off[s], g->cnt[s], r);
+            key[e * nk + k] = cls_gather_select(g->keys + g->off[s], g->cnt[s], r);
         }
     }
     return 0;

@@ -42,4 +42,10 @@ void cls_gather_rows(cls_gather *g, struct cls_pool *pool, uint64_t grp, const c
 int cls_gather_pick(cls_gather *g, const uint64_t *resid, uint64_t *key);
 void cls_gather_free(cls_gather *g);
 
+/* Whether the value at p of entry e takes part under f (for data of dtype
+ * t), as q_take decides it, and its key (stats/quantile.h's cls_key_of). */
+int cls_gather_take(const cls_gather_filter *f, cls_dtype t, size_t e, const char *p, uint64_t *key);
+/* The element of rank k (< n) of a[0..n), a reordered. */
+uint64_t cls_gather_select(uint64_t *a, uint64_t n, uint64_t k);
+
 #endif

@@ -20,11 +20,16 @@
 
 #include "quantiles/gather.h"
 #include "quantiles/entries.h"
+#include "quantiles/window.h"
 #include "engine/passes.h"
 #include "quantiles/regime.h"
 #include "quantiles/select.h"
 #include "stats/quantile.h"
 #include "util/table.h"
+
+/* The values a streamed selection's gather may copy out (8 bytes each):
+ * resident memory on top of the stream's pool. */
+#define CLS_GATHER_STREAM_BYTES ((size_t)16 << 20)
 
 typedef struct sel {
     const cls_qview   *v;
@@ -46,8 +51,10 @@ typedef struct sel {
     void    *rank_user;
     /* radix path */
     size_t   W, nseg, parts;    /* columns per segment, segments of the wave, row parts per segment */
-    uint64_t unit_rows;
-    unsigned chunk;
+    uint64_t unit_rows;         /* this pass's rows per unit, */
+    unsigned chunk;             /* per work-item, */
+    unsigned bits;              /* digit width (8, or a wide first pass: wide_bits) */
+    size_t   sub, wsub;         /* and column blocks of wsub columns per segment */
     uint64_t seg0;              /* first segment of the wave (global index) */
     const cls_qsource *src;     /* the data in chunks (a streamed file), or NULL: v->x */
     /* the rows being counted: groups from cg0 on, crows rows each, at cx,
@@ -60,7 +67,7 @@ typedef struct sel {
     uint64_t *prefix;           /* G * C * nk: the wanted keys' bits found so far */
     uint64_t *resid;            /* G * C * nk: their rank among the values matching the prefix */
     uint64_t *bcnt;             /* G * C * nk: how many values match the prefix */
-    uint64_t *hist;             /* the wave's histograms: seg * W * nkp * 256 */
+    uint64_t *hist;             /* the wave's histograms: seg * W * nkp * 2^bits */
 } sel;
 
 static void *to_real(const double *a, size_t n, cls_dtype t)
@@ -331,14 +338,18 @@ static cls_status hist_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
     sel *s = user;
     const cls_qview *v = s->v;
     size_t C = v->C;
-    uint64_t seg = s->useg0 + u / s->parts, part = u % s->parts;
+    uint64_t seg = s->useg0 + u / (s->parts * s->sub), part = u % s->parts;
+    size_t sb = (size_t)(u / s->parts % s->sub);
     size_t segs_per_group = (C + s->W - 1) / s->W;
     uint64_t g = seg / segs_per_group;
-    size_t c0 = (size_t)(seg % segs_per_group) * s->W, W = C - c0 < s->W ? C - c0 : s->W;
+    size_t sc0 = (size_t)(seg % segs_per_group) * s->W, SW = C - sc0 < s->W ? C - sc0 : s->W;
+    /* the unit's block of the segment's columns (empty past its last) */
+    size_t cs = sb * s->wsub, c0 = sc0 + cs, W = cs >= SW ? 0 : SW - cs < s->wsub ? SW - cs : s->wsub;
+    if (!W) return CLS_OK;
     uint64_t r0 = part * s->unit_rows, rows = s->crows - r0 < s->unit_rows ? s->crows - r0 : s->unit_rows;
-    size_t e0 = (size_t)g * C + c0, nkp = s->nkp, nk = s->nk;
+    size_t e0 = (size_t)g * C + c0, nkp = s->nkp, nk = s->nk, nb = (size_t)1 << s->bits;
     unsigned nchunks = (unsigned)((rows + s->chunk - 1) / s->chunk);
-    size_t per_chunk = W * nkp * 256;
+    size_t per_chunk = W * nkp * nb;
     cl_mem m[7] = {0};
     uint32_t *h = malloc(per_chunk * 4);
     void *pf = malloc(W * nkp * s->es);
@@ -359,8 +370,17 @@ static cls_status hist_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
                                           (size_t)rows * C * s->es, &m[0]);
     if (st == CLS_OK) st = filter_buffers(s, ctx, d, e0, W, &m[1]);
     if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_READ_ONLY, W * nkp * s->es, pf, &m[4]);
-    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_READ_WRITE, nchunks * per_chunk * 4, NULL, &m[5]);
-    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, per_chunk * 4, NULL, &m[6]);
+    /* wide digits: one histogram per column, which the chunks count into
+     * atomically (quantile.cl), zeroed here (a work-item's loop over 2^16
+     * counters would pass rusticl's bound on a loop), nothing to sum */
+    int wide = s->bits > 8;
+    if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_READ_WRITE, (wide ? 1 : nchunks) * per_chunk * 4, NULL, &m[5]);
+    if (st == CLS_OK && !wide) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, per_chunk * 4, NULL, &m[6]);
+    if (st == CLS_OK && wide) {
+        cl_uint zero = 0;
+        cl_int e = clEnqueueFillBuffer(d->q[0], m[5], &zero, sizeof zero, 0, per_chunk * 4, 0, NULL, NULL);
+        if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "clEnqueueFillBuffer", e);
+    }
     if (st == CLS_OK) {
         cls_karg_mem(&a, m[0]);
         cls_karg_u64(&a, c0);
@@ -377,10 +397,11 @@ static cls_status hist_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
         cls_karg_mem(&a, m[4]);
         cls_karg_u32(&a, nkp);
         cls_karg_u32(&a, s->shift);
+        cls_karg_u32(&a, s->bits);
         cls_karg_mem(&a, m[5]);
         st = cls_pass_launch(&a, local, W, nchunks);
     }
-    if (st == CLS_OK) {
+    if (st == CLS_OK && !wide) {
         cls_karg_mem(&b, m[5]);
         cls_karg_u32(&b, nchunks);
         cls_karg_u64(&b, per_chunk);
@@ -388,11 +409,11 @@ static cls_status hist_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
         st = cls_pass_launch(&b, blocal, per_chunk, 1);
     }
     if (st == CLS_OK) {
-        cl_int e = clEnqueueReadBuffer(d->q[0], m[6], CL_TRUE, 0, per_chunk * 4, h, 0, NULL, NULL);
+        cl_int e = clEnqueueReadBuffer(d->q[0], wide ? m[5] : m[6], CL_TRUE, 0, per_chunk * 4, h, 0, NULL, NULL);
         if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "clEnqueueReadBuffer", e);
     }
     if (st == CLS_OK) {
-        uint64_t *acc = s->hist + (size_t)(seg - s->seg0) * s->W * nkp * 256;
+        uint64_t *acc = s->hist + ((size_t)(seg - s->seg0) * s->W + cs) * nkp * nb;
         pthread_mutex_lock(&s->lock);
         for (size_t i = 0; i < per_chunk; i++) acc[i] += h[i];
         pthread_mutex_unlock(&s->lock);
@@ -417,10 +438,11 @@ static cls_status count_rows(sel *s, cls_context *ctx, uint64_t g0, uint64_t ng,
     s->useg0 = a;
     s->nuseg = (size_t)(b - a);
     s->parts = (size_t)((rows + s->unit_rows - 1) / s->unit_rows);
-    return cls_passes_run(ctx, s->v->dtype, s->nuseg * s->parts, hist_unit, s);
+    return cls_passes_run(ctx, s->v->dtype, s->nuseg * s->sub * s->parts, hist_unit, s);
 }
 
-typedef struct chunk_ctx { sel *s; cls_context *ctx; } chunk_ctx;
+/* A pass over chunks; win: the first pass's windows (window.h), or NULL */
+typedef struct chunk_ctx { sel *s; cls_context *ctx; cls_window *win; } chunk_ctx;
 
 static cls_status count_chunk(void *cu, uint64_t g, uint64_t rows, const char *x)
 {
@@ -428,7 +450,9 @@ static cls_status count_chunk(void *cu, uint64_t g, uint64_t rows, const char *x
     if (!x || g >= c->s->v->G || rows > c->s->v->Rg)
         return cls_fail(c->ctx, CLS_E_ARG, "cls_select: a chunk of %llu rows of group %llu is outside the data",
                         (unsigned long long)rows, (unsigned long long)g);
-    return count_rows(c->s, c->ctx, g, 1, rows, x);
+    cls_status st = count_rows(c->s, c->ctx, g, 1, rows, x);
+    if (st == CLS_OK && c->win) cls_window_rows(c->win, c->ctx->pool, g, x, rows);
+    return st;
 }
 
 /* After a pass: each target's digit, from its histogram and residual rank. */
@@ -441,10 +465,11 @@ static void settle(sel *s, size_t seg_local, uint64_t seg, int first, cls_rank_f
     uint64_t ranks[16];
     for (size_t c = 0; c < W; c++) {
         size_t e = (size_t)g * C + c0 + c;
-        const uint64_t *hc = s->hist + (seg_local * s->W + c) * s->nkp * 256;
+        size_t nb = (size_t)1 << s->bits;
+        const uint64_t *hc = s->hist + (seg_local * s->W + c) * s->nkp * nb;
         if (first) {
             uint64_t n = 0;
-            for (int i = 0; i < 256; i++) n += hc[i];
+            for (size_t i = 0; i < nb; i++) n += hc[i];
             s->count[e] = n;
             if (n) rank(user, n, ranks);
             for (size_t t = 0; t < s->nk; t++) {
@@ -454,10 +479,10 @@ static void settle(sel *s, size_t seg_local, uint64_t seg, int first, cls_rank_f
         }
         if (!s->count[e]) continue;
         for (size_t t = 0; t < s->nk; t++) {
-            const uint64_t *ht = hc + (first ? 0 : t * 256);
+            const uint64_t *ht = hc + (first ? 0 : t * nb);
             uint64_t k = s->resid[e * s->nk + t], cum = 0;
-            int dg = 255;
-            for (int i = 0; i < 256; i++) {
+            size_t dg = nb - 1;
+            for (size_t i = 0; i < nb; i++) {
                 if (k < cum + ht[i]) {
                     dg = i;
                     break;
@@ -525,16 +550,81 @@ static cls_status try_gather(sel *s, cls_context *ctx, uint64_t max, int *done)
     return st;
 }
 
+/* The width of the first counting pass's digits (its histograms count
+ * every value once, one target per column): streamed data, where each
+ * pass is a read of the file, take up to 16 bits, as wide as the
+ * histograms of every column of the one wave fit `budget`, so that the
+ * wanted buckets are narrow enough to be gathered after that one pass
+ * (16 bits: the sign, the exponent and the top mantissa bits of a
+ * float64's key; 1/65536 of the range of a float32's). In memory, or
+ * across processes (no gather), or in several waves: 8. */
+static unsigned wide_bits(const sel *s, uint64_t nsegs, size_t wave, size_t budget)
+{
+    if (!s->src || s->comb || wave < nsegs) return 8;
+    unsigned b = 16;
+    while (b > 8 && (uint64_t)nsegs * s->W * ((uint64_t)1 << b) * 8 > budget) b--;
+    return b;
+}
+
+/* A pass's digit width and units: 8-bit digits over units of chunk8-row
+ * work-items; wide digits over blocks of at most 8 columns (a histogram
+ * per column, 2 MiB a unit at 16 bits), a work-item counting up to 16384
+ * rows (a loop within rusticl's bound), 64 work-items a column. */
+static void pass_shape(sel *s, unsigned bits, unsigned chunk8, uint64_t unit_rows8)
+{
+    s->bits = bits;
+    if (bits <= 8) {
+        s->chunk = chunk8;
+        s->unit_rows = unit_rows8;
+        s->sub = 1;
+        s->wsub = s->W;
+        return;
+    }
+    s->wsub = s->W < 8 ? s->W : 8;
+    s->sub = (s->W + s->wsub - 1) / s->wsub;
+    s->chunk = 16384;
+    s->unit_rows = (uint64_t)s->chunk * 64;
+}
+
+/* The first pass's windows over streamed data of one wave (window.h),
+ * within the gather's bound; NULL where not tried (in memory, several
+ * processes, several waves, no gather, too many entries or no memory:
+ * the counting passes then take their course). */
+static cls_window *first_windows(const sel *s, int gather, uint64_t max, uint64_t nsegs, size_t wave,
+                                 cls_rank_fn rank, void *user)
+{
+    if (!s->src || s->comb || !gather || wave < nsegs) return NULL;
+    cls_gather_filter gf = {s->f && s->f->has_sent, s->f ? s->f->sent : 0, s->cen, s->flo, s->fhi};
+    return cls_window_new(s->v->dtype, s->v->G, s->v->Rg, s->v->C, s->nk, rank, user, &gf, max);
+}
+
+/* After the first pass: every wanted key from the windows where each
+ * wanted rank fell in its window (*done = 1), else nothing changes. */
+static cls_status pick_windows(sel *s, cls_context *ctx, cls_window *w, int *done)
+{
+    size_t n = (size_t)s->v->G * s->v->C, nk = s->nk;
+    uint64_t *key = malloc((n ? n : 1) * nk * sizeof *key);
+    if (!key) return cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+    if (cls_window_pick(w, s->count, key) == 0) {
+        for (size_t e = 0; e < n; e++)
+            if (s->count[e])
+                for (size_t t = 0; t < nk; t++) s->prefix[e * nk + t] = key[e * nk + t];
+        *done = 1;
+    }
+    free(key);
+    return CLS_OK;
+}
+
 static cls_status radix(sel *s, cls_context *ctx, cls_rank_fn rank, void *user)
 {
     const cls_qview *v = s->v;
     size_t C = v->C, nk = s->nk, n = (size_t)v->G * C;
     s->W = C < 4096 / nk ? C : 4096 / nk;
     if (!s->W) s->W = 1;
-    s->chunk = (unsigned)(32768 / nk < 2048 ? 32768 / nk : 2048);
+    unsigned chunk8 = (unsigned)(32768 / nk < 2048 ? 32768 / nk : 2048);
     size_t max_chunks = 8192 / (s->W * nk) ? 8192 / (s->W * nk) : 1;
     if (max_chunks > 64) max_chunks = 64;
-    s->unit_rows = (uint64_t)s->chunk * max_chunks;
+    uint64_t unit_rows8 = (uint64_t)chunk8 * max_chunks;
     size_t segs_per_group = (C + s->W - 1) / s->W;
     uint64_t nsegs = v->G * segs_per_group;
     /* a wave of segments whose histograms take at most 64 MiB on the host;
@@ -550,19 +640,23 @@ static cls_status radix(sel *s, cls_context *ctx, cls_rank_fn rank, void *user)
     size_t wave = budget / (s->W * nk * 256 * 8);
     if (!wave) wave = 1;
     if (wave > nsegs) wave = (size_t)nsegs;  /* the histograms of what there is */
+    unsigned b0 = wide_bits(s, nsegs, wave, budget);
+    size_t hn = wave * s->W * nk * 256, hn0 = wave * s->W * ((size_t)1 << b0);
     s->prefix = malloc(n * nk * sizeof *s->prefix);
     s->resid = malloc(n * nk * sizeof *s->resid);
     s->bcnt = calloc(n * nk, sizeof *s->bcnt);
-    s->hist = malloc(wave * s->W * nk * 256 * sizeof *s->hist);
+    s->hist = malloc((hn > hn0 ? hn : hn0) * sizeof *s->hist);
     cls_status st = s->prefix && s->resid && s->bcnt && s->hist ? CLS_OK : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
     /* the host's end: not across processes (each holds only its own values) */
     int gather = !s->comb && !ctx->tune.no_gather;
     /* the keys it copies out (8 bytes each): within the budget in memory;
-     * streamed within 16 MiB, as a file's larger budget is for fewer
+     * streamed within CLS_GATHER_STREAM_BYTES, as a file's larger budget is for fewer
      * waves of histograms while the keys are resident memory on top of
      * the stream's pool (a gather declined costs one more counting pass,
      * a read of the file) */
-    uint64_t gather_max = (s->src ? (uint64_t)16 << 20 : (uint64_t)budget) / 8;
+    uint64_t gather_max = (s->src ? (uint64_t)(ctx->tune.gather_bytes ? ctx->tune.gather_bytes
+                                                                         : CLS_GATHER_STREAM_BYTES)
+                                  : (uint64_t)budget) / 8;
     /* a failure before the first pass still reaches the other processes */
     if (st != CLS_OK && s->comb) s->comb->fn(s->comb->user, st, NULL, 0);
     unsigned key_bits = v->dtype == CLS_F64 ? 64 : 32;
@@ -570,18 +664,27 @@ static cls_status radix(sel *s, cls_context *ctx, cls_rank_fn rank, void *user)
         size_t nseg = (size_t)(nsegs - w0 < wave ? nsegs - w0 : wave);
         s->seg0 = w0;
         s->nseg = nseg;
-        for (unsigned pass = 0; st == CLS_OK && pass < key_bits / 8; pass++) {
+        for (unsigned pass = 0, got = 0; st == CLS_OK && got < key_bits; pass++) {
             s->nkp = pass == 0 ? 1 : nk;
-            s->shift = key_bits - 8 * (pass + 1);
-            size_t nh = nseg * s->W * s->nkp * 256;
+            pass_shape(s, pass == 0 ? b0 : 8, chunk8, unit_rows8);
+            got += s->bits;
+            s->shift = key_bits - got;
+            size_t nh = nseg * s->W * s->nkp * ((size_t)1 << s->bits);
             memset(s->hist, 0, nh * sizeof *s->hist);
-            chunk_ctx cc = {s, ctx};
+            chunk_ctx cc = {s, ctx, pass == 0 ? first_windows(s, gather, gather_max, nsegs, wave, rank, user) : NULL};
             st = s->src ? s->src->each(s->src->user, count_chunk, &cc) : count_rows(s, ctx, 0, v->G, v->Rg, v->x);
             /* the same nh on every process: it depends on G, C and nk only */
             if (s->comb) st = s->comb->fn(s->comb->user, st, st == CLS_OK ? s->hist : NULL, st == CLS_OK ? nh : 0);
             for (size_t i = 0; st == CLS_OK && i < nseg; i++) settle(s, i, w0 + i, pass == 0, rank, user);
             int done = 0;
-            if (st == CLS_OK && gather && pass >= 1 && pass + 1 < key_bits / 8) st = try_gather(s, ctx, gather_max, &done);
+            if (cc.win) {
+                if (st == CLS_OK) st = pick_windows(s, ctx, cc.win, &done);
+                cls_window_free(cc.win);
+            }
+            /* (after one pass of 8 bits a bucket holds 1/256 of a column
+             * at best: no gather tried) */
+            if (st == CLS_OK && !done && gather && (pass >= 1 || s->bits > 8) && got < key_bits)
+                st = try_gather(s, ctx, gather_max, &done);
             if (done) break;
         }
     }

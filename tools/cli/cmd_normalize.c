@@ -357,10 +357,13 @@ static void summary(const args *a, cls_context *ctx, const cls_npy *in)
         n++;
     }
     char secs[32], size[32], rate[32];
-    fprintf(stderr, "clscale: %s %s %s: %zu device%s [%s], %s, %s read and written, %s\n", a->name, sh,
+    /* (a streamed call's phases are its passes over the input, each a
+     * read of it) */
+    fprintf(stderr, "clscale: %s %s %s: %zu device%s [%s], %s, %s read and written, %s, %d pass%s\n", a->name, sh,
             in->dtype == CLS_F64 ? "float64" : "float32", n, n == 1 ? "" : "s", devs,
             cli_seconds(secs, sizeof secs, r.wall), cli_si(size, sizeof size, (double)r.bytes, "B"),
-            cli_si(rate, sizeof rate, r.wall > 0 ? (double)r.bytes / r.wall : 0.0, "B/s"));
+            cli_si(rate, sizeof rate, r.wall > 0 ? (double)r.bytes / r.wall : 0.0, "B/s"), r.phases,
+            r.phases == 1 ? "" : "es");
     const char *notes = cls_last_error(ctx);
     if (*notes) fprintf(stderr, "clscale: note: %s\n", notes);
 }
