@@ -240,11 +240,6 @@ static cls_status one_row(sel *s, cls_context *ctx)
 
 /* ---- longer columns that a window of scratch holds: sorted once ---- */
 
-/* Groups of up to this many rows take their ranks from a table by count
- * (rank_table: (rows + 1) * nk uints, at most 4 MiB) and the sort regime's
- * one-launch selection on CPU drivers (qsortg's phase 3); longer ones two
- * launches with the host making each entry's ranks in between. */
-#define SEL_TABLE_MAX 65536
 
 /* A unit of whole groups (as small_unit's), in runs of as many entries
  * as the device's scratch holds (regime.h): qsortg's phase 0 loads each
@@ -680,7 +675,7 @@ static cls_status select_any(cls_context *ctx, const cls_qview *v, const cls_qfi
     } else if (!comb && !src && regime == CLS_REGIME_SORT) {
         s.rank = rank;
         s.rank_user = user;
-        if (v->Rg <= SEL_TABLE_MAX) st = rank_table(&s, ctx, rank, user);
+        if (v->Rg <= CLS_SELECT_TABLE_MAX) st = rank_table(&s, ctx, rank, user);
         s.scr = cls_sort_scratch_new(ctx);
         /* units of whole groups, about 16 MiB each */
         uint64_t gbytes = v->Rg * v->C * s.es;
