@@ -350,11 +350,13 @@ inline void F(q_select)(__global UKEY *a, __global UKEY *b, __global uint *h, ui
 #define VR8 double8
 #define VK8 ulong8
 #define VS8 long8
+#define QS8 long
 #define Q_SIGN 0x8000000000000000UL
 #else
 #define VR8 float8
 #define VK8 uint8
 #define VS8 int8
+#define QS8 int
 #define Q_SIGN 0x80000000U
 #endif
 inline void F(q_load8)(__global const REAL *x, ulong xoff, uint ncols, uint rows, ulong ld, ulong gstride,
@@ -379,12 +381,9 @@ inline void F(q_load8)(__global const REAL *x, ulong xoff, uint ncols, uint rows
      * written at its window's count, which grows only where the value is
      * kept (no branch on the values) */
     if (nl == 8 && off[7] == off[0] + 7) {
-        VR8 vc = (VR8)0, vl = (VR8)0, vh = (VR8)0;
-        for (uint k = 0; k < 8; k++) {
-            vc[k] = fc[k];
-            vl[k] = fl[k];
-            vh[k] = fh[k];
-        }
+        /* no subscripts of vectors (an extension of clang's): the lanes
+         * go through private arrays, as cl/lanes.cl's do */
+        VR8 vc = CAT(vload, 8)(0, fc), vl = CAT(vload, 8)(0, fl), vh = CAT(vload, 8)(0, fh);
         VK8 va = (VK8)~(UKEY)0, vo = (VK8)0;
         __global UKEY *wb = scr + b0 * S_WIN(rows);
         ulong win = S_WIN(rows);
@@ -412,13 +411,12 @@ inline void F(q_load8)(__global const REAL *x, ulong xoff, uint ncols, uint rows
             vo |= select((VK8)0, key, ok);
             UKEY kk[8];
             CAT(vstore, 8)(key, 0, kk);
-            VS8 one = ok & (VS8)1;
-            uint oo[8];
-            for (uint k = 0; k < 8; k++) oo[k] = (uint)one[k];
+            QS8 oo[8];
+            CAT(vstore, 8)(ok & (VS8)1, 0, oo);
 #pragma unroll
             for (uint k = 0; k < 8; k++) {
                 wb[k * win + c[k]] = kk[k];
-                c[k] += oo[k];
+                c[k] += (uint)oo[k];
             }
         }
         UKEY ka[8], ko[8];
@@ -458,6 +456,7 @@ inline void F(q_load8)(__global const REAL *x, ulong xoff, uint ncols, uint rows
 #undef VR8
 #undef VK8
 #undef VS8
+#undef QS8
 #undef Q_SIGN
 
 /* Window i's n keys' values of ranks rk[0, nk) (NaN past n) into
