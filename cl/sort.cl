@@ -199,20 +199,29 @@ inline int F(sort_keys)(__global UKEY *a, __global UKEY *b, __global uint *h, ui
  * out[] (b the other array, h two tables of nb counters, as sort_keys
  * takes them), exactly, without sorting them all: MSD radix selection.
  * Each level splits a range that holds a wanted rank by the digit at its
- * highest varying bit (8 or 11 bits, as the sort's digits: a histogram,
- * then only the buckets that hold a wanted rank copied to the other array
- * at the places a counting sort would give them, so ranks stay absolute);
- * a range of at most 2^digit keys (256 or 2048), or after Q_SEL_LEVELS levels, is
- * sorted (sort_keys) and indexed. Ranges of different targets are equal or
+ * highest varying bit (a histogram, then only the buckets that hold a
+ * wanted rank copied to the other array at the places a counting sort
+ * would give them, so ranks stay absolute); a range of at most
+ * Q_SEL_SMALL keys, or after Q_SEL_LEVELS levels, is sorted (sort_keys)
+ * and indexed. Ranges of different targets are equal or
  * disjoint, so a range moved from one array to the other never overwrites
  * another target's keys. Constant ranges (ties) stop at once. Work: about
  * two reads of the keys (the first level), then the few buckets. */
 #define Q_SEL_LEVELS 6
+#define Q_SEL_SMALL 16
 inline void F(q_select)(__global UKEY *a, __global UKEY *b, __global uint *h, uint n, uint rows,
                         const uint *rk, uint nk, int has_vary0, UKEY vary0, UKEY *out)
 {
-    uint bits = rows >= S_WIDE_MIN ? 11 : 8, nb = 1u << bits;
-    uint small = nb > S_MERGE_MAX ? nb : S_MERGE_MAX;
+    /* digits by the range's length: the window's (11 bits from S_WIDE_MIN
+     * rows on) past 2048 keys, 8 bits past 256, else 6, as a level costs
+     * about 3 * 2^digit counter updates besides its keys; a range of more
+     * than Q_SEL_SMALL keys splits again rather than being sorted (sorting
+     * the final ranges of 30-250 keys was most of the selection's work at
+     * 1000 rows; a 6-bit level over them costs less) */
+    uint wbits = rows >= S_WIDE_MIN ? 11 : 8;
+    /* (a window of at most S_MERGE_MAX rows has no counters: its keys,
+     * never more, are sorted at once) */
+    uint small = rows > S_MERGE_MAX ? Q_SEL_SMALL : S_MERGE_MAX;
     /* moved[t]: the level (from 1) at which target t last moved; a target
      * moves at most once a level, with every target of its range, so that
      * at each level the ranges are equal or disjoint and all in one array.
@@ -227,7 +236,6 @@ inline void F(q_select)(__global UKEY *a, __global UKEY *b, __global uint *h, ui
         fin[t] = n <= small;
         moved[t] = 0;
     }
-    __global uint *c = h, *want = h + nb;
     for (uint level = 0; level < Q_SEL_LEVELS; level++) {
         uint any = 0;
         for (uint t = 0; t < nk; t++) {
@@ -258,6 +266,8 @@ inline void F(q_select)(__global UKEY *a, __global UKEY *b, __global uint *h, ui
              * the top of the key shifted left by lz (no clamp of a shift
              * below 0: Oclgrind lacks the saturating subtraction LLVM
              * makes of one) */
+            uint bits = e - l > 2048 ? wbits : e - l > 256 ? 8 : 6, nb = 1u << bits;
+            __global uint *c = h, *want = h + nb;
             uint lz = (uint)clz(vary), sh = KEY_BITS - bits;
             for (uint i = 0; i < nb; i++) {
                 c[i] = 0;
@@ -338,6 +348,7 @@ inline void F(q_select)(__global UKEY *a, __global UKEY *b, __global uint *h, ui
     }
 }
 #undef Q_SEL_LEVELS
+#undef Q_SEL_SMALL
 
 /* Phase 0's load: work-item entries e0 + b0 to e0 + b0 + nl - 1 (nl <= 8)
  * into windows b0 to b0 + nl - 1, their counts into n[], the bits that
