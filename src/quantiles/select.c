@@ -242,12 +242,15 @@ static cls_status one_row(sel *s, cls_context *ctx)
 
 
 /* A unit of whole groups (as small_unit's), in runs of as many entries
- * as the device's scratch holds (regime.h): qsortg's phase 0 loads each
- * entry's values into its window and counts them, the host makes the
- * entry's ranks from its count, phase 1 selects them (cl/sort.cl's
- * q_select: a histogram of the leading varying digit, then only the
- * buckets of the wanted ranks); where the device sorts the windows with
- * every work-item at once (cls_wsort), phase 1 picks from them sorted. */
+ * as the device's scratch holds (regime.h). Where the ranks come from a
+ * table by count (s->rank_tab: groups of up to CLS_SELECT_TABLE_MAX
+ * rows), one launch of qsortg's phase 3 loads each entry's values into
+ * its window and selects the wanted ranks there (cl/sort.cl's q_select: a
+ * histogram of the leading varying digit, then only the buckets of the
+ * wanted ranks); longer groups take phase 0 (the load and counts), the
+ * host making each entry's ranks from its count, then phase 2 (the
+ * selection). Where the device sorts the windows with every work-item at
+ * once (cls_wsort), phase 1 picks from them sorted. */
 static cls_status sort_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
 {
     sel *s = user;
