@@ -441,7 +441,9 @@ inline void F(q_load8)(__global const REAL *x, ulong xoff, uint ncols, uint rows
     } else
     for (uint r = 0; r < rows; r++) {
 #if CLS_PREFETCH
-        if (r + Q_AHEAD < rows) {
+        /* rows within a few lines of each other (a narrow table, a single
+         * column) are one stream the hardware follows */
+        if (ld >= 64 && r + Q_AHEAD < rows) {
             __builtin_prefetch(x + off[0] + (ulong)(r + Q_AHEAD) * ld);
             __builtin_prefetch(x + off[nl - 1] + (ulong)(r + Q_AHEAD) * ld);
         }
