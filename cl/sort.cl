@@ -199,20 +199,29 @@ inline int F(sort_keys)(__global UKEY *a, __global UKEY *b, __global uint *h, ui
  * out[] (b the other array, h two tables of nb counters, as sort_keys
  * takes them), exactly, without sorting them all: MSD radix selection.
  * Each level splits a range that holds a wanted rank by the digit at its
- * highest varying bit (8 or 11 bits, as the sort's digits: a histogram,
- * then only the buckets that hold a wanted rank copied to the other array
- * at the places a counting sort would give them, so ranks stay absolute);
- * a range of at most 2^digit keys (256 or 2048), or after Q_SEL_LEVELS levels, is
- * sorted (sort_keys) and indexed. Ranges of different targets are equal or
+ * highest varying bit (a histogram, then only the buckets that hold a
+ * wanted rank copied to the other array at the places a counting sort
+ * would give them, so ranks stay absolute); a range of at most
+ * Q_SEL_SMALL keys, or after Q_SEL_LEVELS levels, is sorted (sort_keys)
+ * and indexed. Ranges of different targets are equal or
  * disjoint, so a range moved from one array to the other never overwrites
  * another target's keys. Constant ranges (ties) stop at once. Work: about
  * two reads of the keys (the first level), then the few buckets. */
 #define Q_SEL_LEVELS 6
+#define Q_SEL_SMALL 16
 inline void F(q_select)(__global UKEY *a, __global UKEY *b, __global uint *h, uint n, uint rows,
                         const uint *rk, uint nk, int has_vary0, UKEY vary0, UKEY *out)
 {
-    uint bits = rows >= S_WIDE_MIN ? 11 : 8, nb = 1u << bits;
-    uint small = nb > S_MERGE_MAX ? nb : S_MERGE_MAX;
+    /* digits by the range's length: the window's (11 bits from S_WIDE_MIN
+     * rows on) past 2048 keys, 8 bits past 256, else 6, as a level costs
+     * about 3 * 2^digit counter updates besides its keys; a range of more
+     * than Q_SEL_SMALL keys splits again rather than being sorted (sorting
+     * the final ranges of 30-250 keys was most of the selection's work at
+     * 1000 rows; a 6-bit level over them costs less) */
+    uint wbits = rows >= S_WIDE_MIN ? 11 : 8;
+    /* (a window of at most S_MERGE_MAX rows has no counters: its keys,
+     * never more, are sorted at once) */
+    uint small = rows > S_MERGE_MAX ? Q_SEL_SMALL : S_MERGE_MAX;
     /* moved[t]: the level (from 1) at which target t last moved; a target
      * moves at most once a level, with every target of its range, so that
      * at each level the ranges are equal or disjoint and all in one array.
@@ -227,7 +236,6 @@ inline void F(q_select)(__global UKEY *a, __global UKEY *b, __global uint *h, ui
         fin[t] = n <= small;
         moved[t] = 0;
     }
-    __global uint *c = h, *want = h + nb;
     for (uint level = 0; level < Q_SEL_LEVELS; level++) {
         uint any = 0;
         for (uint t = 0; t < nk; t++) {
@@ -258,6 +266,8 @@ inline void F(q_select)(__global UKEY *a, __global UKEY *b, __global uint *h, ui
              * the top of the key shifted left by lz (no clamp of a shift
              * below 0: Oclgrind lacks the saturating subtraction LLVM
              * makes of one) */
+            uint bits = e - l > 2048 ? wbits : e - l > 256 ? 8 : 6, nb = 1u << bits;
+            __global uint *c = h, *want = h + nb;
             uint lz = (uint)clz(vary), sh = KEY_BITS - bits;
             for (uint i = 0; i < nb; i++) {
                 c[i] = 0;
@@ -338,80 +348,189 @@ inline void F(q_select)(__global UKEY *a, __global UKEY *b, __global uint *h, ui
     }
 }
 #undef Q_SEL_LEVELS
+#undef Q_SEL_SMALL
+
+/* Phase 0's load: work-item entries e0 + b0 to e0 + b0 + nl - 1 (nl <= 8)
+ * into windows b0 to b0 + nl - 1, their counts into n[], the bits that
+ * vary among each one's keys into its counters' place. The rows of a
+ * group are ld apart (a page or more), so the hardware's prefetchers do
+ * not follow them: on PoCL (CLS_PREFETCH) the rows Q_AHEAD on are
+ * prefetched, as clip.cl's X_PREFETCH. */
+#define Q_AHEAD 32
+#if REAL_BYTES == 8
+#define VR8 double8
+#define VK8 ulong8
+#define VS8 long8
+#define QS8 long
+#define Q_SIGN 0x8000000000000000UL
+#else
+#define VR8 float8
+#define VK8 uint8
+#define VS8 int8
+#define QS8 int
+#define Q_SIGN 0x80000000U
+#endif
+inline void F(q_load8)(__global const REAL *x, ulong xoff, uint ncols, uint rows, ulong ld, ulong gstride,
+                       ulong e0, Q_FILTER_ARGS, __global UKEY *scr, ulong b0, uint nl, uint *n)
+{
+    ulong off[8];
+    REAL fc[8], fl[8], fh[8];
+    UKEY kand[8], kor[8];
+    for (uint k = 0; k < 8; k++) {
+        ulong e = e0 + b0 + min(k, nl - 1);
+        off[k] = xoff + (e / ncols) * gstride + e % ncols;
+        Q_FILTER_LOAD(e);
+        fc[k] = cc;
+        fl[k] = lo;
+        fh[k] = hi;
+        n[k] = 0;
+        kand[k] = ~(UKEY)0;
+        kor[k] = 0;
+    }
+    /* eight neighbours of one row (the common case): the row one vector
+     * load, the filter and the keys lane by lane at once, each key
+     * written at its window's count, which grows only where the value is
+     * kept (no branch on the values) */
+    if (nl == 8 && off[7] == off[0] + 7) {
+        /* no subscripts of vectors (an extension of clang's): the lanes
+         * go through private arrays, as cl/lanes.cl's do */
+        VR8 vc = CAT(vload, 8)(0, fc), vl = CAT(vload, 8)(0, fl), vh = CAT(vload, 8)(0, fh);
+        VK8 va = (VK8)~(UKEY)0, vo = (VK8)0;
+        __global UKEY *wb = scr + b0 * S_WIN(rows);
+        ulong win = S_WIN(rows);
+        uint c[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        __global const REAL *p = x + off[0];
+        for (uint r = 0; r < rows; r++) {
+#if CLS_PREFETCH
+            if (r + Q_AHEAD < rows) {
+                /* both ends: a row's eight values may straddle two lines */
+                __builtin_prefetch(p + (ulong)(r + Q_AHEAD) * ld);
+                __builtin_prefetch(p + (ulong)(r + Q_AHEAD) * ld + 7);
+            }
+#endif
+            VR8 v = CAT(vload, 8)(0, p + (ulong)r * ld);
+            VS8 ok = isfinite(v);
+            if (qflags) {
+                ok &= (qflags & CLS_QF_SENTINEL) ? v != (VR8)sent : (VS8)-1;
+                ok &= (qflags & CLS_QF_BOUNDS) ? !(v < vl) & !(v > vh) : (VS8)-1;
+                v = (qflags & CLS_QF_ABSDEV) ? fabs(v - vc) : v;
+                ok &= !isnan(v);
+            }
+            VK8 u = CAT(as_, VK8)(v);
+            VK8 key = select(u | (VK8)Q_SIGN, ~u, CAT(as_, VS8)(u) < (VS8)0);
+            va &= select((VK8)~(UKEY)0, key, ok);
+            vo |= select((VK8)0, key, ok);
+            UKEY kk[8];
+            CAT(vstore, 8)(key, 0, kk);
+            QS8 oo[8];
+            CAT(vstore, 8)(ok & (VS8)1, 0, oo);
+#pragma unroll
+            for (uint k = 0; k < 8; k++) {
+                wb[k * win + c[k]] = kk[k];
+                c[k] += (uint)oo[k];
+            }
+        }
+        UKEY ka[8], ko[8];
+        CAT(vstore, 8)(va, 0, ka);
+        CAT(vstore, 8)(vo, 0, ko);
+        for (uint k = 0; k < 8; k++) {
+            n[k] = c[k];
+            kand[k] = ka[k];
+            kor[k] = ko[k];
+        }
+    } else
+    for (uint r = 0; r < rows; r++) {
+#if CLS_PREFETCH
+        /* rows within a few lines of each other (a narrow table, a single
+         * column) are one stream the hardware follows */
+        if (ld >= 64 && r + Q_AHEAD < rows) {
+            __builtin_prefetch(x + off[0] + (ulong)(r + Q_AHEAD) * ld);
+            __builtin_prefetch(x + off[nl - 1] + (ulong)(r + Q_AHEAD) * ld);
+        }
+#endif
+        for (uint k = 0; k < nl; k++) {
+            REAL v = 0;
+            if (F(q_take)(x[off[k] + r * ld], qflags, sent, fc[k], fl[k], fh[k], &v) && !isnan(v)) {
+                UKEY key = F(key_of)(v);
+                scr[(b0 + k) * S_WIN(rows) + n[k]++] = key;
+                kand[k] &= key;
+                kor[k] |= key;
+            }
+        }
+    }
+    for (uint k = 0; k < nl; k++) {
+        /* the bits that vary, for q_select, in the counters' place (a
+         * window has counters past S_MERGE_MAX rows) */
+        __global UKEY *h = scr + (b0 + k) * S_WIN(rows) + 2 * (ulong)rows;
+        if (rows > S_MERGE_MAX) h[0] = kand[k] ^ kor[k];
+    }
+}
+#undef Q_AHEAD
+#undef VR8
+#undef VK8
+#undef VS8
+#undef QS8
+#undef Q_SIGN
+
+/* Window i's n keys' values of ranks rk[0, nk) (NaN past n) into
+ * val[vi * nk + j] (q_select among the unsorted keys). */
+inline void F(q_pick)(__global UKEY *scr, ulong i, uint rows, uint n, __global const uint *rank, uint nk,
+                      __global REAL *val, ulong vi)
+{
+    __global UKEY *a = scr + i * S_WIN(rows), *b = a + rows;
+    __global uint *h = (__global uint *)(b + rows);
+    uint rk[16], m = 0, slot[16];
+    UKEY got[16];
+    /* the ranks within the count (the others are NaN) */
+    for (uint j = 0; j < nk; j++) {
+        uint r = rank[j];
+        slot[j] = n && r < n ? m : 16;
+        if (n && r < n) rk[m++] = r;
+    }
+    int hv = rows > S_MERGE_MAX;
+    if (m) F(q_select)(a, b, h, n, rows, rk, m, hv, hv ? ((__global UKEY *)h)[0] : 0, got);
+    for (uint j = 0; j < nk; j++) val[vi * nk + j] = slot[j] < 16 ? F(value_of_key)(got[slot[j]]) : (REAL)NAN;
+}
 
 /* Order statistics of columns of any length (quantile.cl's qsort kernels'
- * arguments and outputs, the filter included), in two launches over the
- * same scratch, the host making each entry's nk ranks from its count in
- * between (rank[i * nk + j], no table by count: the ranks take nk uints
- * per entry however long the groups). Two ways through:
- *  - a CPU driver: phase 0 loads entry e0 + i's kept values' keys (as
- *    q_take sees them) into window i, unsorted, with the bits that vary
- *    among them, and writes its count; phase 2 selects the wanted ranks
- *    among them (q_select). A work-item per column sorting its keys spent
- *    5-8 passes over them for 6 values.
+ * arguments and outputs, the filter included). Three ways through:
+ *  - a CPU driver, groups whose ranks fit a table by count (the host's
+ *    choice): phase 3, one launch: work-item i loads entries e0 + 8i to
+ *    e0 + 8i + 7 into their windows (q_load8), then selects each one's
+ *    ranks rank[n * nk + j] (n its count, as the short columns' kernels
+ *    take them) while its windows are still in the core's caches. The
+ *    two launches below, with the host making the ranks in between, read
+ *    every window back from memory and waited for the host twice per
+ *    launch of a few thousand columns.
+ *  - a CPU driver, longer groups: phase 0 loads (q_load8) and writes the
+ *    counts; the host makes each entry's nk ranks from its count
+ *    (rank[i * nk + j]: nk uints per entry however long the groups);
+ *    phase 2 selects them (q_pick).
  *  - a GPU: wsort sorts the windows with every work-item and counts
  *    them; phase 1 picks the ranks from the sorted keys.
- * NaN past the count. Phase 0: work-item i takes entries e0 + 8i to
- * e0 + 8i + 7 (group e / ncols, column e % ncols), loaded a row of them at
- * a time (neighbours in memory); phases 1 and 2: work-item i entry e0 + i.
- * n_e entries in this launch. */
+ * NaN past the count. Phases 0 and 3: work-item i takes entries e0 + 8i
+ * to e0 + 8i + 7 (group e / ncols, column e % ncols), loaded a row of them
+ * at a time (neighbours in memory); phases 1 and 2: work-item i entry
+ * e0 + i. n_e entries in this launch. A work-item per column sorting its
+ * keys spent 5-8 passes over them for 6 values. */
 __kernel void F(qsortg)(__global const REAL *x, ulong xoff, uint ncols, uint rows, ulong ld,
                         ulong gstride, ulong e0, Q_FILTER_ARGS,
                         __global const uint *rank, uint nk,
                         __global uint *cnt, __global REAL *val, __global UKEY *scr, ulong n_e, uint phase)
 {
-    if (phase == 0) {
+    if (phase == 0 || phase == 3) {
         ulong b0 = get_global_id(0) * 8;
         if (b0 >= n_e) return;
-        uint nl = (uint)min((ulong)8, n_e - b0);
-        ulong off[8];
-        REAL fc[8], fl[8], fh[8];
-        uint n[8];
-        UKEY kand[8], kor[8];
-        for (uint k = 0; k < 8; k++) {
-            ulong e = e0 + b0 + min(k, nl - 1);
-            off[k] = xoff + (e / ncols) * gstride + e % ncols;
-            Q_FILTER_LOAD(e);
-            fc[k] = cc;
-            fl[k] = lo;
-            fh[k] = hi;
-            n[k] = 0;
-            kand[k] = ~(UKEY)0;
-            kor[k] = 0;
-        }
-        for (uint r = 0; r < rows; r++)
-            for (uint k = 0; k < nl; k++) {
-                REAL v = 0;
-                if (F(q_take)(x[off[k] + r * ld], qflags, sent, fc[k], fl[k], fh[k], &v) && !isnan(v)) {
-                    UKEY key = F(key_of)(v);
-                    scr[(b0 + k) * S_WIN(rows) + n[k]++] = key;
-                    kand[k] &= key;
-                    kor[k] |= key;
-                }
-            }
+        uint nl = (uint)min((ulong)8, n_e - b0), n[8];
+        F(q_load8)(x, xoff, ncols, rows, ld, gstride, e0, qflags, sent, cen, flo, fhi, scr, b0, nl, n);
         for (uint k = 0; k < nl; k++) {
-            /* the bits that vary, for phase 2, in the counters' place (a
-             * window has counters past S_MERGE_MAX rows) */
-            __global UKEY *h = scr + (b0 + k) * S_WIN(rows) + 2 * (ulong)rows;
-            if (rows > S_MERGE_MAX) h[0] = kand[k] ^ kor[k];
             cnt[b0 + k] = n[k];
+            if (phase == 3) F(q_pick)(scr, b0 + k, rows, n[k], rank + (ulong)n[k] * nk, nk, val, b0 + k);
         }
     } else if (phase == 2) {
         ulong i = get_global_id(0);
         if (i >= n_e) return;
-        __global UKEY *a = scr + i * S_WIN(rows), *b = a + rows;
-        __global uint *h = (__global uint *)(b + rows);
-        uint n = cnt[i], rk[16], m = 0, slot[16];
-        UKEY got[16];
-        /* the ranks within the count (the others are NaN) */
-        for (uint j = 0; j < nk; j++) {
-            uint r = rank[i * nk + j];
-            slot[j] = n && r < n ? m : 16;
-            if (n && r < n) rk[m++] = r;
-        }
-        int hv = rows > S_MERGE_MAX;
-        if (m) F(q_select)(a, b, h, n, rows, rk, m, hv, hv ? ((__global UKEY *)h)[0] : 0, got);
-        for (uint j = 0; j < nk; j++) val[i * nk + j] = slot[j] < 16 ? F(value_of_key)(got[slot[j]]) : (REAL)NAN;
+        F(q_pick)(scr, i, rows, cnt[i], rank + i * nk, nk, val, i);
     } else {
         ulong i = get_global_id(0);
         if (i >= n_e) return;

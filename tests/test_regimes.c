@@ -22,6 +22,7 @@
 
 #include "clean_ref.h"
 #include "quantiles/regime.h"
+#include "quantiles/select.h"
 #include "internal.h"
 #include "pipeline_util.h"
 
@@ -543,6 +544,58 @@ static void selection_by_levels(void **state)
     cls_context_destroy(count);
 }
 
+/* Both sides of the rank table's length (select.h's CLS_SELECT_TABLE_MAX):
+ * up to it, the sort regime on a CPU driver loads and selects in one
+ * launch with the ranks from a table by count; one past it, two launches
+ * with the host's ranks in between. Nine columns of two matrices: a block
+ * of eight neighbours of one row (the load's vector path), and blocks cut
+ * by the matrices' boundary and the last column (its scalar path);
+ * hostile columns and signed zeros, against the counting passes and the
+ * reference. Too long for Oclgrind and past rusticl's loop limit. */
+static void selection_at_the_rank_table_length(void **state)
+{
+    (void)state;
+    if (test_suite_is("oclgrind") || test_suite_is("rusticl"))
+        test_skip("groups of 65536 rows: too slow on Oclgrind, past rusticl's loop limit");
+    cls_context *sort = budget_context(0), *count = budget_context(1);
+    const size_t rows[] = {CLS_SELECT_TABLE_MAX, CLS_SELECT_TABLE_MAX + 1};
+    const double q[] = {0, 0.25, 0.5, 0.75, 0.999, 1};
+    const size_t nq = sizeof q / sizeof q[0];
+    for (int ti = 0; ti < 2; ti++) {
+        cls_dtype t = ti ? CLS_F64 : CLS_F32;
+        for (size_t ri = 0; ri < 2; ri++) {
+            size_t R = rows[ri];
+            assert_int_equal(cls_regime_of(sort, R, ti ? 8 : 4, 128), CLS_REGIME_SORT);
+            cls_array x = cref_make(t, 2, R, 9, 4700 + ri + 10 * (uint64_t)ti);
+            add_zeros(&x);
+            size_t C = x.cols, G = x.batch, n = G * nq * C;
+            double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *v = malloc(R * sizeof *v);
+            assert_int_equal(cls_quantiles(sort, NULL, &x, q, nq, a), CLS_OK);
+            assert_int_equal(cls_quantiles(count, NULL, &x, q, nq, b), CLS_OK);
+            for (size_t g = 0; g < G; g++)
+                for (size_t c = 0; c < C; c++) {
+                    size_t m = cref_column(&x, CLS_SCOPE_MATRIX, g, c, v);
+                    for (size_t j = 0; j < nq; j++) {
+                        size_t i = (g * nq + j) * C + c;
+                        double want = m ? cref_quantile(v, m, q[j], t) : NAN;
+                        if (!same(a[i], b[i]))
+                            fail_msg("%s rows %zu group %zu column %zu q %g: selected %.17g, counting %.17g",
+                                     ti ? "f64" : "f32", R, g, c, q[j], a[i], b[i]);
+                        if (!same(a[i], want))
+                            fail_msg("%s rows %zu group %zu column %zu q %g: %.17g, reference %.17g",
+                                     ti ? "f64" : "f32", R, g, c, q[j], a[i], want);
+                    }
+                }
+            free(a);
+            free(b);
+            free(v);
+            cref_free(&x);
+        }
+    }
+    cls_context_destroy(sort);
+    cls_context_destroy(count);
+}
+
 /* The decision of how windows are sorted: a GPU proper sorts them with
  * every work-item, any other device a work-item per column; a test's
  * choice overrides both. */
@@ -597,6 +650,7 @@ int main(void)
         cmocka_unit_test(quantiles_of_many_targets),
         cmocka_unit_test(runs_of_equal_high_digits),
         cmocka_unit_test(selection_by_levels),
+        cmocka_unit_test(selection_at_the_rank_table_length),
         cmocka_unit_test(parallel_quantiles),
         cmocka_unit_test(parallel_clipping),
         cmocka_unit_test(parallel_high_digits),

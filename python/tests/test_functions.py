@@ -68,6 +68,20 @@ def test_nanmedian_equals_numpy(dtype, shape):
              quiet(np.nanmedian, x, axis=axis, keepdims=True))
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("rows", [128, 129, 300, 1000, 65536, 65537])
+def test_nanquantile_at_the_selections_lengths(dtype, rows):
+    # the networks' last length and one past; the sort regime's selection
+    # in one launch (ranks from a table by count, up to 65536 rows) and in
+    # two (65537); ties, a constant, a single-value and an all-NaN column
+    x = hostile((rows, 9), dtype, 4)
+    x[:, 3] = 7.0
+    x[1:, 4] = np.nan
+    q = [0.0, 0.25, 0.5, 0.75, 1.0]
+    same(quiet(clscale.nanquantile, x, q, axis=0), quiet(np.nanquantile, x, q, axis=0))
+    same(quiet(clscale.nanmedian, x, axis=0), quiet(np.nanmedian, x, axis=0))
+
+
 @pytest.mark.fp64
 def test_integers_and_scalars():
     x = np.random.default_rng(4).integers(-50, 50, (33, 5))

@@ -248,13 +248,17 @@ static cls_status one_row(sel *s, cls_context *ctx)
 
 /* ---- longer columns that a window of scratch holds: sorted once ---- */
 
+
 /* A unit of whole groups (as small_unit's), in runs of as many entries
- * as the device's scratch holds (regime.h): qsortg's phase 0 loads each
- * entry's values into its window and counts them, the host makes the
- * entry's ranks from its count, phase 1 selects them (cl/sort.cl's
- * q_select: a histogram of the leading varying digit, then only the
- * buckets of the wanted ranks); where the device sorts the windows with
- * every work-item at once (cls_wsort), phase 1 picks from them sorted. */
+ * as the device's scratch holds (regime.h). Where the ranks come from a
+ * table by count (s->rank_tab: groups of up to CLS_SELECT_TABLE_MAX
+ * rows), one launch of qsortg's phase 3 loads each entry's values into
+ * its window and selects the wanted ranks there (cl/sort.cl's q_select: a
+ * histogram of the leading varying digit, then only the buckets of the
+ * wanted ranks); longer groups take phase 0 (the load and counts), the
+ * host making each entry's ranks from its count, then phase 2 (the
+ * selection). Where the device sorts the windows with every work-item at
+ * once (cls_wsort), phase 1 picks from them sorted. */
 static cls_status sort_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
 {
     sel *s = user;
@@ -274,15 +278,33 @@ static cls_status sort_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
     if (st == CLS_OK) st = filter_buffers(s, ctx, d, e0, ne, &m[1]);
     if (w > ne) w = ne;
     size_t lsz = cls_sort_local(d, (w + CLS_SORT_LANES - 1) / CLS_SORT_LANES);
+    /* one launch a run where the ranks come from a table by count (qsortg's
+     * phase 3: each window selected while still in the core's caches) */
+    int par = cls_sort_parallel(ctx, d), fused = !par && s->rank_tab;
+    cl_mem tb = NULL;
+    if (st == CLS_OK && fused)
+        st = cls_pass_buffer(ctx, d, CL_MEM_READ_ONLY, (size_t)(v->Rg + 1) * nk * 4, s->rank_tab, &tb);
     for (size_t c0 = 0; st == CLS_OK && c0 < ne; c0 += w) {
         size_t n = ne - c0 < w ? ne - c0 : w;
         cl_mem cb = NULL, vb = NULL, rb = NULL;
         void *cnt = NULL, *val = NULL;
         st = cls_pass_buffer(ctx, d, CL_MEM_READ_WRITE, n * 4, NULL, &cb);
         if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, n * nk * s->es, NULL, &vb);
+        if (st == CLS_OK && fused) {
+            a.i = 0;
+            qsort_args(&a, s, m, c0);
+            cls_karg_mem(&a, tb);
+            cls_karg_u32(&a, nk);
+            cls_karg_mem(&a, cb);
+            cls_karg_mem(&a, vb);
+            cls_karg_mem(&a, scr);
+            cls_karg_u64(&a, n);
+            cls_karg_u32(&a, 3);
+            st = cls_pass_launch(&a, lsz, (n + CLS_SORT_LANES - 1) / CLS_SORT_LANES, 1);
+        }
         /* phase 0 by every work-item at once where the device wants it */
-        unsigned ph0 = 0;
-        if (st == CLS_OK && cls_sort_parallel(ctx, d)) {
+        unsigned ph0 = fused ? 2 : 0;
+        if (st == CLS_OK && par) {
             cls_wsort_args wa = {m[0], m[1], m[2], m[3], scr, cb, 0, C, v->Rg * C, c0, 0, n,
                                  (uint32_t)C, (uint32_t)v->Rg, s->qflags,
                                  s->f && s->f->has_sent ? s->f->sent : 0};
@@ -326,6 +348,7 @@ static cls_status sort_unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
         cl_mem t[3] = {cb, vb, rb};
         release(t, 3);
     }
+    release(&tb, 1);
     release(m, 4);
     free(rk);
     return st;
@@ -699,6 +722,21 @@ static cls_status radix(sel *s, cls_context *ctx, cls_rank_fn rank, void *user)
     return st;
 }
 
+/* The ranks of every count up to the group's rows, rank_tab[n * nk + j]
+ * (quantile.cl's short columns, sort.cl's qsortg phase 3). */
+static cls_status rank_table(sel *s, cls_context *ctx, cls_rank_fn rank, void *user)
+{
+    size_t nk = s->nk;
+    s->rank_tab = calloc((size_t)(s->v->Rg + 1) * nk, 4);
+    if (!s->rank_tab) return cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+    uint64_t r[16];
+    for (uint64_t m = 1; m <= s->v->Rg; m++) {
+        rank(user, m, r);
+        for (size_t j = 0; j < nk; j++) s->rank_tab[m * nk + j] = (uint32_t)r[j];
+    }
+    return CLS_OK;
+}
+
 static cls_status select_any(cls_context *ctx, const cls_qview *v, const cls_qfilter *f, size_t nk, cls_rank_fn rank,
                              void *user, const cls_combine *comb, const cls_qsource *src, uint64_t *count,
                              double *vals, cls_qtake_fn take, void *take_user)
@@ -736,13 +774,7 @@ static cls_status select_any(cls_context *ctx, const cls_qview *v, const cls_qfi
         /* a group of one row: its value is each of its order statistics */
         st = one_row(&s, ctx);
     } else if (!comb && !src && regime == CLS_REGIME_NETWORK) {
-        s.rank_tab = calloc((size_t)(v->Rg + 1) * nk, 4);
-        if (!s.rank_tab) st = cls_fail(ctx, CLS_E_NOMEM, "out of memory");
-        uint64_t r[16];
-        for (uint64_t m = 1; st == CLS_OK && m <= v->Rg; m++) {
-            rank(user, m, r);
-            for (size_t j = 0; j < nk; j++) s.rank_tab[m * nk + j] = (uint32_t)r[j];
-        }
+        st = rank_table(&s, ctx, rank, user);
         /* units of whole groups, about 16 MiB each */
         uint64_t gbytes = v->Rg * v->C * s.es;
         s.gpu = gbytes >= (16u << 20) ? 1 : (16u << 20) / gbytes;
@@ -750,12 +782,14 @@ static cls_status select_any(cls_context *ctx, const cls_qview *v, const cls_qfi
     } else if (!comb && !src && regime == CLS_REGIME_SORT) {
         s.rank = rank;
         s.rank_user = user;
+        if (v->Rg <= CLS_SELECT_TABLE_MAX) st = rank_table(&s, ctx, rank, user);
         s.scr = cls_sort_scratch_new(ctx);
         /* units of whole groups, about 16 MiB each */
         uint64_t gbytes = v->Rg * v->C * s.es;
         s.gpu = gbytes >= (16u << 20) ? 1 : (16u << 20) / gbytes;
-        st = s.scr ? cls_passes_run(ctx, v->dtype, (size_t)((v->G + s.gpu - 1) / s.gpu), sort_unit, &s)
-                   : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
+        if (st == CLS_OK)
+            st = s.scr ? cls_passes_run(ctx, v->dtype, (size_t)((v->G + s.gpu - 1) / s.gpu), sort_unit, &s)
+                       : cls_fail(ctx, CLS_E_NOMEM, "out of memory");
         cls_sort_scratch_free(ctx, s.scr);
     } else {
         st = radix(&s, ctx, rank, user);

@@ -35,6 +35,12 @@ typedef void (*cls_rank_fn)(void *user, uint64_t n, uint64_t *ranks);
  * float32, 8 for float64), each with exact counts, over units of rows and
  * columns that every device pulls. The data is only read. nk <= 16. */
 #define CLS_QSMALL 128
+/* Groups of up to this many rows take their ranks from a table by count
+ * ((rows + 1) * nk uints, at most 4 MiB) and, in the sort regime on a CPU
+ * driver, one launch that loads and selects (cl/sort.cl's qsortg phase
+ * 3); longer ones two launches, the host making each entry's ranks in
+ * between. */
+#define CLS_SELECT_TABLE_MAX 65536
 cls_status cls_select(cls_context *ctx, const cls_qview *v, const cls_qfilter *f, size_t nk, cls_rank_fn rank,
                       void *user, uint64_t *count, double *vals);
 /* cls_select_combined(): cls_select over the rows of several processes,
