@@ -148,6 +148,10 @@ inline int F(sort_radix)(__global UKEY *a, __global UKEY *b, __global uint *h, u
  * on them (float64: 4 of up to 8; 2 for at most S_TWO_MAX keys) */
 #define S_HIGH 4
 #define S_TWO_MAX 1024
+/* with 11-bit digits (S_WIDE_MIN keys or more) three high digits, 33 bits:
+ * a fourth pass over a window past the caches (1.6 MB for 10^5 doubles)
+ * found runs that three had already made single keys */
+#define S_HIGH_WIDE 3
 /* Sorts a[0, n), whose keys' bits vary only where `vary` (the XOR of
  * their AND and OR) is set, with b as the other array and h as two tables
  * of counters (S_WIN's for `rows`); returns 0 when the sorted keys are in
@@ -158,7 +162,7 @@ inline int F(sort_radix)(__global UKEY *a, __global UKEY *b, __global uint *h, u
  * S_HIGH of them, or two for at most S_TWO_MAX keys; keys equal on those
  * (runs, mostly of one key: 32 bits below the highest varying one tell
  * most values apart, and 16 bits, about four of them the exponent's, most
- * of a thousand) are then sorted by the rest, a short run by insertion, a
+ * of a thousand; three 11-bit digits from S_WIDE_MIN keys on) are then sorted by the rest, a short run by insertion, a
  * long one by the remaining radix passes. The worst case (every key in
  * one run) costs what the full passes cost. Four digits at 300 keys spent
  * a third of the sort on passes whose runs were already single keys. */
@@ -171,7 +175,7 @@ inline int F(sort_keys)(__global UKEY *a, __global UKEY *b, __global uint *h, ui
     uint sh[8], np = 0;
     for (uint s = 0; s < KEY_BITS && np < 8; s += bits)
         if ((vary >> s) & mask) sh[np++] = s;
-    uint hd = n <= S_TWO_MAX ? 2 : S_HIGH;
+    uint hd = n <= S_TWO_MAX ? 2 : bits == 11 ? S_HIGH_WIDE : S_HIGH;
     if (np <= hd) return F(sort_radix)(a, b, h, n, sh, 0, np, nb, mask);
     uint cut = np - hd, lsh = sh[cut];
     int in_b = F(sort_radix)(a, b, h, n, sh, cut, np, nb, mask);
