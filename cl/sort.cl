@@ -148,10 +148,12 @@ inline int F(sort_radix)(__global UKEY *a, __global UKEY *b, __global uint *h, u
  * on them (float64: 4 of up to 8; 2 for at most S_TWO_MAX keys) */
 #define S_HIGH 4
 #define S_TWO_MAX 1024
-/* with 11-bit digits (S_WIDE_MIN keys or more) three high digits, 33 bits:
- * a fourth pass over a window past the caches (1.6 MB for 10^5 doubles)
- * found runs that three had already made single keys */
+/* with 11-bit digits (S_WIDE_MIN keys or more) three high digits, 33 bits,
+ * below S_WIDE_HIGH_MAX keys: a fourth pass over a window past the caches
+ * (1.6 MB for 10^5 doubles) found runs that three had already made single
+ * keys; at 10^7 keys three left runs long enough to cost more than it */
 #define S_HIGH_WIDE 3
+#define S_WIDE_HIGH_MAX (1u << 20)
 /* Sorts a[0, n), whose keys' bits vary only where `vary` (the XOR of
  * their AND and OR) is set, with b as the other array and h as two tables
  * of counters (S_WIN's for `rows`); returns 0 when the sorted keys are in
@@ -175,7 +177,7 @@ inline int F(sort_keys)(__global UKEY *a, __global UKEY *b, __global uint *h, ui
     uint sh[8], np = 0;
     for (uint s = 0; s < KEY_BITS && np < 8; s += bits)
         if ((vary >> s) & mask) sh[np++] = s;
-    uint hd = n <= S_TWO_MAX ? 2 : bits == 11 ? S_HIGH_WIDE : S_HIGH;
+    uint hd = n <= S_TWO_MAX ? 2 : bits == 11 && n < S_WIDE_HIGH_MAX ? S_HIGH_WIDE : S_HIGH;
     if (np <= hd) return F(sort_radix)(a, b, h, n, sh, 0, np, nb, mask);
     uint cut = np - hd, lsh = sh[cut];
     int in_b = F(sort_radix)(a, b, h, n, sh, cut, np, nb, mask);
