@@ -173,10 +173,23 @@ inline int F(sort_keys)(__global UKEY *a, __global UKEY *b, __global uint *h, ui
     if (n <= S_MERGE_MAX) return F(sort_merge)(a, b, n);
     /* the digit's width by the group's rows (the window's counters), not n */
     uint bits = rows >= S_WIDE_MIN ? 11 : 8, nb = 1u << bits, mask = nb - 1;
-    /* the digits that vary, lowest first */
+    /* the digits that vary, lowest first, aligned to the highest varying
+     * bit (the lowest one at bit 0 may overlap the next: LSD passes over
+     * overlapping digits still sort): digits at fixed multiples of the
+     * width spent high digits on bits that never vary (float32 data of
+     * exponents 1-9 took 11 varying bits in two 8-bit digits, not 16, and
+     * left runs a quadratic insertion then sorted) */
     uint sh[8], np = 0;
-    for (uint s = 0; s < KEY_BITS && np < 8; s += bits)
-        if ((vary >> s) & mask) sh[np++] = s;
+    if (vary == 0) return 0;
+    for (int s = KEY_BITS - (int)clz(vary); s > 0 && np < 8;) {
+        s = s > (int)bits ? s - (int)bits : 0;
+        if ((vary >> s) & mask) sh[np++] = (uint)s;
+    }
+    for (uint i = 0; i < np / 2; i++) {
+        uint t = sh[i];
+        sh[i] = sh[np - 1 - i];
+        sh[np - 1 - i] = t;
+    }
     uint hd = n <= S_TWO_MAX ? 2 : bits == 11 && n < S_WIDE_HIGH_MAX ? S_HIGH_WIDE : S_HIGH;
     if (np <= hd) return F(sort_radix)(a, b, h, n, sh, 0, np, nb, mask);
     uint cut = np - hd, lsh = sh[cut];
