@@ -181,7 +181,12 @@ inline int F(sort_keys)(__global UKEY *a, __global UKEY *b, __global uint *h, ui
      * left runs a quadratic insertion then sorted) */
     uint sh[8], np = 0;
     if (vary == 0) return 0;
-    for (int s = KEY_BITS - (int)clz(vary); s > 0 && np < 8;) {
+    /* float64 keys in 11-bit digits keep the fixed grid (from 66 down):
+     * aligned to the top, their first digit is the exponent alone, a few
+     * values for most data, and columns of 10^5 to 10^7 doubles ran 3-5%
+     * slower */
+    int top = bits == 11 && KEY_BITS == 64 ? 66 : KEY_BITS - (int)clz(vary);
+    for (int s = top; s > 0 && np < 8;) {
         s = s > (int)bits ? s - (int)bits : 0;
         if ((vary >> s) & mask) sh[np++] = (uint)s;
     }
