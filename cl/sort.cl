@@ -185,7 +185,11 @@ inline int F(sort_keys)(__global UKEY *a, __global UKEY *b, __global uint *h, ui
      * aligned to the top, their first digit is the exponent alone, a few
      * values for most data, and columns of 10^5 to 10^7 doubles ran 3-5%
      * slower */
-    int top = bits == 11 && KEY_BITS == 64 ? 66 : KEY_BITS - (int)clz(vary);
+#if KEY_BITS == 64
+    int top = bits == 11 ? 66 : KEY_BITS - (int)clz(vary);
+#else
+    int top = KEY_BITS - (int)clz(vary);
+#endif
     for (int s = top; s > 0 && np < 8;) {
         s = s > (int)bits ? s - (int)bits : 0;
         if ((vary >> s) & mask) sh[np++] = (uint)s;
