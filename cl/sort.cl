@@ -164,8 +164,9 @@ inline int F(sort_radix)(__global UKEY *a, __global UKEY *b, __global uint *h, u
  * S_HIGH of them, or two for at most S_TWO_MAX keys; keys equal on those
  * (runs, mostly of one key: 32 bits below the highest varying one tell
  * most values apart, and 16 bits, about four of them the exponent's, most
- * of a thousand; three 11-bit digits from S_WIDE_MIN keys on) are then sorted by the rest, a short run by insertion, a
- * long one by the remaining radix passes. The worst case (every key in
+ * of a thousand; three 11-bit digits from S_WIDE_MIN keys on) are then
+ * sorted by the rest, a short run by insertion, a long one by the
+ * remaining radix passes. The worst case (every key in
  * one run) costs what the full passes cost. Four digits at 300 keys spent
  * a third of the sort on passes whose runs were already single keys. */
 inline int F(sort_keys)(__global UKEY *a, __global UKEY *b, __global uint *h, uint n, uint rows, UKEY vary)
