@@ -219,6 +219,24 @@ inline void F(clip_run)(__global const UKEY *w, int n0, uint flags, ACC slo, ACC
  * per value; in between it sorts and clips lane after lane, each in its
  * own window. */
 #define S_XB 8
+/* a row of a block as a vector (S_XB lanes) */
+#if REAL_BYTES == 8
+#define S_RV double8
+#define S_IV long8
+#define S_IV_SCALAR long
+#define S_UV ulong8
+#define S_AS_UV as_ulong8
+#define S_SIGN 0x8000000000000000UL
+#else
+#define S_RV float8
+#define S_IV int8
+#define S_IV_SCALAR int
+#define S_UV uint8
+#define S_AS_UV as_uint8
+#define S_SIGN 0x80000000U
+#endif
+#define S_VLOAD vload8
+#define S_VSTORE vstore8
 __kernel void F(clipsort)(__global const REAL *x, __global REAL *y, __global uchar *mk, uint ncols, uint rows,
                           uint ngroups, uint flags, REAL sent, __global const ACC *sig, int maxiters, REAL cfill,
                           __global ACC *st, __global uint *cn, ulong pstride, __global UKEY *scr, ulong e0,
@@ -246,7 +264,33 @@ __kernel void F(clipsort)(__global const REAL *x, __global REAL *y, __global uch
     }
     int pre = (flags & XF_SORTED) != 0;
     for (uint k = 0; pre && k < nl; k++) n0[k] = (int)cn[e0 + b0 + k];
-    for (uint i = 0; !pre && i < rows; i++)
+    /* a whole block of lanes neighbours in one row: loaded and written as
+     * vectors, the keys stored without a branch (each at its lane's count,
+     * which grows only for a value kept) */
+    int vec = nl == S_XB && (e0 + b0) % ncols + S_XB <= ncols;
+    if (!pre && vec) {
+        ulong wn = S_WIN(rows);
+        __global UKEY *kw = scr + b0 * wn;
+        S_UV vand = (S_UV)(~(UKEY)0), vor = (S_UV)(0);
+        for (uint i = 0; i < rows; i++) {
+            S_RV t = S_VLOAD(0, x + off[0] + (ulong)i * ncols);
+            S_IV ok = isfinite(t) & (sen ? (t != (S_RV)(sent)) : (S_IV)(-1));
+            S_UV u = S_AS_UV(t), key = select(u | (S_UV)(S_SIGN), ~u, u);
+            vand &= select((S_UV)(~(UKEY)0), key, ok);
+            vor |= select((S_UV)(0), key, ok);
+            UKEY kk[S_XB];
+            S_IV_SCALAR okk[S_XB];
+            S_VSTORE(key, 0, kk);
+            S_VSTORE(ok, 0, okk);
+            for (uint k = 0; k < S_XB; k++) {
+                kw[k * wn + n0[k]] = kk[k];
+                n0[k] += (int)(okk[k] & 1);
+            }
+        }
+        S_VSTORE(vand, 0, kand);
+        S_VSTORE(vor, 0, kor);
+    }
+    for (uint i = 0; !pre && !vec && i < rows; i++)
         for (uint k = 0; k < nl; k++) {
             REAL t = x[off[k] + (ulong)i * ncols];
             if (isfinite(t) && !(sen && t == sent)) {
@@ -343,7 +387,24 @@ __kernel void F(clipsort)(__global const REAL *x, __global REAL *y, __global uch
          * sentinel not filled becomes NaN), as clean_apply; the mask 1
          * where missing or clipped */
         int clm = (flags & XF_CLAMP) != 0, fil = fm != 0, kp = (flags & XF_KEEP) != 0;
-        for (uint i = 0; i < rows; i++)
+        if (vec) {
+            /* the same, a row of the block as one vector */
+            S_RV lo8 = S_VLOAD(0, lor), hi8 = S_VLOAD(0, hir), fl8 = S_VLOAD(0, fill);
+            S_IV clv = (S_IV)(clm ? -1 : 0), filv = (S_IV)(fil ? -1 : 0);
+            for (uint i = 0; i < rows; i++) {
+                ulong o = off[0] + (ulong)i * ncols;
+                S_RV t = S_VLOAD(0, x + o);
+                S_IV isen = sen ? (t == (S_RV)(sent)) : (S_IV)(0);
+                S_IV miss = !isfinite(t) | isen;
+                S_RV u = select(t, (S_RV)(S_QNAN), isen);
+                S_IV out = ~miss & ((u < lo8) | (u > hi8));
+                if (wm) vstore8(convert_uchar8((miss | out) & (S_IV)(1)), 0, mk + o);
+                u = select(u, clm ? clamp(u, lo8, hi8) : (S_RV)(S_QNAN), out);
+                miss |= ~clv & out;
+                if (wr) S_VSTORE(kp ? t : select(u, fl8, miss & filv), 0, y + o);
+            }
+        }
+        for (uint i = 0; !vec && i < rows; i++)
             for (uint k = 0; k < nl; k++) {
                 ulong o = off[k] + (ulong)i * ncols;
                 REAL t_ = x[o], t0 = t_;
@@ -373,6 +434,14 @@ __kernel void F(clipsort)(__global const REAL *x, __global REAL *y, __global uch
     }
 }
 #undef S_XB
+#undef S_RV
+#undef S_IV
+#undef S_IV_SCALAR
+#undef S_UV
+#undef S_AS_UV
+#undef S_SIGN
+#undef S_VLOAD
+#undef S_VSTORE
 #undef S_SUMS
 #undef W
 #undef S_QNAN

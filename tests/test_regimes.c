@@ -458,6 +458,97 @@ static void runs_of_equal_high_digits(void **state)
     cls_context_destroy(count);
 }
 
+/* The clipping kernel's sort (cl/sort.cl: digits aligned to the highest
+ * varying bit, three high 11-bit digits from CLS_SORT_WIDE_MIN keys and
+ * four from 2^20) and its loads and writes (cl/clip_sort.cl: a block of 8
+ * neighbouring lanes as vectors, 9 columns so that the ninth takes the
+ * lane-by-lane way): keys that vary in few or odd bits, integers
+ * (low bits constant), a ramp of close values (six bits above the lowest twelve
+ * vary), powers of two of both signs with signed zeros (only the sign and
+ * exponent vary), the benchmark's normal data with outliers and a value
+ * below 2 (every exponent bit varies), a constant, a single value, +-Inf
+ * among values, all NaN, ties; rows around each cut-over (the merge sort,
+ * two high digits, 11-bit digits: past 1025 on PoCL only; 2^20 rows, where
+ * a fourth high digit returns, take minutes against the reference). The values and
+ * masks as astropy's (the float64 reference) and as the counting passes. */
+static void clipping_keys_of_few_varying_bits(void **state)
+{
+    (void)state;
+    cls_context *sort = budget_context(0), *count = budget_context(1);
+    const size_t rows[] = {100, 300, 1024, 1025, CLS_SORT_WIDE_MIN - 1, CLS_SORT_WIDE_MIN};
+    const cls_clean opts[] = {{.sigma = 3, .maxiters = -1},
+                              {.sigma = 2, .maxiters = -1, .spread = CLS_SPREAD_MAD_STD, .center = CLS_CENTER_MEAN}};
+    const size_t C = 9;
+    for (int ti = 0; ti < 2; ti++) {
+        cls_dtype t = ti ? CLS_F64 : CLS_F32;
+        if (!suite_runs(t)) continue;
+        for (size_t ri = 0; ri < sizeof rows / sizeof rows[0]; ri++) {
+            size_t R = rows[ri];
+            if (skip_rows(R) || (R > 1025 && !test_suite_is("pocl"))) continue;
+            cls_array x = cref_make(t, 1, R, C, 4700 + ri + 10 * (uint64_t)ti);
+            rng g;
+            rng_seed(&g, 4800 + ri);
+            for (size_t r = 0; r < R; r++) {
+                double z = rng_normal(&g);
+                double v3 = 10.0 + 2.0 * z;
+                if (r % 1000 == 17) v3 *= 50.0;
+                if (r == 3) v3 = 1.5;
+                double vs[9] = {
+                    (double)((r * 7919) % R) + (r == R / 2 ? 1e9 : 0),
+                    1.0 + (double)((r * 104729) % 64) * (ti ? 0x1p-40 : 0x1p-17),
+                    (r % 2 ? -1.0 : 1.0) * (r % 23 == 0 ? 0.0 : ldexp(1.0, (int)(r % 20) - 10)),
+                    v3,
+                    7.25,
+                    r == R / 3 ? 4.0 : NAN,
+                    r % 50 == 1 ? INFINITY : r % 50 == 2 ? -INFINITY : z,
+                    NAN,
+                    (double)(r % 3) + (r == 5 ? 40.0 : 0.0),
+                };
+                for (size_t c = 0; c < C; c++) {
+                    if (t == CLS_F64) ((double *)x.data)[r * C + c] = vs[c];
+                    else ((float *)x.data)[r * C + c] = (float)vs[c];
+                }
+            }
+            size_t n = R * C;
+            double *want = malloc(n * sizeof *want);
+            for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+                cleaned a, b;
+                clean_into(sort, &x, CLS_SCOPE_MATRIX, opts[k], 1, &a);
+                clean_into(count, &x, CLS_SCOPE_MATRIX, opts[k], 1, &b);
+                double tol = ti ? 1e-12 : 1e-5;
+                for (size_t c = 0; c < C; c++) {
+                    uint64_t wm, wc;
+                    cref_clean_column(&x, CLS_SCOPE_MATRIX, 0, c, &opts[k], want, &wm, &wc);
+                    if (a.miss[c] != wm || a.clip[c] != wc)
+                        fail_msg("%s rows %zu options %zu column %zu: missing %llu clipped %llu, want %llu %llu",
+                                 ti ? "f64" : "f32", R, k, c, (unsigned long long)a.miss[c],
+                                 (unsigned long long)a.clip[c], (unsigned long long)wm, (unsigned long long)wc);
+                    if (a.clip[c] != b.clip[c] || a.miss[c] != b.miss[c])
+                        fail_msg("%s rows %zu options %zu column %zu: clipped %llu, counting %llu",
+                                 ti ? "f64" : "f32", R, k, c, (unsigned long long)a.clip[c],
+                                 (unsigned long long)b.clip[c]);
+                    for (size_t r = 0; r < R; r++) {
+                        size_t i = r * C + c;
+                        double got = cref_get(&a.y, i), w = ti ? want[i] : (double)(float)want[i];
+                        if (!(same(got, w) || got == w || fabs(got - w) <= tol * fmax(1, fabs(w))))
+                            fail_msg("%s rows %zu options %zu element %zu: %.17g, want %.17g", ti ? "f64" : "f32",
+                                     R, k, i, got, w);
+                        if (a.mask[i] != b.mask[i] || a.mask[i] != (uint8_t)!isfinite(got))
+                            fail_msg("%s rows %zu options %zu element %zu: mask %d, counting %d, value %.17g",
+                                     ti ? "f64" : "f32", R, k, i, a.mask[i], b.mask[i], got);
+                    }
+                }
+                cleaned_free(&a);
+                cleaned_free(&b);
+            }
+            free(want);
+            cref_free(&x);
+        }
+    }
+    cls_context_destroy(sort);
+    cls_context_destroy(count);
+}
+
 /* The selection among unsorted keys of a CPU driver (cl/sort.cl's
  * q_select: each level splits the range of a wanted rank by the digit at
  * its highest varying bit, 8 bits, 11 from CLS_SORT_WIDE_MIN rows on, and
@@ -649,6 +740,7 @@ int main(void)
         cmocka_unit_test(one_row_groups),
         cmocka_unit_test(quantiles_of_many_targets),
         cmocka_unit_test(runs_of_equal_high_digits),
+        cmocka_unit_test(clipping_keys_of_few_varying_bits),
         cmocka_unit_test(selection_by_levels),
         cmocka_unit_test(selection_at_the_rank_table_length),
         cmocka_unit_test(parallel_quantiles),
