@@ -8,9 +8,10 @@
  * written at its own offsets); bins alone in row blocks of whole bins;
  * series larger than a buffer in blocks of rows with halo rows (a block
  * of one row, windows longer than a block, edges, gaps at the blocks'
- * borders, bins across them). A clipping ahead of a trend over a series
- * larger than a buffer, or a wrap edge there, is refused, naming the
- * limit and why, the output left as it was; the process's peak memory
+ * borders, bins across them; a clipping or an imputation ahead: its
+ * statistics over the whole series first). A wrap edge over a series
+ * larger than a buffer is refused, naming the limit and why, the output
+ * left as it was; the process's peak memory
  * grows by the buffers, not by the file. */
 #include <fcntl.h>
 #include <math.h>
@@ -370,7 +371,8 @@ static void bins_alone_stream_in_row_blocks_of_whole_bins(void **state)
  * blocks of rows with halo rows: the bytes of the call in memory. 4 KiB
  * buffers hold fewer rows than a halo: blocks of one row (or one bin);
  * larger buffers give blocks of a few hundred rows, which the kernels'
- * chunks of rows per work-item straddle. NaN and Inf every 211 values
+ * chunks of rows per work-item straddle; a window longer than the
+ * series reads all of it. NaN and Inf every 211 values
  * and a gap in column 0 lie at many blocks' borders. */
 static const lc_case halo_cases[] = {
     {"mean 5 reflect", {.detrend = CLS_DETREND_MEAN, .window = 5}},
@@ -394,6 +396,13 @@ static const lc_case halo_cases[] = {
                                     .bin_stat = CLS_BIN_BOUNDARY}},
     {"savgol 21,2, bins of 33 mean", {.detrend = CLS_DETREND_SAVGOL, .window = 21, .polyorder = 2,
                                       .bin_rows = 33, .bin_stat = CLS_BIN_MEAN}},
+    {"clip 2, savgol 9,2, bins of 3 mean", {.sigma = 2, .detrend = CLS_DETREND_SAVGOL, .window = 9,
+                                            .polyorder = 2, .bin_rows = 3, .bin_stat = CLS_BIN_MEAN}},
+    {"median clip 2.5 3 iterations, impute median, mean 11",
+     {.sigma = 2.5, .maxiters = 3, .center = CLS_CENTER_MEDIAN, .impute = CLS_IMPUTE_MEDIAN,
+      .detrend = CLS_DETREND_MEAN, .window = 11}},
+    {"impute median, savgol 15,2 interp divide", {.impute = CLS_IMPUTE_MEDIAN, .detrend = CLS_DETREND_SAVGOL,
+                                                  .window = 15, .polyorder = 2, .detrend_op = CLS_DETREND_DIVIDE}},
 };
 
 static void series_larger_than_a_buffer_stream_with_halo_rows(void **state)
@@ -403,26 +412,35 @@ static void series_larger_than_a_buffer_stream_with_halo_rows(void **state)
     for (int t = 0; t < 2; t++) {
         cls_dtype dt = t ? CLS_F64 : CLS_F32;
         if (!runs(dt) || (grind && !t)) continue;
-        size_t es = es_of(dt), R = grind ? 400 : 1500;
+        size_t es = es_of(dt), R = grind ? 400 : 2000, row = 3 * es;
+        /* blocks of a few hundred rows (a halo is a window and a kernel's
+         * chunk of rows, up to about 1100 rows here) */
         cls_array x = curves(dt, 3, R, 3, 21);
-        size_t row = 3 * es, bufs[] = {4096, 400 * row, R * row + row};
+        /* blocks of one row (or one bin): buffers smaller than a halo */
+        cls_array xs = curves(dt, 2, grind ? 60 : 300, 3, 22);
         for (size_t k = 0; k < sizeof halo_cases / sizeof *halo_cases; k++)
-            for (size_t b = grind ? 1 : 0; b < 3; b++)
-                for (int scope = 0; scope < 2; scope++) {
-                    if (scope && b == 2 && grind) continue;
-                    if (halo_cases[k].c.window > R && scope == 0 && b < 2) continue; /* (the whole series anyway) */
-                    char what[160];
-                    snprintf(what, sizeof what, "%s, %s, %s scope, buffer of %zu bytes", halo_cases[k].name,
-                             t ? "float64" : "float32", scope ? "batch" : "matrix", bufs[b]);
-                    cls_pipeline p = {.scope = scope ? CLS_SCOPE_BATCH : CLS_SCOPE_MATRIX, .clean = &halo_cases[k].c};
-                    same_streamed(&p, &x, &x, bufs[b], 0, what);
-                }
+            for (int scope = 0; scope < 2; scope++) {
+                char what[160];
+                cls_pipeline p = {.scope = scope ? CLS_SCOPE_BATCH : CLS_SCOPE_MATRIX, .clean = &halo_cases[k].c};
+                size_t buf = (grind ? 300 : 1500) * row;
+                /* a window longer than the series: over the short ones only */
+                int longer = halo_cases[k].c.window > 500;
+                snprintf(what, sizeof what, "%s, %s, %s scope, buffer of %zu bytes", halo_cases[k].name,
+                         t ? "float64" : "float32", scope ? "batch" : "matrix", buf);
+                if (!longer) same_streamed(&p, &x, &x, buf, 0, what);
+                if ((k % 3 && !longer) || (grind && scope)) continue;
+                snprintf(what, sizeof what, "%s, %s, %s scope, blocks of one row", halo_cases[k].name,
+                         t ? "float64" : "float32", scope ? "batch" : "matrix");
+                same_streamed(&p, &xs, &xs, 4096, 0, what);
+            }
+        size_t ro = (R + 9) / 10;
         /* bins reduced after a trend: each block's bins at their place */
         cls_clean c = {.detrend = CLS_DETREND_SAVGOL, .window = 15, .polyorder = 2, .bin_rows = 10,
                        .bin_stat = CLS_BIN_MEDIAN, .bin_reduce = 1};
         cls_pipeline p = {.scope = CLS_SCOPE_MATRIX, .clean = &c};
-        cls_array o = {.dtype = dt, .batch = 3, .rows = (R + 9) / 10, .cols = 3};
-        same_streamed(&p, &x, &o, 4096, 0, "savgol 15,2, bins of 10 reduced, blocks of one bin");
+        cls_array o = {.dtype = dt, .batch = 3, .rows = ro, .cols = 3};
+        cls_array os = {.dtype = dt, .batch = 2, .rows = (xs.rows + 9) / 10, .cols = 3};
+        same_streamed(&p, &xs, &os, 4096, 0, "savgol 15,2, bins of 10 reduced, blocks of one bin");
         same_streamed(&p, &x, &o, 400 * row, 0, "savgol 15,2, bins of 10 reduced");
         p.scope = CLS_SCOPE_BATCH;
         cls_array ob = {.dtype = dt, .batch = 1, .rows = (3 * R + 9) / 10, .cols = 3};
@@ -436,10 +454,11 @@ static void series_larger_than_a_buffer_stream_with_halo_rows(void **state)
         p.scope = CLS_SCOPE_MATRIX;
         same_streamed(&p, &x, &x, 400 * row, 1, "savgol 15,2 divide, bins of 10, min-max per matrix");
         free(x.data);
+        free(xs.data);
     }
 }
 
-static void a_series_larger_than_a_buffer_with_a_clipping_is_refused_naming_the_limit(void **state)
+static void a_wrap_edge_over_a_series_larger_than_a_buffer_is_refused_naming_the_limit(void **state)
 {
     (void)state;
     cls_dtype dt = runs(CLS_F64) ? CLS_F64 : CLS_F32;
@@ -448,17 +467,16 @@ static void a_series_larger_than_a_buffer_with_a_clipping_is_refused_naming_the_
     int fi = file_of(path("in.bin"), x.data, n), fo = out_file(path("out.bin"), n);
     cls_stream_opts o = {.buffer_bytes = 4096};
     cls_array fx = on_file(fi, &x, &o), fy = on_file(fo, &x, NULL);
-    cls_clean c = {.sigma = 3, .detrend = CLS_DETREND_MEAN, .window = 5};
+    cls_clean c = {.sigma = 3, .detrend = CLS_DETREND_MEAN, .window = 5, .edge = CLS_EDGE_WRAP};
     cls_pipeline p = {.scope = CLS_SCOPE_MATRIX, .clean = &c};
     assert_int_equal(cls_fit_transform(ctx, &p, &fx, &fy, NULL), CLS_E_UNSUPPORTED);
     char want[64];
     snprintf(want, sizeof want, "%zu bytes", mat);
     const char *e = cls_last_error(ctx);
-    if (!strstr(e, "light curves") || !strstr(e, want) || !strstr(e, "4096") || !strstr(e, "clipping"))
-        fail_msg("the message does not name the series (%s), the buffer (4096) and the clipping: %s", want, e);
-    /* batch scope: the batch is the series; a wrap edge reads its other end */
+    if (!strstr(e, "light curves") || !strstr(e, want) || !strstr(e, "4096") || !strstr(e, "wrap"))
+        fail_msg("the message does not name the series (%s), the buffer (4096) and the wrap edge: %s", want, e);
+    /* batch scope: the batch is the series */
     c.sigma = 0;
-    c.edge = CLS_EDGE_WRAP;
     p.scope = CLS_SCOPE_BATCH;
     o.buffer_bytes = 2 * mat;
     assert_int_equal(cls_fit_transform(ctx, &p, &fx, &fy, NULL), CLS_E_UNSUPPORTED);
@@ -533,7 +551,7 @@ int main(void)
         cmocka_unit_test(column_blocks_of_a_matrix_larger_than_a_buffer),
         cmocka_unit_test(bins_alone_stream_in_row_blocks_of_whole_bins),
         cmocka_unit_test(series_larger_than_a_buffer_stream_with_halo_rows),
-        cmocka_unit_test(a_series_larger_than_a_buffer_with_a_clipping_is_refused_naming_the_limit),
+        cmocka_unit_test(a_wrap_edge_over_a_series_larger_than_a_buffer_is_refused_naming_the_limit),
         cmocka_unit_test(peak_memory_is_the_pool_not_the_file),
     };
     return TEST_RUN("lightcurve_stream", tests, group_setup, group_teardown);

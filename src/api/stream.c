@@ -112,6 +112,13 @@ typedef struct sjob {
     int halo;                   /* light curves whose series a buffer does not hold: blocks of a
                                    series with the rows their windows read before and after */
     uint64_t Rs;                /* halo: the rows of a series (a matrix, or the batch) */
+    const cls_clean *lc;        /* halo: the trend and bins (and the cleaning's options) */
+    /* a cleaning ahead of halo blocks: its read passes take the chunks
+     * above (each row once), its writing pass these blocks */
+    chunk *hch;
+    cls_sio_chunk *hio;
+    size_t hn;
+    size_t min_cap;             /* the buffers hold at least this (both plans' chunks) */
 } sjob;
 
 static const char *fa_name(const cls_file_array *a, char *buf, size_t len)
@@ -325,6 +332,7 @@ static cls_status plan_rest(sjob *j, const cls_stream_opts *o, size_t n)
     }
     if (j->reduce && !(j->obuf = malloc(j->ocap)))
         return cls_fail(j->ctx, CLS_E_NOMEM, "out of memory for %zu bytes of bins", j->ocap);
+    if (j->cap < j->min_cap) j->cap = j->min_cap;
     j->nbufs = o && o->buffers ? o->buffers : DEFAULT_BUFFERS;
     if (j->nbufs < 2) j->nbufs = 2;
     if (j->nbufs > n) j->nbufs = (unsigned)n;
@@ -407,6 +415,18 @@ static void note_report(sjob *j)
     j->ndone += r.slices_done;
 }
 
+/* A block of a series with its halo rows: its rows (or their bins) to
+ * the buffer's start, which its write takes. */
+static cls_status halo_block(sjob *j, const chunk *c, void *buf)
+{
+    cls_lc_rows r = {c->base, c->nr, c->wlo, c->whi};
+    cls_status st = cls_lc_run_rows(j->ctx, j->lc, j->in->dtype, buf, j->reduce ? j->obuf : buf, j->Rs, j->C, &r,
+                                    j->reduce);
+    if (st == CLS_OK && j->reduce) memcpy(buf, j->obuf, j->io[c - j->ch].out_len);
+    if (st == CLS_OK) note_report(j);
+    return st;
+}
+
 static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
 {
     cls_context *ctx = j->ctx;
@@ -418,6 +438,12 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
     }
     cls_stats *cs = NULL, *sub = NULL;
     cls_status st = CLS_OK;
+    if (k == PASS_WRITE && j->halo) {
+        /* the cleaning's values of the block and its halo (every value
+         * cleaned alone with its group's bounds and fills), then its trend */
+        st = j->wchunk(j->qcu, p.scope == CLS_SCOPE_BATCH ? 0 : c->b0, c->nr, buf);
+        return st == CLS_OK ? halo_block(j, c, buf) : st;
+    }
     if (k == PASS_READ || k == PASS_WRITE) {
         if (k == PASS_READ && j->fchunk) {
             /* the chunk whole: its groups, and its first row in them */
@@ -451,11 +477,7 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
             if (st == CLS_OK) note_report(j);
         }
     } else if (k == PASS_FUSED && j->halo) {
-        /* a block of a series: its rows (or their bins) to the buffer's start */
-        cls_lc_rows r = {c->base, c->nr, c->wlo, c->whi};
-        st = cls_lc_run_rows(ctx, p.clean, x.dtype, buf, j->reduce ? j->obuf : buf, j->Rs, j->C, &r, j->reduce);
-        if (st == CLS_OK && j->reduce) memcpy(buf, j->obuf, j->io[c - j->ch].out_len);
-        if (st == CLS_OK) note_report(j);
+        st = halo_block(j, c, buf);
     } else if (k == PASS_FUSED) {
         /* a cleaning stage's outputs are per statistics group: this chunk's
          * groups start at matrix b0 (whole groups, or the one batch group);
@@ -594,7 +616,21 @@ static cls_status write_pass(void *user, cls_cchunk_fn chunk, void *cu)
     j->qcu = cu;
     /* the last pass, or (tail) one that reads and writes out follows */
     next_passes(j, j->tail, j->tail ? 2 * j->bytes : 0, j->tail);
-    return run_pass(j, PASS_WRITE);
+    if (!j->hch) return run_pass(j, PASS_WRITE);
+    /* the halo blocks write: their chunks for this pass */
+    struct chunk *ch = j->ch;
+    cls_sio_chunk *io = j->io;
+    size_t n = j->n;
+    j->ch = j->hch;
+    j->io = j->hio;
+    j->n = j->hn;
+    j->halo = 1;
+    cls_status st = run_pass(j, PASS_WRITE);
+    j->halo = 0;
+    j->ch = ch;
+    j->io = io;
+    j->n = n;
+    return st;
 }
 
 /* A cleaning stage over groups larger than a chunk: clean.c takes the
@@ -757,6 +793,8 @@ static cls_status sjob_finish(sjob *j, cls_status st)
     free(j->bufs);
     free(j->ch);
     free(j->io);
+    free(j->hch);
+    free(j->hio);
     free(j->obuf);
     free(j->slices);
     free(j->dbytes);
@@ -794,15 +832,17 @@ static int bins_alone(const cls_pipeline *p)
  * blocks with halo rows (NULL: they can). A clipping or an imputation
  * ahead of the trend takes statistics over the whole series, which the
  * blocks do not see; a wrap edge reads the other end of the series. */
+static int lc_cleans(const cls_clean *c)
+{
+    /* as clean.c decides: a cleaning runs ahead of the trend and bins */
+    return c->has_missing_value || c->impute != CLS_IMPUTE_NONE || c->sigma != 0 || c->sigma_lower != 0 ||
+           c->sigma_upper != 0 || c->mask_out || c->mean_out || c->m2_out;
+}
+
 static const char *halo_refusal(const sjob *j)
 {
     const cls_clean *c = j->p.clean;
-    if (c->sigma != 0 || c->sigma_lower != 0 || c->sigma_upper != 0 || c->impute != CLS_IMPUTE_NONE ||
-        c->mask_out || c->mean_out || c->m2_out)
-        return "a clipping or an imputation ahead of the trend or bins takes its statistics over the whole series";
-    if (c->has_missing_value && (c->missing_out || c->clipped_out || c->fill_out || c->lower_out || c->upper_out ||
-                                 c->iterations_out))
-        return "the cleaning's per-column counts are taken over the whole series";
+    if (c->mask_out) return "the mask is written by the rows of the series";
     if (c->detrend != CLS_DETREND_NONE && c->edge == CLS_EDGE_WRAP)
         return "the wrap edge's windows read the series' other end";
     return NULL;
@@ -821,7 +861,9 @@ static cls_status lc_too_long(sjob *j, const char *why)
                     why, (unsigned long long)need);
 }
 
-/* The series go in blocks with halo rows: the chunks planned again. */
+/* The series go in blocks with halo rows: the chunks planned again. A
+ * cleaning ahead of them keeps the chunks planned (its read passes) and
+ * takes the blocks for its writing pass, the buffers holding either. */
 static cls_status plan_halo(sjob *j, const cls_stream_opts *o)
 {
     const char *why = halo_refusal(j);
@@ -829,19 +871,44 @@ static cls_status plan_halo(sjob *j, const cls_stream_opts *o)
     int batch = j->p.scope == CLS_SCOPE_BATCH;
     cls_status st = cls_lc_check(j->ctx, j->p.clean, batch ? (uint64_t)j->B * j->R : j->R, j->reduce);
     if (st != CLS_OK) return st;
+    int clean = lc_cleans(j->p.clean);
     for (unsigned i = 0; j->bufs && i < j->nbufs; i++)
         if (j->bufs[i]) cls_host_free(j->ctx, j->bufs[i]);
     free(j->bufs);
-    free(j->ch);
-    free(j->io);
     free(j->obuf);
     j->bufs = NULL;
+    j->obuf = NULL;
+    j->ocap = 0;
+    chunk *ch = j->ch;
+    cls_sio_chunk *io = j->io;
+    size_t n = j->n;
+    j->min_cap = clean ? j->cap : 0;
+    if (!clean) {
+        free(ch);
+        free(io);
+    }
     j->ch = NULL;
     j->io = NULL;
-    j->obuf = NULL;
-    j->cap = j->ocap = 0;
+    j->cap = 0;
     j->halo = 1;
-    return plan(j, o, 0);
+    j->lc = j->p.clean;
+    st = plan(j, o, 0);
+    if (clean) {
+        j->hch = j->ch;
+        j->hio = j->io;
+        j->hn = j->n;
+        j->ch = ch;
+        j->io = io;
+        j->n = n;
+        j->halo = 0;
+        /* the pool no larger than the read passes' chunks */
+        for (unsigned i = (unsigned)(n < j->nbufs ? n : j->nbufs); j->bufs && i < j->nbufs; i++) {
+            if (j->bufs[i]) cls_host_free(j->ctx, j->bufs[i]);
+            j->bufs[i] = NULL;
+        }
+        if (n < j->nbufs) j->nbufs = n < 2 ? 2 : (unsigned)n;
+    }
+    return st;
 }
 
 cls_status cls_file_fit(cls_context *ctx, const cls_pipeline *p, const cls_file_array *in,
@@ -958,7 +1025,40 @@ cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const
          * bins alone, whole bins) */
         int whole = j.halo || whole_groups(&j) || j.bin_align;
         j.want_stats = fitted != NULL;
-        if (j.halo && (j.p.scaler != CLS_NONE || j.p.factors || fitted)) {
+        if (j.hch) {
+            /* a cleaning ahead of halo blocks: its passes over the file
+             * (statistics over whole series), its writing pass the blocks,
+             * each cleaned with its halo then detrended; a scaler after
+             * over out in place */
+            cls_clean cc = *j.p.clean;
+            cc.detrend = CLS_DETREND_NONE;
+            cc.window = cc.polyorder = cc.deriv = 0;
+            cc.delta = cc.cval = 0;
+            cc.edge = CLS_EDGE_DEFAULT;
+            cc.origin = 0;
+            cc.detrend_op = CLS_DETREND_SUBTRACT;
+            cc.bin_rows = 0;
+            cc.bin_stat = CLS_BIN_NONE;
+            cc.bin_reduce = 0;
+            cls_pipeline all = j.p, rest = j.p;
+            int after = j.p.scaler != CLS_NONE || j.p.factors || fitted;
+            j.p.clean = &cc;
+            j.p.scaler = CLS_NONE;
+            j.p.factors = NULL;
+            j.want_stats = 0;
+            j.tail = after;
+            st = stream_clean(&j, NULL, NULL);
+            j.p = all;
+            if (after) {
+                for (unsigned i = 0; i < j.nbufs; i++) {
+                    if (j.bufs[i]) cls_host_free(ctx, j.bufs[i]);
+                    j.bufs[i] = NULL;
+                }
+                rest.clean = NULL;
+                if (st == CLS_OK) st = check_unchanged(&j);
+                if (st == CLS_OK) st = file_fit_transform_in_place(&j, &rest, out, opts, fitted ? &j.acc : NULL);
+            }
+        } else if (j.halo && (j.p.scaler != CLS_NONE || j.p.factors || fitted)) {
             /* the trend and bins in blocks write out, then the scaler runs
              * over out in place, as the call in memory runs it over the
              * detrended values */
