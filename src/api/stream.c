@@ -334,6 +334,10 @@ static cls_status plan_rest(sjob *j, const cls_stream_opts *o, size_t n)
         return cls_fail(j->ctx, CLS_E_NOMEM, "out of memory for %zu bytes of bins", j->ocap);
     if (j->cap < j->min_cap) j->cap = j->min_cap;
     j->nbufs = o && o->buffers ? o->buffers : DEFAULT_BUFFERS;
+    /* halo blocks: the trend's output of a block (a host table as large
+     * as a buffer, util/table.h) takes the place of one buffer of the
+     * default pool, which keeps the peak memory of a default stream */
+    if (j->halo && !(o && o->buffers) && j->p.clean->detrend != CLS_DETREND_NONE) j->nbufs--;
     if (j->nbufs < 2) j->nbufs = 2;
     if (j->nbufs > n) j->nbufs = (unsigned)n;
     j->threads = o && o->io_threads ? o->io_threads : DEFAULT_THREADS;

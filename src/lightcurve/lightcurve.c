@@ -10,6 +10,7 @@
 
 #include "engine/passes.h"
 #include "lightcurve/lightcurve.h"
+#include "util/table.h"
 
 #define UNIT_BYTES (16u << 20) /* a unit's data at most, but for one group larger than this */
 #define LOOP_MAX 60000u        /* trip count per work-item (rusticl: ~65 535, PITFALLS.md) */
@@ -177,11 +178,12 @@ static cls_status unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
     cls_status st = cls_kernel_get(ctx, d, kind, j->t, 0, &a.k, &local, NULL);
     if (st != CLS_OK) return st;
     size_t ybytes = r ? (size_t)(whi - wlo) * j->C * j->es : bytes;
+    void *host = NULL; /* the results' host table (back) */
     if (r) {
         /* a block: its halo rows in, its own rows out (y may be x) */
         back = 1;
         st = cls_pass_input(ctx, d, x, bytes, &m[0]);
-        if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, ybytes, NULL, &m[1]);
+        if (st == CLS_OK) st = cls_pass_result_buffer(ctx, d, CL_MEM_WRITE_ONLY, ybytes, &host, &m[1]);
     } else if (j->kind == CLS_K_BIN_REDUCE) {
         ybytes = (size_t)(ng * j->nbins) * j->C * j->es;
         y = j->y + (size_t)(g0 * j->nbins) * j->C * j->es;
@@ -191,7 +193,11 @@ static cls_status unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
         /* a window reads rows that other work-items write: never in place */
         back = 1;
         st = cls_pass_input(ctx, d, x, bytes, &m[0]);
-        if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, bytes, NULL, &m[1]);
+        /* a host table, kept between calls, rather than the driver's
+         * buffer: a stream's chunks freed and took the driver's 16 MiB
+         * buffers from the C library's heap, which kept them resident
+         * (its mmap threshold rises to a freed mapping's size) */
+        if (st == CLS_OK) st = cls_pass_result_buffer(ctx, d, CL_MEM_WRITE_ONLY, bytes, &host, &m[1]);
     } else {
         st = cls_pass_io(ctx, d, x, y, bytes, &m[0], &m[1]);
     }
@@ -276,7 +282,12 @@ static cls_status unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
     if (back) {
         clReleaseMemObject(m[0]);
         m[0] = NULL;
-        if (st == CLS_OK) {
+        if (st == CLS_OK && host) {
+            void *p = NULL;
+            st = cls_pass_map(ctx, d, m[1], ybytes, &p);
+            if (st == CLS_OK) memcpy(y, p, ybytes);
+            st = cls_pass_unmap(ctx, d, m[1], p, st);
+        } else if (st == CLS_OK) {
             cl_int e = clEnqueueReadBuffer(d->q[0], m[1], CL_TRUE, 0, ybytes, y, 0, NULL, NULL);
             if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "clEnqueueReadBuffer", e);
         }
@@ -284,6 +295,7 @@ static cls_status unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
         st = cls_pass_output_back(ctx, d, m[1], y, ybytes);
     }
     release(m, 4);
+    cls_table_free(host, ybytes);
     return st;
 }
 
