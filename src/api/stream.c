@@ -6,9 +6,11 @@
  * in its buffer (in place, every device taking part as in any call),
  * assembling the statistics, progress, the report, and the check that the
  * input did not change while it was read. Light curves (a trend, bins)
- * take chunks of whole series only (whole matrices, blocks of whole
- * columns, the batch in batch scope; bins alone per matrix, row blocks of
- * whole bins): a row block of a series is refused, naming the limit;
+ * take chunks of whole series where a buffer holds them (whole matrices,
+ * blocks of whole columns, the batch in batch scope; bins alone per
+ * matrix, row blocks of whole bins), else blocks of a series with the
+ * rows their windows read (halo rows; a cleaning ahead takes its read
+ * passes over the ordinary chunks, its writing pass over the blocks);
  * bins reduced write each chunk's rows at their own offsets. A cleaning
  * over groups larger than a chunk ahead of a scaler that does not fuse
  * with it takes two stages: the cleaning's passes write the output, then

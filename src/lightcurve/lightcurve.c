@@ -1,7 +1,9 @@
 /* Light curves: the checks of cls_clean's light-curve fields and the
- * device passes of cl/lightcurve.cl over units of whole statistics groups.
+ * device passes of cl/lightcurve.cl over units of whole statistics groups,
+ * or over one block of a streamed series (its halo rows around it).
  * Owns: the units (a range of groups: a window never crosses a group, so a
- * unit needs no halo), the rows per work-item, the buffers of a unit.
+ * unit needs no halo), the rows per work-item and the halo they imply,
+ * the buffers of a unit.
  * Calls: engine/passes.c (units pulled by every device, failover),
  * engine/program.c (kernels), savgol.c. */
 #include <math.h>
