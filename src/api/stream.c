@@ -336,8 +336,8 @@ static cls_status plan_rest(sjob *j, const cls_stream_opts *o, size_t n)
         return cls_fail(j->ctx, CLS_E_NOMEM, "out of memory for %zu bytes of bins", j->ocap);
     if (j->cap < j->min_cap) j->cap = j->min_cap;
     j->nbufs = o && o->buffers ? o->buffers : DEFAULT_BUFFERS;
-    /* halo blocks: the trend's output of a block (a host table as large
-     * as a buffer, util/table.h) takes the place of one buffer of the
+    /* halo blocks: the trend's output of a block (a mapping as large as
+     * a buffer, lightcurve.c) takes the place of one buffer of the
      * default pool, which keeps the peak memory of a default stream */
     if (j->halo && !(o && o->buffers) && j->p.clean->detrend != CLS_DETREND_NONE) j->nbufs--;
     if (j->nbufs < 2) j->nbufs = 2;
@@ -834,10 +834,8 @@ static int bins_alone(const cls_pipeline *p)
            !c->edge && c->cval == 0 && !c->origin && !c->detrend_op;
 }
 
-/* Why light curves whose series a buffer does not hold cannot go in
- * blocks with halo rows (NULL: they can). A clipping or an imputation
- * ahead of the trend takes statistics over the whole series, which the
- * blocks do not see; a wrap edge reads the other end of the series. */
+/* Whether a cleaning runs ahead of the trend and bins: its statistics
+ * over whole series then come from the streamed cleaning's passes. */
 static int lc_cleans(const cls_clean *c)
 {
     /* as clean.c decides: a cleaning runs ahead of the trend and bins */
@@ -845,6 +843,9 @@ static int lc_cleans(const cls_clean *c)
            c->sigma_upper != 0 || c->mask_out || c->mean_out || c->m2_out;
 }
 
+/* Why light curves whose series a buffer does not hold cannot go in
+ * blocks with halo rows (NULL: they can): a wrap edge reads the other end
+ * of the series; a mask is written in the rows' order by the cleaning. */
 static const char *halo_refusal(const sjob *j)
 {
     const cls_clean *c = j->p.clean;
@@ -907,12 +908,12 @@ static cls_status plan_halo(sjob *j, const cls_stream_opts *o)
         j->io = io;
         j->n = n;
         j->halo = 0;
-        /* the pool no larger than the read passes' chunks */
-        for (unsigned i = (unsigned)(n < j->nbufs ? n : j->nbufs); j->bufs && i < j->nbufs; i++) {
+        /* the pool no larger than the read passes' chunks (as plan_rest) */
+        for (size_t i = n; j->bufs && i < j->nbufs; i++) {
             if (j->bufs[i]) cls_host_free(j->ctx, j->bufs[i]);
             j->bufs[i] = NULL;
         }
-        if (n < j->nbufs) j->nbufs = n < 2 ? 2 : (unsigned)n;
+        if (n < j->nbufs) j->nbufs = (unsigned)n;
     }
     return st;
 }
