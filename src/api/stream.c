@@ -121,6 +121,7 @@ typedef struct sjob {
     cls_sio_chunk *hio;
     size_t hn;
     size_t min_cap;             /* the buffers hold at least this (both plans' chunks) */
+    void *scratch;              /* halo with a trend: the blocks' trend output (cap bytes) */
 } sjob;
 
 static const char *fa_name(const cls_file_array *a, char *buf, size_t len)
@@ -336,10 +337,11 @@ static cls_status plan_rest(sjob *j, const cls_stream_opts *o, size_t n)
         return cls_fail(j->ctx, CLS_E_NOMEM, "out of memory for %zu bytes of bins", j->ocap);
     if (j->cap < j->min_cap) j->cap = j->min_cap;
     j->nbufs = o && o->buffers ? o->buffers : DEFAULT_BUFFERS;
-    /* halo blocks: the trend's output of a block (a mapping as large as
-     * a buffer, lightcurve.c) takes the place of one buffer of the
-     * default pool, which keeps the peak memory of a default stream */
-    if (j->halo && !(o && o->buffers) && j->p.clean->detrend != CLS_DETREND_NONE) j->nbufs--;
+    /* halo blocks: the trend's output of a block (a scratch as large as
+     * a buffer, the same for every block) takes the place of one buffer
+     * of the default pool, which keeps the peak memory of a default stream */
+    int trend = j->halo && j->p.clean->detrend != CLS_DETREND_NONE;
+    if (trend && !(o && o->buffers)) j->nbufs--;
     if (j->nbufs < 2) j->nbufs = 2;
     if (j->nbufs > n) j->nbufs = (unsigned)n;
     j->threads = o && o->io_threads ? o->io_threads : DEFAULT_THREADS;
@@ -357,6 +359,7 @@ static cls_status plan_rest(sjob *j, const cls_stream_opts *o, size_t n)
         cls_status st = cls_host_alloc(j->ctx, j->cap, &j->bufs[i]);
         if (st != CLS_OK) return st;
     }
+    if (trend) return cls_host_alloc(j->ctx, j->cap, &j->scratch);
     return CLS_OK;
 }
 
@@ -425,7 +428,7 @@ static void note_report(sjob *j)
  * the buffer's start, which its write takes. */
 static cls_status halo_block(sjob *j, const chunk *c, void *buf)
 {
-    cls_lc_rows r = {c->base, c->nr, c->wlo, c->whi};
+    cls_lc_rows r = {c->base, c->nr, c->wlo, c->whi, j->scratch};
     cls_status st = cls_lc_run_rows(j->ctx, j->lc, j->in->dtype, buf, j->reduce ? j->obuf : buf, j->Rs, j->C, &r,
                                     j->reduce);
     if (st == CLS_OK && j->reduce) memcpy(buf, j->obuf, j->io[c - j->ch].out_len);
@@ -796,6 +799,7 @@ static cls_status sjob_finish(sjob *j, cls_status st)
     if (j->passes && ctx->rep_devs) report_stream(j);
     for (unsigned i = 0; j->bufs && i < j->nbufs; i++)
         if (j->bufs[i]) cls_host_free(ctx, j->bufs[i]);
+    if (j->scratch) cls_host_free(ctx, j->scratch);
     free(j->bufs);
     free(j->ch);
     free(j->io);
@@ -806,6 +810,18 @@ static cls_status sjob_finish(sjob *j, cls_status st)
     free(j->dbytes);
     free(j->busy);
     return st;
+}
+
+/* The pool (and the halo blocks' scratch) given back: a second stage's
+ * takes its place, never both. */
+static void pool_free(sjob *j)
+{
+    for (unsigned i = 0; i < j->nbufs; i++) {
+        if (j->bufs[i]) cls_host_free(j->ctx, j->bufs[i]);
+        j->bufs[i] = NULL;
+    }
+    if (j->scratch) cls_host_free(j->ctx, j->scratch);
+    j->scratch = NULL;
 }
 
 /* ---- the public calls ---- */
@@ -1057,10 +1073,7 @@ cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const
             st = stream_clean(&j, NULL, NULL);
             j.p = all;
             if (after) {
-                for (unsigned i = 0; i < j.nbufs; i++) {
-                    if (j.bufs[i]) cls_host_free(ctx, j.bufs[i]);
-                    j.bufs[i] = NULL;
-                }
+                pool_free(&j);
                 rest.clean = NULL;
                 if (st == CLS_OK) st = check_unchanged(&j);
                 if (st == CLS_OK) st = file_fit_transform_in_place(&j, &rest, out, opts, fitted ? &j.acc : NULL);
@@ -1074,10 +1087,7 @@ cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const
             j.want_stats = 0;
             next_passes(&j, 1, 2 * j.bytes, 1);
             st = run_pass(&j, PASS_FUSED);
-            for (unsigned i = 0; i < j.nbufs; i++) {
-                if (j.bufs[i]) cls_host_free(ctx, j.bufs[i]);
-                j.bufs[i] = NULL;
-            }
+            pool_free(&j);
             if (st == CLS_OK) st = check_unchanged(&j);
             if (st == CLS_OK) st = file_fit_transform_in_place(&j, &rest, out, opts, fitted ? &j.acc : NULL);
         } else if (j.p.clean && !whole && !cls_route_fuses(&j.p) &&

@@ -9,7 +9,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "engine/passes.h"
 #include "lightcurve/lightcurve.h"
@@ -181,29 +180,20 @@ static cls_status unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
     cls_status st = cls_kernel_get(ctx, d, kind, j->t, 0, &a.k, &local, NULL);
     if (st != CLS_OK) return st;
     size_t ybytes = r ? (size_t)(whi - wlo) * j->C * j->es : bytes;
-    void *host = NULL; /* the results' host table (back), or (mapped) a mapping of ybytes */
-    int mapped = 0;
+    void *host = NULL; /* the results' host table (back) */
     if (r) {
         /* a block: its halo rows in, its own rows out (y may be x). On
-         * host memory a fresh mapping, unmapped after: a block's output
-         * is as large as a stream buffer, and a table kept for the next
-         * call stayed resident beside the pool of a scaler's stage after */
+         * host memory the caller's scratch, the same for every block: a
+         * fresh buffer of a block's size each time, kept or not, either
+         * stayed resident beside the pool or took a page fault per 4 KiB */
         back = 1;
         st = cls_pass_input(ctx, d, x, bytes, &m[0]);
-        if (st == CLS_OK && d->zero_copy && ybytes) {
-            host = mmap(NULL, ybytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-            if (host == MAP_FAILED) {
-                host = NULL;
-                st = cls_fail(ctx, CLS_E_NOMEM, "light curves: out of memory for %zu bytes of a block's trend",
-                              ybytes);
-            } else {
-                cl_int e;
-                mapped = 1;
-                m[1] = clCreateBuffer(d->cl, CL_MEM_WRITE_ONLY | CL_MEM_USE_HOST_PTR, ybytes, host, &e);
-                if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "clCreateBuffer(output)", e);
-            }
+        if (st == CLS_OK && d->zero_copy && r->scratch) {
+            cl_int e;
+            m[1] = clCreateBuffer(d->cl, CL_MEM_WRITE_ONLY | CL_MEM_USE_HOST_PTR, ybytes, r->scratch, &e);
+            if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "clCreateBuffer(output)", e);
         } else if (st == CLS_OK) {
-            st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, ybytes ? ybytes : 1, NULL, &m[1]);
+            st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, ybytes, NULL, &m[1]);
         }
     } else if (j->kind == CLS_K_BIN_REDUCE) {
         ybytes = (size_t)(ng * j->nbins) * j->C * j->es;
@@ -303,7 +293,7 @@ static cls_status unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
     if (back) {
         clReleaseMemObject(m[0]);
         m[0] = NULL;
-        if (st == CLS_OK && host) {
+        if (st == CLS_OK && (host || (r && d->zero_copy && r->scratch))) {
             void *p = NULL;
             st = cls_pass_map(ctx, d, m[1], ybytes, &p);
             if (st == CLS_OK) memcpy(y, p, ybytes);
@@ -316,8 +306,7 @@ static cls_status unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
         st = cls_pass_output_back(ctx, d, m[1], y, ybytes);
     }
     release(m, 4);
-    if (mapped) munmap(host, ybytes);
-    else cls_table_free(host, ybytes);
+    cls_table_free(host, ybytes);
     return st;
 }
 

@@ -42,6 +42,8 @@ cls_status cls_lc_run(cls_context *ctx, const cls_clean *c, cls_dtype t, const v
  * afresh there), the edges are the series' own. */
 typedef struct cls_lc_rows {
     uint64_t base, held, wlo, whi;
+    void *scratch; /* NULL, or host memory of the block's rows that the trend
+                      may write (a device working on host memory: no driver buffer) */
 } cls_lc_rows;
 
 /* The halo of a block: the rows before wlo (*before) and after whi
