@@ -105,16 +105,18 @@ static inline REAL F(lc_out)(REAL v, ACC trend, int op)
     } while (0)
 #endif
 __kernel void F(movavg)(__global const REAL *x, __global REAL *y, uint ncols, ulong nrows, uint ngroups,
-                        uint chunk, uint w, long start, int mode, REAL cval, int op, uint flags, REAL sent)
+                        uint chunk, uint w, long start, int mode, REAL cval, int op, uint flags, REAL sent,
+                        long base, ulong wlo, ulong whi)
 {
     ulong gc = get_global_id(0);
     if (gc >= (ulong)ngroups * ncols) return;
     ulong g = gc / ncols, c = gc % ncols;
-    ulong i0 = get_global_id(1) * (ulong)chunk;
-    if (i0 >= nrows) return;
-    ulong i1 = min(i0 + chunk, nrows);
-    __global const REAL *px = x + g * nrows * ncols + c;
-    __global REAL *py = y + g * nrows * ncols + c;
+    ulong i0 = (get_global_id(1) + wlo / chunk) * (ulong)chunk;
+    if (i0 >= whi) return;
+    ulong i1 = min(i0 + chunk, whi);
+    /* x holds the series' rows from base on, y its rows from wlo on */
+    __global const REAL *px = x + g * nrows * ncols + c - base * ncols;
+    __global REAL *py = y + g * nrows * ncols + c - wlo * ncols;
     long n = (long)nrows;
     ACC sum = 0, comp = 0;
     uint cnt = 0;
@@ -145,11 +147,11 @@ __kernel void F(movavg)(__global const REAL *x, __global REAL *y, uint ncols, ul
         }
         REAL v = px[i * ncols];
         if (!F(lc_valid)(v, flags, sent) && op != LC_OP_TREND) {
-            py[i * ncols] = v; /* missing stays missing; the trend is written at every row */
+            if (i >= wlo) py[i * ncols] = v; /* missing stays missing; the trend is written at every row */
             continue;
         }
         ACC trend = cnt ? (sum + comp) / (ACC)cnt : (ACC)NAN;
-        py[i * ncols] = F(lc_out)(v, trend, op);
+        if (i >= wlo) py[i * ncols] = F(lc_out)(v, trend, op);
     }
 }
 #undef LC_ADD
@@ -315,16 +317,17 @@ static ACC F(lc_eval)(const ACC *a, int q, uint deriv, ACC ue, ACC fac, ACC K0)
 #if CLS_KERNEL != CLS_KID_SAVGOL3V
 __kernel void F(savgol)(__global const REAL *x, __global REAL *y, uint ncols, ulong nrows, uint ngroups,
                         uint chunk, uint w, uint p, uint deriv, long start, int mode, REAL cval, int op,
-                        uint flags, REAL sent, __global const ACC *g)
+                        uint flags, REAL sent, __global const ACC *g, long base, ulong wlo, ulong whi)
 {
     ulong gc = get_global_id(0);
     if (gc >= (ulong)ngroups * ncols) return;
     ulong gi = gc / ncols, c = gc % ncols;
-    ulong i0 = get_global_id(1) * (ulong)chunk;
-    if (i0 >= nrows) return;
-    ulong i1 = min(i0 + chunk, nrows);
-    __global const REAL *px = x + gi * nrows * ncols + c;
-    __global REAL *py = y + gi * nrows * ncols + c;
+    ulong i0 = (get_global_id(1) + wlo / chunk) * (ulong)chunk;
+    if (i0 >= whi) return;
+    ulong i1 = min(i0 + chunk, whi);
+    /* x holds the series' rows from base on, y its rows from wlo on */
+    __global const REAL *px = x + gi * nrows * ncols + c - base * ncols;
+    __global REAL *py = y + gi * nrows * ncols + c - wlo * ncols;
     long n = (long)nrows, hw = (long)(w / 2);
 #if CLS_KERNEL == CLS_KID_SAVGOL3
     /* polyorder 2 (lightkurve's and most callers'): the loops over the
@@ -406,7 +409,7 @@ __kernel void F(savgol)(__global const REAL *x, __global REAL *y, uint ncols, ul
                           &mcur);
         REAL v = px[i * ncols];
         if (!F(lc_valid)(v, flags, sent) && op != LC_OP_TREND) {
-            py[i * ncols] = v;
+            if (i >= wlo) py[i * ncols] = v;
             continue;
         }
         ACC trend;
@@ -424,7 +427,7 @@ __kernel void F(savgol)(__global const REAL *x, __global REAL *y, uint ncols, ul
              * interp edge */
             trend = F(lc_eval)(a, q, deriv, edge ? ((ACC)(li - ws) - cen) * d : 0, fac, K0);
         }
-        py[i * ncols] = F(lc_out)(v, trend, op);
+        if (i >= wlo) py[i * ncols] = F(lc_out)(v, trend, op);
     }
 }
 #endif
@@ -468,15 +471,18 @@ __kernel void F(savgol)(__global const REAL *x, __global REAL *y, uint ncols, ul
                     (l) == 4 ? (v).s4 : (l) == 5 ? (v).s5 : (l) == 6 ? (v).s6 : (v).s7)
 __kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, ulong nrows, uint ngroups,
                           uint chunk, uint w, uint p, uint deriv, long start, int mode, REAL cval, int op,
-                          uint flags, REAL sent, __global const ACC *g)
+                          uint flags, REAL sent, __global const ACC *g, long base, ulong wlo, ulong whi)
 {
     const int q = 3;
     int mean = p == 0;
     ulong total = (ulong)ngroups * ncols, gc0 = get_global_id(0) * LV;
     if (gc0 >= total) return;
-    ulong i0 = get_global_id(1) * (ulong)chunk;
-    if (i0 >= nrows) return;
-    ulong i1 = min(i0 + chunk, nrows);
+    /* x holds the series' rows from base on, y its rows from wlo on */
+    x -= base * ncols;
+    y -= wlo * ncols;
+    ulong i0 = (get_global_id(1) + wlo / chunk) * (ulong)chunk;
+    if (i0 >= whi) return;
+    ulong i1 = min(i0 + chunk, whi);
     /* each lane's column offset; a lane past the end repeats the last
      * column (the same values written twice by this work-item) */
     ulong of[LV];
@@ -637,7 +643,9 @@ __kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, 
             if (op != LC_OP_TREND) out = select(v, out, keep);
             VREAL r = CAT(convert_, VREAL)(out);
             ulong ri = i * ncols;
-            if (lay == 8) {
+            if (i < wlo) {
+                /* a halo row: computed for the rows after it, written by another block */
+            } else if (lay == 8) {
                 vstore8(r, 0, y + o.s0 + ri);
             } else if (lay == 2) {
                 vstore2(r.s01, 0, y + o.s0 + ri);
@@ -671,7 +679,7 @@ __kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, 
                               max(fullws[l], allws), M[l], mom[l], &mcur[l]);
             REAL vl = pxl[i * ncols];
             if (!F(lc_valid)(vl, flags, sent) && op != LC_OP_TREND) {
-                pyl[i * ncols] = vl;
+                if (i >= wlo) pyl[i * ncols] = vl;
                 continue;
             }
             ACC Kl = LANE(K, l), trend;
@@ -692,7 +700,7 @@ __kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, 
                 }
                 trend = F(lc_eval)(a[l], q, deriv, edge ? ((ACC)(li - ws) - cen) * d : 0, fac, deriv ? 0 : Kl);
             }
-            pyl[i * ncols] = F(lc_out)(vl, trend, op);
+            if (i >= wlo) pyl[i * ncols] = F(lc_out)(vl, trend, op);
         }
     }
 }

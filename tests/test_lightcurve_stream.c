@@ -5,9 +5,13 @@
  * larger than a buffer, the whole batch in batch scope; every edge mode,
  * windows longer than the series, odd sizes, gaps (NaN, Inf); bins
  * smoothed and reduced (the output then one row per bin, its file
- * written at its own offsets); bins alone in row blocks of whole bins. A
- * series larger than a buffer is otherwise refused,
- * naming the limit, the output left as it was; the process's peak memory
+ * written at its own offsets); bins alone in row blocks of whole bins;
+ * series larger than a buffer in blocks of rows with halo rows (a block
+ * of one row, windows longer than a block, edges, gaps at the blocks'
+ * borders, bins across them; a clipping or an imputation ahead: its
+ * statistics over the whole series first). A wrap edge over a series
+ * larger than a buffer is refused, naming the limit and why, the output
+ * left as it was; the process's peak memory
  * grows by the buffers, not by the file. */
 #include <fcntl.h>
 #include <math.h>
@@ -362,7 +366,102 @@ static void bins_alone_stream_in_row_blocks_of_whole_bins(void **state)
     free(x.data);
 }
 
-static void a_series_larger_than_a_buffer_is_refused_naming_the_limit(void **state)
+/* Series larger than a buffer (matrices of 400 or 1500 rows, too narrow
+ * for blocks of columns; the batch of 3 matrices in batch scope) in
+ * blocks of rows with halo rows: the bytes of the call in memory. 4 KiB
+ * buffers hold fewer rows than a halo: blocks of one row (or one bin);
+ * larger buffers give blocks of a few hundred rows, which the kernels'
+ * chunks of rows per work-item straddle; a window longer than the
+ * series reads all of it. NaN and Inf every 211 values
+ * and a gap in column 0 lie at many blocks' borders. */
+static const lc_case halo_cases[] = {
+    {"mean 5 reflect", {.detrend = CLS_DETREND_MEAN, .window = 5}},
+    {"mean 4 nearest origin 1", {.detrend = CLS_DETREND_MEAN, .window = 4, .edge = CLS_EDGE_NEAREST, .origin = 1}},
+    {"mean 7 constant origin -3", {.detrend = CLS_DETREND_MEAN, .window = 7, .edge = CLS_EDGE_CONSTANT,
+                                   .cval = 2.5, .origin = -3}},
+    {"mean 301 mirror trend", {.detrend = CLS_DETREND_MEAN, .window = 301, .edge = CLS_EDGE_MIRROR,
+                               .detrend_op = CLS_DETREND_TREND}},
+    {"savgol 9,2 interp", {.detrend = CLS_DETREND_SAVGOL, .window = 9, .polyorder = 2}},
+    {"savgol 101,2 interp", {.detrend = CLS_DETREND_SAVGOL, .window = 101, .polyorder = 2}},
+    {"savgol 101,2 mirror", {.detrend = CLS_DETREND_SAVGOL, .window = 101, .polyorder = 2, .edge = CLS_EDGE_MIRROR}},
+    {"savgol 8,3 nearest divide", {.detrend = CLS_DETREND_SAVGOL, .window = 8, .polyorder = 3,
+                                   .edge = CLS_EDGE_NEAREST, .detrend_op = CLS_DETREND_DIVIDE}},
+    {"savgol 11,2 constant deriv 1", {.detrend = CLS_DETREND_SAVGOL, .window = 11, .polyorder = 2,
+                                      .edge = CLS_EDGE_CONSTANT, .cval = 100, .deriv = 1}},
+    {"savgol 31,4 interp", {.detrend = CLS_DETREND_SAVGOL, .window = 31, .polyorder = 4}},
+    {"savgol 999,1 mirror (longer than the series)", {.detrend = CLS_DETREND_SAVGOL, .window = 999, .polyorder = 1,
+                                                       .edge = CLS_EDGE_MIRROR}},
+    {"bins of 4 median", {.bin_rows = 4, .bin_stat = CLS_BIN_MEDIAN}},
+    {"mean 5, bins of 7 boundary", {.detrend = CLS_DETREND_MEAN, .window = 5, .bin_rows = 7,
+                                    .bin_stat = CLS_BIN_BOUNDARY}},
+    {"savgol 21,2, bins of 33 mean", {.detrend = CLS_DETREND_SAVGOL, .window = 21, .polyorder = 2,
+                                      .bin_rows = 33, .bin_stat = CLS_BIN_MEAN}},
+    {"clip 2, savgol 9,2, bins of 3 mean", {.sigma = 2, .detrend = CLS_DETREND_SAVGOL, .window = 9,
+                                            .polyorder = 2, .bin_rows = 3, .bin_stat = CLS_BIN_MEAN}},
+    {"median clip 2.5 3 iterations, impute median, mean 11",
+     {.sigma = 2.5, .maxiters = 3, .center = CLS_CENTER_MEDIAN, .impute = CLS_IMPUTE_MEDIAN,
+      .detrend = CLS_DETREND_MEAN, .window = 11}},
+    {"impute median, savgol 15,2 interp divide", {.impute = CLS_IMPUTE_MEDIAN, .detrend = CLS_DETREND_SAVGOL,
+                                                  .window = 15, .polyorder = 2, .detrend_op = CLS_DETREND_DIVIDE}},
+};
+
+static void series_larger_than_a_buffer_stream_with_halo_rows(void **state)
+{
+    (void)state;
+    int grind = test_suite_is("oclgrind");
+    for (int t = 0; t < 2; t++) {
+        cls_dtype dt = t ? CLS_F64 : CLS_F32;
+        if (!runs(dt) || (grind && !t)) continue;
+        /* Oclgrind: series of 40 rows in blocks of one row, a few cases */
+        size_t es = es_of(dt), R = grind ? 40 : 2000, row = 3 * es;
+        /* blocks of a few hundred rows (a halo is a window and a kernel's
+         * chunk of rows, up to about 1100 rows here) */
+        cls_array x = curves(dt, 3, R, 3, 21);
+        /* blocks of one row (or one bin): buffers smaller than a halo */
+        cls_array xs = curves(dt, 2, grind ? 60 : 300, 3, 22);
+        for (size_t k = 0; k < sizeof halo_cases / sizeof *halo_cases; k++)
+            for (int scope = 0; scope < 2; scope++) {
+                if (grind && k != 0 && k != 4 && k != 12 && k != 14) continue;
+                char what[160];
+                cls_pipeline p = {.scope = scope ? CLS_SCOPE_BATCH : CLS_SCOPE_MATRIX, .clean = &halo_cases[k].c};
+                size_t buf = (grind ? 10 : 1500) * row;
+                /* a window longer than the series: over the short ones only */
+                int longer = halo_cases[k].c.window > 500;
+                snprintf(what, sizeof what, "%s, %s, %s scope, buffer of %zu bytes", halo_cases[k].name,
+                         t ? "float64" : "float32", scope ? "batch" : "matrix", buf);
+                if (!longer) same_streamed(&p, &x, &x, buf, 0, what);
+                if ((k % 3 && !longer) || grind) continue;
+                snprintf(what, sizeof what, "%s, %s, %s scope, blocks of one row", halo_cases[k].name,
+                         t ? "float64" : "float32", scope ? "batch" : "matrix");
+                same_streamed(&p, &xs, &xs, 4096, 0, what);
+            }
+        size_t ro = (R + 9) / 10;
+        /* bins reduced after a trend: each block's bins at their place */
+        cls_clean c = {.detrend = CLS_DETREND_SAVGOL, .window = 15, .polyorder = 2, .bin_rows = 10,
+                       .bin_stat = CLS_BIN_MEDIAN, .bin_reduce = 1};
+        cls_pipeline p = {.scope = CLS_SCOPE_MATRIX, .clean = &c};
+        cls_array o = {.dtype = dt, .batch = 3, .rows = ro, .cols = 3};
+        cls_array os = {.dtype = dt, .batch = 2, .rows = (xs.rows + 9) / 10, .cols = 3};
+        size_t some = (grind ? 10 : 400) * row;
+        if (!grind) same_streamed(&p, &xs, &os, 4096, 0, "savgol 15,2, bins of 10 reduced, blocks of one bin");
+        same_streamed(&p, &x, &o, some, 0, "savgol 15,2, bins of 10 reduced");
+        p.scope = CLS_SCOPE_BATCH;
+        cls_array ob = {.dtype = dt, .batch = 1, .rows = (3 * R + 9) / 10, .cols = 3};
+        same_streamed(&p, &x, &ob, some, 0, "savgol 15,2, bins of 10 reduced, batch scope");
+        /* a scaler after: the blocks write the trend, min-max follows */
+        c.bin_reduce = 0;
+        c.bin_stat = CLS_BIN_MEAN;
+        c.detrend_op = CLS_DETREND_DIVIDE;
+        p.scaler = CLS_MINMAX;
+        same_streamed(&p, &x, &x, some, 1, "savgol 15,2 divide, bins of 10, min-max, batch scope");
+        p.scope = CLS_SCOPE_MATRIX;
+        same_streamed(&p, &x, &x, some, 1, "savgol 15,2 divide, bins of 10, min-max per matrix");
+        free(x.data);
+        free(xs.data);
+    }
+}
+
+static void a_wrap_edge_over_a_series_larger_than_a_buffer_is_refused_naming_the_limit(void **state)
 {
     (void)state;
     cls_dtype dt = runs(CLS_F64) ? CLS_F64 : CLS_F32;
@@ -371,20 +470,22 @@ static void a_series_larger_than_a_buffer_is_refused_naming_the_limit(void **sta
     int fi = file_of(path("in.bin"), x.data, n), fo = out_file(path("out.bin"), n);
     cls_stream_opts o = {.buffer_bytes = 4096};
     cls_array fx = on_file(fi, &x, &o), fy = on_file(fo, &x, NULL);
-    cls_clean c = {.detrend = CLS_DETREND_MEAN, .window = 5};
+    cls_clean c = {.sigma = 3, .detrend = CLS_DETREND_MEAN, .window = 5, .edge = CLS_EDGE_WRAP};
     cls_pipeline p = {.scope = CLS_SCOPE_MATRIX, .clean = &c};
     assert_int_equal(cls_fit_transform(ctx, &p, &fx, &fy, NULL), CLS_E_UNSUPPORTED);
     char want[64];
     snprintf(want, sizeof want, "%zu bytes", mat);
     const char *e = cls_last_error(ctx);
-    if (!strstr(e, "light curves") || !strstr(e, want) || !strstr(e, "4096"))
-        fail_msg("the message does not name the series (%s) and the buffer (4096): %s", want, e);
+    if (!strstr(e, "light curves") || !strstr(e, want) || !strstr(e, "4096") || !strstr(e, "wrap"))
+        fail_msg("the message does not name the series (%s), the buffer (4096) and the wrap edge: %s", want, e);
     /* batch scope: the batch is the series */
+    c.sigma = 0;
     p.scope = CLS_SCOPE_BATCH;
     o.buffer_bytes = 2 * mat;
     assert_int_equal(cls_fit_transform(ctx, &p, &fx, &fy, NULL), CLS_E_UNSUPPORTED);
     snprintf(want, sizeof want, "%zu bytes", n);
-    if (!strstr(cls_last_error(ctx), want)) fail_msg("batch scope: no %s in: %s", want, cls_last_error(ctx));
+    if (!strstr(cls_last_error(ctx), want) || !strstr(cls_last_error(ctx), "wrap"))
+        fail_msg("batch scope: no %s and no wrap in: %s", want, cls_last_error(ctx));
     /* the output as it was */
     unsigned char *b = malloc(n);
     assert_int_equal(pread(fo, b, n, 64), (ssize_t)n);
@@ -404,7 +505,8 @@ static void a_series_larger_than_a_buffer_is_refused_naming_the_limit(void **sta
 
 /* A file 32 times the pool: the peak resident memory during the call
  * grows by the buffers and the engine's state, not by the file (Linux's
- * clear_refs resets the peak). */
+ * clear_refs resets the peak), per matrix and with the file one series
+ * (batch scope: halo blocks). */
 static void peak_memory_is_the_pool_not_the_file(void **state)
 {
     (void)state;
@@ -436,6 +538,14 @@ static void peak_memory_is_the_pool_not_the_file(void **state)
     /* the pool (8 MiB) and the engine's per-call state: 24 MiB in all at
      * most, against the 128 MiB a call through memory touches */
     if (grew > 24 * 1024) fail_msg("the peak RSS grew by %ld KiB over a 64 MiB file (pool: 8 MiB)", grew);
+    /* batch scope: the file one series, in blocks with halo rows (each
+     * block's trend through a mapping of a buffer's size) */
+    p.scope = CLS_SCOPE_BATCH;
+    before = test_peak_rss_reset();
+    st = cls_fit_transform(ctx, &p, &fx, &fy, NULL);
+    if (st != CLS_OK) fail_msg("batch scope: %s", cls_last_error(ctx));
+    grew = test_peak_rss_kb() - before;
+    if (grew > 24 * 1024) fail_msg("batch scope: the peak RSS grew by %ld KiB over a 64 MiB file (pool: 8 MiB)", grew);
     free(m.data);
     close(fi);
     close(fo);
@@ -452,7 +562,8 @@ int main(void)
         cmocka_unit_test(npy_bins_reduce_to_a_file_of_their_shape),
         cmocka_unit_test(column_blocks_of_a_matrix_larger_than_a_buffer),
         cmocka_unit_test(bins_alone_stream_in_row_blocks_of_whole_bins),
-        cmocka_unit_test(a_series_larger_than_a_buffer_is_refused_naming_the_limit),
+        cmocka_unit_test(series_larger_than_a_buffer_stream_with_halo_rows),
+        cmocka_unit_test(a_wrap_edge_over_a_series_larger_than_a_buffer_is_refused_naming_the_limit),
         cmocka_unit_test(peak_memory_is_the_pool_not_the_file),
     };
     return TEST_RUN("lightcurve_stream", tests, group_setup, group_teardown);

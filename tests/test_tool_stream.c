@@ -305,7 +305,8 @@ static void describe_streams_like_mapped(void **s)
 
 /* A 96 MB file, 24 times the tool's pool (4 buffers of 1 MiB), one
  * group of 64 columns: clean --verbose, describe, robust scaling after
- * clipping and alone, and a clamp each stream it, their peak RSS above the same
+ * clipping and alone, a clamp, a trend (its series, the matrix, in blocks
+ * with halo rows) each stream it, their peak RSS above the same
  * command's on a 2 MB file by the library's bounded scratch, well under
  * the file (mapped, the input's pages alone would add all of it). */
 static void peak_rss_of_every_operation_is_the_pool_not_the_file(void **s)
@@ -327,6 +328,8 @@ static void peak_rss_of_every_operation_is_the_pool_not_the_file(void **s)
         /* the wide first counting pass's histograms and the windows' copies */
         {"normalize", "--method", "robust", "--scope", "batch", "IN", "OUT", NULL},
         {"clean", "--impute", "median", "--clip-mode", "clamp", "--sigma-clip", "3,2", "IN", "OUT", NULL},
+        {"clean", "--sigma-clip", "3", "--detrend", "savgol:101,2", "--bin", "10,median", "IN", "OUT", NULL},
+        {"normalize", "--method", "minmax", "--detrend", "mean:101", "IN", "OUT", NULL},
     };
     setenv("CLSCALE_STREAM_BUFFER", "1M", 1);
     for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
@@ -383,8 +386,8 @@ static void robust_of_a_tall_group_reads_the_input_twice(void **s)
  * stream writes 10 rows a matrix), a scaler after the trend. Bins alone
  * stream a matrix of 300 rows in row blocks of whole bins; a trend over a
  * series larger than a chunk (the batch in batch scope, a matrix of 300
- * rows) is refused by the library and the tool maps the input: the same
- * bytes every way. */
+ * rows) in blocks with halo rows, but for a wrap edge, which the library
+ * refuses there and the tool then maps: the same bytes every way. */
 static void light_curves_stream_like_mapped(void **s)
 {
     (void)s;
@@ -397,6 +400,8 @@ static void light_curves_stream_like_mapped(void **s)
         {"clean", "--bin", "3,sum", "--scope", "batch", NULL},
         {"clean", "--bin", "7,median", NULL},
         {"normalize", "--method", "minmax", "--detrend", "mean:5", "--detrend-op", "divide", NULL},
+        {"clean", "--sigma-clip", "3", "--detrend", "savgol:21,2", "--scope", "batch", NULL},
+        {"clean", "--detrend", "savgol:9,2", "--detrend-edge", "mirror", "--bin", "5,median", NULL},
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
         for (int f = 0; f < 2; f++) {

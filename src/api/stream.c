@@ -6,9 +6,11 @@
  * in its buffer (in place, every device taking part as in any call),
  * assembling the statistics, progress, the report, and the check that the
  * input did not change while it was read. Light curves (a trend, bins)
- * take chunks of whole series only (whole matrices, blocks of whole
- * columns, the batch in batch scope; bins alone per matrix, row blocks of
- * whole bins): a row block of a series is refused, naming the limit;
+ * take chunks of whole series where a buffer holds them (whole matrices,
+ * blocks of whole columns, the batch in batch scope; bins alone per
+ * matrix, row blocks of whole bins), else blocks of a series with the
+ * rows their windows read (halo rows; a cleaning ahead takes its read
+ * passes over the ordinary chunks, its writing pass over the blocks);
  * bins reduced write each chunk's rows at their own offsets. A cleaning
  * over groups larger than a chunk ahead of a scaler that does not fuse
  * with it takes two stages: the cleaning's passes write the output, then
@@ -43,6 +45,9 @@
  * every matrix in batch scope), its rows packed in the buffer. */
 typedef struct chunk {
     size_t b0, nb, r0, nr, c0, nc;
+    /* a block of series b0 (halo): its rows [wlo, whi) computed from the
+     * rows [base, base + nr) the buffer holds */
+    uint64_t base, wlo, whi;
 } chunk;
 
 typedef enum pass_kind {
@@ -108,6 +113,17 @@ typedef struct sjob {
                                    (a bin never spans two blocks), else 0 */
     void *obuf;
     size_t ocap;
+    int halo;                   /* light curves whose series a buffer does not hold: blocks of a
+                                   series with the rows their windows read before and after */
+    uint64_t Rs;                /* halo: the rows of a series (a matrix, or the batch) */
+    const cls_clean *lc;        /* halo: the trend and bins (and the cleaning's options) */
+    /* a cleaning ahead of halo blocks: its read passes take the chunks
+     * above (each row once), its writing pass these blocks */
+    chunk *hch;
+    cls_sio_chunk *hio;
+    size_t hn;
+    size_t min_cap;             /* the buffers hold at least this (both plans' chunks) */
+    void *scratch;              /* halo with a trend: the blocks' trend output (cap bytes) */
 } sjob;
 
 static const char *fa_name(const cls_file_array *a, char *buf, size_t len)
@@ -174,14 +190,57 @@ static uint64_t chunk_bins(const sjob *j, const chunk *c)
     return (c->nr + j->bin_align - 1) / j->bin_align;
 }
 
+/* Light curves (a trend, bins) over series a buffer does not hold: each
+ * series in blocks of rows, a block holding, besides its own rows, those
+ * its trend's windows read (the halo: cls_lc_halo), its own rows a
+ * multiple of the bins' (a bin never spans two blocks). The halo rows
+ * are read twice (once for each block beside them); the block's own rows
+ * are written. A halo longer than a buffer's rows makes the buffer
+ * larger: blocks of one bin (or one row) and their halo. */
+static cls_status halo_chunks(sjob *j, size_t rows_per_buffer, size_t *np)
+{
+    uint64_t before, after;
+    int wrap;
+    cls_lc_halo(j->p.clean, &before, &after, &wrap);
+    int batch = j->p.scope == CLS_SCOPE_BATCH;
+    uint64_t Rs = batch ? (uint64_t)j->B * j->R : j->R, NS = batch ? 1 : j->B;
+    uint64_t k = rows_per_buffer > before + after ? rows_per_buffer - before - after : 1;
+    unsigned bin = j->p.clean->bin_rows;
+    if (bin) k = k < bin ? bin : k - k % bin;
+    uint64_t per = (Rs + k - 1) / k;
+    if (per > SIZE_MAX / NS / sizeof *j->ch) return cls_fail(j->ctx, CLS_E_ARG, "too many chunks");
+    size_t n = (size_t)(per * NS);
+    j->ch = calloc(n, sizeof *j->ch);
+    if (!j->ch) return cls_fail(j->ctx, CLS_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        chunk *c = &j->ch[i];
+        c->b0 = i / per;
+        c->nb = 1;
+        c->wlo = (i % per) * k;
+        c->whi = Rs - c->wlo < k ? Rs : c->wlo + k;
+        c->base = c->wlo > before ? c->wlo - before : 0;
+        uint64_t hi = Rs - c->whi < after ? Rs : c->whi + after;
+        c->nr = (size_t)(hi - c->base);
+        c->nc = j->C;
+    }
+    j->Rs = Rs;
+    *np = n;
+    return CLS_OK;
+}
+
+static cls_status plan_rest(sjob *j, const cls_stream_opts *o, size_t n);
+
 static cls_status plan(sjob *j, const cls_stream_opts *o, int cols_ok)
 {
     size_t want = o && o->buffer_bytes ? o->buffer_bytes : buffer_default();
     j->want = want;
     size_t row = j->C * j->es, mat = j->R * row;
     size_t rwant = want < row ? row : want; /* a row is the smallest chunk of rows */
-    size_t n, w = 0;
-    if (column_blocks(j, want, cols_ok, &w)) {
+    size_t n = 0, w = 0;
+    if (j->halo) {
+        cls_status st = halo_chunks(j, rwant / row, &n);
+        if (st != CLS_OK) return st;
+    } else if (column_blocks(j, want, cols_ok, &w)) {
         size_t per = (j->C + w - 1) / w, mats = j->p.scope == CLS_SCOPE_BATCH ? 1 : j->B;
         n = per * mats;
         j->ch = calloc(n, sizeof *j->ch);
@@ -222,12 +281,36 @@ static cls_status plan(sjob *j, const cls_stream_opts *o, int cols_ok)
             c->nc = j->C;
         }
     }
+    return plan_rest(j, o, n);
+}
+
+/* The chunks' reads and writes, and the pool of buffers. */
+static cls_status plan_rest(sjob *j, const cls_stream_opts *o, size_t n)
+{
+    size_t row = j->C * j->es;
     j->n = n;
     j->io = calloc(n, sizeof *j->io);
     if (!j->io) return cls_fail(j->ctx, CLS_E_NOMEM, "out of memory");
     j->cap = 0;
     for (size_t i = 0; i < n; i++) {
         const chunk *c = &j->ch[i];
+        if (j->halo) {
+            /* the series' rows from base in; its rows [wlo, whi) (or their
+             * bins) out */
+            uint64_t s0 = (uint64_t)c->b0 * j->Rs, bin = j->p.clean->bin_rows;
+            j->io[i].in_off = j->in->offset + (s0 + c->base) * row;
+            j->io[i].len = c->nr * row;
+            if (j->reduce) {
+                j->io[i].out_off = j->out->offset + ((uint64_t)c->b0 * j->obins + c->wlo / bin) * row;
+                j->io[i].out_len = (size_t)((c->whi - c->wlo + bin - 1) / bin) * row;
+                if (j->io[i].out_len > j->ocap) j->ocap = j->io[i].out_len;
+            } else {
+                j->io[i].out_off = j->out->offset + (s0 + c->wlo) * row;
+                j->io[i].out_len = (size_t)(c->whi - c->wlo) * row;
+            }
+            if (j->io[i].len > j->cap) j->cap = j->io[i].len;
+            continue;
+        }
         uint64_t at = ((uint64_t)c->b0 * j->R + c->r0) * row + (uint64_t)c->c0 * j->es;
         j->io[i].in_off = j->in->offset + at;
         j->io[i].out_off = j->out ? j->out->offset + at : 0;
@@ -254,7 +337,13 @@ static cls_status plan(sjob *j, const cls_stream_opts *o, int cols_ok)
     }
     if (j->reduce && !(j->obuf = malloc(j->ocap)))
         return cls_fail(j->ctx, CLS_E_NOMEM, "out of memory for %zu bytes of bins", j->ocap);
+    if (j->cap < j->min_cap) j->cap = j->min_cap;
     j->nbufs = o && o->buffers ? o->buffers : DEFAULT_BUFFERS;
+    /* halo blocks: the trend's output of a block (a scratch as large as
+     * a buffer, the same for every block) takes the place of one buffer
+     * of the default pool, which keeps the peak memory of a default stream */
+    int trend = j->halo && j->p.clean->detrend != CLS_DETREND_NONE;
+    if (trend && !(o && o->buffers)) j->nbufs--;
     if (j->nbufs < 2) j->nbufs = 2;
     if (j->nbufs > n) j->nbufs = (unsigned)n;
     j->threads = o && o->io_threads ? o->io_threads : DEFAULT_THREADS;
@@ -272,6 +361,7 @@ static cls_status plan(sjob *j, const cls_stream_opts *o, int cols_ok)
         cls_status st = cls_host_alloc(j->ctx, j->cap, &j->bufs[i]);
         if (st != CLS_OK) return st;
     }
+    if (trend) return cls_host_alloc(j->ctx, j->cap, &j->scratch);
     return CLS_OK;
 }
 
@@ -336,6 +426,18 @@ static void note_report(sjob *j)
     j->ndone += r.slices_done;
 }
 
+/* A block of a series with its halo rows: its rows (or their bins) to
+ * the buffer's start, which its write takes. */
+static cls_status halo_block(sjob *j, const chunk *c, void *buf)
+{
+    cls_lc_rows r = {c->base, c->nr, c->wlo, c->whi, j->scratch};
+    cls_status st = cls_lc_run_rows(j->ctx, j->lc, j->in->dtype, buf, j->reduce ? j->obuf : buf, j->Rs, j->C, &r,
+                                    j->reduce);
+    if (st == CLS_OK && j->reduce) memcpy(buf, j->obuf, j->io[c - j->ch].out_len);
+    if (st == CLS_OK) note_report(j);
+    return st;
+}
+
 static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
 {
     cls_context *ctx = j->ctx;
@@ -358,6 +460,12 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
         cls_stats_destroy(cs);
         cs = NULL;
         if (st != CLS_OK) return st;
+    }
+    if (k == PASS_WRITE && j->halo) {
+        /* the cleaning's values of the block and its halo (every value
+         * cleaned alone with its group's bounds and fills), then its trend */
+        st = j->wchunk(j->qcu, p.scope == CLS_SCOPE_BATCH ? 0 : c->b0, c->nr, buf);
+        return st == CLS_OK ? halo_block(j, c, buf) : st;
     }
     if (k == PASS_READ || k == PASS_WRITE) {
         if (k == PASS_READ && j->fchunk) {
@@ -391,6 +499,8 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
             st = cls_host_transform(ctx, &p, NULL, &x, &x);
             if (st == CLS_OK) note_report(j);
         }
+    } else if (k == PASS_FUSED && j->halo) {
+        st = halo_block(j, c, buf);
     } else if (k == PASS_FUSED) {
         /* a cleaning stage's outputs are per statistics group: this chunk's
          * groups start at matrix b0 (whole groups, or the one batch group);
@@ -531,7 +641,21 @@ static cls_status write_pass(void *user, cls_cchunk_fn chunk, void *cu)
     j->qcu = cu;
     /* the last pass, or (tail) one that reads and writes out follows */
     next_passes(j, j->tail, j->tail ? 2 * j->bytes : 0, j->tail);
-    return run_pass(j, PASS_WRITE);
+    if (!j->hch) return run_pass(j, PASS_WRITE);
+    /* the halo blocks write: their chunks for this pass */
+    struct chunk *ch = j->ch;
+    cls_sio_chunk *io = j->io;
+    size_t n = j->n;
+    j->ch = j->hch;
+    j->io = j->hio;
+    j->n = j->hn;
+    j->halo = 1;
+    cls_status st = run_pass(j, PASS_WRITE);
+    j->halo = 0;
+    j->ch = ch;
+    j->io = io;
+    j->n = n;
+    return st;
 }
 
 /* A cleaning stage over groups larger than a chunk: clean.c takes the
@@ -697,14 +821,29 @@ static cls_status sjob_finish(sjob *j, cls_status st)
     if (j->passes && ctx->rep_devs) report_stream(j);
     for (unsigned i = 0; j->bufs && i < j->nbufs; i++)
         if (j->bufs[i]) cls_host_free(ctx, j->bufs[i]);
+    if (j->scratch) cls_host_free(ctx, j->scratch);
     free(j->bufs);
     free(j->ch);
     free(j->io);
+    free(j->hch);
+    free(j->hio);
     free(j->obuf);
     free(j->slices);
     free(j->dbytes);
     free(j->busy);
     return st;
+}
+
+/* The pool (and the halo blocks' scratch) given back: a second stage's
+ * takes its place, never both. */
+static void pool_free(sjob *j)
+{
+    for (unsigned i = 0; i < j->nbufs; i++) {
+        if (j->bufs[i]) cls_host_free(j->ctx, j->bufs[i]);
+        j->bufs[i] = NULL;
+    }
+    if (j->scratch) cls_host_free(j->ctx, j->scratch);
+    j->scratch = NULL;
 }
 
 /* ---- the public calls ---- */
@@ -733,19 +872,88 @@ static int bins_alone(const cls_pipeline *p)
            !c->edge && c->cval == 0 && !c->origin && !c->detrend_op;
 }
 
-/* Light curves take every chunk whole: a window or a bin spans the rows
- * of its series (a matrix, or the batch in batch scope), which a row
- * block cuts. The limit named: the series must fit one buffer (or, with
- * enough columns, one block of columns). */
-static cls_status lc_too_long(sjob *j)
+/* Whether a cleaning runs ahead of the trend and bins: its statistics
+ * over whole series then come from the streamed cleaning's passes. */
+static int lc_cleans(const cls_clean *c)
+{
+    /* as clean.c decides: a cleaning runs ahead of the trend and bins */
+    return c->has_missing_value || c->impute != CLS_IMPUTE_NONE || c->sigma != 0 || c->sigma_lower != 0 ||
+           c->sigma_upper != 0 || c->mask_out || c->mean_out || c->m2_out;
+}
+
+/* Why light curves whose series a buffer does not hold cannot go in
+ * blocks with halo rows (NULL: they can): a wrap edge reads the other end
+ * of the series; a mask is written in the rows' order by the cleaning. */
+static const char *halo_refusal(const sjob *j)
+{
+    const cls_clean *c = j->p.clean;
+    if (c->mask_out) return "the mask is written by the rows of the series";
+    if (c->detrend != CLS_DETREND_NONE && c->edge == CLS_EDGE_WRAP)
+        return "the wrap edge's windows read the series' other end";
+    return NULL;
+}
+
+/* Light curves whose series a buffer does not hold and that halo rows
+ * cannot cut (halo_refusal): the limit named, and why. */
+static cls_status lc_too_long(sjob *j, const char *why)
 {
     int batch = j->p.scope == CLS_SCOPE_BATCH;
     uint64_t need = batch ? j->bytes : (uint64_t)j->R * j->C * j->es;
-    return cls_fail(j->ctx, CLS_E_UNSUPPORTED, "light curves (detrend, bins) stream whole series: %s of %llu bytes "
-                    "is larger than a stream buffer of %zu bytes (cls_stream_opts.buffer_bytes; a row block would cut "
-                    "the trend's windows); give buffers of at least %llu bytes, or the array in memory",
+    return cls_fail(j->ctx, CLS_E_UNSUPPORTED, "light curves (detrend, bins): %s of %llu bytes is larger than a "
+                    "stream buffer of %zu bytes (cls_stream_opts.buffer_bytes), and its blocks cannot stream with "
+                    "halo rows: %s; give buffers of at least %llu bytes, or the array in memory",
                     batch ? "the batch (--scope batch: one series)" : "a matrix", (unsigned long long)need, j->want,
-                    (unsigned long long)need);
+                    why, (unsigned long long)need);
+}
+
+/* The series go in blocks with halo rows: the chunks planned again. A
+ * cleaning ahead of them keeps the chunks planned (its read passes) and
+ * takes the blocks for its writing pass, the buffers holding either. */
+static cls_status plan_halo(sjob *j, const cls_stream_opts *o)
+{
+    const char *why = halo_refusal(j);
+    if (why) return lc_too_long(j, why);
+    int batch = j->p.scope == CLS_SCOPE_BATCH;
+    cls_status st = cls_lc_check(j->ctx, j->p.clean, batch ? (uint64_t)j->B * j->R : j->R, j->reduce);
+    if (st != CLS_OK) return st;
+    int clean = lc_cleans(j->p.clean);
+    for (unsigned i = 0; j->bufs && i < j->nbufs; i++)
+        if (j->bufs[i]) cls_host_free(j->ctx, j->bufs[i]);
+    free(j->bufs);
+    free(j->obuf);
+    j->bufs = NULL;
+    j->obuf = NULL;
+    j->ocap = 0;
+    chunk *ch = j->ch;
+    cls_sio_chunk *io = j->io;
+    size_t n = j->n;
+    j->min_cap = clean ? j->cap : 0;
+    if (!clean) {
+        free(ch);
+        free(io);
+    }
+    j->ch = NULL;
+    j->io = NULL;
+    j->cap = 0;
+    j->halo = 1;
+    j->lc = j->p.clean;
+    st = plan(j, o, 0);
+    if (clean) {
+        j->hch = j->ch;
+        j->hio = j->io;
+        j->hn = j->n;
+        j->ch = ch;
+        j->io = io;
+        j->n = n;
+        j->halo = 0;
+        /* the pool no larger than the read passes' chunks (as plan_rest) */
+        for (size_t i = n; j->bufs && i < j->nbufs; i++) {
+            if (j->bufs[i]) cls_host_free(j->ctx, j->bufs[i]);
+            j->bufs[i] = NULL;
+        }
+        if (n < j->nbufs) j->nbufs = (unsigned)n;
+    }
+    return st;
 }
 
 cls_status cls_file_fit(cls_context *ctx, const cls_pipeline *p, const cls_file_array *in,
@@ -854,13 +1062,55 @@ cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const
                       "cls_transform");
     if (st == CLS_OK && bins_alone(&j.p)) j.bin_align = j.p.clean->bin_rows;
     if (st == CLS_OK) st = plan(&j, opts, 1);
-    if (st == CLS_OK && cls_lc_active(j.p.clean) && !whole_groups(&j) && !j.bin_align) st = lc_too_long(&j);
+    if (st == CLS_OK && cls_lc_active(j.p.clean) && !whole_groups(&j) && !j.bin_align) st = plan_halo(&j, opts);
     if (st == CLS_OK) {
         /* one pass when every chunk holds whole statistics groups (or,
          * bins alone, whole bins) */
-        int whole = whole_groups(&j) || j.bin_align;
+        int whole = j.halo || whole_groups(&j) || j.bin_align;
         j.want_stats = fitted != NULL;
-        if (j.p.clean && !whole && !cls_route_fuses(&j.p) &&
+        if (j.hch) {
+            /* a cleaning ahead of halo blocks: its passes over the file
+             * (statistics over whole series), its writing pass the blocks,
+             * each cleaned with its halo then detrended; a scaler after
+             * over out in place */
+            cls_clean cc = *j.p.clean;
+            cc.detrend = CLS_DETREND_NONE;
+            cc.window = cc.polyorder = cc.deriv = 0;
+            cc.delta = cc.cval = 0;
+            cc.edge = CLS_EDGE_DEFAULT;
+            cc.origin = 0;
+            cc.detrend_op = CLS_DETREND_SUBTRACT;
+            cc.bin_rows = 0;
+            cc.bin_stat = CLS_BIN_NONE;
+            cc.bin_reduce = 0;
+            cls_pipeline all = j.p, rest = j.p;
+            int after = j.p.scaler != CLS_NONE || j.p.factors || fitted;
+            j.p.clean = &cc;
+            j.p.scaler = CLS_NONE;
+            j.p.factors = NULL;
+            j.want_stats = 0;
+            j.tail = after;
+            st = stream_clean(&j, NULL, NULL);
+            j.p = all;
+            if (after) {
+                pool_free(&j);
+                rest.clean = NULL;
+                if (st == CLS_OK) st = check_unchanged(&j);
+                if (st == CLS_OK) st = file_fit_transform_in_place(&j, &rest, out, opts, fitted ? &j.acc : NULL);
+            }
+        } else if (j.halo && (j.p.scaler != CLS_NONE || j.p.factors || fitted)) {
+            /* the trend and bins in blocks write out, then the scaler runs
+             * over out in place, as the call in memory runs it over the
+             * detrended values */
+            cls_pipeline rest = j.p;
+            rest.clean = NULL;
+            j.want_stats = 0;
+            next_passes(&j, 1, 2 * j.bytes, 1);
+            st = run_pass(&j, PASS_FUSED);
+            pool_free(&j);
+            if (st == CLS_OK) st = check_unchanged(&j);
+            if (st == CLS_OK) st = file_fit_transform_in_place(&j, &rest, out, opts, fitted ? &j.acc : NULL);
+        } else if (j.p.clean && !whole && !cls_route_fuses(&j.p) &&
             (j.p.scaler != CLS_NONE || j.p.factors || fitted)) {
             /* a scaler (or factors, or statistics) that does not fuse with
              * the cleaning: the cleaning's passes write out, then the rest

@@ -1,7 +1,9 @@
 /* Light curves: the checks of cls_clean's light-curve fields and the
- * device passes of cl/lightcurve.cl over units of whole statistics groups.
+ * device passes of cl/lightcurve.cl over units of whole statistics groups,
+ * or over one block of a streamed series (its halo rows around it).
  * Owns: the units (a range of groups: a window never crosses a group, so a
- * unit needs no halo), the rows per work-item, the buffers of a unit.
+ * unit needs no halo), the rows per work-item and the halo they imply,
+ * the buffers of a unit.
  * Calls: engine/passes.c (units pulled by every device, failover),
  * engine/program.c (kernels), savgol.c. */
 #include <math.h>
@@ -10,6 +12,7 @@
 
 #include "engine/passes.h"
 #include "lightcurve/lightcurve.h"
+#include "util/table.h"
 
 #define UNIT_BYTES (16u << 20) /* a unit's data at most, but for one group larger than this */
 #define LOOP_MAX 60000u        /* trip count per work-item (rusticl: ~65 535, PITFALLS.md) */
@@ -131,6 +134,7 @@ typedef struct lcjob {
     int         edge;
     double      g[LC_GLEN];  /* Savitzky-Golay: weights, scale, shift tables, powers (cl/lightcurve.cl) */
     uint64_t    nbins;
+    const cls_lc_rows *rows; /* a trend of one streamed block (G = 1), else NULL */
 } lcjob;
 
 static void release(cl_mem *m, size_t n)
@@ -145,6 +149,13 @@ static cls_status unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
     const cls_clean *c = j->c;
     uint64_t g0 = u * j->gpu, ng = j->G - g0 < j->gpu ? j->G - g0 : j->gpu;
     size_t vals = (size_t)(ng * j->Rg) * j->C, bytes = vals * j->es, off = (size_t)(g0 * j->Rg) * j->C * j->es;
+    const cls_lc_rows *r = j->rows;
+    /* the rows held and written: the whole groups, or a block's */
+    uint64_t base = r ? r->base : 0, wlo = r ? r->wlo : 0, whi = r ? r->whi : j->Rg;
+    if (r) {
+        off = 0;
+        bytes = (size_t)r->held * j->C * j->es;
+    }
     const char *x = j->x + off;
     char *y = j->y + off;
     cls_kargs a = {ctx, d, NULL, 0, j->t, CLS_OK};
@@ -168,8 +179,23 @@ static cls_status unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
     }
     cls_status st = cls_kernel_get(ctx, d, kind, j->t, 0, &a.k, &local, NULL);
     if (st != CLS_OK) return st;
-    size_t ybytes = bytes;
-    if (j->kind == CLS_K_BIN_REDUCE) {
+    size_t ybytes = r ? (size_t)(whi - wlo) * j->C * j->es : bytes;
+    void *host = NULL; /* the results' host table (back) */
+    if (r) {
+        /* a block: its halo rows in, its own rows out (y may be x). On
+         * host memory the caller's scratch, the same for every block: a
+         * fresh buffer of a block's size each time, kept or not, either
+         * stayed resident beside the pool or took a page fault per 4 KiB */
+        back = 1;
+        st = cls_pass_input(ctx, d, x, bytes, &m[0]);
+        if (st == CLS_OK && d->zero_copy && r->scratch) {
+            cl_int e;
+            m[1] = clCreateBuffer(d->cl, CL_MEM_WRITE_ONLY | CL_MEM_USE_HOST_PTR, ybytes, r->scratch, &e);
+            if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "clCreateBuffer(output)", e);
+        } else if (st == CLS_OK) {
+            st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, ybytes, NULL, &m[1]);
+        }
+    } else if (j->kind == CLS_K_BIN_REDUCE) {
         ybytes = (size_t)(ng * j->nbins) * j->C * j->es;
         y = j->y + (size_t)(g0 * j->nbins) * j->C * j->es;
         st = cls_pass_input(ctx, d, x, bytes, &m[0]);
@@ -178,7 +204,11 @@ static cls_status unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
         /* a window reads rows that other work-items write: never in place */
         back = 1;
         st = cls_pass_input(ctx, d, x, bytes, &m[0]);
-        if (st == CLS_OK) st = cls_pass_buffer(ctx, d, CL_MEM_WRITE_ONLY, bytes, NULL, &m[1]);
+        /* a host table, kept between calls, rather than the driver's
+         * buffer: a stream's chunks freed and took the driver's 16 MiB
+         * buffers from the C library's heap, which kept them resident
+         * (its mmap threshold rises to a freed mapping's size) */
+        if (st == CLS_OK) st = cls_pass_result_buffer(ctx, d, CL_MEM_WRITE_ONLY, bytes, &host, &m[1]);
     } else {
         st = cls_pass_io(ctx, d, x, y, bytes, &m[0], &m[1]);
     }
@@ -248,21 +278,35 @@ static cls_status unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
             cls_karg_u32(&a, fl);
             cls_karg_real(&a, c->has_missing_value ? c->missing_value : 0);
             if (SAVGOL(j->kind) || lanes) cls_karg_mem(&a, m[3]);
+            cl_long kb = (cl_long)base;
+            if (a.st == CLS_OK) {
+                cl_int e = clSetKernelArg(a.k, a.i++, sizeof kb, &kb);
+                if (e != CL_SUCCESS) a.st = cls_fail_cl(ctx, d, "clSetKernelArg", e);
+            }
+            cls_karg_u64(&a, wlo);
+            cls_karg_u64(&a, whi);
             size_t items = kind == CLS_K_SAVGOL3V ? (size_t)((cols + LC_LANES - 1) / LC_LANES) : (size_t)cols;
-            st = cls_pass_launch(&a, local, items, (size_t)((j->Rg + chunk - 1) / chunk));
+            /* the chunks of rows [wlo, whi): the kernel counts from wlo's */
+            st = cls_pass_launch(&a, local, items, (size_t)((whi + chunk - 1) / chunk - wlo / chunk));
         }
     }
     if (back) {
         clReleaseMemObject(m[0]);
         m[0] = NULL;
-        if (st == CLS_OK) {
-            cl_int e = clEnqueueReadBuffer(d->q[0], m[1], CL_TRUE, 0, bytes, y, 0, NULL, NULL);
+        if (st == CLS_OK && (host || (r && d->zero_copy && r->scratch))) {
+            void *p = NULL;
+            st = cls_pass_map(ctx, d, m[1], ybytes, &p);
+            if (st == CLS_OK) memcpy(y, p, ybytes);
+            st = cls_pass_unmap(ctx, d, m[1], p, st);
+        } else if (st == CLS_OK) {
+            cl_int e = clEnqueueReadBuffer(d->q[0], m[1], CL_TRUE, 0, ybytes, y, 0, NULL, NULL);
             if (e != CL_SUCCESS) st = cls_fail_cl(ctx, d, "clEnqueueReadBuffer", e);
         }
     } else if (st == CLS_OK) {
         st = cls_pass_output_back(ctx, d, m[1], y, ybytes);
     }
     release(m, 4);
+    cls_table_free(host, ybytes);
     return st;
 }
 
@@ -359,13 +403,11 @@ static double float_chunk(unsigned w, unsigned q, int exact)
     return (LOOP_MAX - w) / (LC_SIMD * (w * (n + 1) + fit));
 }
 
-cls_status cls_lc_run(cls_context *ctx, const cls_clean *c, cls_dtype t, const void *x, void *y, uint64_t G,
-                      uint64_t Rg, size_t C)
+/* The trend's kernel, edge, window start and rows per work-item in j. */
+static cls_status trend_setup(cls_context *ctx, lcjob *j_, const cls_clean *c)
 {
-    lcjob j;
-    cls_status st = CLS_OK;
-    if (c->detrend != CLS_DETREND_NONE) {
-        job_init(&j, c, t, x, y, G, Rg, C);
+    lcjob j = *j_;
+    {
         unsigned w = c->window;
         if (c->detrend == CLS_DETREND_MEAN) {
             j.kind = CLS_K_MOVAVG;
@@ -392,8 +434,9 @@ cls_status cls_lc_run(cls_context *ctx, const cls_clean *c, cls_dtype t, const v
              * sums (errors ~1e-13), 10 with float sums (~1e-6) */
             double s = cls_savgol_scale(w);
             if (!cls_savgol_weights(w, c->polyorder, c->deriv, c->delta, j.g))
-                return cls_fail(ctx, CLS_E_ARG, "light curves: the Savitzky-Golay fit of window %u, polyorder %u "
-                                "is singular", w, c->polyorder);
+                return !ctx ? CLS_E_ARG
+                            : cls_fail(ctx, CLS_E_ARG, "light curves: the Savitzky-Golay fit of window %u, "
+                                       "polyorder %u is singular", w, c->polyorder);
             /* the shift by one row of the sums S_j = sum x u^j */
             unsigned q = c->polyorder + 1;
             shift_table(j.g + q + 1, q, w, s);
@@ -417,7 +460,20 @@ cls_status cls_lc_run(cls_context *ctx, const cls_clean *c, cls_dtype t, const v
             if (w < LOOP_MAX && j.chunk + w > LOOP_MAX) j.chunk = LOOP_MAX - w;
             if (w < LOOP_MAX && j.chunk_lanes + w > LOOP_MAX) j.chunk_lanes = LOOP_MAX - w;
         }
-        st = run(ctx, &j);
+    }
+    *j_ = j;
+    return CLS_OK;
+}
+
+cls_status cls_lc_run(cls_context *ctx, const cls_clean *c, cls_dtype t, const void *x, void *y, uint64_t G,
+                      uint64_t Rg, size_t C)
+{
+    lcjob j;
+    cls_status st = CLS_OK;
+    if (c->detrend != CLS_DETREND_NONE) {
+        job_init(&j, c, t, x, y, G, Rg, C);
+        st = trend_setup(ctx, &j, c);
+        if (st == CLS_OK) st = run(ctx, &j);
         x = y; /* the bins smooth the detrended values in place */
     }
     if (st == CLS_OK && c->bin_rows) {
@@ -435,5 +491,53 @@ cls_status cls_lc_reduce(cls_context *ctx, const cls_clean *c, cls_dtype t, cons
     job_init(&j, c, t, x, y, G, Rg, C);
     j.kind = CLS_K_BIN_REDUCE;
     j.nbins = (Rg + c->bin_rows - 1) / c->bin_rows;
+    return run(ctx, &j);
+}
+
+void cls_lc_halo(const cls_clean *c, uint64_t *before, uint64_t *after, int *wrap)
+{
+    *before = *after = 0;
+    *wrap = 0;
+    if (!c || c->detrend == CLS_DETREND_NONE) return;
+    lcjob j;
+    job_init(&j, c, CLS_F64, NULL, NULL, 1, 0, 0);
+    /* (a singular fit is refused by the call itself: its chunks then are
+     * the widest any kernel takes) */
+    uint64_t ch = 16384;
+    if (trend_setup(NULL, &j, c) == CLS_OK) {
+        ch = j.chunk > j.chunk_lanes ? j.chunk : j.chunk_lanes;
+        for (int f = 0; f < 2; f++)
+            if (j.chunk_by_fp64[f] > ch) ch = j.chunk_by_fp64[f];
+    }
+    /* a work-item starts its sums at its chunk's first row, up to a chunk
+     * before the block, and reads a window from there; a window reaches
+     * at most w rows either side of its row (the moving average's origin
+     * included) */
+    *before = ch + c->window;
+    *after = c->window;
+    *wrap = c->edge == CLS_EDGE_WRAP;
+}
+
+cls_status cls_lc_run_rows(cls_context *ctx, const cls_clean *c, cls_dtype t, const void *x, void *y, uint64_t Rg,
+                           size_t C, const cls_lc_rows *r, int reduce)
+{
+    lcjob j;
+    cls_status st = CLS_OK;
+    size_t es = t == CLS_F64 ? 8 : 4;
+    uint64_t n = r->whi - r->wlo;
+    /* the block's own rows in x, or (a trend) in the trend's output */
+    const char *src = (const char *)x + (size_t)(r->wlo - r->base) * C * es;
+    void *tr = reduce ? (void *)x : y; /* (reduce: the buffer, its rows read already) */
+    if (c->detrend != CLS_DETREND_NONE) {
+        job_init(&j, c, t, x, tr, 1, Rg, C);
+        j.rows = r;
+        st = trend_setup(ctx, &j, c);
+        if (st == CLS_OK) st = run(ctx, &j);
+        src = tr;
+    }
+    if (st != CLS_OK || !c->bin_rows) return st;
+    if (reduce) return cls_lc_reduce(ctx, c, t, src, y, 1, n, C);
+    job_init(&j, c, t, src, y, 1, n, C);
+    j.kind = CLS_K_BIN_SMOOTH;
     return run(ctx, &j);
 }

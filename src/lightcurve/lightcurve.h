@@ -34,6 +34,30 @@ cls_status cls_lc_check(cls_context *ctx, const cls_clean *c, uint64_t Rg, int r
 cls_status cls_lc_run(cls_context *ctx, const cls_clean *c, cls_dtype t, const void *x, void *y, uint64_t G,
                       uint64_t Rg, size_t C);
 
+/* A block of one series of Rg rows streamed with halo rows: x holds the
+ * series' rows [base, base + held), y receives rows [wlo, whi) (y may be
+ * x: the trend goes through a device buffer read back). The block's rows
+ * come out as the whole series' call gives them: the kernels' chunks of
+ * rows per work-item stay where they are in the series (their sums start
+ * afresh there), the edges are the series' own. */
+typedef struct cls_lc_rows {
+    uint64_t base, held, wlo, whi;
+    void *scratch; /* NULL, or host memory of the block's rows that the trend
+                      may write (a device working on host memory: no driver buffer) */
+} cls_lc_rows;
+
+/* The halo of a block: the rows before wlo (*before) and after whi
+ * (*after) that its trend reads; 0 without a trend. A wrap edge reads the
+ * other end of the series: *wrap set (a block then needs the whole
+ * series). */
+void cls_lc_halo(const cls_clean *c, uint64_t *before, uint64_t *after, int *wrap);
+
+/* cls_lc_run of one block (G = 1): the trend of rows [wlo, whi) into y,
+ * then their smoothing by bins (wlo a multiple of bin_rows, whi too or
+ * Rg), or, reduce, their bins into y (a row per bin; y not x then). */
+cls_status cls_lc_run_rows(cls_context *ctx, const cls_clean *c, cls_dtype t, const void *x, void *y, uint64_t Rg,
+                           size_t C, const cls_lc_rows *r, int reduce);
+
 /* One row per bin: y holds G x ceil(Rg / bin_rows) x C values. */
 cls_status cls_lc_reduce(cls_context *ctx, const cls_clean *c, cls_dtype t, const void *x, void *y, uint64_t G,
                          uint64_t Rg, size_t C);
