@@ -28,7 +28,6 @@
  *     fault layer, asserting only what holds under any load: results
  *     right, every slice done once by one device, and a device that took
  *     none says why. */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +35,7 @@
 #include "engine/job.h"
 #include "fault_ctl.h"
 #include "pipeline_util.h"
+#include "sched_given.h"
 
 /* 64 matrices of 500 x 64 float32 (8 MB), min-max per matrix: one phase per
  * call, slices of 1 MB. */
@@ -181,82 +181,12 @@ static void a_slow_first_launch_does_not_let_a_far_slower_device_in(void **state
 
 /* ---- the new probe after given phase times ---- */
 
-/* The test's source of time and speeds for two devices: the clock moves
- * by `tick` per slice completed (the progress callback) and by
- * `probe_cost` per probe; priors and rates are given per device. */
-typedef struct given {
-    pthread_mutex_t  lock;
-    cls_sched_source src;
-    double           clock, tick, probe_cost;
-    double           prior[2], rate[2];
-    unsigned         probes[2];
-} given;
-
-static given g = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-static double given_now(void *user)
+/* Device 0 fast, device 1 at speed1 (both priors and rates), 1 ms per
+ * slice completed, `probe_cost` per probe (sched_given.h). */
+static void give(double speed1, double probe_cost)
 {
-    given *s = user;
-    pthread_mutex_lock(&s->lock);
-    double t = s->clock;
-    pthread_mutex_unlock(&s->lock);
-    return t;
-}
-
-static double given_prior(void *user, size_t device)
-{
-    given *s = user;
-    if (device >= 2) return 0; /* called on a worker thread: no cmocka assertion */
-    pthread_mutex_lock(&s->lock);
-    s->probes[device]++;
-    s->clock += s->probe_cost;
-    double v = s->prior[device];
-    pthread_mutex_unlock(&s->lock);
-    return v;
-}
-
-static double given_rate(void *user, size_t device, double shown)
-{
-    given *s = user;
-    if (device >= 2) return shown;
-    pthread_mutex_lock(&s->lock);
-    double v = s->rate[device];
-    pthread_mutex_unlock(&s->lock);
-    return v;
-}
-
-static void given_tick(void *user, uint64_t done, uint64_t total)
-{
-    (void)done;
-    (void)total;
-    given *s = user;
-    pthread_mutex_lock(&s->lock);
-    s->clock += s->tick;
-    pthread_mutex_unlock(&s->lock);
-}
-
-/* Device 0 fast, device 1 at speed1 (both priors and rates), 1 ms per slice,
- * `probe_cost` per probe. */
-static given *give(double speed1, double probe_cost)
-{
-    pthread_mutex_lock(&g.lock);
-    g.src = (cls_sched_source){.now = given_now, .prior = given_prior, .rate = given_rate, .user = &g};
-    g.clock = 1000.0;
-    g.tick = 1e-3;
-    g.probe_cost = probe_cost;
-    g.prior[0] = g.rate[0] = FAST;
-    g.prior[1] = g.rate[1] = speed1;
-    g.probes[0] = g.probes[1] = 0;
-    pthread_mutex_unlock(&g.lock);
-    return &g;
-}
-
-static unsigned probes_of(size_t d)
-{
-    pthread_mutex_lock(&g.lock);
-    unsigned n = g.probes[d];
-    pthread_mutex_unlock(&g.lock);
-    return n;
+    given_reset(1e-3, probe_cost, FAST);
+    given_speed(1, speed1);
 }
 
 static void a_prior_is_taken_again_after_100_times_its_cost_of_calls(void **state)
@@ -264,11 +194,11 @@ static void a_prior_is_taken_again_after_100_times_its_cost_of_calls(void **stat
     (void)state;
     fake *f = make(0, 0, 0);
     give(SLOW, 1e-3);
-    f->ctx.tune.sched = &g.src;
+    f->ctx.tune.sched = given_source();
     f->dev[0].rate[0] = 5e9; /* device 0 measured: never probed */
     cls_run_priors(&f->job);
-    assert_int_equal(probes_of(0), 0);
-    assert_int_equal(probes_of(1), 1);
+    assert_int_equal(given_probes(0), 0);
+    assert_int_equal(given_probes(1), 1);
     assert_true(f->dev[1].prior == SLOW);
     assert_close(f->dev[1].probe_cost, 1e-3, 1e-9);
     /* phases of calls since (run.c adds them): under 100 probes' time, no
@@ -278,13 +208,13 @@ static void a_prior_is_taken_again_after_100_times_its_cost_of_calls(void **stat
     for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {
         f->dev[1].since_probe = steps[i].since;
         cls_run_priors(&f->job);
-        assert_int_equal(probes_of(1), steps[i].probes);
+        assert_int_equal(given_probes(1), steps[i].probes);
     }
     /* measured meanwhile: no probe, whatever the time */
     f->dev[1].rate[0] = 1e9;
     f->dev[1].since_probe = 1e6;
     cls_run_priors(&f->job);
-    assert_int_equal(probes_of(1), 4);
+    assert_int_equal(given_probes(1), 4);
     free(f);
 }
 
@@ -319,23 +249,13 @@ static int clear_faults(void **state)
 
 /* Two devices, the per-slice rules alone (no call runs on one device to
  * compare: src/engine/team.c, tests/test_team.c), the scheduler's time and
- * speeds from `src` (NULL: measured), probes unless `no_prior`. */
-static cls_context *two_devices(size_t slice_bytes, given *src, int no_prior)
+ * speeds given (sched_given.h) or measured, probes unless `no_prior`. */
+static cls_context *two_devices(size_t slice_bytes, int given, int no_prior)
 {
     cls_tuning t = test_tune;
     t.no_team = 1;
     t.no_prior = no_prior;
-    t.sched = src ? &src->src : NULL;
-    cls_tuning_default(&t);
-    cls_config cfg = {.slice_bytes = slice_bytes};
-    if (src) {
-        cfg.progress = given_tick;
-        cfg.progress_user = src;
-    }
-    cls_context *ctx = NULL;
-    cls_status st = cls_context_create(&cfg, &ctx);
-    cls_tuning_default(&test_tune);
-    if (st != CLS_OK) fail_msg("cls_context_create: %s", cls_last_error(ctx));
+    cls_context *ctx = given ? given_context(&t, NULL, 0, slice_bytes) : test_context_tuned(&t, NULL, 0, slice_bytes);
     assert_int_equal(cls_device_count(ctx), 2);
     return ctx;
 }
@@ -386,25 +306,27 @@ static void not_declined(const cls_report *rep)
 static void far_slower_device_takes_no_slice_in_its_first_calls(void **state)
 {
     (void)state;
-    cls_context *ctx = two_devices(SLICE_BYTES, give(SLOW, 1e-3), 0);
+    give(SLOW, 1e-3);
+    cls_context *ctx = two_devices(SLICE_BYTES, 1, 0);
     cls_report rep = call(ctx, "first call, device 1 1000x slower");
     declined_for_its_prior(&rep);
     rep = call(ctx, "second call");
     declined_for_its_prior(&rep);
     /* probed once each, device 1 once more for being far below its twin */
-    assert_int_equal(probes_of(0), 1);
-    assert_int_equal(probes_of(1), 2);
+    assert_int_equal(given_probes(0), 1);
+    assert_int_equal(given_probes(1), 2);
     cls_context_destroy(ctx);
 }
 
 static void comparable_devices_both_take_part_in_the_first_call(void **state)
 {
     (void)state;
-    cls_context *ctx = two_devices(MANY_SLICE_BYTES, give(FAST / 2, 1e-3), 0);
+    give(FAST / 2, 1e-3);
+    cls_context *ctx = two_devices(MANY_SLICE_BYTES, 1, 0);
     cls_report rep = call(ctx, "first call, device 1 half as fast");
     not_declined(&rep);
     assert_true(rep.devices[0].slices > 0);
-    assert_int_equal(probes_of(1), 1); /* within 8x of its twin: one probe */
+    assert_int_equal(given_probes(1), 1); /* within 8x of its twin: one probe */
     cls_context_destroy(ctx);
 }
 
@@ -416,17 +338,15 @@ static void a_prior_spoilt_by_a_busy_moment_is_taken_again(void **state)
      * to 100 times its probe's 4.9 ms (not a multiple of a phase's length),
      * counted on the given clock (1 ms per slice completed), and then it is
      * probed again and takes part */
-    given *s = give(SLOW, 4.9e-3);
-    cls_context *ctx = two_devices(MANY_SLICE_BYTES, s, 0);
+    give(SLOW, 4.9e-3);
+    cls_context *ctx = two_devices(MANY_SLICE_BYTES, 1, 0);
     cls_report rep = call(ctx, "call 1, device 1 slow while probed");
     declined_for_its_prior(&rep);
-    assert_int_equal(probes_of(1), 2);
-    pthread_mutex_lock(&s->lock);
-    s->prior[1] = s->rate[1] = FAST;
-    pthread_mutex_unlock(&s->lock);
+    assert_int_equal(given_probes(1), 2);
+    given_speed(1, FAST);
     /* the call after those whose phases since the probe reach 0.49 s */
     size_t again = 1;
-    while ((double)again * (double)rep.slices * s->tick < 100 * s->probe_cost) again++;
+    while ((double)again * (double)rep.slices * given_tick() < 100 * given_probe_cost()) again++;
     again++;
     print_message("# %zu slices per call: device 1 probed again in call %zu\n", rep.slices, again);
     for (size_t c = 2; c < again; c++) {
@@ -434,10 +354,10 @@ static void a_prior_spoilt_by_a_busy_moment_is_taken_again(void **state)
         snprintf(label, sizeof label, "call %zu", c);
         rep = call(ctx, label);
         declined_for_its_prior(&rep);
-        assert_int_equal(probes_of(1), 2);
+        assert_int_equal(given_probes(1), 2);
     }
     rep = call(ctx, "the call that probes device 1 again");
-    assert_int_equal(probes_of(1), 3);
+    assert_int_equal(given_probes(1), 3);
     not_declined(&rep);
     cls_context_destroy(ctx);
 }
@@ -448,7 +368,8 @@ static void a_device_left_out_takes_over_when_the_other_fails(void **state)
     /* device 1 is far slower: it declines the first slice and gets no
      * worker thread; device 0 then fails after two slices, and device 1
      * must be woken to finish the call */
-    cls_context *ctx = two_devices(SLICE_BYTES, give(SLOW, 1e-3), 0);
+    give(SLOW, 1e-3);
+    cls_context *ctx = two_devices(SLICE_BYTES, 1, 0);
     assert_true(fault.add(FAULT_KERNEL, "pthread", 0, "fit_apply", 2, -1, 0) >= 0);
     cls_report rep = call(ctx, "device 1 slow, device 0 failing after 2 slices");
     assert_non_null(rep.devices[0].failed);
@@ -464,9 +385,10 @@ static void no_probe_with_the_no_prior_switch(void **state)
     (void)state;
     /* no speed probes: an unmeasured device takes a slice whatever its
      * speed (and is then measured: 1000x slower, it declines the rest) */
-    cls_context *ctx = two_devices(MANY_SLICE_BYTES, give(SLOW, 1e-3), 1);
+    give(SLOW, 1e-3);
+    cls_context *ctx = two_devices(MANY_SLICE_BYTES, 1, 1);
     cls_report rep = call(ctx, "no speed probes, device 1 slow");
-    assert_int_equal(probes_of(0) + probes_of(1), 0);
+    assert_int_equal(given_probes(0) + given_probes(1), 0);
     every_slice_once(&rep);
     if (!rep.devices[1].slices) not_declined(&rep);
     cls_context_destroy(ctx);
@@ -478,7 +400,7 @@ static void a_device_that_finds_every_slice_taken_says_so(void **state)
     /* one slice for two devices, both unmeasured and unprobed (so both
      * would take it): one does, the other's worker finds none left, and
      * the report says that rather than nothing */
-    cls_context *ctx = two_devices((size_t)64 << 20, NULL, 1);
+    cls_context *ctx = two_devices((size_t)64 << 20, 0, 1);
     cls_array small = ref_make(CLS_F32, 1, 97, 5, 7300, REF_NEGATIVE);
     assert_non_null(small.data);
     cls_pipeline p = {.scaler = CLS_MINMAX};
@@ -505,7 +427,7 @@ static void on_the_real_clock_every_slice_is_done_once_and_right(void **state)
      * the scheduler decides depends on the host's load, so only what holds
      * under any load is checked, over the first calls (probes, tries) and
      * later ones */
-    cls_context *ctx = two_devices(MANY_SLICE_BYTES, NULL, 0);
+    cls_context *ctx = two_devices(MANY_SLICE_BYTES, 0, 0);
     assert_true(fault.add(FAULT_DELAY, "pthread", 1, NULL, 0, -1, DELAY_US) >= 0);
     for (int c = 0; c < 4; c++) {
         char label[64];
