@@ -13,6 +13,23 @@
 
 #include "clscale.h"
 
+/* What the scheduler reads as time and speed, given rather than measured,
+ * so that a test decides its choices from given speeds and sizes whatever
+ * the machine's load: the clock of its slices' takes and completions, of
+ * its phases and of a probe's cost (run.c, admit.c); a device's prior in
+ * place of its probe (measure.c); the rate a device shows in place of the
+ * one measured (admit.c's meters and the rate a call keeps). Each NULL
+ * field is the engine's own: the monotonic clock, the probe, the measured
+ * rate. Devices are named by their index in the context. The functions are
+ * called from the context's worker threads, under the call's lock except a
+ * phase's first and last reading of the clock. */
+typedef struct cls_sched_source {
+    double (*now)(void *user);                               /* seconds */
+    double (*prior)(void *user, size_t device);              /* bytes/s, 0: unknown */
+    double (*rate)(void *user, size_t device, double shown); /* bytes/s, for shown > 0 */
+    void   *user;
+} cls_sched_source;
+
 typedef struct cls_tuning {
     /* kernels' shapes per device (device.c), read at creation; 0: the device's */
     unsigned    vec;           /* 1, 2, 4, 8 or 16: vector width of the scaling kernels */
@@ -47,6 +64,8 @@ typedef struct cls_tuning {
     unsigned    clip_stage;    /* 1..3: the one-pass clipping kernel cut short after a stage,
                                   results wrong; only in a build configured with
                                   -Dbench_stages=true (clip_fast.c), ignored elsewhere */
+    const cls_sched_source *sched; /* the scheduler's time and speeds (above); NULL: measured.
+                                      The struct must outlive the contexts that use it */
 } cls_tuning;
 
 /* The switches contexts created after this call start with (NULL: none),

@@ -13,8 +13,9 @@
  * scheduler's side of test_bus's model, on given call times). On the suite's devices (pocl, basic, all): the call
  * that tries the lead alone is right and names the devices in reserve; and
  * (pocl) when the lead fails in such a call, a device in reserve finishes
- * it. The fault layer slows the second PoCL device there, so that the
- * first does most of a team call and is tried alone. */
+ * it. The scheduler reads given speeds there (sched_given.h), the first
+ * PoCL device 1000 times faster than the others, so that it does every
+ * slice of a team call and is tried alone whatever the host's load. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 #include "fault_ctl.h"
 #include "engine/job.h"
 #include "pipeline_util.h"
+#include "sched_given.h"
 
 #define MIB ((uint64_t)1 << 20)
 
@@ -510,22 +512,34 @@ static size_t until_alone(cls_context *ctx, const cls_array *x, const cls_pipeli
     return 0;
 }
 
-/* The suite's second PoCL device, slowed (the fault layer delays its
- * launches), so that the first one does most of a team call and is tried
- * alone; two equal devices never are (an_even_team_is_not_tried_alone). */
-static void slow_the_second_pocl_device(void)
+/* A context on the suite's devices whose scheduler reads given speeds
+ * (sched_given.h): the first PoCL device 1000 times faster than every
+ * other, so that it does every slice of a team call and is tried alone
+ * whatever the host's load; two equal devices never are
+ * (an_even_team_is_not_tried_alone). A probe counts a second on the given
+ * clock, so that no device is probed again in the calls here (a call that
+ * probes is not kept). The index of the fast device in *lead. */
+static cls_context *one_fast_device(size_t *lead)
 {
-    assert_int_equal(find_layer(), 0);
-    const char *name = test_suite_is("basic") ? "basic" : "pthread";
-    assert_true(fault.add(FAULT_DELAY, name, 1, NULL, 0, -1, 2000) >= 0);
+    given_reset(1e-3, 1.0, 10e9 / 1000);
+    cls_context *ctx = given_context(NULL, NULL, 0, 65536);
+    size_t n = cls_device_count(ctx);
+    assert_true(n >= 2 && n <= GIVEN_DEVS);
+    for (*lead = 0; *lead < n; ++*lead) {
+        cls_device_info info;
+        assert_int_equal(cls_device_get(ctx, *lead, &info), CLS_OK);
+        if (strstr(info.platform, "Portable Computing Language")) break;
+    }
+    assert_true(*lead < n);
+    given_speed(*lead, 10e9);
+    return ctx;
 }
 
 static void a_call_on_the_lead_alone_is_right_and_names_the_reserves(void **state)
 {
     (void)state;
-    cls_context *ctx = test_context(NULL, 0, 65536);
-    assert_true(cls_device_count(ctx) >= 2);
-    slow_the_second_pocl_device();
+    size_t fast;
+    cls_context *ctx = one_fast_device(&fast);
     cls_dtype t = suite_runs(CLS_F64) ? CLS_F64 : CLS_F32;
     cls_array x = ref_make(CLS_F32, 24, 300, 37, 41, REF_MISSING | REF_CONSTANT | REF_NEGATIVE);
     if (t == CLS_F64) {
@@ -533,8 +547,7 @@ static void a_call_on_the_lead_alone_is_right_and_names_the_reserves(void **stat
         x = ref_make(CLS_F64, 24, 300, 37, 41, REF_MISSING | REF_CONSTANT | REF_NEGATIVE);
     }
     cls_pipeline p = {.scaler = CLS_ZSCORE};
-    until_alone(ctx, &x, &p);
-    fault.clear();
+    assert_int_equal(until_alone(ctx, &x, &p), fast);
     ref_free(&x);
     cls_context_destroy(ctx);
 }
@@ -546,43 +559,34 @@ static void a_call_on_the_lead_alone_is_right_and_names_the_reserves(void **stat
 static void the_reserve_finishes_a_call_whose_lead_fails(void **state)
 {
     (void)state;
-    cls_context *ctx = test_context(NULL, 0, 65536);
+    assert_int_equal(find_layer(), 0);
+    size_t fast;
+    cls_context *ctx = one_fast_device(&fast);
     assert_int_equal(cls_device_count(ctx), 2);
-    slow_the_second_pocl_device();
+    assert_int_equal(fast, 0);
     cls_array x = ref_make(CLS_F32, 64, 500, 64, 43, REF_MISSING | REF_NEGATIVE);
     cls_pipeline p = {.scaler = CLS_MINMAX};
-    for (int c = 0;; c++) {
-        assert_true(c < 12);
-        /* the next call runs alone when its kind has a team call kept and
-         * no call alone yet (src/team.c) */
-        const cls_team *next = NULL;
-        for (size_t i = 0; i < CLS_TEAM_KINDS; i++) {
-            const cls_team *t = &ctx->team[i];
-            if (t->key && t->used == ctx->team_clock && t->nteam > 0 && t->lead >= 0
-                && t->lead < CLS_TEAM_DEVS && t->nsolo[t->lead] == 0 && t->lead_share >= 0.6)
-                next = t;
-        }
-        if (!next) {
-            cls_stats_destroy(check_fit_transform(ctx, &x, &p, "until a call alone"));
-            continue;
-        }
-        int lead = next->lead;
-        assert_int_equal(lead, 0); /* device 1 is the slow one */
-        int rule = fault.add(FAULT_KERNEL, "pthread", lead, NULL, 1, -1, 0);
-        assert_true(rule >= 0);
-        cls_stats_destroy(check_fit_transform(ctx, &x, &p, "the lead fails"));
-        assert_true(fault.injected(rule) >= 1);
-        cls_report rep;
-        assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
-        size_t other = lead == 0 ? 1 : 0;
-        print_message("# call %d: lead %d failed after %zu slices, device %zu did %zu\n", c + 1, lead,
-                      rep.devices[lead].slices, other, rep.devices[other].slices);
-        assert_non_null(rep.devices[lead].failed);
-        assert_null(rep.devices[other].sat_out);
-        assert_true(rep.devices[other].slices > 0);
-        assert_int_equal(rep.slices_done, rep.slices);
-        break;
-    }
+    size_t lead = until_alone(ctx, &x, &p);
+    assert_int_equal(lead, 0); /* device 1 is the slow one */
+    /* the next call runs alone too: the lead alone wins (src/team.c) and
+     * no try of the team is due yet */
+    const cls_team *kind = NULL;
+    for (size_t i = 0; i < CLS_TEAM_KINDS; i++)
+        if (ctx->team[i].key && ctx->team[i].used == ctx->team_clock) kind = &ctx->team[i];
+    assert_non_null(kind);
+    assert_true(kind->nsolo[lead] > 0 && kind->nteam == 0 && kind->since < kind->interval);
+    int rule = fault.add(FAULT_KERNEL, "pthread", (int)lead, NULL, 1, -1, 0);
+    assert_true(rule >= 0);
+    cls_stats_destroy(check_fit_transform(ctx, &x, &p, "the lead fails"));
+    assert_true(fault.injected(rule) >= 1);
+    cls_report rep;
+    assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
+    print_message("# lead %zu failed after %zu slices, device 1 did %zu\n", lead, rep.devices[lead].slices,
+                  rep.devices[1].slices);
+    assert_non_null(rep.devices[lead].failed);
+    assert_null(rep.devices[1].sat_out);
+    assert_true(rep.devices[1].slices > 0);
+    assert_int_equal(rep.slices_done, rep.slices);
     fault.clear();
     ref_free(&x);
     cls_context_destroy(ctx);
@@ -610,8 +614,9 @@ int main(void)
         cmocka_unit_test(a_call_on_the_lead_alone_is_right_and_names_the_reserves),
         cmocka_unit_test(the_reserve_finishes_a_call_whose_lead_fails),
     };
-    /* made-up jobs everywhere; the suite's devices where it has several;
-     * the fault layer on the two pthread devices */
-    size_t n = test_suite_is("noicd") ? 11 : test_suite_is("pocl") ? 13 : 12;
+    /* made-up jobs everywhere (all but the last two); the suite's devices
+     * where it has several; the fault layer on the two pthread devices */
+    size_t all = sizeof tests / sizeof *tests;
+    size_t n = test_suite_is("noicd") ? all - 2 : test_suite_is("pocl") ? all : all - 1;
     return test_run("team", tests, n, NULL, NULL);
 }

@@ -9,6 +9,23 @@
 
 #include "job.h"
 
+/* The scheduler's inputs, from the tests' source where one is given
+ * (testing.h, cls_sched_source), else measured. */
+double cls_sched_now(const cls_context *ctx)
+{
+    const cls_sched_source *src = ctx->tune.sched;
+    return src && src->now ? src->now(src->user) : cls_now();
+}
+
+/* A rate v > 0 that device run r's meter shows, as the scheduler reads it. */
+static double shown(const cls_devrun *r, double v)
+{
+    /* a meter may stand alone, with no call (tests/test_meter.c) */
+    const cls_sched_source *src = r->job && r->job->ctx ? r->job->ctx->tune.sched : NULL;
+    if (!(v > 0) || !src || !src->rate) return v;
+    return src->rate(src->user, r->dev->index, v);
+}
+
 /* Bytes per second this device has shown: in this phase, else in earlier
  * calls; 0 when nothing is known yet. The phase's figure counts from the
  * device's first completion on: a first slice carries one-time costs (a
@@ -17,7 +34,7 @@
  * simulator. */
 static double rate_of(const cls_devrun *r, double now)
 {
-    double v = cls_meter_rate(&r->phase, now);
+    double v = shown(r, cls_meter_rate(&r->phase, now));
     return v > 0 ? v : cls_run_rate(r);
 }
 
@@ -76,8 +93,9 @@ void cls_meter_fold(cls_devrun *r)
 {
     double b, s;
     if (meter_span(&r->phase, r->phase.t_last, 1, &b, &s)) {
+        double v = shown(r, b / s);
         r->rate_bytes += (uint64_t)b;
-        r->rate_secs += s;
+        r->rate_secs += v > 0 ? b / v : s;
     }
     memset(&r->phase, 0, sizeof r->phase);
 }
@@ -226,6 +244,12 @@ void cls_run_forget(cls_job *job)
  * devices need priors. */
 #define REPROBE 100.0
 
+static double prior_of(const cls_job *job, cls_dev *d)
+{
+    const cls_sched_source *src = job->ctx->tune.sched;
+    return src && src->prior ? src->prior(src->user, d->index) : cls_device_prior(d, 0);
+}
+
 void cls_run_priors(cls_job *job)
 {
     cls_run_forget(job);
@@ -239,9 +263,9 @@ void cls_run_priors(cls_job *job)
         if (!cls_run_active(r) || cls_run_rate(r) > 0) continue;
         if (d->probe_cost > 0 && d->since_probe < REPROBE * d->probe_cost * d->probe_backoff) continue;
         job->probed = 1;
-        double t = cls_now();
-        d->prior = cls_device_prior(d, 0);
-        d->probe_cost = fmax(cls_now() - t, 1e-6);
+        double t = cls_sched_now(job->ctx);
+        d->prior = prior_of(job, d);
+        d->probe_cost = fmax(cls_sched_now(job->ctx) - t, 1e-6);
         d->since_probe = 0;
         d->probe_backoff = d->probe_backoff ? fmin(2 * d->probe_backoff, 1024) : 1;
     }
@@ -258,7 +282,7 @@ void cls_run_priors(cls_job *job)
             const cls_devrun *o = &job->runs[j];
             if (j == i || !cls_run_active(o) || !same_kind(d, o->dev)) continue;
             if (d->prior * CLS_PRIOR_MARGIN < o->dev->prior) {
-                double again = cls_device_prior(d, 0);
+                double again = prior_of(job, d);
                 if (again > d->prior) d->prior = again;
                 break;
             }

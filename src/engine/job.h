@@ -432,6 +432,11 @@ cl_int cls_copy_args(cls_dev *d, cl_mem a, cl_mem b, size_t bytes, size_t *globa
 /* A quick estimate of the device's speed (bytes/s) on queue q, for the
  * scheduler's first call; 0 when it could not be taken. */
 double cls_device_prior(cls_dev *d, unsigned q);
+/* The estimate from its rounds: round(user, bytes) runs the copy kernel
+ * once over `bytes` and returns the seconds it took (< 0: failed); sizes
+ * from 4 KiB up to `cap` bytes (the rule is at the definition). */
+typedef double (*cls_prior_round)(void *user, size_t bytes);
+double cls_prior_rounds(cls_prior_round round, void *user, size_t cap);
 
 /* ---- run.c ---- */
 /* Forgets a measured rate more than CLS_PRIOR_MARGIN below an identical
@@ -454,6 +459,8 @@ void cls_run_forget(cls_job *job);
  * yet, when several devices take part (before planning: the plan spreads
  * by speed). */
 void cls_run_priors(cls_job *job);
+/* The scheduler's clock: the tests' (cls_tuning.sched) or cls_now(). */
+double cls_sched_now(const cls_context *ctx);
 /* Whether device run r would take a slice of `bytes` now (lock held; the
  * rule is at its definition). When it would not and `why` is not NULL,
  * *why says why. */

@@ -147,49 +147,60 @@ static int prior_alloc(cls_dev *d, prior_bufs *p, size_t bytes)
  * fade. The figure only has to tell devices many times slower apart, so a
  * failure is not an error: the device then stays unknown (0).
  *
+ * An untimed launch first, of the first timed size: a driver may compile
+ * the kernel at its first launch (PoCL: hundreds of ms with a cold cache),
+ * which would make a fast device look slower than a simulator. A launch of
+ * one work-group instead was tried: the 4 KiB one after it was still slow
+ * on PoCL (one of two equal devices then looked over 8x slower than the
+ * other and took no slice).
+ *
  * A busy host can stretch one round: a PoCL worker thread preempted for a
  * 4 ms scheduler tick makes a 4 KiB copy look 100x slow, spends the whole
  * budget at once and, alone, would stand for the device. So the first
  * timed size runs twice, and a later round that took over 2.5x the round
  * before it (twice the bytes) runs again while all rounds took under 10x
  * the budget; the faster of the two counts, against the budget too. */
-double cls_device_prior(cls_dev *d, unsigned qi)
+double cls_prior_rounds(cls_prior_round round, void *user, size_t cap)
 {
     enum { START = 4096, LIMIT = 1 << 20 };
     const double budget = 2e-3, wall_cap = 10 * budget;
-    cl_command_queue q = d->q[qi];
-    size_t cap = LIMIT;
-    if (cap > d->info.max_alloc_bytes) cap = (size_t)d->info.max_alloc_bytes & ~(size_t)63;
-    if (cap < START) return 0;
-    prior_bufs p = {0};
+    if (cap > LIMIT) cap = LIMIT;
+    if (cap < START || round(user, START) < 0) return 0;
     double rate = 0, spent = 0, wall = 0, prev = 0;
-    /* an untimed launch first, of the first timed size: a driver may
-     * compile the kernel at its first launch (PoCL: hundreds of ms with a
-     * cold cache), which would make a fast device look slower than a
-     * simulator. A launch of one work-group instead was tried: the 4 KiB
-     * one after it was still slow on PoCL (one of two equal devices then
-     * looked over 8x slower than the other and took no slice) */
-    if (prior_alloc(d, &p, START) == 0 && prior_round(d, q, p.a, p.b, p.host, START) >= 0) {
-        for (size_t bytes = START; bytes <= cap && spent < budget && wall < wall_cap; bytes *= 2) {
-            double t = bytes > p.bytes && prior_alloc(d, &p, cap) != 0
-                           ? -1.0
-                           : prior_round(d, q, p.a, p.b, p.host, bytes);
-            if (t >= 0) wall += t;
-            if (t >= 0 && (prev == 0 || (t > 2.5 * prev && wall < wall_cap))) {
-                double again = prior_round(d, q, p.a, p.b, p.host, bytes);
-                if (again >= 0) wall += again;
-                t = again < 0 ? again : fmin(t, again);
-            }
-            if (t < 0) {
-                rate = 0;
-                break;
-            }
-            prev = t;
-            spent += t;
-            if (t > 0 && 2.0 * (double)bytes / t > rate) rate = 2.0 * (double)bytes / t;
+    for (size_t bytes = START; bytes <= cap && spent < budget && wall < wall_cap; bytes *= 2) {
+        double t = round(user, bytes);
+        if (t >= 0) wall += t;
+        if (t >= 0 && (prev == 0 || (t > 2.5 * prev && wall < wall_cap))) {
+            double again = round(user, bytes);
+            if (again >= 0) wall += again;
+            t = again < 0 ? again : fmin(t, again);
         }
+        if (t < 0) return 0;
+        prev = t;
+        spent += t;
+        if (t > 0 && 2.0 * (double)bytes / t > rate) rate = 2.0 * (double)bytes / t;
     }
-    prior_free(&p);
+    return rate;
+}
+
+/* One device's rounds: buffers of 4 KiB, then of the cap once a round
+ * needs more. */
+typedef struct prior_dev { cls_dev *d; cl_command_queue q; prior_bufs p; size_t cap; } prior_dev;
+
+static double prior_dev_round(void *user, size_t bytes)
+{
+    prior_dev *pd = user;
+    if (bytes > pd->p.bytes && prior_alloc(pd->d, &pd->p, bytes > 4096 ? pd->cap : bytes) != 0) return -1.0;
+    return prior_round(pd->d, pd->q, pd->p.a, pd->p.b, pd->p.host, bytes);
+}
+
+double cls_device_prior(cls_dev *d, unsigned qi)
+{
+    size_t cap = 1 << 20;
+    if (cap > d->info.max_alloc_bytes) cap = (size_t)d->info.max_alloc_bytes & ~(size_t)63;
+    prior_dev pd = {.d = d, .q = d->q[qi], .cap = cap};
+    double rate = cls_prior_rounds(prior_dev_round, &pd, cap);
+    prior_free(&pd.p);
     return rate;
 }
 

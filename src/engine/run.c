@@ -46,7 +46,7 @@ static int pull(cls_devrun *r)
     if (pick < 0) return -1;
     cls_slice *s = &job->sl[pick];
     uint64_t b = slice_bytes(job, s);
-    double now = cls_now();
+    double now = cls_sched_now(job->ctx);
     /* Rates move while devices wait (a phase rate falls as time passes),
      * so two devices deciding at different moments could each find the
      * other better and both wait: the last worker not waiting takes the
@@ -61,7 +61,7 @@ static int pull(cls_devrun *r)
     job->running++;
     job->pending_bytes -= b;
     r->inflight_bytes += b;
-    if (r->slices == 0 && r->t_first == 0) r->t_first = now - job->t0;
+    if (r->slices == 0 && r->t_first == 0) r->t_first = cls_now() - job->t0;
     s->t_take = now;
     cls_meter_take(&r->phase, now);
     return pick;
@@ -81,7 +81,7 @@ static uint64_t next_bytes(const cls_job *job)
 static int would_take(cls_devrun *r)
 {
     uint64_t b = next_bytes(r->job);
-    return b > 0 && cls_may_take(r, b, cls_now(), &r->declined);
+    return b > 0 && cls_may_take(r, b, cls_sched_now(r->job->ctx), &r->declined);
 }
 
 /* Starts the worker of each dormant device that would now take a slice, or
@@ -111,7 +111,7 @@ static void complete(cls_devrun *r, size_t si, int fresh)
     cls_slice *s = &job->sl[si];
     uint64_t b = slice_bytes(job, s);
     pthread_mutex_lock(&job->lock);
-    double now = cls_now();
+    double now = cls_sched_now(ctx);
     s->state = CLS_SL_DONE;
     job->running--;
     job->done++;
@@ -119,7 +119,7 @@ static void complete(cls_devrun *r, size_t si, int fresh)
     r->slices++;
     r->bytes += b;
     cls_meter_done(&r->phase, b, now - s->t_take, now, fresh);
-    r->t_last = now - job->t0;
+    r->t_last = cls_now() - job->t0;
     if (fresh) job->built = 1;
     job->bytes_done += b;
     if (ctx->cfg.progress)
@@ -297,7 +297,7 @@ cls_status cls_run_phase(cls_job *job)
             mine = r;
         }
     }
-    double t_phase = cls_now();
+    double t_phase = cls_sched_now(ctx);
     job->idle = 0;
     job->dormant = 0;
     job->workers = 1;
@@ -330,7 +330,7 @@ cls_status cls_run_phase(cls_job *job)
         if (!j) break;
         pthread_join(j->thread, NULL);
     }
-    t_phase = cls_now() - t_phase;
+    t_phase = cls_sched_now(ctx) - t_phase;
     for (size_t i = 0; i < job->nruns; i++) cls_meter_fold(&job->runs[i]);
     for (size_t i = 0; i < job->nruns; i++)
         if (job->runs[i].participates && job->runs[i].dev->probe_cost > 0) job->runs[i].dev->since_probe += t_phase;
