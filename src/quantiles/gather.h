@@ -45,6 +45,9 @@ void cls_gather_free(cls_gather *g);
 /* Whether the value at p of entry e takes part under f (for data of dtype
  * t), as q_take decides it, and its key (stats/quantile.h's cls_key_of). */
 int cls_gather_take(const cls_gather_filter *f, cls_dtype t, size_t e, const char *p, uint64_t *key);
+/* a[lo..hi) reordered so that a[r[i]] holds its element of rank r[i], for
+ * the nr ranks r (ascending, within [lo, hi)). */
+void cls_gather_multiselect(uint64_t *a, uint64_t lo, uint64_t hi, const uint64_t *r, size_t nr);
 /* The element of rank k (< n) of a[0..n), a reordered. */
 uint64_t cls_gather_select(uint64_t *a, uint64_t n, uint64_t k);
 

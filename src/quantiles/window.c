@@ -92,38 +92,6 @@ void cls_window_free(cls_window *w)
     free(w);
 }
 
-/* a[lo..hi) reordered so that a[r[i]] holds the element of rank r[i]
- * for each of the nr ranks r (ascending, within [lo, hi)): one three-way
- * partition serves every rank on its side (a dozen quickselects of a
- * million keys each cost a third of a second). */
-static void multiselect(uint64_t *a, uint64_t lo, uint64_t hi, const uint64_t *r, size_t nr)
-{
-    while (nr && hi - lo > 1) {
-        uint64_t x = a[lo], y = a[lo + (hi - lo) / 2], z = a[hi - 1];
-        uint64_t piv = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
-        uint64_t lt = lo, i = lo, gt = hi;
-        while (i < gt) {
-            uint64_t v = a[i];
-            if (v < piv) {
-                a[i++] = a[lt];
-                a[lt++] = v;
-            } else if (v > piv) {
-                a[i] = a[--gt];
-                a[gt] = v;
-            } else {
-                i++;
-            }
-        }
-        size_t nl = 0, nm;
-        while (nl < nr && r[nl] < lt) nl++;
-        for (nm = nl; nm < nr && r[nm] < gt; nm++) {}
-        multiselect(a, lo, lt, r, nl);
-        r += nm;
-        nr -= nm;
-        lo = gt;
-    }
-}
-
 /* Entry e's windows from its column's values in its group's first chunk
  * (every step-th row of a long one): for each wanted rank the sample's
  * ranks d either side of the same fraction, d = 3 sqrt(m) + 8 of its m
@@ -179,7 +147,7 @@ static void set_windows(cls_window *w, size_t e, const char *col, uint64_t rows,
         pos[np++] = ua[i];
         if (ub[i] != ua[i]) pos[np++] = ub[i];
     }
-    multiselect(k, 0, m, pos, np);
+    cls_gather_multiselect(k, 0, m, pos, np);
     slot *s = w->slots + e * nk;
     for (size_t i = 0; i < u; i++) {
         s[i].lo = k[ua[i]];
