@@ -19,6 +19,7 @@
 
 /* cl/lightcurve.cl mirrors these */
 enum { LC_OP_SUBTRACT, LC_OP_DIVIDE, LC_OP_TREND };
+#define LC_EDGE_HELD 7 /* a wrap edge's block holding the other end's rows (cls_lc_rows) */
 #define SAVGOL(k) ((k) == CLS_K_SAVGOL || (k) == CLS_K_SAVGOL3)
 #define LC_F_SENT 1u
 #define LC_Q (CLS_LC_PMAX + 1)
@@ -151,7 +152,8 @@ static cls_status unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
     size_t vals = (size_t)(ng * j->Rg) * j->C, bytes = vals * j->es, off = (size_t)(g0 * j->Rg) * j->C * j->es;
     const cls_lc_rows *r = j->rows;
     /* the rows held and written: the whole groups, or a block's */
-    uint64_t base = r ? r->base : 0, wlo = r ? r->wlo : 0, whi = r ? r->whi : j->Rg;
+    int64_t base = r ? r->base : 0;
+    uint64_t wlo = r ? r->wlo : 0, whi = r ? r->whi : j->Rg;
     if (r) {
         off = 0;
         bytes = (size_t)r->held * j->C * j->es;
@@ -256,7 +258,7 @@ static cls_status unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
             st = cls_pass_launch(&a, local, (size_t)cols, (size_t)((nbins + nbw - 1) / nbw));
         } else {
             cl_long start = j->start;
-            cl_int mode = j->edge, op = (cl_int)c->detrend_op;
+            cl_int mode = r && j->edge == CLS_EDGE_WRAP ? LC_EDGE_HELD : j->edge, op = (cl_int)c->detrend_op;
             cls_karg_u32(&a, chunk);
             cls_karg_u32(&a, c->window);
             if (kind == CLS_K_SAVGOL3V || SAVGOL(j->kind)) {
@@ -526,7 +528,7 @@ cls_status cls_lc_run_rows(cls_context *ctx, const cls_clean *c, cls_dtype t, co
     size_t es = t == CLS_F64 ? 8 : 4;
     uint64_t n = r->whi - r->wlo;
     /* the block's own rows in x, or (a trend) in the trend's output */
-    const char *src = (const char *)x + (size_t)(r->wlo - r->base) * C * es;
+    const char *src = (const char *)x + (size_t)((int64_t)r->wlo - r->base) * C * es;
     void *tr = reduce ? (void *)x : y; /* (reduce: the buffer, its rows read already) */
     if (c->detrend != CLS_DETREND_NONE) {
         job_init(&j, c, t, x, tr, 1, Rg, C);
