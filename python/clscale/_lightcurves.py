@@ -311,10 +311,10 @@ class Detrend(NanTags, TransformerMixin, BaseEstimator):
         `out_path` (replaced only when everything succeeded), streamed by
         the library in chunks of whole matrices, a matrix larger than a
         buffer in blocks of rows with the rows its windows read (halo
-        rows): a file of any size, the same bytes as in memory. A wrap
-        edge over a matrix larger than a buffer, or a file the streaming
-        does not read (not float32/float64), goes through memory: the
-        input mapped, the output a mapped temporary renamed onto out_path."""
+        rows, every edge mode): a file of any size, the same bytes as in
+        memory. A file the streaming does not read (not float32/float64)
+        goes through memory: the input mapped, the output a mapped
+        temporary renamed onto out_path."""
         try:
             _, _, shape = npy_layout(in_path)
         except ValueError:
