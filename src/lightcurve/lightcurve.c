@@ -243,9 +243,18 @@ static cls_status unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
         cls_karg_u64(&a, j->Rg);
         cls_karg_u32(&a, ng);
         if (j->kind == CLS_K_BIN_SMOOTH || j->kind == CLS_K_BIN_REDUCE) {
-            /* bins per work-item: a few hundred rows each, within the loop bound */
-            uint32_t nbw = c->bin_rows >= 256 ? 1 : 256 / c->bin_rows;
+            /* bins per work-item, within the loop bound: on CPUs a few
+             * thousand rows each (a column's bins of a light curve in one
+             * work-item, read in order: PoCL took 0.75-0.8x the time of
+             * work-items of 256 rows, and the bins' smoothing then came
+             * within 1.1x of a min-max call), but enough work-items for
+             * every compute unit; a few hundred rows on GPUs (many
+             * work-items) and for the medians selected in scratch (their
+             * loops' trips depend on the data) */
+            uint32_t per = cls_pass_gpu(d) || median ? 256 : 4096;
+            uint32_t nbw = c->bin_rows >= per ? 1 : per / c->bin_rows;
             uint64_t nbins = (j->Rg + c->bin_rows - 1) / c->bin_rows;
+            while (nbw > 1 && cols * ((nbins + nbw - 1) / nbw) < 16 * (uint64_t)d->info.compute_units) nbw /= 2;
             cls_karg_u32(&a, c->bin_rows);
             cls_karg_u32(&a, nbw);
             cl_int method = (cl_int)c->bin_stat;
