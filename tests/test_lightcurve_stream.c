@@ -458,6 +458,9 @@ static void series_larger_than_a_buffer_stream_with_halo_rows(void **state)
         size_t some = (grind ? 10 : 400) * row;
         if (!grind) same_streamed(&p, &xs, &os, 4096, 0, "savgol 15,2, bins of 10 reduced, blocks of one bin");
         same_streamed(&p, &x, &o, some, 0, "savgol 15,2, bins of 10 reduced");
+        c.edge = CLS_EDGE_WRAP;
+        same_streamed(&p, &x, &o, some, 0, "savgol 15,2 wrap, bins of 10 reduced");
+        c.edge = CLS_EDGE_DEFAULT;
         p.scope = CLS_SCOPE_BATCH;
         cls_array ob = {.dtype = dt, .batch = 1, .rows = (3 * R + 9) / 10, .cols = 3};
         same_streamed(&p, &x, &ob, some, 0, "savgol 15,2, bins of 10 reduced, batch scope");
