@@ -32,6 +32,10 @@
 #define LC_EDGE_CONSTANT 4
 #define LC_EDGE_WRAP     5
 #define LC_EDGE_INTERP   6
+/* a streamed block of a series with a wrap edge (src/lightcurve): the host
+ * holds the rows its windows read before the series' first row and past
+ * its last (the other end's) where they are, so a row is read in place */
+#define LC_EDGE_HELD     7
 #define LC_OP_SUBTRACT   0
 #define LC_OP_DIVIDE     1
 #define LC_OP_TREND      2
@@ -47,14 +51,18 @@ static inline int F(lc_valid)(REAL v, uint flags, REAL sent)
     return isfinite(v) && !((flags & LC_F_SENT) && v == sent);
 }
 
-/* The index of extended row j in a series of n rows, or -1 for the
- * constant beyond the ends. The extensions repeat with their period, as
+#define LC_CONST LONG_MIN /* lc_map: the constant (cval) */
+
+/* The index of extended row j in a series of n rows, or LC_CONST for the
+ * constant beyond the ends (a held block's rows may be negative). The extensions repeat with their period, as
  * scipy.ndimage's do for windows longer than the series. */
 static inline long F(lc_map)(long j, long n, int mode)
 {
     if (j >= 0 && j < n) return j;
     long p, r;
     switch (mode) {
+    case LC_EDGE_HELD:
+        return j;
     case LC_EDGE_NEAREST:
         return j < 0 ? 0 : n - 1;
     case LC_EDGE_WRAP:
@@ -72,7 +80,7 @@ static inline long F(lc_map)(long j, long n, int mode)
         if (r < 0) r += p;
         return r < n ? r : p - r;
     default:
-        return -1;
+        return LC_CONST;
     }
 }
 
@@ -122,7 +130,7 @@ __kernel void F(movavg)(__global const REAL *x, __global REAL *y, uint ncols, ul
     uint cnt = 0;
     for (long t = (long)i0 + start; t < (long)i0 + start + (long)w; t++) {
         long k = F(lc_map)(t, n, mode);
-        REAL v = k < 0 ? cval : px[k * ncols];
+        REAL v = k == LC_CONST ? cval : px[k * ncols];
         int ok = F(lc_valid)(v, flags, sent);
         LC_ADD(ok ? (ACC)v : (ACC)0);
         cnt += ok;
@@ -138,8 +146,8 @@ __kernel void F(movavg)(__global const REAL *x, __global REAL *y, uint ncols, ul
                 vi = px[tin * ncols];
             } else {
                 long ko = F(lc_map)(tout, n, mode), ki = F(lc_map)(tin, n, mode);
-                vo = ko < 0 ? cval : px[ko * ncols];
-                vi = ki < 0 ? cval : px[ki * ncols];
+                vo = ko == LC_CONST ? cval : px[ko * ncols];
+                vi = ki == LC_CONST ? cval : px[ki * ncols];
             }
             int oko = F(lc_valid)(vo, flags, sent), oki = F(lc_valid)(vi, flags, sent);
             LC_ADD((oki ? (ACC)vi : (ACC)0) - (oko ? (ACC)vo : (ACC)0));
@@ -241,7 +249,7 @@ static void F(lc_moments)(__global const REAL *px, uint ncols, long n, int mode,
         for (int k = 0; k < nk; k++) mom[k] = 0;
         for (uint t = 0; t < w; t++) {
             long k = F(lc_map)(ws + (long)t, n, mode);
-            REAL vv = k < 0 ? cval : px[k * ncols];
+            REAL vv = k == LC_CONST ? cval : px[k * ncols];
             if (!F(lc_valid)(vv, flags, sent)) continue;
             ACC u = ((ACC)t - cen) * d, pw = 1;
             for (int k2 = 0; k2 < nk; k2++, pw *= u) mom[k2] += pw;
@@ -258,7 +266,7 @@ static void F(lc_moments)(__global const REAL *px, uint ncols, long n, int mode,
     if (*mcur != LONG_MIN && ws == *mcur + 1) {
         long to = *mcur, ti = to + (long)w;
         long ko = F(lc_map)(to, n, mode), ki = F(lc_map)(ti, n, mode);
-        REAL vo = ko < 0 ? cval : px[ko * ncols], vi = ki < 0 ? cval : px[ki * ncols];
+        REAL vo = ko == LC_CONST ? cval : px[ko * ncols], vi = ki == LC_CONST ? cval : px[ki * ncols];
         long xo = F(lc_valid)(vo, flags, sent), xi = F(lc_valid)(vi, flags, sent);
         long pa[2 * LC_PMAX + 1];
         pa[0] = 1;
@@ -272,7 +280,7 @@ static void F(lc_moments)(__global const REAL *px, uint ncols, long n, int mode,
         for (int k = 0; k < nk; k++) M[k] = 0;
         for (uint t = 0; t < w; t++) {
             long k = F(lc_map)(ws + (long)t, n, mode);
-            REAL vv = k < 0 ? cval : px[k * ncols];
+            REAL vv = k == LC_CONST ? cval : px[k * ncols];
             if (!F(lc_valid)(vv, flags, sent)) continue;
             long v = 2 * (long)t - hw2, pw = 1;
             M[0]++;
@@ -375,8 +383,8 @@ __kernel void F(savgol)(__global const REAL *x, __global REAL *y, uint ncols, ul
                     vi = px[ti * ncols];
                 } else {
                     long ko = F(lc_map)(to, n, mode), ki = F(lc_map)(ti, n, mode);
-                    vo = ko < 0 ? cval : px[ko * ncols];
-                    vi = ki < 0 ? cval : px[ki * ncols];
+                    vo = ko == LC_CONST ? cval : px[ko * ncols];
+                    vi = ki == LC_CONST ? cval : px[ki * ncols];
                 }
                 int oko = F(lc_valid)(vo, flags, sent), oki = F(lc_valid)(vi, flags, sent);
                 ACC xo = oko ? (ACC)vo - K : 0, xi = oki ? (ACC)vi - K : 0;
@@ -391,7 +399,7 @@ __kernel void F(savgol)(__global const REAL *x, __global REAL *y, uint ncols, ul
                 cnt = 0;
                 for (uint t = 0; t < w; t++) {
                     long k = F(lc_map)(ws + (long)t, n, mode);
-                    REAL v = k < 0 ? cval : px[k * ncols];
+                    REAL v = k == LC_CONST ? cval : px[k * ncols];
                     if (!F(lc_valid)(v, flags, sent)) continue;
                     ACC u = ((ACC)t - cen) * d, pw = (ACC)v - K;
                     for (int j = 0; j < q; j++, pw *= u) S[j] += pw;
@@ -539,15 +547,15 @@ __kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, 
                 vi = LOADV(x, (ulong)ti * ncols);
             } else if (cur != LONG_MIN && ws == cur + 1) {
                 long ko = F(lc_map)(to, n, mode), ki = F(lc_map)(ti, n, mode);
-                vo = ko < 0 ? (VACC)(ACC)cval : GATHER(x, (ulong)ko * ncols);
-                vi = ki < 0 ? (VACC)(ACC)cval : GATHER(x, (ulong)ki * ncols);
+                vo = ko == LC_CONST ? (VACC)(ACC)cval : GATHER(x, ko * (long)ncols);
+                vi = ki == LC_CONST ? (VACC)(ACC)cval : GATHER(x, ki * (long)ncols);
             } else {
                 /* a window afresh */
                 S0 = S1 = S2 = 0;
                 cnt = 0;
                 for (uint t = 0; t < w; t++) {
                     long k = F(lc_map)(ws + (long)t, n, mode);
-                    VACC v = k < 0 ? (VACC)(ACC)cval : GATHER(x, (ulong)k * ncols);
+                    VACC v = k == LC_CONST ? (VACC)(ACC)cval : GATHER(x, k * (long)ncols);
                     VMASK ok = isfinite(v) & (sentf ? v != vsent : (VMASK)(-1));
                     v = select((VACC)0, v - K, ok);
                     ACC u = ((ACC)t - cen) * d;
@@ -611,7 +619,7 @@ __kernel void F(savgol3v)(__global const REAL *x, __global REAL *y, uint ncols, 
                         VM0 = VM1 = VM2 = VM3 = VM4 = 0;
                         for (uint t = 0; t < w; t++) {
                             long k = F(lc_map)(ws + (long)t, n, mode);
-                            VACC vv = k < 0 ? (VACC)(ACC)cval : GATHER(x, (ulong)k * ncols);
+                            VACC vv = k == LC_CONST ? (VACC)(ACC)cval : GATHER(x, k * (long)ncols);
                             VMASK ok = isfinite(vv) & (sentf ? vv != vsent : (VMASK)(-1));
                             ACC u = 2 * (ACC)t - aw, u2 = u * u;
                             VACC f = select((VACC)0, (VACC)1, ok);

@@ -9,7 +9,8 @@
  * series larger than a buffer in blocks of rows with halo rows (a block
  * of one row, windows longer than a block, edges, gaps at the blocks'
  * borders, bins across them; a clipping or an imputation ahead: its
- * statistics over the whole series first). A wrap edge over a series
+ * statistics over the whole series first; a wrap edge, whose blocks at
+ * the series' ends hold its other end). A mask written over a series
  * larger than a buffer is refused, naming the limit and why, the output
  * left as it was; the process's peak memory
  * grows by the buffers, not by the file. */
@@ -403,7 +404,19 @@ static const lc_case halo_cases[] = {
       .detrend = CLS_DETREND_MEAN, .window = 11}},
     {"impute median, savgol 15,2 interp divide", {.impute = CLS_IMPUTE_MEDIAN, .detrend = CLS_DETREND_SAVGOL,
                                                   .window = 15, .polyorder = 2, .detrend_op = CLS_DETREND_DIVIDE}},
+    /* a wrap edge: the blocks at the series' ends hold its other end */
+    {"mean 5 wrap", {.detrend = CLS_DETREND_MEAN, .window = 5, .edge = CLS_EDGE_WRAP}},
+    {"mean 8 wrap origin 3, bins of 4 median", {.detrend = CLS_DETREND_MEAN, .window = 8, .edge = CLS_EDGE_WRAP,
+                                                .origin = 3, .bin_rows = 4, .bin_stat = CLS_BIN_MEDIAN}},
+    {"savgol 101,2 wrap", {.detrend = CLS_DETREND_SAVGOL, .window = 101, .polyorder = 2, .edge = CLS_EDGE_WRAP}},
+    {"savgol 31,4 wrap divide", {.detrend = CLS_DETREND_SAVGOL, .window = 31, .polyorder = 4,
+                                 .edge = CLS_EDGE_WRAP, .detrend_op = CLS_DETREND_DIVIDE}},
+    {"clip 2, savgol 9,2 wrap", {.sigma = 2, .detrend = CLS_DETREND_SAVGOL, .window = 9, .polyorder = 2,
+                                 .edge = CLS_EDGE_WRAP}},
+    {"savgol 777,1 wrap (longer than the series)", {.detrend = CLS_DETREND_SAVGOL, .window = 777, .polyorder = 1,
+                                                    .edge = CLS_EDGE_WRAP}},
 };
+#define HALO_WRAP_FIRST 17 /* halo_cases' first wrap case */
 
 static void series_larger_than_a_buffer_stream_with_halo_rows(void **state)
 {
@@ -421,7 +434,7 @@ static void series_larger_than_a_buffer_stream_with_halo_rows(void **state)
         cls_array xs = curves(dt, 2, grind ? 60 : 300, 3, 22);
         for (size_t k = 0; k < sizeof halo_cases / sizeof *halo_cases; k++)
             for (int scope = 0; scope < 2; scope++) {
-                if (grind && k != 0 && k != 4 && k != 12 && k != 14) continue;
+                if (grind && k != 0 && k != 4 && k != 12 && k != 14 && k != HALO_WRAP_FIRST + 2) continue;
                 char what[160];
                 cls_pipeline p = {.scope = scope ? CLS_SCOPE_BATCH : CLS_SCOPE_MATRIX, .clean = &halo_cases[k].c};
                 size_t buf = (grind ? 10 : 1500) * row;
@@ -430,7 +443,7 @@ static void series_larger_than_a_buffer_stream_with_halo_rows(void **state)
                 snprintf(what, sizeof what, "%s, %s, %s scope, buffer of %zu bytes", halo_cases[k].name,
                          t ? "float64" : "float32", scope ? "batch" : "matrix", buf);
                 if (!longer) same_streamed(&p, &x, &x, buf, 0, what);
-                if ((k % 3 && !longer) || grind) continue;
+                if ((k % 3 && !longer && k < HALO_WRAP_FIRST) || grind) continue;
                 snprintf(what, sizeof what, "%s, %s, %s scope, blocks of one row", halo_cases[k].name,
                          t ? "float64" : "float32", scope ? "batch" : "matrix");
                 same_streamed(&p, &xs, &xs, 4096, 0, what);
@@ -445,6 +458,9 @@ static void series_larger_than_a_buffer_stream_with_halo_rows(void **state)
         size_t some = (grind ? 10 : 400) * row;
         if (!grind) same_streamed(&p, &xs, &os, 4096, 0, "savgol 15,2, bins of 10 reduced, blocks of one bin");
         same_streamed(&p, &x, &o, some, 0, "savgol 15,2, bins of 10 reduced");
+        c.edge = CLS_EDGE_WRAP;
+        same_streamed(&p, &x, &o, some, 0, "savgol 15,2 wrap, bins of 10 reduced");
+        c.edge = CLS_EDGE_DEFAULT;
         p.scope = CLS_SCOPE_BATCH;
         cls_array ob = {.dtype = dt, .batch = 1, .rows = (3 * R + 9) / 10, .cols = 3};
         same_streamed(&p, &x, &ob, some, 0, "savgol 15,2, bins of 10 reduced, batch scope");
@@ -461,7 +477,7 @@ static void series_larger_than_a_buffer_stream_with_halo_rows(void **state)
     }
 }
 
-static void a_wrap_edge_over_a_series_larger_than_a_buffer_is_refused_naming_the_limit(void **state)
+static void a_mask_over_a_series_larger_than_a_buffer_is_refused_naming_the_limit(void **state)
 {
     (void)state;
     cls_dtype dt = runs(CLS_F64) ? CLS_F64 : CLS_F32;
@@ -470,22 +486,26 @@ static void a_wrap_edge_over_a_series_larger_than_a_buffer_is_refused_naming_the
     int fi = file_of(path("in.bin"), x.data, n), fo = out_file(path("out.bin"), n);
     cls_stream_opts o = {.buffer_bytes = 4096};
     cls_array fx = on_file(fi, &x, &o), fy = on_file(fo, &x, NULL);
-    cls_clean c = {.sigma = 3, .detrend = CLS_DETREND_MEAN, .window = 5, .edge = CLS_EDGE_WRAP};
+    uint8_t *mask = calloc(3 * 400 * 3, 1);
+    assert_non_null(mask);
+    cls_clean c = {.sigma = 3, .mask_out = mask, .detrend = CLS_DETREND_MEAN, .window = 5, .edge = CLS_EDGE_WRAP};
     cls_pipeline p = {.scope = CLS_SCOPE_MATRIX, .clean = &c};
     assert_int_equal(cls_fit_transform(ctx, &p, &fx, &fy, NULL), CLS_E_UNSUPPORTED);
     char want[64];
     snprintf(want, sizeof want, "%zu bytes", mat);
     const char *e = cls_last_error(ctx);
-    if (!strstr(e, "light curves") || !strstr(e, want) || !strstr(e, "4096") || !strstr(e, "wrap"))
-        fail_msg("the message does not name the series (%s), the buffer (4096) and the wrap edge: %s", want, e);
+    if (!strstr(e, "light curves") || !strstr(e, want) || !strstr(e, "4096") || !strstr(e, "mask"))
+        fail_msg("the message does not name the series (%s), the buffer (4096) and the mask: %s", want, e);
     /* batch scope: the batch is the series */
-    c.sigma = 0;
     p.scope = CLS_SCOPE_BATCH;
     o.buffer_bytes = 2 * mat;
     assert_int_equal(cls_fit_transform(ctx, &p, &fx, &fy, NULL), CLS_E_UNSUPPORTED);
     snprintf(want, sizeof want, "%zu bytes", n);
-    if (!strstr(cls_last_error(ctx), want) || !strstr(cls_last_error(ctx), "wrap"))
-        fail_msg("batch scope: no %s and no wrap in: %s", want, cls_last_error(ctx));
+    if (!strstr(cls_last_error(ctx), want) || !strstr(cls_last_error(ctx), "mask"))
+        fail_msg("batch scope: no %s and no mask in: %s", want, cls_last_error(ctx));
+    free(mask);
+    c.mask_out = NULL;
+    c.sigma = 0;
     /* the output as it was */
     unsigned char *b = malloc(n);
     assert_int_equal(pread(fo, b, n, 64), (ssize_t)n);
@@ -563,7 +583,7 @@ int main(void)
         cmocka_unit_test(column_blocks_of_a_matrix_larger_than_a_buffer),
         cmocka_unit_test(bins_alone_stream_in_row_blocks_of_whole_bins),
         cmocka_unit_test(series_larger_than_a_buffer_stream_with_halo_rows),
-        cmocka_unit_test(a_wrap_edge_over_a_series_larger_than_a_buffer_is_refused_naming_the_limit),
+        cmocka_unit_test(a_mask_over_a_series_larger_than_a_buffer_is_refused_naming_the_limit),
         cmocka_unit_test(peak_memory_is_the_pool_not_the_file),
     };
     return TEST_RUN("lightcurve_stream", tests, group_setup, group_teardown);

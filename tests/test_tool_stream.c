@@ -386,8 +386,8 @@ static void robust_of_a_tall_group_reads_the_input_twice(void **s)
  * stream writes 10 rows a matrix), a scaler after the trend. Bins alone
  * stream a matrix of 300 rows in row blocks of whole bins; a trend over a
  * series larger than a chunk (the batch in batch scope, a matrix of 300
- * rows) in blocks with halo rows, but for a wrap edge, which the library
- * refuses there and the tool then maps: the same bytes every way. */
+ * rows) in blocks with halo rows, a wrap edge's blocks at the ends
+ * holding the other end's rows: the same bytes every way. */
 static void light_curves_stream_like_mapped(void **s)
 {
     (void)s;

@@ -10,6 +10,7 @@ Rows (each a full call on the whole array, a new output array):
   savgol    clscale.savgol_filter(x, 101, 2, axis=1)   vs scipy.signal's
   mean      clscale.uniform_filter1d(x, 101, axis=1)   vs scipy.ndimage's
   bin-smooth  clscale.bin(x, 10, "mean", axis=1, smooth=True)
+  bin-smooth-median  clscale.bin(x, 10, "median", axis=1, smooth=True)
   bin-median  clscale.bin(x, 10, "median", axis=1)  (one row per bin)
   minmax    MinMaxScaler().fit_transform(x) per matrix: the unit of 'to_minmax'
   flatten   clscale.flatten(x, 101, 2, axis=1) (lightkurve's flatten: niters 3,
@@ -116,6 +117,7 @@ def lightcurves(args):
         lambda: _err(clscale.uniform_filter1d(x, 101, axis=1, devices=dev), ndimage.uniform_filter1d(x, 101, axis=1)))
     _lightkurve_rows(args, x, dev, row)
     row("bin-smooth", lambda: clscale.bin(x, 10, "mean", axis=1, smooth=True, devices=dev))
+    row("bin-smooth-median", lambda: clscale.bin(x, 10, "median", axis=1, smooth=True, devices=dev))
     row("bin-median", lambda: clscale.bin(x, 10, "median", axis=1, devices=dev))
     unit = rows[0]["median_s"]
     for r in rows:

@@ -19,7 +19,7 @@ import numpy as np
 
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from . import _clscale
+from . import _clscale, _output
 from ._base import NanTags, as_data, keeps_float16, output_for
 from ._context import check_selector, context
 from ._peers import normalize_axis_index
@@ -43,6 +43,13 @@ def _along(x, axis):
     axis = normalize_axis_index(axis, x.ndim)
     n = lambda dims: int(np.prod(dims, dtype=np.int64))
     return x.reshape(n(x.shape[:axis]), x.shape[axis], n(x.shape[axis + 1:]))
+
+
+def _new(shape, dtype):
+    """A new output array, on memory a dropped output left mapped where
+    there is such memory (_output: as the scalers' outputs), else fresh
+    memory mapped before the devices write it."""
+    return _output.empty_like(np.broadcast_to(np.empty((), dtype), shape))
 
 
 def _float(x, what):
@@ -90,7 +97,7 @@ def savgol_filter(x, window_length, polyorder, deriv=0, delta=1.0, axis=-1, mode
     if x.size == 0:
         return x.copy()
     x3 = _along(x, axis)
-    out = np.empty_like(x3)
+    out = _new(x3.shape, x3.dtype)
     _run(x3, out, devices, detrend=_SAVGOL, detrend_op=_TREND, window=window_length, polyorder=polyorder,
          deriv=deriv, delta=float(delta) if deriv else 0.0, edge=_EDGES[mode],
          cval=float(cval) if mode == "constant" else 0.0)
@@ -119,14 +126,14 @@ def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0
             raise RuntimeError("output shape not correct")
         target = output
     else:
-        target = np.empty(x.shape, dtype=x.dtype if output is None else output)
+        target = _new(x.shape, x.dtype if output is None else np.dtype(output))
         if target.dtype not in (np.float32, np.float64):
             raise TypeError(f"clscale.uniform_filter1d: a float32 or float64 output (got {target.dtype})")
     if x.size == 0:
         return target
     x3 = _along(x, axis)
     direct = target.dtype == x.dtype and target.flags.c_contiguous and target.flags.writeable
-    out = target.reshape(x3.shape) if direct else np.empty_like(x3)
+    out = target.reshape(x3.shape) if direct else _new(x3.shape, x3.dtype)
     _run(x3, out, devices, detrend=_MEAN, detrend_op=_TREND, window=size, origin=origin, edge=_EDGES[mode],
          cval=float(cval) if _EDGES[mode] == 4 else 0.0)
     if not direct:
@@ -168,8 +175,8 @@ def flatten(flux, window_length=101, polyorder=2, return_trend=False, niters=3, 
     if mask is not None:
         m = np.broadcast_to(np.asarray(mask, dtype=bool), x.shape)
         work = np.where(_along(m, axis), np.nan, x3).astype(x3.dtype, copy=False)
-    trend = np.empty_like(x3)
-    resid = np.empty_like(x3)
+    trend = _new(x3.shape, x3.dtype)
+    resid = _new(x3.shape, x3.dtype)
     bad = np.empty(x3.shape, dtype=np.uint8)
     out = np.empty(x3.shape, dtype=bool)
     with context(devices) as ctx:
@@ -185,7 +192,8 @@ def flatten(flux, window_length=101, polyorder=2, return_trend=False, niters=3, 
             np.isfinite(resid, out=out)
             np.logical_and(out, bad, out=out)
             if work is None:
-                work = x3.copy()
+                work = _new(x3.shape, x3.dtype)
+                np.copyto(work, x3)
             np.copyto(work, np.nan, where=out)
     flat = np.divide(x3, trend, out=resid).reshape(x.shape)
     return (flat, trend.reshape(x.shape)) if return_trend else flat
@@ -211,7 +219,7 @@ def bin(x, size, method="mean", axis=-1, *, smooth=False, devices=None):
     axis = normalize_axis_index(axis, x.ndim)
     x3 = _along(x, axis)
     if smooth:
-        out = np.empty_like(x3)
+        out = _new(x3.shape, x3.dtype)
         if x.size:
             _run(x3, out, devices, bin_rows=size, bin_stat=_BINS[method])
         return out.reshape(x.shape)
@@ -221,7 +229,7 @@ def bin(x, size, method="mean", axis=-1, *, smooth=False, devices=None):
         # keeps the missing values as they were
         return np.where(np.isfinite(x), x, np.asarray(np.nan, dtype=x.dtype))
     nb = -(-x.shape[axis] // size)
-    out = np.empty((x3.shape[0], nb, x3.shape[2]), dtype=x.dtype)
+    out = _new((x3.shape[0], nb, x3.shape[2]), x.dtype)
     if out.size:
         with context(devices) as ctx:
             _clscale.bin_data(ctx, x3, out, bin_rows=size, bin_stat=_BINS[method])
@@ -311,10 +319,10 @@ class Detrend(NanTags, TransformerMixin, BaseEstimator):
         `out_path` (replaced only when everything succeeded), streamed by
         the library in chunks of whole matrices, a matrix larger than a
         buffer in blocks of rows with the rows its windows read (halo
-        rows): a file of any size, the same bytes as in memory. A wrap
-        edge over a matrix larger than a buffer, or a file the streaming
-        does not read (not float32/float64), goes through memory: the
-        input mapped, the output a mapped temporary renamed onto out_path."""
+        rows, every edge mode): a file of any size, the same bytes as in
+        memory. A file the streaming does not read (not float32/float64)
+        goes through memory: the input mapped, the output a mapped
+        temporary renamed onto out_path."""
         try:
             _, _, shape = npy_layout(in_path)
         except ValueError:

@@ -18,6 +18,7 @@
  * hands read-only passes to a caller that only reads (describe_stream.c).
  * The reads and writes are io/stream_io.c's; this file only hands it
  * buffers and chunk offsets. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,8 +47,10 @@
 typedef struct chunk {
     size_t b0, nb, r0, nr, c0, nc;
     /* a block of series b0 (halo): its rows [wlo, whi) computed from the
-     * rows [base, base + nr) the buffer holds */
-    uint64_t base, wlo, whi;
+     * rows [base, base + nr) the buffer holds (a wrap edge: rows before
+     * the series' first and past its last too, the other end's) */
+    int64_t base;
+    uint64_t wlo, whi;
 } chunk;
 
 typedef enum pass_kind {
@@ -218,8 +221,9 @@ static cls_status halo_chunks(sjob *j, size_t rows_per_buffer, size_t *np)
         c->nb = 1;
         c->wlo = (i % per) * k;
         c->whi = Rs - c->wlo < k ? Rs : c->wlo + k;
-        c->base = c->wlo > before ? c->wlo - before : 0;
-        uint64_t hi = Rs - c->whi < after ? Rs : c->whi + after;
+        /* a wrap edge: the halo whole, past the ends too (wrap_ends) */
+        c->base = wrap ? (int64_t)c->wlo - (int64_t)before : c->wlo > before ? (int64_t)(c->wlo - before) : 0;
+        int64_t hi = wrap ? (int64_t)(c->whi + after) : (int64_t)(Rs - c->whi < after ? Rs : c->whi + after);
         c->nr = (size_t)(hi - c->base);
         c->nc = j->C;
     }
@@ -229,6 +233,15 @@ static cls_status halo_chunks(sjob *j, size_t rows_per_buffer, size_t *np)
 }
 
 static cls_status plan_rest(sjob *j, const cls_stream_opts *o, size_t n);
+
+/* The rows of halo block c that lie in its series, [*lo, *hi): those read
+ * into its buffer (the rest, a wrap edge's, wrap_ends fills). */
+static void held_in_series(const sjob *j, const chunk *c, uint64_t *lo, uint64_t *hi)
+{
+    int64_t end = c->base + (int64_t)c->nr;
+    *lo = c->base < 0 ? 0 : (uint64_t)c->base;
+    *hi = end > (int64_t)j->Rs ? j->Rs : (uint64_t)end;
+}
 
 static cls_status plan(sjob *j, const cls_stream_opts *o, int cols_ok)
 {
@@ -297,9 +310,10 @@ static cls_status plan_rest(sjob *j, const cls_stream_opts *o, size_t n)
         if (j->halo) {
             /* the series' rows from base in; its rows [wlo, whi) (or their
              * bins) out */
-            uint64_t s0 = (uint64_t)c->b0 * j->Rs, bin = j->p.clean->bin_rows;
-            j->io[i].in_off = j->in->offset + (s0 + c->base) * row;
-            j->io[i].len = c->nr * row;
+            uint64_t s0 = (uint64_t)c->b0 * j->Rs, bin = j->p.clean->bin_rows, lo, hi;
+            held_in_series(j, c, &lo, &hi);
+            j->io[i].in_off = j->in->offset + (s0 + lo) * row;
+            j->io[i].len = (size_t)(hi - lo) * row;
             if (j->reduce) {
                 j->io[i].out_off = j->out->offset + ((uint64_t)c->b0 * j->obins + c->wlo / bin) * row;
                 j->io[i].out_len = (size_t)((c->whi - c->wlo + bin - 1) / bin) * row;
@@ -308,7 +322,7 @@ static cls_status plan_rest(sjob *j, const cls_stream_opts *o, size_t n)
                 j->io[i].out_off = j->out->offset + (s0 + c->wlo) * row;
                 j->io[i].out_len = (size_t)(c->whi - c->wlo) * row;
             }
-            if (j->io[i].len > j->cap) j->cap = j->io[i].len;
+            if (c->nr * row > j->cap) j->cap = c->nr * row;
             continue;
         }
         uint64_t at = ((uint64_t)c->b0 * j->R + c->r0) * row + (uint64_t)c->c0 * j->es;
@@ -426,6 +440,52 @@ static void note_report(sjob *j)
     j->ndone += r.slices_done;
 }
 
+/* Rows [t0, t1) of series b of the input, each the series' row t mod Rs
+ * (outside the series: a wrap edge's other end), into to. */
+static cls_status read_wrapped(sjob *j, size_t b, int64_t t0, int64_t t1, char *to)
+{
+    size_t row = j->C * j->es;
+    int64_t Rs = (int64_t)j->Rs;
+    while (t0 < t1) {
+        int64_t r = t0 % Rs;
+        if (r < 0) r += Rs;
+        int64_t run = t1 - t0 < Rs - r ? t1 - t0 : Rs - r;
+        uint64_t at = j->in->offset + ((uint64_t)b * j->Rs + (uint64_t)r) * row;
+        size_t len = (size_t)run * row, got = 0;
+        while (got < len) {
+            ssize_t n = pread(j->in->fd, to + got, len - got, (off_t)(at + got));
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0)
+                return cls_fail(j->ctx, CLS_E_IO, "%s: read error at byte %llu: %s", j->iname,
+                                (unsigned long long)(at + got), n < 0 ? strerror(errno) : "end of file");
+            got += (size_t)n;
+        }
+        to += len;
+        t0 += run;
+    }
+    return CLS_OK;
+}
+
+/* A wrap edge's block at an end of its series: the rows read (those in
+ * the series, at the buffer's start) moved to their place among the held
+ * rows, and the rows before the series' first and past its last read from
+ * its other end. A few windows' rows per end of a series, read where a
+ * block needs them: no table of every series' ends. */
+static cls_status wrap_ends(sjob *j, const chunk *c, char *buf)
+{
+    uint64_t lo, hi;
+    held_in_series(j, c, &lo, &hi);
+    int64_t end = c->base + (int64_t)c->nr;
+    if (c->base >= 0 && end <= (int64_t)j->Rs) return CLS_OK;
+    size_t row = j->C * j->es, pre = (size_t)((int64_t)lo - c->base);
+    if (pre) memmove(buf + pre * row, buf, (size_t)(hi - lo) * row);
+    cls_status st = CLS_OK;
+    if (pre) st = read_wrapped(j, c->b0, c->base, (int64_t)lo, buf);
+    if (st == CLS_OK && end > (int64_t)hi)
+        st = read_wrapped(j, c->b0, (int64_t)hi, end, buf + (pre + (size_t)(hi - lo)) * row);
+    return st;
+}
+
 /* A block of a series with its halo rows: its rows (or their bins) to
  * the buffer's start, which its write takes. */
 static cls_status halo_block(sjob *j, const chunk *c, void *buf)
@@ -459,6 +519,10 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
         if (st == CLS_OK) st = accumulate(j, c, cs);
         cls_stats_destroy(cs);
         cs = NULL;
+        if (st != CLS_OK) return st;
+    }
+    if (j->halo && (k == PASS_WRITE || k == PASS_FUSED)) {
+        st = wrap_ends(j, c, buf);
         if (st != CLS_OK) return st;
     }
     if (k == PASS_WRITE && j->halo) {
@@ -882,14 +946,13 @@ static int lc_cleans(const cls_clean *c)
 }
 
 /* Why light curves whose series a buffer does not hold cannot go in
- * blocks with halo rows (NULL: they can): a wrap edge reads the other end
- * of the series; a mask is written in the rows' order by the cleaning. */
+ * blocks with halo rows (NULL: they can): a mask is written in the rows'
+ * order by the cleaning. (A wrap edge's windows read the series' other
+ * end: its blocks at the ends hold those rows, wrap_ends.) */
 static const char *halo_refusal(const sjob *j)
 {
     const cls_clean *c = j->p.clean;
     if (c->mask_out) return "the mask is written by the rows of the series";
-    if (c->detrend != CLS_DETREND_NONE && c->edge == CLS_EDGE_WRAP)
-        return "the wrap edge's windows read the series' other end";
     return NULL;
 }
 

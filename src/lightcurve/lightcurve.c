@@ -19,6 +19,7 @@
 
 /* cl/lightcurve.cl mirrors these */
 enum { LC_OP_SUBTRACT, LC_OP_DIVIDE, LC_OP_TREND };
+#define LC_EDGE_HELD 7 /* a wrap edge's block holding the other end's rows (cls_lc_rows) */
 #define SAVGOL(k) ((k) == CLS_K_SAVGOL || (k) == CLS_K_SAVGOL3)
 #define LC_F_SENT 1u
 #define LC_Q (CLS_LC_PMAX + 1)
@@ -151,7 +152,8 @@ static cls_status unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
     size_t vals = (size_t)(ng * j->Rg) * j->C, bytes = vals * j->es, off = (size_t)(g0 * j->Rg) * j->C * j->es;
     const cls_lc_rows *r = j->rows;
     /* the rows held and written: the whole groups, or a block's */
-    uint64_t base = r ? r->base : 0, wlo = r ? r->wlo : 0, whi = r ? r->whi : j->Rg;
+    int64_t base = r ? r->base : 0;
+    uint64_t wlo = r ? r->wlo : 0, whi = r ? r->whi : j->Rg;
     if (r) {
         off = 0;
         bytes = (size_t)r->held * j->C * j->es;
@@ -241,9 +243,18 @@ static cls_status unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
         cls_karg_u64(&a, j->Rg);
         cls_karg_u32(&a, ng);
         if (j->kind == CLS_K_BIN_SMOOTH || j->kind == CLS_K_BIN_REDUCE) {
-            /* bins per work-item: a few hundred rows each, within the loop bound */
-            uint32_t nbw = c->bin_rows >= 256 ? 1 : 256 / c->bin_rows;
+            /* bins per work-item, within the loop bound: on CPUs a few
+             * thousand rows each (a column's bins of a light curve in one
+             * work-item, read in order: PoCL took 0.75-0.8x the time of
+             * work-items of 256 rows, and the bins' smoothing then came
+             * within 1.1x of a min-max call), but enough work-items for
+             * every compute unit; a few hundred rows on GPUs (many
+             * work-items) and for the medians selected in scratch (their
+             * loops' trips depend on the data) */
+            uint32_t per = cls_pass_gpu(d) || median ? 256 : 4096;
+            uint32_t nbw = c->bin_rows >= per ? 1 : per / c->bin_rows;
             uint64_t nbins = (j->Rg + c->bin_rows - 1) / c->bin_rows;
+            while (nbw > 1 && cols * ((nbins + nbw - 1) / nbw) < 16 * (uint64_t)d->info.compute_units) nbw /= 2;
             cls_karg_u32(&a, c->bin_rows);
             cls_karg_u32(&a, nbw);
             cl_int method = (cl_int)c->bin_stat;
@@ -256,7 +267,7 @@ static cls_status unit(void *user, cls_context *ctx, cls_dev *d, size_t u)
             st = cls_pass_launch(&a, local, (size_t)cols, (size_t)((nbins + nbw - 1) / nbw));
         } else {
             cl_long start = j->start;
-            cl_int mode = j->edge, op = (cl_int)c->detrend_op;
+            cl_int mode = r && j->edge == CLS_EDGE_WRAP ? LC_EDGE_HELD : j->edge, op = (cl_int)c->detrend_op;
             cls_karg_u32(&a, chunk);
             cls_karg_u32(&a, c->window);
             if (kind == CLS_K_SAVGOL3V || SAVGOL(j->kind)) {
@@ -526,7 +537,7 @@ cls_status cls_lc_run_rows(cls_context *ctx, const cls_clean *c, cls_dtype t, co
     size_t es = t == CLS_F64 ? 8 : 4;
     uint64_t n = r->whi - r->wlo;
     /* the block's own rows in x, or (a trend) in the trend's output */
-    const char *src = (const char *)x + (size_t)(r->wlo - r->base) * C * es;
+    const char *src = (const char *)x + (size_t)((int64_t)r->wlo - r->base) * C * es;
     void *tr = reduce ? (void *)x : y; /* (reduce: the buffer, its rows read already) */
     if (c->detrend != CLS_DETREND_NONE) {
         job_init(&j, c, t, x, tr, 1, Rg, C);

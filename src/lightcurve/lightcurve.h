@@ -39,17 +39,21 @@ cls_status cls_lc_run(cls_context *ctx, const cls_clean *c, cls_dtype t, const v
  * x: the trend goes through a device buffer read back). The block's rows
  * come out as the whole series' call gives them: the kernels' chunks of
  * rows per work-item stay where they are in the series (their sums start
- * afresh there), the edges are the series' own. */
+ * afresh there), the edges are the series' own. With a wrap edge x holds
+ * the extended rows: base may be negative and base + held past Rg, row t
+ * holding the series' row t mod Rg (the other end's, which its windows
+ * read there); the kernels read each row where it is held. */
 typedef struct cls_lc_rows {
-    uint64_t base, held, wlo, whi;
+    int64_t base;
+    uint64_t held, wlo, whi;
     void *scratch; /* NULL, or host memory of the block's rows that the trend
                       may write (a device working on host memory: no driver buffer) */
 } cls_lc_rows;
 
 /* The halo of a block: the rows before wlo (*before) and after whi
  * (*after) that its trend reads; 0 without a trend. A wrap edge reads the
- * other end of the series: *wrap set (a block then needs the whole
- * series). */
+ * other end of the series: *wrap set (the halo rows before the series'
+ * first row and past its last are then the other end's: cls_lc_rows). */
 void cls_lc_halo(const cls_clean *c, uint64_t *before, uint64_t *after, int *wrap);
 
 /* cls_lc_run of one block (G = 1): the trend of rows [wlo, whi) into y,
