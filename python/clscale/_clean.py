@@ -120,7 +120,9 @@ class SimpleImputer(NanTags, TransformerMixin, BaseEstimator):
         stats = _dask.fit_moments(self, X, True)  # also checks that X holds rows
         groups, cols = stats.info["groups"], stats.info["cols"]
         if self.strategy == "mean":
-            fill = stats.columns(("mean",))["mean"]
+            # the cleaning's own means, its moments pass merged over the
+            # chunks (_dask.clean): fit()'s bits when there is one chunk
+            fill = _dask.clean(self.devices, X, opts, X.dtype)[1][2]
         elif self.strategy == "median":
             fill = _dask.quantiles(self.devices, X, None, scope)  # numpy's nanmedian, as fit()
         else:
@@ -160,7 +162,13 @@ class SimpleImputer(NanTags, TransformerMixin, BaseEstimator):
                              f"must fit the same estimator parameters")
         groups, cols = stats.info["groups"], stats.info["cols"]
         if self.strategy == "mean":
-            fill = stats.columns(("mean",))["mean"]
+            # the cleaning's own means (fit()'s call), its moments pass
+            # merged over the ranks: one process's bits on one rank
+            hooks = dict(combine=_mpi.count_combiner(comm), combine_stats=_mpi.stats_combiner(comm)) \
+                if stats.info["scope"] == _clscale.SCOPE_BATCH else {}
+            opts["scope"] = stats.info["scope"]
+            with context(check_selector(self.devices)) as ctx:
+                fill = _clscale.clean(ctx, X, np.empty_like(X) if X.size else None, **opts, **hooks)[2]
         elif self.strategy == "median":
             batch = stats.info["scope"] == _clscale.SCOPE_BATCH
             # numpy's nanmedian ((a + b) / 2 in the dtype), as fit() in one process

@@ -132,10 +132,13 @@ def _replayed(block, run, sums, stop):
     `stop` stopped (the hook raises _Pass). Returns (result, None) when the
     call ran to its end, else (None, [this chunk's counts or column bytes
     of call `stop`, or None])."""
-    import dask
-
-    (chunk,) = dask.compute(block)
-    chunk = np.ascontiguousarray(chunk)
+    if not isinstance(block, np.ndarray):  # a delayed chunk, computed now
+        import dask
+        (block,) = dask.compute(block)
+    # dask.compute of a computed chunk (the transform's map_blocks) would
+    # hold it in a reference cycle until the next garbage collection: as
+    # many chunks alive at once as blocks computed until then
+    chunk = np.ascontiguousarray(block)
     calls, got = [0], []
 
     def hook(error, buf):
