@@ -1,0 +1,269 @@
+/* The most frequent value over passes in a fixed budget (mode_count.h).
+ * The budget holds `cap` slots (a key and its count) and a scratch of one
+ * table's size for a cut; each pass shares the slots among the entries
+ * still going, a power-of-two table each (at least CLS_MODE_Q_MIN slots),
+ * linear probing, filled to 3/4 before a cut. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats/mode_count.h"
+
+#define CLS_MODE_Q_MIN 64u
+#define OPEN UINT64_MAX /* no upper bound: no finite value's key is this */
+
+typedef struct slot {
+    uint64_t key, n; /* n 0: empty */
+} slot;
+
+struct cls_mode_count {
+    cls_dtype     t;
+    size_t        C, ne;
+    int           has_sent;
+    double        sent;
+    const double *lo, *hi;
+    uint64_t     *klo, *khi, *best, *best_n;
+    uint8_t      *done;
+    int32_t      *reg;     /* entry -> its table this pass, or -1 */
+    size_t       *owner;   /* table -> entry */
+    uint64_t     *used;    /* per table */
+    size_t        nreg;    /* tables this pass */
+    slot         *slots, *tmp;
+    size_t        cap, q;  /* slots in all, per table (powers of two) */
+    unsigned      qbits;
+};
+
+/* Keys that sort as the values do (clean_host.c's): -0.0 as +0.0. */
+static uint64_t key_of(double v)
+{
+    if (v == 0) v = 0.0;
+    uint64_t b;
+    memcpy(&b, &v, sizeof b);
+    return (b >> 63) ? ~b : b | ((uint64_t)1 << 63);
+}
+
+static double value_of(uint64_t k)
+{
+    uint64_t b = (k >> 63) ? k & ~((uint64_t)1 << 63) : ~k;
+    double v;
+    memcpy(&v, &b, sizeof v);
+    return v;
+}
+
+cls_mode_count *cls_mode_count_new(cls_dtype t, size_t C, size_t ne, uint64_t rows, size_t budget, int has_sent,
+                                   double sent, const double *lo, const double *hi)
+{
+    if (budget < CLS_MODE_COUNT_MIN_BYTES || !C) return NULL;
+    cls_mode_count *m = calloc(1, sizeof *m);
+    if (!m) return NULL;
+    m->t = t;
+    m->C = C;
+    m->ne = ne;
+    m->has_sent = has_sent;
+    m->sent = sent;
+    m->lo = lo;
+    m->hi = hi;
+    /* the slots and a table's scratch (at most as many) within the budget */
+    m->cap = 1;
+    while (m->cap * 2 * 2 * sizeof(slot) <= budget) m->cap *= 2;
+    /* no more than every entry's values take at 3/4 full */
+    size_t need = CLS_MODE_Q_MIN;
+    while (need < m->cap && (uint64_t)need / 4 * 3 <= rows) need *= 2;
+    if (ne && need <= m->cap / ne) {
+        size_t all = 1;
+        while (all < need * ne) all *= 2;
+        if (all < m->cap) m->cap = all;
+    }
+    size_t n = ne ? ne : 1;
+    m->klo = calloc(n, sizeof *m->klo);
+    m->khi = malloc(n * sizeof *m->khi);
+    m->best = calloc(n, sizeof *m->best);
+    m->best_n = calloc(n, sizeof *m->best_n);
+    m->done = calloc(n, 1);
+    m->reg = malloc(n * sizeof *m->reg);
+    m->slots = malloc(m->cap * sizeof *m->slots);
+    if (!m->klo || !m->khi || !m->best || !m->best_n || !m->done || !m->reg || !m->slots) {
+        cls_mode_count_free(m);
+        return NULL;
+    }
+    for (size_t e = 0; e < ne; e++) m->khi[e] = OPEN;
+    return m;
+}
+
+int cls_mode_count_begin(cls_mode_count *m)
+{
+    size_t going = 0;
+    for (size_t e = 0; e < m->ne; e++) {
+        m->reg[e] = -1;
+        going += !m->done[e];
+    }
+    if (!going) return 0;
+    /* the slots shared by the entries going, as many as take a table of
+     * CLS_MODE_Q_MIN at once */
+    size_t q = m->cap;
+    unsigned bits = 0;
+    while (q > CLS_MODE_Q_MIN && q * going > m->cap) q /= 2;
+    for (size_t b = q; b > 1; b >>= 1) bits++;
+    size_t nreg = m->cap / q;
+    if (nreg > going) nreg = going;
+    if (q != m->q || !m->tmp) {
+        free(m->tmp);
+        m->tmp = malloc(q * sizeof *m->tmp);
+        free(m->owner);
+        m->owner = malloc(m->cap / q * sizeof *m->owner);
+        free(m->used);
+        m->used = malloc(m->cap / q * sizeof *m->used);
+        if (!m->tmp || !m->owner || !m->used) return -1;
+    }
+    m->q = q;
+    m->qbits = bits;
+    m->nreg = 0;
+    for (size_t e = 0; e < m->ne && m->nreg < nreg; e++)
+        if (!m->done[e]) {
+            m->owner[m->nreg] = e;
+            m->used[m->nreg] = 0;
+            m->reg[e] = (int32_t)m->nreg++;
+        }
+    memset(m->slots, 0, m->nreg * q * sizeof *m->slots);
+    return 1;
+}
+
+static size_t home(const cls_mode_count *m, uint64_t k)
+{
+    return (size_t)((k * 0x9E3779B97F4A7C15ull) >> (64 - m->qbits));
+}
+
+/* a[0..n) reordered so that a[k] holds the element of rank k by key (keys
+ * distinct, in hash order: the middle element is a fair pivot) */
+static void nth(slot *a, size_t n, size_t k)
+{
+    size_t l = 0, r = n;
+    while (r - l > 1) {
+        size_t pi = l + (r - l) / 2, at = l;
+        slot s = a[pi];
+        a[pi] = a[r - 1];
+        a[r - 1] = s;
+        uint64_t p = s.key;
+        for (size_t i = l; i < r - 1; i++)
+            if (a[i].key < p) {
+                s = a[i];
+                a[i] = a[at];
+                a[at++] = s;
+            }
+        s = a[at];
+        a[at] = a[r - 1];
+        a[r - 1] = s;
+        if (k == at) return;
+        if (k < at) r = at;
+        else l = at + 1;
+    }
+}
+
+static void put(slot *s, size_t mask, size_t h, uint64_t k, uint64_t n)
+{
+    while (s[h].n) h = (h + 1) & mask;
+    s[h].key = k;
+    s[h].n = n;
+}
+
+/* Table r is full: its entry's range ends at the median key it holds,
+ * the keys at and above it forgotten. */
+static void cut(cls_mode_count *m, size_t r)
+{
+    slot *s = m->slots + r * m->q, *t = m->tmp;
+    size_t n = 0, mask = m->q - 1;
+    for (size_t i = 0; i < m->q; i++)
+        if (s[i].n) t[n++] = s[i];
+    size_t keep = n / 2;
+    nth(t, n, keep);
+    m->khi[m->owner[r]] = t[keep].key;
+    memset(s, 0, m->q * sizeof *s);
+    for (size_t i = 0; i < keep; i++) put(s, mask, home(m, t[i].key), t[i].key, t[i].n);
+    m->used[r] = keep;
+}
+
+static void count(cls_mode_count *m, size_t r, size_t e, uint64_t k)
+{
+    if (k < m->klo[e] || k >= m->khi[e]) return;
+    slot *s = m->slots + r * m->q;
+    size_t mask = m->q - 1, h = home(m, k);
+    for (;;) {
+        if (!s[h].n) break;
+        if (s[h].key == k) {
+            s[h].n++;
+            return;
+        }
+        h = (h + 1) & mask;
+    }
+    if (m->used[r] + 1 > m->q / 4 * 3) {
+        cut(m, r);
+        if (k >= m->khi[e]) return;
+        h = home(m, k);
+    }
+    put(s, mask, h, k, 1);
+    m->used[r]++;
+}
+
+void cls_mode_count_rows(cls_mode_count *m, uint64_t g, const char *x, uint64_t rows)
+{
+    size_t C = m->C, e0 = (size_t)g * C;
+    for (uint64_t i = 0; i < rows; i++)
+        for (size_t c = 0; c < C; c++) {
+            int32_t r = m->reg[e0 + c];
+            if (r < 0) continue;
+            size_t at = (size_t)i * C + c;
+            double v = m->t == CLS_F64 ? ((const double *)x)[at] : (double)((const float *)x)[at];
+            if (!isfinite(v) || (m->has_sent && v == m->sent)) continue;
+            if (m->lo) {
+                double bl = m->t == CLS_F32 ? (double)(float)m->lo[e0 + c] : m->lo[e0 + c];
+                double bh = m->t == CLS_F32 ? (double)(float)m->hi[e0 + c] : m->hi[e0 + c];
+                if (v < bl || v > bh) continue;
+            }
+            count(m, (size_t)r, e0 + c, key_of(v));
+        }
+}
+
+void cls_mode_count_end(cls_mode_count *m)
+{
+    for (size_t r = 0; r < m->nreg; r++) {
+        size_t e = m->owner[r];
+        const slot *s = m->slots + r * m->q;
+        uint64_t bk = 0, bn = 0;
+        for (size_t i = 0; i < m->q; i++)
+            if (s[i].n > bn || (s[i].n && s[i].n == bn && s[i].key < bk)) {
+                bn = s[i].n;
+                bk = s[i].key;
+            }
+        /* strictly more: the earlier ranges' keys are smaller (ties keep them) */
+        if (bn > m->best_n[e]) {
+            m->best_n[e] = bn;
+            m->best[e] = bk;
+        }
+        if (m->khi[e] == OPEN) m->done[e] = 1;
+        else {
+            m->klo[e] = m->khi[e];
+            m->khi[e] = OPEN;
+        }
+    }
+}
+
+void cls_mode_count_result(const cls_mode_count *m, double *fill)
+{
+    for (size_t e = 0; e < m->ne; e++) fill[e] = m->best_n[e] ? value_of(m->best[e]) : NAN;
+}
+
+void cls_mode_count_free(cls_mode_count *m)
+{
+    if (!m) return;
+    free(m->klo);
+    free(m->khi);
+    free(m->best);
+    free(m->best_n);
+    free(m->done);
+    free(m->reg);
+    free(m->owner);
+    free(m->used);
+    free(m->slots);
+    free(m->tmp);
+    free(m);
+}
