@@ -219,12 +219,11 @@ static void a_budget_too_small_for_one_column_is_an_error(void **state)
         if (!strstr(cls_last_error(ctx), "scratch_bytes = 1000"))
             fail_msg("the error does not name the budget: %s", cls_last_error(ctx));
     }
-    /* in memory too, where a group takes the counting passes (its window
-     * does not fit the budget either) */
+    /* in memory the counting passes' histograms take a fixed 64 MiB
+     * (regime.h's cls_count_budget): the same budget is no error there */
     double q[1] = {0.5}, out[NCOLS];
     cls_pipeline mp = {.scope = CLS_SCOPE_MATRIX};
-    assert_int_equal(cls_quantiles(ctx, &mp, &x, q, 1, out), CLS_E_NOMEM);
-    assert_non_null(strstr(cls_last_error(ctx), "scratch_bytes"));
+    if (cls_quantiles(ctx, &mp, &x, q, 1, out) != CLS_OK) fail_msg("in memory: %s", cls_last_error(ctx));
     close(fi);
     close(fo);
     free(x.data);

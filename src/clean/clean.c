@@ -498,11 +498,13 @@ static cls_status modes(cls_context *ctx, const cls_cview *v, const copts *o, co
 
 typedef struct mode_pass {
     cls_mode_count *m;
+    cls_pool       *pool;
 } mode_pass;
 
 static cls_status mode_chunk(void *cu, uint64_t g, uint64_t rows, const char *x)
 {
-    cls_mode_count_rows(((mode_pass *)cu)->m, g, x, rows);
+    mode_pass *k = cu;
+    cls_mode_count_rows(k->m, k->pool, g, x, rows);
     return CLS_OK;
 }
 
@@ -517,7 +519,9 @@ static cls_status modes_stream(cls_context *ctx, const cdata *d, const copts *o,
                         "(%zu bytes at least)", budget, CLS_MODE_COUNT_MIN_BYTES);
     if (budget > CLS_MODE_STREAM_BYTES) budget = CLS_MODE_STREAM_BYTES;
     size_t ne = (size_t)v->G * v->C;
-    mode_pass k = {cls_mode_count_new(v->dtype, v->C, ne, v->Rg, budget, o->has_sent, o->sent, lo, hi)};
+    mode_pass k = {cls_mode_count_new(v->dtype, v->C, ne, v->Rg, budget, o->has_sent, o->sent, lo, hi,
+                                      cls_pool_size(ctx->pool)),
+                   ctx->pool};
     if (!k.m) return cls_fail(ctx, CLS_E_NOMEM, "cleaning: out of memory for the most frequent values' counts");
     cls_status st = CLS_OK;
     int r;

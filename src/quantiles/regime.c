@@ -27,9 +27,8 @@ static uint64_t unit_scratch(const cls_context *ctx)
 
 size_t cls_count_budget(const cls_context *ctx, int streamed, int combined)
 {
-    size_t budget = ctx->cfg.scratch_bytes ? ctx->cfg.scratch_bytes : CLS_SCRATCH_DEFAULT;
-    if ((!streamed || combined) && budget > CLS_COUNT_MEM_BYTES) budget = CLS_COUNT_MEM_BYTES;
-    return budget;
+    if (!streamed || combined) return CLS_COUNT_MEM_BYTES;
+    return ctx->cfg.scratch_bytes ? ctx->cfg.scratch_bytes : CLS_SCRATCH_DEFAULT;
 }
 
 int cls_count_wide_first(const cls_context *ctx, int streamed, int combined)

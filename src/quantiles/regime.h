@@ -42,10 +42,11 @@ cls_regime cls_regime_of(const cls_context *ctx, uint64_t rows, size_t es, uint6
 /* The host memory of the counting passes' histograms (select.c), per
  * wave of columns: the context's scratch budget (cls_config.scratch_bytes,
  * the sort regime's) for data streamed from a file by one process, whose
- * every wave reads the file 4-8 times; in memory and across processes at
- * most CLS_COUNT_MEM_BYTES of it (a wave there is a pass over memory;
- * across processes every one must take the same waves: they share the
- * configuration). */
+ * every wave reads the file 4-8 times; in memory and across processes a
+ * fixed CLS_COUNT_MEM_BYTES (a wave there is a pass over memory; across
+ * processes every one must take the same waves, whatever its
+ * configuration; and a budget too small for any window is how the tests
+ * send groups of every length to the counting passes). */
 #define CLS_COUNT_MEM_BYTES ((size_t)64 << 20)
 size_t cls_count_budget(const cls_context *ctx, int streamed, int combined);
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "stats/mode_count.h"
+#include "util/pool.h"
 
 #define CLS_MODE_Q_MIN 64u
 #define OPEN UINT64_MAX /* no upper bound: no finite value's key is this */
@@ -28,8 +29,9 @@ struct cls_mode_count {
     size_t       *owner;   /* table -> entry */
     uint64_t     *used;    /* per table */
     size_t        nreg;    /* tables this pass */
-    slot         *slots, *tmp;
+    slot         *slots, *tmp; /* tmp: a table's scratch per block of columns */
     size_t        cap, q;  /* slots in all, per table (powers of two) */
+    unsigned      blocks;  /* column blocks counted at once (threads) */
     unsigned      qbits;
 };
 
@@ -51,11 +53,13 @@ static double value_of(uint64_t k)
 }
 
 cls_mode_count *cls_mode_count_new(cls_dtype t, size_t C, size_t ne, uint64_t rows, size_t budget, int has_sent,
-                                   double sent, const double *lo, const double *hi)
+                                   double sent, const double *lo, const double *hi, unsigned threads)
 {
     if (budget < CLS_MODE_COUNT_MIN_BYTES || !C) return NULL;
     cls_mode_count *m = calloc(1, sizeof *m);
     if (!m) return NULL;
+    m->blocks = threads > 1 ? threads : 1;
+    if (m->blocks > C) m->blocks = (unsigned)C;
     m->t = t;
     m->C = C;
     m->ne = ne;
@@ -63,9 +67,11 @@ cls_mode_count *cls_mode_count_new(cls_dtype t, size_t C, size_t ne, uint64_t ro
     m->sent = sent;
     m->lo = lo;
     m->hi = hi;
-    /* the slots and a table's scratch (at most as many) within the budget */
+    /* the slots and a table's scratch per block (together at most as
+     * many: a block's tables share its cap / blocks) within the budget */
     m->cap = 1;
     while (m->cap * 2 * 2 * sizeof(slot) <= budget) m->cap *= 2;
+    if (m->cap / m->blocks < CLS_MODE_Q_MIN) m->blocks = 1;
     /* no more than every entry's values take at 3/4 full */
     size_t need = CLS_MODE_Q_MIN;
     while (need < m->cap && (uint64_t)need / 4 * 3 <= rows) need *= 2;
@@ -100,7 +106,7 @@ int cls_mode_count_begin(cls_mode_count *m)
     if (!going) return 0;
     /* the slots shared by the entries going, as many as take a table of
      * CLS_MODE_Q_MIN at once */
-    size_t q = m->cap;
+    size_t q = m->cap / m->blocks;
     unsigned bits = 0;
     while (q > CLS_MODE_Q_MIN && q * going > m->cap) q /= 2;
     for (size_t b = q; b > 1; b >>= 1) bits++;
@@ -108,7 +114,7 @@ int cls_mode_count_begin(cls_mode_count *m)
     if (nreg > going) nreg = going;
     if (q != m->q || !m->tmp) {
         free(m->tmp);
-        m->tmp = malloc(q * sizeof *m->tmp);
+        m->tmp = malloc(m->blocks * q * sizeof *m->tmp);
         free(m->owner);
         m->owner = malloc(m->cap / q * sizeof *m->owner);
         free(m->used);
@@ -168,9 +174,9 @@ static void put(slot *s, size_t mask, size_t h, uint64_t k, uint64_t n)
 
 /* Table r is full: its entry's range ends at the median key it holds,
  * the keys at and above it forgotten. */
-static void cut(cls_mode_count *m, size_t r)
+static void cut(cls_mode_count *m, size_t r, slot *t)
 {
-    slot *s = m->slots + r * m->q, *t = m->tmp;
+    slot *s = m->slots + r * m->q;
     size_t n = 0, mask = m->q - 1;
     for (size_t i = 0; i < m->q; i++)
         if (s[i].n) t[n++] = s[i];
@@ -182,7 +188,7 @@ static void cut(cls_mode_count *m, size_t r)
     m->used[r] = keep;
 }
 
-static void count(cls_mode_count *m, size_t r, size_t e, uint64_t k)
+static void count(cls_mode_count *m, size_t r, size_t e, uint64_t k, slot *tmp)
 {
     if (k < m->klo[e] || k >= m->khi[e]) return;
     slot *s = m->slots + r * m->q;
@@ -196,7 +202,7 @@ static void count(cls_mode_count *m, size_t r, size_t e, uint64_t k)
         h = (h + 1) & mask;
     }
     if (m->used[r] + 1 > m->q / 4 * 3) {
-        cut(m, r);
+        cut(m, r, tmp);
         if (k >= m->khi[e]) return;
         h = home(m, k);
     }
@@ -204,23 +210,63 @@ static void count(cls_mode_count *m, size_t r, size_t e, uint64_t k)
     m->used[r]++;
 }
 
-void cls_mode_count_rows(cls_mode_count *m, uint64_t g, const char *x, uint64_t rows)
+/* Columns [c0, c1) of a chunk: their tables are theirs alone. Values go
+ * in batches whose slots are prefetched first: a table a column of tens
+ * of thousands of slots misses the caches at nearly every value, and the
+ * misses of a batch then overlap. */
+#define BATCH 16
+static void rows_cols(cls_mode_count *m, uint64_t g, const char *x, uint64_t rows, size_t c0, size_t c1, slot *tmp)
 {
-    size_t C = m->C, e0 = (size_t)g * C;
+    size_t C = m->C, e0 = (size_t)g * C, nb = 0;
+    size_t be[BATCH];
+    uint64_t bk[BATCH];
+    int32_t br[BATCH];
     for (uint64_t i = 0; i < rows; i++)
-        for (size_t c = 0; c < C; c++) {
-            int32_t r = m->reg[e0 + c];
+        for (size_t c = c0; c < c1; c++) {
+            size_t e = e0 + c;
+            int32_t r = m->reg[e];
             if (r < 0) continue;
             size_t at = (size_t)i * C + c;
             double v = m->t == CLS_F64 ? ((const double *)x)[at] : (double)((const float *)x)[at];
             if (!isfinite(v) || (m->has_sent && v == m->sent)) continue;
             if (m->lo) {
-                double bl = m->t == CLS_F32 ? (double)(float)m->lo[e0 + c] : m->lo[e0 + c];
-                double bh = m->t == CLS_F32 ? (double)(float)m->hi[e0 + c] : m->hi[e0 + c];
+                double bl = m->t == CLS_F32 ? (double)(float)m->lo[e] : m->lo[e];
+                double bh = m->t == CLS_F32 ? (double)(float)m->hi[e] : m->hi[e];
                 if (v < bl || v > bh) continue;
             }
-            count(m, (size_t)r, e0 + c, key_of(v));
+            uint64_t k = key_of(v);
+            if (k < m->klo[e] || k >= m->khi[e]) continue;
+            __builtin_prefetch(m->slots + (size_t)r * m->q + home(m, k));
+            be[nb] = e;
+            bk[nb] = k;
+            br[nb++] = r;
+            if (nb == BATCH) {
+                for (size_t j = 0; j < nb; j++) count(m, (size_t)br[j], be[j], bk[j], tmp);
+                nb = 0;
+            }
         }
+    for (size_t j = 0; j < nb; j++) count(m, (size_t)br[j], be[j], bk[j], tmp);
+}
+
+typedef struct rows_arg {
+    cls_mode_count *m;
+    uint64_t        g, rows;
+    const char     *x;
+} rows_arg;
+
+static void rows_item(void *arg, size_t i)
+{
+    rows_arg *a = arg;
+    cls_mode_count *m = a->m;
+    size_t c0 = i * m->C / m->blocks, c1 = (i + 1) * m->C / m->blocks;
+    rows_cols(m, a->g, a->x, a->rows, c0, c1, m->tmp + i * m->q);
+}
+
+void cls_mode_count_rows(cls_mode_count *m, struct cls_pool *pool, uint64_t g, const char *x, uint64_t rows)
+{
+    rows_arg a = {m, g, rows, x};
+    if (pool && m->blocks > 1) cls_pool_run(pool, m->blocks, rows_item, &a);
+    else rows_cols(m, g, x, rows, 0, m->C, m->tmp);
 }
 
 void cls_mode_count_end(cls_mode_count *m)

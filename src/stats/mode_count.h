@@ -29,15 +29,18 @@ typedef struct cls_mode_count cls_mode_count;
  * multiple of C: every column of ne / C groups), `rows` values per entry,
  * within `budget` bytes (>= CLS_MODE_COUNT_MIN_BYTES; less where the
  * values need less). lo, hi: per-entry bounds (NULL: none); read during
- * the passes. NULL: no memory. */
+ * the passes. `threads`: the column blocks counted at once (a pool's
+ * size). NULL: no memory. */
 cls_mode_count *cls_mode_count_new(cls_dtype t, size_t C, size_t ne, uint64_t rows, size_t budget, int has_sent,
-                                   double sent, const double *lo, const double *hi);
+                                   double sent, const double *lo, const double *hi, unsigned threads);
 /* Begins a pass (the entries still going, as many as the budget's tables
  * hold at once). Returns 0 when every entry is done. */
 int cls_mode_count_begin(cls_mode_count *m);
 /* `rows` rows of group g at x (rows x C values), in a pass; every row of
- * every group once a pass, in any order. */
-void cls_mode_count_rows(cls_mode_count *m, uint64_t g, const char *x, uint64_t rows);
+ * every group once a pass, in any order. Blocks of columns spread over
+ * pool (may be NULL). */
+struct cls_pool;
+void cls_mode_count_rows(cls_mode_count *m, struct cls_pool *pool, uint64_t g, const char *x, uint64_t rows);
 /* Ends a pass. */
 void cls_mode_count_end(cls_mode_count *m);
 /* Once cls_mode_count_begin returned 0: fill[e] the most frequent value of
