@@ -1,9 +1,13 @@
 /* The most frequent value over passes in a fixed budget (mode_count.h).
- * The budget holds `cap` slots (a key and its count) and a scratch of one
- * table's size for a cut; each pass shares the slots among the entries
- * still going, a power-of-two table each (at least CLS_MODE_Q_MIN slots),
- * linear probing, filled to 3/4 before a cut. */
+ * The budget holds `cap` slots (a key and its count) and a cut's scratch
+ * per block of columns; each pass shares the slots among the entries
+ * still going, a power-of-two table each of at most `q` slots (at least
+ * CLS_MODE_Q_MIN), linear probing. A table starts small and doubles while
+ * it fills past 3/4, so that memory follows the distinct values (a column
+ * of a few thousand takes a few pages, not its share); full at its share,
+ * it is cut. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,13 +30,17 @@ struct cls_mode_count {
     uint64_t     *klo, *khi, *best, *best_n;
     uint8_t      *done;
     int32_t      *reg;     /* entry -> its table this pass, or -1 */
+    size_t        ntab;    /* tables this pass: */
     size_t       *owner;   /* table -> entry */
-    uint64_t     *used;    /* per table */
-    size_t        nreg;    /* tables this pass */
-    slot         *slots, *tmp; /* tmp: a table's scratch per block of columns */
-    size_t        cap, q;  /* slots in all, per table (powers of two) */
+    uint64_t     *used;    /* its keys */
+    slot        **tab;     /* its slots */
+    size_t       *size;    /* their count (a power of two <= q) */
+    unsigned     *bits;    /* log2 of size */
+    slot        **tmp;     /* per block of columns: a cut's scratch (q slots), made at its first cut */
+    size_t        cap, q;  /* slots in all, most per table this pass (powers of two) */
+    size_t        need;    /* the most a table needs: an entry's values at 3/4 full */
     unsigned      blocks;  /* column blocks counted at once (threads) */
-    unsigned      qbits;
+    atomic_int    failed;  /* a table or scratch could not be had */
 };
 
 /* Keys that sort as the values do (clean_host.c's): -0.0 as +0.0. */
@@ -58,6 +66,7 @@ cls_mode_count *cls_mode_count_new(cls_dtype t, size_t C, size_t ne, uint64_t ro
     if (budget < CLS_MODE_COUNT_MIN_BYTES || !C) return NULL;
     cls_mode_count *m = calloc(1, sizeof *m);
     if (!m) return NULL;
+    atomic_init(&m->failed, 0);
     m->blocks = threads > 1 ? threads : 1;
     if (m->blocks > C) m->blocks = (unsigned)C;
     m->t = t;
@@ -67,19 +76,15 @@ cls_mode_count *cls_mode_count_new(cls_dtype t, size_t C, size_t ne, uint64_t ro
     m->sent = sent;
     m->lo = lo;
     m->hi = hi;
-    /* the slots and a table's scratch per block (together at most as
-     * many: a block's tables share its cap / blocks) within the budget */
+    /* the slots and the blocks' cut scratch (q each, together at most cap)
+     * within the budget */
     m->cap = 1;
     while (m->cap * 2 * 2 * sizeof(slot) <= budget) m->cap *= 2;
     if (m->cap / m->blocks < CLS_MODE_Q_MIN) m->blocks = 1;
-    /* no more than every entry's values take at 3/4 full */
+    /* no table larger than an entry's values take at 3/4 full */
     size_t need = CLS_MODE_Q_MIN;
     while (need < m->cap && (uint64_t)need / 4 * 3 <= rows) need *= 2;
-    if (ne && need <= m->cap / ne) {
-        size_t all = 1;
-        while (all < need * ne) all *= 2;
-        if (all < m->cap) m->cap = all;
-    }
+    m->need = need;
     size_t n = ne ? ne : 1;
     m->klo = calloc(n, sizeof *m->klo);
     m->khi = malloc(n * sizeof *m->khi);
@@ -87,8 +92,8 @@ cls_mode_count *cls_mode_count_new(cls_dtype t, size_t C, size_t ne, uint64_t ro
     m->best_n = calloc(n, sizeof *m->best_n);
     m->done = calloc(n, 1);
     m->reg = malloc(n * sizeof *m->reg);
-    m->slots = malloc(m->cap * sizeof *m->slots);
-    if (!m->klo || !m->khi || !m->best || !m->best_n || !m->done || !m->reg || !m->slots) {
+    m->tmp = calloc(m->blocks, sizeof *m->tmp);
+    if (!m->klo || !m->khi || !m->best || !m->best_n || !m->done || !m->reg || !m->tmp) {
         cls_mode_count_free(m);
         return NULL;
     }
@@ -96,47 +101,79 @@ cls_mode_count *cls_mode_count_new(cls_dtype t, size_t C, size_t ne, uint64_t ro
     return m;
 }
 
+static void tables_free(cls_mode_count *m)
+{
+    for (size_t r = 0; m->tab && r < m->ntab; r++) free(m->tab[r]);
+    for (unsigned i = 0; m->tmp && i < m->blocks; i++) {
+        free(m->tmp[i]);
+        m->tmp[i] = NULL;
+    }
+    free(m->tab);
+    free(m->size);
+    free(m->bits);
+    free(m->owner);
+    free(m->used);
+    m->tab = NULL;
+    m->size = NULL;
+    m->bits = NULL;
+    m->owner = NULL;
+    m->used = NULL;
+    m->ntab = 0;
+}
+
+/* Table r anew with n slots (a power of two); 0: no memory. */
+static int table_new(cls_mode_count *m, size_t r, size_t n)
+{
+    slot *t = calloc(n, sizeof *t);
+    if (!t) return 0;
+    unsigned b = 0;
+    for (size_t k = n; k > 1; k >>= 1) b++;
+    m->tab[r] = t;
+    m->size[r] = n;
+    m->bits[r] = b;
+    m->used[r] = 0;
+    return 1;
+}
+
 int cls_mode_count_begin(cls_mode_count *m)
 {
+    if (atomic_load(&m->failed)) return -1;
     size_t going = 0;
     for (size_t e = 0; e < m->ne; e++) {
         m->reg[e] = -1;
         going += !m->done[e];
     }
+    tables_free(m);
     if (!going) return 0;
     /* the slots shared by the entries going, as many as take a table of
-     * CLS_MODE_Q_MIN at once */
+     * CLS_MODE_Q_MIN at once; a block's cut scratch (q) out of the same
+     * budget */
     size_t q = m->cap / m->blocks;
-    unsigned bits = 0;
+    if (q > m->need) q = m->need;
     while (q > CLS_MODE_Q_MIN && q * going > m->cap) q /= 2;
-    for (size_t b = q; b > 1; b >>= 1) bits++;
-    size_t nreg = m->cap / q;
-    if (nreg > going) nreg = going;
-    if (q != m->q || !m->tmp) {
-        free(m->tmp);
-        m->tmp = malloc(m->blocks * q * sizeof *m->tmp);
-        free(m->owner);
-        m->owner = malloc(m->cap / q * sizeof *m->owner);
-        free(m->used);
-        m->used = malloc(m->cap / q * sizeof *m->used);
-        if (!m->tmp || !m->owner || !m->used) return -1;
-    }
+    size_t ntab = m->cap / q;
+    if (ntab > going) ntab = going;
     m->q = q;
-    m->qbits = bits;
-    m->nreg = 0;
-    for (size_t e = 0; e < m->ne && m->nreg < nreg; e++)
+    m->tab = calloc(ntab, sizeof *m->tab);
+    m->size = malloc(ntab * sizeof *m->size);
+    m->bits = malloc(ntab * sizeof *m->bits);
+    m->owner = malloc(ntab * sizeof *m->owner);
+    m->used = malloc(ntab * sizeof *m->used);
+    if (!m->tab || !m->size || !m->bits || !m->owner || !m->used) return -1;
+    m->ntab = ntab;
+    size_t first = q < 4 * CLS_MODE_Q_MIN ? q : 4 * CLS_MODE_Q_MIN, r = 0;
+    for (size_t e = 0; e < m->ne && r < ntab; e++)
         if (!m->done[e]) {
-            m->owner[m->nreg] = e;
-            m->used[m->nreg] = 0;
-            m->reg[e] = (int32_t)m->nreg++;
+            if (!table_new(m, r, first)) return -1;
+            m->owner[r] = e;
+            m->reg[e] = (int32_t)r++;
         }
-    memset(m->slots, 0, m->nreg * q * sizeof *m->slots);
     return 1;
 }
 
-static size_t home(const cls_mode_count *m, uint64_t k)
+static size_t home(const cls_mode_count *m, size_t r, uint64_t k)
 {
-    return (size_t)((k * 0x9E3779B97F4A7C15ull) >> (64 - m->qbits));
+    return (size_t)((k * 0x9E3779B97F4A7C15ull) >> (64 - m->bits[r]));
 }
 
 /* a[0..n) reordered so that a[k] holds the element of rank k by key (keys
@@ -165,6 +202,7 @@ static void nth(slot *a, size_t n, size_t k)
     }
 }
 
+/* A key not in table s, its probe starting at h. */
 static void put(slot *s, size_t mask, size_t h, uint64_t k, uint64_t n)
 {
     while (s[h].n) h = (h + 1) & mask;
@@ -172,27 +210,45 @@ static void put(slot *s, size_t mask, size_t h, uint64_t k, uint64_t n)
     s[h].n = n;
 }
 
+/* Table r past 3/4 full and below its share: twice the slots. 0: no
+ * memory (the caller cuts instead). */
+static int grow(cls_mode_count *m, size_t r)
+{
+    slot *old = m->tab[r];
+    size_t n = m->size[r];
+    uint64_t used = m->used[r];
+    if (!table_new(m, r, 2 * n)) return 0;
+    size_t mask = m->size[r] - 1;
+    for (size_t i = 0; i < n; i++)
+        if (old[i].n) put(m->tab[r], mask, home(m, r, old[i].key), old[i].key, old[i].n);
+    m->used[r] = used;
+    free(old);
+    return 1;
+}
+
 /* Table r is full: its entry's range ends at the median key it holds,
- * the keys at and above it forgotten. */
+ * the keys at and above it forgotten. t: scratch of the table's size. */
 static void cut(cls_mode_count *m, size_t r, slot *t)
 {
-    slot *s = m->slots + r * m->q;
-    size_t n = 0, mask = m->q - 1;
-    for (size_t i = 0; i < m->q; i++)
+    slot *s = m->tab[r];
+    size_t n = 0, size = m->size[r], mask = size - 1;
+    for (size_t i = 0; i < size; i++)
         if (s[i].n) t[n++] = s[i];
     size_t keep = n / 2;
     nth(t, n, keep);
     m->khi[m->owner[r]] = t[keep].key;
-    memset(s, 0, m->q * sizeof *s);
-    for (size_t i = 0; i < keep; i++) put(s, mask, home(m, t[i].key), t[i].key, t[i].n);
+    memset(s, 0, size * sizeof *s);
+    for (size_t i = 0; i < keep; i++) put(s, mask, home(m, r, t[i].key), t[i].key, t[i].n);
     m->used[r] = keep;
 }
 
-static void count(cls_mode_count *m, size_t r, size_t e, uint64_t k, slot *tmp)
+/* One value of entry e (table r) counted; blk: the caller's block of
+ * columns (whose cut scratch it may use). */
+static void count(cls_mode_count *m, size_t r, size_t e, uint64_t k, unsigned blk)
 {
     if (k < m->klo[e] || k >= m->khi[e]) return;
-    slot *s = m->slots + r * m->q;
-    size_t mask = m->q - 1, h = home(m, k);
+    slot *s = m->tab[r];
+    size_t mask = m->size[r] - 1, h = home(m, r, k);
     for (;;) {
         if (!s[h].n) break;
         if (s[h].key == k) {
@@ -201,21 +257,31 @@ static void count(cls_mode_count *m, size_t r, size_t e, uint64_t k, slot *tmp)
         }
         h = (h + 1) & mask;
     }
-    if (m->used[r] + 1 > m->q / 4 * 3) {
-        cut(m, r, tmp);
-        if (k >= m->khi[e]) return;
-        h = home(m, k);
+    if (m->used[r] + 1 > m->size[r] / 4 * 3) {
+        if (!(m->size[r] < m->q && grow(m, r))) {
+            if (!m->tmp[blk]) m->tmp[blk] = malloc(m->q * sizeof(slot));
+            if (!m->tmp[blk]) {
+                atomic_store(&m->failed, 1);
+                return;
+            }
+            cut(m, r, m->tmp[blk]);
+            if (k >= m->khi[e]) return;
+        }
+        s = m->tab[r];
+        mask = m->size[r] - 1;
+        h = home(m, r, k);
     }
     put(s, mask, h, k, 1);
     m->used[r]++;
 }
 
-/* Columns [c0, c1) of a chunk: their tables are theirs alone. Values go
- * in batches whose slots are prefetched first: a table a column of tens
- * of thousands of slots misses the caches at nearly every value, and the
- * misses of a batch then overlap. */
+/* Columns [c0, c1) of a chunk (block blk): their tables are theirs alone.
+ * Values go in batches whose slots are prefetched first: a table of tens
+ * of thousands of slots a column misses the caches at nearly every value,
+ * and the misses of a batch then overlap. */
 #define BATCH 16
-static void rows_cols(cls_mode_count *m, uint64_t g, const char *x, uint64_t rows, size_t c0, size_t c1, slot *tmp)
+static void rows_cols(cls_mode_count *m, uint64_t g, const char *x, uint64_t rows, size_t c0, size_t c1,
+                      unsigned blk)
 {
     size_t C = m->C, e0 = (size_t)g * C, nb = 0;
     size_t be[BATCH];
@@ -236,16 +302,16 @@ static void rows_cols(cls_mode_count *m, uint64_t g, const char *x, uint64_t row
             }
             uint64_t k = key_of(v);
             if (k < m->klo[e] || k >= m->khi[e]) continue;
-            __builtin_prefetch(m->slots + (size_t)r * m->q + home(m, k));
+            __builtin_prefetch(m->tab[r] + home(m, (size_t)r, k));
             be[nb] = e;
             bk[nb] = k;
             br[nb++] = r;
             if (nb == BATCH) {
-                for (size_t j = 0; j < nb; j++) count(m, (size_t)br[j], be[j], bk[j], tmp);
+                for (size_t j = 0; j < nb; j++) count(m, (size_t)br[j], be[j], bk[j], blk);
                 nb = 0;
             }
         }
-    for (size_t j = 0; j < nb; j++) count(m, (size_t)br[j], be[j], bk[j], tmp);
+    for (size_t j = 0; j < nb; j++) count(m, (size_t)br[j], be[j], bk[j], blk);
 }
 
 typedef struct rows_arg {
@@ -259,23 +325,23 @@ static void rows_item(void *arg, size_t i)
     rows_arg *a = arg;
     cls_mode_count *m = a->m;
     size_t c0 = i * m->C / m->blocks, c1 = (i + 1) * m->C / m->blocks;
-    rows_cols(m, a->g, a->x, a->rows, c0, c1, m->tmp + i * m->q);
+    rows_cols(m, a->g, a->x, a->rows, c0, c1, (unsigned)i);
 }
 
 void cls_mode_count_rows(cls_mode_count *m, struct cls_pool *pool, uint64_t g, const char *x, uint64_t rows)
 {
     rows_arg a = {m, g, rows, x};
     if (pool && m->blocks > 1) cls_pool_run(pool, m->blocks, rows_item, &a);
-    else rows_cols(m, g, x, rows, 0, m->C, m->tmp);
+    else rows_cols(m, g, x, rows, 0, m->C, 0);
 }
 
 void cls_mode_count_end(cls_mode_count *m)
 {
-    for (size_t r = 0; r < m->nreg; r++) {
+    for (size_t r = 0; r < m->ntab; r++) {
         size_t e = m->owner[r];
-        const slot *s = m->slots + r * m->q;
+        const slot *s = m->tab[r];
         uint64_t bk = 0, bn = 0;
-        for (size_t i = 0; i < m->q; i++)
+        for (size_t i = 0; i < m->size[r]; i++)
             if (s[i].n > bn || (s[i].n && s[i].n == bn && s[i].key < bk)) {
                 bn = s[i].n;
                 bk = s[i].key;
@@ -301,15 +367,13 @@ void cls_mode_count_result(const cls_mode_count *m, double *fill)
 void cls_mode_count_free(cls_mode_count *m)
 {
     if (!m) return;
+    tables_free(m);
     free(m->klo);
     free(m->khi);
     free(m->best);
     free(m->best_n);
     free(m->done);
     free(m->reg);
-    free(m->owner);
-    free(m->used);
-    free(m->slots);
     free(m->tmp);
     free(m);
 }
