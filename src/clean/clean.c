@@ -16,7 +16,8 @@
  * decisions; a process with no rows takes no device pass but every
  * collective; neither one-pass route is taken there (each needs every row
  * of a group in one process).
- * Calls: clean_pass.c, clip_fast.c, impute_fused.c, select.c (medians), pipeline.c (what cannot fuse),
+ * Calls: clean_pass.c, clip_fast.c, impute_fused.c, select.c (medians), stats/mode_count.c (the most
+ * frequent value of a streamed file), pipeline.c (what cannot fuse),
  * clean/ (host arithmetic), scalers/ (params). */
 #include <math.h>
 #include <stdatomic.h>
@@ -201,8 +202,8 @@ typedef struct med_put {
 
 static void med_put_fn(void *user, size_t e, uint64_t n, const double *pv)
 {
-    const med_put *p = user;
-    cls_select_median_put((void *)&p->m, e, n, pv);
+    med_put *p = user;
+    cls_select_median_put(&p->m, e, n, pv);
     if (p->n) p->n[e] = n;
 }
 
