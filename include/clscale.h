@@ -145,7 +145,10 @@ typedef struct cls_config {
                                                     on that queue alone for that device */
     size_t      scratch_bytes; /* device scratch of exact selection and clipping (groups sorted
                                   once), shared by the devices; 0: 256 MiB. Longer groups than
-                                  it holds take counting passes instead (docs/ENGINE.md) */
+                                  it holds take counting passes instead (docs/ENGINE.md). Over
+                                  a streamed file it also bounds their host histograms and a
+                                  most_frequent's counting tables; a budget that cannot hold
+                                  one column's is CLS_E_NOMEM */
     cls_pass_fn pass;          /* NULL: none; see cls_pass_fn */
 } cls_config;
 

@@ -192,8 +192,8 @@ static void normalize_apply_discount_stream_like_mapped(void **s)
  * whole matrices in a 4 KiB chunk (1600 B each) in one pass; --scope batch
  * (a group over 4 KiB) by the cleaning stage's passes over the file: the
  * same bytes where the decisions come from counts and medians, within
- * rounding where a mean is summed in another order. most_frequent cannot
- * stream a group larger than a buffer: the tool maps the input then. */
+ * rounding where a mean is summed in another order; most_frequent by its
+ * own counting passes over the file, the same bytes. */
 static void cleaning_streams_like_mapped(void **s)
 {
     (void)s;
@@ -306,7 +306,7 @@ static void describe_streams_like_mapped(void **s)
 /* A 96 MB file, 24 times the tool's pool (4 buffers of 1 MiB), one
  * group of 64 columns: clean --verbose, describe, robust scaling after
  * clipping and alone, a clamp, a trend (its series, the matrix, in blocks
- * with halo rows) each stream it, their peak RSS above the same
+ * with halo rows), most_frequent imputation each stream it, their peak RSS above the same
  * command's on a 2 MB file by the library's bounded scratch, well under
  * the file (mapped, the input's pages alone would add all of it). */
 static void peak_rss_of_every_operation_is_the_pool_not_the_file(void **s)
@@ -330,6 +330,9 @@ static void peak_rss_of_every_operation_is_the_pool_not_the_file(void **s)
         {"clean", "--impute", "median", "--clip-mode", "clamp", "--sigma-clip", "3,2", "IN", "OUT", NULL},
         {"clean", "--sigma-clip", "3", "--detrend", "savgol:101,2", "--bin", "10,median", "IN", "OUT", NULL},
         {"normalize", "--method", "minmax", "--detrend", "mean:101", "IN", "OUT", NULL},
+        /* the most frequent values' counting tables (64 MiB at most), a
+         * pass per cut of each column's key range (values all distinct) */
+        {"clean", "--impute", "most_frequent", "IN", "OUT", NULL},
     };
     setenv("CLSCALE_STREAM_BUFFER", "1M", 1);
     for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {

@@ -187,11 +187,9 @@ class SimpleImputer(NanTags, TransformerMixin, BaseEstimator):
         succeeded; never the input), through the library's streamed
         cleaning: one pass when each group (a matrix, or the whole array
         with scope="batch") fits one stream buffer, else the cleaning's own
-        passes over the file (a median: its counting passes too).
-        statistics_ as fit() sets it. most_frequent over a file larger than
-        one buffer is not streamed by the library: the input is mapped
-        (np.load(mmap_mode="r")) and imputed in memory into a mapped
-        temporary, renamed onto out_path."""
+        passes over the file (a median: its counting passes too; the most
+        frequent value: counting tables over the file in a fixed budget).
+        statistics_ as fit() sets it."""
         opts = self._opts()
         devices = check_selector(self.devices)
         _, shape, res = stream_clean(devices, in_path, out_path, opts, opts["scope"])

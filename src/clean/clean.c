@@ -16,7 +16,8 @@
  * decisions; a process with no rows takes no device pass but every
  * collective; neither one-pass route is taken there (each needs every row
  * of a group in one process).
- * Calls: clean_pass.c, clip_fast.c, impute_fused.c, select.c (medians), pipeline.c (what cannot fuse),
+ * Calls: clean_pass.c, clip_fast.c, impute_fused.c, select.c (medians), stats/mode_count.c (the most
+ * frequent value of a streamed file), pipeline.c (what cannot fuse),
  * clean/ (host arithmetic), scalers/ (params). */
 #include <math.h>
 #include <stdatomic.h>
@@ -24,6 +25,8 @@
 #include <string.h>
 
 #include "stats/clean_host.h"
+#include "stats/mode_count.h"
+#include "quantiles/regime.h"
 #include "clean/clean_pass.h"
 #include "clean/clean_stream.h"
 #include "clean/entries.h"
@@ -190,10 +193,27 @@ typedef struct cdata {
     const cls_csource *src;
 } cdata;
 
+/* Where medians() puts each entry's median and, with n, its count of
+ * values taking part (a cls_qput_fn). */
+typedef struct med_put {
+    cls_median_out m;
+    uint64_t      *n;
+} med_put;
+
+static void med_put_fn(void *user, size_t e, uint64_t n, const double *pv)
+{
+    med_put *p = user;
+    cls_select_median_put(&p->m, e, n, pv);
+    if (p->n) p->n[e] = n;
+}
+
 /* Medians of every column's values that are not missing and, with lo, not
- * outside [lo, hi]; with absdev, of |x - cen|. NaN for an empty column. */
-static cls_status medians(cls_context *ctx, const cdata *d, const copts *o, const double *lo, const double *hi,
-                          const double *absdev, double *out, const cls_combine *cb)
+ * outside [lo, hi]; with absdev, of |x - cen|. NaN for an empty column.
+ * n, when not NULL, receives each entry's count of such values (the
+ * selection counts them: a median fill alone needs no moments pass for
+ * its missing counts). */
+static cls_status medians_n(cls_context *ctx, const cdata *d, const copts *o, const double *lo, const double *hi,
+                            const double *absdev, double *out, uint64_t *n, const cls_combine *cb)
 {
     const cls_cview *v = &d->v;
     cls_qview qv = {v->x, v->dtype, v->G, v->Rg, v->C};
@@ -205,9 +225,15 @@ static cls_status medians(cls_context *ctx, const cdata *d, const copts *o, cons
     f.flo = lo;
     f.fhi = hi;
     /* |x - cen| of float32 data is a float32 value on the device too */
-    cls_median_out m = {absdev ? CLS_F64 : v->dtype, out};
+    med_put m = {{absdev ? CLS_F64 : v->dtype, out}, n};
     return cls_select_put(ctx, &qv, &f, 2, cls_select_median_ranks, NULL, cb, d->src ? &d->src->read : NULL,
-                          cls_select_median_put, &m);
+                          med_put_fn, &m);
+}
+
+static cls_status medians(cls_context *ctx, const cdata *d, const copts *o, const double *lo, const double *hi,
+                          const double *absdev, double *out, const cls_combine *cb)
+{
+    return medians_n(ctx, d, o, lo, hi, absdev, out, NULL, cb);
 }
 
 /* Centre and spread of every column's kept values (the moments in w->m;
@@ -462,6 +488,57 @@ static cls_status modes(cls_context *ctx, const cls_cview *v, const copts *o, co
                                   : CLS_OK;
 }
 
+/* The most frequent value of every column of data streamed in chunks
+ * (stats/mode_count.h): counting passes over the chunks, each a read of
+ * the data, in a budget of host memory on top of the stream's buffers
+ * (the context's scratch budget, at most CLS_MODE_STREAM_BYTES: the pool
+ * of a streamed file takes most of the tool's 400 MB). Data with fewer
+ * distinct values per column than the budget's slots take one pass;
+ * more, a pass per cut range. */
+#define CLS_MODE_STREAM_BYTES ((size_t)64 << 20)
+
+typedef struct mode_pass {
+    cls_mode_count *m;
+    cls_pool       *pool;
+} mode_pass;
+
+static cls_status mode_chunk(void *cu, uint64_t g, uint64_t rows, const char *x)
+{
+    mode_pass *k = cu;
+    cls_mode_count_rows(k->m, k->pool, g, x, rows);
+    return CLS_OK;
+}
+
+static cls_status modes_stream(cls_context *ctx, const cdata *d, const copts *o, const double *lo,
+                               const double *hi, double *fill)
+{
+    const cls_cview *v = &d->v;
+    size_t budget = ctx->cfg.scratch_bytes ? ctx->cfg.scratch_bytes : CLS_SCRATCH_DEFAULT;
+    if (budget < CLS_MODE_COUNT_MIN_BYTES)
+        return cls_fail(ctx, CLS_E_NOMEM, "cleaning: most_frequent over a file streamed in chunks: the scratch "
+                        "budget (cls_config.scratch_bytes = %zu bytes) cannot hold one column's counting table "
+                        "(%zu bytes at least)", budget, CLS_MODE_COUNT_MIN_BYTES);
+    if (budget > CLS_MODE_STREAM_BYTES) budget = CLS_MODE_STREAM_BYTES;
+    size_t ne = (size_t)v->G * v->C;
+    mode_pass k = {cls_mode_count_new(v->dtype, v->C, ne, v->Rg, budget, o->has_sent, o->sent, lo, hi,
+                                      cls_pool_size(ctx->pool)),
+                   ctx->pool};
+    if (!k.m) return cls_fail(ctx, CLS_E_NOMEM, "cleaning: out of memory for the most frequent values' counts");
+    cls_status st = CLS_OK;
+    int r;
+    while (st == CLS_OK && (r = cls_mode_count_begin(k.m)) != 0) {
+        if (r < 0) {
+            st = cls_fail(ctx, CLS_E_NOMEM, "cleaning: out of memory for the most frequent values' counts");
+            break;
+        }
+        st = d->src->read.each(d->src->read.user, mode_chunk, &k);
+        cls_mode_count_end(k.m);
+    }
+    if (st == CLS_OK) cls_mode_count_result(k.m, fill);
+    cls_mode_count_free(k.m);
+    return st;
+}
+
 /* Cleans in into out; with `p` (a scaler that fuses), scales in the same
  * last pass and returns the fitted statistics in *fitted (may be NULL).
  * *fused says whether the scaler ran. */
@@ -510,6 +587,11 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
      * selection and its scaling pass do */
     int counted = o->clip || p || cb || src || o->impute == CLS_IMPUTE_MEAN || c->missing_out ||
                   c->clipped_out || c->mean_out || c->m2_out;
+    /* a median fill alone: the selection counts each column's values, so
+     * the missing counts come with the medians (the moments pass took
+     * about twice the selection's time) */
+    int sel_counts = !o->clip && !p && !cb && o->impute == CLS_IMPUTE_MEDIAN && !c->mean_out && !c->m2_out;
+    if (sel_counts) counted = 0;
     if (st == CLS_OK && !fast && counted) st = moments(ctx, &din, sf, o->sent, NULL, NULL, &w.m);
     if (!fast && counted) st = combine_moments(cb, st, &w, Rg, &rows);
     if (st == CLS_OK && !fast && counted) memcpy(w.n0, w.m.n, ne * sizeof *w.n0);
@@ -569,9 +651,11 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
             if (in->dtype == CLS_F32)
                 for (size_t e = 0; e < ne; e++) w.fill[e] = (double)(float)w.fill[e];
         } else if (o->impute == CLS_IMPUTE_MEDIAN) {
-            st = medians(ctx, &din, o, o->clip ? w.L : NULL, o->clip ? w.H : NULL, NULL, w.fill, cb);
+            st = medians_n(ctx, &din, o, o->clip ? w.L : NULL, o->clip ? w.H : NULL, NULL, w.fill,
+                           sel_counts ? w.n0 : NULL, cb);
         } else if (o->impute == CLS_IMPUTE_MOST_FREQUENT) { /* never combined (the callers refuse it) */
-            st = modes(ctx, &vin, o, o->clip ? w.L : NULL, o->clip ? w.H : NULL, w.fill);
+            st = src ? modes_stream(ctx, &din, o, o->clip ? w.L : NULL, o->clip ? w.H : NULL, w.fill)
+                     : modes(ctx, &vin, o, o->clip ? w.L : NULL, o->clip ? w.H : NULL, w.fill);
         } else if (o->impute == CLS_IMPUTE_CONSTANT) {
             for (size_t e = 0; e < ne; e++) w.fill[e] = o->fill;
         }
@@ -849,9 +933,9 @@ static cls_status clean_stream(cls_context *ctx, const cls_pipeline *p, const cl
     copts o;
     cls_status st = p->clean ? resolve(ctx, p->clean, &o, 0) : cls_fail(ctx, CLS_E_ARG, "cleaning: no cleaning stage");
     int can_fuse = st == CLS_OK && cls_route_fuses(p);
-    if (st == CLS_OK && o.impute == CLS_IMPUTE_MOST_FREQUENT)
-        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "cleaning streamed in chunks: most_frequent imputation needs "
-                      "every value of a column in memory");
+    if (st == CLS_OK && cb && o.impute == CLS_IMPUTE_MOST_FREQUENT)
+        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "cleaning streamed across processes: most_frequent imputation needs "
+                      "every value of a column in one process (counts do not give it); use mean, median or constant");
     else if (st == CLS_OK && cb && p->scaler != CLS_NONE && !can_fuse)
         st = cls_fail(ctx, CLS_E_UNSUPPORTED, "cleaning streamed across processes: the scaler does not fuse with "
                       "the cleaning (min-max, z-score, decimal, max-abs or none; no factors, no clamping)");

@@ -25,16 +25,18 @@ typedef struct cls_csource {
  * data shaped like `shape` (its data unused) that src gives: a moments
  * pass, per clipping iteration the medians' counting passes and a moments
  * pass, the fills, then the writing pass. `fitted` as cls_host_fit_transform().
+ * most_frequent imputation: counting passes of its own (clean.c's
+ * modes_stream) in the scratch budget.
  * @return as cls_host_fit_transform(), or CLS_E_UNSUPPORTED (before any pass)
- *         for most_frequent imputation (it needs a column's values in
- *         memory) and for a pipeline whose scaler does not fuse (robust,
- *         discount factors, clamped clipping ahead of a scaler). */
+ *         for a pipeline whose scaler does not fuse (robust, discount
+ *         factors, clamped clipping ahead of a scaler). */
 cls_status cls_clean_stream(cls_context *ctx, const cls_pipeline *p, const cls_array *shape, const cls_csource *src,
                             cls_stats **fitted);
 /* The same across processes (cls_fit_transform): the hooks
  * of `cb` (both set) after every pass, as cls_host_fit_transform_combined() (a
  * fusing scaler) or cls_host_clean_combined() (none) call them; a failure
- * before the first pass goes through them too. */
+ * before the first pass goes through them too. most_frequent is refused
+ * (CLS_E_UNSUPPORTED). */
 cls_status cls_clean_stream_combined(cls_context *ctx, const cls_pipeline *p, const cls_array *shape,
                                      const cls_csource *src, const cls_combine *cb, cls_stats **fitted);
 

@@ -25,6 +25,18 @@ static uint64_t unit_scratch(const cls_context *ctx)
     return budget / n;
 }
 
+size_t cls_count_budget(const cls_context *ctx, int streamed, int combined)
+{
+    if (!streamed || combined) return CLS_COUNT_MEM_BYTES;
+    return ctx->cfg.scratch_bytes ? ctx->cfg.scratch_bytes : CLS_SCRATCH_DEFAULT;
+}
+
+int cls_count_wide_first(const cls_context *ctx, int streamed, int combined)
+{
+    (void)ctx;
+    return streamed && !combined;
+}
+
 size_t cls_sort_columns(const cls_context *ctx, uint64_t rows, size_t es)
 {
     uint64_t w = cls_sort_window_bytes(rows, es), most = unit_scratch(ctx) / w;

@@ -39,6 +39,25 @@ typedef enum cls_regime { CLS_REGIME_NETWORK, CLS_REGIME_SORT, CLS_REGIME_COUNT 
  * every length where a test set ctx->count_regime). */
 cls_regime cls_regime_of(const cls_context *ctx, uint64_t rows, size_t es, uint64_t network_rows);
 
+/* The host memory of the counting passes' histograms (select.c), per
+ * wave of columns: the context's scratch budget (cls_config.scratch_bytes,
+ * the sort regime's) for data streamed from a file by one process, whose
+ * every wave reads the file 4-8 times; in memory and across processes a
+ * fixed CLS_COUNT_MEM_BYTES (a wave there is a pass over memory; across
+ * processes every one must take the same waves, whatever its
+ * configuration; and a budget too small for any window is how the tests
+ * send groups of every length to the counting passes). */
+#define CLS_COUNT_MEM_BYTES ((size_t)64 << 20)
+size_t cls_count_budget(const cls_context *ctx, int streamed, int combined);
+
+/* Whether the counting passes count a first digit of up to 16 bits and
+ * keep sampled windows of each wanted rank (window.h), so that one pass
+ * and a gather end most selections: where each pass is a read of a file
+ * by one process (streamed, not combined: across processes no host holds
+ * every value for a gather). In memory a pass is cheap and 8-bit digits
+ * keep the histograms in cache. */
+int cls_count_wide_first(const cls_context *ctx, int streamed, int combined);
+
 /* Bytes of one column's window in cl/sort.cl (S_WIN). */
 uint64_t cls_sort_window_bytes(uint64_t rows, size_t es);
 

@@ -16,7 +16,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "quantiles/gather.h"
 #include "quantiles/entries.h"
@@ -54,6 +53,7 @@ typedef struct sel {
     uint64_t unit_rows;         /* this pass's rows per unit, */
     unsigned chunk;             /* per work-item, */
     unsigned bits;              /* digit width (8, or a wide first pass: wide_bits) */
+    int      wide;              /* a wide first pass and windows may be taken (cls_count_wide_first) */
     size_t   sub, wsub;         /* and column blocks of wsub columns per segment */
     uint64_t seg0;              /* first segment of the wave (global index) */
     const cls_qsource *src;     /* the data in chunks (a streamed file), or NULL: v->x */
@@ -583,7 +583,7 @@ static cls_status try_gather(sel *s, cls_context *ctx, uint64_t max, int *done)
  * across processes (no gather), or in several waves: 8. */
 static unsigned wide_bits(const sel *s, uint64_t nsegs, size_t wave, size_t budget)
 {
-    if (!s->src || s->comb || wave < nsegs) return 8;
+    if (!s->wide || wave < nsegs) return 8;
     unsigned b = 16;
     while (b > 8 && (uint64_t)nsegs * s->W * ((uint64_t)1 << b) * 8 > budget) b--;
     return b;
@@ -616,7 +616,7 @@ static void pass_shape(sel *s, unsigned bits, unsigned chunk8, uint64_t unit_row
 static cls_window *first_windows(const sel *s, int gather, uint64_t max, uint64_t nsegs, size_t wave,
                                  cls_rank_fn rank, void *user)
 {
-    if (!s->src || s->comb || !gather || wave < nsegs) return NULL;
+    if (!s->wide || !gather || wave < nsegs) return NULL;
     cls_gather_filter gf = {s->f && s->f->has_sent, s->f ? s->f->sent : 0, s->cen, s->flo, s->fhi};
     return cls_window_new(s->v->dtype, s->v->G, s->v->Rg, s->v->C, s->nk, rank, user, &gf, max);
 }
@@ -642,7 +642,18 @@ static cls_status radix(sel *s, cls_context *ctx, cls_rank_fn rank, void *user)
 {
     const cls_qview *v = s->v;
     size_t C = v->C, nk = s->nk, n = (size_t)v->G * C;
+    /* the histograms of a wave within the context's budget (regime.c),
+     * at least one column's */
+    size_t budget = cls_count_budget(ctx, s->src != NULL, s->comb != NULL), one = nk * 256 * 8;
+    if (budget < one) {
+        cls_status st = cls_fail(ctx, CLS_E_NOMEM, "exact selection: the scratch budget (cls_config.scratch_bytes "
+                                 "= %zu bytes) cannot hold one column's counting histograms (%zu bytes)",
+                                 budget, one);
+        return s->comb ? s->comb->fn(s->comb->user, st, NULL, 0) : st;
+    }
+    s->wide = cls_count_wide_first(ctx, s->src != NULL, s->comb != NULL);
     s->W = C < 4096 / nk ? C : 4096 / nk;
+    if (s->W > budget / one) s->W = budget / one;
     if (!s->W) s->W = 1;
     unsigned chunk8 = (unsigned)(32768 / nk < 2048 ? 32768 / nk : 2048);
     size_t max_chunks = 8192 / (s->W * nk) ? 8192 / (s->W * nk) : 1;
@@ -650,16 +661,6 @@ static cls_status radix(sel *s, cls_context *ctx, cls_rank_fn rank, void *user)
     uint64_t unit_rows8 = (uint64_t)chunk8 * max_chunks;
     size_t segs_per_group = (C + s->W - 1) / s->W;
     uint64_t nsegs = v->G * segs_per_group;
-    /* a wave of segments whose histograms take at most 64 MiB on the host;
-     * streamed, each wave reads all the data 4 or 8 times: up to 1/16 of
-     * physical memory then */
-    size_t budget = 64u << 20;
-    /* across processes every one must take the same waves: the fixed budget */
-    if (s->src && !s->comb) {
-        long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-        if (pages > 0 && psize > 0 && (uint64_t)pages * (uint64_t)psize / 16 > budget)
-            budget = (size_t)((uint64_t)pages * (uint64_t)psize / 16);
-    }
     size_t wave = budget / (s->W * nk * 256 * 8);
     if (!wave) wave = 1;
     if (wave > nsegs) wave = (size_t)nsegs;  /* the histograms of what there is */

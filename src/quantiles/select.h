@@ -76,7 +76,8 @@ typedef struct cls_qsource {
  * `src` gives (v->x is not read; v describes the groups): every group
  * takes the radix passes, each pass a call of src->each (4 for float32, 8
  * for float64, per wave of columns: one wave unless the histograms of
- * every column pass 1/16 of physical memory). */
+ * every column pass the context's scratch budget, regime.h's
+ * cls_count_budget; CLS_E_NOMEM where it cannot hold one column's). */
 cls_status cls_select_source(cls_context *ctx, const cls_qview *v, const cls_qfilter *f, size_t nk, cls_rank_fn rank,
                              void *user, const cls_combine *comb, const cls_qsource *src, uint64_t *count,
                              double *vals);
