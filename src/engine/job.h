@@ -368,7 +368,8 @@ cls_status cls_fit_quantiles(cls_context *ctx, const cls_pipeline *p, const cls_
 /* The robust fit of x by selection alone, with no statistics pass: each
  * column's count, missing, min, max and absmax (the extremes are ranks 0
  * and n - 1 of the same selection), median and quantile range into s
- * (made by the caller for x's groups and columns, every column empty). */
+ * (made by the caller for x's groups and columns, its columns unwritten:
+ * every one is written). */
 cls_status cls_fit_by_selection(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats *s);
 /* The same over groups streamed in chunks (quantiles/select.h's source; v
  * describes the groups, v->x unused): stream.c, for groups larger than a

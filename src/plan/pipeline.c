@@ -311,7 +311,7 @@ static cls_status fit_by_selection(cls_context *ctx, const cls_pipeline *p, cons
     if (is_ranged(p->scaler)) range_of(p, &info.lo, &info.hi);
     memset(&ctx->report, 0, sizeof ctx->report);
     ctx->nevents = 0;
-    cls_stats *s = cls_stats_new(&info);
+    cls_stats *s = cls_stats_alloc(&info); /* every column written by the selection */
     if (!s) return cls_fail(ctx, CLS_E_NOMEM, "out of memory for statistics");
     cls_status st = cls_fit_by_selection(ctx, p, x, s);
     if (st == CLS_OK) *out = s;

@@ -1,8 +1,10 @@
 /* The robust scaler's statistics beyond min/max/moments: each column's
- * median and quantile range, exact, by the counting passes of
- * quantiles/select.c (cls_select). Called by pipeline.c after the fit's pass,
- * and as cls_stats_fit_quantiles() by callers that combine several
- * processes' counts (clscale_mpi). */
+ * median and quantile range, exact, by the selection of
+ * quantiles/select.c (cls_select_put). Called by pipeline.c: for host
+ * arrays of one process in place of the fit's statistics pass
+ * (cls_fit_by_selection: the counts and extremes from the same
+ * selection), else after it; and as cls_stats_fit_quantiles() by callers
+ * that combine several processes' counts (clscale_mpi). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -89,14 +91,21 @@ static void robust_ranks_extremes(void *user, uint64_t n, uint64_t *r)
     r[7] = n - 1;
 }
 
+/* Every field of entry e (the selection puts each entry once, into a
+ * table left unwritten: a million columns' 80 MB made empty first cost
+ * more than the selection of one-row groups). */
 static void robust_set_all(void *user, size_t e, uint64_t n, const double *pv)
 {
     const robust_put *r = user;
     cls_column_stats *c = &(*r->s)->col[e];
+    *c = cls_column_empty();
     c->count = n;
     c->missing = (*r->s)->info.rows - n;
     if (!n) return;
-    robust_set(user, e, n, pv);
+    if (n == 1) /* every quantile is the value: no ranks to make */
+        c->median = c->q_lo = c->q_hi = pv[6];
+    else
+        robust_set(user, e, n, pv);
     c->min = pv[6];
     c->max = pv[7];
     c->absmax = fabs(pv[6]) > fabs(pv[7]) ? fabs(pv[6]) : fabs(pv[7]);
