@@ -1,8 +1,10 @@
 """RobustScaler and MaxAbsScaler with scikit-learn's semantics, on the
-devices: the statistics come from the library (exact quantiles by
-cls_quantiles, numpy's nanpercentile bit for bit in float64; max |x| by a
-fit), and the map y = (x - centre) / scale runs as the library's z-score
-transform of statistics restated with mean = centre and std = scale, so a
+devices: the statistics come from the library (a robust fit: counts and
+exact quantiles from one selection, numpy's nanpercentile bit for bit in
+float64; max |x| by a fit), and the map y = (x - centre) / scale runs as
+the library's robust transform of the fitted statistics (float64, where
+its map is scikit-learn's) or its z-score transform of statistics restated
+with mean = centre and std = scale (the same bits in float64), so a
 transform is one pass on the devices like every other scaler's. The *_file
 methods are _files.ScalerFiles', through its hooks: the fit streams the
 file (cls_fit: the robust fit's exact quantiles, or max |x|), the
