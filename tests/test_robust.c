@@ -168,12 +168,74 @@ static void robust_stats_file_round_trip_and_apply(void **state)
     cls_context_destroy(ctx);
 }
 
+/* A robust fit takes its count, missing, min, max and absmax from its
+ * selection (ranks 0 and n - 1), not from a statistics pass: they are the
+ * statistics pass's (a min-max fit's) exactly, at the regimes' boundaries
+ * (one row, the networks' 64/65 and 128/129 rows, the sort regime), on
+ * hostile columns (ties, +-Inf, constant, all NaN) and a column with a
+ * single finite value. */
+static void robust_fit_counts_and_extremes_are_the_statistics_pass(void **state)
+{
+    (void)state;
+    cls_context *ctx = test_context(NULL, 0, 0);
+    static const size_t lengths[] = {1, 2, 64, 65, 128, 129, 300};
+    size_t nl = test_suite_is("oclgrind") ? 4 : sizeof lengths / sizeof lengths[0];
+    for (int ti = 0; ti < 2; ti++) {
+        cls_dtype t = ti ? CLS_F64 : CLS_F32;
+        if (!suite_runs(t)) continue;
+        for (size_t li = 0; li < nl; li++) {
+            cls_array x = cref_make(t, 2, lengths[li], 9, 120 + li);
+            /* column 8: one finite value per matrix, the rest NaN */
+            for (size_t b = 0; b < 2; b++)
+                for (size_t r = 0; r < lengths[li]; r++)
+                {
+                    size_t i = (b * lengths[li] + r) * 9 + 8;
+                    double v = r == lengths[li] / 2 ? -2.5 : NAN;
+                    if (t == CLS_F64) ((double *)x.data)[i] = v;
+                    else ((float *)x.data)[i] = (float)v;
+                }
+            for (int sc = 0; sc < 2; sc++) {
+                cls_pipeline rp = {.scaler = CLS_ROBUST, .scope = sc ? CLS_SCOPE_BATCH : CLS_SCOPE_MATRIX};
+                cls_pipeline mp = {.scaler = CLS_MINMAX, .scope = rp.scope};
+                cls_stats *rs = NULL, *ms = NULL;
+                if (cls_fit(ctx, &rp, &x, &rs) != CLS_OK || cls_fit(ctx, &mp, &x, &ms) != CLS_OK)
+                    fail_msg("%zu rows: %s", lengths[li], cls_last_error(ctx));
+                cls_stats_info ri, mi;
+                assert_int_equal(cls_stats_describe(rs, &ri), CLS_OK);
+                assert_int_equal(cls_stats_describe(ms, &mi), CLS_OK);
+                assert_int_equal(ri.rows, mi.rows);
+                assert_int_equal(ri.groups, mi.groups);
+                for (size_t e = 0; e < ri.groups * ri.cols; e++) {
+                    cls_column_stats a, w;
+                    assert_int_equal(cls_stats_column(rs, e / ri.cols, e % ri.cols, &a), CLS_OK);
+                    assert_int_equal(cls_stats_column(ms, e / ri.cols, e % ri.cols, &w), CLS_OK);
+                    const double *av[3] = {&a.min, &a.max, &a.absmax}, *wv[3] = {&w.min, &w.max, &w.absmax};
+                    if (a.count != w.count || a.missing != w.missing)
+                        fail_msg("%s %zu rows scope %d entry %zu: count %llu missing %llu, want %llu %llu",
+                                 ti ? "f64" : "f32", lengths[li], sc, e, (unsigned long long)a.count,
+                                 (unsigned long long)a.missing, (unsigned long long)w.count,
+                                 (unsigned long long)w.missing);
+                    for (int k = 0; k < 3; k++)
+                        if (!(isnan(*av[k]) && isnan(*wv[k])) && *av[k] != *wv[k])
+                            fail_msg("%s %zu rows scope %d entry %zu: extreme %d %.17g, want %.17g",
+                                     ti ? "f64" : "f32", lengths[li], sc, e, k, *av[k], *wv[k]);
+                }
+                cls_stats_destroy(rs);
+                cls_stats_destroy(ms);
+            }
+            cref_free(&x);
+        }
+    }
+    cls_context_destroy(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(scalers_on_hostile_columns),
         cmocka_unit_test(robust_options),
         cmocka_unit_test(robust_stats_file_round_trip_and_apply),
+        cmocka_unit_test(robust_fit_counts_and_extremes_are_the_statistics_pass),
     };
     return TEST_RUN("robust", tests, NULL, NULL);
 }

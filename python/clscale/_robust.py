@@ -1,8 +1,10 @@
 """RobustScaler and MaxAbsScaler with scikit-learn's semantics, on the
-devices: the statistics come from the library (exact quantiles by
-cls_quantiles, numpy's nanpercentile bit for bit in float64; max |x| by a
-fit), and the map y = (x - centre) / scale runs as the library's z-score
-transform of statistics restated with mean = centre and std = scale, so a
+devices: the statistics come from the library (a robust fit: counts and
+exact quantiles from one selection, numpy's nanpercentile bit for bit in
+float64; max |x| by a fit), and the map y = (x - centre) / scale runs as
+the library's robust transform of the fitted statistics (float64, where
+its map is scikit-learn's) or its z-score transform of statistics restated
+with mean = centre and std = scale (the same bits in float64), so a
 transform is one pass on the devices like every other scaler's. The *_file
 methods are _files.ScalerFiles', through its hooks: the fit streams the
 file (cls_fit: the robust fit's exact quantiles, or max |x|), the
@@ -43,16 +45,24 @@ class _AffineScaler(ScalerFiles, Estimator):
         return False
 
     def _file_transform_args(self, info, inverse):
-        return dict(scaler=_clscale.ZSCORE, scope=info["scope"], inverse=inverse)
+        return dict(scaler=self._transform_scaler(), scope=info["scope"], inverse=inverse)
 
     def _transform_stats(self):
-        return self._stats()[0]
+        d = self.__dict__.get("_direct")
+        return d if d is not None else self._stats()[0]
+
+    def _transform_scaler(self):
+        return _clscale.ZSCORE if self.__dict__.get("_direct") is None else _clscale.ROBUST
 
     def _empty_columns(self):
-        return self._stats()[1]
+        cache = self.__dict__.setdefault("_cache", {})
+        if "empty" not in cache:
+            have = self._count > 0
+            cache["empty"] = ~have if not have.all() else None
+        return cache["empty"]
 
     def _nan_empty(self, Y):
-        nan_columns(Y, self._stats()[1])
+        nan_columns(Y, self._empty_columns())
 
     def _info_of(self, fitted):
         """The description a fit without a scaler (_fit_moments) keeps."""
@@ -67,6 +77,9 @@ class _AffineScaler(ScalerFiles, Estimator):
     def __getstate__(self):
         state = super().__getstate__()
         state.pop("_cache", None)  # derived: made again when needed
+        # the library's statistics object (a robust one does not pickle):
+        # the restated z-score map, the same bits in float64 (_stats)
+        state.pop("_direct", None)
         return state
 
     def _stats(self):
@@ -76,12 +89,18 @@ class _AffineScaler(ScalerFiles, Estimator):
             center, scale, count = self._affine()
             info = dict(self._info)
             info.update(scaler=_clscale.ZSCORE, has_moments=True)
-            n = count.astype(np.float64)
             have = count > 0
+            # float64: std = sqrt(m2 / n) is scale itself with n = 1
+            # (sqrt(s * s) == s in binary64; sqrt(n s s / n) missed it in
+            # the last bit for 6 % of columns), so the map is the library's
+            # robust map of the same statistics, bit for bit
+            f64 = np.dtype(self._info["dtype"]) == np.float64
+            n = have.astype(np.float64) if f64 else count.astype(np.float64)
             # the columns without values are made empty by from_state
             # (cls_stats_create) whatever they hold: no masking pass here
             center = np.ascontiguousarray(center, dtype=np.float64)
-            cols = {"count": count.astype(np.uint64, copy=False), "missing": self._missing,
+            cols = {"count": have.astype(np.uint64) if f64 else count.astype(np.uint64, copy=False),
+                    "missing": self._missing,
                     "min": center, "max": center, "absmax": np.abs(center), "mean": center,
                     "m2": n * scale * scale}
             cache["stats"] = _clscale.Stats.from_state(info, cols)
@@ -89,13 +108,13 @@ class _AffineScaler(ScalerFiles, Estimator):
         return cache["stats"], cache["empty"]
 
     def _run(self, X, Y, inverse):
-        s, empty = self._stats()
+        s, empty, scaler = self._transform_stats(), self._empty_columns(), self._transform_scaler()
         info = s.info
         if info["scope"] == _clscale.SCOPE_MATRIX and (X.shape[0] if X.ndim == 3 else 1) != info["groups"]:
             raise ValueError(f"the statistics were fitted per matrix of {info['groups']} matrices; X has "
                              f"{X.shape[0] if X.ndim == 3 else 1}")
         with context(self.devices) as ctx:
-            ctx.transform(X, Y, s, scaler=_clscale.ZSCORE, scope=info["scope"], inverse=inverse)
+            ctx.transform(X, Y, s, scaler=scaler, scope=info["scope"], inverse=inverse)
         nan_columns(Y, empty)  # no finite value: scikit-learn's statistics are NaN, so is its output
         return Y
 
@@ -197,22 +216,29 @@ class RobustScaler(_AffineScaler):
 
     def _reset(self):
         """Forgets what an earlier fit saw."""
-        for a in ("center_", "scale_", "_count", "_cache", "_info", "_missing", "n_features_in_"):
+        for a in ("center_", "scale_", "_count", "_cache", "_direct", "_info", "_missing", "n_features_in_"):
             self.__dict__.pop(a, None)
 
     def _check_params(self):
         self._check_range()
 
-    def _file_pipeline(self):
+    def _quantile_args(self):
         # quantile_range (0, 0) would read as the library's default (25, 75):
         # ask for (0, 100), whose lower quantile, the minimum, is both
         lo, hi = (float(v) for v in self._check_range())
-        return dict(scaler=_clscale.ROBUST, qmin=lo, qmax=hi if hi > 0 else 100.0)
+        return dict(qmin=lo, qmax=hi if hi > 0 else 100.0)
+
+    def _file_pipeline(self):
+        return dict(scaler=_clscale.ROBUST, **self._quantile_args())
 
     def _install_file(self, fitted, dtype):
         self._cache = {}
+        # the library's robust statistics, which a transform takes as they
+        # are where _is_direct (kept when pickled: the restated map may
+        # differ from them in the last bit)
+        self._direct = fitted if self._is_direct(dtype) else None
         self._info = self._info_of(fitted)
-        c = fitted.columns()
+        c = fitted.columns(("count", "missing"))
         self._missing = c["missing"]
         q = fitted.quantiles()
         if float(self.quantile_range[1]) == 0:
@@ -238,14 +264,25 @@ class RobustScaler(_AffineScaler):
             return self._fit_comm(X, comm)
         if _dask.is_dask(X):
             return self._fit_dask(X)
-        qr = self._check_range()
-        self._cache = {}  # filled by the first transform (a dict made now: transform changes no attribute)
+        self._check_range()
         X = self._validate(X, reset=True)
-        scope = self._scope_of(X)
-        c = self._fit_moments(X, scope)
+        # one library fit: the counts, missing and quantiles come from one
+        # selection (no statistics pass ahead of it), the quantiles those
+        # of nanquantile as cls_quantiles gives them
         with context(self.devices) as ctx:
-            q, _ = _clscale.quantiles(ctx, X, [0.5, qr[0] / 100.0, qr[1] / 100.0], scope=scope)
-        return self._set_fitted(c["count"], q, X.dtype)
+            fitted = ctx.fit(X, scaler=_clscale.ROBUST, scope=self._scope_of(X), **self._quantile_args())
+        self._install_file(fitted, X.dtype)
+        return self
+
+    def _is_direct(self, dtype):
+        """Whether the library's robust map of the fitted statistics is
+        scikit-learn's, so a transform takes them as they are (no restated
+        z-score statistics made in Python, a table as large as the fit's,
+        which cost more than the fit's selection of short groups): float64
+        data (the zero range is 10 eps of float64 in both), centring and
+        scaling, no unit variance (scipy's norm.ppf), a range not (0, 0)."""
+        return (np.dtype(dtype) == np.float64 and self.with_centering and self.with_scaling
+                and not self.unit_variance and float(self.quantile_range[1]) > 0)
 
     def _fit_dask(self, X):
         """fit of a dask array, chunk by chunk: the counts and missing of the
@@ -254,6 +291,7 @@ class RobustScaler(_AffineScaler):
         bits as fit() of the array in memory."""
         qr = self._check_range()
         self._cache = {}
+        self._direct = None
         stats = _dask.fit_moments(self, X, True)
         self._info = dict(stats.info)
         c = stats.columns(("count", "missing"))
@@ -269,6 +307,7 @@ class RobustScaler(_AffineScaler):
         the quantiles' counting passes summed over the ranks after each pass
         (scope batch); per matrix each rank's own matrices."""
         self._cache = {}
+        self._direct = None
         X, stats = self._fit_moments_comm(X, comm, reset=True, check=self._check_range)
         qr, dtype = self.quantile_range, X.dtype
         ranges = comm.allgather((tuple(float(v) for v in qr), bool(self.with_centering),

@@ -112,3 +112,32 @@ def test_bad_parameters_raise_before_work():
     est = clscale.RobustScaler().fit(x)
     with pytest.raises(ValueError, match="features"):
         est.transform(x[:, :3])
+
+
+@pytest.mark.parametrize("rows", [1, 2, 64, 65, 128, 129, 300])
+def test_robust_fit_by_one_selection_at_regime_boundaries(rows):
+    """The fit is one library call (the counts and quantiles of one
+    selection): center_ and scale_ are numpy's nanpercentile of the finite
+    values bit for bit, at the networks' and sort regime's boundaries, on
+    hostile columns (ties, +-Inf, constant, all NaN, one finite value);
+    the float64 transform with the fitted robust statistics gives the same
+    bits as the restated z-score map a pickled estimator takes."""
+    import pickle
+    x = hostile((rows, 40), np.float64, 11, 5.0, 3.0)
+    x[:, 8] = np.nan
+    x[rows // 2, 8] = -2.5                      # one finite value
+    if rows > 2:
+        x[1, 3], x[2, 3] = np.inf, -np.inf
+    est = clscale.RobustScaler().fit(x)
+    fin = np.where(np.isfinite(x), x, np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        med, lo, hi = (np.nanpercentile(fin, q, axis=0) for q in (50, 25, 75))
+    np.testing.assert_array_equal(est.center_, med)
+    scale = hi - lo
+    scale[scale < 10 * np.finfo(np.float64).eps] = 1.0
+    np.testing.assert_array_equal(est.scale_, scale)
+    y = est.transform(x)
+    again = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(again.transform(x), y)
+    np.testing.assert_array_equal(again.inverse_transform(y), est.inverse_transform(y))

@@ -365,6 +365,12 @@ cls_status cls_check_stats(cls_context *ctx, const cls_pipeline *p, const cls_st
 /* ---- fit_quantiles.c ---- */
 /* Adds the robust scaler's median and quantile range to `s`, fitted on x. */
 cls_status cls_fit_quantiles(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats *s);
+/* The robust fit of x by selection alone, with no statistics pass: each
+ * column's count, missing, min, max and absmax (the extremes are ranks 0
+ * and n - 1 of the same selection), median and quantile range into s
+ * (made by the caller for x's groups and columns, its columns unwritten:
+ * every one is written). */
+cls_status cls_fit_by_selection(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats *s);
 /* The same over groups streamed in chunks (quantiles/select.h's source; v
  * describes the groups, v->x unused): stream.c, for groups larger than a
  * buffer. *s is read after the source's passes, so its first pass may

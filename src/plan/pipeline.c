@@ -287,6 +287,38 @@ static size_t slice_bytes_for(const cls_job *job)
     return sb ? sb : (size_t)1 << 40;
 }
 
+/* A scaler that needs order statistics and no moments (robust) on host
+ * data of one process is fitted by the selection alone: its count and
+ * extremes are ranks of the same launch (fit_quantiles.c), so the data is
+ * read once, not by a statistics pass and then by the selection. */
+static int fits_by_selection(const cls_pipeline *p, const cls_resident *res, int quantiles)
+{
+    const cls_scaler_desc *d = cls_scaler_get(p->scaler);
+    return quantiles && !res && !(p->combine && p->combine->fn) && d && (d->needs & CLS_NEED_QUANTILES) &&
+           !(d->needs & CLS_NEED_MOMENTS);
+}
+
+static cls_status fit_by_selection(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats **out)
+{
+    cls_stats_info info = {0};
+    info.scaler = p->scaler;
+    info.scope = p->scope;
+    info.clip = p->clip;
+    info.dtype = x->dtype;
+    info.groups = p->scope == CLS_SCOPE_BATCH ? 1 : x->batch;
+    info.cols = x->cols;
+    info.rows = p->scope == CLS_SCOPE_BATCH ? (uint64_t)x->batch * x->rows : x->rows;
+    if (is_ranged(p->scaler)) range_of(p, &info.lo, &info.hi);
+    memset(&ctx->report, 0, sizeof ctx->report);
+    ctx->nevents = 0;
+    cls_stats *s = cls_stats_alloc(&info); /* every column written by the selection */
+    if (!s) return cls_fail(ctx, CLS_E_NOMEM, "out of memory for statistics");
+    cls_status st = cls_fit_by_selection(ctx, p, x, s);
+    if (st == CLS_OK) *out = s;
+    else cls_stats_destroy(s);
+    return st;
+}
+
 /* The fit of p's statistics: one pass for what merges (count, missing,
  * extremes, moments, as the scaler's descriptor needs), then, where the
  * descriptor needs them and `quantiles`, the counting passes of the exact
@@ -294,6 +326,7 @@ static size_t slice_bytes_for(const cls_job *job)
 static cls_status fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_resident *res, int quantiles,
                       cls_stats **out)
 {
+    if (fits_by_selection(p, res, quantiles)) return fit_by_selection(ctx, p, x, out);
     cls_job job;
     cls_status st = job_init(&job, ctx, x, NULL, res);
     if (st != CLS_OK) return finish(&job, st);

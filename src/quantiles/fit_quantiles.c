@@ -1,8 +1,11 @@
 /* The robust scaler's statistics beyond min/max/moments: each column's
- * median and quantile range, exact, by the counting passes of
- * quantiles/select.c (cls_select). Called by pipeline.c after the fit's pass,
- * and as cls_stats_fit_quantiles() by callers that combine several
- * processes' counts (clscale_mpi). */
+ * median and quantile range, exact, by the selection of
+ * quantiles/select.c (cls_select_put). Called by pipeline.c: for host
+ * arrays of one process in place of the fit's statistics pass
+ * (cls_fit_by_selection: the counts and extremes from the same
+ * selection), else after it; and as cls_stats_fit_quantiles() by callers
+ * that combine several processes' counts (clscale_mpi). */
+#include <math.h>
 #include <stdlib.h>
 
 #include "engine/passes.h"
@@ -54,6 +57,16 @@ static void robust_set(void *user, size_t e, uint64_t n, const double *pv)
     c->q_hi = quantile_of(pv + 4, n, r->o.qmax / 100.0, r->dt);
 }
 
+static void set_info(cls_stats *s, const cls_scaler_opts *o)
+{
+    s->info.has_quantiles = 1;
+    s->info.qmin = o->qmin;
+    s->info.qmax = o->qmax;
+    s->info.no_centering = !o->center;
+    s->info.no_scaling = !o->scale;
+    s->info.unit_variance = o->unit_variance;
+}
+
 /* The quantiles of the groups v describes (v->x, this process's rows, or
  * every process's with comb; or src's chunks) into *sp, whose description
  * has been checked against them (with src, *sp may be made by its passes:
@@ -65,15 +78,47 @@ static cls_status quantiles_into(cls_context *ctx, const cls_pipeline *p, const 
     robust_put r = {o, v->dtype, sp};
     cls_status st = cls_select_put(ctx, v, NULL, 6, robust_ranks, &o, comb, src, robust_set, &r);
     if (st == CLS_OK && !*sp) st = cls_fail(ctx, CLS_E_ARG, "robust quantiles: no statistics to put them in");
-    cls_stats *s = *sp;
-    if (st == CLS_OK) {
-        s->info.has_quantiles = 1;
-        s->info.qmin = o.qmin;
-        s->info.qmax = o.qmax;
-        s->info.no_centering = !o.center;
-        s->info.no_scaling = !o.scale;
-        s->info.unit_variance = o.unit_variance;
-    }
+    if (st == CLS_OK) set_info(*sp, &o);
+    return st;
+}
+
+/* The robust ranks, then the extremes: a fit by selection alone takes
+ * its count, min and max from the same launch as its quantiles. */
+static void robust_ranks_extremes(void *user, uint64_t n, uint64_t *r)
+{
+    robust_ranks(user, n, r);
+    r[6] = 0;
+    r[7] = n - 1;
+}
+
+/* Every field of entry e (the selection puts each entry once, into a
+ * table left unwritten: a million columns' 80 MB made empty first cost
+ * more than the selection of one-row groups). */
+static void robust_set_all(void *user, size_t e, uint64_t n, const double *pv)
+{
+    const robust_put *r = user;
+    cls_column_stats *c = &(*r->s)->col[e];
+    *c = cls_column_empty();
+    c->count = n;
+    c->missing = (*r->s)->info.rows - n;
+    if (!n) return;
+    if (n == 1) /* every quantile is the value: no ranks to make */
+        c->median = c->q_lo = c->q_hi = pv[6];
+    else
+        robust_set(user, e, n, pv);
+    c->min = pv[6];
+    c->max = pv[7];
+    c->absmax = fabs(pv[6]) > fabs(pv[7]) ? fabs(pv[6]) : fabs(pv[7]);
+}
+
+cls_status cls_fit_by_selection(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats *s)
+{
+    cls_qview v = {x->data, x->dtype, p->scope == CLS_SCOPE_BATCH ? 1 : x->batch,
+                   p->scope == CLS_SCOPE_BATCH ? (uint64_t)x->batch * x->rows : x->rows, x->cols};
+    cls_scaler_opts o = cls_scaler_opts_of(p);
+    robust_put r = {o, v.dtype, &s};
+    cls_status st = cls_select_put(ctx, &v, NULL, 8, robust_ranks_extremes, &o, NULL, NULL, robust_set_all, &r);
+    if (st == CLS_OK) set_info(s, &o);
     return st;
 }
 

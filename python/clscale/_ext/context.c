@@ -250,22 +250,26 @@ static int parse_clean(PyObject *clean, call *c)
 }
 
 /* Parses (x, out=None, stats=None, *, scaler, scope, lo, hi, clip, inverse,
- * factors, repeats, clean) for `op`; out is required but for a fit. clean
+ * factors, repeats, clean, qmin, qmax) for `op`; out is required but for a fit. clean
  * (a dict of cleaning options, fit_transform only) also admits the max-abs
  * scaler. On success the caller releases the call (release_call). */
 static int parse_call(enum op op, PyObject *args, PyObject *kwds, call *c)
 {
     static char *kwlist[] = {"x", "out", "stats", "scaler", "scope", "lo", "hi", "clip", "inverse", "factors",
-                             "repeats", "clean", NULL};
+                             "repeats", "clean", "qmin", "qmax", NULL};
     PyObject *x, *out = Py_None, *stats = Py_None, *factors = Py_None, *clean = Py_None;
     int scaler = CLS_NONE, scope = CLS_SCOPE_MATRIX, clip = 0, inverse = 0;
-    double lo = 0, hi = 0;
+    double lo = 0, hi = 0, qmin = 0, qmax = 0;
     memset(c, 0, sizeof *c);
     c->op = op;
     c->repeats = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|OO$iiddppOnO", kwlist, &x, &out, &stats, &scaler, &scope, &lo,
-                                     &hi, &clip, &inverse, &factors, &c->repeats, &clean))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|OO$iiddppOnOdd", kwlist, &x, &out, &stats, &scaler, &scope, &lo,
+                                     &hi, &clip, &inverse, &factors, &c->repeats, &clean, &qmin, &qmax))
         return -1;
+    if (!(qmin >= 0 && qmin <= qmax && qmax <= 100)) {
+        PyErr_SetString(PyExc_ValueError, "qmin, qmax must satisfy 0 <= qmin <= qmax <= 100");
+        return -1;
+    }
     /* the library's table says which scalers exist (NULL: none of them) */
     if (!cls_scaler_name((cls_scaler)scaler) || scope < CLS_SCOPE_MATRIX || scope > CLS_SCOPE_BATCH) {
         PyErr_SetString(PyExc_ValueError, "unknown scaler or scope");
@@ -305,6 +309,8 @@ static int parse_call(enum op op, PyObject *args, PyObject *kwds, call *c)
     c->p.hi = hi;
     c->p.clip = clip;
     c->p.inverse = inverse;
+    c->p.qmin = qmin;
+    c->p.qmax = qmax;
     if (clean != Py_None && parse_clean(clean, c) < 0) return -1;
     return 0;
 }
@@ -521,7 +527,7 @@ static PyObject *context_repr(clsext_context *self)
 
 #define CALL_DOC(name, what)                                                                                      \
     name "(x, out=None, stats=None, *, scaler=NONE, scope=SCOPE_MATRIX, lo=0.0, hi=0.0, clip=False, "            \
-         "inverse=False, factors=None) -- " what
+         "inverse=False, factors=None, qmin=0.0, qmax=0.0 (robust: 0, 0 is 25, 75)) -- " what
 
 static PyMethodDef context_methods[] = {
     {"devices", (PyCFunction)context_devices, METH_NOARGS, "devices() -> list of dict: the selected devices."},
