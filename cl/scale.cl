@@ -799,9 +799,12 @@ inline int F(clean_minmax)(__global const REAL *p, ulong ld, ulong pfd, uint r0,
         REALV shi[KV], slo[KV], m[KV], o[KV];                                         \
         IMP_DECL;                                                                     \
         for (uint k = 0; k < (NK); k++) {                                             \
-            if (st)                                                                   \
+            if (st && (moments))                                                      \
                 F(store_stats)(st, cn, sstride, g * ncols + c + k * VEC, LN(k), cnt[k], \
                                miss[k], K[k], rel[k], m2[k], mn[k], mx[k]);           \
+            else if (st) /* min/max: nobody reads the moments' planes */              \
+                F(store_extremes)(st, cn, sstride, g * ncols + c + k * VEC, LN(k), cnt[k], \
+                                  miss[k], mn[k], mx[k]);                             \
             IMP_STATS(k);                                                             \
             MAKE_PARAMS(REALV, F(decimal_mv), scaler, cnt[k], K[k], rel[k], m2[k], mn[k], mx[k], \
                     lo, hi, shi[k], slo[k], m[k], o[k]);                              \
