@@ -175,12 +175,13 @@ static void decimal_at_the_ends_of_the_range(void **state)
 }
 
 /* Rows of an odd number of float pairs (or of an odd number of doubles)
- * start every other row 8 bytes past a 16-byte boundary, where PoCL's
- * non-temporal stores (outputs over 1 MiB) write in 8- and 16-byte
- * pieces. The fused call and the transform, into an output at a 16-byte
- * boundary and into one 8 bytes past it, write the same bytes, match the
- * reference, and leave the 16 bytes on either side of the output as they
- * were. */
+ * start every other row 8 bytes past a 16-byte boundary, and rows of an
+ * odd number of floats at every multiple of 4 bytes past one, where
+ * PoCL's non-temporal stores (outputs over 1 MiB) write in 4-, 8- and
+ * 16-byte pieces. The fused call and the transform, into outputs at a
+ * 16-byte boundary and 4, 8 and 12 bytes past it (8 for doubles), write
+ * the same bytes, match the reference, and leave the 16 bytes on either
+ * side of the output as they were. */
 #define GUARD_BYTES 16
 static void *guarded_out(cls_dtype dt, size_t n, size_t shift, cls_array *y, const cls_array *x)
 {
@@ -201,50 +202,62 @@ static void guards_untouched(const unsigned char *buf, size_t nbytes, size_t shi
         if (buf[i] != 0x5a) fail_msg("%s: byte %zu past the output written", label, i - (GUARD_BYTES - shift + nbytes));
 }
 
-static void rows_8_bytes_past_16_take_pieces(void **state)
+/* One scaler, fused and as a transform, into every shift's output. */
+static void rows_at_shifts(cls_context *ctx, cls_dtype dt, size_t b, size_t r, size_t c, int sc, uint64_t seed)
+{
+    size_t es = dt == CLS_F64 ? 8 : 4, n = b * r * c, nshift = es == 8 ? 2 : 4;
+    cls_array x = ref_make(dt, b, r, c, seed, REF_MISSING | REF_NEGATIVE);
+    cls_pipeline p = {.scaler = scalers[sc], .scope = CLS_SCOPE_MATRIX};
+    double *want = malloc(n * sizeof *want);
+    assert_non_null(want);
+    ref_fit_transform(&x, &p, want, NULL);
+    for (int op = 0; op < 2; op++) {
+        cls_stats *s = NULL;
+        if (op) assert_int_equal(cls_fit(ctx, &p, &x, &s), CLS_OK);
+        void *first = NULL;
+        cls_array y0 = x;
+        for (size_t k = 0; k < nshift; k++) {
+            size_t shift = k * (es == 8 ? 8 : 4);
+            char label[128];
+            snprintf(label, sizeof label, "%s %s %s, rows of %zu bytes, output %zu bytes past 16",
+                     scaler_names[sc], es == 8 ? "f64" : "f32", op ? "transform" : "fit_transform", c * es, shift);
+            cls_array y;
+            void *buf = guarded_out(dt, n, shift, &y, &x);
+            cls_stats *sk = NULL;
+            cls_status st = op ? cls_transform(ctx, &p, s, &x, &y) : cls_fit_transform(ctx, &p, &x, &y, &sk);
+            if (st != CLS_OK) print_error("%s: %s: %s\n", label, cls_status_str(st), cls_last_error(ctx));
+            assert_int_equal(st, CLS_OK);
+            cls_stats_destroy(sk);
+            guards_untouched(buf, n * es, shift, label);
+            assert_int_equal(ref_compare(&y, want, tol_for(dt), label), 0);
+            if (!first) {
+                first = buf;
+                y0 = y;
+                continue;
+            }
+            if (memcmp(y0.data, y.data, n * es) != 0) fail_msg("%s: differs from the aligned output", label);
+            free(buf);
+        }
+        free(first);
+        cls_stats_destroy(s);
+    }
+    free(want);
+    ref_free(&x);
+}
+
+static void rows_off_16_bytes_take_pieces(void **state)
 {
     (void)state;
     int tiny = test_suite_is("oclgrind");
     cls_context *ctx = test_context(NULL, 0, 0);
-    for (int t = 0; t < 2; t++) {
-        cls_dtype dt = t ? CLS_F64 : CLS_F32;
-        if (!suite_runs(dt)) continue;
-        size_t es = t ? 8 : 4;
-        /* each matrix over 1 MiB; rows of 2050 floats or 1025 doubles */
-        size_t b = 2, r = tiny ? 5 : 130, c = tiny ? (t ? 9 : 18) : (t ? 1025 : 2050), n = b * r * c;
-        for (int sc = 0; sc < 2; sc++) {
-            cls_array x = ref_make(dt, b, r, c, 9300 + (uint64_t)(t * 2 + sc), REF_MISSING | REF_NEGATIVE);
-            cls_pipeline p = {.scaler = scalers[sc], .scope = CLS_SCOPE_MATRIX};
-            double *want = malloc(n * sizeof *want);
-            assert_non_null(want);
-            ref_fit_transform(&x, &p, want, NULL);
-            for (int op = 0; op < 2; op++) {
-                cls_array y[2];
-                void *buf[2];
-                cls_stats *s = NULL;
-                char label[128];
-                snprintf(label, sizeof label, "%s %s %s, rows of %zu bytes", scaler_names[sc], t ? "f64" : "f32",
-                         op ? "transform" : "fit_transform", c * es);
-                if (op) assert_int_equal(cls_fit(ctx, &p, &x, &s), CLS_OK);
-                for (int k = 0; k < 2; k++) {
-                    buf[k] = guarded_out(dt, n, k ? 8 : 0, &y[k], &x);
-                    cls_stats *sk = NULL;
-                    cls_status st = op ? cls_transform(ctx, &p, s, &x, &y[k]) : cls_fit_transform(ctx, &p, &x, &y[k], &sk);
-                    if (st != CLS_OK) print_error("%s: %s: %s\n", label, cls_status_str(st), cls_last_error(ctx));
-                    assert_int_equal(st, CLS_OK);
-                    cls_stats_destroy(sk);
-                    guards_untouched(buf[k], n * es, k ? 8 : 0, label);
-                    assert_int_equal(ref_compare(&y[k], want, tol_for(dt), label), 0);
-                }
-                if (memcmp(y[0].data, y[1].data, n * es) != 0)
-                    fail_msg("%s: the output 8 bytes past 16 differs from the aligned one", label);
-                free(buf[0]);
-                free(buf[1]);
-                cls_stats_destroy(s);
-            }
-            free(want);
-            ref_free(&x);
+    /* each matrix over 1 MiB: rows of 2050 and 2049 floats, 1025 doubles */
+    size_t b = 2, r = tiny ? 5 : 130;
+    for (int sc = 0; sc < 2; sc++) {
+        if (suite_runs(CLS_F32)) {
+            rows_at_shifts(ctx, CLS_F32, b, r, tiny ? 18 : 2050, sc, 9300 + (uint64_t)sc);
+            rows_at_shifts(ctx, CLS_F32, b, r, tiny ? 17 : 2049, sc, 9310 + (uint64_t)sc);
         }
+        if (suite_runs(CLS_F64)) rows_at_shifts(ctx, CLS_F64, b, r, tiny ? 9 : 1025, sc, 9320 + (uint64_t)sc);
     }
     cls_context_destroy(ctx);
 }
@@ -260,7 +273,7 @@ int main(void)
         cmocka_unit_test(minmax_custom_range_and_clip),
         cmocka_unit_test(sparse_missing_values_in_clean_blocks),
         cmocka_unit_test(decimal_at_the_ends_of_the_range),
-        cmocka_unit_test(rows_8_bytes_past_16_take_pieces),
+        cmocka_unit_test(rows_off_16_bytes_take_pieces),
     };
     return TEST_RUN("scalers", tests, NULL, NULL);
 }
