@@ -249,17 +249,23 @@ static void rows_off_16_bytes_take_pieces(void **state)
 {
     (void)state;
     int tiny = test_suite_is("oclgrind");
-    cls_context *ctx = test_context(NULL, 0, 0);
-    /* each matrix over 1 MiB: rows of 2050 and 2049 floats, 1025 doubles */
-    size_t b = 2, r = tiny ? 5 : 130;
-    for (int sc = 0; sc < 2; sc++) {
-        if (suite_runs(CLS_F32)) {
-            rows_at_shifts(ctx, CLS_F32, b, r, tiny ? 18 : 2050, sc, 9300 + (uint64_t)sc);
-            rows_at_shifts(ctx, CLS_F32, b, r, tiny ? 17 : 2049, sc, 9310 + (uint64_t)sc);
+    /* the pieces of every vector width on PoCL (the default 8 elsewhere) */
+    static const unsigned vecs[] = {8, 4, 16};
+    for (size_t v = 0; v < (test_suite_is("pocl") ? 3u : 1u); v++) {
+        cls_tuning t = {0};
+        t.vec = vecs[v];
+        cls_context *ctx = test_context_tuned(&t, NULL, 0, 0);
+        /* each matrix over 1 MiB: rows of 2050 and 2049 floats, 1025 doubles */
+        size_t b = 2, r = tiny ? 5 : 130;
+        for (int sc = 0; sc < 2; sc++) {
+            if (suite_runs(CLS_F32)) {
+                rows_at_shifts(ctx, CLS_F32, b, r, tiny ? 18 : 2050, sc, 9300 + (uint64_t)sc);
+                rows_at_shifts(ctx, CLS_F32, b, r, tiny ? 17 : 2049, sc, 9310 + (uint64_t)sc);
+            }
+            if (suite_runs(CLS_F64)) rows_at_shifts(ctx, CLS_F64, b, r, tiny ? 9 : 1025, sc, 9320 + (uint64_t)sc);
         }
-        if (suite_runs(CLS_F64)) rows_at_shifts(ctx, CLS_F64, b, r, tiny ? 9 : 1025, sc, 9320 + (uint64_t)sc);
+        cls_context_destroy(ctx);
     }
-    cls_context_destroy(ctx);
 }
 
 int main(void)
