@@ -113,14 +113,74 @@ inline void F(store_cols)(REALV v, __global REAL *p, uint n)
 #endif
 }
 
-/* A full vector with non-temporal stores when `nt` (p 16-byte aligned),
- * in the widest pieces the address allows (rows of odd lengths are only
- * 16-byte aligned), taken straight from the register. */
+/* Non-temporal stores of a full vector at p not 16-byte aligned: at 8
+ * (mod 16) an 8-byte piece (movnti), 16-byte pieces, an 8-byte piece; 8
+ * floats at 4 or 12 (mod 16) in 4-, 8- and 16-byte pieces. Returns 0
+ * where it has no pieces for the address (the caller stores plainly). */
+#if CLS_NT && VEC >= 4
+#define NT4(x, at) __builtin_nontemporal_store(as_uint(x), (__global uint *)(p + 0x##at));
+#define NT8(x, at) __builtin_nontemporal_store(as_ulong(x), (__global ulong *)(p + 0x##at));
+inline int F(store_out_odd)(REALV v, __global REAL *p, uint a16)
+{
+#if REAL_BYTES == 8
+#define NT16(a, b) __builtin_nontemporal_store(v.s##a##b, (__global double2 *)(p + 0x##a));
+    if (a16 != 8) return 0;
+    NT8(v.s0, 0) NT16(1, 2)
+#if VEC == 4
+    NT8(v.s3, 3)
+#elif VEC == 8
+    NT16(3, 4) NT16(5, 6) NT8(v.s7, 7)
+#else
+    NT16(3, 4) NT16(5, 6) NT16(7, 8) NT16(9, A) NT16(B, C) NT16(D, E) NT8(v.sF, F)
+#endif
+#else
+#define NT16(a, b, c, d) __builtin_nontemporal_store(v.s##a##b##c##d, (__global float4 *)(p + 0x##a));
+    if (a16 == 8) {
+        NT8(v.s01, 0)
+#if VEC == 4
+        NT8(v.s23, 2)
+#elif VEC == 8
+        NT16(2, 3, 4, 5) NT8(v.s67, 6)
+#else
+        NT16(2, 3, 4, 5) NT16(6, 7, 8, 9) NT16(A, B, C, D) NT8(v.sEF, E)
+#endif
+        return 1;
+    }
+#if VEC == 8
+    /* rows of an odd number of floats */
+    if (a16 == 4) {
+        NT4(v.s0, 0) NT8(v.s12, 1) NT16(3, 4, 5, 6) NT4(v.s7, 7)
+        return 1;
+    }
+    if (a16 == 12) {
+        NT4(v.s0, 0) NT16(1, 2, 3, 4) NT8(v.s56, 5) NT4(v.s7, 7)
+        return 1;
+    }
+#endif
+    return 0;
+#endif
+#undef NT16
+    return 1;
+}
+#undef NT8
+#undef NT4
+#endif
+
+/* A full vector with non-temporal stores when `nt`, in the widest pieces
+ * the address allows (rows of odd lengths are only 16-byte aligned; a row
+ * of an odd number of float pairs or of doubles starts every other row 8
+ * bytes past 16, one of an odd number of floats at any multiple of 4:
+ * store_out_odd), taken straight from the register. */
 inline void F(store_out)(REALV v, __global REAL *p, uint n, int nt)
 {
 #if CLS_NT && VEC >= 4
     if (nt && n >= VEC) {
         ulong a = (ulong)p;
+        if (a % 16) {
+            if (F(store_out_odd)(v, p, (uint)(a % 16))) return;
+            F(store_cols)(v, p, n);
+            return;
+        }
 #if VEC * REAL_BYTES >= 64
         if (a % 64 == 0) {
             __builtin_nontemporal_store(v, (__global REALV *)p);
@@ -761,9 +821,12 @@ inline int F(clean_minmax)(__global const REAL *p, ulong ld, ulong pfd, uint r0,
         REALV shi[KV], slo[KV], m[KV], o[KV];                                         \
         IMP_DECL;                                                                     \
         for (uint k = 0; k < (NK); k++) {                                             \
-            if (st)                                                                   \
+            if (st && (moments))                                                      \
                 F(store_stats)(st, cn, sstride, g * ncols + c + k * VEC, LN(k), cnt[k], \
                                miss[k], K[k], rel[k], m2[k], mn[k], mx[k]);           \
+            else if (st) /* min/max: nobody reads the moments' planes */              \
+                F(store_extremes)(st, cn, sstride, g * ncols + c + k * VEC, LN(k), cnt[k], \
+                                  miss[k], mn[k], mx[k]);                             \
             IMP_STATS(k);                                                             \
             MAKE_PARAMS(REALV, F(decimal_mv), scaler, cnt[k], K[k], rel[k], m2[k], mn[k], mx[k], \
                     lo, hi, shi[k], slo[k], m[k], o[k]);                              \
@@ -795,7 +858,7 @@ inline int F(clean_minmax)(__global const REAL *p, ulong ld, ulong pfd, uint r0,
     ulong g = get_global_id(1);                                                       \
     __global const REAL *px = x + xoff + g * gstride + c;                             \
     __global REAL *py = y + yoff + g * gstride + c;                                   \
-    int nt = (flags & CLS_KF_NT) && ((ulong)py % 16) == 0 && (ld * sizeof(REAL)) % 16 == 0; \
+    int nt = (flags & CLS_KF_NT) && ((ulong)py % sizeof(REAL)) == 0;                   \
     if (FULL_BLOCK()) FIT_APPLY_BODY(moments, KV, FULL_LANES, UNROLL);                \
     else FIT_APPLY_BODY(moments, nk, LANES, NO_UNROLL);
 
@@ -1075,7 +1138,7 @@ __kernel void F(apply)(__global const REAL *x, ulong xoff, __global REAL *y, ulo
     uint rows = (uint)min((ulong)rpi, nrows - r0);
     __global const REAL *px = x + xoff + r0 * ld + c;
     __global REAL *py = y + yoff + r0 * ld + c;
-    int nt = (flags & CLS_KF_NT) && ((ulong)py % 16) == 0 && (ld * sizeof(REAL)) % 16 == 0;
+    int nt = (flags & CLS_KF_NT) && ((ulong)py % sizeof(REAL)) == 0;
     if (FULL_BLOCK()) {
         APPLY_BODY(KV, FULL_LANES);
     } else {

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pipeline_util.h"
 
@@ -173,6 +174,100 @@ static void decimal_at_the_ends_of_the_range(void **state)
     cls_context_destroy(ctx);
 }
 
+/* Rows of an odd number of float pairs (or of an odd number of doubles)
+ * start every other row 8 bytes past a 16-byte boundary, and rows of an
+ * odd number of floats at every multiple of 4 bytes past one, where
+ * PoCL's non-temporal stores (outputs over 1 MiB) write in 4-, 8- and
+ * 16-byte pieces. The fused call and the transform, into outputs at a
+ * 16-byte boundary and 4, 8 and 12 bytes past it (8 for doubles), write
+ * the same bytes, match the reference, and leave the 16 bytes on either
+ * side of the output as they were. */
+#define GUARD_BYTES 16
+static void *guarded_out(cls_dtype dt, size_t n, size_t shift, cls_array *y, const cls_array *x)
+{
+    size_t es = dt == CLS_F64 ? 8 : 4;
+    unsigned char *buf = aligned_alloc(64, (n * es + 2 * GUARD_BYTES + 63) / 64 * 64);
+    assert_non_null(buf);
+    memset(buf, 0x5a, n * es + 2 * GUARD_BYTES);
+    *y = *x;
+    y->data = buf + GUARD_BYTES - shift;
+    return buf;
+}
+
+static void guards_untouched(const unsigned char *buf, size_t nbytes, size_t shift, const char *label)
+{
+    for (size_t i = 0; i < GUARD_BYTES - shift; i++)
+        if (buf[i] != 0x5a) fail_msg("%s: byte %zu before the output written", label, GUARD_BYTES - shift - i);
+    for (size_t i = GUARD_BYTES - shift + nbytes; i < nbytes + 2 * GUARD_BYTES; i++)
+        if (buf[i] != 0x5a) fail_msg("%s: byte %zu past the output written", label, i - (GUARD_BYTES - shift + nbytes));
+}
+
+/* One scaler, fused and as a transform, into every shift's output. */
+static void rows_at_shifts(cls_context *ctx, cls_dtype dt, size_t b, size_t r, size_t c, int sc, uint64_t seed)
+{
+    size_t es = dt == CLS_F64 ? 8 : 4, n = b * r * c, nshift = es == 8 ? 2 : 4;
+    cls_array x = ref_make(dt, b, r, c, seed, REF_MISSING | REF_NEGATIVE);
+    cls_pipeline p = {.scaler = scalers[sc], .scope = CLS_SCOPE_MATRIX};
+    double *want = malloc(n * sizeof *want);
+    assert_non_null(want);
+    ref_fit_transform(&x, &p, want, NULL);
+    for (int op = 0; op < 2; op++) {
+        cls_stats *s = NULL;
+        if (op) assert_int_equal(cls_fit(ctx, &p, &x, &s), CLS_OK);
+        void *first = NULL;
+        cls_array y0 = x;
+        for (size_t k = 0; k < nshift; k++) {
+            size_t shift = k * (es == 8 ? 8 : 4);
+            char label[128];
+            snprintf(label, sizeof label, "%s %s %s, rows of %zu bytes, output %zu bytes past 16",
+                     scaler_names[sc], es == 8 ? "f64" : "f32", op ? "transform" : "fit_transform", c * es, shift);
+            cls_array y;
+            void *buf = guarded_out(dt, n, shift, &y, &x);
+            cls_stats *sk = NULL;
+            cls_status st = op ? cls_transform(ctx, &p, s, &x, &y) : cls_fit_transform(ctx, &p, &x, &y, &sk);
+            if (st != CLS_OK) print_error("%s: %s: %s\n", label, cls_status_str(st), cls_last_error(ctx));
+            assert_int_equal(st, CLS_OK);
+            cls_stats_destroy(sk);
+            guards_untouched(buf, n * es, shift, label);
+            assert_int_equal(ref_compare(&y, want, tol_for(dt), label), 0);
+            if (!first) {
+                first = buf;
+                y0 = y;
+                continue;
+            }
+            if (memcmp(y0.data, y.data, n * es) != 0) fail_msg("%s: differs from the aligned output", label);
+            free(buf);
+        }
+        free(first);
+        cls_stats_destroy(s);
+    }
+    free(want);
+    ref_free(&x);
+}
+
+static void rows_off_16_bytes_take_pieces(void **state)
+{
+    (void)state;
+    int tiny = test_suite_is("oclgrind");
+    /* the pieces of every vector width on PoCL (the default 8 elsewhere) */
+    static const unsigned vecs[] = {8, 4, 16};
+    for (size_t v = 0; v < (test_suite_is("pocl") ? 3u : 1u); v++) {
+        cls_tuning t = {0};
+        t.vec = vecs[v];
+        cls_context *ctx = test_context_tuned(&t, NULL, 0, 0);
+        /* each matrix over 1 MiB: rows of 2050 and 2049 floats, 1025 doubles */
+        size_t b = 2, r = tiny ? 5 : 130;
+        for (int sc = 0; sc < 2; sc++) {
+            if (suite_runs(CLS_F32)) {
+                rows_at_shifts(ctx, CLS_F32, b, r, tiny ? 18 : 2050, sc, 9300 + (uint64_t)sc);
+                rows_at_shifts(ctx, CLS_F32, b, r, tiny ? 17 : 2049, sc, 9310 + (uint64_t)sc);
+            }
+            if (suite_runs(CLS_F64)) rows_at_shifts(ctx, CLS_F64, b, r, tiny ? 9 : 1025, sc, 9320 + (uint64_t)sc);
+        }
+        cls_context_destroy(ctx);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -184,6 +279,7 @@ int main(void)
         cmocka_unit_test(minmax_custom_range_and_clip),
         cmocka_unit_test(sparse_missing_values_in_clean_blocks),
         cmocka_unit_test(decimal_at_the_ends_of_the_range),
+        cmocka_unit_test(rows_off_16_bytes_take_pieces),
     };
     return TEST_RUN("scalers", tests, NULL, NULL);
 }
