@@ -223,8 +223,8 @@ static void robust_statistics_equal_one_fit(void **state)
         assert_true(got.has_quantiles && got.qmin == 10 && got.qmax == 80);
         for (size_t c = 0; c < C; c++) {
             cls_column_stats a, e;
-            cls_stats_column(k[i].s, 0, c, &a);
-            cls_stats_column(want, 0, c, &e);
+            test_column(k[i].s, 0, c, &a);
+            test_column(want, 0, c, &e);
             if (memcmp(&a.median, &e.median, 8) || memcmp(&a.q_lo, &e.q_lo, 8) || memcmp(&a.q_hi, &e.q_hi, 8))
                 fail_msg("participant %d column %zu: median %.17g q %.17g %.17g, one fit: %.17g %.17g %.17g", i, c,
                          a.median, a.q_lo, a.q_hi, e.median, e.q_lo, e.q_hi);
