@@ -172,10 +172,10 @@ static cls_status empty_stats(MPI_Comm comm, int root, call *k)
 static void record(double t, const mpi_combine_state *c, int cleaning)
 {
     cls_mpi_report *r = mpi_report();
-    double now = MPI_Wtime(), call = now - t, hooks = c->reduce + c->quantile_reduce;
+    double now = MPI_Wtime(), call = now - t, hooks = c->reduce + c->agree + c->quantile_reduce;
     if (cleaning) {
         r->clean = call;
-        r->clean_reduce = c->reduce;
+        r->clean_reduce = c->reduce + c->agree;
         r->clean_bytes = c->bytes;
         r->clean_passes = c->stats_passes;
     } else {

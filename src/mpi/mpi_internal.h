@@ -83,7 +83,8 @@ typedef struct mpi_combine_state {
     MPI_Comm     comm;
     cls_context *ctx;       /* for this rank's message after a failure */
     const char  *why;       /* that message when it is not the context's */
-    double       reduce;    /* seconds in the stats hook's collectives */
+    double       reduce;    /* seconds in the stats hook's merges of columns */
+    double       agree;     /* seconds in its calls without columns (agreements alone) */
     uint64_t     bytes;     /* columns this rank contributed to them */
     unsigned     stats_passes;  /* calls of the stats hook with columns */
     double       quantiles_from; /* MPI_Wtime() at the end of the last merge of columns */

@@ -103,8 +103,13 @@ cls_status mpi_merge_stats(void *user, cls_status local, cls_column_stats *cols,
     }
     c->stats_passes += n != 0;
     c->last_out = MPI_Wtime();
-    c->reduce += c->last_out - t;
-    if (n) c->quantiles_from = c->last_out;
+    /* a merge of columns, or an agreement alone (no statistics move) */
+    if (n) {
+        c->reduce += c->last_out - t;
+        c->quantiles_from = c->last_out;
+    } else {
+        c->agree += c->last_out - t;
+    }
     return st;
 }
 
