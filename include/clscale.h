@@ -231,6 +231,14 @@ CLS_API void cls_context_destroy(cls_context *ctx);
  * to say; never NULL. */
 CLS_API const char *cls_last_error(const cls_context *ctx);
 
+/* cls_set_error() : for layers built on this API (clscale_mpi.h, a binding)
+ * that fail in steps of their own: records `message` (copied; NULL or ""
+ * clears) as why the last call on `ctx` failed, so that cls_last_error(ctx)
+ * returns it; with ctx NULL, this thread's message, cls_last_error(NULL).
+ * @return s, so that a layer returns cls_set_error(ctx, s, why).
+ * Threads: as the context's calls; with NULL, any thread. */
+CLS_API cls_status cls_set_error(cls_context *ctx, cls_status s, const char *message);
+
 /* cls_device_count() : the number of selected devices (0 for a failed context
  * or NULL). */
 CLS_API size_t cls_device_count(const cls_context *ctx);
@@ -507,11 +515,12 @@ typedef struct cls_clean {
  * depending only on cols, the groups and the number of quantiles. */
 typedef cls_status (*cls_count_combine_fn)(void *user, cls_status local, uint64_t *counts, size_t n);
 
-/* cls_stats_combine_fn : the second hook, for cleaning across processes:
- * called after each moments pass with this process's outcome `local` and
- * its `n` columns (groups x cols, entry [group * cols + col]; count = the
- * values kept, missing = this process's rows - count, min, max, absmax,
- * mean, m2 of the kept values; median, q_lo, q_hi NaN). On CLS_OK the hook
+/* cls_stats_combine_fn : the second hook, for fits and cleaning across
+ * processes: called after a fit's pass and each cleaning moments pass with
+ * this process's outcome `local` and its `n` columns (groups x cols, entry
+ * [group * cols + col]; count = the values kept, missing = this process's
+ * rows - count, min, max, absmax, mean, m2 of the kept values, mean and m2
+ * NaN where a fit takes no moments; median, q_lo, q_hi NaN). On CLS_OK the hook
  * replaces every column by the merge of that column over all processes
  * (cls_column_stats_merge() with moments, in an order that gives every
  * process the same bits) and returns CLS_OK only when every process passed
@@ -594,6 +603,17 @@ typedef struct cls_pipeline {
      *     quantiles of all processes' rows, bit for bit those of one call
      *     over them in any order (the radix passes, whatever the groups'
      *     length).
+     *   cls_fit() (host arrays, files; both hooks set): each process fits
+     *     its own rows for what merges (counts, extremes, moments), the
+     *     stats hook merges them, and the robust scaler's quantiles follow
+     *     in counting passes over every process's rows; every process
+     *     receives the statistics of all rows (info.rows their total):
+     *     counts, extremes and quantiles bit for bit one process's, means
+     *     and variances merged in another order (float64 about 1e-15
+     *     relative).
+     *   cls_fit_transform() without a cleaning stage: that fit, then each
+     *     process transforms its own rows; its outcome is agreed through
+     *     the stats hook, so every process returns the same status.
      *   cls_fit_transform() with a cleaning stage (host arrays, or files
      *     streamed by the cleaning stage's passes whatever the buffer size;
      *     both hooks set): cleans each process's rows with the decisions of
@@ -604,10 +624,13 @@ typedef struct cls_pipeline {
      *     1e-15 relative, float32 about 1e-7). A scaler fuses into the last
      *     pass when it follows from the cleaned moments (min-max, z-score,
      *     decimal, max-abs; no factors, CLS_CLIP_MASK), and `fitted` then
-     *     receives the statistics of all processes' cleaned rows; other
-     *     scalers, and most_frequent imputation: CLS_E_UNSUPPORTED.
-     *   cls_fit(), cls_transform(), buffers: CLS_E_UNSUPPORTED (combine
-     *     statistics with cls_stats_merge(); clscale_mpi.h does). */
+     *     receives the statistics of all processes' cleaned rows; in host
+     *     memory another scaler (robust, factors, clamping) is fitted
+     *     across the processes on the cleaned rows and applied to them, as
+     *     one process runs it; streamed, it is CLS_E_UNSUPPORTED (before any
+     *     pass, on every process), and so is most_frequent imputation.
+     *   cls_transform(), buffers, .npy paths: CLS_E_UNSUPPORTED (a
+     *     transform is each process's own: call it without the hook). */
     const cls_combine *combine;
 } cls_pipeline;
 
@@ -647,14 +670,14 @@ typedef struct cls_stats_info {
     int        no_centering, no_scaling, unit_variance; /* robust */
 } cls_stats_info;
 
-/* cls_stats_describe() : the shape of `s` and the pipeline that fitted it.
- * cls_stats_column() : the statistics of column `col` of group `group`.
- * @return CLS_OK, or CLS_E_ARG (NULL, group or column out of range). */
+/* cls_stats_describe() : the shape of `s` and the pipeline that fitted it;
+ * the columns themselves are cls_stats_columns()'s table (below).
+ * @return CLS_OK, or CLS_E_ARG (NULL). */
 CLS_API cls_status cls_stats_describe(const cls_stats *s, cls_stats_info *out);
-CLS_API cls_status cls_stats_column(const cls_stats *s, size_t group, size_t col, cls_column_stats *out);
 
 /* cls_fit() : computes the statistics the pipeline's scaler needs, on the
  * devices. CLS_NONE computes all of them (a "describe"). `x` is only read.
+ * With p->combine: over the rows of several processes ("Several processes").
  * @return CLS_OK and *out (free with cls_stats_destroy()); or CLS_E_ARG (NULL,
  *         zero or overflowing shape, bad pipeline), CLS_E_UNSUPPORTED (float64
  *         with no fp64 device), CLS_E_NOMEM, CLS_E_DEVICE (every device able
@@ -736,7 +759,7 @@ CLS_API void cls_column_stats_merge(cls_column_stats *into, const cls_column_sta
 
 /* cls_stats_create() : a new statistics object with the description `info`
  * and the `info->groups * info->cols` columns `cols`, entry
- * [group * cols + column] (the order cls_stats_column() reads).
+ * [group * cols + column] (the order of cls_stats_columns()).
  * Columns are checked, not trusted: a column with count 0 is stored empty
  * (every value NaN, its missing count kept); a column with count > 0 needs
  * finite min <= max and a finite absmax >= max(|min|, |max|), and, when

@@ -41,13 +41,13 @@
  * Why a library of its own (libclscale_mpi, with the meson feature `mpi`):
  * the core library (libclscale) must keep no MPI dependency, since most of
  * its users never start MPI and an MPI library is tied to one MPI
- * implementation. This part uses the core's public API (cls_fit,
- * cls_stats_create, cls_column_stats_merge, the combine hook, ...) and a
- * few core functions exported for it alone (the planner's route, which
- * decides what fuses and what takes counting passes, the fit of what
- * merges, and the error channel's writers: none of them API), links to
- * libclscale of the same build and to MPI, and is built only where MPI is
- * found.
+ * implementation. This part is a thin layer over the core's public API
+ * alone: the combine hooks of a cls_pipeline (clscale.h, "Several
+ * processes") run MPI's collectives, and the core's own calls (cls_fit,
+ * cls_fit_transform, cls_quantiles) decide every pass, what fuses, what
+ * streams and what takes counting passes, and call the hooks between
+ * them; failures reach cls_last_error() through cls_set_error(). It links
+ * to libclscale and to MPI and is built only where MPI is found.
  *
  * Threads: call these functions from the thread that initialised MPI (or with
  * MPI_THREAD_SERIALIZED or better), one call at a time per communicator, as
@@ -132,17 +132,13 @@ CLS_API cls_status cls_mpi_fit_transform(cls_context *ctx, MPI_Comm comm, const 
  * rounding of means and variances merged over the stream's chunks. A
  * cleaning stage in CLS_SCOPE_BATCH streams too, by the cleaning stage's
  * passes over each rank's part with the hooks between them
- * (cls_fit_transform() with a combine hook), where cls_mpi_clean_streams(p):
- * ahead of a fusing scaler (min-max, z-score, decimal, max-abs) or none,
- * no factors, no clamped clipping ahead of a scaler; other such pipelines
- * are CLS_E_UNSUPPORTED (clean arrays in memory with
- * cls_mpi_fit_transform()).
+ * (cls_fit_transform() with a combine hook), ahead of a scaler that fuses
+ * with it (min-max, z-score, decimal, max-abs) or none; another such
+ * pipeline is CLS_E_UNSUPPORTED on every rank before any pass (clean
+ * arrays in memory with cls_mpi_fit_transform(), as the clscale tool then
+ * does).
  * @return as cls_mpi_fit_transform(); an I/O failure is CLS_E_IO on every
  *         rank with the failing rank's file and offset in cls_last_error(ctx). */
-/* cls_mpi_clean_streams() : whether cls_mpi_fit_transform() of files takes
- * p's cleaning stage in CLS_SCOPE_BATCH (see above); 1 also for a pipeline
- * without one. */
-CLS_API int cls_mpi_clean_streams(const cls_pipeline *p);
 
 
 /* cls_mpi_quantiles() : exact quantiles of every column across the ranks,
@@ -201,11 +197,13 @@ CLS_API cls_status cls_mpi_stats_gather(MPI_Comm comm, int root, const cls_stats
  * cls_mpi_stats_allreduce() of this thread did on this rank, in seconds
  * (MPI_Wtime); fields a call does not have stay 0. */
 typedef struct cls_mpi_report {
-    double   fit;             /* the local fit (or fused fit + transform) */
+    double   fit;             /* the local fit (CLS_SCOPE_MATRIX: fused fit + transform), the
+                                 collectives not counted */
     double   check;           /* the small allreduce that checks statuses and arguments */
     double   reduce;          /* the allreduce of the statistics (0 in CLS_SCOPE_MATRIX) */
     uint64_t reduce_bytes;    /* bytes of statistics each rank contributed to it */
-    double   transform;       /* the local transform (cls_mpi_fit_transform) */
+    double   transform;       /* the local transform (cls_mpi_fit_transform, CLS_SCOPE_BATCH
+                                 without a cleaning stage) */
     double   total;           /* the whole call */
     /* exact quantiles across ranks (robust scaling in CLS_SCOPE_BATCH,
      * cls_mpi_quantiles): their counting passes, the collectives of those

@@ -93,6 +93,19 @@ void test_note_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
         skip();                         \
     } while (0)
 
+/* Column `col` of group `group` of `s`: the entry of cls_stats_columns()'s
+ * table, its shape from cls_stats_describe(). CLS_E_ARG for a NULL
+ * argument or an index out of range (*out then zero). */
+static inline cls_status test_column(const cls_stats *s, size_t group, size_t col, cls_column_stats *out)
+{
+    cls_stats_info info;
+    if (!out) return CLS_E_ARG;
+    *out = (cls_column_stats){0};
+    if (cls_stats_describe(s, &info) != CLS_OK || group >= info.groups || col >= info.cols) return CLS_E_ARG;
+    *out = cls_stats_columns((cls_stats *)s)[group * info.cols + col];
+    return CLS_OK;
+}
+
 /* Runs the group; with Oclgrind, also fails when its log holds any report.
  * A skipped test is an "ok ... # SKIP" line in TAP (see common.c). */
 int test_run(const char *name, const struct CMUnitTest *tests, size_t n,

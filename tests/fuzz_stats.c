@@ -31,9 +31,9 @@ static void load(const uint8_t *data, size_t size)
     if (st != CLS_OK && !cls_last_error(NULL)[0]) abort();
     if (s) {
         cls_stats_info in;
-        cls_column_stats c;
         cls_stats_describe(s, &in);
-        cls_stats_column(s, in.groups - 1, in.cols - 1, &c);
+        volatile cls_column_stats c = cls_stats_columns(s)[(in.groups - 1) * in.cols + in.cols - 1];
+        (void)c;
         cls_stats_destroy(s);
     }
 }

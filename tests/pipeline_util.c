@@ -39,7 +39,7 @@ void check_stats(const cls_stats *s, const cls_array *x, cls_scope scope, int ha
     ref_fit(x, scope, want);
     for (size_t g = 0; g < groups; g++)
         for (size_t c = 0; c < x->cols; c++)
-            assert_int_equal(cls_stats_column(s, g, c, &got[g * x->cols + c]), CLS_OK);
+            assert_int_equal(test_column(s, g, c, &got[g * x->cols + c]), CLS_OK);
     /* the device's float32 accumulation of m2 is the loosest part */
     double tol = x->dtype == CLS_F64 ? 1e-9 : 1e-4;
     size_t bad = ref_compare_stats(got, want, n, has_moments, tol, label);

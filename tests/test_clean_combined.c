@@ -246,8 +246,8 @@ static void combined_case(const char *name, cls_dtype t, size_t R, size_t C, con
             assert_true(a.rows == e.rows);
             for (size_t c = 0; c < C; c++) {
                 cls_column_stats u, v;
-                cls_stats_column(k[i].fitted, 0, c, &u);
-                cls_stats_column(one.fitted, 0, c, &v);
+                test_column(k[i].fitted, 0, c, &u);
+                test_column(one.fitted, 0, c, &v);
                 /* streamed, m2 merges chunks of 16 rows: column 6 (1e6 plus a
                  * spread of 0.01) keeps 5e-10 of it */
                 if (u.count != v.count || u.missing != v.missing || !within(u.mean, v.mean, 0, ftol) ||

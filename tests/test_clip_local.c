@@ -228,8 +228,8 @@ static void fused_scaler_equals_other_path(void **state)
     for (size_t g = 0; g < x.batch; g++)
         for (size_t c = 0; c < x.cols; c++) {
             cls_column_stats a, b;
-            assert_int_equal(cls_stats_column(s[0], g, c, &a), CLS_OK);
-            assert_int_equal(cls_stats_column(s[1], g, c, &b), CLS_OK);
+            assert_int_equal(test_column(s[0], g, c, &a), CLS_OK);
+            assert_int_equal(test_column(s[1], g, c, &b), CLS_OK);
             if (a.count != b.count || a.missing != b.missing || !same(a.mean, b.mean) || !same(a.m2, b.m2) ||
                 !same(a.min, b.min) || !same(a.max, b.max))
                 fail_msg("group %zu column %zu: count %llu mean %.17g m2 %.17g, other %llu %.17g %.17g", g, c,

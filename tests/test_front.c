@@ -45,8 +45,8 @@ static void same_stats(const cls_stats *a, const cls_stats *b)
     for (size_t g = 0; g < B; g++)
         for (size_t c = 0; c < C; c++) {
             cls_column_stats p, q;
-            assert_int_equal(cls_stats_column(a, g, c, &p), CLS_OK);
-            assert_int_equal(cls_stats_column(b, g, c, &q), CLS_OK);
+            assert_int_equal(test_column(a, g, c, &p), CLS_OK);
+            assert_int_equal(test_column(b, g, c, &q), CLS_OK);
             assert_int_equal(p.count, q.count);
             assert_true(p.min == q.min && p.max == q.max);
         }
@@ -126,11 +126,17 @@ static void refusals_name_the_reason(void **state)
     cls_clean c = {.sigma = 3};
     assert_int_equal(cls_quantiles(ctx, &(cls_pipeline){.clean = &c}, &in, &q, 1, qo), CLS_E_ARG);
 
-    /* a hook where the call cannot combine hears of the failure once */
+    /* a hook where the call cannot combine hears of the failure once; a fit
+     * across processes needs the stats function too */
     cls_combine h = {count_hook, NULL, NULL};
     p.combine = &h;
     heard = 0;
-    assert_int_equal(cls_fit(ctx, &p, &in, &s), CLS_E_UNSUPPORTED);
+    assert_int_equal(cls_fit(ctx, &p, &in, &s), CLS_E_ARG);
+    assert_int_equal(heard, 1);
+    assert_null(s);
+    assert_non_null(strstr(cls_last_error(ctx), "stats function"));
+    heard = 0;
+    assert_int_equal(cls_transform(ctx, &p, NULL, &in, &out), CLS_E_UNSUPPORTED);
     assert_int_equal(heard, 1);
     heard = 0;
     assert_int_equal(cls_medians(ctx, &p, &b, qo), CLS_E_UNSUPPORTED);

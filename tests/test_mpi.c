@@ -141,8 +141,8 @@ static void assert_stats(cls_stats *got, cls_stats *want, size_t g0, double tol)
     for (size_t g = 0; g < a.groups; g++)
         for (size_t c = 0; c < a.cols; c++) {
             cls_column_stats x, y;
-            assert_int_equal(cls_stats_column(got, g, c, &x), CLS_OK);
-            assert_int_equal(cls_stats_column(want, g0 + g, c, &y), CLS_OK);
+            assert_int_equal(test_column(got, g, c, &x), CLS_OK);
+            assert_int_equal(test_column(want, g0 + g, c, &y), CLS_OK);
             if (x.count != y.count || x.missing != y.missing)
                 fail_msg("group %zu column %zu: count %llu missing %llu, expected %llu and %llu", g, c,
                          (unsigned long long)x.count, (unsigned long long)x.missing, (unsigned long long)y.count,
@@ -326,7 +326,7 @@ static void transform_case(cls_scaler scaler, cls_scope scope, cls_dtype t)
         double e1 = t == CLS_F64 ? ((double *)fused)[i] : ((float *)fused)[i];
         double e2 = t == CLS_F64 ? ((double *)two)[i] : ((float *)two)[i];
         cls_column_stats c;
-        cls_stats_column(moments, scope == CLS_SCOPE_BATCH ? 0 : i / (R * C), i % C, &c);
+        test_column(moments, scope == CLS_SCOPE_BATCH ? 0 : i / (R * C), i % C, &c);
         double tol = t == CLS_F32 ? 1e-5 : column_tol(1e-12, &c);
         if (scaler != CLS_ZSCORE && memcmp((char *)got + i * es, (char *)two + i * es, es) != 0)
             fail_msg("element %zu: %.17g, cls_fit + cls_transform gave %.17g", i, a, e2);
@@ -419,7 +419,7 @@ static void stream_case(cls_scaler scaler, cls_scope scope, int split)
     if (st != CLS_OK) fail_msg("%s split: %s: %s", split_name[split], cls_status_str(st), cls_last_error(ctx));
     for (size_t i = first * unit; i < (first + count) * unit; i++) {
         cls_column_stats c;
-        cls_stats_column(moments, scope == CLS_SCOPE_BATCH ? 0 : i / (R * C), i % C, &c);
+        test_column(moments, scope == CLS_SCOPE_BATCH ? 0 : i / (R * C), i % C, &c);
         double a = got[i], e = two[i], tol = scaler == CLS_ZSCORE ? column_tol(1e-12, &c) : 0;
         if (isnan(e) ? !isnan(a) : fabs(a - e) > tol * fmax(1, fabs(e)))
             fail_msg("%s split, element %zu: %.17g, cls_fit + cls_transform gave %.17g", split_name[split], i, a, e);

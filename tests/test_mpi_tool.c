@@ -200,8 +200,8 @@ static void compare_stats(const char *got, const char *want, double tol)
     for (size_t g = 0; g < x.groups; g++)
         for (size_t c = 0; c < x.cols; c++) {
             cls_column_stats u, v;
-            cls_stats_column(a, g, c, &u);
-            cls_stats_column(b, g, c, &v);
+            test_column(a, g, c, &u);
+            test_column(b, g, c, &v);
             assert_true(u.count == v.count && u.missing == v.missing);
             assert_close(u.min, v.min, 0);
             assert_close(u.max, v.max, 0);

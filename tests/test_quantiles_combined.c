@@ -25,6 +25,9 @@ typedef struct meet {
     uint64_t         *sum;
     size_t            n, cap;
     int               failed, mismatch;
+    /* the stats hook's: each participant's columns, merged in their order */
+    const cls_column_stats *tab[P];
+    cls_column_stats *merged;
 } meet;
 
 typedef struct part {
@@ -38,6 +41,7 @@ typedef struct part {
     unsigned    calls;   /* of the hook */
     cls_stats  *s;       /* robust: filled by cls_stats_fit_quantiles */
     cls_pipeline p;
+    int         id;
 } part;
 
 static cls_status sum_hook(void *user, cls_status local, uint64_t *counts, size_t n)
@@ -69,6 +73,50 @@ static cls_status sum_hook(void *user, cls_status local, uint64_t *counts, size_
     pthread_barrier_wait(&m->bar);
     if (!ok) return local != CLS_OK ? local : CLS_E_DEVICE;
     return CLS_OK;
+}
+
+/* The stats hook: every participant's columns merged with moments, in
+ * participant order (the same bits for all), written back to each. */
+static cls_status stats_hook(void *user, cls_status local, cls_column_stats *cols, size_t n)
+{
+    part *me = user;
+    meet *m = me->m;
+    me->calls++;
+    pthread_barrier_wait(&m->bar);
+    pthread_mutex_lock(&m->lock);
+    if (local != CLS_OK) m->failed = 1;
+    else if (m->n == (size_t)-1) m->n = n;
+    else if (m->n != n) m->mismatch = 1;
+    m->tab[me->id] = cols;
+    pthread_mutex_unlock(&m->lock);
+    pthread_barrier_wait(&m->bar);
+    int ok = !m->failed && !m->mismatch && n <= 64;
+    if (ok && n && pthread_barrier_wait(&m->bar) == PTHREAD_BARRIER_SERIAL_THREAD) {
+        memcpy(m->merged, m->tab[0], n * sizeof *cols);
+        for (int i = 1; i < P; i++)
+            for (size_t j = 0; j < n; j++) cls_column_stats_merge(&m->merged[j], &m->tab[i][j], 1);
+    }
+    if (ok && n) {
+        pthread_barrier_wait(&m->bar);
+        memcpy(cols, m->merged, n * sizeof *cols);
+    }
+    if (pthread_barrier_wait(&m->bar) == PTHREAD_BARRIER_SERIAL_THREAD) {
+        m->n = (size_t)-1;
+        m->failed = m->mismatch = 0;
+    }
+    pthread_barrier_wait(&m->bar);
+    if (!ok) return local != CLS_OK ? local : CLS_E_DEVICE;
+    return CLS_OK;
+}
+
+static void *run_fit(void *arg)
+{
+    part *k = arg;
+    cls_combine h = {sum_hook, k, stats_hook};
+    cls_pipeline p = k->p;
+    p.combine = &h;
+    k->st = cls_fit(k->ctx, &p, &k->x, &k->s);
+    return NULL;
 }
 
 static void *run_quantiles(void *arg)
@@ -106,6 +154,7 @@ static void meet_init(meet *m)
     pthread_mutex_init(&m->lock, NULL);
     m->cap = 1u << 18;  /* counts of one pass: more than these tests need */
     m->sum = calloc(m->cap, sizeof *m->sum);
+    m->merged = calloc(64, sizeof *m->merged);
     m->n = (size_t)-1;
 }
 
@@ -114,6 +163,7 @@ static void meet_free(meet *m)
     pthread_barrier_destroy(&m->bar);
     pthread_mutex_destroy(&m->lock);
     free(m->sum);
+    free(m->merged);
 }
 
 /* Rows [0, R) cut at 2/7 and 2/7 (participant 1 has none) and the rest. */
@@ -223,8 +273,8 @@ static void robust_statistics_equal_one_fit(void **state)
         assert_true(got.has_quantiles && got.qmin == 10 && got.qmax == 80);
         for (size_t c = 0; c < C; c++) {
             cls_column_stats a, e;
-            cls_stats_column(k[i].s, 0, c, &a);
-            cls_stats_column(want, 0, c, &e);
+            test_column(k[i].s, 0, c, &a);
+            test_column(want, 0, c, &e);
             if (memcmp(&a.median, &e.median, 8) || memcmp(&a.q_lo, &e.q_lo, 8) || memcmp(&a.q_hi, &e.q_hi, 8))
                 fail_msg("participant %d column %zu: median %.17g q %.17g %.17g, one fit: %.17g %.17g %.17g", i, c,
                          a.median, a.q_lo, a.q_hi, e.median, e.q_lo, e.q_hi);
@@ -233,6 +283,73 @@ static void robust_statistics_equal_one_fit(void **state)
     }
     meet_free(&m);
     cls_stats_destroy(want);
+    free(whole.data);
+}
+
+/* cls_fit() with both hooks over three participants' rows (one with none)
+ * equals one cls_fit() over all of them: counts, extremes and the robust
+ * scaler's quantiles bit for bit, means and variances up to the order of
+ * their merge; every participant holds the same statistics. */
+static void fit_across_participants_equals_one_fit(void **state)
+{
+    (void)state;
+    cls_dtype t = f64_ok() ? CLS_F64 : CLS_F32;
+    size_t R = 157, C = 9;
+    cls_array whole = cref_make(t, 1, R, C, 9);
+    const cls_scaler scalers[] = {CLS_ZSCORE, CLS_ROBUST, CLS_MINMAX};
+    for (size_t w = 0; w < sizeof scalers / sizeof *scalers; w++) {
+        cls_pipeline p = {.scaler = scalers[w], .scope = CLS_SCOPE_BATCH, .qmin = scalers[w] == CLS_ROBUST ? 10 : 0,
+                          .qmax = scalers[w] == CLS_ROBUST ? 80 : 0};
+        cls_stats *want = NULL;
+        if (cls_fit(ctxs[0], &p, &whole, &want) != CLS_OK) fail_msg("cls_fit: %s", cls_last_error(ctxs[0]));
+        cls_stats_info wi;
+        cls_stats_describe(want, &wi);
+        meet m;
+        meet_init(&m);
+        part k[P];
+        memset(k, 0, sizeof k);
+        for (int i = 0; i < P; i++) {
+            k[i].m = &m;
+            k[i].ctx = ctxs[i];
+            k[i].p = p;
+            k[i].id = i;
+            rows_of(&whole, i, &k[i].x);
+        }
+        spawn(run_fit, k);
+        double tol = t == CLS_F64 ? 1e-12 : 1e-5;
+        for (int i = 0; i < P; i++) {
+            if (k[i].st != CLS_OK)
+                fail_msg("%s, participant %d: %s: %s", cls_scaler_name(p.scaler), i, cls_status_str(k[i].st),
+                         cls_last_error(ctxs[i]));
+            cls_stats_info gi;
+            cls_stats_describe(k[i].s, &gi);
+            assert_int_equal(gi.rows, wi.rows);
+            assert_int_equal(gi.has_moments, wi.has_moments);
+            assert_int_equal(gi.has_quantiles, wi.has_quantiles);
+            for (size_t c = 0; c < C; c++) {
+                cls_column_stats a, e;
+                test_column(k[i].s, 0, c, &a);
+                test_column(want, 0, c, &e);
+                assert_int_equal(a.count, e.count);
+                assert_int_equal(a.missing, e.missing);
+                if (memcmp(&a.min, &e.min, 8) || memcmp(&a.max, &e.max, 8) || memcmp(&a.absmax, &e.absmax, 8))
+                    fail_msg("%s column %zu: extremes differ from one fit's", cls_scaler_name(p.scaler), c);
+                if (wi.has_quantiles &&
+                    (memcmp(&a.median, &e.median, 8) || memcmp(&a.q_lo, &e.q_lo, 8) || memcmp(&a.q_hi, &e.q_hi, 8)))
+                    fail_msg("robust column %zu: quantiles differ from one fit's", c);
+                if (wi.has_moments) {
+                    assert_close(a.mean, e.mean, tol * (1 + fabs(e.mean)));
+                    assert_close(a.m2, e.m2, tol * (1 + fabs(e.m2)));
+                }
+                cls_column_stats b;
+                test_column(k[0].s, 0, c, &b);
+                if (memcmp(&a, &b, sizeof a)) fail_msg("participants 0 and %d hold different statistics", i);
+            }
+        }
+        for (int i = 0; i < P; i++) cls_stats_destroy(k[i].s);
+        meet_free(&m);
+        cls_stats_destroy(want);
+    }
     free(whole.data);
 }
 
@@ -287,6 +404,7 @@ int main(void)
         cmocka_unit_test(three_participants_equal_one_call),
         cmocka_unit_test(three_participants_medians_equal_one_call),
         cmocka_unit_test(robust_statistics_equal_one_fit),
+        cmocka_unit_test(fit_across_participants_equals_one_fit),
         cmocka_unit_test(a_bad_argument_reaches_every_participant),
     };
     return TEST_RUN("quantiles_combined", tests, setup, teardown);

@@ -57,7 +57,7 @@ static void check(cls_context *ctx, const cls_array *x, const cls_pipeline *p, c
         assert_int_equal(info.has_quantiles, 1);
         for (size_t e = 0; e < info.groups * info.cols; e++) {
             cls_column_stats c;
-            assert_int_equal(cls_stats_column(s, e / info.cols, e % info.cols, &c), CLS_OK);
+            assert_int_equal(test_column(s, e / info.cols, e % info.cols, &c), CLS_OK);
             const double *gv[3] = {&c.median, &c.q_lo, &c.q_hi}, *wv[3] = {&want_st[e].median, &want_st[e].q_lo,
                                                                           &want_st[e].q_hi};
             for (int k = 0; k < 3; k++)

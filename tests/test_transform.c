@@ -292,8 +292,8 @@ static void assert_stats_agree(const cls_stats *a, const cls_stats *b, const cha
     for (size_t g = 0; g < ia.groups; g++)
         for (size_t c = 0; c < ia.cols; c++) {
             cls_column_stats u, v;
-            assert_int_equal(cls_stats_column(a, g, c, &u), CLS_OK);
-            assert_int_equal(cls_stats_column(b, g, c, &v), CLS_OK);
+            assert_int_equal(test_column(a, g, c, &u), CLS_OK);
+            assert_int_equal(test_column(b, g, c, &v), CLS_OK);
             if (u.count != v.count || u.missing != v.missing)
                 fail_msg("%s: [%zu, %zu] count %llu/%llu missing %llu/%llu", label, g, c,
                          (unsigned long long)u.count, (unsigned long long)v.count, (unsigned long long)u.missing,
@@ -406,8 +406,8 @@ static void saved_and_loaded_stats_transform_bit_for_bit(void **state)
             for (size_t g = 0; g < a.groups; g++)
                 for (size_t c = 0; c < a.cols; c++) {
                     cls_column_stats u, v;
-                    assert_int_equal(cls_stats_column(s, g, c, &u), CLS_OK);
-                    assert_int_equal(cls_stats_column(l, g, c, &v), CLS_OK);
+                    assert_int_equal(test_column(s, g, c, &u), CLS_OK);
+                    assert_int_equal(test_column(l, g, c, &v), CLS_OK);
                     assert_true(u.count == v.count && u.missing == v.missing);
                     assert_true(same_double(u.min, v.min) && same_double(u.max, v.max));
                     assert_true(same_double(u.mean, v.mean) && same_double(u.m2, v.m2));

@@ -159,7 +159,7 @@ static size_t run_on(cls_context *ctx, const prepared *P, const char *label)
         assert_non_null(got);
         for (size_t g = 0; g < info.groups; g++)
             for (size_t c = 0; c < info.cols; c++)
-                assert_int_equal(cls_stats_column(s, g, c, &got[g * info.cols + c]), CLS_OK);
+                assert_int_equal(test_column(s, g, c, &got[g * info.cols + c]), CLS_OK);
         bad = ref_compare_stats(got, P->stats, n, info.has_moments, P->w.dtype == CLS_F64 ? 1e-9 : 1e-4, label);
         free(got);
         cls_stats_destroy(s);

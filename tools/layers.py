@@ -15,7 +15,11 @@ Rules checked (docs/ARCHITECTURE.md):
      own folder or of folders below it (read from the sources' #include
      lines). The headers at the top of src/ (internal.h, testing.h: what
      every folder shares) may be included from any folder, and include
-     nothing above src/scalers themselves.
+     nothing above src/scalers themselves;
+  4. the environment (tools/env_check.py's source check, one list): the
+     library reads only the documented CLSCALE_* variables
+     (docs/ARCHITECTURE.md, "The environment") and never calls setenv,
+     putenv, unsetenv or clearenv.
 Objects come from the build's compile_commands.json, so a file added to
 meson is checked without a change here. Tests and fuzz targets are left out.
 """
@@ -26,6 +30,8 @@ import re
 import subprocess
 import sys
 from collections import defaultdict
+
+from env_check import ALLOWED as ENV_DOCUMENTED, check_sources as environment
 
 # A folder may call folders of a lower or equal rank; equal rank only
 # within the same folder (tools/cli and tools/bench share the tool's rank).
@@ -207,6 +213,9 @@ def main():
         rc = 1
     for a, b in upward_includes(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))):
         print("upward include: %s includes %s" % (a, b))
+        rc = 1
+    for line in environment(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))):
+        print("environment: %s (the library reads only %s and sets none)" % (line, ", ".join(sorted(ENV_DOCUMENTED))))
         rc = 1
     if rc == 0:
         print("%d files, no circles, every call and include goes down" % len(nodes))

@@ -21,7 +21,9 @@ import numpy as np
 
 from . import _clscale
 
-_SCALERS = {"minmax": _clscale.MINMAX, "zscore": _clscale.ZSCORE, "decimal": _clscale.DECIMAL}
+# Every scaler of the library's table; the library itself refuses one it
+# cannot fit on a device's buffers (exact quantiles: ClscaleError).
+_SCALERS = {name: code for name, code in _clscale.SCALERS.items() if code != _clscale.NONE}
 _SCOPES = {"matrix": _clscale.SCOPE_MATRIX, "batch": _clscale.SCOPE_BATCH}
 
 _lock = threading.Lock()
@@ -91,18 +93,19 @@ def _call(op, x, out, stats, **pipeline):
 
 
 def device_fit_transform(x, scaler="minmax", *, scope="matrix", feature_range=(0.0, 1.0), clip=False, out=None):
-    """Fits `scaler` ("minmax", "zscore" or "decimal") to the pyopencl array
+    """Fits `scaler` (a name of clscale's table: "minmax", "zscore", ...) to the pyopencl array
     `x` and scales it into `out` (a new array on x's queue when None; `x`
     itself scales in place). `scope` "matrix": statistics per matrix of a
     3-D array; "batch": shared by all. Returns (out, Stats). Bad arguments:
-    ValueError; device failures: ClscaleError."""
+    ValueError; device failures, and a scaler the library does not fit on
+    device buffers (robust: its counting passes read host memory):
+    ClscaleError."""
     if scaler not in _SCALERS:
         raise ValueError(f"scaler must be one of {sorted(_SCALERS)}, not {scaler!r}")
     if scope not in _SCOPES:
         raise ValueError(f"scope must be 'matrix' or 'batch', not {scope!r}")
+    # the range is the ranged scaler's (min-max); the library ignores it for the others
     lo, hi = (float(v) for v in feature_range)
-    if scaler != "minmax":
-        lo, hi = 0.0, 0.0
     return _call("fit_transform", x, out, None, scaler=_SCALERS[scaler], scope=_SCOPES[scope], lo=lo, hi=hi,
                  clip=bool(clip))
 

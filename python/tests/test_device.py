@@ -75,6 +75,8 @@ def test_bad_input_is_a_value_error(queue):
     with pytest.raises(ValueError, match="float32 or float64"):
         clscale.device_fit_transform(cla.to_device(queue, np.arange(1, 9, dtype=np.int32)), "minmax")
     with pytest.raises(ValueError, match="scaler"):
+        clscale.device_fit_transform(x, "nosuch")
+    with pytest.raises(clscale.ClscaleError, match="quantiles"):
         clscale.device_fit_transform(x, "robust")
     with pytest.raises(ValueError, match="shape"):
         clscale.device_fit_transform(x, "minmax", out=cla.empty(queue, (49, 4), np.float32))

@@ -55,6 +55,12 @@ cls_status cls_file_fit_transform_combined(cls_context *ctx, const cls_pipeline 
                                            const cls_combine *combine, cls_stats **fitted);
 /* Opens the .npy file at path and reads its header into *a (fd open
  * read-only: the caller closes it). */
+/* cls_fit() of a file's array across processes, and cls_fit_transform()
+ * without a cleaning stage: that fit, then each process's own transform
+ * (api/fit_combined.c). */
+cls_status cls_file_fit_combined(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats **out);
+cls_status cls_file_fit_transform_across(cls_context *ctx, const cls_pipeline *p, const cls_array *in,
+                                         const cls_array *out, cls_stats **fitted);
 cls_status cls_npy_open_input(cls_context *ctx, const char *path, cls_file_array *a);
 cls_status cls_npy_run(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const char *in_path,
                        const char *out_path, const cls_stream_opts *opts, cls_stats **fitted);

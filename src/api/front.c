@@ -43,8 +43,8 @@ static cls_status door(cls_context *ctx, const char *fn, const cls_array *in, co
 /* A combine hook where the call cannot combine: every process is told. */
 static cls_status refuse_combine(cls_context *ctx, const cls_pipeline *p, const char *fn)
 {
-    cls_status st = cls_fail(ctx, CLS_E_UNSUPPORTED, "%s: no combine hook here (combine statistics with "
-                             "cls_stats_merge; quantiles and cleaning take the hook)", fn);
+    cls_status st = cls_fail(ctx, CLS_E_UNSUPPORTED, "%s: no combine hook here (a fit takes it on host arrays "
+                             "and files; a transform is each process's own)", fn);
     const cls_combine *cb = p->combine;
     return cb->stats ? cb->stats(cb->user, st, NULL, 0) : cb->fn(cb->user, st, NULL, 0);
 }
@@ -54,7 +54,12 @@ cls_status cls_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, 
     if (out) *out = NULL;
     cls_status st = door(ctx, "cls_fit", x, NULL);
     if (st != CLS_OK) return st;
-    if (combined(p)) return refuse_combine(ctx, p, "cls_fit");
+    if (combined(p)) {
+        /* across processes: host arrays and files (the planner's steps) */
+        if (x->where == CLS_IN_HOST) return cls_host_fit_combined(ctx, p, x, out);
+        if (x->where == CLS_IN_FILE) return cls_file_fit_combined(ctx, p, x, out);
+        return refuse_combine(ctx, p, "cls_fit");
+    }
     switch (x->where) {
     case CLS_IN_BUFFER: {
         cls_buffer b = buffer_of(x);
@@ -113,6 +118,7 @@ cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_
     }
     case CLS_ENTRY_FILE: {
         cls_file_array a = file_of(in), b = file_of(out);
+        if (r.combined && !r.cleans) return cls_file_fit_transform_across(ctx, p, in, out, fitted);
         if (r.combined) return cls_file_fit_transform_combined(ctx, p, &a, &b, in->stream, p->combine, fitted);
         return cls_file_fit_transform(ctx, p, &a, &b, in->stream, fitted);
     }
@@ -122,8 +128,11 @@ cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_
         return r.combined ? cls_host_clean_combined(ctx, p->clean, p->scope, in, out, p->combine)
                           : cls_host_clean(ctx, p->clean, p->scope, in, out);
     case CLS_ENTRY_HOST:
-        if (r.combined) return cls_host_fit_transform_combined(ctx, p, in, out, p->combine, fitted);
-        return cls_host_fit_transform(ctx, p, in, out, fitted);
+        /* the route said whether it cleans: the cleaning stage only when it does */
+        if (r.combined) return r.cleans ? cls_host_fit_transform_combined(ctx, p, in, out, p->combine, fitted)
+                                        : cls_host_fit_transform_across(ctx, p, in, out, fitted);
+        return r.cleans ? cls_host_fit_transform(ctx, p, in, out, fitted)
+                        : cls_fit_transform_plain(ctx, p, in, out, fitted);
     case CLS_ENTRY_REFUSED: break;
     }
     st = cls_fail(ctx, r.refusal, "cls_fit_transform: %s", r.why);

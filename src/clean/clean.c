@@ -35,6 +35,7 @@
 #include "engine/job.h"
 #include "quantiles/select.h"
 #include "lightcurve/lightcurve.h"
+#include "plan/entries.h"
 #include "plan/route.h"
 #include "scalers/scaler.h"
 #include "stats/quantile.h"
@@ -862,16 +863,20 @@ cls_status cls_host_fit_transform_combined(cls_context *ctx, const cls_pipeline 
         st = ctx ? cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: NULL pipeline") : CLS_E_ARG;
         return combine->stats ? combine->stats(combine->user, st, NULL, 0) : combine->fn(combine->user, st, NULL, 0);
     }
+    /* no cleaning stage: the planner's fit across processes, each its own transform */
+    if (!active(p->clean)) return cls_host_fit_transform_across(ctx, p, in, out, fitted);
     st = check_combined(ctx, p->clean, p->scope, in, out, combine, &o);
     if (st != CLS_OK) return st;
-    if (!active(p->clean) || !cls_route_fuses(p)) {
-        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "cls_fit_transform: the pipeline needs a cleaning stage and "
-                      "a scaler that fuses with it (min-max, z-score, decimal, max-abs; no factors, no clamping, "
-                      "not inverse)");
-        return combine->stats(combine->user, st, NULL, 0);
-    }
     int fused = 0;
-    return clean_run(ctx, p->clean, &o, p->scope, in, out, NULL, p, &fused, fitted, combine);
+    if (cls_route_fuses(p)) return clean_run(ctx, p->clean, &o, p->scope, in, out, NULL, p, &fused, fitted, combine);
+    /* the scaler (factors, statistics) after the cleaning, over its output, as
+     * one process runs it: the cleaning across processes writes out, then the
+     * rest is fitted across them and applied to out in place */
+    st = clean_run(ctx, p->clean, &o, p->scope, in, out, NULL, NULL, &fused, NULL, combine);
+    if (st != CLS_OK || (p->scaler == CLS_NONE && !p->factors && !fitted)) return st;
+    cls_pipeline rest = *p;
+    rest.clean = NULL;
+    return cls_host_fit_transform_across(ctx, &rest, out, out, fitted);
 }
 
 cls_status cls_host_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,

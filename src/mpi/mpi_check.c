@@ -2,8 +2,8 @@
  * the ranks' statuses (and checks that they passed the same arguments), the
  * message that names the failing rank (composed here, then handed to the
  * core's one error channel, cls_last_error()), and this thread's report.
- * Calls MPI, the core's cls_status_str() and its error writers
- * (util/fail.h); nothing else. */
+ * Calls MPI and the core's cls_status_str() and cls_set_error(); nothing
+ * else. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +29,7 @@ const char *mpi_error(void) { return err_buf; }
 cls_status mpi_publish(cls_context *ctx, cls_status st)
 {
     if (st == CLS_OK || !err_buf[0]) return st;
-    return ctx ? cls_fail(ctx, st, "%s", err_buf) : cls_fail_thread(st, "%s", err_buf);
+    return cls_set_error(ctx, st, err_buf);
 }
 
 cls_mpi_report *mpi_report(void) { return &report; }

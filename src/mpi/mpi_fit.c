@@ -1,12 +1,13 @@
-/* cls_mpi_fit(), cls_mpi_fit_transform() and cls_mpi_fit_transform():
- * each rank fits its own data (in memory, or streamed from a file) with the
- * core API, the ranks check their outcomes and arguments in one small
- * allreduce, and in CLS_SCOPE_BATCH combine their statistics in one
- * allreduce of the column table (mpi_reduce.c); the transform is local.
- * Calls the core's public API and the other files of src/mpi/. */
+/* cls_mpi_fit() and cls_mpi_fit_transform() (in memory, or streamed from
+ * files): the ranks check their arguments in one small allreduce; in
+ * CLS_SCOPE_BATCH each rank then makes the core's call (cls_fit,
+ * cls_fit_transform) with the combine hooks of mpi_quantiles.c and
+ * mpi_reduce.c, and the core decides the passes (fusing, streaming,
+ * counting passes) and calls the hooks between them; in CLS_SCOPE_MATRIX
+ * each rank fits its own matrices, nothing exchanged but the outcomes.
+ * Calls the core's public API (clscale.h) and the other files of src/mpi/. */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "mpi_internal.h"
 
@@ -16,15 +17,6 @@
  * the histograms of each pass summed by MPI_Allreduce (mpi_quantiles.c).
  * A value outside the table fails with CLS_E_UNSUPPORTED. */
 static int distributed(cls_scaler s) { return cls_scaler_name(s) != NULL; }
-
-/* The scaler's exact quantiles are found across the ranks (batch scope):
- * the route says whether it takes counting passes (its descriptor's needs). */
-static int needs_quantiles(const cls_pipeline *p)
-{
-    cls_route r;
-    cls_route_fit_transform(p, &(cls_array){.where = CLS_IN_HOST}, NULL, 0, &r);
-    return r.quantiles && p->scope == CLS_SCOPE_BATCH;
-}
 
 static int matrix_scope(const cls_pipeline *p) { return p && p->scope == CLS_SCOPE_MATRIX; }
 
@@ -106,16 +98,10 @@ static void check_local(call *k)
     } else if (!distributed(k->p->scaler)) {
         k->st = CLS_E_UNSUPPORTED;
         k->why = "pipeline: unknown scaler (not one of the core library's, cls_scaler_name)";
-    } else if (k->p->clean && k->p->scope == CLS_SCOPE_BATCH &&
-               (k->mode != FIT_TRANSFORM || (k->fin && !mpi_clean_streams(k->p)))) {
+    } else if (k->p->clean && k->p->scope == CLS_SCOPE_BATCH && k->mode != FIT_TRANSFORM) {
         k->st = CLS_E_UNSUPPORTED;
-        k->why = "a cleaning stage (imputation, sigma clipping) runs across MPI ranks in CLS_SCOPE_BATCH only in "
-                 "cls_mpi_fit_transform, and streamed from files only ahead of min-max, z-score, decimal, max-abs "
-                 "or no scaler (no factors, no clamping ahead of a scaler)";
-    } else if (k->p->clean && k->p->scope == CLS_SCOPE_BATCH && k->p->clean->impute == CLS_IMPUTE_MOST_FREQUENT) {
-        k->st = CLS_E_UNSUPPORTED;
-        k->why = "most_frequent imputation is not distributed across MPI ranks (it needs every value of a column "
-                 "in one process, counts do not give it); use mean, median or constant";
+        k->why = "a cleaning stage (imputation, sigma clipping) runs across MPI ranks in CLS_SCOPE_BATCH in "
+                 "cls_mpi_fit_transform (it writes the cleaned data)";
     } else k->st = CLS_OK;
     k->has_data = k->st == CLS_OK && x->batch && x->rows;
 }
@@ -166,8 +152,8 @@ static void fill_keys(mpi_check *c, const call *k)
     key_add(c, "light curves: bins", lc ? (int64_t)lc->bin_rows << 8 | lc->bin_stat : 0, 0);
 }
 
-/* The statistics of a rank without data: the description that the lowest
- * rank with data broadcasts, no rows (batch) or no matrices (matrix). */
+/* The statistics of a rank without matrices (CLS_SCOPE_MATRIX): the
+ * description that the lowest rank with data broadcasts, no matrices. */
 static cls_status empty_stats(MPI_Comm comm, int root, call *k)
 {
     cls_stats_info info;
@@ -177,81 +163,36 @@ static cls_status empty_stats(MPI_Comm comm, int root, call *k)
     int e = MPI_Bcast(&info, (int)sizeof info, MPI_BYTE, root, comm);
     if (e != MPI_SUCCESS) return mpi_fail_call("MPI_Bcast (the statistics' description)", e);
     if (k->has_data) return CLS_OK;
-    if (info.scope == CLS_SCOPE_BATCH) info.rows = 0;
-    else info.groups = 0;
+    info.groups = 0;
     return cls_stats_create(&info, NULL, &k->local);
 }
 
-/* Merges the batch statistics of every rank into one new object. */
-static cls_status combine(MPI_Comm comm, call *k, cls_stats **out)
+/* The hooks' collectives into the rank's report: the statistics' merge
+ * (a fit's, or a cleaning's moments passes), the counting passes. */
+static void record(double t, const mpi_combine_state *c, int cleaning)
 {
-    cls_stats_info info;
-    cls_stats_describe(k->local, &info);
-    return mpi_combine(comm, cls_stats_columns(k->local), &info, out);
-}
-
-/* A scaler whose quantiles are found across the ranks (needs_quantiles)
- * fits on each rank only what merges (cls_host_fit_mergeable: count,
- * missing, extremes, moments as its descriptor needs them), not the
- * quantiles of its own rows alone; the quantiles follow over every rank's
- * rows (quantiles()). A file's part is mapped read-only for it, as for
- * the counting passes. */
-static cls_status fit_mergeable(call *k)
-{
-    cls_array x = *k->in;
-    void *base = NULL;
-    size_t len = 0;
-    cls_status st = k->fin ? mpi_map_part(k->fin, &x, &base, &len) : CLS_OK;
-    if (st != CLS_OK) return cls_fail(k->ctx, st, "%s", mpi_error());
-    st = cls_host_fit_mergeable(k->ctx, k->p, &x, &k->local);
-    if (base) munmap(base, len);
-    return st;
-}
-
-/* The robust statistics' quantiles over every rank's rows, into s. A rank
- * without data, and a file's part (mapped read-only), take part too. */
-static cls_status quantiles(MPI_Comm comm, call *k, cls_stats *s)
-{
-    cls_array x = {.data = NULL, .dtype = k->in->dtype, .batch = k->has_data ? k->in->batch : 0, .rows = k->has_data ? k->in->rows : 0, .cols = k->in->cols};
-    void *base = NULL;
-    size_t len = 0;
-    cls_status st = CLS_OK;
-    if (k->has_data && k->fin) st = mpi_map_part(k->fin, &x, &base, &len);
-    else if (k->has_data) x.data = k->in->data;
-    /* a failure here reaches the others through the hook */
-    st = mpi_fit_quantiles(comm, k->ctx, k->p, &x, s, st, st == CLS_OK ? NULL : mpi_error());
-    if (base) munmap(base, len);
-    return st;
-}
-
-static cls_status run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, const cls_array *in, cls_array *out,
-                      const cls_array *fin, const cls_array *fout, mode m, const char *arg_error,
-                      cls_stats **result);
-
-/* A cleaning stage in batch scope, after the ranks agreed on the
- * arguments: cleaned across the ranks (mpi_clean.c), the scaler fused
- * there, or fitted and applied across the ranks to the cleaned rows in
- * place (run() again, without the cleaning). */
-static cls_status clean_then_rest(cls_context *ctx, MPI_Comm comm, const call *k, cls_stats **result)
-{
-    const cls_pipeline *p = k->p;
-    int fuses = mpi_clean_fuses(p);
-    if (k->fin) /* streamed: the scaler fuses or there is none (check_local) */
-        return mpi_clean_run_files(ctx, comm, p, k->fin, k->fout, k->has_data, fuses ? result : NULL);
-    cls_status st = mpi_clean_run(ctx, comm, p, k->in, k->out, k->has_data, fuses ? result : NULL);
-    cls_pipeline rest = *p;
-    rest.clean = NULL;
-    if (st != CLS_OK || fuses || (rest.scaler == CLS_NONE && !rest.factors && !result)) return st;
-    cls_mpi_report keep = *mpi_report();
-    st = run(ctx, comm, &rest, k->has_data ? k->out : k->in, k->has_data ? k->out : NULL, NULL, NULL, FIT_TRANSFORM,
-             NULL, result);
     cls_mpi_report *r = mpi_report();
-    r->clean = keep.clean;
-    r->clean_reduce = keep.clean_reduce;
-    r->clean_bytes = keep.clean_bytes;
-    r->clean_passes = keep.clean_passes;
-    r->check += keep.check;
-    return st;
+    double now = MPI_Wtime(), call = now - t, hooks = c->reduce + c->agree + c->quantile_reduce;
+    if (cleaning) {
+        r->clean = call;
+        r->clean_reduce = c->reduce + c->agree;
+        r->clean_bytes = c->bytes;
+        r->clean_passes = c->stats_passes;
+    } else {
+        /* a fit_transform's transform: the work between the fit's last
+         * collective and the closing agreement */
+        r->transform = c->work_to > c->work_from && c->work_from > 0 ? c->work_to - c->work_from : 0;
+        r->fit = call - hooks - r->transform;
+        r->reduce = c->reduce;
+        r->reduce_bytes = c->bytes;
+    }
+    if (c->passes) {
+        /* from the statistics' merge that precedes them */
+        r->quantiles = now - (c->quantiles_from ? c->quantiles_from : t);
+        r->quantile_reduce = c->quantile_reduce;
+        r->quantile_bytes = c->quantile_bytes;
+        r->quantile_passes = c->passes;
+    }
 }
 
 static cls_status run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, const cls_array *in, cls_array *out,
@@ -280,21 +221,18 @@ static cls_status run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, co
     }
     int matrix = k.st == CLS_OK && p->scope == CLS_SCOPE_MATRIX;
 
-    /* a cleaning stage across ranks (check_local let it through) */
-    int cleaning = k.st == CLS_OK && p->clean && !matrix;
+    /* per matrix: each rank its own whole matrices, no exchange; its
+     * statistics only when asked (collecting them costs groups x cols x 80
+     * bytes: 142 MB for seed-A) */
     double t = MPI_Wtime();
-    if (k.has_data && !cleaning) {
-        /* per matrix: one pass; its statistics only when asked (collecting
-         * them costs groups x cols x 80 bytes: 142 MB for seed-A) */
+    if (matrix && k.has_data) {
         cls_stats **keep = k.wants_stats ? &k.local : NULL;
-        if (fin && m == FIT_TRANSFORM && matrix) k.st = cls_fit_transform(ctx, p, fin, (cls_array *)fout, keep);
-        else if (needs_quantiles(p)) k.st = fit_mergeable(&k);
-        else if (fin) k.st = cls_fit(ctx, p, fin, &k.local);
-        else if (m == FIT_TRANSFORM && matrix) k.st = cls_fit_transform(ctx, p, in, out, keep);
-        else k.st = cls_fit(ctx, p, in, &k.local);
+        const cls_array *x = fin ? fin : in;
+        if (m == FIT_TRANSFORM) k.st = cls_fit_transform(ctx, p, x, fin ? (cls_array *)fout : out, keep);
+        else k.st = cls_fit(ctx, p, x, &k.local);
         if (k.st != CLS_OK) k.why = cls_last_error(ctx);
+        r->fit = MPI_Wtime() - t;
     }
-    if (!cleaning) r->fit = MPI_Wtime() - t;
 
     mpi_check c;
     memset(&c, 0, sizeof c);
@@ -309,36 +247,39 @@ static cls_status run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, co
         mpi_set_error("no rank holds data (every rank passed 0 rows)");
         st = CLS_E_ARG;
     }
-    if (st == CLS_OK && cleaning) {
-        st = clean_then_rest(ctx, comm, &k, result);
-        r->total = MPI_Wtime() - t0;
-        return st;
-    }
-    /* every rank knows first_without_data and wants_stats: all or none take
-     * part in the broadcast */
-    if (st == CLS_OK && c.first_without_data >= 0 && k.wants_stats) {
-        st = empty_stats(comm, c.first_with_data, &k);
-        st = cls_mpi_agree(comm, st, st == CLS_E_NOMEM ? "out of memory for empty statistics" : mpi_error());
-    }
     cls_stats *s = NULL;
-    if (st == CLS_OK && !matrix) {
-        st = combine(comm, &k, &s);
-        st = cls_mpi_agree(comm, st, st == CLS_E_NOMEM ? "out of memory for the combined statistics" : mpi_error());
-        if (st == CLS_OK && needs_quantiles(p)) st = quantiles(comm, &k, s);
-    }
     if (st == CLS_OK && matrix) {
+        /* a rank without matrices: the description of the lowest rank with
+         * data, no matrices; every rank knows first_without_data and
+         * wants_stats, so all or none take part in the broadcast */
+        if (c.first_without_data >= 0 && k.wants_stats) {
+            st = empty_stats(comm, c.first_with_data, &k);
+            st = cls_mpi_agree(comm, st, st == CLS_E_NOMEM ? "out of memory for empty statistics" : mpi_error());
+        }
         s = k.local;
         k.local = NULL;
+    } else if (st == CLS_OK) {
+        /* all rows as one: the library's calls with the hooks, which it calls
+         * between its passes (every decision on fusing, streaming and
+         * counting passes is the library's) */
+        mpi_combine_state cs;
+        cls_combine hook;
+        mpi_combine_init(&cs, comm, ctx, &hook);
+        cls_pipeline pc = *p;
+        pc.combine = &hook;
+        /* a rank without rows passes its columns with none, in host memory */
+        cls_array none = {.data = NULL, .dtype = in->dtype, .batch = 0, .rows = 0, .cols = in->cols};
+        cls_array none_out = none;
+        const cls_array *x = !k.has_data ? &none : fin ? fin : in;
+        cls_array *y = !k.has_data ? &none_out : fin ? (cls_array *)fout : out;
+        t = MPI_Wtime();
+        if (m == FIT_TRANSFORM) st = cls_fit_transform(ctx, &pc, x, y, result ? &s : NULL);
+        else st = cls_fit(ctx, &pc, x, &s);
+        /* a failure reached every rank through the hooks, which composed
+         * the message naming the failing rank (published below) */
+        record(t, &cs, p->clean != NULL);
     }
     cls_stats_destroy(k.local);
-
-    if (st == CLS_OK && m == FIT_TRANSFORM && !matrix) {
-        cls_status ts = CLS_OK;
-        t = MPI_Wtime();
-        if (k.has_data) ts = fin ? cls_transform(ctx, p, s, fin, (cls_array *)fout) : cls_transform(ctx, p, s, in, out);
-        r->transform = MPI_Wtime() - t;
-        st = cls_mpi_agree(comm, ts, ts != CLS_OK ? cls_last_error(ctx) : NULL);
-    }
     if (st != CLS_OK) {
         cls_stats_destroy(s);
         s = NULL;

@@ -1,17 +1,14 @@
 /* What the files of the MPI part share (src/mpi/). They use the core's
- * public API (clscale.h), MPI, and the few core functions marked
- * CLS_FRIEND (util/friend.h): the route's one rule (plan/route.h), the fit
- * of what merges (plan/entries.h) and the one error channel's writers
- * (util/fail.h); nothing in the core includes this. */
+ * public API (clscale.h) and MPI, nothing else of the core: the core
+ * decides a call's passes and calls the combine hooks set up here between
+ * them; failures reach the core's one error channel through
+ * cls_set_error(). Nothing in the core includes this. */
 #ifndef CLS_MPI_INTERNAL_H
 #define CLS_MPI_INTERNAL_H
 
 #include <stdint.h>
 
 #include "clscale_mpi.h"
-#include "plan/entries.h"
-#include "plan/route.h"
-#include "util/fail.h"
 
 /* ---- mpi_check.c: statuses, messages, reports ---- */
 
@@ -61,6 +58,11 @@ cls_status mpi_fail_call(const char *call, int err);
  * commutative user operation. Returns MPI_SUCCESS or the MPI error. */
 int mpi_allreduce_columns(MPI_Comm comm, cls_column_stats *col, size_t n);
 
+/* The stats hook (clscale.h's cls_stats_combine_fn; user: an
+ * mpi_combine_state): the ranks' outcomes agreed in one small allreduce,
+ * then the columns merged by the commutative Chan operation. */
+cls_status mpi_merge_stats(void *user, cls_status local, cls_column_stats *cols, size_t n);
+
 /* Merges every rank's `table` (info->groups x info->cols, overwritten) with
  * mpi_allreduce_columns() into a new *out described by `info`, its rows the
  * ranks' total; records the allreduce's time and bytes in the report. */
@@ -76,55 +78,28 @@ cls_status mpi_combine(MPI_Comm comm, cls_column_stats *table, const cls_stats_i
 enum { MPI_COUNTS_AUTO, MPI_COUNTS_DENSE, MPI_COUNTS_SPARSE };
 void cls_mpi_counts_force(int mode);
 
-/* The state of the hook that sums the counting passes' histograms. */
+/* The state of the combine hooks of one call. */
 typedef struct mpi_combine_state {
     MPI_Comm     comm;
     cls_context *ctx;       /* for this rank's message after a failure */
     const char  *why;       /* that message when it is not the context's */
-    double       reduce;    /* seconds in the hook's collectives */
-    uint64_t     bytes;     /* counts this rank contributed */
-    unsigned     passes;    /* calls of the hook */
+    double       reduce;    /* seconds in the stats hook's merges of columns */
+    double       agree;     /* seconds in its calls without columns (agreements alone) */
+    uint64_t     bytes;     /* columns this rank contributed to them */
+    unsigned     stats_passes;  /* calls of the stats hook with columns */
+    double       quantiles_from; /* MPI_Wtime() at the end of the last merge of columns */
+    double       quantile_reduce; /* seconds in the count hook's collectives */
+    uint64_t     quantile_bytes;  /* counts this rank contributed */
+    unsigned     passes;    /* calls of the count hook */
     unsigned     sparse_passes; /* of them, passes whose counts travelled as pairs */
-    unsigned     stats_passes;  /* calls of the stats hook with columns (mpi_clean.c) */
+    double       last_out;  /* MPI_Wtime() as the last hook call returned */
+    double       work_from, work_to; /* the local work between the last collective with
+                                        data and the stats hook's closing agreement (a
+                                        transform) */
 } mpi_combine_state;
 
-/* Sets up `c` and the clscale.h hook that points at it. */
+/* Sets up `c` and the clscale.h hooks that point at it: the count hook
+ * (mpi_quantiles.c) and the stats hook (mpi_merge_stats). */
 void mpi_combine_init(mpi_combine_state *c, MPI_Comm comm, cls_context *ctx, cls_combine *hook);
-
-/* cls_stats_fit_quantiles() over every rank's `x` (0 rows allowed) into
- * `s` (the same description on every rank), with the hook; records the
- * time and bytes in the report. A rank whose `local` is not CLS_OK (it
- * could not get its data; `why`) takes no pass and makes every rank fail.
- * Collective; every rank returns the same. */
-cls_status mpi_fit_quantiles(MPI_Comm comm, cls_context *ctx, const cls_pipeline *p, const cls_array *x,
-                             cls_stats *s, cls_status local, const char *why);
-
-/* ---- mpi_clean.c: a cleaning stage across ranks ---- */
-
-/* Whether the core fuses p's scaler into the cleaning's last pass. */
-int mpi_clean_fuses(const cls_pipeline *p);
-
-/* The cleaning stage of cls_mpi_fit_transform() in CLS_SCOPE_BATCH after
- * the ranks agreed on the arguments: this rank's rows (none unless
- * has_data) cleaned into `out` with the hooks, the scaler fused (and
- * *fitted set, when not NULL) where mpi_clean_fuses(p); else only cleaned,
- * and the caller fits and transforms the rest. Records the times in the
- * report. Collective; every rank returns the same. */
-cls_status mpi_clean_run(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, const cls_array *in, cls_array *out,
-                         int has_data, cls_stats **fitted);
-
-/* Whether a cleaning stage in CLS_SCOPE_BATCH streams from files across
- * ranks: a fusing scaler, or none (no factors). */
-int mpi_clean_streams(const cls_pipeline *p);
-
-/* mpi_clean_run() of this rank's part of a file (fin, fout; none unless
- * has_data): the cleaning stage's passes stream over it
- * (cls_fit_transform), the scaler fused. */
-cls_status mpi_clean_run_files(cls_context *ctx, MPI_Comm comm, const cls_pipeline *p, const cls_array *fin,
-                               const cls_array *fout, int has_data, cls_stats **fitted);
-
-/* Maps a file's array read-only (x->data; nothing for 0 rows): *base and
- * *len for munmap. CLS_E_IO with the message set when mmap fails. */
-cls_status mpi_map_part(const cls_array *f, cls_array *x, void **base, size_t *len);
 
 #endif

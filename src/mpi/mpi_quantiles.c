@@ -1,14 +1,13 @@
-/* Exact quantiles across ranks: the hook (clscale.h's cls_combine) that
- * sums each counting pass's histograms with MPI_Allreduce after the ranks
- * agreed that every one of them counted, cls_mpi_quantiles(), and the
- * robust scaler's quantiles for cls_mpi_fit() (mpi_fit_quantiles).
- * Calls MPI, the core's public API and mpi_check.c. */
+/* Exact quantiles across ranks: the count hook (clscale.h's cls_combine)
+ * that sums each counting pass's histograms with MPI_Allreduce after the
+ * ranks agreed that every one of them counted (the core calls it in
+ * cls_quantiles, and in a fit or cleaning that takes counting passes), the
+ * setting up of both hooks, and cls_mpi_quantiles().
+ * Calls MPI, the core's public API, mpi_check.c and mpi_reduce.c. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "mpi_internal.h"
 
@@ -113,10 +112,11 @@ static cls_status sum_counts(void *user, cls_status local, uint64_t *counts, siz
         if (st == CLS_E_NOMEM) mpi_set_error("out of memory for the quantiles' counts");
         /* every rank's collective fails or none: still, agree */
         st = cls_mpi_agree(c->comm, st, st == CLS_OK ? NULL : mpi_error());
-        c->bytes += sent;
+        c->quantile_bytes += sent;
         c->sparse_passes += sparse;
     }
-    c->reduce += MPI_Wtime() - t;
+    c->last_out = MPI_Wtime();
+    c->quantile_reduce += c->last_out - t;
     return st;
 }
 
@@ -127,57 +127,7 @@ void mpi_combine_init(mpi_combine_state *c, MPI_Comm comm, cls_context *ctx, cls
     c->ctx = ctx;
     hook->fn = sum_counts;
     hook->user = c;
-    hook->stats = NULL;
-}
-
-cls_status mpi_fit_quantiles(MPI_Comm comm, cls_context *ctx, const cls_pipeline *p, const cls_array *x,
-                             cls_stats *s, cls_status local, const char *why)
-{
-    mpi_combine_state c;
-    cls_combine hook;
-    mpi_combine_init(&c, comm, ctx, &hook);
-    cls_mpi_report *r = mpi_report();
-    double t = MPI_Wtime();
-    /* fails on every rank alike: the hook carries any rank's failure, as
-     * the core passes its own */
-    char mine[1024];
-    snprintf(mine, sizeof mine, "%s", why ? why : "");
-    c.why = mine;
-    cls_pipeline pc = *p;
-    pc.combine = &hook;
-    cls_status st = local == CLS_OK ? (c.why = NULL, cls_stats_fit_quantiles(ctx, &pc, x, s))
-                                    : sum_counts(&c, local, NULL, 0);
-    r->quantiles = MPI_Wtime() - t;
-    r->quantile_reduce = c.reduce;
-    r->quantile_bytes = c.bytes;
-    r->quantile_passes = c.passes;
-    return st;
-}
-
-cls_status mpi_map_part(const cls_array *f, cls_array *x, void **base, size_t *len)
-{
-    *base = NULL;
-    *len = 0;
-    x->data = NULL;
-    x->dtype = f->dtype;
-    x->batch = f->batch;
-    x->rows = f->rows;
-    x->cols = f->cols;
-    size_t bytes = f->batch * f->rows * f->cols * (f->dtype == CLS_F64 ? 8 : 4);
-    if (!bytes) return CLS_OK;
-    long pg = sysconf(_SC_PAGESIZE);
-    uint64_t at = f->offset / (uint64_t)pg * (uint64_t)pg;
-    size_t pre = (size_t)(f->offset - at);
-    void *m = mmap(NULL, bytes + pre, PROT_READ, MAP_SHARED, f->fd, (off_t)at);
-    if (m == MAP_FAILED) {
-        mpi_set_error("mmap of %s (%zu bytes at offset %llu) for the passes over this rank's part failed",
-                      f->path ? f->path : "the input", bytes, (unsigned long long)f->offset);
-        return CLS_E_IO;
-    }
-    *base = m;
-    *len = bytes + pre;
-    x->data = (char *)m + pre;
-    return CLS_OK;
+    hook->stats = mpi_merge_stats;
 }
 
 static cls_status quantiles(cls_context *ctx, MPI_Comm comm, const cls_array *local_x, cls_scope scope,
@@ -240,8 +190,8 @@ static cls_status quantiles(cls_context *ctx, MPI_Comm comm, const cls_array *lo
         mpi_combine_init(&c, comm, ctx, &hook);
         st = cls_quantiles(ctx, &(cls_pipeline){.scope = scope, .combine = &hook}, x, q, nq, out);
         r->quantiles = MPI_Wtime() - t;
-        r->quantile_reduce = c.reduce;
-        r->quantile_bytes = c.bytes;
+        r->quantile_reduce = c.quantile_reduce;
+        r->quantile_bytes = c.quantile_bytes;
         r->quantile_passes = c.passes;
     }
     r->total = MPI_Wtime() - t0;

@@ -1,7 +1,9 @@
 /* The statistics' collectives: the MPI datatype of one cls_column_stats, the
  * user-defined operation that merges two of them with Chan's formulas, the
- * allreduce of a table of columns, and cls_mpi_stats_gather().
- * Calls MPI and the core's public statistics API. */
+ * allreduce of a table of columns, the stats hook (clscale.h's cls_combine:
+ * the core calls it after a fit's pass and a cleaning's moments passes),
+ * cls_mpi_stats_allreduce() and cls_mpi_stats_gather().
+ * Calls MPI, the core's public statistics API and mpi_check.c. */
 #include <limits.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -79,6 +81,36 @@ int mpi_allreduce_columns(MPI_Comm comm, cls_column_stats *col, size_t n)
     MPI_Op_free(&op);
     MPI_Type_free(&t);
     return e;
+}
+
+cls_status mpi_merge_stats(void *user, cls_status local, cls_column_stats *cols, size_t n)
+{
+    mpi_combine_state *c = user;
+    double t = MPI_Wtime();
+    if (!n) {
+        c->work_from = c->last_out;
+        c->work_to = t;
+    }
+    const char *why = c->why ? c->why : c->ctx ? cls_last_error(c->ctx) : NULL;
+    cls_status st = cls_mpi_agree(c->comm, local, local != CLS_OK ? why : NULL);
+    int size = 1;
+    if (st == CLS_OK && n && MPI_Comm_size(c->comm, &size) == MPI_SUCCESS && size > 1) {
+        int e = mpi_allreduce_columns(c->comm, cols, n);
+        if (e != MPI_SUCCESS) st = mpi_fail_call("MPI_Allreduce (statistics)", e);
+        /* every rank's collective fails or none: still, agree */
+        st = cls_mpi_agree(c->comm, st, st == CLS_OK ? NULL : mpi_error());
+        c->bytes += (uint64_t)n * sizeof *cols;
+    }
+    c->stats_passes += n != 0;
+    c->last_out = MPI_Wtime();
+    /* a merge of columns, or an agreement alone (no statistics move) */
+    if (n) {
+        c->reduce += c->last_out - t;
+        c->quantiles_from = c->last_out;
+    } else {
+        c->agree += c->last_out - t;
+    }
+    return st;
 }
 
 cls_status mpi_combine(MPI_Comm comm, cls_column_stats *table, const cls_stats_info *info, cls_stats **out)

@@ -79,8 +79,10 @@ cls_status cls_check_pipeline(cls_context *ctx, const cls_pipeline *p, const cls
         !(p->qmin >= 0 && p->qmin <= p->qmax && p->qmax <= 100))
         return cls_fail(ctx, CLS_E_ARG, "pipeline: quantile range [%g, %g] must have 0 <= qmin <= qmax <= 100",
                         p->qmin, p->qmax);
+    /* the descriptor says it (the route asks the same; asked here, a call's
+     * pipeline does not come back into route.c) */
     if ((p->no_centering || p->no_scaling || p->unit_variance || p->qmin != 0 || p->qmax != 0) &&
-        !cls_route_quantiles(p))
+        !(d && (d->needs & CLS_NEED_QUANTILES)))
         return cls_fail(ctx, CLS_E_ARG, "pipeline: the quantile range, no_centering, no_scaling and "
                         "unit_variance apply to the robust scaler only");
     const cls_array *f = p->factors;

@@ -400,6 +400,19 @@ cls_status cls_host_fit_mergeable(cls_context *ctx, const cls_pipeline *p, const
     return host_fit(ctx, p, x, 0, out);
 }
 
+cls_status cls_host_fit_empty(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats **out)
+{
+    cls_job job;
+    memset(&job, 0, sizeof job);
+    job.ctx = ctx;
+    job.dtype = x->dtype;
+    job.C = x->cols;
+    job.G = p->scope == CLS_SCOPE_BATCH ? 1 : x->batch;
+    job.Rg = p->scope == CLS_SCOPE_BATCH ? 0 : x->rows;
+    job.moments = needs_moments(p->scaler);
+    return new_stats(&job, p, 0, out);
+}
+
 static void identity_copy(void *arg, size_t i)
 {
     void **a = arg;

@@ -61,6 +61,10 @@ void cls_route_fit_transform(const cls_pipeline *p, const cls_array *in, const c
     switch (in->where) {
     case CLS_IN_BUFFER:
         if (r->combined) refuse(r, CLS_E_UNSUPPORTED, "no combine hook on buffers");
+        /* the exact quantiles' counting passes read host memory */
+        else if (r->quantiles)
+            refuse(r, CLS_E_UNSUPPORTED, "the scaler needs exact quantiles, whose counting passes read host "
+                   "memory or files, not buffers");
         else r->entry = CLS_ENTRY_BUFFER;
         return;
     case CLS_IN_FILE:

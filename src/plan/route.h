@@ -5,14 +5,13 @@
  * the scaler runs after it over the cleaned data, whether exact quantiles
  * take counting passes first, whether the data streams through the buffer
  * pool, and what is refused before any pass. The front door (src/api)
- * dispatches on it and the cleaning stage (clean.c) asks it whether to
- * fuse, and so does the MPI part (src/mpi/, through util/friend.h); tests
- * read it without a device (tests/test_route.c). */
+ * dispatches on it, the cleaning stage (clean.c) asks it whether to fuse
+ * and the fit across processes (combined.c) whether it takes counting
+ * passes; tests read it without a device (tests/test_route.c). */
 #ifndef CLS_PLAN_ROUTE_H
 #define CLS_PLAN_ROUTE_H
 
 #include "clscale.h"
-#include "util/friend.h"
 
 typedef enum cls_entry {
     CLS_ENTRY_REFUSED,    /* why says so; nothing runs */
@@ -37,21 +36,21 @@ typedef struct cls_route {
 } cls_route;
 
 /* The route of cls_fit_transform(p, in, out, fitted?); in must not be NULL. */
-CLS_FRIEND void cls_route_fit_transform(const cls_pipeline *p, const cls_array *in, const cls_array *out, int want_fitted,
+void cls_route_fit_transform(const cls_pipeline *p, const cls_array *in, const cls_array *out, int want_fitted,
                              cls_route *r);
 
 /* Whether p's scaler takes its map from the moments of the cleaned values
  * in the cleaning's last pass (min-max, z-score, decimal, max-abs; no
  * factors, no clamped clipping; not inverse). The one rule: clean.c, the
  * streamed cleaning and the route ask it. */
-CLS_FRIEND int cls_route_fuses(const cls_pipeline *p);
+int cls_route_fuses(const cls_pipeline *p);
 
 /* Whether p's cleaning stage streams over the chunks of a file (the
  * cleaning's passes, clean/clean.c's cls_clean_stream; across processes
  * too): its scaler fuses into the last pass (cls_route_fuses), or p
  * cleans alone (no scaler, no factors, no statistics asked for). The one
- * rule: the cleaning stage and the MPI part ask it. */
-CLS_FRIEND int cls_route_clean_streams(const cls_pipeline *p, int want_fitted);
+ * rule: the cleaning stage asks it. */
+int cls_route_clean_streams(const cls_pipeline *p, int want_fitted);
 
 /* Whether a call of p writes one row per bin: p cleans alone (no scaler,
  * factors, inverse or statistics asked for) and its bins reduce

@@ -86,13 +86,6 @@ cls_status cls_stats_describe(const cls_stats *s, cls_stats_info *out)
     return CLS_OK;
 }
 
-cls_status cls_stats_column(const cls_stats *s, size_t group, size_t col, cls_column_stats *out)
-{
-    if (!s || !out || group >= s->info.groups || col >= s->info.cols) return CLS_E_ARG;
-    *out = s->col[group * s->info.cols + col];
-    return CLS_OK;
-}
-
 static int same_double(double a, double b) { return a == b || (isnan(a) && isnan(b)); }
 
 cls_status cls_stats_merge(cls_stats *into, const cls_stats *from)

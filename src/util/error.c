@@ -1,5 +1,5 @@
 /* Statuses, OpenCL error names and the context's human message.
- * Owns: cls_version, cls_status_str, cls_last_error and the helpers that every
+ * Owns: cls_version, cls_status_str, cls_last_error, cls_set_error and the helpers that every
  * other file uses to fail with a message naming the device and the call. */
 #include <stdio.h>
 #include <string.h>
@@ -146,6 +146,12 @@ cls_status cls_fail_cl(cls_context *ctx, const cls_dev *dev, const char *call, c
     name[n] = '\0';
     return cls_fail(ctx, cls_status_of_cl(e), "%s: %s: %s (%d)", label, name,
                     cls_cl_error_name(e), (int)e);
+}
+
+cls_status cls_set_error(cls_context *ctx, cls_status s, const char *message)
+{
+    if (!message) message = "";
+    return ctx ? cls_fail(ctx, s, "%s", message) : cls_fail_thread(s, "%s", message);
 }
 
 const char *cls_last_error(const cls_context *ctx)

@@ -230,16 +230,18 @@ static int do_normalize(rank_state *r, const cls_array *x, cls_array *y)
     cls_pipeline p = r->j->p;
     if (r->by_rows) p.scope = CLS_SCOPE_BATCH;  /* also for a 2-D IN: the same statistics */
     cls_stats *fitted = NULL;
-    if (p.clean && r->by_rows && !cls_mpi_clean_streams(&p)) {
+    cls_status st = cls_mpi_fit_transform(r->ctx, r->comm, &p, x, y, r->j->stats_out ? &fitted : NULL);
+    if (st == CLS_E_UNSUPPORTED && p.clean && r->by_rows) {
+        /* a cleaning stage the library does not stream across ranks (it
+         * says so on every rank before any pass): the rows in memory */
         if (clean_rows(r, &p, y, r->j->stats_out ? &fitted : NULL)) return 1;
-    } else if (cls_mpi_fit_transform(r->ctx, r->comm, &p, x, y, r->j->stats_out ? &fitted : NULL) !=
-               CLS_OK) {
+    } else if (st != CLS_OK) {
         report_failure(r, cls_last_error(r->ctx));
         return 1;
     }
     if (!r->j->stats_out) return 0;
     cls_stats *all = NULL;
-    cls_status st = cls_mpi_stats_gather(r->comm, 0, fitted, &all);
+    st = cls_mpi_stats_gather(r->comm, 0, fitted, &all);
     cls_stats_destroy(fitted);
     if (st != CLS_OK) {
         report_failure(r, cls_last_error(NULL));

@@ -330,10 +330,9 @@ static void *summarize_part(void *arg)
     clsext_summary *out = &p->out;
     memset(out, 0, sizeof *out);
     out->count_min = UINT64_MAX;
-    size_t cols = p->in.cols, g = p->from / cols, k = p->from % cols;
-    for (size_t i = p->from; i < p->to; i++, k = k + 1 < cols ? k + 1 : (g++, 0)) {
-        cls_column_stats c;
-        cls_stats_column(p->s, g, k, &c);
+    const cls_column_stats *all = cls_stats_columns((cls_stats *)p->s);
+    for (size_t i = p->from; i < p->to; i++) {
+        cls_column_stats c = all[i];
         if (c.count < out->count_min) out->count_min = c.count;
         if (c.count > out->count_max) out->count_max = c.count;
         if (c.count == 0) {
@@ -433,8 +432,7 @@ static PyObject *stats_merged(clsext_stats *self, PyObject *other)
     size_t n = in.groups * in.cols;
     cls_column_stats *cols = PyMem_Malloc(n * sizeof *cols);
     if (!cols) return PyErr_NoMemory();
-    for (size_t g = 0, i = 0; g < in.groups; g++)
-        for (size_t k = 0; k < in.cols; k++, i++) cls_stats_column(self->s, g, k, &cols[i]);
+    memcpy(cols, cls_stats_columns((cls_stats *)self->s), n * sizeof *cols);
     cls_stats *s = NULL;
     cls_status st = cls_stats_create(&in, cols, &s);
     PyMem_Free(cols);
