@@ -237,6 +237,26 @@ inline void F(clip_run)(__global const UKEY *w, int n0, uint flags, ACC slo, ACC
 #endif
 #define S_VLOAD vload8
 #define S_VSTORE vstore8
+/* Rows a page or more apart are streams the hardware's prefetchers do
+ * not follow (sort.cl's q_load8 says so; the loads waited on memory):
+ * the loads prefetch S_AHEAD rows ahead, both ends of a block's row, and
+ * the output pass the same row of the work-item after next (128 bytes on,
+ * as clip.cl's X_PREFETCH), whose load then starts in the cache. Only on
+ * the host CPU's drivers (program.c: CLS_PREFETCH). */
+#define S_AHEAD 32
+#if CLS_PREFETCH
+#define S_PF_LOAD(p, i, rows, ncols)                                          \
+    do {                                                                      \
+        if ((i) + S_AHEAD < (rows)) {                                         \
+            __builtin_prefetch((p) + (ulong)((i) + S_AHEAD) * (ncols));       \
+            __builtin_prefetch((p) + (ulong)((i) + S_AHEAD) * (ncols) + S_XB - 1); \
+        }                                                                     \
+    } while (0)
+#define S_PF_NEXT(p) __builtin_prefetch((p) + 128 / REAL_BYTES)
+#else
+#define S_PF_LOAD(p, i, rows, ncols) ((void)0)
+#define S_PF_NEXT(p) ((void)0)
+#endif
 /* Blocks of columns of at most S_NET rows are sorted in the lanes of
  * vectors by a network (quantile.cl's qsort128's: each half unrolled,
  * their merge in loops), all eight columns at once, as values (minpd /
@@ -255,6 +275,7 @@ inline void F(s_net_sort)(__global const REAL *x, ulong o0, uint ncols, uint row
     S_RV w[S_NET];
     S_IV nk = (S_IV)(0), nneg = (S_IV)(0);
     for (uint i = 0; i < S_NET; i++) {
+        S_PF_LOAD(x + o0, i, rows, ncols);
         S_RV t = i < rows ? S_VLOAD(0, x + o0 + (ulong)i * ncols) : (S_RV)(INFINITY);
         S_IV ok = isfinite(t) & (sen ? (t != (S_RV)(sent)) : (S_IV)(-1));
         t = select((S_RV)(INFINITY), t, ok);
@@ -324,6 +345,7 @@ __kernel void F(clipsort)(__global const REAL *x, __global REAL *y, __global uch
         __global UKEY *kw = scr + b0 * wn;
         S_UV vand = (S_UV)(~(UKEY)0), vor = (S_UV)(0);
         for (uint i = 0; i < rows; i++) {
+            S_PF_LOAD(x + off[0], i, rows, ncols);
             S_RV t = S_VLOAD(0, x + off[0] + (ulong)i * ncols);
             S_IV ok = isfinite(t) & (sen ? (t != (S_RV)(sent)) : (S_IV)(-1));
             S_UV u = S_AS_UV(t), key = select(u | (S_UV)(S_SIGN), ~u, u);
@@ -444,6 +466,7 @@ __kernel void F(clipsort)(__global const REAL *x, __global REAL *y, __global uch
             S_IV clv = (S_IV)(clm ? -1 : 0), filv = (S_IV)(fil ? -1 : 0);
             for (uint i = 0; i < rows; i++) {
                 ulong o = off[0] + (ulong)i * ncols;
+                S_PF_NEXT(x + o);
                 S_RV t = S_VLOAD(0, x + o);
                 S_IV isen = sen ? (t == (S_RV)(sent)) : (S_IV)(0);
                 S_IV miss = !isfinite(t) | isen;
@@ -494,6 +517,9 @@ __kernel void F(clipsort)(__global const REAL *x, __global REAL *y, __global uch
 #undef S_VLOAD
 #undef S_VSTORE
 #undef S_NET
+#undef S_AHEAD
+#undef S_PF_LOAD
+#undef S_PF_NEXT
 #undef S_NMIN
 #undef S_NMAX
 #undef S_SUMS

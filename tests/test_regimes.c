@@ -175,6 +175,9 @@ static void clipping_equals_counting_and_reference(void **state)
         if (!suite_runs(t)) continue;
         for (size_t ri = 0; ri < sizeof rows / sizeof rows[0]; ri++) {
             if (skip_rows(rows[ri])) continue;
+            /* Oclgrind: clip_sort.cl's network runs at 65-127 rows already;
+             * 128 and 129 too took the suite past its time limit */
+            if (test_suite_is("oclgrind") && (rows[ri] == 128 || rows[ri] == 129)) continue;
             cls_array x = cref_make(t, 2, rows[ri], cols(), 4200 + ri + 10 * (uint64_t)ti);
             add_zeros(&x);
             size_t C = x.cols, ne = x.batch * C, n = x.batch * x.rows * C, es = ti ? 8 : 4;
