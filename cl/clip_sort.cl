@@ -5,7 +5,9 @@
  *
  * - a work-item clips one entry (group e / ncols, column e % ncols) of
  *   the n_e from e0 on, its column's kept values sorted once into its
- *   window of `scr` (cl/sort.cl): no bound on the rows but the scratch;
+ *   window of `scr` (cl/sort.cl; a block of eight neighbouring columns
+ *   of at most S_NET rows by a network in vector lanes, s_net_sort): no
+ *   bound on the rows but the scratch;
  * - every iteration is O(log n): the median an index, the bounds' ranks
  *   binary searches, the std the sums S1, S2 less the values clipped at
  *   the ends of the range (afresh over the range where that would cancel,
