@@ -5,7 +5,9 @@
  *
  * - a work-item clips one entry (group e / ncols, column e % ncols) of
  *   the n_e from e0 on, its column's kept values sorted once into its
- *   window of `scr` (cl/sort.cl): no bound on the rows but the scratch;
+ *   window of `scr` (cl/sort.cl; a block of eight neighbouring columns
+ *   of at most S_NET rows by a network in vector lanes, s_net_sort): no
+ *   bound on the rows but the scratch;
  * - every iteration is O(log n): the median an index, the bounds' ranks
  *   binary searches, the std the sums S1, S2 less the values clipped at
  *   the ends of the range (afresh over the range where that would cancel,
@@ -237,6 +239,76 @@ inline void F(clip_run)(__global const UKEY *w, int n0, uint flags, ACC slo, ACC
 #endif
 #define S_VLOAD vload8
 #define S_VSTORE vstore8
+/* Rows a page or more apart are streams the hardware's prefetchers do
+ * not follow (sort.cl's q_load8 says so; the loads waited on memory):
+ * the loads prefetch S_AHEAD rows ahead, both ends of a block's row, and
+ * the output pass the same row of the work-item after next (128 bytes on,
+ * as clip.cl's X_PREFETCH), whose load then starts in the cache. Only on
+ * the host CPU's drivers (program.c: CLS_PREFETCH). */
+#define S_AHEAD 32
+#if CLS_PREFETCH
+#define S_PF_LOAD(p, i, rows, ncols)                                          \
+    do {                                                                      \
+        if ((i) + S_AHEAD < (rows)) {                                         \
+            __builtin_prefetch((p) + (ulong)((i) + S_AHEAD) * (ncols));       \
+            __builtin_prefetch((p) + (ulong)((i) + S_AHEAD) * (ncols) + S_XB - 1); \
+        }                                                                     \
+    } while (0)
+#define S_PF_NEXT(p) __builtin_prefetch((p) + 128 / REAL_BYTES)
+#else
+#define S_PF_LOAD(p, i, rows, ncols) ((void)0)
+#define S_PF_NEXT(p) ((void)0)
+#endif
+/* Blocks of columns of at most S_NET rows are sorted in the lanes of
+ * vectors by a network (quantile.cl's qsort128's: each half unrolled,
+ * their merge in loops), all eight columns at once, as values (minpd /
+ * maxpd), where sort.cl's per-column merge sort of 65-96 keys took over
+ * half of the kernel's time. */
+#define S_NET 128
+#define S_NMIN(a, b) select((b), (a), (a) < (b))
+#define S_NMAX(a, b) select((a), (b), (a) < (b))
+/* Loads a block's rows (the values kept; +Inf in the others and past the
+ * rows), sorts each lane by the network and writes lane k's kept values'
+ * keys, in key order (-0 before +0: the network leaves equal values in
+ * either order), to kw[k * wn, + n0[k]). */
+inline void F(s_net_sort)(__global const REAL *x, ulong o0, uint ncols, uint rows, int sen, REAL sent,
+                          __global UKEY *kw, ulong wn, int *n0)
+{
+    S_RV w[S_NET];
+    S_IV nk = (S_IV)(0), nneg = (S_IV)(0);
+    for (uint i = 0; i < S_NET; i++) {
+        S_PF_LOAD(x + o0, i, rows, ncols);
+        S_RV t = i < rows ? S_VLOAD(0, x + o0 + (ulong)i * ncols) : (S_RV)(INFINITY);
+        S_IV ok = isfinite(t) & (sen ? (t != (S_RV)(sent)) : (S_IV)(-1));
+        t = select((S_RV)(INFINITY), t, ok);
+        w[i] = t;
+        nk -= ok;
+        nneg -= ok & ((t < (S_RV)(0)) | ((t == (S_RV)(0)) & signbit(t)));
+    }
+#pragma unroll 1
+    for (uint h = 0; h < 2; h++) {
+        S_RV *hw = w + h * (S_NET / 2);
+        CLS_SORTNET_OEM_BY(S_RV, hw, S_NET / 2, S_NMIN, S_NMAX);
+    }
+    CLS_SORTNET_OEM_FROM(S_RV, w, S_NET, 6, S_NMIN, S_NMAX);
+    S_IV_SCALAR nv[S_XB];
+    S_VSTORE(nk, 0, nv);
+    int most = 0;
+    for (uint k = 0; k < S_XB; k++) {
+        n0[k] = (int)nv[k];
+        most = max(most, n0[k]);
+    }
+    for (uint i = 0; i < (uint)most; i++) {
+        S_RV t = w[i];
+        S_UV u = S_AS_UV(t), key = select(u | (S_UV)(S_SIGN), ~u, u);
+        /* a zero: -0 at ranks below the negative values' count, else +0 */
+        S_UV zk = select((S_UV)(S_SIGN), (S_UV)(~S_SIGN), (S_IV)((S_IV_SCALAR)i) < nneg);
+        key = select(key, zk, t == (S_RV)(0));
+        UKEY kk[S_XB];
+        S_VSTORE(key, 0, kk);
+        for (uint k = 0; k < S_XB; k++) kw[k * wn + i] = kk[k];
+    }
+}
 __kernel void F(clipsort)(__global const REAL *x, __global REAL *y, __global uchar *mk, uint ncols, uint rows,
                           uint ngroups, uint flags, REAL sent, __global const ACC *sig, int maxiters, REAL cfill,
                           __global ACC *st, __global uint *cn, ulong pstride, __global UKEY *scr, ulong e0,
@@ -268,11 +340,14 @@ __kernel void F(clipsort)(__global const REAL *x, __global REAL *y, __global uch
      * vectors, the keys stored without a branch (each at its lane's count,
      * which grows only for a value kept) */
     int vec = nl == S_XB && (e0 + b0) % ncols + S_XB <= ncols;
-    if (!pre && vec) {
+    int net = !pre && vec && rows <= S_NET;
+    if (net) F(s_net_sort)(x, off[0], ncols, rows, sen, sent, scr + b0 * S_WIN(rows), S_WIN(rows), n0);
+    if (!pre && vec && !net) {
         ulong wn = S_WIN(rows);
         __global UKEY *kw = scr + b0 * wn;
         S_UV vand = (S_UV)(~(UKEY)0), vor = (S_UV)(0);
         for (uint i = 0; i < rows; i++) {
+            S_PF_LOAD(x + off[0], i, rows, ncols);
             S_RV t = S_VLOAD(0, x + off[0] + (ulong)i * ncols);
             S_IV ok = isfinite(t) & (sen ? (t != (S_RV)(sent)) : (S_IV)(-1));
             S_UV u = S_AS_UV(t), key = select(u | (S_UV)(S_SIGN), ~u, u);
@@ -312,7 +387,7 @@ __kernel void F(clipsort)(__global const REAL *x, __global REAL *y, __global uch
     for (uint k = 0; k < nl; k++) {
         __global UKEY *ka = scr + (b0 + k) * S_WIN(rows), *kb = ka + rows;
         __global uint *h = (__global uint *)(kb + rows);
-        __global const UKEY *w = !pre && F(sort_keys)(ka, kb, h, (uint)n0[k], rows, kand[k] ^ kor[k]) ? kb : ka;
+        __global const UKEY *w = !pre && !net && F(sort_keys)(ka, kb, h, (uint)n0[k], rows, kand[k] ^ kor[k]) ? kb : ka;
         int a, n;
         ACC K0, S1, S2;
         F(clip_run)(w, n0[k], flags, slo, shi, maxiters, &lor[k], &hir[k], &a, &n, &K0, &S1, &S2, &it[k]);
@@ -393,6 +468,7 @@ __kernel void F(clipsort)(__global const REAL *x, __global REAL *y, __global uch
             S_IV clv = (S_IV)(clm ? -1 : 0), filv = (S_IV)(fil ? -1 : 0);
             for (uint i = 0; i < rows; i++) {
                 ulong o = off[0] + (ulong)i * ncols;
+                S_PF_NEXT(x + o);
                 S_RV t = S_VLOAD(0, x + o);
                 S_IV isen = sen ? (t == (S_RV)(sent)) : (S_IV)(0);
                 S_IV miss = !isfinite(t) | isen;
@@ -442,6 +518,12 @@ __kernel void F(clipsort)(__global const REAL *x, __global REAL *y, __global uch
 #undef S_SIGN
 #undef S_VLOAD
 #undef S_VSTORE
+#undef S_NET
+#undef S_AHEAD
+#undef S_PF_LOAD
+#undef S_PF_NEXT
+#undef S_NMIN
+#undef S_NMAX
 #undef S_SUMS
 #undef W
 #undef S_QNAN

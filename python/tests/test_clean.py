@@ -75,6 +75,32 @@ def test_sigma_clip_matches_astropy(cenfunc, stdfunc, maxiters):
     np.testing.assert_array_equal(sc.clipped_, np.ma.getmaskarray(want).sum(0) - np.isnan(x).sum(0))
 
 
+@pytest.mark.fp64
+@pytest.mark.parametrize("rows", [63, 64, 65, 128, 129, 1000])
+@pytest.mark.parametrize("cenfunc,stdfunc,maxiters", [("median", "std", 5), ("mean", "std", None),
+                                                      ("median", "mad_std", None)])
+def test_sigma_clip_at_each_regime_boundary(rows, cenfunc, stdfunc, maxiters):
+    # 19 columns: blocks of eight neighbours (clip_sort.cl's vector path,
+    # sorted by a network up to 128 rows) and the columns left over;
+    # signed zeros, +-Inf, a constant and an all-NaN column
+    x = data(rows=rows, cols=19, seed=rows)
+    x[::5, 3] = 0.0
+    x[1::5, 3] = -0.0
+    x[2, 4] = np.inf
+    x[7, 5] = -np.inf
+    x[:, 6] = 1.5
+    x[:, 7] = np.nan
+    kw = dict(sigma=2.5, axis=0, maxiters=maxiters, cenfunc=cenfunc, stdfunc=stdfunc, return_bounds=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want, wlo, whi = astropy_stats.sigma_clip(x, **kw)
+        got, lo, hi = clscale.sigma_clip(x, **kw)
+    np.testing.assert_array_equal(np.ma.getmaskarray(got), np.ma.getmaskarray(want))
+    np.testing.assert_array_equal(got.data, want.data)
+    np.testing.assert_allclose(lo, wlo, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(hi, whi, rtol=1e-12, atol=0)
+
+
 def test_sigma_clip_clamp_float32():
     x = data(rows=300, dtype=np.float32)
     y = clscale.SigmaClip(3, mode="clamp", maxiters=None).fit_transform(x)
