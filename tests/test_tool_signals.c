@@ -126,7 +126,11 @@ static void sigint_stops_bench_mid_run(void **state)
     unlink(json);
     pid_t pid = tu_spawn(NULL, (const char *const[]){"bench", "--workload", "seed-b", "--size", "0.2", "--repeats",
                                                      "50", "--json", json, NULL});
-    usleep(1500000); /* inside the measurements */
+    /* inside the measurements: the bench opens its JSON file once its
+     * context exists, before the first measured call (a condition, not a
+     * time: polled until then, the bound only a guard against a hang) */
+    for (double end = tu_now() + 120; !tu_exists(json) && tu_now() < end;) usleep(1000);
+    if (!tu_exists(json)) fail_msg("the bench never opened %s; stderr:\n%s", json, tu_stderr());
     kill(pid, SIGINT);
     int st = wait_stopped(pid);
     if (st != -SIGINT && st != 130) fail_msg("bench: status %d after SIGINT; stderr:\n%s", st, tu_stderr());
