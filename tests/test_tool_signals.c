@@ -4,8 +4,9 @@
  * leave no temporary and OUT as it was; SIGKILL leaves at most a temporary
  * that the next run removes; a closed pipe is an exit 1, not a SIGPIPE
  * death; an input truncated while mapped is an error naming it (exit 1),
- * not a SIGBUS. The input is large enough that a run lasts well past the
- * moment its temporary appears (the devices start after that). */
+ * not a SIGBUS. A signal or truncation "mid-run" comes while the tool
+ * stands at its first kernel launch, its temporary made (the fault
+ * layer's gate, tests/fault_layer.c): at that moment whatever the load. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
