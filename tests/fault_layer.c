@@ -35,6 +35,14 @@
  * arms one rule at load instead: CLSFAULT_RULE="KIND,DEVICE,NTH,KERNEL,AFTER,TIMES[,ERROR]"
  * (as for clsfault_add(); KERNEL "*" for all; without ERROR the kind's default).
  *
+ * CLSFAULT_GATE=FIFO (set in such a process's environment) stops every
+ * kernel launch of the process until the test lets it go: the first
+ * launch opens the named FIFO for reading, which blocks until the test
+ * opens it for writing (so the test knows the process is there: before its
+ * first kernel, its output's temporary made, its input's first chunk read),
+ * then reads until the test writes a byte or closes it. A condition, not a
+ * time: the test does what it must to a process standing still.
+ *
  * A rule matches a device by a case-insensitive substring of its name and
  * its ordinal among the devices of its platform whose names contain that
  * substring, in clGetDeviceIDs order (sub-devices count as their root): two
@@ -60,6 +68,7 @@
 #include <CL/cl_layer.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -67,6 +76,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "fault_count.h"
 
@@ -253,6 +263,34 @@ static void hold(cl_device_id d)
     pthread_mutex_unlock(&lock);
 }
 
+/* CLSFAULT_GATE (see the top): the first launch waits at the FIFO, the
+ * others for the first. */
+static const char *gate_path;
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_open = PTHREAD_COND_INITIALIZER;
+static int gate_state; /* 0 closed, 1 a launch at the FIFO, 2 open */
+
+static void gate(void)
+{
+    if (!gate_path) return;
+    pthread_mutex_lock(&gate_lock);
+    if (gate_state == 0) {
+        gate_state = 1;
+        pthread_mutex_unlock(&gate_lock);
+        int fd = open(gate_path, O_RDONLY);
+        if (fd >= 0) {
+            char c;
+            while (read(fd, &c, 1) < 0 && errno == EINTR) {}
+            close(fd);
+        }
+        pthread_mutex_lock(&gate_lock);
+        gate_state = 2;
+        pthread_cond_broadcast(&gate_open);
+    }
+    while (gate_state != 2) pthread_cond_wait(&gate_open, &gate_lock);
+    pthread_mutex_unlock(&gate_lock);
+}
+
 static void note_queue(cl_command_queue q)
 {
     cl_device_id d = device_of_queue(q);
@@ -267,6 +305,7 @@ static cl_int CL_API_CALL hook_clEnqueueNDRangeKernel(cl_command_queue q, cl_ker
                                                       cl_event *ev)
 {
     note_queue(q);
+    gate();
     hold(last_device);
     cl_int us = decide(CLSFAULT_DELAY, last_device, k, NULL);
     if (us > 0) {
@@ -397,6 +436,8 @@ EXPORT int clsfault_add(int kind, const char *device, int nth, const char *kerne
 /* CLSFAULT_RULE, for processes the test does not control (see the top). */
 static void arm_from_env(void)
 {
+    gate_path = getenv("CLSFAULT_GATE");
+    if (gate_path && !*gate_path) gate_path = NULL;
     const char *e = getenv("CLSFAULT_RULE");
     int kind, nth;
     long after, times;

@@ -555,7 +555,7 @@ static int rank_counts(const char *folder, long *seen, long *injected, const cha
  * every rank wrote one, and the same (one rank failing fails them all). */
 static int rank_exits(const char *folder, int n)
 {
-    int worst = 0;
+    int common = 0; /* rank 0's status, which every other rank's must equal */
     for (int i = 0; i < n; i++) {
         char p[4600];
         snprintf(p, sizeof p, "%s/%d", folder, i);
@@ -566,10 +566,10 @@ static int rank_exits(const char *folder, int n)
         fclose(f);
         unlink(p);
         assert_int_equal(got, 1);
-        if (i && st != worst) fail_msg("rank %d exited %d, rank 0 %d", i, st, worst);
-        worst = st;
+        if (i && st != common) fail_msg("rank %d exited %d, rank 0 %d", i, st, common);
+        if (i == 0) common = st;
     }
-    return worst;
+    return common;
 }
 
 /* Every rank of `clscale normalize --mpi` releases every OpenCL object it

@@ -107,6 +107,33 @@ static void add_zeros(cls_array *x)
     }
 }
 
+/* Quantiles q of x's groups by two paths, a (the sort regime, named
+ * `path`) and b (the counting passes), compared bit for bit, and a with
+ * the plain-C reference (within tol relative, 0: bit for bit). */
+static void expect_quantiles(const cls_array *x, const double *q, size_t nq, const double *a, const double *b,
+                             const char *path, double tol)
+{
+    const char *t = x->dtype == CLS_F64 ? "f64" : "f32";
+    size_t C = x->cols, R = x->rows;
+    double *v = malloc(R * sizeof *v);
+    assert_non_null(v);
+    for (size_t g = 0; g < x->batch; g++)
+        for (size_t c = 0; c < C; c++) {
+            size_t m = cref_column(x, CLS_SCOPE_MATRIX, g, c, v);
+            for (size_t j = 0; j < nq; j++) {
+                size_t i = (g * nq + j) * C + c;
+                double want = m ? cref_quantile(v, m, q[j], x->dtype) : NAN;
+                if (!same(a[i], b[i]))
+                    fail_msg("%s rows %zu group %zu column %zu q %g: %s %.17g, counting %.17g", t, R, g, c, q[j],
+                             path, a[i], b[i]);
+                if (!(same(a[i], want) || (tol > 0 && fabs(a[i] - want) <= tol * fmax(1, fabs(want)))))
+                    fail_msg("%s rows %zu group %zu column %zu q %g: %.17g, reference %.17g", t, R, g, c, q[j], a[i],
+                             want);
+            }
+        }
+    free(v);
+}
+
 static void quantiles_equal_counting_and_reference(void **state)
 {
     (void)state;
@@ -124,28 +151,14 @@ static void quantiles_equal_counting_and_reference(void **state)
             assert_int_equal(cls_regime_of(count, rows[ri], es, 128), CLS_REGIME_COUNT);
             cls_array x = cref_make(t, 2, rows[ri], cols(), 4100 + ri + 10 * (uint64_t)ti);
             add_zeros(&x);
-            size_t C = x.cols, G = x.batch, n = G * nq * C;
-            double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *v = malloc(rows[ri] * sizeof *v);
+            size_t n = x.batch * nq * x.cols;
+            double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
             assert_int_equal(cls_quantiles(sort, NULL, &x, q, nq, a), CLS_OK);
             assert_int_equal(cls_quantiles(count, NULL, &x, q, nq, b), CLS_OK);
-            for (size_t g = 0; g < G; g++)
-                for (size_t c = 0; c < C; c++) {
-                    size_t m = cref_column(&x, CLS_SCOPE_MATRIX, g, c, v);
-                    for (size_t j = 0; j < nq; j++) {
-                        size_t i = (g * nq + j) * C + c;
-                        double want = m ? cref_quantile(v, m, q[j], t) : NAN;
-                        if (!same(a[i], b[i]))
-                            fail_msg("%s rows %zu group %zu column %zu q %g: sorted %.17g, counting %.17g",
-                                     ti ? "f64" : "f32", rows[ri], g, c, q[j], a[i], b[i]);
-                        if (!(same(a[i], want) || fabs(a[i] - want) <= 1e-12 * fmax(1, fabs(want))))
-                            fail_msg("%s rows %zu group %zu column %zu q %g: %.17g, reference %.17g",
-                                     ti ? "f64" : "f32", rows[ri], g, c, q[j], a[i], want);
-                    }
-                }
+            expect_quantiles(&x, q, nq, a, b, "sorted", 1e-12);
             printf("# %s rows %zu: %s regime\n", ti ? "f64" : "f32", rows[ri], sorted ? "sort" : "counting");
             free(a);
             free(b);
-            free(v);
             cref_free(&x);
         }
     }
@@ -663,27 +676,13 @@ static void selection_at_the_rank_table_length(void **state)
             assert_int_equal(cls_regime_of(sort, R, ti ? 8 : 4, 128), CLS_REGIME_SORT);
             cls_array x = cref_make(t, 2, R, 9, 4700 + ri + 10 * (uint64_t)ti);
             add_zeros(&x);
-            size_t C = x.cols, G = x.batch, n = G * nq * C;
-            double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *v = malloc(R * sizeof *v);
+            size_t n = x.batch * nq * x.cols;
+            double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
             assert_int_equal(cls_quantiles(sort, NULL, &x, q, nq, a), CLS_OK);
             assert_int_equal(cls_quantiles(count, NULL, &x, q, nq, b), CLS_OK);
-            for (size_t g = 0; g < G; g++)
-                for (size_t c = 0; c < C; c++) {
-                    size_t m = cref_column(&x, CLS_SCOPE_MATRIX, g, c, v);
-                    for (size_t j = 0; j < nq; j++) {
-                        size_t i = (g * nq + j) * C + c;
-                        double want = m ? cref_quantile(v, m, q[j], t) : NAN;
-                        if (!same(a[i], b[i]))
-                            fail_msg("%s rows %zu group %zu column %zu q %g: selected %.17g, counting %.17g",
-                                     ti ? "f64" : "f32", R, g, c, q[j], a[i], b[i]);
-                        if (!same(a[i], want))
-                            fail_msg("%s rows %zu group %zu column %zu q %g: %.17g, reference %.17g",
-                                     ti ? "f64" : "f32", R, g, c, q[j], a[i], want);
-                    }
-                }
+            expect_quantiles(&x, q, nq, a, b, "selected", 0);
             free(a);
             free(b);
-            free(v);
             cref_free(&x);
         }
     }

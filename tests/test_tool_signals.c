@@ -4,8 +4,9 @@
  * leave no temporary and OUT as it was; SIGKILL leaves at most a temporary
  * that the next run removes; a closed pipe is an exit 1, not a SIGPIPE
  * death; an input truncated while mapped is an error naming it (exit 1),
- * not a SIGBUS. The input is large enough that a run lasts well past the
- * moment its temporary appears (the devices start after that). */
+ * not a SIGBUS. A signal or truncation "mid-run" comes while the tool
+ * stands at its first kernel launch, its temporary made (the fault
+ * layer's gate, tests/fault_layer.c): at that moment whatever the load. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -92,13 +93,35 @@ static void sigterm_at_every_moment_leaves_nothing(void **state)
     signal_at_every_moment(SIGTERM);
 }
 
+/* The tool started with the fault layer's gate (tests/fault_layer.c,
+ * CLSFAULT_GATE; `env` more settings or NULL): it stands at its first
+ * kernel launch, its temporary made, until tu_gate_open(*gate). A
+ * condition, not a time: whatever the load, the signal or the truncation
+ * comes at that moment. */
+static pid_t spawn_at_gate(const char *const *env, const char *const *args, int *gate, int temp)
+{
+    const char *fifo = tu_gate_make("gate");
+    const char *all[8];
+    size_t n = 0;
+    for (const char *const *e = tu_gate_env(fifo); *e; e++) all[n++] = *e;
+    for (const char *const *e = env; e && *e && n < 7; e++) all[n++] = *e;
+    all[n] = NULL;
+    tu_opts o = {all, 0, -1, -1};
+    pid_t pid = tu_spawn(&o, args);
+    *gate = tu_gate_reached(fifo, pid);
+    if (*gate < 0) fail_msg("the tool ended before its first kernel launch; stderr:\n%s", tu_stderr());
+    if (temp && !tu_temp_present()) fail_msg("no temporary at the tool's first kernel launch");
+    return pid;
+}
+
 /* The signal while the temporary exists (the devices about to start). */
 static void signal_mid_run(const char *const *args, const char *out, int sig)
 {
     tu_write_bytes(out, old_out, sizeof old_out);
-    pid_t pid = tu_spawn(NULL, args);
-    if (tu_wait_for_temp(pid, 60) != 0) fail_msg("no temporary appeared; stderr:\n%s", tu_stderr());
+    int gate;
+    pid_t pid = spawn_at_gate(NULL, args, &gate, 1);
     kill(pid, sig);
+    tu_gate_open(gate); /* whichever thread the signal stops, none waits at the gate */
     int st = wait_stopped(pid);
     if (st != -sig && st != 128 + sig) fail_msg("status %d, expected signal %d; stderr:\n%s", st, sig, tu_stderr());
     assert_true(tu_same_bytes(out, old_out, sizeof old_out));
@@ -124,10 +147,15 @@ static void sigint_stops_bench_mid_run(void **state)
     (void)state;
     const char *json = tu_file("bench.json");
     unlink(json);
-    pid_t pid = tu_spawn(NULL, (const char *const[]){"bench", "--workload", "seed-b", "--size", "0.2", "--repeats",
-                                                     "50", "--json", json, NULL});
-    usleep(1500000); /* inside the measurements */
+    /* at its first kernel launch (the fault layer's gate): inside the
+     * bench's calls, whatever the load */
+    int gate;
+    pid_t pid = spawn_at_gate(NULL,
+                              (const char *const[]){"bench", "--workload", "seed-b", "--size", "0.2", "--repeats",
+                                                    "50", "--json", json, NULL},
+                              &gate, 0);
     kill(pid, SIGINT);
+    tu_gate_open(gate);
     int st = wait_stopped(pid);
     if (st != -SIGINT && st != 130) fail_msg("bench: status %d after SIGINT; stderr:\n%s", st, tu_stderr());
     assert_false(tu_exists(json));
@@ -139,9 +167,10 @@ static void sigkill_leaves_at_most_a_temporary_the_next_run_removes(void **state
     (void)state;
     const char *out = tu_file("out.npy");
     tu_write_bytes(out, old_out, sizeof old_out);
-    pid_t pid = tu_spawn(NULL, normalize_args(out));
-    if (tu_wait_for_temp(pid, 60) != 0) fail_msg("no temporary appeared; stderr:\n%s", tu_stderr());
+    int gate;
+    pid_t pid = spawn_at_gate(NULL, normalize_args(out), &gate, 1);
     kill(pid, SIGKILL);
+    close(gate);
     assert_int_equal(tu_wait(pid, 60), -SIGKILL);
     assert_true(tu_same_bytes(out, old_out, sizeof old_out)); /* never half a file under the name */
     assert_true(tu_temp_files(NULL) <= 1);
@@ -178,17 +207,17 @@ static void an_input_truncated_while_mapped_is_an_error_naming_it(void **state)
 {
     (void)state;
     const char *in = tu_file("shrinks.npy"), *out = tu_file("out-bus.npy");
-    const tu_opts mapped = {(const char *const[]){"CLSCALE_STREAM=0", NULL}, 0, -1, -1};
+    const char *const mapped[] = {"CLSCALE_STREAM=0", NULL};
     for (int run = 0; run < 4; run++) {
         tu_write_random(in, 40000, 50, 779 + (uint64_t)run);
         unlink(out);
         const char *const normalize[] = {"normalize", "--method", "minmax", in, out, NULL};
         const char *const apply[] = {"apply", "--stats", tu_file("s.stats"), in, out, NULL};
-        pid_t pid = tu_spawn(run < 3 ? &mapped : NULL, run == 2 ? apply : normalize);
-        if (tu_wait_for_temp(pid, 60) != 0) fail_msg("no temporary appeared; stderr:\n%s", tu_stderr());
-        kill(pid, SIGSTOP); /* the input is mapped (or open) and its data not read yet */
+        int gate;
+        pid_t pid = spawn_at_gate(run < 3 ? mapped : NULL, run == 2 ? apply : normalize, &gate, 1);
+        /* the input is mapped (or open) and its data not read by a kernel yet */
         assert_int_equal(truncate(in, 128), 0);
-        kill(pid, SIGCONT);
+        tu_gate_open(gate);
         int st = tu_wait(pid, 60);
         const char *why = run < 3 ? "shrank" : strstr(tu_stderr(), "shrank") ? "shrank" : "changed size";
         const char *msg = strstr(tu_stderr(), why);

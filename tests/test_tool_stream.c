@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <pty.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -563,23 +564,26 @@ static void progress_of_several_passes_counts_them_and_ends_at_100(void **s)
 
 /* ---- bad input ---- */
 
+/* The input truncated while the tool stands at the fault layer's gate
+ * (CLSFAULT_GATE, tests/fault_layer.c): its first kernel launch waits at a
+ * FIFO until this thread, whose open of the FIFO returns only once the
+ * tool is there, has truncated the file. `finished` (set after the tool
+ * ended) lets the thread go when the tool never came to the gate. */
 typedef struct truncator {
-    const char *in, *dir;
+    const char *in, *fifo;
     off_t       to;
     int         done;
+    atomic_int  finished;
 } truncator;
 
-/* Truncates the input as soon as the tool's temporary output exists. */
-static void *truncate_when_started(void *arg)
+static void *truncate_at_the_gate(void *arg)
 {
     truncator *t = arg;
-    for (int i = 0; i < 20000 && !t->done; i++) {
-        if (temps_in(t->dir)) {
-            if (truncate(t->in, t->to) == 0) t->done = 1;
-            break;
-        }
-        usleep(500);
-    }
+    int fd = open(t->fifo, O_WRONLY);
+    if (fd < 0) return NULL;
+    if (!atomic_load(&t->finished) && truncate(t->in, t->to) == 0) t->done = 1;
+    (void)!write(fd, "g", 1);
+    close(fd);
     return NULL;
 }
 
@@ -592,14 +596,25 @@ static void input_truncated_while_read_fails_leaving_nothing(void **s)
     FILE *f = fopen(file("t-out.npy"), "w");
     fputs("old", f);
     fclose(f);
-    truncator t = {file("t.npy"), dir, sb.st_size / 2, 0};
+    const char *fifo = file("gate");
+    unlink(fifo);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    truncator t = {file("t.npy"), fifo, sb.st_size / 2, 0, 0};
     pthread_t th;
-    assert_int_equal(pthread_create(&th, NULL, truncate_when_started, &t), 0);
+    assert_int_equal(pthread_create(&th, NULL, truncate_at_the_gate, &t), 0);
     setenv("CLSCALE_STREAM_BUFFER", "16k", 1);
+    setenv("OPENCL_LAYERS", getenv("CLS_FAULT_LAYER"), 1);
+    setenv("CLSFAULT_GATE", fifo, 1);
     tool("normalize", "--method", "minmax", file("t.npy"), file("t-out.npy"));
+    unsetenv("CLSFAULT_GATE");
+    unsetenv("OPENCL_LAYERS");
     unsetenv("CLSCALE_STREAM_BUFFER");
+    atomic_store(&t.finished, 1);
+    int rd = open(fifo, O_RDONLY | O_NONBLOCK); /* lets a thread still in open() go */
     pthread_join(th, NULL);
-    if (!t.done) test_skip("never saw the temporary: nothing proven either way");
+    if (rd >= 0) close(rd);
+    unlink(fifo);
+    if (!t.done) fail_msg("the tool never came to its first kernel launch; stderr:\n%s", R.err);
     expect_status(1);
     if (!strstr(R.err, "t.npy") || (!strstr(R.err, "at byte") && !strstr(R.err, "changed size")))
         fail_msg("message does not name the file and where: %s", R.err);

@@ -215,7 +215,7 @@ size_t tu_temp_files(const char *dir)
     return n;
 }
 
-static int temp_present(void)
+int tu_temp_present(void)
 {
     DIR *d = opendir(tu_dir);
     if (!d) return 0;
@@ -224,19 +224,6 @@ static int temp_present(void)
     while ((e = readdir(d)) && !found) found = strstr(e->d_name, ".tmp.") != NULL;
     closedir(d);
     return found;
-}
-
-int tu_wait_for_temp(pid_t pid, double timeout_s)
-{
-    double end = tu_now() + timeout_s;
-    while (tu_now() < end) {
-        if (temp_present()) return 0;
-        siginfo_t si;
-        memset(&si, 0, sizeof si);
-        if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid) return -1;
-        usleep(500);
-    }
-    return -1;
 }
 
 const char *const *tu_nobody_env(void)
@@ -254,4 +241,47 @@ const char *const *tu_nobody_env(void)
     env[2] = "HOME=/nonexistent";
     env[3] = NULL;
     return env;
+}
+
+const char *tu_gate_make(const char *name)
+{
+    const char *fifo = tu_file(name);
+    unlink(fifo);
+    if (mkfifo(fifo, 0600) != 0) fail_msg("mkfifo %s: %s", fifo, strerror(errno));
+    return fifo;
+}
+
+const char *const *tu_gate_env(const char *fifo)
+{
+    static char layer[4500], gate[4500];
+    static const char *env[3];
+    const char *l = getenv("CLS_FAULT_LAYER");
+    if (!l) fail_msg("$CLS_FAULT_LAYER is not set");
+    snprintf(layer, sizeof layer, "OPENCL_LAYERS=%s", l);
+    snprintf(gate, sizeof gate, "CLSFAULT_GATE=%s", fifo);
+    env[0] = layer;
+    env[1] = gate;
+    env[2] = NULL;
+    return env;
+}
+
+int tu_gate_reached(const char *fifo, pid_t pid)
+{
+    /* a non-blocking open for writing succeeds once a reader is in open():
+     * the tool at the gate (polled, so that a tool that ends first is seen) */
+    for (;;) {
+        int fd = open(fifo, O_WRONLY | O_NONBLOCK);
+        if (fd >= 0) return fd;
+        if (errno != ENXIO && errno != EINTR) fail_msg("open %s: %s", fifo, strerror(errno));
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid) return -1;
+        usleep(1000);
+    }
+}
+
+void tu_gate_open(int fd)
+{
+    (void)!write(fd, "g", 1);
+    close(fd);
 }

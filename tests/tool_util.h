@@ -70,9 +70,18 @@ int tu_same_bytes(const char *path, const void *b, size_t n);
  * prints each. */
 size_t tu_temp_files(const char *dir);
 
-/* Waits (polling every ms) until a temporary appears in tu_dir; 0, or -1
- * after `timeout_s` or when `pid` ended first. */
-int tu_wait_for_temp(pid_t pid, double timeout_s);
+/* The fault layer's gate (CLSFAULT_GATE, tests/fault_layer.c): a FIFO at
+ * which a tool started with tu_gate_env() stands still at its first kernel
+ * launch. tu_gate_make() makes the FIFO tu_dir/NAME and returns its path;
+ * tu_gate_env() the settings for tu_opts.env; tu_gate_reached() waits
+ * until process pid stands at the gate (then returns the FIFO's write end)
+ * or has ended (-1); tu_gate_open() lets it go on. */
+const char *tu_gate_make(const char *name);
+/* Is a temporary (NAME.tmp.*) in tu_dir? */
+int tu_temp_present(void);
+const char *const *tu_gate_env(const char *fifo);
+int tu_gate_reached(const char *fifo, pid_t pid);
+void tu_gate_open(int fd);
 
 /* A folder and caches the user nobody can write (for tu_opts.as_nobody). */
 const char *const *tu_nobody_env(void);
