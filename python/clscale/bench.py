@@ -52,7 +52,8 @@ scikit-learn on the benchmark's workloads, in one run, as JSON (like
           time: savgol_filter(x, 101, 2, axis=1) and uniform_filter1d(x,
           101, axis=1) against scipy's, bins against one min-max call,
           flatten and clip + flatten + bin + min-max against lightkurve's
-          loop where it is installed (both on --lk-curves light curves)
+          loop where it is installed and --lk-curves N is given (both
+          on the first N light curves)
           (clscale/_bench_lightcurves.py). Not in the default --workload.
   memory  a fresh process transforms seed-A in place (copy=False; and
           another the library call itself): the peak RSS during the call
@@ -568,8 +569,8 @@ def main(argv=None):
                    help="shapes: only the groups of this many rows (one of the sweep's lengths)")
     p.add_argument("--svg", help="shapes: draw the speed-up over the peers by group length here")
     p.add_argument("--lk-curves", type=int, default=0,
-                   help="lightcurves: the flatten and pipeline rows, both sides, on the first N light curves "
-                        "(0: the whole batch)")
+                   help="lightcurves: lightkurve's loop and clscale's flatten and pipeline rows on the "
+                        "first N light curves (0: clscale's alone, on the whole batch)")
     p.add_argument("--numpy-matrices", type=int, default=2,
                    help="quantiles: matrices numpy's nanpercentile runs on (its time scaled to the batch)")
     p.add_argument("--memory-child", choices=("python", "c"), help=argparse.SUPPRESS)
