@@ -6,24 +6,6 @@
 #include "stats/clean_host.h"
 #include "internal.h"
 
-/* Keys that sort as the values do: the sign bit flipped for positive
- * values, every bit for negative ones; -0.0 counts as +0.0. */
-static uint64_t key_of(double v)
-{
-    if (v == 0) v = 0.0;
-    uint64_t b;
-    memcpy(&b, &v, sizeof b);
-    return (b >> 63) ? ~b : b | ((uint64_t)1 << 63);
-}
-
-static double value_of(uint64_t k)
-{
-    uint64_t b = (k >> 63) ? k & ~((uint64_t)1 << 63) : ~k;
-    double v;
-    memcpy(&v, &b, sizeof v);
-    return v;
-}
-
 /* Sorts a[0..n) ascending by LSD radix sort, 11 bits a pass (six
  * passes, 2048 buckets: the scatter's targets stay in cache), with
  * tmp[n]; a pass whose digit is the same in every key is skipped (the high
@@ -73,7 +55,7 @@ void cls_most_frequent_cols(const void *x, cls_dtype t, size_t ld, uint64_t rows
         for (size_t c = 0; c < ncols; c++) {
             double v = t == CLS_F64 ? ((const double *)x)[r * ld + c] : (double)((const float *)x)[r * ld + c];
             if (!isfinite(v) || (has_sent && v == sent) || v < bl[c] || v > bh[c]) continue;
-            keys[c * rows + n[c]++] = key_of(v);
+            keys[c * rows + n[c]++] = cls_mode_key(v);
         }
     for (size_t c = 0; c < ncols; c++) {
         out[c] = NAN;
@@ -90,7 +72,7 @@ void cls_most_frequent_cols(const void *x, cls_dtype t, size_t ld, uint64_t rows
             }
             i = j;
         }
-        out[c] = value_of(best);
+        out[c] = cls_mode_value(best);
     }
 }
 

@@ -3,8 +3,28 @@
 #define CLS_CLEAN_HOST_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "clscale.h"
+
+/* Keys that sort as the values do, for counting equal values (the modes):
+ * the sign bit flipped for positive values, every bit for negative ones;
+ * -0.0 counts as +0.0. */
+static inline uint64_t cls_mode_key(double v)
+{
+    if (v == 0) v = 0.0;
+    uint64_t b;
+    memcpy(&b, &v, sizeof b);
+    return (b >> 63) ? ~b : b | ((uint64_t)1 << 63);
+}
+
+static inline double cls_mode_value(uint64_t k)
+{
+    uint64_t b = (k >> 63) ? k & ~((uint64_t)1 << 63) : ~k;
+    double v;
+    memcpy(&v, &b, sizeof v);
+    return v;
+}
 
 /* astropy's mad_std factor: 1 / Phi^-1(3/4). */
 #define CLS_MAD_STD 1.482602218505602

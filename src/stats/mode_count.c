@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stats/clean_host.h"
 #include "stats/mode_count.h"
 #include "util/pool.h"
 
@@ -42,23 +43,6 @@ struct cls_mode_count {
     unsigned      blocks;  /* column blocks counted at once (threads) */
     atomic_int    failed;  /* a table or scratch could not be had */
 };
-
-/* Keys that sort as the values do (clean_host.c's): -0.0 as +0.0. */
-static uint64_t key_of(double v)
-{
-    if (v == 0) v = 0.0;
-    uint64_t b;
-    memcpy(&b, &v, sizeof b);
-    return (b >> 63) ? ~b : b | ((uint64_t)1 << 63);
-}
-
-static double value_of(uint64_t k)
-{
-    uint64_t b = (k >> 63) ? k & ~((uint64_t)1 << 63) : ~k;
-    double v;
-    memcpy(&v, &b, sizeof v);
-    return v;
-}
 
 cls_mode_count *cls_mode_count_new(cls_dtype t, size_t C, size_t ne, uint64_t rows, size_t budget, int has_sent,
                                    double sent, const double *lo, const double *hi, unsigned threads)
@@ -300,7 +284,7 @@ static void rows_cols(cls_mode_count *m, uint64_t g, const char *x, uint64_t row
                 double bh = m->t == CLS_F32 ? (double)(float)m->hi[e] : m->hi[e];
                 if (v < bl || v > bh) continue;
             }
-            uint64_t k = key_of(v);
+            uint64_t k = cls_mode_key(v);
             if (k < m->klo[e] || k >= m->khi[e]) continue;
             __builtin_prefetch(m->tab[r] + home(m, (size_t)r, k));
             be[nb] = e;
@@ -361,7 +345,7 @@ void cls_mode_count_end(cls_mode_count *m)
 
 void cls_mode_count_result(const cls_mode_count *m, double *fill)
 {
-    for (size_t e = 0; e < m->ne; e++) fill[e] = m->best_n[e] ? value_of(m->best[e]) : NAN;
+    for (size_t e = 0; e < m->ne; e++) fill[e] = m->best_n[e] ? cls_mode_value(m->best[e]) : NAN;
 }
 
 void cls_mode_count_free(cls_mode_count *m)
