@@ -6,6 +6,7 @@
 #ifndef CLS_CLEAN_STREAM_H
 #define CLS_CLEAN_STREAM_H
 
+#include "plan/route.h"
 #include "quantiles/select.h"
 
 /* A chunk of a writing pass: `rows` x C values of group g at x, which the
@@ -30,14 +31,15 @@ typedef struct cls_csource {
  * @return as cls_host_fit_transform(), or CLS_E_UNSUPPORTED (before any pass)
  *         for a pipeline whose scaler does not fuse (robust, discount
  *         factors, clamped clipping ahead of a scaler). */
-cls_status cls_clean_stream(cls_context *ctx, const cls_pipeline *p, const cls_array *shape, const cls_csource *src,
-                            cls_stats **fitted);
+cls_status cls_clean_stream(cls_context *ctx, const cls_pipeline *p, const cls_route *r, const cls_array *shape,
+                            const cls_csource *src, cls_stats **fitted);
 /* The same across processes (cls_fit_transform): the hooks
  * of `cb` (both set) after every pass, as cls_host_fit_transform_combined() (a
  * fusing scaler) or cls_host_clean_combined() (none) call them; a failure
  * before the first pass goes through them too. most_frequent is refused
  * (CLS_E_UNSUPPORTED). */
-cls_status cls_clean_stream_combined(cls_context *ctx, const cls_pipeline *p, const cls_array *shape,
-                                     const cls_csource *src, const cls_combine *cb, cls_stats **fitted);
+cls_status cls_clean_stream_combined(cls_context *ctx, const cls_pipeline *p, const cls_route *r,
+                                     const cls_array *shape, const cls_csource *src, const cls_combine *cb,
+                                     cls_stats **fitted);
 
 #endif
