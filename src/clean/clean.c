@@ -5,8 +5,9 @@
  * clipping iteration (bounds from the previous pass's moments, or from
  * the counting passes for a median or mad_std), the fill values, then one
  * pass that writes the result, with the scaler's map fused into it when
- * the scaler's statistics follow from the moments (min-max, z-score,
- * decimal, max-abs: the kept values' moments plus k copies of the fill).
+ * the scaler's statistics follow from the moments (a scaler whose
+ * descriptor needs no exact quantiles, such as min-max or z-score: the
+ * kept values' moments plus k copies of the fill).
  * Short groups (<= 64 rows, clip_fast.h) clip in one pass instead of the moments and
  * masking passes, and find their fill there too. Imputation alone (mean,
  * constant, a sentinel) ahead of a one-pass scaler goes to impute_fused.c
@@ -943,7 +944,8 @@ static cls_status clean_stream(cls_context *ctx, const cls_pipeline *p, const cl
                       "every value of a column in one process (counts do not give it); use mean, median or constant");
     else if (st == CLS_OK && cb && p->scaler != CLS_NONE && !can_fuse)
         st = cls_fail(ctx, CLS_E_UNSUPPORTED, "cleaning streamed across processes: the scaler does not fuse with "
-                      "the cleaning (min-max, z-score, decimal, max-abs or none; no factors, no clamping)");
+                      "the cleaning (its statistics need exact quantiles, or the pipeline has discount factors "
+                      "or clamps its clipping ahead of the scaler)");
     else if (st == CLS_OK && !r->clean_streams)
         st = cls_fail(ctx, CLS_E_UNSUPPORTED, "cleaning streamed in chunks: the scaler does not fuse with the "
                       "cleaning (robust scaling, discount factors, or clamped clipping ahead of a scaler)");
