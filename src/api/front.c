@@ -64,10 +64,7 @@ cls_status cls_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, 
 {
     if (out) *out = NULL;
     cls_status st = door(ctx, "cls_fit", x, NULL);
-    if (st != CLS_OK) {
-        if (combined(p) && ctx) return refuse_combine(ctx, p, "cls_fit");
-        return st;
-    }
+    if (st != CLS_OK) return st;
     cls_route r;
     cls_route_fit(p, x, &r);
     switch (r.entry) {
