@@ -34,8 +34,8 @@ typedef struct cls_route {
     int         scaler_after;   /* the scaler runs after the cleaning, over its output */
     int         quantiles;      /* the scaler needs exact quantiles: counting passes before it scales */
     int         streams;        /* read in chunks through the buffer pool (files) */
-    int         fusable;        /* the fusing rule (cls_route_fuses) whether or not a stage cleans: a file's
-                                 * chunks cleaned whole as one call in memory fuse where it holds */
+    int         fusable;        /* cls_route_fuses's answer whether or not a stage cleans (`fuses` is it
+                                 * where one does): what the streamed paths act on */
     int         clean_streams;  /* a cleaning stage may stream over a file's chunks (cls_route_clean_streams) */
     int         bins_reduce;    /* one row written per bin (cls_route_bins_reduce; a .npy output shaped by it) */
 } cls_route;
