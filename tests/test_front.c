@@ -1,8 +1,8 @@
 /* The front door (src/api/front.c): one call per operation whatever the
  * data's place. A .npy file and an open file give the statistics and bytes
  * of the same data in memory; input and output of different kinds, an
- * unknown kind, quantiles of data not in memory and a combine hook where
- * none applies are refused with a message, and the hook still hears of it
+ * unknown kind, quantiles of data not in memory, a robust fit of buffers
+ * and a combine hook where none applies are refused with a message, and the hook still hears of it
  * once; bins reduce to a row each when the output has their shape. */
 #include <fcntl.h>
 #include <math.h>
@@ -125,6 +125,19 @@ static void refusals_name_the_reason(void **state)
     assert_non_null(strstr(cls_last_error(ctx), "host memory"));
     cls_clean c = {.sigma = 3};
     assert_int_equal(cls_quantiles(ctx, &(cls_pipeline){.clean = &c}, &in, &q, 1, qo), CLS_E_ARG);
+    /* a robust fit of buffers: the exact quantiles' counting passes read
+     * host memory or files; refused before the buffers are touched, with
+     * what to do */
+    cls_pipeline robust = {.scaler = CLS_ROBUST};
+    assert_int_equal(cls_fit(ctx, &robust, &b, &s), CLS_E_UNSUPPORTED);
+    assert_null(s);
+    assert_non_null(strstr(cls_last_error(ctx), "cls_fit: the scaler needs exact quantiles"));
+    assert_non_null(strstr(cls_last_error(ctx), "then cls_transform the buffers"));
+    cls_array bo = b;
+    s = (cls_stats *)&s;
+    assert_int_equal(cls_fit_transform(ctx, &robust, &b, &bo, &s), CLS_E_UNSUPPORTED);
+    assert_null(s);
+    assert_non_null(strstr(cls_last_error(ctx), "cls_fit_transform: the scaler needs exact quantiles"));
 
     /* a hook where the call cannot combine hears of the failure once; a fit
      * across processes needs the stats function too */
@@ -138,6 +151,12 @@ static void refusals_name_the_reason(void **state)
     heard = 0;
     assert_int_equal(cls_transform(ctx, &p, NULL, &in, &out), CLS_E_UNSUPPORTED);
     assert_int_equal(heard, 1);
+    heard = 0;
+    s = (cls_stats *)&s;
+    assert_int_equal(cls_fit(ctx, &p, &b, &s), CLS_E_UNSUPPORTED);
+    assert_int_equal(heard, 1);
+    assert_null(s);
+    assert_non_null(strstr(cls_last_error(ctx), "no combine hook on buffers"));
     heard = 0;
     assert_int_equal(cls_medians(ctx, &p, &b, qo), CLS_E_UNSUPPORTED);
     assert_int_equal(heard, 1);

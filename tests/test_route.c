@@ -2,6 +2,8 @@
  * entry runs it, whether it cleans, fuses the scaler into the cleaning's
  * last pass or scales after it, takes counting passes for quantiles,
  * streams, combines, or is refused before any pass. */
+#include <string.h>
+
 #include "common.h"
 #include "plan/route.h"
 #include "scalers/scaler.h"
@@ -22,6 +24,7 @@ typedef struct {
     size_t out_rows; /* 0: the input's */
     cls_entry entry;
     int cleans, fuses, after, quantiles, streams, combined;
+    int fusable, clean_streams, bins_reduce;
 } route_case;
 
 static void every_case_takes_its_route(void **state)
@@ -36,44 +39,57 @@ static void every_case_takes_its_route(void **state)
     static double f = 2;
     static cls_array factors = {.data = &f, .dtype = CLS_F64, .batch = 1, .rows = 1, .cols = 1};
     const route_case cases[] = {
-        {"scaler alone", {.scaler = CLS_MINMAX}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST, 0, 0, 0, 0, 0, 0},
-        {"robust: counting passes", {.scaler = CLS_ROBUST}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST, 0, 0, 0, 1, 0, 0},
+        {"scaler alone", {.scaler = CLS_MINMAX}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST, 0, 0, 0, 0, 0, 0, 1, 1, 0},
+        {"robust: counting passes", {.scaler = CLS_ROBUST}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST, 0, 0, 0, 1, 0, 0, 0,
+         0, 0},
         {"clip then min-max: fused", {.scaler = CLS_MINMAX, .clean = &clip}, CLS_IN_HOST, 1, 0, CLS_ENTRY_HOST,
-         1, 1, 0, 0, 0, 0},
+         1, 1, 0, 0, 0, 0, 1, 1, 0},
         {"clip then robust: after", {.scaler = CLS_ROBUST, .clean = &clip}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST, 1,
-         0, 1, 1, 0, 0},
+         0, 1, 1, 0, 0, 0, 0, 0},
         {"clamp then z-score: after", {.scaler = CLS_ZSCORE, .clean = &clamp}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST, 1,
-         0, 1, 0, 0, 0},
+         0, 1, 0, 0, 0, 0, 0, 0},
         {"impute then discount: after", {.clean = &impute, .factors = &factors}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST,
-         1, 0, 1, 0, 0, 0},
-        {"cleaning alone", {.clean = &clip}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST_CLEAN, 1, 0, 0, 0, 0, 0},
+         1, 0, 1, 0, 0, 0, 0, 0, 0},
+        {"cleaning alone", {.clean = &clip}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST_CLEAN, 1, 0, 0, 0, 0, 0, 0, 1, 0},
         {"cleaning alone, statistics asked", {.clean = &clip}, CLS_IN_HOST, 1, 0, CLS_ENTRY_HOST, 1, 0, 1, 0, 0,
-         0},
-        {"an empty cleaning stage", {.clean = &none}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST_CLEAN, 0, 0, 0, 0, 0, 0},
-        {"a trend cleans", {.clean = &trend}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST_CLEAN, 1, 0, 0, 0, 0, 0},
-        {"bin means, same shape", {.clean = &bins}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST_CLEAN, 1, 0, 0, 0, 0, 0},
-        {"bin means, a row a bin", {.clean = &bins}, CLS_IN_HOST, 0, 3, CLS_ENTRY_HOST_BIN, 1, 0, 0, 0, 0, 0},
-        {"bin sums reduce", {.clean = &sums}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST_BIN, 1, 0, 0, 0, 0, 0},
-        {"bin medians asked to reduce", {.clean = &asked}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST_BIN, 1, 0, 0, 0, 0, 0},
-        {"reduced bins, statistics asked", {.clean = &asked}, CLS_IN_HOST, 1, 0, CLS_ENTRY_HOST, 1, 0, 1, 0, 0, 0},
-        {"combined cleaning", {.clean = &clip, .combine = &hook}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST_CLEAN, 1, 0, 0,
-         0, 0, 1},
-        {"a hook without fn is none", {.scaler = CLS_MINMAX, .combine = &idle}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST,
-         0, 0, 0, 0, 0, 0},
-        {"buffers", {.scaler = CLS_ZSCORE}, CLS_IN_BUFFER, 0, 0, CLS_ENTRY_BUFFER, 0, 0, 0, 0, 0, 0},
-        {"buffers refuse a hook", {.scaler = CLS_ZSCORE, .combine = &hook}, CLS_IN_BUFFER, 0, 0, CLS_ENTRY_REFUSED,
-         0, 0, 0, 0, 0, 1},
-        {"buffers refuse counting passes", {.scaler = CLS_ROBUST}, CLS_IN_BUFFER, 0, 0, CLS_ENTRY_REFUSED, 0, 0, 0,
-         1, 0, 0},
-        {"buffers take max-abs", {.scaler = CLS_MAXABS}, CLS_IN_BUFFER, 0, 0, CLS_ENTRY_BUFFER, 0, 0, 0, 0, 0, 0},
-        {"a file streams", {.scaler = CLS_ZSCORE, .clean = &clip}, CLS_IN_FILE, 0, 0, CLS_ENTRY_FILE, 1, 1, 0, 0, 1,
-         0},
-        {"a file across processes", {.clean = &clip, .combine = &hook}, CLS_IN_FILE, 0, 0, CLS_ENTRY_FILE, 1, 0, 0,
+         0, 0, 0, 0},
+        {"an empty cleaning stage", {.clean = &none}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST_CLEAN, 0, 0, 0, 0, 0, 0,
+         0, 1, 0},
+        {"a trend cleans", {.clean = &trend}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST_CLEAN, 1, 0, 0, 0, 0, 0, 0, 1, 0},
+        {"bin means, same shape", {.clean = &bins}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST_CLEAN, 1, 0, 0, 0, 0, 0, 0, 1, 0},
+        {"bin means, a row a bin", {.clean = &bins}, CLS_IN_HOST, 0, 3, CLS_ENTRY_HOST_BIN, 1, 0, 0, 0, 0, 0, 0, 1, 1},
+        {"bin sums reduce", {.clean = &sums}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST_BIN, 1, 0, 0, 0, 0, 0, 0, 1, 1},
+        {"bin medians asked to reduce", {.clean = &asked}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST_BIN, 1, 0, 0, 0, 0, 0,
          0, 1, 1},
-        {".npy", {.scaler = CLS_ROBUST}, CLS_IN_NPY, 0, 0, CLS_ENTRY_NPY, 0, 0, 0, 1, 1, 0},
+        {"reduced bins, statistics asked", {.clean = &asked}, CLS_IN_HOST, 1, 0, CLS_ENTRY_HOST, 1, 0, 1, 0, 0, 0,
+         0, 0, 0},
+        {"combined cleaning", {.clean = &clip, .combine = &hook}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST_CLEAN, 1, 0, 0,
+         0, 0, 1, 0, 1, 0},
+        {"a hook without fn is none", {.scaler = CLS_MINMAX, .combine = &idle}, CLS_IN_HOST, 0, 0, CLS_ENTRY_HOST,
+         0, 0, 0, 0, 0, 0, 1, 1, 0},
+        {"buffers", {.scaler = CLS_ZSCORE}, CLS_IN_BUFFER, 0, 0, CLS_ENTRY_BUFFER, 0, 0, 0, 0, 0, 0, 1, 1, 0},
+        {"buffers refuse a hook", {.scaler = CLS_ZSCORE, .combine = &hook}, CLS_IN_BUFFER, 0, 0, CLS_ENTRY_REFUSED,
+         0, 0, 0, 0, 0, 1, 1, 1, 0},
+        {"buffers refuse counting passes", {.scaler = CLS_ROBUST}, CLS_IN_BUFFER, 0, 0, CLS_ENTRY_REFUSED, 0, 0, 0,
+         1, 0, 0, 0, 0, 0},
+        {"buffers take max-abs", {.scaler = CLS_MAXABS}, CLS_IN_BUFFER, 0, 0, CLS_ENTRY_BUFFER, 0, 0, 0, 0, 0, 0,
+         1, 1, 0},
+        {"a file streams", {.scaler = CLS_ZSCORE, .clean = &clip}, CLS_IN_FILE, 0, 0, CLS_ENTRY_FILE, 1, 1, 0, 0, 1,
+         0, 1, 1, 0},
+        {"a file across processes", {.clean = &clip, .combine = &hook}, CLS_IN_FILE, 0, 0, CLS_ENTRY_FILE, 1, 0, 0,
+         0, 1, 1, 0, 1, 0},
+        {".npy", {.scaler = CLS_ROBUST}, CLS_IN_NPY, 0, 0, CLS_ENTRY_NPY, 0, 0, 0, 1, 1, 0, 0, 0, 0},
         {".npy refuses a hook", {.scaler = CLS_ROBUST, .combine = &hook}, CLS_IN_NPY, 0, 0, CLS_ENTRY_REFUSED, 0, 0,
-         0, 1, 1, 1},
-        {"an unknown where", {.scaler = CLS_MINMAX}, (cls_where)9, 0, 0, CLS_ENTRY_REFUSED, 0, 0, 0, 0, 0, 0},
+         0, 1, 1, 1, 0, 0, 0},
+        {"an unknown where", {.scaler = CLS_MINMAX}, (cls_where)9, 0, 0, CLS_ENTRY_REFUSED, 0, 0, 0, 0, 0, 0, 1, 1, 0},
+        {"a file's bin sums reduce", {.clean = &sums}, CLS_IN_FILE, 0, 0, CLS_ENTRY_FILE, 1, 0, 0, 0, 1, 0, 0, 1, 1},
+        {"a file's bin means, a row a bin", {.clean = &bins}, CLS_IN_FILE, 0, 3, CLS_ENTRY_FILE, 1, 0, 0, 0, 1, 0, 0,
+         1, 1},
+        {".npy bin means: no output shape given", {.clean = &bins}, CLS_IN_NPY, 0, 3, CLS_ENTRY_NPY, 1, 0, 0, 0, 1, 0,
+         0, 1, 0},
+        {".npy bin sums reduce", {.clean = &sums}, CLS_IN_NPY, 0, 0, CLS_ENTRY_NPY, 1, 0, 0, 0, 1, 0, 0, 1, 1},
+        {"a file, clamp then z-score", {.scaler = CLS_ZSCORE, .clean = &clamp}, CLS_IN_FILE, 1, 0, CLS_ENTRY_FILE, 1,
+         0, 1, 0, 1, 0, 0, 0, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const route_case *c = &cases[i];
@@ -84,12 +100,78 @@ static void every_case_takes_its_route(void **state)
         cls_route_fit_transform(&c->p, &in, &out, c->want_fitted, &r);
         int ok = r.entry == c->entry && r.cleans == c->cleans && r.fuses == c->fuses && r.scaler_after == c->after &&
                  r.quantiles == c->quantiles && r.streams == c->streams && r.combined == c->combined &&
+                 r.fusable == c->fusable && r.clean_streams == c->clean_streams && r.bins_reduce == c->bins_reduce &&
                  (r.entry == CLS_ENTRY_REFUSED) == (r.why != NULL);
         if (!ok)
-            print_error("%s: entry %d cleans %d fuses %d after %d quantiles %d streams %d combined %d\n", c->what,
-                        (int)r.entry, r.cleans, r.fuses, r.scaler_after, r.quantiles, r.streams, r.combined);
+            print_error("%s: entry %d cleans %d fuses %d after %d quantiles %d streams %d combined %d fusable %d "
+                        "clean_streams %d bins_reduce %d\n", c->what, (int)r.entry, r.cleans, r.fuses,
+                        r.scaler_after, r.quantiles, r.streams, r.combined, r.fusable, r.clean_streams,
+                        r.bins_reduce);
         assert_true(ok);
     }
+}
+
+/* The route of cls_fit: statistics wanted, so never cleaning alone nor
+ * bins reduced; what a fit cannot take is refused before any pass, with
+ * what to do (a robust fit of buffers: fit host memory or a file) */
+static void a_fit_takes_its_route(void **state)
+{
+    (void)state;
+    static cls_combine hook = {sum, NULL, NULL};
+    cls_clean clip = {.sigma = 3}, sums = {.bin_rows = 4, .bin_stat = CLS_BIN_SUM};
+    cls_array x = {.dtype = CLS_F32, .batch = 2, .rows = 12, .cols = 3, .where = CLS_IN_HOST};
+    cls_route r;
+    cls_route_fit(&(cls_pipeline){.scaler = CLS_ROBUST}, &x, &r);
+    assert_int_equal(r.entry, CLS_ENTRY_HOST);
+    assert_true(r.quantiles);
+    cls_route_fit(&(cls_pipeline){.clean = &clip}, &x, &r);
+    assert_int_equal(r.entry, CLS_ENTRY_HOST);
+    assert_false(r.clean_streams);
+    cls_route_fit(&(cls_pipeline){.clean = &sums}, &x, &r);
+    assert_int_equal(r.entry, CLS_ENTRY_HOST);
+    assert_false(r.bins_reduce);
+    cls_route_fit(&(cls_pipeline){.scaler = CLS_ROBUST, .combine = &hook}, &x, &r);
+    assert_int_equal(r.entry, CLS_ENTRY_HOST);
+    assert_true(r.combined && r.quantiles);
+    x.where = CLS_IN_BUFFER;
+    cls_route_fit(&(cls_pipeline){.scaler = CLS_ROBUST}, &x, &r);
+    assert_int_equal(r.entry, CLS_ENTRY_REFUSED);
+    assert_int_equal(r.refusal, CLS_E_UNSUPPORTED);
+    assert_non_null(strstr(r.why, "exact quantiles"));
+    assert_non_null(strstr(r.why, "cls_transform"));
+    cls_route_fit(&(cls_pipeline){.scaler = CLS_MINMAX}, &x, &r);
+    assert_int_equal(r.entry, CLS_ENTRY_BUFFER);
+    cls_route_fit(&(cls_pipeline){.scaler = CLS_MINMAX, .combine = &hook}, &x, &r);
+    assert_int_equal(r.entry, CLS_ENTRY_REFUSED);
+    assert_true(r.combined);
+    x.where = CLS_IN_FILE;
+    cls_route_fit(&(cls_pipeline){.scaler = CLS_ROBUST, .combine = &hook}, &x, &r);
+    assert_int_equal(r.entry, CLS_ENTRY_FILE);
+    assert_true(r.combined && r.quantiles && r.streams);
+    x.where = CLS_IN_NPY;
+    cls_route_fit(&(cls_pipeline){.scaler = CLS_ZSCORE, .combine = &hook}, &x, &r);
+    assert_int_equal(r.entry, CLS_ENTRY_REFUSED);
+    cls_route_fit(NULL, &x, &r);
+    assert_int_equal(r.entry, CLS_ENTRY_NPY);
+}
+
+/* The routes a call's stages take when it splits into the cleaning alone
+ * and the rest over its output: made from the call's, never asked again */
+static void the_stages_of_a_split_call(void **state)
+{
+    (void)state;
+    cls_clean clip = {.sigma = 3};
+    cls_array in = {.dtype = CLS_F64, .batch = 1, .rows = 12, .cols = 3, .where = CLS_IN_FILE}, out = in;
+    cls_route r, alone, rest;
+    cls_route_fit_transform(&(cls_pipeline){.scaler = CLS_ROBUST, .clean = &clip}, &in, &out, 1, &r);
+    assert_true(r.scaler_after && r.quantiles && !r.clean_streams);
+    cls_route_clean_alone(&r, &alone);
+    assert_true(alone.cleans && alone.clean_streams && alone.streams);
+    assert_false(alone.fuses || alone.fusable || alone.scaler_after || alone.quantiles);
+    assert_int_equal(alone.entry, r.entry);
+    cls_route_after_clean(&r, &rest);
+    assert_true(rest.quantiles && rest.streams);
+    assert_false(rest.cleans || rest.fuses || rest.scaler_after || rest.bins_reduce);
 }
 
 /* The fusing rule the cleaning stage asks, scaler by scaler */
@@ -171,6 +253,8 @@ static void bins_reduce_when_asked_or_by_shape(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(every_case_takes_its_route),
+                                       cmocka_unit_test(a_fit_takes_its_route),
+                                       cmocka_unit_test(the_stages_of_a_split_call),
                                        cmocka_unit_test(the_fusing_rule),
                                        cmocka_unit_test(the_scalers_list_is_the_table),
                                        cmocka_unit_test(bins_reduce_when_asked_or_by_shape)};

@@ -1,8 +1,10 @@
 """Pipeline and make_pipeline: scikit-learn's Pipeline, whose fit and
 fit_transform run a leading SimpleImputer (mean or constant) and the
-clscale scaler right after it (MinMaxScaler, StandardScaler, DecimalScaler,
-MaxAbsScaler) as one library call, the imputation fused into the scaler's
-pass on the devices (cls_fit_transform with cls_pipeline.clean). Both steps
+clscale scaler right after it, where the library's table says its scaler
+fuses with a cleaning stage (_clscale.FUSES: MinMaxScaler, StandardScaler,
+DecimalScaler, MaxAbsScaler), as one library call, the imputation fused
+into the scaler's pass on the devices (cls_fit_transform with
+cls_pipeline.clean). Both steps
 end up fitted as if they had been fitted one after the other. Any other
 pipeline runs step by step, as scikit-learn's does. fit_transform_file
 does the same from file to file (the streamed cleaning stage,
@@ -17,10 +19,24 @@ from ._base import SCOPES, Scaler, as_data, keeps_float16, moments_to_redo, outp
 from ._clean import SimpleImputer
 from ._context import check_selector, context
 from ._files import _check_paths, npy_layout, stream_clean, temp_beside
-from ._robust import MaxAbsScaler
-from ._scalers import DecimalScaler, MinMaxScaler, StandardScaler
 
-_FUSED_SCALERS = (MinMaxScaler, StandardScaler, DecimalScaler, MaxAbsScaler)
+
+def _fused_scaler(sc):
+    """The library's scaler code that the estimator `sc` fits fused behind
+    a cleaning stage, or None. The property is the library's (its table,
+    _clscale.FUSES); the estimator says which scaler it fits (Scaler's
+    _code; an affine scaler's _file_pipeline, when it can take fused
+    statistics: _install_fused), and only the package's own classes (a
+    subclass may change what a step computes)."""
+    if not type(sc).__module__.startswith(__package__ + "."):
+        return None
+    if isinstance(sc, Scaler):
+        code = sc._code
+    elif hasattr(sc, "_install_fused") and hasattr(sc, "_file_pipeline"):
+        code = sc._file_pipeline()["scaler"]
+    else:
+        return None
+    return code if code in _clscale.FUSES else None
 
 
 def _default_output(est):
@@ -34,8 +50,9 @@ class Pipeline(_skp.Pipeline):
     steps, into one pass on the devices in fit and fit_transform.
 
     Fused when: exactly these two steps; the imputer's strategy is mean or
-    constant (any missing_values); the scaler is MinMaxScaler,
-    StandardScaler (with_mean and with_std), DecimalScaler or MaxAbsScaler;
+    constant (any missing_values); the scaler is one whose statistics fuse
+    with the cleaning (the library's table: MinMaxScaler, StandardScaler
+    with with_mean and with_std, DecimalScaler, MaxAbsScaler);
     for 3-D data both steps have the same scope; both name the same
     devices (or one names none); no memory, no fit parameters, no
     set_output, not a dask array. After a fit, `fused_` says whether it
@@ -47,7 +64,7 @@ class Pipeline(_skp.Pipeline):
         if fit_params or self.memory is not None or len(self.steps) != 2 or _dask.is_dask(X):
             return None
         imp, sc = self.steps[0][1], self.steps[1][1]
-        if type(imp) is not SimpleImputer or type(sc) not in _FUSED_SCALERS:
+        if type(imp) is not SimpleImputer or _fused_scaler(sc) is None:
             return None
         if imp.strategy not in ("mean", "constant") or (isinstance(sc, Scaler) and not sc._fusable()):
             return None
@@ -77,7 +94,7 @@ class Pipeline(_skp.Pipeline):
             code, (lo, hi), clip = sc._code, sc._range(), sc._clip()
         else:
             sc._reset()
-            code, lo, hi, clip = _clscale.MAXABS, 0.0, 0.0, False
+            code, lo, hi, clip = _fused_scaler(sc), 0.0, 0.0, False
         check_selector(sc.devices)
         X = sc._validate(X, reset=True)
         Y = output_for(X, imp.copy or sc.copy, None)
@@ -165,7 +182,7 @@ class Pipeline(_skp.Pipeline):
             lo, hi = sc._range()
             kw = dict(scaler=sc._code, lo=lo, hi=hi, clip=sc._clip())
         else:
-            kw = dict(scaler=_clscale.MAXABS)
+            kw = sc._file_pipeline()
         dtype, shape, res = stream_clean(sc.devices if sc.devices is not None else devices, in_path, out_path,
                                          clean, sc._file_scope(shape), scaler=kw)
         if res is None:

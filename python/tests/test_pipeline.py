@@ -118,6 +118,30 @@ def test_fused_equals_clscale_steps(dtype, scaler):
 
 
 @pytest.mark.fp64
+def test_fusing_scalers_are_the_library_tables(monkeypatch):
+    """Which scalers fuse with the imputer is the library's answer at import
+    (_clscale.FUSES, from its scalers' table: those needing no exact
+    quantiles), not a list of Python's: emptied, nothing fuses; a subclass
+    of a fusing estimator runs step by step."""
+    lib = clscale._clscale
+    assert lib.FUSES == frozenset(lib.SCALERS[n] for n in ("minmax", "zscore", "decimal", "maxabs"))
+    x = data()[:, :-1]
+    want = sk_make_pipeline(SkImputer(), skp.StandardScaler()).fit_transform(x)
+
+    class Mine(clscale.StandardScaler):
+        pass
+    pipe = clscale.make_pipeline(clscale.SimpleImputer(), Mine())
+    np.testing.assert_allclose(pipe.fit_transform(x), want, rtol=0, atol=1e-12)
+    assert not pipe.fused_
+    pipe = clscale.make_pipeline(clscale.SimpleImputer(), clscale.StandardScaler())
+    pipe.fit(x)
+    assert pipe.fused_
+    monkeypatch.setattr(lib, "FUSES", frozenset())
+    np.testing.assert_allclose(pipe.fit_transform(x), want, rtol=0, atol=1e-12)
+    assert not pipe.fused_
+
+
+@pytest.mark.fp64
 @pytest.mark.parametrize("steps", [
     lambda: (clscale.SimpleImputer(strategy="median"), clscale.StandardScaler()),
     lambda: (clscale.SimpleImputer(), clscale.RobustScaler()),

@@ -2,7 +2,9 @@
  * (src/api/front.c) chooses between: host arrays, cl_mem buffers on the
  * caller's context, arrays in files, .npy files. Their arguments and
  * failures are the public calls' (include/clscale.h), which check what
- * they add (the data's kind, a combine hook) and pass the rest on. */
+ * they add (the data's kind, a combine hook) and pass the rest on. The
+ * fits take the call's route (plan/route.h, decided once by the front
+ * door), whose decisions they act on. */
 #ifndef CLS_API_ENTRIES_H
 #define CLS_API_ENTRIES_H
 
@@ -43,26 +45,29 @@ cls_status cls_buf_fit_transform(cls_context *ctx, const cls_pipeline *p, const 
                                  const cls_buffer *out, cls_stats **fitted, const cls_sync *sync);
 
 /* arrays in files: stream.c; .npy files: stream_file.c (out_path NULL:
- * a fit alone) */
-cls_status cls_file_fit(cls_context *ctx, const cls_pipeline *p, const cls_file_array *in,
+ * a fit alone; s given: a transform, r unused and may be NULL) */
+cls_status cls_file_fit(cls_context *ctx, const cls_pipeline *p, const cls_route *r, const cls_file_array *in,
                         const cls_stream_opts *opts, cls_stats **out);
 cls_status cls_file_transform(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const cls_file_array *in,
                               const cls_file_array *out, const cls_stream_opts *opts);
-cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_file_array *in,
-                                  const cls_file_array *out, const cls_stream_opts *opts, cls_stats **fitted);
-cls_status cls_file_fit_transform_combined(cls_context *ctx, const cls_pipeline *p, const cls_file_array *in,
-                                           const cls_file_array *out, const cls_stream_opts *opts,
-                                           const cls_combine *combine, cls_stats **fitted);
-/* Opens the .npy file at path and reads its header into *a (fd open
- * read-only: the caller closes it). */
+cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_route *r,
+                                  const cls_file_array *in, const cls_file_array *out, const cls_stream_opts *opts,
+                                  cls_stats **fitted);
+cls_status cls_file_fit_transform_combined(cls_context *ctx, const cls_pipeline *p, const cls_route *r,
+                                           const cls_file_array *in, const cls_file_array *out,
+                                           const cls_stream_opts *opts, const cls_combine *combine,
+                                           cls_stats **fitted);
 /* cls_fit() of a file's array across processes, and cls_fit_transform()
  * without a cleaning stage: that fit, then each process's own transform
  * (api/fit_combined.c). */
-cls_status cls_file_fit_combined(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats **out);
-cls_status cls_file_fit_transform_across(cls_context *ctx, const cls_pipeline *p, const cls_array *in,
-                                         const cls_array *out, cls_stats **fitted);
+cls_status cls_file_fit_combined(cls_context *ctx, const cls_pipeline *p, const cls_route *r, const cls_array *x,
+                                 cls_stats **out);
+cls_status cls_file_fit_transform_across(cls_context *ctx, const cls_pipeline *p, const cls_route *r,
+                                         const cls_array *in, const cls_array *out, cls_stats **fitted);
+/* Opens the .npy file at path and reads its header into *a (fd open
+ * read-only: the caller closes it). */
 cls_status cls_npy_open_input(cls_context *ctx, const char *path, cls_file_array *a);
-cls_status cls_npy_run(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const char *in_path,
-                       const char *out_path, const cls_stream_opts *opts, cls_stats **fitted);
+cls_status cls_npy_run(cls_context *ctx, const cls_pipeline *p, const cls_route *r, const cls_stats *s,
+                       const char *in_path, const char *out_path, const cls_stream_opts *opts, cls_stats **fitted);
 
 #endif

@@ -38,14 +38,15 @@ static cls_status map_part(cls_context *ctx, const cls_array *x, cls_array *y, v
     return CLS_OK;
 }
 
-cls_status cls_file_fit_combined(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats **out)
+cls_status cls_file_fit_combined(cls_context *ctx, const cls_pipeline *p, const cls_route *r, const cls_array *x,
+                                 cls_stats **out)
 {
     if (out) *out = NULL;
     cls_array shape = *x;
     shape.where = CLS_IN_HOST;
     shape.data = NULL;
     if (!x->batch || !x->rows || !p->combine->stats) return cls_host_fit_combined(ctx, p, &shape, out);
-    if (cls_route_quantiles(p)) {
+    if (r->quantiles) {
         cls_array y;
         void *base = NULL;
         size_t len = 0;
@@ -60,16 +61,16 @@ cls_status cls_file_fit_combined(cls_context *ctx, const cls_pipeline *p, const 
     cls_file_array f = {.fd = x->fd, .offset = x->offset, .dtype = x->dtype, .batch = x->batch, .rows = x->rows,
                         .cols = x->cols, .name = x->path};
     cls_stats *s = NULL;
-    cls_status st = out ? cls_file_fit(ctx, &q, &f, x->stream, &s) : cls_fail(ctx, CLS_E_ARG, "cls_fit: out is NULL");
+    cls_status st = out ? cls_file_fit(ctx, &q, r, &f, x->stream, &s) : cls_fail(ctx, CLS_E_ARG, "cls_fit: out is NULL");
     return cls_fit_combine(ctx, p, &shape, st, s, out);
 }
 
-cls_status cls_file_fit_transform_across(cls_context *ctx, const cls_pipeline *p, const cls_array *in,
-                                         const cls_array *out, cls_stats **fitted)
+cls_status cls_file_fit_transform_across(cls_context *ctx, const cls_pipeline *p, const cls_route *r,
+                                         const cls_array *in, const cls_array *out, cls_stats **fitted)
 {
     if (fitted) *fitted = NULL;
     cls_stats *s = NULL;
-    cls_status st = cls_file_fit_combined(ctx, p, in, &s);
+    cls_status st = cls_file_fit_combined(ctx, p, r, in, &s);
     if (st != CLS_OK) return st; /* every process returns it */
     if (in->batch && in->rows) {
         cls_pipeline q = *p;

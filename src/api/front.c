@@ -4,8 +4,10 @@
  * `combine`), and hand each call to the engine's entry point for that kind
  * of data (api/entries.h).
  * Owns: the checks of what the public calls add (the data's kind, input and
- * output of one kind, a combine hook where none can apply); the choice of
- * entry point is plan/route.c's. The engine's calls check the rest. */
+ * output of one kind, a combine hook where none can apply); the route of
+ * each fit (plan/route.c's decisions: the entry point, fusing, counting
+ * passes, streaming), made here once per call and passed down to the entry
+ * and the stages that act on it. The engine's calls check the rest. */
 #include <math.h>
 
 #include "internal.h"
@@ -40,6 +42,15 @@ static cls_status door(cls_context *ctx, const char *fn, const cls_array *in, co
     return CLS_OK;
 }
 
+/* The route's refusal: every process is told. */
+static cls_status refuse_route(cls_context *ctx, const cls_pipeline *p, const char *fn, const cls_route *r)
+{
+    cls_status st = cls_fail(ctx, r->refusal, "%s: %s", fn, r->why);
+    if (r->combined) return p->combine->stats ? p->combine->stats(p->combine->user, st, NULL, 0)
+                                              : p->combine->fn(p->combine->user, st, NULL, 0);
+    return st;
+}
+
 /* A combine hook where the call cannot combine: every process is told. */
 static cls_status refuse_combine(cls_context *ctx, const cls_pipeline *p, const char *fn)
 {
@@ -54,24 +65,27 @@ cls_status cls_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, 
     if (out) *out = NULL;
     cls_status st = door(ctx, "cls_fit", x, NULL);
     if (st != CLS_OK) return st;
-    if (combined(p)) {
-        /* across processes: host arrays and files (the planner's steps) */
-        if (x->where == CLS_IN_HOST) return cls_host_fit_combined(ctx, p, x, out);
-        if (x->where == CLS_IN_FILE) return cls_file_fit_combined(ctx, p, x, out);
-        return refuse_combine(ctx, p, "cls_fit");
-    }
-    switch (x->where) {
-    case CLS_IN_BUFFER: {
+    cls_route r;
+    cls_route_fit(p, x, &r);
+    switch (r.entry) {
+    case CLS_ENTRY_BUFFER: {
         cls_buffer b = buffer_of(x);
         return cls_buf_fit(ctx, p, &b, x->sync, out);
     }
-    case CLS_IN_FILE: {
+    case CLS_ENTRY_FILE: {
+        /* across processes: the planner's steps */
+        if (r.combined) return cls_file_fit_combined(ctx, p, &r, x, out);
         cls_file_array f = file_of(x);
-        return cls_file_fit(ctx, p, &f, x->stream, out);
+        return cls_file_fit(ctx, p, &r, &f, x->stream, out);
     }
-    case CLS_IN_NPY: return cls_npy_run(ctx, p, NULL, x->path, NULL, x->stream, out);
-    default: return cls_host_fit(ctx, p, x, out);
+    case CLS_ENTRY_NPY: return cls_npy_run(ctx, p, &r, NULL, x->path, NULL, x->stream, out);
+    case CLS_ENTRY_HOST:
+    case CLS_ENTRY_HOST_CLEAN:
+    case CLS_ENTRY_HOST_BIN:
+        return r.combined ? cls_host_fit_combined(ctx, p, x, out) : cls_host_fit(ctx, p, x, out);
+    case CLS_ENTRY_REFUSED: break;
     }
+    return refuse_route(ctx, p, "cls_fit", &r);
 }
 
 cls_status cls_transform(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const cls_array *in,
@@ -92,7 +106,7 @@ cls_status cls_transform(cls_context *ctx, const cls_pipeline *p, const cls_stat
     }
     case CLS_IN_NPY:
         if (!s) return cls_fail(ctx, CLS_E_ARG, "cls_transform: no statistics");
-        return cls_npy_run(ctx, p, s, in->path, out->path, in->stream, NULL);
+        return cls_npy_run(ctx, p, NULL, s, in->path, out->path, in->stream, NULL);
     default: return cls_host_transform(ctx, p, s, in, out);
     }
 }
@@ -118,27 +132,24 @@ cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_
     }
     case CLS_ENTRY_FILE: {
         cls_file_array a = file_of(in), b = file_of(out);
-        if (r.combined && !r.cleans) return cls_file_fit_transform_across(ctx, p, in, out, fitted);
-        if (r.combined) return cls_file_fit_transform_combined(ctx, p, &a, &b, in->stream, p->combine, fitted);
-        return cls_file_fit_transform(ctx, p, &a, &b, in->stream, fitted);
+        if (r.combined && !r.cleans) return cls_file_fit_transform_across(ctx, p, &r, in, out, fitted);
+        if (r.combined) return cls_file_fit_transform_combined(ctx, p, &r, &a, &b, in->stream, p->combine, fitted);
+        return cls_file_fit_transform(ctx, p, &r, &a, &b, in->stream, fitted);
     }
-    case CLS_ENTRY_NPY: return cls_npy_run(ctx, p, NULL, in->path, out->path, in->stream, fitted);
+    case CLS_ENTRY_NPY: return cls_npy_run(ctx, p, &r, NULL, in->path, out->path, in->stream, fitted);
     case CLS_ENTRY_HOST_BIN: return cls_host_bin(ctx, p->clean, p->scope, in, out);
     case CLS_ENTRY_HOST_CLEAN:
         return r.combined ? cls_host_clean_combined(ctx, p->clean, p->scope, in, out, p->combine)
                           : cls_host_clean(ctx, p->clean, p->scope, in, out);
     case CLS_ENTRY_HOST:
         /* the route said whether it cleans: the cleaning stage only when it does */
-        if (r.combined) return r.cleans ? cls_host_fit_transform_combined(ctx, p, in, out, p->combine, fitted)
+        if (r.combined) return r.cleans ? cls_host_fit_transform_combined(ctx, p, &r, in, out, p->combine, fitted)
                                         : cls_host_fit_transform_across(ctx, p, in, out, fitted);
-        return r.cleans ? cls_host_fit_transform(ctx, p, in, out, fitted)
+        return r.cleans ? cls_host_fit_transform(ctx, p, &r, in, out, fitted)
                         : cls_fit_transform_plain(ctx, p, in, out, fitted);
     case CLS_ENTRY_REFUSED: break;
     }
-    st = cls_fail(ctx, r.refusal, "cls_fit_transform: %s", r.why);
-    if (r.combined) return p->combine->stats ? p->combine->stats(p->combine->user, st, NULL, 0)
-                                             : p->combine->fn(p->combine->user, st, NULL, 0);
-    return st;
+    return refuse_route(ctx, p, "cls_fit_transform", &r);
 }
 
 /* quantiles and medians: host arrays, scope and combine from p */

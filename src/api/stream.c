@@ -64,6 +64,7 @@ typedef enum pass_kind {
 typedef struct sjob {
     cls_context *ctx;
     cls_pipeline p;             /* resolved (never NULL); factors whole */
+    const cls_route *route;     /* the call's decisions (plan/route.h); NULL for a transform */
     const cls_file_array *in, *out;
     size_t es, B, R, C;
     uint64_t bytes;             /* of the array */
@@ -594,7 +595,7 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
             /* cleaning alone, as the in-memory call runs it */
             st = cls_host_clean(ctx, p.clean, p.scope, &x, &x);
         } else {
-            st = cls_host_fit_transform(ctx, &p, &x, &x, j->want_stats ? &cs : NULL);
+            st = cls_host_fit_transform(ctx, &p, j->route, &x, &x, j->want_stats ? &cs : NULL);
         }
         if (st == CLS_OK && its && (c == j->ch || it > *its)) *its = it;
         if (st == CLS_OK) note_report(j);
@@ -727,13 +728,13 @@ static cls_status write_pass(void *user, cls_cchunk_fn chunk, void *cu)
  * number of passes is known only at the end: the progress total grows by
  * a read as each read-only pass begins, the writing pass counted from the
  * start. */
-static cls_status stream_clean(sjob *j, cls_stats **fitted, const cls_combine *cb)
+static cls_status stream_clean(sjob *j, const cls_route *r, cls_stats **fitted, const cls_combine *cb)
 {
     cls_array shape = {.data = NULL, .dtype = j->in->dtype, .batch = j->B, .rows = j->R, .cols = j->C};
     cls_csource src = {{count_pass, j}, write_pass};
     next_passes(j, 1, 2 * j->bytes, 1);
-    return cb ? cls_clean_stream_combined(j->ctx, &j->p, &shape, &src, cb, fitted)
-              : cls_clean_stream(j->ctx, &j->p, &shape, &src, fitted);
+    return cb ? cls_clean_stream_combined(j->ctx, &j->p, r, &shape, &src, cb, fitted)
+              : cls_clean_stream(j->ctx, &j->p, r, &shape, &src, fitted);
 }
 
 /* Robust scaling whose groups span chunks: each counting pass of the
@@ -1019,12 +1020,13 @@ static cls_status plan_halo(sjob *j, const cls_stream_opts *o)
     return st;
 }
 
-cls_status cls_file_fit(cls_context *ctx, const cls_pipeline *p, const cls_file_array *in,
-                          const cls_stream_opts *opts, cls_stats **out)
+cls_status cls_file_fit(cls_context *ctx, const cls_pipeline *p, const cls_route *r, const cls_file_array *in,
+                        const cls_stream_opts *opts, cls_stats **out)
 {
     if (out) *out = NULL;
     sjob j;
     cls_status st = sjob_init(&j, ctx, p, NULL, in, NULL, 1);
+    j.route = r;
     if (st == CLS_OK && !p) st = cls_fail(ctx, CLS_E_ARG, "cls_fit: pipeline is NULL");
     if (st == CLS_OK && !out) st = cls_fail(ctx, CLS_E_ARG, "cls_fit: out is NULL");
     if (st == CLS_OK && j.p.inverse) st = cls_fail(ctx, CLS_E_ARG, "cls_fit: an inverse pipeline cannot be fitted");
@@ -1033,7 +1035,7 @@ cls_status cls_file_fit(cls_context *ctx, const cls_pipeline *p, const cls_file_
                       "cls_fit_transform");
     if (st == CLS_OK) st = plan(&j, opts, 1);
     if (st == CLS_OK) {
-        j.split_quantiles = cls_route_quantiles(&j.p) && !whole_groups(&j);
+        j.split_quantiles = r->quantiles && !whole_groups(&j);
         /* a split robust fit: its counting passes (the first fitting the
          * rest), as many as the data need */
         next_passes(&j, 0, 0, j.split_quantiles);
@@ -1075,7 +1077,10 @@ static cls_status file_fit_transform_in_place(sjob *o, const cls_pipeline *p, co
                                               const cls_stream_opts *opts, cls_stats **fitted)
 {
     sjob j;
+    cls_route rest;
+    cls_route_after_clean(o->route, &rest);
     cls_status st = sjob_init_as(&j, o->ctx, p, NULL, a, a, 0, 0, 1);
+    j.route = &rest;
     /* its passes follow the first stage's in the progress the caller sees */
     j.progress = o->progress;
     j.progress_user = o->progress_user;
@@ -1089,7 +1094,7 @@ static cls_status file_fit_transform_in_place(sjob *o, const cls_pipeline *p, co
             next_passes(&j, 0, 0, 0);
             st = run_pass(&j, PASS_FUSED);
         } else {
-            j.split_quantiles = j.p.scaler == CLS_ROBUST;
+            j.split_quantiles = rest.quantiles;
             next_passes(&j, 1, 2 * j.bytes, j.split_quantiles);
             st = j.split_quantiles ? fit_split_quantiles(&j) : run_pass(&j, PASS_FIT);
             if (st == CLS_OK) {
@@ -1112,13 +1117,16 @@ static cls_status file_fit_transform_in_place(sjob *o, const cls_pipeline *p, co
     return st;
 }
 
-cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_file_array *in,
-                                    const cls_file_array *out, const cls_stream_opts *opts, cls_stats **fitted)
+cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_route *r,
+                                  const cls_file_array *in, const cls_file_array *out, const cls_stream_opts *opts,
+                                  cls_stats **fitted)
 {
     if (fitted) *fitted = NULL;
     sjob j;
-    int reduce = out && cls_route_bins_reduce(p, fitted != NULL, in->batch, in->rows, 1, out->batch, out->rows);
-    cls_status st = sjob_init_as(&j, ctx, p, NULL, in, out, 0, reduce, 0);
+    cls_route alone;
+    cls_route_clean_alone(r, &alone);
+    cls_status st = sjob_init_as(&j, ctx, p, NULL, in, out, 0, out && r->bins_reduce, 0);
+    j.route = r;
     if (st == CLS_OK && !p) st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: pipeline is NULL");
     if (st == CLS_OK && j.p.inverse)
         st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: inverse needs fitted statistics; use "
@@ -1153,7 +1161,7 @@ cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const
             j.p.factors = NULL;
             j.want_stats = 0;
             j.tail = after;
-            st = stream_clean(&j, NULL, NULL);
+            st = stream_clean(&j, &alone, NULL, NULL);
             j.p = all;
             if (after) {
                 pool_free(&j);
@@ -1173,7 +1181,7 @@ cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const
             pool_free(&j);
             if (st == CLS_OK) st = check_unchanged(&j);
             if (st == CLS_OK) st = file_fit_transform_in_place(&j, &rest, out, opts, fitted ? &j.acc : NULL);
-        } else if (j.p.clean && !whole && !cls_route_fuses(&j.p) &&
+        } else if (j.p.clean && !whole && !r->fusable &&
             (j.p.scaler != CLS_NONE || j.p.factors || fitted)) {
             /* a scaler (or factors, or statistics) that does not fuse with
              * the cleaning: the cleaning's passes write out, then the rest
@@ -1184,7 +1192,7 @@ cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const
             j.p.factors = NULL;
             rest.clean = NULL;
             j.tail = 1; /* at least one pass over out follows the cleaning's last */
-            st = stream_clean(&j, NULL, NULL);
+            st = stream_clean(&j, &alone, NULL, NULL);
             j.p = all;
             /* the second stage's pool takes the place of this one's: never both */
             for (unsigned i = 0; i < j.nbufs; i++) {
@@ -1196,12 +1204,12 @@ cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const
         } else if (j.p.clean && !whole) {
             /* a group's values are not in memory together: the cleaning
              * stage's passes over the file */
-            st = stream_clean(&j, fitted ? &j.acc : NULL, NULL);
+            st = stream_clean(&j, r, fitted ? &j.acc : NULL, NULL);
         } else if (j.p.scaler == CLS_NONE || whole) {
             next_passes(&j, 0, 0, 0);
             st = run_pass(&j, PASS_FUSED);
         } else {
-            j.split_quantiles = cls_route_quantiles(&j.p);
+            j.split_quantiles = r->quantiles;
             /* the fit, the counting passes of a robust fit (as many as the
              * data need), the apply */
             next_passes(&j, 1, 2 * j.bytes, j.split_quantiles);
@@ -1222,14 +1230,16 @@ cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const
     return sjob_finish(&j, st);
 }
 
-cls_status cls_file_fit_transform_combined(cls_context *ctx, const cls_pipeline *p, const cls_file_array *in,
-                                             const cls_file_array *out, const cls_stream_opts *opts,
-                                             const cls_combine *combine, cls_stats **fitted)
+cls_status cls_file_fit_transform_combined(cls_context *ctx, const cls_pipeline *p, const cls_route *r,
+                                           const cls_file_array *in, const cls_file_array *out,
+                                           const cls_stream_opts *opts, const cls_combine *combine,
+                                           cls_stats **fitted)
 {
-    if (!combine || !combine->fn) return cls_file_fit_transform(ctx, p, in, out, opts, fitted);
+    if (!combine || !combine->fn) return cls_file_fit_transform(ctx, p, r, in, out, opts, fitted);
     if (fitted) *fitted = NULL;
     sjob j;
     cls_status st = sjob_init(&j, ctx, p, NULL, in, out, 0);
+    j.route = r;
     if (st == CLS_OK && !p) st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: pipeline is NULL");
     if (st == CLS_OK && (!j.p.clean || j.p.inverse))
         st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: the pipeline needs a cleaning stage (and "
@@ -1242,7 +1252,7 @@ cls_status cls_file_fit_transform_combined(cls_context *ctx, const cls_pipeline 
     }
     /* always the cleaning stage's passes: a chunk's own one-pass call
      * would decide on this process's rows alone */
-    st = stream_clean(&j, fitted ? &j.acc : NULL, combine);
+    st = stream_clean(&j, r, fitted ? &j.acc : NULL, combine);
     if (st == CLS_OK) st = check_unchanged(&j);
     if (st == CLS_OK && fitted) {
         *fitted = j.acc;

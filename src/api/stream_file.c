@@ -129,8 +129,8 @@ cls_status cls_npy_open_input(cls_context *ctx, const char *path, cls_file_array
     return st;
 }
 
-cls_status cls_npy_run(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const char *in_path,
-                           const char *out_path, const cls_stream_opts *opts, cls_stats **fitted)
+cls_status cls_npy_run(cls_context *ctx, const cls_pipeline *p, const cls_route *r, const cls_stats *s,
+                       const char *in_path, const char *out_path, const cls_stream_opts *opts, cls_stats **fitted)
 {
     if (fitted) *fitted = NULL;
     if (!ctx) return CLS_E_ARG;
@@ -146,7 +146,7 @@ cls_status cls_npy_run(cls_context *ctx, const cls_pipeline *p, const cls_stats 
     cls_status st = read_header(ctx, in, in_path, &a, &ndim, shape);
     if (!out_path) {
         /* a fit alone */
-        if (st == CLS_OK) st = cls_file_fit(ctx, p, &a, opts, fitted);
+        if (st == CLS_OK) st = cls_file_fit(ctx, p, r, &a, opts, fitted);
         close(in);
         return st;
     }
@@ -168,7 +168,7 @@ cls_status cls_npy_run(cls_context *ctx, const cls_pipeline *p, const cls_stats 
     o.fd = out;
     o.name = out_path;
     size_t oshape[3] = {shape[0], shape[1], shape[2]};
-    if (!s && cls_route_bins_reduce(p, fitted != NULL, a.batch, a.rows, 0, 0, 0) && p->clean->bin_rows) {
+    if (!s && r->bins_reduce && p->clean->bin_rows) {
         /* one row per bin of each statistics group, as many dimensions as the input */
         uint64_t Rg = p->scope == CLS_SCOPE_BATCH ? (uint64_t)a.batch * a.rows : a.rows;
         o.batch = p->scope == CLS_SCOPE_BATCH ? 1 : a.batch;
@@ -183,7 +183,7 @@ cls_status cls_npy_run(cls_context *ctx, const cls_pipeline *p, const cls_stats 
     if (st == CLS_OK) st = prepare_out(ctx, out, out_path, &o, ndim, oshape);
     if (st == CLS_OK) {
         if (s) st = cls_file_transform(ctx, p, s, &a, &o, opts);
-        else st = cls_file_fit_transform(ctx, p, &a, &o, opts, fitted);
+        else st = cls_file_fit_transform(ctx, p, r, &a, &o, opts, fitted);
     }
     if (st == CLS_OK && fsync(out) != 0)
         st = cls_fail(ctx, CLS_E_IO, "%s: writing the data failed (fsync): %s", out_path, strerror(errno));

@@ -5,8 +5,9 @@
  * clipping iteration (bounds from the previous pass's moments, or from
  * the counting passes for a median or mad_std), the fill values, then one
  * pass that writes the result, with the scaler's map fused into it when
- * the scaler's statistics follow from the moments (min-max, z-score,
- * decimal, max-abs: the kept values' moments plus k copies of the fill).
+ * the scaler's statistics follow from the moments (a scaler whose
+ * descriptor needs no exact quantiles, such as min-max or z-score: the
+ * kept values' moments plus k copies of the fill).
  * Short groups (<= 64 rows, clip_fast.h) clip in one pass instead of the moments and
  * masking passes, and find their fill there too. Imputation alone (mean,
  * constant, a sentinel) ahead of a one-pass scaler goes to impute_fused.c
@@ -112,7 +113,6 @@ static int cleans(const cls_clean *c)
                  c->sigma_upper != 0 || c->mask_out || c->mean_out || c->m2_out);
 }
 
-static int active(const cls_clean *c) { return cls_route_cleans(c); }
 
 /* combined: rows (and, in batch scope, batch) may be 0, data then NULL */
 static cls_status check_arrays(cls_context *ctx, const cls_array *in, const cls_array *out, int combined,
@@ -852,10 +852,11 @@ cls_status cls_host_clean_combined(cls_context *ctx, const cls_clean *c, cls_sco
     return clean_run(ctx, c, &o, scope, in, out, NULL, NULL, &fused, NULL, combine);
 }
 
-cls_status cls_host_fit_transform_combined(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
-                                      const cls_combine *combine, cls_stats **fitted)
+cls_status cls_host_fit_transform_combined(cls_context *ctx, const cls_pipeline *p, const cls_route *r,
+                                           const cls_array *in, cls_array *out, const cls_combine *combine,
+                                           cls_stats **fitted)
 {
-    if (!combine || !combine->fn) return cls_host_fit_transform(ctx, p, in, out, fitted);
+    if (!combine || !combine->fn) return cls_host_fit_transform(ctx, p, r, in, out, fitted);
     if (fitted) *fitted = NULL;
     copts o;
     cls_status st = CLS_OK;
@@ -864,11 +865,11 @@ cls_status cls_host_fit_transform_combined(cls_context *ctx, const cls_pipeline 
         return combine->stats ? combine->stats(combine->user, st, NULL, 0) : combine->fn(combine->user, st, NULL, 0);
     }
     /* no cleaning stage: the planner's fit across processes, each its own transform */
-    if (!active(p->clean)) return cls_host_fit_transform_across(ctx, p, in, out, fitted);
+    if (!r->cleans) return cls_host_fit_transform_across(ctx, p, in, out, fitted);
     st = check_combined(ctx, p->clean, p->scope, in, out, combine, &o);
     if (st != CLS_OK) return st;
     int fused = 0;
-    if (cls_route_fuses(p)) return clean_run(ctx, p->clean, &o, p->scope, in, out, NULL, p, &fused, fitted, combine);
+    if (r->fuses) return clean_run(ctx, p->clean, &o, p->scope, in, out, NULL, p, &fused, fitted, combine);
     /* the scaler (factors, statistics) after the cleaning, over its output, as
      * one process runs it: the cleaning across processes writes out, then the
      * rest is fitted across them and applied to out in place */
@@ -879,10 +880,10 @@ cls_status cls_host_fit_transform_combined(cls_context *ctx, const cls_pipeline 
     return cls_host_fit_transform_across(ctx, &rest, out, out, fitted);
 }
 
-cls_status cls_host_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
-                             cls_stats **fitted)
+cls_status cls_host_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_route *r, const cls_array *in,
+                                  cls_array *out, cls_stats **fitted)
 {
-    if (!p || !active(p->clean)) return cls_fit_transform_plain(ctx, p, in, out, fitted);
+    if (!p || !r->cleans) return cls_fit_transform_plain(ctx, p, in, out, fitted);
     if (!ctx) return CLS_E_ARG;
     if (!ctx->usable) return cls_fail(ctx, CLS_E_ARG, "the context failed to initialise: %s", ctx->err);
     if (fitted) *fitted = NULL;
@@ -920,7 +921,7 @@ cls_status cls_host_fit_transform(cls_context *ctx, const cls_pipeline *p, const
     if (st != CLS_OK) return st;
     /* imputation alone ahead of a one-pass scaler: the engine's one pass */
     if (cls_impute_fusable(ctx, p)) return cls_impute_fused(ctx, p, in, out, fitted);
-    int can_fuse = cls_route_fuses(p);
+    int can_fuse = r->fuses;
     int fused = 0;
     st = clean_run(ctx, p->clean, &o, p->scope, in, out, NULL, can_fuse ? p : NULL, &fused, fitted, NULL);
     if (st != CLS_OK || fused || (p->scaler == CLS_NONE && !p->factors && !fitted)) return st;
@@ -931,20 +932,21 @@ cls_status cls_host_fit_transform(cls_context *ctx, const cls_pipeline *p, const
 }
 
 /* Streamed, alone or across processes (cb, both hooks set). */
-static cls_status clean_stream(cls_context *ctx, const cls_pipeline *p, const cls_array *shape,
+static cls_status clean_stream(cls_context *ctx, const cls_pipeline *p, const cls_route *r, const cls_array *shape,
                                const cls_csource *src, const cls_combine *cb, cls_stats **fitted)
 {
     if (fitted) *fitted = NULL;
     copts o;
     cls_status st = p->clean ? resolve(ctx, p->clean, &o, 0) : cls_fail(ctx, CLS_E_ARG, "cleaning: no cleaning stage");
-    int can_fuse = st == CLS_OK && cls_route_fuses(p);
+    int can_fuse = st == CLS_OK && r->fusable;
     if (st == CLS_OK && cb && o.impute == CLS_IMPUTE_MOST_FREQUENT)
         st = cls_fail(ctx, CLS_E_UNSUPPORTED, "cleaning streamed across processes: most_frequent imputation needs "
                       "every value of a column in one process (counts do not give it); use mean, median or constant");
     else if (st == CLS_OK && cb && p->scaler != CLS_NONE && !can_fuse)
         st = cls_fail(ctx, CLS_E_UNSUPPORTED, "cleaning streamed across processes: the scaler does not fuse with "
-                      "the cleaning (min-max, z-score, decimal, max-abs or none; no factors, no clamping)");
-    else if (st == CLS_OK && !cls_route_clean_streams(p, fitted != NULL))
+                      "the cleaning (its statistics need exact quantiles, or the pipeline has discount factors "
+                      "or clamps its clipping ahead of the scaler)");
+    else if (st == CLS_OK && !r->clean_streams)
         st = cls_fail(ctx, CLS_E_UNSUPPORTED, "cleaning streamed in chunks: the scaler does not fuse with the "
                       "cleaning (robust scaling, discount factors, or clamped clipping ahead of a scaler)");
     if (st != CLS_OK) return cb ? cb->stats(cb->user, st, NULL, 0) : st;
@@ -956,18 +958,19 @@ static cls_status clean_stream(cls_context *ctx, const cls_pipeline *p, const cl
     return clean_run(ctx, p->clean, &o, p->scope, &in, &out, src, fp, &fused, fp ? fitted : NULL, cb);
 }
 
-cls_status cls_clean_stream(cls_context *ctx, const cls_pipeline *p, const cls_array *shape, const cls_csource *src,
-                            cls_stats **fitted)
+cls_status cls_clean_stream(cls_context *ctx, const cls_pipeline *p, const cls_route *r, const cls_array *shape,
+                            const cls_csource *src, cls_stats **fitted)
 {
-    return clean_stream(ctx, p, shape, src, NULL, fitted);
+    return clean_stream(ctx, p, r, shape, src, NULL, fitted);
 }
 
-cls_status cls_clean_stream_combined(cls_context *ctx, const cls_pipeline *p, const cls_array *shape,
-                                     const cls_csource *src, const cls_combine *cb, cls_stats **fitted)
+cls_status cls_clean_stream_combined(cls_context *ctx, const cls_pipeline *p, const cls_route *r,
+                                     const cls_array *shape, const cls_csource *src, const cls_combine *cb,
+                                     cls_stats **fitted)
 {
     if (!cb->stats) {
         cls_status st = cls_fail(ctx, CLS_E_ARG, "cleaning across processes: the combine hook has no stats function");
         return cb->fn(cb->user, st, NULL, 0);
     }
-    return clean_stream(ctx, p, shape, src, cb, fitted);
+    return clean_stream(ctx, p, r, shape, src, cb, fitted);
 }

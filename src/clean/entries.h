@@ -5,11 +5,14 @@
 #define CLS_CLEAN_ENTRIES_H
 
 #include "clscale.h"
+#include "plan/route.h"
 
-cls_status cls_host_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
-                                  cls_stats **fitted);
-cls_status cls_host_fit_transform_combined(cls_context *ctx, const cls_pipeline *p, const cls_array *in,
-                                           cls_array *out, const cls_combine *combine, cls_stats **fitted);
+/* r: the call's route (plan/route.h), whose decisions (fusing) they act on */
+cls_status cls_host_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_route *r, const cls_array *in,
+                                  cls_array *out, cls_stats **fitted);
+cls_status cls_host_fit_transform_combined(cls_context *ctx, const cls_pipeline *p, const cls_route *r,
+                                           const cls_array *in, cls_array *out, const cls_combine *combine,
+                                           cls_stats **fitted);
 cls_status cls_host_clean(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in, cls_array *out);
 cls_status cls_host_clean_combined(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in,
                                    cls_array *out, const cls_combine *combine);

@@ -54,7 +54,13 @@ void cls_route_fit_transform(const cls_pipeline *p, const cls_array *in, const c
     r->combined = p && p->combine && p->combine->fn;
     r->cleans = p && cls_route_cleans(p->clean);
     r->quantiles = cls_route_quantiles(p);
-    r->fuses = r->cleans && cls_route_fuses(p);
+    r->fusable = cls_route_fuses(p);
+    r->fuses = r->cleans && r->fusable;
+    r->clean_streams = cls_route_clean_streams(p, want_fitted);
+    /* a .npy output's shape follows from this answer: none given */
+    int have_out = out != NULL && in->where != CLS_IN_NPY;
+    r->bins_reduce = !r->combined && cls_route_bins_reduce(p, want_fitted, in->batch, in->rows, have_out,
+                                                           have_out ? out->batch : 0, have_out ? out->rows : 0);
     r->scaler_after = r->cleans && !r->fuses && (p->scaler != CLS_NONE || p->factors || want_fitted);
     /* cleaning alone: no scaler, factors or statistics asked for */
     int alone = p && p->clean && p->scaler == CLS_NONE && !p->factors && !p->inverse && !want_fitted;
@@ -64,7 +70,8 @@ void cls_route_fit_transform(const cls_pipeline *p, const cls_array *in, const c
         /* the exact quantiles' counting passes read host memory */
         else if (r->quantiles)
             refuse(r, CLS_E_UNSUPPORTED, "the scaler needs exact quantiles, whose counting passes read host "
-                   "memory or files, not buffers");
+                   "memory or files, not buffers: fit the data from host memory or a file, then cls_transform "
+                   "the buffers with those statistics");
         else r->entry = CLS_ENTRY_BUFFER;
         return;
     case CLS_IN_FILE:
@@ -77,12 +84,30 @@ void cls_route_fit_transform(const cls_pipeline *p, const cls_array *in, const c
         else r->entry = CLS_ENTRY_NPY;
         return;
     case CLS_IN_HOST:
-        if (!r->combined && cls_route_bins_reduce(p, want_fitted, in->batch, in->rows, out != NULL,
-                                                  out ? out->batch : 0, out ? out->rows : 0))
-            r->entry = CLS_ENTRY_HOST_BIN;
+        if (r->bins_reduce) r->entry = CLS_ENTRY_HOST_BIN;
         else if (alone) r->entry = CLS_ENTRY_HOST_CLEAN;
         else r->entry = CLS_ENTRY_HOST;
         return;
     }
     refuse(r, CLS_E_ARG, "unknown where");
+}
+
+void cls_route_fit(const cls_pipeline *p, const cls_array *x, cls_route *r)
+{
+    /* statistics wanted: never cleaning alone nor bins reduced */
+    cls_route_fit_transform(p, x, NULL, 1, r);
+}
+
+void cls_route_clean_alone(const cls_route *r, cls_route *alone)
+{
+    *alone = *r;
+    alone->fusable = alone->fuses = alone->scaler_after = alone->quantiles = 0;
+    /* no scaler, factors or statistics: cls_route_clean_streams's second case */
+    alone->clean_streams = 1;
+}
+
+void cls_route_after_clean(const cls_route *r, cls_route *rest)
+{
+    *rest = *r;
+    rest->cleans = rest->fuses = rest->scaler_after = rest->bins_reduce = 0;
 }

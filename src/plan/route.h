@@ -4,10 +4,11 @@
  * comes from the cleaned moments in the cleaning's last pass (fused) or
  * the scaler runs after it over the cleaned data, whether exact quantiles
  * take counting passes first, whether the data streams through the buffer
- * pool, and what is refused before any pass. The front door (src/api)
- * dispatches on it, the cleaning stage (clean.c) asks it whether to fuse
- * and the fit across processes (combined.c) whether it takes counting
- * passes; tests read it without a device (tests/test_route.c). */
+ * pool, whether bins reduce to a row each, and what is refused before any
+ * pass. The front door (src/api) computes it once per public call and
+ * passes it down: the entries, the cleaning stage (clean.c) and the
+ * streamed paths act on its fields and never ask the rules again; tests
+ * read it without a device (tests/test_route.c). */
 #ifndef CLS_PLAN_ROUTE_H
 #define CLS_PLAN_ROUTE_H
 
@@ -33,29 +34,49 @@ typedef struct cls_route {
     int         scaler_after;   /* the scaler runs after the cleaning, over its output */
     int         quantiles;      /* the scaler needs exact quantiles: counting passes before it scales */
     int         streams;        /* read in chunks through the buffer pool (files) */
+    int         fusable;        /* cls_route_fuses's answer whether or not a stage cleans (`fuses` is it
+                                 * where one does): what the streamed paths act on */
+    int         clean_streams;  /* a cleaning stage may stream over a file's chunks (cls_route_clean_streams) */
+    int         bins_reduce;    /* one row written per bin (cls_route_bins_reduce; a .npy output shaped by it) */
 } cls_route;
 
 /* The route of cls_fit_transform(p, in, out, fitted?); in must not be NULL. */
 void cls_route_fit_transform(const cls_pipeline *p, const cls_array *in, const cls_array *out, int want_fitted,
                              cls_route *r);
 
+/* The route of cls_fit(p, x): no output, statistics wanted; a cleaning
+ * stage is the entries' to refuse (they name the call). x must not be
+ * NULL. */
+void cls_route_fit(const cls_pipeline *p, const cls_array *x, cls_route *r);
+
+/* The route of the cleaning stage alone inside a call routed r (its
+ * scaler, factors and statistics after it, over its output): no fusing,
+ * no quantiles, streams over a file's chunks. */
+void cls_route_clean_alone(const cls_route *r, cls_route *alone);
+
+/* The route of the rest of a call routed r after its cleaning stage wrote
+ * its output (the scaler, factors and statistics over it, in place): no
+ * cleaning stage, the same scaler's decisions. */
+void cls_route_after_clean(const cls_route *r, cls_route *rest);
+
+/* The rules the routes are made of (the calls above use them; a test reads
+ * them one by one). */
+
 /* Whether p's scaler takes its map from the moments of the cleaned values
- * in the cleaning's last pass (min-max, z-score, decimal, max-abs; no
- * factors, no clamped clipping; not inverse). The one rule: clean.c, the
- * streamed cleaning and the route ask it. */
+ * in the cleaning's last pass (its descriptor needs no quantiles; no
+ * factors, no clamped clipping; not inverse). */
 int cls_route_fuses(const cls_pipeline *p);
 
 /* Whether p's cleaning stage streams over the chunks of a file (the
  * cleaning's passes, clean/clean.c's cls_clean_stream; across processes
  * too): its scaler fuses into the last pass (cls_route_fuses), or p
- * cleans alone (no scaler, no factors, no statistics asked for). The one
- * rule: the cleaning stage asks it. */
+ * cleans alone (no scaler, no factors, no statistics asked for). */
 int cls_route_clean_streams(const cls_pipeline *p, int want_fitted);
 
 /* Whether a call of p writes one row per bin: p cleans alone (no scaler,
  * factors, inverse or statistics asked for) and its bins reduce
  * (cls_lc_reduces: have_out 0 where the output's shape is not given, a
- * .npy output's). The host, file and .npy paths ask it. */
+ * .npy output's). */
 int cls_route_bins_reduce(const cls_pipeline *p, int want_fitted, uint64_t in_batch, uint64_t in_rows, int have_out,
                           uint64_t out_batch, uint64_t out_rows);
 

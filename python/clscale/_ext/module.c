@@ -82,14 +82,38 @@ static struct PyModuleDef module = {
     -1, methods, NULL, NULL, NULL, NULL,
 };
 
+/* Whether scaler s fuses with a cleaning stage: the planner's rule for a
+ * scaler (plan/route.c's cls_route_fuses) is that its descriptor needs no
+ * exact quantiles, which the public API tells without a device:
+ * cls_stats_create refuses statistics without quantiles for a scaler whose
+ * descriptor needs them. (It leaves this thread's last error set then;
+ * nothing reads it.) */
+static int scaler_fuses(cls_scaler s)
+{
+    cls_stats_info info = {.scaler = s, .scope = CLS_SCOPE_MATRIX, .dtype = CLS_F64, .groups = 1, .cols = 1,
+                           .has_moments = 1};
+    cls_column_stats empty = {.count = 0};
+    cls_stats *st = NULL;
+    cls_status rc = cls_stats_create(&info, &empty, &st);
+    cls_stats_destroy(st);
+    return rc == CLS_OK;
+}
+
 /* The scalers, from the library's table (cls_scaler_name): each its tool
- * name in capitals (MINMAX, ZSCORE, ..., NONE) for its code, and SCALERS,
- * {tool name: code}. The values of cls_scaler run from CLS_NONE up, with
- * no gap, as far as the table goes. */
+ * name in capitals (MINMAX, ZSCORE, ..., NONE) for its code, SCALERS,
+ * {tool name: code}, and FUSES, the frozenset of the codes of the scalers
+ * that fuse with a cleaning stage in its last pass (scaler_fuses). The
+ * values of cls_scaler run from CLS_NONE up, with no gap, as far as the
+ * table goes. */
 static int add_scalers(PyObject *m)
 {
     PyObject *all = PyDict_New();
-    if (!all) return -1;
+    PyObject *fuse = PySet_New(NULL);
+    if (!all || !fuse) {
+        Py_XDECREF(all);
+        Py_XDECREF(fuse);
+        return -1;
+    }
     for (int s = CLS_NONE;; s++) {
         const char *name = cls_scaler_name((cls_scaler)s);
         if (!name) break;
@@ -99,12 +123,21 @@ static int add_scalers(PyObject *m)
         for (size_t i = 0; i < n; i++) upper[i] = (char)toupper((unsigned char)name[i]);
         upper[n] = '\0';
         PyObject *code = PyLong_FromLong(s);
-        int bad = !code || PyDict_SetItemString(all, name, code) < 0 || PyModule_AddIntConstant(m, upper, s) < 0;
+        int bad = !code || PyDict_SetItemString(all, name, code) < 0 || PyModule_AddIntConstant(m, upper, s) < 0 ||
+                  (s != CLS_NONE && scaler_fuses((cls_scaler)s) && PySet_Add(fuse, code) < 0);
         Py_XDECREF(code);
         if (bad) {
             Py_DECREF(all);
+            Py_DECREF(fuse);
             return -1;
         }
+    }
+    PyObject *fuses = PyFrozenSet_New(fuse);
+    Py_DECREF(fuse);
+    if (!fuses || PyModule_AddObject(m, "FUSES", fuses) < 0) {
+        Py_XDECREF(fuses);
+        Py_DECREF(all);
+        return -1;
     }
     if (PyModule_AddObject(m, "SCALERS", all) < 0) {
         Py_DECREF(all);
