@@ -127,6 +127,8 @@ typedef struct sjob {
     size_t hn;
     size_t min_cap;             /* the buffers hold at least this (both plans' chunks) */
     void *scratch;              /* halo with a trend: the blocks' trend output (cap bytes) */
+    uint8_t *mask;              /* the cleaning's mask_out (the caller's, a byte per value), or NULL */
+    uint8_t *mchunk;            /* mask: a chunk's (cap / es bytes), put in place by mask_put */
 } sjob;
 
 static const char *fa_name(const cls_file_array *a, char *buf, size_t len)
@@ -486,6 +488,28 @@ static cls_status wrap_ends(sjob *j, const chunk *c, char *buf)
     return st;
 }
 
+/* Chunk c's mask (a byte per value, in the chunk's layout in its buffer)
+ * to its values' place in the caller's mask_out. A halo block's own rows
+ * only: its halo rows are other blocks' (and a wrap edge's, the other
+ * end's), read, never written. */
+static void mask_put(const sjob *j, const chunk *c, const uint8_t *m)
+{
+    size_t C = j->C;
+    if (j->halo) {
+        uint64_t s0 = (uint64_t)c->b0 * j->Rs;
+        memcpy(j->mask + (s0 + c->wlo) * C, m + (uint64_t)((int64_t)c->wlo - c->base) * C,
+               (size_t)(c->whi - c->wlo) * C);
+        return;
+    }
+    for (size_t b = 0; b < c->nb; b++) {
+        uint8_t *to = j->mask + ((uint64_t)(c->b0 + b) * j->R + c->r0) * C + c->c0;
+        const uint8_t *from = m + b * c->nr * c->nc;
+        if (c->nc == C) memcpy(to, from, c->nr * C);
+        else
+            for (size_t r = 0; r < c->nr; r++) memcpy(to + r * C, from + r * c->nc, c->nc);
+    }
+}
+
 /* A block of a series with its halo rows: its rows (or their bins) to
  * the buffer's start, which its write takes. */
 static cls_status halo_block(sjob *j, const chunk *c, void *buf)
@@ -528,7 +552,8 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
     if (k == PASS_WRITE && j->halo) {
         /* the cleaning's values of the block and its halo (every value
          * cleaned alone with its group's bounds and fills), then its trend */
-        st = j->wchunk(j->qcu, p.scope == CLS_SCOPE_BATCH ? 0 : c->b0, c->nr, buf);
+        st = j->wchunk(j->qcu, p.scope == CLS_SCOPE_BATCH ? 0 : c->b0, c->nr, buf, j->mchunk);
+        if (st == CLS_OK && j->mask) mask_put(j, c, j->mchunk);
         return st == CLS_OK ? halo_block(j, c, buf) : st;
     }
     if (k == PASS_READ || k == PASS_WRITE) {
@@ -543,10 +568,12 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
         size_t parts = p.scope == CLS_SCOPE_BATCH ? 1 : c->nb;
         uint64_t rows = p.scope == CLS_SCOPE_BATCH ? (uint64_t)c->nb * c->nr : c->nr;
         for (size_t b = 0; b < parts && st == CLS_OK; b++) {
-            char *x = (char *)buf + b * c->nr * j->C * j->es;
+            char *x = (char *)buf + b * c->nr * c->nc * j->es;
+            uint8_t *m = j->mask && k == PASS_WRITE ? j->mchunk + b * c->nr * c->nc : NULL;
             uint64_t g = p.scope == CLS_SCOPE_BATCH ? 0 : c->b0 + b;
-            st = k == PASS_READ ? j->qchunk(j->qcu, g, rows, x) : j->wchunk(j->qcu, g, rows, x);
+            st = k == PASS_READ ? j->qchunk(j->qcu, g, rows, x) : j->wchunk(j->qcu, g, rows, x, m);
         }
+        if (st == CLS_OK && k == PASS_WRITE && j->mask) mask_put(j, c, j->mchunk);
         return st;
     }
     if (k == PASS_FIT || (k == PASS_FUSED && p.scaler == CLS_NONE && !p.clean)) {
@@ -581,6 +608,7 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
             if (cc.fill_out) cc.fill_out += off;
             if (cc.lower_out) cc.lower_out += off;
             if (cc.upper_out) cc.upper_out += off;
+            if (cc.mask_out) cc.mask_out = j->mchunk;
             its = cc.iterations_out;
             if (its) cc.iterations_out = &it;
             p.clean = &cc;
@@ -590,12 +618,14 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
             cls_array y = {.data = j->obuf, .dtype = x.dtype, .batch = ng, .rows = nbins, .cols = c->nc};
             st = cls_host_bin(ctx, p.clean, p.scope, &x, &y);
             if (st == CLS_OK) memcpy(buf, j->obuf, ng * nbins * c->nc * j->es);
-        } else if (cls_lc_active(p.clean) && p.scaler == CLS_NONE && !p.factors && !j->want_stats) {
-            /* cleaning alone, as the in-memory call runs it */
+        } else if (p.clean && p.scaler == CLS_NONE && !p.factors && !j->want_stats) {
+            /* cleaning alone, as the in-memory call runs it (the planner's
+             * CLS_ENTRY_HOST_CLEAN: a mask too) */
             st = cls_host_clean(ctx, p.clean, p.scope, &x, &x);
         } else {
             st = cls_host_fit_transform(ctx, &p, &x, &x, j->want_stats ? &cs : NULL);
         }
+        if (st == CLS_OK && j->mask) mask_put(j, c, j->mchunk);
         if (st == CLS_OK && its && (c == j->ch || it > *its)) *its = it;
         if (st == CLS_OK) note_report(j);
         if (st == CLS_OK && cs) st = accumulate(j, c, cs);
@@ -886,6 +916,7 @@ static cls_status sjob_finish(sjob *j, cls_status st)
     for (unsigned i = 0; j->bufs && i < j->nbufs; i++)
         if (j->bufs[i]) cls_host_free(ctx, j->bufs[i]);
     if (j->scratch) cls_host_free(ctx, j->scratch);
+    if (j->mchunk) cls_host_free(ctx, j->mchunk);
     free(j->bufs);
     free(j->ch);
     free(j->io);
@@ -911,6 +942,19 @@ static void pool_free(sjob *j)
 }
 
 /* ---- the public calls ---- */
+
+/* A mask asked for (mask_out, a byte per value of the caller's): each
+ * chunk's goes to a buffer of the largest chunk's values, then to its
+ * place (mask_put), as the chunk's values go to theirs. */
+static cls_status mask_alloc(sjob *j)
+{
+    if (!j->p.clean || !j->p.clean->mask_out) return CLS_OK;
+    void *m = NULL;
+    cls_status st = cls_host_alloc(j->ctx, j->cap / j->es, &m);
+    j->mchunk = m;
+    if (st == CLS_OK) j->mask = j->p.clean->mask_out;
+    return st;
+}
 
 /* Every chunk holds whole statistics groups. */
 static int whole_groups(const sjob *j)
@@ -945,37 +989,11 @@ static int lc_cleans(const cls_clean *c)
            c->sigma_upper != 0 || c->mask_out || c->mean_out || c->m2_out;
 }
 
-/* Why light curves whose series a buffer does not hold cannot go in
- * blocks with halo rows (NULL: they can): a mask is written in the rows'
- * order by the cleaning. (A wrap edge's windows read the series' other
- * end: its blocks at the ends hold those rows, wrap_ends.) */
-static const char *halo_refusal(const sjob *j)
-{
-    const cls_clean *c = j->p.clean;
-    if (c->mask_out) return "the mask is written by the rows of the series";
-    return NULL;
-}
-
-/* Light curves whose series a buffer does not hold and that halo rows
- * cannot cut (halo_refusal): the limit named, and why. */
-static cls_status lc_too_long(sjob *j, const char *why)
-{
-    int batch = j->p.scope == CLS_SCOPE_BATCH;
-    uint64_t need = batch ? j->bytes : (uint64_t)j->R * j->C * j->es;
-    return cls_fail(j->ctx, CLS_E_UNSUPPORTED, "light curves (detrend, bins): %s of %llu bytes is larger than a "
-                    "stream buffer of %zu bytes (cls_stream_opts.buffer_bytes), and its blocks cannot stream with "
-                    "halo rows: %s; give buffers of at least %llu bytes, or the array in memory",
-                    batch ? "the batch (--scope batch: one series)" : "a matrix", (unsigned long long)need, j->want,
-                    why, (unsigned long long)need);
-}
-
 /* The series go in blocks with halo rows: the chunks planned again. A
  * cleaning ahead of them keeps the chunks planned (its read passes) and
  * takes the blocks for its writing pass, the buffers holding either. */
 static cls_status plan_halo(sjob *j, const cls_stream_opts *o)
 {
-    const char *why = halo_refusal(j);
-    if (why) return lc_too_long(j, why);
     int batch = j->p.scope == CLS_SCOPE_BATCH;
     cls_status st = cls_lc_check(j->ctx, j->p.clean, batch ? (uint64_t)j->B * j->R : j->R, j->reduce);
     if (st != CLS_OK) return st;
@@ -1126,6 +1144,7 @@ cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const
     if (st == CLS_OK && bins_alone(&j.p)) j.bin_align = j.p.clean->bin_rows;
     if (st == CLS_OK) st = plan(&j, opts, 1);
     if (st == CLS_OK && cls_lc_active(j.p.clean) && !whole_groups(&j) && !j.bin_align) st = plan_halo(&j, opts);
+    if (st == CLS_OK) st = mask_alloc(&j);
     if (st == CLS_OK) {
         /* one pass when every chunk holds whole statistics groups (or,
          * bins alone, whole bins) */
@@ -1235,6 +1254,7 @@ cls_status cls_file_fit_transform_combined(cls_context *ctx, const cls_pipeline 
         st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: the pipeline needs a cleaning stage (and "
                       "cannot be inverse)");
     if (st == CLS_OK) st = plan(&j, opts, 0);
+    if (st == CLS_OK) st = mask_alloc(&j);
     if (st != CLS_OK) {
         /* the other processes learn it before any pass */
         st = combine->stats ? combine->stats(combine->user, st, NULL, 0) : combine->fn(combine->user, st, NULL, 0);
