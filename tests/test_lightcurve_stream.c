@@ -478,6 +478,70 @@ static void series_larger_than_a_buffer_stream_with_halo_rows(void **state)
     }
 }
 
+/* The passes over the file of a streamed call of p over x (buffers of
+ * `buffer` bytes): the report's phases. */
+static int streamed_passes(const cls_pipeline *p, const cls_array *x, size_t buffer)
+{
+    size_t ib = x->batch * x->rows * x->cols * es_of(x->dtype);
+    int fi = file_of(path("in.bin"), x->data, ib), fo = out_file(path("out.bin"), ib);
+    cls_stream_opts o = {.buffer_bytes = buffer};
+    cls_array fx = on_file(fi, x, &o), fy = on_file(fo, x, NULL);
+    if (cls_fit_transform(ctx, p, &fx, &fy, NULL) != CLS_OK) fail_msg("streamed: %s", cls_last_error(ctx));
+    cls_report r;
+    assert_int_equal(cls_last_report(ctx, &r), CLS_OK);
+    close(fi);
+    close(fo);
+    return r.phases;
+}
+
+/* A scaler of extremes (min-max, max-abs, decimal) after a trend in halo
+ * blocks is fitted from the blocks as they are written: the trend's pass
+ * and the scaler's writing pass, no pass of its own to fit it; the same
+ * bytes and statistics as in memory. A z-score after them fits in a pass
+ * of its own (its moments merged over other chunks would differ in their
+ * last bits). */
+static void a_scaler_of_extremes_after_halo_blocks_takes_no_fitting_pass(void **state)
+{
+    (void)state;
+    int grind = test_suite_is("oclgrind");
+    cls_dtype dt = runs(CLS_F64) ? CLS_F64 : CLS_F32;
+    size_t R = grind ? 40 : 900, row = 3 * es_of(dt), buf = (grind ? 10 : 300) * row;
+    cls_array x = curves(dt, 3, R, 3, 41);
+    static const cls_scaler sc[] = {CLS_MINMAX, CLS_MAXABS, CLS_DECIMAL};
+    for (int clip = 0; clip < 2; clip++)
+        for (size_t k = 0; k < 3; k++)
+            for (int scope = 0; scope < 2; scope++) {
+                if (grind && (k || clip)) continue;
+                cls_clean c = {.sigma = clip ? 3 : 0, .detrend = CLS_DETREND_SAVGOL, .window = 15, .polyorder = 2,
+                               .detrend_op = CLS_DETREND_DIVIDE};
+                cls_pipeline p = {.scope = scope ? CLS_SCOPE_BATCH : CLS_SCOPE_MATRIX, .scaler = sc[k],
+                                  .clean = &c};
+                char what[160];
+                snprintf(what, sizeof what, "%sscaler %d after savgol 15,2 divide, %s scope", clip ? "clip 3, " : "",
+                         (int)sc[k], scope ? "batch" : "matrix");
+                same_streamed(&p, &x, &x, buf, 1, what);
+                /* the trend's pass (its cleaning's too), then the scaler's
+                 * writing pass over OUT */
+                int want = 2;
+                if (clip) {
+                    /* the clipping's read passes come first: count them
+                     * without a scaler (the trend's pass is its last) */
+                    cls_pipeline q = p;
+                    q.scaler = CLS_NONE;
+                    want = streamed_passes(&q, &x, buf) + 1;
+                }
+                int got = streamed_passes(&p, &x, buf);
+                if (got != want) fail_msg("%s: %d passes over the file, not %d", what, got, want);
+            }
+    if (!grind) {
+        cls_clean c = {.detrend = CLS_DETREND_SAVGOL, .window = 15, .polyorder = 2};
+        cls_pipeline p = {.scope = CLS_SCOPE_BATCH, .scaler = CLS_ZSCORE, .clean = &c};
+        int got = streamed_passes(&p, &x, buf);
+        if (got != 3) fail_msg("z-score after halo blocks: %d passes, not 3 (trend, fit, apply)", got);
+    }
+    free(x.data);
+}
+
 /* cls_fit_transform of p over x in memory and streamed with buffers of
  * `buffer` bytes, mask_out asked for: the same values and the same mask,
  * every byte of the streamed mask written (it starts as other bytes). */
@@ -675,6 +739,7 @@ int main(void)
         cmocka_unit_test(column_blocks_of_a_matrix_larger_than_a_buffer),
         cmocka_unit_test(bins_alone_stream_in_row_blocks_of_whole_bins),
         cmocka_unit_test(series_larger_than_a_buffer_stream_with_halo_rows),
+        cmocka_unit_test(a_scaler_of_extremes_after_halo_blocks_takes_no_fitting_pass),
         cmocka_unit_test(a_mask_streams_with_its_blocks_halo_rows_never_written),
         cmocka_unit_test(a_reduced_output_of_the_wrong_shape_is_refused_naming_the_right_one),
         cmocka_unit_test(peak_memory_is_the_pool_not_the_file),

@@ -129,6 +129,9 @@ typedef struct sjob {
     void *scratch;              /* halo with a trend: the blocks' trend output (cap bytes) */
     uint8_t *mask;              /* the cleaning's mask_out (the caller's, a byte per value), or NULL */
     uint8_t *mchunk;            /* mask: a chunk's (cap / es bytes), put in place by mask_put */
+    int gather;                 /* halo blocks: the scaler after them fitted from each block's
+                                   rows as written (cls_route_trend_fits), into acc */
+    cls_pipeline fitp;          /* gather: that scaler's pipeline (no cleaning, no factors) */
 } sjob;
 
 static const char *fa_name(const cls_file_array *a, char *buf, size_t len)
@@ -519,6 +522,16 @@ static cls_status halo_block(sjob *j, const chunk *c, void *buf)
                                     j->reduce);
     if (st == CLS_OK && j->reduce) memcpy(buf, j->obuf, j->io[c - j->ch].out_len);
     if (st == CLS_OK) note_report(j);
+    if (st == CLS_OK && j->gather) {
+        /* the scaler's statistics from the block's own rows as they are
+         * written (at the buffer's start): no pass of their own over OUT */
+        cls_array y = {.data = buf, .dtype = j->in->dtype, .batch = 1, .rows = c->whi - c->wlo, .cols = j->C};
+        cls_stats *cs = NULL;
+        st = cls_host_fit(j->ctx, &j->fitp, &y, &cs);
+        if (st == CLS_OK) note_report(j);
+        if (st == CLS_OK) st = accumulate(j, c, cs);
+        cls_stats_destroy(cs);
+    }
     return st;
 }
 
@@ -943,6 +956,17 @@ static void pool_free(sjob *j)
 
 /* ---- the public calls ---- */
 
+/* Halo blocks with a scaler after them (p whole, rest the scaler's
+ * pipeline): whether the blocks fit it as they are written, the planner's
+ * rule (cls_route_trend_fits); bins reduced write no such rows. */
+static void gather_plan(sjob *j, const cls_pipeline *p, const cls_pipeline *rest)
+{
+    j->gather = !j->reduce && cls_route_trend_fits(p);
+    j->fitp = *rest;
+    j->fitp.clean = NULL;
+    j->fitp.factors = NULL;
+}
+
 /* A mask asked for (mask_out, a byte per value of the caller's): each
  * chunk's goes to a buffer of the largest chunk's values, then to its
  * place (mask_put), as the chunk's values go to theirs. */
@@ -1088,9 +1112,12 @@ cls_status cls_file_transform(cls_context *ctx, const cls_pipeline *p, const cls
 
 /* The pipeline (no cleaning stage) over `a` rewritten in place: a fit
  * (one pass, or the statistics pass and the counting passes), then the
- * pass that writes. */
+ * pass that writes; with `known` (statistics gathered as `a` was written:
+ * cls_route_trend_fits), the pass that writes alone. *fitted receives the
+ * statistics this stage fitted, if it fitted any. */
 static cls_status file_fit_transform_in_place(sjob *o, const cls_pipeline *p, const cls_file_array *a,
-                                              const cls_stream_opts *opts, cls_stats **fitted)
+                                              const cls_stream_opts *opts, cls_stats **fitted,
+                                              const cls_stats *known)
 {
     sjob j;
     cls_status st = sjob_init_as(&j, o->ctx, p, NULL, a, a, 0, 0, 1);
@@ -1103,7 +1130,11 @@ static cls_status file_fit_transform_in_place(sjob *o, const cls_pipeline *p, co
     if (st == CLS_OK) st = plan(&j, opts, 1);
     if (st == CLS_OK) {
         j.want_stats = fitted != NULL;
-        if (whole_groups(&j) || j.p.scaler == CLS_NONE) {
+        if (known && !whole_groups(&j)) {
+            j.use = known;
+            next_passes(&j, 0, 0, 0);
+            st = run_pass(&j, PASS_APPLY);
+        } else if (whole_groups(&j) || j.p.scaler == CLS_NONE) {
             next_passes(&j, 0, 0, 0);
             st = run_pass(&j, PASS_FUSED);
         } else {
@@ -1117,7 +1148,8 @@ static cls_status file_fit_transform_in_place(sjob *o, const cls_pipeline *p, co
             }
         }
     }
-    if (st == CLS_OK && fitted) {
+    if (st == CLS_OK && fitted && j.acc) {
+        cls_stats_destroy(*fitted); /* gathered (known), fitted again here */
         *fitted = j.acc;
         j.acc = NULL;
     }
@@ -1172,13 +1204,16 @@ cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const
             j.p.factors = NULL;
             j.want_stats = 0;
             j.tail = after;
+            rest.clean = NULL;
+            gather_plan(&j, &all, &rest);
             st = stream_clean(&j, NULL, NULL);
             j.p = all;
             if (after) {
                 pool_free(&j);
-                rest.clean = NULL;
                 if (st == CLS_OK) st = check_unchanged(&j);
-                if (st == CLS_OK) st = file_fit_transform_in_place(&j, &rest, out, opts, fitted ? &j.acc : NULL);
+                if (st == CLS_OK)
+                    st = file_fit_transform_in_place(&j, &rest, out, opts, fitted ? &j.acc : NULL,
+                                                     j.gather ? j.acc : NULL);
             }
         } else if (j.halo && (j.p.scaler != CLS_NONE || j.p.factors || fitted)) {
             /* the trend and bins in blocks write out, then the scaler runs
@@ -1187,11 +1222,14 @@ cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const
             cls_pipeline rest = j.p;
             rest.clean = NULL;
             j.want_stats = 0;
-            next_passes(&j, 1, 2 * j.bytes, 1);
+            gather_plan(&j, &j.p, &rest);
+            next_passes(&j, 1, 2 * j.bytes, !j.gather);
             st = run_pass(&j, PASS_FUSED);
             pool_free(&j);
             if (st == CLS_OK) st = check_unchanged(&j);
-            if (st == CLS_OK) st = file_fit_transform_in_place(&j, &rest, out, opts, fitted ? &j.acc : NULL);
+            if (st == CLS_OK)
+                st = file_fit_transform_in_place(&j, &rest, out, opts, fitted ? &j.acc : NULL,
+                                                 j.gather ? j.acc : NULL);
         } else if (j.p.clean && !whole && !cls_route_fuses(&j.p) &&
             (j.p.scaler != CLS_NONE || j.p.factors || fitted)) {
             /* a scaler (or factors, or statistics) that does not fuse with
@@ -1211,7 +1249,8 @@ cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const
                 j.bufs[i] = NULL;
             }
             if (st == CLS_OK) st = check_unchanged(&j);
-            if (st == CLS_OK) st = file_fit_transform_in_place(&j, &rest, out, opts, fitted ? &j.acc : NULL);
+            if (st == CLS_OK)
+                st = file_fit_transform_in_place(&j, &rest, out, opts, fitted ? &j.acc : NULL, NULL);
         } else if (j.p.clean && !whole) {
             /* a group's values are not in memory together: the cleaning
              * stage's passes over the file */

@@ -27,6 +27,12 @@ int cls_route_clean_streams(const cls_pipeline *p, int want_fitted)
     return cls_route_fuses(p) || (p && p->scaler == CLS_NONE && !p->factors && !want_fitted);
 }
 
+int cls_route_trend_fits(const cls_pipeline *p)
+{
+    const cls_scaler_desc *d = p ? cls_scaler_get(p->scaler) : NULL;
+    return d && d->needs == CLS_NEED_EXTREMES && !p->factors && !p->inverse && p->clean && cls_lc_active(p->clean);
+}
+
 int cls_route_quantiles(const cls_pipeline *p)
 {
     const cls_scaler_desc *d = p ? cls_scaler_get(p->scaler) : NULL;

@@ -64,6 +64,14 @@ int cls_route_bins_reduce(const cls_pipeline *p, int want_fitted, uint64_t in_ba
  * processes, and what takes the quantile range and the robust options. */
 int cls_route_quantiles(const cls_pipeline *p);
 
+/* Whether the scaler after a trend streamed in blocks with halo rows
+ * takes its statistics from the blocks as they are written (each block's
+ * own rows, after its trend and bins), so that no pass over the written
+ * data fits it: a scaler of extremes alone (min-max, max-abs, decimal:
+ * minima and maxima merge exactly, the statistics are those a pass would
+ * fit), no factors, not inverse. The one rule: the stream asks it. */
+int cls_route_trend_fits(const cls_pipeline *p);
+
 /* Whether p cleans: its cleaning stage asks for anything (light curves
  * included). */
 int cls_route_cleans(const cls_clean *c);
