@@ -10,8 +10,10 @@
  * blocks of whole columns, the batch in batch scope; bins alone per
  * matrix, row blocks of whole bins), else blocks of a series with the
  * rows their windows read (halo rows; a cleaning ahead takes its read
- * passes over the ordinary chunks, its writing pass over the blocks);
- * bins reduced write each chunk's rows at their own offsets. A cleaning
+ * passes over the ordinary chunks, its writing pass over the blocks; a
+ * scaler of extremes after them fitted from the blocks as written); a
+ * cleaning's mask goes chunk by chunk to its place (mask_put); bins
+ * reduced write each chunk's rows at their own offsets. A cleaning
  * over groups larger than a chunk ahead of a scaler that does not fuse
  * with it takes two stages: the cleaning's passes write the output, then
  * the rest of the pipeline rewrites the output in place. cls_file_read
