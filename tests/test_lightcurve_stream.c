@@ -635,6 +635,8 @@ static void a_mask_streams_with_its_blocks_halo_rows_never_written(void **state)
     }
 }
 
+/* A reduced output of the wrong shape, and a mask asked of bins reduced,
+ * refused before anything is written. */
 static void a_reduced_output_of_the_wrong_shape_is_refused_naming_the_right_one(void **state)
 {
     (void)state;
@@ -647,6 +649,20 @@ static void a_reduced_output_of_the_wrong_shape_is_refused_naming_the_right_one(
     cls_pipeline p = {.scope = CLS_SCOPE_MATRIX, .clean = &c};
     assert_int_equal(cls_fit_transform(ctx, &p, &fx, &fy, NULL), CLS_E_ARG);
     if (!strstr(cls_last_error(ctx), "3 x 40 x 3")) fail_msg("no right shape in: %s", cls_last_error(ctx));
+    /* bins reduced write no mask, as in memory, whether a buffer holds
+     * a series or not (halo blocks) */
+    uint8_t mask[3 * 400 * 3];
+    cls_array r40 = x;
+    r40.rows = 40;
+    cls_array fr = on_file(fo, &r40, NULL);
+    c.mask_out = mask;
+    c.sigma = 3;
+    cls_stream_opts small = {.buffer_bytes = 4096};
+    for (int k = 0; k < 2; k++) {
+        fx.stream = k ? &small : NULL;
+        assert_int_equal(cls_fit_transform(ctx, &p, &fx, &fr, NULL), CLS_E_ARG);
+        if (!strstr(cls_last_error(ctx), "mask_out")) fail_msg("no mask_out in: %s", cls_last_error(ctx));
+    }
     /* the output as it was */
     unsigned char *b = malloc(n);
     assert_non_null(b);

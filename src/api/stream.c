@@ -975,6 +975,10 @@ static void gather_plan(sjob *j, const cls_pipeline *p, const cls_pipeline *rest
 static cls_status mask_alloc(sjob *j)
 {
     if (!j->p.clean || !j->p.clean->mask_out) return CLS_OK;
+    /* as cls_host_bin refuses it in memory, before any pass */
+    if (j->reduce)
+        return cls_fail(j->ctx, CLS_E_ARG, "bins reduced: no mask_out (the rows change; cls_fit_transform writes "
+                        "the mask)");
     void *m = NULL;
     cls_status st = cls_host_alloc(j->ctx, j->cap / j->es, &m);
     j->mchunk = m;
