@@ -10,10 +10,11 @@
  * of one row, windows longer than a block, edges, gaps at the blocks'
  * borders, bins across them; a clipping or an imputation ahead: its
  * statistics over the whole series first; a wrap edge, whose blocks at
- * the series' ends hold its other end). A mask written over a series
- * larger than a buffer is refused, naming the limit and why, the output
- * left as it was; the process's peak memory
- * grows by the buffers, not by the file. */
+ * the series' ends hold its other end). A cleaning's mask (mask_out)
+ * streamed the same bytes as in memory, each block writing its own rows'
+ * (never its halo's); a reduced output of the wrong shape refused, the
+ * output left as it was; the process's peak memory grows by the buffers,
+ * not by the file, a mask written or not. */
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
@@ -477,46 +478,196 @@ static void series_larger_than_a_buffer_stream_with_halo_rows(void **state)
     }
 }
 
-static void a_mask_over_a_series_larger_than_a_buffer_is_refused_naming_the_limit(void **state)
+/* The passes over the file of a streamed call of p over x (buffers of
+ * `buffer` bytes): the report's phases. */
+static int streamed_passes(const cls_pipeline *p, const cls_array *x, size_t buffer)
+{
+    size_t ib = x->batch * x->rows * x->cols * es_of(x->dtype);
+    int fi = file_of(path("in.bin"), x->data, ib), fo = out_file(path("out.bin"), ib);
+    cls_stream_opts o = {.buffer_bytes = buffer};
+    cls_array fx = on_file(fi, x, &o), fy = on_file(fo, x, NULL);
+    if (cls_fit_transform(ctx, p, &fx, &fy, NULL) != CLS_OK) fail_msg("streamed: %s", cls_last_error(ctx));
+    cls_report r;
+    assert_int_equal(cls_last_report(ctx, &r), CLS_OK);
+    close(fi);
+    close(fo);
+    return r.phases;
+}
+
+/* A scaler of extremes (min-max, max-abs, decimal) after a trend in halo
+ * blocks is fitted from the blocks as they are written: the trend's pass
+ * and the scaler's writing pass, no pass of its own to fit it; the same
+ * bytes and statistics as in memory. A z-score after them fits in a pass
+ * of its own (its moments merged over other chunks would differ in their
+ * last bits). */
+static void a_scaler_of_extremes_after_halo_blocks_takes_no_fitting_pass(void **state)
+{
+    (void)state;
+    int grind = test_suite_is("oclgrind");
+    cls_dtype dt = runs(CLS_F64) ? CLS_F64 : CLS_F32;
+    size_t R = grind ? 40 : 900, row = 3 * es_of(dt), buf = (grind ? 10 : 300) * row;
+    cls_array x = curves(dt, 3, R, 3, 41);
+    static const cls_scaler sc[] = {CLS_MINMAX, CLS_MAXABS, CLS_DECIMAL};
+    for (int clip = 0; clip < 2; clip++)
+        for (size_t k = 0; k < 3; k++)
+            for (int scope = 0; scope < 2; scope++) {
+                if (grind && (k || clip)) continue;
+                cls_clean c = {.sigma = clip ? 3 : 0, .detrend = CLS_DETREND_SAVGOL, .window = 15, .polyorder = 2,
+                               .detrend_op = CLS_DETREND_DIVIDE};
+                cls_pipeline p = {.scope = scope ? CLS_SCOPE_BATCH : CLS_SCOPE_MATRIX, .scaler = sc[k],
+                                  .clean = &c};
+                char what[160];
+                snprintf(what, sizeof what, "%sscaler %d after savgol 15,2 divide, %s scope", clip ? "clip 3, " : "",
+                         (int)sc[k], scope ? "batch" : "matrix");
+                same_streamed(&p, &x, &x, buf, 1, what);
+                /* the trend's pass (its cleaning's too), then the scaler's
+                 * writing pass over OUT */
+                int want = 2;
+                if (clip) {
+                    /* the clipping's read passes come first: count them
+                     * without a scaler (the trend's pass is its last) */
+                    cls_pipeline q = p;
+                    q.scaler = CLS_NONE;
+                    want = streamed_passes(&q, &x, buf) + 1;
+                }
+                int got = streamed_passes(&p, &x, buf);
+                if (got != want) fail_msg("%s: %d passes over the file, not %d", what, got, want);
+            }
+    if (!grind) {
+        cls_clean c = {.detrend = CLS_DETREND_SAVGOL, .window = 15, .polyorder = 2};
+        cls_pipeline p = {.scope = CLS_SCOPE_BATCH, .scaler = CLS_ZSCORE, .clean = &c};
+        int got = streamed_passes(&p, &x, buf);
+        if (got != 3) fail_msg("z-score after halo blocks: %d passes, not 3 (trend, fit, apply)", got);
+    }
+    free(x.data);
+}
+
+/* cls_fit_transform of p over x in memory and streamed with buffers of
+ * `buffer` bytes, mask_out asked for: the same values and the same mask,
+ * every byte of the streamed mask written (it starts as other bytes). */
+static void same_masked(cls_pipeline *p, cls_clean *c, const cls_array *x, size_t buffer, const char *what)
+{
+    size_t es = es_of(x->dtype), nv = x->batch * x->rows * x->cols, ib = nv * es;
+    uint8_t *m1 = malloc(nv), *m2 = malloc(nv);
+    cls_array y = *x;
+    y.data = malloc(ib + 8);
+    assert_true(m1 && m2 && y.data);
+    memset(m1, 0x42, nv);
+    memset(m2, 0x17, nv);
+    c->mask_out = m1;
+    cls_status st = cls_fit_transform(ctx, p, x, &y, NULL);
+    if (st != CLS_OK) fail_msg("%s: in memory: %s", what, cls_last_error(ctx));
+    int fi = file_of(path("in.bin"), x->data, ib), fo = out_file(path("out.bin"), ib);
+    cls_stream_opts o = {.buffer_bytes = buffer};
+    cls_array fx = on_file(fi, x, &o), fy = on_file(fo, x, NULL);
+    c->mask_out = m2;
+    st = cls_fit_transform(ctx, p, &fx, &fy, NULL);
+    c->mask_out = NULL;
+    if (st != CLS_OK) fail_msg("%s: streamed: %s", what, cls_last_error(ctx));
+    char *got = malloc(ib);
+    assert_non_null(got);
+    assert_int_equal(pread(fo, got, ib, 64), (ssize_t)ib);
+    for (size_t i = 0; i < nv; i++) {
+        if (m1[i] != m2[i]) fail_msg("%s: mask byte %zu of %zu streamed %u, in memory %u", what, i, nv, m2[i], m1[i]);
+        if (memcmp(got + i * es, (char *)y.data + i * es, es)) {
+            double a = x->dtype == CLS_F64 ? ((double *)(void *)got)[i] : ((float *)(void *)got)[i];
+            double b = x->dtype == CLS_F64 ? ((double *)y.data)[i] : ((float *)y.data)[i];
+            fail_msg("%s: value %zu of %zu streamed %.17g, in memory %.17g", what, i, nv, a, b);
+        }
+    }
+    close(fi);
+    close(fo);
+    free(got);
+    free(y.data);
+    free(m1);
+    free(m2);
+}
+
+/* A cleaning that writes a mask, a trend after it: each block's mask is
+ * written with its block (its own rows; the halo rows read, never
+ * written), a wrap edge's blocks at the ends too; and the same over
+ * chunks of whole matrices, row chunks of a cleaning alone and blocks of
+ * one row. */
+static void a_mask_streams_with_its_blocks_halo_rows_never_written(void **state)
+{
+    (void)state;
+    int grind = test_suite_is("oclgrind");
+    static const lc_case cases[] = {
+        {"clip 3, mean 5 wrap", {.sigma = 3, .detrend = CLS_DETREND_MEAN, .window = 5, .edge = CLS_EDGE_WRAP}},
+        {"clip 2, savgol 9,2", {.sigma = 2, .detrend = CLS_DETREND_SAVGOL, .window = 9, .polyorder = 2}},
+        {"clip 2, savgol 101,2 mirror, bins of 4 median",
+         {.sigma = 2, .detrend = CLS_DETREND_SAVGOL, .window = 101, .polyorder = 2,
+          .edge = CLS_EDGE_MIRROR, .bin_rows = 4, .bin_stat = CLS_BIN_MEDIAN}},
+        {"clip 2.5, impute median, mean 11 divide",
+         {.sigma = 2.5, .impute = CLS_IMPUTE_MEDIAN, .detrend = CLS_DETREND_MEAN, .window = 11,
+          .detrend_op = CLS_DETREND_DIVIDE}},
+        {"clip 2 (no trend)", {.sigma = 2}},
+        {"clip 2 keep (no trend)", {.sigma = 2, .mode = CLS_CLIP_KEEP}},
+    };
+    for (int t = 0; t < 2; t++) {
+        cls_dtype dt = t ? CLS_F64 : CLS_F32;
+        if (!runs(dt) || (grind && !t)) continue;
+        size_t es = es_of(dt), R = grind ? 40 : 900, row = 3 * es;
+        cls_array x = curves(dt, 3, R, 3, 31);
+        for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
+            for (int scope = 0; scope < 2; scope++) {
+                if (grind && k > 1) continue;
+                cls_clean c = cases[k].c;
+                cls_pipeline p = {.scope = scope ? CLS_SCOPE_BATCH : CLS_SCOPE_MATRIX, .clean = &c};
+                char what[200];
+                const char *sc = scope ? "batch" : "matrix";
+                /* blocks of a few hundred rows (Oclgrind: a few) */
+                size_t buf = (grind ? 10 : 300) * row;
+                snprintf(what, sizeof what, "%s, %s, %s scope, buffer of %zu bytes", cases[k].name,
+                         t ? "float64" : "float32", sc, buf);
+                same_masked(&p, &c, &x, buf, what);
+                if (grind) continue;
+                /* blocks of one row (or one bin) and their halo */
+                snprintf(what, sizeof what, "%s, %s, %s scope, blocks of one row", cases[k].name,
+                         t ? "float64" : "float32", sc);
+                same_masked(&p, &c, &x, 4096, what);
+                /* whole matrices, two to a buffer (the last chunk one) */
+                snprintf(what, sizeof what, "%s, %s, %s scope, two matrices a buffer", cases[k].name,
+                         t ? "float64" : "float32", sc);
+                same_masked(&p, &c, &x, 2 * R * row, what);
+            }
+        free(x.data);
+    }
+}
+
+/* A reduced output of the wrong shape, and a mask asked of bins reduced,
+ * refused before anything is written. */
+static void a_reduced_output_of_the_wrong_shape_is_refused_naming_the_right_one(void **state)
 {
     (void)state;
     cls_dtype dt = runs(CLS_F64) ? CLS_F64 : CLS_F32;
     cls_array x = curves(dt, 3, 400, 3, 15);
-    size_t es = es_of(dt), n = 3 * 400 * 3 * es, mat = 400 * 3 * es;
+    size_t es = es_of(dt), n = 3 * 400 * 3 * es;
     int fi = file_of(path("in.bin"), x.data, n), fo = out_file(path("out.bin"), n);
-    cls_stream_opts o = {.buffer_bytes = 4096};
-    cls_array fx = on_file(fi, &x, &o), fy = on_file(fo, &x, NULL);
-    uint8_t *mask = calloc(3 * 400 * 3, 1);
-    assert_non_null(mask);
-    cls_clean c = {.sigma = 3, .mask_out = mask, .detrend = CLS_DETREND_MEAN, .window = 5, .edge = CLS_EDGE_WRAP};
+    cls_array fx = on_file(fi, &x, NULL), fy = on_file(fo, &x, NULL);
+    cls_clean c = {.detrend = CLS_DETREND_MEAN, .window = 5, .bin_rows = 10, .bin_stat = CLS_BIN_SUM};
     cls_pipeline p = {.scope = CLS_SCOPE_MATRIX, .clean = &c};
-    assert_int_equal(cls_fit_transform(ctx, &p, &fx, &fy, NULL), CLS_E_UNSUPPORTED);
-    char want[64];
-    snprintf(want, sizeof want, "%zu bytes", mat);
-    const char *e = cls_last_error(ctx);
-    if (!strstr(e, "light curves") || !strstr(e, want) || !strstr(e, "4096") || !strstr(e, "mask"))
-        fail_msg("the message does not name the series (%s), the buffer (4096) and the mask: %s", want, e);
-    /* batch scope: the batch is the series */
-    p.scope = CLS_SCOPE_BATCH;
-    o.buffer_bytes = 2 * mat;
-    assert_int_equal(cls_fit_transform(ctx, &p, &fx, &fy, NULL), CLS_E_UNSUPPORTED);
-    snprintf(want, sizeof want, "%zu bytes", n);
-    if (!strstr(cls_last_error(ctx), want) || !strstr(cls_last_error(ctx), "mask"))
-        fail_msg("batch scope: no %s and no mask in: %s", want, cls_last_error(ctx));
-    free(mask);
-    c.mask_out = NULL;
-    c.sigma = 0;
-    /* the output as it was */
-    unsigned char *b = malloc(n);
-    assert_int_equal(pread(fo, b, n, 64), (ssize_t)n);
-    for (size_t i = 0; i < n; i++) assert_int_equal(b[i], 0x42);
-    /* a reduced output of the wrong shape: said which is right */
-    c.bin_rows = 10;
-    c.bin_stat = CLS_BIN_SUM;
-    o.buffer_bytes = 0;
-    p.scope = CLS_SCOPE_MATRIX;
     assert_int_equal(cls_fit_transform(ctx, &p, &fx, &fy, NULL), CLS_E_ARG);
     if (!strstr(cls_last_error(ctx), "3 x 40 x 3")) fail_msg("no right shape in: %s", cls_last_error(ctx));
+    /* bins reduced write no mask, as in memory, whether a buffer holds
+     * a series or not (halo blocks) */
+    uint8_t mask[3 * 400 * 3];
+    cls_array r40 = x;
+    r40.rows = 40;
+    cls_array fr = on_file(fo, &r40, NULL);
+    c.mask_out = mask;
+    c.sigma = 3;
+    cls_stream_opts small = {.buffer_bytes = 4096};
+    for (int k = 0; k < 2; k++) {
+        fx.stream = k ? &small : NULL;
+        assert_int_equal(cls_fit_transform(ctx, &p, &fx, &fr, NULL), CLS_E_ARG);
+        if (!strstr(cls_last_error(ctx), "mask_out")) fail_msg("no mask_out in: %s", cls_last_error(ctx));
+    }
+    /* the output as it was */
+    unsigned char *b = malloc(n);
+    assert_non_null(b);
+    assert_int_equal(pread(fo, b, n, 64), (ssize_t)n);
+    for (size_t i = 0; i < n; i++) assert_int_equal(b[i], 0x42);
     free(b);
     free(x.data);
     close(fi);
@@ -566,6 +717,27 @@ static void peak_memory_is_the_pool_not_the_file(void **state)
     if (st != CLS_OK) fail_msg("batch scope: %s", cls_last_error(ctx));
     grew = test_peak_rss_kb() - before;
     if (grew > 24 * 1024) fail_msg("batch scope: the peak RSS grew by %ld KiB over a 64 MiB file (pool: 8 MiB)", grew);
+    /* a clipping that writes a mask ahead of the trend, the file one
+     * series: the mask is the caller's (16 MiB, resident before), each
+     * block's put in place from a chunk's mask of a buffer's values (a
+     * mean centre: a median's counting passes take their histograms in
+     * the scratch budget, cls_config.scratch_bytes, not what this shows) */
+    uint8_t *mask = malloc(B * R * C);
+    assert_non_null(mask);
+    memset(mask, 0x42, B * R * C);
+    cls_clean cm = {.sigma = 3, .center = CLS_CENTER_MEAN, .mask_out = NULL, .detrend = CLS_DETREND_SAVGOL, .window = 101, .polyorder = 2};
+    p.clean = &cm;
+    /* its kernels built first: the clipping's passes */
+    cm.mask_out = NULL;
+    assert_int_equal(cls_fit_transform(ctx, &p, &sx, &sy, NULL), CLS_OK);
+    cm.mask_out = mask;
+    before = test_peak_rss_reset();
+    st = cls_fit_transform(ctx, &p, &fx, &fy, NULL);
+    if (st != CLS_OK) fail_msg("a mask, batch scope: %s", cls_last_error(ctx));
+    grew = test_peak_rss_kb() - before;
+    if (grew > 24 * 1024)
+        fail_msg("a mask, batch scope: the peak RSS grew by %ld KiB over a 64 MiB file (pool: 8 MiB)", grew);
+    free(mask);
     free(m.data);
     close(fi);
     close(fo);
@@ -583,7 +755,9 @@ int main(void)
         cmocka_unit_test(column_blocks_of_a_matrix_larger_than_a_buffer),
         cmocka_unit_test(bins_alone_stream_in_row_blocks_of_whole_bins),
         cmocka_unit_test(series_larger_than_a_buffer_stream_with_halo_rows),
-        cmocka_unit_test(a_mask_over_a_series_larger_than_a_buffer_is_refused_naming_the_limit),
+        cmocka_unit_test(a_scaler_of_extremes_after_halo_blocks_takes_no_fitting_pass),
+        cmocka_unit_test(a_mask_streams_with_its_blocks_halo_rows_never_written),
+        cmocka_unit_test(a_reduced_output_of_the_wrong_shape_is_refused_naming_the_right_one),
         cmocka_unit_test(peak_memory_is_the_pool_not_the_file),
     };
     return TEST_RUN("lightcurve_stream", tests, group_setup, group_teardown);

@@ -171,7 +171,17 @@ static void the_stages_of_a_split_call(void **state)
     assert_int_equal(alone.entry, r.entry);
     cls_route_after_clean(&r, &rest);
     assert_true(rest.quantiles && rest.streams);
-    assert_false(rest.cleans || rest.fuses || rest.scaler_after || rest.bins_reduce);
+    assert_false(rest.cleans || rest.fuses || rest.scaler_after || rest.bins_reduce || rest.trend_fits);
+    /* a trend streamed ahead of a scaler of extremes fits it from its
+     * blocks; neither stage of the split call does */
+    cls_clean trend = {.detrend = CLS_DETREND_MEAN, .window = 5};
+    cls_route_fit_transform(&(cls_pipeline){.scaler = CLS_MINMAX, .clean = &trend}, &in, &out, 1, &r);
+    assert_true(r.trend_fits);
+    cls_route_clean_alone(&r, &alone);
+    cls_route_after_clean(&r, &rest);
+    assert_false(alone.trend_fits || rest.trend_fits);
+    cls_route_fit_transform(&(cls_pipeline){.scaler = CLS_ZSCORE, .clean = &trend}, &in, &out, 1, &r);
+    assert_false(r.trend_fits);
 }
 
 /* The fusing rule the cleaning stage asks, scaler by scaler */

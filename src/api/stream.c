@@ -10,8 +10,10 @@
  * blocks of whole columns, the batch in batch scope; bins alone per
  * matrix, row blocks of whole bins), else blocks of a series with the
  * rows their windows read (halo rows; a cleaning ahead takes its read
- * passes over the ordinary chunks, its writing pass over the blocks);
- * bins reduced write each chunk's rows at their own offsets. A cleaning
+ * passes over the ordinary chunks, its writing pass over the blocks; a
+ * scaler of extremes after them fitted from the blocks as written); a
+ * cleaning's mask goes chunk by chunk to its place (mask_put); bins
+ * reduced write each chunk's rows at their own offsets. A cleaning
  * over groups larger than a chunk ahead of a scaler that does not fuse
  * with it takes two stages: the cleaning's passes write the output, then
  * the rest of the pipeline rewrites the output in place. cls_file_read
@@ -128,6 +130,11 @@ typedef struct sjob {
     size_t hn;
     size_t min_cap;             /* the buffers hold at least this (both plans' chunks) */
     void *scratch;              /* halo with a trend: the blocks' trend output (cap bytes) */
+    uint8_t *mask;              /* the cleaning's mask_out (the caller's, a byte per value), or NULL */
+    uint8_t *mchunk;            /* mask: a chunk's (cap / es bytes), put in place by mask_put */
+    int gather;                 /* halo blocks: the scaler after them fitted from each block's
+                                   rows as written (cls_route_trend_fits), into acc */
+    cls_pipeline fitp;          /* gather: that scaler's pipeline (no cleaning, no factors) */
 } sjob;
 
 static const char *fa_name(const cls_file_array *a, char *buf, size_t len)
@@ -487,6 +494,28 @@ static cls_status wrap_ends(sjob *j, const chunk *c, char *buf)
     return st;
 }
 
+/* Chunk c's mask (a byte per value, in the chunk's layout in its buffer)
+ * to its values' place in the caller's mask_out. A halo block's own rows
+ * only: its halo rows are other blocks' (and a wrap edge's, the other
+ * end's), read, never written. */
+static void mask_put(const sjob *j, const chunk *c, const uint8_t *m)
+{
+    size_t C = j->C;
+    if (j->halo) {
+        uint64_t s0 = (uint64_t)c->b0 * j->Rs;
+        memcpy(j->mask + (s0 + c->wlo) * C, m + (uint64_t)((int64_t)c->wlo - c->base) * C,
+               (size_t)(c->whi - c->wlo) * C);
+        return;
+    }
+    for (size_t b = 0; b < c->nb; b++) {
+        uint8_t *to = j->mask + ((uint64_t)(c->b0 + b) * j->R + c->r0) * C + c->c0;
+        const uint8_t *from = m + b * c->nr * c->nc;
+        if (c->nc == C) memcpy(to, from, c->nr * C);
+        else
+            for (size_t r = 0; r < c->nr; r++) memcpy(to + r * C, from + r * c->nc, c->nc);
+    }
+}
+
 /* A block of a series with its halo rows: its rows (or their bins) to
  * the buffer's start, which its write takes. */
 static cls_status halo_block(sjob *j, const chunk *c, void *buf)
@@ -496,6 +525,16 @@ static cls_status halo_block(sjob *j, const chunk *c, void *buf)
                                     j->reduce);
     if (st == CLS_OK && j->reduce) memcpy(buf, j->obuf, j->io[c - j->ch].out_len);
     if (st == CLS_OK) note_report(j);
+    if (st == CLS_OK && j->gather) {
+        /* the scaler's statistics from the block's own rows as they are
+         * written (at the buffer's start): no pass of their own over OUT */
+        cls_array y = {.data = buf, .dtype = j->in->dtype, .batch = 1, .rows = c->whi - c->wlo, .cols = j->C};
+        cls_stats *cs = NULL;
+        st = cls_host_fit(j->ctx, &j->fitp, &y, &cs);
+        if (st == CLS_OK) note_report(j);
+        if (st == CLS_OK) st = accumulate(j, c, cs);
+        cls_stats_destroy(cs);
+    }
     return st;
 }
 
@@ -529,7 +568,8 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
     if (k == PASS_WRITE && j->halo) {
         /* the cleaning's values of the block and its halo (every value
          * cleaned alone with its group's bounds and fills), then its trend */
-        st = j->wchunk(j->qcu, p.scope == CLS_SCOPE_BATCH ? 0 : c->b0, c->nr, buf);
+        st = j->wchunk(j->qcu, p.scope == CLS_SCOPE_BATCH ? 0 : c->b0, c->nr, buf, j->mchunk);
+        if (st == CLS_OK && j->mask) mask_put(j, c, j->mchunk);
         return st == CLS_OK ? halo_block(j, c, buf) : st;
     }
     if (k == PASS_READ || k == PASS_WRITE) {
@@ -544,10 +584,12 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
         size_t parts = p.scope == CLS_SCOPE_BATCH ? 1 : c->nb;
         uint64_t rows = p.scope == CLS_SCOPE_BATCH ? (uint64_t)c->nb * c->nr : c->nr;
         for (size_t b = 0; b < parts && st == CLS_OK; b++) {
-            char *x = (char *)buf + b * c->nr * j->C * j->es;
+            char *x = (char *)buf + b * c->nr * c->nc * j->es;
+            uint8_t *m = j->mask && k == PASS_WRITE ? j->mchunk + b * c->nr * c->nc : NULL;
             uint64_t g = p.scope == CLS_SCOPE_BATCH ? 0 : c->b0 + b;
-            st = k == PASS_READ ? j->qchunk(j->qcu, g, rows, x) : j->wchunk(j->qcu, g, rows, x);
+            st = k == PASS_READ ? j->qchunk(j->qcu, g, rows, x) : j->wchunk(j->qcu, g, rows, x, m);
         }
+        if (st == CLS_OK && k == PASS_WRITE && j->mask) mask_put(j, c, j->mchunk);
         return st;
     }
     if (k == PASS_FIT || (k == PASS_FUSED && p.scaler == CLS_NONE && !p.clean)) {
@@ -582,6 +624,7 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
             if (cc.fill_out) cc.fill_out += off;
             if (cc.lower_out) cc.lower_out += off;
             if (cc.upper_out) cc.upper_out += off;
+            if (cc.mask_out) cc.mask_out = j->mchunk;
             its = cc.iterations_out;
             if (its) cc.iterations_out = &it;
             p.clean = &cc;
@@ -591,12 +634,14 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
             cls_array y = {.data = j->obuf, .dtype = x.dtype, .batch = ng, .rows = nbins, .cols = c->nc};
             st = cls_host_bin(ctx, p.clean, p.scope, &x, &y);
             if (st == CLS_OK) memcpy(buf, j->obuf, ng * nbins * c->nc * j->es);
-        } else if (cls_lc_active(p.clean) && p.scaler == CLS_NONE && !p.factors && !j->want_stats) {
-            /* cleaning alone, as the in-memory call runs it */
+        } else if (p.clean && p.scaler == CLS_NONE && !p.factors && !j->want_stats) {
+            /* cleaning alone, as the in-memory call runs it (the planner's
+             * CLS_ENTRY_HOST_CLEAN: a mask too) */
             st = cls_host_clean(ctx, p.clean, p.scope, &x, &x);
         } else {
             st = cls_host_fit_transform(ctx, &p, j->route, &x, &x, j->want_stats ? &cs : NULL);
         }
+        if (st == CLS_OK && j->mask) mask_put(j, c, j->mchunk);
         if (st == CLS_OK && its && (c == j->ch || it > *its)) *its = it;
         if (st == CLS_OK) note_report(j);
         if (st == CLS_OK && cs) st = accumulate(j, c, cs);
@@ -887,6 +932,7 @@ static cls_status sjob_finish(sjob *j, cls_status st)
     for (unsigned i = 0; j->bufs && i < j->nbufs; i++)
         if (j->bufs[i]) cls_host_free(ctx, j->bufs[i]);
     if (j->scratch) cls_host_free(ctx, j->scratch);
+    if (j->mchunk) cls_host_free(ctx, j->mchunk);
     free(j->bufs);
     free(j->ch);
     free(j->io);
@@ -912,6 +958,34 @@ static void pool_free(sjob *j)
 }
 
 /* ---- the public calls ---- */
+
+/* Halo blocks with a scaler after them (p whole, rest the scaler's
+ * pipeline): whether the blocks fit it as they are written, the call's
+ * route (trend_fits); bins reduced write no such rows. */
+static void gather_plan(sjob *j, const cls_pipeline *rest)
+{
+    j->gather = !j->reduce && j->route->trend_fits;
+    j->fitp = *rest;
+    j->fitp.clean = NULL;
+    j->fitp.factors = NULL;
+}
+
+/* A mask asked for (mask_out, a byte per value of the caller's): each
+ * chunk's goes to a buffer of the largest chunk's values, then to its
+ * place (mask_put), as the chunk's values go to theirs. */
+static cls_status mask_alloc(sjob *j)
+{
+    if (!j->p.clean || !j->p.clean->mask_out) return CLS_OK;
+    /* as cls_host_bin refuses it in memory, before any pass */
+    if (j->reduce)
+        return cls_fail(j->ctx, CLS_E_ARG, "bins reduced: no mask_out (the rows change; cls_fit_transform writes "
+                        "the mask)");
+    void *m = NULL;
+    cls_status st = cls_host_alloc(j->ctx, j->cap / j->es, &m);
+    j->mchunk = m;
+    if (st == CLS_OK) j->mask = j->p.clean->mask_out;
+    return st;
+}
 
 /* Every chunk holds whole statistics groups. */
 static int whole_groups(const sjob *j)
@@ -946,37 +1020,11 @@ static int lc_cleans(const cls_clean *c)
            c->sigma_upper != 0 || c->mask_out || c->mean_out || c->m2_out;
 }
 
-/* Why light curves whose series a buffer does not hold cannot go in
- * blocks with halo rows (NULL: they can): a mask is written in the rows'
- * order by the cleaning. (A wrap edge's windows read the series' other
- * end: its blocks at the ends hold those rows, wrap_ends.) */
-static const char *halo_refusal(const sjob *j)
-{
-    const cls_clean *c = j->p.clean;
-    if (c->mask_out) return "the mask is written by the rows of the series";
-    return NULL;
-}
-
-/* Light curves whose series a buffer does not hold and that halo rows
- * cannot cut (halo_refusal): the limit named, and why. */
-static cls_status lc_too_long(sjob *j, const char *why)
-{
-    int batch = j->p.scope == CLS_SCOPE_BATCH;
-    uint64_t need = batch ? j->bytes : (uint64_t)j->R * j->C * j->es;
-    return cls_fail(j->ctx, CLS_E_UNSUPPORTED, "light curves (detrend, bins): %s of %llu bytes is larger than a "
-                    "stream buffer of %zu bytes (cls_stream_opts.buffer_bytes), and its blocks cannot stream with "
-                    "halo rows: %s; give buffers of at least %llu bytes, or the array in memory",
-                    batch ? "the batch (--scope batch: one series)" : "a matrix", (unsigned long long)need, j->want,
-                    why, (unsigned long long)need);
-}
-
 /* The series go in blocks with halo rows: the chunks planned again. A
  * cleaning ahead of them keeps the chunks planned (its read passes) and
  * takes the blocks for its writing pass, the buffers holding either. */
 static cls_status plan_halo(sjob *j, const cls_stream_opts *o)
 {
-    const char *why = halo_refusal(j);
-    if (why) return lc_too_long(j, why);
     int batch = j->p.scope == CLS_SCOPE_BATCH;
     cls_status st = cls_lc_check(j->ctx, j->p.clean, batch ? (uint64_t)j->B * j->R : j->R, j->reduce);
     if (st != CLS_OK) return st;
@@ -1072,9 +1120,12 @@ cls_status cls_file_transform(cls_context *ctx, const cls_pipeline *p, const cls
 
 /* The pipeline (no cleaning stage) over `a` rewritten in place: a fit
  * (one pass, or the statistics pass and the counting passes), then the
- * pass that writes. */
+ * pass that writes; with `known` (statistics gathered as `a` was written:
+ * cls_route_trend_fits), the pass that writes alone. *fitted receives the
+ * statistics this stage fitted, if it fitted any. */
 static cls_status file_fit_transform_in_place(sjob *o, const cls_pipeline *p, const cls_file_array *a,
-                                              const cls_stream_opts *opts, cls_stats **fitted)
+                                              const cls_stream_opts *opts, cls_stats **fitted,
+                                              const cls_stats *known)
 {
     sjob j;
     cls_route rest;
@@ -1090,7 +1141,11 @@ static cls_status file_fit_transform_in_place(sjob *o, const cls_pipeline *p, co
     if (st == CLS_OK) st = plan(&j, opts, 1);
     if (st == CLS_OK) {
         j.want_stats = fitted != NULL;
-        if (whole_groups(&j) || j.p.scaler == CLS_NONE) {
+        if (known && !whole_groups(&j)) {
+            j.use = known;
+            next_passes(&j, 0, 0, 0);
+            st = run_pass(&j, PASS_APPLY);
+        } else if (whole_groups(&j) || j.p.scaler == CLS_NONE) {
             next_passes(&j, 0, 0, 0);
             st = run_pass(&j, PASS_FUSED);
         } else {
@@ -1104,7 +1159,8 @@ static cls_status file_fit_transform_in_place(sjob *o, const cls_pipeline *p, co
             }
         }
     }
-    if (st == CLS_OK && fitted) {
+    if (st == CLS_OK && fitted && j.acc) {
+        cls_stats_destroy(*fitted); /* gathered (known), fitted again here */
         *fitted = j.acc;
         j.acc = NULL;
     }
@@ -1134,6 +1190,7 @@ cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const
     if (st == CLS_OK && bins_alone(&j.p)) j.bin_align = j.p.clean->bin_rows;
     if (st == CLS_OK) st = plan(&j, opts, 1);
     if (st == CLS_OK && cls_lc_active(j.p.clean) && !whole_groups(&j) && !j.bin_align) st = plan_halo(&j, opts);
+    if (st == CLS_OK) st = mask_alloc(&j);
     if (st == CLS_OK) {
         /* one pass when every chunk holds whole statistics groups (or,
          * bins alone, whole bins) */
@@ -1161,13 +1218,16 @@ cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const
             j.p.factors = NULL;
             j.want_stats = 0;
             j.tail = after;
+            rest.clean = NULL;
+            gather_plan(&j, &rest);
             st = stream_clean(&j, &alone, NULL, NULL);
             j.p = all;
             if (after) {
                 pool_free(&j);
-                rest.clean = NULL;
                 if (st == CLS_OK) st = check_unchanged(&j);
-                if (st == CLS_OK) st = file_fit_transform_in_place(&j, &rest, out, opts, fitted ? &j.acc : NULL);
+                if (st == CLS_OK)
+                    st = file_fit_transform_in_place(&j, &rest, out, opts, fitted ? &j.acc : NULL,
+                                                     j.gather ? j.acc : NULL);
             }
         } else if (j.halo && (j.p.scaler != CLS_NONE || j.p.factors || fitted)) {
             /* the trend and bins in blocks write out, then the scaler runs
@@ -1176,11 +1236,14 @@ cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const
             cls_pipeline rest = j.p;
             rest.clean = NULL;
             j.want_stats = 0;
-            next_passes(&j, 1, 2 * j.bytes, 1);
+            gather_plan(&j, &rest);
+            next_passes(&j, 1, 2 * j.bytes, !j.gather);
             st = run_pass(&j, PASS_FUSED);
             pool_free(&j);
             if (st == CLS_OK) st = check_unchanged(&j);
-            if (st == CLS_OK) st = file_fit_transform_in_place(&j, &rest, out, opts, fitted ? &j.acc : NULL);
+            if (st == CLS_OK)
+                st = file_fit_transform_in_place(&j, &rest, out, opts, fitted ? &j.acc : NULL,
+                                                 j.gather ? j.acc : NULL);
         } else if (j.p.clean && !whole && !r->fusable &&
             (j.p.scaler != CLS_NONE || j.p.factors || fitted)) {
             /* a scaler (or factors, or statistics) that does not fuse with
@@ -1200,7 +1263,8 @@ cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const
                 j.bufs[i] = NULL;
             }
             if (st == CLS_OK) st = check_unchanged(&j);
-            if (st == CLS_OK) st = file_fit_transform_in_place(&j, &rest, out, opts, fitted ? &j.acc : NULL);
+            if (st == CLS_OK)
+                st = file_fit_transform_in_place(&j, &rest, out, opts, fitted ? &j.acc : NULL, NULL);
         } else if (j.p.clean && !whole) {
             /* a group's values are not in memory together: the cleaning
              * stage's passes over the file */
@@ -1245,6 +1309,7 @@ cls_status cls_file_fit_transform_combined(cls_context *ctx, const cls_pipeline 
         st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: the pipeline needs a cleaning stage (and "
                       "cannot be inverse)");
     if (st == CLS_OK) st = plan(&j, opts, 0);
+    if (st == CLS_OK) st = mask_alloc(&j);
     if (st != CLS_OK) {
         /* the other processes learn it before any pass */
         st = combine->stats ? combine->stats(combine->user, st, NULL, 0) : combine->fn(combine->user, st, NULL, 0);

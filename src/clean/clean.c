@@ -372,13 +372,14 @@ typedef struct achunk {
     double       *sub;  /* 7 x C */
 } achunk;
 
-static cls_status apply_chunk(void *cu, uint64_t g, uint64_t rows, char *x)
+static cls_status apply_chunk(void *cu, uint64_t g, uint64_t rows, char *x, uint8_t *mask)
 {
     achunk *k = cu;
     size_t C = k->d->v.C, ne = (size_t)k->d->v.G * C;
     for (size_t pl = 0; pl < 7; pl++) memcpy(k->sub + pl * C, k->prm + pl * ne + (size_t)g * C, C * sizeof *k->sub);
-    cls_cview v = {x, x, k->d->v.dtype, 1, rows, C, NULL};
-    return cls_clean_apply(k->ctx, &v, k->flags, k->sent, k->sub, k->rlo, k->rhi);
+    /* the chunk's mask goes where the source puts it (clean_stream.h) */
+    cls_cview v = {x, x, k->d->v.dtype, 1, rows, C, mask};
+    return cls_clean_apply(k->ctx, &v, mask ? k->flags : k->flags & ~CLS_CF_MASK, k->sent, k->sub, k->rlo, k->rhi);
 }
 
 static cls_status apply(cls_context *ctx, const cdata *d, unsigned flags, double sent, const double *prm, double rlo,
@@ -937,7 +938,11 @@ static cls_status clean_stream(cls_context *ctx, const cls_pipeline *p, const cl
 {
     if (fitted) *fitted = NULL;
     copts o;
-    cls_status st = p->clean ? resolve(ctx, p->clean, &o, 0) : cls_fail(ctx, CLS_E_ARG, "cleaning: no cleaning stage");
+    /* cleaning alone (no scaler, factors or statistics; one process) writes
+     * its data only, as cls_host_clean: a mask too (each chunk's put in
+     * place by the source, clean_stream.h) */
+    int alone = !cb && p->scaler == CLS_NONE && !p->factors && !fitted;
+    cls_status st = p->clean ? resolve(ctx, p->clean, &o, alone) : cls_fail(ctx, CLS_E_ARG, "cleaning: no cleaning stage");
     int can_fuse = st == CLS_OK && r->fusable;
     if (st == CLS_OK && cb && o.impute == CLS_IMPUTE_MOST_FREQUENT)
         st = cls_fail(ctx, CLS_E_UNSUPPORTED, "cleaning streamed across processes: most_frequent imputation needs "

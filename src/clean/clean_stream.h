@@ -10,8 +10,11 @@
 #include "quantiles/select.h"
 
 /* A chunk of a writing pass: `rows` x C values of group g at x, which the
- * function rewrites in place; the source then writes them out. */
-typedef cls_status (*cls_cchunk_fn)(void *cu, uint64_t g, uint64_t rows, char *x);
+ * function rewrites in place; the source then writes them out. mask: NULL,
+ * or a byte per value of the chunk (its layout) that the function sets as
+ * cls_clean.mask_out, for the source to put where the chunk's values are
+ * (a mask asked for: the cleaning's own mask_out is the caller's whole). */
+typedef cls_status (*cls_cchunk_fn)(void *cu, uint64_t g, uint64_t rows, char *x, uint8_t *mask);
 
 /* The data: read.each is a read-only pass over every chunk (select.h);
  * write(read.user, fn, cu) the same over a pass whose chunks are written

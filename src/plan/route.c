@@ -27,6 +27,12 @@ int cls_route_clean_streams(const cls_pipeline *p, int want_fitted)
     return cls_route_fuses(p) || (p && p->scaler == CLS_NONE && !p->factors && !want_fitted);
 }
 
+int cls_route_trend_fits(const cls_pipeline *p)
+{
+    const cls_scaler_desc *d = p ? cls_scaler_get(p->scaler) : NULL;
+    return d && d->needs == CLS_NEED_EXTREMES && !p->factors && !p->inverse && p->clean && cls_lc_active(p->clean);
+}
+
 int cls_route_quantiles(const cls_pipeline *p)
 {
     const cls_scaler_desc *d = p ? cls_scaler_get(p->scaler) : NULL;
@@ -57,6 +63,7 @@ void cls_route_fit_transform(const cls_pipeline *p, const cls_array *in, const c
     r->fusable = cls_route_fuses(p);
     r->fuses = r->cleans && r->fusable;
     r->clean_streams = cls_route_clean_streams(p, want_fitted);
+    r->trend_fits = cls_route_trend_fits(p);
     /* a .npy output's shape follows from this answer: none given */
     int have_out = out != NULL && in->where != CLS_IN_NPY;
     r->bins_reduce = !r->combined && cls_route_bins_reduce(p, want_fitted, in->batch, in->rows, have_out,
@@ -101,7 +108,7 @@ void cls_route_fit(const cls_pipeline *p, const cls_array *x, cls_route *r)
 void cls_route_clean_alone(const cls_route *r, cls_route *alone)
 {
     *alone = *r;
-    alone->fusable = alone->fuses = alone->scaler_after = alone->quantiles = 0;
+    alone->fusable = alone->fuses = alone->scaler_after = alone->quantiles = alone->trend_fits = 0;
     /* no scaler, factors or statistics: cls_route_clean_streams's second case */
     alone->clean_streams = 1;
 }
@@ -109,5 +116,5 @@ void cls_route_clean_alone(const cls_route *r, cls_route *alone)
 void cls_route_after_clean(const cls_route *r, cls_route *rest)
 {
     *rest = *r;
-    rest->cleans = rest->fuses = rest->scaler_after = rest->bins_reduce = 0;
+    rest->cleans = rest->fuses = rest->scaler_after = rest->bins_reduce = rest->trend_fits = 0;
 }

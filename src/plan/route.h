@@ -38,6 +38,8 @@ typedef struct cls_route {
                                  * where one does): what the streamed paths act on */
     int         clean_streams;  /* a cleaning stage may stream over a file's chunks (cls_route_clean_streams) */
     int         bins_reduce;    /* one row written per bin (cls_route_bins_reduce; a .npy output shaped by it) */
+    int         trend_fits;     /* streamed trend blocks fit the scaler after them as they are written
+                                 * (cls_route_trend_fits) */
 } cls_route;
 
 /* The route of cls_fit_transform(p, in, out, fitted?); in must not be NULL. */
@@ -84,6 +86,14 @@ int cls_route_bins_reduce(const cls_pipeline *p, int want_fitted, uint64_t in_ba
  * descriptor needs them): what a fit cannot merge across chunks or
  * processes, and what takes the quantile range and the robust options. */
 int cls_route_quantiles(const cls_pipeline *p);
+
+/* Whether the scaler after a trend streamed in blocks with halo rows
+ * takes its statistics from the blocks as they are written (each block's
+ * own rows, after its trend and bins), so that no pass over the written
+ * data fits it: a scaler of extremes alone (min-max, max-abs, decimal:
+ * minima and maxima merge exactly, the statistics are those a pass would
+ * fit), no factors, not inverse. The one rule: the stream asks it. */
+int cls_route_trend_fits(const cls_pipeline *p);
 
 /* Whether p cleans: its cleaning stage asks for anything (light curves
  * included). */
