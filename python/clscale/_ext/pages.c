@@ -77,7 +77,7 @@ static int thp_mode(void)
             if (strstr(buf, "[always]")) m = 2;
             else if (strstr(buf, "[madvise]")) m = 1;
         }
-        mode = m; /* a race here writes the same value */
+        mode = m; /* huge() runs with the GIL held */
     }
     return mode;
 }
