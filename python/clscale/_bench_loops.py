@@ -18,7 +18,11 @@ Rows, taking turns (bench's time_rows):
 Ratios: loop-sk / loop (the speed-up over scikit-learn), 2d / copy-2d,
 2d-kept / copy-2d, 3d / copy-3d and 3d-kept / copy-3d (multiples of
 numpy's floor).
-Every clscale output is checked against numpy in float64.
+Every clscale output is checked against numpy in float64. A float32
+matrix (23.6 MB) is below glibc's largest mmap threshold: from the second
+copy on, copy-2d reuses the heap and pays no page faults, so in float32
+call_2d_over_copy sets the kernel against memcpy (docs/PYTHON.md, the
+floor the loop benchmark compares with).
 """
 import statistics
 

@@ -17,13 +17,20 @@ it (and every view of them) hold the lease, and when the last goes the
 lease hands the block back (`_Block.free`) after giving its pages to the
 kernel to take back if it needs memory (MADV_FREE): a kept block is
 reclaimable, not memory the process sits on, and what the kernel leaves
-is not zeroed again. A block lent again has its pages mapped once more
-(_clscale.populate: nothing to do where the kernel took none).
+is not zeroed again. A block lent again has its small pages mapped once
+more (_clscale.populate: nothing to do where the kernel took none); huge
+pages the kernel took are faulted in again by the device's threads.
 
-Every block comes from numpy's own allocator, so it gets numpy's huge-page
-advice, and its pages are mapped before the device writes them
-(_clscale.populate: one call instead of the faults the kernel's threads
-would take in the middle of their work). At most `_MAX_BLOCKS` blocks of
+Every block and every fresh output comes from numpy's own allocator and
+is advised huge pages (_clscale.huge). Where it gets them, the device's
+worker threads fault its pages in as they write it: a few hundred 2 MiB
+faults for the largest outputs, each mapping and zeroing its page in the
+thread that writes it, shared out over those threads, where mapping the
+whole output first would zero it on the calling thread alone while the
+device's threads wait. Where the pages are small (transparent huge pages
+off), they are mapped before the device writes them (_clscale.populate:
+one call instead of a fault per 4 KiB in the middle of the kernel's
+work). At most `_MAX_BLOCKS` blocks of
 `_limit` bytes together are kept (set_output_cache); a new output that
 does not fit there is fresh memory that is not kept.
 """
@@ -50,11 +57,12 @@ class _Block:
     thread, at any point, even while this thread holds _lock; a plain
     attribute store, so it takes no lock)."""
 
-    __slots__ = ("mem", "free")
+    __slots__ = ("mem", "free", "huge")
 
     def __init__(self, nbytes):
         self.mem = np.empty(nbytes, np.uint8)
         self.free = False
+        self.huge = _clscale.huge(self.mem)
 
     def release(self):
         self.free = True
@@ -128,13 +136,14 @@ def _take(nbytes):
 
 
 def _lend(nbytes):
-    """nbytes (1-D uint8) of a kept block, its pages mapped, lent to the
-    arrays made from it; None when no block is kept for it."""
+    """nbytes (1-D uint8) of a kept block, its small pages mapped, lent
+    to the arrays made from it; None when no block is kept for it."""
     block = _take(nbytes)
     if block is None:
         return None
     try:
-        _clscale.populate(block.mem[:nbytes])  # outside the lock: faults, or nothing to do
+        if not block.huge:
+            _clscale.populate(block.mem[:nbytes])  # outside the lock: faults, or nothing to do
         return np.frombuffer(_clscale.lease(block.mem, nbytes, block.release), np.uint8)
     except BaseException:
         block.release()
@@ -142,9 +151,11 @@ def _lend(nbytes):
 
 
 def _fresh(nbytes):
-    """New memory, its pages mapped before a device writes it."""
+    """New memory: huge pages, left for the device's threads to fault in,
+    or small pages mapped before a device writes them."""
     mem = np.empty(nbytes, np.uint8)
-    _clscale.populate(mem)
+    if not _clscale.huge(mem):
+        _clscale.populate(mem)
     return mem
 
 

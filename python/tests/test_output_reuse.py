@@ -269,3 +269,48 @@ def test_the_default_cache_holds_a_whole_batch_of_seed_a():
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert int(r.stdout) == 1 << 30 >= 18 * 60 * 98450 * 8 + 60 * 98450 * 8
+
+
+def _thp_setting():
+    try:
+        with open("/sys/kernel/mm/transparent_hugepage/enabled") as f:
+            text = f.read()
+    except OSError:
+        return "never"
+    return "always" if "[always]" in text else "madvise" if "[madvise]" in text else "never"
+
+
+def test_huge_says_whether_the_pages_are_huge_and_leaves_the_data_as_it_is():
+    """huge() advises huge pages and answers whether the kernel gives them
+    (then _output leaves the pages to the device's threads), never for an
+    array with no whole 2 MiB page inside."""
+    a = np.arange(5 << 18, dtype=np.float64)  # 10 MB: at least four whole huge pages
+    want = a.copy()
+    assert _clscale.huge(a[1:-1]) is (_thp_setting() != "never")
+    assert np.array_equal(a, want)
+    assert _clscale.huge(np.empty(3)) is False
+    with pytest.raises(ValueError, match="C-contiguous"):
+        _clscale.huge(a[::2])
+    ro = a.copy()
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="writeable"):
+        _clscale.huge(ro)
+    with pytest.raises(TypeError):
+        _clscale.huge([1.0, 2.0])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_outputs_on_fresh_huge_pages_are_right(dtype):
+    """Outputs the caller keeps (fresh memory, faulted in by the device's
+    threads where the pages are huge) equal those into a given out, whole
+    matrices and odd sizes alike."""
+    rng = np.random.default_rng(44)
+    x = (rng.random((3, 40, 33333)) * 200 - 50).astype(dtype)  # 16 / 8 MB, rows off 16 bytes
+    x[1, 5, 7] = np.nan
+    want = np.empty_like(x)
+    clscale.MinMaxScaler(scope="matrix").fit_transform(x, out=want)
+    with _output.fresh_outputs():
+        got = clscale.MinMaxScaler(scope="matrix").fit_transform(x)
+        got2 = clscale.MinMaxScaler().fit_transform(x[2])
+    assert np.array_equal(got, want, equal_nan=True)
+    assert np.array_equal(got2, want[2])

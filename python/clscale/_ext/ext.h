@@ -18,7 +18,7 @@
  *   cleaning.c clean, quantiles: the cleaning stage, exact quantiles
  *   clean_opts.c  the cleaning options of clean() and fit_transform(clean=)
  *   scan.c     inf_columns: the columns numpy ranks +-Inf in (the functions)
- *   pages.c    populate: the pages of a new output mapped before a device writes it
+ *   pages.c    populate, huge: how the pages of a new output get mapped before a device writes it
  *   lease.c    Lease: a kept output block lent to arrays, handed back when they go
  *   files.c    stream_file, stream_fit: .npy files larger than memory,
  *              file to file (cls_fit_transform on CLS_IN_NPY arrays)
@@ -146,6 +146,11 @@ PyObject *clsext_inf_columns(PyObject *self, PyObject *args);
  * (MADV_POPULATE_WRITE; its data unchanged); False where the kernel does
  * not do it. */
 PyObject *clsext_populate(PyObject *self, PyObject *arg);
+
+/* huge(array) -> bool: whether the array's whole huge pages will be
+ * transparent huge pages (advised with MADV_HUGEPAGE where the kernel
+ * wants advice): then the device's threads fault them in as they write. */
+PyObject *clsext_huge(PyObject *self, PyObject *arg);
 
 /* ---- lease.c ---- */
 

@@ -56,6 +56,9 @@ static PyMethodDef methods[] = {
     {"populate", clsext_populate, METH_O,
      "populate(array) -> bool: maps and zeroes the pages wholly inside a new C-contiguous array before a device "
      "writes it (madvise MADV_POPULATE_WRITE; contents unchanged); False where the kernel cannot."},
+    {"huge", clsext_huge, METH_O,
+     "huge(array) -> bool: whether the whole huge pages inside a new C-contiguous array will be transparent huge "
+     "pages (advised with madvise MADV_HUGEPAGE where the kernel gives them on advice); False: small pages."},
     {"lease", clsext_lease, METH_VARARGS,
      "lease(block, nbytes, on_release) -> Lease: the first nbytes of a kept 1-D uint8 block as a writable buffer "
      "(np.frombuffer); when the last array over it goes, the block's whole huge pages are left for the kernel "
