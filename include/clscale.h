@@ -412,8 +412,11 @@ typedef enum cls_clip_mode { CLS_CLIP_MASK, CLS_CLIP_CLAMP, CLS_CLIP_KEEP } cls_
  * field set without what it needs (a window without a trend, a statistic
  * without bins) is CLS_E_ARG. In cls_fit_transform()'s cleaning stage
  * they run after the cleaning, then the scaler over the result (passes of
- * their own, not fused); not yet streamed or across processes: those calls
- * return CLS_E_UNSUPPORTED. */
+ * their own, not fused). Over a file whose series is larger than a stream
+ * buffer they run in blocks with halo rows (a mask too). With a combine
+ * hook they are CLS_E_UNSUPPORTED: a trend needs whole series, so
+ * cls_mpi_fit_transform runs them per matrix, each rank its whole
+ * matrices. */
 typedef enum cls_detrend { CLS_DETREND_NONE, CLS_DETREND_MEAN, CLS_DETREND_SAVGOL } cls_detrend;
 typedef enum cls_detrend_op { CLS_DETREND_SUBTRACT, CLS_DETREND_DIVIDE, CLS_DETREND_TREND } cls_detrend_op;
 typedef enum cls_edge {
