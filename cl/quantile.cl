@@ -167,11 +167,19 @@ __kernel void F(QNAME)(__global const REAL *x, ulong xoff, uint ncols, uint rows
     }
 #if QN > 64
     /* each half by the unrolled network (compiled once: a loop over the
-     * halves), then their merge in loops (cl/sortnet.cl) */
+     * halves), then their merge in loops (cl/sortnet.cl). A second half
+     * of at most 16 values (groups of 65-80 rows) takes the network of
+     * its values alone, the rest of it being +Inf: its 64-value network
+     * was a third of the kernel's exchanges at 65 rows, for one value */
+    uint h2 = rows - QN / 2;
 #pragma unroll 1
-    for (uint h = 0; h < 2; h++) {
+    for (uint h = 0; h < (h2 > 16 ? 2u : 1u); h++) {
         RV *hw = w + h * (QN / 2);
         CLS_SORTNET_OEM_BY(RV, hw, QN / 2, X_MIN, X_MAX);
+    }
+    if (h2 <= 16) {
+        RV *hw = w + QN / 2;
+        CLS_SORTNET_OEM_UPTO(RV, hw, h2, 16, X_MIN, X_MAX)
     }
     CLS_SORTNET_OEM_FROM(RV, w, QN, 6, X_MIN, X_MAX);
 #else

@@ -61,6 +61,9 @@ static void medians_equal_sorting(void **state)
         check(ctx, 2, 3, 11, 24);  /* 3 rows; batch 6 */
         check(ctx, 2, 7, 10, 25);  /* 7 rows; batch 14 */
         check(ctx, 2, 12, 9, 26);  /* 12 rows; batch 24 */
+        /* qsort128 sorts a second half of at most 16 values alone */
+        check(ctx, 2, 33, 11, 27); /* 33 rows; batch 66 */
+        check(ctx, 2, 40, 9, 28);  /* 40 rows; batch 80 */
     }
     ctx->tune.qsort_column = 0;
     check(ctx, 2, test_suite_is("oclgrind") ? 150 : 600, 8, 24);

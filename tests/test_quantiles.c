@@ -63,6 +63,11 @@ static void short_columns_one_pass(void **state)
         check(ctx, 2, 1, 9, 2);     /* one-row columns */
         check(ctx, 2, 29, 13, 3);   /* 29 rows; batch 58 */
         check(ctx, 1, 100, 11, 4);  /* 65 to 128 rows */
+        /* qsort128's second half: a network of its values alone up to 16
+         * of them (65-80 rows), the 64-value one past that */
+        check(ctx, 1, 65, 11, 5);
+        check(ctx, 1, 80, 11, 6);
+        check(ctx, 1, 81, 11, 7);
     }
     ctx->tune.qsort_column = 0;
     cls_context_destroy(ctx);

@@ -229,6 +229,40 @@ static void robust_fit_counts_and_extremes_are_the_statistics_pass(void **state)
     cls_context_destroy(ctx);
 }
 
+/* Tables wider than their groups are long take each column's quantile
+ * weights from a table by count (fit_quantiles.c): the statistics are the
+ * reference's bit for bit at every count (the hostile columns' NaN and
+ * +-Inf leave counts from 0 to the group's rows), at the regimes'
+ * boundaries, for quantile ranges whose ends are ranks or between them. */
+static void robust_wide_tables_take_weights_by_count(void **state)
+{
+    (void)state;
+    cls_context *ctx = test_context(NULL, 0, 0);
+    static const size_t lengths[] = {1, 2, 3, 20, 64, 65, 129, 300};
+    size_t nl = test_suite_is("oclgrind") ? 4 : sizeof lengths / sizeof lengths[0];
+    static const double ranges[][2] = {{25, 75}, {10, 90}, {0, 100}, {33.3, 66.7}};
+    for (int ti = 0; ti < 2; ti++) {
+        cls_dtype t = ti ? CLS_F64 : CLS_F32;
+        if (!suite_runs(t)) continue;
+        for (size_t li = 0; li < nl; li++) {
+            /* more columns than either scope's group has rows */
+            size_t rows = lengths[li], cols = (2 * rows / 8 + 2) * 8;
+            cls_array x = cref_make(t, 2, rows, cols, 140 + li);
+            for (int sc = 0; sc < 2; sc++)
+                for (size_t qi = 0; qi < sizeof ranges / sizeof ranges[0]; qi++) {
+                    cls_pipeline p = {.scaler = CLS_ROBUST, .scope = sc ? CLS_SCOPE_BATCH : CLS_SCOPE_MATRIX,
+                                      .qmin = ranges[qi][0], .qmax = ranges[qi][1]};
+                    char label[96];
+                    snprintf(label, sizeof label, "robust %s %zu x %zu scope %d range %g..%g", ti ? "f64" : "f32",
+                             rows, cols, sc, p.qmin, p.qmax);
+                    check(ctx, &x, &p, label);
+                }
+            cref_free(&x);
+        }
+    }
+    cls_context_destroy(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -236,6 +270,7 @@ int main(void)
         cmocka_unit_test(robust_options),
         cmocka_unit_test(robust_stats_file_round_trip_and_apply),
         cmocka_unit_test(robust_fit_counts_and_extremes_are_the_statistics_pass),
+        cmocka_unit_test(robust_wide_tables_take_weights_by_count),
     };
     return TEST_RUN("robust", tests, NULL, NULL);
 }

@@ -25,20 +25,53 @@ static void robust_ranks(void *user, uint64_t n, uint64_t *r)
     cls_quantile_ranks(o->qmax / 100.0, n, &r[4], &r[5], &g);
 }
 
-static double quantile_of(const double *v, uint64_t n, double q, cls_dtype t)
-{
-    uint64_t lo, hi;
-    double g;
-    cls_quantile_ranks(q, n, &lo, &hi, &g);
-    return lo == hi ? v[0] : cls_quantile_lerp(v[0], v[1], g, t);
-}
-
-/* Where a column's six order statistics go (cls_select_put's consumer). */
+/* Where a column's six order statistics go (cls_select_put's consumer).
+ * wt: numpy's weight of the upper value of quantile j (the median, qmin,
+ * qmax) for each count n up to wt_max, wt[n * 3 + j], -1 where no value
+ * is interpolated, made once per call (robust_weights), or NULL: the
+ * columns of a wide table share a handful of counts, and working the
+ * ranks out for each of them cost a tenth of a robust fit of groups of
+ * 60 rows. */
 typedef struct robust_put {
     cls_scaler_opts  o;
     cls_dtype        dt;
     cls_stats *const *s;  /* (a source's first pass may make it) */
+    double          *wt;
+    uint64_t         wt_max;
 } robust_put;
+
+/* Quantile j (q) of a column of n values from its two order statistics v. */
+static inline double quantile_of(const robust_put *r, const double *v, uint64_t n, size_t j, double q)
+{
+    double g;
+    if (r->wt && n <= r->wt_max) {
+        g = r->wt[n * 3 + j];
+    } else {
+        uint64_t lo, hi;
+        cls_quantile_ranks(q, n, &lo, &hi, &g);
+        if (lo == hi) g = -1;
+    }
+    return g < 0 ? v[0] : cls_quantile_lerp(v[0], v[1], g, r->dt);
+}
+
+/* The weights table of r for groups of `rows` values in `entries` columns
+ * where it costs less than the columns' own arithmetic (at most
+ * CLS_SELECT_TABLE_MAX rows, and fewer than the columns); a failed malloc
+ * only costs its speed. */
+static void robust_weights(robust_put *r, uint64_t rows, uint64_t entries)
+{
+    if (rows > CLS_SELECT_TABLE_MAX || rows >= entries) return;
+    r->wt = malloc((size_t)(rows + 1) * 3 * sizeof *r->wt);
+    if (!r->wt) return;
+    r->wt_max = rows;
+    const double q[3] = {0.5, r->o.qmin / 100.0, r->o.qmax / 100.0};
+    for (uint64_t n = 1; n <= rows; n++)
+        for (size_t j = 0; j < 3; j++) {
+            uint64_t lo, hi;
+            cls_quantile_ranks(q[j], n, &lo, &hi, &r->wt[n * 3 + j]);
+            if (lo == hi) r->wt[n * 3 + j] = -1;
+        }
+}
 
 static void robust_set(void *user, size_t e, uint64_t n, const double *pv)
 {
@@ -52,9 +85,9 @@ static void robust_set(void *user, size_t e, uint64_t n, const double *pv)
      * spread at 1e4), which the scaled values would carry; so the file
      * path, the tool and the in-memory Python RobustScaler (which takes
      * cls_host_quantiles(0.5)) agree, within the float64 reference */
-    c->median = quantile_of(pv, n, 0.5, r->dt);
-    c->q_lo = quantile_of(pv + 2, n, r->o.qmin / 100.0, r->dt);
-    c->q_hi = quantile_of(pv + 4, n, r->o.qmax / 100.0, r->dt);
+    c->median = quantile_of(r, pv, n, 0, 0.5);
+    c->q_lo = quantile_of(r, pv + 2, n, 1, r->o.qmin / 100.0);
+    c->q_hi = quantile_of(r, pv + 4, n, 2, r->o.qmax / 100.0);
 }
 
 static void set_info(cls_stats *s, const cls_scaler_opts *o)
@@ -75,8 +108,11 @@ static cls_status quantiles_into(cls_context *ctx, const cls_pipeline *p, const 
                                  const cls_qsource *src, cls_stats *const *sp)
 {
     cls_scaler_opts o = cls_scaler_opts_of(p);
-    robust_put r = {o, v->dtype, sp};
+    robust_put r = {o, v->dtype, sp, NULL, 0};
+    /* (across processes the counts are summed: none is bounded by v->Rg) */
+    if (!comb && !src) robust_weights(&r, v->Rg, v->G * v->C);
     cls_status st = cls_select_put(ctx, v, NULL, 6, robust_ranks, &o, comb, src, robust_set, &r);
+    free(r.wt);
     if (st == CLS_OK && !*sp) st = cls_fail(ctx, CLS_E_ARG, "robust quantiles: no statistics to put them in");
     if (st == CLS_OK) set_info(*sp, &o);
     return st;
@@ -116,8 +152,10 @@ cls_status cls_fit_by_selection(cls_context *ctx, const cls_pipeline *p, const c
     cls_qview v = {x->data, x->dtype, p->scope == CLS_SCOPE_BATCH ? 1 : x->batch,
                    p->scope == CLS_SCOPE_BATCH ? (uint64_t)x->batch * x->rows : x->rows, x->cols};
     cls_scaler_opts o = cls_scaler_opts_of(p);
-    robust_put r = {o, v.dtype, &s};
+    robust_put r = {o, v.dtype, &s, NULL, 0};
+    robust_weights(&r, v.Rg, v.G * v.C);
     cls_status st = cls_select_put(ctx, &v, NULL, 8, robust_ranks_extremes, &o, NULL, NULL, robust_set_all, &r);
+    free(r.wt);
     if (st == CLS_OK) set_info(s, &o);
     return st;
 }
