@@ -22,8 +22,9 @@
  *                    (clscale builds one kernel per program: "-DCLS_KERNEL=5 ");
  *   CLSFAULT_HOLD    the rule names the device that goes first: kernel
  *                    launches on every other device wait until it has
- *                    launched a kernel, a call of it has been failed by a
- *                    rule (it may never launch), or `error` milliseconds
+ *                    launched `times` kernels (one for -1), a call of it
+ *                    has been failed by a rule (it may stop launching), or
+ *                    `error` milliseconds
  *                    (default 5000) passed; the thread that armed the rule
  *                    (the test's, which runs the library's one-off checks)
  *                    is never held, unless the rule's `after` is 1: then
@@ -255,7 +256,7 @@ static void hold(cl_device_id d)
     pthread_mutex_lock(&lock);
     for (int i = 0; i < nrules; i++) {
         rule *r = &rules[i];
-        if (r->kind == CLSFAULT_HOLD && !r->released && device_matches(r, d)) {
+        if (r->kind == CLSFAULT_HOLD && !r->released && device_matches(r, d) && ++r->seen >= r->times) {
             r->released = 1;
             pthread_cond_broadcast(&released);
         }
