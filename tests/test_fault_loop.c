@@ -33,11 +33,13 @@
  * exit. Objects are counted by every kind of creation and retain.
  *
  * Suite pocl: two PoCL pthread devices; small shapes so that a run takes
- * tens of milliseconds (a few hundred runs in all). The number of calls a
- * device makes in a call varies a little with the scheduler (which device
- * pulls which slice): k runs to the largest count seen. The faults must
- * fire: on each device, at least half as many faulted runs as it made
- * calls when healthy, and in calls, at a kernel enqueue among them. */
+ * tens of milliseconds (a few hundred runs in all). Which device makes
+ * which calls is the test's choice, never the threads' race: in a call,
+ * the faulted device is given every slice (create_split: given speeds)
+ * or is alone on its context. Its count of calls may still vary a little
+ * (k runs to the largest count seen). The faults must fire: on each
+ * device, at least half as many faulted runs as it made calls when
+ * healthy, and in calls, at a kernel enqueue among them. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <math.h>
@@ -45,11 +47,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
-#include <time.h>
 
 #include "fault_ctl.h"
 #include "io/npy.h"
 #include "pipeline_util.h"
+#include "sched_given.h"
 
 #define SLICE_BYTES 4096
 #define SENTINEL (-12345.0) /* make_out() fills outputs with it */
@@ -58,13 +60,6 @@
 static const char *const DEVICE = "pthread"; /* the layer's name for the suite's devices, ordinals 0 and 1 */
 
 /* ---- helpers ---- */
-
-static double cls_now_for_tests(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static long live_objects(void) { return fault_count.created(OBJ_ALL) - fault_count.released(OBJ_ALL); }
 
@@ -107,6 +102,41 @@ static cls_status create_alone(cls_context **ctx, int nth)
     cfg.devices = nth ? "1" : "0";
     *ctx = NULL;
     return cls_context_create(&cfg, ctx);
+}
+
+/* Given speeds (sched_given.h), both devices priced: device `nth`
+ * 1000 times faster than the other. The scheduler then gives `nth` every
+ * slice of every call, on the calling thread, and the other declines them
+ * for its prior (no worker thread, no OpenCL call) until `nth` fails, when
+ * it is woken to finish the call (test_scheduler:
+ * a_device_left_out_takes_over_when_the_other_fails). Which device makes
+ * which calls is thus the test's choice, not the threads' race: on equal
+ * devices pulling slices, a fast thread could take every slice of a call
+ * (a healthy run on a loaded host once left one device none). The given
+ * priors stand in for the speed probes, so a probe makes no OpenCL call
+ * here. */
+#define FAST 10e9 /* bytes/s */
+#define SLOW (FAST / 1000)
+static cls_context *create_split(int nth)
+{
+    given_reset(1e-3, 1e-3, FAST);
+    given_speed((size_t)!nth, SLOW);
+    cls_tuning t = test_tune;
+    t.no_prior = 0; /* the given priors, so that the slow device declines from the first slice */
+    cls_context *ctx = given_context(&t, NULL, 0, SLICE_BYTES);
+    assert_int_equal(cls_device_count(ctx), 2);
+    return ctx;
+}
+
+/* After a healthy call on create_split(nth): nth did every slice. */
+static void expect_split(cls_context *ctx, int nth, const char *label)
+{
+    cls_report rep;
+    assert_int_equal(cls_last_report(ctx, &rep), CLS_OK);
+    if (rep.devices[!nth].slices)
+        print_message("# %s: device %d took %zu of %zu slices\n", label, !nth, rep.devices[!nth].slices, rep.slices);
+    assert_int_equal(rep.devices[!nth].slices, 0);
+    assert_true(rep.devices[nth].slices > 0);
 }
 
 static int same_bits(const cls_array *a, const cls_array *b)
@@ -307,7 +337,6 @@ static void tool_lists_a_dropped_device_and_why(void **state)
 
 typedef struct call_case {
     const char *name;
-    int probes;     /* speed probes in the first call (the switch no_prior off); else none, for fewer calls */
     cls_dtype dtype;
     size_t batch, rows, cols;
     cls_pipeline p;
@@ -393,28 +422,16 @@ static void kinds_add(call_kinds *k, const char *call)
 
 static void call_survives_a_failure_at_every_call(const call_case *c)
 {
-    /* read at context creation, on this thread, while no call runs */
-    cls_tuning t = test_tune;
-    t.no_prior = !c->probes;
-    cls_tuning_default(&t);
-    /* the healthy result and count; the input as made, before any call
+    /* the healthy result; the input as made, before any call
      * could write it (the healthy run's input is no reference: a library
      * that writes its input would write every run's the same way) */
     call_data d;
     data_make(c, &d);
     cls_array x0 = ref_copy(&d.x);
     size_t xbytes = d.x.batch * d.x.rows * d.x.cols * (c->dtype == CLS_F64 ? 8 : 4);
-    cls_context *ctx = NULL;
-    assert_int_equal(create(&ctx), CLS_OK);
-    assert_int_equal(cls_device_count(ctx), 2);
+    cls_context *ctx = create_split(0);
     if (!c->fit) assert_int_equal(cls_fit(ctx, &c->p, &d.x, &d.s), CLS_OK);
-    int r0 = fault_count.add(DEVICE, 0, NULL, -1, 0, 0), r1 = fault_count.add(DEVICE, 1, NULL, -1, 0, 0);
-    double t0 = cls_now_for_tests();
     assert_int_equal(run_case(ctx, c, &d), CLS_OK);
-    long healthy[2] = {fault_count.seen(r0), fault_count.seen(r1)};
-    print_message("# %s: healthy, %ld and %ld calls on the devices, %.0f ms\n", c->name, healthy[0], healthy[1],
-                  1e3 * (cls_now_for_tests() - t0));
-    fault_count.clear();
     cls_context_destroy(ctx);
     if (!c->in_place) assert_memory_equal(d.x.data, x0.data, xbytes);
     cls_array good = ref_copy(&d.y);
@@ -430,20 +447,36 @@ static void call_survives_a_failure_at_every_call(const call_case *c)
 
     size_t runs = 0, ok = 0, failed = 0;
     for (int nth = 0; nth < 2; nth++) {
-        /* both devices take part, so that both are faulted */
-        assert_true(healthy[nth] > 0);
+        /* the calls of device nth when it does every slice (create_split),
+         * and its result: the same bits whichever device runs */
+        call_data h;
+        data_make(c, &h);
+        ctx = create_split(nth);
+        if (!c->fit) assert_int_equal(cls_fit(ctx, &c->p, &h.x, &h.s), CLS_OK);
+        int rh = fault_count.add(DEVICE, nth, NULL, -1, 0, 0), ro = fault_count.add(DEVICE, !nth, NULL, -1, 0, 0);
+        assert_int_equal(run_case(ctx, c, &h), CLS_OK);
+        long healthy = fault_count.seen(rh), other = fault_count.seen(ro);
+        fault_count.clear();
+        expect_split(ctx, nth, c->name);
+        cls_context_destroy(ctx);
+        print_message("# %s: healthy, device %d made %ld calls, device %d %ld\n", c->name, nth, healthy, !nth,
+                      other);
+        /* (a buffer made on the calling thread before it used device
+         * nth's queue is charged to the other device: fault_layer.c) */
+        assert_true(healthy > 0);
+        assert_true(same_bits(&h.y, &good));
+        data_free(&h);
         call_kinds kinds = {0};
         size_t runs_before = runs;
         /* to the longest run seen: the device may make more calls in one
          * run than in another (it took more slices) */
-        long longest = healthy[nth];
+        long longest = healthy;
         for (long k = 0; k < longest && k < MAX_K; k++) {
             char label[200];
             long before = live_objects();
             call_data e;
             data_make(c, &e);
-            ctx = NULL;
-            assert_int_equal(create(&ctx), CLS_OK);
+            ctx = create_split(nth);
             if (!c->fit) assert_int_equal(cls_fit(ctx, &c->p, &e.x, &e.s), CLS_OK);
             int r = fault_count.add(DEVICE, nth, NULL, k, 1, 0);
             cls_status st = run_case(ctx, c, &e);
@@ -488,19 +521,15 @@ static void call_survives_a_failure_at_every_call(const call_case *c)
         print_message("\n");
         assert_true(runs - runs_before > 0);
         /* most of its calls: a device's count varies a little from run to run */
-        assert_true(2 * (long)(runs - runs_before) >= healthy[nth]);
+        assert_true(2 * (long)(runs - runs_before) >= healthy);
     }
-    /* a kernel launch failed on some device. Which device launches at
-     * which index depends on how the slices fell (a device that took none
-     * launched nothing), so the first launch of whichever device launches
-     * first is failed once more: one rule over both devices, so it fires
-     * in any call that runs a kernel */
+    /* a kernel launch failed: the first launch of the device at work (one
+     * rule over both devices: it fires in any call that runs a kernel) */
     {
         long before = live_objects();
         call_data e;
         data_make(c, &e);
-        ctx = NULL;
-        assert_int_equal(create(&ctx), CLS_OK);
+        ctx = create_split(0);
         if (!c->fit) assert_int_equal(cls_fit(ctx, &c->p, &e.x, &e.s), CLS_OK);
         int r = fault_count.add(DEVICE, -1, "clEnqueueNDRangeKernel", 0, 1, 0);
         cls_status st = run_case(ctx, c, &e);
@@ -535,8 +564,8 @@ static void fused_fit_transform_survives_a_failure_at_every_call(void **state)
 {
     (void)state;
     /* matrix scope: self-contained slices, stats and scaling in one
-     * kernel; the first call's speed probes included */
-    call_case c = {"fused fit_transform", 1, CLS_F32, 4, 30, 12, {.scaler = CLS_ZSCORE, .scope = CLS_SCOPE_MATRIX}, 1, 0,
+     * kernel */
+    call_case c = {"fused fit_transform", CLS_F32, 4, 30, 12, {.scaler = CLS_ZSCORE, .scope = CLS_SCOPE_MATRIX}, 1, 0,
                    0};
     call_survives_a_failure_at_every_call(&c);
 }
@@ -546,7 +575,7 @@ static void two_phase_fit_transform_survives_a_failure_at_every_call(void **stat
     (void)state;
     /* batch scope over more rows than a slice: partial stats, host merge,
      * then scaling and a discount, float64 */
-    call_case c = {"two-phase fit_transform + discount", 0, CLS_F64, 1, 120, 6,
+    call_case c = {"two-phase fit_transform + discount", CLS_F64, 1, 120, 6,
                    {.scaler = CLS_MINMAX, .scope = CLS_SCOPE_BATCH}, 1, 0, 1};
     call_survives_a_failure_at_every_call(&c);
 }
@@ -554,7 +583,7 @@ static void two_phase_fit_transform_survives_a_failure_at_every_call(void **stat
 static void in_place_transform_survives_a_failure_at_every_call(void **state)
 {
     (void)state;
-    call_case c = {"in-place transform", 0, CLS_F32, 1, 256, 8, {.scaler = CLS_ZSCORE, .scope = CLS_SCOPE_MATRIX}, 0, 1,
+    call_case c = {"in-place transform", CLS_F32, 1, 256, 8, {.scaler = CLS_ZSCORE, .scope = CLS_SCOPE_MATRIX}, 0, 1,
                    0};
     call_survives_a_failure_at_every_call(&c);
 }
@@ -586,34 +615,38 @@ static size_t partial_slices(const cls_array *y, const cls_array *x0, const cls_
 static void a_device_lost_halfway_through_a_kernel(void **state)
 {
     (void)state;
-    cls_tuning tune = test_tune;
-    tune.no_prior = 1; /* no speed probes: fewer calls */
-    cls_tuning_default(&tune);
     for (int in_place = 0; in_place < 2; in_place++) {
-        call_case c = {in_place ? "half kernel, in place" : "half kernel, out of place", 0, CLS_F32, 1, 64, 512,
+        call_case c = {in_place ? "half kernel, in place" : "half kernel, out of place", CLS_F32, 1, 64, 512,
                        {.scaler = CLS_ZSCORE, .scope = CLS_SCOPE_MATRIX}, 0, in_place, 0};
-        call_data d;
-        data_make(&c, &d);
-        cls_context *ctx = NULL;
-        assert_int_equal(create(&ctx), CLS_OK);
-        assert_int_equal(cls_fit(ctx, &c.p, &d.x, &d.s), CLS_OK);
-        int r0 = fault_count.add(DEVICE, 0, "clEnqueueNDRangeKernel", -1, 0, 0),
-            r1 = fault_count.add(DEVICE, 1, "clEnqueueNDRangeKernel", -1, 0, 0);
-        assert_int_equal(run_case(ctx, &c, &d), CLS_OK);
-        long healthy[2] = {fault_count.seen(r0), fault_count.seen(r1)};
-        fault_count.clear();
-        cls_context_destroy(ctx);
-        cls_array good = ref_copy(&d.y);
+        /* each device's launches when it does every slice (create_split) */
+        long healthy[2];
+        cls_array good = {0};
+        for (int nth = 0; nth < 2; nth++) {
+            call_data h;
+            data_make(&c, &h);
+            cls_context *ctx = create_split(nth);
+            assert_int_equal(cls_fit(ctx, &c.p, &h.x, &h.s), CLS_OK);
+            int rh = fault_count.add(DEVICE, nth, "clEnqueueNDRangeKernel", -1, 0, 0);
+            assert_int_equal(run_case(ctx, &c, &h), CLS_OK);
+            healthy[nth] = fault_count.seen(rh);
+            fault_count.clear();
+            expect_split(ctx, nth, c.name);
+            cls_context_destroy(ctx);
+            assert_true(healthy[nth] > 0);
+            if (nth == 0) good = ref_copy(&h.y);
+            else assert_true(same_bits(&h.y, &good));
+            data_free(&h);
+        }
         size_t runs = 0, ok = 0, failed = 0, partial = 0;
         for (int nth = 0; nth < 2; nth++) {
+            size_t runs_before = runs, partial_before = partial;
             long longest = healthy[nth];
             for (long k = 0; k < longest && k < MAX_K; k++) {
                 char label[200];
                 long before = live_objects();
                 call_data e;
                 data_make(&c, &e);
-                ctx = NULL;
-                assert_int_equal(create(&ctx), CLS_OK);
+                cls_context *ctx = create_split(nth);
                 assert_int_equal(cls_fit(ctx, &c.p, &e.x, &e.s), CLS_OK);
                 int r = fault_count.add(DEVICE, nth, "clEnqueueNDRangeKernel", k, 1, FAULT_HALF_KERNEL);
                 cls_status st = run_case(ctx, &c, &e);
@@ -641,15 +674,17 @@ static void a_device_lost_halfway_through_a_kernel(void **state)
                 data_free(&e);
                 expect_balanced(before, label);
             }
+            /* every launch of the device at work was cut short once (the
+             * device runs them all); in place, each shows a half slice */
+            print_message("# %s, device %d: %zu of %ld launches cut short\n", c.name, nth, runs - runs_before,
+                          healthy[nth]);
+            assert_true(2 * (long)(runs - runs_before) >= healthy[nth]);
+            if (c.in_place) assert_true(partial > partial_before);
         }
         print_message("# %s: %zu runs with a half kernel: %zu succeeded, %zu failed (%zu with a slice partly "
                       "written)\n",
                       c.name, runs, ok, failed, partial);
-        assert_true(runs > 0);
-        /* the fault is real: in place, some run must show the half slice */
-        if (c.in_place) assert_true(partial > 0);
         ref_free(&good);
-        data_free(&d);
     }
 }
 
@@ -693,21 +728,70 @@ static cls_status describe_call(cls_context *ctx, const cls_array *x, double *ou
     return cls_describe(ctx, x, CLS_SCOPE_MATRIX, 3, &s);
 }
 
-/* A path's call with a failure at every call of each device in turn, as
- * quantiles_survive_a_failure_at_every_call does: a success gives the
- * healthy result bit for bit; a failure leaves every output element right
- * or untouched; the input is unchanged; objects balance. With `alone`,
- * each device's runs are on a context of that device alone, and each of
- * its calls must have failed once: on two devices, which units each pulls
- * (and so how many calls it makes) is the threads' race, which load
- * decides (a call of one unit: one device or the other makes every call
- * of it). Without, both devices are in each run's context, and only some
- * faulted run is required. */
-static void path_survives(const char *name, path_call fn, const cls_array *x, size_t nout, int alone)
+/* Where a path's runs go (path_survives). */
+enum {
+    PATH_ALONE, /* each device on a context of its own */
+    PATH_SPLIT, /* both devices, the faulted one given every slice (create_split) */
+    PATH_UNITS  /* the counting passes (engine/passes.c: a shared cursor of units that
+                   no speed orders): device 1 alone, then device 0 beside device 1,
+                   where the share each device pulls is the threads' race */
+};
+
+/* One run of `fn` with call k of device nth failed, on a context made for
+ * `mode`: a success gives the healthy result bit for bit; a failure leaves
+ * every output element right or untouched; the input is unchanged; objects
+ * balance. Returns whether the fault fired; counts into ok and failed. */
+static int path_run(const char *name, path_call fn, const cls_array *x, const double *x0, const double *good,
+                    double *out, size_t nout, int mode, int nth, long k, long *seen_out, size_t *ok, size_t *failed)
 {
-    cls_tuning tune = test_tune;
-    tune.no_prior = 1; /* no speed probes: fewer calls */
-    cls_tuning_default(&tune);
+    char label[160];
+    size_t nx = x->batch * x->rows * x->cols;
+    long before = live_objects();
+    for (size_t i = 0; i < nout; i++) out[i] = SENTINEL;
+    cls_context *ctx = NULL;
+    if (mode == PATH_ALONE) assert_int_equal(create_alone(&ctx, nth), CLS_OK);
+    else ctx = create_split(nth);
+    int r = fault_count.add(DEVICE, nth, NULL, k, 1, 0);
+    cls_status st = fn(ctx, x, out, nout);
+    long injected = fault_count.injected(r);
+    *seen_out = fault_count.seen(r);
+    const char *call = fault_count.failed_call(r);
+    fault_count.clear();
+    snprintf(label, sizeof label, "%s, device %d%s, call %ld (%s)", name, nth, mode == PATH_ALONE ? " alone" : "", k,
+             call ? call : "-");
+    size_t bad = 0;
+    if (st == CLS_OK) {
+        *ok += injected > 0;
+        bad = memcmp(out, good, nout * sizeof *out) != 0;
+        if (bad) print_message("# %s: succeeded with another result\n", label);
+    } else {
+        ++*failed;
+        assert_true(injected > 0);
+        if (*failed <= 2) print_lines(label, cls_last_error(ctx));
+        for (size_t i = 0; i < nout; i++)
+            if (out[i] != SENTINEL && memcmp(&out[i], &good[i], 8) != 0 && bad++ < 3)
+                print_message("# %s: element %zu is %.17g, neither %.17g nor untouched\n", label, i, out[i],
+                              good[i]);
+    }
+    assert_int_equal(bad, 0);
+    assert_memory_equal(x->data, x0, nx * sizeof *x0);
+    cls_context_destroy(ctx);
+    expect_balanced(before, label);
+    return injected > 0;
+}
+
+/* A path's call with a failure at every call of each device in turn, as
+ * quantiles_survive_a_failure_at_every_call does (path_run's checks). The
+ * faulted device makes every call of the path (PATH_ALONE, PATH_SPLIT),
+ * and most of them must have failed once (its count varies a little from
+ * run to run). PATH_UNITS counts on device 1 alone, then fails each call
+ * of device 0 beside device 1, for the passes' failover of a failed unit,
+ * where how many calls device 0 makes is the threads' race: each run must
+ * still end as path_run says, whichever way the units fell (one device
+ * each way: the two are the same PoCL device, and describe's ~300 calls
+ * a run make a second pass each way the suite's longest part). */
+static void path_survives(const char *name, path_call fn, const cls_array *x, size_t nout, int mode)
+{
     double *good = malloc(nout * sizeof *good), *out = malloc(nout * sizeof *out);
     size_t nx = x->batch * x->rows * x->cols;
     double *x0 = malloc(nx * sizeof *x0);
@@ -715,75 +799,51 @@ static void path_survives(const char *name, path_call fn, const cls_array *x, si
     assert_non_null(out);
     assert_non_null(x0);
     memcpy(x0, x->data, nx * sizeof *x0);
-    cls_context *ctx = NULL;
-    assert_int_equal(create(&ctx), CLS_OK);
-    int r0 = fault_count.add(DEVICE, 0, NULL, -1, 0, 0), r1 = fault_count.add(DEVICE, 1, NULL, -1, 0, 0);
+    cls_context *ctx = create_split(0);
     cls_status st = fn(ctx, x, good, nout);
     if (st != CLS_OK) print_lines(name, cls_last_error(ctx));
     assert_int_equal(st, CLS_OK);
-    long healthy[2] = {fault_count.seen(r0), fault_count.seen(r1)};
-    fault_count.clear();
     cls_context_destroy(ctx);
-    assert_true(healthy[0] + healthy[1] > 0);
-    for (int nth = 0; alone && nth < 2; nth++) {
-        /* the device's calls on a context of its own, and its result: the
-         * two devices' */
+    int counted = mode == PATH_SPLIT ? PATH_SPLIT : PATH_ALONE; /* the runs whose faults must fire */
+    long healthy[2] = {0, 0};
+    int first = mode == PATH_UNITS ? 1 : 0;
+    for (int nth = first; nth < 2; nth++) {
+        /* the device's calls when it makes them all, and its result: the
+         * same as the other's */
         for (size_t i = 0; i < nout; i++) out[i] = SENTINEL;
-        assert_int_equal(create_alone(&ctx, nth), CLS_OK);
+        if (counted == PATH_ALONE) assert_int_equal(create_alone(&ctx, nth), CLS_OK);
+        else ctx = create_split(nth);
         int r = fault_count.add(DEVICE, nth, NULL, -1, 0, 0);
         assert_int_equal(fn(ctx, x, out, nout), CLS_OK);
         healthy[nth] = fault_count.seen(r);
         fault_count.clear();
         cls_context_destroy(ctx);
         assert_memory_equal(out, good, nout * sizeof *out);
-        print_message("# %s, device %d alone: %ld calls\n", name, nth, healthy[nth]);
+        print_message("# %s, device %d%s: %ld calls\n", name, nth, counted == PATH_ALONE ? " alone" : "", healthy[nth]);
         assert_true(healthy[nth] >= 8);
     }
     size_t runs = 0, ok = 0, failed = 0;
-    for (int nth = 0; nth < 2; nth++) {
+    for (int nth = first; nth < 2; nth++) {
         size_t runs_before = runs;
-        long longest = healthy[nth];
+        long longest = healthy[nth], seen;
         for (long k = 0; k < longest && k < MAX_K; k++) {
-            char label[160];
-            long before = live_objects();
-            for (size_t i = 0; i < nout; i++) out[i] = SENTINEL;
-            ctx = NULL;
-            assert_int_equal(alone ? create_alone(&ctx, nth) : create(&ctx), CLS_OK);
-            int r = fault_count.add(DEVICE, nth, NULL, k, 1, 0);
-            st = fn(ctx, x, out, nout);
-            long injected = fault_count.injected(r), seen = fault_count.seen(r);
-            const char *call = fault_count.failed_call(r);
-            fault_count.clear();
+            runs += (size_t)path_run(name, fn, x, x0, good, out, nout, counted, nth, k, &seen, &ok, &failed);
             if (seen > longest) longest = seen;
-            snprintf(label, sizeof label, "%s, device %d, call %ld (%s)", name, nth, k, call ? call : "-");
-            runs += injected > 0;
-            size_t bad = 0;
-            if (st == CLS_OK) {
-                ok += injected > 0;
-                bad = memcmp(out, good, nout * sizeof *out) != 0;
-                if (bad) print_message("# %s: succeeded with another result\n", label);
-            } else {
-                failed++;
-                assert_true(injected > 0);
-                if (failed <= 2) print_lines(label, cls_last_error(ctx));
-                for (size_t i = 0; i < nout; i++)
-                    if (out[i] != SENTINEL && memcmp(&out[i], &good[i], 8) != 0 && bad++ < 3)
-                        print_message("# %s: element %zu is %.17g, neither %.17g nor untouched\n", label, i,
-                                      out[i], good[i]);
-            }
-            assert_int_equal(bad, 0);
-            assert_memory_equal(x->data, x0, nx * sizeof *x0);
-            cls_context_destroy(ctx);
-            expect_balanced(before, label);
         }
         print_message("# %s, device %d: %zu runs with a failure\n", name, nth, runs - runs_before);
-        /* alone on its context, the device makes the same calls in
-         * every run: every one of them failed once */
-        if (alone) assert_true(2 * (long)(runs - runs_before) >= healthy[nth]);
+        assert_true(2 * (long)(runs - runs_before) >= healthy[nth]);
     }
     print_message("# %s: %zu runs with a failure: %zu succeeded, %zu failed cleanly\n", name, runs, ok, failed);
-    /* the faults fired: at least one run for each device that made calls */
-    assert_true(runs > 0);
+    if (mode == PATH_UNITS) {
+        size_t both = 0;
+        ok = failed = 0;
+        for (long k = 0; k < healthy[1]; k++) {
+            long seen;
+            both += (size_t)path_run(name, fn, x, x0, good, out, nout, PATH_UNITS, 0, k, &seen, &ok, &failed);
+        }
+        print_message("# %s, device 0 beside device 1: %zu runs with a failure: %zu succeeded, %zu failed cleanly\n", name, both,
+                      ok, failed);
+    }
     free(good);
     free(out);
     free(x0);
@@ -799,7 +859,7 @@ static void quantiles_survive_a_failure_at_every_call(void **state)
 {
     (void)state;
     cls_array x = ref_make(CLS_F64, 2, 300, 7, 43, REF_MISSING | REF_NEGATIVE);
-    path_survives("quantiles", quantiles_call, &x, x.batch * NQS * x.cols, 1);
+    path_survives("quantiles", quantiles_call, &x, x.batch * NQS * x.cols, PATH_ALONE);
     ref_free(&x);
 }
 
@@ -809,9 +869,9 @@ static void cleaning_trends_and_describe_survive_a_failure_at_every_call(void **
     /* groups longer than the networks (the sort regime's units) with missing values */
     cls_array x = ref_make(CLS_F64, 2, 300, 5, 47, REF_MISSING | REF_NEGATIVE);
     size_t n = x.batch * x.rows * x.cols;
-    path_survives("cleaning", clean_call, &x, n, 0);
-    path_survives("savgol trend", trend_call, &x, n, 0);
-    path_survives("describe", describe_call, &x, x.batch * x.cols * sizeof(cls_column_summary) / sizeof(double), 0);
+    path_survives("cleaning", clean_call, &x, n, PATH_UNITS);
+    path_survives("savgol trend", trend_call, &x, n, PATH_UNITS);
+    path_survives("describe", describe_call, &x, x.batch * x.cols * sizeof(cls_column_summary) / sizeof(double), PATH_UNITS);
     ref_free(&x);
 }
 
@@ -1089,15 +1149,16 @@ static void streaming_survives_a_failure_at_every_call(void **state)
     stream_buffer = 4096;
     many_calls_balance("streaming", stream_call, &x, n);
     stream_buffer = 8192; /* a matrix is 4800 bytes: one pass */
-    path_survives("streaming, one pass", stream_call, &x, n, 0);
+    path_survives("streaming, one pass", stream_call, &x, n, PATH_SPLIT);
     stream_buffer = 4096; /* rows of 40 bytes, a matrix in two buffers and more: two passes */
-    path_survives("streaming, two passes", stream_call, &x, n, 0);
+    path_survives("streaming, two passes", stream_call, &x, n, PATH_SPLIT);
     ref_free(&x);
 }
 
 /* `clscale normalize IN OUT` over an existing OUT, a failure at every call
- * of device 0 after the context is made, in the tool's process (armed by CLSFAULT_COUNT, counted back
- * through CLSFAULT_COUNT_OUT): OUT is afterwards either the healthy run's
+ * of device 0 after the context is made, in the tool's process on device
+ * 0 alone (armed by CLSFAULT_COUNT, counted back through
+ * CLSFAULT_COUNT_OUT): OUT is afterwards either the healthy run's
  * file byte for byte (exit 0) or the old file byte for byte (exit 1), no
  * temporary is left, and the process released every OpenCL object it
  * made before it exited. */
@@ -1116,6 +1177,10 @@ static void tool_output_is_whole_or_unchanged_at_every_call(void **state)
     const char *args[] = {"normalize", "--method", "zscore", in, out, NULL};
     static const char old[] = "an older file the tool must leave alone on failure";
     setenv("CLSFAULT_COUNT_OUT", counts, 1);
+    /* device 0 alone, so that it makes every call of each run: on both,
+     * which one takes the call's slice is the threads' race, and the runs
+     * whose fault fires would be as many as that race left device 0 */
+    setenv("CLSCALE_DEVICES", "0", 1);
 
     /* the healthy file and count */
     setenv("CLSFAULT_COUNT", "pthread:0::-1:0", 1);
@@ -1187,6 +1252,7 @@ static void tool_output_is_whole_or_unchanged_at_every_call(void **state)
     }
     unsetenv("CLSFAULT_COUNT");
     unsetenv("CLSFAULT_COUNT_OUT");
+    unsetenv("CLSCALE_DEVICES");
     print_message("# tool: %zu runs with a failure: %zu wrote the whole output, %zu failed leaving the old one\n", runs,
                   ok, failed);
     assert_true(2 * (long)runs >= healthy - creation);
