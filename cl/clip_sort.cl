@@ -51,20 +51,35 @@
 #define W(i) F(value_of_key)(w[(i)])
 
 /* S1, S2 = the sums of (x - K0) and (x - K0)^2 over w[a, a + n), K0 the
- * range's median (clip.cl's X_SUMS) */
+ * range's median (clip.cl's X_SUMS), in four interleaved partial sums: one
+ * chain of dependent additions waited on the adder's latency at every
+ * value, and these runs are the kernel's only long loops after the sort */
 #define S_SUMS()                                                              \
     do {                                                                      \
-        int e_ = a + n;                                                       \
+        int e_ = a + n, i_ = a;                                               \
         ACC k_ = n > 0 ? (ACC)W(a + ((n - 1) >> 1)) : (ACC)0;                 \
-        ACC f1_ = 0, f2_ = 0;                                                 \
-        for (int i_ = a; i_ < e_; i_++) {                                     \
+        ACC f1a_ = 0, f1b_ = 0, f1c_ = 0, f1d_ = 0;                           \
+        ACC f2a_ = 0, f2b_ = 0, f2c_ = 0, f2d_ = 0;                           \
+        for (; i_ + 4 <= e_; i_ += 4) {                                       \
+            ACC da_ = (ACC)W(i_) - k_, db_ = (ACC)W(i_ + 1) - k_;             \
+            ACC dc_ = (ACC)W(i_ + 2) - k_, dd_ = (ACC)W(i_ + 3) - k_;         \
+            f1a_ += da_;                                                      \
+            f1b_ += db_;                                                      \
+            f1c_ += dc_;                                                      \
+            f1d_ += dd_;                                                      \
+            f2a_ += da_ * da_;                                                \
+            f2b_ += db_ * db_;                                                \
+            f2c_ += dc_ * dc_;                                                \
+            f2d_ += dd_ * dd_;                                                \
+        }                                                                     \
+        for (; i_ < e_; i_++) {                                               \
             ACC d_ = (ACC)W(i_) - k_;                                         \
-            f1_ = f1_ + d_;                                                   \
-            f2_ = f2_ + d_ * d_;                                              \
+            f1a_ += d_;                                                       \
+            f2a_ += d_ * d_;                                                  \
         }                                                                     \
         K0 = k_;                                                              \
-        S1 = f1_;                                                             \
-        S2 = f2_;                                                             \
+        S1 = (f1a_ + f1b_) + (f1c_ + f1d_);                                   \
+        S2 = (f2a_ + f2b_) + (f2c_ + f2d_);                                   \
     } while (0)
 
 /* how many of the sorted w[0, n) are below v (lower) or not above it */
