@@ -182,7 +182,8 @@ static void clipping_equals_counting_and_reference(void **state)
         {.impute = CLS_IMPUTE_MEDIAN},
         {.impute = CLS_IMPUTE_MOST_FREQUENT, .has_missing_value = 1, .missing_value = 1},
     };
-    const size_t rows[] = {33, 64, 65, 66, 100, 127, 128, 129, 300, 1000, 1500};
+    /* 513-16383 kept values: clip_sort.cl sorts the buckets it reads (S_LAZY_MIN, S_WIDE_MIN) */
+    const size_t rows[] = {33, 64, 65, 66, 100, 127, 128, 129, 300, 520, 600, 1000, 1500, 16383, 16384};
     for (int ti = 0; ti < 2; ti++) {
         cls_dtype t = ti ? CLS_F64 : CLS_F32;
         if (!suite_runs(t)) continue;
