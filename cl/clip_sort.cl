@@ -51,20 +51,144 @@
 #define W(i) F(value_of_key)(w[(i)])
 
 /* S1, S2 = the sums of (x - K0) and (x - K0)^2 over w[a, a + n), K0 the
- * range's median (clip.cl's X_SUMS) */
+ * range's median (clip.cl's X_SUMS), in four interleaved partial sums: one
+ * chain of dependent additions waited on the adder's latency at every
+ * value, and these runs are the kernel's only long loops after the sort */
 #define S_SUMS()                                                              \
     do {                                                                      \
-        int e_ = a + n;                                                       \
-        ACC k_ = n > 0 ? (ACC)W(a + ((n - 1) >> 1)) : (ACC)0;                 \
-        ACC f1_ = 0, f2_ = 0;                                                 \
-        for (int i_ = a; i_ < e_; i_++) {                                     \
+        int e_ = a + n, i_ = a;                                               \
+        ACC k_ = n > 0 ? (ACC)SW(a + ((n - 1) >> 1)) : (ACC)0;                \
+        ACC f1a_ = 0, f1b_ = 0, f1c_ = 0, f1d_ = 0;                           \
+        ACC f2a_ = 0, f2b_ = 0, f2c_ = 0, f2d_ = 0;                           \
+        for (; i_ + 4 <= e_; i_ += 4) {                                       \
+            ACC da_ = (ACC)W(i_) - k_, db_ = (ACC)W(i_ + 1) - k_;             \
+            ACC dc_ = (ACC)W(i_ + 2) - k_, dd_ = (ACC)W(i_ + 3) - k_;         \
+            f1a_ += da_;                                                      \
+            f1b_ += db_;                                                      \
+            f1c_ += dc_;                                                      \
+            f1d_ += dd_;                                                      \
+            f2a_ += da_ * da_;                                                \
+            f2b_ += db_ * db_;                                                \
+            f2c_ += dc_ * dc_;                                                \
+            f2d_ += dd_ * dd_;                                                \
+        }                                                                     \
+        for (; i_ < e_; i_++) {                                               \
             ACC d_ = (ACC)W(i_) - k_;                                         \
-            f1_ = f1_ + d_;                                                   \
-            f2_ = f2_ + d_ * d_;                                              \
+            f1a_ += d_;                                                       \
+            f2a_ += d_ * d_;                                                  \
         }                                                                     \
         K0 = k_;                                                              \
-        S1 = f1_;                                                             \
-        S2 = f2_;                                                             \
+        S1 = (f1a_ + f1b_) + (f1c_ + f1d_);                                   \
+        S2 = (f2a_ + f2b_) + (f2c_ + f2d_);                                   \
+    } while (0)
+
+/* Buckets sorted when first read (a CPU driver's columns, not presorted
+ * and past the network): one MSD pass scatters a column's keys by their
+ * highest varying digit (8 or 11 bits, the window's counters), and a
+ * bucket is sorted only when an iteration reads an order statistic in it
+ * or compares with a value whose key falls in it. A clip reads the few
+ * buckets of its medians and bounds: sorting them all cost the kernel
+ * more than everything else. Sums over runs of ranks need no order.
+ *
+ * h[d] (the first table of counters) is the end of bucket d, its top bit
+ * set once the bucket is sorted; o is the other key array, scratch of
+ * the bucket's merge sort. */
+#define S_DONE 0x80000000u
+inline void F(s_bucket)(__global UKEY *w, __global UKEY *o, __global uint *h, uint d)
+{
+    uint e = h[d];
+    if (e & S_DONE) return;
+    uint s = d ? h[d - 1] & ~S_DONE : 0;
+    /* insertion mispredicted about a branch a key past a few keys */
+    if (e - s <= 8) F(sort_insert)(w, s, e);
+    else if (F(sort_merge)(w + s, o + s, e - s))
+        for (uint r = s; r < e; r++) w[r] = o[r];
+    h[d] = e | S_DONE;
+}
+/* the bucket holding rank i (< the keys' count) sorted */
+inline void F(s_rank)(__global UKEY *w, __global UKEY *o, __global uint *h, uint nb, uint i)
+{
+    uint lo = 0, hi = nb - 1;
+    while (lo < hi) {
+        uint m = (lo + hi) >> 1;
+        if ((h[m] & ~S_DONE) > i) hi = m;
+        else lo = m + 1;
+    }
+    F(s_bucket)(w, o, h, lo);
+}
+/* The bucket of key k: keys whose bits from t2 up are P's split by the
+ * digit below t2 (nb values), those below P in bucket 0, above in the
+ * last (a clip's tails: few keys), so buckets stay in key order. */
+inline uint F(s_digit)(UKEY k, uint nb, uint t2, UKEY P)
+{
+    uint bits = 31 - (uint)clz(nb), sh = t2 > bits ? t2 - bits : 0;
+    UKEY hk = t2 >= KEY_BITS ? 0 : k >> t2;
+    return hk < P ? 0 : hk > P ? nb - 1 : (uint)((k >> sh) & (nb - 1));
+}
+/* the buckets where a search for v compares with values equal to it
+ * sorted: v's key's, and for a zero the other zero's (-0 and +0 are
+ * neighbouring keys, equal values) */
+inline void F(s_value)(__global UKEY *w, __global UKEY *o, __global uint *h, uint nb, uint t2, UKEY P, REAL v)
+{
+    if (isnan(v)) return;
+    F(s_bucket)(w, o, h, F(s_digit)(F(key_of)(v), nb, t2, P));
+    if (v == (REAL)0) F(s_bucket)(w, o, h, F(s_digit)(F(key_of)(-v), nb, t2, P));
+}
+/* Scatters a[0, n) into b by bucket (s_digit) and leaves h[d] the end of
+ * bucket d. The digit starts below the highest varying bit (`top`); where
+ * a bucket would hold more than max(S_MERGE_MAX, n / 8) keys (most keys
+ * share the high bits: distant outliers, values on both sides of a power
+ * of two) the digit moves down into that bucket, its keys' prefix P, a
+ * count per level; after S_LEVELS levels, or with no bits left (ties),
+ * 0: the column is sorted whole. *t2p, *Pp: the last level's. Only
+ * below S_WIDE_MIN rows: in longer columns the tails below and above the
+ * prefix held a sixth of the keys (normal data across a power of two),
+ * and a failed partition's count passes over a window past the caches
+ * cost more than the radix passes it would have spared. */
+#define S_LEVELS 3
+/* Fewer keys are sorted whole: at 300 the partition's count and scatter
+ * (a compare per key for the prefix) cost what sort_keys' two radix
+ * passes do, and the buckets' sorts came on top. */
+#define S_LAZY_MIN 512
+inline int F(s_part)(__global UKEY *a, __global UKEY *b, __global uint *h, uint n, uint nb, uint top, uint *t2p,
+                     UKEY *Pp)
+{
+    uint bits = 31 - (uint)clz(nb), t2 = top;
+    UKEY P = 0;
+    if (top < KEY_BITS) P = a[0] >> top;
+    for (uint lev = 0;; lev++) {
+        for (uint i = 0; i < nb; i++) h[i] = 0;
+        for (uint i = 0; i < n; i++) h[F(s_digit)(a[i], nb, t2, P)]++;
+        /* the starts of the buckets, and the largest */
+        uint most = 0, dm = 0, s = 0;
+        for (uint i = 0; i < nb; i++) {
+            uint t = h[i];
+            h[i] = s;
+            s += t;
+            dm = t > most ? i : dm;
+            most = max(most, t);
+        }
+        if (most <= max((uint)S_MERGE_MAX, n / 8)) break;
+        uint sh = t2 > bits ? t2 - bits : 0;
+        /* a tail this large (below or above the prefix) has no digit to
+         * split it by */
+        if (sh == 0 || lev + 1 >= S_LEVELS || (lev > 0 && (dm == 0 || dm == nb - 1))) return 0;
+        P = (P << (t2 - sh)) | (UKEY)dm;
+        t2 = sh;
+    }
+    for (uint i = 0; i < n; i++) {
+        UKEY k = a[i];
+        b[h[F(s_digit)(k, nb, t2, P)]++] = k;
+    }
+    *t2p = t2;
+    *Pp = P;
+    return 1;
+}
+/* value i of w after its bucket is sorted (lz: buckets in use) */
+#define SW(i) (lz ? F(s_rank)(w, o, h, nb, (uint)(i)) : (void)0, W(i))
+#define SV(v)                                                                 \
+    do {                                                                      \
+        if (lz) F(s_value)(w, o, h, nb, t2, P, (v));                          \
     } while (0)
 
 /* how many of the sorted w[0, n) are below v (lower) or not above it */
@@ -91,15 +215,16 @@ inline int F(s_upper)(__global const UKEY *w, int n, REAL v)
 
 /* The distances to med of the range w[a, end), split at j (w[a, j) below
  * med): left run A[i] = med - w[j - 1 - i] (na = j - a), right run
- * B[i] = w[j + i] - med (nb = end - j), both ascending as fabs(x - med)
+ * B[i] = w[j + i] - med (nr = end - j), both ascending as fabs(x - med)
  * computes them. Returns the k-th smallest (0-based) of the two. */
-#define S_DA(i) fabs(W(j - 1 - (i)) - med)
-#define S_DB(i) fabs(W(j + (i)) - med)
-inline REAL F(s_kth_dist)(__global const UKEY *w, int a, int j, int end, REAL med, int k)
+#define S_DA(i) fabs(SW(j - 1 - (i)) - med)
+#define S_DB(i) fabs(SW(j + (i)) - med)
+inline REAL F(s_kth_dist)(__global UKEY *w, __global UKEY *o, __global uint *h, uint nb, int lz, int a, int j,
+                          int end, REAL med, int k)
 {
-    int na = j - a, nb = end - j;
+    int na = j - a, nr = end - j;
     /* i values from A and k + 1 - i from B make the k + 1 smallest */
-    int lo = max(0, k + 1 - nb), hi = min(k + 1, na);
+    int lo = max(0, k + 1 - nr), hi = min(k + 1, na);
     while (lo < hi) {
         int i = (lo + hi) >> 1;
         /* too few from A when A[i] < B[k - i] */
@@ -118,8 +243,9 @@ inline REAL F(s_kth_dist)(__global const UKEY *w, int a, int j, int end, REAL me
  * iteration's bounds (*lor, *hir, as astropy's: NaN bounds clip nothing),
  * the final kept run w[*a, *a + *n), its sums *S1, *S2 around *K0, and
  * the iterations run. */
-inline void F(clip_run)(__global const UKEY *w, int n0, uint flags, ACC slo, ACC shi, int maxiters, REAL *lor,
-                        REAL *hir, int *ap, int *np, ACC *K0p, ACC *S1p, ACC *S2p, int *itp)
+inline void F(clip_run)(__global UKEY *w, __global UKEY *o, __global uint *h, uint nb, int lz, uint t2,
+                        UKEY P, int n0, uint flags, ACC slo, ACC shi, int maxiters, REAL *lor, REAL *hir,
+                        int *ap, int *np, ACC *K0p, ACC *S1p, ACC *S2p, int *itp)
 {
     ACC L = -INFINITY, H = INFINITY;
     /* the values kept are w[a, a + n); S1, S2 their sums around K0, less
@@ -134,7 +260,7 @@ inline void F(clip_run)(__global const UKEY *w, int n0, uint flags, ACC slo, ACC
         it++;
         /* the median of the range (numpy's: the mean of the middle two) */
         int has = n != 0;
-        REAL m0 = has ? W(a + ((n - 1) >> 1)) : 0, m1 = has ? W(a + (n >> 1)) : 0;
+        REAL m0 = has ? SW(a + ((n - 1) >> 1)) : 0, m1 = has ? SW(a + (n >> 1)) : 0;
         REAL med = (n & 1) != 0 ? m0 : (m0 + m1) / (REAL)2;
         med = has ? med : (REAL)NAN;
         ACC nA = (ACC)n;
@@ -144,9 +270,10 @@ inline void F(clip_run)(__global const UKEY *w, int n0, uint flags, ACC slo, ACC
             spr = (ACC)NAN;
             if (has) {
                 /* median of |x - med| over the range */
+                SV(med);
                 int end = a + n, j = a + F(s_lower)(w + a, n, med);
-                REAL d0 = F(s_kth_dist)(w, a, j, end, med, (n - 1) >> 1);
-                REAL d1 = (n & 1) != 0 ? d0 : F(s_kth_dist)(w, a, j, end, med, n >> 1);
+                REAL d0 = F(s_kth_dist)(w, o, h, nb, lz, a, j, end, med, (n - 1) >> 1);
+                REAL d1 = (n & 1) != 0 ? d0 : F(s_kth_dist)(w, o, h, nb, lz, a, j, end, med, n >> 1);
                 ACC odd = (ACC)d0, even = ((ACC)d0 + (ACC)d1) / (ACC)2;
                 spr = ((n & 1) != 0 ? odd : even) * (ACC)S_MAD_STD;
             }
@@ -162,6 +289,8 @@ inline void F(clip_run)(__global const UKEY *w, int n0, uint flags, ACC slo, ACC
         }
         /* the new range: the ranks of the bounds in w (binary searches) */
         REAL lr = (REAL)L, hr = (REAL)H;
+        SV(lr);
+        SV(hr);
         int pl = F(s_lower)(w, n0, lr), ph = F(s_upper)(w, n0, hr);
         /* the values clipped: w[a, pl) below, w[ph, a + n) above */
         int live = ph > pl;
@@ -199,6 +328,8 @@ inline void F(clip_run)(__global const UKEY *w, int n0, uint flags, ACC slo, ACC
     REAL lo_ = (REAL)FL, hi_ = (REAL)FH;
     {
         REAL lr = isnan(lo_) ? (REAL)-INFINITY : lo_, hr = isnan(hi_) ? (REAL)INFINITY : hi_;
+        SV(lr);
+        SV(hr);
         int pl = F(s_lower)(w, n0, lr), ph = F(s_upper)(w, n0, hr);
         int nf = max(ph - pl, 0), moved = pl != a || nf != n;
         a = pl;
@@ -387,10 +518,19 @@ __kernel void F(clipsort)(__global const REAL *x, __global REAL *y, __global uch
     for (uint k = 0; k < nl; k++) {
         __global UKEY *ka = scr + (b0 + k) * S_WIN(rows), *kb = ka + rows;
         __global uint *h = (__global uint *)(kb + rows);
-        __global const UKEY *w = !pre && !net && F(sort_keys)(ka, kb, h, (uint)n0[k], rows, kand[k] ^ kor[k]) ? kb : ka;
+        /* a CPU driver's long column partitioned by its highest varying
+         * digit, its buckets sorted as read (s_part); a most-frequent fill
+         * reads every value in order: sorted whole */
+        UKEY vary = kand[k] ^ kor[k], P = 0;
+        uint nb = rows >= S_WIDE_MIN ? 2048 : 256, t2 = 0;
+        int lz = !pre && !net && fm != 3 && n0[k] > S_LAZY_MIN && rows < S_WIDE_MIN &&
+                 F(s_part)(ka, kb, h, (uint)n0[k], nb, KEY_BITS - (uint)clz(vary), &t2, &P);
+        __global UKEY *w = lz || (!pre && !net && F(sort_keys)(ka, kb, h, (uint)n0[k], rows, vary)) ? kb : ka;
+        __global UKEY *o = w == kb ? ka : kb;
         int a, n;
         ACC K0, S1, S2;
-        F(clip_run)(w, n0[k], flags, slo, shi, maxiters, &lor[k], &hir[k], &a, &n, &K0, &S1, &S2, &it[k]);
+        F(clip_run)(w, o, h, nb, lz, t2, P, n0[k], flags, slo, shi, maxiters, &lor[k], &hir[k], &a, &n, &K0,
+                    &S1, &S2, &it[k]);
         /* the moments of the values kept from the sorted sums, unless
          * someone reads them (summed in row order below) */
         K[k] = 0;
@@ -404,8 +544,8 @@ __kernel void F(clipsort)(__global const REAL *x, __global REAL *y, __global uch
             K[k] = (REAL)K0;
             rel[k] = S1 / nA;
             m2[k] = fmax(S2 - S1 * (S1 / nA), (ACC)0);
-            mn[k] = W(a);
-            mx[k] = W(a + n - 1);
+            mn[k] = SW(a);
+            mx[k] = SW(a + n - 1);
         }
         /* the fill value over the kept values (a mean fill below) */
         REAL f = S_QNAN;
@@ -413,7 +553,7 @@ __kernel void F(clipsort)(__global const REAL *x, __global REAL *y, __global uch
             f = cfill;
         } else if (fm == 2) {
             if (n != 0) {
-                REAL m0 = W(a + ((n - 1) >> 1)), m1 = W(a + (n >> 1));
+                REAL m0 = SW(a + ((n - 1) >> 1)), m1 = SW(a + (n >> 1));
                 f = (n & 1) != 0 ? m0 : (m0 + m1) / (REAL)2;
             }
         } else if (fm == 3) {
@@ -525,6 +665,11 @@ __kernel void F(clipsort)(__global const REAL *x, __global REAL *y, __global uch
 #undef S_NMIN
 #undef S_NMAX
 #undef S_SUMS
+#undef SW
+#undef SV
+#undef S_DONE
+#undef S_LEVELS
+#undef S_LAZY_MIN
 #undef W
 #undef S_QNAN
 #undef S_MAD_STD
