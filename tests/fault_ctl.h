@@ -13,9 +13,7 @@ typedef struct fault_ctl {
     /* a rule on the nth device whose name contains `device` (-1: all of
      * them), for kernels whose name contains `kernel` (NULL: all): `after`
      * calls pass, the next `times` (-1: all) fail with `error` (0: the
-     * kind's default; microseconds for FAULT_DELAY, milliseconds for
-     * FAULT_HOLD, whose `after` 1 holds the arming thread too: see
-     * tests/fault_layer.c); returns its number */
+     * kind's default; microseconds for FAULT_DELAY); returns its number */
     int (*add)(int kind, const char *device, int nth, const char *kernel, long after, long times, int error);
     void (*clear)(void);
     long (*injected)(int rule);

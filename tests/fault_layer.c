@@ -22,15 +22,9 @@
  *                    (clscale builds one kernel per program: "-DCLS_KERNEL=5 ");
  *   CLSFAULT_HOLD    the rule names the device that goes first: kernel
  *                    launches on every other device wait until it has
- *                    launched `times` kernels (one for -1), a call of it
- *                    has been failed by a rule (it may stop launching), or
- *                    `error` milliseconds
- *                    (default 5000) passed; the thread that armed the rule
- *                    (the test's, which runs the library's one-off checks)
- *                    is never held, unless the rule's `after` is 1: then
- *                    every thread is, the calling thread of a call too, whose
- *                    device would otherwise be free to take every slice
- *                    before the device under test's worker thread runs. The
+ *                    launched a kernel, or `error` milliseconds (default 5000)
+ *                    passed; the thread that armed the rule (the test's, which
+ *                    runs the library's one-off checks) is never held. The
  *                    device under test then surely takes a slice, however the
  *                    threads are scheduled.
  *
@@ -111,8 +105,7 @@ typedef struct rule {
     long injected;      /* of which failed */
     int released;       /* CLSFAULT_HOLD: the device went first */
     struct timespec deadline;   /* CLSFAULT_HOLD, CLOCK_REALTIME for the wait */
-    pthread_t controller;       /* CLSFAULT_HOLD: never held, unless hold_all */
-    int hold_all;               /* CLSFAULT_HOLD: the controller held too (`after` 1) */
+    pthread_t controller;       /* CLSFAULT_HOLD: never held */
 } rule;
 
 static struct _cl_icd_dispatch layer;
@@ -232,17 +225,6 @@ static cl_int decide(int kind, cl_device_id d, cl_kernel k, const char *opts)
             err = r->error;
         }
     }
-    if (err != CL_SUCCESS && kind != CLSFAULT_DELAY) {
-        /* a failed device may never launch: the rules holding the others
-         * for it let them go */
-        for (int i = 0; i < nrules; i++) {
-            rule *r = &rules[i];
-            if (r->kind == CLSFAULT_HOLD && !r->released && device_matches(r, d)) {
-                r->released = 1;
-                pthread_cond_broadcast(&released);
-            }
-        }
-    }
     pthread_mutex_unlock(&lock);
     return err;
 }
@@ -256,7 +238,7 @@ static void hold(cl_device_id d)
     pthread_mutex_lock(&lock);
     for (int i = 0; i < nrules; i++) {
         rule *r = &rules[i];
-        if (r->kind == CLSFAULT_HOLD && !r->released && device_matches(r, d) && ++r->seen >= r->times) {
+        if (r->kind == CLSFAULT_HOLD && !r->released && device_matches(r, d)) {
             r->released = 1;
             pthread_cond_broadcast(&released);
         }
@@ -267,8 +249,8 @@ static void hold(cl_device_id d)
         rule *w = NULL;
         for (int i = 0; i < nrules && !w; i++) {
             rule *r = &rules[i];
-            if (r->kind == CLSFAULT_HOLD && !r->released
-                && (r->hold_all || !pthread_equal(r->controller, pthread_self())) && !device_matches(r, d))
+            if (r->kind == CLSFAULT_HOLD && !r->released && !pthread_equal(r->controller, pthread_self())
+                && !device_matches(r, d))
                 w = r;
         }
         if (!w) break;
@@ -544,7 +526,6 @@ EXPORT int clsfault_add(int kind, const char *device, int nth, const char *kerne
         r->error = error ? error : default_error(kind);
         if (kind == CLSFAULT_HOLD) {
             r->controller = pthread_self();
-            r->hold_all = after == 1;
             clock_gettime(CLOCK_REALTIME, &r->deadline);
             r->deadline.tv_sec += r->error / 1000;
             r->deadline.tv_nsec += (long)(r->error % 1000) * 1000000;

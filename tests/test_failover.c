@@ -67,35 +67,12 @@ static int arm(int kind, const char *kernel, long after)
     return r;
 }
 
-/* The fault layer's HOLD for the target: the other devices' kernel
- * launches wait until the target has launched one or a rule failed a call
- * of it. Suite pocl holds every thread, this one too: a call's calling
- * thread works for one of the two PoCL devices, and unheld it could take
- * every slice before the target's worker thread ran (on equal given
- * speeds either device may be the calling thread's). The wait's bound
- * (`ms`) only turns a hang into a failure there. Suite all holds the
- * worker threads alone (the library's one-off checks run on this thread),
- * within `ms`. */
-static void hold_for(const char *match, int nth, long launches, int ms)
+/* Makes sure the target takes part: the other devices' first kernel
+ * launches wait until the target has made a call, and each of their
+ * launches is slowed (microseconds) so that the target keeps a share. */
+static void target_goes_first(void)
 {
-    int every_thread = !test_suite_is("all");
-    assert_true(fault.add(FAULT_HOLD, match, nth, NULL, every_thread, every_thread ? launches : -1,
-                          every_thread ? 60000 : ms) >= 0);
-}
-
-static void hold_for_target(int ms) { hold_for(target_match, target_nth, -1, ms); }
-
-/* Makes sure the target takes part. Suite pocl: the other devices' kernel
- * launches wait until the target has launched `launches` kernels (-1:
- * one; a fault armed after n launches of it needs n + 1) or failed: a
- * condition. Suite all: they wait for its first launch, 5 s at most.
- * Each of the others' launches is slowed (microseconds) so that the
- * target keeps a share past those: in the second phase of a two-phase
- * call, the other device may take the target's resident slices once it
- * has done its own, and nothing but that share keeps them the target's. */
-static void target_goes_first(long launches)
-{
-    hold_for(target_match, target_nth, launches, 5000);
+    assert_true(fault.add(FAULT_HOLD, target_match, target_nth, NULL, 0, -1, 5000) >= 0);
     if (test_suite_is("all")) {
         assert_true(fault.add(FAULT_DELAY, "pthread", -1, NULL, 0, -1, 2000) >= 0);
         assert_true(fault.add(FAULT_DELAY, "llvmpipe", -1, NULL, 0, -1, 2000) >= 0);
@@ -395,7 +372,7 @@ static void transform_survives(const cls_array *x, int kind, long after, int in_
     double *want = reference_of(x, &p);
     cls_array y = in_place ? ref_copy(x) : make_out(x);
 
-    target_goes_first(after + 1);
+    target_goes_first();
     int r = arm(kind, NULL, after);
     expect_ok(cls_transform(ctx, &p, s, in_place ? &y : x, &y), label);
     if (fault.injected(r) < 1) print_message("# %s: no fault was injected\n", label);
@@ -459,7 +436,7 @@ static void kernel_failure_in_fused_fit_transform_is_redone(void **state)
     cls_array y = make_out(&x);
     cls_stats *s = NULL;
 
-    target_goes_first(4);
+    target_goes_first();
     int r = arm(FAULT_KERNEL, NULL, 3);
     expect_ok(cls_fit_transform(ctx, &p, &x, &y, &s), "fused fit_transform, kernel fault");
     assert_true(fault.injected(r) >= 1);
@@ -484,12 +461,10 @@ static void failure_is_per_call_and_the_next_call_uses_both_devices(void **state
     cls_stats *s = fit(&x, &p);
     double *want = reference_of(&x, &p);
 
+    target_goes_first();
     int r = arm(FAULT_KERNEL, NULL, 2);
     for (int call = 0; call < 2; call++) {
-        /* still broken: dropped again, so it was tried again (held for
-         * in each call: 2 launches and the failing third, then the
-         * failing first) */
-        target_goes_first(call == 0 ? 3 : 1);
+        /* still broken: dropped again, so it was tried again */
         cls_array y = make_out(&x);
         long seen = fault.seen(r);
         expect_ok(cls_transform(ctx, &p, s, &x, &y), "transform, device broken");
@@ -498,16 +473,10 @@ static void failure_is_per_call_and_the_next_call_uses_both_devices(void **state
         expect_failover_report(target, "clEnqueueNDRangeKernel", "CL_OUT_OF_RESOURCES", 2);
         ref_free(&y);
     }
-    /* repaired: in suite pocl each device's launches wait until the
-     * other has launched one, so that both surely take part, whatever the
-     * timing of a call of a few milliseconds */
+    /* repaired; it goes first, so that the timing of a call of a few
+     * milliseconds cannot leave it idle */
     fault.clear();
-    if (test_suite_is("all")) {
-        target_goes_first(-1);
-    } else {
-        hold_for("pthread", 0, -1, 0);
-        hold_for("pthread", 1, -1, 0);
-    }
+    target_goes_first();
 
     cls_array y = make_out(&x);
     expect_ok(cls_transform(ctx, &p, s, &x, &y), "transform, device repaired");
@@ -600,10 +569,9 @@ static void build_failure_mid_call_is_carried_by_the_other_device(void **state)
     cls_pipeline p = zscore(CLS_SCOPE_MATRIX);
     cls_stats *s = fit(&x, &p);
     double *want = reference_of(&x, &p);
-    /* the other device waits for the target's first launch, which never
-     * comes, until its build has failed (suite all: up to 300 ms): the
-     * target surely tries its build */
-    hold_for_target(300);
+    /* the other device waits up to 300 ms for the target's first launch,
+     * which never comes: the target surely tries its build */
+    assert_true(fault.add(FAULT_HOLD, target_match, target_nth, NULL, 0, -1, 300) >= 0);
     int r = fault.add(FAULT_BUILD, target_match, target_nth, apply_program(), 0, -1, 0);
     assert_true(r >= 0);
     for (int call = 0; call < 2; call++) {
@@ -669,7 +637,7 @@ static void in_place_failure(int kind, int both, long after, const char *label)
     cls_array x = ref_copy(&x0);
 
     if (both) assert_true(fault.add(kind, "pthread", 0, NULL, after, -1, 0) >= 0);
-    else target_goes_first(after + 1);
+    else target_goes_first();
     arm(kind, NULL, after);
     cls_status st = cls_transform(ctx, &p, s, &x, &x);
     assert_true(fault.injected(-1) >= 1);
@@ -734,10 +702,7 @@ static void two_phase_failure(size_t rows, const char *kernel, long after, const
     cls_array y = make_out(&x);
     cls_stats *s = NULL;
 
-    /* phase 1's launches are the statistics kernels (one or two a
-     * slice): 2 (after + 1) of them give the target after + 1 slices of
-     * its own in phase 2 at least, its resident data */
-    target_goes_first(2 * (after + 1));
+    target_goes_first();
     int r = arm(FAULT_KERNEL, kernel, after);
     expect_ok(cls_fit_transform(ctx, &p, &x, &y, &s), label);
     if (fault.injected(r) < 1) print_message("# %s: the target ran no %s kernel\n", label, kernel);
