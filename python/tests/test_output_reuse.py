@@ -154,20 +154,25 @@ def test_threads_calling_at_once_get_distinct_outputs():
             assert not np.shares_memory(got[k], got[j])
 
 
+def _refuses_what_it_cannot_touch(fn, a):
+    """fn refuses a strided view of a, a read-only copy and a list."""
+    with pytest.raises(ValueError, match="C-contiguous"):
+        fn(a[::2])
+    ro = a.copy()
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="writeable"):
+        fn(ro)
+    with pytest.raises(TypeError):
+        fn([1.0, 2.0])
+
+
 def test_populate_leaves_the_data_as_it_is():
     a = np.arange(3 << 18, dtype=np.float64)  # 6 MB, pages partly before and after
     want = a.copy()
     assert isinstance(_clscale.populate(a[1:-1]), bool)
     assert np.array_equal(a, want)
     assert _clscale.populate(np.empty(3)) is False  # no whole page inside
-    with pytest.raises(ValueError, match="C-contiguous"):
-        _clscale.populate(a[::2])
-    ro = a.copy()
-    ro.flags.writeable = False
-    with pytest.raises(ValueError, match="writeable"):
-        _clscale.populate(ro)
-    with pytest.raises(TypeError):
-        _clscale.populate([1.0, 2.0])
+    _refuses_what_it_cannot_touch(_clscale.populate, a)
 
 
 def test_a_forked_child_makes_outputs_while_the_parent_holds_the_lock():
@@ -289,14 +294,7 @@ def test_huge_says_whether_the_pages_are_huge_and_leaves_the_data_as_it_is():
     assert _clscale.huge(a[1:-1]) is (_thp_setting() != "never")
     assert np.array_equal(a, want)
     assert _clscale.huge(np.empty(3)) is False
-    with pytest.raises(ValueError, match="C-contiguous"):
-        _clscale.huge(a[::2])
-    ro = a.copy()
-    ro.flags.writeable = False
-    with pytest.raises(ValueError, match="writeable"):
-        _clscale.huge(ro)
-    with pytest.raises(TypeError):
-        _clscale.huge([1.0, 2.0])
+    _refuses_what_it_cannot_touch(_clscale.huge, a)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

@@ -14,18 +14,27 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-PyObject *clsext_populate(PyObject *self, PyObject *arg)
+/* arg as a C-contiguous, writeable array, or NULL with the error set
+ * (fn names the call) */
+static PyArrayObject *writeable_array(const char *fn, PyObject *arg)
 {
-    (void)self;
     if (!PyArray_Check(arg)) {
-        PyErr_Format(PyExc_TypeError, "populate: expected a numpy.ndarray, got %s", Py_TYPE(arg)->tp_name);
+        PyErr_Format(PyExc_TypeError, "%s: expected a numpy.ndarray, got %s", fn, Py_TYPE(arg)->tp_name);
         return NULL;
     }
     PyArrayObject *a = (PyArrayObject *)arg;
     if (!PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISWRITEABLE(a)) {
-        PyErr_SetString(PyExc_ValueError, "populate: the array must be C-contiguous and writeable");
+        PyErr_Format(PyExc_ValueError, "%s: the array must be C-contiguous and writeable", fn);
         return NULL;
     }
+    return a;
+}
+
+PyObject *clsext_populate(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    PyArrayObject *a = writeable_array("populate", arg);
+    if (!a) return NULL;
     int done = 0;
 #ifdef MADV_POPULATE_WRITE
     long page = sysconf(_SC_PAGESIZE);
@@ -85,15 +94,8 @@ static int thp_mode(void)
 PyObject *clsext_huge(PyObject *self, PyObject *arg)
 {
     (void)self;
-    if (!PyArray_Check(arg)) {
-        PyErr_Format(PyExc_TypeError, "huge: expected a numpy.ndarray, got %s", Py_TYPE(arg)->tp_name);
-        return NULL;
-    }
-    PyArrayObject *a = (PyArrayObject *)arg;
-    if (!PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISWRITEABLE(a)) {
-        PyErr_SetString(PyExc_ValueError, "huge: the array must be C-contiguous and writeable");
-        return NULL;
-    }
+    PyArrayObject *a = writeable_array("huge", arg);
+    if (!a) return NULL;
     uintptr_t p = (uintptr_t)PyArray_DATA(a), n = (uintptr_t)PyArray_NBYTES(a);
     uintptr_t lo = (p + HUGE_BYTES - 1) / HUGE_BYTES * HUGE_BYTES, hi = (p + n) / HUGE_BYTES * HUGE_BYTES;
     int mode = thp_mode(), done = 0;
