@@ -17,6 +17,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -402,12 +403,39 @@ static int open_input(const char *path, cls_npy *f, int need2d)
     return cli_input_open(path, f, need2d);
 }
 
+/* What the library's callbacks reach: the bar, and the mapped mask of
+ * --mask-out with how far the input was when its pages were last let go. */
+typedef struct run_progress {
+    cli_progress   bar;
+    const cls_npy *mask;
+    uint64_t       released;
+} run_progress;
+
+/* The mask's pages are let go every MASK_RELEASE bytes of input: the
+ * library writes them through the mapping, whose written pages would
+ * otherwise stay in the tool's RSS (a byte per value: an eighth of a
+ * float64 file) while OUT and IN stream through bounded buffers. */
+#define MASK_RELEASE (16u << 20)
+
 /* The library's progress callback: takes SIGBUS back should a driver have
- * installed a handler of its own during the call (guard.h), then draws. */
+ * installed a handler of its own during the call (guard.h), then draws.
+ * A shared file mapping's dirty pages stay in the page cache when they
+ * leave the process (MADV_DONTNEED), so a value written later in the same
+ * page faults it back with what was written. */
 static void on_progress(void *user, uint64_t done, uint64_t total)
 {
+    run_progress *r = user;
     cli_guard_reclaim();
-    cli_progress_update(user, done, total);
+    if (r->mask && (done < r->released || done - r->released >= MASK_RELEASE)) {
+        (void)madvise(r->mask->map, r->mask->map_len, MADV_DONTNEED);
+        r->released = done;
+    }
+    cli_progress_update(&r->bar, done, total);
+}
+
+static void on_pass(void *user, unsigned k, unsigned n, int more, uint64_t first, uint64_t bytes)
+{
+    cli_progress_pass(&((run_progress *)user)->bar, k, n, more, first, bytes);
 }
 
 static cls_array array_of(const cls_npy *f)
@@ -424,7 +452,7 @@ static int run(args *a)
     cls_array factors;
     cli_output o = {0}, so = {0}, mo = {0};
     cls_npy mask = {0};
-    cli_progress bar = {0};  /* draws nothing until cli_progress_start() */
+    run_progress prog = {0}; /* draws nothing until cli_progress_start() */
     char err[1024];
     uint64_t *missing = NULL, *clipped = NULL; /* clean --verbose */
     /* before any work: where OUT and --stats-out go, and that they are
@@ -484,13 +512,14 @@ static int run(args *a)
     if (a->mask_out) {
         if ((rc = cli_output_begin(&mo, CLS_NPY_BOOL, in.ndim, in.shape, &mask))) goto done;
         a->cl.c.mask_out = mask.data;
+        prog.mask = &mask;
     }
 
     cls_config cfg = {0};
     cfg.devices = a->devices;
     cfg.progress = on_progress;
-    cfg.progress_user = &bar;
-    cfg.pass = cli_progress_pass;
+    cfg.progress_user = &prog;
+    cfg.pass = on_pass;
     cls_status st = cls_context_create(&cfg, &ctx);
     /* the drivers are loaded now, and LLVM inside them took SIGBUS over */
     cli_guard_reclaim();
@@ -512,8 +541,8 @@ static int run(args *a)
         a->cl.c.missing_out = missing;
         a->cl.c.clipped_out = clipped;
     }
-    cli_progress_start(&bar, (uint64_t)in.data_bytes);
-    if (a->quiet) bar.enabled = 0;
+    cli_progress_start(&prog.bar, (uint64_t)in.data_bytes);
+    if (a->quiet) prog.bar.enabled = 0;
     const cls_pipeline *pp = a->cmd == CMD_APPLY && !a->inverse ? NULL : &a->p;
     cls_stats **fit = a->cmd == CMD_NORMALIZE && a->stats_out ? &stats : NULL;
     err[0] = '\0';
@@ -546,7 +575,7 @@ static int run(args *a)
     } else {
         st = cls_transform(ctx, pp, stats, &x, &y);
     }
-    cli_progress_end(&bar);
+    cli_progress_end(&prog.bar);
     if (st != CLS_OK) {
         rc = err[0] ? cli_error(EXIT_FAIL, "%s", err)
                     : cli_error(EXIT_FAIL, "%s: %s", cls_status_str(st), cls_last_error(ctx));
