@@ -4,7 +4,8 @@
  * bytes, rate and time left and --quiet turns it off, runs of several
  * passes show each pass and never overstate the work, and bad input (an
  * input truncated while read, a full disk) fails with exit 1 and a message
- * naming the file, leaving no output and the input untouched. */
+ * naming the file, leaving no output and the input untouched. clean
+ * --mask-out streams its mask whole, both files or neither. */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -660,6 +661,93 @@ static void full_disk_fails_leaving_nothing(void **s)
     free(old);
 }
 
+/* The mask of a bool .npy written by the tool: its bytes after the header
+ * (format 1.0, '|b1'); NULL when it is not one. */
+static unsigned char *mask_bytes(const char *path, size_t want, char **whole)
+{
+    size_t n;
+    *whole = slurp_file(path, &n);
+    if (!*whole || n < 10) return NULL;
+    size_t hl = 10 + ((size_t)(unsigned char)(*whole)[8] | (size_t)(unsigned char)(*whole)[9] << 8);
+    if (hl > n || n - hl != want || !memmem(*whole, hl, "'|b1'", 5)) return NULL;
+    return (unsigned char *)*whole + hl;
+}
+
+/* clean --mask-out over a 96 MB file streamed through 1 MiB buffers: the
+ * library writes the mask (12 MB) through the tool's mapping while the
+ * tool lets its pages go every 16 MiB of input (so that they do not pile
+ * up in its RSS); a page let go and written again keeps what was written
+ * (a shared file mapping): its bytes are the NaN and Inf of OUT (clipping
+ * alone: what it masks becomes NaN, +-Inf stay). */
+static void mask_out_of_a_file_of_many_buffers_is_whole(void **s)
+{
+    (void)s;
+    const size_t r = 187500, c = 64;
+    write_npy(file("mlarge.npy"), 1, r, c, 11);
+    setenv("CLSCALE_STREAM_BUFFER", "1M", 1);
+    tool("clean", "--sigma-clip", "3", "--mask-out", file("mmask.npy"), file("mlarge.npy"), file("mout.npy"));
+    unsetenv("CLSCALE_STREAM_BUFFER");
+    expect_status(0);
+    char *whole;
+    unsigned char *m = mask_bytes(file("mmask.npy"), r * c, &whole);
+    if (!m) fail_msg("mask file is not a bool .npy of %zu values", r * c);
+    size_t n;
+    char *o = slurp_file(file("mout.npy"), &n);
+    assert_true(n >= r * c * 8);
+    const double *y = (const double *)(o + n - r * c * 8);
+    size_t masked = 0, bad = 0;
+    for (size_t i = 0; i < r * c; i++) {
+        masked += m[i];
+        bad += m[i] != !isfinite(y[i]);
+    }
+    if (bad || masked == 0) fail_msg("%zu mask bytes differ from OUT's NaN and Inf (%zu masked)", bad, masked);
+    free(o);
+    free(whole);
+    unlink(file("mlarge.npy"));
+    unlink(file("mout.npy"));
+    unlink(file("mmask.npy"));
+}
+
+/* A mask that does not fit its disk (OUT fits on its own): exit 1 naming
+ * the mask, and neither file written, the old ones as they were. */
+static void full_disk_for_the_mask_leaves_neither(void **s)
+{
+    (void)s;
+    const char *mnt = file("small-mask");
+    mkdir(mnt, 0755);
+    if (mount("tmpfs", mnt, "tmpfs", 0, "size=64k") != 0) test_skip("cannot mount a tmpfs here (root only): %s", strerror(errno));
+    write_npy(file("mbig.npy"), 1, 1024, 128, 5); /* 1 MiB; its mask 128 KiB: does not fit */
+    char mask[4400];
+    snprintf(mask, sizeof mask, "%s/mask.npy", mnt);
+    FILE *f = fopen(mask, "w");
+    fputs("old", f);
+    fclose(f);
+    f = fopen(file("mold.npy"), "w");
+    fputs("old", f);
+    fclose(f);
+    tool("clean", "--sigma-clip", "3", "--mask-out", mask, file("mbig.npy"), file("mold.npy"));
+    int status = R.status;
+    char err[16384];
+    snprintf(err, sizeof err, "%s", R.err);
+    size_t n1, n2;
+    char *old_mask = slurp_file(mask, &n1);
+    size_t temps = temps_in(mnt);
+    umount(mnt);
+    char *old_out = slurp_file(file("mold.npy"), &n2);
+    assert_int_equal(status, 1);
+    if (!strstr(err, "mask.npy") || !strstr(err, strerror(ENOSPC))) fail_msg("message: %s", err);
+    assert_int_equal(n1, 3);
+    assert_memory_equal(old_mask, "old", 3);
+    assert_int_equal(n2, 3);
+    assert_memory_equal(old_out, "old", 3);
+    assert_int_equal(temps, 0);
+    assert_int_equal(temps_in(dir), 0);
+    free(old_mask);
+    free(old_out);
+    unlink(file("mbig.npy"));
+    unlink(file("mold.npy"));
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -681,6 +769,8 @@ int main(void)
         cmocka_unit_test(progress_of_several_passes_counts_them_and_ends_at_100),
         cmocka_unit_test(input_truncated_while_read_fails_leaving_nothing),
         cmocka_unit_test(full_disk_fails_leaving_nothing),
+        cmocka_unit_test(mask_out_of_a_file_of_many_buffers_is_whole),
+        cmocka_unit_test(full_disk_for_the_mask_leaves_neither),
     };
     return TEST_RUN("tool_stream", tests, setup, NULL);
 }

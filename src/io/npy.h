@@ -17,8 +17,12 @@
 
 #include "clscale.h"
 
+/* A created file of numpy bools ('|b1', a byte 0 or 1 per value: the
+ * tool's --mask-out); never read, not a dtype of the library's arrays. */
+#define CLS_NPY_BOOL ((cls_dtype)2)
+
 typedef struct cls_npy {
-    cls_dtype dtype;      /* CLS_F32 for '<f4', CLS_F64 for '<f8' */
+    cls_dtype dtype;      /* CLS_F32 for '<f4', CLS_F64 for '<f8', CLS_NPY_BOOL (created only) */
     size_t    ndim;       /* 1, 2 or 3 */
     size_t    shape[3];   /* the file's shape, shape[0..ndim) */
     size_t    batch, rows, cols;  /* as clscale sees it: (n) -> 1 x 1 x n,
@@ -61,9 +65,9 @@ cls_status cls_npy_check_data(cls_dtype dtype, size_t ndim, const size_t shape[3
 cls_status cls_npy_open(const char *path, cls_npy *out, char *err, size_t errlen);
 
 /* cls_npy_create() : makes a temporary file `.<name>.tmp.<pid>.<n>` in the
- * folder of `path`, sized for an array of `dtype` and `shape` (ndim 1 to 3,
- * every dimension >= 1) with a numpy 1.0 header (data 64-aligned), and maps it
- * read-write: out->data is where the array goes. `path` itself is untouched
+ * folder of `path`, sized for an array of `dtype` (CLS_NPY_BOOL too) and
+ * `shape` (ndim 1 to 3, every dimension >= 1) with a numpy 1.0 header (data
+ * 64-aligned), and maps it read-write: out->data is where the array goes. `path` itself is untouched
  * until cls_npy_close(f, 1, ...). A symlink `path` is resolved first
  * (out_target.h): the temporary goes beside the file it names and replaces
  * that file, the link stays. A device or pipe cannot be mapped: CLS_E_ARG.
@@ -91,6 +95,12 @@ cls_status cls_npy_create_fd(int fd, const char *path, const char *tmp, cls_dtyp
  * processes that no longer exist (tools/cli/output.c). */
 #define CLS_NPY_TEMP_BASE_MAX 200
 char *cls_npy_temp_name(const char *path, unsigned n);
+
+/* cls_npy_sync() : writes a created file's mapping to disk (msync, fsync)
+ * without renaming it: a caller committing two files checks that both are
+ * on disk before renaming either. No-op for an opened file.
+ * @return CLS_OK, or CLS_E_IO naming the file and the failed call. */
+cls_status cls_npy_sync(cls_npy *f, char *err, size_t errlen);
 
 /* cls_npy_close() : releases `f`. For a created file, `commit` = 1 writes the
  * mapping to disk (msync, fsync) and renames the temporary file onto the

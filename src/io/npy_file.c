@@ -118,8 +118,8 @@ char *cls_npy_temp_name(const char *path, unsigned n)
 static cls_status plan_file(const char *path, cls_dtype dtype, size_t ndim, const size_t *shape,
                             unsigned char hdr[512], size_t *hlen, size_t *total, char *err, size_t errlen)
 {
-    if (dtype != CLS_F32 && dtype != CLS_F64)
-        return cls_npy_fail(err, errlen, CLS_E_ARG, "%s: dtype must be float32 or float64", path);
+    if (dtype != CLS_F32 && dtype != CLS_F64 && dtype != CLS_NPY_BOOL)
+        return cls_npy_fail(err, errlen, CLS_E_ARG, "%s: dtype must be float32, float64 or bool", path);
     if (ndim < 1 || ndim > 3 || !shape)
         return cls_npy_fail(err, errlen, CLS_E_ARG, "%s: %zu dimensions; clscale takes 1 to 3", path, ndim);
     char sh[128];
@@ -244,6 +244,17 @@ cls_status cls_npy_create(const char *path, cls_dtype dtype, size_t ndim, const 
     free(tmp);
     free(real);
     return st;
+}
+
+cls_status cls_npy_sync(cls_npy *f, char *err, size_t errlen)
+{
+    if (!f || !f->writable || !f->map) return CLS_OK;
+    const char *name = f->path ? f->path : "(npy)";
+    if (msync(f->map, f->map_len, MS_SYNC) != 0)
+        return cls_npy_fail(err, errlen, CLS_E_IO, "%s: writing the data failed (msync): %s", name, strerror(errno));
+    if (fsync(f->fd) != 0)
+        return cls_npy_fail(err, errlen, CLS_E_IO, "%s: writing the data failed (fsync): %s", name, strerror(errno));
+    return CLS_OK;
 }
 
 cls_status cls_npy_close(cls_npy *f, int commit, char *err, size_t errlen)

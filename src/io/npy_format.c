@@ -45,8 +45,11 @@ cls_status cls_npy_fail(char *err, size_t errlen, cls_status s, const char *fmt,
     return s;
 }
 
-static size_t elem_size(cls_dtype dt) { return dt == CLS_F64 ? 8 : 4; }
-const char *cls_npy_dtype_name(cls_dtype dt) { return dt == CLS_F64 ? "float64" : "float32"; }
+static size_t elem_size(cls_dtype dt) { return dt == CLS_F64 ? 8 : dt == CLS_NPY_BOOL ? 1 : 4; }
+const char *cls_npy_dtype_name(cls_dtype dt)
+{
+    return dt == CLS_F64 ? "float64" : dt == CLS_NPY_BOOL ? "bool" : "float32";
+}
 
 /* "(5,)", "(2, 3)": the shape as Python prints it. */
 void cls_npy_shape_text(char *buf, size_t len, size_t ndim, const size_t *shape)
@@ -430,7 +433,7 @@ size_t cls_npy_write_header(unsigned char *buf, size_t cap, cls_dtype dt, size_t
     char sh[128], dict[256];
     cls_npy_shape_text(sh, sizeof sh, ndim, shape);
     int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }",
-                     dt == CLS_F64 ? "<f8" : "<f4", sh);
+                     dt == CLS_F64 ? "<f8" : dt == CLS_NPY_BOOL ? "|b1" : "<f4", sh);
     int digits = snprintf(NULL, 0, "%zu", shape[0]);
     if (n < 0 || (size_t)n >= sizeof dict || digits < 0) return 0;
     size_t body = (size_t)n + (digits < GROWTH_DIGITS ? (size_t)(GROWTH_DIGITS - digits) : 0);

@@ -17,6 +17,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -76,8 +77,8 @@ static const char usage_clean_head[] =
     "                     [--clip-mode mask|clamp] [--detrend savgol:W,P|mean:W]\n"
     "                     [--detrend-op subtract|divide|trend] [--detrend-edge E]\n"
     "                     [--bin-smooth K,mean|median|boundary] [--bin K,mean|median|sum|count]\n"
-    "                     [--scope matrix|batch] [--devices SEL] [--verbose] [--quiet] [--mpi]\n"
-    "                     IN.npy OUT.npy\n"
+    "                     [--mask-out MASK.npy] [--scope matrix|batch] [--devices SEL]\n"
+    "                     [--verbose] [--quiet] [--mpi] IN.npy OUT.npy\n"
     "\n"
     "Cleans the columns of IN (per matrix of a 3-D IN, or over all with --scope\n"
     "batch) on the devices: outliers clipped as astropy's sigma_clip does, then\n"
@@ -92,7 +93,12 @@ static const char usage_clean_tail[] =
     "  --bin K,S        instead of --bin-smooth: each bin of K rows reduced to one row,\n"
     "                   its mean, median, sum or count of valid values (lightkurve's\n"
     "                   bin); OUT has ceil(rows / K) rows (of the whole batch's rows with\n"
-    "                   --scope batch: 1 x that x cols)\n"    "  --scope S        matrix (default) or batch\n"
+    "                   --scope batch: 1 x that x cols)\n"
+    "  --mask-out MASK.npy  also write the cleaning's mask: a bool array of IN's\n"
+    "                   shape, True where a value was missing (NaN, +-Inf, the\n"
+    "                   --missing-value) or clipped (astropy's sigma_clip mask);\n"
+    "                   written with OUT, both or neither; not with --bin or --mpi\n"
+    "  --scope S        matrix (default) or batch\n"
     "  --devices SEL    OpenCL devices (see `clscale --help`)\n"
     "  --verbose        print the missing and clipped counts per column to stderr\n"
     "                   (under --mpi: a summary line per rank)\n"
@@ -136,6 +142,7 @@ typedef struct args {
     cls_pipeline p;    /* normalize */
     int         has_method, has_range, has_qrange;
     const char *stats_out;
+    const char *mask_out; /* clean */
     const char *stats; /* apply */
     int         inverse;
     const char *factors; /* discount */
@@ -160,7 +167,7 @@ static const option options[] = {
     {"detrend", 1, CMD_NORMALIZE | CMD_CLEAN}, {"detrend-op", 1, CMD_NORMALIZE | CMD_CLEAN},
     {"detrend-edge", 1, CMD_NORMALIZE | CMD_CLEAN}, {"bin-smooth", 1, CMD_NORMALIZE | CMD_CLEAN},
     {"bin", 1, CMD_CLEAN},
-    {"stats-out", 1, CMD_NORMALIZE}, {"stats", 1, CMD_APPLY},
+    {"stats-out", 1, CMD_NORMALIZE}, {"stats", 1, CMD_APPLY}, {"mask-out", 1, CMD_CLEAN},
     {"quantile-range", 1, CMD_NORMALIZE}, {"no-centering", 0, CMD_NORMALIZE},
     {"no-scaling", 0, CMD_NORMALIZE}, {"unit-variance", 0, CMD_NORMALIZE},
     {"inverse", 0, CMD_APPLY},      {"factors", 1, CMD_DISCOUNT},
@@ -236,6 +243,7 @@ static int set_option(args *a, const char *name, const char *v)
         else if (!strcmp(v, "batch")) a->p.scope = CLS_SCOPE_BATCH;
         else return usage_error(a, "unknown scope \"%s\" (matrix or batch)", v);
     } else if (!strcmp(name, "stats-out")) a->stats_out = v;
+    else if (!strcmp(name, "mask-out")) a->mask_out = v;
     else if (!strcmp(name, "stats")) a->stats = v;
     else if (!strcmp(name, "inverse")) a->inverse = 1;
     else if (!strcmp(name, "factors")) a->factors = v;
@@ -323,6 +331,12 @@ static int parse(args *a, int argc, char **argv, const char *usage)
             return usage_error(a, "--detrend, --bin-smooth and --bin under --mpi run per matrix (each rank its whole "
                                "matrices): not with --scope batch, whose rows are one series that the ranks would cut");
         if (a->cl.any && (a->cmd == CMD_NORMALIZE || a->mpi)) a->p.clean = &a->cl.c;
+        /* the mask has the input's shape: one byte per value read */
+        if (a->mask_out && a->cl.reduce)
+            return usage_error(a, "--mask-out with --bin: the bins change the rows, the mask has IN's shape "
+                               "(use --bin-smooth, or clean first with --mask-out, then bin)");
+        if (a->mask_out && a->mpi)
+            return usage_error(a, "--mask-out does not run under --mpi; clean in one process to write the mask");
     }
     if (a->cmd == CMD_APPLY && !a->stats) return usage_error(a, "--stats S is required");
     if (a->cmd == CMD_DISCOUNT && !a->factors) return usage_error(a, "--factors F.npy is required");
@@ -389,12 +403,39 @@ static int open_input(const char *path, cls_npy *f, int need2d)
     return cli_input_open(path, f, need2d);
 }
 
+/* What the library's callbacks reach: the bar, and the mapped mask of
+ * --mask-out with how far the input was when its pages were last let go. */
+typedef struct run_progress {
+    cli_progress   bar;
+    const cls_npy *mask;
+    uint64_t       released;
+} run_progress;
+
+/* The mask's pages are let go every MASK_RELEASE bytes of input: the
+ * library writes them through the mapping, whose written pages would
+ * otherwise stay in the tool's RSS (a byte per value: an eighth of a
+ * float64 file) while OUT and IN stream through bounded buffers. */
+#define MASK_RELEASE (16u << 20)
+
 /* The library's progress callback: takes SIGBUS back should a driver have
- * installed a handler of its own during the call (guard.h), then draws. */
+ * installed a handler of its own during the call (guard.h), then draws.
+ * A shared file mapping's dirty pages stay in the page cache when they
+ * leave the process (MADV_DONTNEED), so a value written later in the same
+ * page faults it back with what was written. */
 static void on_progress(void *user, uint64_t done, uint64_t total)
 {
+    run_progress *r = user;
     cli_guard_reclaim();
-    cli_progress_update(user, done, total);
+    if (r->mask && (done < r->released || done - r->released >= MASK_RELEASE)) {
+        (void)madvise(r->mask->map, r->mask->map_len, MADV_DONTNEED);
+        r->released = done;
+    }
+    cli_progress_update(&r->bar, done, total);
+}
+
+static void on_pass(void *user, unsigned k, unsigned n, int more, uint64_t first, uint64_t bytes)
+{
+    cli_progress_pass(&((run_progress *)user)->bar, k, n, more, first, bytes);
 }
 
 static cls_array array_of(const cls_npy *f)
@@ -409,8 +450,9 @@ static int run(args *a)
     cls_stats *stats = NULL;
     cls_context *ctx = NULL;
     cls_array factors;
-    cli_output o = {0}, so = {0};
-    cli_progress bar = {0};  /* draws nothing until cli_progress_start() */
+    cli_output o = {0}, so = {0}, mo = {0};
+    cls_npy mask = {0};
+    run_progress prog = {0}; /* draws nothing until cli_progress_start() */
     char err[1024];
     uint64_t *missing = NULL, *clipped = NULL; /* clean --verbose */
     /* before any work: where OUT and --stats-out go, and that they are
@@ -418,6 +460,7 @@ static int run(args *a)
     const char *const inputs[] = {a->in, a->stats, a->factors};
     int rc = cli_output_prepare(&o, a->name, NULL, a->out, inputs, 3, NULL);
     if (!rc && a->stats_out) rc = cli_output_prepare(&so, a->name, "--stats-out", a->stats_out, inputs, 3, &o);
+    if (!rc && a->mask_out) rc = cli_output_prepare(&mo, a->name, "--mask-out", a->mask_out, inputs, 3, &o);
     if (rc) goto done;
     if ((rc = open_input(a->in, &in, 1))) goto done;
     if (a->has_range && in.dtype == CLS_F32 && !(a->p.hi - a->p.lo <= FLT_MAX)) {
@@ -466,12 +509,17 @@ static int run(args *a)
     }
     /* before the devices start: an OUT that cannot be written fails fast */
     if ((rc = cli_output_begin(&o, in.dtype, in.ndim, reduce ? oshape : in.shape, &out))) goto done;
+    if (a->mask_out) {
+        if ((rc = cli_output_begin(&mo, CLS_NPY_BOOL, in.ndim, in.shape, &mask))) goto done;
+        a->cl.c.mask_out = mask.data;
+        prog.mask = &mask;
+    }
 
     cls_config cfg = {0};
     cfg.devices = a->devices;
     cfg.progress = on_progress;
-    cfg.progress_user = &bar;
-    cfg.pass = cli_progress_pass;
+    cfg.progress_user = &prog;
+    cfg.pass = on_pass;
     cls_status st = cls_context_create(&cfg, &ctx);
     /* the drivers are loaded now, and LLVM inside them took SIGBUS over */
     cli_guard_reclaim();
@@ -493,8 +541,8 @@ static int run(args *a)
         a->cl.c.missing_out = missing;
         a->cl.c.clipped_out = clipped;
     }
-    cli_progress_start(&bar, (uint64_t)in.data_bytes);
-    if (a->quiet) bar.enabled = 0;
+    cli_progress_start(&prog.bar, (uint64_t)in.data_bytes);
+    if (a->quiet) prog.bar.enabled = 0;
     const cls_pipeline *pp = a->cmd == CMD_APPLY && !a->inverse ? NULL : &a->p;
     cls_stats **fit = a->cmd == CMD_NORMALIZE && a->stats_out ? &stats : NULL;
     err[0] = '\0';
@@ -527,14 +575,14 @@ static int run(args *a)
     } else {
         st = cls_transform(ctx, pp, stats, &x, &y);
     }
-    cli_progress_end(&bar);
+    cli_progress_end(&prog.bar);
     if (st != CLS_OK) {
         rc = err[0] ? cli_error(EXIT_FAIL, "%s", err)
                     : cli_error(EXIT_FAIL, "%s: %s", cls_status_str(st), cls_last_error(ctx));
         goto done;
     }
     if (a->stats_out && (rc = cli_output_save_stats(&so, stats))) goto done;
-    if ((rc = cli_output_commit(&o, &out, a->stats_out ? &so : NULL))) goto done;
+    if ((rc = cli_output_commit(&o, &out, a->stats_out ? &so : NULL, &mo, a->mask_out ? &mask : NULL))) goto done;
     if (a->verbose && a->cmd != CMD_CLEAN) summary(a, ctx, &in);
     if (a->verbose && a->cmd == CMD_CLEAN) counts(in.cols, ngroups, missing, clipped);
     rc = EXIT_OK;
@@ -542,6 +590,7 @@ static int run(args *a)
 done:
     cli_output_discard(&o, &out);
     cli_output_discard(&so, NULL);
+    cli_output_discard(&mo, &mask);
     cls_context_destroy(ctx);
     cli_guard_stop();
     cls_stats_destroy(stats);

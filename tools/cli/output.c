@@ -336,10 +336,40 @@ static int commit_side(cli_output *s)
     return rc;
 }
 
-int cli_output_commit(cli_output *o, cls_npy *y, cli_output *side)
+/* The mask after OUT: its data is on disk already (cli_output_commit). */
+static int commit_mask(cli_output *m, cls_npy *mask)
 {
     char err[1024];
     int rc = 0;
+    cli_guard_unwatch(mask->map);
+    if (m->stream) {
+        if (write_all(m->sink, mask->map, mask->map_len) != 0)
+            rc = cli_error(EXIT_FAIL, "%s: %s: cannot write: %s (OUT was written)", m->opt, m->arg, strerror(errno));
+        cls_npy_close(mask, 0, NULL, 0);
+    } else if (cls_npy_close(mask, 1, err, sizeof err) != CLS_OK) {
+        rc = cli_error(EXIT_FAIL, "%s %s (OUT was written)", m->opt, err);
+    }
+    cli_guard_forget(m->slot);
+    m->slot = -1;
+    free(m->tmp);
+    m->tmp = NULL;
+    return rc;
+}
+
+int cli_output_commit(cli_output *o, cls_npy *y, cli_output *side, cli_output *m, cls_npy *mask)
+{
+    char err[1024];
+    int rc = 0;
+    /* both files' data on disk before either is renamed: a full disk or an
+     * I/O error leaves OUT and the mask as they were */
+    if (mask && mask->map && !m->stream && cls_npy_sync(mask, err, sizeof err) != CLS_OK) {
+        cli_output_discard(m, mask);
+        return cli_error(EXIT_FAIL, "%s %s", m->opt, err);
+    }
+    if (mask && mask->map && !o->stream && cls_npy_sync(y, err, sizeof err) != CLS_OK) {
+        cli_output_discard(m, mask);
+        return cli_error(EXIT_FAIL, "%s", err);
+    }
     cli_guard_unwatch(y->map);
     if (o->stream) {
         /* Not under the lock: a reader that stalls must not make the run
@@ -358,6 +388,10 @@ int cli_output_commit(cli_output *o, cls_npy *y, cli_output *side)
         o->slot = -1;
         free(o->tmp);
         o->tmp = NULL;
+    }
+    if (mask && mask->map) {
+        if (rc == 0) rc = commit_mask(m, mask);
+        else cli_output_discard(m, mask);
     }
     if (side && side->tmp) {
         if (rc == 0) rc = commit_side(side);

@@ -12,8 +12,9 @@
  *   cli_output_begin()    the temporary (registered with the guard before it
  *                         exists) or scratch file the library fills, mapped
  *   cli_output_save_stats() a side file, written to its own temporary
- *   cli_output_commit()   OUT first, then the side file: renames (or the
- *                         stream's bytes) under the guard's lock
+ *   cli_output_commit()   OUT first, then the mask, then the side file:
+ *                         renames (or the stream's bytes) under the guard's
+ *                         lock
  *   cli_output_discard()  removes whatever a failed run made
  *
  * Needs cli_guard_start() before cli_output_begin(). */
@@ -27,7 +28,7 @@
 
 typedef struct cli_output {
     const char *cmd;      /* the command, for messages */
-    const char *opt;      /* "--stats-out", or NULL for OUT */
+    const char *opt;      /* "--stats-out", "--mask-out", or NULL for OUT */
     const char *arg;      /* the name as given */
     char       *path;     /* a file: where it lands (arg, or the file its symlink names) */
     int         stream;   /* written through sink (a device, FIFO or stdout) */
@@ -68,11 +69,14 @@ int cli_output_begin(cli_output *o, cls_dtype dtype, size_t ndim, const size_t *
  * @return 0, or 1 after printing why. */
 int cli_output_save_stats(cli_output *s, const cls_stats *stats);
 
-/* cli_output_commit() : OUT (from *y), then the side file `side` (may be
- * NULL). A failure of OUT leaves both old files as they were; a failure of
- * the side file after OUT was renamed is reported as such.
+/* cli_output_commit() : OUT (from *y), then the mask `m` (from *mask,
+ * made by cli_output_begin(); both may be NULL), then the side file `side`
+ * (may be NULL). With a mask, both files' data are written to disk first;
+ * the renames follow under the guard's lock (no signal between them). A
+ * failure of OUT (or of writing either to disk) leaves every old file as it
+ * was; a failure of a later one after OUT was renamed is reported as such.
  * @return 0, or 1 after printing why. */
-int cli_output_commit(cli_output *o, cls_npy *y, cli_output *side);
+int cli_output_commit(cli_output *o, cls_npy *y, cli_output *side, cli_output *m, cls_npy *mask);
 
 /* cli_output_discard() : removes the temporaries, closes the stream; `y`
  * may be NULL. Safe on a zeroed or already committed output. */
