@@ -15,11 +15,13 @@
 #include "job.h"
 
 /* Slices that would compute at least this many times the table's entries
- * between them take the table instead: slices of rows of one matrix each
- * span every column (60 rows x 266,666 columns took four such slices,
- * which made every column's params four times on a host thread the
- * kernels needed), while slices of a batch of matrices span one or two. */
-#define CLS_PARAMS_SHARED 2
+ * between them take the table instead: four slices of rows of one matrix
+ * (60 rows x 266,666 columns) each spanned every column, and made every
+ * column's params four times on a host thread the kernels needed; slices
+ * of a batch of matrices span one or two each (seed-A's make each entry
+ * two to four times, cheaper than a table of 1.8 M entries written before
+ * the run and read back from memory). */
+#define CLS_PARAMS_SHARED 4
 
 unsigned cls_params_planes(const cls_job *job) { return job->imp_on ? 5 : 4; }
 
