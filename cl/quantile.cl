@@ -146,10 +146,12 @@ __kernel void F(QNAME)(__global const REAL *x, ulong xoff, uint ncols, uint rows
     for (uint i = 0; i < qb; i++) {
         RV t = i < rows ? F(x_load)(p + (ulong)i * ld, nl, (REAL)INFINITY) : (RV)INFINITY;
 #if CLS_PREFETCH
-        /* the same row of the work-items after this one (2 * XW values on,
-         * as clip.cl's X_PREFETCH): the rows are a group's height apart,
-         * each a stream of its own */
-        if (i < rows) __builtin_prefetch(p + (ulong)i * ld + 2 * XW);
+        /* the same row of the work-item eight blocks on (8 * XW values):
+         * the rows are a group's height apart, each a stream of its own.
+         * Two blocks on (clip.cl's 2 * XW), the lines arrived too late:
+         * the load still waited on them, the hottest instruction of the
+         * kernel at 60 rows */
+        if (i < rows) __builtin_prefetch(p + (ulong)i * ld + 8 * XW);
 #endif
         IV ok = isfinite(t);
         if (qflags) {

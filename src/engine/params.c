@@ -2,20 +2,25 @@
  * shi) - slo) * m + o per group and column, four planes in the data's
  * dtype, made from the fitted statistics.
  * Owns: when they are made. A slice's params are computed as the slice is
- * enqueued when slices share few entries (matrix scope: a slice of rows
- * spans one or two groups), so that no table of all of them is written and
- * read again (a serial pass before the run). When
- * slices share many (batch scope: every slice needs the same row of
- * params), the table is made once, before the run, and slices copy their
- * part (docs/PERFORMANCE.md, "Params"). */
+ * enqueued when slices share few entries (matrix scope of several
+ * matrices: a slice of rows spans one or two groups), so that no table
+ * of all of them is written and read again (a serial pass before the
+ * run). When slices share many (batch scope, or one matrix cut into
+ * slices of rows: every slice needs the same row of params), the table
+ * is made once, before the run, and slices copy their part (docs/PERFORMANCE.md, "Params"). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "job.h"
 
-/* Slices that would compute more than this many times the table's entries
- * between them take the table instead. */
+/* Slices that would compute at least this many times the table's entries
+ * between them take the table instead: four slices of rows of one matrix
+ * (60 rows x 266,666 columns) each spanned every column, and made every
+ * column's params four times on a host thread the kernels needed; slices
+ * of a batch of matrices span one or two each (seed-A's make each entry
+ * two to four times, cheaper than a table of 1.8 M entries written before
+ * the run and read back from memory). */
 #define CLS_PARAMS_SHARED 4
 
 unsigned cls_params_planes(const cls_job *job) { return job->imp_on ? 5 : 4; }
@@ -65,7 +70,7 @@ cls_status cls_params_prepare(cls_job *job)
     for (size_t i = 0; i < job->nsl; i++) used += job->sl[i].ngroups * job->sl[i].ncols;
     /* a resident call (job->res) takes the table always: its slices follow
      * each other on one queue without the host between them */
-    if (used <= CLS_PARAMS_SHARED * table && !job->res) return CLS_OK;
+    if (used < CLS_PARAMS_SHARED * table && !job->res) return CLS_OK;
     unsigned planes = cls_params_planes(job);
     job->ptab = malloc(planes * (size_t)table * job->es);
     if (!job->ptab) return cls_fail(job->ctx, CLS_E_NOMEM, "out of memory for params (%zu bytes)",
