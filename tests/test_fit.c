@@ -95,6 +95,18 @@ static void float32_offset_through_every_cut(void **state)
     fit_all(3, 12, cols, REF_OFFSET, small_only() ? 16384 : 65536, 52);
 }
 
+/* wide groups: from 32768 entries the conversion of a slice's device
+ * statistics is shared out in pieces of 16384 columns (engine/slice.c) */
+static void wide_groups_convert_in_pieces(void **state)
+{
+    (void)state;
+    if (small_only()) {
+        fit_all(1, 1, 33000, REF_MISSING | REF_ALL_MISSING, 0, 61);
+        return;
+    }
+    fit_all(2, 3, 40000, REF_MISSING | REF_CONSTANT | REF_ALL_MISSING, 0, 61);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -103,6 +115,7 @@ int main(void)
         cmocka_unit_test(column_blocks_and_row_tiles),
         cmocka_unit_test(group_taller_than_a_chunk),
         cmocka_unit_test(float32_offset_through_every_cut),
+        cmocka_unit_test(wide_groups_convert_in_pieces),
     };
     return TEST_RUN("fit", tests, NULL, NULL);
 }

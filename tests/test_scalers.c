@@ -42,6 +42,21 @@ static void plain_columns(void **state)
     run_all(0, 3, 57, 19, 100);
 }
 
+/* Wide groups: from 32768 statistics entries a slice's conversion of the
+ * device statistics is cut into pieces of 16384 columns shared by the copy
+ * pool (engine/slice.c); 2 x 40000 columns per matrix cut each group into
+ * three pieces, the last one short; one group of 40000 in scope batch.
+ * Oclgrind: one row of 33000 columns, still past the cut. */
+static void wide_groups_convert_in_pieces(void **state)
+{
+    (void)state;
+    if (test_suite_is("oclgrind")) {
+        run_all(REF_MISSING | REF_ALL_MISSING | REF_CONSTANT, 1, 1, 33000, 150);
+        return;
+    }
+    run_all(REF_MISSING | REF_ALL_MISSING | REF_CONSTANT | REF_NEGATIVE, 2, 3, 40000, 150);
+}
+
 static void negative_values(void **state)
 {
     (void)state;
@@ -273,6 +288,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(plain_columns),
         cmocka_unit_test(negative_values),
+        cmocka_unit_test(wide_groups_convert_in_pieces),
         cmocka_unit_test(missing_values_are_skipped_and_passed_through),
         cmocka_unit_test(constant_and_all_missing_columns),
         cmocka_unit_test(float32_offset_mean_1e4_times_spread),

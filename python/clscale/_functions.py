@@ -139,9 +139,23 @@ def _per_column(x, axes, devices, on_devices, by_numpy):
     if inf is not None:
         for b in np.nonzero(inf.any(axis=1))[0]:
             res[..., b, inf[b]] = by_numpy(m[b][:, inf[b]])
-    if np.isnan(res).any():
-        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
+    _warn_all_nan(res, inf)
     return res, shape
+
+
+def _warn_all_nan(res, inf):
+    """numpy's "All-NaN slice encountered", once per all-NaN slice (its
+    nanmedian and nanquantile reduce slice by slice): a slice whose first
+    result is NaN, but for the +-Inf columns (numpy's own results, NaN
+    where Inf - Inf is interpolated, without a warning)."""
+    if res.size == 0:
+        return
+    first = res[(0,) * (res.ndim - 2)]
+    empty = np.isnan(first)
+    if inf is not None:
+        empty &= ~inf
+    for _ in range(int(np.count_nonzero(empty))):
+        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=4)
 
 
 # numpy's quantile methods (numpy.quantile's documentation). "linear",

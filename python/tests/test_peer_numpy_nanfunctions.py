@@ -125,6 +125,34 @@ def test_all_nan_keeps_the_dtype_and_warns(fns, axis, dtype):
     same(got, quiet(theirs, scalar, *q))
 
 
+def _all_nan_warnings(f, *args, **kw):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        f(*args, **kw)
+    return [x for x in w if issubclass(x.category, RuntimeWarning) and "All-NaN slice" in str(x.message)]
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, (0, 2)])
+@pytest.mark.parametrize("fns", FNS)
+def test_one_warning_per_all_nan_slice(fns, axis):
+    # numpy reduces slice by slice and warns for each all-NaN one; the
+    # +-Inf columns (numpy's results, NaN from Inf - Inf) do not warn
+    ours, theirs, q = fns
+    d = np.ones((4, 5, 3))
+    d[:, 1] = np.nan
+    d[2, :, 0] = np.nan
+    d[1, 3] = [np.inf, np.nan, -np.inf]
+    d[3, 4] = [np.inf, -np.inf, np.nan]
+    d[:, 2, 2] = [np.inf, -np.inf, np.nan, np.nan]
+    for x in (d, np.full((3, 3), np.nan), d[0, :, :1]):
+        if isinstance(axis, tuple) and x.ndim < 3:
+            continue
+        want = _all_nan_warnings(theirs, x, *q, axis=axis)
+        got = _all_nan_warnings(ours, x, *q, axis=axis)
+        assert len(got) == len(want), (x.shape, axis)
+    assert len(_all_nan_warnings(theirs, np.full((3, 3), np.nan), *q, axis=0)) == 3
+
+
 @pytest.mark.parametrize("fns", FNS)
 def test_empty(fns):
     ours, theirs, q = fns

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "stats/clean_host.h"
+#include "util/pool.h"
 #include "job.h"
 
 /* First and one-past-last element of the slice in the row-major view. */
@@ -188,7 +189,7 @@ cls_status cls_slice_start(cls_devrun *r, unsigned q, size_t si)
 #define CONVERT_ROW(T)                                                                                         \
     do {                                                                                                       \
         const T *pk = (const T *)sl->st_host + i0, *pr = pk + n, *pm2 = pr + n, *pmn = pm2 + n, *pmx = pmn + n;   \
-        for (size_t k = 0; k < nc; k++) {                                                                      \
+        for (size_t k = k0; k < k1; k++) {                                                                     \
             cls_column_stats c = empty;                                                                        \
             c.count = cn[i0 + k];                                                                              \
             c.missing = cn[n + i0 + k];                                                                        \
@@ -206,7 +207,8 @@ cls_status cls_slice_start(cls_devrun *r, unsigned q, size_t si)
         }                                                                                                      \
     } while (0)
 
-static void convert_stats(cls_devrun *r, unsigned q, const cls_slice *s)
+/* Columns [k0, k1) of one group of the slice. */
+static void convert_part(cls_devrun *r, unsigned q, const cls_slice *s, size_t g, size_t k0, size_t k1)
 {
     cls_job *job = r->job;
     cls_slot *sl = &r->dev->slot[q];
@@ -214,23 +216,55 @@ static void convert_stats(cls_devrun *r, unsigned q, const cls_slice *s)
     const cl_uint *cn = sl->cn_host;
     const cls_column_stats empty = cls_column_empty();
     int moments = job->moments; /* else the planes MIN and MAX alone were downloaded */
-    for (size_t g = 0; g < ng; g++) {
-        size_t i0 = g * nc;
-        /* FIT: straight into the result (the slice's group g, its columns) */
-        size_t e0 = (s->group0 + g) * job->C + s->col0;
-        cls_column_stats *out = job->sdirect ? &job->sdirect[e0] : &job->sstats[s->stats_at + i0];
-        if (job->dtype == CLS_F64) CONVERT_ROW(double);
-        else CONVERT_ROW(float);
-        /* fused imputation: the imputed column's statistics while the
-         * entry is in the cache, on this device's thread (a pass over
-         * every column's entry after the run took 4.6 ms of a 20 ms call,
-         * 18 x 60 x 20000 float64 per matrix) */
-        if (job->fill_direct)
-            for (size_t k = 0; k < nc; k++)
-                job->fill_direct[e0 + k] =
-                    cls_impute_column(&out[k], job->Rg, job->imp, job->fillc, job->dtype,
-                                      job->miss_direct ? &job->miss_direct[e0 + k] : NULL);
+    size_t i0 = g * nc;
+    /* FIT: straight into the result (the slice's group g, its columns) */
+    size_t e0 = (s->group0 + g) * job->C + s->col0;
+    cls_column_stats *out = job->sdirect ? &job->sdirect[e0] : &job->sstats[s->stats_at + i0];
+    if (job->dtype == CLS_F64) CONVERT_ROW(double);
+    else CONVERT_ROW(float);
+    /* fused imputation: the imputed column's statistics while the
+     * entry is in the cache, on this device's thread (a pass over
+     * every column's entry after the run took 4.6 ms of a 20 ms call,
+     * 18 x 60 x 20000 float64 per matrix) */
+    if (job->fill_direct)
+        for (size_t k = k0; k < k1; k++)
+            job->fill_direct[e0 + k] =
+                cls_impute_column(&out[k], job->Rg, job->imp, job->fillc, job->dtype,
+                                  job->miss_direct ? &job->miss_direct[e0 + k] : NULL);
+}
+
+/* A piece of the conversion for the copy pool: CONVERT_PIECE columns of
+ * one group. Below CONVERT_PIECE * 2 entries the device's thread converts
+ * alone; above, the pool's threads share the pieces: on wide data the
+ * conversion is the call's serial host work after its kernel (98450
+ * columns: 7.9 MB of entries written while the devices' threads wait). */
+#define CONVERT_PIECE ((size_t)1 << 14)
+
+typedef struct {
+    cls_devrun *r;
+    unsigned q;
+    const cls_slice *s;
+    size_t pieces; /* per group */
+} convert_work;
+
+static void convert_item(void *arg, size_t i)
+{
+    const convert_work *w = arg;
+    size_t g = i / w->pieces, k0 = i % w->pieces * CONVERT_PIECE, k1 = k0 + CONVERT_PIECE;
+    if (k1 > w->s->ncols) k1 = w->s->ncols;
+    convert_part(w->r, w->q, w->s, g, k0, k1);
+}
+
+static void convert_stats(cls_devrun *r, unsigned q, const cls_slice *s)
+{
+    size_t nc = s->ncols, ng = cls_op_per_group(s->op) ? (size_t)s->ngroups : 1;
+    struct cls_pool *pool = r->job->ctx->pool;
+    if (pool && ng * nc >= 2 * CONVERT_PIECE) {
+        convert_work w = {r, q, s, (nc + CONVERT_PIECE - 1) / CONVERT_PIECE};
+        cls_pool_run(pool, ng * w.pieces, convert_item, &w);
+        return;
     }
+    for (size_t g = 0; g < ng; g++) convert_part(r, q, s, g, 0, nc);
 }
 #undef CONVERT_ROW
 
