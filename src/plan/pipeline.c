@@ -13,7 +13,7 @@
 #include "plan/entries.h"
 #include "util/pool.h"
 
-static size_t bytes_of(const cls_array *a) { return cls_array_bytes(a); }
+static size_t bytes_of(const cls_array *a) { return a->batch * a->rows * a->cols * (a->dtype == CLS_F64 ? 8 : 4); }
 
 /* The fit computes mean and m2 (also for CLS_NONE: a describe). */
 static int needs_moments(cls_scaler s)
