@@ -11,14 +11,20 @@
  * Short groups (<= 64 rows, clip_fast.h) clip in one pass instead of the moments and
  * masking passes, and find their fill there too. Imputation alone (mean,
  * constant, a sentinel) ahead of a one-pass scaler goes to impute_fused.c
- * instead. Across processes (cls_fit_transform): every moments
+ * instead where the call's route says so (its impute_fused). Every entry
+ * here acts on the call's route (plan/route.h) and checks its arguments
+ * once before any pass writes (a scaler after the cleaning or light
+ * curves: plan/checks.c's cls_check_fit_transform); the passes after check
+ * nothing again. Across processes (cls_fit_transform): every moments
  * pass's moments merged by the caller's combine->stats hook, the medians
  * by the combined counting passes, so every process takes the same
  * decisions; a process with no rows takes no device pass but every
  * collective; neither one-pass route is taken there (each needs every row
  * of a group in one process).
- * Calls: clean_pass.c, clip_fast.c, impute_fused.c, select.c (medians), stats/mode_count.c (the most
- * frequent value of a streamed file), pipeline.c (what cannot fuse),
+ * Calls: checks.c (the checks of the call), clean_pass.c, clip_fast.c,
+ * impute_fused.c, select.c (medians), stats/mode_count.c (the most
+ * frequent value of a streamed file), lightcurve.c (trends and bins after
+ * the cleaning), pipeline.c (what cannot fuse, after its checks),
  * clean/ (host arithmetic), scalers/ (params). */
 #include <math.h>
 #include <stdatomic.h>
@@ -922,7 +928,7 @@ cls_status cls_host_fit_transform(cls_context *ctx, const cls_pipeline *p, const
     cls_pipeline rest = *p;
     rest.clean = NULL;
     uint64_t Rg = p->scope == CLS_SCOPE_BATCH ? (uint64_t)in->batch * in->rows : in->rows;
-    if (st == CLS_OK) st = cls_check_stages(ctx, &rest, lc ? p->clean : NULL, Rg, in, out);
+    if (st == CLS_OK) st = cls_check_fit_transform(ctx, &rest, lc ? p->clean : NULL, Rg, in, out);
     if (st != CLS_OK) return st;
     if (lc) {
         st = clean_alone(ctx, r->clean_passes, r->impute_fused_alone, p->clean, &o, p->scope, in, out);

@@ -174,8 +174,8 @@ cls_status cls_check_curves(cls_context *ctx, const cls_clean *c, uint64_t Rg, i
     return CLS_OK;
 }
 
-cls_status cls_check_stages(cls_context *ctx, const cls_pipeline *rest, const cls_clean *curves, uint64_t Rg,
-                            const cls_array *in, const cls_array *out)
+cls_status cls_check_fit_transform(cls_context *ctx, const cls_pipeline *rest, const cls_clean *curves,
+                                   uint64_t Rg, const cls_array *in, const cls_array *out)
 {
     cls_status st = curves ? cls_check_curves(ctx, curves, Rg, 0) : CLS_OK;
     if (st == CLS_OK) st = cls_check_io(ctx, in, out);
