@@ -774,10 +774,14 @@ CLS_API void cls_column_stats_merge(cls_column_stats *into, const cls_column_sta
  * @return CLS_OK and *out (free with cls_stats_destroy()); CLS_E_ARG when an
  *         argument is NULL, info has an unknown scaler, scope or dtype,
  *         groups or cols is 0, scope batch has groups != 1, lo or hi is not
- *         finite, a z-score without moments, a robust scaler without
- *         quantiles, or a column fails the checks
- *         above; CLS_E_NOMEM. *out is NULL on failure;
- *         cls_last_error(NULL) says why. */
+ *         finite, an empty range (lo >= hi, but for 0, 0: the default) for a
+ *         scaler that takes one (min-max), a z-score without moments, a
+ *         scaler fitted on exact quantiles (robust) without them, or a
+ *         column fails the checks above; CLS_E_NOMEM. *out is NULL on
+ *         failure; cls_last_error(NULL) says why. These refusals follow the
+ *         scalers' table, so a binding or a tool learns from them which
+ *         scalers take a range (and clip) and which the quantile options
+ *         (qmin, qmax, no_centering, no_scaling, unit_variance). */
 CLS_API cls_status cls_stats_create(const cls_stats_info *info, const cls_column_stats *cols,
                                     cls_stats **out);
 

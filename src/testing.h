@@ -45,7 +45,8 @@ typedef struct cls_tuning {
     int         no_prior;      /* no speed probes: an unmeasured device takes a slice (admit.c) */
     int         no_team;       /* every call runs on every device (team.c) */
     int         impute_unfused; /* imputation ahead of a scaler takes the cleaning stage's
-                                   own passes (impute_fused.c), for comparisons */
+                                   own passes, not impute_fused.c's one pass: the call's
+                                   route reads it (plan/route.c), for comparisons */
     int         qsort_column;  /* short columns' order statistics (select.c): 1 a column per
                                   work-item (qsort32g/64g, qselect_small) on every device, -1
                                   in lanes (qsort32/64/128); 0 by device type */

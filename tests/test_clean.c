@@ -405,6 +405,28 @@ static void bad_arguments_leave_out_untouched(void **state)
     assert_int_equal(cls_fit_transform(ctx, &pk, &x, &y, NULL), CLS_E_ARG);
     assert_non_null(strstr(cls_last_error(ctx), "CLS_CLIP_KEEP"));
     assert_memory_equal(y.data, before.data, bytes);
+    /* the scaler's options are checked with the cleaning's, before any pass
+     * writes, whichever way the cleaning runs: its last pass fused with the
+     * scaler (clipping), the engine's one pass (mean imputation), or the
+     * scaler after it (robust) */
+    cls_clean clip3 = {.sigma = 3}, mean_fill = {.impute = CLS_IMPUTE_MEAN};
+    const cls_clean *ways[] = {&clip3, &mean_fill};
+    cls_array wide = cref_make(t, 1, 1, 3, 601); /* factors that do not broadcast against 8 columns */
+    for (size_t w = 0; w < 2; w++) {
+        const cls_pipeline badp[] = {
+            {.scaler = CLS_MINMAX, .lo = 1, .hi = 0, .clean = ways[w]},
+            {.scaler = CLS_ZSCORE, .clip = 1, .clean = ways[w]},
+            {.scaler = CLS_MINMAX, .qmin = 10, .qmax = 90, .clean = ways[w]},
+            {.scaler = CLS_ROBUST, .qmin = 90, .qmax = 10, .clean = ways[w]},
+            {.scaler = CLS_ROBUST, .factors = &wide, .clean = ways[w]},
+        };
+        for (size_t i = 0; i < sizeof badp / sizeof badp[0]; i++) {
+            assert_int_equal(cls_fit_transform(ctx, &badp[i], &x, &y, NULL), CLS_E_ARG);
+            assert_non_null(strstr(cls_last_error(ctx), badp[i].factors ? "factors" : "pipeline"));
+            assert_memory_equal(y.data, before.data, bytes);
+        }
+    }
+    ref_free(&wide);
     /* cleaning belongs to cls_fit_transform */
     cls_clean ok = {.impute = CLS_IMPUTE_MEAN};
     cls_pipeline p = {.scaler = CLS_ZSCORE, .clean = &ok};

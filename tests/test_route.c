@@ -97,7 +97,7 @@ static void every_case_takes_its_route(void **state)
         cls_array out = in;
         if (c->out_rows) out.rows = c->out_rows;
         cls_route r;
-        cls_route_fit_transform(&c->p, &in, &out, c->want_fitted, &r);
+        cls_route_fit_transform(&c->p, &in, &out, c->want_fitted, NULL, &r);
         int ok = r.entry == c->entry && r.cleans == c->cleans && r.fuses == c->fuses && r.scaler_after == c->after &&
                  r.quantiles == c->quantiles && r.streams == c->streams && r.combined == c->combined &&
                  r.fusable == c->fusable && r.clean_streams == c->clean_streams && r.bins_reduce == c->bins_reduce &&
@@ -121,37 +121,37 @@ static void a_fit_takes_its_route(void **state)
     cls_clean clip = {.sigma = 3}, sums = {.bin_rows = 4, .bin_stat = CLS_BIN_SUM};
     cls_array x = {.dtype = CLS_F32, .batch = 2, .rows = 12, .cols = 3, .where = CLS_IN_HOST};
     cls_route r;
-    cls_route_fit(&(cls_pipeline){.scaler = CLS_ROBUST}, &x, &r);
+    cls_route_fit(&(cls_pipeline){.scaler = CLS_ROBUST}, &x, NULL, &r);
     assert_int_equal(r.entry, CLS_ENTRY_HOST);
     assert_true(r.quantiles);
-    cls_route_fit(&(cls_pipeline){.clean = &clip}, &x, &r);
+    cls_route_fit(&(cls_pipeline){.clean = &clip}, &x, NULL, &r);
     assert_int_equal(r.entry, CLS_ENTRY_HOST);
     assert_false(r.clean_streams);
-    cls_route_fit(&(cls_pipeline){.clean = &sums}, &x, &r);
+    cls_route_fit(&(cls_pipeline){.clean = &sums}, &x, NULL, &r);
     assert_int_equal(r.entry, CLS_ENTRY_HOST);
     assert_false(r.bins_reduce);
-    cls_route_fit(&(cls_pipeline){.scaler = CLS_ROBUST, .combine = &hook}, &x, &r);
+    cls_route_fit(&(cls_pipeline){.scaler = CLS_ROBUST, .combine = &hook}, &x, NULL, &r);
     assert_int_equal(r.entry, CLS_ENTRY_HOST);
     assert_true(r.combined && r.quantiles);
     x.where = CLS_IN_BUFFER;
-    cls_route_fit(&(cls_pipeline){.scaler = CLS_ROBUST}, &x, &r);
+    cls_route_fit(&(cls_pipeline){.scaler = CLS_ROBUST}, &x, NULL, &r);
     assert_int_equal(r.entry, CLS_ENTRY_REFUSED);
     assert_int_equal(r.refusal, CLS_E_UNSUPPORTED);
     assert_non_null(strstr(r.why, "exact quantiles"));
     assert_non_null(strstr(r.why, "cls_transform"));
-    cls_route_fit(&(cls_pipeline){.scaler = CLS_MINMAX}, &x, &r);
+    cls_route_fit(&(cls_pipeline){.scaler = CLS_MINMAX}, &x, NULL, &r);
     assert_int_equal(r.entry, CLS_ENTRY_BUFFER);
-    cls_route_fit(&(cls_pipeline){.scaler = CLS_MINMAX, .combine = &hook}, &x, &r);
+    cls_route_fit(&(cls_pipeline){.scaler = CLS_MINMAX, .combine = &hook}, &x, NULL, &r);
     assert_int_equal(r.entry, CLS_ENTRY_REFUSED);
     assert_true(r.combined);
     x.where = CLS_IN_FILE;
-    cls_route_fit(&(cls_pipeline){.scaler = CLS_ROBUST, .combine = &hook}, &x, &r);
+    cls_route_fit(&(cls_pipeline){.scaler = CLS_ROBUST, .combine = &hook}, &x, NULL, &r);
     assert_int_equal(r.entry, CLS_ENTRY_FILE);
     assert_true(r.combined && r.quantiles && r.streams);
     x.where = CLS_IN_NPY;
-    cls_route_fit(&(cls_pipeline){.scaler = CLS_ZSCORE, .combine = &hook}, &x, &r);
+    cls_route_fit(&(cls_pipeline){.scaler = CLS_ZSCORE, .combine = &hook}, &x, NULL, &r);
     assert_int_equal(r.entry, CLS_ENTRY_REFUSED);
-    cls_route_fit(NULL, &x, &r);
+    cls_route_fit(NULL, &x, NULL, &r);
     assert_int_equal(r.entry, CLS_ENTRY_NPY);
 }
 
@@ -163,7 +163,7 @@ static void the_stages_of_a_split_call(void **state)
     cls_clean clip = {.sigma = 3};
     cls_array in = {.dtype = CLS_F64, .batch = 1, .rows = 12, .cols = 3, .where = CLS_IN_FILE}, out = in;
     cls_route r, alone, rest;
-    cls_route_fit_transform(&(cls_pipeline){.scaler = CLS_ROBUST, .clean = &clip}, &in, &out, 1, &r);
+    cls_route_fit_transform(&(cls_pipeline){.scaler = CLS_ROBUST, .clean = &clip}, &in, &out, 1, NULL, &r);
     assert_true(r.scaler_after && r.quantiles && !r.clean_streams);
     cls_route_clean_alone(&r, &alone);
     assert_true(alone.cleans && alone.clean_streams && alone.streams);
@@ -175,12 +175,12 @@ static void the_stages_of_a_split_call(void **state)
     /* a trend streamed ahead of a scaler of extremes fits it from its
      * blocks; neither stage of the split call does */
     cls_clean trend = {.detrend = CLS_DETREND_MEAN, .window = 5};
-    cls_route_fit_transform(&(cls_pipeline){.scaler = CLS_MINMAX, .clean = &trend}, &in, &out, 1, &r);
+    cls_route_fit_transform(&(cls_pipeline){.scaler = CLS_MINMAX, .clean = &trend}, &in, &out, 1, NULL, &r);
     assert_true(r.trend_fits);
     cls_route_clean_alone(&r, &alone);
     cls_route_after_clean(&r, &rest);
     assert_false(alone.trend_fits || rest.trend_fits);
-    cls_route_fit_transform(&(cls_pipeline){.scaler = CLS_ZSCORE, .clean = &trend}, &in, &out, 1, &r);
+    cls_route_fit_transform(&(cls_pipeline){.scaler = CLS_ZSCORE, .clean = &trend}, &in, &out, 1, NULL, &r);
     assert_false(r.trend_fits);
 }
 
@@ -210,6 +210,77 @@ static void the_fusing_rule(void **state)
     assert_false(cls_route_clean_streams(&(cls_pipeline){.clean = &clip, .factors = &factors}, 0));
     assert_false(cls_route_clean_streams(&(cls_pipeline){.scaler = CLS_ROBUST, .clean = &clip}, 0));
     assert_false(cls_route_clean_streams(&(cls_pipeline){.scaler = CLS_MINMAX, .clean = &clamp}, 0));
+}
+
+/* Whether the cleaning stage's imputation takes the engine's one pass:
+ * decided with the call's route, from the pipeline and the context's
+ * switch; the cleaning stage alone (ahead of light curves, or of a scaler
+ * over its output) takes the route's alone form */
+static void imputation_takes_the_one_pass_where_the_route_says(void **state)
+{
+    (void)state;
+    cls_clean mean = {.impute = CLS_IMPUTE_MEAN}, constant = {.impute = CLS_IMPUTE_CONSTANT, .fill_value = 2},
+              sentinel = {.has_missing_value = 1, .missing_value = -9999},
+              median = {.impute = CLS_IMPUTE_MEDIAN}, clip = {.sigma = 3, .impute = CLS_IMPUTE_MEAN},
+              masked = {.impute = CLS_IMPUTE_MEAN, .mask_out = (uint8_t *)&mean},
+              keep = {.has_missing_value = 1, .mode = CLS_CLIP_KEEP},
+              trend = {.impute = CLS_IMPUTE_MEAN, .detrend = CLS_DETREND_MEAN, .window = 5},
+              curves = {.detrend = CLS_DETREND_MEAN, .window = 5};
+    const cls_scaler one_pass[] = {CLS_MINMAX, CLS_ZSCORE, CLS_DECIMAL, CLS_MAXABS, CLS_NONE};
+    for (size_t i = 0; i < 5; i++) {
+        assert_true(cls_route_impute_fuses(&(cls_pipeline){.scaler = one_pass[i], .clean = &mean}, NULL));
+        assert_true(cls_route_impute_fuses(&(cls_pipeline){.scaler = one_pass[i], .clean = &constant}, NULL));
+        assert_true(cls_route_impute_fuses(&(cls_pipeline){.scaler = one_pass[i], .clean = &sentinel}, NULL));
+        assert_false(cls_route_impute_fuses(&(cls_pipeline){.scaler = one_pass[i], .clean = &median}, NULL));
+        assert_false(cls_route_impute_fuses(&(cls_pipeline){.scaler = one_pass[i], .clean = &clip}, NULL));
+        assert_false(cls_route_impute_fuses(&(cls_pipeline){.scaler = one_pass[i], .clean = &masked}, NULL));
+    }
+    assert_false(cls_route_impute_fuses(&(cls_pipeline){.scaler = CLS_ROBUST, .clean = &mean}, NULL));
+    assert_false(cls_route_impute_fuses(&(cls_pipeline){.clean = &keep}, NULL));
+    assert_false(cls_route_impute_fuses(&(cls_pipeline){.scaler = CLS_MINMAX, .clean = &mean, .inverse = 1}, NULL));
+    assert_false(cls_route_impute_fuses(&(cls_pipeline){.scaler = CLS_MINMAX}, NULL));
+    assert_false(cls_route_impute_fuses(NULL, NULL));
+    /* the context's switch keeps the cleaning's own passes */
+    cls_tuning unfused = {.impute_unfused = 1}, own = {0};
+    assert_false(cls_route_impute_fuses(&(cls_pipeline){.scaler = CLS_ZSCORE, .clean = &mean}, &unfused));
+    assert_true(cls_route_impute_fuses(&(cls_pipeline){.scaler = CLS_ZSCORE, .clean = &mean}, &own));
+
+    /* the call's route: the rule for its scaler and for its cleaning alone */
+    cls_array in = {.dtype = CLS_F32, .batch = 2, .rows = 12, .cols = 3, .where = CLS_IN_HOST}, out = in;
+    cls_route r, alone, rest;
+    cls_route_fit_transform(&(cls_pipeline){.scaler = CLS_ZSCORE, .clean = &mean}, &in, &out, 1, NULL, &r);
+    assert_true(r.clean_passes && r.impute_fused && r.impute_fused_alone);
+    cls_route_fit_transform(&(cls_pipeline){.scaler = CLS_ZSCORE, .clean = &mean}, &in, &out, 1, &unfused, &r);
+    assert_true(r.clean_passes && r.cleans);
+    assert_false(r.impute_fused || r.impute_fused_alone);
+    /* robust after the imputation: the imputation alone takes the one pass */
+    cls_route_fit_transform(&(cls_pipeline){.scaler = CLS_ROBUST, .clean = &mean}, &in, &out, 0, NULL, &r);
+    assert_true(r.scaler_after && r.impute_fused_alone);
+    assert_false(r.impute_fused);
+    cls_route_clean_alone(&r, &alone);
+    assert_true(alone.impute_fused && alone.clean_passes);
+    cls_route_after_clean(&r, &rest);
+    assert_false(rest.impute_fused || rest.impute_fused_alone || rest.clean_passes);
+    /* an inverse call: its cleaning alone would fuse, the call does not */
+    cls_route_fit_transform(&(cls_pipeline){.scaler = CLS_MINMAX, .clean = &mean, .inverse = 1}, &in, &out, 0,
+                            NULL, &r);
+    assert_true(r.impute_fused_alone);
+    assert_false(r.impute_fused);
+    /* no output (a fit, or cleaning alone writing only per-column outputs): no one pass writes */
+    cls_route_fit(&(cls_pipeline){.scaler = CLS_ZSCORE, .clean = &mean}, &in, NULL, &r);
+    assert_false(r.impute_fused || r.impute_fused_alone);
+    cls_route_fit_transform(&(cls_pipeline){.clean = &mean}, &in, NULL, 0, NULL, &r);
+    assert_int_equal(r.entry, CLS_ENTRY_HOST_CLEAN);
+    assert_false(r.impute_fused || r.impute_fused_alone);
+    /* light curves: their cleaning passes first where it asks for them */
+    cls_route_fit_transform(&(cls_pipeline){.scaler = CLS_MINMAX, .clean = &trend}, &in, &out, 0, NULL, &r);
+    assert_true(r.cleans && r.clean_passes && r.impute_fused_alone);
+    cls_route_fit_transform(&(cls_pipeline){.scaler = CLS_MINMAX, .clean = &curves}, &in, &out, 0, NULL, &r);
+    assert_true(r.cleans);
+    assert_false(r.clean_passes || r.impute_fused || r.impute_fused_alone);
+    in.where = out.where = CLS_IN_FILE;
+    cls_route_fit_transform(&(cls_pipeline){.clean = &sentinel}, &in, &out, 0, NULL, &r);
+    assert_true(r.streams && r.impute_fused && r.impute_fused_alone);
 }
 
 /* clscale.h's CLS_SCALERS list is the table: each line's value finds its
@@ -266,6 +337,7 @@ int main(void)
                                        cmocka_unit_test(a_fit_takes_its_route),
                                        cmocka_unit_test(the_stages_of_a_split_call),
                                        cmocka_unit_test(the_fusing_rule),
+                                       cmocka_unit_test(imputation_takes_the_one_pass_where_the_route_says),
                                        cmocka_unit_test(the_scalers_list_is_the_table),
                                        cmocka_unit_test(bins_reduce_when_asked_or_by_shape)};
     return TEST_RUN("route", tests, NULL, NULL);

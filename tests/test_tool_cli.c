@@ -58,6 +58,58 @@ static void a_range_whose_width_overflows_is_a_usage_error(void **state)
 
 /* discount of `data` by `factors` of the other dtype: factors converted to
  * the data's dtype, as numpy's astype, then multiplied in it. */
+/* --range, --clip and the quantile options are usage errors for a method
+ * that does not take them, and accepted by one that does: the scalers'
+ * table says which (through the library's public API), every method of
+ * the table checked, with the messages naming the methods that take them */
+static void the_option_checks_of_each_method_follow_the_table(void **state)
+{
+    (void)state;
+    const char *in = tu_file("in.npy"), *out = tu_file("out.npy");
+    const char *name;
+    int ranged = 0, quantiled = 0;
+    for (int s = CLS_MINMAX; (name = cls_scaler_name((cls_scaler)s)); s++) {
+        /* the options' groups and a scaler of each kind are what the table says */
+        int range = !strcmp(name, "minmax"), quant = !strcmp(name, "robust");
+        ranged += range;
+        quantiled += quant;
+        const char *r[] = {"normalize", "--quiet", "--method", name, "--range", "0,2", in, out, NULL};
+        const char *c[] = {"normalize", "--quiet", "--method", name, "--clip", in, out, NULL};
+        const char *q[] = {"normalize", "--quiet", "--method", name, "--quantile-range", "10,90", in, out, NULL};
+        const char *u[] = {"normalize", "--quiet", "--method", name, "--unit-variance", in, out, NULL};
+        if (range) {
+            tu_expect(tu_run(NULL, r), 0);
+            tu_expect(tu_run(NULL, c), 0);
+        } else {
+            usage_exit(r, "--range and --clip apply to --method minmax only");
+            usage_exit(c, "--range and --clip apply to --method minmax only");
+        }
+        if (quant) {
+            tu_expect(tu_run(NULL, q), 0);
+            tu_expect(tu_run(NULL, u), 0);
+        } else {
+            usage_exit(q, "apply to --method robust only");
+            usage_exit(u, "--quantile-range, --no-centering, --no-scaling and --unit-variance apply to --method "
+                          "robust only");
+        }
+    }
+    assert_int_equal(ranged, 1);
+    assert_int_equal(quantiled, 1);
+    /* min-max without --range: [0, 1] */
+    tu_expect(TU_RUN("normalize", "--quiet", "--method", "minmax", in, out), 0);
+    cls_npy f;
+    char err[1024];
+    if (cls_npy_open(out, &f, err, sizeof err) != CLS_OK) fail_msg("%s", err);
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < f.batch * f.rows * f.cols; i++) {
+        double v = f.dtype == CLS_F64 ? ((double *)f.data)[i] : ((float *)f.data)[i];
+        lo = fmin(lo, v);
+        hi = fmax(hi, v);
+    }
+    cls_npy_close(&f, 0, NULL, 0);
+    if (!(lo == 0 && hi == 1)) fail_msg("minmax without --range: values in [%g, %g], expected [0, 1]", lo, hi);
+}
+
 static void discount_across(cls_dtype data, cls_dtype factors)
 {
     cls_array x = ref_make(data, 1, 40, 5, 71 + data, REF_NEGATIVE);
@@ -428,6 +480,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_range_whose_width_overflows_is_a_usage_error),
+        cmocka_unit_test(the_option_checks_of_each_method_follow_the_table),
         cmocka_unit_test(discount_converts_factors_to_the_data_dtype),
         cmocka_unit_test(bench_alone_with_a_device_not_there_is_a_usage_error),
         cmocka_unit_test(devices_honours_clscale_devices),

@@ -66,7 +66,7 @@ cls_status cls_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, 
     cls_status st = door(ctx, "cls_fit", x, NULL);
     if (st != CLS_OK) return st;
     cls_route r;
-    cls_route_fit(p, x, &r);
+    cls_route_fit(p, x, &ctx->tune, &r);
     switch (r.entry) {
     case CLS_ENTRY_BUFFER: {
         cls_buffer b = buffer_of(x);
@@ -122,7 +122,7 @@ cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_
         return st;
     }
     cls_route r;
-    cls_route_fit_transform(p, in, out, fitted != NULL, &r);
+    cls_route_fit_transform(p, in, out, fitted != NULL, &ctx->tune, &r);
     if (!out && r.entry != CLS_ENTRY_HOST_CLEAN)
         return cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: NULL output array");
     switch (r.entry) {
@@ -137,10 +137,10 @@ cls_status cls_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_
         return cls_file_fit_transform(ctx, p, &r, &a, &b, in->stream, fitted);
     }
     case CLS_ENTRY_NPY: return cls_npy_run(ctx, p, &r, NULL, in->path, out->path, in->stream, fitted);
-    case CLS_ENTRY_HOST_BIN: return cls_host_bin(ctx, p->clean, p->scope, in, out);
+    case CLS_ENTRY_HOST_BIN: return cls_host_bin(ctx, &r, p->clean, p->scope, in, out);
     case CLS_ENTRY_HOST_CLEAN:
-        return r.combined ? cls_host_clean_combined(ctx, p->clean, p->scope, in, out, p->combine)
-                          : cls_host_clean(ctx, p->clean, p->scope, in, out);
+        return r.combined ? cls_host_clean_combined(ctx, &r, p->clean, p->scope, in, out, p->combine)
+                          : cls_host_clean(ctx, &r, p->clean, p->scope, in, out);
     case CLS_ENTRY_HOST:
         /* the route said whether it cleans: the cleaning stage only when it does */
         if (r.combined) return r.cleans ? cls_host_fit_transform_combined(ctx, p, &r, in, out, p->combine, fitted)

@@ -632,12 +632,13 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
         if (j->reduce) {
             size_t ng = p.scope == CLS_SCOPE_BATCH ? 1 : c->nb, nbins = (size_t)chunk_bins(j, c);
             cls_array y = {.data = j->obuf, .dtype = x.dtype, .batch = ng, .rows = nbins, .cols = c->nc};
-            st = cls_host_bin(ctx, p.clean, p.scope, &x, &y);
+            st = cls_host_bin(ctx, j->route, p.clean, p.scope, &x, &y);
             if (st == CLS_OK) memcpy(buf, j->obuf, ng * nbins * c->nc * j->es);
         } else if (p.clean && p.scaler == CLS_NONE && !p.factors && !j->want_stats) {
             /* cleaning alone, as the in-memory call runs it (the planner's
-             * CLS_ENTRY_HOST_CLEAN: a mask too) */
-            st = cls_host_clean(ctx, p.clean, p.scope, &x, &x);
+             * CLS_ENTRY_HOST_CLEAN: a mask too); the call's route is this
+             * cleaning's alone */
+            st = cls_host_clean(ctx, j->route, p.clean, p.scope, &x, &x);
         } else {
             st = cls_host_fit_transform(ctx, &p, j->route, &x, &x, j->want_stats ? &cs : NULL);
         }
@@ -1011,24 +1012,17 @@ static int bins_alone(const cls_pipeline *p)
            !c->edge && c->cval == 0 && !c->origin && !c->detrend_op;
 }
 
-/* Whether a cleaning runs ahead of the trend and bins: its statistics
- * over whole series then come from the streamed cleaning's passes. */
-static int lc_cleans(const cls_clean *c)
-{
-    /* as clean.c decides: a cleaning runs ahead of the trend and bins */
-    return c->has_missing_value || c->impute != CLS_IMPUTE_NONE || c->sigma != 0 || c->sigma_lower != 0 ||
-           c->sigma_upper != 0 || c->mask_out || c->mean_out || c->m2_out;
-}
-
 /* The series go in blocks with halo rows: the chunks planned again. A
  * cleaning ahead of them keeps the chunks planned (its read passes) and
  * takes the blocks for its writing pass, the buffers holding either. */
 static cls_status plan_halo(sjob *j, const cls_stream_opts *o)
 {
     int batch = j->p.scope == CLS_SCOPE_BATCH;
-    cls_status st = cls_lc_check(j->ctx, j->p.clean, batch ? (uint64_t)j->B * j->R : j->R, j->reduce);
+    cls_status st = cls_check_curves(j->ctx, j->p.clean, batch ? (uint64_t)j->B * j->R : j->R, j->reduce);
     if (st != CLS_OK) return st;
-    int clean = lc_cleans(j->p.clean);
+    /* a cleaning ahead of the trend and bins: its statistics over whole
+     * series come from the streamed cleaning's passes */
+    int clean = j->route->clean_passes;
     for (unsigned i = 0; j->bufs && i < j->nbufs; i++)
         if (j->bufs[i]) cls_host_free(j->ctx, j->bufs[i]);
     free(j->bufs);

@@ -11,14 +11,20 @@
  * Short groups (<= 64 rows, clip_fast.h) clip in one pass instead of the moments and
  * masking passes, and find their fill there too. Imputation alone (mean,
  * constant, a sentinel) ahead of a one-pass scaler goes to impute_fused.c
- * instead. Across processes (cls_fit_transform): every moments
+ * instead where the call's route says so (its impute_fused). Every entry
+ * here acts on the call's route (plan/route.h) and checks its arguments
+ * once before any pass writes (a scaler after the cleaning or light
+ * curves: plan/checks.c's cls_check_fit_transform); the passes after check
+ * nothing again. Across processes (cls_fit_transform): every moments
  * pass's moments merged by the caller's combine->stats hook, the medians
  * by the combined counting passes, so every process takes the same
  * decisions; a process with no rows takes no device pass but every
  * collective; neither one-pass route is taken there (each needs every row
  * of a group in one process).
- * Calls: clean_pass.c, clip_fast.c, impute_fused.c, select.c (medians), stats/mode_count.c (the most
- * frequent value of a streamed file), pipeline.c (what cannot fuse),
+ * Calls: checks.c (the checks of the call), clean_pass.c, clip_fast.c,
+ * impute_fused.c, select.c (medians), stats/mode_count.c (the most
+ * frequent value of a streamed file), lightcurve.c (trends and bins after
+ * the cleaning), pipeline.c (what cannot fuse, after its checks),
  * clean/ (host arithmetic), scalers/ (params). */
 #include <math.h>
 #include <stdatomic.h>
@@ -104,15 +110,6 @@ static cls_status resolve(cls_context *ctx, const cls_clean *c, copts *o, int da
                         "imputation (impute must be CLS_IMPUTE_NONE)");
     return CLS_OK;
 }
-
-/* Whether c asks for the cleaning passes proper (the light curves' come
- * after them; route.c's cls_route_cleans counts both). */
-static int cleans(const cls_clean *c)
-{
-    return c && (c->has_missing_value || c->impute != CLS_IMPUTE_NONE || c->sigma != 0 || c->sigma_lower != 0 ||
-                 c->sigma_upper != 0 || c->mask_out || c->mean_out || c->m2_out);
-}
-
 
 /* combined: rows (and, in batch scope, batch) may be 0, data then NULL */
 static cls_status check_arrays(cls_context *ctx, const cls_array *in, const cls_array *out, int combined,
@@ -744,8 +741,33 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
     return st;
 }
 
-cls_status cls_host_clean(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in,
-                          cls_array *out)
+/* The cleaning alone, its options checked (o): its own passes where
+ * `passes` (the route's clean_passes), through the engine's one pass where
+ * `impute_fused` (the route's), then the trend and the smoothing by bins
+ * over the cleaned values in out. */
+static cls_status clean_alone(cls_context *ctx, int passes, int impute_fused, const cls_clean *c, const copts *o,
+                              cls_scope scope, const cls_array *in, cls_array *out)
+{
+    int lc = cls_lc_active(c);
+    uint64_t G = scope == CLS_SCOPE_BATCH ? 1 : in->batch;
+    uint64_t Rg = scope == CLS_SCOPE_BATCH ? (uint64_t)in->batch * in->rows : in->rows;
+    if (lc && !passes) return cls_lc_run(ctx, c, in->dtype, in->data, out->data, G, Rg, in->cols);
+    /* values written as read, in place: nothing to write */
+    if (o->keep && out && out->data == in->data && !lc) out = NULL;
+    cls_status st;
+    /* imputation alone by the mean or a constant: the engine's one pass
+     * (the cleaning stage's two passes took 3.4-5.5x a scaler pass) */
+    cls_pipeline alone = {.scaler = CLS_NONE, .scope = scope, .clean = c};
+    int fused;
+    if (out && impute_fused) st = cls_impute_fused(ctx, &alone, in, out, NULL);
+    else st = clean_run(ctx, c, o, scope, in, out, NULL, NULL, &fused, NULL, NULL);
+    /* clipping, then the trend, then the bins (over the cleaned values, in out) */
+    if (st == CLS_OK && lc) st = cls_lc_run(ctx, c, in->dtype, out->data, out->data, G, Rg, in->cols);
+    return st;
+}
+
+cls_status cls_host_clean(cls_context *ctx, const cls_route *r, const cls_clean *c, cls_scope scope,
+                          const cls_array *in, cls_array *out)
 {
     if (!ctx) return CLS_E_ARG;
     if (!ctx->usable) return cls_fail(ctx, CLS_E_ARG, "the context failed to initialise: %s", ctx->err);
@@ -758,28 +780,16 @@ cls_status cls_host_clean(cls_context *ctx, const cls_clean *c, cls_scope scope,
     /* the light curves' checks too before any pass: bad options leave out as it was */
     if (st != CLS_OK) return st;
     int lc = cls_lc_active(c);
-    uint64_t G = scope == CLS_SCOPE_BATCH ? 1 : in->batch;
     uint64_t Rg = scope == CLS_SCOPE_BATCH ? (uint64_t)in->batch * in->rows : in->rows;
-    if (lc) st = cls_lc_check(ctx, c, Rg, 0);
+    if (lc) st = cls_check_curves(ctx, c, Rg, 0);
     if (st == CLS_OK && lc && !out)
         st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: a trend or bins write the data: out may not be NULL");
     if (st != CLS_OK) return st;
-    if (lc && !cleans(c)) return cls_lc_run(ctx, c, in->dtype, in->data, out->data, G, Rg, in->cols);
-    /* values written as read, in place: nothing to write */
-    if (o.keep && out && out->data == in->data && !lc) out = NULL;
-    /* imputation alone by the mean or a constant: the engine's one pass
-     * (the cleaning stage's two passes took 3.4-5.5x a scaler pass) */
-    cls_pipeline alone = {.scaler = CLS_NONE, .scope = scope, .clean = c};
-    int fused;
-    if (out && cls_impute_fusable(ctx, &alone)) st = cls_impute_fused(ctx, &alone, in, out, NULL);
-    else st = clean_run(ctx, c, &o, scope, in, out, NULL, NULL, &fused, NULL, NULL);
-    /* clipping, then the trend, then the bins (over the cleaned values, in out) */
-    if (st == CLS_OK && lc) st = cls_lc_run(ctx, c, in->dtype, out->data, out->data, G, Rg, in->cols);
-    return st;
+    return clean_alone(ctx, r->clean_passes, r->impute_fused, c, &o, scope, in, out);
 }
 
-cls_status cls_host_bin(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in,
-                        cls_array *out)
+cls_status cls_host_bin(cls_context *ctx, const cls_route *r, const cls_clean *c, cls_scope scope,
+                        const cls_array *in, cls_array *out)
 {
     if (!ctx) return CLS_E_ARG;
     if (!ctx->usable) return cls_fail(ctx, CLS_E_ARG, "the context failed to initialise: %s", ctx->err);
@@ -792,7 +802,7 @@ cls_status cls_host_bin(cls_context *ctx, const cls_clean *c, cls_scope scope, c
     if (st != CLS_OK) return st;
     uint64_t G = scope == CLS_SCOPE_BATCH ? 1 : in->batch;
     uint64_t Rg = scope == CLS_SCOPE_BATCH ? (uint64_t)in->batch * in->rows : in->rows;
-    st = cls_lc_check(ctx, c, Rg, 1);
+    st = cls_check_curves(ctx, c, Rg, 1);
     if (st != CLS_OK) return st;
     if (c->mask_out) return cls_fail(ctx, CLS_E_ARG, "bins reduced: no mask_out (the rows change; "
                                      "cls_fit_transform writes the mask)");
@@ -804,7 +814,7 @@ cls_status cls_host_bin(cls_context *ctx, const cls_clean *c, cls_scope scope, c
     size_t es = in->dtype == CLS_F64 ? 8 : 4, ib = in->batch * in->rows * in->cols * es;
     size_t ob = (size_t)(G * nb) * in->cols * es;
     if (a < b + ob && b < a + ib) return cls_fail(ctx, CLS_E_ARG, "bins reduced: out overlaps in");
-    if (!cleans(c) && c->detrend == CLS_DETREND_NONE)
+    if (!r->clean_passes && c->detrend == CLS_DETREND_NONE)
         return cls_lc_reduce(ctx, c, in->dtype, in->data, out->data, G, Rg, in->cols);
     /* cleaning and trend first, into a copy: in is only read */
     cls_array tmp = *in;
@@ -813,7 +823,8 @@ cls_status cls_host_bin(cls_context *ctx, const cls_clean *c, cls_scope scope, c
     cls_clean pre = *c;
     pre.bin_rows = 0;
     pre.bin_stat = CLS_BIN_NONE;
-    st = cls_host_clean(ctx, &pre, scope, in, &tmp);
+    /* pre's options are c's, checked above */
+    st = clean_alone(ctx, r->clean_passes, r->impute_fused, &pre, &o, scope, in, &tmp);
     if (st == CLS_OK) {
         st = cls_lc_reduce(ctx, c, in->dtype, tmp.data, out->data, G, Rg, in->cols);
     }
@@ -842,10 +853,10 @@ static cls_status check_combined(cls_context *ctx, const cls_clean *c, cls_scope
     return cb->stats ? cb->stats(cb->user, st, NULL, 0) : cb->fn(cb->user, st, NULL, 0);
 }
 
-cls_status cls_host_clean_combined(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in,
-                                   cls_array *out, const cls_combine *combine)
+cls_status cls_host_clean_combined(cls_context *ctx, const cls_route *r, const cls_clean *c, cls_scope scope,
+                                   const cls_array *in, cls_array *out, const cls_combine *combine)
 {
-    if (!combine || !combine->fn) return cls_host_clean(ctx, c, scope, in, out);
+    if (!combine || !combine->fn) return cls_host_clean(ctx, r, c, scope, in, out);
     copts o;
     cls_status st = check_combined(ctx, c, scope, in, out, combine, &o);
     if (st != CLS_OK) return st;
@@ -894,14 +905,13 @@ cls_status cls_host_fit_transform(cls_context *ctx, const cls_pipeline *p, const
     if (p->scaler != CLS_NONE && !cls_scaler_get(p->scaler))
         return cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: unknown scaler %d", (int)p->scaler);
     cls_status st = check_arrays(ctx, in, out, 0, p->scope);
-    copts o;
-    if (cls_lc_active(p->clean) && st == CLS_OK) {
-        /* light curves: the cleaning stage whole (cleaning, trend, bins)
-         * into out, then the scaler over it in place; the checks of both
-         * stages first (nothing written on bad options) */
-        cls_pipeline rest = *p;
-        rest.clean = NULL;
-        cls_clean plain = *p->clean;
+    /* light curves: the cleaning stage whole (cleaning, trend, bins) into
+     * out, then the scaler over it in place */
+    int lc = cls_lc_active(p->clean);
+    const cls_clean *c = p->clean;
+    cls_clean plain;
+    if (lc) {
+        plain = *p->clean;
         plain.detrend = CLS_DETREND_NONE;
         plain.detrend_op = CLS_DETREND_SUBTRACT;
         plain.window = plain.polyorder = plain.deriv = plain.bin_rows = 0;
@@ -909,27 +919,29 @@ cls_status cls_host_fit_transform(cls_context *ctx, const cls_pipeline *p, const
         plain.edge = CLS_EDGE_DEFAULT;
         plain.origin = 0;
         plain.bin_stat = CLS_BIN_NONE;
-        uint64_t Rg = p->scope == CLS_SCOPE_BATCH ? (uint64_t)in->batch * in->rows : in->rows;
-        st = resolve(ctx, &plain, &o, 0);
-        if (st == CLS_OK) st = cls_lc_check(ctx, p->clean, Rg, 0);
-        /* the scaler's options too, before the cleaning writes out */
-        if (st == CLS_OK) st = cls_check_pipeline(ctx, &rest, in, out);
-        if (st == CLS_OK) st = cls_host_clean(ctx, p->clean, p->scope, in, out);
-        if (st != CLS_OK) return st;
-        return cls_fit_transform_plain(ctx, &rest, out, out, fitted);
+        c = &plain;
     }
-    if (st == CLS_OK) st = resolve(ctx, p->clean, &o, 0);
-    if (st != CLS_OK) return st;
-    /* imputation alone ahead of a one-pass scaler: the engine's one pass */
-    if (cls_impute_fusable(ctx, p)) return cls_impute_fused(ctx, p, in, out, fitted);
-    int can_fuse = r->fuses;
-    int fused = 0;
-    st = clean_run(ctx, p->clean, &o, p->scope, in, out, NULL, can_fuse ? p : NULL, &fused, fitted, NULL);
-    if (st != CLS_OK || fused || (p->scaler == CLS_NONE && !p->factors && !fitted)) return st;
-    /* the rest of the pipeline over the cleaned data, in place */
+    copts o;
+    if (st == CLS_OK) st = resolve(ctx, c, &o, 0);
+    /* every option of both stages checked once, before any pass writes
+     * out: the light curves', the scaler's, the factors' */
     cls_pipeline rest = *p;
     rest.clean = NULL;
-    return cls_fit_transform_plain(ctx, &rest, out, out, fitted);
+    uint64_t Rg = p->scope == CLS_SCOPE_BATCH ? (uint64_t)in->batch * in->rows : in->rows;
+    if (st == CLS_OK) st = cls_check_fit_transform(ctx, &rest, lc ? p->clean : NULL, Rg, in, out);
+    if (st != CLS_OK) return st;
+    if (lc) {
+        st = clean_alone(ctx, r->clean_passes, r->impute_fused_alone, p->clean, &o, p->scope, in, out);
+        if (st != CLS_OK) return st;
+        return cls_do_fit_transform(ctx, &rest, out, out, NULL, fitted);
+    }
+    /* imputation alone ahead of a one-pass scaler: the engine's one pass */
+    if (r->impute_fused) return cls_impute_fused(ctx, p, in, out, fitted);
+    int fused = 0;
+    st = clean_run(ctx, p->clean, &o, p->scope, in, out, NULL, r->fuses ? p : NULL, &fused, fitted, NULL);
+    if (st != CLS_OK || fused || (p->scaler == CLS_NONE && !p->factors && !fitted)) return st;
+    /* the rest of the pipeline over the cleaned data, in place */
+    return cls_do_fit_transform(ctx, &rest, out, out, NULL, fitted);
 }
 
 /* Streamed, alone or across processes (cb, both hooks set). */

@@ -13,9 +13,15 @@ cls_status cls_host_fit_transform(cls_context *ctx, const cls_pipeline *p, const
 cls_status cls_host_fit_transform_combined(cls_context *ctx, const cls_pipeline *p, const cls_route *r,
                                            const cls_array *in, cls_array *out, const cls_combine *combine,
                                            cls_stats **fitted);
-cls_status cls_host_clean(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in, cls_array *out);
-cls_status cls_host_clean_combined(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in,
-                                   cls_array *out, const cls_combine *combine);
-cls_status cls_host_bin(cls_context *ctx, const cls_clean *c, cls_scope scope, const cls_array *in, cls_array *out);
+/* The cleaning alone (no scaler, factors or statistics after it), and its
+ * bins reduced to a row each: r is the call's route, whose cleaning is
+ * this stage alone (the front door's CLS_ENTRY_HOST_CLEAN and
+ * CLS_ENTRY_HOST_BIN, a file's chunks of such a call). */
+cls_status cls_host_clean(cls_context *ctx, const cls_route *r, const cls_clean *c, cls_scope scope,
+                          const cls_array *in, cls_array *out);
+cls_status cls_host_clean_combined(cls_context *ctx, const cls_route *r, const cls_clean *c, cls_scope scope,
+                                   const cls_array *in, cls_array *out, const cls_combine *combine);
+cls_status cls_host_bin(cls_context *ctx, const cls_route *r, const cls_clean *c, cls_scope scope,
+                        const cls_array *in, cls_array *out);
 
 #endif

@@ -8,30 +8,17 @@
  * the device and writes every value scaled, a missing one as the scaled
  * fill; two phases with host params when a group is larger than a slice.
  * The *_imp builds of the scale.cl kernels do it (docs/impute-fused.md).
- * Owns: which cleaning stages go this way, and the cleaning stage's
- * outputs (cls_clean's missing_out, fill_out, clipped_out,
- * iterations_out). Calls: pipeline.c. */
+ * Which cleaning stages go this way is the route's (plan/route.c's
+ * cls_route_impute_fuses, decided once per call); the cleaning stage
+ * (clean.c) checked the call and sends here what the route says.
+ * Owns: the cleaning stage's outputs of this way (cls_clean's missing_out,
+ * fill_out, clipped_out, iterations_out, lower_out, upper_out).
+ * Calls: pipeline.c. */
 #include <math.h>
 #include <string.h>
 
 #include "clean/impute_fused.h"
 #include "engine/job.h"
-
-int cls_impute_fusable(const cls_context *ctx, const cls_pipeline *p)
-{
-    const cls_clean *c = p->clean;
-    if (!c || ctx->tune.impute_unfused || p->inverse) return 0;
-    /* the mask, the kept values' moments and values written as read come
-     * from the cleaning passes */
-    if (c->mask_out || c->mean_out || c->m2_out || c->mode == CLS_CLIP_KEEP) return 0;
-    if (c->sigma != 0 || c->sigma_lower != 0 || c->sigma_upper != 0) return 0;
-    if (c->impute != CLS_IMPUTE_MEAN && c->impute != CLS_IMPUTE_CONSTANT &&
-        !(c->impute == CLS_IMPUTE_NONE && c->has_missing_value))
-        return 0;
-    if (p->scaler == CLS_NONE) return 1; /* imputation alone: the identity map */
-    const cls_scaler_desc *d = cls_scaler_get(p->scaler);
-    return d && d->fused && !(d->needs & CLS_NEED_QUANTILES);
-}
 
 cls_status cls_impute_fused(cls_context *ctx, const cls_pipeline *p, const cls_array *in, cls_array *out,
                             cls_stats **fitted)
@@ -39,9 +26,6 @@ cls_status cls_impute_fused(cls_context *ctx, const cls_pipeline *p, const cls_a
     const cls_clean *c = p->clean;
     cls_pipeline plain = *p;
     plain.clean = NULL;
-    cls_status st = cls_check_io(ctx, in, out);
-    if (st == CLS_OK) st = cls_check_pipeline(ctx, &plain, in, out);
-    if (st != CLS_OK) return st;
     cls_imp_opts o;
     memset(&o, 0, sizeof o);
     o.imp = c->impute == CLS_IMPUTE_MEAN ? 1 : c->impute == CLS_IMPUTE_CONSTANT ? 2 : 0;
@@ -50,7 +34,7 @@ cls_status cls_impute_fused(cls_context *ctx, const cls_pipeline *p, const cls_a
     o.fillc = o.imp == 2 ? c->fill_value : 0;
     o.missing_out = c->missing_out;
     o.fill_out = c->fill_out;
-    st = cls_do_fit_transform_imp(ctx, &plain, &o, in, out, fitted);
+    cls_status st = cls_do_fit_transform_imp(ctx, &plain, &o, in, out, fitted);
     if (st != CLS_OK) return st;
     if (c->clipped_out) {
         size_t n = (p->scope == CLS_SCOPE_BATCH ? 1 : in->batch) * in->cols;

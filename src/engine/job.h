@@ -359,6 +359,17 @@ cls_status cls_check_shape(cls_context *ctx, const cls_array *a, const char *wha
 /* The pipeline is valid for data shaped like `x` (its data unused); its
  * factors do not overlap `out` (NULL: not checked). */
 cls_status cls_check_pipeline(cls_context *ctx, const cls_pipeline *p, const cls_array *x, const cls_array *out);
+/* c's light-curve fields against groups of Rg rows; reduce: for
+ * cls_host_bin() (bins required, a reducing statistic), else for a
+ * cleaning stage that keeps the rows (a smoothing statistic). */
+cls_status cls_check_curves(cls_context *ctx, const cls_clean *c, uint64_t Rg, int reduce);
+/* The one check of a fit-transform of host arrays, before any pass
+ * writes: the light-curve fields of `curves` (NULL: none; a cleaning
+ * stage's, clean/clean.c) against groups of Rg rows, in and out as arrays,
+ * and `rest` (the pipeline without its cleaning stage) against them; the
+ * passes after it check nothing again. */
+cls_status cls_check_fit_transform(cls_context *ctx, const cls_pipeline *rest, const cls_clean *curves,
+                                   uint64_t Rg, const cls_array *in, const cls_array *out);
 /* The statistics `s` suit `p` (not NULL) and data shaped like `in`. */
 cls_status cls_check_stats(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const cls_array *in);
 

@@ -2,8 +2,9 @@
  * Savitzky-Golay) and the bins of each column of each statistics group, as
  * device passes over units of whole groups that every device able to run
  * the dtype pulls (engine/passes.h). The cleaning stage (clean/clean.c)
- * checks the options here before any pass, then runs the trend and the
- * smoothing after its own passes; cls_host_bin() reduces.
+ * checks the options (plan/checks.c's cls_check_curves) before any pass,
+ * then runs the trend and the smoothing here after its own passes;
+ * cls_host_bin() reduces.
  * Calls: engine/passes.c, engine/program.c. */
 #ifndef CLS_LIGHTCURVE_H
 #define CLS_LIGHTCURVE_H
@@ -13,6 +14,8 @@
 /* cl/lightcurve.cl mirrors these */
 #define CLS_LC_PMAX 8       /* Savitzky-Golay polyorder at most */
 #define CLS_LC_WMAX (1u << 24) /* window at most: the kernels' sums count in uint */
+#define CLS_LC_LOOP_MAX 60000u /* trip count per work-item (rusticl: ~65 535, PITFALLS.md): bins of
+                                  at most this many rows (plan/checks.c's cls_check_curves) */
 
 /* Whether c asks for a trend or bins (any light-curve field set). */
 int cls_lc_active(const cls_clean *c);
@@ -24,10 +27,6 @@ int cls_lc_active(const cls_clean *c);
 int cls_lc_reduces(const cls_clean *c, uint64_t in_batch, uint64_t in_rows, int have_out, uint64_t out_batch,
                    uint64_t out_rows);
 
-/* Checks c's light-curve fields against groups of Rg rows; reduce: for
- * cls_host_bin() (bins required, a reducing statistic), else for
- * cls_host_clean() (a smoothing statistic). CLS_E_ARG with the message. */
-cls_status cls_lc_check(cls_context *ctx, const cls_clean *c, uint64_t Rg, int reduce);
 
 /* The trend, then the smoothing by bins, of G groups of Rg x C values at
  * x into y (same shape; may be x). */

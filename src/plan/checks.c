@@ -1,11 +1,13 @@
-/* The argument checks of every call (pipeline.c, buffer.c, stream.c): the
- * context, array shapes and overlaps, the pipeline against the data, the
- * statistics against the pipeline. Nothing here touches a device. */
+/* The argument checks of every call (pipeline.c, buffer.c, stream.c, the
+ * cleaning stage): the context, array shapes and overlaps, the pipeline
+ * against the data, the light curves' fields, the statistics against the
+ * pipeline. Nothing here touches a device. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/job.h"
+#include "lightcurve/lightcurve.h"
 #include "plan/route.h"
 
 cls_status cls_check_shape(cls_context *ctx, const cls_array *a, const char *what)
@@ -101,6 +103,84 @@ cls_status cls_check_pipeline(cls_context *ctx, const cls_pipeline *p, const cls
     if (out && overlap(f->data, cls_array_bytes(f), out->data, cls_array_bytes(out)))
         return cls_fail(ctx, CLS_E_ARG, "factors overlap the output");
     return CLS_OK;
+}
+
+cls_status cls_check_curves(cls_context *ctx, const cls_clean *c, uint64_t Rg, int reduce)
+{
+    if ((unsigned)c->detrend > CLS_DETREND_SAVGOL)
+        return cls_fail(ctx, CLS_E_ARG, "light curves: unknown detrend %d", (int)c->detrend);
+    if ((unsigned)c->detrend_op > CLS_DETREND_TREND)
+        return cls_fail(ctx, CLS_E_ARG, "light curves: unknown detrend_op %d", (int)c->detrend_op);
+    if ((unsigned)c->edge > CLS_EDGE_INTERP)
+        return cls_fail(ctx, CLS_E_ARG, "light curves: unknown edge mode %d", (int)c->edge);
+    if ((unsigned)c->bin_stat > CLS_BIN_COUNT)
+        return cls_fail(ctx, CLS_E_ARG, "light curves: unknown bin_stat %d", (int)c->bin_stat);
+    if (c->detrend == CLS_DETREND_NONE) {
+        if (c->window || c->polyorder || c->deriv || c->edge || c->origin || c->detrend_op || c->delta != 0 ||
+            c->cval != 0)
+            return cls_fail(ctx, CLS_E_ARG, "light curves: window, polyorder, deriv, delta, edge, cval, origin "
+                            "and detrend_op need a detrend (CLS_DETREND_MEAN or CLS_DETREND_SAVGOL)");
+    } else {
+        if (c->window < 1 || c->window > CLS_LC_WMAX)
+            return cls_fail(ctx, CLS_E_ARG, "light curves: window %u rows: must be 1 to %u", c->window,
+                            CLS_LC_WMAX);
+        if (!isfinite(c->cval)) return cls_fail(ctx, CLS_E_ARG, "light curves: cval %g is not finite", c->cval);
+        if (c->detrend == CLS_DETREND_MEAN) {
+            long h = (long)(c->window / 2), hi = (long)((c->window - 1) / 2);
+            if (c->polyorder || c->deriv || c->delta != 0)
+                return cls_fail(ctx, CLS_E_ARG, "light curves: polyorder, deriv and delta are for the "
+                                "Savitzky-Golay trend");
+            if (c->edge == CLS_EDGE_INTERP)
+                return cls_fail(ctx, CLS_E_ARG, "light curves: the interp edge is for the Savitzky-Golay trend "
+                                "(the moving average takes reflect, mirror, nearest, constant or wrap)");
+            if (c->origin < -h || c->origin > hi)
+                return cls_fail(ctx, CLS_E_ARG, "light curves: origin %d outside [%ld, %ld] for a window of %u",
+                                c->origin, -h, hi, c->window);
+        } else {
+            if (c->polyorder >= c->window)
+                return cls_fail(ctx, CLS_E_ARG, "light curves: polyorder %u must be less than the window %u",
+                                c->polyorder, c->window);
+            if (c->polyorder > CLS_LC_PMAX)
+                return cls_fail(ctx, CLS_E_ARG, "light curves: polyorder %u: at most %d", c->polyorder,
+                                CLS_LC_PMAX);
+            if (c->origin) return cls_fail(ctx, CLS_E_ARG, "light curves: origin is for the moving average");
+            if (!(c->delta >= 0) || !isfinite(c->delta))
+                return cls_fail(ctx, CLS_E_ARG, "light curves: delta %g must be > 0 (0: 1)", c->delta);
+            int interp = c->edge == CLS_EDGE_INTERP || c->edge == CLS_EDGE_DEFAULT;
+            if (interp && c->window > Rg)
+                return cls_fail(ctx, CLS_E_ARG, "light curves: the interp edge needs window (%u) <= rows (%llu) "
+                                "(scipy's rule); take another edge mode", c->window, (unsigned long long)Rg);
+            if (c->edge == CLS_EDGE_REFLECT)
+                return cls_fail(ctx, CLS_E_ARG, "light curves: savgol_filter has no 'reflect' edge (mirror, "
+                                "nearest, constant, wrap or interp)");
+        }
+    }
+    if (c->bin_stat != CLS_BIN_NONE && !c->bin_rows)
+        return cls_fail(ctx, CLS_E_ARG, "light curves: bin_stat needs bin_rows > 0");
+    if (reduce) {
+        if (!c->bin_rows)
+            return cls_fail(ctx, CLS_E_ARG, "bins reduced: bin_rows must be > 0");
+        if (c->bin_stat != CLS_BIN_MEAN && c->bin_stat != CLS_BIN_MEDIAN && c->bin_stat != CLS_BIN_SUM &&
+            c->bin_stat != CLS_BIN_COUNT)
+            return cls_fail(ctx, CLS_E_ARG, "bins reduced: bin_stat must be mean, median, sum or count "
+                            "(the boundary smooths: cls_fit_transform)");
+    } else if (c->bin_rows && c->bin_stat != CLS_BIN_MEAN && c->bin_stat != CLS_BIN_MEDIAN &&
+               c->bin_stat != CLS_BIN_BOUNDARY) {
+        return cls_fail(ctx, CLS_E_ARG, "light curves: smoothing by bins takes the mean, median or boundary "
+                        "(sum and count reduce the bins to a row each)");
+    }
+    if (c->bin_rows > CLS_LC_LOOP_MAX)
+        return cls_fail(ctx, CLS_E_ARG, "light curves: bins of %u rows: at most %u", c->bin_rows, CLS_LC_LOOP_MAX);
+    return CLS_OK;
+}
+
+cls_status cls_check_fit_transform(cls_context *ctx, const cls_pipeline *rest, const cls_clean *curves,
+                                   uint64_t Rg, const cls_array *in, const cls_array *out)
+{
+    cls_status st = curves ? cls_check_curves(ctx, curves, Rg, 0) : CLS_OK;
+    if (st == CLS_OK) st = cls_check_io(ctx, in, out);
+    if (st == CLS_OK) st = cls_check_pipeline(ctx, rest, in, out);
+    return st;
 }
 
 cls_status cls_check_stats(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const cls_array *in)

@@ -13,7 +13,7 @@
 #include "plan/entries.h"
 #include "util/pool.h"
 
-static size_t bytes_of(const cls_array *a) { return cls_array_bytes(a); }
+static size_t bytes_of(const cls_array *a) { return a->batch * a->rows * a->cols * (a->dtype == CLS_F64 ? 8 : 4); }
 
 /* The fit computes mean and m2 (also for CLS_NONE: a describe). */
 static int needs_moments(cls_scaler s)
@@ -508,8 +508,7 @@ cls_status cls_fit_transform_plain(cls_context *ctx, const cls_pipeline *p, cons
     cls_status st = cls_check_ctx(ctx);
     if (st != CLS_OK) return st;
     if (fitted) *fitted = NULL;
-    st = cls_check_io(ctx, in, out);
-    if (st == CLS_OK) st = cls_check_pipeline(ctx, p, in, out);
+    st = cls_check_fit_transform(ctx, p, NULL, 0, in, out);
     if (st == CLS_OK && p->inverse)
         st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: inverse needs fitted statistics; use cls_transform");
     if (st != CLS_OK) return st;

@@ -1,4 +1,5 @@
-/* See route.h. Pure decisions: no context, no OpenCL call. */
+/* See route.h. Pure decisions: no context, no OpenCL call; of a context,
+ * only the switches (testing.h) the caller gives. */
 #include <string.h>
 
 #include "plan/route.h"
@@ -7,11 +8,28 @@
 
 static int clips(const cls_clean *c) { return c->sigma > 0 || c->sigma_lower > 0 || c->sigma_upper > 0; }
 
-int cls_route_cleans(const cls_clean *c)
+int cls_route_clean_passes(const cls_clean *c)
 {
-    if (!c) return 0;
-    return c->has_missing_value || c->impute != CLS_IMPUTE_NONE || c->sigma != 0 || c->sigma_lower != 0 ||
-           c->sigma_upper != 0 || c->mask_out || c->mean_out || c->m2_out || cls_lc_active(c);
+    return c && (c->has_missing_value || c->impute != CLS_IMPUTE_NONE || c->sigma != 0 || c->sigma_lower != 0 ||
+                 c->sigma_upper != 0 || c->mask_out || c->mean_out || c->m2_out);
+}
+
+int cls_route_cleans(const cls_clean *c) { return cls_route_clean_passes(c) || cls_lc_active(c); }
+
+int cls_route_impute_fuses(const cls_pipeline *p, const cls_tuning *tune)
+{
+    const cls_clean *c = p ? p->clean : NULL;
+    if (!c || (tune && tune->impute_unfused) || p->inverse) return 0;
+    /* the mask, the kept values' moments and values written as read come
+     * from the cleaning passes */
+    if (c->mask_out || c->mean_out || c->m2_out || c->mode == CLS_CLIP_KEEP) return 0;
+    if (c->sigma != 0 || c->sigma_lower != 0 || c->sigma_upper != 0) return 0;
+    if (c->impute != CLS_IMPUTE_MEAN && c->impute != CLS_IMPUTE_CONSTANT &&
+        !(c->impute == CLS_IMPUTE_NONE && c->has_missing_value))
+        return 0;
+    if (p->scaler == CLS_NONE) return 1; /* imputation alone: the identity map */
+    const cls_scaler_desc *d = cls_scaler_get(p->scaler);
+    return d && d->fused && !(d->needs & CLS_NEED_QUANTILES);
 }
 
 int cls_route_fuses(const cls_pipeline *p)
@@ -54,11 +72,18 @@ static void refuse(cls_route *r, cls_status st, const char *why)
 }
 
 void cls_route_fit_transform(const cls_pipeline *p, const cls_array *in, const cls_array *out, int want_fitted,
-                             cls_route *r)
+                             const cls_tuning *tune, cls_route *r)
 {
     memset(r, 0, sizeof *r);
     r->combined = p && p->combine && p->combine->fn;
     r->cleans = p && cls_route_cleans(p->clean);
+    r->clean_passes = p && cls_route_clean_passes(p->clean);
+    /* the one pass writes the output: none without one (a fit) */
+    if (out && r->clean_passes) {
+        cls_pipeline alone = {.scaler = CLS_NONE, .scope = p->scope, .clean = p->clean};
+        r->impute_fused = cls_route_impute_fuses(p, tune);
+        r->impute_fused_alone = cls_route_impute_fuses(&alone, tune);
+    }
     r->quantiles = cls_route_quantiles(p);
     r->fusable = cls_route_fuses(p);
     r->fuses = r->cleans && r->fusable;
@@ -99,16 +124,17 @@ void cls_route_fit_transform(const cls_pipeline *p, const cls_array *in, const c
     refuse(r, CLS_E_ARG, "unknown where");
 }
 
-void cls_route_fit(const cls_pipeline *p, const cls_array *x, cls_route *r)
+void cls_route_fit(const cls_pipeline *p, const cls_array *x, const cls_tuning *tune, cls_route *r)
 {
     /* statistics wanted: never cleaning alone nor bins reduced */
-    cls_route_fit_transform(p, x, NULL, 1, r);
+    cls_route_fit_transform(p, x, NULL, 1, tune, r);
 }
 
 void cls_route_clean_alone(const cls_route *r, cls_route *alone)
 {
     *alone = *r;
     alone->fusable = alone->fuses = alone->scaler_after = alone->quantiles = alone->trend_fits = 0;
+    alone->impute_fused = r->impute_fused_alone;
     /* no scaler, factors or statistics: cls_route_clean_streams's second case */
     alone->clean_streams = 1;
 }
@@ -117,4 +143,5 @@ void cls_route_after_clean(const cls_route *r, cls_route *rest)
 {
     *rest = *r;
     rest->cleans = rest->fuses = rest->scaler_after = rest->bins_reduce = rest->trend_fits = 0;
+    rest->clean_passes = rest->impute_fused = rest->impute_fused_alone = 0;
 }

@@ -13,6 +13,7 @@
 #define CLS_PLAN_ROUTE_H
 
 #include "clscale.h"
+#include "testing.h"
 
 typedef enum cls_entry {
     CLS_ENTRY_REFUSED,    /* why says so; nothing runs */
@@ -40,16 +41,26 @@ typedef struct cls_route {
     int         bins_reduce;    /* one row written per bin (cls_route_bins_reduce; a .npy output shaped by it) */
     int         trend_fits;     /* streamed trend blocks fit the scaler after them as they are written
                                  * (cls_route_trend_fits) */
+    int         clean_passes;   /* the cleaning's own passes run (missing values, imputation, clipping,
+                                 * a mask or moments asked for), not only light curves */
+    int         impute_fused;   /* the cleaning stage's imputation (or sentinel) takes the engine's one
+                                 * pass ahead of the call's scaler (cls_route_impute_fuses; an output
+                                 * written: clean/impute_fused.c runs it) */
+    int         impute_fused_alone; /* the same for the cleaning stage alone, no scaler after it (what
+                                     * it is in cls_route_clean_alone's route: the cleaning ahead of
+                                     * light curves, or of a scaler over its output) */
 } cls_route;
 
-/* The route of cls_fit_transform(p, in, out, fitted?); in must not be NULL. */
+/* The route of cls_fit_transform(p, in, out, fitted?) on a context whose
+ * switches are `tune` (testing.h; NULL: the engine's own choices); in
+ * must not be NULL. */
 void cls_route_fit_transform(const cls_pipeline *p, const cls_array *in, const cls_array *out, int want_fitted,
-                             cls_route *r);
+                             const cls_tuning *tune, cls_route *r);
 
 /* The route of cls_fit(p, x): no output, statistics wanted; a cleaning
  * stage is the entries' to refuse (they name the call). x must not be
  * NULL. */
-void cls_route_fit(const cls_pipeline *p, const cls_array *x, cls_route *r);
+void cls_route_fit(const cls_pipeline *p, const cls_array *x, const cls_tuning *tune, cls_route *r);
 
 /* The route of the cleaning stage alone inside a call routed r (its
  * scaler, factors and statistics after it, over its output): no fusing,
@@ -98,5 +109,19 @@ int cls_route_trend_fits(const cls_pipeline *p);
 /* Whether p cleans: its cleaning stage asks for anything (light curves
  * included). */
 int cls_route_cleans(const cls_clean *c);
+
+/* Whether c asks for the cleaning's own passes (cls_route_cleans but for
+ * the light curves, which run after them). */
+int cls_route_clean_passes(const cls_clean *c);
+
+/* Whether p's cleaning stage runs through the engine's one pass
+ * (clean/impute_fused.c: the *_imp builds of cl/scale.cl) rather than the
+ * cleaning's own passes: imputation by the mean or a constant, or a
+ * sentinel alone; no clipping, no mask, moments or values kept as read
+ * asked for; a scaler whose descriptor makes its params in the fused
+ * kernel and needs no quantiles, or none (the identity map); not inverse;
+ * and not the switch impute_unfused of `tune` (NULL: none), which keeps
+ * the cleaning's passes for comparisons. */
+int cls_route_impute_fuses(const cls_pipeline *p, const cls_tuning *tune);
 
 #endif

@@ -64,4 +64,14 @@ const char *cli_methods(void);
 /* The scaler named `name` (not "none"): 0, or -1 when none has that name. */
 int cli_scaler_parse(const char *name, cls_scaler *out);
 
+/* The options a scaler takes, as the library's table says: a range and
+ * clipping (--range, --clip: min-max), the quantile options
+ * (--quantile-range, --no-centering, --no-scaling, --unit-variance: a
+ * scaler fitted on exact quantiles, robust). */
+enum { CLI_TAKES_RANGE = 1u, CLI_TAKES_QUANTILES = 2u };
+unsigned cli_scaler_takes(cls_scaler s);
+/* The names of the scalers that take `what` (a CLI_TAKES_ value),
+ * "minmax", or "minmax or NAME" (static; the first call makes each). */
+const char *cli_scalers_taking(unsigned what);
+
 #endif

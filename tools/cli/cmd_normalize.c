@@ -303,15 +303,18 @@ static int parse(args *a, int argc, char **argv, const char *usage)
     a->out = files[1];
     if (a->cmd == CMD_NORMALIZE) {
         if (!a->has_method) return usage_error(a, "--method is required");
-        if (a->p.scaler != CLS_MINMAX && (a->has_range || a->p.clip))
-            return usage_error(a, "--range and --clip apply to --method minmax only");
-        if (a->p.scaler != CLS_ROBUST &&
+        /* which scalers take which options: the library's table */
+        unsigned takes = cli_scaler_takes(a->p.scaler);
+        if (!(takes & CLI_TAKES_RANGE) && (a->has_range || a->p.clip))
+            return usage_error(a, "--range and --clip apply to --method %s only",
+                               cli_scalers_taking(CLI_TAKES_RANGE));
+        if (!(takes & CLI_TAKES_QUANTILES) &&
             (a->has_qrange || a->p.no_centering || a->p.no_scaling || a->p.unit_variance))
             return usage_error(a, "--quantile-range, --no-centering, --no-scaling and --unit-variance apply "
-                               "to --method robust only");
+                               "to --method %s only", cli_scalers_taking(CLI_TAKES_QUANTILES));
         if (a->has_qrange && a->p.qmin == 0 && a->p.qmax == 0)
             return usage_error(a, "--quantile-range 0,0: QMIN < QMAX needed for a range of zero width at 0");
-        if (!a->has_range && a->p.scaler == CLS_MINMAX) {
+        if (!a->has_range && (takes & CLI_TAKES_RANGE)) {
             a->p.lo = 0;
             a->p.hi = 1;
         }

@@ -140,6 +140,45 @@ int cli_scaler_parse(const char *name, cls_scaler *out)
     return -1;
 }
 
+/* Whether the library builds statistics of scaler s with the range [lo,
+ * hi] and, or not, exact quantiles: cls_stats_create() refuses an empty
+ * range to a scaler that takes one and statistics without quantiles to a
+ * scaler whose fit needs them (the descriptor's own fields, read through
+ * the public API; it leaves this thread's last error set then, which
+ * nothing reads). */
+static int stats_made(cls_scaler s, double lo, double hi, int quantiles)
+{
+    cls_stats_info info = {.scaler = s, .scope = CLS_SCOPE_MATRIX, .dtype = CLS_F64, .groups = 1, .cols = 1,
+                           .lo = lo, .hi = hi, .has_moments = 1, .has_quantiles = quantiles};
+    cls_column_stats empty = {.count = 0};
+    cls_stats *st = NULL;
+    cls_status rc = cls_stats_create(&info, &empty, &st);
+    cls_stats_destroy(st);
+    return rc == CLS_OK;
+}
+
+unsigned cli_scaler_takes(cls_scaler s)
+{
+    unsigned t = 0;
+    if (!stats_made(s, 1, 0, 1)) t |= CLI_TAKES_RANGE;
+    if (!stats_made(s, 0, 0, 0)) t |= CLI_TAKES_QUANTILES;
+    return t;
+}
+
+const char *cli_scalers_taking(unsigned what)
+{
+    static char lists[CLI_TAKES_QUANTILES + 1][128];
+    char *list = lists[what & CLI_TAKES_QUANTILES ? CLI_TAKES_QUANTILES : CLI_TAKES_RANGE];
+    if (!list[0]) {
+        size_t n = 0;
+        const char *name;
+        for (int s = CLS_MINMAX; (name = cls_scaler_name((cls_scaler)s)) && n < 128; s++)
+            if (cli_scaler_takes((cls_scaler)s) & what)
+                n += (size_t)snprintf(list + n, 128 - n, "%s%s", n ? " or " : "", name);
+    }
+    return list;
+}
+
 const char *cli_methods(void)
 {
     static char list[256];
