@@ -94,33 +94,18 @@
  * set once the bucket is sorted; o is the other key array, scratch of
  * the bucket's merge sort. */
 #define S_DONE 0x80000000u
-/* s_lin's buckets (a wide window's counters), its sample's keys, and the
- * bucket length from which s_bucket sorts by radix passes */
+/* s_lin's buckets (a wide window's counters) and its sample's keys */
 #define S_LIN_NB 2048
 #define S_LIN_SAMPLE 1024
-#define S_LIN_RADIX 2048
-inline void F(s_bucket)(__global UKEY *w, __global UKEY *o, __global uint *h, uint nb, uint d)
+inline void F(s_bucket)(__global UKEY *w, __global UKEY *o, __global uint *h, uint d)
 {
     uint e = h[d];
     if (e & S_DONE) return;
     uint s = d ? h[d - 1] & ~S_DONE : 0;
     /* insertion mispredicted about a branch a key past a few keys */
-    if (e - s <= 8) {
-        F(sort_insert)(w, s, e);
-    } else if (nb == S_LIN_NB && e - s > S_LIN_RADIX) {
-        /* a large bucket of a wide window (buckets by value): radix
-         * passes, counting in the window's other two tables, where a merge
-         * sort took a pass per doubling */
-        UKEY kand = ~(UKEY)0, kor = 0;
-        for (uint r = s; r < e; r++) {
-            kand &= w[r];
-            kor |= w[r];
-        }
-        if (F(sort_keys)(w + s, o + s, h + nb, e - s, S_WIDE_MIN, kand ^ kor))
-            for (uint r = s; r < e; r++) w[r] = o[r];
-    } else if (F(sort_merge)(w + s, o + s, e - s)) {
+    if (e - s <= 8) F(sort_insert)(w, s, e);
+    else if (F(sort_merge)(w + s, o + s, e - s))
         for (uint r = s; r < e; r++) w[r] = o[r];
-    }
     h[d] = e | S_DONE;
 }
 /* the bucket holding rank i (< the keys' count) sorted */
@@ -132,7 +117,7 @@ inline void F(s_rank)(__global UKEY *w, __global UKEY *o, __global uint *h, uint
         if ((h[m] & ~S_DONE) > i) hi = m;
         else lo = m + 1;
     }
-    F(s_bucket)(w, o, h, nb, lo);
+    F(s_bucket)(w, o, h, lo);
 }
 /* The bucket of key k: keys whose bits from t2 up are P's split by the
  * digit below t2 (nb values), those below P in bucket 0, above in the
@@ -156,8 +141,8 @@ inline void F(s_value)(__global UKEY *w, __global UKEY *o, __global uint *h, uin
                        REAL sc, REAL v)
 {
     if (isnan(v)) return;
-    F(s_bucket)(w, o, h, nb, F(s_digit)(F(key_of)(v), nb, t2, P, lo, sc));
-    if (v == (REAL)0) F(s_bucket)(w, o, h, nb, F(s_digit)(F(key_of)(-v), nb, t2, P, lo, sc));
+    F(s_bucket)(w, o, h, F(s_digit)(F(key_of)(v), nb, t2, P, lo, sc));
+    if (v == (REAL)0) F(s_bucket)(w, o, h, F(s_digit)(F(key_of)(-v), nb, t2, P, lo, sc));
 }
 /* Scatters a[0, n) into b by bucket (s_digit) and leaves h[d] the end of
  * bucket d. The digit starts below the highest varying bit (`top`); where
@@ -739,7 +724,6 @@ __kernel void F(clipsort)(__global const REAL *x, __global REAL *y, __global uch
 #undef S_LAZY_MIN
 #undef S_LIN_NB
 #undef S_LIN_SAMPLE
-#undef S_LIN_RADIX
 #undef W
 #undef S_QNAN
 #undef S_MAD_STD

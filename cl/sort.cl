@@ -32,14 +32,11 @@
  * CLS_SORT_MERGE_MAX: one definition for the windows both sides size) */
 #define S_WIDE_MIN CLS_SORT_WIDE_MIN
 /* a window's length in keys: two arrays and two tables of counters (a
- * uint each, 2^digit bits; none where every column is merge-sorted), three
- * from S_WIDE_MIN rows on (clip_sort.cl's buckets by value keep their ends
- * in the first while a bucket's radix sort counts in the other two);
+ * uint each, 2^digit bits; none where every column is merge-sorted);
  * regime.c's cls_sort_window_bytes says the same */
 #define S_WIN(rows)                                                           \
     (2 * (ulong)(rows) +                                                      \
-     ((rows) <= S_MERGE_MAX ? 0                                               \
-      : ((rows) >= S_WIDE_MIN ? 3 * 2048 * 4 + sizeof(UKEY) - 1 : 2 * 256 * 4 + sizeof(UKEY) - 1) / sizeof(UKEY)))
+     ((rows) <= S_MERGE_MAX ? 0 : (2 * ((rows) >= S_WIDE_MIN ? 2048 : 256) * 4 + sizeof(UKEY) - 1) / sizeof(UKEY)))
 
 inline REAL F(value_of_key)(UKEY k)
 {

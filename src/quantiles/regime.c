@@ -8,13 +8,11 @@
 
 uint64_t cls_sort_window_bytes(uint64_t rows, size_t es)
 {
-    /* two key arrays, then tables of counters: two of 8-bit digits, or
-     * three of 11-bit ones from 16384 rows on (the buckets by value's ends
-     * and a bucket's radix sort), none where every column is merge-sorted
+    /* two key arrays, then two tables of counters, 11-bit digits from
+     * 16384 rows on, else 8-bit, none where every column is merge-sorted
      * (cl/sort.cl's S_WIN, S_MERGE_MAX) */
-    uint64_t counters = rows <= CLS_SORT_MERGE_MAX        ? 0
-                        : rows >= CLS_SORT_WIDE_MIN ? (3 * 2048 * 4 + es - 1) / es * es
-                                                    : (2 * 256 * 4 + es - 1) / es * es;
+    uint64_t counters =
+        rows <= CLS_SORT_MERGE_MAX ? 0 : (2 * (rows >= CLS_SORT_WIDE_MIN ? 2048 : 256) * 4 + es - 1) / es * es;
     return 2 * rows * es + counters;
 }
 
