@@ -94,6 +94,9 @@
  * set once the bucket is sorted; o is the other key array, scratch of
  * the bucket's merge sort. */
 #define S_DONE 0x80000000u
+/* s_lin's buckets (a wide window's counters) and its sample's keys */
+#define S_LIN_NB 2048
+#define S_LIN_SAMPLE 1024
 inline void F(s_bucket)(__global UKEY *w, __global UKEY *o, __global uint *h, uint d)
 {
     uint e = h[d];
@@ -119,8 +122,14 @@ inline void F(s_rank)(__global UKEY *w, __global UKEY *o, __global uint *h, uint
 /* The bucket of key k: keys whose bits from t2 up are P's split by the
  * digit below t2 (nb values), those below P in bucket 0, above in the
  * last (a clip's tails: few keys), so buckets stay in key order. */
-inline uint F(s_digit)(UKEY k, uint nb, uint t2, UKEY P)
+inline uint F(s_lin_digit)(REAL v, uint nb, REAL lo, REAL sc)
 {
+    REAL t = (v - lo) * sc;
+    return t > (REAL)0 ? (t < (REAL)(nb - 1) ? (uint)t : nb - 1) : 0;
+}
+inline uint F(s_digit)(UKEY k, uint nb, uint t2, UKEY P, REAL lo, REAL sc)
+{
+    if (sc > (REAL)0) return F(s_lin_digit)(F(value_of_key)(k), nb, lo, sc);
     uint bits = 31 - (uint)clz(nb), sh = t2 > bits ? t2 - bits : 0;
     UKEY hk = t2 >= KEY_BITS ? 0 : k >> t2;
     return hk < P ? 0 : hk > P ? nb - 1 : (uint)((k >> sh) & (nb - 1));
@@ -128,11 +137,12 @@ inline uint F(s_digit)(UKEY k, uint nb, uint t2, UKEY P)
 /* the buckets where a search for v compares with values equal to it
  * sorted: v's key's, and for a zero the other zero's (-0 and +0 are
  * neighbouring keys, equal values) */
-inline void F(s_value)(__global UKEY *w, __global UKEY *o, __global uint *h, uint nb, uint t2, UKEY P, REAL v)
+inline void F(s_value)(__global UKEY *w, __global UKEY *o, __global uint *h, uint nb, uint t2, UKEY P, REAL lo,
+                       REAL sc, REAL v)
 {
     if (isnan(v)) return;
-    F(s_bucket)(w, o, h, F(s_digit)(F(key_of)(v), nb, t2, P));
-    if (v == (REAL)0) F(s_bucket)(w, o, h, F(s_digit)(F(key_of)(-v), nb, t2, P));
+    F(s_bucket)(w, o, h, F(s_digit)(F(key_of)(v), nb, t2, P, lo, sc));
+    if (v == (REAL)0) F(s_bucket)(w, o, h, F(s_digit)(F(key_of)(-v), nb, t2, P, lo, sc));
 }
 /* Scatters a[0, n) into b by bucket (s_digit) and leaves h[d] the end of
  * bucket d. The digit starts below the highest varying bit (`top`); where
@@ -158,7 +168,7 @@ inline int F(s_part)(__global UKEY *a, __global UKEY *b, __global uint *h, uint 
     if (top < KEY_BITS) P = a[0] >> top;
     for (uint lev = 0;; lev++) {
         for (uint i = 0; i < nb; i++) h[i] = 0;
-        for (uint i = 0; i < n; i++) h[F(s_digit)(a[i], nb, t2, P)]++;
+        for (uint i = 0; i < n; i++) h[F(s_digit)(a[i], nb, t2, P, 0, 0)]++;
         /* the starts of the buckets, and the largest */
         uint most = 0, dm = 0, s = 0;
         for (uint i = 0; i < nb; i++) {
@@ -178,17 +188,57 @@ inline int F(s_part)(__global UKEY *a, __global UKEY *b, __global uint *h, uint 
     }
     for (uint i = 0; i < n; i++) {
         UKEY k = a[i];
-        b[h[F(s_digit)(k, nb, t2, P)]++] = k;
+        b[h[F(s_digit)(k, nb, t2, P, 0, 0)]++] = k;
     }
     *t2p = t2;
     *Pp = P;
+    return 1;
+}
+
+/* Buckets by value for columns of S_WIDE_MIN rows or more (the wide
+ * windows' S_LIN_NB counters): where s_part's digits of high bits left a
+ * sixth of a long column in one tail (normal data across a power of two),
+ * here bucket d holds the values v with floor((v - lo) * sc) = d (below
+ * 0 in the first, past the last in the last: monotone, so the buckets
+ * stay in value order), lo and sc from a sorted sample of S_LIN_SAMPLE
+ * keys: its central 97 % spread over the middle half of the buckets, so
+ * far outliers (which set the range of moments or extremes) fall in the
+ * end buckets and the crowded middle takes many narrow ones. One count
+ * and one scatter of a into b replace the radix passes of a whole sort;
+ * clip_run then sorts the few buckets it reads (a median's, a bound's).
+ * Returns 0 (nothing moved) where the sample's range is empty or not
+ * finite (ties, huge values): the column is sorted whole. */
+inline int F(s_lin)(__global UKEY *a, __global UKEY *b, __global uint *h, uint n, REAL *lop, REAL *scp)
+{
+    uint m = min(n, (uint)S_LIN_SAMPLE), nb = S_LIN_NB;
+    /* the sample in b (two runs of m: the merge sort's scratch), whose
+     * keys the scatter overwrites */
+    for (uint i = 0; i < m; i++) b[i] = a[(uint)((ulong)i * n / m)];
+    __global UKEY *sm = F(sort_merge)(b, b + m, m) ? b + m : b;
+    REAL qlo = F(value_of_key)(sm[m / 64]), qhi = F(value_of_key)(sm[m - 1 - m / 64]);
+    REAL wd = qhi - qlo, lo = qlo - wd / (REAL)2, sc = (REAL)nb / (wd * (REAL)2);
+    if (!(wd > (REAL)0) || !isfinite(lo) || !isfinite(sc) || !(sc > (REAL)0)) return 0;
+    for (uint i = 0; i < nb; i++) h[i] = 0;
+    for (uint i = 0; i < n; i++) h[F(s_lin_digit)(F(value_of_key)(a[i]), nb, lo, sc)]++;
+    uint s = 0;
+    for (uint i = 0; i < nb; i++) {
+        uint t = h[i];
+        h[i] = s;
+        s += t;
+    }
+    for (uint i = 0; i < n; i++) {
+        UKEY k = a[i];
+        b[h[F(s_lin_digit)(F(value_of_key)(k), nb, lo, sc)]++] = k;
+    }
+    *lop = lo;
+    *scp = sc;
     return 1;
 }
 /* value i of w after its bucket is sorted (lz: buckets in use) */
 #define SW(i) (lz ? F(s_rank)(w, o, h, nb, (uint)(i)) : (void)0, W(i))
 #define SV(v)                                                                 \
     do {                                                                      \
-        if (lz) F(s_value)(w, o, h, nb, t2, P, (v));                          \
+        if (lz) F(s_value)(w, o, h, nb, t2, P, blo, bsc, (v));                \
     } while (0)
 
 /* how many of the sorted w[0, n) are below v (lower) or not above it */
@@ -244,7 +294,7 @@ inline REAL F(s_kth_dist)(__global UKEY *w, __global UKEY *o, __global uint *h, 
  * the final kept run w[*a, *a + *n), its sums *S1, *S2 around *K0, and
  * the iterations run. */
 inline void F(clip_run)(__global UKEY *w, __global UKEY *o, __global uint *h, uint nb, int lz, uint t2,
-                        UKEY P, int n0, uint flags, ACC slo, ACC shi, int maxiters, REAL *lor, REAL *hir,
+                        UKEY P, REAL blo, REAL bsc, int n0, uint flags, ACC slo, ACC shi, int maxiters, REAL *lor, REAL *hir,
                         int *ap, int *np, ACC *K0p, ACC *S1p, ACC *S2p, int *itp)
 {
     ACC L = -INFINITY, H = INFINITY;
@@ -522,14 +572,16 @@ __kernel void F(clipsort)(__global const REAL *x, __global REAL *y, __global uch
          * digit, its buckets sorted as read (s_part); a most-frequent fill
          * reads every value in order: sorted whole */
         UKEY vary = kand[k] ^ kor[k], P = 0;
-        uint nb = rows >= S_WIDE_MIN ? 2048 : 256, t2 = 0;
-        int lz = !pre && !net && fm != 3 && n0[k] > S_LAZY_MIN && rows < S_WIDE_MIN &&
-                 F(s_part)(ka, kb, h, (uint)n0[k], nb, KEY_BITS - (uint)clz(vary), &t2, &P);
+        uint nb = rows >= S_WIDE_MIN ? S_LIN_NB : 256, t2 = 0;
+        REAL blo = 0, bsc = 0;
+        int lz = !pre && !net && fm != 3 && n0[k] > S_LAZY_MIN &&
+                 (rows < S_WIDE_MIN ? F(s_part)(ka, kb, h, (uint)n0[k], nb, KEY_BITS - (uint)clz(vary), &t2, &P)
+                                    : F(s_lin)(ka, kb, h, (uint)n0[k], &blo, &bsc));
         __global UKEY *w = lz || (!pre && !net && F(sort_keys)(ka, kb, h, (uint)n0[k], rows, vary)) ? kb : ka;
         __global UKEY *o = w == kb ? ka : kb;
         int a, n;
         ACC K0, S1, S2;
-        F(clip_run)(w, o, h, nb, lz, t2, P, n0[k], flags, slo, shi, maxiters, &lor[k], &hir[k], &a, &n, &K0,
+        F(clip_run)(w, o, h, nb, lz, t2, P, blo, bsc, n0[k], flags, slo, shi, maxiters, &lor[k], &hir[k], &a, &n, &K0,
                     &S1, &S2, &it[k]);
         /* the moments of the values kept from the sorted sums, unless
          * someone reads them (summed in row order below) */
@@ -670,6 +722,8 @@ __kernel void F(clipsort)(__global const REAL *x, __global REAL *y, __global uch
 #undef S_DONE
 #undef S_LEVELS
 #undef S_LAZY_MIN
+#undef S_LIN_NB
+#undef S_LIN_SAMPLE
 #undef W
 #undef S_QNAN
 #undef S_MAD_STD

@@ -166,22 +166,90 @@ static void quantiles_equal_counting_and_reference(void **state)
     cls_context_destroy(count);
 }
 
+/* The options every clipping test below runs. */
+static const cls_clean clip_opts[] = {
+    {.sigma = 3, .maxiters = -1},
+    {.sigma = 2, .maxiters = -1, .center = CLS_CENTER_MEAN, .impute = CLS_IMPUTE_MEAN},
+    {.sigma = 2.5, .maxiters = 3, .spread = CLS_SPREAD_MAD_STD, .impute = CLS_IMPUTE_MEDIAN},
+    {.sigma = 2, .maxiters = -1, .center = CLS_CENTER_MEAN, .spread = CLS_SPREAD_MAD_STD,
+     .impute = CLS_IMPUTE_MOST_FREQUENT},
+    {.sigma = 3, .sigma_lower = 1.5, .sigma_upper = 2.5, .maxiters = 1, .has_missing_value = 1,
+     .missing_value = 1},
+    /* the fills that need the order, without clipping: the same kernels, no iteration */
+    {.impute = CLS_IMPUTE_MEDIAN},
+    {.impute = CLS_IMPUTE_MOST_FREQUENT, .has_missing_value = 1, .missing_value = 1},
+};
+
+/* x cleaned with each of clip_opts by the sort regime (sort) against the
+ * float64 reference (astropy's sigma_clip + SimpleImputer), and against
+ * the counting passes (count) where sums are float64: the values kept and
+ * clipped, the fills and the iterations; the first nopt options. */
+static void clip_case(cls_context *sort, cls_context *count, const cls_array *x_, int ti, size_t R, size_t nopt)
+{
+    const cls_clean *opts = clip_opts;
+    cls_array x = *x_;
+    size_t C = x.cols, ne = x.batch * C, n = x.batch * x.rows * C, es = ti ? 8 : 4;
+    for (size_t k = 0; k < nopt; k++) {
+        cleaned a, b;
+        clean_into(sort, &x, CLS_SCOPE_MATRIX, opts[k], 0, &a);
+        /* against astropy's sigma_clip + SimpleImputer in float64 */
+        double *want = malloc(n * sizeof *want);
+        uint64_t wm, wc;
+        size_t bad = 0;
+        for (size_t g = 0; g < x.batch; g++)
+            for (size_t c = 0; c < C; c++) {
+                cref_clean_column(&x, CLS_SCOPE_MATRIX, g, c, &opts[k], want, &wm, &wc);
+                if ((a.miss[g * C + c] != wm || a.clip[g * C + c] != wc) && bad++ < 5)
+                    printf("# entry %zu: missing %llu clipped %llu, want %llu %llu\n", g * C + c,
+                           (unsigned long long)a.miss[g * C + c], (unsigned long long)a.clip[g * C + c],
+                           (unsigned long long)wm, (unsigned long long)wc);
+            }
+        /* float32: sums in float32 where a device lacks float64 */
+        double tol = ti ? 1e-12 : 1e-5;
+        for (size_t i = 0; i < n; i++) {
+            double got = cref_get(&a.y, i), w = ti ? want[i] : (double)(float)want[i];
+            if (!(same(got, w) || got == w || fabs(got - w) <= tol * fmax(1, fabs(w))) && bad++ < 5)
+                printf("# element %zu: %.17g, want %.17g\n", i, got, w);
+        }
+        free(want);
+        if (bad)
+            fail_msg("%s rows %zu options %zu: %zu differences from the reference", ti ? "f64" : "f32",
+                     R, k, bad);
+        /* the counting passes where sums are float64: the same values
+         * kept and clipped, the same iterations; values equal but for
+         * a mean fill or a clamp to a bound, which the counting
+         * passes sum in chunks of rows merged (Chan) and the sort
+         * regime in one run or from the sorted sums: within tol */
+        if (ti || all_fp64(sort)) {
+            clean_into(count, &x, CLS_SCOPE_MATRIX, opts[k], 0, &b);
+            for (size_t i = 0; i < n; i++)
+                if (memcmp((char *)a.y.data + i * es, (char *)b.y.data + i * es, es) != 0 &&
+                    !(fabs(cref_get(&a.y, i) - cref_get(&b.y, i)) <= tol * fmax(1, fabs(cref_get(&b.y, i)))))
+                    fail_msg("%s rows %zu options %zu element %zu (column %zu, %.17g): %.17g, counting "
+                             "passes %.17g; bounds [%.17g, %.17g], counting [%.17g, %.17g]",
+                             ti ? "f64" : "f32", R, k, i, i % C, cref_get(&x, i), cref_get(&a.y, i),
+                             cref_get(&b.y, i), a.lo[i / (x.rows * C) * C + i % C],
+                             a.hi[i / (x.rows * C) * C + i % C], b.lo[i / (x.rows * C) * C + i % C],
+                             b.hi[i / (x.rows * C) * C + i % C]);
+            for (size_t e = 0; e < ne; e++)
+                if (a.miss[e] != b.miss[e] || a.clip[e] != b.clip[e] ||
+                    !(same(a.fill[e], b.fill[e]) || fabs(a.fill[e] - b.fill[e]) <= tol * fmax(1, fabs(b.fill[e]))))
+                    fail_msg("%s rows %zu options %zu entry %zu: clipped %llu fill %.17g, counting %llu "
+                             "%.17g", ti ? "f64" : "f32", R, k, e, (unsigned long long)a.clip[e],
+                             a.fill[e], (unsigned long long)b.clip[e], b.fill[e]);
+            if (a.iters != b.iters)
+                fail_msg("%s rows %zu options %zu: %u iterations, counting %u", ti ? "f64" : "f32",
+                         R, k, a.iters, b.iters);
+            cleaned_free(&b);
+        }
+        cleaned_free(&a);
+    }
+}
+
 static void clipping_equals_counting_and_reference(void **state)
 {
     (void)state;
     cls_context *sort = budget_context(0), *count = budget_context(1);
-    const cls_clean opts[] = {
-        {.sigma = 3, .maxiters = -1},
-        {.sigma = 2, .maxiters = -1, .center = CLS_CENTER_MEAN, .impute = CLS_IMPUTE_MEAN},
-        {.sigma = 2.5, .maxiters = 3, .spread = CLS_SPREAD_MAD_STD, .impute = CLS_IMPUTE_MEDIAN},
-        {.sigma = 2, .maxiters = -1, .center = CLS_CENTER_MEAN, .spread = CLS_SPREAD_MAD_STD,
-         .impute = CLS_IMPUTE_MOST_FREQUENT},
-        {.sigma = 3, .sigma_lower = 1.5, .sigma_upper = 2.5, .maxiters = 1, .has_missing_value = 1,
-         .missing_value = 1},
-        /* the fills that need the order, without clipping: the same kernels, no iteration */
-        {.impute = CLS_IMPUTE_MEDIAN},
-        {.impute = CLS_IMPUTE_MOST_FREQUENT, .has_missing_value = 1, .missing_value = 1},
-    };
     /* 513-16383 kept values: clip_sort.cl sorts the buckets it reads (S_LAZY_MIN, S_WIDE_MIN) */
     const size_t rows[] = {33, 64, 65, 66, 100, 127, 128, 129, 300, 520, 600, 1000, 1500, 16383, 16384};
     for (int ti = 0; ti < 2; ti++) {
@@ -198,62 +266,65 @@ static void clipping_equals_counting_and_reference(void **state)
             if (test_suite_is("rusticl") && rows[ri] > 1500) continue;
             cls_array x = cref_make(t, 2, rows[ri], cols(), 4200 + ri + 10 * (uint64_t)ti);
             add_zeros(&x);
-            size_t C = x.cols, ne = x.batch * C, n = x.batch * x.rows * C, es = ti ? 8 : 4;
-            for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
-                cleaned a, b;
-                clean_into(sort, &x, CLS_SCOPE_MATRIX, opts[k], 0, &a);
-                /* against astropy's sigma_clip + SimpleImputer in float64 */
-                double *want = malloc(n * sizeof *want);
-                uint64_t wm, wc;
-                size_t bad = 0;
-                for (size_t g = 0; g < x.batch; g++)
-                    for (size_t c = 0; c < C; c++) {
-                        cref_clean_column(&x, CLS_SCOPE_MATRIX, g, c, &opts[k], want, &wm, &wc);
-                        if ((a.miss[g * C + c] != wm || a.clip[g * C + c] != wc) && bad++ < 5)
-                            printf("# entry %zu: missing %llu clipped %llu, want %llu %llu\n", g * C + c,
-                                   (unsigned long long)a.miss[g * C + c], (unsigned long long)a.clip[g * C + c],
-                                   (unsigned long long)wm, (unsigned long long)wc);
-                    }
-                /* float32: sums in float32 where a device lacks float64 */
-                double tol = ti ? 1e-12 : 1e-5;
-                for (size_t i = 0; i < n; i++) {
-                    double got = cref_get(&a.y, i), w = ti ? want[i] : (double)(float)want[i];
-                    if (!(same(got, w) || got == w || fabs(got - w) <= tol * fmax(1, fabs(w))) && bad++ < 5)
-                        printf("# element %zu: %.17g, want %.17g\n", i, got, w);
+            clip_case(sort, count, &x, ti, rows[ri], sizeof clip_opts / sizeof clip_opts[0]);
+            cref_free(&x);
+        }
+    }
+    cls_context_destroy(sort);
+    cls_context_destroy(count);
+}
+
+/* Columns of CLS_SORT_WIDE_MIN rows or more, clipped in buckets by value
+ * that clip_sort.cl sorts only where an iteration reads them (s_lin), and
+ * one row fewer (buckets by high bits): the benchmark's data (normal, a few
+ * far outliers, a few negatives), ties across zero, a narrow cluster
+ * beside huge values, half the column one value (a bucket past the radix
+ * cut-over), a constant (no range: sorted whole), +-Inf among values,
+ * signed zeros among values, values far from 1 (float32 squares near its
+ * largest), a single value and an all-NaN column; eight columns (one
+ * block of vector lanes) and on PoCL two more (a work-item's lanes one by one). As
+ * the float64 reference and the counting passes. */
+static void clipping_in_buckets_by_value(void **state)
+{
+    (void)state;
+    cls_context *sort = budget_context(0), *count = budget_context(1);
+    int sim = test_suite_is("oclgrind");
+    const size_t rows[] = {CLS_SORT_WIDE_MIN - 1, CLS_SORT_WIDE_MIN, CLS_SORT_WIDE_MIN + 3001};
+    for (int ti = 0; ti < 2; ti++) {
+        cls_dtype t = ti ? CLS_F64 : CLS_F32;
+        if (!suite_runs(t)) continue;
+        for (size_t ri = 0; ri < sizeof rows / sizeof rows[0]; ri++) {
+            size_t R = rows[ri], C = sim ? 8 : 10;
+            /* the loop limit's counting passes test no kernel here; the
+             * simulator takes the boundary itself */
+            if (over_limit(sort, R) || (sim && R != CLS_SORT_WIDE_MIN)) continue;
+            cls_array x = cref_make(t, 1, R, C, 4700 + ri + 10 * (uint64_t)ti);
+            rng g;
+            rng_seed(&g, 4800 + ri);
+            for (size_t r = 0; r < R; r++) {
+                double z = rng_normal(&g), u = rng_uniform(&g);
+                double v[10];
+                v[0] = 10.0 + 2.0 * z;
+                if (r % 1000 == 17) v[0] *= 50.0;
+                if (r % 5000 == 3) v[0] = -v[0];
+                v[1] = round(z * 4) / 4 - 0.5;
+                v[2] = r % 97 == 5 ? -1e30 : r % 89 == 7 ? 1e30 : 10.0 + z * 1e-3;
+                v[3] = u < 0.5 ? 3.0 : 3.0 + z;
+                v[4] = 7.0;
+                v[5] = r % 3 == 0 ? INFINITY : r % 7 == 1 ? -INFINITY : 1.0 + z;
+                v[6] = r % 3 == 0 ? -0.0 : r % 3 == 1 && u < 0.3 ? 0.0 : z;
+                v[7] = ti ? 1e150 * z : 1e15 * z;
+                v[8] = r == R / 2 ? 3.0 : NAN;
+                v[9] = NAN;
+                for (size_t c = 0; c < C; c++) {
+                    if (t == CLS_F64) ((double *)x.data)[r * C + c] = v[c];
+                    else ((float *)x.data)[r * C + c] = (float)v[c];
                 }
-                free(want);
-                if (bad)
-                    fail_msg("%s rows %zu options %zu: %zu differences from the reference", ti ? "f64" : "f32",
-                             rows[ri], k, bad);
-                /* the counting passes where sums are float64: the same values
-                 * kept and clipped, the same iterations; values equal but for
-                 * a mean fill or a clamp to a bound, which the counting
-                 * passes sum in chunks of rows merged (Chan) and the sort
-                 * regime in one run or from the sorted sums: within tol */
-                if (ti || all_fp64(sort)) {
-                    clean_into(count, &x, CLS_SCOPE_MATRIX, opts[k], 0, &b);
-                    for (size_t i = 0; i < n; i++)
-                        if (memcmp((char *)a.y.data + i * es, (char *)b.y.data + i * es, es) != 0 &&
-                            !(fabs(cref_get(&a.y, i) - cref_get(&b.y, i)) <= tol * fmax(1, fabs(cref_get(&b.y, i)))))
-                            fail_msg("%s rows %zu options %zu element %zu (column %zu, %.17g): %.17g, counting "
-                                     "passes %.17g; bounds [%.17g, %.17g], counting [%.17g, %.17g]",
-                                     ti ? "f64" : "f32", rows[ri], k, i, i % C, cref_get(&x, i), cref_get(&a.y, i),
-                                     cref_get(&b.y, i), a.lo[i / (x.rows * C) * C + i % C],
-                                     a.hi[i / (x.rows * C) * C + i % C], b.lo[i / (x.rows * C) * C + i % C],
-                                     b.hi[i / (x.rows * C) * C + i % C]);
-                    for (size_t e = 0; e < ne; e++)
-                        if (a.miss[e] != b.miss[e] || a.clip[e] != b.clip[e] ||
-                            !(same(a.fill[e], b.fill[e]) || fabs(a.fill[e] - b.fill[e]) <= tol * fmax(1, fabs(b.fill[e]))))
-                            fail_msg("%s rows %zu options %zu entry %zu: clipped %llu fill %.17g, counting %llu "
-                                     "%.17g", ti ? "f64" : "f32", rows[ri], k, e, (unsigned long long)a.clip[e],
-                                     a.fill[e], (unsigned long long)b.clip[e], b.fill[e]);
-                    if (a.iters != b.iters)
-                        fail_msg("%s rows %zu options %zu: %u iterations, counting %u", ti ? "f64" : "f32",
-                                 rows[ri], k, a.iters, b.iters);
-                    cleaned_free(&b);
-                }
-                cleaned_free(&a);
             }
+            /* the simulator: the first options alone (median and std to
+             * convergence; its passes over 2^17 values take minutes) */
+            clip_case(sort, count, &x, ti, R, sim ? 1 : sizeof clip_opts / sizeof clip_opts[0]);
+            printf("# %s rows %zu: masks and values as the reference's\n", ti ? "f64" : "f32", R);
             cref_free(&x);
         }
     }
@@ -744,6 +815,7 @@ int main(void)
         cmocka_unit_test(parallel_sort_by_device),
         cmocka_unit_test(quantiles_equal_counting_and_reference),
         cmocka_unit_test(clipping_equals_counting_and_reference),
+        cmocka_unit_test(clipping_in_buckets_by_value),
         cmocka_unit_test(fills_alone_without_counts),
         cmocka_unit_test(one_row_groups),
         cmocka_unit_test(quantiles_of_many_targets),

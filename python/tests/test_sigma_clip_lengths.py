@@ -1,9 +1,9 @@
 """sigma_clip along columns of every length the clipping kernels tell
 apart, against astropy's: the sorting networks' last length (64) and one
 past, clip_sort.cl's vector network (128) and one past, its sort of whole
-columns (a few hundred kept values), its buckets sorted only where read
-(513 to 16383 kept values: S_LAZY_MIN, S_WIDE_MIN) and the radix sort past
-them. Masks equal astropy's value for value, bounds within rounding (the
+columns (a few hundred kept values), its buckets by high bits sorted only
+where read (513 to 16383 kept values: S_LAZY_MIN, S_WIDE_MIN) and its
+buckets by value past them (s_lin), sorted only where read too. Masks equal astropy's value for value, bounds within rounding (the
 kernels sum the kept values in another order than numpy), for centre
 median and mean, spread std and mad_std, maxiters 5 and None. The columns
 hold what makes a partition by high bits go wrong: values on both sides of
@@ -17,7 +17,7 @@ from conftest import DTYPES, silenced
 
 astropy_stats = pytest.importorskip("astropy.stats")
 
-LENGTHS = [63, 64, 65, 128, 129, 300, 520, 600, 1000, 5000, 16383, 16384]
+LENGTHS = [63, 64, 65, 128, 129, 300, 520, 600, 1000, 5000, 16383, 16384, 16385]
 OPTIONS = [dict(cenfunc="median", stdfunc="std", maxiters=None),
            dict(cenfunc="median", stdfunc="std", maxiters=5),
            dict(cenfunc="mean", stdfunc="std", maxiters=None),
