@@ -29,7 +29,7 @@ import warnings
 
 import numpy as np
 
-from . import _clip_loop, _clscale, _output
+from . import _clip_loop, _clscale
 from ._base import as_data
 from ._clean import _STRATEGIES
 from ._context import check_selector, context
@@ -473,11 +473,8 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     # data's own layout, else made by a thread while the devices clip
     keep = (masked and copy and x is arr and arr.flags.c_contiguous and m.size
             and axes == tuple(range(axes[0], axes[-1] + 1)))
-    # new outputs on memory a dropped result left mapped (_output, as the
-    # scalers' outputs): fresh pages, zeroed by the kernel as the devices
-    # first wrote them, took a fifth to a quarter of a call
-    y = (m if inplace else _output.empty_like(m)) if want_y or keep else None
-    bad = None if want_y else _output.empty_like(np.broadcast_to(np.empty((), bool), m.shape))
+    y = (m if inplace else np.empty_like(m)) if want_y or keep else None
+    bad = None if want_y else np.empty(m.shape, dtype=bool)
     data = _Beside(np.copy, arr) if masked and copy and not keep else None
     # newer astropy's clipping with an axis keeps the bounds that clipped
     # a column whole: the bounds tell those columns
