@@ -5,60 +5,27 @@ quantiles' bit-exactness is tests/test_quantiles.c's, against sorting.) Run by m
 /usr/bin/python3: python3 check_clean.py CLSCALE TMPDIR. Exit 0 when every
 check passes; each failure prints one line."""
 import os
-import subprocess
 import sys
-
 import warnings
 
 import numpy as np
 from sklearn.preprocessing import MaxAbsScaler, RobustScaler
 
+import toolcheck
+from toolcheck import compare, fail
+
 warnings.simplefilter("ignore")  # all-NaN columns: numpy's "All-NaN slice" warnings
 tool, tmp = sys.argv[1], sys.argv[2]
 os.makedirs(tmp, exist_ok=True)
-failures = 0
-
-
-def fail(msg):
-    global failures
-    failures += 1
-    print("FAIL:", msg)
-
-
-def hostile(rows, seed, dtype):
-    r = np.random.default_rng(seed)
-    cols = [
-        r.normal(1, 3, rows),                           # normal
-        r.integers(-2, 3, rows).astype(float),          # ties
-        r.standard_cauchy(rows),                        # heavy tails
-        np.where(r.random(rows) < 0.2, np.nan, r.normal(size=rows)),  # missing
-        np.full(rows, 7.25),                            # constant
-        np.full(rows, np.nan),                          # all missing
-        1e6 + r.normal(0, 0.01, rows),                  # large offset
-        np.where(r.random(rows) < 0.5, np.nan, r.exponential(size=rows)),
-    ]
-    return np.stack(cols, axis=1).astype(dtype)
 
 
 def run(*args):
-    p = subprocess.run([tool, *args], capture_output=True, text=True)
-    return p.returncode, p.stderr
-
-
-def compare(name, got, want, tol):
-    if got.shape != want.shape:
-        return fail(f"{name}: shape {got.shape} != {want.shape}")
-    gn, wn = np.isnan(got), np.isnan(want)
-    if not np.array_equal(gn, wn):
-        return fail(f"{name}: NaN positions differ ({gn.sum()} vs {wn.sum()})")
-    d = np.abs(got[~gn].astype(float) - want[~wn]) / np.maximum(1, np.abs(want[~wn]))
-    if d.size and d.max() > tol:
-        fail(f"{name}: max relative difference {d.max():.3g} > {tol}")
+    return toolcheck.run(tool, args)
 
 
 for dtype, tol in ((np.float64, 1e-12), (np.float32, 2e-6)):
     for rows in (1, 60, 1000):  # one-row columns, one counting pass, radix passes
-        x = hostile(rows, rows, dtype)
+        x = toolcheck.hostile(rows, rows, dtype)
         xin = os.path.join(tmp, "x.npy")
         np.save(xin, x)
         tag = f"{np.dtype(dtype).name} rows {rows}"
@@ -95,5 +62,4 @@ for bad in (["--quantile-range", "80,20"], ["--quantile-range", "-1,50"], ["--qu
     if os.path.exists(os.path.join(tmp, "z.npy")):
         fail(f"{bad}: an output was written")
 
-print("ok" if failures == 0 else f"{failures} failure(s)")
-sys.exit(1 if failures else 0)
+toolcheck.finish()

@@ -14,6 +14,9 @@ import warnings
 
 import numpy as np
 
+import toolcheck
+from toolcheck import fail
+
 try:
     import pandas
 except ImportError:
@@ -22,13 +25,6 @@ except ImportError:
 warnings.simplefilter("ignore")  # all-NaN columns: numpy's "All-NaN slice" warnings
 tool, tmp = sys.argv[1], sys.argv[2]
 os.makedirs(tmp, exist_ok=True)
-failures = 0
-
-
-def fail(msg):
-    global failures
-    failures += 1
-    print("FAIL:", msg)
 
 
 def hostile(batch, rows, seed, dtype):
@@ -148,5 +144,5 @@ check(2, 90, 3, np.float32, "matrix", 1.5)
 check(1, 700, 4, np.float64, "matrix", 2.5)   # long columns: radix passes
 check(1, 300, 5, np.float32, "batch", 0)
 print(f"describe against numpy ({'pandas' if pandas else 'numpy unique'} for duplicates): "
-      f"{failures} failure(s)")
-sys.exit(1 if failures else 0)
+      f"{toolcheck.failures} failure(s)")
+sys.exit(1 if toolcheck.failures else 0)

@@ -6,7 +6,6 @@ usage errors that name their option. Run by meson (tests/meson.build) with
 Debian's /usr/bin/python3: python3 check_impute_clip.py CLSCALE TMPDIR.
 Exit 0 when every check passes; each failure prints one line."""
 import os
-import subprocess
 import sys
 import warnings
 
@@ -15,41 +14,20 @@ from astropy.stats import sigma_clip
 from sklearn.impute import SimpleImputer
 from sklearn.preprocessing import MinMaxScaler, StandardScaler
 
+import toolcheck
+from toolcheck import check, compare, fail
+
 warnings.simplefilter("ignore")  # all-NaN columns
 tool, tmp = sys.argv[1], sys.argv[2]
 os.makedirs(tmp, exist_ok=True)
-failures = 0
-checks = 0
-
-
-def fail(msg):
-    global failures
-    failures += 1
-    print("FAIL:", msg)
-
-
-def hostile(rows, seed, dtype):
-    r = np.random.default_rng(seed)
-    cols = [
-        r.normal(1, 3, rows),
-        r.integers(-2, 3, rows).astype(float),                       # ties
-        r.standard_cauchy(rows),                                     # heavy tails
-        np.where(r.random(rows) < 0.2, np.nan, r.normal(size=rows)),
-        np.full(rows, 7.25),                                         # constant
-        np.full(rows, np.nan),                                       # all missing
-        1e6 + r.normal(0, 0.01, rows),                               # large offset
-        np.where(r.random(rows) < 0.1, np.nan, r.exponential(size=rows)),
-    ]
-    x = np.stack(cols, axis=1).astype(dtype)
-    if rows > 5:
-        x[rows // 3, 0] = 40.0       # an outlier
-        x[rows // 2, 3] = -25.0
-    return x
 
 
 def run(*args):
-    p = subprocess.run([tool, *args], capture_output=True, text=True)
-    return p.returncode, p.stderr
+    return toolcheck.run(tool, args)
+
+
+def hostile(rows, seed, dtype):
+    return toolcheck.hostile(rows, seed, dtype, last=(np.nan, 0.1), outliers=True)
 
 
 def tool_out(args, x):
@@ -62,21 +40,6 @@ def tool_out(args, x):
         fail(f"{' '.join(args)}: exit {rc}: {err.strip()}")
         return None
     return np.load(out)
-
-
-def compare(name, got, want, tol):
-    global checks
-    checks += 1
-    if got is None:
-        return
-    if got.shape != want.shape:
-        return fail(f"{name}: shape {got.shape} != {want.shape}")
-    gn, wn = np.isnan(got), np.isnan(want)
-    if not np.array_equal(gn, wn):
-        return fail(f"{name}: NaN positions differ ({gn.sum()} vs {wn.sum()})")
-    d = np.abs(got[~gn].astype(float) - want[~wn]) / np.maximum(1, np.abs(want[~wn]))
-    if d.size and d.max() > tol:
-        fail(f"{name}: max relative difference {d.max():.3g} > {tol}")
 
 
 def imputed(x, strategy, fill=None, missing=np.nan):
@@ -186,13 +149,10 @@ for args, name in ((["--sigma-clip", "0"], "--sigma-clip"), (["--sigma-clip", "-
         if os.path.exists(out):
             os.unlink(out)
         rc, err = run(*cmd, *args, inp, out)
-        checks += 1
-        if rc != 2 or name not in err or os.path.exists(out):
-            fail(f"{' '.join(cmd + args)}: exit {rc}, stderr {err.strip()!r}, output written {os.path.exists(out)}")
+        check(rc == 2 and name in err and not os.path.exists(out),
+              f"{' '.join(cmd + args)}: exit {rc}, stderr {err.strip()!r}, output written {os.path.exists(out)}")
 rc, err = run("normalize", "--method", "robust", "--quantile-range", "75,25", inp, out)
-checks += 1
-if rc != 2 or "--quantile-range" in err is False or os.path.exists(out):
-    fail(f"reversed --quantile-range: exit {rc}")
+check(rc == 2 and "--quantile-range" in err and not os.path.exists(out),
+      f"reversed --quantile-range: exit {rc}, stderr {err.strip()!r}")
 
-print(f"{checks} checks, {failures} failures")
-sys.exit(1 if failures else 0)
+toolcheck.finish()

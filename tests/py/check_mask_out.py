@@ -15,46 +15,18 @@ import warnings
 import numpy as np
 from astropy.stats import sigma_clip
 
+import toolcheck
+from toolcheck import check, fail
+
 warnings.simplefilter("ignore")  # astropy on NaN, all-NaN columns
 tool, tmp = sys.argv[1], sys.argv[2]
 os.makedirs(tmp, exist_ok=True)
 inp, out, msk = (os.path.join(tmp, n) for n in ("in.npy", "out.npy", "mask.npy"))
-failures = 0
-checks = 0
-
-
-def fail(msg):
-    global failures
-    failures += 1
-    print("FAIL:", msg)
-
-
-def check(ok, msg):
-    global checks
-    checks += 1
-    if not ok:
-        fail(msg)
 
 
 def hostile(rows, seed, dtype):
     """Columns with ties, heavy tails, NaN, +-Inf, a sentinel, constant, all missing, outliers."""
-    r = np.random.default_rng(seed)
-    cols = [
-        r.normal(1, 3, rows),
-        r.integers(-2, 3, rows).astype(float),
-        r.standard_cauchy(rows),
-        np.where(r.random(rows) < 0.2, np.nan, r.normal(size=rows)),
-        np.full(rows, 7.25),
-        np.full(rows, np.nan),
-        np.where(r.random(rows) < 0.1, -9999.0, r.exponential(size=rows)),
-    ]
-    x = np.stack(cols, axis=1)
-    if rows > 5:
-        x[rows // 3, 0] = 40.0
-        x[rows // 2, 3] = -25.0
-        x[rows // 4, 6] = np.inf
-        x[rows // 5, 1] = -np.inf
-    return x.astype(dtype)
+    return toolcheck.hostile(rows, seed, dtype, offset=False, last=(-9999.0, 0.1), outliers=True, infs=True)
 
 
 def astropy_mask(x, sigma, iters, sentinel, batch=False):
@@ -74,8 +46,7 @@ def astropy_mask(x, sigma, iters, sentinel, batch=False):
 def run(args, env=None):
     e = dict(os.environ)
     e.update(env or {})
-    p = subprocess.run([tool, *args], capture_output=True, text=True, env=e)
-    return p.returncode, p.stderr
+    return toolcheck.run(tool, args, e)
 
 
 def clean(args, x, env=None):
@@ -201,5 +172,4 @@ for args, word in bad:
 p = subprocess.run([tool, "clean", "--help"], capture_output=True, text=True)
 check(p.returncode == 0 and "--mask-out MASK.npy" in p.stdout, "clean --help does not describe --mask-out")
 
-print(f"{checks} checks, {failures} failures")
-sys.exit(1 if failures else 0)
+toolcheck.finish()
