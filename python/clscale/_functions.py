@@ -33,7 +33,8 @@ from . import _clip_loop, _clscale
 from ._base import as_data
 from ._clean import _STRATEGIES
 from ._context import check_selector, context
-from ._peers import astropy_keeps_last_bounds, clip_dtype, normalize_axis_index, numpy_interpolates_float32
+from ._peers import (astropy_keeps_last_bounds, astropy_user_warning, clip_dtype, has_astropy,
+                     normalize_axis_index, numpy_interpolates_float32)
 
 __all__ = ["describe", "nanmedian", "nanpercentile", "nanquantile", "sigma_clip", "sigma_clipped_stats"]
 
@@ -337,6 +338,32 @@ def _unmasked(data):
     return arr, None
 
 
+def _warn_invalid(invalid, stacklevel):
+    """astropy's warning for NaN or +-Inf among the values not masked
+    (`invalid`: how many), once per call, where astropy is installed:
+    astropy's sigma_clip and sigma_clipped_stats give it on every path
+    but empty and all-masked data (which return first)."""
+    cls = astropy_user_warning() if invalid else None
+    if cls is not None:
+        warnings.warn("Input data contains invalid values (NaNs or infs), which were automatically clipped.",
+                      cls, stacklevel=stacklevel + 1)
+
+
+def _invalid(arr, inmask):
+    """How many of arr's values not masked are NaN or +-Inf (a pass over
+    the data: for the host's paths; the library's counts the others)."""
+    if arr.dtype.kind != "f" or not has_astropy():
+        return 0
+    bad = ~np.isfinite(arr)
+    if inmask is not None:
+        bad &= ~inmask
+    return int(np.count_nonzero(bad))
+
+
+def _masked_count(inmask):
+    return 0 if inmask is None else int(np.count_nonzero(inmask))
+
+
 # cls_clip_mode's CLS_CLIP_KEEP: every value written as read, the mask apart
 _KEEP = 2
 
@@ -398,6 +425,7 @@ def _sigma_clip_loop(arr, inmask, sigma, sigma_lower, sigma_upper, clip, cenfunc
         else:
             result = arr if arr.size == 0 else np.full(arr.shape, np.nan)
         return (result, np.nan, np.nan) if return_bounds else result
+    _warn_invalid(_invalid(arr, inmask), 3)
     axes = None if axis is None else _axes(arr.ndim, axis)
     # astropy's own sigma_lower/upper (`sigma_lower or sigma`): their
     # types take part in the flattened path's arithmetic, as in astropy's
@@ -458,7 +486,7 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     if inmask is not None and inmask.any():
         x = np.where(inmask, np.nan, x).astype(x.dtype, copy=False)
     if axis is None and not masked and x.size:
-        return _clip_flat(arr, x, clip, maxiters, devices, return_bounds)
+        return _clip_flat(arr, x, clip, maxiters, devices, return_bounds, _masked_count(inmask))
     axes = _axes(x.ndim, axis)
     m, shape = _blocks(x, axes)
     # in place (copy=False, masked=False) where the view is the data itself
@@ -480,11 +508,15 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     # a column whole: the bounds tell those columns
     last = axis is not None and bool(m.size) and astropy_keeps_last_bounds()
     if m.size:
+        # the per-column counts only for astropy's warning (float data,
+        # astropy installed), and the bounds only when needed
+        counts = x.dtype.kind == "f" and arr.dtype.kind == "f" and has_astropy()
         with context(devices) as ctx:
-            # no per-column counts, and the bounds only when needed
-            _, _, _, _, lo, hi, _, _ = _clscale.clean(ctx, m, y, bad, False, False, return_bounds or last,
-                                                      scope=_clscale.SCOPE_MATRIX, mode=_KEEP if keep else 0,
-                                                      **clip)
+            missing, _, _, _, lo, hi, _, _ = _clscale.clean(ctx, m, y, bad, False, counts, return_bounds or last,
+                                                            scope=_clscale.SCOPE_MATRIX,
+                                                            mode=_KEEP if keep else 0, **clip)
+        if counts:
+            _warn_invalid(int(missing.sum()) - _masked_count(inmask), 2)
     else:
         lo = hi = np.full((m.shape[0], m.shape[2]), np.nan)
     if want_y:
@@ -557,7 +589,7 @@ def _clipped_whole(v, y, bad, lo, hi, clip):
     return lo, hi
 
 
-def _clip_flat(arr, x, clip, maxiters, devices, return_bounds):
+def _clip_flat(arr, x, clip, maxiters, devices, return_bounds, masked_count):
     """astropy's flattened clipping (axis=None, masked=False: its
     _sigmaclip_noaxis): the values kept are those within the bounds of
     every iteration, each iteration's bounds taken from the values the one
@@ -566,9 +598,11 @@ def _clip_flat(arr, x, clip, maxiters, devices, return_bounds):
     instead, which may take back values clipped earlier: the library's one
     call.) One library call per iteration (maxiters=1) on the finite values
     still kept, as a column; the values kept in the data's type, and the
-    last bounds (NaN once no value is left)."""
+    last bounds (NaN once no value is left). masked_count: how many of
+    x's NaN were masked values (for astropy's warning)."""
     v = x.ravel()
     idx = np.flatnonzero(np.isfinite(v))
+    _warn_invalid(v.size - idx.size - masked_count, 3)
     v = np.ascontiguousarray(v[idx])
     iters = np.inf if clip["maxiters"] < 0 else clip["maxiters"]
     one = dict(clip, maxiters=1)
@@ -623,7 +657,8 @@ def _clipped_stats(data, sigma, sigma_lower, sigma_upper, maxiters, cenfunc, std
                                                                     scope=_clscale.SCOPE_MATRIX,
                                                                     impute=_STRATEGIES["median"], **clip)
     if last and (np.isnan(lo) & (missing < m.shape[1])).any():
-        return None  # a column clipped whole, newer astropy's bounds kept: sigma_clip's
+        return None  # a column clipped whole, newer astropy's bounds kept: sigma_clip's (it warns)
+    _warn_invalid(int(missing.sum()) - _masked_count(inmask), 3)
     n = (m.shape[1] - missing - clipped).astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(n > 0, mean, np.nan)

@@ -6,7 +6,7 @@ import numbers
 import numpy as np
 
 from . import _clscale
-from ._base import Scaler, group_shape, restate
+from ._base import Scaler, group_shape, refuse_sample_weight, restate
 
 
 def _columns(fitted):
@@ -137,6 +137,23 @@ class StandardScaler(Scaler):
         self.with_std = with_std
         self.scope = scope
         self.devices = devices
+
+    # scikit-learn's sample_weight, in its positional place: refused
+    # (unweighted statistics only), with a message naming the peer
+    def fit(self, X, y=None, sample_weight=None, comm=None):
+        """Scaler.fit; sample_weight other than None is refused."""
+        refuse_sample_weight(self, sample_weight)
+        return super().fit(X, y, comm=comm)
+
+    def partial_fit(self, X, y=None, sample_weight=None, comm=None):
+        """Scaler.partial_fit; sample_weight other than None is refused."""
+        refuse_sample_weight(self, sample_weight)
+        return super().partial_fit(X, y, comm=comm)
+
+    def fit_transform(self, X, y=None, out=None, comm=None, sample_weight=None):
+        """Scaler.fit_transform; sample_weight other than None is refused."""
+        refuse_sample_weight(self, sample_weight)
+        return super().fit_transform(X, y, out=out, comm=comm)
 
     def _moments(self, fitted):
         info, c = _columns(fitted)
