@@ -205,11 +205,17 @@ def _into(out, res):
     return out
 
 
-def _quantile(a, q, qa, axis, out, overwrite_input, method, keepdims, weights, devices, like):
+def _quantile(a, q, qa, axis, out, overwrite_input, method, keepdims, weights, interpolation, devices, like):
     """nanquantile (like=np.nanquantile, qa = q) and nanpercentile
     (like=np.nanpercentile, qa = q / 100): qa, float64 in [0, 1], is what
     the devices interpolate at."""
     devices = check_selector(devices)
+    if interpolation is not None:
+        # numpy's deprecated name of method: numpy's own call, which warns
+        # (DeprecationWarning) and refuses both, as numpy does
+        kw = {} if weights is None else dict(weights=weights)
+        return like(np.asanyarray(a), q, axis=axis, out=out, overwrite_input=False, method=method,
+                    keepdims=keepdims, interpolation=interpolation, **kw)
     _check_method(method)
     x = _data(a)
     arr = np.asanyarray(a)
@@ -252,30 +258,34 @@ def _quantile(a, q, qa, axis, out, overwrite_input, method, keepdims, weights, d
 
 
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
-                weights=None, devices=None):
+                weights=None, interpolation=None, devices=None):
     """numpy.nanquantile, with its arguments: exact, on the devices for
     method "linear" (numpy's default): NaN ignored, results bit for bit
     numpy's in numpy's dtype (also for float32 and integer data). q: a
     number or an array of numbers in [0, 1]; the result has q's shape in
     front, as numpy's. The other methods of numpy, and `weights` (numpy
-    2), are numpy's own computation on the host. out: the result written
+    2), and the deprecated `interpolation` (numpy's old name of method),
+    are numpy's own computation on the host. out: the result written
     into it and returned; overwrite_input: allowed, the data is never
-    changed (numpy's own computation is not let overwrite it either)."""
+    changed (numpy's own computation is not let overwrite it either).
+    devices: the device selector, as every clscale call's (keyword-only,
+    after numpy's parameters: no call numpy takes reaches it)."""
     qa = np.asanyarray(q, dtype=np.float64)
     if not np.all((qa >= 0) & (qa <= 1)):
         raise ValueError("Quantiles must be in the range [0, 1]")
-    return _quantile(a, q, qa, axis, out, overwrite_input, method, keepdims, weights, devices, np.nanquantile)
+    return _quantile(a, q, qa, axis, out, overwrite_input, method, keepdims, weights, interpolation, devices,
+                     np.nanquantile)
 
 
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
-                  weights=None, devices=None):
+                  weights=None, interpolation=None, devices=None):
     """numpy.nanpercentile: nanquantile at q / 100 (numpy's division),
     exact, q in [0, 100]."""
     qa = np.asanyarray(q, dtype=np.float64)
     if not np.all((qa >= 0) & (qa <= 100)):
         raise ValueError("Percentiles must be in the range [0, 100]")
-    return _quantile(a, q, qa / 100, axis, out, overwrite_input, method, keepdims, weights, devices,
-                     np.nanpercentile)
+    return _quantile(a, q, qa / 100, axis, out, overwrite_input, method, keepdims, weights, interpolation,
+                     devices, np.nanpercentile)
 
 
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False, *, devices=None):
@@ -726,6 +736,13 @@ def sigma_clipped_stats(data, mask=None, mask_value=None, sigma=3.0, sigma_lower
     # flattened float32 case), the moments over float64
     axes = _axes(y.ndim, 0 if axis is None else axis)
     m, shape = _blocks(y, axes)
+    if m.size == 0:
+        # no values along the axis (or no slices): numpy's statistics of
+        # nothing, NaN per slice, as astropy's
+        if m.shape[0] * m.shape[2]:
+            warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)
+        nan = np.full(shape, np.nan, dtype=rtype)
+        return nan, nan.copy(), nan.copy()
     with context(devices) as ctx:
         if all(d["fp64"] for d in ctx.devices()):
             med = _clscale.medians(ctx, m, scope=_clscale.SCOPE_MATRIX)
