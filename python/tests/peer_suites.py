@@ -6,6 +6,7 @@ may fail there: features clscale does not take, each refused with an
 error that names the alternative, and clscale's deliberate differences.
 A failure of any other kind, or with another message, fails the test."""
 import dataclasses
+import importlib.metadata
 import importlib.util
 import os
 import re
@@ -19,7 +20,9 @@ class Suite:
     swaps: tuple       # (line as shipped, line with clscale's names)
     names: tuple       # the names swapped: the tests that reach one run
     min_passed: int    # fewer passing means the selection or the swap broke
-    extra: str = ""    # a helper module written beside the file (name, source)
+    dist: str          # the distribution's name, for its version
+    verified: str      # the release series the list below was checked against
+    extra: tuple = ()  # a helper module written beside the file (name, source)
 
 
 # numpy's functions are reached as np.<name>: the file's np becomes numpy
@@ -51,13 +54,13 @@ SUITES = (
           (("from astropy.stats.sigma_clipping import SigmaClip, sigma_clip, sigma_clipped_stats\n",
             "from astropy.stats.sigma_clipping import SigmaClip\n"
             "from clscale import sigma_clip, sigma_clipped_stats\n"),),
-          ("sigma_clip", "sigma_clipped_stats"), 25),
+          ("sigma_clip", "sigma_clipped_stats"), 25, "astropy", "5.2"),
     Suite("numpy", "numpy", "lib/tests/test_nanfunctions.py",
           (("\nimport numpy as np\n", "\nfrom peer_numpy import np\n"),),
-          ("nanmedian", "nanpercentile", "nanquantile"), 60, ("peer_numpy", _PEER_NUMPY)),
+          ("nanmedian", "nanpercentile", "nanquantile"), 200, "numpy", "1.24", ("peer_numpy", _PEER_NUMPY)),
     Suite("sklearn", "sklearn", "preprocessing/tests/test_data.py",
           tuple((f"from sklearn.preprocessing import {n}\n", f"from clscale import {n}\n") for n in _SCALERS),
-          _SCALERS, 60),
+          _SCALERS, 60, "scikit-learn", "1.2"),
 )
 
 
@@ -102,6 +105,15 @@ ALLOWED = (
             r"ACTUAL: <Signature \((?P<numpy>[^)]*)\)>\s*\n\s*E?\s*DESIRED: <Signature \((?P<clscale>[^)]*)\)>",
             _keyword_only_extras),
 )
+
+
+def installed_series(suite):
+    """The installed peer's release series ("1.24"), or None."""
+    try:
+        v = importlib.metadata.version(suite.dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    return ".".join(v.split(".")[:2])
 
 
 def peer_file(suite):
