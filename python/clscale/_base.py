@@ -82,15 +82,18 @@ _SPARSE_PEERS = {"StandardScaler": "sklearn.preprocessing.StandardScaler(with_me
                  "SimpleImputer": "sklearn.impute.SimpleImputer"}
 
 
-def refuse_sample_weight(estimator, sample_weight):
-    """scikit-learn's sample_weight (StandardScaler's fit, partial_fit and
-    fit_transform): None is taken, weights are refused with a TypeError
-    (the class Python gives an unknown keyword) that names the peer."""
-    if sample_weight is None:
-        return
-    name = type(estimator).__name__
-    raise TypeError(f"clscale.{name} fits unweighted statistics and does not take sample_weight: leave "
-                    f"it out, or use sklearn.preprocessing.{name} for weighted ones")
+def refuse_sample_weight(estimator, method, fit_params):
+    """The keywords a fit method took beyond its own (**fit_params):
+    scikit-learn's sample_weight None is taken, weights are refused with a
+    TypeError (the class Python gives an unknown keyword) that names the
+    peer; any other keyword is Python's own TypeError."""
+    for key, value in fit_params.items():
+        if key != "sample_weight":
+            raise TypeError(f"{type(estimator).__name__}.{method}() got an unexpected keyword argument {key!r}")
+        if value is not None:
+            name = type(estimator).__name__
+            raise TypeError(f"clscale.{name} fits unweighted statistics and does not take sample_weight: leave "
+                            f"it out, or use sklearn.preprocessing.{name} for weighted ones")
 
 
 def _is_half(X):

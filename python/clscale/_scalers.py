@@ -138,21 +138,23 @@ class StandardScaler(Scaler):
         self.scope = scope
         self.devices = devices
 
-    # scikit-learn's sample_weight, in its positional place: refused
-    # (unweighted statistics only), with a message naming the peer
-    def fit(self, X, y=None, sample_weight=None, comm=None):
+    # scikit-learn's sample_weight, by keyword: refused (unweighted
+    # statistics only) with a message naming the peer. Not a parameter of
+    # the signature, so that scikit-learn (has_fit_parameter: its checks,
+    # its meta-estimators) knows that no weights are taken.
+    def fit(self, X, y=None, comm=None, **fit_params):
         """Scaler.fit; sample_weight other than None is refused."""
-        refuse_sample_weight(self, sample_weight)
+        refuse_sample_weight(self, "fit", fit_params)
         return super().fit(X, y, comm=comm)
 
-    def partial_fit(self, X, y=None, sample_weight=None, comm=None):
+    def partial_fit(self, X, y=None, comm=None, **fit_params):
         """Scaler.partial_fit; sample_weight other than None is refused."""
-        refuse_sample_weight(self, sample_weight)
+        refuse_sample_weight(self, "partial_fit", fit_params)
         return super().partial_fit(X, y, comm=comm)
 
-    def fit_transform(self, X, y=None, out=None, comm=None, sample_weight=None):
+    def fit_transform(self, X, y=None, out=None, comm=None, **fit_params):
         """Scaler.fit_transform; sample_weight other than None is refused."""
-        refuse_sample_weight(self, sample_weight)
+        refuse_sample_weight(self, "fit_transform", fit_params)
         return super().fit_transform(X, y, out=out, comm=comm)
 
     def _moments(self, fitted):

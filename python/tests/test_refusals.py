@@ -3,7 +3,9 @@ TypeError (the class scikit-learn's check_array and Python give) whose
 message names the way on: sparse input on every estimator (and the
 scikit-learn estimator that keeps it sparse, where there is one), and
 sample_weight on StandardScaler, the one clscale estimator whose
-scikit-learn peer takes it (None, the peers' default, is taken). The
+scikit-learn peer takes it (None, the peers' default, is taken; by
+keyword only, as scikit-learn's checks and meta-estimators see no
+sample_weight parameter). The
 peers' own suites find these through test_peer_suites.py; this file pins
 the messages and every way in."""
 import numpy as np
@@ -49,12 +51,17 @@ def test_sample_weight_is_refused_by_standard_scaler_naming_the_peer():
             r"or use sklearn\.preprocessing\.StandardScaler for weighted ones$")
     w = np.ones(25)
     for call in (lambda e: e.fit(x, sample_weight=w), lambda e: e.partial_fit(x, sample_weight=w),
-                 lambda e: e.fit_transform(x, sample_weight=w), lambda e: e.fit(x, None, w),
-                 lambda e: e.partial_fit(x, None, w)):
+                 lambda e: e.fit_transform(x, sample_weight=w), lambda e: e.fit(x, None, sample_weight=[1.0] * 25)):
         est = clscale.StandardScaler()
         with pytest.raises(TypeError, match=want):
             call(est)
         assert not hasattr(est, "mean_")  # refused before anything was fitted
+    # not in the signature: scikit-learn's has_fit_parameter (its checks,
+    # its meta-estimators' routing) sees that no weights are taken
+    from sklearn.utils.validation import has_fit_parameter
+    assert not has_fit_parameter(clscale.StandardScaler(), "sample_weight")
+    with pytest.raises(TypeError, match=r"^StandardScaler\.fit\(\) got an unexpected keyword argument 'weights'$"):
+        clscale.StandardScaler().fit(x, weights=w)
     # None is scikit-learn's default: taken, the same fit as without it
     a = clscale.StandardScaler().fit(x, sample_weight=None)
     b = clscale.StandardScaler().fit(x)
