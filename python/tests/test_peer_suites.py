@@ -114,7 +114,8 @@ def test_the_list_admits_only_its_own_messages():
         assert peer_suites.allowed(sk, text) is None
 
     def sig(numpy_, ours):
-        return f"AssertionError: \nItems are not equal:\n ACTUAL: <Signature ({numpy_})>\n DESIRED: <Signature ({ours})>"
+        return (f"AssertionError: \nItems are not equal:\n ACTUAL: <Signature ({numpy_})>\n"
+                f" DESIRED: <Signature ({ours})>")
     med = "a, axis='...', out='...', overwrite_input='...', keepdims='...'"
     q1 = "a, q, axis='...', out='...', overwrite_input='...', method='...', keepdims='...', *, interpolation='...'"
     assert peer_suites.allowed(np_, sig(med, med + ", *, devices='...'")) is not None
