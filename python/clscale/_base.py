@@ -15,6 +15,7 @@ Python unless a column needs it (Stats.summary() counts them in C).
 """
 import functools
 import inspect
+import sys
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
@@ -48,6 +49,7 @@ def as_data(X, estimator=None, empty_ok=False):
         # float16 (kept float16 by keeps_float16) and big-endian float32
         # (FITS) as native float32, converted once
         X = X.astype(np.float32, order="C")
+    refuse_sparse(X, estimator)
     X = check_array(X, accept_sparse=False, dtype=_DTYPES, order="C", copy=False,
                     allow_nd=True, estimator=estimator, ensure_min_samples=0 if empty_ok else 1,
                     **{_FINITE_KW: False})
@@ -58,6 +60,40 @@ def as_data(X, estimator=None, empty_ok=False):
     if 0 in X.shape and not (empty_ok and no_rows):
         raise ValueError(f"Found array with an empty dimension (shape {X.shape}).")
     return X
+
+
+def refuse_sparse(X, estimator=None):
+    """A scipy sparse matrix or array is not taken (the devices read dense
+    columns): a TypeError, as scikit-learn's check_array raises, that
+    names the two ways on. scipy is not imported for it."""
+    sparse = sys.modules.get("scipy.sparse")
+    if sparse is None or not sparse.issparse(X):
+        return
+    name = type(estimator).__name__ if estimator is not None else None
+    peer = f", or keep it sparse with {_SPARSE_PEERS[name]}" if name in _SPARSE_PEERS else ""
+    raise TypeError(f"clscale{'.' + name if name else ''} takes dense arrays only, got a sparse "
+                    f"{type(X).__name__}: convert it with X.toarray(){peer}")
+
+
+# the estimators whose scikit-learn peer takes sparse input
+_SPARSE_PEERS = {"StandardScaler": "sklearn.preprocessing.StandardScaler(with_mean=False)",
+                 "MaxAbsScaler": "sklearn.preprocessing.MaxAbsScaler",
+                 "RobustScaler": "sklearn.preprocessing.RobustScaler(with_centering=False)",
+                 "SimpleImputer": "sklearn.impute.SimpleImputer"}
+
+
+def refuse_sample_weight(estimator, method, fit_params):
+    """The keywords a fit method took beyond its own (**fit_params):
+    scikit-learn's sample_weight None is taken, weights are refused with a
+    TypeError (the class Python gives an unknown keyword) that names the
+    peer; any other keyword is Python's own TypeError."""
+    for key, value in fit_params.items():
+        if key != "sample_weight":
+            raise TypeError(f"{type(estimator).__name__}.{method}() got an unexpected keyword argument {key!r}")
+        if value is not None:
+            name = type(estimator).__name__
+            raise TypeError(f"clscale.{name} fits unweighted statistics and does not take sample_weight: leave "
+                            f"it out, or use sklearn.preprocessing.{name} for weighted ones")
 
 
 def _is_half(X):

@@ -33,7 +33,8 @@ from . import _clip_loop, _clscale
 from ._base import as_data
 from ._clean import _STRATEGIES
 from ._context import check_selector, context
-from ._peers import astropy_keeps_last_bounds, clip_dtype, normalize_axis_index, numpy_interpolates_float32
+from ._peers import (astropy_keeps_last_bounds, astropy_user_warning, clip_dtype, has_astropy,
+                     normalize_axis_index, numpy_interpolates_float32)
 
 __all__ = ["describe", "nanmedian", "nanpercentile", "nanquantile", "sigma_clip", "sigma_clipped_stats"]
 
@@ -204,11 +205,17 @@ def _into(out, res):
     return out
 
 
-def _quantile(a, q, qa, axis, out, overwrite_input, method, keepdims, weights, devices, like):
+def _quantile(a, q, qa, axis, out, overwrite_input, method, keepdims, weights, interpolation, devices, like):
     """nanquantile (like=np.nanquantile, qa = q) and nanpercentile
     (like=np.nanpercentile, qa = q / 100): qa, float64 in [0, 1], is what
     the devices interpolate at."""
     devices = check_selector(devices)
+    if interpolation is not None:
+        # numpy's deprecated name of method: numpy's own call, which warns
+        # (DeprecationWarning) and refuses both, as numpy does
+        kw = {} if weights is None else dict(weights=weights)
+        return like(np.asanyarray(a), q, axis=axis, out=out, overwrite_input=False, method=method,
+                    keepdims=keepdims, interpolation=interpolation, **kw)
     _check_method(method)
     x = _data(a)
     arr = np.asanyarray(a)
@@ -251,30 +258,34 @@ def _quantile(a, q, qa, axis, out, overwrite_input, method, keepdims, weights, d
 
 
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
-                weights=None, devices=None):
+                weights=None, interpolation=None, devices=None):
     """numpy.nanquantile, with its arguments: exact, on the devices for
     method "linear" (numpy's default): NaN ignored, results bit for bit
     numpy's in numpy's dtype (also for float32 and integer data). q: a
     number or an array of numbers in [0, 1]; the result has q's shape in
     front, as numpy's. The other methods of numpy, and `weights` (numpy
-    2), are numpy's own computation on the host. out: the result written
+    2), and the deprecated `interpolation` (numpy's old name of method),
+    are numpy's own computation on the host. out: the result written
     into it and returned; overwrite_input: allowed, the data is never
-    changed (numpy's own computation is not let overwrite it either)."""
+    changed (numpy's own computation is not let overwrite it either).
+    devices: the device selector, as every clscale call's (keyword-only,
+    after numpy's parameters: no call numpy takes reaches it)."""
     qa = np.asanyarray(q, dtype=np.float64)
     if not np.all((qa >= 0) & (qa <= 1)):
         raise ValueError("Quantiles must be in the range [0, 1]")
-    return _quantile(a, q, qa, axis, out, overwrite_input, method, keepdims, weights, devices, np.nanquantile)
+    return _quantile(a, q, qa, axis, out, overwrite_input, method, keepdims, weights, interpolation, devices,
+                     np.nanquantile)
 
 
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
-                  weights=None, devices=None):
+                  weights=None, interpolation=None, devices=None):
     """numpy.nanpercentile: nanquantile at q / 100 (numpy's division),
     exact, q in [0, 100]."""
     qa = np.asanyarray(q, dtype=np.float64)
     if not np.all((qa >= 0) & (qa <= 100)):
         raise ValueError("Percentiles must be in the range [0, 100]")
-    return _quantile(a, q, qa / 100, axis, out, overwrite_input, method, keepdims, weights, devices,
-                     np.nanpercentile)
+    return _quantile(a, q, qa / 100, axis, out, overwrite_input, method, keepdims, weights, interpolation,
+                     devices, np.nanpercentile)
 
 
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False, *, devices=None):
@@ -335,6 +346,32 @@ def _unmasked(data):
     if isinstance(arr, np.ma.MaskedArray):
         return np.ma.getdata(arr), np.ma.getmaskarray(arr)
     return arr, None
+
+
+def _warn_invalid(invalid, stacklevel):
+    """astropy's warning for NaN or +-Inf among the values not masked
+    (`invalid`: how many), once per call, where astropy is installed:
+    astropy's sigma_clip and sigma_clipped_stats give it on every path
+    but empty and all-masked data (which return first)."""
+    cls = astropy_user_warning() if invalid else None
+    if cls is not None:
+        warnings.warn("Input data contains invalid values (NaNs or infs), which were automatically clipped.",
+                      cls, stacklevel=stacklevel + 1)
+
+
+def _invalid(arr, inmask):
+    """How many of arr's values not masked are NaN or +-Inf (a pass over
+    the data: for the host's paths; the library's counts the others)."""
+    if arr.dtype.kind != "f" or not has_astropy():
+        return 0
+    bad = ~np.isfinite(arr)
+    if inmask is not None:
+        bad &= ~inmask
+    return int(np.count_nonzero(bad))
+
+
+def _masked_count(inmask):
+    return 0 if inmask is None else int(np.count_nonzero(inmask))
 
 
 # cls_clip_mode's CLS_CLIP_KEEP: every value written as read, the mask apart
@@ -398,6 +435,7 @@ def _sigma_clip_loop(arr, inmask, sigma, sigma_lower, sigma_upper, clip, cenfunc
         else:
             result = arr if arr.size == 0 else np.full(arr.shape, np.nan)
         return (result, np.nan, np.nan) if return_bounds else result
+    _warn_invalid(_invalid(arr, inmask), 3)
     axes = None if axis is None else _axes(arr.ndim, axis)
     # astropy's own sigma_lower/upper (`sigma_lower or sigma`): their
     # types take part in the flattened path's arithmetic, as in astropy's
@@ -458,7 +496,7 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     if inmask is not None and inmask.any():
         x = np.where(inmask, np.nan, x).astype(x.dtype, copy=False)
     if axis is None and not masked and x.size:
-        return _clip_flat(arr, x, clip, maxiters, devices, return_bounds)
+        return _clip_flat(arr, x, clip, maxiters, devices, return_bounds, _masked_count(inmask))
     axes = _axes(x.ndim, axis)
     m, shape = _blocks(x, axes)
     # in place (copy=False, masked=False) where the view is the data itself
@@ -480,11 +518,15 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     # a column whole: the bounds tell those columns
     last = axis is not None and bool(m.size) and astropy_keeps_last_bounds()
     if m.size:
+        # the per-column counts only for astropy's warning (float data,
+        # astropy installed), and the bounds only when needed
+        counts = x.dtype.kind == "f" and arr.dtype.kind == "f" and has_astropy()
         with context(devices) as ctx:
-            # no per-column counts, and the bounds only when needed
-            _, _, _, _, lo, hi, _, _ = _clscale.clean(ctx, m, y, bad, False, False, return_bounds or last,
-                                                      scope=_clscale.SCOPE_MATRIX, mode=_KEEP if keep else 0,
-                                                      **clip)
+            missing, _, _, _, lo, hi, _, _ = _clscale.clean(ctx, m, y, bad, False, counts, return_bounds or last,
+                                                            scope=_clscale.SCOPE_MATRIX,
+                                                            mode=_KEEP if keep else 0, **clip)
+        if counts:
+            _warn_invalid(int(missing.sum()) - _masked_count(inmask), 2)
     else:
         lo = hi = np.full((m.shape[0], m.shape[2]), np.nan)
     if want_y:
@@ -557,7 +599,7 @@ def _clipped_whole(v, y, bad, lo, hi, clip):
     return lo, hi
 
 
-def _clip_flat(arr, x, clip, maxiters, devices, return_bounds):
+def _clip_flat(arr, x, clip, maxiters, devices, return_bounds, masked_count):
     """astropy's flattened clipping (axis=None, masked=False: its
     _sigmaclip_noaxis): the values kept are those within the bounds of
     every iteration, each iteration's bounds taken from the values the one
@@ -566,9 +608,11 @@ def _clip_flat(arr, x, clip, maxiters, devices, return_bounds):
     instead, which may take back values clipped earlier: the library's one
     call.) One library call per iteration (maxiters=1) on the finite values
     still kept, as a column; the values kept in the data's type, and the
-    last bounds (NaN once no value is left)."""
+    last bounds (NaN once no value is left). masked_count: how many of
+    x's NaN were masked values (for astropy's warning)."""
     v = x.ravel()
     idx = np.flatnonzero(np.isfinite(v))
+    _warn_invalid(v.size - idx.size - masked_count, 3)
     v = np.ascontiguousarray(v[idx])
     iters = np.inf if clip["maxiters"] < 0 else clip["maxiters"]
     one = dict(clip, maxiters=1)
@@ -623,7 +667,8 @@ def _clipped_stats(data, sigma, sigma_lower, sigma_upper, maxiters, cenfunc, std
                                                                     scope=_clscale.SCOPE_MATRIX,
                                                                     impute=_STRATEGIES["median"], **clip)
     if last and (np.isnan(lo) & (missing < m.shape[1])).any():
-        return None  # a column clipped whole, newer astropy's bounds kept: sigma_clip's
+        return None  # a column clipped whole, newer astropy's bounds kept: sigma_clip's (it warns)
+    _warn_invalid(int(missing.sum()) - _masked_count(inmask), 3)
     n = (m.shape[1] - missing - clipped).astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(n > 0, mean, np.nan)
@@ -691,6 +736,13 @@ def sigma_clipped_stats(data, mask=None, mask_value=None, sigma=3.0, sigma_lower
     # flattened float32 case), the moments over float64
     axes = _axes(y.ndim, 0 if axis is None else axis)
     m, shape = _blocks(y, axes)
+    if m.size == 0:
+        # no values along the axis (or no slices): numpy's statistics of
+        # nothing, NaN per slice, as astropy's
+        if m.shape[0] * m.shape[2]:
+            warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)
+        nan = np.full(shape, np.nan, dtype=rtype)
+        return nan, nan.copy(), nan.copy()
     with context(devices) as ctx:
         if all(d["fp64"] for d in ctx.devices()):
             med = _clscale.medians(ctx, m, scope=_clscale.SCOPE_MATRIX)

@@ -25,7 +25,7 @@ except ImportError:  # numpy 1.x
 AxisError = np.exceptions.AxisError if hasattr(np, "exceptions") else np.AxisError
 
 __all__ = ["AxisError", "normalize_axis_index", "clip_dtype", "astropy_keeps_last_bounds",
-           "numpy_interpolates_float32"]
+           "astropy_user_warning", "numpy_interpolates_float32"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -76,3 +76,20 @@ def astropy_keeps_last_bounds():
         _, lo, _ = sigma_clip(np.array([0.0, 0.0, 0.0, 1.0, 1.0]), axis=0, cenfunc="mean", stdfunc="mad_std",
                               return_bounds=True)
     return bool(np.isfinite(lo))
+
+
+@functools.lru_cache(maxsize=None)
+def has_astropy():
+    """Whether astropy is installed (nothing imported to know it)."""
+    return importlib.util.find_spec("astropy") is not None
+
+
+def astropy_user_warning():
+    """astropy's AstropyUserWarning (a UserWarning), the class of the
+    warning its sigma_clip gives for NaN or +-Inf in its input; None
+    without astropy (clscale then gives none: NaN and +-Inf are its
+    missing values)."""
+    if not has_astropy():
+        return None
+    from astropy.utils.exceptions import AstropyUserWarning
+    return AstropyUserWarning

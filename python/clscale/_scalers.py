@@ -6,7 +6,7 @@ import numbers
 import numpy as np
 
 from . import _clscale
-from ._base import Scaler, group_shape, restate
+from ._base import Scaler, group_shape, refuse_sample_weight, restate
 
 
 def _columns(fitted):
@@ -137,6 +137,25 @@ class StandardScaler(Scaler):
         self.with_std = with_std
         self.scope = scope
         self.devices = devices
+
+    # scikit-learn's sample_weight, by keyword: refused (unweighted
+    # statistics only) with a message naming the peer. Not a parameter of
+    # the signature, so that scikit-learn (has_fit_parameter: its checks,
+    # its meta-estimators) knows that no weights are taken.
+    def fit(self, X, y=None, comm=None, **fit_params):
+        """Scaler.fit; sample_weight other than None is refused."""
+        refuse_sample_weight(self, "fit", fit_params)
+        return super().fit(X, y, comm=comm)
+
+    def partial_fit(self, X, y=None, comm=None, **fit_params):
+        """Scaler.partial_fit; sample_weight other than None is refused."""
+        refuse_sample_weight(self, "partial_fit", fit_params)
+        return super().partial_fit(X, y, comm=comm)
+
+    def fit_transform(self, X, y=None, out=None, comm=None, **fit_params):
+        """Scaler.fit_transform; sample_weight other than None is refused."""
+        refuse_sample_weight(self, "fit_transform", fit_params)
+        return super().fit_transform(X, y, out=out, comm=comm)
 
     def _moments(self, fitted):
         info, c = _columns(fitted)

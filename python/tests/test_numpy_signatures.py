@@ -131,3 +131,35 @@ def test_infinities_with_integer_q():
     x[0, 1], x[1, 1] = np.inf, -np.inf
     for q in (0, 1, [0, 1]):
         same(quiet(clscale.nanquantile, x, q, axis=0), quiet(np.nanquantile, x, q, axis=0))
+
+
+@pytest.mark.parametrize("fn", ["nanquantile", "nanpercentile", "nanmedian"])
+def test_signature_is_numpys_with_keyword_only_extras(fn):
+    # numpy's parameters in numpy's order and kinds, then keyword-only
+    # extras: devices= (every clscale call's), weights= (numpy 2's, given
+    # to numpy's own function)
+    import inspect
+    ours = inspect.signature(getattr(clscale, fn)).parameters
+    theirs = inspect.signature(getattr(np, fn)).parameters
+    extra = [n for n in ours if n not in theirs]
+    assert [n for n in ours if n in theirs] == list(theirs)
+    assert all(ours[n].kind == theirs[n].kind for n in theirs)
+    assert "devices" in extra and set(extra) <= {"devices", "weights"}
+    assert all(ours[n].kind == inspect.Parameter.KEYWORD_ONLY for n in extra)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_deprecated_interpolation_is_numpys(dtype):
+    # numpy's old name of method: numpy's result, its DeprecationWarning,
+    # and its TypeError when both are given
+    x = data((15, 4), dtype, 11)
+    for fn, q in ((clscale.nanquantile, 0.3), (clscale.nanpercentile, [30, 70])):
+        peer = getattr(np, fn.__name__)
+        for how in ("nearest", "lower", "midpoint", "linear"):
+            with pytest.warns(DeprecationWarning, match="interpolation"):
+                got = quiet(fn, x, q, axis=0, interpolation=how)
+            with pytest.warns(DeprecationWarning):
+                want = quiet(peer, x, q, axis=0, interpolation=how)
+            same(got, want)
+        with pytest.raises(TypeError, match="method.*interpolation"):
+            fn(x, q, method="lower", interpolation="nearest")

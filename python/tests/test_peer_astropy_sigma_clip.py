@@ -4,8 +4,7 @@ clscale and on astropy side by side: masks and kept values equal, bounds
 within rounding of astropy's, the same types, shapes, copies and views.
 Callables, grow, invalid values, empty, fully masked and 5-D data, every
 byte order and width astropy's suite tries. (astropy's
-AstropyUserWarning on invalid values is not compared: clscale does not
-emit it.)"""
+AstropyUserWarning on invalid values: test_astropy_warning.py.)"""
 import numpy as np
 import pytest
 
@@ -207,3 +206,12 @@ def test_clipped_stats_of_a_quantity_and_all_masked():
                     (np.ma.MaskedArray(np.zeros(10), mask=False), dict(mask_value=0.0)),
                     (np.ma.MaskedArray(np.arange(10), mask=False), dict(mask=np.arange(10) < 20))):
         assert clscale.sigma_clipped_stats(arr, **kw) == (np.ma.masked,) * 3
+
+
+def test_stats_of_no_values_along_the_axis_are_nan_per_slice():
+    for shape, axis in (((0, 3), 0), ((0, 3), None), ((4, 0), 1), ((2, 0, 3), 1)):
+        x = np.ones(shape)
+        got = silenced(clscale.sigma_clipped_stats, x, axis=axis)
+        want = silenced(astropy_stats.sigma_clipped_stats, x, axis=axis)
+        for g, w in zip(got, want):
+            assert np.shape(g) == np.shape(w) and np.all(np.isnan(g)), (shape, axis, got, want)
