@@ -1216,6 +1216,8 @@ cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const
             cc.bin_rows = 0;
             cc.bin_stat = CLS_BIN_NONE;
             cc.bin_reduce = 0;
+            cc.flatten_niters = 0;
+            cc.flatten_sigma = 0;
             cls_pipeline all = j.p, rest = j.p;
             int after = j.p.scaler != CLS_NONE || j.p.factors || fitted;
             j.p.clean = &cc;

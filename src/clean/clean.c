@@ -933,6 +933,8 @@ cls_status cls_host_fit_transform(cls_context *ctx, const cls_pipeline *p, const
         plain.edge = CLS_EDGE_DEFAULT;
         plain.origin = 0;
         plain.bin_stat = CLS_BIN_NONE;
+        plain.flatten_niters = 0;
+        plain.flatten_sigma = 0;
         c = &plain;
     }
     copts o;
