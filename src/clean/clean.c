@@ -24,7 +24,8 @@
  * Calls: checks.c (the checks of the call), clean_pass.c, clip_fast.c,
  * impute_fused.c, select.c (medians), stats/mode_count.c (the most
  * frequent value of a streamed file), lightcurve.c (trends and bins after
- * the cleaning), flatten.c (the trend refitted between clips), pipeline.c (what cannot fuse, after its checks),
+ * the cleaning), flatten.c (the trend refitted between clips),
+ * pipeline.c (what cannot fuse, after its checks),
  * clean/ (host arithmetic), scalers/ (params). */
 #include <math.h>
 #include <stdatomic.h>

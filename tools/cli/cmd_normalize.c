@@ -334,7 +334,8 @@ static int parse(args *a, int argc, char **argv, const char *usage)
                                "column in one process); use mean, median or constant");
         if (a->cl.light_curve && a->mpi && a->p.scope == CLS_SCOPE_BATCH)
             return usage_error(a, "--detrend, --flatten, --bin-smooth and --bin under --mpi run per matrix (each "
-                               "rank its whole matrices): not with --scope batch, whose rows are one series that the ranks would cut");
+                               "rank its whole matrices): not with --scope batch, whose rows are one series that "
+                               "the ranks would cut");
         if (a->cl.any && (a->cmd == CMD_NORMALIZE || a->mpi)) a->p.clean = &a->cl.c;
         /* the mask has the input's shape: one byte per value read */
         if (a->mask_out && a->cl.reduce)
