@@ -11,8 +11,8 @@
  * data's type to the trend in the data's type (as numpy's x / trend, for
  * every niters, 1 too), where the trend kernels' own op (flatten_niters 0)
  * takes their sums' precision.
- * Calls: lightcurve.c (the trend, the bins), clean.c (the clip),
- * util/pool.h, util/table.h. */
+ * Calls: lightcurve.c (the trend, the bins), the clip it is handed
+ * (clean.c's), util/pool.h, util/table.h. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,8 +81,8 @@ static void step(cls_context *ctx, fstep *s, int what)
 
 int cls_flatten_active(const cls_clean *c) { return c && c->detrend != CLS_DETREND_NONE && c->flatten_niters; }
 
-cls_status cls_flatten_run(cls_context *ctx, const cls_clean *c, cls_dtype t, const void *x, void *y, uint64_t G,
-                           uint64_t Rg, size_t C)
+cls_status cls_flatten_run(cls_context *ctx, const cls_clean *c, cls_flatten_clip clip, cls_dtype t, const void *x,
+                           void *y, uint64_t G, uint64_t Rg, size_t C)
 {
     /* the fits write the trend itself; the bins come after the last */
     cls_clean fit = *c, bins = *c;
@@ -113,7 +113,7 @@ cls_status cls_flatten_run(cls_context *ctx, const cls_clean *c, cls_dtype t, co
         st = cls_lc_run(ctx, &fit, t, src, s.tr, G, Rg, C);
         if (st != CLS_OK || it + 1 == c->flatten_niters) break;
         step(ctx, &s, RESID);
-        st = cls_clean_clip_mask(ctx, t, s.tr, G, Rg, C, sigma, mask);
+        st = clip(ctx, t, s.tr, G, Rg, C, sigma, mask);
         if (st != CLS_OK) break;
         /* the finite residuals clipped leave the fit: the values kept only shrink */
         step(ctx, &s, LEAVE_OUT);
