@@ -148,13 +148,15 @@ def flatten(flux, window_length=101, polyorder=2, return_trend=False, niters=3, 
     scipy's interp edges) fitted `niters` times, each time without the
     values that astropy's sigma_clip (sigma, median centre, std, 5
     iterations) finds outliers in flux - trend (lightkurve's outlier mask),
-    then flux / trend (NaN and +-Inf kept as they were). NaN, +-Inf and
-    `mask` (True: leave out of the fits and of the clips' statistics, as
-    lightkurve's) take no part in the fit; the trend is the fit's value at every row (a
-    value left out gets the trend of its window, where lightkurve
-    interpolates between the values kept, and lightkurve drops the values
-    left out before it fits: the windows here keep their length in rows).
-    Returns the flattened flux, and (flattened, trend) with return_trend."""
+    then flux / trend (NaN and +-Inf kept as they were): the library's
+    flatten (cls_clean's flatten_niters), every fit and clip on the
+    devices. NaN, +-Inf and `mask` (True: leave out of the fits and of the
+    clips' statistics, as lightkurve's) take no part in the fit; the trend
+    is the fit's value at every row (a value left out gets the trend of
+    its window, where lightkurve interpolates between the values kept, and
+    lightkurve drops the values left out before it fits: the windows here
+    keep their length in rows). Returns the flattened flux, and
+    (flattened, trend) with return_trend."""
     x = np.asarray(flux)
     if x.dtype not in (np.float32, np.float64):
         x = _float(x.astype(np.float64), "flatten")
