@@ -478,6 +478,20 @@ typedef struct cls_clean {
                                           values */
     int             bin_reduce;        /* 1: one row per bin (below); a sum or a count
                                           always reduces */
+    /* lightkurve's flatten (an iterated trend): the trend fitted flatten_niters
+     * times, each fit after the first leaving out the values that astropy's
+     * sigma_clip (flatten_sigma, median centre, std, 5 iterations) clips in
+     * x - the previous trend over the whole series (the values left out
+     * only grow; a value whose residual is missing stays in); then
+     * detrend_op with the last trend, in the data's type as numpy's x /
+     * trend (the trend written first, in the data's type), the bins after
+     * it. Needs a trend and
+     * deriv 0. The clip's statistics are over whole series: a file whose
+     * series is larger than a stream buffer is CLS_E_UNSUPPORTED (per
+     * matrix, matrices that fit a buffer stream; or give a larger buffer,
+     * or the data in memory). */
+    unsigned        flatten_niters;    /* the fits (1: one, no clipping); 0: no flatten */
+    double          flatten_sigma;     /* the clip's sigma, > 0; 0: 3 (lightkurve's default) */
 } cls_clean;
 
 /* Bins reduced to one row each: cls_fit_transform() of a pipeline that

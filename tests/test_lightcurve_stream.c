@@ -674,6 +674,60 @@ static void a_reduced_output_of_the_wrong_shape_is_refused_naming_the_right_one(
     close(fo);
 }
 
+/* flatten (flatten_niters): chunks of whole matrices give the bytes in
+ * memory, a clipping and bins with it too; a series larger than a buffer
+ * is refused (the clip's statistics are over the whole series), the
+ * output left as it was */
+static void flatten_streams_whole_matrices_and_refuses_halo_blocks(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 2; t++) {
+        cls_dtype dt = t ? CLS_F64 : CLS_F32;
+        if (!runs(dt)) continue;
+        cls_array x = curves(dt, 5, 37, 3, 17);
+        size_t es = es_of(dt), mat = 37 * 3 * es, n = 5 * mat;
+        if (dt == CLS_F64) ((double *)x.data)[10 * 3] = 50; /* an outlier */
+        else ((float *)x.data)[10 * 3] = 50;
+        cls_clean fl = {.detrend = CLS_DETREND_SAVGOL, .window = 9, .polyorder = 2,
+                        .detrend_op = CLS_DETREND_DIVIDE, .flatten_niters = 3};
+        cls_clean all = fl;
+        all.sigma = 4;
+        all.bin_rows = 4;
+        all.bin_stat = CLS_BIN_MEDIAN;
+        cls_pipeline p = {.scope = CLS_SCOPE_MATRIX, .clean = &fl}, q = {.scope = CLS_SCOPE_MATRIX, .clean = &all};
+        same_streamed(&p, &x, &x, 2 * mat + mat / 2, 0, t ? "flatten float64" : "flatten float32");
+        same_streamed(&q, &x, &x, 2 * mat + mat / 2, 0,
+                      t ? "clip, flatten, bins float64" : "clip, flatten, bins float32");
+        /* batch scope: the file one series of 185 rows, buffers of 2 matrices */
+        int fi = file_of(path("in.bin"), x.data, n), fo = out_file(path("out.bin"), n);
+        cls_stream_opts o = {.buffer_bytes = 2 * mat};
+        cls_array fx = on_file(fi, &x, &o), fy = on_file(fo, &x, NULL);
+        cls_pipeline b = {.scope = CLS_SCOPE_BATCH, .clean = &fl};
+        assert_int_equal(cls_fit_transform(ctx, &b, &fx, &fy, NULL), CLS_E_UNSUPPORTED);
+        if (!strstr(cls_last_error(ctx), "whole series") || !strstr(cls_last_error(ctx), "buffer_bytes"))
+            fail_msg("the refusal says neither why nor what to do: %s", cls_last_error(ctx));
+        unsigned char *got = malloc(n);
+        assert_non_null(got);
+        assert_int_equal(pread(fo, got, n, 64), (ssize_t)n);
+        for (size_t i = 0; i < n; i++) assert_int_equal(got[i], 0x42);
+        /* with a buffer of the whole series: the call in memory */
+        cls_stream_opts big = {.buffer_bytes = n};
+        fx.stream = &big;
+        assert_int_equal(cls_fit_transform(ctx, &b, &fx, &fy, NULL), CLS_OK);
+        cls_array y = x;
+        y.data = malloc(n);
+        assert_non_null(y.data);
+        assert_int_equal(cls_fit_transform(ctx, &b, &x, &y, NULL), CLS_OK);
+        assert_int_equal(pread(fo, got, n, 64), (ssize_t)n);
+        assert_memory_equal(got, y.data, n);
+        free(got);
+        free(y.data);
+        close(fi);
+        close(fo);
+        free(x.data);
+    }
+}
+
 /* A file 32 times the pool: the peak resident memory during the call
  * grows by the buffers and the engine's state, not by the file (Linux's
  * clear_refs resets the peak), per matrix and with the file one series
@@ -758,6 +812,7 @@ int main(void)
         cmocka_unit_test(a_scaler_of_extremes_after_halo_blocks_takes_no_fitting_pass),
         cmocka_unit_test(a_mask_streams_with_its_blocks_halo_rows_never_written),
         cmocka_unit_test(a_reduced_output_of_the_wrong_shape_is_refused_naming_the_right_one),
+        cmocka_unit_test(flatten_streams_whole_matrices_and_refuses_halo_blocks),
         cmocka_unit_test(peak_memory_is_the_pool_not_the_file),
     };
     return TEST_RUN("lightcurve_stream", tests, group_setup, group_teardown);

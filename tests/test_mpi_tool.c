@@ -394,6 +394,9 @@ static void light_curves_per_matrix_same_bytes(void **state)
     same_as_one_process(smooth, "lc.npy", one_to_four, 0, 0);
     same_as_one_process(reduce, "lc.npy", one_to_four, 0, 0);
     same_as_one_process(norm, "lc.npy", one_to_four, 0, 1);
+    /* lightkurve's flatten: each rank's whole matrices, clipped over each */
+    const char *flat_cmd[] = {"clean", "--flatten", "9,2,3,2.5", "--bin-smooth", "4,mean", NULL};
+    same_as_one_process(flat_cmd, "lc.npy", one_to_four, 0, 0);
     static const int two_three[] = {2, 3, 0};
     same_as_one_process(sums, "lc2.npy", two_three, 0, 0);
     same_as_one_process(reduce, "lc2.npy", two_three, 0, 0);

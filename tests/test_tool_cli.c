@@ -5,7 +5,8 @@
  * help that lists every option, one wording for dimension errors, and
  * PoCL's unwritable kernel cache named as the cause. Issue 42: every
  * command that can run long takes --quiet, clean with nothing to clean is
- * a usage error, and every usage error ends with the same hint line. */
+ * a usage error, and every usage error ends with the same hint line.
+ * Issue 43: clean --flatten is the library's flatten. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -337,6 +338,67 @@ static void clean_with_nothing_to_clean_is_a_usage_error(void **state)
     tu_expect(TU_RUN("clean", "--missing-value", "0", in, out), 0);
 }
 
+/* clean --flatten W,P[,N[,K]]: the library's flatten (flatten_niters N,
+ * flatten_sigma K, divided by the trend), byte for byte, with bins after
+ * it; its usage errors name the option */
+static void clean_flatten_is_the_librarys_flatten(void **state)
+{
+    (void)state;
+    size_t B = 3, R = 120, C = 2, n = B * R * C;
+    cls_array x = {.data = malloc(n * 8), .dtype = CLS_F64, .batch = B, .rows = R, .cols = C};
+    double *v = x.data;
+    for (size_t i = 0; i < n; i++)
+        v[i] = 20 + (double)(i % C) + sin((double)(i / C % R) / 15.0) + 0.3 * (double)((i * 7919) % 101) / 101;
+    v[(0 * R + 40) * C + 1] += 1.5; /* a flare */
+    v[(2 * R + 70) * C] = NAN;    /* a gap */
+    const char *in = tu_file("lc.npy"), *out = tu_file("flat.npy");
+    tu_write_array(in, &x, 3);
+    cls_context *ctx = test_context(NULL, 0, 0);
+    assert_non_null(ctx);
+    const struct { const char *spec, *bins; cls_clean c; } cases[] = {
+        {"21,2", NULL, {.detrend = CLS_DETREND_SAVGOL, .window = 21, .polyorder = 2, .flatten_niters = 3,
+                        .flatten_sigma = 3, .detrend_op = CLS_DETREND_DIVIDE}},
+        {"21,2,1", NULL, {.detrend = CLS_DETREND_SAVGOL, .window = 21, .polyorder = 2, .flatten_niters = 1,
+                          .flatten_sigma = 3, .detrend_op = CLS_DETREND_DIVIDE}},
+        {"15,3,4,2.5", "5,median", {.detrend = CLS_DETREND_SAVGOL, .window = 15, .polyorder = 3, .flatten_niters = 4,
+                                    .flatten_sigma = 2.5, .detrend_op = CLS_DETREND_DIVIDE, .bin_rows = 5,
+                                    .bin_stat = CLS_BIN_MEDIAN}},
+    };
+    cls_array y = x;
+    y.data = malloc(n * 8);
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        unlink(out);
+        if (cases[k].bins)
+            tu_expect(TU_RUN("clean", "--flatten", cases[k].spec, "--bin-smooth", cases[k].bins, "--quiet", in, out), 0);
+        else
+            tu_expect(TU_RUN("clean", "--flatten", cases[k].spec, "--quiet", in, out), 0);
+        cls_status st = cls_fit_transform(ctx, &(cls_pipeline){.clean = &cases[k].c}, &x, &y, NULL);
+        if (st != CLS_OK) fail_msg("%s: %s", cases[k].spec, cls_last_error(ctx));
+        size_t len = 0;
+        unsigned char *f = tu_read(out, &len);
+        assert_non_null(f);
+        assert_true(len > n * 8);
+        if (memcmp(f + len - n * 8, y.data, n * 8)) fail_msg("--flatten %s: not the library's bytes", cases[k].spec);
+        free(f);
+        /* the flare left out of the trend: its flattened value stands out */
+        if (k == 0) assert_true(((double *)y.data)[(0 * R + 40) * C + 1] > 1.05);
+    }
+    const char *bad[] = {"21", "21,2,0", "21,2,3,0", "21,2,3,-1", "21,2,3,3,1", "21,21", "x,2", "21,2,x", "0,0"};
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++)
+        usage_exit((const char *const[]){"clean", "--flatten", bad[k], in, out, NULL}, "--flatten");
+    usage_exit((const char *const[]){"clean", "--flatten", "21,2", "--detrend", "mean:3", in, out, NULL},
+               "one or the other");
+    usage_exit((const char *const[]){"clean", "--detrend-op", "divide", in, out, NULL}, "--flatten");
+    /* interp needs the window within the rows: the library's error, OUT not written */
+    unlink(out);
+    assert_int_equal(TU_RUN("clean", "--flatten", "121,2", "--quiet", in, out), 1);
+    assert_non_null(strstr(tu_stderr(), "window"));
+    assert_false(tu_exists(out));
+    cls_context_destroy(ctx);
+    free(x.data);
+    free(y.data);
+}
+
 static void every_usage_error_ends_with_the_help_hint(void **state)
 {
     (void)state;
@@ -490,6 +552,7 @@ int main(void)
         cmocka_unit_test(an_unwritable_pocl_cache_is_named_as_the_cause),
         cmocka_unit_test(every_long_command_takes_quiet),
         cmocka_unit_test(clean_with_nothing_to_clean_is_a_usage_error),
+        cmocka_unit_test(clean_flatten_is_the_librarys_flatten),
         cmocka_unit_test(every_usage_error_ends_with_the_help_hint),
         cmocka_unit_test(verbose_uses_units_that_fit),
         cmocka_unit_test(selectors_naming_a_disabled_driver_say_how_to_enable_it),

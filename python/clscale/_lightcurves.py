@@ -148,12 +148,15 @@ def flatten(flux, window_length=101, polyorder=2, return_trend=False, niters=3, 
     scipy's interp edges) fitted `niters` times, each time without the
     values that astropy's sigma_clip (sigma, median centre, std, 5
     iterations) finds outliers in flux - trend (lightkurve's outlier mask),
-    then flux / trend. NaN, +-Inf and `mask` (True: leave out of the fit)
-    take no part in the fit; the trend is the fit's value at every row (a
-    value left out gets the trend of its window, where lightkurve
-    interpolates between the values kept, and lightkurve drops the values
-    left out before it fits: the windows here keep their length in rows).
-    Returns the flattened flux, and (flattened, trend) with return_trend."""
+    then flux / trend (NaN and +-Inf kept as they were): the library's
+    flatten (cls_clean's flatten_niters), every fit and clip on the
+    devices. NaN, +-Inf and `mask` (True: leave out of the fits and of the
+    clips' statistics, as lightkurve's) take no part in the fit; the trend
+    is the fit's value at every row (a value left out gets the trend of
+    its window, where lightkurve interpolates between the values kept, and
+    lightkurve drops the values left out before it fits: the windows here
+    keep their length in rows). Returns the flattened flux, and
+    (flattened, trend) with return_trend."""
     x = np.asarray(flux)
     if x.dtype not in (np.float32, np.float64):
         x = _float(x.astype(np.float64), "flatten")
@@ -167,35 +170,25 @@ def flatten(flux, window_length=101, polyorder=2, return_trend=False, niters=3, 
     if window_length < 1 or polyorder < 0 or niters < 1 or not sigma > 0:
         raise ValueError("clscale.flatten: window_length >= 1, polyorder >= 0, niters >= 1 and sigma > 0")
     x3 = _along(x, axis)
-    # work: the flux where kept, NaN (or the flux's own NaN and +-Inf, which
-    # the fit leaves out as well) elsewhere: the flux itself until a refit
-    # leaves values out; a refit's outliers only turn kept values NaN, so it
-    # is updated in place (no new arrays, no fresh pages, per refit)
-    work = None
+    # the library's flatten (cls_clean's flatten_niters): the fits and the
+    # clips between them on the devices, no loop here; a mask leaves its
+    # values out of every fit and of the clips' statistics, as lightkurve's
+    src = x3
     if mask is not None:
         m = np.broadcast_to(np.asarray(mask, dtype=bool), x.shape)
-        work = np.where(_along(m, axis), np.nan, x3).astype(x3.dtype, copy=False)
+        src = np.where(_along(m, axis), np.nan, x3).astype(x3.dtype, copy=False)
+    opts = dict(detrend=_SAVGOL, window=window_length, polyorder=polyorder, flatten_niters=niters,
+                flatten_sigma=float(sigma))
+    flat = _new(x3.shape, x3.dtype)
+    if not return_trend and mask is None:
+        _run(x3, flat, devices, detrend_op=_DIVIDE, **opts)
+        return flat.reshape(x.shape)
     trend = _new(x3.shape, x3.dtype)
-    resid = _new(x3.shape, x3.dtype)
-    bad = np.empty(x3.shape, dtype=np.uint8)
-    out = np.empty(x3.shape, dtype=bool)
-    with context(devices) as ctx:
-        for it in range(niters):
-            _clscale.clean(ctx, x3 if work is None else work, trend, detrend=_SAVGOL, detrend_op=_TREND,
-                           window=window_length, polyorder=polyorder)
-            if it == niters - 1:
-                break  # the last refit's outliers would mask nothing that is fitted again
-            np.subtract(x3, trend, out=resid)
-            # astropy's sigma_clip over each light curve (cls_fit_transform's mask, values kept as they are)
-            _clscale.clean(ctx, resid, None, bad, sigma=float(sigma), maxiters=5, mode=2)
-            # the mask is 1 where missing or clipped: the clipped finite residuals leave the fit
-            np.isfinite(resid, out=out)
-            np.logical_and(out, bad, out=out)
-            if work is None:
-                work = _new(x3.shape, x3.dtype)
-                np.copyto(work, x3)
-            np.copyto(work, np.nan, where=out)
-    flat = np.divide(x3, trend, out=resid).reshape(x.shape)
+    _run(src, trend, devices, detrend_op=_TREND, **opts)
+    # flux / trend, the missing values kept as they were (the library's divide)
+    np.copyto(flat, x3)
+    np.divide(x3, trend, out=flat, where=np.isfinite(x3))
+    flat = flat.reshape(x.shape)
     return (flat, trend.reshape(x.shape)) if return_trend else flat
 
 

@@ -254,12 +254,14 @@ def _flatten_reference(x, window, polyorder, niters, sigma, mask=None):
     of the values kept (clscale.savgol_filter, NaN left out of each window),
     astropy's sigma_clip of flux - trend over each light curve, the finite
     residuals it clips left out of the next fit (the values kept only
-    shrink), flux / the last trend."""
+    shrink), flux / the last trend. The values `mask` leaves out take no
+    part in the clips' statistics either (lightkurve clips the cadences
+    it keeps)."""
     from astropy.stats import sigma_clip
     keep = np.isfinite(x) if mask is None else np.isfinite(x) & ~mask
     for it in range(niters):
         trend = clscale.savgol_filter(np.where(keep, x, np.nan).astype(x.dtype), window, polyorder, axis=-1)
-        resid = x - trend
+        resid = x - trend if mask is None else np.where(mask, np.nan, x) - trend
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # all-NaN residuals
             clipped = sigma_clip(resid, sigma=sigma, maxiters=5, axis=-1, masked=True).mask
@@ -288,6 +290,8 @@ def test_flatten_is_its_algorithm_step_by_step(dtype, niters):
         want, wtrend = _flatten_reference(x, window, polyorder, niters, 3)
         np.testing.assert_array_equal(gtrend, wtrend)
         np.testing.assert_array_equal(got, want)
+        # the library's divide (no trend asked for): the same bytes
+        np.testing.assert_array_equal(clscale.flatten(x, window, polyorder, niters=niters, sigma=3), want)
     mask = np.zeros(x.shape, dtype=bool)
     mask[0, 10:30] = True
     got = clscale.flatten(x, 51, 2, niters=niters, sigma=2.5, mask=mask)
@@ -298,6 +302,48 @@ def test_flatten_is_its_algorithm_step_by_step(dtype, niters):
     want, wtrend = _flatten_reference(flat, 29, 2, niters, 3)
     np.testing.assert_array_equal(trend, wtrend)
     np.testing.assert_array_equal(got, want)
+
+
+def _flatten_previous(x3, window, polyorder, niters, sigma):
+    """clscale.flatten as it was written in Python before the library had
+    its flatten: a loop of the library's trend, numpy's residual, the
+    library's sigma clip (its mask), the clipped finite residuals turned
+    NaN in a work array, flux / the last trend."""
+    from clscale import _clscale
+    from clscale._context import context
+    work, trend = None, np.empty_like(x3)
+    bad = np.empty(x3.shape, dtype=np.uint8)
+    with context(None) as ctx:
+        for it in range(niters):
+            _clscale.clean(ctx, x3 if work is None else work, trend, detrend=2, detrend_op=2, window=window,
+                           polyorder=polyorder)
+            if it == niters - 1:
+                break
+            resid = x3 - trend
+            _clscale.clean(ctx, resid, None, bad, sigma=float(sigma), maxiters=5, mode=2)
+            out = np.isfinite(resid) & (bad != 0)
+            if work is None:
+                work = x3.copy()
+            work[out] = np.nan
+    return x3 / trend, trend
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("niters", [1, 3])
+def test_flatten_is_the_previous_python_loop(dtype, niters):
+    # the library's one implementation gives the bytes of the loop that
+    # clscale.flatten ran in Python (batch x rows x bands, axis 1)
+    rng = np.random.default_rng(11)
+    x = _curves(np.float64, (2 if IMPL == "oclgrind" else 4, 300, 3), seed=12)
+    x += rng.standard_t(3, size=x.shape) * 0.05
+    x[0, 50, 1] += 4
+    x[1, 100:108, 2] = np.nan
+    x = x.astype(dtype)
+    want, wtrend = _flatten_previous(x, 41, 2, niters, 3)
+    got, gtrend = clscale.flatten(x, 41, 2, return_trend=True, niters=niters, sigma=3, axis=1)
+    np.testing.assert_array_equal(gtrend, wtrend)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(clscale.flatten(x, 41, 2, niters=niters, sigma=3, axis=1), want)
 
 
 def test_bad_arguments_raise_clear_errors():

@@ -1018,8 +1018,19 @@ static int bins_alone(const cls_pipeline *p)
 static cls_status plan_halo(sjob *j, const cls_stream_opts *o)
 {
     int batch = j->p.scope == CLS_SCOPE_BATCH;
-    cls_status st = cls_check_curves(j->ctx, j->p.clean, batch ? (uint64_t)j->B * j->R : j->R, j->reduce);
+    uint64_t Rg = batch ? (uint64_t)j->B * j->R : j->R;
+    cls_status st = cls_check_curves(j->ctx, j->p.clean, Rg, j->reduce);
     if (st != CLS_OK) return st;
+    /* flatten's clip of x - trend takes its statistics over the whole
+     * series, which a block and its halo do not hold */
+    if (j->p.clean->flatten_niters)
+        return cls_fail(j->ctx, CLS_E_UNSUPPORTED, "light curves: flatten (flatten_niters %u) clips x - trend "
+                        "with statistics over the whole series, and a series of %llu rows x %zu columns%s is larger "
+                        "than a stream buffer (%zu bytes): give the stream larger buffers (cls_stream_opts's "
+                        "buffer_bytes, $CLSCALE_STREAM_BUFFER), flatten per matrix, read the data into memory, "
+                        "or fit once (the detrend without flatten_niters streams in blocks)",
+                        j->p.clean->flatten_niters, (unsigned long long)Rg, j->C, batch ? " (batch scope)" : "",
+                        j->cap);
     /* a cleaning ahead of the trend and bins: its statistics over whole
      * series come from the streamed cleaning's passes */
     int clean = j->route->clean_passes;
@@ -1205,6 +1216,8 @@ cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const
             cc.bin_rows = 0;
             cc.bin_stat = CLS_BIN_NONE;
             cc.bin_reduce = 0;
+            cc.flatten_niters = 0;
+            cc.flatten_sigma = 0;
             cls_pipeline all = j.p, rest = j.p;
             int after = j.p.scaler != CLS_NONE || j.p.factors || fitted;
             j.p.clean = &cc;

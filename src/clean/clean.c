@@ -24,7 +24,8 @@
  * Calls: checks.c (the checks of the call), clean_pass.c, clip_fast.c,
  * impute_fused.c, select.c (medians), stats/mode_count.c (the most
  * frequent value of a streamed file), lightcurve.c (trends and bins after
- * the cleaning), pipeline.c (what cannot fuse, after its checks),
+ * the cleaning), flatten.c (the trend refitted between clips),
+ * pipeline.c (what cannot fuse, after its checks),
  * clean/ (host arithmetic), scalers/ (params). */
 #include <math.h>
 #include <stdatomic.h>
@@ -38,6 +39,7 @@
 #include "clean/clean_stream.h"
 #include "clean/entries.h"
 #include "clean/clip_fast.h"
+#include "clean/flatten.h"
 #include "clean/impute_fused.h"
 #include "engine/job.h"
 #include "quantiles/select.h"
@@ -741,6 +743,20 @@ static cls_status clean_run(cls_context *ctx, const cls_clean *c, const copts *o
     return st;
 }
 
+/* flatten.c's clip of the residuals (cls_flatten_clip) */
+static cls_status clip_mask(cls_context *ctx, cls_dtype t, const void *r, uint64_t G, uint64_t Rg, size_t C,
+                            double sigma, uint8_t *mask)
+{
+    cls_clean k = {.sigma = sigma, .maxiters = 5, .mode = CLS_CLIP_KEEP, .mask_out = mask};
+    copts o;
+    cls_status st = resolve(ctx, &k, &o, 1);
+    if (st != CLS_OK) return st;
+    cls_array a = {.data = (void *)r, .dtype = t, .batch = (size_t)G, .rows = (size_t)Rg, .cols = C};
+    int fused;
+    /* no output: the values are kept as they are, the mask alone written */
+    return clean_run(ctx, &k, &o, CLS_SCOPE_MATRIX, &a, NULL, NULL, NULL, &fused, NULL, NULL);
+}
+
 /* The cleaning alone, its options checked (o): its own passes where
  * `passes` (the route's clean_passes), through the engine's one pass where
  * `impute_fused` (the route's), then the trend and the smoothing by bins
@@ -751,7 +767,8 @@ static cls_status clean_alone(cls_context *ctx, int passes, int impute_fused, co
     int lc = cls_lc_active(c);
     uint64_t G = scope == CLS_SCOPE_BATCH ? 1 : in->batch;
     uint64_t Rg = scope == CLS_SCOPE_BATCH ? (uint64_t)in->batch * in->rows : in->rows;
-    if (lc && !passes) return cls_lc_run(ctx, c, in->dtype, in->data, out->data, G, Rg, in->cols);
+    if (lc && !passes)
+        return cls_flatten_run(ctx, c, clip_mask, in->dtype, in->data, out->data, G, Rg, in->cols);
     /* values written as read, in place: nothing to write */
     if (o->keep && out && out->data == in->data && !lc) out = NULL;
     cls_status st;
@@ -762,7 +779,8 @@ static cls_status clean_alone(cls_context *ctx, int passes, int impute_fused, co
     if (out && impute_fused) st = cls_impute_fused(ctx, &alone, in, out, NULL);
     else st = clean_run(ctx, c, o, scope, in, out, NULL, NULL, &fused, NULL, NULL);
     /* clipping, then the trend, then the bins (over the cleaned values, in out) */
-    if (st == CLS_OK && lc) st = cls_lc_run(ctx, c, in->dtype, out->data, out->data, G, Rg, in->cols);
+    if (st == CLS_OK && lc)
+        st = cls_flatten_run(ctx, c, clip_mask, in->dtype, out->data, out->data, G, Rg, in->cols);
     return st;
 }
 
@@ -919,6 +937,8 @@ cls_status cls_host_fit_transform(cls_context *ctx, const cls_pipeline *p, const
         plain.edge = CLS_EDGE_DEFAULT;
         plain.origin = 0;
         plain.bin_stat = CLS_BIN_NONE;
+        plain.flatten_niters = 0;
+        plain.flatten_sigma = 0;
         c = &plain;
     }
     copts o;

@@ -37,7 +37,7 @@ int cls_lc_active(const cls_clean *c)
     /* any field set counts, so that one set alone is refused, not ignored */
     return c && (c->detrend != CLS_DETREND_NONE || c->bin_rows || c->bin_stat != CLS_BIN_NONE || c->window ||
                  c->polyorder || c->deriv || c->delta != 0 || c->edge || c->cval != 0 || c->origin ||
-                 c->detrend_op);
+                 c->detrend_op || c->flatten_niters || c->flatten_sigma != 0);
 }
 
 int cls_lc_reduces(const cls_clean *c, uint64_t in_batch, uint64_t in_rows, int have_out, uint64_t out_batch,

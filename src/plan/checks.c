@@ -155,6 +155,16 @@ cls_status cls_check_curves(cls_context *ctx, const cls_clean *c, uint64_t Rg, i
                                 "nearest, constant, wrap or interp)");
         }
     }
+    if (c->flatten_niters || c->flatten_sigma != 0) {
+        if (c->detrend == CLS_DETREND_NONE)
+            return cls_fail(ctx, CLS_E_ARG, "light curves: flatten_niters and flatten_sigma need a detrend "
+                            "(CLS_DETREND_SAVGOL as lightkurve's flatten, or CLS_DETREND_MEAN)");
+        if (!(c->flatten_sigma >= 0) || !isfinite(c->flatten_sigma))
+            return cls_fail(ctx, CLS_E_ARG, "light curves: flatten_sigma %g must be > 0 (0: 3)", c->flatten_sigma);
+        if (c->deriv)
+            return cls_fail(ctx, CLS_E_ARG, "light curves: flatten clips x - trend: the trend itself (deriv 0), "
+                            "not its derivative %u", c->deriv);
+    }
     if (c->bin_stat != CLS_BIN_NONE && !c->bin_rows)
         return cls_fail(ctx, CLS_E_ARG, "light curves: bin_stat needs bin_rows > 0");
     if (reduce) {

@@ -23,6 +23,10 @@ const char cli_clean_usage[] =
     "  --detrend T      after the clipping, a trend along the rows of each column:\n"
     "                   savgol:W,P (scipy's savgol_filter, window W, polyorder P) or\n"
     "                   mean:W (uniform_filter1d); missing values ignored in a window\n"
+    "  --flatten W,P[,N[,K]]  lightkurve's flatten: the savgol:W,P trend fitted N times\n"
+    "                   (default 3), each fit without the values that a K-sigma clip\n"
+    "                   (default 3; median, std, 5 iterations) of x - the last trend\n"
+    "                   finds, then x / trend (--detrend-op to change); whole series\n"
     "  --detrend-op O   subtract (default), divide (lightkurve's flatten) or trend\n"
     "  --detrend-edge E interp (savgol's default), reflect (mean's default), mirror,\n"
     "                   nearest, wrap or constant:V (docs/guide/lightcurves.md)\n"
@@ -31,7 +35,7 @@ const char cli_clean_usage[] =
 
 static const char *const names[] = {"impute", "missing-value", "sigma-clip", "sigma-lower", "sigma-upper",
                                     "clip-center", "clip-spread", "clip-mode", "detrend", "detrend-op",
-                                    "detrend-edge", "bin-smooth", "bin"};
+                                    "detrend-edge", "bin-smooth", "bin", "flatten"};
 
 int cli_clean_is_option(const char *name)
 {
@@ -75,9 +79,59 @@ static int window_spec(const char *s, unsigned *w, unsigned *p, int with_p)
     return 0;
 }
 
+/* --flatten W,P[,N[,K]] */
+static int flatten_option(cli_clean *c, const char *v, char *err, size_t len)
+{
+    char buf[128], *part[4] = {0};
+    int n = 0;
+    snprintf(buf, sizeof buf, "%s", v);
+    for (char *t = buf; t && n < 4; n++) {
+        part[n] = t;
+        t = strchr(t, ',');
+        if (t) *t++ = '\0';
+    }
+    char wp[64];
+    unsigned w = 0, p = 0;
+    unsigned long it = 3;
+    double sigma = 3;
+    int bad = n < 2 || strlen(v) >= sizeof buf || strchr(v, ',') == NULL;
+    if (!bad) {
+        snprintf(wp, sizeof wp, "%s,%s", part[0], part[1]);
+        bad = window_spec(wp, &w, &p, 1) != 0;
+    }
+    if (!bad && n > 2) {
+        char *end;
+        errno = 0;
+        it = strtoul(part[2], &end, 10);
+        bad = end == part[2] || *end || errno || it < 1 || it > 1000 || *part[2] == '-';
+    }
+    if (!bad && n > 3) bad = number(part[3], &sigma) != 0 || !isfinite(sigma) || !(sigma > 0);
+    int commas = 0;
+    for (const char *t = v; *t; t++) commas += *t == ',';
+    bad = bad || commas > 3;
+    if (bad) {
+        snprintf(err, len, "--flatten \"%s\": expected W,P[,N[,K]]: window W >= 1, polyorder P 0 to 8 (< W), "
+                           "N fits 1 to 1000 (default 3), K sigma > 0 (default 3)", v);
+        return -1;
+    }
+    c->c.detrend = CLS_DETREND_SAVGOL;
+    c->c.window = w;
+    c->c.polyorder = p;
+    c->c.flatten_niters = (unsigned)it;
+    c->c.flatten_sigma = sigma;
+    c->flatten = 1;
+    return 0;
+}
+
 static int light_curve_option(cli_clean *c, const char *name, const char *v, char *err, size_t len)
 {
-    if (!strcmp(name, "detrend")) {
+    if ((!strcmp(name, "flatten") && c->c.detrend && !c->flatten) || (!strcmp(name, "detrend") && c->flatten)) {
+        snprintf(err, len, "--flatten and --detrend: one or the other (--flatten fits a savgol trend)");
+        return -1;
+    }
+    if (!strcmp(name, "flatten")) {
+        if (flatten_option(c, v, err, len)) return -1;
+    } else if (!strcmp(name, "detrend")) {
         int sg = !strncmp(v, "savgol:", 7), mean = !strncmp(v, "mean:", 5);
         unsigned w = 0, p = 0;
         if ((!sg && !mean) || window_spec(v + (sg ? 7 : 5), &w, &p, sg)) {
@@ -96,6 +150,7 @@ static int light_curve_option(cli_clean *c, const char *name, const char *v, cha
             snprintf(err, len, "--detrend-op \"%s\": expected subtract, divide or trend", v);
             return -1;
         }
+        c->op_given = 1;
     } else if (!strcmp(name, "detrend-edge")) {
         static const char *const edges[] = {"", "reflect", "mirror", "nearest", "", "wrap", "interp"};
         c->c.edge = CLS_EDGE_DEFAULT;
@@ -153,7 +208,7 @@ static int light_curve_option(cli_clean *c, const char *name, const char *v, cha
 
 int cli_clean_set(cli_clean *c, const char *name, const char *v, char *err, size_t len)
 {
-    if (!strncmp(name, "detrend", 7) || !strncmp(name, "bin", 3)) {
+    if (!strncmp(name, "detrend", 7) || !strncmp(name, "bin", 3) || !strcmp(name, "flatten")) {
         c->any = 1;
         return light_curve_option(c, name, v, err, len);
     }
@@ -240,10 +295,12 @@ int cli_clean_finish(cli_clean *c, char *err, size_t len)
                            "--sigma-upper)");
         return -1;
     }
-    if ((c->c.detrend_op || c->c.edge) && !c->c.detrend) {
-        snprintf(err, len, "--detrend-op and --detrend-edge need --detrend");
+    if ((c->op_given || c->c.edge) && !c->c.detrend) {
+        snprintf(err, len, "--detrend-op and --detrend-edge need --detrend or --flatten");
         return -1;
     }
+    /* lightkurve's flatten divides by its trend */
+    if (c->flatten && !c->op_given) c->c.detrend_op = CLS_DETREND_DIVIDE;
     if (c->clip_given && c->c.sigma == 0) {
         /* astropy's default sigma for the side not given */
         c->c.sigma = 3;

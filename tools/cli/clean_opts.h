@@ -14,6 +14,8 @@ typedef struct cli_clean {
     int       clip_detail; /* --clip-center, --clip-spread or --clip-mode */
     int       light_curve; /* --detrend, --bin-smooth, --bin (not streamed, not under --mpi) */
     int       reduce;     /* --bin: cls_fit_transform (bins reduced), one row per bin (clean only) */
+    int       flatten;    /* --flatten: a savgol trend refitted between clips, divided by */
+    int       op_given;   /* --detrend-op */
 } cli_clean;
 
 /* The usage text of the options, for --help. */

@@ -75,8 +75,9 @@ static const char usage_clean_head[] =
     "                     [--sigma-clip K[,ITERS]] [--sigma-lower K] [--sigma-upper K]\n"
     "                     [--clip-center median|mean] [--clip-spread std|mad_std]\n"
     "                     [--clip-mode mask|clamp] [--detrend savgol:W,P|mean:W]\n"
-    "                     [--detrend-op subtract|divide|trend] [--detrend-edge E]\n"
-    "                     [--bin-smooth K,mean|median|boundary] [--bin K,mean|median|sum|count]\n"
+    "                     [--flatten W,P[,N[,K]]] [--detrend-op subtract|divide|trend]\n"
+    "                     [--detrend-edge E] [--bin-smooth K,mean|median|boundary]\n"
+    "                     [--bin K,mean|median|sum|count]\n"
     "                     [--mask-out MASK.npy] [--scope matrix|batch] [--devices SEL]\n"
     "                     [--verbose] [--quiet] [--mpi] IN.npy OUT.npy\n"
     "\n"
@@ -84,10 +85,11 @@ static const char usage_clean_head[] =
     "batch) on the devices: outliers clipped as astropy's sigma_clip does, then\n"
     "missing values (NaN, +-Inf, --missing-value V, clipped values) filled as\n"
     "scikit-learn's SimpleImputer does. Missing values not filled are written as NaN.\n"
-    "Then, with --detrend and --bin-smooth, light curves along the rows: a trend\n"
-    "removed and bins smoothed (docs/guide/lightcurves.md). At least one of\n"
-    "--impute, --missing-value, --sigma-clip, --sigma-lower, --sigma-upper,\n"
-    "--detrend, --bin-smooth or --bin is needed (without one there is nothing to clean).\n"
+    "Then, with --detrend (or --flatten) and --bin-smooth, light curves along the\n"
+    "rows: a trend removed and bins smoothed (docs/guide/lightcurves.md). At least\n"
+    "one of --impute, --missing-value, --sigma-clip, --sigma-lower, --sigma-upper,\n"
+    "--detrend, --flatten, --bin-smooth or --bin is needed (without one there is\n"
+    "nothing to clean).\n"
     "\n";
 static const char usage_clean_tail[] =
     "  --bin K,S        instead of --bin-smooth: each bin of K rows reduced to one row,\n"
@@ -166,7 +168,7 @@ static const option options[] = {
     /* light curves (under --mpi per matrix) */
     {"detrend", 1, CMD_NORMALIZE | CMD_CLEAN}, {"detrend-op", 1, CMD_NORMALIZE | CMD_CLEAN},
     {"detrend-edge", 1, CMD_NORMALIZE | CMD_CLEAN}, {"bin-smooth", 1, CMD_NORMALIZE | CMD_CLEAN},
-    {"bin", 1, CMD_CLEAN},
+    {"bin", 1, CMD_CLEAN}, {"flatten", 1, CMD_NORMALIZE | CMD_CLEAN},
     {"stats-out", 1, CMD_NORMALIZE}, {"stats", 1, CMD_APPLY}, {"mask-out", 1, CMD_CLEAN},
     {"quantile-range", 1, CMD_NORMALIZE}, {"no-centering", 0, CMD_NORMALIZE},
     {"no-scaling", 0, CMD_NORMALIZE}, {"unit-variance", 0, CMD_NORMALIZE},
@@ -323,7 +325,7 @@ static int parse(args *a, int argc, char **argv, const char *usage)
      * was meant */
     if (a->cmd == CMD_CLEAN && !a->cl.any)
         return usage_error(a, "nothing to clean: give --impute, --missing-value, --sigma-clip, --sigma-lower, "
-                           "--sigma-upper, --detrend, --bin-smooth or --bin");
+                           "--sigma-upper, --detrend, --flatten, --bin-smooth or --bin");
     if (a->cmd & (CMD_NORMALIZE | CMD_CLEAN)) {
         char err[256];
         if (cli_clean_finish(&a->cl, err, sizeof err)) return usage_error(a, "%s", err);
@@ -331,8 +333,9 @@ static int parse(args *a, int argc, char **argv, const char *usage)
             return usage_error(a, "--impute most_frequent does not run under --mpi (it needs every value of a "
                                "column in one process); use mean, median or constant");
         if (a->cl.light_curve && a->mpi && a->p.scope == CLS_SCOPE_BATCH)
-            return usage_error(a, "--detrend, --bin-smooth and --bin under --mpi run per matrix (each rank its whole "
-                               "matrices): not with --scope batch, whose rows are one series that the ranks would cut");
+            return usage_error(a, "--detrend, --flatten, --bin-smooth and --bin under --mpi run per matrix (each "
+                               "rank its whole matrices): not with --scope batch, whose rows are one series that "
+                               "the ranks would cut");
         if (a->cl.any && (a->cmd == CMD_NORMALIZE || a->mpi)) a->p.clean = &a->cl.c;
         /* the mask has the input's shape: one byte per value read */
         if (a->mask_out && a->cl.reduce)

@@ -12,23 +12,24 @@ int clsext_clean_options(PyObject *kwds, cls_clean *c, int *scope)
                              "sigma_upper", "maxiters", "center", "spread", "mode",
                              /* light curves (cls_fit_transform, cls_fit_transform (bins reduced)) */
                              "detrend", "detrend_op", "window", "polyorder", "deriv", "delta", "edge", "cval",
-                             "origin", "bin_rows", "bin_stat", NULL};
+                             "origin", "bin_rows", "bin_stat", "flatten_niters", "flatten_sigma", NULL};
     PyObject *mv = Py_None, *none = PyTuple_New(0);
     int sc = CLS_SCOPE_MATRIX, impute = 0, maxiters = 0, center = 0, spread = 0, mode = 0;
     double fill = 0, sigma = 0, sl = 0, su = 0;
     int detrend = 0, op = 0, edge = 0, origin = 0, bin_stat = 0;
     unsigned window = 0, polyorder = 0, deriv = 0, bin_rows = 0;
-    double delta = 0, cval = 0;
+    double delta = 0, cval = 0, fsigma = 0;
+    unsigned fniters = 0;
     if (!none) return -1;
     if (kwds && !PyDict_Check(kwds)) {
         Py_DECREF(none);
         PyErr_SetString(PyExc_TypeError, "the cleaning options must be a dict");
         return -1;
     }
-    int ok = PyArg_ParseTupleAndKeywords(none, kwds, "|$iidOdddiiiiiiIIIdidiIi", kwlist, &sc, &impute, &fill, &mv,
+    int ok = PyArg_ParseTupleAndKeywords(none, kwds, "|$iidOdddiiiiiiIIIdidiIiId", kwlist, &sc, &impute, &fill, &mv,
                                          &sigma, &sl, &su, &maxiters, &center, &spread, &mode, &detrend, &op,
                                          &window, &polyorder, &deriv, &delta, &edge, &cval, &origin, &bin_rows,
-                                         &bin_stat);
+                                         &bin_stat, &fniters, &fsigma);
     Py_DECREF(none);
     if (!ok) return -1;
     if (sc < CLS_SCOPE_MATRIX || sc > CLS_SCOPE_BATCH) {
@@ -61,6 +62,8 @@ int clsext_clean_options(PyObject *kwds, cls_clean *c, int *scope)
     c->origin = origin;
     c->bin_rows = bin_rows;
     c->bin_stat = (cls_bin_stat)bin_stat;
+    c->flatten_niters = fniters;
+    c->flatten_sigma = fsigma;
     if (scope) *scope = sc;
     return 0;
 }
