@@ -1204,16 +1204,22 @@ cls_status cls_file_check_fit_transform(cls_context *ctx, const cls_pipeline *p,
         st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: inverse needs fitted statistics; use "
                       "cls_transform");
     if (st != CLS_OK) return st;
+    /* the light curves over whole series (their halo rows follow from
+     * them), and no mask where bins reduce */
+    const cls_clean *c = p->clean;
+    uint64_t Rg = p->scope == CLS_SCOPE_BATCH ? (uint64_t)in->batch * in->rows : in->rows;
+    if (cls_lc_active(c)) st = cls_check_curves(ctx, c, Rg, reduce);
+    if (st == CLS_OK && reduce && c->mask_out)
+        st = cls_fail(ctx, CLS_E_ARG, "bins reduced: no mask_out (the rows change; cls_fit_transform writes the "
+                      "mask)");
+    if (st != CLS_OK) return st;
     /* the chunks' geometry, then the route's plan of the call's stages */
     sjob g;
     memset(&g, 0, sizeof g);
     sjob_shape(&g, p, NULL, in);
     cls_route_stages(r, p, want_fitted, whole_planned(&g, want_of(opts)), stages);
-    if (!p->clean) return CLS_OK;
-    /* the cleaning stage's options as the plan runs them, its light curves
-     * over whole series, before the first stage writes */
-    uint64_t Rg = p->scope == CLS_SCOPE_BATCH ? (uint64_t)in->batch * in->rows : in->rows;
-    return cls_check_clean_stage(ctx, p->clean, stages->clean_alone, Rg, reduce);
+    /* the cleaning's options as the plan's first stage takes them */
+    return c ? cls_check_clean_opts(ctx, c, stages->clean_alone) : CLS_OK;
 }
 
 cls_status cls_file_run_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_stages *stages,

@@ -987,15 +987,10 @@ cls_status cls_host_fit_transform(cls_context *ctx, const cls_pipeline *p, const
 
 /* ---- a file's chunks (api/stream.c): the call checked at its door ---- */
 
-cls_status cls_check_clean_stage(cls_context *ctx, const cls_clean *c, int alone, uint64_t Rg, int reduce)
+cls_status cls_check_clean_opts(cls_context *ctx, const cls_clean *c, int alone)
 {
     cls_clean plain;
-    cls_status st = check_opts(ctx, passes_of(c, &plain), alone);
-    if (st == CLS_OK && cls_lc_active(c)) st = cls_check_curves(ctx, c, Rg, reduce);
-    if (st == CLS_OK && reduce && c->mask_out)
-        st = cls_fail(ctx, CLS_E_ARG, "bins reduced: no mask_out (the rows change; cls_fit_transform writes the "
-                      "mask)");
-    return st;
+    return check_opts(ctx, passes_of(c, &plain), alone);
 }
 
 cls_status cls_chunk_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_route *r, const cls_array *in,
@@ -1037,7 +1032,7 @@ static cls_status clean_stream(cls_context *ctx, const cls_pipeline *p, const cl
     int alone = !cb && p->scaler == CLS_NONE && !p->factors && !fitted;
     cls_status st = p->clean ? CLS_OK : cls_fail(ctx, CLS_E_ARG, "cleaning: no cleaning stage");
     /* one process: the file's call checked its options at its door
-     * (cls_check_clean_stage); across processes they are checked here,
+     * (cls_check_clean_opts); across processes they are checked here,
      * every process told */
     if (st == CLS_OK && cb) st = resolve(ctx, p->clean, &o, alone);
     else if (st == CLS_OK) opts_of(p->clean, &o);
