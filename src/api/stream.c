@@ -861,9 +861,10 @@ static void sjob_shape(sjob *j, const cls_pipeline *p, const cls_stats *s, const
 /* The arguments of a streamed call, checked once at its door before
  * any buffer or write: the context, the files' arrays (out_fd 0: a .npy
  * output not created yet), the output's shape (reduce: a row per bin),
- * the pipeline (p, or the one s was fitted with) against the data. */
+ * the pipeline (p, or the one s was fitted with) against the data (a
+ * fit-transform's with the rest of its checks: pipeline_too 0). */
 static cls_status file_door(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const cls_file_array *in,
-                            const cls_file_array *out, int fit_only, int reduce, int out_fd)
+                            const cls_file_array *out, int fit_only, int reduce, int out_fd, int pipeline_too)
 {
     if (!ctx) return CLS_E_ARG;
     if (!ctx->usable) return cls_fail(ctx, CLS_E_ARG, "the context failed to initialise: %s", ctx->err);
@@ -885,6 +886,7 @@ static cls_status file_door(cls_context *ctx, const cls_pipeline *p, const cls_s
                         out->batch, out->rows, out->cols, out->dtype == CLS_F64 ? "float64" : "float32",
                         in->batch, in->rows, in->cols, in->dtype == CLS_F64 ? "float64" : "float32");
     if (!p && !s) return cls_fail(ctx, CLS_E_ARG, "no pipeline and no statistics to take it from");
+    if (!pipeline_too) return CLS_OK;
     cls_pipeline q;
     pipeline_of(p, s, &q);
     cls_array shape = {.data = (void *)in, .dtype = in->dtype, .batch = in->batch, .rows = in->rows, .cols = in->cols};
@@ -903,7 +905,7 @@ static cls_status sjob_init_as(sjob *j, cls_context *ctx, const cls_pipeline *p,
     j->in = in;
     j->out = out;
     j->t0 = cls_now();
-    cls_status st = checked ? CLS_OK : file_door(ctx, p, s, in, out, fit_only, reduce, 1);
+    cls_status st = checked ? CLS_OK : file_door(ctx, p, s, in, out, fit_only, reduce, 1, 1);
     if (st != CLS_OK) return st;
     if (reduce && p->clean->bin_rows) {
         /* one row per bin of each statistics group */
@@ -1199,27 +1201,17 @@ cls_status cls_file_check_fit_transform(cls_context *ctx, const cls_pipeline *p,
                                         cls_stages *stages)
 {
     int reduce = out && r->bins_reduce;
-    cls_status st = file_door(ctx, p, NULL, in, out, 0, reduce, out_open);
-    if (st == CLS_OK && p->inverse)
-        st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: inverse needs fitted statistics; use "
-                      "cls_transform");
+    cls_status st = file_door(ctx, p, NULL, in, out, 0, reduce, out_open, 0);
     if (st != CLS_OK) return st;
-    /* the light curves over whole series (their halo rows follow from
-     * them), and no mask where bins reduce */
-    const cls_clean *c = p->clean;
-    uint64_t Rg = p->scope == CLS_SCOPE_BATCH ? (uint64_t)in->batch * in->rows : in->rows;
-    if (cls_lc_active(c)) st = cls_check_curves(ctx, c, Rg, reduce);
-    if (st == CLS_OK && reduce && c->mask_out)
-        st = cls_fail(ctx, CLS_E_ARG, "bins reduced: no mask_out (the rows change; cls_fit_transform writes the "
-                      "mask)");
-    if (st != CLS_OK) return st;
-    /* the chunks' geometry, then the route's plan of the call's stages */
+    /* the route's plan of the call's stages, from the chunks' geometry;
+     * then every check of the call at once, against that plan */
     sjob g;
     memset(&g, 0, sizeof g);
     sjob_shape(&g, p, NULL, in);
     cls_route_stages(r, p, want_fitted, whole_planned(&g, want_of(opts)), stages);
-    /* the cleaning's options as the plan's first stage takes them */
-    return c ? cls_check_clean_opts(ctx, c, stages->clean_alone) : CLS_OK;
+    cls_array shape = {.data = (void *)in, .dtype = in->dtype, .batch = in->batch, .rows = in->rows, .cols = in->cols};
+    uint64_t Rg = p->scope == CLS_SCOPE_BATCH ? (uint64_t)in->batch * in->rows : in->rows;
+    return cls_check_file_fit_transform(ctx, p, &shape, Rg, reduce, stages->clean_alone);
 }
 
 cls_status cls_file_run_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_stages *stages,

@@ -82,49 +82,9 @@ static void opts_of(const cls_clean *c, copts *o)
     o->keep = c->mode == CLS_CLIP_KEEP;
 }
 
-/* The cleaning's options; data_only: a cleaning alone (no scaler,
- * factors or statistics after it). */
-static cls_status check_opts(cls_context *ctx, const cls_clean *c, int data_only)
-{
-    if ((c->mask_out || c->mean_out || c->m2_out) && !data_only)
-        return cls_fail(ctx, CLS_E_ARG, "cleaning: mask_out, mean_out and m2_out are for cleaning alone (no scaler, factors or fitted statistics) "
-                        "(this call writes its cleaned values, whose NaN are the mask, and fits their statistics)");
-    if (c->has_missing_value && isnan(c->missing_value))
-        return cls_fail(ctx, CLS_E_ARG, "cleaning: missing_value is NaN (NaN is always missing; leave it unset)");
-    if ((unsigned)c->impute > CLS_IMPUTE_CONSTANT)
-        return cls_fail(ctx, CLS_E_ARG, "cleaning: unknown imputation %d", (int)c->impute);
-    if (c->impute == CLS_IMPUTE_CONSTANT && !isfinite(c->fill_value))
-        return cls_fail(ctx, CLS_E_ARG, "cleaning: the constant fill value %g is not finite", c->fill_value);
-    if (!(c->sigma >= 0) || !(c->sigma_lower >= 0) || !(c->sigma_upper >= 0) || !isfinite(c->sigma) ||
-        !isfinite(c->sigma_lower) || !isfinite(c->sigma_upper))
-        return cls_fail(ctx, CLS_E_ARG, "cleaning: sigma %g, sigma_lower %g, sigma_upper %g: each must be a "
-                        "finite number >= 0", c->sigma, c->sigma_lower, c->sigma_upper);
-    copts o;
-    opts_of(c, &o);
-    if (o.clip) {
-        if (!(o.slo > 0) || !(o.shi > 0))
-            return cls_fail(ctx, CLS_E_ARG, "cleaning: sigma_lower %g and sigma_upper %g must be > 0 (set sigma "
-                            "or both)", o.slo, o.shi);
-        if ((unsigned)c->center > CLS_CENTER_MEAN || (unsigned)c->spread > CLS_SPREAD_MAD_STD ||
-            (unsigned)c->mode > CLS_CLIP_KEEP)
-            return cls_fail(ctx, CLS_E_ARG, "cleaning: unknown clip centre, spread or mode");
-    }
-    if (cls_lc_active(c) && !data_only)
-        return cls_fail(ctx, CLS_E_UNSUPPORTED, "light curves (detrend, bins) run on whole series: not in the "
-                        "cleaning passes over a series larger than a stream buffer, nor with a combine hook "
-                        "(cls_mpi_fit_transform runs them per matrix, each rank its whole matrices)");
-    if (o.keep && !data_only)
-        return cls_fail(ctx, CLS_E_ARG, "cleaning: CLS_CLIP_KEEP is for cleaning alone (it writes the "
-                        "values as they were; this call scales or combines cleaned values)");
-    if (o.keep && o.impute != CLS_IMPUTE_NONE)
-        return cls_fail(ctx, CLS_E_ARG, "cleaning: CLS_CLIP_KEEP writes every value as it was read: no "
-                        "imputation (impute must be CLS_IMPUTE_NONE)");
-    return CLS_OK;
-}
-
 static cls_status resolve(cls_context *ctx, const cls_clean *c, copts *o, int data_only)
 {
-    cls_status st = check_opts(ctx, c, data_only);
+    cls_status st = cls_check_clean_opts(ctx, c, data_only);
     if (st == CLS_OK) opts_of(c, o);
     return st;
 }
@@ -918,21 +878,6 @@ cls_status cls_host_fit_transform_combined(cls_context *ctx, const cls_pipeline 
     return cls_host_fit_transform_across(ctx, &rest, out, out, fitted);
 }
 
-/* c without its light curves (the cleaning's passes ahead of them). */
-static const cls_clean *passes_of(const cls_clean *c, cls_clean *plain)
-{
-    if (!cls_lc_active(c)) return c;
-    *plain = *c;
-    plain->detrend = CLS_DETREND_NONE;
-    plain->detrend_op = CLS_DETREND_SUBTRACT;
-    plain->window = plain->polyorder = plain->deriv = plain->bin_rows = 0;
-    plain->delta = plain->cval = 0;
-    plain->edge = CLS_EDGE_DEFAULT;
-    plain->origin = 0;
-    plain->bin_stat = CLS_BIN_NONE;
-    return plain;
-}
-
 /* A fit-transform with a cleaning stage, the call checked (o: the
  * options of its cleaning's passes): light curves, the cleaning stage
  * whole (cleaning, trend, bins) into out, then the scaler over it in
@@ -974,7 +919,7 @@ cls_status cls_host_fit_transform(cls_context *ctx, const cls_pipeline *p, const
     int lc = cls_lc_active(p->clean);
     cls_clean plain;
     copts o;
-    if (st == CLS_OK) st = resolve(ctx, passes_of(p->clean, &plain), &o, 0);
+    if (st == CLS_OK) st = resolve(ctx, cls_lc_strip(p->clean, &plain), &o, 0);
     /* every option of both stages checked once, before any pass writes
      * out: the light curves', the scaler's, the factors' */
     cls_pipeline rest = *p;
@@ -987,12 +932,6 @@ cls_status cls_host_fit_transform(cls_context *ctx, const cls_pipeline *p, const
 
 /* ---- a file's chunks (api/stream.c): the call checked at its door ---- */
 
-cls_status cls_check_clean_opts(cls_context *ctx, const cls_clean *c, int alone)
-{
-    cls_clean plain;
-    return check_opts(ctx, passes_of(c, &plain), alone);
-}
-
 cls_status cls_chunk_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_route *r, const cls_array *in,
                                    cls_array *out, cls_stats **fitted)
 {
@@ -1000,7 +939,7 @@ cls_status cls_chunk_fit_transform(cls_context *ctx, const cls_pipeline *p, cons
     if (!r->cleans) return cls_do_fit_transform(ctx, p, in, out, NULL, fitted);
     cls_clean plain;
     copts o;
-    opts_of(passes_of(p->clean, &plain), &o);
+    opts_of(cls_lc_strip(p->clean, &plain), &o);
     return fit_transform_run(ctx, p, r, &o, in, out, fitted);
 }
 

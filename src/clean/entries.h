@@ -25,18 +25,11 @@ cls_status cls_host_bin(cls_context *ctx, const cls_route *r, const cls_clean *c
                         const cls_array *in, cls_array *out);
 
 /* ---- a file's chunks (api/stream.c) ----
- * The file's call is checked once at its door (cls_check_clean_opts, with
- * the pipeline's, the light curves' and the files' checks) against its plan of stages
+ * The file's call is checked once at its door (plan/checks.c's cls_check_file_fit_transform) against its plan of stages
  * (plan/route.h's cls_stages); its chunks, which the library made, go
  * through these entries, which check nothing again: each is the entry
  * above without its checks. */
 
-/* The options of the passes of a file's cleaning stage (its light curves
- * aside: plan/checks.c's cls_check_curves), as a cleaning alone's
- * (`alone`: no scaler, factors or statistics after it, or a first stage
- * that cleans alone: a mask, moments or values kept as read allowed) or
- * not. */
-cls_status cls_check_clean_opts(cls_context *ctx, const cls_clean *c, int alone);
 cls_status cls_chunk_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_route *r, const cls_array *in,
                                    cls_array *out, cls_stats **fitted);
 cls_status cls_chunk_clean(cls_context *ctx, const cls_route *r, const cls_clean *c, cls_scope scope,

@@ -174,6 +174,60 @@ cls_status cls_check_curves(cls_context *ctx, const cls_clean *c, uint64_t Rg, i
     return CLS_OK;
 }
 
+cls_status cls_check_clean_opts(cls_context *ctx, const cls_clean *c, int alone)
+{
+    if ((c->mask_out || c->mean_out || c->m2_out) && !alone)
+        return cls_fail(ctx, CLS_E_ARG, "cleaning: mask_out, mean_out and m2_out are for cleaning alone (no scaler, factors or fitted statistics) "
+                        "(this call writes its cleaned values, whose NaN are the mask, and fits their statistics)");
+    if (c->has_missing_value && isnan(c->missing_value))
+        return cls_fail(ctx, CLS_E_ARG, "cleaning: missing_value is NaN (NaN is always missing; leave it unset)");
+    if ((unsigned)c->impute > CLS_IMPUTE_CONSTANT)
+        return cls_fail(ctx, CLS_E_ARG, "cleaning: unknown imputation %d", (int)c->impute);
+    if (c->impute == CLS_IMPUTE_CONSTANT && !isfinite(c->fill_value))
+        return cls_fail(ctx, CLS_E_ARG, "cleaning: the constant fill value %g is not finite", c->fill_value);
+    if (!(c->sigma >= 0) || !(c->sigma_lower >= 0) || !(c->sigma_upper >= 0) || !isfinite(c->sigma) ||
+        !isfinite(c->sigma_lower) || !isfinite(c->sigma_upper))
+        return cls_fail(ctx, CLS_E_ARG, "cleaning: sigma %g, sigma_lower %g, sigma_upper %g: each must be a "
+                        "finite number >= 0", c->sigma, c->sigma_lower, c->sigma_upper);
+    if (c->sigma > 0 || c->sigma_lower > 0 || c->sigma_upper > 0) {
+        double slo = c->sigma_lower > 0 ? c->sigma_lower : c->sigma, shi = c->sigma_upper > 0 ? c->sigma_upper : c->sigma;
+        if (!(slo > 0) || !(shi > 0))
+            return cls_fail(ctx, CLS_E_ARG, "cleaning: sigma_lower %g and sigma_upper %g must be > 0 (set sigma "
+                            "or both)", slo, shi);
+        if ((unsigned)c->center > CLS_CENTER_MEAN || (unsigned)c->spread > CLS_SPREAD_MAD_STD ||
+            (unsigned)c->mode > CLS_CLIP_KEEP)
+            return cls_fail(ctx, CLS_E_ARG, "cleaning: unknown clip centre, spread or mode");
+    }
+    if (cls_lc_active(c) && !alone)
+        return cls_fail(ctx, CLS_E_UNSUPPORTED, "light curves (detrend, bins) run on whole series: not in the "
+                        "cleaning passes over a series larger than a stream buffer, nor with a combine hook "
+                        "(cls_mpi_fit_transform runs them per matrix, each rank its whole matrices)");
+    if (c->mode == CLS_CLIP_KEEP && !alone)
+        return cls_fail(ctx, CLS_E_ARG, "cleaning: CLS_CLIP_KEEP is for cleaning alone (it writes the "
+                        "values as they were; this call scales or combines cleaned values)");
+    if (c->mode == CLS_CLIP_KEEP && c->impute != CLS_IMPUTE_NONE)
+        return cls_fail(ctx, CLS_E_ARG, "cleaning: CLS_CLIP_KEEP writes every value as it was read: no "
+                        "imputation (impute must be CLS_IMPUTE_NONE)");
+    return CLS_OK;
+}
+
+cls_status cls_check_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_array *shape,
+                                        uint64_t Rg, int reduce, int clean_alone)
+{
+    cls_status st = cls_check_pipeline(ctx, p, shape, NULL);
+    if (st == CLS_OK && p->inverse)
+        st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: inverse needs fitted statistics; use cls_transform");
+    const cls_clean *c = p->clean;
+    if (st != CLS_OK || !c) return st;
+    if (cls_lc_active(c)) st = cls_check_curves(ctx, c, Rg, reduce);
+    if (st == CLS_OK && reduce && c->mask_out)
+        st = cls_fail(ctx, CLS_E_ARG, "bins reduced: no mask_out (the rows change; cls_fit_transform writes the "
+                      "mask)");
+    cls_clean plain;
+    if (st == CLS_OK) st = cls_check_clean_opts(ctx, cls_lc_strip(c, &plain), clean_alone);
+    return st;
+}
+
 cls_status cls_check_fit_transform(cls_context *ctx, const cls_pipeline *rest, const cls_clean *curves,
                                    uint64_t Rg, const cls_array *in, const cls_array *out)
 {

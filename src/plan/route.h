@@ -113,8 +113,8 @@ void cls_route_after_clean(const cls_route *r, cls_route *rest);
  * the chunks' geometry: api/stream.c): streamed in one pass, a fit then
  * an apply, the cleaning's passes, halo blocks, and a second stage (the
  * scaler, factors or statistics over the output) where the first cannot
- * fit them. p's light curves must have passed cls_check_curves (the
- * halo rows follow from the trend's fit). */
+ * fit them. Made before the call's checks (which check against it):
+ * the halo rows' lookup (cls_lc_halo) reads any options. */
 void cls_route_stages(const cls_route *r, const cls_pipeline *p, int want_fitted, int whole, cls_stages *s);
 
 /* Whether p's light curves are bins alone per matrix (no cleaning, no
