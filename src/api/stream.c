@@ -16,7 +16,13 @@
  * reduced write each chunk's rows at their own offsets. A cleaning
  * over groups larger than a chunk ahead of a scaler that does not fuse
  * with it takes two stages: the cleaning's passes write the output, then
- * the rest of the pipeline rewrites the output in place. cls_file_read
+ * the rest of the pipeline rewrites the output in place. Which of these
+ * a fit-transform takes is the route's plan of stages (plan/route.h's
+ * cls_stages), asked once at the call's door, where the call is checked
+ * once (plan/checks.c's cls_check_file_fit_transform) before anything is
+ * written; the run follows the plan, and the chunks, which this file
+ * made, go through entries that check nothing again (cls_chunk_*).
+ * cls_file_read
  * hands read-only passes to a caller that only reads (describe_stream.c).
  * The reads and writes are io/stream_io.c's; this file only hands it
  * buffers and chunk offsets. */

@@ -1,7 +1,10 @@
 /* cls_npy_run(): .npy files through the streaming calls: a fit, or one to another
  * (stream.c). Owns the files: reading and checking the input's header,
- * the output's temporary beside the destination (header, size reserved so
- * that a full disk fails before any work), and the commit: fsync, rename,
+ * the output's temporary beside the destination, created once a
+ * fit-transform passed its door (stream.c's cls_file_check_fit_transform:
+ * a bad argument leaves nothing behind, not even a temporary) with its
+ * header and size reserved (a full disk fails before any work), and the
+ * commit: fsync, rename,
  * directory sync; on any failure the temporary is removed and the
  * destination left as it was. */
 #include <errno.h>

@@ -15,7 +15,8 @@
  * here acts on the call's route (plan/route.h) and checks its arguments
  * once before any pass writes (a scaler after the cleaning or light
  * curves: plan/checks.c's cls_check_fit_transform); the passes after check
- * nothing again. Across processes (cls_fit_transform): every moments
+ * nothing again. A file's chunks (api/stream.c, whose door checked the
+ * call) take the cls_chunk_* entries: the same runs, no checks. Across processes (cls_fit_transform): every moments
  * pass's moments merged by the caller's combine->stats hook, the medians
  * by the combined counting passes, so every process takes the same
  * decisions; a process with no rows takes no device pass but every

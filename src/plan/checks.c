@@ -1,7 +1,8 @@
 /* The argument checks of every call (pipeline.c, buffer.c, stream.c, the
  * cleaning stage): the context, array shapes and overlaps, the pipeline
- * against the data, the light curves' fields, the statistics against the
- * pipeline. Nothing here touches a device. */
+ * against the data, the light curves' fields, the cleaning's options, the
+ * statistics against the pipeline, and a file's fit-transform whole
+ * against its plan of stages. Nothing here touches a device. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

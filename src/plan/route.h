@@ -7,8 +7,10 @@
  * pool, whether bins reduce to a row each, and what is refused before any
  * pass. The front door (src/api) computes it once per public call and
  * passes it down: the entries, the cleaning stage (clean.c) and the
- * streamed paths act on its fields and never ask the rules again; tests
- * read it without a device (tests/test_route.c). */
+ * streamed paths act on its fields and never ask the rules again; a
+ * file's fit-transform asks once more, for its plan of stages
+ * (cls_route_stages), once the file's shape is known. Tests read both
+ * without a device (tests/test_route.c). */
 #ifndef CLS_PLAN_ROUTE_H
 #define CLS_PLAN_ROUTE_H
 
