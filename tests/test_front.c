@@ -165,6 +165,42 @@ static void refusals_name_the_reason(void **state)
     assert_non_null(strstr(cls_last_error(NULL), "NULL context"));
 }
 
+/* A .npy fit-transform is checked whole at its door before its output's
+ * temporary is created: a bad cleaning option or light-curve field is
+ * named even where that temporary cannot be made (a folder that does not
+ * exist), and a good call there fails on the temporary, after its checks */
+static void a_npy_call_is_checked_before_its_output_is_made(void **state)
+{
+    (void)state;
+    char in_path[600], out_path[600];
+    snprintf(in_path, sizeof in_path, "%s/x.npy", dir);
+    snprintf(out_path, sizeof out_path, "%s/no-such-folder/y.npy", dir);
+    cls_array xa = host(x);
+    test_write_npy(in_path, &xa);
+    cls_array ni = {.where = CLS_IN_NPY, .path = in_path}, no = {.where = CLS_IN_NPY, .path = out_path};
+    cls_clean bad_sigma = {.sigma = -1}, bad_window = {.detrend = CLS_DETREND_MEAN, .window = 0},
+              keep = {.sigma = 3, .mode = CLS_CLIP_KEEP}, ok = {.sigma = 3};
+    struct {
+        cls_pipeline p;
+        const char *names;
+    } bad[] = {
+        {{.scaler = CLS_ZSCORE, .clean = &bad_sigma}, "sigma"},
+        {{.scaler = CLS_ROBUST, .clean = &bad_sigma}, "sigma"},
+        {{.clean = &bad_window}, "window"},
+        {{.scaler = CLS_MINMAX, .clean = &bad_window}, "window"},
+        {{.scaler = CLS_MINMAX, .clean = &keep}, "CLS_CLIP_KEEP"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cls_status st = cls_fit_transform(ctx, &bad[i].p, &ni, &no, NULL);
+        if (st != CLS_E_ARG || !strstr(cls_last_error(ctx), bad[i].names))
+            fail_msg("case %zu: status %d, not CLS_E_ARG naming %s: %s", i, (int)st, bad[i].names,
+                     cls_last_error(ctx));
+    }
+    cls_pipeline good = {.scaler = CLS_ZSCORE, .clean = &ok};
+    assert_int_equal(cls_fit_transform(ctx, &good, &ni, &no, NULL), CLS_E_IO);
+    assert_non_null(strstr(cls_last_error(ctx), "temporary"));
+}
+
 /* bins of 10 rows: the output's shape picks a value per row or a row per bin */
 static void bins_reduce_by_the_output_shape(void **state)
 {
@@ -200,6 +236,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(npy_and_file_match_memory),
                                        cmocka_unit_test(refusals_name_the_reason),
+                                       cmocka_unit_test(a_npy_call_is_checked_before_its_output_is_made),
                                        cmocka_unit_test(bins_reduce_by_the_output_shape)};
     return TEST_RUN("front", tests, setup, teardown);
 }

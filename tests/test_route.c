@@ -184,6 +184,101 @@ static void the_stages_of_a_split_call(void **state)
     assert_false(r.trend_fits);
 }
 
+typedef struct {
+    const char *what;
+    cls_pipeline p;
+    int want_fitted, whole;
+    unsigned n;
+    cls_stage_kind first, second;
+    int halo, gather, clean_alone;
+    unsigned bin_align;
+} stages_case;
+
+/* A file's fit-transform: its plan of stages, made once from the call's
+ * route and whether the file's chunks hold whole groups; the stage routes
+ * are the call's, its cleaning alone's or the rest's after it */
+static void a_file_call_takes_its_stages(void **state)
+{
+    (void)state;
+    static cls_clean clip = {.sigma = 3}, masked = {.sigma = 3, .mask_out = (uint8_t *)&clip},
+                     trend = {.detrend = CLS_DETREND_MEAN, .window = 5},
+                     wrap = {.detrend = CLS_DETREND_MEAN, .window = 5, .edge = CLS_EDGE_WRAP},
+                     clip_trend = {.sigma = 3, .detrend = CLS_DETREND_SAVGOL, .window = 7, .polyorder = 2},
+                     bins = {.bin_rows = 4, .bin_stat = CLS_BIN_MEAN}, none = {0};
+    static double f = 2;
+    static cls_array factors = {.data = &f, .dtype = CLS_F64, .batch = 1, .rows = 1, .cols = 1};
+    const cls_stage_kind CH = CLS_STAGE_CHUNKS, FA = CLS_STAGE_FIT_APPLY, AP = CLS_STAGE_APPLY,
+                         CL = CLS_STAGE_CLEAN, CH_HALO = CLS_STAGE_CLEAN_HALO;
+    const stages_case cases[] = {
+        {"min-max, whole groups", {.scaler = CLS_MINMAX}, 0, 1, 1, CH, CH, 0, 0, 0, 0},
+        {"min-max, groups span chunks", {.scaler = CLS_MINMAX}, 0, 0, 1, FA, CH, 0, 0, 0, 0},
+        {"robust, groups span chunks", {.scaler = CLS_ROBUST}, 1, 0, 1, FA, CH, 0, 0, 0, 0},
+        {"a discount alone spans chunks", {.factors = &factors}, 0, 0, 1, CH, CH, 0, 0, 0, 0},
+        {"clip then z-score, whole", {.scaler = CLS_ZSCORE, .clean = &clip}, 1, 1, 1, CH, CH, 0, 0, 0, 0},
+        {"clip then z-score, spanning: fused", {.scaler = CLS_ZSCORE, .clean = &clip}, 1, 0, 1, CL, CH, 0, 0, 0, 0},
+        {"clip alone, spanning", {.clean = &masked}, 0, 0, 1, CL, CH, 0, 0, 1, 0},
+        {"clip then robust, spanning: two stages", {.scaler = CLS_ROBUST, .clean = &clip}, 0, 0, 2, CL, FA, 0, 0, 1,
+         0},
+        {"clip then robust, whole", {.scaler = CLS_ROBUST, .clean = &clip}, 0, 1, 1, CH, CH, 0, 0, 0, 0},
+        {"clip, statistics asked, spanning", {.clean = &clip}, 1, 0, 2, CL, CH, 0, 0, 1, 0},
+        {"an empty cleaning then robust", {.scaler = CLS_ROBUST, .clean = &none}, 0, 0, 2, CL, FA, 0, 0, 1, 0},
+        {"a trend alone, spanning: halo", {.clean = &trend}, 0, 0, 1, CH, CH, 1, 0, 1, 0},
+        {"a trend then min-max: gathered", {.scaler = CLS_MINMAX, .clean = &trend}, 1, 0, 2, CH, AP, 1, 1, 1, 0},
+        {"a trend then z-score: fitted after", {.scaler = CLS_ZSCORE, .clean = &trend}, 0, 0, 2, CH, FA, 1, 0, 1, 0},
+        {"a trend then min-max, whole", {.scaler = CLS_MINMAX, .clean = &trend}, 0, 1, 1, CH, CH, 0, 0, 0, 0},
+        {"clip and trend alone: halo writes", {.clean = &clip_trend}, 0, 0, 1, CH_HALO, CH, 1, 0, 1, 0},
+        {"clip and trend then robust", {.scaler = CLS_ROBUST, .clean = &clip_trend}, 0, 0, 2, CH_HALO, FA, 1, 0, 1,
+         0},
+        {"bins alone: whole bins", {.clean = &bins}, 0, 0, 1, CH, CH, 0, 0, 1, 4},
+        {"bins in batch scope: halo", {.scope = CLS_SCOPE_BATCH, .clean = &bins}, 0, 0, 1, CH, CH, 1, 0, 1, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const stages_case *c = &cases[i];
+        cls_array in = {.dtype = CLS_F64, .batch = 2, .rows = 12, .cols = 3, .where = CLS_IN_FILE}, out = in;
+        cls_route r;
+        cls_stages s;
+        cls_route_fit_transform(&c->p, &in, &out, c->want_fitted, NULL, &r);
+        assert_int_equal(r.entry, CLS_ENTRY_FILE);
+        cls_route_stages(&r, &c->p, c->want_fitted, c->whole, &s);
+        int ok = s.n == c->n && s.stage[0].kind == c->first && (s.n == 1 || s.stage[1].kind == c->second) &&
+                 s.halo == c->halo && s.gather == c->gather && s.clean_alone == c->clean_alone &&
+                 s.bin_align == c->bin_align && s.whole == c->whole;
+        if (!ok)
+            print_error("%s: n %u first %d second %d halo %d gather %d clean_alone %d bin_align %u\n", c->what, s.n,
+                        (int)s.stage[0].kind, (int)s.stage[1].kind, s.halo, s.gather, s.clean_alone, s.bin_align);
+        assert_true(ok);
+        /* a first stage that cleans ahead of a second takes the cleaning's
+         * route alone; a second, the rest's (no cleaning) */
+        const cls_route *first = &s.stage[0].route;
+        if (s.n == 2) {
+            assert_false(s.stage[1].route.cleans || s.stage[1].route.clean_passes || s.stage[1].route.trend_fits);
+            assert_int_equal(s.stage[1].route.quantiles, r.quantiles);
+        }
+        if (c->first == CL || c->first == CH_HALO) assert_true(first->clean_streams);
+        if (s.n == 2 && (c->first == CL || c->first == CH_HALO)) assert_false(first->fusable || first->quantiles);
+        if (c->first == CH || c->first == FA || (c->first == CL && s.n == 1))
+            assert_true(first->entry == r.entry && first->cleans == r.cleans && first->fuses == r.fuses &&
+                        first->fusable == r.fusable && first->quantiles == r.quantiles &&
+                        first->scaler_after == r.scaler_after && first->trend_fits == r.trend_fits &&
+                        first->bins_reduce == r.bins_reduce && first->impute_fused == r.impute_fused);
+    }
+    /* the halo rows the blocks read, from the trend's window; a wrap edge's
+     * past the series' ends */
+    cls_array in = {.dtype = CLS_F32, .batch = 1, .rows = 100, .cols = 2, .where = CLS_IN_FILE};
+    cls_route r;
+    cls_stages s;
+    cls_pipeline p = {.clean = &trend};
+    cls_route_fit_transform(&p, &in, &in, 0, NULL, &r);
+    cls_route_stages(&r, &p, 0, 0, &s);
+    assert_true(s.halo && !s.halo_wrap);
+    assert_true(s.halo_before > 5);
+    assert_int_equal(s.halo_after, 5);
+    p.clean = &wrap;
+    cls_route_fit_transform(&p, &in, &in, 0, NULL, &r);
+    cls_route_stages(&r, &p, 0, 0, &s);
+    assert_true(s.halo && s.halo_wrap);
+}
+
 /* The fusing rule the cleaning stage asks, scaler by scaler */
 static void the_fusing_rule(void **state)
 {
@@ -336,6 +431,7 @@ int main(void)
     const struct CMUnitTest tests[] = {cmocka_unit_test(every_case_takes_its_route),
                                        cmocka_unit_test(a_fit_takes_its_route),
                                        cmocka_unit_test(the_stages_of_a_split_call),
+                                       cmocka_unit_test(a_file_call_takes_its_stages),
                                        cmocka_unit_test(the_fusing_rule),
                                        cmocka_unit_test(imputation_takes_the_one_pass_where_the_route_says),
                                        cmocka_unit_test(the_scalers_list_is_the_table),

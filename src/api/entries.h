@@ -53,6 +53,21 @@ cls_status cls_file_transform(cls_context *ctx, const cls_pipeline *p, const cls
 cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_route *r,
                                   const cls_file_array *in, const cls_file_array *out, const cls_stream_opts *opts,
                                   cls_stats **fitted);
+/* cls_file_fit_transform() in its two steps, which a .npy call takes
+ * apart to create its output between them (stream_file.c): the door,
+ * which checks every argument once (the files' arrays, out_open 0: an
+ * output not created yet, its shape alone; the pipeline; the cleaning
+ * stage's options and light curves) and asks the route once for the
+ * call's plan of stages (*stages, plan/route.h's cls_route_stages), before
+ * anything is written; then the run of that plan, which checks nothing
+ * again (the chunks go through the cls_chunk_* entries). */
+cls_status cls_file_check_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_route *r,
+                                        const cls_file_array *in, const cls_file_array *out,
+                                        const cls_stream_opts *opts, int want_fitted, int out_open,
+                                        cls_stages *stages);
+cls_status cls_file_run_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_stages *stages,
+                                      const cls_file_array *in, const cls_file_array *out,
+                                      const cls_stream_opts *opts, cls_stats **fitted);
 cls_status cls_file_fit_transform_combined(cls_context *ctx, const cls_pipeline *p, const cls_route *r,
                                            const cls_file_array *in, const cls_file_array *out,
                                            const cls_stream_opts *opts, const cls_combine *combine,

@@ -16,7 +16,13 @@
  * reduced write each chunk's rows at their own offsets. A cleaning
  * over groups larger than a chunk ahead of a scaler that does not fuse
  * with it takes two stages: the cleaning's passes write the output, then
- * the rest of the pipeline rewrites the output in place. cls_file_read
+ * the rest of the pipeline rewrites the output in place. Which of these
+ * a fit-transform takes is the route's plan of stages (plan/route.h's
+ * cls_stages), asked once at the call's door, where the call is checked
+ * once (plan/checks.c's cls_check_file_fit_transform) before anything is
+ * written; the run follows the plan, and the chunks, which this file
+ * made, go through entries that check nothing again (cls_chunk_*).
+ * cls_file_read
  * hands read-only passes to a caller that only reads (describe_stream.c).
  * The reads and writes are io/stream_io.c's; this file only hands it
  * buffers and chunk offsets. */
@@ -135,6 +141,7 @@ typedef struct sjob {
     int gather;                 /* halo blocks: the scaler after them fitted from each block's
                                    rows as written (cls_route_trend_fits), into acc */
     cls_pipeline fitp;          /* gather: that scaler's pipeline (no cleaning, no factors) */
+    const cls_stages *stages;   /* a fit-transform: the call's plan (plan/route.h), else NULL */
 } sjob;
 
 static const char *fa_name(const cls_file_array *a, char *buf, size_t len)
@@ -144,10 +151,11 @@ static const char *fa_name(const cls_file_array *a, char *buf, size_t len)
     return buf;
 }
 
-static cls_status check_file_array(cls_context *ctx, const cls_file_array *a, const char *what)
+/* need_fd 0: a .npy output not created yet (its shape alone) */
+static cls_status check_file_array(cls_context *ctx, const cls_file_array *a, const char *what, int need_fd)
 {
     if (!a) return cls_fail(ctx, CLS_E_ARG, "%s is NULL", what);
-    if (a->fd < 0) return cls_fail(ctx, CLS_E_ARG, "%s: file descriptor %d", what, a->fd);
+    if (need_fd && a->fd < 0) return cls_fail(ctx, CLS_E_ARG, "%s: file descriptor %d", what, a->fd);
     if (a->dtype != CLS_F32 && a->dtype != CLS_F64)
         return cls_fail(ctx, CLS_E_ARG, "%s: dtype %d is neither CLS_F32 nor CLS_F64", what, (int)a->dtype);
     if (a->batch == 0 || a->rows == 0 || a->cols == 0)
@@ -210,9 +218,8 @@ static uint64_t chunk_bins(const sjob *j, const chunk *c)
  * larger: blocks of one bin (or one row) and their halo. */
 static cls_status halo_chunks(sjob *j, size_t rows_per_buffer, size_t *np)
 {
-    uint64_t before, after;
-    int wrap;
-    cls_lc_halo(j->p.clean, &before, &after, &wrap);
+    uint64_t before = j->stages->halo_before, after = j->stages->halo_after;
+    int wrap = j->stages->halo_wrap;
     int batch = j->p.scope == CLS_SCOPE_BATCH;
     uint64_t Rs = batch ? (uint64_t)j->B * j->R : j->R, NS = batch ? 1 : j->B;
     uint64_t k = rows_per_buffer > before + after ? rows_per_buffer - before - after : 1;
@@ -251,9 +258,24 @@ static void held_in_series(const sjob *j, const chunk *c, uint64_t *lo, uint64_t
     *hi = end > (int64_t)j->Rs ? j->Rs : (uint64_t)end;
 }
 
+static size_t want_of(const cls_stream_opts *o) { return o && o->buffer_bytes ? o->buffer_bytes : buffer_default(); }
+
+/* Whether plan() (blocks of columns allowed, no halo) cuts chunks that
+ * each hold whole statistics groups: blocks of columns, or whole matrices
+ * (in batch scope, the whole batch in one chunk). The fact of the chunks
+ * that a fit-transform's plan of stages is made from, known before any
+ * buffer is allocated. */
+static int whole_planned(const sjob *j, size_t want)
+{
+    size_t w, row = j->C * j->es, mat = j->R * row, rwant = want < row ? row : want;
+    if (column_blocks(j, want, 1, &w)) return 1;
+    if (mat > rwant) return 0;
+    return j->p.scope == CLS_SCOPE_MATRIX || rwant / mat >= j->B;
+}
+
 static cls_status plan(sjob *j, const cls_stream_opts *o, int cols_ok)
 {
-    size_t want = o && o->buffer_bytes ? o->buffer_bytes : buffer_default();
+    size_t want = want_of(o);
     j->want = want;
     size_t row = j->C * j->es, mat = j->R * row;
     size_t rwant = want < row ? row : want; /* a row is the smallest chunk of rows */
@@ -530,7 +552,7 @@ static cls_status halo_block(sjob *j, const chunk *c, void *buf)
          * written (at the buffer's start): no pass of their own over OUT */
         cls_array y = {.data = buf, .dtype = j->in->dtype, .batch = 1, .rows = c->whi - c->wlo, .cols = j->C};
         cls_stats *cs = NULL;
-        st = cls_host_fit(j->ctx, &j->fitp, &y, &cs);
+        st = cls_chunk_fit(j->ctx, &j->fitp, &y, 1, &cs);
         if (st == CLS_OK) note_report(j);
         if (st == CLS_OK) st = accumulate(j, c, cs);
         cls_stats_destroy(cs);
@@ -554,7 +576,7 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
          * pass reads anyway: no pass of their own */
         cls_pipeline q = p;
         q.factors = NULL;
-        st = cls_host_fit_mergeable(ctx, &q, &x, &cs);
+        st = cls_chunk_fit(ctx, &q, &x, 0, &cs);
         if (st == CLS_OK) note_report(j);
         if (st == CLS_OK) st = accumulate(j, c, cs);
         cls_stats_destroy(cs);
@@ -598,12 +620,12 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
             q.factors = NULL;
             /* quantiles do not merge across chunks: they follow over the
              * whole file (fit_split_quantiles) */
-            st = j->split_quantiles ? cls_host_fit_mergeable(ctx, &q, &x, &cs) : cls_host_fit(ctx, &q, &x, &cs);
+            st = cls_chunk_fit(ctx, &q, &x, !j->split_quantiles, &cs);
             if (st == CLS_OK) note_report(j);
             if (st == CLS_OK) st = accumulate(j, c, cs);
         }
         if (st == CLS_OK && k == PASS_FUSED && p.factors) {
-            st = cls_host_transform(ctx, &p, NULL, &x, &x);
+            st = cls_chunk_transform(ctx, &p, NULL, &x, &x);
             if (st == CLS_OK) note_report(j);
         }
     } else if (k == PASS_FUSED && j->halo) {
@@ -632,15 +654,15 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
         if (j->reduce) {
             size_t ng = p.scope == CLS_SCOPE_BATCH ? 1 : c->nb, nbins = (size_t)chunk_bins(j, c);
             cls_array y = {.data = j->obuf, .dtype = x.dtype, .batch = ng, .rows = nbins, .cols = c->nc};
-            st = cls_host_bin(ctx, j->route, p.clean, p.scope, &x, &y);
+            st = cls_chunk_bin(ctx, j->route, p.clean, p.scope, &x, &y);
             if (st == CLS_OK) memcpy(buf, j->obuf, ng * nbins * c->nc * j->es);
         } else if (p.clean && p.scaler == CLS_NONE && !p.factors && !j->want_stats) {
             /* cleaning alone, as the in-memory call runs it (the planner's
              * CLS_ENTRY_HOST_CLEAN: a mask too); the call's route is this
              * cleaning's alone */
-            st = cls_host_clean(ctx, j->route, p.clean, p.scope, &x, &x);
+            st = cls_chunk_clean(ctx, j->route, p.clean, p.scope, &x, &x);
         } else {
-            st = cls_host_fit_transform(ctx, &p, j->route, &x, &x, j->want_stats ? &cs : NULL);
+            st = cls_chunk_fit_transform(ctx, &p, j->route, &x, &x, j->want_stats ? &cs : NULL);
         }
         if (st == CLS_OK && j->mask) mask_put(j, c, j->mchunk);
         if (st == CLS_OK && its && (c == j->ch || it > *its)) *its = it;
@@ -650,7 +672,7 @@ static cls_status compute(sjob *j, pass_kind k, const chunk *c, void *buf)
         const cls_stats *s = j->use;
         if (s && (p.scope == CLS_SCOPE_MATRIX || c->nc < j->C) && !(s = sub = sub_stats(j, c)))
             st = cls_fail(ctx, CLS_E_NOMEM, "out of memory for statistics");
-        if (st == CLS_OK) st = cls_host_transform(ctx, &p, s, &x, &x);
+        if (st == CLS_OK) st = cls_chunk_transform(ctx, &p, s, &x, &x);
         if (st == CLS_OK) note_report(j);
     }
     cls_stats_destroy(cs);
@@ -816,30 +838,52 @@ static cls_status check_unchanged(sjob *j)
     return CLS_OK;
 }
 
-static cls_status sjob_init_as(sjob *j, cls_context *ctx, const cls_pipeline *p, const cls_stats *s,
-                               const cls_file_array *in, const cls_file_array *out, int fit_only, int reduce,
-                               int in_place)
+/* p, or the pipeline s was fitted with (a transform given none). */
+static void pipeline_of(const cls_pipeline *p, const cls_stats *s, cls_pipeline *q)
 {
-    memset(j, 0, sizeof *j);
-    j->in_place = in_place;
-    j->ctx = ctx;
-    j->in = in;
-    j->out = out;
-    j->t0 = cls_now();
+    if (p) {
+        *q = *p;
+        return;
+    }
+    memset(q, 0, sizeof *q);
+    q->scaler = s->info.scaler;
+    q->scope = s->info.scope;
+    q->lo = s->info.lo;
+    q->hi = s->info.hi;
+    q->clip = s->info.clip;
+}
+
+/* The pipeline and the array's sizes (in checked). */
+static void sjob_shape(sjob *j, const cls_pipeline *p, const cls_stats *s, const cls_file_array *in)
+{
+    pipeline_of(p, s, &j->p);
+    j->es = in->dtype == CLS_F64 ? 8 : 4;
+    j->B = in->batch;
+    j->R = in->rows;
+    j->C = in->cols;
+    j->bytes = (uint64_t)j->B * j->R * j->C * j->es;
+}
+
+/* The arguments of a streamed call, checked once at its door before
+ * any buffer or write: the context, the files' arrays (out_fd 0: a .npy
+ * output not created yet), the output's shape (reduce: a row per bin),
+ * the pipeline (p, or the one s was fitted with) against the data (a
+ * fit-transform's with the rest of its checks: pipeline_too 0). */
+static cls_status file_door(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const cls_file_array *in,
+                            const cls_file_array *out, int fit_only, int reduce, int out_fd, int pipeline_too)
+{
     if (!ctx) return CLS_E_ARG;
     if (!ctx->usable) return cls_fail(ctx, CLS_E_ARG, "the context failed to initialise: %s", ctx->err);
-    cls_status st = check_file_array(ctx, in, "input");
-    if (st == CLS_OK && !fit_only) st = check_file_array(ctx, out, "output");
+    cls_status st = check_file_array(ctx, in, "input", 1);
+    if (st == CLS_OK && !fit_only) st = check_file_array(ctx, out, "output", out_fd);
     if (st != CLS_OK) return st;
     if (reduce && p->clean->bin_rows) {
-        /* one row per bin of each statistics group */
         uint64_t G = p->scope == CLS_SCOPE_BATCH ? 1 : in->batch;
         uint64_t Rg = p->scope == CLS_SCOPE_BATCH ? (uint64_t)in->batch * in->rows : in->rows;
-        j->reduce = 1;
-        j->obins = (Rg + p->clean->bin_rows - 1) / p->clean->bin_rows;
-        if (in->dtype != out->dtype || out->batch != G || out->rows != j->obins || out->cols != in->cols)
+        uint64_t obins = (Rg + p->clean->bin_rows - 1) / p->clean->bin_rows;
+        if (in->dtype != out->dtype || out->batch != G || out->rows != obins || out->cols != in->cols)
             return cls_fail(ctx, CLS_E_ARG, "bins reduced: the output must be %llu x %llu x %zu %s (one row per bin of "
-                            "%u rows), not %zu x %zu x %zu %s", (unsigned long long)G, (unsigned long long)j->obins,
+                            "%u rows), not %zu x %zu x %zu %s", (unsigned long long)G, (unsigned long long)obins,
                             in->cols, in->dtype == CLS_F64 ? "float64" : "float32", p->clean->bin_rows, out->batch,
                             out->rows, out->cols, out->dtype == CLS_F64 ? "float64" : "float32");
     } else if (!fit_only && (in->dtype != out->dtype || in->batch != out->batch || in->rows != out->rows ||
@@ -847,29 +891,40 @@ static cls_status sjob_init_as(sjob *j, cls_context *ctx, const cls_pipeline *p,
         return cls_fail(ctx, CLS_E_ARG, "output %zu x %zu x %zu %s differs from input %zu x %zu x %zu %s",
                         out->batch, out->rows, out->cols, out->dtype == CLS_F64 ? "float64" : "float32",
                         in->batch, in->rows, in->cols, in->dtype == CLS_F64 ? "float64" : "float32");
+    if (!p && !s) return cls_fail(ctx, CLS_E_ARG, "no pipeline and no statistics to take it from");
+    if (!pipeline_too) return CLS_OK;
+    cls_pipeline q;
+    pipeline_of(p, s, &q);
+    cls_array shape = {.data = (void *)in, .dtype = in->dtype, .batch = in->batch, .rows = in->rows, .cols = in->cols};
+    return cls_check_pipeline(ctx, &q, &shape, NULL);
+}
+
+/* A call's job over files (checked: its door ran; else it runs here
+ * first). */
+static cls_status sjob_init_as(sjob *j, cls_context *ctx, const cls_pipeline *p, const cls_stats *s,
+                               const cls_file_array *in, const cls_file_array *out, int fit_only, int reduce,
+                               int in_place, int checked)
+{
+    memset(j, 0, sizeof *j);
+    j->in_place = in_place;
+    j->ctx = ctx;
+    j->in = in;
+    j->out = out;
+    j->t0 = cls_now();
+    cls_status st = checked ? CLS_OK : file_door(ctx, p, s, in, out, fit_only, reduce, 1, 1);
+    if (st != CLS_OK) return st;
+    if (reduce && p->clean->bin_rows) {
+        /* one row per bin of each statistics group */
+        uint64_t Rg = p->scope == CLS_SCOPE_BATCH ? (uint64_t)in->batch * in->rows : in->rows;
+        j->reduce = 1;
+        j->obins = (Rg + p->clean->bin_rows - 1) / p->clean->bin_rows;
+    }
     j->iname = fa_name(in, j->in_name, sizeof j->in_name);
     j->oname = out ? fa_name(out, j->out_name, sizeof j->out_name) : "";
-    if (!p) {
-        if (!s) return cls_fail(ctx, CLS_E_ARG, "no pipeline and no statistics to take it from");
-        j->p.scaler = s->info.scaler;
-        j->p.scope = s->info.scope;
-        j->p.lo = s->info.lo;
-        j->p.hi = s->info.hi;
-        j->p.clip = s->info.clip;
-    } else {
-        j->p = *p;
-    }
-    j->es = in->dtype == CLS_F64 ? 8 : 4;
-    j->B = in->batch;
-    j->R = in->rows;
-    j->C = in->cols;
-    j->bytes = (uint64_t)j->B * j->R * j->C * j->es;
-    cls_array shape = {.data = (void *)in, .dtype = in->dtype, .batch = in->batch, .rows = in->rows, .cols = in->cols};
-    st = cls_check_pipeline(ctx, &j->p, &shape, NULL);
-    if (st != CLS_OK) return st;
-
+    sjob_shape(j, p, s, in);
     if (fstat(in->fd, &j->st0) != 0) return cls_fail(ctx, CLS_E_IO, "%s: cannot stat: %m", j->iname);
-    if (S_ISREG(j->st0.st_mode) && (uint64_t)j->st0.st_size < in->offset + j->bytes)
+    /* (an output this call wrote and sized, in place: nothing to ask) */
+    if (!in_place && S_ISREG(j->st0.st_mode) && (uint64_t)j->st0.st_size < in->offset + j->bytes)
         return cls_fail(ctx, CLS_E_IO, "%s: %lld bytes, but the array ends at byte %llu (truncated?)", j->iname,
                         (long long)j->st0.st_size, (unsigned long long)(in->offset + j->bytes));
     if (out && !fit_only && !in_place) {
@@ -896,7 +951,7 @@ static cls_status sjob_init_as(sjob *j, cls_context *ctx, const cls_pipeline *p,
 static cls_status sjob_init(sjob *j, cls_context *ctx, const cls_pipeline *p, const cls_stats *s,
                             const cls_file_array *in, const cls_file_array *out, int fit_only)
 {
-    return sjob_init_as(j, ctx, p, s, in, out, fit_only, 0, 0);
+    return sjob_init_as(j, ctx, p, s, in, out, fit_only, 0, 0, 0);
 }
 
 /* The report of the whole stream: the chunks' calls summed. */
@@ -965,7 +1020,7 @@ static void pool_free(sjob *j)
  * route (trend_fits); bins reduced write no such rows. */
 static void gather_plan(sjob *j, const cls_pipeline *rest)
 {
-    j->gather = !j->reduce && j->route->trend_fits;
+    j->gather = j->stages->gather;
     j->fitp = *rest;
     j->fitp.clean = NULL;
     j->fitp.factors = NULL;
@@ -976,11 +1031,8 @@ static void gather_plan(sjob *j, const cls_pipeline *rest)
  * place (mask_put), as the chunk's values go to theirs. */
 static cls_status mask_alloc(sjob *j)
 {
+    /* (bins reduced write none: refused at the call's door) */
     if (!j->p.clean || !j->p.clean->mask_out) return CLS_OK;
-    /* as cls_host_bin refuses it in memory, before any pass */
-    if (j->reduce)
-        return cls_fail(j->ctx, CLS_E_ARG, "bins reduced: no mask_out (the rows change; cls_fit_transform writes "
-                        "the mask)");
     void *m = NULL;
     cls_status st = cls_host_alloc(j->ctx, j->cap / j->es, &m);
     j->mchunk = m;
@@ -995,45 +1047,14 @@ static int whole_groups(const sjob *j)
     return j->ch[0].nc < j->C || (j->p.scope == CLS_SCOPE_MATRIX ? j->ch[0].nr == j->R : j->n == 1);
 }
 
-/* Bins alone per matrix (no trend, no cleaning, no scaler): each bin is
- * its own rows, so row blocks that start on a bin's first row need
- * nothing from their neighbours. */
-static int bins_alone(const cls_pipeline *p)
-{
-    const cls_clean *c = p->clean;
-    if (!c || p->scope != CLS_SCOPE_MATRIX || p->scaler != CLS_NONE || p->factors || !c->bin_rows ||
-        c->bin_stat == CLS_BIN_NONE)
-        return 0;
-    /* nothing of the cleaning (its passes need whole groups) nor a trend */
-    return !c->has_missing_value && c->impute == CLS_IMPUTE_NONE && c->sigma == 0 && c->sigma_lower == 0 &&
-           c->sigma_upper == 0 && !c->missing_out && !c->clipped_out && !c->fill_out && !c->iterations_out &&
-           !c->lower_out && !c->upper_out && !c->mask_out && !c->mean_out && !c->m2_out &&
-           c->detrend == CLS_DETREND_NONE && !c->window && !c->polyorder && !c->deriv && c->delta == 0 &&
-           !c->edge && c->cval == 0 && !c->origin && !c->detrend_op;
-}
-
 /* The series go in blocks with halo rows: the chunks planned again. A
  * cleaning ahead of them keeps the chunks planned (its read passes) and
  * takes the blocks for its writing pass, the buffers holding either. */
 static cls_status plan_halo(sjob *j, const cls_stream_opts *o)
 {
-    int batch = j->p.scope == CLS_SCOPE_BATCH;
-    uint64_t Rg = batch ? (uint64_t)j->B * j->R : j->R;
-    cls_status st = cls_check_curves(j->ctx, j->p.clean, Rg, j->reduce);
-    if (st != CLS_OK) return st;
-    /* flatten's clip of x - trend takes its statistics over the whole
-     * series, which a block and its halo do not hold */
-    if (j->p.clean->flatten_niters)
-        return cls_fail(j->ctx, CLS_E_UNSUPPORTED, "light curves: flatten (flatten_niters %u) clips x - trend "
-                        "with statistics over the whole series, and a series of %llu rows x %zu columns%s is larger "
-                        "than a stream buffer (%zu bytes): give the stream larger buffers (cls_stream_opts's "
-                        "buffer_bytes, $CLSCALE_STREAM_BUFFER), flatten per matrix, read the data into memory, "
-                        "or fit once (the detrend without flatten_niters streams in blocks)",
-                        j->p.clean->flatten_niters, (unsigned long long)Rg, j->C, batch ? " (batch scope)" : "",
-                        j->cap);
     /* a cleaning ahead of the trend and bins: its statistics over whole
      * series come from the streamed cleaning's passes */
-    int clean = j->route->clean_passes;
+    int clean = j->stages->stage[0].kind == CLS_STAGE_CLEAN_HALO;
     for (unsigned i = 0; j->bufs && i < j->nbufs; i++)
         if (j->bufs[i]) cls_host_free(j->ctx, j->bufs[i]);
     free(j->bufs);
@@ -1054,7 +1075,7 @@ static cls_status plan_halo(sjob *j, const cls_stream_opts *o)
     j->cap = 0;
     j->halo = 1;
     j->lc = j->p.clean;
-    st = plan(j, o, 0);
+    cls_status st = plan(j, o, 0);
     if (clean) {
         j->hch = j->ch;
         j->hio = j->io;
@@ -1123,20 +1144,22 @@ cls_status cls_file_transform(cls_context *ctx, const cls_pipeline *p, const cls
     return sjob_finish(&j, st);
 }
 
-/* The pipeline (no cleaning stage) over `a` rewritten in place: a fit
- * (one pass, or the statistics pass and the counting passes), then the
- * pass that writes; with `known` (statistics gathered as `a` was written:
- * cls_route_trend_fits), the pass that writes alone. *fitted receives the
- * statistics this stage fitted, if it fitted any. */
-static cls_status file_fit_transform_in_place(sjob *o, const cls_pipeline *p, const cls_file_array *a,
-                                              const cls_stream_opts *opts, cls_stats **fitted,
-                                              const cls_stats *known)
+/* The second stage of a fit-transform (o the first's job): the rest of
+ * the pipeline (no cleaning stage) over `a` rewritten in place, as the
+ * stage of the call's plan says: one pass over whole groups, a fit (and
+ * the counting passes) then the pass that writes, or, with `known`
+ * (statistics gathered as `a` was written: cls_route_trend_fits), that
+ * pass alone. *fitted receives the statistics this stage fitted, if it
+ * fitted any. */
+static cls_status file_fit_transform_in_place(sjob *o, const cls_pipeline *p, const cls_stage *stage,
+                                              const cls_file_array *a, const cls_stream_opts *opts,
+                                              cls_stats **fitted, const cls_stats *known)
 {
     sjob j;
-    cls_route rest;
-    cls_route_after_clean(o->route, &rest);
-    cls_status st = sjob_init_as(&j, o->ctx, p, NULL, a, a, 0, 0, 1);
-    j.route = &rest;
+    /* the call's door checked it all: a is out, checked and written */
+    cls_status st = sjob_init_as(&j, o->ctx, p, NULL, a, a, 0, 0, 1, 1);
+    j.route = &stage->route;
+    j.stages = o->stages;
     /* its passes follow the first stage's in the progress the caller sees */
     j.progress = o->progress;
     j.progress_user = o->progress_user;
@@ -1146,15 +1169,15 @@ static cls_status file_fit_transform_in_place(sjob *o, const cls_pipeline *p, co
     if (st == CLS_OK) st = plan(&j, opts, 1);
     if (st == CLS_OK) {
         j.want_stats = fitted != NULL;
-        if (known && !whole_groups(&j)) {
+        if (stage->kind == CLS_STAGE_APPLY) {
             j.use = known;
             next_passes(&j, 0, 0, 0);
             st = run_pass(&j, PASS_APPLY);
-        } else if (whole_groups(&j) || j.p.scaler == CLS_NONE) {
+        } else if (stage->kind == CLS_STAGE_CHUNKS) {
             next_passes(&j, 0, 0, 0);
             st = run_pass(&j, PASS_FUSED);
         } else {
-            j.split_quantiles = rest.quantiles;
+            j.split_quantiles = stage->route.quantiles;
             next_passes(&j, 1, 2 * j.bytes, j.split_quantiles);
             st = j.split_quantiles ? fit_split_quantiles(&j) : run_pass(&j, PASS_FIT);
             if (st == CLS_OK) {
@@ -1178,34 +1201,50 @@ static cls_status file_fit_transform_in_place(sjob *o, const cls_pipeline *p, co
     return st;
 }
 
-cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_route *r,
-                                  const cls_file_array *in, const cls_file_array *out, const cls_stream_opts *opts,
-                                  cls_stats **fitted)
+cls_status cls_file_check_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_route *r,
+                                        const cls_file_array *in, const cls_file_array *out,
+                                        const cls_stream_opts *opts, int want_fitted, int out_open,
+                                        cls_stages *stages)
+{
+    int reduce = out && r->bins_reduce;
+    cls_status st = file_door(ctx, p, NULL, in, out, 0, reduce, out_open, 0);
+    if (st != CLS_OK) return st;
+    /* the route's plan of the call's stages, from the chunks' geometry;
+     * then every check of the call at once, against that plan */
+    sjob g;
+    memset(&g, 0, sizeof g);
+    sjob_shape(&g, p, NULL, in);
+    cls_route_stages(r, p, want_fitted, whole_planned(&g, want_of(opts)), stages);
+    cls_array shape = {.data = (void *)in, .dtype = in->dtype, .batch = in->batch, .rows = in->rows, .cols = in->cols};
+    uint64_t Rg = p->scope == CLS_SCOPE_BATCH ? (uint64_t)in->batch * in->rows : in->rows;
+    return cls_check_file_fit_transform(ctx, p, &shape, Rg, reduce, stages->clean_alone, stages->halo);
+}
+
+cls_status cls_file_run_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_stages *stages,
+                                      const cls_file_array *in, const cls_file_array *out,
+                                      const cls_stream_opts *opts, cls_stats **fitted)
 {
     if (fitted) *fitted = NULL;
     sjob j;
-    cls_route alone;
-    cls_route_clean_alone(r, &alone);
-    cls_status st = sjob_init_as(&j, ctx, p, NULL, in, out, 0, out && r->bins_reduce, 0);
-    j.route = r;
-    if (st == CLS_OK && !p) st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: pipeline is NULL");
-    if (st == CLS_OK && j.p.inverse)
-        st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: inverse needs fitted statistics; use "
-                      "cls_transform");
-    if (st == CLS_OK && bins_alone(&j.p)) j.bin_align = j.p.clean->bin_rows;
+    const cls_stage *first = &stages->stage[0];
+    int two = stages->n == 2;
+    cls_status st = sjob_init_as(&j, ctx, p, NULL, in, out, 0, out && first->route.bins_reduce, 0, 1);
+    j.route = &first->route;
+    j.stages = stages;
+    j.bin_align = stages->bin_align;
     if (st == CLS_OK) st = plan(&j, opts, 1);
-    if (st == CLS_OK && cls_lc_active(j.p.clean) && !whole_groups(&j) && !j.bin_align) st = plan_halo(&j, opts);
+    if (st == CLS_OK && stages->halo) st = plan_halo(&j, opts);
     if (st == CLS_OK) st = mask_alloc(&j);
     if (st == CLS_OK) {
-        /* one pass when every chunk holds whole statistics groups (or,
-         * bins alone, whole bins) */
-        int whole = j.halo || whole_groups(&j) || j.bin_align;
         j.want_stats = fitted != NULL;
-        if (j.hch) {
-            /* a cleaning ahead of halo blocks: its passes over the file
-             * (statistics over whole series), its writing pass the blocks,
-             * each cleaned with its halo then detrended; a scaler after
-             * over out in place */
+        /* the rest of the pipeline, a second stage's: over out in place */
+        cls_pipeline rest = j.p;
+        rest.clean = NULL;
+        switch (first->kind) {
+        case CLS_STAGE_CLEAN_HALO: {
+            /* the cleaning's passes over the file (statistics over whole
+             * series), its writing pass the halo blocks, each cleaned with
+             * its halo then detrended */
             cls_clean cc = *j.p.clean;
             cc.detrend = CLS_DETREND_NONE;
             cc.window = cc.polyorder = cc.deriv = 0;
@@ -1218,69 +1257,52 @@ cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const
             cc.bin_reduce = 0;
             cc.flatten_niters = 0;
             cc.flatten_sigma = 0;
-            cls_pipeline all = j.p, rest = j.p;
-            int after = j.p.scaler != CLS_NONE || j.p.factors || fitted;
+            cls_pipeline all = j.p;
             j.p.clean = &cc;
             j.p.scaler = CLS_NONE;
             j.p.factors = NULL;
             j.want_stats = 0;
-            j.tail = after;
-            rest.clean = NULL;
+            j.tail = two;
             gather_plan(&j, &rest);
-            st = stream_clean(&j, &alone, NULL, NULL);
+            st = stream_clean(&j, &first->route, NULL, NULL);
             j.p = all;
-            if (after) {
-                pool_free(&j);
-                if (st == CLS_OK) st = check_unchanged(&j);
-                if (st == CLS_OK)
-                    st = file_fit_transform_in_place(&j, &rest, out, opts, fitted ? &j.acc : NULL,
-                                                     j.gather ? j.acc : NULL);
+            break;
+        }
+        case CLS_STAGE_CLEAN:
+            if (!two) {
+                /* a group's values are not in memory together: the
+                 * cleaning stage's passes over the file */
+                st = stream_clean(&j, &first->route, fitted ? &j.acc : NULL, NULL);
+                break;
             }
-        } else if (j.halo && (j.p.scaler != CLS_NONE || j.p.factors || fitted)) {
-            /* the trend and bins in blocks write out, then the scaler runs
-             * over out in place, as the call in memory runs it over the
-             * detrended values */
-            cls_pipeline rest = j.p;
-            rest.clean = NULL;
-            j.want_stats = 0;
-            gather_plan(&j, &rest);
-            next_passes(&j, 1, 2 * j.bytes, !j.gather);
-            st = run_pass(&j, PASS_FUSED);
-            pool_free(&j);
-            if (st == CLS_OK) st = check_unchanged(&j);
-            if (st == CLS_OK)
-                st = file_fit_transform_in_place(&j, &rest, out, opts, fitted ? &j.acc : NULL,
-                                                 j.gather ? j.acc : NULL);
-        } else if (j.p.clean && !whole && !r->fusable &&
-            (j.p.scaler != CLS_NONE || j.p.factors || fitted)) {
             /* a scaler (or factors, or statistics) that does not fuse with
              * the cleaning: the cleaning's passes write out, then the rest
              * of the pipeline runs over out in place, as the call in
              * memory runs it over its cleaned output */
-            cls_pipeline all = j.p, rest = j.p;
-            j.p.scaler = CLS_NONE;
-            j.p.factors = NULL;
-            rest.clean = NULL;
-            j.tail = 1; /* at least one pass over out follows the cleaning's last */
-            st = stream_clean(&j, &alone, NULL, NULL);
-            j.p = all;
-            /* the second stage's pool takes the place of this one's: never both */
-            for (unsigned i = 0; i < j.nbufs; i++) {
-                if (j.bufs[i]) cls_host_free(ctx, j.bufs[i]);
-                j.bufs[i] = NULL;
+            {
+                cls_pipeline all = j.p;
+                j.p.scaler = CLS_NONE;
+                j.p.factors = NULL;
+                j.tail = 1; /* at least one pass over out follows the cleaning's last */
+                st = stream_clean(&j, &first->route, NULL, NULL);
+                j.p = all;
             }
-            if (st == CLS_OK) st = check_unchanged(&j);
-            if (st == CLS_OK)
-                st = file_fit_transform_in_place(&j, &rest, out, opts, fitted ? &j.acc : NULL, NULL);
-        } else if (j.p.clean && !whole) {
-            /* a group's values are not in memory together: the cleaning
-             * stage's passes over the file */
-            st = stream_clean(&j, r, fitted ? &j.acc : NULL, NULL);
-        } else if (j.p.scaler == CLS_NONE || whole) {
-            next_passes(&j, 0, 0, 0);
+            break;
+        case CLS_STAGE_CHUNKS:
+            if (two) {
+                /* the trend and bins in blocks write out, then the scaler
+                 * over out in place, as the call in memory runs it over the
+                 * detrended values */
+                j.want_stats = 0;
+                gather_plan(&j, &rest);
+                next_passes(&j, 1, 2 * j.bytes, !j.gather);
+            } else {
+                next_passes(&j, 0, 0, 0);
+            }
             st = run_pass(&j, PASS_FUSED);
-        } else {
-            j.split_quantiles = r->quantiles;
+            break;
+        case CLS_STAGE_FIT_APPLY:
+            j.split_quantiles = first->route.quantiles;
             /* the fit, the counting passes of a robust fit (as many as the
              * data need), the apply */
             next_passes(&j, 1, 2 * j.bytes, j.split_quantiles);
@@ -1290,6 +1312,17 @@ cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const
                 next_passes(&j, 0, 0, 0);
                 st = run_pass(&j, PASS_APPLY);
             }
+            break;
+        case CLS_STAGE_APPLY: /* only a second stage's */
+            break;
+        }
+        if (two) {
+            /* the second stage's pool takes the place of this one's: never both */
+            pool_free(&j);
+            if (st == CLS_OK) st = check_unchanged(&j);
+            if (st == CLS_OK)
+                st = file_fit_transform_in_place(&j, &rest, &stages->stage[1], out, opts, fitted ? &j.acc : NULL,
+                                                 j.gather ? j.acc : NULL);
         }
     }
     if (st == CLS_OK) st = check_unchanged(&j);
@@ -1299,6 +1332,16 @@ cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const
     }
     cls_stats_destroy(j.acc);
     return sjob_finish(&j, st);
+}
+
+cls_status cls_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_route *r,
+                                  const cls_file_array *in, const cls_file_array *out, const cls_stream_opts *opts,
+                                  cls_stats **fitted)
+{
+    if (fitted) *fitted = NULL;
+    cls_stages stages;
+    cls_status st = cls_file_check_fit_transform(ctx, p, r, in, out, opts, fitted != NULL, 1, &stages);
+    return st == CLS_OK ? cls_file_run_fit_transform(ctx, p, &stages, in, out, opts, fitted) : st;
 }
 
 cls_status cls_file_fit_transform_combined(cls_context *ctx, const cls_pipeline *p, const cls_route *r,

@@ -1,7 +1,10 @@
 /* cls_npy_run(): .npy files through the streaming calls: a fit, or one to another
  * (stream.c). Owns the files: reading and checking the input's header,
- * the output's temporary beside the destination (header, size reserved so
- * that a full disk fails before any work), and the commit: fsync, rename,
+ * the output's temporary beside the destination, created once a
+ * fit-transform passed its door (stream.c's cls_file_check_fit_transform:
+ * a bad argument leaves nothing behind, not even a temporary) with its
+ * header and size reserved (a full disk fails before any work), and the
+ * commit: fsync, rename,
  * directory sync; on any failure the temporary is removed and the
  * destination left as it was. */
 #include <errno.h>
@@ -158,14 +161,8 @@ cls_status cls_npy_run(cls_context *ctx, const cls_pipeline *p, const cls_route 
         close(in);
         return st;
     }
-    char *tmp = NULL;
-    int out = create_temp(out_path, &tmp);
-    if (out < 0) {
-        close(in);
-        return cls_fail(ctx, CLS_E_IO, "%s: cannot create a temporary file beside it: %s", out_path, strerror(errno));
-    }
     o = a;
-    o.fd = out;
+    o.fd = -1; /* created below, once the call is checked */
     o.name = out_path;
     size_t oshape[3] = {shape[0], shape[1], shape[2]};
     if (!s && r->bins_reduce && p->clean->bin_rows) {
@@ -180,10 +177,25 @@ cls_status cls_npy_run(cls_context *ctx, const cls_pipeline *p, const cls_route 
             oshape[0] = o.rows;
         } /* a 1-D file is one row: one bin, its shape */
     }
-    if (st == CLS_OK) st = prepare_out(ctx, out, out_path, &o, ndim, oshape);
+    /* a fit-transform checked at its door, and its plan made, before the
+     * output's temporary is created or written */
+    cls_stages stages;
+    if (!s) st = cls_file_check_fit_transform(ctx, p, r, &a, &o, opts, fitted != NULL, 0, &stages);
+    if (st != CLS_OK) {
+        close(in);
+        return st;
+    }
+    char *tmp = NULL;
+    int out = create_temp(out_path, &tmp);
+    if (out < 0) {
+        close(in);
+        return cls_fail(ctx, CLS_E_IO, "%s: cannot create a temporary file beside it: %s", out_path, strerror(errno));
+    }
+    o.fd = out;
+    st = prepare_out(ctx, out, out_path, &o, ndim, oshape);
     if (st == CLS_OK) {
         if (s) st = cls_file_transform(ctx, p, s, &a, &o, opts);
-        else st = cls_file_fit_transform(ctx, p, r, &a, &o, opts, fitted);
+        else st = cls_file_run_fit_transform(ctx, p, &stages, &a, &o, opts, fitted);
     }
     if (st == CLS_OK && fsync(out) != 0)
         st = cls_fail(ctx, CLS_E_IO, "%s: writing the data failed (fsync): %s", out_path, strerror(errno));

@@ -15,7 +15,8 @@
  * here acts on the call's route (plan/route.h) and checks its arguments
  * once before any pass writes (a scaler after the cleaning or light
  * curves: plan/checks.c's cls_check_fit_transform); the passes after check
- * nothing again. Across processes (cls_fit_transform): every moments
+ * nothing again. A file's chunks (api/stream.c, whose door checked the
+ * call) take the cls_chunk_* entries: the same runs, no checks. Across processes (cls_fit_transform): every moments
  * pass's moments merged by the caller's combine->stats hook, the medians
  * by the combined counting passes, so every process takes the same
  * decisions; a process with no rows takes no device pass but every
@@ -64,53 +65,31 @@ typedef struct copts {
     int        keep;       /* CLS_CLIP_KEEP: values written as read */
 } copts;
 
-static cls_status resolve(cls_context *ctx, const cls_clean *c, copts *o, int data_only)
+/* The options of c as the passes take them (checked already: check_opts). */
+static void opts_of(const cls_clean *c, copts *o)
 {
     memset(o, 0, sizeof *o);
-    if ((c->mask_out || c->mean_out || c->m2_out) && !data_only)
-        return cls_fail(ctx, CLS_E_ARG, "cleaning: mask_out, mean_out and m2_out are for cleaning alone (no scaler, factors or fitted statistics) "
-                        "(this call writes its cleaned values, whose NaN are the mask, and fits their statistics)");
     o->has_sent = c->has_missing_value != 0;
     o->sent = c->missing_value;
-    if (o->has_sent && isnan(o->sent))
-        return cls_fail(ctx, CLS_E_ARG, "cleaning: missing_value is NaN (NaN is always missing; leave it unset)");
-    if ((unsigned)c->impute > CLS_IMPUTE_CONSTANT)
-        return cls_fail(ctx, CLS_E_ARG, "cleaning: unknown imputation %d", (int)c->impute);
     o->impute = c->impute;
     o->fill = c->fill_value;
-    if (o->impute == CLS_IMPUTE_CONSTANT && !isfinite(o->fill))
-        return cls_fail(ctx, CLS_E_ARG, "cleaning: the constant fill value %g is not finite", o->fill);
-    if (!(c->sigma >= 0) || !(c->sigma_lower >= 0) || !(c->sigma_upper >= 0) || !isfinite(c->sigma) ||
-        !isfinite(c->sigma_lower) || !isfinite(c->sigma_upper))
-        return cls_fail(ctx, CLS_E_ARG, "cleaning: sigma %g, sigma_lower %g, sigma_upper %g: each must be a "
-                        "finite number >= 0", c->sigma, c->sigma_lower, c->sigma_upper);
     o->clip = c->sigma > 0 || c->sigma_lower > 0 || c->sigma_upper > 0;
     if (o->clip) {
         o->slo = c->sigma_lower > 0 ? c->sigma_lower : c->sigma;
         o->shi = c->sigma_upper > 0 ? c->sigma_upper : c->sigma;
-        if (!(o->slo > 0) || !(o->shi > 0))
-            return cls_fail(ctx, CLS_E_ARG, "cleaning: sigma_lower %g and sigma_upper %g must be > 0 (set sigma "
-                            "or both)", o->slo, o->shi);
-        if ((unsigned)c->center > CLS_CENTER_MEAN || (unsigned)c->spread > CLS_SPREAD_MAD_STD ||
-            (unsigned)c->mode > CLS_CLIP_KEEP)
-            return cls_fail(ctx, CLS_E_ARG, "cleaning: unknown clip centre, spread or mode");
         o->maxiters = c->maxiters == 0 ? 5 : c->maxiters < 0 ? -1 : c->maxiters;
         o->center_mean = c->center == CLS_CENTER_MEAN;
         o->mad = c->spread == CLS_SPREAD_MAD_STD;
         o->clamp = c->mode == CLS_CLIP_CLAMP;
     }
-    if (cls_lc_active(c) && !data_only)
-        return cls_fail(ctx, CLS_E_UNSUPPORTED, "light curves (detrend, bins) run on whole series: not in the "
-                        "cleaning passes over a series larger than a stream buffer, nor with a combine hook "
-                        "(cls_mpi_fit_transform runs them per matrix, each rank its whole matrices)");
     o->keep = c->mode == CLS_CLIP_KEEP;
-    if (o->keep && !data_only)
-        return cls_fail(ctx, CLS_E_ARG, "cleaning: CLS_CLIP_KEEP is for cleaning alone (it writes the "
-                        "values as they were; this call scales or combines cleaned values)");
-    if (o->keep && o->impute != CLS_IMPUTE_NONE)
-        return cls_fail(ctx, CLS_E_ARG, "cleaning: CLS_CLIP_KEEP writes every value as it was read: no "
-                        "imputation (impute must be CLS_IMPUTE_NONE)");
-    return CLS_OK;
+}
+
+static cls_status resolve(cls_context *ctx, const cls_clean *c, copts *o, int data_only)
+{
+    cls_status st = cls_check_clean_opts(ctx, c, data_only);
+    if (st == CLS_OK) opts_of(c, o);
+    return st;
 }
 
 /* combined: rows (and, in batch scope, batch) may be 0, data then NULL */
@@ -806,6 +785,29 @@ cls_status cls_host_clean(cls_context *ctx, const cls_route *r, const cls_clean 
     return clean_alone(ctx, r->clean_passes, r->impute_fused, c, &o, scope, in, out);
 }
 
+/* Bins reduced, the call checked (o: its options): the cleaning and
+ * trend first where they run, into a copy (in is only read). */
+static cls_status bin_run(cls_context *ctx, const cls_route *r, const cls_clean *c, const copts *o, cls_scope scope,
+                          const cls_array *in, cls_array *out)
+{
+    uint64_t G = scope == CLS_SCOPE_BATCH ? 1 : in->batch;
+    uint64_t Rg = scope == CLS_SCOPE_BATCH ? (uint64_t)in->batch * in->rows : in->rows;
+    size_t es = in->dtype == CLS_F64 ? 8 : 4, ib = in->batch * in->rows * in->cols * es;
+    if (!r->clean_passes && c->detrend == CLS_DETREND_NONE)
+        return cls_lc_reduce(ctx, c, in->dtype, in->data, out->data, G, Rg, in->cols);
+    cls_array tmp = *in;
+    tmp.data = malloc(ib ? ib : 1);
+    if (!tmp.data) return cls_fail(ctx, CLS_E_NOMEM, "bins reduced: out of memory for a copy of %zu bytes", ib);
+    cls_clean pre = *c;
+    pre.bin_rows = 0;
+    pre.bin_stat = CLS_BIN_NONE;
+    /* pre's options are c's */
+    cls_status st = clean_alone(ctx, r->clean_passes, r->impute_fused, &pre, o, scope, in, &tmp);
+    if (st == CLS_OK) st = cls_lc_reduce(ctx, c, in->dtype, tmp.data, out->data, G, Rg, in->cols);
+    free(tmp.data);
+    return st;
+}
+
 cls_status cls_host_bin(cls_context *ctx, const cls_route *r, const cls_clean *c, cls_scope scope,
                         const cls_array *in, cls_array *out)
 {
@@ -832,22 +834,7 @@ cls_status cls_host_bin(cls_context *ctx, const cls_route *r, const cls_clean *c
     size_t es = in->dtype == CLS_F64 ? 8 : 4, ib = in->batch * in->rows * in->cols * es;
     size_t ob = (size_t)(G * nb) * in->cols * es;
     if (a < b + ob && b < a + ib) return cls_fail(ctx, CLS_E_ARG, "bins reduced: out overlaps in");
-    if (!r->clean_passes && c->detrend == CLS_DETREND_NONE)
-        return cls_lc_reduce(ctx, c, in->dtype, in->data, out->data, G, Rg, in->cols);
-    /* cleaning and trend first, into a copy: in is only read */
-    cls_array tmp = *in;
-    tmp.data = malloc(ib ? ib : 1);
-    if (!tmp.data) return cls_fail(ctx, CLS_E_NOMEM, "bins reduced: out of memory for a copy of %zu bytes", ib);
-    cls_clean pre = *c;
-    pre.bin_rows = 0;
-    pre.bin_stat = CLS_BIN_NONE;
-    /* pre's options are c's, checked above */
-    st = clean_alone(ctx, r->clean_passes, r->impute_fused, &pre, &o, scope, in, &tmp);
-    if (st == CLS_OK) {
-        st = cls_lc_reduce(ctx, c, in->dtype, tmp.data, out->data, G, Rg, in->cols);
-    }
-    free(tmp.data);
-    return st;
+    return bin_run(ctx, r, c, &o, scope, in, out);
 }
 
 /* The checks of the combined calls; a failure reaches every process
@@ -910,6 +897,31 @@ cls_status cls_host_fit_transform_combined(cls_context *ctx, const cls_pipeline 
     return cls_host_fit_transform_across(ctx, &rest, out, out, fitted);
 }
 
+/* A fit-transform with a cleaning stage, the call checked (o: the
+ * options of its cleaning's passes): light curves, the cleaning stage
+ * whole (cleaning, trend, bins) into out, then the scaler over it in
+ * place; else the cleaning's passes (the scaler fused into the last where
+ * the route says), or the engine's one pass, then what did not fuse. */
+static cls_status fit_transform_run(cls_context *ctx, const cls_pipeline *p, const cls_route *r, const copts *o,
+                                    const cls_array *in, cls_array *out, cls_stats **fitted)
+{
+    cls_pipeline rest = *p;
+    rest.clean = NULL;
+    cls_status st;
+    if (cls_lc_active(p->clean)) {
+        st = clean_alone(ctx, r->clean_passes, r->impute_fused_alone, p->clean, o, p->scope, in, out);
+        if (st != CLS_OK) return st;
+        return cls_do_fit_transform(ctx, &rest, out, out, NULL, fitted);
+    }
+    /* imputation alone ahead of a one-pass scaler: the engine's one pass */
+    if (r->impute_fused) return cls_impute_fused(ctx, p, in, out, fitted);
+    int fused = 0;
+    st = clean_run(ctx, p->clean, o, p->scope, in, out, NULL, r->fuses ? p : NULL, &fused, fitted, NULL);
+    if (st != CLS_OK || fused || (p->scaler == CLS_NONE && !p->factors && !fitted)) return st;
+    /* the rest of the pipeline over the cleaned data, in place */
+    return cls_do_fit_transform(ctx, &rest, out, out, NULL, fitted);
+}
+
 cls_status cls_host_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_route *r, const cls_array *in,
                                   cls_array *out, cls_stats **fitted)
 {
@@ -923,26 +935,10 @@ cls_status cls_host_fit_transform(cls_context *ctx, const cls_pipeline *p, const
     if (p->scaler != CLS_NONE && !cls_scaler_get(p->scaler))
         return cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: unknown scaler %d", (int)p->scaler);
     cls_status st = check_arrays(ctx, in, out, 0, p->scope);
-    /* light curves: the cleaning stage whole (cleaning, trend, bins) into
-     * out, then the scaler over it in place */
     int lc = cls_lc_active(p->clean);
-    const cls_clean *c = p->clean;
     cls_clean plain;
-    if (lc) {
-        plain = *p->clean;
-        plain.detrend = CLS_DETREND_NONE;
-        plain.detrend_op = CLS_DETREND_SUBTRACT;
-        plain.window = plain.polyorder = plain.deriv = plain.bin_rows = 0;
-        plain.delta = plain.cval = 0;
-        plain.edge = CLS_EDGE_DEFAULT;
-        plain.origin = 0;
-        plain.bin_stat = CLS_BIN_NONE;
-        plain.flatten_niters = 0;
-        plain.flatten_sigma = 0;
-        c = &plain;
-    }
     copts o;
-    if (st == CLS_OK) st = resolve(ctx, c, &o, 0);
+    if (st == CLS_OK) st = resolve(ctx, cls_lc_strip(p->clean, &plain), &o, 0);
     /* every option of both stages checked once, before any pass writes
      * out: the light curves', the scaler's, the factors' */
     cls_pipeline rest = *p;
@@ -950,18 +946,36 @@ cls_status cls_host_fit_transform(cls_context *ctx, const cls_pipeline *p, const
     uint64_t Rg = p->scope == CLS_SCOPE_BATCH ? (uint64_t)in->batch * in->rows : in->rows;
     if (st == CLS_OK) st = cls_check_fit_transform(ctx, &rest, lc ? p->clean : NULL, Rg, in, out);
     if (st != CLS_OK) return st;
-    if (lc) {
-        st = clean_alone(ctx, r->clean_passes, r->impute_fused_alone, p->clean, &o, p->scope, in, out);
-        if (st != CLS_OK) return st;
-        return cls_do_fit_transform(ctx, &rest, out, out, NULL, fitted);
-    }
-    /* imputation alone ahead of a one-pass scaler: the engine's one pass */
-    if (r->impute_fused) return cls_impute_fused(ctx, p, in, out, fitted);
-    int fused = 0;
-    st = clean_run(ctx, p->clean, &o, p->scope, in, out, NULL, r->fuses ? p : NULL, &fused, fitted, NULL);
-    if (st != CLS_OK || fused || (p->scaler == CLS_NONE && !p->factors && !fitted)) return st;
-    /* the rest of the pipeline over the cleaned data, in place */
-    return cls_do_fit_transform(ctx, &rest, out, out, NULL, fitted);
+    return fit_transform_run(ctx, p, r, &o, in, out, fitted);
+}
+
+/* ---- a file's chunks (api/stream.c): the call checked at its door ---- */
+
+cls_status cls_chunk_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_route *r, const cls_array *in,
+                                   cls_array *out, cls_stats **fitted)
+{
+    if (fitted) *fitted = NULL;
+    if (!r->cleans) return cls_do_fit_transform(ctx, p, in, out, NULL, fitted);
+    cls_clean plain;
+    copts o;
+    opts_of(cls_lc_strip(p->clean, &plain), &o);
+    return fit_transform_run(ctx, p, r, &o, in, out, fitted);
+}
+
+cls_status cls_chunk_clean(cls_context *ctx, const cls_route *r, const cls_clean *c, cls_scope scope,
+                           const cls_array *in, cls_array *out)
+{
+    copts o;
+    opts_of(c, &o);
+    return clean_alone(ctx, r->clean_passes, r->impute_fused, c, &o, scope, in, out);
+}
+
+cls_status cls_chunk_bin(cls_context *ctx, const cls_route *r, const cls_clean *c, cls_scope scope,
+                         const cls_array *in, cls_array *out)
+{
+    copts o;
+    opts_of(c, &o);
+    return bin_run(ctx, r, c, &o, scope, in, out);
 }
 
 /* Streamed, alone or across processes (cb, both hooks set). */
@@ -974,7 +988,12 @@ static cls_status clean_stream(cls_context *ctx, const cls_pipeline *p, const cl
      * its data only, as cls_host_clean: a mask too (each chunk's put in
      * place by the source, clean_stream.h) */
     int alone = !cb && p->scaler == CLS_NONE && !p->factors && !fitted;
-    cls_status st = p->clean ? resolve(ctx, p->clean, &o, alone) : cls_fail(ctx, CLS_E_ARG, "cleaning: no cleaning stage");
+    cls_status st = p->clean ? CLS_OK : cls_fail(ctx, CLS_E_ARG, "cleaning: no cleaning stage");
+    /* one process: the file's call checked its options at its door
+     * (cls_check_clean_opts); across processes they are checked here,
+     * every process told */
+    if (st == CLS_OK && cb) st = resolve(ctx, p->clean, &o, alone);
+    else if (st == CLS_OK) opts_of(p->clean, &o);
     int can_fuse = st == CLS_OK && r->fusable;
     if (st == CLS_OK && cb && o.impute == CLS_IMPUTE_MOST_FREQUENT)
         st = cls_fail(ctx, CLS_E_UNSUPPORTED, "cleaning streamed across processes: most_frequent imputation needs "

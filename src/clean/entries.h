@@ -24,4 +24,17 @@ cls_status cls_host_clean_combined(cls_context *ctx, const cls_route *r, const c
 cls_status cls_host_bin(cls_context *ctx, const cls_route *r, const cls_clean *c, cls_scope scope,
                         const cls_array *in, cls_array *out);
 
+/* ---- a file's chunks (api/stream.c) ----
+ * The file's call is checked once at its door (plan/checks.c's cls_check_file_fit_transform) against its plan of stages
+ * (plan/route.h's cls_stages); its chunks, which the library made, go
+ * through these entries, which check nothing again: each is the entry
+ * above without its checks. */
+
+cls_status cls_chunk_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_route *r, const cls_array *in,
+                                   cls_array *out, cls_stats **fitted);
+cls_status cls_chunk_clean(cls_context *ctx, const cls_route *r, const cls_clean *c, cls_scope scope,
+                           const cls_array *in, cls_array *out);
+cls_status cls_chunk_bin(cls_context *ctx, const cls_route *r, const cls_clean *c, cls_scope scope,
+                         const cls_array *in, cls_array *out);
+
 #endif

@@ -370,6 +370,19 @@ cls_status cls_check_curves(cls_context *ctx, const cls_clean *c, uint64_t Rg, i
  * passes after it check nothing again. */
 cls_status cls_check_fit_transform(cls_context *ctx, const cls_pipeline *rest, const cls_clean *curves,
                                    uint64_t Rg, const cls_array *in, const cls_array *out);
+/* A cleaning stage's options but its light curves (cls_check_curves):
+ * as a cleaning alone's (`alone`: no scaler, factors or statistics after
+ * it; a mask, moments or values kept as read allowed) or not. */
+cls_status cls_check_clean_opts(cls_context *ctx, const cls_clean *c, int alone);
+/* The one check of a file's fit-transform (api/stream.c's door, before
+ * anything is written), against its plan of stages: p against data
+ * shaped like `shape`, not inverse, its light curves against groups of Rg
+ * rows (reduce: bins reduced to a row each, which write no mask), its
+ * cleaning's options as the plan's first stage takes them (clean_alone:
+ * cls_stages's), and no flatten where the plan cuts series into halo
+ * blocks (halo: cls_stages's). */
+cls_status cls_check_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_array *shape,
+                                        uint64_t Rg, int reduce, int clean_alone, int halo);
 /* The statistics `s` suit `p` (not NULL) and data shaped like `in`. */
 cls_status cls_check_stats(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const cls_array *in);
 

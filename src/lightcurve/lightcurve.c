@@ -40,6 +40,22 @@ int cls_lc_active(const cls_clean *c)
                  c->detrend_op || c->flatten_niters || c->flatten_sigma != 0);
 }
 
+const cls_clean *cls_lc_strip(const cls_clean *c, cls_clean *plain)
+{
+    if (!cls_lc_active(c)) return c;
+    *plain = *c;
+    plain->detrend = CLS_DETREND_NONE;
+    plain->detrend_op = CLS_DETREND_SUBTRACT;
+    plain->window = plain->polyorder = plain->deriv = plain->bin_rows = 0;
+    plain->delta = plain->cval = 0;
+    plain->edge = CLS_EDGE_DEFAULT;
+    plain->origin = 0;
+    plain->bin_stat = CLS_BIN_NONE;
+    plain->flatten_niters = 0;
+    plain->flatten_sigma = 0;
+    return plain;
+}
+
 int cls_lc_reduces(const cls_clean *c, uint64_t in_batch, uint64_t in_rows, int have_out, uint64_t out_batch,
                    uint64_t out_rows)
 {
@@ -442,10 +458,13 @@ void cls_lc_halo(const cls_clean *c, uint64_t *before, uint64_t *after, int *wra
     if (!c || c->detrend == CLS_DETREND_NONE) return;
     lcjob j;
     job_init(&j, c, CLS_F64, NULL, NULL, 1, 0, 0);
-    /* (a singular fit is refused by the call itself: its chunks then are
-     * the widest any kernel takes) */
+    /* (a singular fit, or options the call's checks refuse, which the
+     * route may ask about first: the chunks then are the widest any
+     * kernel takes, and no fit reads them) */
     uint64_t ch = 16384;
-    if (trend_setup(NULL, &j, c) == CLS_OK) {
+    int fits = c->detrend == CLS_DETREND_MEAN ||
+               (c->detrend == CLS_DETREND_SAVGOL && c->polyorder <= CLS_LC_PMAX && c->polyorder < c->window);
+    if (fits && c->window >= 1 && c->window <= CLS_LC_WMAX && trend_setup(NULL, &j, c) == CLS_OK) {
         ch = j.chunk > j.chunk_lanes ? j.chunk : j.chunk_lanes;
         for (int f = 0; f < 2; f++)
             if (j.chunk_by_fp64[f] > ch) ch = j.chunk_by_fp64[f];

@@ -20,6 +20,10 @@
 /* Whether c asks for a trend or bins (any light-curve field set). */
 int cls_lc_active(const cls_clean *c);
 
+/* c without its light curves: the cleaning's own passes ahead of them
+ * (c itself when it has none, else *plain, made from it). */
+const cls_clean *cls_lc_strip(const cls_clean *c, cls_clean *plain);
+
 /* Whether c's bins reduce to a row each (cls_fit_transform of a cleaning
  * alone): asked for (bin_reduce), a sum or a count, or an output of another
  * shape than the input's (out_rows/out_batch; have_out 0: none given, as a
@@ -52,7 +56,9 @@ typedef struct cls_lc_rows {
 /* The halo of a block: the rows before wlo (*before) and after whi
  * (*after) that its trend reads; 0 without a trend. A wrap edge reads the
  * other end of the series: *wrap set (the halo rows before the series'
- * first row and past its last are then the other end's: cls_lc_rows). */
+ * first row and past its last are then the other end's: cls_lc_rows).
+ * A lookup whatever c's options (the route plans with it before the
+ * call's checks refuse bad ones). */
 void cls_lc_halo(const cls_clean *c, uint64_t *before, uint64_t *after, int *wrap);
 
 /* cls_lc_run of one block (G = 1): the trend of rows [wlo, whi) into y,

@@ -1,7 +1,8 @@
 /* The argument checks of every call (pipeline.c, buffer.c, stream.c, the
  * cleaning stage): the context, array shapes and overlaps, the pipeline
- * against the data, the light curves' fields, the statistics against the
- * pipeline. Nothing here touches a device. */
+ * against the data, the light curves' fields, the cleaning's options, the
+ * statistics against the pipeline, and a file's fit-transform whole
+ * against its plan of stages. Nothing here touches a device. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,6 +183,70 @@ cls_status cls_check_curves(cls_context *ctx, const cls_clean *c, uint64_t Rg, i
     if (c->bin_rows > CLS_LC_LOOP_MAX)
         return cls_fail(ctx, CLS_E_ARG, "light curves: bins of %u rows: at most %u", c->bin_rows, CLS_LC_LOOP_MAX);
     return CLS_OK;
+}
+
+cls_status cls_check_clean_opts(cls_context *ctx, const cls_clean *c, int alone)
+{
+    if ((c->mask_out || c->mean_out || c->m2_out) && !alone)
+        return cls_fail(ctx, CLS_E_ARG, "cleaning: mask_out, mean_out and m2_out are for cleaning alone (no scaler, factors or fitted statistics) "
+                        "(this call writes its cleaned values, whose NaN are the mask, and fits their statistics)");
+    if (c->has_missing_value && isnan(c->missing_value))
+        return cls_fail(ctx, CLS_E_ARG, "cleaning: missing_value is NaN (NaN is always missing; leave it unset)");
+    if ((unsigned)c->impute > CLS_IMPUTE_CONSTANT)
+        return cls_fail(ctx, CLS_E_ARG, "cleaning: unknown imputation %d", (int)c->impute);
+    if (c->impute == CLS_IMPUTE_CONSTANT && !isfinite(c->fill_value))
+        return cls_fail(ctx, CLS_E_ARG, "cleaning: the constant fill value %g is not finite", c->fill_value);
+    if (!(c->sigma >= 0) || !(c->sigma_lower >= 0) || !(c->sigma_upper >= 0) || !isfinite(c->sigma) ||
+        !isfinite(c->sigma_lower) || !isfinite(c->sigma_upper))
+        return cls_fail(ctx, CLS_E_ARG, "cleaning: sigma %g, sigma_lower %g, sigma_upper %g: each must be a "
+                        "finite number >= 0", c->sigma, c->sigma_lower, c->sigma_upper);
+    if (c->sigma > 0 || c->sigma_lower > 0 || c->sigma_upper > 0) {
+        double slo = c->sigma_lower > 0 ? c->sigma_lower : c->sigma, shi = c->sigma_upper > 0 ? c->sigma_upper : c->sigma;
+        if (!(slo > 0) || !(shi > 0))
+            return cls_fail(ctx, CLS_E_ARG, "cleaning: sigma_lower %g and sigma_upper %g must be > 0 (set sigma "
+                            "or both)", slo, shi);
+        if ((unsigned)c->center > CLS_CENTER_MEAN || (unsigned)c->spread > CLS_SPREAD_MAD_STD ||
+            (unsigned)c->mode > CLS_CLIP_KEEP)
+            return cls_fail(ctx, CLS_E_ARG, "cleaning: unknown clip centre, spread or mode");
+    }
+    if (cls_lc_active(c) && !alone)
+        return cls_fail(ctx, CLS_E_UNSUPPORTED, "light curves (detrend, bins) run on whole series: not in the "
+                        "cleaning passes over a series larger than a stream buffer, nor with a combine hook "
+                        "(cls_mpi_fit_transform runs them per matrix, each rank its whole matrices)");
+    if (c->mode == CLS_CLIP_KEEP && !alone)
+        return cls_fail(ctx, CLS_E_ARG, "cleaning: CLS_CLIP_KEEP is for cleaning alone (it writes the "
+                        "values as they were; this call scales or combines cleaned values)");
+    if (c->mode == CLS_CLIP_KEEP && c->impute != CLS_IMPUTE_NONE)
+        return cls_fail(ctx, CLS_E_ARG, "cleaning: CLS_CLIP_KEEP writes every value as it was read: no "
+                        "imputation (impute must be CLS_IMPUTE_NONE)");
+    return CLS_OK;
+}
+
+cls_status cls_check_file_fit_transform(cls_context *ctx, const cls_pipeline *p, const cls_array *shape,
+                                        uint64_t Rg, int reduce, int clean_alone, int halo)
+{
+    cls_status st = cls_check_pipeline(ctx, p, shape, NULL);
+    if (st == CLS_OK && p->inverse)
+        st = cls_fail(ctx, CLS_E_ARG, "cls_fit_transform: inverse needs fitted statistics; use cls_transform");
+    const cls_clean *c = p->clean;
+    if (st != CLS_OK || !c) return st;
+    if (cls_lc_active(c)) st = cls_check_curves(ctx, c, Rg, reduce);
+    if (st == CLS_OK && reduce && c->mask_out)
+        st = cls_fail(ctx, CLS_E_ARG, "bins reduced: no mask_out (the rows change; cls_fit_transform writes the "
+                      "mask)");
+    /* flatten's clip of x - trend takes its statistics over the whole
+     * series, which a block and its halo do not hold */
+    if (st == CLS_OK && halo && c->flatten_niters)
+        st = cls_fail(ctx, CLS_E_UNSUPPORTED, "light curves: flatten (flatten_niters %u) clips x - trend with "
+                      "statistics over the whole series, and a series of %llu rows x %zu columns%s is larger than "
+                      "a stream buffer: give the stream larger buffers (cls_stream_opts's buffer_bytes, "
+                      "$CLSCALE_STREAM_BUFFER), flatten per matrix, read the data into memory, or fit once (the "
+                      "detrend without flatten_niters streams in blocks)",
+                      c->flatten_niters, (unsigned long long)Rg, shape->cols,
+                      p->scope == CLS_SCOPE_BATCH ? " (batch scope)" : "");
+    cls_clean plain;
+    if (st == CLS_OK) st = cls_check_clean_opts(ctx, cls_lc_strip(c, &plain), clean_alone);
+    return st;
 }
 
 cls_status cls_check_fit_transform(cls_context *ctx, const cls_pipeline *rest, const cls_clean *curves,

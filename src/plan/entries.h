@@ -19,6 +19,15 @@ cls_status cls_host_fit_empty(cls_context *ctx, const cls_pipeline *p, const cls
 cls_status cls_host_transform(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const cls_array *in,
                               cls_array *out);
 
+/* A file's chunks (api/stream.c), its call checked at its door: the fit
+ * (quantiles: with the exact quantiles, else what merges, as
+ * cls_host_fit_mergeable) and the transform of cls_host_fit() and
+ * cls_host_transform(), checking nothing again (p and, for a scaler, s
+ * given). */
+cls_status cls_chunk_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, int quantiles, cls_stats **out);
+cls_status cls_chunk_transform(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const cls_array *in,
+                               cls_array *out);
+
 /* ---- across processes (plan/combined.c): p->combine set, fn and stats ----
  * Every process calls these with the same pipeline, dtype and columns and
  * any rows of its own (0 included: batch or rows 0, data NULL); each makes

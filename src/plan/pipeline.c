@@ -400,6 +400,12 @@ cls_status cls_host_fit_mergeable(cls_context *ctx, const cls_pipeline *p, const
     return host_fit(ctx, p, x, 0, out);
 }
 
+cls_status cls_chunk_fit(cls_context *ctx, const cls_pipeline *p, const cls_array *x, int quantiles, cls_stats **out)
+{
+    *out = NULL;
+    return fit(ctx, p, x, NULL, quantiles, out);
+}
+
 cls_status cls_host_fit_empty(cls_context *ctx, const cls_pipeline *p, const cls_array *x, cls_stats **out)
 {
     cls_job job;
@@ -497,6 +503,12 @@ cls_status cls_host_transform(cls_context *ctx, const cls_pipeline *p, const cls
     if (st != CLS_OK) return st;
     st = cls_check_stats(ctx, p, s, in);
     if (st != CLS_OK) return st;
+    return cls_do_transform(ctx, p, s, in, out, NULL);
+}
+
+cls_status cls_chunk_transform(cls_context *ctx, const cls_pipeline *p, const cls_stats *s, const cls_array *in,
+                               cls_array *out)
+{
     return cls_do_transform(ctx, p, s, in, out, NULL);
 }
 

@@ -145,3 +145,69 @@ void cls_route_after_clean(const cls_route *r, cls_route *rest)
     rest->cleans = rest->fuses = rest->scaler_after = rest->bins_reduce = rest->trend_fits = 0;
     rest->clean_passes = rest->impute_fused = rest->impute_fused_alone = 0;
 }
+
+int cls_route_bins_alone(const cls_pipeline *p)
+{
+    const cls_clean *c = p ? p->clean : NULL;
+    if (!c || p->scope != CLS_SCOPE_MATRIX || p->scaler != CLS_NONE || p->factors || !c->bin_rows ||
+        c->bin_stat == CLS_BIN_NONE)
+        return 0;
+    /* nothing of the cleaning (its passes need whole groups) nor a trend */
+    return !c->has_missing_value && c->impute == CLS_IMPUTE_NONE && c->sigma == 0 && c->sigma_lower == 0 &&
+           c->sigma_upper == 0 && !c->missing_out && !c->clipped_out && !c->fill_out && !c->iterations_out &&
+           !c->lower_out && !c->upper_out && !c->mask_out && !c->mean_out && !c->m2_out &&
+           c->detrend == CLS_DETREND_NONE && !c->window && !c->polyorder && !c->deriv && c->delta == 0 &&
+           !c->edge && c->cval == 0 && !c->origin && !c->detrend_op;
+}
+
+void cls_route_stages(const cls_route *r, const cls_pipeline *p, int want_fitted, int whole, cls_stages *s)
+{
+    memset(s, 0, sizeof *s);
+    const cls_clean *c = p->clean;
+    /* a scaler, factors or statistics after the cleaning */
+    int after = p->scaler != CLS_NONE || p->factors || want_fitted;
+    s->whole = whole;
+    s->bin_align = cls_route_bins_alone(p) ? c->bin_rows : 0;
+    s->halo = c && cls_lc_active(c) && !whole && !s->bin_align;
+    if (s->halo) cls_lc_halo(c, &s->halo_before, &s->halo_after, &s->halo_wrap);
+    /* one pass over chunks that each hold what their call needs */
+    int one = s->halo || whole || s->bin_align;
+    s->n = 1;
+    s->stage[0].route = *r;
+    /* the blocks' light curves take none of the cleaning's passes: its
+     * options are a cleaning alone's, as are those of a first stage that
+     * cleans alone */
+    s->clean_alone = !after || s->halo;
+    if (s->halo && r->clean_passes) {
+        /* the cleaning's read passes over the chunks, its writing pass
+         * over the blocks; the rest over the output */
+        s->stage[0].kind = CLS_STAGE_CLEAN_HALO;
+        cls_route_clean_alone(r, &s->stage[0].route);
+        s->n = after ? 2 : 1;
+    } else if (s->halo) {
+        /* the trend and bins in blocks write the output; the scaler over it */
+        s->stage[0].kind = CLS_STAGE_CHUNKS;
+        s->n = after ? 2 : 1;
+    } else if (c && !one && !r->fusable && after) {
+        /* a group's values not in memory together, a scaler that does not
+         * fuse: the cleaning's passes write the output, the rest over it */
+        s->stage[0].kind = CLS_STAGE_CLEAN;
+        cls_route_clean_alone(r, &s->stage[0].route);
+        s->clean_alone = 1;
+        s->n = 2;
+    } else if (c && !one) {
+        s->stage[0].kind = CLS_STAGE_CLEAN;
+    } else if (p->scaler == CLS_NONE || one) {
+        s->stage[0].kind = CLS_STAGE_CHUNKS;
+    } else {
+        s->stage[0].kind = CLS_STAGE_FIT_APPLY;
+    }
+    if (s->n == 2) {
+        /* bins reduced write no rows a scaler could fit */
+        s->gather = s->halo && r->trend_fits && !r->bins_reduce;
+        cls_route_after_clean(r, &s->stage[1].route);
+        s->stage[1].kind = s->gather && !whole                  ? CLS_STAGE_APPLY
+                           : whole || p->scaler == CLS_NONE ? CLS_STAGE_CHUNKS
+                                                              : CLS_STAGE_FIT_APPLY;
+    }
+}

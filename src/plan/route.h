@@ -7,8 +7,10 @@
  * pool, whether bins reduce to a row each, and what is refused before any
  * pass. The front door (src/api) computes it once per public call and
  * passes it down: the entries, the cleaning stage (clean.c) and the
- * streamed paths act on its fields and never ask the rules again; tests
- * read it without a device (tests/test_route.c). */
+ * streamed paths act on its fields and never ask the rules again; a
+ * file's fit-transform asks once more, for its plan of stages
+ * (cls_route_stages), once the file's shape is known. Tests read both
+ * without a device (tests/test_route.c). */
 #ifndef CLS_PLAN_ROUTE_H
 #define CLS_PLAN_ROUTE_H
 
@@ -51,6 +53,41 @@ typedef struct cls_route {
                                      * light curves, or of a scaler over its output) */
 } cls_route;
 
+/* The plan of a file's fit-transform: the stages it runs, each with its
+ * route and how its passes go, decided once per call (cls_route_stages)
+ * from the call's route and how the file's chunks fall (whether each
+ * holds whole statistics groups). The stream (api/stream.c) checks the
+ * call against it at the door and runs it; it asks no rule again. */
+typedef enum cls_stage_kind {
+    CLS_STAGE_CHUNKS,     /* one pass: each chunk (whole groups, whole bins, a halo block) an in-memory
+                           * call of the stage's route */
+    CLS_STAGE_FIT_APPLY,  /* a fit over the chunks (and the counting passes where quantiles), then the
+                           * pass that applies it */
+    CLS_STAGE_APPLY,      /* the pass that applies statistics gathered as the stage before wrote */
+    CLS_STAGE_CLEAN,      /* the cleaning stage's passes over the file (clean.c's cls_clean_stream) */
+    CLS_STAGE_CLEAN_HALO  /* the same, its writing pass over halo blocks, each then detrended */
+} cls_stage_kind;
+
+typedef struct cls_stage {
+    cls_stage_kind kind;
+    cls_route      route;       /* this stage's: the call's, its cleaning alone, or the rest after it */
+} cls_stage;
+
+typedef struct cls_stages {
+    unsigned  n;                /* 1, or 2: the rest of the pipeline over the output in place */
+    cls_stage stage[2];
+    int       whole;            /* each chunk holds whole statistics groups */
+    int       halo;             /* light curves in blocks of a series with halo rows */
+    uint64_t  halo_before, halo_after;  /* the rows a block's windows read beyond its own */
+    int       halo_wrap;        /* a wrap edge: rows past a series' ends from its other end */
+    unsigned  bin_align;        /* bins alone per matrix: row blocks of whole bins (these rows), else 0 */
+    int       gather;           /* the halo blocks fit the scaler after them as they write
+                                 * (cls_route_trend_fits): the second stage applies alone */
+    int       clean_alone;      /* the cleaning's options are checked as a cleaning alone's (a mask,
+                                 * moments or values kept as read allowed): no scaler, factors or
+                                 * statistics after it, or a first stage that cleans alone */
+} cls_stages;
+
 /* The route of cls_fit_transform(p, in, out, fitted?) on a context whose
  * switches are `tune` (testing.h; NULL: the engine's own choices); in
  * must not be NULL. */
@@ -71,6 +108,21 @@ void cls_route_clean_alone(const cls_route *r, cls_route *alone);
  * its output (the scaler, factors and statistics over it, in place): no
  * cleaning stage, the same scaler's decisions. */
 void cls_route_after_clean(const cls_route *r, cls_route *rest);
+
+/* The stages of a file's fit-transform routed r (CLS_ENTRY_FILE or
+ * CLS_ENTRY_NPY, not combined) with statistics asked for or not, given
+ * whether the chunks of the file hold whole statistics groups (`whole`,
+ * the chunks' geometry: api/stream.c): streamed in one pass, a fit then
+ * an apply, the cleaning's passes, halo blocks, and a second stage (the
+ * scaler, factors or statistics over the output) where the first cannot
+ * fit them. Made before the call's checks (which check against it):
+ * the halo rows' lookup (cls_lc_halo) reads any options. */
+void cls_route_stages(const cls_route *r, const cls_pipeline *p, int want_fitted, int whole, cls_stages *s);
+
+/* Whether p's light curves are bins alone per matrix (no cleaning, no
+ * trend, no scaler or factors): each bin its own rows, so row blocks that
+ * start on a bin's first row need nothing from their neighbours. */
+int cls_route_bins_alone(const cls_pipeline *p);
 
 /* The rules the routes are made of (the calls above use them; a test reads
  * them one by one). */
