@@ -597,7 +597,13 @@ inline int F(q_lanes8)(__global const REAL *p, uint rows, ulong ld, Q_FILTER_ARG
         CLS_SORTNET_OEM_BY(VR8, sv, S_LSAMP, L_MIN, L_MAX);
         for (uint i = 0; i < S_LSAMP; i++) vstore8(sv[i], i, sm);
     }
-    for (uint pass = 0; pass < S_LPASS; pass++) {
+    /* at most 96 passes over the rows by all searches together, as
+     * regime.c's loop budget (16 per row for each of eight columns)
+     * assumes of a work-item: rusticl stops longer loops silently */
+    uint ns = 0;
+    for (uint t = 0; t < nk; t++) ns += !(t > 0 && ((pair >> (t - 1)) & 1u));
+    uint npass = min((uint)S_LPASS, 96u / max(ns, 1u));
+    for (uint pass = 0; pass < npass; pass++) {
         VR8 q[16], mn[16], mx[16];
         VS8 c[16];
         uint act = 0;
@@ -613,7 +619,7 @@ inline int F(q_lanes8)(__global const REAL *p, uint rows, ulong ld, Q_FILTER_ARG
              * passes for a column's quartiles, the midpoint every third
              * pass 6-8) */
             VR8 f = pass >= 6 && pass % 2 ? (VR8)0.5
-                                  : (CAT(convert_, VR8)(rk[t] - cl[t]) + (VR8)(rb[t] == rk[t] ? 0.5 : 1.0)) /
+                                  : (CAT(convert_, VR8)(rk[t] - cl[t]) + select((VR8)1, (VR8)0.5, rb[t] == rk[t])) /
                                         CAT(convert_, VR8)(max(ch[t] - cl[t], (VS8)1));
             VR8 g = lo[t] * ((VR8)1 - f) + hi[t] * f;
             if (pass == 0) {
