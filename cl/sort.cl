@@ -738,7 +738,9 @@ inline void F(q_pick)(__global UKEY *scr, ulong i, uint rows, uint n, __global c
 /* Order statistics of columns of any length (quantile.cl's qsort kernels'
  * arguments and outputs, the filter included). Three ways through:
  *  - a CPU driver, groups whose ranks fit a table by count (the host's
- *    choice): phase 3, one launch: work-item i loads entries e0 + 8i to
+ *    choice): phase 3, one launch (eight neighbours of one row of at most
+ *    S_LANE_MAX rows: q_lanes8, the block's ranks in vector lanes; else,
+ *    or where the lanes give up): work-item i loads entries e0 + 8i to
  *    e0 + 8i + 7 into their windows (q_load8), then selects each one's
  *    ranks rank[n * nk + j] (n its count, as the short columns' kernels
  *    take them) while its windows are still in the core's caches. The
