@@ -494,6 +494,220 @@ inline void F(q_load8)(__global const REAL *x, ulong xoff, uint ncols, uint rows
         if (rows > S_MERGE_MAX) h[0] = kand[k] ^ kor[k];
     }
 }
+/* Groups of up to S_LANE_MAX rows, eight neighbouring columns (the common
+ * case of phase 3): each wanted rank of all eight columns at once, one
+ * column per lane of eight-wide vectors, by counting passes over the
+ * columns' values kept in the window region (8 * S_WIN(rows) values hold
+ * np rows of eight). A rank's value lies in [lo, hi], two of the column's
+ * values (first its minimum and maximum) with cl values below lo and ch at
+ * or below hi; a pass counts the values below a pivot q in (lo, hi]
+ * (interpolated by rank) and notes the
+ * largest value below it and the smallest at or above it: a count of r or
+ * r + 1 gives the value of rank r, any other count moves lo up or hi down
+ * to a value of the column. No branch and no load depends on a value
+ * (q_select's radix levels mispredicted, re-zeroed their counters at
+ * every level and scattered column by column); each pass is a compare, a
+ * count and a min and max per wanted rank for eight columns. A block
+ * whose ranks are not all found in S_LPASS passes (values spread over
+ * many orders of magnitude) is selected by q_select after all.
+ * Values, not keys: a missing value is +Inf, above every finite one; -0
+ * and +0 compare equal, and nlt and nz give a zero its sign (as
+ * quantile.cl's qsort). Returns 0 when the block is done. */
+#define S_LANE_MAX CLS_SORT_LANE_MAX
+#define S_LPASS 16
+#define S_LSAMP 32
+#define L_MIN(a, b) select((b), (a), (a) < (b))
+#define L_MAX(a, b) select((a), (b), (a) < (b))
+inline int F(q_lanes8)(__global const REAL *p, uint rows, ulong ld, Q_FILTER_ARGS, ulong e,
+                       __global REAL *w, __global const uint *rank, uint nk, __global uint *cnt,
+                       __global REAL *val)
+{
+    VR8 vc = (qflags & CLS_QF_ABSDEV) ? vload8(0, cen + e) : (VR8)0;
+    VR8 vl = (qflags & CLS_QF_BOUNDS) ? vload8(0, flo + e) : (VR8)0;
+    VR8 vh = (qflags & CLS_QF_BOUNDS) ? vload8(0, fhi + e) : (VR8)0;
+    VS8 n = 0, nlt = 0, nz = 0;
+    VR8 vmin = (VR8)INFINITY, vmax = (VR8)-INFINITY;
+    for (uint r = 0; r < rows; r++) {
+        VR8 v = vload8(0, p + (ulong)r * ld);
+#if CLS_PREFETCH
+        if (r + 32 < rows) {
+            __builtin_prefetch(p + (ulong)(r + 32) * ld);
+            __builtin_prefetch(p + (ulong)(r + 32) * ld + 7);
+        }
+#endif
+        VS8 ok = isfinite(v);
+        if (qflags) {
+            ok &= (qflags & CLS_QF_SENTINEL) ? v != (VR8)sent : (VS8)-1;
+            ok &= (qflags & CLS_QF_BOUNDS) ? !(v < vl) & !(v > vh) : (VS8)-1;
+            v = (qflags & CLS_QF_ABSDEV) ? fabs(v - vc) : v;
+            ok &= !isnan(v);
+        }
+        v = select((VR8)INFINITY, v, ok);
+        n -= ok;
+        nlt -= ok & (v < (VR8)0);
+        nz -= ok & (v == (VR8)0) & signbit(v);
+        vmin = L_MIN(vmin, v);
+        vmax = L_MAX(vmax, select((VR8)-INFINITY, v, ok));
+        vstore8(v, r, w);
+    }
+    QS8 na[8], la[8], za[8];
+    vstore8(n, 0, na);
+    vstore8(nlt, 0, la);
+    vstore8(nz, 0, za);
+    /* the ranks wanted, lane by lane; past the count (or none) NaN */
+    VS8 rk[16], cl[16], ch[16], done[16], rb[16];
+    VR8 lo[16], hi[16], ans[16], ansb[16];
+    for (uint t = 0; t < nk; t++) {
+        QS8 ra[8];
+        for (uint k = 0; k < 8; k++) ra[k] = (QS8)rank[(ulong)na[k] * nk + t];
+        rk[t] = vload8(0, ra);
+        cl[t] = 0;
+        ch[t] = n;
+        lo[t] = vmin;
+        hi[t] = vmax;
+        VS8 ok = (n > (VS8)0) & (rk[t] < n);
+        ans[t] = select((VR8)NAN, vmin, ok);
+        done[t] = ~ok | (vmin == vmax);
+    }
+    /* a rank whose next target is the same rank or the next one in every
+     * lane (an interpolated quantile's two values, taken by the same
+     * columns) is searched once for both: a count of r + 1 below the pivot
+     * gives rank r (the largest below) and r + 1 (the smallest at or
+     * above). pair: those ranks, whose second target is then skipped. */
+    uint pair = 0;
+    for (uint t = 0; t < nk; t++) {
+        rb[t] = rk[t];
+        ansb[t] = ans[t];
+        if (t + 1 < nk && !(t > 0 && ((pair >> (t - 1)) & 1u))) {
+            VS8 d = rk[t + 1] - rk[t];
+            VS8 okb = (n > (VS8)0) & (rk[t + 1] < n), oka = (n > (VS8)0) & (rk[t] < n);
+            if (all(((d == (VS8)0) | (d == (VS8)1)) & (oka == okb))) {
+                pair |= 1u << t;
+                rb[t] = rk[t + 1];
+            }
+        }
+    }
+    /* the first pivots from a sorted sample of S_LSAMP rows spread over
+     * the group: nearer than an interpolation between the extremes, which
+     * a few outliers pull away */
+    REAL sm[S_LSAMP * 8];
+    {
+        VR8 sv[S_LSAMP];
+        for (uint i = 0; i < S_LSAMP; i++) sv[i] = vload8((2 * i + 1) * rows / (2 * S_LSAMP), w);
+        CLS_SORTNET_OEM_BY(VR8, sv, S_LSAMP, L_MIN, L_MAX);
+        for (uint i = 0; i < S_LSAMP; i++) vstore8(sv[i], i, sm);
+    }
+    /* at most 96 passes over the rows by all searches together, as
+     * regime.c's loop budget (16 per row for each of eight columns)
+     * assumes of a work-item: rusticl stops longer loops silently */
+    uint ns = 0;
+    for (uint t = 0; t < nk; t++) ns += !(t > 0 && ((pair >> (t - 1)) & 1u));
+    uint npass = min((uint)S_LPASS, 96u / max(ns, 1u));
+    for (uint pass = 0; pass < npass; pass++) {
+        VR8 q[16], mn[16], mx[16];
+        VS8 c[16];
+        uint act = 0;
+        for (uint t = 0; t < nk; t++) {
+            if (t > 0 && ((pair >> (t - 1)) & 1u)) continue;
+            if (!any(~done[t])) continue;
+            act |= 1u << t;
+            /* the pivot: where rank r would fall if the values between lo
+             * and hi were even, in (lo, hi] (a convex combination: no
+             * overflow however far apart); from the seventh pass every
+             * other one halves [lo, hi] instead, as interpolation crawls
+             * on values spread unevenly (on normal data it took 6-7
+             * passes for a column's quartiles, the midpoint every third
+             * pass 6-8) */
+            VR8 f = pass >= 6 && pass % 2 ? (VR8)0.5
+                                  : (CAT(convert_, VR8)(rk[t] - cl[t]) + select((VR8)1, (VR8)0.5, rb[t] == rk[t])) /
+                                        CAT(convert_, VR8)(max(ch[t] - cl[t], (VS8)1));
+            VR8 g = lo[t] * ((VR8)1 - f) + hi[t] * f;
+            if (pass == 0) {
+                QS8 ra[8];
+                REAL ga[8];
+                vstore8(rk[t], 0, ra);
+                for (uint k = 0; k < 8; k++)
+                    ga[k] = sm[min((uint)((2 * (ulong)ra[k] + 1) * S_LSAMP / (2 * rows)), (uint)(S_LSAMP - 1)) * 8 + k];
+                g = vload8(0, ga);
+            }
+            q[t] = L_MIN(L_MAX(g, nextafter(lo[t], (VR8)INFINITY)), hi[t]);
+        }
+        if (!act) break;
+        /* a target at a time, its counters in registers, two rows a
+         * step in two sets (each row's min and max wait on the last) */
+        for (uint t = 0; t < nk; t++) {
+            if (!(act & (1u << t))) continue;
+            VR8 qt = q[t], mn0 = (VR8)INFINITY, mn1 = (VR8)INFINITY, mx0 = (VR8)-INFINITY,
+                mx1 = (VR8)-INFINITY;
+            VS8 c0 = 0, c1 = 0;
+            uint r = 0;
+            for (; r + 1 < rows; r += 2) {
+                VR8 v0 = vload8(r, w), v1 = vload8(r + 1, w);
+                VS8 l0 = v0 < qt, l1 = v1 < qt;
+                c0 -= l0;
+                c1 -= l1;
+                mn0 = L_MIN(mn0, select(v0, (VR8)INFINITY, l0));
+                mn1 = L_MIN(mn1, select(v1, (VR8)INFINITY, l1));
+                mx0 = L_MAX(mx0, select((VR8)-INFINITY, v0, l0));
+                mx1 = L_MAX(mx1, select((VR8)-INFINITY, v1, l1));
+            }
+            if (r < rows) {
+                VR8 v0 = vload8(r, w);
+                VS8 l0 = v0 < qt;
+                c0 -= l0;
+                mn0 = L_MIN(mn0, select(v0, (VR8)INFINITY, l0));
+                mx0 = L_MAX(mx0, select((VR8)-INFINITY, v0, l0));
+            }
+            c[t] = c0 + c1;
+            mn[t] = L_MIN(mn0, mn1);
+            mx[t] = L_MAX(mx0, mx1);
+        }
+        for (uint t = 0; t < nk; t++) {
+            if (!(act & (1u << t))) continue;
+            VS8 up = c[t] <= rk[t], live = ~done[t];
+            /* c <= r: the value is at or above q, so at least mn */
+            lo[t] = select(lo[t], mn[t], live & up);
+            cl[t] = select(cl[t], c[t], live & up);
+            /* c > r: below q, so at most mx */
+            hi[t] = select(hi[t], mx[t], live & ~up);
+            ch[t] = select(ch[t], c[t], live & ~up);
+            /* c == r + 1: rank r the largest below q, and r + 1 the
+             * smallest at or above it (before lo == hi, which hi = mx
+             * may have just made: rank r + 1 is above it); c == r (one
+             * rank wanted): the smallest at or above q; lo == hi: every
+             * rank left */
+            VS8 at_hi = live & (c[t] == rk[t] + (VS8)1);
+            VS8 at_lo = live & ~at_hi & (((c[t] == rk[t]) & (rb[t] == rk[t])) | (lo[t] == hi[t]));
+            ans[t] = select(select(ans[t], lo[t], at_lo), mx[t], at_hi);
+            ansb[t] = select(select(ansb[t], lo[t], at_lo), select(mx[t], mn[t], rb[t] != rk[t]), at_hi);
+            done[t] |= at_lo | at_hi;
+        }
+    }
+    for (uint t = 0; t + 1 < nk; t++)
+        if ((pair >> t) & 1u) {
+            ans[t + 1] = ansb[t];
+            done[t + 1] = done[t];
+        }
+    for (uint t = 0; t < nk; t++)
+        if (any(~done[t])) return 1;
+    for (uint t = 0; t < nk; t++) {
+        REAL a[8];
+        vstore8(ans[t], 0, a);
+        QS8 ra[8];
+        vstore8(rk[t], 0, ra);
+        for (uint k = 0; k < 8; k++) {
+            REAL v = a[k];
+            if (v == 0) v = ra[k] < la[k] + za[k] ? -(REAL)0 : (REAL)0;
+            val[k * nk + t] = v;
+        }
+    }
+    for (uint k = 0; k < 8; k++) cnt[k] = (uint)na[k];
+    return 0;
+}
+#undef S_LPASS
+#undef S_LSAMP
+#undef L_MIN
+#undef L_MAX
 #undef Q_AHEAD
 #undef VR8
 #undef VK8
@@ -524,7 +738,9 @@ inline void F(q_pick)(__global UKEY *scr, ulong i, uint rows, uint n, __global c
 /* Order statistics of columns of any length (quantile.cl's qsort kernels'
  * arguments and outputs, the filter included). Three ways through:
  *  - a CPU driver, groups whose ranks fit a table by count (the host's
- *    choice): phase 3, one launch: work-item i loads entries e0 + 8i to
+ *    choice): phase 3, one launch (eight neighbours of one row of at most
+ *    S_LANE_MAX rows: q_lanes8, the block's ranks in vector lanes; else,
+ *    or where the lanes give up): work-item i loads entries e0 + 8i to
  *    e0 + 8i + 7 into their windows (q_load8), then selects each one's
  *    ranks rank[n * nk + j] (n its count, as the short columns' kernels
  *    take them) while its windows are still in the core's caches. The
@@ -551,6 +767,14 @@ __kernel void F(qsortg)(__global const REAL *x, ulong xoff, uint ncols, uint row
         ulong b0 = get_global_id(0) * 8;
         if (b0 >= n_e) return;
         uint nl = (uint)min((ulong)8, n_e - b0), n[8];
+        ulong e = e0 + b0;
+        if (phase == 3 && nl == 8 && rows > S_MERGE_MAX && rows <= S_LANE_MAX && e % ncols + 8 <= ncols) {
+            /* eight neighbours of one group (q_lanes8) */
+            if (!F(q_lanes8)(x + xoff + (e / ncols) * gstride + e % ncols, rows, ld, qflags, sent, cen + e,
+                             flo + e, fhi + e, 0, (__global REAL *)(scr + b0 * S_WIN(rows)), rank, nk, cnt + b0,
+                             val + b0 * nk))
+                return;
+        }
         F(q_load8)(x, xoff, ncols, rows, ld, gstride, e0, qflags, sent, cen, flo, fhi, scr, b0, nl, n);
         for (uint k = 0; k < nl; k++) {
             cnt[b0 + k] = n[k];

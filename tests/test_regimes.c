@@ -138,7 +138,9 @@ static void quantiles_equal_counting_and_reference(void **state)
 {
     (void)state;
     cls_context *sort = budget_context(0), *count = budget_context(1);
-    const size_t rows[] = {129, 130, 200, 1000, 3000};
+    /* 129-512 rows: eight neighbouring columns selected in vector lanes
+     * (cl/sort.cl's q_lanes8, CLS_SORT_LANE_MAX), 513 one past */
+    const size_t rows[] = {129, 130, 200, CLS_SORT_LANE_MAX - 1, CLS_SORT_LANE_MAX, CLS_SORT_LANE_MAX + 1, 1000, 3000};
     const double q[] = {0, 0.1, 0.25, 0.5, 0.75, 0.99, 1};
     const size_t nq = sizeof q / sizeof q[0];
     for (int ti = 0; ti < 2; ti++) {
@@ -651,7 +653,8 @@ static void clipping_keys_of_few_varying_bits(void **state)
  * wanted ranks at its edges, signs and huge values beside a narrow cluster
  * (the first digit the sign and exponent), the benchmark's normal data with
  * a few outliers (neighbouring ranks parting below one crowded bucket),
- * and clean_ref.c's hostile set
+ * values a binade apart each (the vector lanes' counting passes, 129-512
+ * rows, giving the block back to q_select), and clean_ref.c's hostile set
  * (NaN, +-Inf, constant, all NaN) in the other columns. As the counting
  * passes and the float64 reference, bit for bit. */
 static void selection_by_levels(void **state)
@@ -693,8 +696,12 @@ static void selection_by_levels(void **state)
                 double v3 = 10.0 + 2.0 * rng_normal(&g);
                 if (r % 1000 == 17) v3 *= 50.0;
                 if (r == 3) v3 = 1.5;
-                double vs[4] = {v0, v1, v2, v3};
-                for (size_t c = 0; c < 4; c++) {
+                /* column 4: every value in a binade of its own, so that
+                 * q_lanes8's interpolated pivots crawl and the block falls
+                 * back to q_select (within float32's range) */
+                double v4 = ldexp(1.0 + 1e-3 * (double)(r % 7), (int)(r % 200) - 100) * (r % 2 ? 1 : -1);
+                double vs[5] = {v0, v1, v2, v3, v4};
+                for (size_t c = 0; c < 5; c++) {
                     if (t == CLS_F64) ((double *)x.data)[r * C + c] = vs[c];
                     else ((float *)x.data)[r * C + c] = (float)vs[c];
                 }

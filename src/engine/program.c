@@ -124,9 +124,10 @@ void cls_program_options_cf(const cls_dev *dev, int kernel, cls_dtype t, unsigne
     long slot = (long)(dev->build_slot > 0 ? dev->build_slot : 0) * CLS_MAX_QUEUES + copy;
     int n = snprintf(buf, len,
                      "-cl-std=CL1.2 -DCLS_KERNEL=%d -DCLS_REAL_BYTES=%d -DVEC=%u -DKV=%u -DCLS_FP64=%d "
-                     "-DCLS_NT=%d -DCLS_PREFETCH=%d -DCLS_XW64=%u -DCLS_SORT_MERGE_MAX=%d -DCLS_SORT_WIDE_MIN=%d",
+                     "-DCLS_NT=%d -DCLS_PREFETCH=%d -DCLS_XW64=%u -DCLS_SORT_MERGE_MAX=%d -DCLS_SORT_WIDE_MIN=%d -DCLS_SORT_LANE_MAX=%d",
                      cls_kernel_base(kernel), t == CLS_F64 ? 8 : 4, dev->vec, dev->kv, dev->info.fp64 ? 1 : 0,
-                     dev->nt, dev->nt, dev->xw64, CLS_SORT_MERGE_MAX, CLS_SORT_WIDE_MIN);
+                     dev->nt, dev->nt, dev->xw64, CLS_SORT_MERGE_MAX, CLS_SORT_WIDE_MIN,
+                     CLS_SORT_LANE_MAX);
     /* the scalers' codes, by name (src/scalers/table.c) */
     if (n > 0 && (size_t)n < len) n += snprintf(buf + n, len - (size_t)n, "%s", cls_scaler_kernel_defines());
     if (cls_kernel_imputes(kernel) && n > 0 && (size_t)n < len)

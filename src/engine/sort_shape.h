@@ -10,5 +10,9 @@
  * program.c passes both to the kernels. */
 #define CLS_SORT_MERGE_MAX 96
 #define CLS_SORT_WIDE_MIN 16384
+/* cl/sort.cl: groups of CLS_SORT_MERGE_MAX + 1 to this many rows whose
+ * eight neighbouring columns are one launch's work-item are sorted in
+ * vector lanes (q_lanes8) rather than selected column by column. */
+#define CLS_SORT_LANE_MAX 512
 
 #endif
