@@ -29,7 +29,7 @@
  * streamed case. What the simulator adds is its checks of every access
  * (bounds, races) on each kernel and branch, which one shape at each
  * network boundary gives; the values at every size and option are PoCL's
- * and rusticl's to compare, at a simulated cost of seconds a call. */
+ * and rusticl's to compare. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
