@@ -19,7 +19,8 @@
  *    bits above the third (it holds an i3 in a byte), so with a flag at
  *    bit 14 no case matches. clip_sort.cl's fill choice reads so, and its
  *    presorted-window flag is bit 14: its median fill came out NaN
- *    (test_regimes parallel_clipping).
+ *    (test_regimes clipping_equals_counting_and_reference, windows sorted
+ *    by every work-item).
  * Seen on Debian 12 (Oclgrind 21.10-3, LLVM 14): optimised 255 and -1,
  * -cl-opt-disable 1 and 20; PoCL and rusticl right either way. Not built:
  * a reproducer to hand upstream. */
