@@ -518,15 +518,21 @@ def sigma_clip(data, sigma=3.0, sigma_lower=None, sigma_upper=None, maxiters=5, 
     # a column whole: the bounds tell those columns
     last = axis is not None and bool(m.size) and astropy_keeps_last_bounds()
     if m.size:
-        # the per-column counts only for astropy's warning (float data,
-        # astropy installed), and the bounds only when needed
-        counts = x.dtype.kind == "f" and arr.dtype.kind == "f" and has_astropy()
+        # astropy's warning (float data, astropy installed) needs the count
+        # of NaN and +-Inf: from the library's per-column counts where a
+        # column holds 16 values or more; shorter columns' counts cost more
+        # than a host pass over the data (at one value a column, twice the
+        # clipping's own time), so they take that pass
+        warn = x.dtype.kind == "f" and arr.dtype.kind == "f" and has_astropy()
+        counts = warn and m.shape[1] >= 16
         with context(devices) as ctx:
             missing, _, _, _, lo, hi, _, _ = _clscale.clean(ctx, m, y, bad, False, counts, return_bounds or last,
                                                             scope=_clscale.SCOPE_MATRIX,
                                                             mode=_KEEP if keep else 0, **clip)
         if counts:
             _warn_invalid(int(missing.sum()) - _masked_count(inmask), 2)
+        elif warn:
+            _warn_invalid(_invalid(arr, inmask), 2)
     else:
         lo = hi = np.full((m.shape[0], m.shape[2]), np.nan)
     if want_y:
