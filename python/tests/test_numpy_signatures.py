@@ -137,24 +137,32 @@ def test_infinities_with_integer_q():
 def test_signature_is_numpys_with_keyword_only_extras(fn):
     # numpy's parameters in numpy's order and kinds, then keyword-only
     # extras: devices= (every clscale call's), weights= (numpy 2's, given
-    # to numpy's own function)
+    # to numpy's own function), interpolation= (numpy's old name of method,
+    # which numpy 2.4 removed; given to numpy's own function, which
+    # refuses it there as numpy does)
     import inspect
     ours = inspect.signature(getattr(clscale, fn)).parameters
     theirs = inspect.signature(getattr(np, fn)).parameters
     extra = [n for n in ours if n not in theirs]
     assert [n for n in ours if n in theirs] == list(theirs)
     assert all(ours[n].kind == theirs[n].kind for n in theirs)
-    assert "devices" in extra and set(extra) <= {"devices", "weights"}
+    assert "devices" in extra and set(extra) <= {"devices", "weights", "interpolation"}
     assert all(ours[n].kind == inspect.Parameter.KEYWORD_ONLY for n in extra)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_deprecated_interpolation_is_numpys(dtype):
     # numpy's old name of method: numpy's result, its DeprecationWarning,
-    # and its TypeError when both are given
+    # and its TypeError when both are given; where numpy has no such
+    # parameter any more (2.4), numpy's TypeError for it
+    import inspect
     x = data((15, 4), dtype, 11)
     for fn, q in ((clscale.nanquantile, 0.3), (clscale.nanpercentile, [30, 70])):
         peer = getattr(np, fn.__name__)
+        if "interpolation" not in inspect.signature(peer).parameters:
+            with pytest.raises(TypeError, match="interpolation"):
+                fn(x, q, axis=0, interpolation="nearest")
+            continue
         for how in ("nearest", "lower", "midpoint", "linear"):
             with pytest.warns(DeprecationWarning, match="interpolation"):
                 got = quiet(fn, x, q, axis=0, interpolation=how)

@@ -90,7 +90,7 @@ static int flatten_option(cli_clean *c, const char *v, char *err, size_t len)
         t = strchr(t, ',');
         if (t) *t++ = '\0';
     }
-    char wp[64];
+    char wp[2 * sizeof buf]; /* "W,P" from two parts of buf (gcc -O3 sizes each part as buf) */
     unsigned w = 0, p = 0;
     unsigned long it = 3;
     double sigma = 3;
