@@ -1245,18 +1245,9 @@ cls_status cls_file_run_fit_transform(cls_context *ctx, const cls_pipeline *p, c
             /* the cleaning's passes over the file (statistics over whole
              * series), its writing pass the halo blocks, each cleaned with
              * its halo then detrended */
-            cls_clean cc = *j.p.clean;
-            cc.detrend = CLS_DETREND_NONE;
-            cc.window = cc.polyorder = cc.deriv = 0;
-            cc.delta = cc.cval = 0;
-            cc.edge = CLS_EDGE_DEFAULT;
-            cc.origin = 0;
-            cc.detrend_op = CLS_DETREND_SUBTRACT;
-            cc.bin_rows = 0;
-            cc.bin_stat = CLS_BIN_NONE;
-            cc.bin_reduce = 0;
-            cc.flatten_niters = 0;
-            cc.flatten_sigma = 0;
+            cls_clean cc;
+            const cls_clean *plain = cls_lc_strip(j.p.clean, &cc);
+            if (plain != &cc) cc = *plain;
             cls_pipeline all = j.p;
             j.p.clean = &cc;
             j.p.scaler = CLS_NONE;

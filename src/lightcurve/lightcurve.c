@@ -51,6 +51,7 @@ const cls_clean *cls_lc_strip(const cls_clean *c, cls_clean *plain)
     plain->edge = CLS_EDGE_DEFAULT;
     plain->origin = 0;
     plain->bin_stat = CLS_BIN_NONE;
+    plain->bin_reduce = 0;
     plain->flatten_niters = 0;
     plain->flatten_sigma = 0;
     return plain;
